@@ -1,0 +1,29 @@
+//! Hand-written Kubernetes wire primitives shared by the generated API types and the runtime.
+//!
+//! Upstream keeps these in `k8s.io/apimachinery`: types whose JSON form is not what their
+//! protobuf message suggests (`Time` is a string in JSON and a `Timestamp` message on the wire),
+//! the `k8s\0` protobuf envelope, and the codecs. The generator maps the matching spec
+//! definitions onto the types here instead of emitting them (see `codegen/src/model/special.rs`).
+//!
+//! Every special type implements `serde` (JSON/YAML) and `prost::Message` (protobuf) with
+//! upstream's exact forms, so a generated field of that type needs no special casing.
+
+pub mod codec;
+pub mod duration;
+pub mod intstr;
+pub mod quantity;
+pub mod raw;
+pub mod schema_or;
+pub mod scheme;
+pub mod serde_bytes;
+pub mod serde_null;
+pub mod time;
+pub mod wire;
+
+pub use duration::Duration;
+pub use intstr::IntOrString;
+pub use quantity::Quantity;
+pub use raw::{FieldsV1, Json, RawExtension};
+pub use scheme::{KindVisitor, Object};
+pub use schema_or::{JsonSchemaPropsOrArray, JsonSchemaPropsOrBool, JsonSchemaPropsOrStringArray};
+pub use time::{MicroTime, Time};

@@ -1,0 +1,71 @@
+//! The reviewed data file `codegen/data/scheme.toml`: facts upstream keeps outside the specs
+//! (short names, categories, discovery priorities, kinds registered but not in the OpenAPI
+//! document). See the file's own comments for where each section comes from.
+
+use anyhow::{Context, Result};
+use serde::Deserialize;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SchemeData {
+    #[serde(default)]
+    pub resource: Vec<ResourceFacts>,
+    #[serde(default)]
+    pub group_version: Vec<GroupVersionPriority>,
+    #[serde(default)]
+    pub proto_package: Vec<ProtoPackage>,
+    #[serde(default)]
+    pub extra_kind: Vec<ExtraKind>,
+    #[serde(default)]
+    pub default_enabled: Vec<GroupVersionRef>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResourceFacts {
+    pub group: String,
+    pub resource: String,
+    #[serde(default)]
+    pub short_names: Vec<String>,
+    #[serde(default)]
+    pub categories: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GroupVersionPriority {
+    pub group: String,
+    pub version: String,
+    pub group_priority: i64,
+    pub version_priority: i64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProtoPackage {
+    pub package: String,
+    pub group: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExtraKind {
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+    pub message: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GroupVersionRef {
+    pub group: String,
+    pub version: String,
+}
+
+/// The data file, compiled in so the generator has no path to find at build time.
+pub const SCHEME_TOML: &str = include_str!("../data/scheme.toml");
+
+pub fn load() -> Result<SchemeData> {
+    toml::from_str(SCHEME_TOML).context("parsing codegen/data/scheme.toml")
+}

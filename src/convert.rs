@@ -1,0 +1,39 @@
+//! Decoding and encoding objects of any registered kind, picked at run time from the body's
+//! `apiVersion`/`kind` (or protobuf envelope): what `kapi decode`/`kapi encode` do, and what
+//! the REST handlers will do with request bodies.
+
+use kapi_apimachinery::codec::{self, CodecError, Format};
+use kapi_apimachinery::{KindVisitor, Object};
+
+/// Reads `bytes` in `from` (detected when `None`) and writes the same object in `to`.
+pub fn convert(bytes: &[u8], from: Option<Format>, to: Format) -> Result<Vec<u8>, CodecError> {
+    let from = from.unwrap_or_else(|| Format::detect(bytes));
+    let tm = codec::peek_type_meta(from, bytes)?;
+    let (group, version) = tm.group_version();
+    kapi_api::scheme::visit_kind(group, version, &tm.kind, Convert { bytes, from, to }).ok_or_else(|| {
+        CodecError::UnknownKind { api_version: tm.api_version.clone(), kind: tm.kind.clone() }
+    })?
+}
+
+struct Convert<'a> {
+    bytes: &'a [u8],
+    from: Format,
+    to: Format,
+}
+
+impl KindVisitor for Convert<'_> {
+    type Output = Result<Vec<u8>, CodecError>;
+
+    fn visit<T: Object>(self) -> Self::Output {
+        let obj: T = codec::decode(self.from, self.bytes)?;
+        codec::encode(self.to, &obj)
+    }
+}
+
+/// JSON bytes indented for people (two spaces, as kubectl prints).
+pub fn pretty_json(bytes: &[u8]) -> Result<Vec<u8>, CodecError> {
+    let value: serde_json::Value = serde_json::from_slice(bytes)?;
+    let mut out = serde_json::to_vec_pretty(&value)?;
+    out.push(b'\n');
+    Ok(out)
+}

@@ -1,0 +1,7 @@
+//! kapi: a Kubernetes API server whose API surface is generated from the upstream specs.
+//!
+//! The generated types, scheme and route table are in `kapi_api` (`generated/`); the wire
+//! primitives and codecs in `kapi_apimachinery` (`apimachinery/`). This crate is the runtime and
+//! the command line.
+
+pub mod convert;

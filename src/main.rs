@@ -1,0 +1,124 @@
+//! The `kapi` command line.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use clap::{Parser, Subcommand};
+use kapi_apimachinery::codec::Format;
+
+#[derive(Parser)]
+#[command(name = "kapi", version, about = "A Kubernetes API server generated from the upstream specs")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Read an object in JSON, YAML or Kubernetes protobuf and print it as YAML (or JSON).
+    ///
+    /// The tool for reading raw etcd values: `etcdctl get --print-value-only KEY | kapi decode`.
+    Decode(CodecArgs),
+    /// Read an object in JSON, YAML or protobuf and write it in another form (default protobuf).
+    Encode(CodecArgs),
+    /// Print the API changes between two spec versions filled in api-specs/
+    /// (e.g. `kapi api-diff 1.35.0 1.36.0`).
+    ApiDiff {
+        old: String,
+        new: String,
+        /// The api-specs directory holding v<old>/ and v<new>/ (see api-specs/fill).
+        #[arg(long, default_value = "api-specs")]
+        specs: PathBuf,
+    },
+}
+
+#[derive(clap::Args)]
+struct CodecArgs {
+    /// Input file; `-` or none reads standard input.
+    file: Option<PathBuf>,
+    /// Input format: json, yaml or protobuf (detected when not given).
+    #[arg(long)]
+    from: Option<String>,
+    /// Output format: json, yaml or protobuf.
+    #[arg(long)]
+    to: Option<String>,
+    /// Output file (default standard output).
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("kapi: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Decode(args) => codec_command(args, Format::Yaml),
+        Command::Encode(args) => codec_command(args, Format::Protobuf),
+        Command::ApiDiff { old, new, specs } => {
+            let specs = resolve_specs_dir(&specs);
+            let load = |v: &str| {
+                let dir = kapi_codegen::SpecDir { version: v.to_owned(), root: specs.join(format!("v{v}")) };
+                kapi_codegen::load_model(&dir).with_context(|| format!("loading the v{v} specs"))
+            };
+            let (old, new) = (load(&old)?, load(&new)?);
+            print!("{}", kapi_codegen::diff::diff(&old, &new).render());
+            Ok(())
+        }
+    }
+}
+
+/// `api-specs` relative to the working directory, else the one in the source tree kapi was
+/// built from.
+fn resolve_specs_dir(given: &Path) -> PathBuf {
+    if given.is_dir() || given != Path::new("api-specs") {
+        return given.to_path_buf();
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("api-specs")
+}
+
+fn parse_format(name: Option<&str>, what: &str) -> Result<Option<Format>> {
+    match name {
+        None => Ok(None),
+        Some(n) => match Format::from_name(n) {
+            Some(f) => Ok(Some(f)),
+            None => bail!("unknown {what} format {n:?}: use json, yaml or protobuf"),
+        },
+    }
+}
+
+fn codec_command(args: CodecArgs, default_to: Format) -> Result<()> {
+    let from = parse_format(args.from.as_deref(), "input")?;
+    let to = parse_format(args.to.as_deref(), "output")?.unwrap_or(default_to);
+    let input = match args.file.as_deref() {
+        None => read_stdin()?,
+        Some(p) if p == Path::new("-") => read_stdin()?,
+        Some(p) => std::fs::read(p).with_context(|| format!("reading {}", p.display()))?,
+    };
+    if input.iter().all(u8::is_ascii_whitespace) {
+        bail!("the input is empty");
+    }
+    let mut out = kapi::convert::convert(&input, from, to)?;
+    if to == Format::Json {
+        out = kapi::convert::pretty_json(&out)?;
+    }
+    match args.output {
+        Some(p) => std::fs::write(&p, out).with_context(|| format!("writing {}", p.display()))?,
+        None => std::io::stdout().write_all(&out).context("writing standard output")?,
+    }
+    Ok(())
+}
+
+fn read_stdin() -> Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    std::io::stdin().read_to_end(&mut buf).context("reading standard input")?;
+    Ok(buf)
+}

@@ -1,0 +1,111 @@
+//! The `kapi` binary as an operator uses it: decode/encode fixtures and diff spec versions.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn fixture(name: &str) -> PathBuf {
+    let version = std::fs::read_to_string(repo().join("api-specs/VERSION")).unwrap();
+    let p = repo().join(format!("api-specs/v{}/fixtures/{name}", version.trim()));
+    assert!(p.is_file(), "fixture missing: run `api-specs/fill` first ({})", p.display());
+    p
+}
+
+fn kapi(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kapi")).args(args).current_dir(repo()).output().unwrap()
+}
+
+#[test]
+fn decode_protobuf_prints_the_yaml_fixture() {
+    for kind in ["apps.v1.Deployment", "core.v1.Pod", "batch.v1.CronJob", "admission.k8s.io.v1.AdmissionReview"] {
+        let out = kapi(&["decode", fixture(&format!("{kind}.pb")).to_str().unwrap()]);
+        assert!(out.status.success(), "{kind}: {}", String::from_utf8_lossy(&out.stderr));
+        let got: serde_json::Value = serde_yaml_ng::from_slice(&out.stdout).unwrap();
+        let want: serde_json::Value =
+            serde_yaml_ng::from_slice(&std::fs::read(fixture(&format!("{kind}.yaml"))).unwrap()).unwrap();
+        assert_eq!(got, want, "{kind}");
+    }
+}
+
+#[test]
+fn encode_json_to_protobuf_equals_the_pb_fixture() {
+    for kind in ["apps.v1.Deployment", "core.v1.Service", "rbac.authorization.k8s.io.v1.ClusterRole"] {
+        let out = kapi(&["encode", "--to", "protobuf", fixture(&format!("{kind}.json")).to_str().unwrap()]);
+        assert!(out.status.success(), "{kind}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(out.stdout == std::fs::read(fixture(&format!("{kind}.pb"))).unwrap(), "{kind}");
+    }
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    let dir = std::env::temp_dir().join(format!("kapi-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cases: &[(&str, &[u8], &str)] = &[
+        ("truncated.pb", b"k8s\0\x0a\x15\x0a\x07apps/v1", "invalid protobuf"),
+        ("nomagic.pb", b"\x00\x01\x02", "invalid YAML"),
+        ("bad.json", b"{\"apiVersion\": \"v1\", \"kind\": \"Pod\", \"spec\": [}", "invalid JSON"),
+        ("unknown.yaml", b"apiVersion: example.com/v1\nkind: Widget\n", "no kind Widget is registered"),
+        ("nokind.json", b"{\"apiVersion\": \"v1\"}", "no kind"),
+        ("wrongtype.json", b"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"spec\":{\"containers\":\"x\"}}", "invalid JSON"),
+        ("empty.yaml", b"   \n", "empty"),
+    ];
+    for (name, body, want) in cases {
+        let path = dir.join(name);
+        std::fs::write(&path, body).unwrap();
+        let out = kapi(&["decode", path.to_str().unwrap()]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{name} should fail");
+        assert!(stderr.contains(want), "{name}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{name}: {stderr}");
+    }
+    let out = kapi(&["decode", "--from", "xml", fixture("core.v1.Pod.json").to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown input format"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Group-versions with paths in one swagger.json, computed independently of the generator.
+fn served_group_versions(version: &str) -> BTreeSet<String> {
+    let path = repo().join(format!("api-specs/v{version}/openapi/swagger.json"));
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    doc["paths"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .filter_map(|p| {
+            let segs: Vec<&str> = p.trim_matches('/').split('/').collect();
+            match segs.as_slice() {
+                ["api", v, ..] => Some((*v).to_owned()),
+                ["apis", g, v, ..] => Some(format!("{g}/{v}")),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn api_diff_lists_what_changed() {
+    let out = kapi(&["api-diff", "1.35.0", "1.36.0"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let (old, new) = (served_group_versions("1.35.0"), served_group_versions("1.36.0"));
+    let added: Vec<&String> = new.difference(&old).collect();
+    let removed: Vec<&String> = old.difference(&new).collect();
+    assert!(!added.is_empty() || !removed.is_empty(), "expected the specs to differ in group versions");
+    let section = |title: &str| -> String {
+        let start = text.find(title).unwrap_or_else(|| panic!("no section {title}:\n{text}"));
+        let rest = &text[start..];
+        rest[..rest[3..].find("\n## ").map_or(rest.len(), |i| i + 3)].to_owned()
+    };
+    for gv in added {
+        assert!(section("## Group versions added").contains(&format!("- {gv}\n")), "{gv} not listed as added");
+    }
+    for gv in removed {
+        assert!(section("## Group versions removed").contains(&format!("- {gv}\n")), "{gv} not listed as removed");
+    }
+    assert!(text.contains("## Kinds added"));
+    assert!(text.contains("## Field changes in kinds served by both"));
+}

@@ -1,0 +1,107 @@
+//! Upstream's round-trip fixtures (k8s.io/api testdata at the pinned tag): every kind in all three
+//! encodings. Protobuf must re-encode byte-identical; JSON and YAML to the same JSON value; and
+//! JSON decoded then encoded as protobuf must equal the protobuf fixture.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use kapi::convert::convert;
+use kapi_apimachinery::codec::Format;
+
+fn fixtures_dir() -> PathBuf {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let version = std::fs::read_to_string(repo.join("api-specs/VERSION")).unwrap();
+    let dir = repo.join(format!("api-specs/v{}/fixtures", version.trim()));
+    assert!(dir.is_dir(), "fixtures missing: run `api-specs/fill` first ({})", dir.display());
+    dir
+}
+
+/// Fixture base names (`apps.v1.Deployment`) with their three files.
+fn fixtures() -> BTreeMap<String, [Vec<u8>; 3]> {
+    let dir = fixtures_dir();
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter_map(|n| n.strip_suffix(".json").map(str::to_owned))
+        .collect();
+    names.sort();
+    names
+        .into_iter()
+        .map(|n| {
+            let read = |ext: &str| std::fs::read(dir.join(format!("{n}.{ext}"))).unwrap();
+            let files = [read("json"), read("yaml"), read("pb")];
+            (n, files)
+        })
+        .collect()
+}
+
+fn json_value(bytes: &[u8]) -> serde_json::Value {
+    serde_json::from_slice(bytes).unwrap()
+}
+
+fn yaml_value(bytes: &[u8]) -> serde_json::Value {
+    serde_yaml_ng::from_slice(bytes).unwrap()
+}
+
+#[test]
+fn upstream_fixtures_round_trip() {
+    let all = fixtures();
+    let total = all.len();
+    let mut failures: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    let mut passed: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut record = |form: &'static str, name: &str, result: Result<(), String>| match result {
+        Ok(()) => *passed.entry(form).or_default() += 1,
+        Err(e) => failures.entry(form).or_default().push(format!("{name}: {e}")),
+    };
+    for (name, [json, yaml, pb]) in &all {
+        record(
+            "protobuf",
+            name,
+            convert(pb, Some(Format::Protobuf), Format::Protobuf)
+                .map_err(|e| e.to_string())
+                .and_then(|out| if out == *pb { Ok(()) } else { Err(first_difference(pb, &out)) }),
+        );
+        record(
+            "json",
+            name,
+            convert(json, Some(Format::Json), Format::Json).map_err(|e| e.to_string()).and_then(|out| {
+                if json_value(&out) == json_value(json) { Ok(()) } else { Err("JSON value differs".into()) }
+            }),
+        );
+        record(
+            "yaml",
+            name,
+            convert(yaml, Some(Format::Yaml), Format::Yaml).map_err(|e| e.to_string()).and_then(|out| {
+                if yaml_value(&out) == yaml_value(yaml) { Ok(()) } else { Err("YAML value differs".into()) }
+            }),
+        );
+        record(
+            "json→protobuf",
+            name,
+            convert(json, Some(Format::Json), Format::Protobuf)
+                .map_err(|e| e.to_string())
+                .and_then(|out| if out == *pb { Ok(()) } else { Err(first_difference(pb, &out)) }),
+        );
+    }
+    for form in ["protobuf", "json", "yaml", "json→protobuf"] {
+        println!("{form}: {}/{total}", passed.get(form).copied().unwrap_or(0));
+    }
+    assert_eq!(total, 185, "expected upstream's 185 fixture kinds");
+    if !failures.is_empty() {
+        let report: Vec<String> =
+            failures.iter().map(|(form, f)| format!("{form}: {} failed\n  {}", f.len(), f.join("\n  "))).collect();
+        panic!("{}", report.join("\n"));
+    }
+}
+
+fn first_difference(want: &[u8], got: &[u8]) -> String {
+    let at = want.iter().zip(got).position(|(a, b)| a != b).unwrap_or(want.len().min(got.len()));
+    let window = |b: &[u8]| b[at.saturating_sub(8)..(at + 16).min(b.len())].to_vec();
+    format!(
+        "bytes differ at offset {at} (want {} bytes, got {}): want …{:02x?}… got …{:02x?}…",
+        want.len(),
+        got.len(),
+        window(want),
+        window(got)
+    )
+}
