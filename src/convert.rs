@@ -2,13 +2,14 @@
 //! `apiVersion`/`kind` (or protobuf envelope): what `kapi decode`/`kapi encode` do, and what
 //! the REST handlers will do with request bodies.
 
-use kapi_apimachinery::codec::{self, CodecError, Format};
+use kapi_apimachinery::codec::{self, CodecError, Format, TypeMeta};
 use kapi_apimachinery::{KindVisitor, Object};
 
-/// Reads `bytes` in `from` (detected when `None`) and writes the same object in `to`.
-pub fn convert(bytes: &[u8], from: Option<Format>, to: Format) -> Result<Vec<u8>, CodecError> {
+/// Reads `bytes` in `from` (detected when `None`) and writes the same object in `to`. `kind`
+/// names the kind when the body carries no `apiVersion`/`kind` (e.g. a watch event).
+pub fn convert(bytes: &[u8], from: Option<Format>, to: Format, kind: Option<&TypeMeta>) -> Result<Vec<u8>, CodecError> {
     let from = from.unwrap_or_else(|| Format::detect(bytes));
-    let tm = codec::peek_type_meta(from, bytes)?;
+    let tm = codec::peek_type_meta(from, bytes, kind)?;
     let (group, version) = tm.group_version();
     kapi_api::scheme::visit_kind(group, version, &tm.kind, Convert { bytes, from, to }).ok_or_else(|| {
         CodecError::UnknownKind { api_version: tm.api_version.clone(), kind: tm.kind.clone() }

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
-use kapi_apimachinery::codec::Format;
+use kapi_apimachinery::codec::{Format, TypeMeta};
 
 #[derive(Parser)]
 #[command(name = "kapi", version, about = "A Kubernetes API server generated from the upstream specs")]
@@ -47,6 +47,10 @@ struct CodecArgs {
     /// Output file (default standard output).
     #[arg(short, long)]
     output: Option<PathBuf>,
+    /// The kind, as `apiVersion/Kind` (e.g. `v1/WatchEvent`), for bodies that do not carry
+    /// their own `apiVersion` and `kind`.
+    #[arg(long)]
+    kind: Option<String>,
 }
 
 fn main() -> ExitCode {
@@ -67,7 +71,7 @@ fn run(cli: Cli) -> Result<()> {
             let specs = resolve_specs_dir(&specs);
             let load = |v: &str| {
                 let dir = kapi_codegen::SpecDir { version: v.to_owned(), root: specs.join(format!("v{v}")) };
-                kapi_codegen::load_model(&dir).with_context(|| format!("loading the v{v} specs"))
+                kapi_codegen::load_other_model(&dir).with_context(|| format!("loading the v{v} specs"))
             };
             let (old, new) = (load(&old)?, load(&new)?);
             print!("{}", kapi_codegen::diff::diff(&old, &new).render());
@@ -106,7 +110,16 @@ fn codec_command(args: CodecArgs, default_to: Format) -> Result<()> {
     if input.iter().all(u8::is_ascii_whitespace) {
         bail!("the input is empty");
     }
-    let mut out = kapi::convert::convert(&input, from, to)?;
+    let kind = match args.kind.as_deref() {
+        None => None,
+        Some(k) => match k.rsplit_once('/') {
+            Some((api_version, kind)) if !api_version.is_empty() && !kind.is_empty() => {
+                Some(TypeMeta { api_version: api_version.to_owned(), kind: kind.to_owned() })
+            }
+            _ => bail!("--kind {k:?}: expected apiVersion/Kind, e.g. apps/v1/Deployment or v1/Pod"),
+        },
+    };
+    let mut out = kapi::convert::convert(&input, from, to, kind.as_ref())?;
     if to == Format::Json {
         out = kapi::convert::pretty_json(&out)?;
     }

@@ -67,10 +67,32 @@ fn bad_input_is_a_clear_error() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+fn swagger(version: &str) -> serde_json::Value {
+    let path = repo().join(format!("api-specs/v{version}/openapi/swagger.json"));
+    serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
+}
+
+/// Kinds with a list operation in one swagger.json (`apps/v1 Deployment`), computed
+/// independently of the generator.
+fn listed_kinds(version: &str) -> BTreeSet<String> {
+    let doc = swagger(version);
+    let mut out = BTreeSet::new();
+    for item in doc["paths"].as_object().unwrap().values() {
+        for op in item.as_object().unwrap().values() {
+            if op["x-kubernetes-action"] != "list" {
+                continue;
+            }
+            let gvk = &op["x-kubernetes-group-version-kind"];
+            let (g, v, k) = (gvk["group"].as_str().unwrap(), gvk["version"].as_str().unwrap(), gvk["kind"].as_str().unwrap());
+            out.insert(if g.is_empty() { format!("{v} {k}") } else { format!("{g}/{v} {k}") });
+        }
+    }
+    out
+}
+
 /// Group-versions with paths in one swagger.json, computed independently of the generator.
 fn served_group_versions(version: &str) -> BTreeSet<String> {
-    let path = repo().join(format!("api-specs/v{version}/openapi/swagger.json"));
-    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let doc = swagger(version);
     doc["paths"]
         .as_object()
         .unwrap()
@@ -106,6 +128,14 @@ fn api_diff_lists_what_changed() {
     for gv in removed {
         assert!(section("## Group versions removed").contains(&format!("- {gv}\n")), "{gv} not listed as removed");
     }
-    assert!(text.contains("## Kinds added"));
+    let (old_kinds, new_kinds) = (listed_kinds("1.35.0"), listed_kinds("1.36.0"));
+    let kinds_added: Vec<&String> = new_kinds.difference(&old_kinds).collect();
+    assert!(!kinds_added.is_empty(), "expected kinds added between the versions");
+    for k in kinds_added {
+        assert!(section("## Kinds added").contains(&format!("- {k}\n")), "{k} not listed as added");
+    }
+    for k in old_kinds.difference(&new_kinds) {
+        assert!(section("## Kinds removed").contains(&format!("- {k}\n")), "{k} not listed as removed");
+    }
     assert!(text.contains("## Field changes in kinds served by both"));
 }

@@ -201,13 +201,20 @@ pub fn json_to_yaml(bytes: &[u8]) -> Result<Vec<u8>, CodecError> {
     Ok(serde_yaml_ng::to_string(&value)?.into_bytes())
 }
 
-/// `apiVersion` and `kind` of a body in any format, without decoding the rest.
-pub fn peek_type_meta(format: Format, bytes: &[u8]) -> Result<TypeMeta, CodecError> {
-    let tm = match format {
+/// `apiVersion` and `kind` of a body in any format, without decoding the rest; `default` stands
+/// in when the body has none (the caller knows the kind, as for a watch event).
+pub fn peek_type_meta(format: Format, bytes: &[u8], default: Option<&TypeMeta>) -> Result<TypeMeta, CodecError> {
+    let mut tm = match format {
         Format::Json => serde_json::from_slice::<TypeMeta>(bytes)?,
         Format::Yaml => serde_json::from_slice::<TypeMeta>(&yaml_to_json(bytes)?)?,
         Format::Protobuf => decode_envelope(bytes)?.type_meta,
     };
+    if let Some(d) = default
+        && tm.api_version.is_empty()
+        && tm.kind.is_empty()
+    {
+        tm = d.clone();
+    }
     if tm.api_version.is_empty() {
         return Err(CodecError::MissingTypeMeta("apiVersion"));
     }
@@ -226,13 +233,18 @@ pub fn decode<T: Object>(format: Format, bytes: &[u8]) -> Result<T, CodecError> 
         Format::Protobuf => {
             let envelope = decode_envelope(bytes)?;
             let mut obj = T::decode(envelope.raw.as_deref().unwrap_or_default())?;
-            obj.set_type_meta(&envelope.type_meta.api_version, &envelope.type_meta.kind);
+            // Types without TypeMeta (e.g. WatchEvent) travel with an empty one.
+            let tm = &envelope.type_meta;
+            if !tm.api_version.is_empty() || !tm.kind.is_empty() {
+                obj.set_type_meta(&tm.api_version, &tm.kind);
+            }
             Ok(obj)
         }
     }
 }
 
-/// Encodes an object. Protobuf needs `apiVersion` and `kind` set on the object for the envelope.
+/// Encodes an object. The protobuf envelope carries the object's `apiVersion`/`kind`, empty when
+/// it has none (as upstream writes types without TypeMeta, e.g. WatchEvent).
 pub fn encode<T: Object>(format: Format, obj: &T) -> Result<Vec<u8>, CodecError> {
     match format {
         Format::Json => Ok(serde_json::to_vec(obj)?),
@@ -240,8 +252,8 @@ pub fn encode<T: Object>(format: Format, obj: &T) -> Result<Vec<u8>, CodecError>
         Format::Protobuf => {
             let (api_version, kind) = obj.type_meta();
             let type_meta = TypeMeta {
-                api_version: api_version.ok_or(CodecError::MissingTypeMeta("apiVersion"))?.to_owned(),
-                kind: kind.ok_or(CodecError::MissingTypeMeta("kind"))?.to_owned(),
+                api_version: api_version.unwrap_or_default().to_owned(),
+                kind: kind.unwrap_or_default().to_owned(),
             };
             Ok(encode_envelope(&Unknown {
                 type_meta,
@@ -300,9 +312,11 @@ mod tests {
 
     #[test]
     fn peeks_type_meta() {
-        let tm = peek_type_meta(Format::Yaml, b"apiVersion: apps/v1\nkind: Deployment\n").unwrap();
+        let tm = peek_type_meta(Format::Yaml, b"apiVersion: apps/v1\nkind: Deployment\n", None).unwrap();
         assert_eq!(tm.group_version(), ("apps", "v1"));
-        assert!(matches!(peek_type_meta(Format::Json, b"{\"kind\":\"Pod\"}"), Err(CodecError::MissingTypeMeta(_))));
-        assert!(peek_type_meta(Format::Json, b"{not json").is_err());
+        assert!(matches!(peek_type_meta(Format::Json, b"{\"kind\":\"Pod\"}", None), Err(CodecError::MissingTypeMeta(_))));
+        assert!(peek_type_meta(Format::Json, b"{not json", None).is_err());
+        let hint = TypeMeta { api_version: "v1".into(), kind: "WatchEvent".into() };
+        assert_eq!(peek_type_meta(Format::Json, b"{\"type\":\"ADDED\"}", Some(&hint)).unwrap(), hint);
     }
 }

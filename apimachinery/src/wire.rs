@@ -48,7 +48,7 @@ pub fn encoded_len_map<K, V>(
 }
 
 /// Decodes one map entry into `map`; a missing key or value takes its default, as upstream.
-pub fn merge_map<K: Default + Ord, V: Default, B: Buf>(
+pub fn merge_map<K: Default + Ord + std::hash::Hash, V: Default, B: Buf>(
     map: &mut BTreeMap<K, V>,
     buf: &mut B,
     ctx: DecodeContext,

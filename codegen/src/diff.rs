@@ -111,7 +111,9 @@ pub fn diff(old: &Model, new: &Model) -> ApiDiff {
             }
         }
         if !changes.is_empty() {
-            changes.sort_by(|a, b| a[2..].cmp(&b[2..]));
+            // By path, then removals before additions.
+            let path = |c: &String| c[2..].split(": ").next().unwrap_or_default().to_owned();
+            changes.sort_by_key(|c| (path(c), !c.starts_with('-')));
             d.field_changes.insert(kind.clone(), changes);
         }
     }

@@ -151,7 +151,6 @@ struct ProtoFieldView {
 
 struct FieldView {
     rust_name: String,
-    json_name: String,
     rust_type: String,
     doc: Vec<String>,
     serde: String,
@@ -183,8 +182,16 @@ fn type_view(t: &TypeDef, p: &Package) -> TypeView {
         transparent: t.transparent_list,
         proto: t.proto,
         fields: t.fields.iter().flat_map(|f| f.flattened()).map(|f| field_view(f, p)).collect(),
-        proto_fields: t.fields.iter().filter_map(|f| proto_view(f, "self")).collect(),
+        proto_fields: proto_views(&t.fields, "self"),
     }
+}
+
+/// Protobuf code for `fields` in tag order (upstream writes fields by number, whatever the order
+/// of declaration).
+fn proto_views(fields: &[Field], recv: &str) -> Vec<ProtoFieldView> {
+    let mut views: Vec<ProtoFieldView> = fields.iter().filter_map(|f| proto_view(f, recv)).collect();
+    views.sort_by_key(|v| v.tag);
+    views
 }
 
 /// The Rust type of one element.
@@ -268,7 +275,6 @@ fn field_view(f: &Field, p: &Package) -> FieldView {
 
     FieldView {
         rust_name: f.rust_name.clone(),
-        json_name: f.json_name.clone(),
         rust_type,
         doc: doc_lines(&f.doc),
         serde: serde.join(", "),
@@ -281,17 +287,16 @@ fn proto_view(f: &Field, recv: &str) -> Option<ProtoFieldView> {
     let tag = f.tag?;
     if !f.inline.is_empty() {
         // Go embeds a struct: always written, as a nested message of the inlined fields.
-        let inner: Vec<ProtoFieldView> = f.inline.iter().filter_map(|i| proto_view(i, recv)).collect();
-        let inner_len = if inner.is_empty() {
-            "0".to_owned()
-        } else {
-            inner.iter().map(|i| format!("({})", i.len)).collect::<Vec<_>>().join(" + ")
+        let inner = proto_views(&f.inline, recv);
+        // Merging happens inside `merge_loop`'s closure, which gets the receiver as `this`.
+        let inner_merge = proto_views(&f.inline, "this");
+        let inner_len = match inner.as_slice() {
+            [] => "0".to_owned(),
+            [one] => one.len.clone(),
+            many => many.iter().map(|i| format!("({})", i.len)).collect::<Vec<_>>().join(" + "),
         };
         let encodes: String = inner.iter().map(|i| format!("{} ", i.encode)).collect();
-        let merge_arms: String = inner
-            .iter()
-            .map(|i| format!("{} => {{ {} }}?, ", i.tag, i.merge.replace(&format!("{recv}."), "this.")))
-            .collect();
+        let merge_arms: String = inner_merge.iter().map(|i| format!("{} => {{ {} }}?, ", i.tag, i.merge)).collect();
         return Some(ProtoFieldView {
             tag,
             json_name: f.json_name.clone(),

@@ -67,8 +67,18 @@ pub fn pinned_version(repo: &Path) -> Result<String> {
     Ok(text.trim().to_owned())
 }
 
-/// Loads and joins the specs of one version.
+/// Loads and joins the specs of the pinned version; `data/scheme.toml` must match them.
 pub fn load_model(spec: &SpecDir) -> Result<model::Model> {
+    load(spec, true)
+}
+
+/// Loads and joins the specs of any version (for comparisons): `data/scheme.toml` describes the
+/// pinned version, so facts that do not fit another version are skipped rather than errors.
+pub fn load_other_model(spec: &SpecDir) -> Result<model::Model> {
+    load(spec, false)
+}
+
+fn load(spec: &SpecDir, strict_data: bool) -> Result<model::Model> {
     if !spec.is_filled() {
         bail!(
             "the specs for {} are not in {}: run `api-specs/fill {}` first",
@@ -80,7 +90,7 @@ pub fn load_model(spec: &SpecDir) -> Result<model::Model> {
     let openapi = openapi::load(&spec.swagger())?;
     let protos = proto::load(&spec.proto_root())?;
     let data = data::load()?;
-    model::build(&model::Inputs { spec_version: &spec.version, openapi: &openapi, protos: &protos, data: &data })
+    model::build(&model::Inputs { spec_version: &spec.version, strict_data, openapi: &openapi, protos: &protos, data: &data })
 }
 
 /// Generates every file of the `generated/` crate's `src/`, in memory.

@@ -170,6 +170,9 @@ pub struct GroupVersion {
 
 pub struct Inputs<'a> {
     pub spec_version: &'a str,
+    /// Whether `data/scheme.toml` must match these specs exactly. It describes the pinned
+    /// version; other versions (read by `kapi api-diff`) take what fits and skip the rest.
+    pub strict_data: bool,
     pub openapi: &'a OpenAPI,
     pub protos: &'a ProtoSet,
     pub data: &'a SchemeData,
@@ -192,7 +195,9 @@ pub fn build(inputs: &Inputs<'_>) -> Result<Model> {
         let definition = definition_for_message(full);
         let schema = schemas.get(definition.as_str()).copied();
         let is_kind = kind_types.contains(&(msg.package.clone(), msg.name.clone()));
-        let ty = join_type(full, msg, schema.map(|s| (definition.as_str(), s)), is_kind, &mut fixup_log)
+        let sibling = if schema.is_none() { sibling_schema(full, &schemas) } else { None };
+        let join = Join { protos: inputs.protos, sibling };
+        let ty = join_type(full, msg, schema.map(|s| (definition.as_str(), s)), is_kind, &join, &mut fixup_log)
             .with_context(|| format!("joining {full} with {definition}"))?;
         insert_type(&mut packages, ty);
     }
@@ -215,7 +220,7 @@ pub fn build(inputs: &Inputs<'_>) -> Result<Model> {
     fixup_log.check_all_applied()?;
 
     let routes = routes::collect(inputs.openapi)?;
-    let resources = routes::resources(&routes, inputs.data)?;
+    let resources = routes::resources(&routes, inputs.data, inputs.strict_data)?;
     let group_versions = group_versions(inputs, &kinds)?;
 
     Ok(Model {
@@ -281,11 +286,74 @@ fn elem_of(scalar: &Scalar) -> Elem {
     }
 }
 
+/// The OpenAPI definition of the same Go type in another version of the same group
+/// (`admissionregistration/v1beta1.Validation` → `v1.Validation`), or failing that in another
+/// group it moved to (`extensions/v1beta1.IngressRule` → `networking/v1.IngressRule`), for
+/// messages the document does not describe: versions upstream no longer serves still share
+/// names and embedding with the served one. GA versions first, then the highest.
+fn sibling_schema<'a>(full: &str, schemas: &BTreeMap<&str, &'a Schema>) -> Option<&'a Schema> {
+    let (pkg, name) = full.rsplit_once('.')?;
+    let (group_pkg, _version) = pkg.rsplit_once('.')?;
+    let same_group = definition_for_message(group_pkg);
+    let mut candidates: Vec<(bool, &str, &'a Schema)> = schemas
+        .iter()
+        .filter_map(|(d, s)| {
+            let (def_pkg, n) = d.rsplit_once('.')?;
+            let (def_group, version) = def_pkg.rsplit_once('.')?;
+            (n == name && def_pkg.starts_with("io.k8s.api.")).then_some((def_group != same_group, version, *s))
+        })
+        .collect();
+    candidates.sort_by_key(|(other_group, v, _)| {
+        (*other_group, v.contains("alpha"), v.contains("beta"), std::cmp::Reverse(v.to_string()))
+    });
+    candidates.first().map(|(_, _, s)| *s)
+}
+
+/// What a join may consult besides the message and its own definition.
+struct Join<'a> {
+    protos: &'a ProtoSet,
+    sibling: Option<&'a Schema>,
+}
+
+impl Join<'_> {
+    /// For a message without a definition: the sibling's property name for a proto field, fixing
+    /// case as for joined messages.
+    fn sibling_name(&self, name: &str, log: &mut fixups::Log) -> Option<String> {
+        let props = object_properties(self.sibling?);
+        if props.contains_key(name) {
+            return Some(name.to_owned());
+        }
+        fixups::json_name_case(name, props.keys().copied(), log)
+    }
+
+    /// For a message without a definition: whether a message-typed field is a Go embedded
+    /// struct, i.e. the sibling has no such property but has every field of the embedded type.
+    fn sibling_embeds(&self, field: &proto::Field) -> bool {
+        let (Some(sibling), FieldKind::Single(Scalar::Message(m))) = (self.sibling, &field.kind) else {
+            return false;
+        };
+        let props = object_properties(sibling);
+        if props.contains_key(field.name.as_str()) || fixups::special_for_message(m).is_some() {
+            return false;
+        }
+        let Some(inner) = self.protos.messages.get(m) else { return false };
+        !inner.fields.is_empty()
+            && inner.fields.iter().all(|f| {
+                props.keys().any(|p| p.eq_ignore_ascii_case(&f.name)) || self.sibling_embeds_nested(f)
+            })
+    }
+
+    fn sibling_embeds_nested(&self, f: &proto::Field) -> bool {
+        matches!(&f.kind, FieldKind::Single(Scalar::Message(_))) && self.sibling_embeds(f)
+    }
+}
+
 fn join_type(
     full: &str,
     msg: &proto::Message,
     schema: Option<(&str, &Schema)>,
     is_kind: bool,
+    join: &Join<'_>,
     log: &mut fixups::Log,
 ) -> Result<TypeDef> {
     let props = schema.map(|(_, s)| object_properties(s)).unwrap_or_default();
@@ -301,12 +369,13 @@ fn join_type(
             FieldKind::Repeated(s) => (Card::Repeated, s),
             FieldKind::Map(s) => (Card::Map, s),
         };
-        let json_name = match props.contains_key(json_name.as_str()) {
-            true => json_name,
-            false => fixups::json_name_case(&json_name, props.keys().copied(), log).unwrap_or(json_name),
+        let json_name = match (schema, props.contains_key(json_name.as_str())) {
+            (_, true) => json_name,
+            (Some(_), false) => fixups::json_name_case(&json_name, props.keys().copied(), log).unwrap_or(json_name),
+            (None, false) => join.sibling_name(&json_name, log).unwrap_or(json_name),
         };
         let prop = props.get(json_name.as_str()).copied();
-        let mut embedded = false;
+        let mut embedded = schema.is_none() && join.sibling_embeds(f);
         if schema.is_some() && prop.is_none() {
             // Go embeds a struct here: JSON inlines its fields, proto keeps a nested message.
             // Checked once every type is joined (expand_embedded).
@@ -445,6 +514,11 @@ fn expand_embedded(packages: &mut BTreeMap<String, Package>) -> Result<()> {
                 f.inline = inline_of(&snapshot, pk, n).with_context(|| format!("expanding {full}"))?;
                 f.required = true;
                 f.rust_name = naming::field_name(&f.json_name);
+            }
+            if t.definition.is_none() {
+                // No definition to check against (a version upstream no longer serves).
+                t.embedded_candidates.clear();
+                continue;
             }
             // Every inlined field must be a property of the outer definition, and vice versa.
             let mut left = std::mem::take(&mut t.leftover);
@@ -713,9 +787,15 @@ fn collect_kinds(inputs: &Inputs<'_>, schemas: &BTreeMap<&str, &Schema>) -> Resu
             bail!("scheme.toml: extra_kind {gvk:?}: message must be a full proto name");
         };
         if !inputs.protos.messages.contains_key(&extra.message) {
+            if !inputs.strict_data {
+                continue;
+            }
             bail!("scheme.toml: extra_kind {gvk:?}: no proto message {}", extra.message);
         }
         if let Some(existing) = kinds.get(&gvk) {
+            if !inputs.strict_data {
+                continue;
+            }
             bail!(
                 "scheme.toml: extra_kind {gvk:?} is already declared by the OpenAPI document ({}.{}); remove it",
                 existing.package,
@@ -741,7 +821,7 @@ fn group_versions(inputs: &Inputs<'_>, kinds: &[KindDef]) -> Result<Vec<GroupVer
     for (group, version) in all {
         let prio = inputs.data.group_version.iter().find(|p| p.group == group && p.version == version);
         let is_served = served.contains(&(group.clone(), version.clone()));
-        if is_served && prio.is_none() {
+        if is_served && prio.is_none() && inputs.strict_data {
             bail!("scheme.toml: served group-version {group}/{version} has no [[group_version]] priority");
         }
         let ga = !version.contains("alpha") && !version.contains("beta");

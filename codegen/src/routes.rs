@@ -165,7 +165,7 @@ fn sorted_verbs(set: &BTreeSet<&'static str>) -> Vec<String> {
     VERB_ORDER.iter().filter(|v| set.contains(*v)).map(|v| (*v).to_owned()).collect()
 }
 
-pub fn resources(routes: &[Route], data: &SchemeData) -> Result<Vec<Resource>> {
+pub fn resources(routes: &[Route], data: &SchemeData, strict_data: bool) -> Result<Vec<Resource>> {
     type Key = (String, String, String);
     let mut main: BTreeMap<Key, (Option<Gvk>, bool, BTreeSet<&'static str>)> = BTreeMap::new();
     let mut subs: BTreeMap<(Key, String), (Gvk, BTreeSet<&'static str>)> = BTreeMap::new();
@@ -214,7 +214,7 @@ pub fn resources(routes: &[Route], data: &SchemeData) -> Result<Vec<Resource>> {
         });
     }
     for f in &data.resource {
-        if !out.iter().any(|r| r.group == f.group && r.resource == f.resource) {
+        if strict_data && !out.iter().any(|r| r.group == f.group && r.resource == f.resource) {
             bail!("scheme.toml: resource {}/{} is not served by the OpenAPI document", f.group, f.resource);
         }
     }

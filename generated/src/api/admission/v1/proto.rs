@@ -13,9 +13,6 @@ impl ::prost::Message for super::AdmissionRequest {
         if let Some(v) = &self.kind { ::prost::encoding::message::encode(2, v, buf); }
         if let Some(v) = &self.resource { ::prost::encoding::message::encode(3, v, buf); }
         if let Some(v) = &self.sub_resource { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.request_kind { ::prost::encoding::message::encode(13, v, buf); }
-        if let Some(v) = &self.request_resource { ::prost::encoding::message::encode(14, v, buf); }
-        if let Some(v) = &self.request_sub_resource { ::prost::encoding::string::encode(15, v, buf); }
         if let Some(v) = &self.name { ::prost::encoding::string::encode(5, v, buf); }
         if let Some(v) = &self.namespace { ::prost::encoding::string::encode(6, v, buf); }
         if let Some(v) = &self.operation { ::prost::encoding::string::encode(7, v, buf); }
@@ -24,6 +21,9 @@ impl ::prost::Message for super::AdmissionRequest {
         if let Some(v) = &self.old_object { ::prost::encoding::message::encode(10, v, buf); }
         if let Some(v) = &self.dry_run { ::prost::encoding::bool::encode(11, v, buf); }
         if let Some(v) = &self.options { ::prost::encoding::message::encode(12, v, buf); }
+        if let Some(v) = &self.request_kind { ::prost::encoding::message::encode(13, v, buf); }
+        if let Some(v) = &self.request_resource { ::prost::encoding::message::encode(14, v, buf); }
+        if let Some(v) = &self.request_sub_resource { ::prost::encoding::string::encode(15, v, buf); }
     }
 
     #[allow(unused_variables)]
@@ -43,18 +43,6 @@ impl ::prost::Message for super::AdmissionRequest {
             }),
             4 => ::prost::encoding::string::merge(wire_type, self.sub_resource.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("AdmissionRequest", "subResource");
-                e
-            }),
-            13 => ::prost::encoding::message::merge(wire_type, self.request_kind.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("AdmissionRequest", "requestKind");
-                e
-            }),
-            14 => ::prost::encoding::message::merge(wire_type, self.request_resource.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("AdmissionRequest", "requestResource");
-                e
-            }),
-            15 => ::prost::encoding::string::merge(wire_type, self.request_sub_resource.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("AdmissionRequest", "requestSubResource");
                 e
             }),
             5 => ::prost::encoding::string::merge(wire_type, self.name.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -89,6 +77,18 @@ impl ::prost::Message for super::AdmissionRequest {
                 e.push("AdmissionRequest", "options");
                 e
             }),
+            13 => ::prost::encoding::message::merge(wire_type, self.request_kind.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("AdmissionRequest", "requestKind");
+                e
+            }),
+            14 => ::prost::encoding::message::merge(wire_type, self.request_resource.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("AdmissionRequest", "requestResource");
+                e
+            }),
+            15 => ::prost::encoding::string::merge(wire_type, self.request_sub_resource.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("AdmissionRequest", "requestSubResource");
+                e
+            }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
         }
     }
@@ -99,9 +99,6 @@ impl ::prost::Message for super::AdmissionRequest {
             + self.kind.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
             + self.resource.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
             + self.sub_resource.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.request_kind.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(13, v))
-            + self.request_resource.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(14, v))
-            + self.request_sub_resource.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(15, v))
             + self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
             + self.namespace.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
             + self.operation.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(7, v))
@@ -110,6 +107,9 @@ impl ::prost::Message for super::AdmissionRequest {
             + self.old_object.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(10, v))
             + self.dry_run.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(11, v))
             + self.options.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(12, v))
+            + self.request_kind.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(13, v))
+            + self.request_resource.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(14, v))
+            + self.request_sub_resource.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(15, v))
     }
 
     fn clear(&mut self) {

@@ -497,7 +497,7 @@ impl ::prost::Message for super::NamedRuleWithOperations {
                 e.push("NamedRuleWithOperations", "resourceNames");
                 e
             }),
-            2 => ::prost::encoding::check_wire_type(WireType::LengthDelimited, wire_type).and_then(|()| ::prost::encoding::merge_loop(self, buf, ctx, |this, buf, ctx| { let (tag, wire_type) = ::prost::encoding::decode_key(buf)?; match tag { 1 => { ::prost::encoding::string::merge_repeated(wire_type, &mut this.operations, buf, ctx) }?, 2 => { ::prost::encoding::check_wire_type(WireType::LengthDelimited, wire_type).and_then(|()| ::prost::encoding::merge_loop(self, buf, ctx, |this, buf, ctx| { let (tag, wire_type) = ::prost::encoding::decode_key(buf)?; match tag { 1 => { ::prost::encoding::string::merge_repeated(wire_type, &mut this.api_groups, buf, ctx) }?, 2 => { ::prost::encoding::string::merge_repeated(wire_type, &mut this.api_versions, buf, ctx) }?, 3 => { ::prost::encoding::string::merge_repeated(wire_type, &mut this.resources, buf, ctx) }?, 4 => { ::prost::encoding::string::merge(wire_type, this.scope.get_or_insert_with(Default::default), buf, ctx) }?, _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx)? } Ok(()) })) }?, _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx)? } Ok(()) })).map_err(|mut e| {
+            2 => ::prost::encoding::check_wire_type(WireType::LengthDelimited, wire_type).and_then(|()| ::prost::encoding::merge_loop(self, buf, ctx, |this, buf, ctx| { let (tag, wire_type) = ::prost::encoding::decode_key(buf)?; match tag { 1 => { ::prost::encoding::string::merge_repeated(wire_type, &mut this.operations, buf, ctx) }?, 2 => { ::prost::encoding::check_wire_type(WireType::LengthDelimited, wire_type).and_then(|()| ::prost::encoding::merge_loop(this, buf, ctx, |this, buf, ctx| { let (tag, wire_type) = ::prost::encoding::decode_key(buf)?; match tag { 1 => { ::prost::encoding::string::merge_repeated(wire_type, &mut this.api_groups, buf, ctx) }?, 2 => { ::prost::encoding::string::merge_repeated(wire_type, &mut this.api_versions, buf, ctx) }?, 3 => { ::prost::encoding::string::merge_repeated(wire_type, &mut this.resources, buf, ctx) }?, 4 => { ::prost::encoding::string::merge(wire_type, this.scope.get_or_insert_with(Default::default), buf, ctx) }?, _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx)? } Ok(()) })) }?, _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx)? } Ok(()) })).map_err(|mut e| {
                 e.push("NamedRuleWithOperations", "ruleWithOperations");
                 e
             }),
@@ -919,7 +919,7 @@ impl ::prost::Message for super::Validation {
     fn merge_field(&mut self, tag: u32, wire_type: WireType, buf: &mut impl Buf, ctx: DecodeContext) -> Result<(), DecodeError> {
         match tag {
             1 => ::prost::encoding::string::merge(wire_type, self.expression.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("Validation", "Expression");
+                e.push("Validation", "expression");
                 e
             }),
             2 => ::prost::encoding::string::merge(wire_type, self.message.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {

@@ -451,13 +451,13 @@ impl ::prost::Message for super::MutatingWebhook {
         if let Some(v) = &self.client_config { ::prost::encoding::message::encode(2, v, buf); }
         ::prost::encoding::message::encode_repeated(3, &self.rules, buf);
         if let Some(v) = &self.failure_policy { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.match_policy { ::prost::encoding::string::encode(9, v, buf); }
         if let Some(v) = &self.namespace_selector { ::prost::encoding::message::encode(5, v, buf); }
-        if let Some(v) = &self.object_selector { ::prost::encoding::message::encode(11, v, buf); }
         if let Some(v) = &self.side_effects { ::prost::encoding::string::encode(6, v, buf); }
         if let Some(v) = &self.timeout_seconds { ::prost::encoding::int32::encode(7, v, buf); }
         ::prost::encoding::string::encode_repeated(8, &self.admission_review_versions, buf);
+        if let Some(v) = &self.match_policy { ::prost::encoding::string::encode(9, v, buf); }
         if let Some(v) = &self.reinvocation_policy { ::prost::encoding::string::encode(10, v, buf); }
+        if let Some(v) = &self.object_selector { ::prost::encoding::message::encode(11, v, buf); }
         ::prost::encoding::message::encode_repeated(12, &self.match_conditions, buf);
     }
 
@@ -480,16 +480,8 @@ impl ::prost::Message for super::MutatingWebhook {
                 e.push("MutatingWebhook", "failurePolicy");
                 e
             }),
-            9 => ::prost::encoding::string::merge(wire_type, self.match_policy.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("MutatingWebhook", "matchPolicy");
-                e
-            }),
             5 => ::prost::encoding::message::merge(wire_type, self.namespace_selector.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("MutatingWebhook", "namespaceSelector");
-                e
-            }),
-            11 => ::prost::encoding::message::merge(wire_type, self.object_selector.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("MutatingWebhook", "objectSelector");
                 e
             }),
             6 => ::prost::encoding::string::merge(wire_type, self.side_effects.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -504,8 +496,16 @@ impl ::prost::Message for super::MutatingWebhook {
                 e.push("MutatingWebhook", "admissionReviewVersions");
                 e
             }),
+            9 => ::prost::encoding::string::merge(wire_type, self.match_policy.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("MutatingWebhook", "matchPolicy");
+                e
+            }),
             10 => ::prost::encoding::string::merge(wire_type, self.reinvocation_policy.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("MutatingWebhook", "reinvocationPolicy");
+                e
+            }),
+            11 => ::prost::encoding::message::merge(wire_type, self.object_selector.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("MutatingWebhook", "objectSelector");
                 e
             }),
             12 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.match_conditions, buf, ctx).map_err(|mut e| {
@@ -522,13 +522,13 @@ impl ::prost::Message for super::MutatingWebhook {
             + self.client_config.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
             + ::prost::encoding::message::encoded_len_repeated(3, &self.rules)
             + self.failure_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.match_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(9, v))
             + self.namespace_selector.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(5, v))
-            + self.object_selector.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(11, v))
             + self.side_effects.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
             + self.timeout_seconds.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(7, v))
             + ::prost::encoding::string::encoded_len_repeated(8, &self.admission_review_versions)
+            + self.match_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(9, v))
             + self.reinvocation_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(10, v))
+            + self.object_selector.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(11, v))
             + ::prost::encoding::message::encoded_len_repeated(12, &self.match_conditions)
     }
 
@@ -552,7 +552,7 @@ impl ::prost::Message for super::MutatingWebhookConfiguration {
                 e
             }),
             2 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.webhooks, buf, ctx).map_err(|mut e| {
-                e.push("MutatingWebhookConfiguration", "Webhooks");
+                e.push("MutatingWebhookConfiguration", "webhooks");
                 e
             }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
@@ -656,7 +656,7 @@ impl ::prost::Message for super::NamedRuleWithOperations {
                 e.push("NamedRuleWithOperations", "resourceNames");
                 e
             }),
-            2 => ::prost::encoding::check_wire_type(WireType::LengthDelimited, wire_type).and_then(|()| ::prost::encoding::merge_loop(self, buf, ctx, |this, buf, ctx| { let (tag, wire_type) = ::prost::encoding::decode_key(buf)?; match tag { 1 => { ::prost::encoding::string::merge_repeated(wire_type, &mut this.operations, buf, ctx) }?, 2 => { ::prost::encoding::check_wire_type(WireType::LengthDelimited, wire_type).and_then(|()| ::prost::encoding::merge_loop(self, buf, ctx, |this, buf, ctx| { let (tag, wire_type) = ::prost::encoding::decode_key(buf)?; match tag { 1 => { ::prost::encoding::string::merge_repeated(wire_type, &mut this.api_groups, buf, ctx) }?, 2 => { ::prost::encoding::string::merge_repeated(wire_type, &mut this.api_versions, buf, ctx) }?, 3 => { ::prost::encoding::string::merge_repeated(wire_type, &mut this.resources, buf, ctx) }?, 4 => { ::prost::encoding::string::merge(wire_type, this.scope.get_or_insert_with(Default::default), buf, ctx) }?, _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx)? } Ok(()) })) }?, _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx)? } Ok(()) })).map_err(|mut e| {
+            2 => ::prost::encoding::check_wire_type(WireType::LengthDelimited, wire_type).and_then(|()| ::prost::encoding::merge_loop(self, buf, ctx, |this, buf, ctx| { let (tag, wire_type) = ::prost::encoding::decode_key(buf)?; match tag { 1 => { ::prost::encoding::string::merge_repeated(wire_type, &mut this.operations, buf, ctx) }?, 2 => { ::prost::encoding::check_wire_type(WireType::LengthDelimited, wire_type).and_then(|()| ::prost::encoding::merge_loop(this, buf, ctx, |this, buf, ctx| { let (tag, wire_type) = ::prost::encoding::decode_key(buf)?; match tag { 1 => { ::prost::encoding::string::merge_repeated(wire_type, &mut this.api_groups, buf, ctx) }?, 2 => { ::prost::encoding::string::merge_repeated(wire_type, &mut this.api_versions, buf, ctx) }?, 3 => { ::prost::encoding::string::merge_repeated(wire_type, &mut this.resources, buf, ctx) }?, 4 => { ::prost::encoding::string::merge(wire_type, this.scope.get_or_insert_with(Default::default), buf, ctx) }?, _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx)? } Ok(()) })) }?, _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx)? } Ok(()) })).map_err(|mut e| {
                 e.push("NamedRuleWithOperations", "ruleWithOperations");
                 e
             }),
@@ -1117,12 +1117,12 @@ impl ::prost::Message for super::ValidatingWebhook {
         if let Some(v) = &self.client_config { ::prost::encoding::message::encode(2, v, buf); }
         ::prost::encoding::message::encode_repeated(3, &self.rules, buf);
         if let Some(v) = &self.failure_policy { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.match_policy { ::prost::encoding::string::encode(9, v, buf); }
         if let Some(v) = &self.namespace_selector { ::prost::encoding::message::encode(5, v, buf); }
-        if let Some(v) = &self.object_selector { ::prost::encoding::message::encode(10, v, buf); }
         if let Some(v) = &self.side_effects { ::prost::encoding::string::encode(6, v, buf); }
         if let Some(v) = &self.timeout_seconds { ::prost::encoding::int32::encode(7, v, buf); }
         ::prost::encoding::string::encode_repeated(8, &self.admission_review_versions, buf);
+        if let Some(v) = &self.match_policy { ::prost::encoding::string::encode(9, v, buf); }
+        if let Some(v) = &self.object_selector { ::prost::encoding::message::encode(10, v, buf); }
         ::prost::encoding::message::encode_repeated(11, &self.match_conditions, buf);
     }
 
@@ -1145,16 +1145,8 @@ impl ::prost::Message for super::ValidatingWebhook {
                 e.push("ValidatingWebhook", "failurePolicy");
                 e
             }),
-            9 => ::prost::encoding::string::merge(wire_type, self.match_policy.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("ValidatingWebhook", "matchPolicy");
-                e
-            }),
             5 => ::prost::encoding::message::merge(wire_type, self.namespace_selector.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("ValidatingWebhook", "namespaceSelector");
-                e
-            }),
-            10 => ::prost::encoding::message::merge(wire_type, self.object_selector.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("ValidatingWebhook", "objectSelector");
                 e
             }),
             6 => ::prost::encoding::string::merge(wire_type, self.side_effects.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -1167,6 +1159,14 @@ impl ::prost::Message for super::ValidatingWebhook {
             }),
             8 => ::prost::encoding::string::merge_repeated(wire_type, &mut self.admission_review_versions, buf, ctx).map_err(|mut e| {
                 e.push("ValidatingWebhook", "admissionReviewVersions");
+                e
+            }),
+            9 => ::prost::encoding::string::merge(wire_type, self.match_policy.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("ValidatingWebhook", "matchPolicy");
+                e
+            }),
+            10 => ::prost::encoding::message::merge(wire_type, self.object_selector.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("ValidatingWebhook", "objectSelector");
                 e
             }),
             11 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.match_conditions, buf, ctx).map_err(|mut e| {
@@ -1183,12 +1183,12 @@ impl ::prost::Message for super::ValidatingWebhook {
             + self.client_config.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
             + ::prost::encoding::message::encoded_len_repeated(3, &self.rules)
             + self.failure_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.match_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(9, v))
             + self.namespace_selector.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(5, v))
-            + self.object_selector.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(10, v))
             + self.side_effects.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
             + self.timeout_seconds.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(7, v))
             + ::prost::encoding::string::encoded_len_repeated(8, &self.admission_review_versions)
+            + self.match_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(9, v))
+            + self.object_selector.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(10, v))
             + ::prost::encoding::message::encoded_len_repeated(11, &self.match_conditions)
     }
 
@@ -1212,7 +1212,7 @@ impl ::prost::Message for super::ValidatingWebhookConfiguration {
                 e
             }),
             2 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.webhooks, buf, ctx).map_err(|mut e| {
-                e.push("ValidatingWebhookConfiguration", "Webhooks");
+                e.push("ValidatingWebhookConfiguration", "webhooks");
                 e
             }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
@@ -1276,7 +1276,7 @@ impl ::prost::Message for super::Validation {
     fn merge_field(&mut self, tag: u32, wire_type: WireType, buf: &mut impl Buf, ctx: DecodeContext) -> Result<(), DecodeError> {
         match tag {
             1 => ::prost::encoding::string::merge(wire_type, self.expression.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("Validation", "Expression");
+                e.push("Validation", "expression");
                 e
             }),
             2 => ::prost::encoding::string::merge(wire_type, self.message.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -1344,18 +1344,14 @@ impl ::prost::Message for super::Variable {
 impl ::prost::Message for super::WebhookClientConfig {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.url { ::prost::encoding::string::encode(3, v, buf); }
         if let Some(v) = &self.service { ::prost::encoding::message::encode(1, v, buf); }
         if let Some(v) = &self.ca_bundle { ::prost::encoding::bytes::encode(2, v, buf); }
+        if let Some(v) = &self.url { ::prost::encoding::string::encode(3, v, buf); }
     }
 
     #[allow(unused_variables)]
     fn merge_field(&mut self, tag: u32, wire_type: WireType, buf: &mut impl Buf, ctx: DecodeContext) -> Result<(), DecodeError> {
         match tag {
-            3 => ::prost::encoding::string::merge(wire_type, self.url.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("WebhookClientConfig", "url");
-                e
-            }),
             1 => ::prost::encoding::message::merge(wire_type, self.service.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("WebhookClientConfig", "service");
                 e
@@ -1364,15 +1360,19 @@ impl ::prost::Message for super::WebhookClientConfig {
                 e.push("WebhookClientConfig", "caBundle");
                 e
             }),
+            3 => ::prost::encoding::string::merge(wire_type, self.url.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("WebhookClientConfig", "url");
+                e
+            }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
         }
     }
 
     fn encoded_len(&self) -> usize {
         0
-            + self.url.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
             + self.service.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
             + self.ca_bundle.as_ref().map_or(0, |v| ::prost::encoding::bytes::encoded_len(2, v))
+            + self.url.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
     }
 
     fn clear(&mut self) {

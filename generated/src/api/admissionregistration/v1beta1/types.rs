@@ -581,7 +581,7 @@ pub struct MutatingWebhookConfiguration {
     /// +patchStrategy=merge
     /// +listType=map
     /// +listMapKey=name
-    #[serde(rename = "Webhooks", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub webhooks: Vec<crate::api::admissionregistration::v1beta1::MutatingWebhook>,
 }
 
@@ -1211,7 +1211,7 @@ pub struct ValidatingWebhookConfiguration {
     /// +patchStrategy=merge
     /// +listType=map
     /// +listMapKey=name
-    #[serde(rename = "Webhooks", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub webhooks: Vec<crate::api::admissionregistration::v1beta1::ValidatingWebhook>,
 }
 
@@ -1282,7 +1282,7 @@ pub struct Validation {
     ///     are overwritten by values in `Y` when the key sets of `X` and `Y` intersect. Elements in `Y` with
     ///     non-intersecting keys are appended, retaining their partial order.
     /// Required.
-    #[serde(rename = "Expression", default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expression: Option<String>,
     /// message represents the message displayed when validation fails. The message is required if the Expression contains
     /// line breaks. The message must not contain line breaks.

@@ -410,10 +410,10 @@ impl ::prost::Message for super::DeploymentCondition {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.r#type, buf);
         ::prost::encoding::string::encode(2, &self.status, buf);
-        if let Some(v) = &self.last_update_time { ::prost::encoding::message::encode(6, v, buf); }
-        if let Some(v) = &self.last_transition_time { ::prost::encoding::message::encode(7, v, buf); }
         if let Some(v) = &self.reason { ::prost::encoding::string::encode(4, v, buf); }
         if let Some(v) = &self.message { ::prost::encoding::string::encode(5, v, buf); }
+        if let Some(v) = &self.last_update_time { ::prost::encoding::message::encode(6, v, buf); }
+        if let Some(v) = &self.last_transition_time { ::prost::encoding::message::encode(7, v, buf); }
     }
 
     #[allow(unused_variables)]
@@ -427,20 +427,20 @@ impl ::prost::Message for super::DeploymentCondition {
                 e.push("DeploymentCondition", "status");
                 e
             }),
-            6 => ::prost::encoding::message::merge(wire_type, self.last_update_time.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("DeploymentCondition", "lastUpdateTime");
-                e
-            }),
-            7 => ::prost::encoding::message::merge(wire_type, self.last_transition_time.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("DeploymentCondition", "lastTransitionTime");
-                e
-            }),
             4 => ::prost::encoding::string::merge(wire_type, self.reason.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("DeploymentCondition", "reason");
                 e
             }),
             5 => ::prost::encoding::string::merge(wire_type, self.message.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("DeploymentCondition", "message");
+                e
+            }),
+            6 => ::prost::encoding::message::merge(wire_type, self.last_update_time.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("DeploymentCondition", "lastUpdateTime");
+                e
+            }),
+            7 => ::prost::encoding::message::merge(wire_type, self.last_transition_time.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("DeploymentCondition", "lastTransitionTime");
                 e
             }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
@@ -451,10 +451,10 @@ impl ::prost::Message for super::DeploymentCondition {
         0
             + ::prost::encoding::string::encoded_len(1, &self.r#type)
             + ::prost::encoding::string::encoded_len(2, &self.status)
-            + self.last_update_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(6, v))
-            + self.last_transition_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(7, v))
             + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
             + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.last_update_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(6, v))
+            + self.last_transition_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(7, v))
     }
 
     fn clear(&mut self) {
@@ -570,12 +570,12 @@ impl ::prost::Message for super::DeploymentStatus {
         if let Some(v) = &self.observed_generation { ::prost::encoding::int64::encode(1, v, buf); }
         if let Some(v) = &self.replicas { ::prost::encoding::int32::encode(2, v, buf); }
         if let Some(v) = &self.updated_replicas { ::prost::encoding::int32::encode(3, v, buf); }
-        if let Some(v) = &self.ready_replicas { ::prost::encoding::int32::encode(7, v, buf); }
         if let Some(v) = &self.available_replicas { ::prost::encoding::int32::encode(4, v, buf); }
         if let Some(v) = &self.unavailable_replicas { ::prost::encoding::int32::encode(5, v, buf); }
-        if let Some(v) = &self.terminating_replicas { ::prost::encoding::int32::encode(9, v, buf); }
         ::prost::encoding::message::encode_repeated(6, &self.conditions, buf);
+        if let Some(v) = &self.ready_replicas { ::prost::encoding::int32::encode(7, v, buf); }
         if let Some(v) = &self.collision_count { ::prost::encoding::int32::encode(8, v, buf); }
+        if let Some(v) = &self.terminating_replicas { ::prost::encoding::int32::encode(9, v, buf); }
     }
 
     #[allow(unused_variables)]
@@ -593,10 +593,6 @@ impl ::prost::Message for super::DeploymentStatus {
                 e.push("DeploymentStatus", "updatedReplicas");
                 e
             }),
-            7 => ::prost::encoding::int32::merge(wire_type, self.ready_replicas.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("DeploymentStatus", "readyReplicas");
-                e
-            }),
             4 => ::prost::encoding::int32::merge(wire_type, self.available_replicas.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("DeploymentStatus", "availableReplicas");
                 e
@@ -605,16 +601,20 @@ impl ::prost::Message for super::DeploymentStatus {
                 e.push("DeploymentStatus", "unavailableReplicas");
                 e
             }),
-            9 => ::prost::encoding::int32::merge(wire_type, self.terminating_replicas.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("DeploymentStatus", "terminatingReplicas");
-                e
-            }),
             6 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.conditions, buf, ctx).map_err(|mut e| {
                 e.push("DeploymentStatus", "conditions");
                 e
             }),
+            7 => ::prost::encoding::int32::merge(wire_type, self.ready_replicas.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("DeploymentStatus", "readyReplicas");
+                e
+            }),
             8 => ::prost::encoding::int32::merge(wire_type, self.collision_count.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("DeploymentStatus", "collisionCount");
+                e
+            }),
+            9 => ::prost::encoding::int32::merge(wire_type, self.terminating_replicas.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("DeploymentStatus", "terminatingReplicas");
                 e
             }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
@@ -626,12 +626,12 @@ impl ::prost::Message for super::DeploymentStatus {
             + self.observed_generation.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(1, v))
             + self.replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(2, v))
             + self.updated_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(3, v))
-            + self.ready_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(7, v))
             + self.available_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(4, v))
             + self.unavailable_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(5, v))
-            + self.terminating_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(9, v))
             + ::prost::encoding::message::encoded_len_repeated(6, &self.conditions)
+            + self.ready_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(7, v))
             + self.collision_count.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(8, v))
+            + self.terminating_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(9, v))
     }
 
     fn clear(&mut self) {
@@ -799,9 +799,9 @@ impl ::prost::Message for super::ReplicaSetSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(v) = &self.replicas { ::prost::encoding::int32::encode(1, v, buf); }
-        if let Some(v) = &self.min_ready_seconds { ::prost::encoding::int32::encode(4, v, buf); }
         ::prost::encoding::message::encode(2, &self.selector, buf);
         if let Some(v) = &self.template { ::prost::encoding::message::encode(3, v, buf); }
+        if let Some(v) = &self.min_ready_seconds { ::prost::encoding::int32::encode(4, v, buf); }
     }
 
     #[allow(unused_variables)]
@@ -809,10 +809,6 @@ impl ::prost::Message for super::ReplicaSetSpec {
         match tag {
             1 => ::prost::encoding::int32::merge(wire_type, self.replicas.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("ReplicaSetSpec", "replicas");
-                e
-            }),
-            4 => ::prost::encoding::int32::merge(wire_type, self.min_ready_seconds.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("ReplicaSetSpec", "minReadySeconds");
                 e
             }),
             2 => ::prost::encoding::message::merge(wire_type, &mut self.selector, buf, ctx).map_err(|mut e| {
@@ -823,6 +819,10 @@ impl ::prost::Message for super::ReplicaSetSpec {
                 e.push("ReplicaSetSpec", "template");
                 e
             }),
+            4 => ::prost::encoding::int32::merge(wire_type, self.min_ready_seconds.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("ReplicaSetSpec", "minReadySeconds");
+                e
+            }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
         }
     }
@@ -830,9 +830,9 @@ impl ::prost::Message for super::ReplicaSetSpec {
     fn encoded_len(&self) -> usize {
         0
             + self.replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(1, v))
-            + self.min_ready_seconds.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(4, v))
             + ::prost::encoding::message::encoded_len(2, &self.selector)
             + self.template.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.min_ready_seconds.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(4, v))
     }
 
     fn clear(&mut self) {
@@ -845,11 +845,11 @@ impl ::prost::Message for super::ReplicaSetStatus {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::int32::encode(1, &self.replicas, buf);
         if let Some(v) = &self.fully_labeled_replicas { ::prost::encoding::int32::encode(2, v, buf); }
+        if let Some(v) = &self.observed_generation { ::prost::encoding::int64::encode(3, v, buf); }
         if let Some(v) = &self.ready_replicas { ::prost::encoding::int32::encode(4, v, buf); }
         if let Some(v) = &self.available_replicas { ::prost::encoding::int32::encode(5, v, buf); }
-        if let Some(v) = &self.terminating_replicas { ::prost::encoding::int32::encode(7, v, buf); }
-        if let Some(v) = &self.observed_generation { ::prost::encoding::int64::encode(3, v, buf); }
         ::prost::encoding::message::encode_repeated(6, &self.conditions, buf);
+        if let Some(v) = &self.terminating_replicas { ::prost::encoding::int32::encode(7, v, buf); }
     }
 
     #[allow(unused_variables)]
@@ -863,6 +863,10 @@ impl ::prost::Message for super::ReplicaSetStatus {
                 e.push("ReplicaSetStatus", "fullyLabeledReplicas");
                 e
             }),
+            3 => ::prost::encoding::int64::merge(wire_type, self.observed_generation.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("ReplicaSetStatus", "observedGeneration");
+                e
+            }),
             4 => ::prost::encoding::int32::merge(wire_type, self.ready_replicas.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("ReplicaSetStatus", "readyReplicas");
                 e
@@ -871,16 +875,12 @@ impl ::prost::Message for super::ReplicaSetStatus {
                 e.push("ReplicaSetStatus", "availableReplicas");
                 e
             }),
-            7 => ::prost::encoding::int32::merge(wire_type, self.terminating_replicas.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("ReplicaSetStatus", "terminatingReplicas");
-                e
-            }),
-            3 => ::prost::encoding::int64::merge(wire_type, self.observed_generation.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("ReplicaSetStatus", "observedGeneration");
-                e
-            }),
             6 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.conditions, buf, ctx).map_err(|mut e| {
                 e.push("ReplicaSetStatus", "conditions");
+                e
+            }),
+            7 => ::prost::encoding::int32::merge(wire_type, self.terminating_replicas.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("ReplicaSetStatus", "terminatingReplicas");
                 e
             }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
@@ -891,11 +891,11 @@ impl ::prost::Message for super::ReplicaSetStatus {
         0
             + ::prost::encoding::int32::encoded_len(1, &self.replicas)
             + self.fully_labeled_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(2, v))
+            + self.observed_generation.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(3, v))
             + self.ready_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(4, v))
             + self.available_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(5, v))
-            + self.terminating_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(7, v))
-            + self.observed_generation.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(3, v))
             + ::prost::encoding::message::encoded_len_repeated(6, &self.conditions)
+            + self.terminating_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(7, v))
     }
 
     fn clear(&mut self) {

@@ -122,10 +122,10 @@ impl ::prost::Message for super::DeploymentCondition {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(v) = &self.r#type { ::prost::encoding::string::encode(1, v, buf); }
         if let Some(v) = &self.status { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.last_update_time { ::prost::encoding::message::encode(6, v, buf); }
-        if let Some(v) = &self.last_transition_time { ::prost::encoding::message::encode(7, v, buf); }
         if let Some(v) = &self.reason { ::prost::encoding::string::encode(4, v, buf); }
         if let Some(v) = &self.message { ::prost::encoding::string::encode(5, v, buf); }
+        if let Some(v) = &self.last_update_time { ::prost::encoding::message::encode(6, v, buf); }
+        if let Some(v) = &self.last_transition_time { ::prost::encoding::message::encode(7, v, buf); }
     }
 
     #[allow(unused_variables)]
@@ -139,20 +139,20 @@ impl ::prost::Message for super::DeploymentCondition {
                 e.push("DeploymentCondition", "status");
                 e
             }),
-            6 => ::prost::encoding::message::merge(wire_type, self.last_update_time.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("DeploymentCondition", "lastUpdateTime");
-                e
-            }),
-            7 => ::prost::encoding::message::merge(wire_type, self.last_transition_time.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("DeploymentCondition", "lastTransitionTime");
-                e
-            }),
             4 => ::prost::encoding::string::merge(wire_type, self.reason.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("DeploymentCondition", "reason");
                 e
             }),
             5 => ::prost::encoding::string::merge(wire_type, self.message.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("DeploymentCondition", "message");
+                e
+            }),
+            6 => ::prost::encoding::message::merge(wire_type, self.last_update_time.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("DeploymentCondition", "lastUpdateTime");
+                e
+            }),
+            7 => ::prost::encoding::message::merge(wire_type, self.last_transition_time.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("DeploymentCondition", "lastTransitionTime");
                 e
             }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
@@ -163,10 +163,10 @@ impl ::prost::Message for super::DeploymentCondition {
         0
             + self.r#type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
             + self.status.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.last_update_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(6, v))
-            + self.last_transition_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(7, v))
             + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
             + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.last_update_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(6, v))
+            + self.last_transition_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(7, v))
     }
 
     fn clear(&mut self) {
@@ -327,12 +327,12 @@ impl ::prost::Message for super::DeploymentStatus {
         if let Some(v) = &self.observed_generation { ::prost::encoding::int64::encode(1, v, buf); }
         if let Some(v) = &self.replicas { ::prost::encoding::int32::encode(2, v, buf); }
         if let Some(v) = &self.updated_replicas { ::prost::encoding::int32::encode(3, v, buf); }
-        if let Some(v) = &self.ready_replicas { ::prost::encoding::int32::encode(7, v, buf); }
         if let Some(v) = &self.available_replicas { ::prost::encoding::int32::encode(4, v, buf); }
         if let Some(v) = &self.unavailable_replicas { ::prost::encoding::int32::encode(5, v, buf); }
-        if let Some(v) = &self.terminating_replicas { ::prost::encoding::int32::encode(9, v, buf); }
         ::prost::encoding::message::encode_repeated(6, &self.conditions, buf);
+        if let Some(v) = &self.ready_replicas { ::prost::encoding::int32::encode(7, v, buf); }
         if let Some(v) = &self.collision_count { ::prost::encoding::int32::encode(8, v, buf); }
+        if let Some(v) = &self.terminating_replicas { ::prost::encoding::int32::encode(9, v, buf); }
     }
 
     #[allow(unused_variables)]
@@ -350,10 +350,6 @@ impl ::prost::Message for super::DeploymentStatus {
                 e.push("DeploymentStatus", "updatedReplicas");
                 e
             }),
-            7 => ::prost::encoding::int32::merge(wire_type, self.ready_replicas.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("DeploymentStatus", "readyReplicas");
-                e
-            }),
             4 => ::prost::encoding::int32::merge(wire_type, self.available_replicas.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("DeploymentStatus", "availableReplicas");
                 e
@@ -362,16 +358,20 @@ impl ::prost::Message for super::DeploymentStatus {
                 e.push("DeploymentStatus", "unavailableReplicas");
                 e
             }),
-            9 => ::prost::encoding::int32::merge(wire_type, self.terminating_replicas.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("DeploymentStatus", "terminatingReplicas");
-                e
-            }),
             6 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.conditions, buf, ctx).map_err(|mut e| {
                 e.push("DeploymentStatus", "conditions");
                 e
             }),
+            7 => ::prost::encoding::int32::merge(wire_type, self.ready_replicas.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("DeploymentStatus", "readyReplicas");
+                e
+            }),
             8 => ::prost::encoding::int32::merge(wire_type, self.collision_count.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("DeploymentStatus", "collisionCount");
+                e
+            }),
+            9 => ::prost::encoding::int32::merge(wire_type, self.terminating_replicas.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("DeploymentStatus", "terminatingReplicas");
                 e
             }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
@@ -383,12 +383,12 @@ impl ::prost::Message for super::DeploymentStatus {
             + self.observed_generation.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(1, v))
             + self.replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(2, v))
             + self.updated_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(3, v))
-            + self.ready_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(7, v))
             + self.available_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(4, v))
             + self.unavailable_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(5, v))
-            + self.terminating_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(9, v))
             + ::prost::encoding::message::encoded_len_repeated(6, &self.conditions)
+            + self.ready_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(7, v))
             + self.collision_count.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(8, v))
+            + self.terminating_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(9, v))
     }
 
     fn clear(&mut self) {

@@ -181,8 +181,8 @@ impl ::prost::Message for super::TokenRequestSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode_repeated(1, &self.audiences, buf);
-        if let Some(v) = &self.expiration_seconds { ::prost::encoding::int64::encode(4, v, buf); }
         if let Some(v) = &self.bound_object_ref { ::prost::encoding::message::encode(3, v, buf); }
+        if let Some(v) = &self.expiration_seconds { ::prost::encoding::int64::encode(4, v, buf); }
     }
 
     #[allow(unused_variables)]
@@ -192,12 +192,12 @@ impl ::prost::Message for super::TokenRequestSpec {
                 e.push("TokenRequestSpec", "audiences");
                 e
             }),
-            4 => ::prost::encoding::int64::merge(wire_type, self.expiration_seconds.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("TokenRequestSpec", "expirationSeconds");
-                e
-            }),
             3 => ::prost::encoding::message::merge(wire_type, self.bound_object_ref.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("TokenRequestSpec", "boundObjectRef");
+                e
+            }),
+            4 => ::prost::encoding::int64::merge(wire_type, self.expiration_seconds.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("TokenRequestSpec", "expirationSeconds");
                 e
             }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
@@ -207,8 +207,8 @@ impl ::prost::Message for super::TokenRequestSpec {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len_repeated(1, &self.audiences)
-            + self.expiration_seconds.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(4, v))
             + self.bound_object_ref.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.expiration_seconds.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(4, v))
     }
 
     fn clear(&mut self) {
@@ -326,8 +326,8 @@ impl ::prost::Message for super::TokenReviewStatus {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(v) = &self.authenticated { ::prost::encoding::bool::encode(1, v, buf); }
         if let Some(v) = &self.user { ::prost::encoding::message::encode(2, v, buf); }
-        ::prost::encoding::string::encode_repeated(4, &self.audiences, buf);
         if let Some(v) = &self.error { ::prost::encoding::string::encode(3, v, buf); }
+        ::prost::encoding::string::encode_repeated(4, &self.audiences, buf);
     }
 
     #[allow(unused_variables)]
@@ -341,12 +341,12 @@ impl ::prost::Message for super::TokenReviewStatus {
                 e.push("TokenReviewStatus", "user");
                 e
             }),
-            4 => ::prost::encoding::string::merge_repeated(wire_type, &mut self.audiences, buf, ctx).map_err(|mut e| {
-                e.push("TokenReviewStatus", "audiences");
-                e
-            }),
             3 => ::prost::encoding::string::merge(wire_type, self.error.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("TokenReviewStatus", "error");
+                e
+            }),
+            4 => ::prost::encoding::string::merge_repeated(wire_type, &mut self.audiences, buf, ctx).map_err(|mut e| {
+                e.push("TokenReviewStatus", "audiences");
                 e
             }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
@@ -357,8 +357,8 @@ impl ::prost::Message for super::TokenReviewStatus {
         0
             + self.authenticated.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(1, v))
             + self.user.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + ::prost::encoding::string::encoded_len_repeated(4, &self.audiences)
             + self.error.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + ::prost::encoding::string::encoded_len_repeated(4, &self.audiences)
     }
 
     fn clear(&mut self) {

@@ -170,8 +170,8 @@ impl ::prost::Message for super::TokenReviewStatus {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(v) = &self.authenticated { ::prost::encoding::bool::encode(1, v, buf); }
         if let Some(v) = &self.user { ::prost::encoding::message::encode(2, v, buf); }
-        ::prost::encoding::string::encode_repeated(4, &self.audiences, buf);
         if let Some(v) = &self.error { ::prost::encoding::string::encode(3, v, buf); }
+        ::prost::encoding::string::encode_repeated(4, &self.audiences, buf);
     }
 
     #[allow(unused_variables)]
@@ -185,12 +185,12 @@ impl ::prost::Message for super::TokenReviewStatus {
                 e.push("TokenReviewStatus", "user");
                 e
             }),
-            4 => ::prost::encoding::string::merge_repeated(wire_type, &mut self.audiences, buf, ctx).map_err(|mut e| {
-                e.push("TokenReviewStatus", "audiences");
-                e
-            }),
             3 => ::prost::encoding::string::merge(wire_type, self.error.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("TokenReviewStatus", "error");
+                e
+            }),
+            4 => ::prost::encoding::string::merge_repeated(wire_type, &mut self.audiences, buf, ctx).map_err(|mut e| {
+                e.push("TokenReviewStatus", "audiences");
                 e
             }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
@@ -201,8 +201,8 @@ impl ::prost::Message for super::TokenReviewStatus {
         0
             + self.authenticated.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(1, v))
             + self.user.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + ::prost::encoding::string::encoded_len_repeated(4, &self.audiences)
             + self.error.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + ::prost::encoding::string::encoded_len_repeated(4, &self.audiences)
     }
 
     fn clear(&mut self) {

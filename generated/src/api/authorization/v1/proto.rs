@@ -562,9 +562,9 @@ impl ::prost::Message for super::SubjectAccessReviewStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::bool::encode(1, &self.allowed, buf);
-        if let Some(v) = &self.denied { ::prost::encoding::bool::encode(4, v, buf); }
         if let Some(v) = &self.reason { ::prost::encoding::string::encode(2, v, buf); }
         if let Some(v) = &self.evaluation_error { ::prost::encoding::string::encode(3, v, buf); }
+        if let Some(v) = &self.denied { ::prost::encoding::bool::encode(4, v, buf); }
     }
 
     #[allow(unused_variables)]
@@ -572,10 +572,6 @@ impl ::prost::Message for super::SubjectAccessReviewStatus {
         match tag {
             1 => ::prost::encoding::bool::merge(wire_type, &mut self.allowed, buf, ctx).map_err(|mut e| {
                 e.push("SubjectAccessReviewStatus", "allowed");
-                e
-            }),
-            4 => ::prost::encoding::bool::merge(wire_type, self.denied.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("SubjectAccessReviewStatus", "denied");
                 e
             }),
             2 => ::prost::encoding::string::merge(wire_type, self.reason.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -586,6 +582,10 @@ impl ::prost::Message for super::SubjectAccessReviewStatus {
                 e.push("SubjectAccessReviewStatus", "evaluationError");
                 e
             }),
+            4 => ::prost::encoding::bool::merge(wire_type, self.denied.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("SubjectAccessReviewStatus", "denied");
+                e
+            }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
         }
     }
@@ -593,9 +593,9 @@ impl ::prost::Message for super::SubjectAccessReviewStatus {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::bool::encoded_len(1, &self.allowed)
-            + self.denied.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(4, v))
             + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
             + self.evaluation_error.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.denied.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(4, v))
     }
 
     fn clear(&mut self) {

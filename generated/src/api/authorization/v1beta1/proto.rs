@@ -496,9 +496,9 @@ impl ::prost::Message for super::SubjectAccessReviewStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(v) = &self.allowed { ::prost::encoding::bool::encode(1, v, buf); }
-        if let Some(v) = &self.denied { ::prost::encoding::bool::encode(4, v, buf); }
         if let Some(v) = &self.reason { ::prost::encoding::string::encode(2, v, buf); }
         if let Some(v) = &self.evaluation_error { ::prost::encoding::string::encode(3, v, buf); }
+        if let Some(v) = &self.denied { ::prost::encoding::bool::encode(4, v, buf); }
     }
 
     #[allow(unused_variables)]
@@ -506,10 +506,6 @@ impl ::prost::Message for super::SubjectAccessReviewStatus {
         match tag {
             1 => ::prost::encoding::bool::merge(wire_type, self.allowed.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("SubjectAccessReviewStatus", "allowed");
-                e
-            }),
-            4 => ::prost::encoding::bool::merge(wire_type, self.denied.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("SubjectAccessReviewStatus", "denied");
                 e
             }),
             2 => ::prost::encoding::string::merge(wire_type, self.reason.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -520,6 +516,10 @@ impl ::prost::Message for super::SubjectAccessReviewStatus {
                 e.push("SubjectAccessReviewStatus", "evaluationError");
                 e
             }),
+            4 => ::prost::encoding::bool::merge(wire_type, self.denied.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("SubjectAccessReviewStatus", "denied");
+                e
+            }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
         }
     }
@@ -527,9 +527,9 @@ impl ::prost::Message for super::SubjectAccessReviewStatus {
     fn encoded_len(&self) -> usize {
         0
             + self.allowed.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(1, v))
-            + self.denied.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(4, v))
             + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
             + self.evaluation_error.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.denied.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(4, v))
     }
 
     fn clear(&mut self) {

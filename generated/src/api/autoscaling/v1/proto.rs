@@ -451,8 +451,8 @@ impl ::prost::Message for super::MetricSpec {
         if let Some(v) = &self.object { ::prost::encoding::message::encode(2, v, buf); }
         if let Some(v) = &self.pods { ::prost::encoding::message::encode(3, v, buf); }
         if let Some(v) = &self.resource { ::prost::encoding::message::encode(4, v, buf); }
-        if let Some(v) = &self.container_resource { ::prost::encoding::message::encode(7, v, buf); }
         if let Some(v) = &self.external { ::prost::encoding::message::encode(5, v, buf); }
+        if let Some(v) = &self.container_resource { ::prost::encoding::message::encode(7, v, buf); }
     }
 
     #[allow(unused_variables)]
@@ -474,12 +474,12 @@ impl ::prost::Message for super::MetricSpec {
                 e.push("MetricSpec", "resource");
                 e
             }),
-            7 => ::prost::encoding::message::merge(wire_type, self.container_resource.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("MetricSpec", "containerResource");
-                e
-            }),
             5 => ::prost::encoding::message::merge(wire_type, self.external.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("MetricSpec", "external");
+                e
+            }),
+            7 => ::prost::encoding::message::merge(wire_type, self.container_resource.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("MetricSpec", "containerResource");
                 e
             }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
@@ -492,8 +492,8 @@ impl ::prost::Message for super::MetricSpec {
             + self.object.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
             + self.pods.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
             + self.resource.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
-            + self.container_resource.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(7, v))
             + self.external.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(5, v))
+            + self.container_resource.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(7, v))
     }
 
     fn clear(&mut self) {
@@ -508,8 +508,8 @@ impl ::prost::Message for super::MetricStatus {
         if let Some(v) = &self.object { ::prost::encoding::message::encode(2, v, buf); }
         if let Some(v) = &self.pods { ::prost::encoding::message::encode(3, v, buf); }
         if let Some(v) = &self.resource { ::prost::encoding::message::encode(4, v, buf); }
-        if let Some(v) = &self.container_resource { ::prost::encoding::message::encode(7, v, buf); }
         if let Some(v) = &self.external { ::prost::encoding::message::encode(5, v, buf); }
+        if let Some(v) = &self.container_resource { ::prost::encoding::message::encode(7, v, buf); }
     }
 
     #[allow(unused_variables)]
@@ -531,12 +531,12 @@ impl ::prost::Message for super::MetricStatus {
                 e.push("MetricStatus", "resource");
                 e
             }),
-            7 => ::prost::encoding::message::merge(wire_type, self.container_resource.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("MetricStatus", "containerResource");
-                e
-            }),
             5 => ::prost::encoding::message::merge(wire_type, self.external.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("MetricStatus", "external");
+                e
+            }),
+            7 => ::prost::encoding::message::merge(wire_type, self.container_resource.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("MetricStatus", "containerResource");
                 e
             }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
@@ -549,8 +549,8 @@ impl ::prost::Message for super::MetricStatus {
             + self.object.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
             + self.pods.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
             + self.resource.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
-            + self.container_resource.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(7, v))
             + self.external.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(5, v))
+            + self.container_resource.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(7, v))
     }
 
     fn clear(&mut self) {

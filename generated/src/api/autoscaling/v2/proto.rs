@@ -231,25 +231,25 @@ impl ::prost::Message for super::HPAScalingPolicy {
 impl ::prost::Message for super::HPAScalingRules {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.stabilization_window_seconds { ::prost::encoding::int32::encode(3, v, buf); }
         if let Some(v) = &self.select_policy { ::prost::encoding::string::encode(1, v, buf); }
         ::prost::encoding::message::encode_repeated(2, &self.policies, buf);
+        if let Some(v) = &self.stabilization_window_seconds { ::prost::encoding::int32::encode(3, v, buf); }
         if let Some(v) = &self.tolerance { ::prost::encoding::message::encode(4, v, buf); }
     }
 
     #[allow(unused_variables)]
     fn merge_field(&mut self, tag: u32, wire_type: WireType, buf: &mut impl Buf, ctx: DecodeContext) -> Result<(), DecodeError> {
         match tag {
-            3 => ::prost::encoding::int32::merge(wire_type, self.stabilization_window_seconds.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("HPAScalingRules", "stabilizationWindowSeconds");
-                e
-            }),
             1 => ::prost::encoding::string::merge(wire_type, self.select_policy.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("HPAScalingRules", "selectPolicy");
                 e
             }),
             2 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.policies, buf, ctx).map_err(|mut e| {
                 e.push("HPAScalingRules", "policies");
+                e
+            }),
+            3 => ::prost::encoding::int32::merge(wire_type, self.stabilization_window_seconds.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("HPAScalingRules", "stabilizationWindowSeconds");
                 e
             }),
             4 => ::prost::encoding::message::merge(wire_type, self.tolerance.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -262,9 +262,9 @@ impl ::prost::Message for super::HPAScalingRules {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.stabilization_window_seconds.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(3, v))
             + self.select_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.policies)
+            + self.stabilization_window_seconds.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(3, v))
             + self.tolerance.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
     }
 
@@ -577,8 +577,8 @@ impl ::prost::Message for super::MetricSpec {
         if let Some(v) = &self.object { ::prost::encoding::message::encode(2, v, buf); }
         if let Some(v) = &self.pods { ::prost::encoding::message::encode(3, v, buf); }
         if let Some(v) = &self.resource { ::prost::encoding::message::encode(4, v, buf); }
-        if let Some(v) = &self.container_resource { ::prost::encoding::message::encode(7, v, buf); }
         if let Some(v) = &self.external { ::prost::encoding::message::encode(5, v, buf); }
+        if let Some(v) = &self.container_resource { ::prost::encoding::message::encode(7, v, buf); }
     }
 
     #[allow(unused_variables)]
@@ -600,12 +600,12 @@ impl ::prost::Message for super::MetricSpec {
                 e.push("MetricSpec", "resource");
                 e
             }),
-            7 => ::prost::encoding::message::merge(wire_type, self.container_resource.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("MetricSpec", "containerResource");
-                e
-            }),
             5 => ::prost::encoding::message::merge(wire_type, self.external.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("MetricSpec", "external");
+                e
+            }),
+            7 => ::prost::encoding::message::merge(wire_type, self.container_resource.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("MetricSpec", "containerResource");
                 e
             }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
@@ -618,8 +618,8 @@ impl ::prost::Message for super::MetricSpec {
             + self.object.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
             + self.pods.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
             + self.resource.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
-            + self.container_resource.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(7, v))
             + self.external.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(5, v))
+            + self.container_resource.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(7, v))
     }
 
     fn clear(&mut self) {
@@ -634,8 +634,8 @@ impl ::prost::Message for super::MetricStatus {
         if let Some(v) = &self.object { ::prost::encoding::message::encode(2, v, buf); }
         if let Some(v) = &self.pods { ::prost::encoding::message::encode(3, v, buf); }
         if let Some(v) = &self.resource { ::prost::encoding::message::encode(4, v, buf); }
-        if let Some(v) = &self.container_resource { ::prost::encoding::message::encode(7, v, buf); }
         if let Some(v) = &self.external { ::prost::encoding::message::encode(5, v, buf); }
+        if let Some(v) = &self.container_resource { ::prost::encoding::message::encode(7, v, buf); }
     }
 
     #[allow(unused_variables)]
@@ -657,12 +657,12 @@ impl ::prost::Message for super::MetricStatus {
                 e.push("MetricStatus", "resource");
                 e
             }),
-            7 => ::prost::encoding::message::merge(wire_type, self.container_resource.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("MetricStatus", "containerResource");
-                e
-            }),
             5 => ::prost::encoding::message::merge(wire_type, self.external.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("MetricStatus", "external");
+                e
+            }),
+            7 => ::prost::encoding::message::merge(wire_type, self.container_resource.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("MetricStatus", "containerResource");
                 e
             }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
@@ -675,8 +675,8 @@ impl ::prost::Message for super::MetricStatus {
             + self.object.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
             + self.pods.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
             + self.resource.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
-            + self.container_resource.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(7, v))
             + self.external.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(5, v))
+            + self.container_resource.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(7, v))
     }
 
     fn clear(&mut self) {

@@ -82,13 +82,13 @@ impl ::prost::Message for super::CronJobSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.schedule, buf);
-        if let Some(v) = &self.time_zone { ::prost::encoding::string::encode(8, v, buf); }
         if let Some(v) = &self.starting_deadline_seconds { ::prost::encoding::int64::encode(2, v, buf); }
         if let Some(v) = &self.concurrency_policy { ::prost::encoding::string::encode(3, v, buf); }
         if let Some(v) = &self.suspend { ::prost::encoding::bool::encode(4, v, buf); }
         ::prost::encoding::message::encode(5, &self.job_template, buf);
         if let Some(v) = &self.successful_jobs_history_limit { ::prost::encoding::int32::encode(6, v, buf); }
         if let Some(v) = &self.failed_jobs_history_limit { ::prost::encoding::int32::encode(7, v, buf); }
+        if let Some(v) = &self.time_zone { ::prost::encoding::string::encode(8, v, buf); }
     }
 
     #[allow(unused_variables)]
@@ -96,10 +96,6 @@ impl ::prost::Message for super::CronJobSpec {
         match tag {
             1 => ::prost::encoding::string::merge(wire_type, &mut self.schedule, buf, ctx).map_err(|mut e| {
                 e.push("CronJobSpec", "schedule");
-                e
-            }),
-            8 => ::prost::encoding::string::merge(wire_type, self.time_zone.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("CronJobSpec", "timeZone");
                 e
             }),
             2 => ::prost::encoding::int64::merge(wire_type, self.starting_deadline_seconds.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -126,6 +122,10 @@ impl ::prost::Message for super::CronJobSpec {
                 e.push("CronJobSpec", "failedJobsHistoryLimit");
                 e
             }),
+            8 => ::prost::encoding::string::merge(wire_type, self.time_zone.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("CronJobSpec", "timeZone");
+                e
+            }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
         }
     }
@@ -133,13 +133,13 @@ impl ::prost::Message for super::CronJobSpec {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len(1, &self.schedule)
-            + self.time_zone.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(8, v))
             + self.starting_deadline_seconds.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(2, v))
             + self.concurrency_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
             + self.suspend.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(4, v))
             + ::prost::encoding::message::encoded_len(5, &self.job_template)
             + self.successful_jobs_history_limit.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(6, v))
             + self.failed_jobs_history_limit.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(7, v))
+            + self.time_zone.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(8, v))
     }
 
     fn clear(&mut self) {
@@ -321,19 +321,19 @@ impl ::prost::Message for super::JobSpec {
         if let Some(v) = &self.parallelism { ::prost::encoding::int32::encode(1, v, buf); }
         if let Some(v) = &self.completions { ::prost::encoding::int32::encode(2, v, buf); }
         if let Some(v) = &self.active_deadline_seconds { ::prost::encoding::int64::encode(3, v, buf); }
-        if let Some(v) = &self.pod_failure_policy { ::prost::encoding::message::encode(11, v, buf); }
-        if let Some(v) = &self.success_policy { ::prost::encoding::message::encode(16, v, buf); }
-        if let Some(v) = &self.backoff_limit { ::prost::encoding::int32::encode(7, v, buf); }
-        if let Some(v) = &self.backoff_limit_per_index { ::prost::encoding::int32::encode(12, v, buf); }
-        if let Some(v) = &self.max_failed_indexes { ::prost::encoding::int32::encode(13, v, buf); }
         if let Some(v) = &self.selector { ::prost::encoding::message::encode(4, v, buf); }
         if let Some(v) = &self.manual_selector { ::prost::encoding::bool::encode(5, v, buf); }
         ::prost::encoding::message::encode(6, &self.template, buf);
+        if let Some(v) = &self.backoff_limit { ::prost::encoding::int32::encode(7, v, buf); }
         if let Some(v) = &self.ttl_seconds_after_finished { ::prost::encoding::int32::encode(8, v, buf); }
         if let Some(v) = &self.completion_mode { ::prost::encoding::string::encode(9, v, buf); }
         if let Some(v) = &self.suspend { ::prost::encoding::bool::encode(10, v, buf); }
+        if let Some(v) = &self.pod_failure_policy { ::prost::encoding::message::encode(11, v, buf); }
+        if let Some(v) = &self.backoff_limit_per_index { ::prost::encoding::int32::encode(12, v, buf); }
+        if let Some(v) = &self.max_failed_indexes { ::prost::encoding::int32::encode(13, v, buf); }
         if let Some(v) = &self.pod_replacement_policy { ::prost::encoding::string::encode(14, v, buf); }
         if let Some(v) = &self.managed_by { ::prost::encoding::string::encode(15, v, buf); }
+        if let Some(v) = &self.success_policy { ::prost::encoding::message::encode(16, v, buf); }
     }
 
     #[allow(unused_variables)]
@@ -351,26 +351,6 @@ impl ::prost::Message for super::JobSpec {
                 e.push("JobSpec", "activeDeadlineSeconds");
                 e
             }),
-            11 => ::prost::encoding::message::merge(wire_type, self.pod_failure_policy.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("JobSpec", "podFailurePolicy");
-                e
-            }),
-            16 => ::prost::encoding::message::merge(wire_type, self.success_policy.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("JobSpec", "successPolicy");
-                e
-            }),
-            7 => ::prost::encoding::int32::merge(wire_type, self.backoff_limit.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("JobSpec", "backoffLimit");
-                e
-            }),
-            12 => ::prost::encoding::int32::merge(wire_type, self.backoff_limit_per_index.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("JobSpec", "backoffLimitPerIndex");
-                e
-            }),
-            13 => ::prost::encoding::int32::merge(wire_type, self.max_failed_indexes.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("JobSpec", "maxFailedIndexes");
-                e
-            }),
             4 => ::prost::encoding::message::merge(wire_type, self.selector.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("JobSpec", "selector");
                 e
@@ -381,6 +361,10 @@ impl ::prost::Message for super::JobSpec {
             }),
             6 => ::prost::encoding::message::merge(wire_type, &mut self.template, buf, ctx).map_err(|mut e| {
                 e.push("JobSpec", "template");
+                e
+            }),
+            7 => ::prost::encoding::int32::merge(wire_type, self.backoff_limit.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("JobSpec", "backoffLimit");
                 e
             }),
             8 => ::prost::encoding::int32::merge(wire_type, self.ttl_seconds_after_finished.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -395,12 +379,28 @@ impl ::prost::Message for super::JobSpec {
                 e.push("JobSpec", "suspend");
                 e
             }),
+            11 => ::prost::encoding::message::merge(wire_type, self.pod_failure_policy.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("JobSpec", "podFailurePolicy");
+                e
+            }),
+            12 => ::prost::encoding::int32::merge(wire_type, self.backoff_limit_per_index.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("JobSpec", "backoffLimitPerIndex");
+                e
+            }),
+            13 => ::prost::encoding::int32::merge(wire_type, self.max_failed_indexes.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("JobSpec", "maxFailedIndexes");
+                e
+            }),
             14 => ::prost::encoding::string::merge(wire_type, self.pod_replacement_policy.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("JobSpec", "podReplacementPolicy");
                 e
             }),
             15 => ::prost::encoding::string::merge(wire_type, self.managed_by.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("JobSpec", "managedBy");
+                e
+            }),
+            16 => ::prost::encoding::message::merge(wire_type, self.success_policy.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("JobSpec", "successPolicy");
                 e
             }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
@@ -412,19 +412,19 @@ impl ::prost::Message for super::JobSpec {
             + self.parallelism.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(1, v))
             + self.completions.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(2, v))
             + self.active_deadline_seconds.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(3, v))
-            + self.pod_failure_policy.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(11, v))
-            + self.success_policy.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(16, v))
-            + self.backoff_limit.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(7, v))
-            + self.backoff_limit_per_index.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(12, v))
-            + self.max_failed_indexes.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(13, v))
             + self.selector.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
             + self.manual_selector.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(5, v))
             + ::prost::encoding::message::encoded_len(6, &self.template)
+            + self.backoff_limit.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(7, v))
             + self.ttl_seconds_after_finished.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(8, v))
             + self.completion_mode.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(9, v))
             + self.suspend.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(10, v))
+            + self.pod_failure_policy.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(11, v))
+            + self.backoff_limit_per_index.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(12, v))
+            + self.max_failed_indexes.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(13, v))
             + self.pod_replacement_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(14, v))
             + self.managed_by.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(15, v))
+            + self.success_policy.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(16, v))
     }
 
     fn clear(&mut self) {
@@ -441,11 +441,11 @@ impl ::prost::Message for super::JobStatus {
         if let Some(v) = &self.active { ::prost::encoding::int32::encode(4, v, buf); }
         if let Some(v) = &self.succeeded { ::prost::encoding::int32::encode(5, v, buf); }
         if let Some(v) = &self.failed { ::prost::encoding::int32::encode(6, v, buf); }
-        if let Some(v) = &self.terminating { ::prost::encoding::int32::encode(11, v, buf); }
         if let Some(v) = &self.completed_indexes { ::prost::encoding::string::encode(7, v, buf); }
-        if let Some(v) = &self.failed_indexes { ::prost::encoding::string::encode(10, v, buf); }
         if let Some(v) = &self.uncounted_terminated_pods { ::prost::encoding::message::encode(8, v, buf); }
         if let Some(v) = &self.ready { ::prost::encoding::int32::encode(9, v, buf); }
+        if let Some(v) = &self.failed_indexes { ::prost::encoding::string::encode(10, v, buf); }
+        if let Some(v) = &self.terminating { ::prost::encoding::int32::encode(11, v, buf); }
     }
 
     #[allow(unused_variables)]
@@ -475,16 +475,8 @@ impl ::prost::Message for super::JobStatus {
                 e.push("JobStatus", "failed");
                 e
             }),
-            11 => ::prost::encoding::int32::merge(wire_type, self.terminating.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("JobStatus", "terminating");
-                e
-            }),
             7 => ::prost::encoding::string::merge(wire_type, self.completed_indexes.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("JobStatus", "completedIndexes");
-                e
-            }),
-            10 => ::prost::encoding::string::merge(wire_type, self.failed_indexes.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("JobStatus", "failedIndexes");
                 e
             }),
             8 => ::prost::encoding::message::merge(wire_type, self.uncounted_terminated_pods.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -493,6 +485,14 @@ impl ::prost::Message for super::JobStatus {
             }),
             9 => ::prost::encoding::int32::merge(wire_type, self.ready.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("JobStatus", "ready");
+                e
+            }),
+            10 => ::prost::encoding::string::merge(wire_type, self.failed_indexes.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("JobStatus", "failedIndexes");
+                e
+            }),
+            11 => ::prost::encoding::int32::merge(wire_type, self.terminating.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("JobStatus", "terminating");
                 e
             }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
@@ -507,11 +507,11 @@ impl ::prost::Message for super::JobStatus {
             + self.active.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(4, v))
             + self.succeeded.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(5, v))
             + self.failed.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(6, v))
-            + self.terminating.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(11, v))
             + self.completed_indexes.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(7, v))
-            + self.failed_indexes.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(10, v))
             + self.uncounted_terminated_pods.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(8, v))
             + self.ready.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(9, v))
+            + self.failed_indexes.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(10, v))
+            + self.terminating.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(11, v))
     }
 
     fn clear(&mut self) {

@@ -82,13 +82,13 @@ impl ::prost::Message for super::CronJobSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(v) = &self.schedule { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.time_zone { ::prost::encoding::string::encode(8, v, buf); }
         if let Some(v) = &self.starting_deadline_seconds { ::prost::encoding::int64::encode(2, v, buf); }
         if let Some(v) = &self.concurrency_policy { ::prost::encoding::string::encode(3, v, buf); }
         if let Some(v) = &self.suspend { ::prost::encoding::bool::encode(4, v, buf); }
         if let Some(v) = &self.job_template { ::prost::encoding::message::encode(5, v, buf); }
         if let Some(v) = &self.successful_jobs_history_limit { ::prost::encoding::int32::encode(6, v, buf); }
         if let Some(v) = &self.failed_jobs_history_limit { ::prost::encoding::int32::encode(7, v, buf); }
+        if let Some(v) = &self.time_zone { ::prost::encoding::string::encode(8, v, buf); }
     }
 
     #[allow(unused_variables)]
@@ -96,10 +96,6 @@ impl ::prost::Message for super::CronJobSpec {
         match tag {
             1 => ::prost::encoding::string::merge(wire_type, self.schedule.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("CronJobSpec", "schedule");
-                e
-            }),
-            8 => ::prost::encoding::string::merge(wire_type, self.time_zone.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("CronJobSpec", "timeZone");
                 e
             }),
             2 => ::prost::encoding::int64::merge(wire_type, self.starting_deadline_seconds.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -126,6 +122,10 @@ impl ::prost::Message for super::CronJobSpec {
                 e.push("CronJobSpec", "failedJobsHistoryLimit");
                 e
             }),
+            8 => ::prost::encoding::string::merge(wire_type, self.time_zone.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("CronJobSpec", "timeZone");
+                e
+            }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
         }
     }
@@ -133,13 +133,13 @@ impl ::prost::Message for super::CronJobSpec {
     fn encoded_len(&self) -> usize {
         0
             + self.schedule.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.time_zone.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(8, v))
             + self.starting_deadline_seconds.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(2, v))
             + self.concurrency_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
             + self.suspend.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(4, v))
             + self.job_template.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(5, v))
             + self.successful_jobs_history_limit.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(6, v))
             + self.failed_jobs_history_limit.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(7, v))
+            + self.time_zone.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(8, v))
     }
 
     fn clear(&mut self) {

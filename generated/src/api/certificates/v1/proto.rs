@@ -49,11 +49,11 @@ impl ::prost::Message for super::CertificateSigningRequestCondition {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.r#type, buf);
-        ::prost::encoding::string::encode(6, &self.status, buf);
         if let Some(v) = &self.reason { ::prost::encoding::string::encode(2, v, buf); }
         if let Some(v) = &self.message { ::prost::encoding::string::encode(3, v, buf); }
         if let Some(v) = &self.last_update_time { ::prost::encoding::message::encode(4, v, buf); }
         if let Some(v) = &self.last_transition_time { ::prost::encoding::message::encode(5, v, buf); }
+        ::prost::encoding::string::encode(6, &self.status, buf);
     }
 
     #[allow(unused_variables)]
@@ -61,10 +61,6 @@ impl ::prost::Message for super::CertificateSigningRequestCondition {
         match tag {
             1 => ::prost::encoding::string::merge(wire_type, &mut self.r#type, buf, ctx).map_err(|mut e| {
                 e.push("CertificateSigningRequestCondition", "type");
-                e
-            }),
-            6 => ::prost::encoding::string::merge(wire_type, &mut self.status, buf, ctx).map_err(|mut e| {
-                e.push("CertificateSigningRequestCondition", "status");
                 e
             }),
             2 => ::prost::encoding::string::merge(wire_type, self.reason.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -83,6 +79,10 @@ impl ::prost::Message for super::CertificateSigningRequestCondition {
                 e.push("CertificateSigningRequestCondition", "lastTransitionTime");
                 e
             }),
+            6 => ::prost::encoding::string::merge(wire_type, &mut self.status, buf, ctx).map_err(|mut e| {
+                e.push("CertificateSigningRequestCondition", "status");
+                e
+            }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
         }
     }
@@ -90,11 +90,11 @@ impl ::prost::Message for super::CertificateSigningRequestCondition {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len(1, &self.r#type)
-            + ::prost::encoding::string::encoded_len(6, &self.status)
             + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
             + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
             + self.last_update_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
             + self.last_transition_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(5, v))
+            + ::prost::encoding::string::encoded_len(6, &self.status)
     }
 
     fn clear(&mut self) {
@@ -139,13 +139,13 @@ impl ::prost::Message for super::CertificateSigningRequestSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::bytes::encode(1, &self.request, buf);
-        ::prost::encoding::string::encode(7, &self.signer_name, buf);
-        if let Some(v) = &self.expiration_seconds { ::prost::encoding::int32::encode(8, v, buf); }
-        ::prost::encoding::string::encode_repeated(5, &self.usages, buf);
         if let Some(v) = &self.username { ::prost::encoding::string::encode(2, v, buf); }
         if let Some(v) = &self.uid { ::prost::encoding::string::encode(3, v, buf); }
         ::prost::encoding::string::encode_repeated(4, &self.groups, buf);
+        ::prost::encoding::string::encode_repeated(5, &self.usages, buf);
         ::kapi_apimachinery::wire::encode_map(6, &self.extra, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::message::encode, ::prost::encoding::message::encoded_len);
+        ::prost::encoding::string::encode(7, &self.signer_name, buf);
+        if let Some(v) = &self.expiration_seconds { ::prost::encoding::int32::encode(8, v, buf); }
     }
 
     #[allow(unused_variables)]
@@ -153,18 +153,6 @@ impl ::prost::Message for super::CertificateSigningRequestSpec {
         match tag {
             1 => ::prost::encoding::bytes::merge(wire_type, &mut self.request, buf, ctx).map_err(|mut e| {
                 e.push("CertificateSigningRequestSpec", "request");
-                e
-            }),
-            7 => ::prost::encoding::string::merge(wire_type, &mut self.signer_name, buf, ctx).map_err(|mut e| {
-                e.push("CertificateSigningRequestSpec", "signerName");
-                e
-            }),
-            8 => ::prost::encoding::int32::merge(wire_type, self.expiration_seconds.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("CertificateSigningRequestSpec", "expirationSeconds");
-                e
-            }),
-            5 => ::prost::encoding::string::merge_repeated(wire_type, &mut self.usages, buf, ctx).map_err(|mut e| {
-                e.push("CertificateSigningRequestSpec", "usages");
                 e
             }),
             2 => ::prost::encoding::string::merge(wire_type, self.username.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -179,8 +167,20 @@ impl ::prost::Message for super::CertificateSigningRequestSpec {
                 e.push("CertificateSigningRequestSpec", "groups");
                 e
             }),
+            5 => ::prost::encoding::string::merge_repeated(wire_type, &mut self.usages, buf, ctx).map_err(|mut e| {
+                e.push("CertificateSigningRequestSpec", "usages");
+                e
+            }),
             6 => ::kapi_apimachinery::wire::merge_map(&mut self.extra, buf, ctx, ::prost::encoding::string::merge, ::prost::encoding::message::merge).map_err(|mut e| {
                 e.push("CertificateSigningRequestSpec", "extra");
+                e
+            }),
+            7 => ::prost::encoding::string::merge(wire_type, &mut self.signer_name, buf, ctx).map_err(|mut e| {
+                e.push("CertificateSigningRequestSpec", "signerName");
+                e
+            }),
+            8 => ::prost::encoding::int32::merge(wire_type, self.expiration_seconds.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("CertificateSigningRequestSpec", "expirationSeconds");
                 e
             }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
@@ -190,13 +190,13 @@ impl ::prost::Message for super::CertificateSigningRequestSpec {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::bytes::encoded_len(1, &self.request)
-            + ::prost::encoding::string::encoded_len(7, &self.signer_name)
-            + self.expiration_seconds.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(8, v))
-            + ::prost::encoding::string::encoded_len_repeated(5, &self.usages)
             + self.username.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
             + self.uid.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
             + ::prost::encoding::string::encoded_len_repeated(4, &self.groups)
+            + ::prost::encoding::string::encoded_len_repeated(5, &self.usages)
             + ::kapi_apimachinery::wire::encoded_len_map(6, &self.extra, ::prost::encoding::string::encoded_len, ::prost::encoding::message::encoded_len)
+            + ::prost::encoding::string::encoded_len(7, &self.signer_name)
+            + self.expiration_seconds.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(8, v))
     }
 
     fn clear(&mut self) {

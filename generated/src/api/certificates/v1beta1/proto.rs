@@ -49,11 +49,11 @@ impl ::prost::Message for super::CertificateSigningRequestCondition {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(v) = &self.r#type { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::string::encode(6, v, buf); }
         if let Some(v) = &self.reason { ::prost::encoding::string::encode(2, v, buf); }
         if let Some(v) = &self.message { ::prost::encoding::string::encode(3, v, buf); }
         if let Some(v) = &self.last_update_time { ::prost::encoding::message::encode(4, v, buf); }
         if let Some(v) = &self.last_transition_time { ::prost::encoding::message::encode(5, v, buf); }
+        if let Some(v) = &self.status { ::prost::encoding::string::encode(6, v, buf); }
     }
 
     #[allow(unused_variables)]
@@ -61,10 +61,6 @@ impl ::prost::Message for super::CertificateSigningRequestCondition {
         match tag {
             1 => ::prost::encoding::string::merge(wire_type, self.r#type.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("CertificateSigningRequestCondition", "type");
-                e
-            }),
-            6 => ::prost::encoding::string::merge(wire_type, self.status.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("CertificateSigningRequestCondition", "status");
                 e
             }),
             2 => ::prost::encoding::string::merge(wire_type, self.reason.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -83,6 +79,10 @@ impl ::prost::Message for super::CertificateSigningRequestCondition {
                 e.push("CertificateSigningRequestCondition", "lastTransitionTime");
                 e
             }),
+            6 => ::prost::encoding::string::merge(wire_type, self.status.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("CertificateSigningRequestCondition", "status");
+                e
+            }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
         }
     }
@@ -90,11 +90,11 @@ impl ::prost::Message for super::CertificateSigningRequestCondition {
     fn encoded_len(&self) -> usize {
         0
             + self.r#type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
             + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
             + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
             + self.last_update_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
             + self.last_transition_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(5, v))
+            + self.status.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
     }
 
     fn clear(&mut self) {
@@ -139,13 +139,13 @@ impl ::prost::Message for super::CertificateSigningRequestSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(v) = &self.request { ::prost::encoding::bytes::encode(1, v, buf); }
-        if let Some(v) = &self.signer_name { ::prost::encoding::string::encode(7, v, buf); }
-        if let Some(v) = &self.expiration_seconds { ::prost::encoding::int32::encode(8, v, buf); }
-        ::prost::encoding::string::encode_repeated(5, &self.usages, buf);
         if let Some(v) = &self.username { ::prost::encoding::string::encode(2, v, buf); }
         if let Some(v) = &self.uid { ::prost::encoding::string::encode(3, v, buf); }
         ::prost::encoding::string::encode_repeated(4, &self.groups, buf);
+        ::prost::encoding::string::encode_repeated(5, &self.usages, buf);
         ::kapi_apimachinery::wire::encode_map(6, &self.extra, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::message::encode, ::prost::encoding::message::encoded_len);
+        if let Some(v) = &self.signer_name { ::prost::encoding::string::encode(7, v, buf); }
+        if let Some(v) = &self.expiration_seconds { ::prost::encoding::int32::encode(8, v, buf); }
     }
 
     #[allow(unused_variables)]
@@ -153,18 +153,6 @@ impl ::prost::Message for super::CertificateSigningRequestSpec {
         match tag {
             1 => ::prost::encoding::bytes::merge(wire_type, self.request.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("CertificateSigningRequestSpec", "request");
-                e
-            }),
-            7 => ::prost::encoding::string::merge(wire_type, self.signer_name.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("CertificateSigningRequestSpec", "signerName");
-                e
-            }),
-            8 => ::prost::encoding::int32::merge(wire_type, self.expiration_seconds.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("CertificateSigningRequestSpec", "expirationSeconds");
-                e
-            }),
-            5 => ::prost::encoding::string::merge_repeated(wire_type, &mut self.usages, buf, ctx).map_err(|mut e| {
-                e.push("CertificateSigningRequestSpec", "usages");
                 e
             }),
             2 => ::prost::encoding::string::merge(wire_type, self.username.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -179,8 +167,20 @@ impl ::prost::Message for super::CertificateSigningRequestSpec {
                 e.push("CertificateSigningRequestSpec", "groups");
                 e
             }),
+            5 => ::prost::encoding::string::merge_repeated(wire_type, &mut self.usages, buf, ctx).map_err(|mut e| {
+                e.push("CertificateSigningRequestSpec", "usages");
+                e
+            }),
             6 => ::kapi_apimachinery::wire::merge_map(&mut self.extra, buf, ctx, ::prost::encoding::string::merge, ::prost::encoding::message::merge).map_err(|mut e| {
                 e.push("CertificateSigningRequestSpec", "extra");
+                e
+            }),
+            7 => ::prost::encoding::string::merge(wire_type, self.signer_name.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("CertificateSigningRequestSpec", "signerName");
+                e
+            }),
+            8 => ::prost::encoding::int32::merge(wire_type, self.expiration_seconds.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("CertificateSigningRequestSpec", "expirationSeconds");
                 e
             }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
@@ -190,13 +190,13 @@ impl ::prost::Message for super::CertificateSigningRequestSpec {
     fn encoded_len(&self) -> usize {
         0
             + self.request.as_ref().map_or(0, |v| ::prost::encoding::bytes::encoded_len(1, v))
-            + self.signer_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(7, v))
-            + self.expiration_seconds.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(8, v))
-            + ::prost::encoding::string::encoded_len_repeated(5, &self.usages)
             + self.username.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
             + self.uid.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
             + ::prost::encoding::string::encoded_len_repeated(4, &self.groups)
+            + ::prost::encoding::string::encoded_len_repeated(5, &self.usages)
             + ::kapi_apimachinery::wire::encoded_len_map(6, &self.extra, ::prost::encoding::string::encoded_len, ::prost::encoding::message::encoded_len)
+            + self.signer_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(7, v))
+            + self.expiration_seconds.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(8, v))
     }
 
     fn clear(&mut self) {
@@ -448,8 +448,8 @@ impl ::prost::Message for super::PodCertificateRequestSpec {
         if let Some(v) = &self.max_expiration_seconds { ::prost::encoding::int32::encode(8, v, buf); }
         if let Some(v) = &self.pkix_public_key { ::prost::encoding::bytes::encode(9, v, buf); }
         if let Some(v) = &self.proof_of_possession { ::prost::encoding::bytes::encode(10, v, buf); }
-        ::prost::encoding::bytes::encode(12, &self.stub_pkcs10_request, buf);
         ::kapi_apimachinery::wire::encode_map(11, &self.unverified_user_annotations, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len);
+        ::prost::encoding::bytes::encode(12, &self.stub_pkcs10_request, buf);
     }
 
     #[allow(unused_variables)]
@@ -495,12 +495,12 @@ impl ::prost::Message for super::PodCertificateRequestSpec {
                 e.push("PodCertificateRequestSpec", "proofOfPossession");
                 e
             }),
-            12 => ::prost::encoding::bytes::merge(wire_type, &mut self.stub_pkcs10_request, buf, ctx).map_err(|mut e| {
-                e.push("PodCertificateRequestSpec", "stubPKCS10Request");
-                e
-            }),
             11 => ::kapi_apimachinery::wire::merge_map(&mut self.unverified_user_annotations, buf, ctx, ::prost::encoding::string::merge, ::prost::encoding::string::merge).map_err(|mut e| {
                 e.push("PodCertificateRequestSpec", "unverifiedUserAnnotations");
+                e
+            }),
+            12 => ::prost::encoding::bytes::merge(wire_type, &mut self.stub_pkcs10_request, buf, ctx).map_err(|mut e| {
+                e.push("PodCertificateRequestSpec", "stubPKCS10Request");
                 e
             }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
@@ -519,8 +519,8 @@ impl ::prost::Message for super::PodCertificateRequestSpec {
             + self.max_expiration_seconds.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(8, v))
             + self.pkix_public_key.as_ref().map_or(0, |v| ::prost::encoding::bytes::encoded_len(9, v))
             + self.proof_of_possession.as_ref().map_or(0, |v| ::prost::encoding::bytes::encoded_len(10, v))
-            + ::prost::encoding::bytes::encoded_len(12, &self.stub_pkcs10_request)
             + ::kapi_apimachinery::wire::encoded_len_map(11, &self.unverified_user_annotations, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encoded_len)
+            + ::prost::encoding::bytes::encoded_len(12, &self.stub_pkcs10_request)
     }
 
     fn clear(&mut self) {

@@ -759,8 +759,8 @@ impl ::prost::Message for super::ClusterTrustBundleProjection {
         if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); }
         if let Some(v) = &self.signer_name { ::prost::encoding::string::encode(2, v, buf); }
         if let Some(v) = &self.label_selector { ::prost::encoding::message::encode(3, v, buf); }
-        if let Some(v) = &self.optional { ::prost::encoding::bool::encode(5, v, buf); }
         ::prost::encoding::string::encode(4, &self.path, buf);
+        if let Some(v) = &self.optional { ::prost::encoding::bool::encode(5, v, buf); }
     }
 
     #[allow(unused_variables)]
@@ -778,12 +778,12 @@ impl ::prost::Message for super::ClusterTrustBundleProjection {
                 e.push("ClusterTrustBundleProjection", "labelSelector");
                 e
             }),
-            5 => ::prost::encoding::bool::merge(wire_type, self.optional.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("ClusterTrustBundleProjection", "optional");
-                e
-            }),
             4 => ::prost::encoding::string::merge(wire_type, &mut self.path, buf, ctx).map_err(|mut e| {
                 e.push("ClusterTrustBundleProjection", "path");
+                e
+            }),
+            5 => ::prost::encoding::bool::merge(wire_type, self.optional.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("ClusterTrustBundleProjection", "optional");
                 e
             }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
@@ -795,8 +795,8 @@ impl ::prost::Message for super::ClusterTrustBundleProjection {
             + self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
             + self.signer_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
             + self.label_selector.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
-            + self.optional.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(5, v))
             + ::prost::encoding::string::encoded_len(4, &self.path)
+            + self.optional.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(5, v))
     }
 
     fn clear(&mut self) {
@@ -919,9 +919,9 @@ impl ::prost::Message for super::ConfigMap {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.immutable { ::prost::encoding::bool::encode(4, v, buf); }
         ::kapi_apimachinery::wire::encode_map(2, &self.data, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len);
         ::kapi_apimachinery::wire::encode_map(3, &self.binary_data, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::bytes::encode, ::prost::encoding::bytes::encoded_len);
+        if let Some(v) = &self.immutable { ::prost::encoding::bool::encode(4, v, buf); }
     }
 
     #[allow(unused_variables)]
@@ -929,10 +929,6 @@ impl ::prost::Message for super::ConfigMap {
         match tag {
             1 => ::prost::encoding::message::merge(wire_type, self.metadata.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("ConfigMap", "metadata");
-                e
-            }),
-            4 => ::prost::encoding::bool::merge(wire_type, self.immutable.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("ConfigMap", "immutable");
                 e
             }),
             2 => ::kapi_apimachinery::wire::merge_map(&mut self.data, buf, ctx, ::prost::encoding::string::merge, ::prost::encoding::string::merge).map_err(|mut e| {
@@ -943,6 +939,10 @@ impl ::prost::Message for super::ConfigMap {
                 e.push("ConfigMap", "binaryData");
                 e
             }),
+            4 => ::prost::encoding::bool::merge(wire_type, self.immutable.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("ConfigMap", "immutable");
+                e
+            }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
         }
     }
@@ -950,9 +950,9 @@ impl ::prost::Message for super::ConfigMap {
     fn encoded_len(&self) -> usize {
         0
             + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.immutable.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(4, v))
             + ::kapi_apimachinery::wire::encoded_len_map(2, &self.data, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encoded_len)
             + ::kapi_apimachinery::wire::encoded_len_map(3, &self.binary_data, ::prost::encoding::string::encoded_len, ::prost::encoding::bytes::encoded_len)
+            + self.immutable.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(4, v))
     }
 
     fn clear(&mut self) {
@@ -963,7 +963,7 @@ impl ::prost::Message for super::ConfigMap {
 impl ::prost::Message for super::ConfigMapEnvSource {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        { let len = (self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))); ::prost::encoding::encode_key(1, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); } }
+        { let len = self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v)); ::prost::encoding::encode_key(1, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); } }
         if let Some(v) = &self.optional { ::prost::encoding::bool::encode(2, v, buf); }
     }
 
@@ -984,7 +984,7 @@ impl ::prost::Message for super::ConfigMapEnvSource {
 
     fn encoded_len(&self) -> usize {
         0
-            + { let len = (self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))); ::prost::encoding::key_len(1) + ::prost::encoding::encoded_len_varint(len as u64) + len }
+            + { let len = self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v)); ::prost::encoding::key_len(1) + ::prost::encoding::encoded_len_varint(len as u64) + len }
             + self.optional.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(2, v))
     }
 
@@ -996,7 +996,7 @@ impl ::prost::Message for super::ConfigMapEnvSource {
 impl ::prost::Message for super::ConfigMapKeySelector {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        { let len = (self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))); ::prost::encoding::encode_key(1, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); } }
+        { let len = self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v)); ::prost::encoding::encode_key(1, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); } }
         ::prost::encoding::string::encode(2, &self.key, buf);
         if let Some(v) = &self.optional { ::prost::encoding::bool::encode(3, v, buf); }
     }
@@ -1022,7 +1022,7 @@ impl ::prost::Message for super::ConfigMapKeySelector {
 
     fn encoded_len(&self) -> usize {
         0
-            + { let len = (self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))); ::prost::encoding::key_len(1) + ::prost::encoding::encoded_len_varint(len as u64) + len }
+            + { let len = self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v)); ::prost::encoding::key_len(1) + ::prost::encoding::encoded_len_varint(len as u64) + len }
             + ::prost::encoding::string::encoded_len(2, &self.key)
             + self.optional.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(3, v))
     }
@@ -1119,7 +1119,7 @@ impl ::prost::Message for super::ConfigMapNodeConfigSource {
 impl ::prost::Message for super::ConfigMapProjection {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        { let len = (self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))); ::prost::encoding::encode_key(1, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); } }
+        { let len = self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v)); ::prost::encoding::encode_key(1, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); } }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
         if let Some(v) = &self.optional { ::prost::encoding::bool::encode(4, v, buf); }
     }
@@ -1145,7 +1145,7 @@ impl ::prost::Message for super::ConfigMapProjection {
 
     fn encoded_len(&self) -> usize {
         0
-            + { let len = (self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))); ::prost::encoding::key_len(1) + ::prost::encoding::encoded_len_varint(len as u64) + len }
+            + { let len = self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v)); ::prost::encoding::key_len(1) + ::prost::encoding::encoded_len_varint(len as u64) + len }
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
             + self.optional.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(4, v))
     }
@@ -1158,7 +1158,7 @@ impl ::prost::Message for super::ConfigMapProjection {
 impl ::prost::Message for super::ConfigMapVolumeSource {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        { let len = (self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))); ::prost::encoding::encode_key(1, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); } }
+        { let len = self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v)); ::prost::encoding::encode_key(1, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); } }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
         if let Some(v) = &self.default_mode { ::prost::encoding::int32::encode(3, v, buf); }
         if let Some(v) = &self.optional { ::prost::encoding::bool::encode(4, v, buf); }
@@ -1189,7 +1189,7 @@ impl ::prost::Message for super::ConfigMapVolumeSource {
 
     fn encoded_len(&self) -> usize {
         0
-            + { let len = (self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))); ::prost::encoding::key_len(1) + ::prost::encoding::encoded_len_varint(len as u64) + len }
+            + { let len = self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v)); ::prost::encoding::key_len(1) + ::prost::encoding::encoded_len_varint(len as u64) + len }
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
             + self.default_mode.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(3, v))
             + self.optional.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(4, v))
@@ -1209,25 +1209,25 @@ impl ::prost::Message for super::Container {
         ::prost::encoding::string::encode_repeated(4, &self.args, buf);
         if let Some(v) = &self.working_dir { ::prost::encoding::string::encode(5, v, buf); }
         ::prost::encoding::message::encode_repeated(6, &self.ports, buf);
-        ::prost::encoding::message::encode_repeated(19, &self.env_from, buf);
         ::prost::encoding::message::encode_repeated(7, &self.env, buf);
         if let Some(v) = &self.resources { ::prost::encoding::message::encode(8, v, buf); }
-        ::prost::encoding::message::encode_repeated(23, &self.resize_policy, buf);
-        if let Some(v) = &self.restart_policy { ::prost::encoding::string::encode(24, v, buf); }
-        ::prost::encoding::message::encode_repeated(25, &self.restart_policy_rules, buf);
         ::prost::encoding::message::encode_repeated(9, &self.volume_mounts, buf);
-        ::prost::encoding::message::encode_repeated(21, &self.volume_devices, buf);
         if let Some(v) = &self.liveness_probe { ::prost::encoding::message::encode(10, v, buf); }
         if let Some(v) = &self.readiness_probe { ::prost::encoding::message::encode(11, v, buf); }
-        if let Some(v) = &self.startup_probe { ::prost::encoding::message::encode(22, v, buf); }
         if let Some(v) = &self.lifecycle { ::prost::encoding::message::encode(12, v, buf); }
         if let Some(v) = &self.termination_message_path { ::prost::encoding::string::encode(13, v, buf); }
-        if let Some(v) = &self.termination_message_policy { ::prost::encoding::string::encode(20, v, buf); }
         if let Some(v) = &self.image_pull_policy { ::prost::encoding::string::encode(14, v, buf); }
         if let Some(v) = &self.security_context { ::prost::encoding::message::encode(15, v, buf); }
         if let Some(v) = &self.stdin { ::prost::encoding::bool::encode(16, v, buf); }
         if let Some(v) = &self.stdin_once { ::prost::encoding::bool::encode(17, v, buf); }
         if let Some(v) = &self.tty { ::prost::encoding::bool::encode(18, v, buf); }
+        ::prost::encoding::message::encode_repeated(19, &self.env_from, buf);
+        if let Some(v) = &self.termination_message_policy { ::prost::encoding::string::encode(20, v, buf); }
+        ::prost::encoding::message::encode_repeated(21, &self.volume_devices, buf);
+        if let Some(v) = &self.startup_probe { ::prost::encoding::message::encode(22, v, buf); }
+        ::prost::encoding::message::encode_repeated(23, &self.resize_policy, buf);
+        if let Some(v) = &self.restart_policy { ::prost::encoding::string::encode(24, v, buf); }
+        ::prost::encoding::message::encode_repeated(25, &self.restart_policy_rules, buf);
     }
 
     #[allow(unused_variables)]
@@ -1257,10 +1257,6 @@ impl ::prost::Message for super::Container {
                 e.push("Container", "ports");
                 e
             }),
-            19 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.env_from, buf, ctx).map_err(|mut e| {
-                e.push("Container", "envFrom");
-                e
-            }),
             7 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.env, buf, ctx).map_err(|mut e| {
                 e.push("Container", "env");
                 e
@@ -1269,24 +1265,8 @@ impl ::prost::Message for super::Container {
                 e.push("Container", "resources");
                 e
             }),
-            23 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.resize_policy, buf, ctx).map_err(|mut e| {
-                e.push("Container", "resizePolicy");
-                e
-            }),
-            24 => ::prost::encoding::string::merge(wire_type, self.restart_policy.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("Container", "restartPolicy");
-                e
-            }),
-            25 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.restart_policy_rules, buf, ctx).map_err(|mut e| {
-                e.push("Container", "restartPolicyRules");
-                e
-            }),
             9 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.volume_mounts, buf, ctx).map_err(|mut e| {
                 e.push("Container", "volumeMounts");
-                e
-            }),
-            21 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.volume_devices, buf, ctx).map_err(|mut e| {
-                e.push("Container", "volumeDevices");
                 e
             }),
             10 => ::prost::encoding::message::merge(wire_type, self.liveness_probe.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -1297,20 +1277,12 @@ impl ::prost::Message for super::Container {
                 e.push("Container", "readinessProbe");
                 e
             }),
-            22 => ::prost::encoding::message::merge(wire_type, self.startup_probe.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("Container", "startupProbe");
-                e
-            }),
             12 => ::prost::encoding::message::merge(wire_type, self.lifecycle.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("Container", "lifecycle");
                 e
             }),
             13 => ::prost::encoding::string::merge(wire_type, self.termination_message_path.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("Container", "terminationMessagePath");
-                e
-            }),
-            20 => ::prost::encoding::string::merge(wire_type, self.termination_message_policy.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("Container", "terminationMessagePolicy");
                 e
             }),
             14 => ::prost::encoding::string::merge(wire_type, self.image_pull_policy.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -1333,6 +1305,34 @@ impl ::prost::Message for super::Container {
                 e.push("Container", "tty");
                 e
             }),
+            19 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.env_from, buf, ctx).map_err(|mut e| {
+                e.push("Container", "envFrom");
+                e
+            }),
+            20 => ::prost::encoding::string::merge(wire_type, self.termination_message_policy.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("Container", "terminationMessagePolicy");
+                e
+            }),
+            21 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.volume_devices, buf, ctx).map_err(|mut e| {
+                e.push("Container", "volumeDevices");
+                e
+            }),
+            22 => ::prost::encoding::message::merge(wire_type, self.startup_probe.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("Container", "startupProbe");
+                e
+            }),
+            23 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.resize_policy, buf, ctx).map_err(|mut e| {
+                e.push("Container", "resizePolicy");
+                e
+            }),
+            24 => ::prost::encoding::string::merge(wire_type, self.restart_policy.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("Container", "restartPolicy");
+                e
+            }),
+            25 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.restart_policy_rules, buf, ctx).map_err(|mut e| {
+                e.push("Container", "restartPolicyRules");
+                e
+            }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
         }
     }
@@ -1345,25 +1345,25 @@ impl ::prost::Message for super::Container {
             + ::prost::encoding::string::encoded_len_repeated(4, &self.args)
             + self.working_dir.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
             + ::prost::encoding::message::encoded_len_repeated(6, &self.ports)
-            + ::prost::encoding::message::encoded_len_repeated(19, &self.env_from)
             + ::prost::encoding::message::encoded_len_repeated(7, &self.env)
             + self.resources.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(8, v))
-            + ::prost::encoding::message::encoded_len_repeated(23, &self.resize_policy)
-            + self.restart_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(24, v))
-            + ::prost::encoding::message::encoded_len_repeated(25, &self.restart_policy_rules)
             + ::prost::encoding::message::encoded_len_repeated(9, &self.volume_mounts)
-            + ::prost::encoding::message::encoded_len_repeated(21, &self.volume_devices)
             + self.liveness_probe.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(10, v))
             + self.readiness_probe.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(11, v))
-            + self.startup_probe.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(22, v))
             + self.lifecycle.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(12, v))
             + self.termination_message_path.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(13, v))
-            + self.termination_message_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(20, v))
             + self.image_pull_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(14, v))
             + self.security_context.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(15, v))
             + self.stdin.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(16, v))
             + self.stdin_once.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(17, v))
             + self.tty.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(18, v))
+            + ::prost::encoding::message::encoded_len_repeated(19, &self.env_from)
+            + self.termination_message_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(20, v))
+            + ::prost::encoding::message::encoded_len_repeated(21, &self.volume_devices)
+            + self.startup_probe.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(22, v))
+            + ::prost::encoding::message::encoded_len_repeated(23, &self.resize_policy)
+            + self.restart_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(24, v))
+            + ::prost::encoding::message::encoded_len_repeated(25, &self.restart_policy_rules)
     }
 
     fn clear(&mut self) {
@@ -2062,9 +2062,9 @@ impl ::prost::Message for super::EndpointAddress {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.ip, buf);
+        if let Some(v) = &self.target_ref { ::prost::encoding::message::encode(2, v, buf); }
         if let Some(v) = &self.hostname { ::prost::encoding::string::encode(3, v, buf); }
         if let Some(v) = &self.node_name { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.target_ref { ::prost::encoding::message::encode(2, v, buf); }
     }
 
     #[allow(unused_variables)]
@@ -2072,6 +2072,10 @@ impl ::prost::Message for super::EndpointAddress {
         match tag {
             1 => ::prost::encoding::string::merge(wire_type, &mut self.ip, buf, ctx).map_err(|mut e| {
                 e.push("EndpointAddress", "ip");
+                e
+            }),
+            2 => ::prost::encoding::message::merge(wire_type, self.target_ref.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("EndpointAddress", "targetRef");
                 e
             }),
             3 => ::prost::encoding::string::merge(wire_type, self.hostname.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -2082,10 +2086,6 @@ impl ::prost::Message for super::EndpointAddress {
                 e.push("EndpointAddress", "nodeName");
                 e
             }),
-            2 => ::prost::encoding::message::merge(wire_type, self.target_ref.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("EndpointAddress", "targetRef");
-                e
-            }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
         }
     }
@@ -2093,9 +2093,9 @@ impl ::prost::Message for super::EndpointAddress {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len(1, &self.ip)
+            + self.target_ref.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
             + self.hostname.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
             + self.node_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.target_ref.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -2385,14 +2385,14 @@ impl ::prost::Message for super::EnvVarSource {
 impl ::prost::Message for super::EphemeralContainer {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        { let len = (::prost::encoding::string::encoded_len(1, &self.name)) + (self.image.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))) + (::prost::encoding::string::encoded_len_repeated(3, &self.command)) + (::prost::encoding::string::encoded_len_repeated(4, &self.args)) + (self.working_dir.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))) + (::prost::encoding::message::encoded_len_repeated(6, &self.ports)) + (::prost::encoding::message::encoded_len_repeated(19, &self.env_from)) + (::prost::encoding::message::encoded_len_repeated(7, &self.env)) + (self.resources.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(8, v))) + (::prost::encoding::message::encoded_len_repeated(23, &self.resize_policy)) + (self.restart_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(24, v))) + (::prost::encoding::message::encoded_len_repeated(25, &self.restart_policy_rules)) + (::prost::encoding::message::encoded_len_repeated(9, &self.volume_mounts)) + (::prost::encoding::message::encoded_len_repeated(21, &self.volume_devices)) + (self.liveness_probe.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(10, v))) + (self.readiness_probe.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(11, v))) + (self.startup_probe.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(22, v))) + (self.lifecycle.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(12, v))) + (self.termination_message_path.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(13, v))) + (self.termination_message_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(20, v))) + (self.image_pull_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(14, v))) + (self.security_context.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(15, v))) + (self.stdin.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(16, v))) + (self.stdin_once.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(17, v))) + (self.tty.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(18, v))); ::prost::encoding::encode_key(1, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); ::prost::encoding::string::encode(1, &self.name, buf); if let Some(v) = &self.image { ::prost::encoding::string::encode(2, v, buf); } ::prost::encoding::string::encode_repeated(3, &self.command, buf); ::prost::encoding::string::encode_repeated(4, &self.args, buf); if let Some(v) = &self.working_dir { ::prost::encoding::string::encode(5, v, buf); } ::prost::encoding::message::encode_repeated(6, &self.ports, buf); ::prost::encoding::message::encode_repeated(19, &self.env_from, buf); ::prost::encoding::message::encode_repeated(7, &self.env, buf); if let Some(v) = &self.resources { ::prost::encoding::message::encode(8, v, buf); } ::prost::encoding::message::encode_repeated(23, &self.resize_policy, buf); if let Some(v) = &self.restart_policy { ::prost::encoding::string::encode(24, v, buf); } ::prost::encoding::message::encode_repeated(25, &self.restart_policy_rules, buf); ::prost::encoding::message::encode_repeated(9, &self.volume_mounts, buf); ::prost::encoding::message::encode_repeated(21, &self.volume_devices, buf); if let Some(v) = &self.liveness_probe { ::prost::encoding::message::encode(10, v, buf); } if let Some(v) = &self.readiness_probe { ::prost::encoding::message::encode(11, v, buf); } if let Some(v) = &self.startup_probe { ::prost::encoding::message::encode(22, v, buf); } if let Some(v) = &self.lifecycle { ::prost::encoding::message::encode(12, v, buf); } if let Some(v) = &self.termination_message_path { ::prost::encoding::string::encode(13, v, buf); } if let Some(v) = &self.termination_message_policy { ::prost::encoding::string::encode(20, v, buf); } if let Some(v) = &self.image_pull_policy { ::prost::encoding::string::encode(14, v, buf); } if let Some(v) = &self.security_context { ::prost::encoding::message::encode(15, v, buf); } if let Some(v) = &self.stdin { ::prost::encoding::bool::encode(16, v, buf); } if let Some(v) = &self.stdin_once { ::prost::encoding::bool::encode(17, v, buf); } if let Some(v) = &self.tty { ::prost::encoding::bool::encode(18, v, buf); } }
+        { let len = (::prost::encoding::string::encoded_len(1, &self.name)) + (self.image.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))) + (::prost::encoding::string::encoded_len_repeated(3, &self.command)) + (::prost::encoding::string::encoded_len_repeated(4, &self.args)) + (self.working_dir.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))) + (::prost::encoding::message::encoded_len_repeated(6, &self.ports)) + (::prost::encoding::message::encoded_len_repeated(7, &self.env)) + (self.resources.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(8, v))) + (::prost::encoding::message::encoded_len_repeated(9, &self.volume_mounts)) + (self.liveness_probe.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(10, v))) + (self.readiness_probe.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(11, v))) + (self.lifecycle.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(12, v))) + (self.termination_message_path.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(13, v))) + (self.image_pull_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(14, v))) + (self.security_context.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(15, v))) + (self.stdin.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(16, v))) + (self.stdin_once.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(17, v))) + (self.tty.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(18, v))) + (::prost::encoding::message::encoded_len_repeated(19, &self.env_from)) + (self.termination_message_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(20, v))) + (::prost::encoding::message::encoded_len_repeated(21, &self.volume_devices)) + (self.startup_probe.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(22, v))) + (::prost::encoding::message::encoded_len_repeated(23, &self.resize_policy)) + (self.restart_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(24, v))) + (::prost::encoding::message::encoded_len_repeated(25, &self.restart_policy_rules)); ::prost::encoding::encode_key(1, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); ::prost::encoding::string::encode(1, &self.name, buf); if let Some(v) = &self.image { ::prost::encoding::string::encode(2, v, buf); } ::prost::encoding::string::encode_repeated(3, &self.command, buf); ::prost::encoding::string::encode_repeated(4, &self.args, buf); if let Some(v) = &self.working_dir { ::prost::encoding::string::encode(5, v, buf); } ::prost::encoding::message::encode_repeated(6, &self.ports, buf); ::prost::encoding::message::encode_repeated(7, &self.env, buf); if let Some(v) = &self.resources { ::prost::encoding::message::encode(8, v, buf); } ::prost::encoding::message::encode_repeated(9, &self.volume_mounts, buf); if let Some(v) = &self.liveness_probe { ::prost::encoding::message::encode(10, v, buf); } if let Some(v) = &self.readiness_probe { ::prost::encoding::message::encode(11, v, buf); } if let Some(v) = &self.lifecycle { ::prost::encoding::message::encode(12, v, buf); } if let Some(v) = &self.termination_message_path { ::prost::encoding::string::encode(13, v, buf); } if let Some(v) = &self.image_pull_policy { ::prost::encoding::string::encode(14, v, buf); } if let Some(v) = &self.security_context { ::prost::encoding::message::encode(15, v, buf); } if let Some(v) = &self.stdin { ::prost::encoding::bool::encode(16, v, buf); } if let Some(v) = &self.stdin_once { ::prost::encoding::bool::encode(17, v, buf); } if let Some(v) = &self.tty { ::prost::encoding::bool::encode(18, v, buf); } ::prost::encoding::message::encode_repeated(19, &self.env_from, buf); if let Some(v) = &self.termination_message_policy { ::prost::encoding::string::encode(20, v, buf); } ::prost::encoding::message::encode_repeated(21, &self.volume_devices, buf); if let Some(v) = &self.startup_probe { ::prost::encoding::message::encode(22, v, buf); } ::prost::encoding::message::encode_repeated(23, &self.resize_policy, buf); if let Some(v) = &self.restart_policy { ::prost::encoding::string::encode(24, v, buf); } ::prost::encoding::message::encode_repeated(25, &self.restart_policy_rules, buf); }
         if let Some(v) = &self.target_container_name { ::prost::encoding::string::encode(2, v, buf); }
     }
 
     #[allow(unused_variables)]
     fn merge_field(&mut self, tag: u32, wire_type: WireType, buf: &mut impl Buf, ctx: DecodeContext) -> Result<(), DecodeError> {
         match tag {
-            1 => ::prost::encoding::check_wire_type(WireType::LengthDelimited, wire_type).and_then(|()| ::prost::encoding::merge_loop(self, buf, ctx, |this, buf, ctx| { let (tag, wire_type) = ::prost::encoding::decode_key(buf)?; match tag { 1 => { ::prost::encoding::string::merge(wire_type, &mut this.name, buf, ctx) }?, 2 => { ::prost::encoding::string::merge(wire_type, this.image.get_or_insert_with(Default::default), buf, ctx) }?, 3 => { ::prost::encoding::string::merge_repeated(wire_type, &mut this.command, buf, ctx) }?, 4 => { ::prost::encoding::string::merge_repeated(wire_type, &mut this.args, buf, ctx) }?, 5 => { ::prost::encoding::string::merge(wire_type, this.working_dir.get_or_insert_with(Default::default), buf, ctx) }?, 6 => { ::prost::encoding::message::merge_repeated(wire_type, &mut this.ports, buf, ctx) }?, 19 => { ::prost::encoding::message::merge_repeated(wire_type, &mut this.env_from, buf, ctx) }?, 7 => { ::prost::encoding::message::merge_repeated(wire_type, &mut this.env, buf, ctx) }?, 8 => { ::prost::encoding::message::merge(wire_type, this.resources.get_or_insert_with(Default::default), buf, ctx) }?, 23 => { ::prost::encoding::message::merge_repeated(wire_type, &mut this.resize_policy, buf, ctx) }?, 24 => { ::prost::encoding::string::merge(wire_type, this.restart_policy.get_or_insert_with(Default::default), buf, ctx) }?, 25 => { ::prost::encoding::message::merge_repeated(wire_type, &mut this.restart_policy_rules, buf, ctx) }?, 9 => { ::prost::encoding::message::merge_repeated(wire_type, &mut this.volume_mounts, buf, ctx) }?, 21 => { ::prost::encoding::message::merge_repeated(wire_type, &mut this.volume_devices, buf, ctx) }?, 10 => { ::prost::encoding::message::merge(wire_type, this.liveness_probe.get_or_insert_with(Default::default), buf, ctx) }?, 11 => { ::prost::encoding::message::merge(wire_type, this.readiness_probe.get_or_insert_with(Default::default), buf, ctx) }?, 22 => { ::prost::encoding::message::merge(wire_type, this.startup_probe.get_or_insert_with(Default::default), buf, ctx) }?, 12 => { ::prost::encoding::message::merge(wire_type, this.lifecycle.get_or_insert_with(Default::default), buf, ctx) }?, 13 => { ::prost::encoding::string::merge(wire_type, this.termination_message_path.get_or_insert_with(Default::default), buf, ctx) }?, 20 => { ::prost::encoding::string::merge(wire_type, this.termination_message_policy.get_or_insert_with(Default::default), buf, ctx) }?, 14 => { ::prost::encoding::string::merge(wire_type, this.image_pull_policy.get_or_insert_with(Default::default), buf, ctx) }?, 15 => { ::prost::encoding::message::merge(wire_type, this.security_context.get_or_insert_with(Default::default), buf, ctx) }?, 16 => { ::prost::encoding::bool::merge(wire_type, this.stdin.get_or_insert_with(Default::default), buf, ctx) }?, 17 => { ::prost::encoding::bool::merge(wire_type, this.stdin_once.get_or_insert_with(Default::default), buf, ctx) }?, 18 => { ::prost::encoding::bool::merge(wire_type, this.tty.get_or_insert_with(Default::default), buf, ctx) }?, _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx)? } Ok(()) })).map_err(|mut e| {
+            1 => ::prost::encoding::check_wire_type(WireType::LengthDelimited, wire_type).and_then(|()| ::prost::encoding::merge_loop(self, buf, ctx, |this, buf, ctx| { let (tag, wire_type) = ::prost::encoding::decode_key(buf)?; match tag { 1 => { ::prost::encoding::string::merge(wire_type, &mut this.name, buf, ctx) }?, 2 => { ::prost::encoding::string::merge(wire_type, this.image.get_or_insert_with(Default::default), buf, ctx) }?, 3 => { ::prost::encoding::string::merge_repeated(wire_type, &mut this.command, buf, ctx) }?, 4 => { ::prost::encoding::string::merge_repeated(wire_type, &mut this.args, buf, ctx) }?, 5 => { ::prost::encoding::string::merge(wire_type, this.working_dir.get_or_insert_with(Default::default), buf, ctx) }?, 6 => { ::prost::encoding::message::merge_repeated(wire_type, &mut this.ports, buf, ctx) }?, 7 => { ::prost::encoding::message::merge_repeated(wire_type, &mut this.env, buf, ctx) }?, 8 => { ::prost::encoding::message::merge(wire_type, this.resources.get_or_insert_with(Default::default), buf, ctx) }?, 9 => { ::prost::encoding::message::merge_repeated(wire_type, &mut this.volume_mounts, buf, ctx) }?, 10 => { ::prost::encoding::message::merge(wire_type, this.liveness_probe.get_or_insert_with(Default::default), buf, ctx) }?, 11 => { ::prost::encoding::message::merge(wire_type, this.readiness_probe.get_or_insert_with(Default::default), buf, ctx) }?, 12 => { ::prost::encoding::message::merge(wire_type, this.lifecycle.get_or_insert_with(Default::default), buf, ctx) }?, 13 => { ::prost::encoding::string::merge(wire_type, this.termination_message_path.get_or_insert_with(Default::default), buf, ctx) }?, 14 => { ::prost::encoding::string::merge(wire_type, this.image_pull_policy.get_or_insert_with(Default::default), buf, ctx) }?, 15 => { ::prost::encoding::message::merge(wire_type, this.security_context.get_or_insert_with(Default::default), buf, ctx) }?, 16 => { ::prost::encoding::bool::merge(wire_type, this.stdin.get_or_insert_with(Default::default), buf, ctx) }?, 17 => { ::prost::encoding::bool::merge(wire_type, this.stdin_once.get_or_insert_with(Default::default), buf, ctx) }?, 18 => { ::prost::encoding::bool::merge(wire_type, this.tty.get_or_insert_with(Default::default), buf, ctx) }?, 19 => { ::prost::encoding::message::merge_repeated(wire_type, &mut this.env_from, buf, ctx) }?, 20 => { ::prost::encoding::string::merge(wire_type, this.termination_message_policy.get_or_insert_with(Default::default), buf, ctx) }?, 21 => { ::prost::encoding::message::merge_repeated(wire_type, &mut this.volume_devices, buf, ctx) }?, 22 => { ::prost::encoding::message::merge(wire_type, this.startup_probe.get_or_insert_with(Default::default), buf, ctx) }?, 23 => { ::prost::encoding::message::merge_repeated(wire_type, &mut this.resize_policy, buf, ctx) }?, 24 => { ::prost::encoding::string::merge(wire_type, this.restart_policy.get_or_insert_with(Default::default), buf, ctx) }?, 25 => { ::prost::encoding::message::merge_repeated(wire_type, &mut this.restart_policy_rules, buf, ctx) }?, _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx)? } Ok(()) })).map_err(|mut e| {
                 e.push("EphemeralContainer", "ephemeralContainerCommon");
                 e
             }),
@@ -2406,7 +2406,7 @@ impl ::prost::Message for super::EphemeralContainer {
 
     fn encoded_len(&self) -> usize {
         0
-            + { let len = (::prost::encoding::string::encoded_len(1, &self.name)) + (self.image.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))) + (::prost::encoding::string::encoded_len_repeated(3, &self.command)) + (::prost::encoding::string::encoded_len_repeated(4, &self.args)) + (self.working_dir.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))) + (::prost::encoding::message::encoded_len_repeated(6, &self.ports)) + (::prost::encoding::message::encoded_len_repeated(19, &self.env_from)) + (::prost::encoding::message::encoded_len_repeated(7, &self.env)) + (self.resources.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(8, v))) + (::prost::encoding::message::encoded_len_repeated(23, &self.resize_policy)) + (self.restart_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(24, v))) + (::prost::encoding::message::encoded_len_repeated(25, &self.restart_policy_rules)) + (::prost::encoding::message::encoded_len_repeated(9, &self.volume_mounts)) + (::prost::encoding::message::encoded_len_repeated(21, &self.volume_devices)) + (self.liveness_probe.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(10, v))) + (self.readiness_probe.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(11, v))) + (self.startup_probe.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(22, v))) + (self.lifecycle.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(12, v))) + (self.termination_message_path.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(13, v))) + (self.termination_message_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(20, v))) + (self.image_pull_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(14, v))) + (self.security_context.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(15, v))) + (self.stdin.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(16, v))) + (self.stdin_once.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(17, v))) + (self.tty.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(18, v))); ::prost::encoding::key_len(1) + ::prost::encoding::encoded_len_varint(len as u64) + len }
+            + { let len = (::prost::encoding::string::encoded_len(1, &self.name)) + (self.image.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))) + (::prost::encoding::string::encoded_len_repeated(3, &self.command)) + (::prost::encoding::string::encoded_len_repeated(4, &self.args)) + (self.working_dir.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))) + (::prost::encoding::message::encoded_len_repeated(6, &self.ports)) + (::prost::encoding::message::encoded_len_repeated(7, &self.env)) + (self.resources.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(8, v))) + (::prost::encoding::message::encoded_len_repeated(9, &self.volume_mounts)) + (self.liveness_probe.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(10, v))) + (self.readiness_probe.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(11, v))) + (self.lifecycle.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(12, v))) + (self.termination_message_path.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(13, v))) + (self.image_pull_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(14, v))) + (self.security_context.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(15, v))) + (self.stdin.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(16, v))) + (self.stdin_once.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(17, v))) + (self.tty.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(18, v))) + (::prost::encoding::message::encoded_len_repeated(19, &self.env_from)) + (self.termination_message_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(20, v))) + (::prost::encoding::message::encoded_len_repeated(21, &self.volume_devices)) + (self.startup_probe.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(22, v))) + (::prost::encoding::message::encoded_len_repeated(23, &self.resize_policy)) + (self.restart_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(24, v))) + (::prost::encoding::message::encoded_len_repeated(25, &self.restart_policy_rules)); ::prost::encoding::key_len(1) + ::prost::encoding::encoded_len_varint(len as u64) + len }
             + self.target_container_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
     }
 
@@ -2424,25 +2424,25 @@ impl ::prost::Message for super::EphemeralContainerCommon {
         ::prost::encoding::string::encode_repeated(4, &self.args, buf);
         if let Some(v) = &self.working_dir { ::prost::encoding::string::encode(5, v, buf); }
         ::prost::encoding::message::encode_repeated(6, &self.ports, buf);
-        ::prost::encoding::message::encode_repeated(19, &self.env_from, buf);
         ::prost::encoding::message::encode_repeated(7, &self.env, buf);
         if let Some(v) = &self.resources { ::prost::encoding::message::encode(8, v, buf); }
-        ::prost::encoding::message::encode_repeated(23, &self.resize_policy, buf);
-        if let Some(v) = &self.restart_policy { ::prost::encoding::string::encode(24, v, buf); }
-        ::prost::encoding::message::encode_repeated(25, &self.restart_policy_rules, buf);
         ::prost::encoding::message::encode_repeated(9, &self.volume_mounts, buf);
-        ::prost::encoding::message::encode_repeated(21, &self.volume_devices, buf);
         if let Some(v) = &self.liveness_probe { ::prost::encoding::message::encode(10, v, buf); }
         if let Some(v) = &self.readiness_probe { ::prost::encoding::message::encode(11, v, buf); }
-        if let Some(v) = &self.startup_probe { ::prost::encoding::message::encode(22, v, buf); }
         if let Some(v) = &self.lifecycle { ::prost::encoding::message::encode(12, v, buf); }
         if let Some(v) = &self.termination_message_path { ::prost::encoding::string::encode(13, v, buf); }
-        if let Some(v) = &self.termination_message_policy { ::prost::encoding::string::encode(20, v, buf); }
         if let Some(v) = &self.image_pull_policy { ::prost::encoding::string::encode(14, v, buf); }
         if let Some(v) = &self.security_context { ::prost::encoding::message::encode(15, v, buf); }
         if let Some(v) = &self.stdin { ::prost::encoding::bool::encode(16, v, buf); }
         if let Some(v) = &self.stdin_once { ::prost::encoding::bool::encode(17, v, buf); }
         if let Some(v) = &self.tty { ::prost::encoding::bool::encode(18, v, buf); }
+        ::prost::encoding::message::encode_repeated(19, &self.env_from, buf);
+        if let Some(v) = &self.termination_message_policy { ::prost::encoding::string::encode(20, v, buf); }
+        ::prost::encoding::message::encode_repeated(21, &self.volume_devices, buf);
+        if let Some(v) = &self.startup_probe { ::prost::encoding::message::encode(22, v, buf); }
+        ::prost::encoding::message::encode_repeated(23, &self.resize_policy, buf);
+        if let Some(v) = &self.restart_policy { ::prost::encoding::string::encode(24, v, buf); }
+        ::prost::encoding::message::encode_repeated(25, &self.restart_policy_rules, buf);
     }
 
     #[allow(unused_variables)]
@@ -2472,10 +2472,6 @@ impl ::prost::Message for super::EphemeralContainerCommon {
                 e.push("EphemeralContainerCommon", "ports");
                 e
             }),
-            19 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.env_from, buf, ctx).map_err(|mut e| {
-                e.push("EphemeralContainerCommon", "envFrom");
-                e
-            }),
             7 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.env, buf, ctx).map_err(|mut e| {
                 e.push("EphemeralContainerCommon", "env");
                 e
@@ -2484,24 +2480,8 @@ impl ::prost::Message for super::EphemeralContainerCommon {
                 e.push("EphemeralContainerCommon", "resources");
                 e
             }),
-            23 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.resize_policy, buf, ctx).map_err(|mut e| {
-                e.push("EphemeralContainerCommon", "resizePolicy");
-                e
-            }),
-            24 => ::prost::encoding::string::merge(wire_type, self.restart_policy.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("EphemeralContainerCommon", "restartPolicy");
-                e
-            }),
-            25 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.restart_policy_rules, buf, ctx).map_err(|mut e| {
-                e.push("EphemeralContainerCommon", "restartPolicyRules");
-                e
-            }),
             9 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.volume_mounts, buf, ctx).map_err(|mut e| {
                 e.push("EphemeralContainerCommon", "volumeMounts");
-                e
-            }),
-            21 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.volume_devices, buf, ctx).map_err(|mut e| {
-                e.push("EphemeralContainerCommon", "volumeDevices");
                 e
             }),
             10 => ::prost::encoding::message::merge(wire_type, self.liveness_probe.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -2512,20 +2492,12 @@ impl ::prost::Message for super::EphemeralContainerCommon {
                 e.push("EphemeralContainerCommon", "readinessProbe");
                 e
             }),
-            22 => ::prost::encoding::message::merge(wire_type, self.startup_probe.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("EphemeralContainerCommon", "startupProbe");
-                e
-            }),
             12 => ::prost::encoding::message::merge(wire_type, self.lifecycle.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("EphemeralContainerCommon", "lifecycle");
                 e
             }),
             13 => ::prost::encoding::string::merge(wire_type, self.termination_message_path.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("EphemeralContainerCommon", "terminationMessagePath");
-                e
-            }),
-            20 => ::prost::encoding::string::merge(wire_type, self.termination_message_policy.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("EphemeralContainerCommon", "terminationMessagePolicy");
                 e
             }),
             14 => ::prost::encoding::string::merge(wire_type, self.image_pull_policy.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -2548,6 +2520,34 @@ impl ::prost::Message for super::EphemeralContainerCommon {
                 e.push("EphemeralContainerCommon", "tty");
                 e
             }),
+            19 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.env_from, buf, ctx).map_err(|mut e| {
+                e.push("EphemeralContainerCommon", "envFrom");
+                e
+            }),
+            20 => ::prost::encoding::string::merge(wire_type, self.termination_message_policy.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("EphemeralContainerCommon", "terminationMessagePolicy");
+                e
+            }),
+            21 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.volume_devices, buf, ctx).map_err(|mut e| {
+                e.push("EphemeralContainerCommon", "volumeDevices");
+                e
+            }),
+            22 => ::prost::encoding::message::merge(wire_type, self.startup_probe.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("EphemeralContainerCommon", "startupProbe");
+                e
+            }),
+            23 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.resize_policy, buf, ctx).map_err(|mut e| {
+                e.push("EphemeralContainerCommon", "resizePolicy");
+                e
+            }),
+            24 => ::prost::encoding::string::merge(wire_type, self.restart_policy.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("EphemeralContainerCommon", "restartPolicy");
+                e
+            }),
+            25 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.restart_policy_rules, buf, ctx).map_err(|mut e| {
+                e.push("EphemeralContainerCommon", "restartPolicyRules");
+                e
+            }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
         }
     }
@@ -2560,25 +2560,25 @@ impl ::prost::Message for super::EphemeralContainerCommon {
             + ::prost::encoding::string::encoded_len_repeated(4, &self.args)
             + self.working_dir.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
             + ::prost::encoding::message::encoded_len_repeated(6, &self.ports)
-            + ::prost::encoding::message::encoded_len_repeated(19, &self.env_from)
             + ::prost::encoding::message::encoded_len_repeated(7, &self.env)
             + self.resources.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(8, v))
-            + ::prost::encoding::message::encoded_len_repeated(23, &self.resize_policy)
-            + self.restart_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(24, v))
-            + ::prost::encoding::message::encoded_len_repeated(25, &self.restart_policy_rules)
             + ::prost::encoding::message::encoded_len_repeated(9, &self.volume_mounts)
-            + ::prost::encoding::message::encoded_len_repeated(21, &self.volume_devices)
             + self.liveness_probe.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(10, v))
             + self.readiness_probe.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(11, v))
-            + self.startup_probe.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(22, v))
             + self.lifecycle.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(12, v))
             + self.termination_message_path.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(13, v))
-            + self.termination_message_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(20, v))
             + self.image_pull_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(14, v))
             + self.security_context.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(15, v))
             + self.stdin.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(16, v))
             + self.stdin_once.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(17, v))
             + self.tty.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(18, v))
+            + ::prost::encoding::message::encoded_len_repeated(19, &self.env_from)
+            + self.termination_message_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(20, v))
+            + ::prost::encoding::message::encoded_len_repeated(21, &self.volume_devices)
+            + self.startup_probe.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(22, v))
+            + ::prost::encoding::message::encoded_len_repeated(23, &self.resize_policy)
+            + self.restart_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(24, v))
+            + ::prost::encoding::message::encoded_len_repeated(25, &self.restart_policy_rules)
     }
 
     fn clear(&mut self) {
@@ -3470,8 +3470,8 @@ impl ::prost::Message for super::ISCSIPersistentVolumeSource {
         if let Some(v) = &self.read_only { ::prost::encoding::bool::encode(6, v, buf); }
         ::prost::encoding::string::encode_repeated(7, &self.portals, buf);
         if let Some(v) = &self.chap_auth_discovery { ::prost::encoding::bool::encode(8, v, buf); }
-        if let Some(v) = &self.chap_auth_session { ::prost::encoding::bool::encode(11, v, buf); }
         if let Some(v) = &self.secret_ref { ::prost::encoding::message::encode(10, v, buf); }
+        if let Some(v) = &self.chap_auth_session { ::prost::encoding::bool::encode(11, v, buf); }
         if let Some(v) = &self.initiator_name { ::prost::encoding::string::encode(12, v, buf); }
     }
 
@@ -3510,12 +3510,12 @@ impl ::prost::Message for super::ISCSIPersistentVolumeSource {
                 e.push("ISCSIPersistentVolumeSource", "chapAuthDiscovery");
                 e
             }),
-            11 => ::prost::encoding::bool::merge(wire_type, self.chap_auth_session.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("ISCSIPersistentVolumeSource", "chapAuthSession");
-                e
-            }),
             10 => ::prost::encoding::message::merge(wire_type, self.secret_ref.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("ISCSIPersistentVolumeSource", "secretRef");
+                e
+            }),
+            11 => ::prost::encoding::bool::merge(wire_type, self.chap_auth_session.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("ISCSIPersistentVolumeSource", "chapAuthSession");
                 e
             }),
             12 => ::prost::encoding::string::merge(wire_type, self.initiator_name.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -3536,8 +3536,8 @@ impl ::prost::Message for super::ISCSIPersistentVolumeSource {
             + self.read_only.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(6, v))
             + ::prost::encoding::string::encoded_len_repeated(7, &self.portals)
             + self.chap_auth_discovery.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(8, v))
-            + self.chap_auth_session.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(11, v))
             + self.secret_ref.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(10, v))
+            + self.chap_auth_session.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(11, v))
             + self.initiator_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(12, v))
     }
 
@@ -3557,8 +3557,8 @@ impl ::prost::Message for super::ISCSIVolumeSource {
         if let Some(v) = &self.read_only { ::prost::encoding::bool::encode(6, v, buf); }
         ::prost::encoding::string::encode_repeated(7, &self.portals, buf);
         if let Some(v) = &self.chap_auth_discovery { ::prost::encoding::bool::encode(8, v, buf); }
-        if let Some(v) = &self.chap_auth_session { ::prost::encoding::bool::encode(11, v, buf); }
         if let Some(v) = &self.secret_ref { ::prost::encoding::message::encode(10, v, buf); }
+        if let Some(v) = &self.chap_auth_session { ::prost::encoding::bool::encode(11, v, buf); }
         if let Some(v) = &self.initiator_name { ::prost::encoding::string::encode(12, v, buf); }
     }
 
@@ -3597,12 +3597,12 @@ impl ::prost::Message for super::ISCSIVolumeSource {
                 e.push("ISCSIVolumeSource", "chapAuthDiscovery");
                 e
             }),
-            11 => ::prost::encoding::bool::merge(wire_type, self.chap_auth_session.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("ISCSIVolumeSource", "chapAuthSession");
-                e
-            }),
             10 => ::prost::encoding::message::merge(wire_type, self.secret_ref.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("ISCSIVolumeSource", "secretRef");
+                e
+            }),
+            11 => ::prost::encoding::bool::merge(wire_type, self.chap_auth_session.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("ISCSIVolumeSource", "chapAuthSession");
                 e
             }),
             12 => ::prost::encoding::string::merge(wire_type, self.initiator_name.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -3623,8 +3623,8 @@ impl ::prost::Message for super::ISCSIVolumeSource {
             + self.read_only.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(6, v))
             + ::prost::encoding::string::encoded_len_repeated(7, &self.portals)
             + self.chap_auth_discovery.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(8, v))
-            + self.chap_auth_session.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(11, v))
             + self.secret_ref.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(10, v))
+            + self.chap_auth_session.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(11, v))
             + self.initiator_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(12, v))
     }
 
@@ -4981,12 +4981,12 @@ impl ::prost::Message for super::NodeSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(v) = &self.pod_cidr { ::prost::encoding::string::encode(1, v, buf); }
-        ::prost::encoding::string::encode_repeated(7, &self.pod_cidrs, buf);
+        if let Some(v) = &self.external_id { ::prost::encoding::string::encode(2, v, buf); }
         if let Some(v) = &self.provider_id { ::prost::encoding::string::encode(3, v, buf); }
         if let Some(v) = &self.unschedulable { ::prost::encoding::bool::encode(4, v, buf); }
         ::prost::encoding::message::encode_repeated(5, &self.taints, buf);
         if let Some(v) = &self.config_source { ::prost::encoding::message::encode(6, v, buf); }
-        if let Some(v) = &self.external_id { ::prost::encoding::string::encode(2, v, buf); }
+        ::prost::encoding::string::encode_repeated(7, &self.pod_cidrs, buf);
     }
 
     #[allow(unused_variables)]
@@ -4996,8 +4996,8 @@ impl ::prost::Message for super::NodeSpec {
                 e.push("NodeSpec", "podCIDR");
                 e
             }),
-            7 => ::prost::encoding::string::merge_repeated(wire_type, &mut self.pod_cidrs, buf, ctx).map_err(|mut e| {
-                e.push("NodeSpec", "podCIDRs");
+            2 => ::prost::encoding::string::merge(wire_type, self.external_id.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("NodeSpec", "externalID");
                 e
             }),
             3 => ::prost::encoding::string::merge(wire_type, self.provider_id.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -5016,8 +5016,8 @@ impl ::prost::Message for super::NodeSpec {
                 e.push("NodeSpec", "configSource");
                 e
             }),
-            2 => ::prost::encoding::string::merge(wire_type, self.external_id.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("NodeSpec", "externalID");
+            7 => ::prost::encoding::string::merge_repeated(wire_type, &mut self.pod_cidrs, buf, ctx).map_err(|mut e| {
+                e.push("NodeSpec", "podCIDRs");
                 e
             }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
@@ -5027,12 +5027,12 @@ impl ::prost::Message for super::NodeSpec {
     fn encoded_len(&self) -> usize {
         0
             + self.pod_cidr.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + ::prost::encoding::string::encoded_len_repeated(7, &self.pod_cidrs)
+            + self.external_id.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
             + self.provider_id.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
             + self.unschedulable.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(4, v))
             + ::prost::encoding::message::encoded_len_repeated(5, &self.taints)
             + self.config_source.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(6, v))
-            + self.external_id.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + ::prost::encoding::string::encoded_len_repeated(7, &self.pod_cidrs)
     }
 
     fn clear(&mut self) {
@@ -5527,9 +5527,9 @@ impl ::prost::Message for super::PersistentVolumeClaimSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode_repeated(1, &self.access_modes, buf);
-        if let Some(v) = &self.selector { ::prost::encoding::message::encode(4, v, buf); }
         if let Some(v) = &self.resources { ::prost::encoding::message::encode(2, v, buf); }
         if let Some(v) = &self.volume_name { ::prost::encoding::string::encode(3, v, buf); }
+        if let Some(v) = &self.selector { ::prost::encoding::message::encode(4, v, buf); }
         if let Some(v) = &self.storage_class_name { ::prost::encoding::string::encode(5, v, buf); }
         if let Some(v) = &self.volume_mode { ::prost::encoding::string::encode(6, v, buf); }
         if let Some(v) = &self.data_source { ::prost::encoding::message::encode(7, v, buf); }
@@ -5544,16 +5544,16 @@ impl ::prost::Message for super::PersistentVolumeClaimSpec {
                 e.push("PersistentVolumeClaimSpec", "accessModes");
                 e
             }),
-            4 => ::prost::encoding::message::merge(wire_type, self.selector.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("PersistentVolumeClaimSpec", "selector");
-                e
-            }),
             2 => ::prost::encoding::message::merge(wire_type, self.resources.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("PersistentVolumeClaimSpec", "resources");
                 e
             }),
             3 => ::prost::encoding::string::merge(wire_type, self.volume_name.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("PersistentVolumeClaimSpec", "volumeName");
+                e
+            }),
+            4 => ::prost::encoding::message::merge(wire_type, self.selector.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("PersistentVolumeClaimSpec", "selector");
                 e
             }),
             5 => ::prost::encoding::string::merge(wire_type, self.storage_class_name.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -5583,9 +5583,9 @@ impl ::prost::Message for super::PersistentVolumeClaimSpec {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len_repeated(1, &self.access_modes)
-            + self.selector.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
             + self.resources.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
             + self.volume_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.selector.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
             + self.storage_class_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
             + self.volume_mode.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
             + self.data_source.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(7, v))
@@ -6358,12 +6358,12 @@ impl ::prost::Message for super::PodCondition {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.r#type, buf);
-        if let Some(v) = &self.observed_generation { ::prost::encoding::int64::encode(7, v, buf); }
         ::prost::encoding::string::encode(2, &self.status, buf);
         if let Some(v) = &self.last_probe_time { ::prost::encoding::message::encode(3, v, buf); }
         if let Some(v) = &self.last_transition_time { ::prost::encoding::message::encode(4, v, buf); }
         if let Some(v) = &self.reason { ::prost::encoding::string::encode(5, v, buf); }
         if let Some(v) = &self.message { ::prost::encoding::string::encode(6, v, buf); }
+        if let Some(v) = &self.observed_generation { ::prost::encoding::int64::encode(7, v, buf); }
     }
 
     #[allow(unused_variables)]
@@ -6371,10 +6371,6 @@ impl ::prost::Message for super::PodCondition {
         match tag {
             1 => ::prost::encoding::string::merge(wire_type, &mut self.r#type, buf, ctx).map_err(|mut e| {
                 e.push("PodCondition", "type");
-                e
-            }),
-            7 => ::prost::encoding::int64::merge(wire_type, self.observed_generation.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("PodCondition", "observedGeneration");
                 e
             }),
             2 => ::prost::encoding::string::merge(wire_type, &mut self.status, buf, ctx).map_err(|mut e| {
@@ -6397,6 +6393,10 @@ impl ::prost::Message for super::PodCondition {
                 e.push("PodCondition", "message");
                 e
             }),
+            7 => ::prost::encoding::int64::merge(wire_type, self.observed_generation.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("PodCondition", "observedGeneration");
+                e
+            }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
         }
     }
@@ -6404,12 +6404,12 @@ impl ::prost::Message for super::PodCondition {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len(1, &self.r#type)
-            + self.observed_generation.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(7, v))
             + ::prost::encoding::string::encoded_len(2, &self.status)
             + self.last_probe_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
             + self.last_transition_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
             + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
             + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
+            + self.observed_generation.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(7, v))
     }
 
     fn clear(&mut self) {
@@ -6958,17 +6958,17 @@ impl ::prost::Message for super::PodSecurityContext {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(v) = &self.se_linux_options { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.windows_options { ::prost::encoding::message::encode(8, v, buf); }
         if let Some(v) = &self.run_as_user { ::prost::encoding::int64::encode(2, v, buf); }
-        if let Some(v) = &self.run_as_group { ::prost::encoding::int64::encode(6, v, buf); }
         if let Some(v) = &self.run_as_non_root { ::prost::encoding::bool::encode(3, v, buf); }
         ::prost::encoding::int64::encode_repeated(4, &self.supplemental_groups, buf);
-        if let Some(v) = &self.supplemental_groups_policy { ::prost::encoding::string::encode(12, v, buf); }
         if let Some(v) = &self.fs_group { ::prost::encoding::int64::encode(5, v, buf); }
+        if let Some(v) = &self.run_as_group { ::prost::encoding::int64::encode(6, v, buf); }
         ::prost::encoding::message::encode_repeated(7, &self.sysctls, buf);
+        if let Some(v) = &self.windows_options { ::prost::encoding::message::encode(8, v, buf); }
         if let Some(v) = &self.fs_group_change_policy { ::prost::encoding::string::encode(9, v, buf); }
         if let Some(v) = &self.seccomp_profile { ::prost::encoding::message::encode(10, v, buf); }
         if let Some(v) = &self.app_armor_profile { ::prost::encoding::message::encode(11, v, buf); }
+        if let Some(v) = &self.supplemental_groups_policy { ::prost::encoding::string::encode(12, v, buf); }
         if let Some(v) = &self.se_linux_change_policy { ::prost::encoding::string::encode(13, v, buf); }
     }
 
@@ -6979,16 +6979,8 @@ impl ::prost::Message for super::PodSecurityContext {
                 e.push("PodSecurityContext", "seLinuxOptions");
                 e
             }),
-            8 => ::prost::encoding::message::merge(wire_type, self.windows_options.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("PodSecurityContext", "windowsOptions");
-                e
-            }),
             2 => ::prost::encoding::int64::merge(wire_type, self.run_as_user.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("PodSecurityContext", "runAsUser");
-                e
-            }),
-            6 => ::prost::encoding::int64::merge(wire_type, self.run_as_group.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("PodSecurityContext", "runAsGroup");
                 e
             }),
             3 => ::prost::encoding::bool::merge(wire_type, self.run_as_non_root.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -6999,16 +6991,20 @@ impl ::prost::Message for super::PodSecurityContext {
                 e.push("PodSecurityContext", "supplementalGroups");
                 e
             }),
-            12 => ::prost::encoding::string::merge(wire_type, self.supplemental_groups_policy.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("PodSecurityContext", "supplementalGroupsPolicy");
-                e
-            }),
             5 => ::prost::encoding::int64::merge(wire_type, self.fs_group.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("PodSecurityContext", "fsGroup");
                 e
             }),
+            6 => ::prost::encoding::int64::merge(wire_type, self.run_as_group.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("PodSecurityContext", "runAsGroup");
+                e
+            }),
             7 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.sysctls, buf, ctx).map_err(|mut e| {
                 e.push("PodSecurityContext", "sysctls");
+                e
+            }),
+            8 => ::prost::encoding::message::merge(wire_type, self.windows_options.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("PodSecurityContext", "windowsOptions");
                 e
             }),
             9 => ::prost::encoding::string::merge(wire_type, self.fs_group_change_policy.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -7023,6 +7019,10 @@ impl ::prost::Message for super::PodSecurityContext {
                 e.push("PodSecurityContext", "appArmorProfile");
                 e
             }),
+            12 => ::prost::encoding::string::merge(wire_type, self.supplemental_groups_policy.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("PodSecurityContext", "supplementalGroupsPolicy");
+                e
+            }),
             13 => ::prost::encoding::string::merge(wire_type, self.se_linux_change_policy.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("PodSecurityContext", "seLinuxChangePolicy");
                 e
@@ -7034,17 +7034,17 @@ impl ::prost::Message for super::PodSecurityContext {
     fn encoded_len(&self) -> usize {
         0
             + self.se_linux_options.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.windows_options.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(8, v))
             + self.run_as_user.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(2, v))
-            + self.run_as_group.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(6, v))
             + self.run_as_non_root.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(3, v))
             + ::prost::encoding::int64::encoded_len_repeated(4, &self.supplemental_groups)
-            + self.supplemental_groups_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(12, v))
             + self.fs_group.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(5, v))
+            + self.run_as_group.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(6, v))
             + ::prost::encoding::message::encoded_len_repeated(7, &self.sysctls)
+            + self.windows_options.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(8, v))
             + self.fs_group_change_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(9, v))
             + self.seccomp_profile.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(10, v))
             + self.app_armor_profile.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(11, v))
+            + self.supplemental_groups_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(12, v))
             + self.se_linux_change_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(13, v))
     }
 
@@ -7084,9 +7084,7 @@ impl ::prost::Message for super::PodSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::message::encode_repeated(1, &self.volumes, buf);
-        ::prost::encoding::message::encode_repeated(20, &self.init_containers, buf);
         ::prost::encoding::message::encode_repeated(2, &self.containers, buf);
-        ::prost::encoding::message::encode_repeated(34, &self.ephemeral_containers, buf);
         if let Some(v) = &self.restart_policy { ::prost::encoding::string::encode(3, v, buf); }
         if let Some(v) = &self.termination_grace_period_seconds { ::prost::encoding::int64::encode(4, v, buf); }
         if let Some(v) = &self.active_deadline_seconds { ::prost::encoding::int64::encode(5, v, buf); }
@@ -7094,29 +7092,31 @@ impl ::prost::Message for super::PodSpec {
         ::kapi_apimachinery::wire::encode_map(7, &self.node_selector, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len);
         if let Some(v) = &self.service_account_name { ::prost::encoding::string::encode(8, v, buf); }
         if let Some(v) = &self.service_account { ::prost::encoding::string::encode(9, v, buf); }
-        if let Some(v) = &self.automount_service_account_token { ::prost::encoding::bool::encode(21, v, buf); }
         if let Some(v) = &self.node_name { ::prost::encoding::string::encode(10, v, buf); }
         if let Some(v) = &self.host_network { ::prost::encoding::bool::encode(11, v, buf); }
         if let Some(v) = &self.host_pid { ::prost::encoding::bool::encode(12, v, buf); }
         if let Some(v) = &self.host_ipc { ::prost::encoding::bool::encode(13, v, buf); }
-        if let Some(v) = &self.share_process_namespace { ::prost::encoding::bool::encode(27, v, buf); }
         if let Some(v) = &self.security_context { ::prost::encoding::message::encode(14, v, buf); }
         ::prost::encoding::message::encode_repeated(15, &self.image_pull_secrets, buf);
         if let Some(v) = &self.hostname { ::prost::encoding::string::encode(16, v, buf); }
         if let Some(v) = &self.subdomain { ::prost::encoding::string::encode(17, v, buf); }
         if let Some(v) = &self.affinity { ::prost::encoding::message::encode(18, v, buf); }
         if let Some(v) = &self.scheduler_name { ::prost::encoding::string::encode(19, v, buf); }
+        ::prost::encoding::message::encode_repeated(20, &self.init_containers, buf);
+        if let Some(v) = &self.automount_service_account_token { ::prost::encoding::bool::encode(21, v, buf); }
         ::prost::encoding::message::encode_repeated(22, &self.tolerations, buf);
         ::prost::encoding::message::encode_repeated(23, &self.host_aliases, buf);
         if let Some(v) = &self.priority_class_name { ::prost::encoding::string::encode(24, v, buf); }
         if let Some(v) = &self.priority { ::prost::encoding::int32::encode(25, v, buf); }
         if let Some(v) = &self.dns_config { ::prost::encoding::message::encode(26, v, buf); }
+        if let Some(v) = &self.share_process_namespace { ::prost::encoding::bool::encode(27, v, buf); }
         ::prost::encoding::message::encode_repeated(28, &self.readiness_gates, buf);
         if let Some(v) = &self.runtime_class_name { ::prost::encoding::string::encode(29, v, buf); }
         if let Some(v) = &self.enable_service_links { ::prost::encoding::bool::encode(30, v, buf); }
         if let Some(v) = &self.preemption_policy { ::prost::encoding::string::encode(31, v, buf); }
         ::kapi_apimachinery::wire::encode_map(32, &self.overhead, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::message::encode, ::prost::encoding::message::encoded_len);
         ::prost::encoding::message::encode_repeated(33, &self.topology_spread_constraints, buf);
+        ::prost::encoding::message::encode_repeated(34, &self.ephemeral_containers, buf);
         if let Some(v) = &self.set_hostname_as_fqdn { ::prost::encoding::bool::encode(35, v, buf); }
         if let Some(v) = &self.os { ::prost::encoding::message::encode(36, v, buf); }
         if let Some(v) = &self.host_users { ::prost::encoding::bool::encode(37, v, buf); }
@@ -7134,16 +7134,8 @@ impl ::prost::Message for super::PodSpec {
                 e.push("PodSpec", "volumes");
                 e
             }),
-            20 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.init_containers, buf, ctx).map_err(|mut e| {
-                e.push("PodSpec", "initContainers");
-                e
-            }),
             2 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.containers, buf, ctx).map_err(|mut e| {
                 e.push("PodSpec", "containers");
-                e
-            }),
-            34 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.ephemeral_containers, buf, ctx).map_err(|mut e| {
-                e.push("PodSpec", "ephemeralContainers");
                 e
             }),
             3 => ::prost::encoding::string::merge(wire_type, self.restart_policy.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -7174,10 +7166,6 @@ impl ::prost::Message for super::PodSpec {
                 e.push("PodSpec", "serviceAccount");
                 e
             }),
-            21 => ::prost::encoding::bool::merge(wire_type, self.automount_service_account_token.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("PodSpec", "automountServiceAccountToken");
-                e
-            }),
             10 => ::prost::encoding::string::merge(wire_type, self.node_name.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("PodSpec", "nodeName");
                 e
@@ -7192,10 +7180,6 @@ impl ::prost::Message for super::PodSpec {
             }),
             13 => ::prost::encoding::bool::merge(wire_type, self.host_ipc.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("PodSpec", "hostIPC");
-                e
-            }),
-            27 => ::prost::encoding::bool::merge(wire_type, self.share_process_namespace.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("PodSpec", "shareProcessNamespace");
                 e
             }),
             14 => ::prost::encoding::message::merge(wire_type, self.security_context.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -7222,6 +7206,14 @@ impl ::prost::Message for super::PodSpec {
                 e.push("PodSpec", "schedulerName");
                 e
             }),
+            20 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.init_containers, buf, ctx).map_err(|mut e| {
+                e.push("PodSpec", "initContainers");
+                e
+            }),
+            21 => ::prost::encoding::bool::merge(wire_type, self.automount_service_account_token.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("PodSpec", "automountServiceAccountToken");
+                e
+            }),
             22 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.tolerations, buf, ctx).map_err(|mut e| {
                 e.push("PodSpec", "tolerations");
                 e
@@ -7240,6 +7232,10 @@ impl ::prost::Message for super::PodSpec {
             }),
             26 => ::prost::encoding::message::merge(wire_type, self.dns_config.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("PodSpec", "dnsConfig");
+                e
+            }),
+            27 => ::prost::encoding::bool::merge(wire_type, self.share_process_namespace.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("PodSpec", "shareProcessNamespace");
                 e
             }),
             28 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.readiness_gates, buf, ctx).map_err(|mut e| {
@@ -7264,6 +7260,10 @@ impl ::prost::Message for super::PodSpec {
             }),
             33 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.topology_spread_constraints, buf, ctx).map_err(|mut e| {
                 e.push("PodSpec", "topologySpreadConstraints");
+                e
+            }),
+            34 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.ephemeral_containers, buf, ctx).map_err(|mut e| {
+                e.push("PodSpec", "ephemeralContainers");
                 e
             }),
             35 => ::prost::encoding::bool::merge(wire_type, self.set_hostname_as_fqdn.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -7305,9 +7305,7 @@ impl ::prost::Message for super::PodSpec {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::message::encoded_len_repeated(1, &self.volumes)
-            + ::prost::encoding::message::encoded_len_repeated(20, &self.init_containers)
             + ::prost::encoding::message::encoded_len_repeated(2, &self.containers)
-            + ::prost::encoding::message::encoded_len_repeated(34, &self.ephemeral_containers)
             + self.restart_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
             + self.termination_grace_period_seconds.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(4, v))
             + self.active_deadline_seconds.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(5, v))
@@ -7315,29 +7313,31 @@ impl ::prost::Message for super::PodSpec {
             + ::kapi_apimachinery::wire::encoded_len_map(7, &self.node_selector, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encoded_len)
             + self.service_account_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(8, v))
             + self.service_account.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(9, v))
-            + self.automount_service_account_token.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(21, v))
             + self.node_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(10, v))
             + self.host_network.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(11, v))
             + self.host_pid.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(12, v))
             + self.host_ipc.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(13, v))
-            + self.share_process_namespace.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(27, v))
             + self.security_context.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(14, v))
             + ::prost::encoding::message::encoded_len_repeated(15, &self.image_pull_secrets)
             + self.hostname.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(16, v))
             + self.subdomain.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(17, v))
             + self.affinity.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(18, v))
             + self.scheduler_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(19, v))
+            + ::prost::encoding::message::encoded_len_repeated(20, &self.init_containers)
+            + self.automount_service_account_token.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(21, v))
             + ::prost::encoding::message::encoded_len_repeated(22, &self.tolerations)
             + ::prost::encoding::message::encoded_len_repeated(23, &self.host_aliases)
             + self.priority_class_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(24, v))
             + self.priority.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(25, v))
             + self.dns_config.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(26, v))
+            + self.share_process_namespace.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(27, v))
             + ::prost::encoding::message::encoded_len_repeated(28, &self.readiness_gates)
             + self.runtime_class_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(29, v))
             + self.enable_service_links.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(30, v))
             + self.preemption_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(31, v))
             + ::kapi_apimachinery::wire::encoded_len_map(32, &self.overhead, ::prost::encoding::string::encoded_len, ::prost::encoding::message::encoded_len)
             + ::prost::encoding::message::encoded_len_repeated(33, &self.topology_spread_constraints)
+            + ::prost::encoding::message::encoded_len_repeated(34, &self.ephemeral_containers)
             + self.set_hostname_as_fqdn.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(35, v))
             + self.os.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(36, v))
             + self.host_users.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(37, v))
@@ -7356,23 +7356,23 @@ impl ::prost::Message for super::PodSpec {
 impl ::prost::Message for super::PodStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.observed_generation { ::prost::encoding::int64::encode(17, v, buf); }
         if let Some(v) = &self.phase { ::prost::encoding::string::encode(1, v, buf); }
         ::prost::encoding::message::encode_repeated(2, &self.conditions, buf);
         if let Some(v) = &self.message { ::prost::encoding::string::encode(3, v, buf); }
         if let Some(v) = &self.reason { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.nominated_node_name { ::prost::encoding::string::encode(11, v, buf); }
         if let Some(v) = &self.host_ip { ::prost::encoding::string::encode(5, v, buf); }
-        ::prost::encoding::message::encode_repeated(16, &self.host_ips, buf);
         if let Some(v) = &self.pod_ip { ::prost::encoding::string::encode(6, v, buf); }
-        ::prost::encoding::message::encode_repeated(12, &self.pod_ips, buf);
         if let Some(v) = &self.start_time { ::prost::encoding::message::encode(7, v, buf); }
-        ::prost::encoding::message::encode_repeated(10, &self.init_container_statuses, buf);
         ::prost::encoding::message::encode_repeated(8, &self.container_statuses, buf);
         if let Some(v) = &self.qos_class { ::prost::encoding::string::encode(9, v, buf); }
+        ::prost::encoding::message::encode_repeated(10, &self.init_container_statuses, buf);
+        if let Some(v) = &self.nominated_node_name { ::prost::encoding::string::encode(11, v, buf); }
+        ::prost::encoding::message::encode_repeated(12, &self.pod_ips, buf);
         ::prost::encoding::message::encode_repeated(13, &self.ephemeral_container_statuses, buf);
         if let Some(v) = &self.resize { ::prost::encoding::string::encode(14, v, buf); }
         ::prost::encoding::message::encode_repeated(15, &self.resource_claim_statuses, buf);
+        ::prost::encoding::message::encode_repeated(16, &self.host_ips, buf);
+        if let Some(v) = &self.observed_generation { ::prost::encoding::int64::encode(17, v, buf); }
         if let Some(v) = &self.extended_resource_claim_status { ::prost::encoding::message::encode(18, v, buf); }
         ::kapi_apimachinery::wire::encode_map(19, &self.allocated_resources, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::message::encode, ::prost::encoding::message::encoded_len);
         if let Some(v) = &self.resources { ::prost::encoding::message::encode(20, v, buf); }
@@ -7382,10 +7382,6 @@ impl ::prost::Message for super::PodStatus {
     #[allow(unused_variables)]
     fn merge_field(&mut self, tag: u32, wire_type: WireType, buf: &mut impl Buf, ctx: DecodeContext) -> Result<(), DecodeError> {
         match tag {
-            17 => ::prost::encoding::int64::merge(wire_type, self.observed_generation.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("PodStatus", "observedGeneration");
-                e
-            }),
             1 => ::prost::encoding::string::merge(wire_type, self.phase.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("PodStatus", "phase");
                 e
@@ -7402,32 +7398,16 @@ impl ::prost::Message for super::PodStatus {
                 e.push("PodStatus", "reason");
                 e
             }),
-            11 => ::prost::encoding::string::merge(wire_type, self.nominated_node_name.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("PodStatus", "nominatedNodeName");
-                e
-            }),
             5 => ::prost::encoding::string::merge(wire_type, self.host_ip.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("PodStatus", "hostIP");
-                e
-            }),
-            16 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.host_ips, buf, ctx).map_err(|mut e| {
-                e.push("PodStatus", "hostIPs");
                 e
             }),
             6 => ::prost::encoding::string::merge(wire_type, self.pod_ip.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("PodStatus", "podIP");
                 e
             }),
-            12 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.pod_ips, buf, ctx).map_err(|mut e| {
-                e.push("PodStatus", "podIPs");
-                e
-            }),
             7 => ::prost::encoding::message::merge(wire_type, self.start_time.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("PodStatus", "startTime");
-                e
-            }),
-            10 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.init_container_statuses, buf, ctx).map_err(|mut e| {
-                e.push("PodStatus", "initContainerStatuses");
                 e
             }),
             8 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.container_statuses, buf, ctx).map_err(|mut e| {
@@ -7436,6 +7416,18 @@ impl ::prost::Message for super::PodStatus {
             }),
             9 => ::prost::encoding::string::merge(wire_type, self.qos_class.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("PodStatus", "qosClass");
+                e
+            }),
+            10 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.init_container_statuses, buf, ctx).map_err(|mut e| {
+                e.push("PodStatus", "initContainerStatuses");
+                e
+            }),
+            11 => ::prost::encoding::string::merge(wire_type, self.nominated_node_name.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("PodStatus", "nominatedNodeName");
+                e
+            }),
+            12 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.pod_ips, buf, ctx).map_err(|mut e| {
+                e.push("PodStatus", "podIPs");
                 e
             }),
             13 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.ephemeral_container_statuses, buf, ctx).map_err(|mut e| {
@@ -7448,6 +7440,14 @@ impl ::prost::Message for super::PodStatus {
             }),
             15 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.resource_claim_statuses, buf, ctx).map_err(|mut e| {
                 e.push("PodStatus", "resourceClaimStatuses");
+                e
+            }),
+            16 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.host_ips, buf, ctx).map_err(|mut e| {
+                e.push("PodStatus", "hostIPs");
+                e
+            }),
+            17 => ::prost::encoding::int64::merge(wire_type, self.observed_generation.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("PodStatus", "observedGeneration");
                 e
             }),
             18 => ::prost::encoding::message::merge(wire_type, self.extended_resource_claim_status.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -7472,23 +7472,23 @@ impl ::prost::Message for super::PodStatus {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.observed_generation.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(17, v))
             + self.phase.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.conditions)
             + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
             + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.nominated_node_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(11, v))
             + self.host_ip.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
-            + ::prost::encoding::message::encoded_len_repeated(16, &self.host_ips)
             + self.pod_ip.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
-            + ::prost::encoding::message::encoded_len_repeated(12, &self.pod_ips)
             + self.start_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(7, v))
-            + ::prost::encoding::message::encoded_len_repeated(10, &self.init_container_statuses)
             + ::prost::encoding::message::encoded_len_repeated(8, &self.container_statuses)
             + self.qos_class.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(9, v))
+            + ::prost::encoding::message::encoded_len_repeated(10, &self.init_container_statuses)
+            + self.nominated_node_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(11, v))
+            + ::prost::encoding::message::encoded_len_repeated(12, &self.pod_ips)
             + ::prost::encoding::message::encoded_len_repeated(13, &self.ephemeral_container_statuses)
             + self.resize.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(14, v))
             + ::prost::encoding::message::encoded_len_repeated(15, &self.resource_claim_statuses)
+            + ::prost::encoding::message::encoded_len_repeated(16, &self.host_ips)
+            + self.observed_generation.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(17, v))
             + self.extended_resource_claim_status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(18, v))
             + ::kapi_apimachinery::wire::encoded_len_map(19, &self.allocated_resources, ::prost::encoding::string::encoded_len, ::prost::encoding::message::encoded_len)
             + self.resources.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(20, v))
@@ -8317,9 +8317,9 @@ impl ::prost::Message for super::ReplicationControllerSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(v) = &self.replicas { ::prost::encoding::int32::encode(1, v, buf); }
-        if let Some(v) = &self.min_ready_seconds { ::prost::encoding::int32::encode(4, v, buf); }
         ::kapi_apimachinery::wire::encode_map(2, &self.selector, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len);
         if let Some(v) = &self.template { ::prost::encoding::message::encode(3, v, buf); }
+        if let Some(v) = &self.min_ready_seconds { ::prost::encoding::int32::encode(4, v, buf); }
     }
 
     #[allow(unused_variables)]
@@ -8327,10 +8327,6 @@ impl ::prost::Message for super::ReplicationControllerSpec {
         match tag {
             1 => ::prost::encoding::int32::merge(wire_type, self.replicas.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("ReplicationControllerSpec", "replicas");
-                e
-            }),
-            4 => ::prost::encoding::int32::merge(wire_type, self.min_ready_seconds.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("ReplicationControllerSpec", "minReadySeconds");
                 e
             }),
             2 => ::kapi_apimachinery::wire::merge_map(&mut self.selector, buf, ctx, ::prost::encoding::string::merge, ::prost::encoding::string::merge).map_err(|mut e| {
@@ -8341,6 +8337,10 @@ impl ::prost::Message for super::ReplicationControllerSpec {
                 e.push("ReplicationControllerSpec", "template");
                 e
             }),
+            4 => ::prost::encoding::int32::merge(wire_type, self.min_ready_seconds.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("ReplicationControllerSpec", "minReadySeconds");
+                e
+            }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
         }
     }
@@ -8348,9 +8348,9 @@ impl ::prost::Message for super::ReplicationControllerSpec {
     fn encoded_len(&self) -> usize {
         0
             + self.replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(1, v))
-            + self.min_ready_seconds.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(4, v))
             + ::kapi_apimachinery::wire::encoded_len_map(2, &self.selector, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encoded_len)
             + self.template.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.min_ready_seconds.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(4, v))
     }
 
     fn clear(&mut self) {
@@ -8363,9 +8363,9 @@ impl ::prost::Message for super::ReplicationControllerStatus {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::int32::encode(1, &self.replicas, buf);
         if let Some(v) = &self.fully_labeled_replicas { ::prost::encoding::int32::encode(2, v, buf); }
+        if let Some(v) = &self.observed_generation { ::prost::encoding::int64::encode(3, v, buf); }
         if let Some(v) = &self.ready_replicas { ::prost::encoding::int32::encode(4, v, buf); }
         if let Some(v) = &self.available_replicas { ::prost::encoding::int32::encode(5, v, buf); }
-        if let Some(v) = &self.observed_generation { ::prost::encoding::int64::encode(3, v, buf); }
         ::prost::encoding::message::encode_repeated(6, &self.conditions, buf);
     }
 
@@ -8380,16 +8380,16 @@ impl ::prost::Message for super::ReplicationControllerStatus {
                 e.push("ReplicationControllerStatus", "fullyLabeledReplicas");
                 e
             }),
+            3 => ::prost::encoding::int64::merge(wire_type, self.observed_generation.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("ReplicationControllerStatus", "observedGeneration");
+                e
+            }),
             4 => ::prost::encoding::int32::merge(wire_type, self.ready_replicas.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("ReplicationControllerStatus", "readyReplicas");
                 e
             }),
             5 => ::prost::encoding::int32::merge(wire_type, self.available_replicas.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("ReplicationControllerStatus", "availableReplicas");
-                e
-            }),
-            3 => ::prost::encoding::int64::merge(wire_type, self.observed_generation.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("ReplicationControllerStatus", "observedGeneration");
                 e
             }),
             6 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.conditions, buf, ctx).map_err(|mut e| {
@@ -8404,9 +8404,9 @@ impl ::prost::Message for super::ReplicationControllerStatus {
         0
             + ::prost::encoding::int32::encoded_len(1, &self.replicas)
             + self.fully_labeled_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(2, v))
+            + self.observed_generation.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(3, v))
             + self.ready_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(4, v))
             + self.available_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(5, v))
-            + self.observed_generation.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(3, v))
             + ::prost::encoding::message::encoded_len_repeated(6, &self.conditions)
     }
 
@@ -9052,10 +9052,10 @@ impl ::prost::Message for super::Secret {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.immutable { ::prost::encoding::bool::encode(5, v, buf); }
         ::kapi_apimachinery::wire::encode_map(2, &self.data, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::bytes::encode, ::prost::encoding::bytes::encoded_len);
-        ::kapi_apimachinery::wire::encode_map(4, &self.string_data, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len);
         if let Some(v) = &self.r#type { ::prost::encoding::string::encode(3, v, buf); }
+        ::kapi_apimachinery::wire::encode_map(4, &self.string_data, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len);
+        if let Some(v) = &self.immutable { ::prost::encoding::bool::encode(5, v, buf); }
     }
 
     #[allow(unused_variables)]
@@ -9065,20 +9065,20 @@ impl ::prost::Message for super::Secret {
                 e.push("Secret", "metadata");
                 e
             }),
-            5 => ::prost::encoding::bool::merge(wire_type, self.immutable.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("Secret", "immutable");
-                e
-            }),
             2 => ::kapi_apimachinery::wire::merge_map(&mut self.data, buf, ctx, ::prost::encoding::string::merge, ::prost::encoding::bytes::merge).map_err(|mut e| {
                 e.push("Secret", "data");
+                e
+            }),
+            3 => ::prost::encoding::string::merge(wire_type, self.r#type.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("Secret", "type");
                 e
             }),
             4 => ::kapi_apimachinery::wire::merge_map(&mut self.string_data, buf, ctx, ::prost::encoding::string::merge, ::prost::encoding::string::merge).map_err(|mut e| {
                 e.push("Secret", "stringData");
                 e
             }),
-            3 => ::prost::encoding::string::merge(wire_type, self.r#type.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("Secret", "type");
+            5 => ::prost::encoding::bool::merge(wire_type, self.immutable.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("Secret", "immutable");
                 e
             }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
@@ -9088,10 +9088,10 @@ impl ::prost::Message for super::Secret {
     fn encoded_len(&self) -> usize {
         0
             + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.immutable.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(5, v))
             + ::kapi_apimachinery::wire::encoded_len_map(2, &self.data, ::prost::encoding::string::encoded_len, ::prost::encoding::bytes::encoded_len)
-            + ::kapi_apimachinery::wire::encoded_len_map(4, &self.string_data, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encoded_len)
             + self.r#type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + ::kapi_apimachinery::wire::encoded_len_map(4, &self.string_data, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encoded_len)
+            + self.immutable.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(5, v))
     }
 
     fn clear(&mut self) {
@@ -9102,7 +9102,7 @@ impl ::prost::Message for super::Secret {
 impl ::prost::Message for super::SecretEnvSource {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        { let len = (self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))); ::prost::encoding::encode_key(1, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); } }
+        { let len = self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v)); ::prost::encoding::encode_key(1, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); } }
         if let Some(v) = &self.optional { ::prost::encoding::bool::encode(2, v, buf); }
     }
 
@@ -9123,7 +9123,7 @@ impl ::prost::Message for super::SecretEnvSource {
 
     fn encoded_len(&self) -> usize {
         0
-            + { let len = (self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))); ::prost::encoding::key_len(1) + ::prost::encoding::encoded_len_varint(len as u64) + len }
+            + { let len = self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v)); ::prost::encoding::key_len(1) + ::prost::encoding::encoded_len_varint(len as u64) + len }
             + self.optional.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(2, v))
     }
 
@@ -9135,7 +9135,7 @@ impl ::prost::Message for super::SecretEnvSource {
 impl ::prost::Message for super::SecretKeySelector {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        { let len = (self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))); ::prost::encoding::encode_key(1, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); } }
+        { let len = self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v)); ::prost::encoding::encode_key(1, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); } }
         ::prost::encoding::string::encode(2, &self.key, buf);
         if let Some(v) = &self.optional { ::prost::encoding::bool::encode(3, v, buf); }
     }
@@ -9161,7 +9161,7 @@ impl ::prost::Message for super::SecretKeySelector {
 
     fn encoded_len(&self) -> usize {
         0
-            + { let len = (self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))); ::prost::encoding::key_len(1) + ::prost::encoding::encoded_len_varint(len as u64) + len }
+            + { let len = self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v)); ::prost::encoding::key_len(1) + ::prost::encoding::encoded_len_varint(len as u64) + len }
             + ::prost::encoding::string::encoded_len(2, &self.key)
             + self.optional.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(3, v))
     }
@@ -9207,7 +9207,7 @@ impl ::prost::Message for super::SecretList {
 impl ::prost::Message for super::SecretProjection {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        { let len = (self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))); ::prost::encoding::encode_key(1, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); } }
+        { let len = self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v)); ::prost::encoding::encode_key(1, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); } }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
         if let Some(v) = &self.optional { ::prost::encoding::bool::encode(4, v, buf); }
     }
@@ -9233,7 +9233,7 @@ impl ::prost::Message for super::SecretProjection {
 
     fn encoded_len(&self) -> usize {
         0
-            + { let len = (self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))); ::prost::encoding::key_len(1) + ::prost::encoding::encoded_len_varint(len as u64) + len }
+            + { let len = self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v)); ::prost::encoding::key_len(1) + ::prost::encoding::encoded_len_varint(len as u64) + len }
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
             + self.optional.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(4, v))
     }
@@ -9327,13 +9327,13 @@ impl ::prost::Message for super::SecurityContext {
         if let Some(v) = &self.capabilities { ::prost::encoding::message::encode(1, v, buf); }
         if let Some(v) = &self.privileged { ::prost::encoding::bool::encode(2, v, buf); }
         if let Some(v) = &self.se_linux_options { ::prost::encoding::message::encode(3, v, buf); }
-        if let Some(v) = &self.windows_options { ::prost::encoding::message::encode(10, v, buf); }
         if let Some(v) = &self.run_as_user { ::prost::encoding::int64::encode(4, v, buf); }
-        if let Some(v) = &self.run_as_group { ::prost::encoding::int64::encode(8, v, buf); }
         if let Some(v) = &self.run_as_non_root { ::prost::encoding::bool::encode(5, v, buf); }
         if let Some(v) = &self.read_only_root_filesystem { ::prost::encoding::bool::encode(6, v, buf); }
         if let Some(v) = &self.allow_privilege_escalation { ::prost::encoding::bool::encode(7, v, buf); }
+        if let Some(v) = &self.run_as_group { ::prost::encoding::int64::encode(8, v, buf); }
         if let Some(v) = &self.proc_mount { ::prost::encoding::string::encode(9, v, buf); }
+        if let Some(v) = &self.windows_options { ::prost::encoding::message::encode(10, v, buf); }
         if let Some(v) = &self.seccomp_profile { ::prost::encoding::message::encode(11, v, buf); }
         if let Some(v) = &self.app_armor_profile { ::prost::encoding::message::encode(12, v, buf); }
     }
@@ -9353,16 +9353,8 @@ impl ::prost::Message for super::SecurityContext {
                 e.push("SecurityContext", "seLinuxOptions");
                 e
             }),
-            10 => ::prost::encoding::message::merge(wire_type, self.windows_options.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("SecurityContext", "windowsOptions");
-                e
-            }),
             4 => ::prost::encoding::int64::merge(wire_type, self.run_as_user.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("SecurityContext", "runAsUser");
-                e
-            }),
-            8 => ::prost::encoding::int64::merge(wire_type, self.run_as_group.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("SecurityContext", "runAsGroup");
                 e
             }),
             5 => ::prost::encoding::bool::merge(wire_type, self.run_as_non_root.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -9377,8 +9369,16 @@ impl ::prost::Message for super::SecurityContext {
                 e.push("SecurityContext", "allowPrivilegeEscalation");
                 e
             }),
+            8 => ::prost::encoding::int64::merge(wire_type, self.run_as_group.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("SecurityContext", "runAsGroup");
+                e
+            }),
             9 => ::prost::encoding::string::merge(wire_type, self.proc_mount.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("SecurityContext", "procMount");
+                e
+            }),
+            10 => ::prost::encoding::message::merge(wire_type, self.windows_options.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("SecurityContext", "windowsOptions");
                 e
             }),
             11 => ::prost::encoding::message::merge(wire_type, self.seccomp_profile.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -9398,13 +9398,13 @@ impl ::prost::Message for super::SecurityContext {
             + self.capabilities.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
             + self.privileged.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(2, v))
             + self.se_linux_options.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
-            + self.windows_options.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(10, v))
             + self.run_as_user.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(4, v))
-            + self.run_as_group.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(8, v))
             + self.run_as_non_root.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(5, v))
             + self.read_only_root_filesystem.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(6, v))
             + self.allow_privilege_escalation.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(7, v))
+            + self.run_as_group.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(8, v))
             + self.proc_mount.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(9, v))
+            + self.windows_options.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(10, v))
             + self.seccomp_profile.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(11, v))
             + self.app_armor_profile.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(12, v))
     }
@@ -9635,10 +9635,10 @@ impl ::prost::Message for super::ServicePort {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); }
         if let Some(v) = &self.protocol { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.app_protocol { ::prost::encoding::string::encode(6, v, buf); }
         ::prost::encoding::int32::encode(3, &self.port, buf);
         if let Some(v) = &self.target_port { ::prost::encoding::message::encode(4, v, buf); }
         if let Some(v) = &self.node_port { ::prost::encoding::int32::encode(5, v, buf); }
+        if let Some(v) = &self.app_protocol { ::prost::encoding::string::encode(6, v, buf); }
     }
 
     #[allow(unused_variables)]
@@ -9650,10 +9650,6 @@ impl ::prost::Message for super::ServicePort {
             }),
             2 => ::prost::encoding::string::merge(wire_type, self.protocol.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("ServicePort", "protocol");
-                e
-            }),
-            6 => ::prost::encoding::string::merge(wire_type, self.app_protocol.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("ServicePort", "appProtocol");
                 e
             }),
             3 => ::prost::encoding::int32::merge(wire_type, &mut self.port, buf, ctx).map_err(|mut e| {
@@ -9668,6 +9664,10 @@ impl ::prost::Message for super::ServicePort {
                 e.push("ServicePort", "nodePort");
                 e
             }),
+            6 => ::prost::encoding::string::merge(wire_type, self.app_protocol.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("ServicePort", "appProtocol");
+                e
+            }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
         }
     }
@@ -9676,10 +9676,10 @@ impl ::prost::Message for super::ServicePort {
         0
             + self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
             + self.protocol.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.app_protocol.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
             + ::prost::encoding::int32::encoded_len(3, &self.port)
             + self.target_port.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
             + self.node_port.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(5, v))
+            + self.app_protocol.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
     }
 
     fn clear(&mut self) {
@@ -9720,7 +9720,6 @@ impl ::prost::Message for super::ServiceSpec {
         ::prost::encoding::message::encode_repeated(1, &self.ports, buf);
         ::kapi_apimachinery::wire::encode_map(2, &self.selector, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len);
         if let Some(v) = &self.cluster_ip { ::prost::encoding::string::encode(3, v, buf); }
-        ::prost::encoding::string::encode_repeated(18, &self.cluster_ips, buf);
         if let Some(v) = &self.r#type { ::prost::encoding::string::encode(4, v, buf); }
         ::prost::encoding::string::encode_repeated(5, &self.external_ips, buf);
         if let Some(v) = &self.session_affinity { ::prost::encoding::string::encode(7, v, buf); }
@@ -9731,8 +9730,9 @@ impl ::prost::Message for super::ServiceSpec {
         if let Some(v) = &self.health_check_node_port { ::prost::encoding::int32::encode(12, v, buf); }
         if let Some(v) = &self.publish_not_ready_addresses { ::prost::encoding::bool::encode(13, v, buf); }
         if let Some(v) = &self.session_affinity_config { ::prost::encoding::message::encode(14, v, buf); }
-        ::prost::encoding::string::encode_repeated(19, &self.ip_families, buf);
         if let Some(v) = &self.ip_family_policy { ::prost::encoding::string::encode(17, v, buf); }
+        ::prost::encoding::string::encode_repeated(18, &self.cluster_ips, buf);
+        ::prost::encoding::string::encode_repeated(19, &self.ip_families, buf);
         if let Some(v) = &self.allocate_load_balancer_node_ports { ::prost::encoding::bool::encode(20, v, buf); }
         if let Some(v) = &self.load_balancer_class { ::prost::encoding::string::encode(21, v, buf); }
         if let Some(v) = &self.internal_traffic_policy { ::prost::encoding::string::encode(22, v, buf); }
@@ -9752,10 +9752,6 @@ impl ::prost::Message for super::ServiceSpec {
             }),
             3 => ::prost::encoding::string::merge(wire_type, self.cluster_ip.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("ServiceSpec", "clusterIP");
-                e
-            }),
-            18 => ::prost::encoding::string::merge_repeated(wire_type, &mut self.cluster_ips, buf, ctx).map_err(|mut e| {
-                e.push("ServiceSpec", "clusterIPs");
                 e
             }),
             4 => ::prost::encoding::string::merge(wire_type, self.r#type.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -9798,12 +9794,16 @@ impl ::prost::Message for super::ServiceSpec {
                 e.push("ServiceSpec", "sessionAffinityConfig");
                 e
             }),
-            19 => ::prost::encoding::string::merge_repeated(wire_type, &mut self.ip_families, buf, ctx).map_err(|mut e| {
-                e.push("ServiceSpec", "ipFamilies");
-                e
-            }),
             17 => ::prost::encoding::string::merge(wire_type, self.ip_family_policy.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("ServiceSpec", "ipFamilyPolicy");
+                e
+            }),
+            18 => ::prost::encoding::string::merge_repeated(wire_type, &mut self.cluster_ips, buf, ctx).map_err(|mut e| {
+                e.push("ServiceSpec", "clusterIPs");
+                e
+            }),
+            19 => ::prost::encoding::string::merge_repeated(wire_type, &mut self.ip_families, buf, ctx).map_err(|mut e| {
+                e.push("ServiceSpec", "ipFamilies");
                 e
             }),
             20 => ::prost::encoding::bool::merge(wire_type, self.allocate_load_balancer_node_ports.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -9831,7 +9831,6 @@ impl ::prost::Message for super::ServiceSpec {
             + ::prost::encoding::message::encoded_len_repeated(1, &self.ports)
             + ::kapi_apimachinery::wire::encoded_len_map(2, &self.selector, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encoded_len)
             + self.cluster_ip.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
-            + ::prost::encoding::string::encoded_len_repeated(18, &self.cluster_ips)
             + self.r#type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
             + ::prost::encoding::string::encoded_len_repeated(5, &self.external_ips)
             + self.session_affinity.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(7, v))
@@ -9842,8 +9841,9 @@ impl ::prost::Message for super::ServiceSpec {
             + self.health_check_node_port.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(12, v))
             + self.publish_not_ready_addresses.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(13, v))
             + self.session_affinity_config.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(14, v))
-            + ::prost::encoding::string::encoded_len_repeated(19, &self.ip_families)
             + self.ip_family_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(17, v))
+            + ::prost::encoding::string::encoded_len_repeated(18, &self.cluster_ips)
+            + ::prost::encoding::string::encoded_len_repeated(19, &self.ip_families)
             + self.allocate_load_balancer_node_ports.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(20, v))
             + self.load_balancer_class.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(21, v))
             + self.internal_traffic_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(22, v))
@@ -10423,7 +10423,7 @@ impl ::prost::Message for super::Volume {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.name, buf);
-        { let len = (self.host_path.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))) + (self.empty_dir.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))) + (self.gce_persistent_disk.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))) + (self.aws_elastic_block_store.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))) + (self.git_repo.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(5, v))) + (self.secret.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(6, v))) + (self.nfs.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(7, v))) + (self.iscsi.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(8, v))) + (self.glusterfs.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(9, v))) + (self.persistent_volume_claim.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(10, v))) + (self.rbd.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(11, v))) + (self.flex_volume.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(12, v))) + (self.cinder.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(13, v))) + (self.cephfs.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(14, v))) + (self.flocker.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(15, v))) + (self.downward_api.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(16, v))) + (self.fc.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(17, v))) + (self.azure_file.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(18, v))) + (self.config_map.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(19, v))) + (self.vsphere_volume.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(20, v))) + (self.quobyte.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(21, v))) + (self.azure_disk.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(22, v))) + (self.photon_persistent_disk.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(23, v))) + (self.projected.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(26, v))) + (self.portworx_volume.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(24, v))) + (self.scale_io.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(25, v))) + (self.storageos.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(27, v))) + (self.csi.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(28, v))) + (self.ephemeral.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(29, v))) + (self.image.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(30, v))); ::prost::encoding::encode_key(2, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); if let Some(v) = &self.host_path { ::prost::encoding::message::encode(1, v, buf); } if let Some(v) = &self.empty_dir { ::prost::encoding::message::encode(2, v, buf); } if let Some(v) = &self.gce_persistent_disk { ::prost::encoding::message::encode(3, v, buf); } if let Some(v) = &self.aws_elastic_block_store { ::prost::encoding::message::encode(4, v, buf); } if let Some(v) = &self.git_repo { ::prost::encoding::message::encode(5, v, buf); } if let Some(v) = &self.secret { ::prost::encoding::message::encode(6, v, buf); } if let Some(v) = &self.nfs { ::prost::encoding::message::encode(7, v, buf); } if let Some(v) = &self.iscsi { ::prost::encoding::message::encode(8, v, buf); } if let Some(v) = &self.glusterfs { ::prost::encoding::message::encode(9, v, buf); } if let Some(v) = &self.persistent_volume_claim { ::prost::encoding::message::encode(10, v, buf); } if let Some(v) = &self.rbd { ::prost::encoding::message::encode(11, v, buf); } if let Some(v) = &self.flex_volume { ::prost::encoding::message::encode(12, v, buf); } if let Some(v) = &self.cinder { ::prost::encoding::message::encode(13, v, buf); } if let Some(v) = &self.cephfs { ::prost::encoding::message::encode(14, v, buf); } if let Some(v) = &self.flocker { ::prost::encoding::message::encode(15, v, buf); } if let Some(v) = &self.downward_api { ::prost::encoding::message::encode(16, v, buf); } if let Some(v) = &self.fc { ::prost::encoding::message::encode(17, v, buf); } if let Some(v) = &self.azure_file { ::prost::encoding::message::encode(18, v, buf); } if let Some(v) = &self.config_map { ::prost::encoding::message::encode(19, v, buf); } if let Some(v) = &self.vsphere_volume { ::prost::encoding::message::encode(20, v, buf); } if let Some(v) = &self.quobyte { ::prost::encoding::message::encode(21, v, buf); } if let Some(v) = &self.azure_disk { ::prost::encoding::message::encode(22, v, buf); } if let Some(v) = &self.photon_persistent_disk { ::prost::encoding::message::encode(23, v, buf); } if let Some(v) = &self.projected { ::prost::encoding::message::encode(26, v, buf); } if let Some(v) = &self.portworx_volume { ::prost::encoding::message::encode(24, v, buf); } if let Some(v) = &self.scale_io { ::prost::encoding::message::encode(25, v, buf); } if let Some(v) = &self.storageos { ::prost::encoding::message::encode(27, v, buf); } if let Some(v) = &self.csi { ::prost::encoding::message::encode(28, v, buf); } if let Some(v) = &self.ephemeral { ::prost::encoding::message::encode(29, v, buf); } if let Some(v) = &self.image { ::prost::encoding::message::encode(30, v, buf); } }
+        { let len = (self.host_path.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))) + (self.empty_dir.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))) + (self.gce_persistent_disk.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))) + (self.aws_elastic_block_store.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))) + (self.git_repo.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(5, v))) + (self.secret.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(6, v))) + (self.nfs.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(7, v))) + (self.iscsi.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(8, v))) + (self.glusterfs.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(9, v))) + (self.persistent_volume_claim.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(10, v))) + (self.rbd.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(11, v))) + (self.flex_volume.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(12, v))) + (self.cinder.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(13, v))) + (self.cephfs.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(14, v))) + (self.flocker.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(15, v))) + (self.downward_api.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(16, v))) + (self.fc.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(17, v))) + (self.azure_file.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(18, v))) + (self.config_map.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(19, v))) + (self.vsphere_volume.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(20, v))) + (self.quobyte.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(21, v))) + (self.azure_disk.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(22, v))) + (self.photon_persistent_disk.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(23, v))) + (self.portworx_volume.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(24, v))) + (self.scale_io.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(25, v))) + (self.projected.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(26, v))) + (self.storageos.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(27, v))) + (self.csi.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(28, v))) + (self.ephemeral.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(29, v))) + (self.image.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(30, v))); ::prost::encoding::encode_key(2, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); if let Some(v) = &self.host_path { ::prost::encoding::message::encode(1, v, buf); } if let Some(v) = &self.empty_dir { ::prost::encoding::message::encode(2, v, buf); } if let Some(v) = &self.gce_persistent_disk { ::prost::encoding::message::encode(3, v, buf); } if let Some(v) = &self.aws_elastic_block_store { ::prost::encoding::message::encode(4, v, buf); } if let Some(v) = &self.git_repo { ::prost::encoding::message::encode(5, v, buf); } if let Some(v) = &self.secret { ::prost::encoding::message::encode(6, v, buf); } if let Some(v) = &self.nfs { ::prost::encoding::message::encode(7, v, buf); } if let Some(v) = &self.iscsi { ::prost::encoding::message::encode(8, v, buf); } if let Some(v) = &self.glusterfs { ::prost::encoding::message::encode(9, v, buf); } if let Some(v) = &self.persistent_volume_claim { ::prost::encoding::message::encode(10, v, buf); } if let Some(v) = &self.rbd { ::prost::encoding::message::encode(11, v, buf); } if let Some(v) = &self.flex_volume { ::prost::encoding::message::encode(12, v, buf); } if let Some(v) = &self.cinder { ::prost::encoding::message::encode(13, v, buf); } if let Some(v) = &self.cephfs { ::prost::encoding::message::encode(14, v, buf); } if let Some(v) = &self.flocker { ::prost::encoding::message::encode(15, v, buf); } if let Some(v) = &self.downward_api { ::prost::encoding::message::encode(16, v, buf); } if let Some(v) = &self.fc { ::prost::encoding::message::encode(17, v, buf); } if let Some(v) = &self.azure_file { ::prost::encoding::message::encode(18, v, buf); } if let Some(v) = &self.config_map { ::prost::encoding::message::encode(19, v, buf); } if let Some(v) = &self.vsphere_volume { ::prost::encoding::message::encode(20, v, buf); } if let Some(v) = &self.quobyte { ::prost::encoding::message::encode(21, v, buf); } if let Some(v) = &self.azure_disk { ::prost::encoding::message::encode(22, v, buf); } if let Some(v) = &self.photon_persistent_disk { ::prost::encoding::message::encode(23, v, buf); } if let Some(v) = &self.portworx_volume { ::prost::encoding::message::encode(24, v, buf); } if let Some(v) = &self.scale_io { ::prost::encoding::message::encode(25, v, buf); } if let Some(v) = &self.projected { ::prost::encoding::message::encode(26, v, buf); } if let Some(v) = &self.storageos { ::prost::encoding::message::encode(27, v, buf); } if let Some(v) = &self.csi { ::prost::encoding::message::encode(28, v, buf); } if let Some(v) = &self.ephemeral { ::prost::encoding::message::encode(29, v, buf); } if let Some(v) = &self.image { ::prost::encoding::message::encode(30, v, buf); } }
     }
 
     #[allow(unused_variables)]
@@ -10433,7 +10433,7 @@ impl ::prost::Message for super::Volume {
                 e.push("Volume", "name");
                 e
             }),
-            2 => ::prost::encoding::check_wire_type(WireType::LengthDelimited, wire_type).and_then(|()| ::prost::encoding::merge_loop(self, buf, ctx, |this, buf, ctx| { let (tag, wire_type) = ::prost::encoding::decode_key(buf)?; match tag { 1 => { ::prost::encoding::message::merge(wire_type, this.host_path.get_or_insert_with(Default::default), buf, ctx) }?, 2 => { ::prost::encoding::message::merge(wire_type, this.empty_dir.get_or_insert_with(Default::default), buf, ctx) }?, 3 => { ::prost::encoding::message::merge(wire_type, this.gce_persistent_disk.get_or_insert_with(Default::default), buf, ctx) }?, 4 => { ::prost::encoding::message::merge(wire_type, this.aws_elastic_block_store.get_or_insert_with(Default::default), buf, ctx) }?, 5 => { ::prost::encoding::message::merge(wire_type, this.git_repo.get_or_insert_with(Default::default), buf, ctx) }?, 6 => { ::prost::encoding::message::merge(wire_type, this.secret.get_or_insert_with(Default::default), buf, ctx) }?, 7 => { ::prost::encoding::message::merge(wire_type, this.nfs.get_or_insert_with(Default::default), buf, ctx) }?, 8 => { ::prost::encoding::message::merge(wire_type, this.iscsi.get_or_insert_with(Default::default), buf, ctx) }?, 9 => { ::prost::encoding::message::merge(wire_type, this.glusterfs.get_or_insert_with(Default::default), buf, ctx) }?, 10 => { ::prost::encoding::message::merge(wire_type, this.persistent_volume_claim.get_or_insert_with(Default::default), buf, ctx) }?, 11 => { ::prost::encoding::message::merge(wire_type, this.rbd.get_or_insert_with(Default::default), buf, ctx) }?, 12 => { ::prost::encoding::message::merge(wire_type, this.flex_volume.get_or_insert_with(Default::default), buf, ctx) }?, 13 => { ::prost::encoding::message::merge(wire_type, this.cinder.get_or_insert_with(Default::default), buf, ctx) }?, 14 => { ::prost::encoding::message::merge(wire_type, this.cephfs.get_or_insert_with(Default::default), buf, ctx) }?, 15 => { ::prost::encoding::message::merge(wire_type, this.flocker.get_or_insert_with(Default::default), buf, ctx) }?, 16 => { ::prost::encoding::message::merge(wire_type, this.downward_api.get_or_insert_with(Default::default), buf, ctx) }?, 17 => { ::prost::encoding::message::merge(wire_type, this.fc.get_or_insert_with(Default::default), buf, ctx) }?, 18 => { ::prost::encoding::message::merge(wire_type, this.azure_file.get_or_insert_with(Default::default), buf, ctx) }?, 19 => { ::prost::encoding::message::merge(wire_type, this.config_map.get_or_insert_with(Default::default), buf, ctx) }?, 20 => { ::prost::encoding::message::merge(wire_type, this.vsphere_volume.get_or_insert_with(Default::default), buf, ctx) }?, 21 => { ::prost::encoding::message::merge(wire_type, this.quobyte.get_or_insert_with(Default::default), buf, ctx) }?, 22 => { ::prost::encoding::message::merge(wire_type, this.azure_disk.get_or_insert_with(Default::default), buf, ctx) }?, 23 => { ::prost::encoding::message::merge(wire_type, this.photon_persistent_disk.get_or_insert_with(Default::default), buf, ctx) }?, 26 => { ::prost::encoding::message::merge(wire_type, this.projected.get_or_insert_with(Default::default), buf, ctx) }?, 24 => { ::prost::encoding::message::merge(wire_type, this.portworx_volume.get_or_insert_with(Default::default), buf, ctx) }?, 25 => { ::prost::encoding::message::merge(wire_type, this.scale_io.get_or_insert_with(Default::default), buf, ctx) }?, 27 => { ::prost::encoding::message::merge(wire_type, this.storageos.get_or_insert_with(Default::default), buf, ctx) }?, 28 => { ::prost::encoding::message::merge(wire_type, this.csi.get_or_insert_with(Default::default), buf, ctx) }?, 29 => { ::prost::encoding::message::merge(wire_type, this.ephemeral.get_or_insert_with(Default::default), buf, ctx) }?, 30 => { ::prost::encoding::message::merge(wire_type, this.image.get_or_insert_with(Default::default), buf, ctx) }?, _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx)? } Ok(()) })).map_err(|mut e| {
+            2 => ::prost::encoding::check_wire_type(WireType::LengthDelimited, wire_type).and_then(|()| ::prost::encoding::merge_loop(self, buf, ctx, |this, buf, ctx| { let (tag, wire_type) = ::prost::encoding::decode_key(buf)?; match tag { 1 => { ::prost::encoding::message::merge(wire_type, this.host_path.get_or_insert_with(Default::default), buf, ctx) }?, 2 => { ::prost::encoding::message::merge(wire_type, this.empty_dir.get_or_insert_with(Default::default), buf, ctx) }?, 3 => { ::prost::encoding::message::merge(wire_type, this.gce_persistent_disk.get_or_insert_with(Default::default), buf, ctx) }?, 4 => { ::prost::encoding::message::merge(wire_type, this.aws_elastic_block_store.get_or_insert_with(Default::default), buf, ctx) }?, 5 => { ::prost::encoding::message::merge(wire_type, this.git_repo.get_or_insert_with(Default::default), buf, ctx) }?, 6 => { ::prost::encoding::message::merge(wire_type, this.secret.get_or_insert_with(Default::default), buf, ctx) }?, 7 => { ::prost::encoding::message::merge(wire_type, this.nfs.get_or_insert_with(Default::default), buf, ctx) }?, 8 => { ::prost::encoding::message::merge(wire_type, this.iscsi.get_or_insert_with(Default::default), buf, ctx) }?, 9 => { ::prost::encoding::message::merge(wire_type, this.glusterfs.get_or_insert_with(Default::default), buf, ctx) }?, 10 => { ::prost::encoding::message::merge(wire_type, this.persistent_volume_claim.get_or_insert_with(Default::default), buf, ctx) }?, 11 => { ::prost::encoding::message::merge(wire_type, this.rbd.get_or_insert_with(Default::default), buf, ctx) }?, 12 => { ::prost::encoding::message::merge(wire_type, this.flex_volume.get_or_insert_with(Default::default), buf, ctx) }?, 13 => { ::prost::encoding::message::merge(wire_type, this.cinder.get_or_insert_with(Default::default), buf, ctx) }?, 14 => { ::prost::encoding::message::merge(wire_type, this.cephfs.get_or_insert_with(Default::default), buf, ctx) }?, 15 => { ::prost::encoding::message::merge(wire_type, this.flocker.get_or_insert_with(Default::default), buf, ctx) }?, 16 => { ::prost::encoding::message::merge(wire_type, this.downward_api.get_or_insert_with(Default::default), buf, ctx) }?, 17 => { ::prost::encoding::message::merge(wire_type, this.fc.get_or_insert_with(Default::default), buf, ctx) }?, 18 => { ::prost::encoding::message::merge(wire_type, this.azure_file.get_or_insert_with(Default::default), buf, ctx) }?, 19 => { ::prost::encoding::message::merge(wire_type, this.config_map.get_or_insert_with(Default::default), buf, ctx) }?, 20 => { ::prost::encoding::message::merge(wire_type, this.vsphere_volume.get_or_insert_with(Default::default), buf, ctx) }?, 21 => { ::prost::encoding::message::merge(wire_type, this.quobyte.get_or_insert_with(Default::default), buf, ctx) }?, 22 => { ::prost::encoding::message::merge(wire_type, this.azure_disk.get_or_insert_with(Default::default), buf, ctx) }?, 23 => { ::prost::encoding::message::merge(wire_type, this.photon_persistent_disk.get_or_insert_with(Default::default), buf, ctx) }?, 24 => { ::prost::encoding::message::merge(wire_type, this.portworx_volume.get_or_insert_with(Default::default), buf, ctx) }?, 25 => { ::prost::encoding::message::merge(wire_type, this.scale_io.get_or_insert_with(Default::default), buf, ctx) }?, 26 => { ::prost::encoding::message::merge(wire_type, this.projected.get_or_insert_with(Default::default), buf, ctx) }?, 27 => { ::prost::encoding::message::merge(wire_type, this.storageos.get_or_insert_with(Default::default), buf, ctx) }?, 28 => { ::prost::encoding::message::merge(wire_type, this.csi.get_or_insert_with(Default::default), buf, ctx) }?, 29 => { ::prost::encoding::message::merge(wire_type, this.ephemeral.get_or_insert_with(Default::default), buf, ctx) }?, 30 => { ::prost::encoding::message::merge(wire_type, this.image.get_or_insert_with(Default::default), buf, ctx) }?, _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx)? } Ok(()) })).map_err(|mut e| {
                 e.push("Volume", "volumeSource");
                 e
             }),
@@ -10444,7 +10444,7 @@ impl ::prost::Message for super::Volume {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len(1, &self.name)
-            + { let len = (self.host_path.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))) + (self.empty_dir.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))) + (self.gce_persistent_disk.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))) + (self.aws_elastic_block_store.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))) + (self.git_repo.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(5, v))) + (self.secret.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(6, v))) + (self.nfs.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(7, v))) + (self.iscsi.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(8, v))) + (self.glusterfs.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(9, v))) + (self.persistent_volume_claim.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(10, v))) + (self.rbd.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(11, v))) + (self.flex_volume.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(12, v))) + (self.cinder.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(13, v))) + (self.cephfs.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(14, v))) + (self.flocker.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(15, v))) + (self.downward_api.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(16, v))) + (self.fc.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(17, v))) + (self.azure_file.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(18, v))) + (self.config_map.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(19, v))) + (self.vsphere_volume.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(20, v))) + (self.quobyte.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(21, v))) + (self.azure_disk.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(22, v))) + (self.photon_persistent_disk.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(23, v))) + (self.projected.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(26, v))) + (self.portworx_volume.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(24, v))) + (self.scale_io.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(25, v))) + (self.storageos.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(27, v))) + (self.csi.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(28, v))) + (self.ephemeral.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(29, v))) + (self.image.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(30, v))); ::prost::encoding::key_len(2) + ::prost::encoding::encoded_len_varint(len as u64) + len }
+            + { let len = (self.host_path.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))) + (self.empty_dir.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))) + (self.gce_persistent_disk.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))) + (self.aws_elastic_block_store.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))) + (self.git_repo.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(5, v))) + (self.secret.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(6, v))) + (self.nfs.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(7, v))) + (self.iscsi.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(8, v))) + (self.glusterfs.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(9, v))) + (self.persistent_volume_claim.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(10, v))) + (self.rbd.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(11, v))) + (self.flex_volume.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(12, v))) + (self.cinder.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(13, v))) + (self.cephfs.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(14, v))) + (self.flocker.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(15, v))) + (self.downward_api.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(16, v))) + (self.fc.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(17, v))) + (self.azure_file.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(18, v))) + (self.config_map.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(19, v))) + (self.vsphere_volume.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(20, v))) + (self.quobyte.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(21, v))) + (self.azure_disk.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(22, v))) + (self.photon_persistent_disk.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(23, v))) + (self.portworx_volume.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(24, v))) + (self.scale_io.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(25, v))) + (self.projected.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(26, v))) + (self.storageos.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(27, v))) + (self.csi.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(28, v))) + (self.ephemeral.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(29, v))) + (self.image.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(30, v))); ::prost::encoding::key_len(2) + ::prost::encoding::encoded_len_varint(len as u64) + len }
     }
 
     fn clear(&mut self) {
@@ -10490,11 +10490,11 @@ impl ::prost::Message for super::VolumeMount {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.name, buf);
         if let Some(v) = &self.read_only { ::prost::encoding::bool::encode(2, v, buf); }
-        if let Some(v) = &self.recursive_read_only { ::prost::encoding::string::encode(7, v, buf); }
         ::prost::encoding::string::encode(3, &self.mount_path, buf);
         if let Some(v) = &self.sub_path { ::prost::encoding::string::encode(4, v, buf); }
         if let Some(v) = &self.mount_propagation { ::prost::encoding::string::encode(5, v, buf); }
         if let Some(v) = &self.sub_path_expr { ::prost::encoding::string::encode(6, v, buf); }
+        if let Some(v) = &self.recursive_read_only { ::prost::encoding::string::encode(7, v, buf); }
     }
 
     #[allow(unused_variables)]
@@ -10506,10 +10506,6 @@ impl ::prost::Message for super::VolumeMount {
             }),
             2 => ::prost::encoding::bool::merge(wire_type, self.read_only.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("VolumeMount", "readOnly");
-                e
-            }),
-            7 => ::prost::encoding::string::merge(wire_type, self.recursive_read_only.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("VolumeMount", "recursiveReadOnly");
                 e
             }),
             3 => ::prost::encoding::string::merge(wire_type, &mut self.mount_path, buf, ctx).map_err(|mut e| {
@@ -10528,6 +10524,10 @@ impl ::prost::Message for super::VolumeMount {
                 e.push("VolumeMount", "subPathExpr");
                 e
             }),
+            7 => ::prost::encoding::string::merge(wire_type, self.recursive_read_only.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("VolumeMount", "recursiveReadOnly");
+                e
+            }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
         }
     }
@@ -10536,11 +10536,11 @@ impl ::prost::Message for super::VolumeMount {
         0
             + ::prost::encoding::string::encoded_len(1, &self.name)
             + self.read_only.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(2, v))
-            + self.recursive_read_only.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(7, v))
             + ::prost::encoding::string::encoded_len(3, &self.mount_path)
             + self.sub_path.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
             + self.mount_propagation.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
             + self.sub_path_expr.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
+            + self.recursive_read_only.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(7, v))
     }
 
     fn clear(&mut self) {
@@ -10742,9 +10742,9 @@ impl ::prost::Message for super::VolumeSource {
         if let Some(v) = &self.quobyte { ::prost::encoding::message::encode(21, v, buf); }
         if let Some(v) = &self.azure_disk { ::prost::encoding::message::encode(22, v, buf); }
         if let Some(v) = &self.photon_persistent_disk { ::prost::encoding::message::encode(23, v, buf); }
-        if let Some(v) = &self.projected { ::prost::encoding::message::encode(26, v, buf); }
         if let Some(v) = &self.portworx_volume { ::prost::encoding::message::encode(24, v, buf); }
         if let Some(v) = &self.scale_io { ::prost::encoding::message::encode(25, v, buf); }
+        if let Some(v) = &self.projected { ::prost::encoding::message::encode(26, v, buf); }
         if let Some(v) = &self.storageos { ::prost::encoding::message::encode(27, v, buf); }
         if let Some(v) = &self.csi { ::prost::encoding::message::encode(28, v, buf); }
         if let Some(v) = &self.ephemeral { ::prost::encoding::message::encode(29, v, buf); }
@@ -10846,16 +10846,16 @@ impl ::prost::Message for super::VolumeSource {
                 e.push("VolumeSource", "photonPersistentDisk");
                 e
             }),
-            26 => ::prost::encoding::message::merge(wire_type, self.projected.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("VolumeSource", "projected");
-                e
-            }),
             24 => ::prost::encoding::message::merge(wire_type, self.portworx_volume.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("VolumeSource", "portworxVolume");
                 e
             }),
             25 => ::prost::encoding::message::merge(wire_type, self.scale_io.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("VolumeSource", "scaleIO");
+                e
+            }),
+            26 => ::prost::encoding::message::merge(wire_type, self.projected.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("VolumeSource", "projected");
                 e
             }),
             27 => ::prost::encoding::message::merge(wire_type, self.storageos.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -10903,9 +10903,9 @@ impl ::prost::Message for super::VolumeSource {
             + self.quobyte.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(21, v))
             + self.azure_disk.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(22, v))
             + self.photon_persistent_disk.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(23, v))
-            + self.projected.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(26, v))
             + self.portworx_volume.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(24, v))
             + self.scale_io.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(25, v))
+            + self.projected.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(26, v))
             + self.storageos.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(27, v))
             + self.csi.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(28, v))
             + self.ephemeral.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(29, v))

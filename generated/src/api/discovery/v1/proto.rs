@@ -196,9 +196,9 @@ impl ::prost::Message for super::EndpointSlice {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        ::prost::encoding::string::encode(4, &self.address_type, buf);
         ::prost::encoding::message::encode_repeated(2, &self.endpoints, buf);
         ::prost::encoding::message::encode_repeated(3, &self.ports, buf);
+        ::prost::encoding::string::encode(4, &self.address_type, buf);
     }
 
     #[allow(unused_variables)]
@@ -206,10 +206,6 @@ impl ::prost::Message for super::EndpointSlice {
         match tag {
             1 => ::prost::encoding::message::merge(wire_type, self.metadata.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("EndpointSlice", "metadata");
-                e
-            }),
-            4 => ::prost::encoding::string::merge(wire_type, &mut self.address_type, buf, ctx).map_err(|mut e| {
-                e.push("EndpointSlice", "addressType");
                 e
             }),
             2 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.endpoints, buf, ctx).map_err(|mut e| {
@@ -220,6 +216,10 @@ impl ::prost::Message for super::EndpointSlice {
                 e.push("EndpointSlice", "ports");
                 e
             }),
+            4 => ::prost::encoding::string::merge(wire_type, &mut self.address_type, buf, ctx).map_err(|mut e| {
+                e.push("EndpointSlice", "addressType");
+                e
+            }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
         }
     }
@@ -227,9 +227,9 @@ impl ::prost::Message for super::EndpointSlice {
     fn encoded_len(&self) -> usize {
         0
             + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + ::prost::encoding::string::encoded_len(4, &self.address_type)
             + ::prost::encoding::message::encoded_len_repeated(2, &self.endpoints)
             + ::prost::encoding::message::encoded_len_repeated(3, &self.ports)
+            + ::prost::encoding::string::encoded_len(4, &self.address_type)
     }
 
     fn clear(&mut self) {

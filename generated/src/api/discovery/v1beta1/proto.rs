@@ -190,9 +190,9 @@ impl ::prost::Message for super::EndpointSlice {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.address_type { ::prost::encoding::string::encode(4, v, buf); }
         ::prost::encoding::message::encode_repeated(2, &self.endpoints, buf);
         ::prost::encoding::message::encode_repeated(3, &self.ports, buf);
+        if let Some(v) = &self.address_type { ::prost::encoding::string::encode(4, v, buf); }
     }
 
     #[allow(unused_variables)]
@@ -200,10 +200,6 @@ impl ::prost::Message for super::EndpointSlice {
         match tag {
             1 => ::prost::encoding::message::merge(wire_type, self.metadata.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("EndpointSlice", "metadata");
-                e
-            }),
-            4 => ::prost::encoding::string::merge(wire_type, self.address_type.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("EndpointSlice", "addressType");
                 e
             }),
             2 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.endpoints, buf, ctx).map_err(|mut e| {
@@ -214,6 +210,10 @@ impl ::prost::Message for super::EndpointSlice {
                 e.push("EndpointSlice", "ports");
                 e
             }),
+            4 => ::prost::encoding::string::merge(wire_type, self.address_type.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("EndpointSlice", "addressType");
+                e
+            }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
         }
     }
@@ -221,9 +221,9 @@ impl ::prost::Message for super::EndpointSlice {
     fn encoded_len(&self) -> usize {
         0
             + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.address_type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.endpoints)
             + ::prost::encoding::message::encoded_len_repeated(3, &self.ports)
+            + self.address_type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
     }
 
     fn clear(&mut self) {

@@ -344,10 +344,10 @@ impl ::prost::Message for super::DeploymentCondition {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(v) = &self.r#type { ::prost::encoding::string::encode(1, v, buf); }
         if let Some(v) = &self.status { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.last_update_time { ::prost::encoding::message::encode(6, v, buf); }
-        if let Some(v) = &self.last_transition_time { ::prost::encoding::message::encode(7, v, buf); }
         if let Some(v) = &self.reason { ::prost::encoding::string::encode(4, v, buf); }
         if let Some(v) = &self.message { ::prost::encoding::string::encode(5, v, buf); }
+        if let Some(v) = &self.last_update_time { ::prost::encoding::message::encode(6, v, buf); }
+        if let Some(v) = &self.last_transition_time { ::prost::encoding::message::encode(7, v, buf); }
     }
 
     #[allow(unused_variables)]
@@ -361,20 +361,20 @@ impl ::prost::Message for super::DeploymentCondition {
                 e.push("DeploymentCondition", "status");
                 e
             }),
-            6 => ::prost::encoding::message::merge(wire_type, self.last_update_time.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("DeploymentCondition", "lastUpdateTime");
-                e
-            }),
-            7 => ::prost::encoding::message::merge(wire_type, self.last_transition_time.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("DeploymentCondition", "lastTransitionTime");
-                e
-            }),
             4 => ::prost::encoding::string::merge(wire_type, self.reason.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("DeploymentCondition", "reason");
                 e
             }),
             5 => ::prost::encoding::string::merge(wire_type, self.message.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("DeploymentCondition", "message");
+                e
+            }),
+            6 => ::prost::encoding::message::merge(wire_type, self.last_update_time.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("DeploymentCondition", "lastUpdateTime");
+                e
+            }),
+            7 => ::prost::encoding::message::merge(wire_type, self.last_transition_time.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("DeploymentCondition", "lastTransitionTime");
                 e
             }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
@@ -385,10 +385,10 @@ impl ::prost::Message for super::DeploymentCondition {
         0
             + self.r#type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
             + self.status.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.last_update_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(6, v))
-            + self.last_transition_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(7, v))
             + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
             + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.last_update_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(6, v))
+            + self.last_transition_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(7, v))
     }
 
     fn clear(&mut self) {
@@ -549,12 +549,12 @@ impl ::prost::Message for super::DeploymentStatus {
         if let Some(v) = &self.observed_generation { ::prost::encoding::int64::encode(1, v, buf); }
         if let Some(v) = &self.replicas { ::prost::encoding::int32::encode(2, v, buf); }
         if let Some(v) = &self.updated_replicas { ::prost::encoding::int32::encode(3, v, buf); }
-        if let Some(v) = &self.ready_replicas { ::prost::encoding::int32::encode(7, v, buf); }
         if let Some(v) = &self.available_replicas { ::prost::encoding::int32::encode(4, v, buf); }
         if let Some(v) = &self.unavailable_replicas { ::prost::encoding::int32::encode(5, v, buf); }
-        if let Some(v) = &self.terminating_replicas { ::prost::encoding::int32::encode(9, v, buf); }
         ::prost::encoding::message::encode_repeated(6, &self.conditions, buf);
+        if let Some(v) = &self.ready_replicas { ::prost::encoding::int32::encode(7, v, buf); }
         if let Some(v) = &self.collision_count { ::prost::encoding::int32::encode(8, v, buf); }
+        if let Some(v) = &self.terminating_replicas { ::prost::encoding::int32::encode(9, v, buf); }
     }
 
     #[allow(unused_variables)]
@@ -572,10 +572,6 @@ impl ::prost::Message for super::DeploymentStatus {
                 e.push("DeploymentStatus", "updatedReplicas");
                 e
             }),
-            7 => ::prost::encoding::int32::merge(wire_type, self.ready_replicas.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("DeploymentStatus", "readyReplicas");
-                e
-            }),
             4 => ::prost::encoding::int32::merge(wire_type, self.available_replicas.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("DeploymentStatus", "availableReplicas");
                 e
@@ -584,16 +580,20 @@ impl ::prost::Message for super::DeploymentStatus {
                 e.push("DeploymentStatus", "unavailableReplicas");
                 e
             }),
-            9 => ::prost::encoding::int32::merge(wire_type, self.terminating_replicas.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("DeploymentStatus", "terminatingReplicas");
-                e
-            }),
             6 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.conditions, buf, ctx).map_err(|mut e| {
                 e.push("DeploymentStatus", "conditions");
                 e
             }),
+            7 => ::prost::encoding::int32::merge(wire_type, self.ready_replicas.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("DeploymentStatus", "readyReplicas");
+                e
+            }),
             8 => ::prost::encoding::int32::merge(wire_type, self.collision_count.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("DeploymentStatus", "collisionCount");
+                e
+            }),
+            9 => ::prost::encoding::int32::merge(wire_type, self.terminating_replicas.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("DeploymentStatus", "terminatingReplicas");
                 e
             }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
@@ -605,12 +605,12 @@ impl ::prost::Message for super::DeploymentStatus {
             + self.observed_generation.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(1, v))
             + self.replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(2, v))
             + self.updated_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(3, v))
-            + self.ready_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(7, v))
             + self.available_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(4, v))
             + self.unavailable_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(5, v))
-            + self.terminating_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(9, v))
             + ::prost::encoding::message::encoded_len_repeated(6, &self.conditions)
+            + self.ready_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(7, v))
             + self.collision_count.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(8, v))
+            + self.terminating_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(9, v))
     }
 
     fn clear(&mut self) {
@@ -655,8 +655,8 @@ impl ::prost::Message for super::HTTPIngressPath {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(v) = &self.path { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.path_type { ::prost::encoding::string::encode(3, v, buf); }
         if let Some(v) = &self.backend { ::prost::encoding::message::encode(2, v, buf); }
+        if let Some(v) = &self.path_type { ::prost::encoding::string::encode(3, v, buf); }
     }
 
     #[allow(unused_variables)]
@@ -666,12 +666,12 @@ impl ::prost::Message for super::HTTPIngressPath {
                 e.push("HTTPIngressPath", "path");
                 e
             }),
-            3 => ::prost::encoding::string::merge(wire_type, self.path_type.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("HTTPIngressPath", "pathType");
-                e
-            }),
             2 => ::prost::encoding::message::merge(wire_type, self.backend.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("HTTPIngressPath", "backend");
+                e
+            }),
+            3 => ::prost::encoding::string::merge(wire_type, self.path_type.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("HTTPIngressPath", "pathType");
                 e
             }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
@@ -681,8 +681,8 @@ impl ::prost::Message for super::HTTPIngressPath {
     fn encoded_len(&self) -> usize {
         0
             + self.path.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.path_type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
             + self.backend.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.path_type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -970,7 +970,7 @@ impl ::prost::Message for super::IngressRule {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(v) = &self.host { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.ingress_rule_value { ::prost::encoding::message::encode(2, v, buf); }
+        { let len = self.http.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v)); ::prost::encoding::encode_key(2, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); if let Some(v) = &self.http { ::prost::encoding::message::encode(1, v, buf); } }
     }
 
     #[allow(unused_variables)]
@@ -980,7 +980,7 @@ impl ::prost::Message for super::IngressRule {
                 e.push("IngressRule", "host");
                 e
             }),
-            2 => ::prost::encoding::message::merge(wire_type, self.ingress_rule_value.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+            2 => ::prost::encoding::check_wire_type(WireType::LengthDelimited, wire_type).and_then(|()| ::prost::encoding::merge_loop(self, buf, ctx, |this, buf, ctx| { let (tag, wire_type) = ::prost::encoding::decode_key(buf)?; match tag { 1 => { ::prost::encoding::message::merge(wire_type, this.http.get_or_insert_with(Default::default), buf, ctx) }?, _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx)? } Ok(()) })).map_err(|mut e| {
                 e.push("IngressRule", "ingressRuleValue");
                 e
             }),
@@ -991,7 +991,7 @@ impl ::prost::Message for super::IngressRule {
     fn encoded_len(&self) -> usize {
         0
             + self.host.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.ingress_rule_value.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
+            + { let len = self.http.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v)); ::prost::encoding::key_len(2) + ::prost::encoding::encoded_len_varint(len as u64) + len }
     }
 
     fn clear(&mut self) {
@@ -1029,19 +1029,15 @@ impl ::prost::Message for super::IngressRuleValue {
 impl ::prost::Message for super::IngressSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.ingress_class_name { ::prost::encoding::string::encode(4, v, buf); }
         if let Some(v) = &self.backend { ::prost::encoding::message::encode(1, v, buf); }
         ::prost::encoding::message::encode_repeated(2, &self.tls, buf);
         ::prost::encoding::message::encode_repeated(3, &self.rules, buf);
+        if let Some(v) = &self.ingress_class_name { ::prost::encoding::string::encode(4, v, buf); }
     }
 
     #[allow(unused_variables)]
     fn merge_field(&mut self, tag: u32, wire_type: WireType, buf: &mut impl Buf, ctx: DecodeContext) -> Result<(), DecodeError> {
         match tag {
-            4 => ::prost::encoding::string::merge(wire_type, self.ingress_class_name.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("IngressSpec", "ingressClassName");
-                e
-            }),
             1 => ::prost::encoding::message::merge(wire_type, self.backend.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("IngressSpec", "backend");
                 e
@@ -1054,16 +1050,20 @@ impl ::prost::Message for super::IngressSpec {
                 e.push("IngressSpec", "rules");
                 e
             }),
+            4 => ::prost::encoding::string::merge(wire_type, self.ingress_class_name.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("IngressSpec", "ingressClassName");
+                e
+            }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
         }
     }
 
     fn encoded_len(&self) -> usize {
         0
-            + self.ingress_class_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
             + self.backend.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.tls)
             + ::prost::encoding::message::encoded_len_repeated(3, &self.rules)
+            + self.ingress_class_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
     }
 
     fn clear(&mut self) {
@@ -1513,9 +1513,9 @@ impl ::prost::Message for super::ReplicaSetSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(v) = &self.replicas { ::prost::encoding::int32::encode(1, v, buf); }
-        if let Some(v) = &self.min_ready_seconds { ::prost::encoding::int32::encode(4, v, buf); }
         if let Some(v) = &self.selector { ::prost::encoding::message::encode(2, v, buf); }
         if let Some(v) = &self.template { ::prost::encoding::message::encode(3, v, buf); }
+        if let Some(v) = &self.min_ready_seconds { ::prost::encoding::int32::encode(4, v, buf); }
     }
 
     #[allow(unused_variables)]
@@ -1523,10 +1523,6 @@ impl ::prost::Message for super::ReplicaSetSpec {
         match tag {
             1 => ::prost::encoding::int32::merge(wire_type, self.replicas.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("ReplicaSetSpec", "replicas");
-                e
-            }),
-            4 => ::prost::encoding::int32::merge(wire_type, self.min_ready_seconds.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("ReplicaSetSpec", "minReadySeconds");
                 e
             }),
             2 => ::prost::encoding::message::merge(wire_type, self.selector.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -1537,6 +1533,10 @@ impl ::prost::Message for super::ReplicaSetSpec {
                 e.push("ReplicaSetSpec", "template");
                 e
             }),
+            4 => ::prost::encoding::int32::merge(wire_type, self.min_ready_seconds.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("ReplicaSetSpec", "minReadySeconds");
+                e
+            }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
         }
     }
@@ -1544,9 +1544,9 @@ impl ::prost::Message for super::ReplicaSetSpec {
     fn encoded_len(&self) -> usize {
         0
             + self.replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(1, v))
-            + self.min_ready_seconds.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(4, v))
             + self.selector.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
             + self.template.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.min_ready_seconds.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(4, v))
     }
 
     fn clear(&mut self) {
@@ -1559,11 +1559,11 @@ impl ::prost::Message for super::ReplicaSetStatus {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(v) = &self.replicas { ::prost::encoding::int32::encode(1, v, buf); }
         if let Some(v) = &self.fully_labeled_replicas { ::prost::encoding::int32::encode(2, v, buf); }
+        if let Some(v) = &self.observed_generation { ::prost::encoding::int64::encode(3, v, buf); }
         if let Some(v) = &self.ready_replicas { ::prost::encoding::int32::encode(4, v, buf); }
         if let Some(v) = &self.available_replicas { ::prost::encoding::int32::encode(5, v, buf); }
-        if let Some(v) = &self.terminating_replicas { ::prost::encoding::int32::encode(7, v, buf); }
-        if let Some(v) = &self.observed_generation { ::prost::encoding::int64::encode(3, v, buf); }
         ::prost::encoding::message::encode_repeated(6, &self.conditions, buf);
+        if let Some(v) = &self.terminating_replicas { ::prost::encoding::int32::encode(7, v, buf); }
     }
 
     #[allow(unused_variables)]
@@ -1577,6 +1577,10 @@ impl ::prost::Message for super::ReplicaSetStatus {
                 e.push("ReplicaSetStatus", "fullyLabeledReplicas");
                 e
             }),
+            3 => ::prost::encoding::int64::merge(wire_type, self.observed_generation.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("ReplicaSetStatus", "observedGeneration");
+                e
+            }),
             4 => ::prost::encoding::int32::merge(wire_type, self.ready_replicas.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("ReplicaSetStatus", "readyReplicas");
                 e
@@ -1585,16 +1589,12 @@ impl ::prost::Message for super::ReplicaSetStatus {
                 e.push("ReplicaSetStatus", "availableReplicas");
                 e
             }),
-            7 => ::prost::encoding::int32::merge(wire_type, self.terminating_replicas.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("ReplicaSetStatus", "terminatingReplicas");
-                e
-            }),
-            3 => ::prost::encoding::int64::merge(wire_type, self.observed_generation.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("ReplicaSetStatus", "observedGeneration");
-                e
-            }),
             6 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.conditions, buf, ctx).map_err(|mut e| {
                 e.push("ReplicaSetStatus", "conditions");
+                e
+            }),
+            7 => ::prost::encoding::int32::merge(wire_type, self.terminating_replicas.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("ReplicaSetStatus", "terminatingReplicas");
                 e
             }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
@@ -1605,11 +1605,11 @@ impl ::prost::Message for super::ReplicaSetStatus {
         0
             + self.replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(1, v))
             + self.fully_labeled_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(2, v))
+            + self.observed_generation.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(3, v))
             + self.ready_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(4, v))
             + self.available_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(5, v))
-            + self.terminating_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(7, v))
-            + self.observed_generation.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(3, v))
             + ::prost::encoding::message::encoded_len_repeated(6, &self.conditions)
+            + self.terminating_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(7, v))
     }
 
     fn clear(&mut self) {

@@ -670,14 +670,14 @@ pub struct IngressRule {
     /// +optional
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
-    /// IngressRuleValue represents a rule to route requests for this IngressRule.
-    /// If unspecified, the rule defaults to a http catch-all. Whether that sends
-    /// just traffic matching the host to the default backend or all traffic to the
-    /// default backend, is left to the controller fulfilling the Ingress. Http is
-    /// currently the only supported IngressRuleValue.
-    /// +optional
-    #[serde(rename = "ingressRuleValue", default, skip_serializing_if = "Option::is_none")]
-    pub ingress_rule_value: Option<crate::api::extensions::v1beta1::IngressRuleValue>,
+    /// http is a list of http selectors pointing to backends.
+    /// A path is matched against the path of an incoming request. Currently it can
+    /// contain characters disallowed from the conventional "path" part of a URL
+    /// as defined by RFC 3986. Paths must begin with a '/'.
+    /// A backend defines the referenced service endpoint to which the traffic
+    /// will be forwarded to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http: Option<crate::api::extensions::v1beta1::HTTPIngressRuleValue>,
 }
 
 /// IngressRuleValue represents a rule to apply against incoming requests. If the

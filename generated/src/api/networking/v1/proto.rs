@@ -10,8 +10,8 @@ impl ::prost::Message for super::HTTPIngressPath {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(v) = &self.path { ::prost::encoding::string::encode(1, v, buf); }
-        ::prost::encoding::string::encode(3, &self.path_type, buf);
         ::prost::encoding::message::encode(2, &self.backend, buf);
+        ::prost::encoding::string::encode(3, &self.path_type, buf);
     }
 
     #[allow(unused_variables)]
@@ -21,12 +21,12 @@ impl ::prost::Message for super::HTTPIngressPath {
                 e.push("HTTPIngressPath", "path");
                 e
             }),
-            3 => ::prost::encoding::string::merge(wire_type, &mut self.path_type, buf, ctx).map_err(|mut e| {
-                e.push("HTTPIngressPath", "pathType");
-                e
-            }),
             2 => ::prost::encoding::message::merge(wire_type, &mut self.backend, buf, ctx).map_err(|mut e| {
                 e.push("HTTPIngressPath", "backend");
+                e
+            }),
+            3 => ::prost::encoding::string::merge(wire_type, &mut self.path_type, buf, ctx).map_err(|mut e| {
+                e.push("HTTPIngressPath", "pathType");
                 e
             }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
@@ -36,8 +36,8 @@ impl ::prost::Message for super::HTTPIngressPath {
     fn encoded_len(&self) -> usize {
         0
             + self.path.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + ::prost::encoding::string::encoded_len(3, &self.path_type)
             + ::prost::encoding::message::encoded_len(2, &self.backend)
+            + ::prost::encoding::string::encoded_len(3, &self.path_type)
     }
 
     fn clear(&mut self) {
@@ -240,19 +240,19 @@ impl ::prost::Message for super::Ingress {
 impl ::prost::Message for super::IngressBackend {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.service { ::prost::encoding::message::encode(4, v, buf); }
         if let Some(v) = &self.resource { ::prost::encoding::message::encode(3, v, buf); }
+        if let Some(v) = &self.service { ::prost::encoding::message::encode(4, v, buf); }
     }
 
     #[allow(unused_variables)]
     fn merge_field(&mut self, tag: u32, wire_type: WireType, buf: &mut impl Buf, ctx: DecodeContext) -> Result<(), DecodeError> {
         match tag {
-            4 => ::prost::encoding::message::merge(wire_type, self.service.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("IngressBackend", "service");
-                e
-            }),
             3 => ::prost::encoding::message::merge(wire_type, self.resource.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("IngressBackend", "resource");
+                e
+            }),
+            4 => ::prost::encoding::message::merge(wire_type, self.service.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("IngressBackend", "service");
                 e
             }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
@@ -261,8 +261,8 @@ impl ::prost::Message for super::IngressBackend {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.service.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
             + self.resource.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.service.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
     }
 
     fn clear(&mut self) {
@@ -562,7 +562,7 @@ impl ::prost::Message for super::IngressRule {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(v) = &self.host { ::prost::encoding::string::encode(1, v, buf); }
-        { let len = (self.http.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))); ::prost::encoding::encode_key(2, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); if let Some(v) = &self.http { ::prost::encoding::message::encode(1, v, buf); } }
+        { let len = self.http.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v)); ::prost::encoding::encode_key(2, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); if let Some(v) = &self.http { ::prost::encoding::message::encode(1, v, buf); } }
     }
 
     #[allow(unused_variables)]
@@ -583,7 +583,7 @@ impl ::prost::Message for super::IngressRule {
     fn encoded_len(&self) -> usize {
         0
             + self.host.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + { let len = (self.http.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))); ::prost::encoding::key_len(2) + ::prost::encoding::encoded_len_varint(len as u64) + len }
+            + { let len = self.http.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v)); ::prost::encoding::key_len(2) + ::prost::encoding::encoded_len_varint(len as u64) + len }
     }
 
     fn clear(&mut self) {
@@ -654,19 +654,15 @@ impl ::prost::Message for super::IngressServiceBackend {
 impl ::prost::Message for super::IngressSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.ingress_class_name { ::prost::encoding::string::encode(4, v, buf); }
         if let Some(v) = &self.default_backend { ::prost::encoding::message::encode(1, v, buf); }
         ::prost::encoding::message::encode_repeated(2, &self.tls, buf);
         ::prost::encoding::message::encode_repeated(3, &self.rules, buf);
+        if let Some(v) = &self.ingress_class_name { ::prost::encoding::string::encode(4, v, buf); }
     }
 
     #[allow(unused_variables)]
     fn merge_field(&mut self, tag: u32, wire_type: WireType, buf: &mut impl Buf, ctx: DecodeContext) -> Result<(), DecodeError> {
         match tag {
-            4 => ::prost::encoding::string::merge(wire_type, self.ingress_class_name.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("IngressSpec", "ingressClassName");
-                e
-            }),
             1 => ::prost::encoding::message::merge(wire_type, self.default_backend.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("IngressSpec", "defaultBackend");
                 e
@@ -679,16 +675,20 @@ impl ::prost::Message for super::IngressSpec {
                 e.push("IngressSpec", "rules");
                 e
             }),
+            4 => ::prost::encoding::string::merge(wire_type, self.ingress_class_name.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("IngressSpec", "ingressClassName");
+                e
+            }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
         }
     }
 
     fn encoded_len(&self) -> usize {
         0
-            + self.ingress_class_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
             + self.default_backend.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.tls)
             + ::prost::encoding::message::encoded_len_repeated(3, &self.rules)
+            + self.ingress_class_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
     }
 
     fn clear(&mut self) {

@@ -10,8 +10,8 @@ impl ::prost::Message for super::HTTPIngressPath {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(v) = &self.path { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.path_type { ::prost::encoding::string::encode(3, v, buf); }
         if let Some(v) = &self.backend { ::prost::encoding::message::encode(2, v, buf); }
+        if let Some(v) = &self.path_type { ::prost::encoding::string::encode(3, v, buf); }
     }
 
     #[allow(unused_variables)]
@@ -21,12 +21,12 @@ impl ::prost::Message for super::HTTPIngressPath {
                 e.push("HTTPIngressPath", "path");
                 e
             }),
-            3 => ::prost::encoding::string::merge(wire_type, self.path_type.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("HTTPIngressPath", "pathType");
-                e
-            }),
             2 => ::prost::encoding::message::merge(wire_type, self.backend.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("HTTPIngressPath", "backend");
+                e
+            }),
+            3 => ::prost::encoding::string::merge(wire_type, self.path_type.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("HTTPIngressPath", "pathType");
                 e
             }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
@@ -36,8 +36,8 @@ impl ::prost::Message for super::HTTPIngressPath {
     fn encoded_len(&self) -> usize {
         0
             + self.path.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.path_type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
             + self.backend.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.path_type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -312,7 +312,7 @@ impl ::prost::Message for super::IngressClassList {
 impl ::prost::Message for super::IngressClassParametersReference {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.a_pi_group { ::prost::encoding::string::encode(1, v, buf); }
+        if let Some(v) = &self.api_group { ::prost::encoding::string::encode(1, v, buf); }
         if let Some(v) = &self.kind { ::prost::encoding::string::encode(2, v, buf); }
         if let Some(v) = &self.name { ::prost::encoding::string::encode(3, v, buf); }
         if let Some(v) = &self.scope { ::prost::encoding::string::encode(4, v, buf); }
@@ -322,8 +322,8 @@ impl ::prost::Message for super::IngressClassParametersReference {
     #[allow(unused_variables)]
     fn merge_field(&mut self, tag: u32, wire_type: WireType, buf: &mut impl Buf, ctx: DecodeContext) -> Result<(), DecodeError> {
         match tag {
-            1 => ::prost::encoding::string::merge(wire_type, self.a_pi_group.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("IngressClassParametersReference", "aPIGroup");
+            1 => ::prost::encoding::string::merge(wire_type, self.api_group.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("IngressClassParametersReference", "apiGroup");
                 e
             }),
             2 => ::prost::encoding::string::merge(wire_type, self.kind.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -348,7 +348,7 @@ impl ::prost::Message for super::IngressClassParametersReference {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.a_pi_group.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.api_group.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
             + self.kind.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
             + self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
             + self.scope.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
@@ -535,7 +535,7 @@ impl ::prost::Message for super::IngressRule {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(v) = &self.host { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.ingress_rule_value { ::prost::encoding::message::encode(2, v, buf); }
+        { let len = self.http.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v)); ::prost::encoding::encode_key(2, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); if let Some(v) = &self.http { ::prost::encoding::message::encode(1, v, buf); } }
     }
 
     #[allow(unused_variables)]
@@ -545,7 +545,7 @@ impl ::prost::Message for super::IngressRule {
                 e.push("IngressRule", "host");
                 e
             }),
-            2 => ::prost::encoding::message::merge(wire_type, self.ingress_rule_value.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+            2 => ::prost::encoding::check_wire_type(WireType::LengthDelimited, wire_type).and_then(|()| ::prost::encoding::merge_loop(self, buf, ctx, |this, buf, ctx| { let (tag, wire_type) = ::prost::encoding::decode_key(buf)?; match tag { 1 => { ::prost::encoding::message::merge(wire_type, this.http.get_or_insert_with(Default::default), buf, ctx) }?, _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx)? } Ok(()) })).map_err(|mut e| {
                 e.push("IngressRule", "ingressRuleValue");
                 e
             }),
@@ -556,7 +556,7 @@ impl ::prost::Message for super::IngressRule {
     fn encoded_len(&self) -> usize {
         0
             + self.host.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.ingress_rule_value.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
+            + { let len = self.http.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v)); ::prost::encoding::key_len(2) + ::prost::encoding::encoded_len_varint(len as u64) + len }
     }
 
     fn clear(&mut self) {
@@ -594,19 +594,15 @@ impl ::prost::Message for super::IngressRuleValue {
 impl ::prost::Message for super::IngressSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.ingress_class_name { ::prost::encoding::string::encode(4, v, buf); }
         if let Some(v) = &self.backend { ::prost::encoding::message::encode(1, v, buf); }
         ::prost::encoding::message::encode_repeated(2, &self.tls, buf);
         ::prost::encoding::message::encode_repeated(3, &self.rules, buf);
+        if let Some(v) = &self.ingress_class_name { ::prost::encoding::string::encode(4, v, buf); }
     }
 
     #[allow(unused_variables)]
     fn merge_field(&mut self, tag: u32, wire_type: WireType, buf: &mut impl Buf, ctx: DecodeContext) -> Result<(), DecodeError> {
         match tag {
-            4 => ::prost::encoding::string::merge(wire_type, self.ingress_class_name.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("IngressSpec", "ingressClassName");
-                e
-            }),
             1 => ::prost::encoding::message::merge(wire_type, self.backend.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("IngressSpec", "backend");
                 e
@@ -619,16 +615,20 @@ impl ::prost::Message for super::IngressSpec {
                 e.push("IngressSpec", "rules");
                 e
             }),
+            4 => ::prost::encoding::string::merge(wire_type, self.ingress_class_name.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("IngressSpec", "ingressClassName");
+                e
+            }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
         }
     }
 
     fn encoded_len(&self) -> usize {
         0
-            + self.ingress_class_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
             + self.backend.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.tls)
             + ::prost::encoding::message::encoded_len_repeated(3, &self.rules)
+            + self.ingress_class_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
     }
 
     fn clear(&mut self) {

@@ -208,8 +208,8 @@ pub struct IngressClassParametersReference {
     /// not specified, the specified Kind must be in the core API group. For any
     /// other third-party types, APIGroup is required.
     /// +optional
-    #[serde(rename = "aPIGroup", default, skip_serializing_if = "Option::is_none")]
-    pub a_pi_group: Option<String>,
+    #[serde(rename = "apiGroup", default, skip_serializing_if = "Option::is_none")]
+    pub api_group: Option<String>,
     /// kind is the type of resource being referenced.
     /// +required
     /// +k8s:alpha(since: "1.36")=+k8s:required
@@ -367,14 +367,9 @@ pub struct IngressRule {
     /// +optional
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
-    /// IngressRuleValue represents a rule to route requests for this IngressRule.
-    /// If unspecified, the rule defaults to a http catch-all. Whether that sends
-    /// just traffic matching the host to the default backend or all traffic to the
-    /// default backend, is left to the controller fulfilling the Ingress. Http is
-    /// currently the only supported IngressRuleValue.
     /// +optional
-    #[serde(rename = "ingressRuleValue", default, skip_serializing_if = "Option::is_none")]
-    pub ingress_rule_value: Option<crate::api::networking::v1beta1::IngressRuleValue>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http: Option<crate::api::networking::v1beta1::HTTPIngressRuleValue>,
 }
 
 /// IngressRuleValue represents a rule to apply against incoming requests. If the

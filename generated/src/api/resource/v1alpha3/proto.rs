@@ -281,13 +281,13 @@ impl ::prost::Message for super::PoolStatus {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.driver, buf);
         ::prost::encoding::string::encode(2, &self.pool_name, buf);
-        ::prost::encoding::int64::encode(9, &self.generation, buf);
-        if let Some(v) = &self.resource_slice_count { ::prost::encoding::int32::encode(8, v, buf); }
+        if let Some(v) = &self.node_name { ::prost::encoding::string::encode(3, v, buf); }
         if let Some(v) = &self.total_devices { ::prost::encoding::int32::encode(4, v, buf); }
         if let Some(v) = &self.allocated_devices { ::prost::encoding::int32::encode(5, v, buf); }
         if let Some(v) = &self.available_devices { ::prost::encoding::int32::encode(6, v, buf); }
         if let Some(v) = &self.unavailable_devices { ::prost::encoding::int32::encode(7, v, buf); }
-        if let Some(v) = &self.node_name { ::prost::encoding::string::encode(3, v, buf); }
+        if let Some(v) = &self.resource_slice_count { ::prost::encoding::int32::encode(8, v, buf); }
+        ::prost::encoding::int64::encode(9, &self.generation, buf);
         if let Some(v) = &self.validation_error { ::prost::encoding::string::encode(10, v, buf); }
     }
 
@@ -302,12 +302,8 @@ impl ::prost::Message for super::PoolStatus {
                 e.push("PoolStatus", "poolName");
                 e
             }),
-            9 => ::prost::encoding::int64::merge(wire_type, &mut self.generation, buf, ctx).map_err(|mut e| {
-                e.push("PoolStatus", "generation");
-                e
-            }),
-            8 => ::prost::encoding::int32::merge(wire_type, self.resource_slice_count.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("PoolStatus", "resourceSliceCount");
+            3 => ::prost::encoding::string::merge(wire_type, self.node_name.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("PoolStatus", "nodeName");
                 e
             }),
             4 => ::prost::encoding::int32::merge(wire_type, self.total_devices.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -326,8 +322,12 @@ impl ::prost::Message for super::PoolStatus {
                 e.push("PoolStatus", "unavailableDevices");
                 e
             }),
-            3 => ::prost::encoding::string::merge(wire_type, self.node_name.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("PoolStatus", "nodeName");
+            8 => ::prost::encoding::int32::merge(wire_type, self.resource_slice_count.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("PoolStatus", "resourceSliceCount");
+                e
+            }),
+            9 => ::prost::encoding::int64::merge(wire_type, &mut self.generation, buf, ctx).map_err(|mut e| {
+                e.push("PoolStatus", "generation");
                 e
             }),
             10 => ::prost::encoding::string::merge(wire_type, self.validation_error.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -342,13 +342,13 @@ impl ::prost::Message for super::PoolStatus {
         0
             + ::prost::encoding::string::encoded_len(1, &self.driver)
             + ::prost::encoding::string::encoded_len(2, &self.pool_name)
-            + ::prost::encoding::int64::encoded_len(9, &self.generation)
-            + self.resource_slice_count.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(8, v))
+            + self.node_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
             + self.total_devices.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(4, v))
             + self.allocated_devices.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(5, v))
             + self.available_devices.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(6, v))
             + self.unavailable_devices.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(7, v))
-            + self.node_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.resource_slice_count.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(8, v))
+            + ::prost::encoding::int64::encoded_len(9, &self.generation)
             + self.validation_error.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(10, v))
     }
 
@@ -471,18 +471,14 @@ impl ::prost::Message for super::ResourcePoolStatusRequestSpec {
 impl ::prost::Message for super::ResourcePoolStatusRequestStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        ::prost::encoding::int32::encode(6, &self.pool_count, buf);
         ::prost::encoding::message::encode_repeated(2, &self.pools, buf);
         ::prost::encoding::message::encode_repeated(3, &self.conditions, buf);
+        ::prost::encoding::int32::encode(6, &self.pool_count, buf);
     }
 
     #[allow(unused_variables)]
     fn merge_field(&mut self, tag: u32, wire_type: WireType, buf: &mut impl Buf, ctx: DecodeContext) -> Result<(), DecodeError> {
         match tag {
-            6 => ::prost::encoding::int32::merge(wire_type, &mut self.pool_count, buf, ctx).map_err(|mut e| {
-                e.push("ResourcePoolStatusRequestStatus", "poolCount");
-                e
-            }),
             2 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.pools, buf, ctx).map_err(|mut e| {
                 e.push("ResourcePoolStatusRequestStatus", "pools");
                 e
@@ -491,15 +487,19 @@ impl ::prost::Message for super::ResourcePoolStatusRequestStatus {
                 e.push("ResourcePoolStatusRequestStatus", "conditions");
                 e
             }),
+            6 => ::prost::encoding::int32::merge(wire_type, &mut self.pool_count, buf, ctx).map_err(|mut e| {
+                e.push("ResourcePoolStatusRequestStatus", "poolCount");
+                e
+            }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
         }
     }
 
     fn encoded_len(&self) -> usize {
         0
-            + ::prost::encoding::int32::encoded_len(6, &self.pool_count)
             + ::prost::encoding::message::encoded_len_repeated(2, &self.pools)
             + ::prost::encoding::message::encoded_len_repeated(3, &self.conditions)
+            + ::prost::encoding::int32::encoded_len(6, &self.pool_count)
     }
 
     fn clear(&mut self) {

@@ -12,10 +12,10 @@ impl ::prost::Message for super::AllocatedDeviceStatus {
         ::prost::encoding::string::encode(1, &self.driver, buf);
         ::prost::encoding::string::encode(2, &self.pool, buf);
         ::prost::encoding::string::encode(3, &self.device, buf);
-        if let Some(v) = &self.share_id { ::prost::encoding::string::encode(7, v, buf); }
         ::prost::encoding::message::encode_repeated(4, &self.conditions, buf);
         if let Some(v) = &self.data { ::prost::encoding::message::encode(5, v, buf); }
         if let Some(v) = &self.network_data { ::prost::encoding::message::encode(6, v, buf); }
+        if let Some(v) = &self.share_id { ::prost::encoding::string::encode(7, v, buf); }
     }
 
     #[allow(unused_variables)]
@@ -33,10 +33,6 @@ impl ::prost::Message for super::AllocatedDeviceStatus {
                 e.push("AllocatedDeviceStatus", "device");
                 e
             }),
-            7 => ::prost::encoding::string::merge(wire_type, self.share_id.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("AllocatedDeviceStatus", "shareID");
-                e
-            }),
             4 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.conditions, buf, ctx).map_err(|mut e| {
                 e.push("AllocatedDeviceStatus", "conditions");
                 e
@@ -49,6 +45,10 @@ impl ::prost::Message for super::AllocatedDeviceStatus {
                 e.push("AllocatedDeviceStatus", "networkData");
                 e
             }),
+            7 => ::prost::encoding::string::merge(wire_type, self.share_id.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("AllocatedDeviceStatus", "shareID");
+                e
+            }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
         }
     }
@@ -58,10 +58,10 @@ impl ::prost::Message for super::AllocatedDeviceStatus {
             + ::prost::encoding::string::encoded_len(1, &self.driver)
             + ::prost::encoding::string::encoded_len(2, &self.pool)
             + ::prost::encoding::string::encoded_len(3, &self.device)
-            + self.share_id.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(7, v))
             + ::prost::encoding::message::encoded_len_repeated(4, &self.conditions)
             + self.data.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(5, v))
             + self.network_data.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(6, v))
+            + self.share_id.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(7, v))
     }
 
     fn clear(&mut self) {
@@ -431,7 +431,7 @@ impl ::prost::Message for super::DeviceAllocationConfiguration {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.source, buf);
         ::prost::encoding::string::encode_repeated(2, &self.requests, buf);
-        { let len = (self.opaque.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))); ::prost::encoding::encode_key(3, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); if let Some(v) = &self.opaque { ::prost::encoding::message::encode(1, v, buf); } }
+        { let len = self.opaque.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v)); ::prost::encoding::encode_key(3, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); if let Some(v) = &self.opaque { ::prost::encoding::message::encode(1, v, buf); } }
     }
 
     #[allow(unused_variables)]
@@ -457,7 +457,7 @@ impl ::prost::Message for super::DeviceAllocationConfiguration {
         0
             + ::prost::encoding::string::encoded_len(1, &self.source)
             + ::prost::encoding::string::encoded_len_repeated(2, &self.requests)
-            + { let len = (self.opaque.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))); ::prost::encoding::key_len(3) + ::prost::encoding::encoded_len_varint(len as u64) + len }
+            + { let len = self.opaque.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v)); ::prost::encoding::key_len(3) + ::prost::encoding::encoded_len_varint(len as u64) + len }
     }
 
     fn clear(&mut self) {
@@ -643,7 +643,7 @@ impl ::prost::Message for super::DeviceClaimConfiguration {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode_repeated(1, &self.requests, buf);
-        { let len = (self.opaque.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))); ::prost::encoding::encode_key(2, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); if let Some(v) = &self.opaque { ::prost::encoding::message::encode(1, v, buf); } }
+        { let len = self.opaque.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v)); ::prost::encoding::encode_key(2, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); if let Some(v) = &self.opaque { ::prost::encoding::message::encode(1, v, buf); } }
     }
 
     #[allow(unused_variables)]
@@ -664,7 +664,7 @@ impl ::prost::Message for super::DeviceClaimConfiguration {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len_repeated(1, &self.requests)
-            + { let len = (self.opaque.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))); ::prost::encoding::key_len(2) + ::prost::encoding::encoded_len_varint(len as u64) + len }
+            + { let len = self.opaque.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v)); ::prost::encoding::key_len(2) + ::prost::encoding::encoded_len_varint(len as u64) + len }
     }
 
     fn clear(&mut self) {
@@ -708,7 +708,7 @@ impl ::prost::Message for super::DeviceClass {
 impl ::prost::Message for super::DeviceClassConfiguration {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        { let len = (self.opaque.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))); ::prost::encoding::encode_key(1, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); if let Some(v) = &self.opaque { ::prost::encoding::message::encode(1, v, buf); } }
+        { let len = self.opaque.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v)); ::prost::encoding::encode_key(1, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); if let Some(v) = &self.opaque { ::prost::encoding::message::encode(1, v, buf); } }
     }
 
     #[allow(unused_variables)]
@@ -724,7 +724,7 @@ impl ::prost::Message for super::DeviceClassConfiguration {
 
     fn encoded_len(&self) -> usize {
         0
-            + { let len = (self.opaque.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))); ::prost::encoding::key_len(1) + ::prost::encoding::encoded_len_varint(len as u64) + len }
+            + { let len = self.opaque.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v)); ::prost::encoding::key_len(1) + ::prost::encoding::encoded_len_varint(len as u64) + len }
     }
 
     fn clear(&mut self) {

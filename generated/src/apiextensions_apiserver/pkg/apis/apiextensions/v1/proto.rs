@@ -501,11 +501,11 @@ impl ::prost::Message for super::CustomResourceDefinitionVersion {
         ::prost::encoding::string::encode(1, &self.name, buf);
         ::prost::encoding::bool::encode(2, &self.served, buf);
         ::prost::encoding::bool::encode(3, &self.storage, buf);
-        if let Some(v) = &self.deprecated { ::prost::encoding::bool::encode(7, v, buf); }
-        if let Some(v) = &self.deprecation_warning { ::prost::encoding::string::encode(8, v, buf); }
         if let Some(v) = &self.schema { ::prost::encoding::message::encode(4, v, buf); }
         if let Some(v) = &self.subresources { ::prost::encoding::message::encode(5, v, buf); }
         ::prost::encoding::message::encode_repeated(6, &self.additional_printer_columns, buf);
+        if let Some(v) = &self.deprecated { ::prost::encoding::bool::encode(7, v, buf); }
+        if let Some(v) = &self.deprecation_warning { ::prost::encoding::string::encode(8, v, buf); }
         ::prost::encoding::message::encode_repeated(9, &self.selectable_fields, buf);
     }
 
@@ -524,14 +524,6 @@ impl ::prost::Message for super::CustomResourceDefinitionVersion {
                 e.push("CustomResourceDefinitionVersion", "storage");
                 e
             }),
-            7 => ::prost::encoding::bool::merge(wire_type, self.deprecated.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("CustomResourceDefinitionVersion", "deprecated");
-                e
-            }),
-            8 => ::prost::encoding::string::merge(wire_type, self.deprecation_warning.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("CustomResourceDefinitionVersion", "deprecationWarning");
-                e
-            }),
             4 => ::prost::encoding::message::merge(wire_type, self.schema.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("CustomResourceDefinitionVersion", "schema");
                 e
@@ -542,6 +534,14 @@ impl ::prost::Message for super::CustomResourceDefinitionVersion {
             }),
             6 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.additional_printer_columns, buf, ctx).map_err(|mut e| {
                 e.push("CustomResourceDefinitionVersion", "additionalPrinterColumns");
+                e
+            }),
+            7 => ::prost::encoding::bool::merge(wire_type, self.deprecated.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("CustomResourceDefinitionVersion", "deprecated");
+                e
+            }),
+            8 => ::prost::encoding::string::merge(wire_type, self.deprecation_warning.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("CustomResourceDefinitionVersion", "deprecationWarning");
                 e
             }),
             9 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.selectable_fields, buf, ctx).map_err(|mut e| {
@@ -557,11 +557,11 @@ impl ::prost::Message for super::CustomResourceDefinitionVersion {
             + ::prost::encoding::string::encoded_len(1, &self.name)
             + ::prost::encoding::bool::encoded_len(2, &self.served)
             + ::prost::encoding::bool::encoded_len(3, &self.storage)
-            + self.deprecated.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(7, v))
-            + self.deprecation_warning.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(8, v))
             + self.schema.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
             + self.subresources.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(5, v))
             + ::prost::encoding::message::encoded_len_repeated(6, &self.additional_printer_columns)
+            + self.deprecated.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(7, v))
+            + self.deprecation_warning.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(8, v))
             + ::prost::encoding::message::encoded_len_repeated(9, &self.selectable_fields)
     }
 
@@ -1140,18 +1140,14 @@ impl ::prost::Message for super::ValidationRule {
 impl ::prost::Message for super::WebhookClientConfig {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.url { ::prost::encoding::string::encode(3, v, buf); }
         if let Some(v) = &self.service { ::prost::encoding::message::encode(1, v, buf); }
         if let Some(v) = &self.ca_bundle { ::prost::encoding::bytes::encode(2, v, buf); }
+        if let Some(v) = &self.url { ::prost::encoding::string::encode(3, v, buf); }
     }
 
     #[allow(unused_variables)]
     fn merge_field(&mut self, tag: u32, wire_type: WireType, buf: &mut impl Buf, ctx: DecodeContext) -> Result<(), DecodeError> {
         match tag {
-            3 => ::prost::encoding::string::merge(wire_type, self.url.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("WebhookClientConfig", "url");
-                e
-            }),
             1 => ::prost::encoding::message::merge(wire_type, self.service.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("WebhookClientConfig", "service");
                 e
@@ -1160,15 +1156,19 @@ impl ::prost::Message for super::WebhookClientConfig {
                 e.push("WebhookClientConfig", "caBundle");
                 e
             }),
+            3 => ::prost::encoding::string::merge(wire_type, self.url.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("WebhookClientConfig", "url");
+                e
+            }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
         }
     }
 
     fn encoded_len(&self) -> usize {
         0
-            + self.url.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
             + self.service.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
             + self.ca_bundle.as_ref().map_or(0, |v| ::prost::encoding::bytes::encoded_len(2, v))
+            + self.url.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
     }
 
     fn clear(&mut self) {

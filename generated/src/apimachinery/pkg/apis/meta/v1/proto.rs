@@ -82,14 +82,14 @@ impl ::prost::Message for super::APIResource {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.name, buf);
-        ::prost::encoding::string::encode(6, &self.singular_name, buf);
         ::prost::encoding::bool::encode(2, &self.namespaced, buf);
-        if let Some(v) = &self.group { ::prost::encoding::string::encode(8, v, buf); }
-        if let Some(v) = &self.version { ::prost::encoding::string::encode(9, v, buf); }
         ::prost::encoding::string::encode(3, &self.kind, buf);
         ::prost::encoding::message::encode(4, &self.verbs, buf);
         ::prost::encoding::string::encode_repeated(5, &self.short_names, buf);
+        ::prost::encoding::string::encode(6, &self.singular_name, buf);
         ::prost::encoding::string::encode_repeated(7, &self.categories, buf);
+        if let Some(v) = &self.group { ::prost::encoding::string::encode(8, v, buf); }
+        if let Some(v) = &self.version { ::prost::encoding::string::encode(9, v, buf); }
         if let Some(v) = &self.storage_version_hash { ::prost::encoding::string::encode(10, v, buf); }
     }
 
@@ -100,20 +100,8 @@ impl ::prost::Message for super::APIResource {
                 e.push("APIResource", "name");
                 e
             }),
-            6 => ::prost::encoding::string::merge(wire_type, &mut self.singular_name, buf, ctx).map_err(|mut e| {
-                e.push("APIResource", "singularName");
-                e
-            }),
             2 => ::prost::encoding::bool::merge(wire_type, &mut self.namespaced, buf, ctx).map_err(|mut e| {
                 e.push("APIResource", "namespaced");
-                e
-            }),
-            8 => ::prost::encoding::string::merge(wire_type, self.group.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("APIResource", "group");
-                e
-            }),
-            9 => ::prost::encoding::string::merge(wire_type, self.version.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("APIResource", "version");
                 e
             }),
             3 => ::prost::encoding::string::merge(wire_type, &mut self.kind, buf, ctx).map_err(|mut e| {
@@ -128,8 +116,20 @@ impl ::prost::Message for super::APIResource {
                 e.push("APIResource", "shortNames");
                 e
             }),
+            6 => ::prost::encoding::string::merge(wire_type, &mut self.singular_name, buf, ctx).map_err(|mut e| {
+                e.push("APIResource", "singularName");
+                e
+            }),
             7 => ::prost::encoding::string::merge_repeated(wire_type, &mut self.categories, buf, ctx).map_err(|mut e| {
                 e.push("APIResource", "categories");
+                e
+            }),
+            8 => ::prost::encoding::string::merge(wire_type, self.group.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("APIResource", "group");
+                e
+            }),
+            9 => ::prost::encoding::string::merge(wire_type, self.version.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("APIResource", "version");
                 e
             }),
             10 => ::prost::encoding::string::merge(wire_type, self.storage_version_hash.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -143,14 +143,14 @@ impl ::prost::Message for super::APIResource {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len(1, &self.name)
-            + ::prost::encoding::string::encoded_len(6, &self.singular_name)
             + ::prost::encoding::bool::encoded_len(2, &self.namespaced)
-            + self.group.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(8, v))
-            + self.version.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(9, v))
             + ::prost::encoding::string::encoded_len(3, &self.kind)
             + ::prost::encoding::message::encoded_len(4, &self.verbs)
             + ::prost::encoding::string::encoded_len_repeated(5, &self.short_names)
+            + ::prost::encoding::string::encoded_len(6, &self.singular_name)
             + ::prost::encoding::string::encoded_len_repeated(7, &self.categories)
+            + self.group.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(8, v))
+            + self.version.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(9, v))
             + self.storage_version_hash.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(10, v))
     }
 
@@ -855,12 +855,12 @@ impl ::prost::Message for super::ListOptions {
         if let Some(v) = &self.label_selector { ::prost::encoding::string::encode(1, v, buf); }
         if let Some(v) = &self.field_selector { ::prost::encoding::string::encode(2, v, buf); }
         if let Some(v) = &self.watch { ::prost::encoding::bool::encode(3, v, buf); }
-        if let Some(v) = &self.allow_watch_bookmarks { ::prost::encoding::bool::encode(9, v, buf); }
         if let Some(v) = &self.resource_version { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.resource_version_match { ::prost::encoding::string::encode(10, v, buf); }
         if let Some(v) = &self.timeout_seconds { ::prost::encoding::int64::encode(5, v, buf); }
         if let Some(v) = &self.limit { ::prost::encoding::int64::encode(7, v, buf); }
         if let Some(v) = &self.r#continue { ::prost::encoding::string::encode(8, v, buf); }
+        if let Some(v) = &self.allow_watch_bookmarks { ::prost::encoding::bool::encode(9, v, buf); }
+        if let Some(v) = &self.resource_version_match { ::prost::encoding::string::encode(10, v, buf); }
         if let Some(v) = &self.send_initial_events { ::prost::encoding::bool::encode(11, v, buf); }
         if let Some(v) = &self.shard_selector { ::prost::encoding::string::encode(15, v, buf); }
     }
@@ -880,16 +880,8 @@ impl ::prost::Message for super::ListOptions {
                 e.push("ListOptions", "watch");
                 e
             }),
-            9 => ::prost::encoding::bool::merge(wire_type, self.allow_watch_bookmarks.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("ListOptions", "allowWatchBookmarks");
-                e
-            }),
             4 => ::prost::encoding::string::merge(wire_type, self.resource_version.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("ListOptions", "resourceVersion");
-                e
-            }),
-            10 => ::prost::encoding::string::merge(wire_type, self.resource_version_match.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("ListOptions", "resourceVersionMatch");
                 e
             }),
             5 => ::prost::encoding::int64::merge(wire_type, self.timeout_seconds.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -902,6 +894,14 @@ impl ::prost::Message for super::ListOptions {
             }),
             8 => ::prost::encoding::string::merge(wire_type, self.r#continue.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("ListOptions", "continue");
+                e
+            }),
+            9 => ::prost::encoding::bool::merge(wire_type, self.allow_watch_bookmarks.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("ListOptions", "allowWatchBookmarks");
+                e
+            }),
+            10 => ::prost::encoding::string::merge(wire_type, self.resource_version_match.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("ListOptions", "resourceVersionMatch");
                 e
             }),
             11 => ::prost::encoding::bool::merge(wire_type, self.send_initial_events.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -921,12 +921,12 @@ impl ::prost::Message for super::ListOptions {
             + self.label_selector.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
             + self.field_selector.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
             + self.watch.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(3, v))
-            + self.allow_watch_bookmarks.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(9, v))
             + self.resource_version.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.resource_version_match.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(10, v))
             + self.timeout_seconds.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(5, v))
             + self.limit.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(7, v))
             + self.r#continue.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(8, v))
+            + self.allow_watch_bookmarks.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(9, v))
+            + self.resource_version_match.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(10, v))
             + self.send_initial_events.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(11, v))
             + self.shard_selector.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(15, v))
     }
@@ -1113,10 +1113,10 @@ impl ::prost::Message for super::ObjectMeta {
 impl ::prost::Message for super::OwnerReference {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        ::prost::encoding::string::encode(5, &self.api_version, buf);
         ::prost::encoding::string::encode(1, &self.kind, buf);
         ::prost::encoding::string::encode(3, &self.name, buf);
         ::prost::encoding::string::encode(4, &self.uid, buf);
+        ::prost::encoding::string::encode(5, &self.api_version, buf);
         if let Some(v) = &self.controller { ::prost::encoding::bool::encode(6, v, buf); }
         if let Some(v) = &self.block_owner_deletion { ::prost::encoding::bool::encode(7, v, buf); }
     }
@@ -1124,10 +1124,6 @@ impl ::prost::Message for super::OwnerReference {
     #[allow(unused_variables)]
     fn merge_field(&mut self, tag: u32, wire_type: WireType, buf: &mut impl Buf, ctx: DecodeContext) -> Result<(), DecodeError> {
         match tag {
-            5 => ::prost::encoding::string::merge(wire_type, &mut self.api_version, buf, ctx).map_err(|mut e| {
-                e.push("OwnerReference", "apiVersion");
-                e
-            }),
             1 => ::prost::encoding::string::merge(wire_type, &mut self.kind, buf, ctx).map_err(|mut e| {
                 e.push("OwnerReference", "kind");
                 e
@@ -1138,6 +1134,10 @@ impl ::prost::Message for super::OwnerReference {
             }),
             4 => ::prost::encoding::string::merge(wire_type, &mut self.uid, buf, ctx).map_err(|mut e| {
                 e.push("OwnerReference", "uid");
+                e
+            }),
+            5 => ::prost::encoding::string::merge(wire_type, &mut self.api_version, buf, ctx).map_err(|mut e| {
+                e.push("OwnerReference", "apiVersion");
                 e
             }),
             6 => ::prost::encoding::bool::merge(wire_type, self.controller.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
@@ -1154,10 +1154,10 @@ impl ::prost::Message for super::OwnerReference {
 
     fn encoded_len(&self) -> usize {
         0
-            + ::prost::encoding::string::encoded_len(5, &self.api_version)
             + ::prost::encoding::string::encoded_len(1, &self.kind)
             + ::prost::encoding::string::encoded_len(3, &self.name)
             + ::prost::encoding::string::encoded_len(4, &self.uid)
+            + ::prost::encoding::string::encoded_len(5, &self.api_version)
             + self.controller.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(6, v))
             + self.block_owner_deletion.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(7, v))
     }
@@ -1515,9 +1515,9 @@ impl ::prost::Message for super::StatusDetails {
         if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); }
         if let Some(v) = &self.group { ::prost::encoding::string::encode(2, v, buf); }
         if let Some(v) = &self.kind { ::prost::encoding::string::encode(3, v, buf); }
-        if let Some(v) = &self.uid { ::prost::encoding::string::encode(6, v, buf); }
         ::prost::encoding::message::encode_repeated(4, &self.causes, buf);
         if let Some(v) = &self.retry_after_seconds { ::prost::encoding::int32::encode(5, v, buf); }
+        if let Some(v) = &self.uid { ::prost::encoding::string::encode(6, v, buf); }
     }
 
     #[allow(unused_variables)]
@@ -1535,16 +1535,16 @@ impl ::prost::Message for super::StatusDetails {
                 e.push("StatusDetails", "kind");
                 e
             }),
-            6 => ::prost::encoding::string::merge(wire_type, self.uid.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("StatusDetails", "uid");
-                e
-            }),
             4 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.causes, buf, ctx).map_err(|mut e| {
                 e.push("StatusDetails", "causes");
                 e
             }),
             5 => ::prost::encoding::int32::merge(wire_type, self.retry_after_seconds.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
                 e.push("StatusDetails", "retryAfterSeconds");
+                e
+            }),
+            6 => ::prost::encoding::string::merge(wire_type, self.uid.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("StatusDetails", "uid");
                 e
             }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
@@ -1556,9 +1556,9 @@ impl ::prost::Message for super::StatusDetails {
             + self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
             + self.group.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
             + self.kind.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
-            + self.uid.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
             + ::prost::encoding::message::encoded_len_repeated(4, &self.causes)
             + self.retry_after_seconds.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(5, v))
+            + self.uid.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
     }
 
     fn clear(&mut self) {

@@ -9,19 +9,19 @@ use ::prost::DecodeError;
 impl ::prost::Message for super::PartialObjectMetadataList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(2, v, buf); }
         ::prost::encoding::message::encode_repeated(1, &self.items, buf);
+        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(2, v, buf); }
     }
 
     #[allow(unused_variables)]
     fn merge_field(&mut self, tag: u32, wire_type: WireType, buf: &mut impl Buf, ctx: DecodeContext) -> Result<(), DecodeError> {
         match tag {
-            2 => ::prost::encoding::message::merge(wire_type, self.metadata.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
-                e.push("PartialObjectMetadataList", "metadata");
-                e
-            }),
             1 => ::prost::encoding::message::merge_repeated(wire_type, &mut self.items, buf, ctx).map_err(|mut e| {
                 e.push("PartialObjectMetadataList", "items");
+                e
+            }),
+            2 => ::prost::encoding::message::merge(wire_type, self.metadata.get_or_insert_with(Default::default), buf, ctx).map_err(|mut e| {
+                e.push("PartialObjectMetadataList", "metadata");
                 e
             }),
             _ => ::prost::encoding::skip_field(wire_type, tag, buf, ctx),
@@ -30,8 +30,8 @@ impl ::prost::Message for super::PartialObjectMetadataList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
             + ::prost::encoding::message::encoded_len_repeated(1, &self.items)
+            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
