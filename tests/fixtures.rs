@@ -121,3 +121,25 @@ fn first_difference(want: &[u8], got: &[u8]) -> String {
         window(got)
     )
 }
+
+/// Truncated or corrupted protobuf and JSON never panic the decoder: each is an error or, where
+/// the cut happens to leave a valid prefix, some object.
+#[test]
+fn damaged_fixtures_are_errors_not_panics() {
+    let all = fixtures();
+    let mut errors = 0usize;
+    for (name, [json, _, pb]) in all.iter().step_by(3) {
+        let kind = kind_of(name);
+        for cut in [5, pb.len() / 3, pb.len() / 2, pb.len() - 1] {
+            errors += usize::from(kapi::convert::convert(&pb[..cut], Some(Format::Protobuf), Format::Json, Some(&kind)).is_err());
+        }
+        let mut flipped = pb.clone();
+        for i in (6..flipped.len()).step_by(7) {
+            flipped[i] ^= 0x5a;
+        }
+        let _ = kapi::convert::convert(&flipped, Some(Format::Protobuf), Format::Json, Some(&kind));
+        errors += usize::from(kapi::convert::convert(&json[..json.len() / 2], Some(Format::Json), Format::Protobuf, Some(&kind)).is_err());
+    }
+    // A cut at 5 bytes always leaves an incomplete envelope.
+    assert!(errors >= all.len().div_ceil(3), "only {errors} damaged inputs were rejected");
+}

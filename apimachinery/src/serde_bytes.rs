@@ -7,7 +7,7 @@
 //! we. Encoding always writes a (possibly empty) base64 string; whether an empty field is omitted
 //! is the caller's `skip_serializing_if`.
 //!
-//! ```ignore
+//! ```text
 //! #[serde(with = "kapi_apimachinery::serde_bytes::base64_vec")]
 //! data: Vec<u8>,
 //! ```
