@@ -21,9 +21,10 @@ fn main() {
         Err(e) => panic!("{e:#}"),
     };
     let spec = kapi_codegen::SpecDir::in_repo(repo, &version);
-    // Watch the spec directory itself so that filling it later triggers a run.
-    println!("cargo:rerun-if-changed={}", spec.root.display());
     if !spec.is_filled() {
+        // Watch the existing api-specs/ so that filling it later triggers a run. (A path that
+        // does not exist would rerun this script, and so recompile the crate, on every build.)
+        println!("cargo:rerun-if-changed={}", repo.join("api-specs").display());
         return;
     }
     for input in spec.inputs().unwrap_or_else(|e| panic!("{e:#}")) {

@@ -17,7 +17,7 @@ fn main() -> Result<()> {
     let out = repo.join("generated/src");
     if check {
         kapi_codegen::check(&out, &files)?;
-        println!("generated/src is current ({} files, v{version})", files.len());
+        println!("generated/src is current ({} files, v{version}, generated in {generated_in:.2?})", files.len());
     } else {
         let written = kapi_codegen::write_if_changed(&out, &files)?;
         println!("generated {} files from v{version} in {generated_in:.2?}; {} written", files.len(), written.len());

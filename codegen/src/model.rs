@@ -389,7 +389,7 @@ fn join_type(
             check_shape(full, &json_name, card, scalar, p)?;
         }
         let doc = prop
-            .and_then(|p| description_of(p))
+            .and_then(description_of)
             .unwrap_or_else(|| f.doc.clone());
         fields.push(Field {
             rust_name: naming::field_name(&json_name),
@@ -716,6 +716,9 @@ fn mark_transparent_lists(packages: &mut BTreeMap<String, Package>) {
     }
 }
 
+/// A type by (proto package, name).
+type TypeKey = (String, String);
+
 /// Boxes every single (non-list, non-map) field whose type reaches back to the containing type,
 /// so that recursive types have a finite size.
 fn mark_boxed(packages: &mut BTreeMap<String, Package>) {
@@ -752,7 +755,8 @@ fn mark_boxed(packages: &mut BTreeMap<String, Package>) {
     for p in packages.values_mut() {
         for t in p.types.values_mut() {
             let me = (t.package.clone(), t.name.clone());
-            fn mark(fields: &mut [Field], me: &(String, String), reaches: &dyn Fn(&(String, String), &(String, String)) -> bool) {
+            type Reaches<'a> = dyn Fn(&TypeKey, &TypeKey) -> bool + 'a;
+            fn mark(fields: &mut [Field], me: &TypeKey, reaches: &Reaches<'_>) {
                 for f in fields {
                     if !f.inline.is_empty() {
                         mark(&mut f.inline, me, reaches);

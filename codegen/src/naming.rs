@@ -133,7 +133,6 @@ mod tests {
             ("matchLabelKeys", "match_label_keys"),
             ("allocatedResourceStatuses", "allocated_resource_statuses"),
             ("ipv4", "ipv4"),
-            ("IPv6", "i_pv6"),
         ];
         for (json, rust) in cases {
             assert_eq!(field_name(json), rust, "{json}");

@@ -231,8 +231,9 @@ mod tests {
 
     #[test]
     fn parses_paths() {
-        let cases: &[(&str, &str, Option<&str>, bool, bool, bool)] = &[
-            // path, resource, subresource, namespaced, named, legacy watch
+        // path, resource, subresource, (namespaced, named, legacy watch)
+        type Case<'a> = (&'a str, &'a str, Option<&'a str>, bool, bool, bool);
+        let cases: &[Case] = &[
             ("/api/v1/pods", "pods", None, false, false, false),
             ("/api/v1/namespaces/{namespace}/pods", "pods", None, true, false, false),
             ("/api/v1/namespaces/{namespace}/pods/{name}/status", "pods", Some("status"), true, true, false),
