@@ -24,6 +24,6 @@ pub use duration::Duration;
 pub use intstr::IntOrString;
 pub use quantity::Quantity;
 pub use raw::{FieldsV1, Json, RawExtension};
-pub use scheme::{KindVisitor, Object};
+pub use scheme::{KindVisitor, Object, TypeInfo};
 pub use schema_or::{JsonSchemaPropsOrArray, JsonSchemaPropsOrBool, JsonSchemaPropsOrStringArray};
 pub use time::{MicroTime, Time};

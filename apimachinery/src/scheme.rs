@@ -7,10 +7,47 @@ use std::fmt::Debug;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+/// What the OpenAPI document says about each JSON field of a generated type: the facts generic
+/// code needs to patch (strategic merge) and validate without knowing the type.
+pub trait TypeInfo {
+    /// The JSON fields, in declaration order (embedded structs' fields inlined, as in JSON).
+    fn fields() -> &'static [FieldInfo];
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldShape {
+    /// A string, number, boolean or a special type with a scalar JSON form (Time, Quantity, ...).
+    Scalar,
+    /// A nested object (see [`FieldInfo::elem`]), or embedded JSON (`RawExtension`).
+    Object,
+    List,
+    /// A JSON object with string keys.
+    Map,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct FieldInfo {
+    pub json_name: &'static str,
+    pub required: bool,
+    pub shape: FieldShape,
+    /// `x-kubernetes-patch-strategy` (e.g. `merge`, `retainKeys`, `merge,retainKeys`).
+    pub patch_strategy: Option<&'static str>,
+    /// `x-kubernetes-patch-merge-key`.
+    pub patch_merge_key: Option<&'static str>,
+    /// `x-kubernetes-list-type`: `atomic`, `set` or `map`.
+    pub list_type: Option<&'static str>,
+    /// `x-kubernetes-list-map-keys`.
+    pub list_map_keys: &'static [&'static str],
+    /// `x-kubernetes-map-type`: `atomic` or `granular`.
+    pub map_type: Option<&'static str>,
+    /// The fields of the (element) type, when it is a generated object type.
+    pub elem: Option<fn() -> &'static [FieldInfo]>,
+}
+
 /// A generated type that is a Kubernetes kind: it has protobuf and JSON forms and carries
 /// `apiVersion`/`kind` (TypeMeta) in JSON and in the protobuf envelope.
 pub trait Object:
-    prost::Message + Default + Clone + Debug + PartialEq + Serialize + DeserializeOwned + Send + Sync + 'static
+    prost::Message + Default + Clone + Debug + PartialEq + Serialize + DeserializeOwned + TypeInfo + Send + Sync + 'static
 {
     /// The proto message this type implements, e.g. `k8s.io.api.apps.v1.Deployment`.
     const MESSAGE: &'static str;
@@ -47,6 +84,18 @@ pub struct KindInfo {
     pub message: &'static str,
 }
 
+/// A group with its versions in priority order; the first enabled one is preferred.
+#[derive(Debug, Clone, Copy)]
+pub struct GroupInfo {
+    pub name: &'static str,
+    /// Higher first in `/apis`.
+    pub priority: i64,
+    /// Served versions, highest priority first.
+    pub versions: &'static [&'static str],
+    /// The preferred version among those enabled by default.
+    pub preferred_version: &'static str,
+}
+
 /// A served resource with its discovery facts.
 #[derive(Debug, Clone, Copy)]
 pub struct ResourceInfo {
@@ -56,6 +105,8 @@ pub struct ResourceInfo {
     pub resource: &'static str,
     pub singular: &'static str,
     pub kind: GroupVersionKind,
+    /// The kind of list responses (`PodList`).
+    pub list_kind: Option<&'static str>,
     pub namespaced: bool,
     pub verbs: &'static [&'static str],
     pub short_names: &'static [&'static str],

@@ -51,6 +51,8 @@ pub fn render(model: &Model) -> anyhow::Result<BTreeMap<String, String>> {
         if let Some(p) = package {
             let types: Vec<TypeView> = p.types.values().map(|t| type_view(t, p)).collect();
             files.insert(format!("{dir}/types.rs"), TypesView { header: &header, types: &types }.render()?);
+            let infos: Vec<TypeInfoView> = p.types.values().map(|t| type_info_view(model, t)).collect();
+            files.insert(format!("{dir}/schema.rs"), SchemaView { header: &header, types: &infos }.render()?);
             if view.has_proto {
                 let protos: Vec<&TypeView> = types.iter().filter(|t| t.proto).collect();
                 files.insert(format!("{dir}/proto.rs"), ProtoView { header: &header, types: &protos }.render()?);
@@ -115,6 +117,73 @@ struct TypesView<'a> {
 struct ProtoView<'a> {
     header: &'a str,
     types: &'a [&'a TypeView],
+}
+
+#[derive(Template)]
+#[template(path = "schema.rs.txt", escape = "none")]
+struct SchemaView<'a> {
+    header: &'a str,
+    types: &'a [TypeInfoView],
+}
+
+struct TypeInfoView {
+    name: String,
+    /// One `FieldInfo { .. }` literal per JSON field.
+    fields: Vec<String>,
+}
+
+fn opt_str(v: &Option<String>) -> String {
+    match v {
+        Some(s) => format!("Some({s:?})"),
+        None => "None".into(),
+    }
+}
+
+fn type_info_view(model: &Model, t: &TypeDef) -> TypeInfoView {
+    let lookup = |pkg: &str, name: &str| model.packages.get(pkg).and_then(|p| p.types.get(name));
+    let fields = t
+        .fields
+        .iter()
+        .flat_map(|f| f.flattened())
+        .map(|f| {
+            let (object, elem) = match &f.elem {
+                Elem::Named(pkg, name) => match lookup(pkg, name) {
+                    Some(target) if target.transparent_list => (false, "None".to_owned()),
+                    _ => (
+                        true,
+                        format!(
+                            "Some(<crate::{}::{name} as ::kapi_apimachinery::TypeInfo>::fields)",
+                            crate::naming::module_path(pkg).join("::")
+                        ),
+                    ),
+                },
+                Elem::Special(
+                    Special::RawExtension | Special::FieldsV1 | Special::OrBool | Special::OrArray | Special::OrStringArray,
+                ) => (true, "None".to_owned()),
+                _ => (false, "None".to_owned()),
+            };
+            let transparent_single = matches!(&f.elem, Elem::Named(p, n) if lookup(p, n).is_some_and(|t| t.transparent_list));
+            let shape = match f.card {
+                Card::Repeated => "List",
+                Card::Map => "Map",
+                Card::Single if transparent_single => "List",
+                Card::Single if object => "Object",
+                Card::Single => "Scalar",
+            };
+            format!(
+                "FieldInfo {{ json_name: {:?}, required: {}, shape: FieldShape::{shape}, patch_strategy: {}, \
+                 patch_merge_key: {}, list_type: {}, list_map_keys: {}, map_type: {}, elem: {elem} }}",
+                f.json_name,
+                f.required,
+                opt_str(&f.ext.patch_strategy),
+                opt_str(&f.ext.patch_merge_key),
+                opt_str(&f.ext.list_type),
+                str_slice(&f.ext.list_map_keys),
+                opt_str(&f.ext.map_type),
+            )
+        })
+        .collect();
+    TypeInfoView { name: t.name.clone(), fields }
 }
 
 #[derive(Template)]
@@ -359,6 +428,7 @@ struct SchemeView<'a> {
     kinds: Vec<KindRow>,
     resources: Vec<ResourceRow>,
     group_versions: Vec<String>,
+    groups: Vec<String>,
 }
 
 struct KindRow {
@@ -405,12 +475,13 @@ fn scheme_view<'a>(model: &Model, header: &'a str) -> SchemeView<'a> {
         .iter()
         .map(|r| ResourceRow {
             fields: format!(
-                "group: {:?}, version: {:?}, resource: {:?}, singular: {:?}, kind: {}, namespaced: {}, verbs: {}, short_names: {}, categories: {}",
+                "group: {:?}, version: {:?}, resource: {:?}, singular: {:?}, kind: {}, list_kind: {}, namespaced: {}, verbs: {}, short_names: {}, categories: {}",
                 r.group,
                 r.version,
                 r.resource,
                 r.singular,
                 gvk_literal(&r.kind),
+                opt_str(&r.list_kind),
                 r.namespaced,
                 str_slice(&r.verbs),
                 str_slice(&r.short_names),
@@ -440,7 +511,30 @@ fn scheme_view<'a>(model: &Model, header: &'a str) -> SchemeView<'a> {
             )
         })
         .collect();
-    SchemeView { header, kinds, resources, group_versions }
+    let mut groups: BTreeMap<&str, Vec<&crate::model::GroupVersion>> = BTreeMap::new();
+    for g in model.group_versions.iter().filter(|g| g.served) {
+        groups.entry(&g.group).or_default().push(g);
+    }
+    let mut groups: Vec<(i64, &str, Vec<&crate::model::GroupVersion>)> = groups
+        .into_iter()
+        .map(|(name, mut versions)| {
+            versions.sort_by_key(|v| (std::cmp::Reverse(v.version_priority), v.version.clone()));
+            (versions.iter().map(|v| v.group_priority).max().unwrap_or(0), name, versions)
+        })
+        .collect();
+    groups.sort_by_key(|(priority, name, _)| (std::cmp::Reverse(*priority), name.to_string()));
+    let groups = groups
+        .into_iter()
+        .map(|(priority, name, versions)| {
+            let preferred = versions.iter().find(|v| v.enabled_by_default).or(versions.first()).map_or("", |v| &v.version);
+            let names: Vec<String> = versions.iter().map(|v| v.version.clone()).collect();
+            format!(
+                "GroupInfo {{ name: {name:?}, priority: {priority}, versions: {}, preferred_version: {preferred:?} }}",
+                str_slice(&names)
+            )
+        })
+        .collect();
+    SchemeView { header, kinds, resources, group_versions, groups }
 }
 
 #[derive(Template)]

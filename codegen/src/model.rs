@@ -220,7 +220,8 @@ pub fn build(inputs: &Inputs<'_>) -> Result<Model> {
     fixup_log.check_all_applied()?;
 
     let routes = routes::collect(inputs.openapi)?;
-    let resources = routes::resources(&routes, inputs.data, inputs.strict_data)?;
+    let kind_set: BTreeSet<Gvk> = kinds.iter().map(|k| k.gvk.clone()).collect();
+    let resources = routes::resources(&routes, inputs.data, &kind_set, inputs.strict_data)?;
     let group_versions = group_versions(inputs, &kinds)?;
 
     Ok(Model {

@@ -47,6 +47,8 @@ pub struct Resource {
     pub version: String,
     pub resource: String,
     pub kind: Gvk,
+    /// The kind of list responses, when the scheme has one (`PodList`).
+    pub list_kind: Option<String>,
     pub singular: String,
     pub namespaced: bool,
     pub verbs: Vec<String>,
@@ -165,7 +167,7 @@ fn sorted_verbs(set: &BTreeSet<&'static str>) -> Vec<String> {
     VERB_ORDER.iter().filter(|v| set.contains(*v)).map(|v| (*v).to_owned()).collect()
 }
 
-pub fn resources(routes: &[Route], data: &SchemeData, strict_data: bool) -> Result<Vec<Resource>> {
+pub fn resources(routes: &[Route], data: &SchemeData, kinds: &BTreeSet<Gvk>, strict_data: bool) -> Result<Vec<Resource>> {
     type Key = (String, String, String);
     let mut main: BTreeMap<Key, (Option<Gvk>, bool, BTreeSet<&'static str>)> = BTreeMap::new();
     let mut subs: BTreeMap<(Key, String), (Gvk, BTreeSet<&'static str>)> = BTreeMap::new();
@@ -200,7 +202,9 @@ pub fn resources(routes: &[Route], data: &SchemeData, strict_data: bool) -> Resu
                 verbs: sorted_verbs(verbs),
             })
             .collect();
+        let list = Gvk { kind: format!("{}List", kind.kind), ..kind.clone() };
         out.push(Resource {
+            list_kind: kinds.contains(&list).then(|| list.kind.clone()),
             singular: kind.kind.to_lowercase(),
             short_names: facts.map(|f| f.short_names.clone()).unwrap_or_default(),
             categories: facts.map(|f| f.categories.clone()).unwrap_or_default(),

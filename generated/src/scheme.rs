@@ -3,7 +3,7 @@
 //! and every group-version with its priority.
 
 use ::kapi_apimachinery::scheme::{
-    GroupVersionInfo, GroupVersionKind, KindInfo, KindVisitor, ResourceInfo, SubresourceInfo,
+    GroupInfo, GroupVersionInfo, GroupVersionKind, KindInfo, KindVisitor, ResourceInfo, SubresourceInfo,
 };
 
 /// Every registered kind, sorted by group, version and kind.
@@ -946,63 +946,63 @@ pub fn visit_kind<V: KindVisitor>(group: &str, version: &str, kind: &str, visito
 /// Every resource the OpenAPI document serves, sorted by group, version and resource.
 pub static RESOURCES: &[ResourceInfo] = &[
     ResourceInfo {
-        group: "", version: "v1", resource: "bindings", singular: "binding", kind: GroupVersionKind { group: "", version: "v1", kind: "Binding" }, namespaced: true, verbs: &["create"], short_names: &[], categories: &[],
+        group: "", version: "v1", resource: "bindings", singular: "binding", kind: GroupVersionKind { group: "", version: "v1", kind: "Binding" }, list_kind: None, namespaced: true, verbs: &["create"], short_names: &[], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "", version: "v1", resource: "componentstatuses", singular: "componentstatus", kind: GroupVersionKind { group: "", version: "v1", kind: "ComponentStatus" }, namespaced: false, verbs: &["get", "list"], short_names: &["cs"], categories: &[],
+        group: "", version: "v1", resource: "componentstatuses", singular: "componentstatus", kind: GroupVersionKind { group: "", version: "v1", kind: "ComponentStatus" }, list_kind: Some("ComponentStatusList"), namespaced: false, verbs: &["get", "list"], short_names: &["cs"], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "", version: "v1", resource: "configmaps", singular: "configmap", kind: GroupVersionKind { group: "", version: "v1", kind: "ConfigMap" }, namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["cm"], categories: &[],
+        group: "", version: "v1", resource: "configmaps", singular: "configmap", kind: GroupVersionKind { group: "", version: "v1", kind: "ConfigMap" }, list_kind: Some("ConfigMapList"), namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["cm"], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "", version: "v1", resource: "endpoints", singular: "endpoints", kind: GroupVersionKind { group: "", version: "v1", kind: "Endpoints" }, namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["ep"], categories: &[],
+        group: "", version: "v1", resource: "endpoints", singular: "endpoints", kind: GroupVersionKind { group: "", version: "v1", kind: "Endpoints" }, list_kind: Some("EndpointsList"), namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["ep"], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "", version: "v1", resource: "events", singular: "event", kind: GroupVersionKind { group: "", version: "v1", kind: "Event" }, namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["ev"], categories: &[],
+        group: "", version: "v1", resource: "events", singular: "event", kind: GroupVersionKind { group: "", version: "v1", kind: "Event" }, list_kind: Some("EventList"), namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["ev"], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "", version: "v1", resource: "limitranges", singular: "limitrange", kind: GroupVersionKind { group: "", version: "v1", kind: "LimitRange" }, namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["limits"], categories: &[],
+        group: "", version: "v1", resource: "limitranges", singular: "limitrange", kind: GroupVersionKind { group: "", version: "v1", kind: "LimitRange" }, list_kind: Some("LimitRangeList"), namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["limits"], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "", version: "v1", resource: "namespaces", singular: "namespace", kind: GroupVersionKind { group: "", version: "v1", kind: "Namespace" }, namespaced: false, verbs: &["create", "delete", "get", "list", "patch", "update", "watch"], short_names: &["ns"], categories: &[],
+        group: "", version: "v1", resource: "namespaces", singular: "namespace", kind: GroupVersionKind { group: "", version: "v1", kind: "Namespace" }, list_kind: Some("NamespaceList"), namespaced: false, verbs: &["create", "delete", "get", "list", "patch", "update", "watch"], short_names: &["ns"], categories: &[],
         subresources: &[
             SubresourceInfo { name: "finalize", kind: GroupVersionKind { group: "", version: "v1", kind: "Namespace" }, verbs: &["update"] },
             SubresourceInfo { name: "status", kind: GroupVersionKind { group: "", version: "v1", kind: "Namespace" }, verbs: &["get", "patch", "update"] },
         ],
     },
     ResourceInfo {
-        group: "", version: "v1", resource: "nodes", singular: "node", kind: GroupVersionKind { group: "", version: "v1", kind: "Node" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["no"], categories: &[],
+        group: "", version: "v1", resource: "nodes", singular: "node", kind: GroupVersionKind { group: "", version: "v1", kind: "Node" }, list_kind: Some("NodeList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["no"], categories: &[],
         subresources: &[
             SubresourceInfo { name: "proxy", kind: GroupVersionKind { group: "", version: "v1", kind: "NodeProxyOptions" }, verbs: &[] },
             SubresourceInfo { name: "status", kind: GroupVersionKind { group: "", version: "v1", kind: "Node" }, verbs: &["get", "patch", "update"] },
         ],
     },
     ResourceInfo {
-        group: "", version: "v1", resource: "persistentvolumeclaims", singular: "persistentvolumeclaim", kind: GroupVersionKind { group: "", version: "v1", kind: "PersistentVolumeClaim" }, namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["pvc"], categories: &[],
+        group: "", version: "v1", resource: "persistentvolumeclaims", singular: "persistentvolumeclaim", kind: GroupVersionKind { group: "", version: "v1", kind: "PersistentVolumeClaim" }, list_kind: Some("PersistentVolumeClaimList"), namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["pvc"], categories: &[],
         subresources: &[
             SubresourceInfo { name: "status", kind: GroupVersionKind { group: "", version: "v1", kind: "PersistentVolumeClaim" }, verbs: &["get", "patch", "update"] },
         ],
     },
     ResourceInfo {
-        group: "", version: "v1", resource: "persistentvolumes", singular: "persistentvolume", kind: GroupVersionKind { group: "", version: "v1", kind: "PersistentVolume" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["pv"], categories: &[],
+        group: "", version: "v1", resource: "persistentvolumes", singular: "persistentvolume", kind: GroupVersionKind { group: "", version: "v1", kind: "PersistentVolume" }, list_kind: Some("PersistentVolumeList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["pv"], categories: &[],
         subresources: &[
             SubresourceInfo { name: "status", kind: GroupVersionKind { group: "", version: "v1", kind: "PersistentVolume" }, verbs: &["get", "patch", "update"] },
         ],
     },
     ResourceInfo {
-        group: "", version: "v1", resource: "pods", singular: "pod", kind: GroupVersionKind { group: "", version: "v1", kind: "Pod" }, namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["po"], categories: &["all"],
+        group: "", version: "v1", resource: "pods", singular: "pod", kind: GroupVersionKind { group: "", version: "v1", kind: "Pod" }, list_kind: Some("PodList"), namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["po"], categories: &["all"],
         subresources: &[
             SubresourceInfo { name: "attach", kind: GroupVersionKind { group: "", version: "v1", kind: "PodAttachOptions" }, verbs: &[] },
             SubresourceInfo { name: "binding", kind: GroupVersionKind { group: "", version: "v1", kind: "Binding" }, verbs: &["create"] },
@@ -1017,460 +1017,460 @@ pub static RESOURCES: &[ResourceInfo] = &[
         ],
     },
     ResourceInfo {
-        group: "", version: "v1", resource: "podtemplates", singular: "podtemplate", kind: GroupVersionKind { group: "", version: "v1", kind: "PodTemplate" }, namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "", version: "v1", resource: "podtemplates", singular: "podtemplate", kind: GroupVersionKind { group: "", version: "v1", kind: "PodTemplate" }, list_kind: Some("PodTemplateList"), namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "", version: "v1", resource: "replicationcontrollers", singular: "replicationcontroller", kind: GroupVersionKind { group: "", version: "v1", kind: "ReplicationController" }, namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["rc"], categories: &["all"],
+        group: "", version: "v1", resource: "replicationcontrollers", singular: "replicationcontroller", kind: GroupVersionKind { group: "", version: "v1", kind: "ReplicationController" }, list_kind: Some("ReplicationControllerList"), namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["rc"], categories: &["all"],
         subresources: &[
             SubresourceInfo { name: "scale", kind: GroupVersionKind { group: "autoscaling", version: "v1", kind: "Scale" }, verbs: &["get", "patch", "update"] },
             SubresourceInfo { name: "status", kind: GroupVersionKind { group: "", version: "v1", kind: "ReplicationController" }, verbs: &["get", "patch", "update"] },
         ],
     },
     ResourceInfo {
-        group: "", version: "v1", resource: "resourcequotas", singular: "resourcequota", kind: GroupVersionKind { group: "", version: "v1", kind: "ResourceQuota" }, namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["quota"], categories: &[],
+        group: "", version: "v1", resource: "resourcequotas", singular: "resourcequota", kind: GroupVersionKind { group: "", version: "v1", kind: "ResourceQuota" }, list_kind: Some("ResourceQuotaList"), namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["quota"], categories: &[],
         subresources: &[
             SubresourceInfo { name: "status", kind: GroupVersionKind { group: "", version: "v1", kind: "ResourceQuota" }, verbs: &["get", "patch", "update"] },
         ],
     },
     ResourceInfo {
-        group: "", version: "v1", resource: "secrets", singular: "secret", kind: GroupVersionKind { group: "", version: "v1", kind: "Secret" }, namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "", version: "v1", resource: "secrets", singular: "secret", kind: GroupVersionKind { group: "", version: "v1", kind: "Secret" }, list_kind: Some("SecretList"), namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "", version: "v1", resource: "serviceaccounts", singular: "serviceaccount", kind: GroupVersionKind { group: "", version: "v1", kind: "ServiceAccount" }, namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["sa"], categories: &[],
+        group: "", version: "v1", resource: "serviceaccounts", singular: "serviceaccount", kind: GroupVersionKind { group: "", version: "v1", kind: "ServiceAccount" }, list_kind: Some("ServiceAccountList"), namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["sa"], categories: &[],
         subresources: &[
             SubresourceInfo { name: "token", kind: GroupVersionKind { group: "authentication.k8s.io", version: "v1", kind: "TokenRequest" }, verbs: &["create"] },
         ],
     },
     ResourceInfo {
-        group: "", version: "v1", resource: "services", singular: "service", kind: GroupVersionKind { group: "", version: "v1", kind: "Service" }, namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["svc"], categories: &["all"],
+        group: "", version: "v1", resource: "services", singular: "service", kind: GroupVersionKind { group: "", version: "v1", kind: "Service" }, list_kind: Some("ServiceList"), namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["svc"], categories: &["all"],
         subresources: &[
             SubresourceInfo { name: "proxy", kind: GroupVersionKind { group: "", version: "v1", kind: "ServiceProxyOptions" }, verbs: &[] },
             SubresourceInfo { name: "status", kind: GroupVersionKind { group: "", version: "v1", kind: "Service" }, verbs: &["get", "patch", "update"] },
         ],
     },
     ResourceInfo {
-        group: "admissionregistration.k8s.io", version: "v1", resource: "mutatingadmissionpolicies", singular: "mutatingadmissionpolicy", kind: GroupVersionKind { group: "admissionregistration.k8s.io", version: "v1", kind: "MutatingAdmissionPolicy" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &["api-extensions"],
+        group: "admissionregistration.k8s.io", version: "v1", resource: "mutatingadmissionpolicies", singular: "mutatingadmissionpolicy", kind: GroupVersionKind { group: "admissionregistration.k8s.io", version: "v1", kind: "MutatingAdmissionPolicy" }, list_kind: Some("MutatingAdmissionPolicyList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &["api-extensions"],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "admissionregistration.k8s.io", version: "v1", resource: "mutatingadmissionpolicybindings", singular: "mutatingadmissionpolicybinding", kind: GroupVersionKind { group: "admissionregistration.k8s.io", version: "v1", kind: "MutatingAdmissionPolicyBinding" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &["api-extensions"],
+        group: "admissionregistration.k8s.io", version: "v1", resource: "mutatingadmissionpolicybindings", singular: "mutatingadmissionpolicybinding", kind: GroupVersionKind { group: "admissionregistration.k8s.io", version: "v1", kind: "MutatingAdmissionPolicyBinding" }, list_kind: Some("MutatingAdmissionPolicyBindingList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &["api-extensions"],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "admissionregistration.k8s.io", version: "v1", resource: "mutatingwebhookconfigurations", singular: "mutatingwebhookconfiguration", kind: GroupVersionKind { group: "admissionregistration.k8s.io", version: "v1", kind: "MutatingWebhookConfiguration" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &["api-extensions"],
+        group: "admissionregistration.k8s.io", version: "v1", resource: "mutatingwebhookconfigurations", singular: "mutatingwebhookconfiguration", kind: GroupVersionKind { group: "admissionregistration.k8s.io", version: "v1", kind: "MutatingWebhookConfiguration" }, list_kind: Some("MutatingWebhookConfigurationList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &["api-extensions"],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "admissionregistration.k8s.io", version: "v1", resource: "validatingadmissionpolicies", singular: "validatingadmissionpolicy", kind: GroupVersionKind { group: "admissionregistration.k8s.io", version: "v1", kind: "ValidatingAdmissionPolicy" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &["api-extensions"],
+        group: "admissionregistration.k8s.io", version: "v1", resource: "validatingadmissionpolicies", singular: "validatingadmissionpolicy", kind: GroupVersionKind { group: "admissionregistration.k8s.io", version: "v1", kind: "ValidatingAdmissionPolicy" }, list_kind: Some("ValidatingAdmissionPolicyList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &["api-extensions"],
         subresources: &[
             SubresourceInfo { name: "status", kind: GroupVersionKind { group: "admissionregistration.k8s.io", version: "v1", kind: "ValidatingAdmissionPolicy" }, verbs: &["get", "patch", "update"] },
         ],
     },
     ResourceInfo {
-        group: "admissionregistration.k8s.io", version: "v1", resource: "validatingadmissionpolicybindings", singular: "validatingadmissionpolicybinding", kind: GroupVersionKind { group: "admissionregistration.k8s.io", version: "v1", kind: "ValidatingAdmissionPolicyBinding" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &["api-extensions"],
+        group: "admissionregistration.k8s.io", version: "v1", resource: "validatingadmissionpolicybindings", singular: "validatingadmissionpolicybinding", kind: GroupVersionKind { group: "admissionregistration.k8s.io", version: "v1", kind: "ValidatingAdmissionPolicyBinding" }, list_kind: Some("ValidatingAdmissionPolicyBindingList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &["api-extensions"],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "admissionregistration.k8s.io", version: "v1", resource: "validatingwebhookconfigurations", singular: "validatingwebhookconfiguration", kind: GroupVersionKind { group: "admissionregistration.k8s.io", version: "v1", kind: "ValidatingWebhookConfiguration" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &["api-extensions"],
+        group: "admissionregistration.k8s.io", version: "v1", resource: "validatingwebhookconfigurations", singular: "validatingwebhookconfiguration", kind: GroupVersionKind { group: "admissionregistration.k8s.io", version: "v1", kind: "ValidatingWebhookConfiguration" }, list_kind: Some("ValidatingWebhookConfigurationList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &["api-extensions"],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "admissionregistration.k8s.io", version: "v1alpha1", resource: "mutatingadmissionpolicies", singular: "mutatingadmissionpolicy", kind: GroupVersionKind { group: "admissionregistration.k8s.io", version: "v1alpha1", kind: "MutatingAdmissionPolicy" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &["api-extensions"],
+        group: "admissionregistration.k8s.io", version: "v1alpha1", resource: "mutatingadmissionpolicies", singular: "mutatingadmissionpolicy", kind: GroupVersionKind { group: "admissionregistration.k8s.io", version: "v1alpha1", kind: "MutatingAdmissionPolicy" }, list_kind: Some("MutatingAdmissionPolicyList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &["api-extensions"],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "admissionregistration.k8s.io", version: "v1alpha1", resource: "mutatingadmissionpolicybindings", singular: "mutatingadmissionpolicybinding", kind: GroupVersionKind { group: "admissionregistration.k8s.io", version: "v1alpha1", kind: "MutatingAdmissionPolicyBinding" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &["api-extensions"],
+        group: "admissionregistration.k8s.io", version: "v1alpha1", resource: "mutatingadmissionpolicybindings", singular: "mutatingadmissionpolicybinding", kind: GroupVersionKind { group: "admissionregistration.k8s.io", version: "v1alpha1", kind: "MutatingAdmissionPolicyBinding" }, list_kind: Some("MutatingAdmissionPolicyBindingList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &["api-extensions"],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "admissionregistration.k8s.io", version: "v1beta1", resource: "mutatingadmissionpolicies", singular: "mutatingadmissionpolicy", kind: GroupVersionKind { group: "admissionregistration.k8s.io", version: "v1beta1", kind: "MutatingAdmissionPolicy" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &["api-extensions"],
+        group: "admissionregistration.k8s.io", version: "v1beta1", resource: "mutatingadmissionpolicies", singular: "mutatingadmissionpolicy", kind: GroupVersionKind { group: "admissionregistration.k8s.io", version: "v1beta1", kind: "MutatingAdmissionPolicy" }, list_kind: Some("MutatingAdmissionPolicyList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &["api-extensions"],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "admissionregistration.k8s.io", version: "v1beta1", resource: "mutatingadmissionpolicybindings", singular: "mutatingadmissionpolicybinding", kind: GroupVersionKind { group: "admissionregistration.k8s.io", version: "v1beta1", kind: "MutatingAdmissionPolicyBinding" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &["api-extensions"],
+        group: "admissionregistration.k8s.io", version: "v1beta1", resource: "mutatingadmissionpolicybindings", singular: "mutatingadmissionpolicybinding", kind: GroupVersionKind { group: "admissionregistration.k8s.io", version: "v1beta1", kind: "MutatingAdmissionPolicyBinding" }, list_kind: Some("MutatingAdmissionPolicyBindingList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &["api-extensions"],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "apiextensions.k8s.io", version: "v1", resource: "customresourcedefinitions", singular: "customresourcedefinition", kind: GroupVersionKind { group: "apiextensions.k8s.io", version: "v1", kind: "CustomResourceDefinition" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["crd", "crds"], categories: &["api-extensions"],
+        group: "apiextensions.k8s.io", version: "v1", resource: "customresourcedefinitions", singular: "customresourcedefinition", kind: GroupVersionKind { group: "apiextensions.k8s.io", version: "v1", kind: "CustomResourceDefinition" }, list_kind: Some("CustomResourceDefinitionList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["crd", "crds"], categories: &["api-extensions"],
         subresources: &[
             SubresourceInfo { name: "status", kind: GroupVersionKind { group: "apiextensions.k8s.io", version: "v1", kind: "CustomResourceDefinition" }, verbs: &["get", "patch", "update"] },
         ],
     },
     ResourceInfo {
-        group: "apiregistration.k8s.io", version: "v1", resource: "apiservices", singular: "apiservice", kind: GroupVersionKind { group: "apiregistration.k8s.io", version: "v1", kind: "APIService" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &["api-extensions"],
+        group: "apiregistration.k8s.io", version: "v1", resource: "apiservices", singular: "apiservice", kind: GroupVersionKind { group: "apiregistration.k8s.io", version: "v1", kind: "APIService" }, list_kind: Some("APIServiceList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &["api-extensions"],
         subresources: &[
             SubresourceInfo { name: "status", kind: GroupVersionKind { group: "apiregistration.k8s.io", version: "v1", kind: "APIService" }, verbs: &["get", "patch", "update"] },
         ],
     },
     ResourceInfo {
-        group: "apps", version: "v1", resource: "controllerrevisions", singular: "controllerrevision", kind: GroupVersionKind { group: "apps", version: "v1", kind: "ControllerRevision" }, namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "apps", version: "v1", resource: "controllerrevisions", singular: "controllerrevision", kind: GroupVersionKind { group: "apps", version: "v1", kind: "ControllerRevision" }, list_kind: Some("ControllerRevisionList"), namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "apps", version: "v1", resource: "daemonsets", singular: "daemonset", kind: GroupVersionKind { group: "apps", version: "v1", kind: "DaemonSet" }, namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["ds"], categories: &["all"],
+        group: "apps", version: "v1", resource: "daemonsets", singular: "daemonset", kind: GroupVersionKind { group: "apps", version: "v1", kind: "DaemonSet" }, list_kind: Some("DaemonSetList"), namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["ds"], categories: &["all"],
         subresources: &[
             SubresourceInfo { name: "status", kind: GroupVersionKind { group: "apps", version: "v1", kind: "DaemonSet" }, verbs: &["get", "patch", "update"] },
         ],
     },
     ResourceInfo {
-        group: "apps", version: "v1", resource: "deployments", singular: "deployment", kind: GroupVersionKind { group: "apps", version: "v1", kind: "Deployment" }, namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["deploy"], categories: &["all"],
+        group: "apps", version: "v1", resource: "deployments", singular: "deployment", kind: GroupVersionKind { group: "apps", version: "v1", kind: "Deployment" }, list_kind: Some("DeploymentList"), namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["deploy"], categories: &["all"],
         subresources: &[
             SubresourceInfo { name: "scale", kind: GroupVersionKind { group: "autoscaling", version: "v1", kind: "Scale" }, verbs: &["get", "patch", "update"] },
             SubresourceInfo { name: "status", kind: GroupVersionKind { group: "apps", version: "v1", kind: "Deployment" }, verbs: &["get", "patch", "update"] },
         ],
     },
     ResourceInfo {
-        group: "apps", version: "v1", resource: "replicasets", singular: "replicaset", kind: GroupVersionKind { group: "apps", version: "v1", kind: "ReplicaSet" }, namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["rs"], categories: &["all"],
+        group: "apps", version: "v1", resource: "replicasets", singular: "replicaset", kind: GroupVersionKind { group: "apps", version: "v1", kind: "ReplicaSet" }, list_kind: Some("ReplicaSetList"), namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["rs"], categories: &["all"],
         subresources: &[
             SubresourceInfo { name: "scale", kind: GroupVersionKind { group: "autoscaling", version: "v1", kind: "Scale" }, verbs: &["get", "patch", "update"] },
             SubresourceInfo { name: "status", kind: GroupVersionKind { group: "apps", version: "v1", kind: "ReplicaSet" }, verbs: &["get", "patch", "update"] },
         ],
     },
     ResourceInfo {
-        group: "apps", version: "v1", resource: "statefulsets", singular: "statefulset", kind: GroupVersionKind { group: "apps", version: "v1", kind: "StatefulSet" }, namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["sts"], categories: &["all"],
+        group: "apps", version: "v1", resource: "statefulsets", singular: "statefulset", kind: GroupVersionKind { group: "apps", version: "v1", kind: "StatefulSet" }, list_kind: Some("StatefulSetList"), namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["sts"], categories: &["all"],
         subresources: &[
             SubresourceInfo { name: "scale", kind: GroupVersionKind { group: "autoscaling", version: "v1", kind: "Scale" }, verbs: &["get", "patch", "update"] },
             SubresourceInfo { name: "status", kind: GroupVersionKind { group: "apps", version: "v1", kind: "StatefulSet" }, verbs: &["get", "patch", "update"] },
         ],
     },
     ResourceInfo {
-        group: "authentication.k8s.io", version: "v1", resource: "selfsubjectreviews", singular: "selfsubjectreview", kind: GroupVersionKind { group: "authentication.k8s.io", version: "v1", kind: "SelfSubjectReview" }, namespaced: false, verbs: &["create"], short_names: &[], categories: &[],
+        group: "authentication.k8s.io", version: "v1", resource: "selfsubjectreviews", singular: "selfsubjectreview", kind: GroupVersionKind { group: "authentication.k8s.io", version: "v1", kind: "SelfSubjectReview" }, list_kind: None, namespaced: false, verbs: &["create"], short_names: &[], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "authentication.k8s.io", version: "v1", resource: "tokenreviews", singular: "tokenreview", kind: GroupVersionKind { group: "authentication.k8s.io", version: "v1", kind: "TokenReview" }, namespaced: false, verbs: &["create"], short_names: &[], categories: &[],
+        group: "authentication.k8s.io", version: "v1", resource: "tokenreviews", singular: "tokenreview", kind: GroupVersionKind { group: "authentication.k8s.io", version: "v1", kind: "TokenReview" }, list_kind: None, namespaced: false, verbs: &["create"], short_names: &[], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "authorization.k8s.io", version: "v1", resource: "localsubjectaccessreviews", singular: "localsubjectaccessreview", kind: GroupVersionKind { group: "authorization.k8s.io", version: "v1", kind: "LocalSubjectAccessReview" }, namespaced: true, verbs: &["create"], short_names: &[], categories: &[],
+        group: "authorization.k8s.io", version: "v1", resource: "localsubjectaccessreviews", singular: "localsubjectaccessreview", kind: GroupVersionKind { group: "authorization.k8s.io", version: "v1", kind: "LocalSubjectAccessReview" }, list_kind: None, namespaced: true, verbs: &["create"], short_names: &[], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "authorization.k8s.io", version: "v1", resource: "selfsubjectaccessreviews", singular: "selfsubjectaccessreview", kind: GroupVersionKind { group: "authorization.k8s.io", version: "v1", kind: "SelfSubjectAccessReview" }, namespaced: false, verbs: &["create"], short_names: &[], categories: &[],
+        group: "authorization.k8s.io", version: "v1", resource: "selfsubjectaccessreviews", singular: "selfsubjectaccessreview", kind: GroupVersionKind { group: "authorization.k8s.io", version: "v1", kind: "SelfSubjectAccessReview" }, list_kind: None, namespaced: false, verbs: &["create"], short_names: &[], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "authorization.k8s.io", version: "v1", resource: "selfsubjectrulesreviews", singular: "selfsubjectrulesreview", kind: GroupVersionKind { group: "authorization.k8s.io", version: "v1", kind: "SelfSubjectRulesReview" }, namespaced: false, verbs: &["create"], short_names: &[], categories: &[],
+        group: "authorization.k8s.io", version: "v1", resource: "selfsubjectrulesreviews", singular: "selfsubjectrulesreview", kind: GroupVersionKind { group: "authorization.k8s.io", version: "v1", kind: "SelfSubjectRulesReview" }, list_kind: None, namespaced: false, verbs: &["create"], short_names: &[], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "authorization.k8s.io", version: "v1", resource: "subjectaccessreviews", singular: "subjectaccessreview", kind: GroupVersionKind { group: "authorization.k8s.io", version: "v1", kind: "SubjectAccessReview" }, namespaced: false, verbs: &["create"], short_names: &[], categories: &[],
+        group: "authorization.k8s.io", version: "v1", resource: "subjectaccessreviews", singular: "subjectaccessreview", kind: GroupVersionKind { group: "authorization.k8s.io", version: "v1", kind: "SubjectAccessReview" }, list_kind: None, namespaced: false, verbs: &["create"], short_names: &[], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "autoscaling", version: "v1", resource: "horizontalpodautoscalers", singular: "horizontalpodautoscaler", kind: GroupVersionKind { group: "autoscaling", version: "v1", kind: "HorizontalPodAutoscaler" }, namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["hpa"], categories: &["all"],
+        group: "autoscaling", version: "v1", resource: "horizontalpodautoscalers", singular: "horizontalpodautoscaler", kind: GroupVersionKind { group: "autoscaling", version: "v1", kind: "HorizontalPodAutoscaler" }, list_kind: Some("HorizontalPodAutoscalerList"), namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["hpa"], categories: &["all"],
         subresources: &[
             SubresourceInfo { name: "status", kind: GroupVersionKind { group: "autoscaling", version: "v1", kind: "HorizontalPodAutoscaler" }, verbs: &["get", "patch", "update"] },
         ],
     },
     ResourceInfo {
-        group: "autoscaling", version: "v2", resource: "horizontalpodautoscalers", singular: "horizontalpodautoscaler", kind: GroupVersionKind { group: "autoscaling", version: "v2", kind: "HorizontalPodAutoscaler" }, namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["hpa"], categories: &["all"],
+        group: "autoscaling", version: "v2", resource: "horizontalpodautoscalers", singular: "horizontalpodautoscaler", kind: GroupVersionKind { group: "autoscaling", version: "v2", kind: "HorizontalPodAutoscaler" }, list_kind: Some("HorizontalPodAutoscalerList"), namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["hpa"], categories: &["all"],
         subresources: &[
             SubresourceInfo { name: "status", kind: GroupVersionKind { group: "autoscaling", version: "v2", kind: "HorizontalPodAutoscaler" }, verbs: &["get", "patch", "update"] },
         ],
     },
     ResourceInfo {
-        group: "batch", version: "v1", resource: "cronjobs", singular: "cronjob", kind: GroupVersionKind { group: "batch", version: "v1", kind: "CronJob" }, namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["cj"], categories: &["all"],
+        group: "batch", version: "v1", resource: "cronjobs", singular: "cronjob", kind: GroupVersionKind { group: "batch", version: "v1", kind: "CronJob" }, list_kind: Some("CronJobList"), namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["cj"], categories: &["all"],
         subresources: &[
             SubresourceInfo { name: "status", kind: GroupVersionKind { group: "batch", version: "v1", kind: "CronJob" }, verbs: &["get", "patch", "update"] },
         ],
     },
     ResourceInfo {
-        group: "batch", version: "v1", resource: "jobs", singular: "job", kind: GroupVersionKind { group: "batch", version: "v1", kind: "Job" }, namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &["all"],
+        group: "batch", version: "v1", resource: "jobs", singular: "job", kind: GroupVersionKind { group: "batch", version: "v1", kind: "Job" }, list_kind: Some("JobList"), namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &["all"],
         subresources: &[
             SubresourceInfo { name: "status", kind: GroupVersionKind { group: "batch", version: "v1", kind: "Job" }, verbs: &["get", "patch", "update"] },
         ],
     },
     ResourceInfo {
-        group: "certificates.k8s.io", version: "v1", resource: "certificatesigningrequests", singular: "certificatesigningrequest", kind: GroupVersionKind { group: "certificates.k8s.io", version: "v1", kind: "CertificateSigningRequest" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["csr"], categories: &[],
+        group: "certificates.k8s.io", version: "v1", resource: "certificatesigningrequests", singular: "certificatesigningrequest", kind: GroupVersionKind { group: "certificates.k8s.io", version: "v1", kind: "CertificateSigningRequest" }, list_kind: Some("CertificateSigningRequestList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["csr"], categories: &[],
         subresources: &[
             SubresourceInfo { name: "approval", kind: GroupVersionKind { group: "certificates.k8s.io", version: "v1", kind: "CertificateSigningRequest" }, verbs: &["get", "patch", "update"] },
             SubresourceInfo { name: "status", kind: GroupVersionKind { group: "certificates.k8s.io", version: "v1", kind: "CertificateSigningRequest" }, verbs: &["get", "patch", "update"] },
         ],
     },
     ResourceInfo {
-        group: "certificates.k8s.io", version: "v1alpha1", resource: "clustertrustbundles", singular: "clustertrustbundle", kind: GroupVersionKind { group: "certificates.k8s.io", version: "v1alpha1", kind: "ClusterTrustBundle" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "certificates.k8s.io", version: "v1alpha1", resource: "clustertrustbundles", singular: "clustertrustbundle", kind: GroupVersionKind { group: "certificates.k8s.io", version: "v1alpha1", kind: "ClusterTrustBundle" }, list_kind: Some("ClusterTrustBundleList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "certificates.k8s.io", version: "v1beta1", resource: "clustertrustbundles", singular: "clustertrustbundle", kind: GroupVersionKind { group: "certificates.k8s.io", version: "v1beta1", kind: "ClusterTrustBundle" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "certificates.k8s.io", version: "v1beta1", resource: "clustertrustbundles", singular: "clustertrustbundle", kind: GroupVersionKind { group: "certificates.k8s.io", version: "v1beta1", kind: "ClusterTrustBundle" }, list_kind: Some("ClusterTrustBundleList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "certificates.k8s.io", version: "v1beta1", resource: "podcertificaterequests", singular: "podcertificaterequest", kind: GroupVersionKind { group: "certificates.k8s.io", version: "v1beta1", kind: "PodCertificateRequest" }, namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "certificates.k8s.io", version: "v1beta1", resource: "podcertificaterequests", singular: "podcertificaterequest", kind: GroupVersionKind { group: "certificates.k8s.io", version: "v1beta1", kind: "PodCertificateRequest" }, list_kind: Some("PodCertificateRequestList"), namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
             SubresourceInfo { name: "status", kind: GroupVersionKind { group: "certificates.k8s.io", version: "v1beta1", kind: "PodCertificateRequest" }, verbs: &["get", "patch", "update"] },
         ],
     },
     ResourceInfo {
-        group: "coordination.k8s.io", version: "v1", resource: "leases", singular: "lease", kind: GroupVersionKind { group: "coordination.k8s.io", version: "v1", kind: "Lease" }, namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "coordination.k8s.io", version: "v1", resource: "leases", singular: "lease", kind: GroupVersionKind { group: "coordination.k8s.io", version: "v1", kind: "Lease" }, list_kind: Some("LeaseList"), namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "coordination.k8s.io", version: "v1alpha2", resource: "leasecandidates", singular: "leasecandidate", kind: GroupVersionKind { group: "coordination.k8s.io", version: "v1alpha2", kind: "LeaseCandidate" }, namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "coordination.k8s.io", version: "v1alpha2", resource: "leasecandidates", singular: "leasecandidate", kind: GroupVersionKind { group: "coordination.k8s.io", version: "v1alpha2", kind: "LeaseCandidate" }, list_kind: Some("LeaseCandidateList"), namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "coordination.k8s.io", version: "v1beta1", resource: "leasecandidates", singular: "leasecandidate", kind: GroupVersionKind { group: "coordination.k8s.io", version: "v1beta1", kind: "LeaseCandidate" }, namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "coordination.k8s.io", version: "v1beta1", resource: "leasecandidates", singular: "leasecandidate", kind: GroupVersionKind { group: "coordination.k8s.io", version: "v1beta1", kind: "LeaseCandidate" }, list_kind: Some("LeaseCandidateList"), namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "discovery.k8s.io", version: "v1", resource: "endpointslices", singular: "endpointslice", kind: GroupVersionKind { group: "discovery.k8s.io", version: "v1", kind: "EndpointSlice" }, namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "discovery.k8s.io", version: "v1", resource: "endpointslices", singular: "endpointslice", kind: GroupVersionKind { group: "discovery.k8s.io", version: "v1", kind: "EndpointSlice" }, list_kind: Some("EndpointSliceList"), namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "events.k8s.io", version: "v1", resource: "events", singular: "event", kind: GroupVersionKind { group: "events.k8s.io", version: "v1", kind: "Event" }, namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["ev"], categories: &[],
+        group: "events.k8s.io", version: "v1", resource: "events", singular: "event", kind: GroupVersionKind { group: "events.k8s.io", version: "v1", kind: "Event" }, list_kind: Some("EventList"), namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["ev"], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "flowcontrol.apiserver.k8s.io", version: "v1", resource: "flowschemas", singular: "flowschema", kind: GroupVersionKind { group: "flowcontrol.apiserver.k8s.io", version: "v1", kind: "FlowSchema" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "flowcontrol.apiserver.k8s.io", version: "v1", resource: "flowschemas", singular: "flowschema", kind: GroupVersionKind { group: "flowcontrol.apiserver.k8s.io", version: "v1", kind: "FlowSchema" }, list_kind: Some("FlowSchemaList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
             SubresourceInfo { name: "status", kind: GroupVersionKind { group: "flowcontrol.apiserver.k8s.io", version: "v1", kind: "FlowSchema" }, verbs: &["get", "patch", "update"] },
         ],
     },
     ResourceInfo {
-        group: "flowcontrol.apiserver.k8s.io", version: "v1", resource: "prioritylevelconfigurations", singular: "prioritylevelconfiguration", kind: GroupVersionKind { group: "flowcontrol.apiserver.k8s.io", version: "v1", kind: "PriorityLevelConfiguration" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "flowcontrol.apiserver.k8s.io", version: "v1", resource: "prioritylevelconfigurations", singular: "prioritylevelconfiguration", kind: GroupVersionKind { group: "flowcontrol.apiserver.k8s.io", version: "v1", kind: "PriorityLevelConfiguration" }, list_kind: Some("PriorityLevelConfigurationList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
             SubresourceInfo { name: "status", kind: GroupVersionKind { group: "flowcontrol.apiserver.k8s.io", version: "v1", kind: "PriorityLevelConfiguration" }, verbs: &["get", "patch", "update"] },
         ],
     },
     ResourceInfo {
-        group: "internal.apiserver.k8s.io", version: "v1alpha1", resource: "storageversions", singular: "storageversion", kind: GroupVersionKind { group: "internal.apiserver.k8s.io", version: "v1alpha1", kind: "StorageVersion" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "internal.apiserver.k8s.io", version: "v1alpha1", resource: "storageversions", singular: "storageversion", kind: GroupVersionKind { group: "internal.apiserver.k8s.io", version: "v1alpha1", kind: "StorageVersion" }, list_kind: Some("StorageVersionList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
             SubresourceInfo { name: "status", kind: GroupVersionKind { group: "internal.apiserver.k8s.io", version: "v1alpha1", kind: "StorageVersion" }, verbs: &["get", "patch", "update"] },
         ],
     },
     ResourceInfo {
-        group: "networking.k8s.io", version: "v1", resource: "ingressclasses", singular: "ingressclass", kind: GroupVersionKind { group: "networking.k8s.io", version: "v1", kind: "IngressClass" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "networking.k8s.io", version: "v1", resource: "ingressclasses", singular: "ingressclass", kind: GroupVersionKind { group: "networking.k8s.io", version: "v1", kind: "IngressClass" }, list_kind: Some("IngressClassList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "networking.k8s.io", version: "v1", resource: "ingresses", singular: "ingress", kind: GroupVersionKind { group: "networking.k8s.io", version: "v1", kind: "Ingress" }, namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["ing"], categories: &[],
+        group: "networking.k8s.io", version: "v1", resource: "ingresses", singular: "ingress", kind: GroupVersionKind { group: "networking.k8s.io", version: "v1", kind: "Ingress" }, list_kind: Some("IngressList"), namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["ing"], categories: &[],
         subresources: &[
             SubresourceInfo { name: "status", kind: GroupVersionKind { group: "networking.k8s.io", version: "v1", kind: "Ingress" }, verbs: &["get", "patch", "update"] },
         ],
     },
     ResourceInfo {
-        group: "networking.k8s.io", version: "v1", resource: "ipaddresses", singular: "ipaddress", kind: GroupVersionKind { group: "networking.k8s.io", version: "v1", kind: "IPAddress" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["ip"], categories: &[],
+        group: "networking.k8s.io", version: "v1", resource: "ipaddresses", singular: "ipaddress", kind: GroupVersionKind { group: "networking.k8s.io", version: "v1", kind: "IPAddress" }, list_kind: Some("IPAddressList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["ip"], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "networking.k8s.io", version: "v1", resource: "networkpolicies", singular: "networkpolicy", kind: GroupVersionKind { group: "networking.k8s.io", version: "v1", kind: "NetworkPolicy" }, namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["netpol"], categories: &[],
+        group: "networking.k8s.io", version: "v1", resource: "networkpolicies", singular: "networkpolicy", kind: GroupVersionKind { group: "networking.k8s.io", version: "v1", kind: "NetworkPolicy" }, list_kind: Some("NetworkPolicyList"), namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["netpol"], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "networking.k8s.io", version: "v1", resource: "servicecidrs", singular: "servicecidr", kind: GroupVersionKind { group: "networking.k8s.io", version: "v1", kind: "ServiceCIDR" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "networking.k8s.io", version: "v1", resource: "servicecidrs", singular: "servicecidr", kind: GroupVersionKind { group: "networking.k8s.io", version: "v1", kind: "ServiceCIDR" }, list_kind: Some("ServiceCIDRList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
             SubresourceInfo { name: "status", kind: GroupVersionKind { group: "networking.k8s.io", version: "v1", kind: "ServiceCIDR" }, verbs: &["get", "patch", "update"] },
         ],
     },
     ResourceInfo {
-        group: "networking.k8s.io", version: "v1beta1", resource: "ipaddresses", singular: "ipaddress", kind: GroupVersionKind { group: "networking.k8s.io", version: "v1beta1", kind: "IPAddress" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["ip"], categories: &[],
+        group: "networking.k8s.io", version: "v1beta1", resource: "ipaddresses", singular: "ipaddress", kind: GroupVersionKind { group: "networking.k8s.io", version: "v1beta1", kind: "IPAddress" }, list_kind: Some("IPAddressList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["ip"], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "networking.k8s.io", version: "v1beta1", resource: "servicecidrs", singular: "servicecidr", kind: GroupVersionKind { group: "networking.k8s.io", version: "v1beta1", kind: "ServiceCIDR" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "networking.k8s.io", version: "v1beta1", resource: "servicecidrs", singular: "servicecidr", kind: GroupVersionKind { group: "networking.k8s.io", version: "v1beta1", kind: "ServiceCIDR" }, list_kind: Some("ServiceCIDRList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
             SubresourceInfo { name: "status", kind: GroupVersionKind { group: "networking.k8s.io", version: "v1beta1", kind: "ServiceCIDR" }, verbs: &["get", "patch", "update"] },
         ],
     },
     ResourceInfo {
-        group: "node.k8s.io", version: "v1", resource: "runtimeclasses", singular: "runtimeclass", kind: GroupVersionKind { group: "node.k8s.io", version: "v1", kind: "RuntimeClass" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "node.k8s.io", version: "v1", resource: "runtimeclasses", singular: "runtimeclass", kind: GroupVersionKind { group: "node.k8s.io", version: "v1", kind: "RuntimeClass" }, list_kind: Some("RuntimeClassList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "policy", version: "v1", resource: "poddisruptionbudgets", singular: "poddisruptionbudget", kind: GroupVersionKind { group: "policy", version: "v1", kind: "PodDisruptionBudget" }, namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["pdb"], categories: &[],
+        group: "policy", version: "v1", resource: "poddisruptionbudgets", singular: "poddisruptionbudget", kind: GroupVersionKind { group: "policy", version: "v1", kind: "PodDisruptionBudget" }, list_kind: Some("PodDisruptionBudgetList"), namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["pdb"], categories: &[],
         subresources: &[
             SubresourceInfo { name: "status", kind: GroupVersionKind { group: "policy", version: "v1", kind: "PodDisruptionBudget" }, verbs: &["get", "patch", "update"] },
         ],
     },
     ResourceInfo {
-        group: "rbac.authorization.k8s.io", version: "v1", resource: "clusterrolebindings", singular: "clusterrolebinding", kind: GroupVersionKind { group: "rbac.authorization.k8s.io", version: "v1", kind: "ClusterRoleBinding" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "rbac.authorization.k8s.io", version: "v1", resource: "clusterrolebindings", singular: "clusterrolebinding", kind: GroupVersionKind { group: "rbac.authorization.k8s.io", version: "v1", kind: "ClusterRoleBinding" }, list_kind: Some("ClusterRoleBindingList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "rbac.authorization.k8s.io", version: "v1", resource: "clusterroles", singular: "clusterrole", kind: GroupVersionKind { group: "rbac.authorization.k8s.io", version: "v1", kind: "ClusterRole" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "rbac.authorization.k8s.io", version: "v1", resource: "clusterroles", singular: "clusterrole", kind: GroupVersionKind { group: "rbac.authorization.k8s.io", version: "v1", kind: "ClusterRole" }, list_kind: Some("ClusterRoleList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "rbac.authorization.k8s.io", version: "v1", resource: "rolebindings", singular: "rolebinding", kind: GroupVersionKind { group: "rbac.authorization.k8s.io", version: "v1", kind: "RoleBinding" }, namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "rbac.authorization.k8s.io", version: "v1", resource: "rolebindings", singular: "rolebinding", kind: GroupVersionKind { group: "rbac.authorization.k8s.io", version: "v1", kind: "RoleBinding" }, list_kind: Some("RoleBindingList"), namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "rbac.authorization.k8s.io", version: "v1", resource: "roles", singular: "role", kind: GroupVersionKind { group: "rbac.authorization.k8s.io", version: "v1", kind: "Role" }, namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "rbac.authorization.k8s.io", version: "v1", resource: "roles", singular: "role", kind: GroupVersionKind { group: "rbac.authorization.k8s.io", version: "v1", kind: "Role" }, list_kind: Some("RoleList"), namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "resource.k8s.io", version: "v1", resource: "deviceclasses", singular: "deviceclass", kind: GroupVersionKind { group: "resource.k8s.io", version: "v1", kind: "DeviceClass" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "resource.k8s.io", version: "v1", resource: "deviceclasses", singular: "deviceclass", kind: GroupVersionKind { group: "resource.k8s.io", version: "v1", kind: "DeviceClass" }, list_kind: Some("DeviceClassList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "resource.k8s.io", version: "v1", resource: "resourceclaims", singular: "resourceclaim", kind: GroupVersionKind { group: "resource.k8s.io", version: "v1", kind: "ResourceClaim" }, namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "resource.k8s.io", version: "v1", resource: "resourceclaims", singular: "resourceclaim", kind: GroupVersionKind { group: "resource.k8s.io", version: "v1", kind: "ResourceClaim" }, list_kind: Some("ResourceClaimList"), namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
             SubresourceInfo { name: "status", kind: GroupVersionKind { group: "resource.k8s.io", version: "v1", kind: "ResourceClaim" }, verbs: &["get", "patch", "update"] },
         ],
     },
     ResourceInfo {
-        group: "resource.k8s.io", version: "v1", resource: "resourceclaimtemplates", singular: "resourceclaimtemplate", kind: GroupVersionKind { group: "resource.k8s.io", version: "v1", kind: "ResourceClaimTemplate" }, namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "resource.k8s.io", version: "v1", resource: "resourceclaimtemplates", singular: "resourceclaimtemplate", kind: GroupVersionKind { group: "resource.k8s.io", version: "v1", kind: "ResourceClaimTemplate" }, list_kind: Some("ResourceClaimTemplateList"), namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "resource.k8s.io", version: "v1", resource: "resourceslices", singular: "resourceslice", kind: GroupVersionKind { group: "resource.k8s.io", version: "v1", kind: "ResourceSlice" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "resource.k8s.io", version: "v1", resource: "resourceslices", singular: "resourceslice", kind: GroupVersionKind { group: "resource.k8s.io", version: "v1", kind: "ResourceSlice" }, list_kind: Some("ResourceSliceList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "resource.k8s.io", version: "v1alpha3", resource: "devicetaintrules", singular: "devicetaintrule", kind: GroupVersionKind { group: "resource.k8s.io", version: "v1alpha3", kind: "DeviceTaintRule" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "resource.k8s.io", version: "v1alpha3", resource: "devicetaintrules", singular: "devicetaintrule", kind: GroupVersionKind { group: "resource.k8s.io", version: "v1alpha3", kind: "DeviceTaintRule" }, list_kind: Some("DeviceTaintRuleList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
             SubresourceInfo { name: "status", kind: GroupVersionKind { group: "resource.k8s.io", version: "v1alpha3", kind: "DeviceTaintRule" }, verbs: &["get", "patch", "update"] },
         ],
     },
     ResourceInfo {
-        group: "resource.k8s.io", version: "v1alpha3", resource: "resourcepoolstatusrequests", singular: "resourcepoolstatusrequest", kind: GroupVersionKind { group: "resource.k8s.io", version: "v1alpha3", kind: "ResourcePoolStatusRequest" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "resource.k8s.io", version: "v1alpha3", resource: "resourcepoolstatusrequests", singular: "resourcepoolstatusrequest", kind: GroupVersionKind { group: "resource.k8s.io", version: "v1alpha3", kind: "ResourcePoolStatusRequest" }, list_kind: Some("ResourcePoolStatusRequestList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
             SubresourceInfo { name: "status", kind: GroupVersionKind { group: "resource.k8s.io", version: "v1alpha3", kind: "ResourcePoolStatusRequest" }, verbs: &["get", "patch", "update"] },
         ],
     },
     ResourceInfo {
-        group: "resource.k8s.io", version: "v1beta1", resource: "deviceclasses", singular: "deviceclass", kind: GroupVersionKind { group: "resource.k8s.io", version: "v1beta1", kind: "DeviceClass" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "resource.k8s.io", version: "v1beta1", resource: "deviceclasses", singular: "deviceclass", kind: GroupVersionKind { group: "resource.k8s.io", version: "v1beta1", kind: "DeviceClass" }, list_kind: Some("DeviceClassList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "resource.k8s.io", version: "v1beta1", resource: "resourceclaims", singular: "resourceclaim", kind: GroupVersionKind { group: "resource.k8s.io", version: "v1beta1", kind: "ResourceClaim" }, namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "resource.k8s.io", version: "v1beta1", resource: "resourceclaims", singular: "resourceclaim", kind: GroupVersionKind { group: "resource.k8s.io", version: "v1beta1", kind: "ResourceClaim" }, list_kind: Some("ResourceClaimList"), namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
             SubresourceInfo { name: "status", kind: GroupVersionKind { group: "resource.k8s.io", version: "v1beta1", kind: "ResourceClaim" }, verbs: &["get", "patch", "update"] },
         ],
     },
     ResourceInfo {
-        group: "resource.k8s.io", version: "v1beta1", resource: "resourceclaimtemplates", singular: "resourceclaimtemplate", kind: GroupVersionKind { group: "resource.k8s.io", version: "v1beta1", kind: "ResourceClaimTemplate" }, namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "resource.k8s.io", version: "v1beta1", resource: "resourceclaimtemplates", singular: "resourceclaimtemplate", kind: GroupVersionKind { group: "resource.k8s.io", version: "v1beta1", kind: "ResourceClaimTemplate" }, list_kind: Some("ResourceClaimTemplateList"), namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "resource.k8s.io", version: "v1beta1", resource: "resourceslices", singular: "resourceslice", kind: GroupVersionKind { group: "resource.k8s.io", version: "v1beta1", kind: "ResourceSlice" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "resource.k8s.io", version: "v1beta1", resource: "resourceslices", singular: "resourceslice", kind: GroupVersionKind { group: "resource.k8s.io", version: "v1beta1", kind: "ResourceSlice" }, list_kind: Some("ResourceSliceList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "resource.k8s.io", version: "v1beta2", resource: "deviceclasses", singular: "deviceclass", kind: GroupVersionKind { group: "resource.k8s.io", version: "v1beta2", kind: "DeviceClass" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "resource.k8s.io", version: "v1beta2", resource: "deviceclasses", singular: "deviceclass", kind: GroupVersionKind { group: "resource.k8s.io", version: "v1beta2", kind: "DeviceClass" }, list_kind: Some("DeviceClassList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "resource.k8s.io", version: "v1beta2", resource: "devicetaintrules", singular: "devicetaintrule", kind: GroupVersionKind { group: "resource.k8s.io", version: "v1beta2", kind: "DeviceTaintRule" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "resource.k8s.io", version: "v1beta2", resource: "devicetaintrules", singular: "devicetaintrule", kind: GroupVersionKind { group: "resource.k8s.io", version: "v1beta2", kind: "DeviceTaintRule" }, list_kind: Some("DeviceTaintRuleList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
             SubresourceInfo { name: "status", kind: GroupVersionKind { group: "resource.k8s.io", version: "v1beta2", kind: "DeviceTaintRule" }, verbs: &["get", "patch", "update"] },
         ],
     },
     ResourceInfo {
-        group: "resource.k8s.io", version: "v1beta2", resource: "resourceclaims", singular: "resourceclaim", kind: GroupVersionKind { group: "resource.k8s.io", version: "v1beta2", kind: "ResourceClaim" }, namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "resource.k8s.io", version: "v1beta2", resource: "resourceclaims", singular: "resourceclaim", kind: GroupVersionKind { group: "resource.k8s.io", version: "v1beta2", kind: "ResourceClaim" }, list_kind: Some("ResourceClaimList"), namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
             SubresourceInfo { name: "status", kind: GroupVersionKind { group: "resource.k8s.io", version: "v1beta2", kind: "ResourceClaim" }, verbs: &["get", "patch", "update"] },
         ],
     },
     ResourceInfo {
-        group: "resource.k8s.io", version: "v1beta2", resource: "resourceclaimtemplates", singular: "resourceclaimtemplate", kind: GroupVersionKind { group: "resource.k8s.io", version: "v1beta2", kind: "ResourceClaimTemplate" }, namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "resource.k8s.io", version: "v1beta2", resource: "resourceclaimtemplates", singular: "resourceclaimtemplate", kind: GroupVersionKind { group: "resource.k8s.io", version: "v1beta2", kind: "ResourceClaimTemplate" }, list_kind: Some("ResourceClaimTemplateList"), namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "resource.k8s.io", version: "v1beta2", resource: "resourceslices", singular: "resourceslice", kind: GroupVersionKind { group: "resource.k8s.io", version: "v1beta2", kind: "ResourceSlice" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "resource.k8s.io", version: "v1beta2", resource: "resourceslices", singular: "resourceslice", kind: GroupVersionKind { group: "resource.k8s.io", version: "v1beta2", kind: "ResourceSlice" }, list_kind: Some("ResourceSliceList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "scheduling.k8s.io", version: "v1", resource: "priorityclasses", singular: "priorityclass", kind: GroupVersionKind { group: "scheduling.k8s.io", version: "v1", kind: "PriorityClass" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["pc"], categories: &[],
+        group: "scheduling.k8s.io", version: "v1", resource: "priorityclasses", singular: "priorityclass", kind: GroupVersionKind { group: "scheduling.k8s.io", version: "v1", kind: "PriorityClass" }, list_kind: Some("PriorityClassList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["pc"], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "scheduling.k8s.io", version: "v1alpha2", resource: "podgroups", singular: "podgroup", kind: GroupVersionKind { group: "scheduling.k8s.io", version: "v1alpha2", kind: "PodGroup" }, namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "scheduling.k8s.io", version: "v1alpha2", resource: "podgroups", singular: "podgroup", kind: GroupVersionKind { group: "scheduling.k8s.io", version: "v1alpha2", kind: "PodGroup" }, list_kind: Some("PodGroupList"), namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
             SubresourceInfo { name: "status", kind: GroupVersionKind { group: "scheduling.k8s.io", version: "v1alpha2", kind: "PodGroup" }, verbs: &["get", "patch", "update"] },
         ],
     },
     ResourceInfo {
-        group: "scheduling.k8s.io", version: "v1alpha2", resource: "workloads", singular: "workload", kind: GroupVersionKind { group: "scheduling.k8s.io", version: "v1alpha2", kind: "Workload" }, namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "scheduling.k8s.io", version: "v1alpha2", resource: "workloads", singular: "workload", kind: GroupVersionKind { group: "scheduling.k8s.io", version: "v1alpha2", kind: "Workload" }, list_kind: Some("WorkloadList"), namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "storage.k8s.io", version: "v1", resource: "csidrivers", singular: "csidriver", kind: GroupVersionKind { group: "storage.k8s.io", version: "v1", kind: "CSIDriver" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "storage.k8s.io", version: "v1", resource: "csidrivers", singular: "csidriver", kind: GroupVersionKind { group: "storage.k8s.io", version: "v1", kind: "CSIDriver" }, list_kind: Some("CSIDriverList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "storage.k8s.io", version: "v1", resource: "csinodes", singular: "csinode", kind: GroupVersionKind { group: "storage.k8s.io", version: "v1", kind: "CSINode" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "storage.k8s.io", version: "v1", resource: "csinodes", singular: "csinode", kind: GroupVersionKind { group: "storage.k8s.io", version: "v1", kind: "CSINode" }, list_kind: Some("CSINodeList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "storage.k8s.io", version: "v1", resource: "csistoragecapacities", singular: "csistoragecapacity", kind: GroupVersionKind { group: "storage.k8s.io", version: "v1", kind: "CSIStorageCapacity" }, namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "storage.k8s.io", version: "v1", resource: "csistoragecapacities", singular: "csistoragecapacity", kind: GroupVersionKind { group: "storage.k8s.io", version: "v1", kind: "CSIStorageCapacity" }, list_kind: Some("CSIStorageCapacityList"), namespaced: true, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "storage.k8s.io", version: "v1", resource: "storageclasses", singular: "storageclass", kind: GroupVersionKind { group: "storage.k8s.io", version: "v1", kind: "StorageClass" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["sc"], categories: &[],
+        group: "storage.k8s.io", version: "v1", resource: "storageclasses", singular: "storageclass", kind: GroupVersionKind { group: "storage.k8s.io", version: "v1", kind: "StorageClass" }, list_kind: Some("StorageClassList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["sc"], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "storage.k8s.io", version: "v1", resource: "volumeattachments", singular: "volumeattachment", kind: GroupVersionKind { group: "storage.k8s.io", version: "v1", kind: "VolumeAttachment" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "storage.k8s.io", version: "v1", resource: "volumeattachments", singular: "volumeattachment", kind: GroupVersionKind { group: "storage.k8s.io", version: "v1", kind: "VolumeAttachment" }, list_kind: Some("VolumeAttachmentList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
             SubresourceInfo { name: "status", kind: GroupVersionKind { group: "storage.k8s.io", version: "v1", kind: "VolumeAttachment" }, verbs: &["get", "patch", "update"] },
         ],
     },
     ResourceInfo {
-        group: "storage.k8s.io", version: "v1", resource: "volumeattributesclasses", singular: "volumeattributesclass", kind: GroupVersionKind { group: "storage.k8s.io", version: "v1", kind: "VolumeAttributesClass" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["vac"], categories: &[],
+        group: "storage.k8s.io", version: "v1", resource: "volumeattributesclasses", singular: "volumeattributesclass", kind: GroupVersionKind { group: "storage.k8s.io", version: "v1", kind: "VolumeAttributesClass" }, list_kind: Some("VolumeAttributesClassList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["vac"], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "storage.k8s.io", version: "v1beta1", resource: "volumeattributesclasses", singular: "volumeattributesclass", kind: GroupVersionKind { group: "storage.k8s.io", version: "v1beta1", kind: "VolumeAttributesClass" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["vac"], categories: &[],
+        group: "storage.k8s.io", version: "v1beta1", resource: "volumeattributesclasses", singular: "volumeattributesclass", kind: GroupVersionKind { group: "storage.k8s.io", version: "v1beta1", kind: "VolumeAttributesClass" }, list_kind: Some("VolumeAttributesClassList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &["vac"], categories: &[],
         subresources: &[
         ],
     },
     ResourceInfo {
-        group: "storagemigration.k8s.io", version: "v1beta1", resource: "storageversionmigrations", singular: "storageversionmigration", kind: GroupVersionKind { group: "storagemigration.k8s.io", version: "v1beta1", kind: "StorageVersionMigration" }, namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
+        group: "storagemigration.k8s.io", version: "v1beta1", resource: "storageversionmigrations", singular: "storageversionmigration", kind: GroupVersionKind { group: "storagemigration.k8s.io", version: "v1beta1", kind: "StorageVersionMigration" }, list_kind: Some("StorageVersionMigrationList"), namespaced: false, verbs: &["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"], short_names: &[], categories: &[],
         subresources: &[
             SubresourceInfo { name: "status", kind: GroupVersionKind { group: "storagemigration.k8s.io", version: "v1beta1", kind: "StorageVersionMigration" }, verbs: &["get", "patch", "update"] },
         ],
@@ -1543,4 +1543,32 @@ pub static GROUP_VERSIONS: &[GroupVersionInfo] = &[
     GroupVersionInfo { group: "storage.k8s.io", version: "v1alpha1", group_priority: 0, version_priority: 0, served: false, enabled_by_default: false },
     GroupVersionInfo { group: "storage.k8s.io", version: "v1beta1", group_priority: 16800, version_priority: 9, served: true, enabled_by_default: false },
     GroupVersionInfo { group: "storagemigration.k8s.io", version: "v1beta1", group_priority: 15800, version_priority: 9, served: true, enabled_by_default: false },
+];
+
+/// Served groups in discovery order (priority, then name), each with its versions in priority
+/// order and its preferred version.
+pub static GROUPS: &[GroupInfo] = &[
+    GroupInfo { name: "", priority: 18000, versions: &["v1"], preferred_version: "v1" },
+    GroupInfo { name: "apiregistration.k8s.io", priority: 18000, versions: &["v1"], preferred_version: "v1" },
+    GroupInfo { name: "apps", priority: 17800, versions: &["v1"], preferred_version: "v1" },
+    GroupInfo { name: "events.k8s.io", priority: 17750, versions: &["v1"], preferred_version: "v1" },
+    GroupInfo { name: "authentication.k8s.io", priority: 17700, versions: &["v1"], preferred_version: "v1" },
+    GroupInfo { name: "authorization.k8s.io", priority: 17600, versions: &["v1"], preferred_version: "v1" },
+    GroupInfo { name: "autoscaling", priority: 17500, versions: &["v2", "v1"], preferred_version: "v2" },
+    GroupInfo { name: "batch", priority: 17400, versions: &["v1"], preferred_version: "v1" },
+    GroupInfo { name: "certificates.k8s.io", priority: 17300, versions: &["v1", "v1beta1", "v1alpha1"], preferred_version: "v1" },
+    GroupInfo { name: "networking.k8s.io", priority: 17200, versions: &["v1", "v1beta1"], preferred_version: "v1" },
+    GroupInfo { name: "policy", priority: 17100, versions: &["v1"], preferred_version: "v1" },
+    GroupInfo { name: "rbac.authorization.k8s.io", priority: 17000, versions: &["v1"], preferred_version: "v1" },
+    GroupInfo { name: "storage.k8s.io", priority: 16800, versions: &["v1", "v1beta1"], preferred_version: "v1" },
+    GroupInfo { name: "admissionregistration.k8s.io", priority: 16700, versions: &["v1", "v1beta1", "v1alpha1"], preferred_version: "v1" },
+    GroupInfo { name: "apiextensions.k8s.io", priority: 16700, versions: &["v1"], preferred_version: "v1" },
+    GroupInfo { name: "scheduling.k8s.io", priority: 16600, versions: &["v1", "v1alpha2"], preferred_version: "v1" },
+    GroupInfo { name: "coordination.k8s.io", priority: 16500, versions: &["v1", "v1beta1", "v1alpha2"], preferred_version: "v1" },
+    GroupInfo { name: "node.k8s.io", priority: 16300, versions: &["v1"], preferred_version: "v1" },
+    GroupInfo { name: "discovery.k8s.io", priority: 16200, versions: &["v1"], preferred_version: "v1" },
+    GroupInfo { name: "resource.k8s.io", priority: 16200, versions: &["v1", "v1beta2", "v1beta1", "v1alpha3"], preferred_version: "v1" },
+    GroupInfo { name: "flowcontrol.apiserver.k8s.io", priority: 16100, versions: &["v1"], preferred_version: "v1" },
+    GroupInfo { name: "internal.apiserver.k8s.io", priority: 16000, versions: &["v1alpha1"], preferred_version: "v1alpha1" },
+    GroupInfo { name: "storagemigration.k8s.io", priority: 15800, versions: &["v1beta1"], preferred_version: "v1beta1" },
 ];

@@ -3,3 +3,4 @@
 
 mod types;
 pub use types::*;
+mod schema;

@@ -3,5 +3,6 @@
 
 mod types;
 pub use types::*;
+mod schema;
 mod proto;
 mod register;
