@@ -5,3 +5,9 @@
 //! the command line.
 
 pub mod convert;
+pub mod discovery;
+pub mod pki;
+pub mod request_info;
+pub mod server;
+pub mod status;
+pub mod storage;
