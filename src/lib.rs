@@ -7,6 +7,7 @@
 pub mod convert;
 pub mod discovery;
 pub mod pki;
+pub mod registry;
 pub mod request_info;
 pub mod server;
 pub mod status;

@@ -6,17 +6,24 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
+
 use kapi_apimachinery::codec::{Format, TypeMeta};
 
 #[derive(Parser)]
 #[command(name = "kapi", version, about = "A Kubernetes API server generated from the upstream specs")]
+#[command(args_conflicts_with_subcommands = true)]
 struct Cli {
+    /// What to do; without a command kapi serves, taking `kapi serve`'s flags.
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+    #[command(flatten)]
+    serve: kapi::server::ServeArgs,
 }
 
 #[derive(Subcommand)]
 enum Command {
+    /// Serve the Kubernetes API over HTTPS (the default).
+    Serve(kapi::server::ServeArgs),
     /// Read an object in JSON, YAML or Kubernetes protobuf and print it as YAML (or JSON).
     ///
     /// The tool for reading raw etcd values: `etcdctl get --print-value-only KEY | kapi decode`.
@@ -64,7 +71,22 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<()> {
-    match cli.command {
+    let command = match cli.command {
+        Some(c) => c,
+        None => Command::Serve(cli.serve),
+    };
+    match command {
+        Command::Serve(args) => {
+            tracing_subscriber::fmt()
+                .with_env_filter(
+                    tracing_subscriber::EnvFilter::try_from_default_env()
+                        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+                )
+                .with_writer(std::io::stderr)
+                .init();
+            let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+            runtime.block_on(kapi::server::serve(args))
+        }
         Command::Decode(args) => codec_command(args, Format::Yaml),
         Command::Encode(args) => codec_command(args, Format::Protobuf),
         Command::ApiDiff { old, new, specs } => {

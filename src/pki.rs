@@ -1,1 +1,1293 @@
-//! (being written)
+//! The cluster PKI: certificates, the admin kubeconfig, the TLS server configuration and the x509
+//! authenticator.
+//!
+//! Without given files kapi keeps its own PKI under `<data-dir>/pki/` (as kubeadm keeps
+//! `/etc/kubernetes/pki`): a CA (`ca.crt`, `ca.key`), the serving certificate it signs
+//! (`apiserver.crt`, `apiserver.key`) and an admin client certificate (`admin.crt`, `admin.key`,
+//! user `kapi-admin` in group `system:masters`). Keys are ECDSA P-256 in PKCS#8, written 0600. A
+//! later start reuses the files byte for byte; it re-issues a leaf certificate from the existing CA
+//! (keeping the leaf's key) only when the leaf lacks a requested name, no longer verifies against
+//! the CA, or is within [`RENEW_BEFORE_DAYS`] of expiry. Missing halves of a pair and unreadable
+//! files are errors naming the file; nothing is silently replaced.
+//!
+//! With kube-apiserver's flags (`--tls-cert-file`, `--tls-private-key-file`, `--client-ca-file`)
+//! [`Pki::from_files`] serves the given certificate and trusts the given client CAs instead.
+//!
+//! Client certificates are optional at the TLS layer ([`Pki::server_config`]) so unauthenticated
+//! requests reach the server and get upstream's 401 `Status` (or the public `/healthz`, `/livez`,
+//! `/readyz`, `/version`). A presented certificate is verified against the client CA during the
+//! handshake; [`user_from_client_cert`] then maps it to a user as upstream's x509 authenticator
+//! (`CommonNameUserConversion`) wrapped in its `AuthenticatedGroupAdder` does.
+
+use std::fmt;
+use std::fs;
+use std::io::{self, Write};
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rcgen::{
+    BasicConstraints, CertificateParams, DistinguishedName, DnType, DnValue, ExtendedKeyUsagePurpose, IsCa, Issuer,
+    KeyIdMethod, KeyPair, KeyUsagePurpose, PKCS_ECDSA_P256_SHA256, PublicKeyData, SanType, SerialNumber,
+};
+use rustls::client::WebPkiServerVerifier;
+use rustls::client::danger::ServerCertVerifier;
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::pem::{self, PemObject};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::server::WebPkiClientVerifier;
+use rustls::sign::CertifiedKey;
+use rustls::{RootCertStore, ServerConfig};
+use serde::Serialize;
+use x509_parser::asn1_rs::{FromDer, Tag};
+use x509_parser::certificate::X509Certificate;
+use x509_parser::error::X509Error;
+use x509_parser::extensions::{GeneralName, ParsedExtension};
+use x509_parser::x509::{AttributeTypeAndValue, X509Name};
+
+/// Directory under the data directory that holds kapi's own PKI.
+pub const PKI_DIR: &str = "pki";
+/// File name of the admin kubeconfig under the data directory.
+pub const KUBECONFIG_FILE: &str = "admin.kubeconfig";
+/// Subject common name of kapi's CA.
+pub const CA_COMMON_NAME: &str = "kapi-ca";
+/// Subject common name of the serving certificate.
+pub const SERVING_COMMON_NAME: &str = "kapi-apiserver";
+/// The admin client certificate's user (subject CN).
+pub const ADMIN_USER: &str = "kapi-admin";
+/// The admin client certificate's group (subject O): upstream's superuser group.
+pub const ADMIN_GROUP: &str = "system:masters";
+/// Cluster, context (and current-context) name in the admin kubeconfig.
+pub const KUBECONFIG_CLUSTER: &str = "kapi";
+/// Group upstream adds to every authenticated user (`user.AllAuthenticated`).
+pub const ALL_AUTHENTICATED: &str = "system:authenticated";
+/// Group upstream gives unauthenticated requests (`user.AllUnauthenticated`).
+pub const ALL_UNAUTHENTICATED: &str = "system:unauthenticated";
+/// Upstream's anonymous user (`user.Anonymous`).
+pub const ANONYMOUS_USER: &str = "system:anonymous";
+/// DNS names every serving certificate carries (kubeadm's defaults for the apiserver).
+pub const DEFAULT_SERVING_DNS_NAMES: [&str; 5] =
+    ["localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"];
+
+/// Validity of the CA certificate (client-go's `NewSelfSignedCACert`: ten 365-day years).
+pub const CA_VALIDITY_DAYS: u64 = 3650;
+/// Validity of the serving and admin certificates (kubeadm's one year).
+pub const LEAF_VALIDITY_DAYS: u64 = 365;
+/// A leaf certificate this close to expiry is re-issued at start-up.
+pub const RENEW_BEFORE_DAYS: u64 = 30;
+/// Certificates start this far in the past, to tolerate clock skew (kubeadm's backdate).
+const BACKDATE: Duration = Duration::from_secs(5 * 60);
+const DAY: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// What can go wrong loading, creating or using the PKI. Every file-related variant names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum PkiError {
+    #[error("{action} {}: {source}", .path.display())]
+    Io { action: &'static str, path: PathBuf, source: io::Error },
+    #[error(
+        "{} is missing but {} exists: restore it, or remove both to have kapi issue a new pair",
+        .missing.display(),
+        .present.display()
+    )]
+    MissingPair { missing: PathBuf, present: PathBuf },
+    #[error(
+        "{} is missing but {} exists, and kapi cannot sign for a CA it does not have: restore the CA, or remove {} to start a new cluster PKI",
+        .ca.display(),
+        .dependent.display(),
+        .dir.display()
+    )]
+    MissingCa { ca: PathBuf, dependent: PathBuf, dir: PathBuf },
+    #[error("{}: not valid PEM: {source}", .path.display())]
+    Pem { path: PathBuf, source: pem::Error },
+    #[error("{}: not a valid X.509 certificate: {source}", .path.display())]
+    Certificate { path: PathBuf, source: X509Error },
+    #[error("{}: {reason}", .path.display())]
+    Invalid { path: PathBuf, reason: String },
+    #[error("{}: unusable private key: {source}", .path.display())]
+    PrivateKey { path: PathBuf, source: rustls::Error },
+    #[error("{} does not belong to the private key {}: {source}", .cert.display(), .key.display())]
+    KeyMismatch { cert: PathBuf, key: PathBuf, source: rustls::Error },
+    #[error("{}: kapi cannot sign with this key (it needs an unencrypted PKCS#8 ECDSA, RSA or Ed25519 key): {source}", .path.display())]
+    SigningKey { path: PathBuf, source: rcgen::Error },
+    #[error("{}: not valid for TLS: {source}", .path.display())]
+    TrustAnchor { path: PathBuf, source: rustls::Error },
+    #[error("generating the {what}: {source}")]
+    Generate { what: &'static str, source: rcgen::Error },
+    #[error("host {host:?} cannot be a subject alternative name: {reason}")]
+    InvalidHost { host: String, reason: &'static str },
+    #[error(
+        "no admin client credentials for a kubeconfig: the PKI was loaded from the given --tls-cert-file/--client-ca-file, not created by kapi"
+    )]
+    NoAdminCredentials,
+    #[error("serialising the kubeconfig: {0}")]
+    Kubeconfig(#[source] serde_yaml_ng::Error),
+    #[error("building a certificate verifier: {0}")]
+    Verifier(#[source] rustls::server::VerifierBuilderError),
+    #[error("building the TLS server configuration: {0}")]
+    Tls(#[source] rustls::Error),
+    #[error("client certificate is not a valid X.509 certificate: {0}")]
+    ClientCertificate(#[source] X509Error),
+    #[error("client certificate has no subject common name, so it names no user")]
+    NoCommonName,
+}
+
+type Result<T, E = PkiError> = std::result::Result<T, E>;
+
+/// A user as upstream's authenticators report it (`user.Info`, without UID and extra).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserInfo {
+    pub name: String,
+    pub groups: Vec<String>,
+}
+
+/// The certificates and keys kapi serves with and trusts.
+pub struct Pki {
+    serving_chain: Vec<CertificateDer<'static>>,
+    serving_key: PrivateKeyDer<'static>,
+    /// Trust anchors for client certificates.
+    client_cas: Vec<CertificateDer<'static>>,
+    /// Present when kapi manages the PKI (`load_or_create`).
+    managed: Option<Managed>,
+}
+
+/// The parts of a kapi-managed PKI a kubeconfig needs: file contents, byte for byte.
+struct Managed {
+    dir: PathBuf,
+    ca_pem: Vec<u8>,
+    admin_cert_pem: Vec<u8>,
+    admin_key_pem: Vec<u8>,
+}
+
+impl fmt::Debug for Pki {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Keys are left out on purpose.
+        f.debug_struct("Pki")
+            .field("serving_chain_len", &self.serving_chain.len())
+            .field("client_cas_len", &self.client_cas.len())
+            .field("managed_dir", &self.managed.as_ref().map(|m| &m.dir))
+            .finish_non_exhaustive()
+    }
+}
+
+/// File locations of a kapi-managed PKI.
+#[derive(Debug, Clone)]
+struct Paths {
+    dir: PathBuf,
+    ca: PairPaths,
+    serving: PairPaths,
+    admin: PairPaths,
+}
+
+#[derive(Debug, Clone)]
+struct PairPaths {
+    cert: PathBuf,
+    key: PathBuf,
+}
+
+impl Paths {
+    fn new(dir: PathBuf) -> Self {
+        let pair =
+            |name: &str| PairPaths { cert: dir.join(format!("{name}.crt")), key: dir.join(format!("{name}.key")) };
+        Paths { ca: pair("ca"), serving: pair("apiserver"), admin: pair("admin"), dir }
+    }
+}
+
+/// A certificate (chain) and its key as read from files. `chain` is never empty (`read_certs`
+/// refuses a file without certificates), so `chain[0]` is the end-entity certificate.
+struct LoadedPair {
+    cert_pem: Vec<u8>,
+    chain: Vec<CertificateDer<'static>>,
+    key_pem: Vec<u8>,
+    key: PrivateKeyDer<'static>,
+}
+
+impl Pki {
+    /// Loads kapi's PKI from `<data_dir>/pki/`, creating what is missing (see the module docs).
+    /// `hosts` are extra names (IP addresses or DNS names) the serving certificate must carry.
+    pub fn load_or_create(data_dir: &Path, hosts: &[String]) -> Result<Pki> {
+        let names = serving_names(hosts)?;
+        let provider = provider();
+        let paths = Paths::new(data_dir.join(PKI_DIR));
+        if !exists(&paths.dir)? {
+            create_fresh(data_dir, &paths, &names)?;
+        }
+
+        let ca = match pair_present(&paths.ca)? {
+            true => load_pair(&paths.ca, &provider)?,
+            false => {
+                for dependent in [&paths.serving.cert, &paths.serving.key, &paths.admin.cert, &paths.admin.key] {
+                    if exists(dependent)? {
+                        return Err(PkiError::MissingCa {
+                            ca: paths.ca.cert.clone(),
+                            dependent: dependent.clone(),
+                            dir: paths.dir.clone(),
+                        });
+                    }
+                }
+                let (cert_pem, key_pem, _) = new_ca()?;
+                write_pair(&paths.ca, &cert_pem, &key_pem)?;
+                load_pair(&paths.ca, &provider)?
+            }
+        };
+        check_ca(&paths.ca.cert, &ca.chain[0])?;
+        let mut roots = RootCertStore::empty();
+        roots
+            .add(ca.chain[0].clone())
+            .map_err(|source| PkiError::TrustAnchor { path: paths.ca.cert.clone(), source })?;
+        let roots = Arc::new(roots);
+        let mut issuer = None;
+
+        let serving = load_leaf(&paths, Leaf::Serving, &names, &ca, &roots, &provider, &mut issuer)?;
+        let admin = load_leaf(&paths, Leaf::Admin, &names, &ca, &roots, &provider, &mut issuer)?;
+
+        Ok(Pki {
+            serving_chain: serving.chain,
+            serving_key: serving.key,
+            client_cas: vec![ca.chain[0].clone()],
+            managed: Some(Managed {
+                dir: paths.dir,
+                ca_pem: ca.cert_pem,
+                admin_cert_pem: admin.cert_pem,
+                admin_key_pem: admin.key_pem,
+            }),
+        })
+    }
+
+    /// Serves the given certificate (chain) and key, and trusts the CA certificates in
+    /// `client_ca_file` for client certificates: kube-apiserver's `--tls-cert-file`,
+    /// `--tls-private-key-file` and `--client-ca-file`. Such a PKI has no admin credentials, so
+    /// [`Pki::write_kubeconfig`] refuses it.
+    pub fn from_files(tls_cert_file: &Path, tls_private_key_file: &Path, client_ca_file: &Path) -> Result<Pki> {
+        let provider = provider();
+        let serving = load_pair(
+            &PairPaths { cert: tls_cert_file.to_path_buf(), key: tls_private_key_file.to_path_buf() },
+            &provider,
+        )?;
+        let client_cas = read_certs(client_ca_file, &read(client_ca_file)?)?;
+        let mut roots = RootCertStore::empty();
+        for ca in &client_cas {
+            roots
+                .add(ca.clone())
+                .map_err(|source| PkiError::TrustAnchor { path: client_ca_file.to_path_buf(), source })?;
+        }
+        Ok(Pki { serving_chain: serving.chain, serving_key: serving.key, client_cas, managed: None })
+    }
+
+    /// Writes `<data_dir>/admin.kubeconfig` (mode 0600) for the admin user against `server_url`
+    /// and returns its path. Needs a kapi-managed PKI.
+    pub fn write_kubeconfig(&self, data_dir: &Path, server_url: &str) -> Result<PathBuf> {
+        let managed = self.managed.as_ref().ok_or(PkiError::NoAdminCredentials)?;
+        let yaml = kubeconfig_yaml(server_url, &managed.ca_pem, &managed.admin_cert_pem, &managed.admin_key_pem)?;
+        let path = data_dir.join(KUBECONFIG_FILE);
+        write_file(&path, yaml.as_bytes(), 0o600)?;
+        Ok(path)
+    }
+
+    /// The rustls configuration to serve with: TLS 1.3 and 1.2 (ring), ALPN `h2` then `http/1.1`,
+    /// client certificates optional but, when presented, verified against the client CA.
+    pub fn server_config(&self) -> Result<Arc<ServerConfig>> {
+        let provider = Arc::new(provider());
+        let builder = ServerConfig::builder_with_provider(provider.clone())
+            .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
+            .map_err(PkiError::Tls)?;
+        let builder = if self.client_cas.is_empty() {
+            builder.with_no_client_auth()
+        } else {
+            let mut roots = RootCertStore::empty();
+            for ca in &self.client_cas {
+                roots.add(ca.clone()).map_err(PkiError::Tls)?;
+            }
+            let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+                .allow_unauthenticated()
+                .build()
+                .map_err(PkiError::Verifier)?;
+            builder.with_client_cert_verifier(verifier)
+        };
+        let mut config = builder
+            .with_single_cert(self.serving_chain.clone(), self.serving_key.clone_key())
+            .map_err(PkiError::Tls)?;
+        config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        Ok(Arc::new(config))
+    }
+
+    /// PEM of kapi's CA (`ca.crt`), when kapi manages the PKI.
+    pub fn ca_pem(&self) -> Option<&[u8]> {
+        self.managed.as_ref().map(|m| m.ca_pem.as_slice())
+    }
+
+    /// The directory of a kapi-managed PKI.
+    pub fn dir(&self) -> Option<&Path> {
+        self.managed.as_ref().map(|m| m.dir.as_path())
+    }
+
+    /// The CA certificates client certificates are verified against.
+    pub fn client_ca_certs(&self) -> &[CertificateDer<'static>] {
+        &self.client_cas
+    }
+
+    /// The serving certificate, then any intermediates.
+    pub fn serving_cert_chain(&self) -> &[CertificateDer<'static>] {
+        &self.serving_chain
+    }
+}
+
+/// The user a client certificate names, as upstream's x509 authenticator maps it: the subject's
+/// common name is the user, every subject organization a group, and then upstream's
+/// `AuthenticatedGroupAdder` appends `system:authenticated` (unless the user is
+/// `system:anonymous` or the groups already hold `system:authenticated` or
+/// `system:unauthenticated`). A certificate without a common name names no user (upstream then
+/// falls through to the other authenticators, and finally to anonymous).
+///
+/// `der` must be a certificate the TLS layer already verified against the client CA (as
+/// [`Pki::server_config`] does); this function does not verify it again.
+pub fn user_from_client_cert(der: &[u8]) -> Result<UserInfo> {
+    let cert = parse_cert(der).map_err(PkiError::ClientCertificate)?;
+    let subject = cert.subject();
+    // Go's pkix.Name keeps the last common name and every organization, in order, taking only
+    // attributes whose values are strings.
+    let name = subject.iter_common_name().filter_map(attribute_string).last().unwrap_or_default();
+    if name.is_empty() {
+        return Err(PkiError::NoCommonName);
+    }
+    let mut groups: Vec<String> = subject.iter_organization().filter_map(attribute_string).collect();
+    let already = groups.iter().any(|g| g == ALL_AUTHENTICATED || g == ALL_UNAUTHENTICATED);
+    if name != ANONYMOUS_USER && !already {
+        groups.push(ALL_AUTHENTICATED.to_string());
+    }
+    Ok(UserInfo { name, groups })
+}
+
+/// A string-typed X.509 attribute value, as Go's `parseASN1String` reads it.
+fn attribute_string(attr: &AttributeTypeAndValue<'_>) -> Option<String> {
+    let value = attr.attr_value();
+    let data = value.data;
+    match value.header.tag() {
+        Tag::Utf8String | Tag::PrintableString | Tag::Ia5String | Tag::NumericString => {
+            std::str::from_utf8(data).ok().map(str::to_string)
+        }
+        // Go reads T61String bytes as they are.
+        Tag::T61String => Some(String::from_utf8_lossy(data).into_owned()),
+        Tag::BmpString => {
+            if data.len() % 2 != 0 {
+                return None;
+            }
+            let units: Vec<u16> = data.chunks_exact(2).map(|c| u16::from_be_bytes([c[0], c[1]])).collect();
+            String::from_utf16(&units).ok()
+        }
+        _ => None,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Loading and creating
+
+/// ring is the only provider compiled in; an explicit provider keeps process-wide defaults out.
+fn provider() -> CryptoProvider {
+    rustls::crypto::ring::default_provider()
+}
+
+/// The two kinds of leaf certificates kapi issues.
+#[derive(Debug, Clone, Copy)]
+enum Leaf {
+    Serving,
+    Admin,
+}
+
+impl Leaf {
+    fn what(self) -> &'static str {
+        match self {
+            Leaf::Serving => "serving certificate",
+            Leaf::Admin => "admin client certificate",
+        }
+    }
+
+    fn paths(self, paths: &Paths) -> &PairPaths {
+        match self {
+            Leaf::Serving => &paths.serving,
+            Leaf::Admin => &paths.admin,
+        }
+    }
+
+    fn params(self, names: &[SanName]) -> Result<CertificateParams> {
+        let mut params = CertificateParams::default();
+        let mut dn = DistinguishedName::new();
+        match self {
+            Leaf::Serving => {
+                dn.push(DnType::CommonName, SERVING_COMMON_NAME);
+                params.subject_alt_names = names.iter().map(SanName::to_san).collect::<Result<_>>()?;
+                params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
+            }
+            Leaf::Admin => {
+                dn.push(DnType::OrganizationName, ADMIN_GROUP);
+                dn.push(DnType::CommonName, ADMIN_USER);
+                params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+            }
+        }
+        params.distinguished_name = dn;
+        // ECDSA keys sign; they never encipher, so no keyEncipherment.
+        params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+        params.use_authority_key_identifier_extension = true;
+        set_validity(&mut params, LEAF_VALIDITY_DAYS);
+        params.serial_number = Some(random_serial());
+        Ok(params)
+    }
+}
+
+/// First start: everything is created in a staging directory that is then renamed to `pki`, so a
+/// crash never leaves half a PKI behind.
+fn create_fresh(data_dir: &Path, paths: &Paths, names: &[SanName]) -> Result<()> {
+    create_dir(data_dir, false)?;
+    let staging = data_dir.join(format!(".{PKI_DIR}.tmp"));
+    if exists(&staging)? {
+        fs::remove_dir_all(&staging).map_err(io_err("removing the stale", &staging))?;
+    }
+    create_dir(&staging, true)?;
+    let staged = Paths::new(staging.clone());
+
+    let (ca_cert, ca_key, issuer) = new_ca()?;
+    write_pair(&staged.ca, &ca_cert, &ca_key)?;
+    for leaf in [Leaf::Serving, Leaf::Admin] {
+        let (cert, key) = new_leaf(leaf, names, &issuer)?;
+        write_pair(leaf.paths(&staged), &cert, &key)?;
+    }
+    fs::rename(&staging, &paths.dir).map_err(io_err("renaming the staged PKI to", &paths.dir))?;
+    sync_dir(data_dir);
+    Ok(())
+}
+
+/// A new self-signed CA: certificate PEM, key PEM, and the issuer to sign leaves with.
+fn new_ca() -> Result<(Vec<u8>, Vec<u8>, Issuer<'static, KeyPair>)> {
+    let generate = |source| PkiError::Generate { what: "CA", source };
+    let key = KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256).map_err(generate)?;
+    let mut params = CertificateParams::default();
+    let mut dn = DistinguishedName::new();
+    dn.push(DnType::CommonName, CA_COMMON_NAME);
+    params.distinguished_name = dn;
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    params.key_usages = vec![KeyUsagePurpose::DigitalSignature, KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+    set_validity(&mut params, CA_VALIDITY_DAYS);
+    params.serial_number = Some(random_serial());
+    let cert = params.self_signed(&key).map_err(generate)?;
+    let key_pem = key.serialize_pem().into_bytes();
+    Ok((cert.pem().into_bytes(), key_pem, Issuer::new(params, key)))
+}
+
+/// A new leaf key and certificate (PEMs) signed by `issuer`.
+fn new_leaf(leaf: Leaf, names: &[SanName], issuer: &Issuer<'_, KeyPair>) -> Result<(Vec<u8>, Vec<u8>)> {
+    let key = KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256)
+        .map_err(|source| PkiError::Generate { what: leaf.what(), source })?;
+    let cert = leaf
+        .params(names)?
+        .signed_by(&key, issuer)
+        .map_err(|source| PkiError::Generate { what: leaf.what(), source })?;
+    Ok((cert.pem().into_bytes(), key.serialize_pem().into_bytes()))
+}
+
+/// Loads a leaf pair of a managed PKI, issuing it when both files are missing and re-issuing its
+/// certificate (same key) when it lacks a name, fails to verify or nears expiry.
+fn load_leaf(
+    paths: &Paths,
+    leaf: Leaf,
+    names: &[SanName],
+    ca: &LoadedPair,
+    roots: &Arc<RootCertStore>,
+    provider: &CryptoProvider,
+    issuer: &mut Option<Issuer<'static, KeyPair>>,
+) -> Result<LoadedPair> {
+    let pair = leaf.paths(paths);
+    if !pair_present(pair)? {
+        let (cert, key) = new_leaf(leaf, names, ca_issuer(&paths.ca, ca, issuer)?)?;
+        write_pair(pair, &cert, &key)?;
+        tracing::info!(cert = %pair.cert.display(), "issued the {}", leaf.what());
+    }
+    let loaded = load_pair(pair, provider)?;
+    let Some(reason) = leaf_problem(leaf, &pair.cert, &loaded.chain, names, roots, provider)? else {
+        return Ok(loaded);
+    };
+
+    tracing::warn!(cert = %pair.cert.display(), "re-issuing the {} from the CA: it {reason}", leaf.what());
+    let issuer = ca_issuer(&paths.ca, ca, issuer)?;
+    let spki = parse_cert(&loaded.chain[0])
+        .map_err(|source| PkiError::Certificate { path: pair.cert.clone(), source })?
+        .public_key()
+        .raw
+        .to_vec();
+    let public_key = ExistingKey::from_spki(&spki).ok_or_else(|| PkiError::Invalid {
+        path: pair.key.clone(),
+        reason: "kapi cannot re-issue a certificate for this kind of key".to_string(),
+    })?;
+    let cert = leaf
+        .params(names)?
+        .signed_by(&public_key, issuer)
+        .map_err(|source| PkiError::Generate { what: leaf.what(), source })?;
+    // The issuer name must be the CA's subject byte for byte, or no verifier builds the chain.
+    let ca_cert =
+        parse_cert(&ca.chain[0]).map_err(|source| PkiError::Certificate { path: paths.ca.cert.clone(), source })?;
+    let issued = parse_cert(cert.der()).map_err(|source| PkiError::Certificate { path: pair.cert.clone(), source })?;
+    if issued.issuer().as_raw() != ca_cert.subject().as_raw() {
+        return Err(PkiError::Invalid {
+            path: paths.ca.cert.clone(),
+            reason: "kapi cannot reproduce this CA's subject name to sign with it".to_string(),
+        });
+    }
+    write_file(&pair.cert, cert.pem().as_bytes(), 0o644)?;
+    let reloaded = load_pair(pair, provider)?;
+    if let Some(reason) = leaf_problem(leaf, &pair.cert, &reloaded.chain, names, roots, provider)? {
+        return Err(PkiError::Invalid {
+            path: pair.cert.clone(),
+            reason: format!("the re-issued certificate {reason}"),
+        });
+    }
+    Ok(reloaded)
+}
+
+/// The public key of an existing certificate, to re-issue it for the same key.
+struct ExistingKey {
+    alg: &'static rcgen::SignatureAlgorithm,
+    raw: Vec<u8>,
+}
+
+impl ExistingKey {
+    /// The key whose SubjectPublicKeyInfo, as rcgen writes it, is `spki` byte for byte.
+    fn from_spki(spki: &[u8]) -> Option<ExistingKey> {
+        let (_, parsed) = x509_parser::x509::SubjectPublicKeyInfo::from_der(spki).ok()?;
+        let raw = parsed.subject_public_key.data.to_vec();
+        [&rcgen::PKCS_ECDSA_P256_SHA256, &rcgen::PKCS_ECDSA_P384_SHA384, &rcgen::PKCS_ED25519, &rcgen::PKCS_RSA_SHA256]
+            .into_iter()
+            .map(|alg| ExistingKey { alg, raw: raw.clone() })
+            .find(|key| key.subject_public_key_info() == spki)
+    }
+}
+
+impl PublicKeyData for ExistingKey {
+    fn der_bytes(&self) -> &[u8] {
+        &self.raw
+    }
+
+    fn algorithm(&self) -> &'static rcgen::SignatureAlgorithm {
+        self.alg
+    }
+}
+
+/// Why a leaf certificate must be re-issued, if it must.
+fn leaf_problem(
+    leaf: Leaf,
+    path: &Path,
+    chain: &[CertificateDer<'static>],
+    names: &[SanName],
+    roots: &Arc<RootCertStore>,
+    provider: &CryptoProvider,
+) -> Result<Option<String>> {
+    let provider = Arc::new(provider.clone());
+    let cert = parse_cert(&chain[0]).map_err(|source| PkiError::Certificate { path: path.to_path_buf(), source })?;
+    let not_after = cert.validity().not_after.timestamp();
+    let renew_at = unix_now().saturating_add(i64::try_from(RENEW_BEFORE_DAYS * DAY.as_secs()).unwrap_or(i64::MAX));
+    if not_after < renew_at {
+        return Ok(Some(format!("expires within {RENEW_BEFORE_DAYS} days (notAfter {})", cert.validity().not_after)));
+    }
+    let now = UnixTime::now();
+    match leaf {
+        Leaf::Serving => {
+            let present = cert_sans(&cert);
+            let missing: Vec<String> = names.iter().filter(|n| !present.contains(n)).map(ToString::to_string).collect();
+            if !missing.is_empty() {
+                return Ok(Some(format!("lacks the names {}", missing.join(", "))));
+            }
+            let verifier = WebPkiServerVerifier::builder_with_provider(roots.clone(), provider)
+                .build()
+                .map_err(PkiError::Verifier)?;
+            let localhost = ServerName::try_from(DEFAULT_SERVING_DNS_NAMES[0]).map_err(|_| PkiError::InvalidHost {
+                host: DEFAULT_SERVING_DNS_NAMES[0].to_string(),
+                reason: "not a DNS name",
+            })?;
+            if let Err(err) = verifier.verify_server_cert(&chain[0], &chain[1..], &localhost, &[], now) {
+                return Ok(Some(format!("does not verify against the CA as a serving certificate: {err}")));
+            }
+        }
+        Leaf::Admin => {
+            let verifier = WebPkiClientVerifier::builder_with_provider(roots.clone(), provider)
+                .build()
+                .map_err(PkiError::Verifier)?;
+            if let Err(err) = verifier.verify_client_cert(&chain[0], &chain[1..], now) {
+                return Ok(Some(format!("does not verify against the CA as a client certificate: {err}")));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// The issuer for the managed CA, built once on first need.
+fn ca_issuer<'a>(
+    paths: &PairPaths,
+    ca: &LoadedPair,
+    issuer: &'a mut Option<Issuer<'static, KeyPair>>,
+) -> Result<&'a Issuer<'static, KeyPair>> {
+    if issuer.is_none() {
+        let key_pem = std::str::from_utf8(&ca.key_pem)
+            .map_err(|_| PkiError::Invalid { path: paths.key.clone(), reason: "not a PEM text file".to_string() })?;
+        let key =
+            KeyPair::from_pem(key_pem).map_err(|source| PkiError::SigningKey { path: paths.key.clone(), source })?;
+        let cert =
+            parse_cert(&ca.chain[0]).map_err(|source| PkiError::Certificate { path: paths.cert.clone(), source })?;
+        let mut params = CertificateParams::default();
+        params.distinguished_name = dn_from_x509(cert.subject()).ok_or_else(|| PkiError::Invalid {
+            path: paths.cert.clone(),
+            reason: "kapi cannot reproduce this CA's subject name to sign with it".to_string(),
+        })?;
+        // Leaves name the CA's own key identifier, whatever method produced it.
+        params.key_identifier_method = match subject_key_id(&cert) {
+            Some(id) => KeyIdMethod::PreSpecified(id),
+            None => KeyIdMethod::Sha256,
+        };
+        params.key_usages =
+            vec![KeyUsagePurpose::DigitalSignature, KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+        *issuer = Some(Issuer::new(params, key));
+    }
+    // Filled just above when it was empty.
+    issuer.as_ref().ok_or_else(|| PkiError::Invalid { path: paths.key.clone(), reason: "no issuer".to_string() })
+}
+
+fn subject_key_id(cert: &X509Certificate<'_>) -> Option<Vec<u8>> {
+    cert.iter_extensions().find_map(|ext| match ext.parsed_extension() {
+        ParsedExtension::SubjectKeyIdentifier(id) => Some(id.0.to_vec()),
+        _ => None,
+    })
+}
+
+/// The subject of an existing CA as rcgen writes it, when rcgen can write it (one attribute per
+/// RDN, each type once, string values).
+fn dn_from_x509(name: &X509Name<'_>) -> Option<DistinguishedName> {
+    let mut dn = DistinguishedName::new();
+    let mut count = 0;
+    for rdn in name.iter() {
+        let mut attrs = rdn.iter();
+        let attr = attrs.next()?;
+        if attrs.next().is_some() {
+            return None;
+        }
+        let oid: Vec<u64> = attr.attr_type().iter()?.collect();
+        let data = attr.attr_value().data;
+        let text = || std::str::from_utf8(data).ok();
+        let value = match attr.attr_value().header.tag() {
+            Tag::Utf8String => DnValue::Utf8String(text()?.to_string()),
+            Tag::PrintableString => DnValue::PrintableString(text()?.try_into().ok()?),
+            Tag::Ia5String => DnValue::Ia5String(text()?.try_into().ok()?),
+            Tag::T61String => DnValue::TeletexString(text()?.try_into().ok()?),
+            _ => return None,
+        };
+        dn.push(DnType::from_oid(&oid), value);
+        count += 1;
+    }
+    (dn.iter().count() == count).then_some(dn)
+}
+
+/// Refuses a CA certificate that is not a CA or has expired.
+fn check_ca(path: &Path, der: &CertificateDer<'_>) -> Result<()> {
+    let cert = parse_cert(der).map_err(|source| PkiError::Certificate { path: path.to_path_buf(), source })?;
+    if !cert.is_ca() {
+        return Err(PkiError::Invalid {
+            path: path.to_path_buf(),
+            reason: "not a CA certificate (basicConstraints CA is not true)".into(),
+        });
+    }
+    if cert.validity().not_after.timestamp() <= unix_now() {
+        return Err(PkiError::Invalid {
+            path: path.to_path_buf(),
+            reason: format!(
+                "the CA expired on {}; remove the PKI directory to start a new one",
+                cert.validity().not_after
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Both files of a pair exist (`true`), neither does (`false`), or an error naming the missing one.
+fn pair_present(pair: &PairPaths) -> Result<bool> {
+    match (exists(&pair.cert)?, exists(&pair.key)?) {
+        (true, true) => Ok(true),
+        (false, false) => Ok(false),
+        (true, false) => Err(PkiError::MissingPair { missing: pair.key.clone(), present: pair.cert.clone() }),
+        (false, true) => Err(PkiError::MissingPair { missing: pair.cert.clone(), present: pair.key.clone() }),
+    }
+}
+
+/// Reads a certificate (chain) and key and checks that they belong together.
+fn load_pair(pair: &PairPaths, provider: &CryptoProvider) -> Result<LoadedPair> {
+    let cert_pem = read(&pair.cert)?;
+    let chain = read_certs(&pair.cert, &cert_pem)?;
+    let key_pem = read(&pair.key)?;
+    let key = PrivateKeyDer::from_pem_slice(&key_pem).map_err(|err| match err {
+        pem::Error::NoItemsFound => {
+            PkiError::Invalid { path: pair.key.clone(), reason: "contains no PEM private key block".to_string() }
+        }
+        source => PkiError::Pem { path: pair.key.clone(), source },
+    })?;
+    let signing_key = provider
+        .key_provider
+        .load_private_key(key.clone_key())
+        .map_err(|source| PkiError::PrivateKey { path: pair.key.clone(), source })?;
+    match CertifiedKey::new(chain.clone(), signing_key).keys_match() {
+        Ok(()) | Err(rustls::Error::InconsistentKeys(rustls::InconsistentKeys::Unknown)) => {}
+        Err(source) => return Err(PkiError::KeyMismatch { cert: pair.cert.clone(), key: pair.key.clone(), source }),
+    }
+    Ok(LoadedPair { cert_pem, chain, key_pem, key })
+}
+
+/// Every certificate in a PEM file, each checked to parse as X.509.
+fn read_certs(path: &Path, bytes: &[u8]) -> Result<Vec<CertificateDer<'static>>> {
+    let certs = CertificateDer::pem_slice_iter(bytes)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|source| PkiError::Pem { path: path.to_path_buf(), source })?;
+    if certs.is_empty() {
+        return Err(PkiError::Invalid {
+            path: path.to_path_buf(),
+            reason: "contains no PEM CERTIFICATE block".to_string(),
+        });
+    }
+    for cert in &certs {
+        parse_cert(cert).map_err(|source| PkiError::Certificate { path: path.to_path_buf(), source })?;
+    }
+    Ok(certs)
+}
+
+fn parse_cert(der: &[u8]) -> Result<X509Certificate<'_>, X509Error> {
+    match x509_parser::parse_x509_certificate(der) {
+        Ok((_, cert)) => Ok(cert),
+        Err(x509_parser::nom::Err::Error(err) | x509_parser::nom::Err::Failure(err)) => Err(err),
+        Err(x509_parser::nom::Err::Incomplete(_)) => Err(X509Error::InvalidCertificate),
+    }
+}
+
+fn set_validity(params: &mut CertificateParams, days: u64) {
+    // rcgen takes `time::OffsetDateTime`; the epoch plus a std `Duration` builds one without
+    // naming the `time` crate.
+    let since_epoch = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    let epoch = rcgen::date_time_ymd(1970, 1, 1);
+    params.not_before = epoch + since_epoch.saturating_sub(BACKDATE);
+    params.not_after = epoch + since_epoch + DAY * u32::try_from(days).unwrap_or(u32::MAX);
+}
+
+fn unix_now() -> i64 {
+    let secs = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
+    i64::try_from(secs).unwrap_or(i64::MAX)
+}
+
+/// A random positive 128-bit serial number (RFC 5280: unique per CA; rcgen's default derives it
+/// from the public key, which would repeat when a certificate is re-issued for the same key).
+fn random_serial() -> SerialNumber {
+    let mut bytes = [0u8; 16];
+    if provider().secure_random.fill(&mut bytes).is_err() {
+        // No randomness: fall back to the clock, still unique per issuance in practice.
+        let nanos = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_nanos();
+        bytes = nanos.to_be_bytes();
+    }
+    bytes[0] = (bytes[0] & 0x7f) | 0x40; // positive, full length
+    SerialNumber::from_slice(&bytes)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Subject alternative names
+
+/// A name the serving certificate must carry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum SanName {
+    /// Lower case: DNS names compare case-insensitively.
+    Dns(String),
+    Ip(IpAddr),
+}
+
+impl fmt::Display for SanName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SanName::Dns(name) => write!(f, "DNS:{name}"),
+            SanName::Ip(ip) => write!(f, "IP:{ip}"),
+        }
+    }
+}
+
+impl SanName {
+    fn parse(host: &str) -> Result<SanName> {
+        let invalid = |reason| PkiError::InvalidHost { host: host.to_string(), reason };
+        let trimmed = host.trim();
+        let unbracketed = trimmed.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(trimmed);
+        if let Ok(ip) = unbracketed.parse::<IpAddr>() {
+            return Ok(SanName::Ip(ip));
+        }
+        let name = trimmed.strip_suffix('.').unwrap_or(trimmed).to_ascii_lowercase();
+        if name.is_empty() {
+            return Err(invalid("empty"));
+        }
+        if name.len() > 253 {
+            return Err(invalid("longer than 253 characters"));
+        }
+        for (i, label) in name.split('.').enumerate() {
+            if label.is_empty() || label.len() > 63 {
+                return Err(invalid("a DNS label is empty or longer than 63 characters"));
+            }
+            let wildcard = i == 0 && label == "*";
+            if !wildcard && !label.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') {
+                return Err(invalid("neither an IP address nor a DNS name"));
+            }
+        }
+        Ok(SanName::Dns(name))
+    }
+
+    fn to_san(&self) -> Result<SanType> {
+        Ok(match self {
+            SanName::Dns(name) => SanType::DnsName(
+                name.as_str()
+                    .try_into()
+                    .map_err(|_| PkiError::InvalidHost { host: name.clone(), reason: "not an IA5 string" })?,
+            ),
+            SanName::Ip(ip) => SanType::IpAddress(*ip),
+        })
+    }
+}
+
+/// The serving certificate's names: the defaults, then `hosts`, without repeats.
+fn serving_names(hosts: &[String]) -> Result<Vec<SanName>> {
+    let mut names: Vec<SanName> = DEFAULT_SERVING_DNS_NAMES.iter().map(|n| SanName::Dns((*n).to_string())).collect();
+    names.push(SanName::Ip(IpAddr::from([127, 0, 0, 1])));
+    names.push(SanName::Ip(IpAddr::from([0u16, 0, 0, 0, 0, 0, 0, 1])));
+    for host in hosts {
+        let name = SanName::parse(host)?;
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    Ok(names)
+}
+
+fn cert_sans(cert: &X509Certificate<'_>) -> Vec<SanName> {
+    let Ok(Some(san)) = cert.subject_alternative_name() else {
+        return Vec::new();
+    };
+    san.value
+        .general_names
+        .iter()
+        .filter_map(|name| match name {
+            GeneralName::DNSName(dns) => Some(SanName::Dns(dns.to_ascii_lowercase())),
+            GeneralName::IPAddress(bytes) => match bytes.len() {
+                4 => <[u8; 4]>::try_from(*bytes).ok().map(|b| SanName::Ip(IpAddr::from(b))),
+                16 => <[u8; 16]>::try_from(*bytes).ok().map(|b| SanName::Ip(IpAddr::from(b))),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kubeconfig
+
+#[derive(Serialize)]
+struct Kubeconfig<'a> {
+    #[serde(rename = "apiVersion")]
+    api_version: &'a str,
+    clusters: Vec<Named<'a, Cluster<'a>>>,
+    contexts: Vec<Named<'a, Context<'a>>>,
+    #[serde(rename = "current-context")]
+    current_context: &'a str,
+    kind: &'a str,
+    preferences: Preferences,
+    users: Vec<Named<'a, User>>,
+}
+
+#[derive(Serialize)]
+struct Named<'a, T> {
+    name: &'a str,
+    #[serde(flatten)]
+    item: T,
+}
+
+#[derive(Serialize)]
+struct Cluster<'a> {
+    cluster: ClusterFields<'a>,
+}
+
+#[derive(Serialize)]
+struct ClusterFields<'a> {
+    #[serde(rename = "certificate-authority-data")]
+    certificate_authority_data: String,
+    server: &'a str,
+}
+
+#[derive(Serialize)]
+struct Context<'a> {
+    context: ContextFields<'a>,
+}
+
+#[derive(Serialize)]
+struct ContextFields<'a> {
+    cluster: &'a str,
+    user: &'a str,
+}
+
+#[derive(Serialize)]
+struct User {
+    user: UserFields,
+}
+
+#[derive(Serialize)]
+struct UserFields {
+    #[serde(rename = "client-certificate-data")]
+    client_certificate_data: String,
+    #[serde(rename = "client-key-data")]
+    client_key_data: String,
+}
+
+#[derive(Serialize)]
+struct Preferences {}
+
+fn kubeconfig_yaml(server_url: &str, ca_pem: &[u8], cert_pem: &[u8], key_pem: &[u8]) -> Result<String> {
+    let config = Kubeconfig {
+        api_version: "v1",
+        clusters: vec![Named {
+            name: KUBECONFIG_CLUSTER,
+            item: Cluster {
+                cluster: ClusterFields { certificate_authority_data: base64_encode(ca_pem), server: server_url },
+            },
+        }],
+        contexts: vec![Named {
+            name: KUBECONFIG_CLUSTER,
+            item: Context { context: ContextFields { cluster: KUBECONFIG_CLUSTER, user: ADMIN_USER } },
+        }],
+        current_context: KUBECONFIG_CLUSTER,
+        kind: "Config",
+        preferences: Preferences {},
+        users: vec![Named {
+            name: ADMIN_USER,
+            item: User {
+                user: UserFields {
+                    client_certificate_data: base64_encode(cert_pem),
+                    client_key_data: base64_encode(key_pem),
+                },
+            },
+        }],
+    };
+    serde_yaml_ng::to_string(&config).map_err(PkiError::Kubeconfig)
+}
+
+/// Standard base64 with padding (RFC 4648 §4), as Go's `[]byte` fields are written in kubeconfigs.
+fn base64_encode(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [chunk[0], chunk.get(1).copied().unwrap_or(0), chunk.get(2).copied().unwrap_or(0)];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 0x3f) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// Files
+
+fn io_err<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(io::Error) -> PkiError + 'a {
+    move |source| PkiError::Io { action, path: path.to_path_buf(), source }
+}
+
+fn exists(path: &Path) -> Result<bool> {
+    path.try_exists().map_err(io_err("checking", path))
+}
+
+fn read(path: &Path) -> Result<Vec<u8>> {
+    fs::read(path).map_err(io_err("reading", path))
+}
+
+fn create_dir(path: &Path, private: bool) -> Result<()> {
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    if private {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    #[cfg(not(unix))]
+    let _ = private;
+    builder.create(path).map_err(io_err("creating the directory", path))
+}
+
+/// Writes a pair: key first, so a crash between the two leaves a missing certificate (an error
+/// naming it), never a certificate without its key.
+fn write_pair(pair: &PairPaths, cert_pem: &[u8], key_pem: &[u8]) -> Result<()> {
+    write_file(&pair.key, key_pem, 0o600)?;
+    write_file(&pair.cert, cert_pem, 0o644)
+}
+
+/// Writes `path` atomically (temporary file in the same directory, synced, then renamed) with
+/// the given Unix permissions.
+fn write_file(path: &Path, contents: &[u8], mode: u32) -> Result<()> {
+    let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{file_name}.tmp"));
+    match fs::remove_file(&tmp) {
+        Ok(()) => {}
+        Err(err) if err.kind() == io::ErrorKind::NotFound => {}
+        Err(source) => return Err(PkiError::Io { action: "removing", path: tmp, source }),
+    }
+    let mut options = fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(mode);
+    }
+    #[cfg(not(unix))]
+    let _ = mode;
+    let mut file = options.open(&tmp).map_err(io_err("creating", &tmp))?;
+    #[cfg(unix)]
+    {
+        // The umask may have narrowed or (for 0644) not; make the mode exact.
+        use std::os::unix::fs::PermissionsExt;
+        file.set_permissions(fs::Permissions::from_mode(mode)).map_err(io_err("setting permissions of", &tmp))?;
+    }
+    file.write_all(contents).map_err(io_err("writing", &tmp))?;
+    file.sync_all().map_err(io_err("syncing", &tmp))?;
+    drop(file);
+    fs::rename(&tmp, path).map_err(io_err("renaming a temporary file to", path))?;
+    if let Some(dir) = path.parent() {
+        sync_dir(dir);
+    }
+    Ok(())
+}
+
+/// Best effort: makes a rename durable. Not every platform can open a directory to sync it.
+fn sync_dir(dir: &Path) {
+    if let Ok(handle) = fs::File::open(dir) {
+        let _ = handle.sync_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp() -> tempfile::TempDir {
+        tempfile::tempdir().expect("tempdir")
+    }
+
+    fn cert_with_subject(subject: &[(DnType, &str)]) -> Vec<u8> {
+        let key = KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256).unwrap();
+        let mut params = CertificateParams::default();
+        let mut dn = DistinguishedName::new();
+        for (ty, value) in subject {
+            dn.push(ty.clone(), *value);
+        }
+        params.distinguished_name = dn;
+        params.self_signed(&key).unwrap().der().to_vec()
+    }
+
+    #[test]
+    fn errors_travel_across_threads_and_into_anyhow() {
+        fn check<T: std::error::Error + Send + Sync + 'static>() {}
+        check::<PkiError>();
+    }
+
+    #[test]
+    fn base64_matches_rfc4648_vectors() {
+        for (input, want) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64_encode(input.as_bytes()), want, "{input:?}");
+        }
+        assert_eq!(base64_encode(&[0xfb, 0xff, 0xfe]), "+//+");
+    }
+
+    #[test]
+    fn hosts_become_ip_or_dns_names() {
+        assert_eq!(SanName::parse("10.0.0.1").unwrap(), SanName::Ip("10.0.0.1".parse().unwrap()));
+        assert_eq!(SanName::parse("[fd00::1]").unwrap(), SanName::Ip("fd00::1".parse().unwrap()));
+        assert_eq!(SanName::parse("Example.COM.").unwrap(), SanName::Dns("example.com".into()));
+        assert_eq!(SanName::parse("*.apps.example").unwrap(), SanName::Dns("*.apps.example".into()));
+        for bad in ["", "a b", "example.com:6443", "a..b", "x.*.y"] {
+            let err = SanName::parse(bad).unwrap_err();
+            assert!(matches!(err, PkiError::InvalidHost { .. }), "{bad:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn serving_names_start_with_defaults_and_skip_repeats() {
+        let names = serving_names(&["LOCALHOST".into(), "::1".into(), "10.1.2.3".into()]).unwrap();
+        let shown: Vec<String> = names.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            shown,
+            [
+                "DNS:localhost",
+                "DNS:kubernetes",
+                "DNS:kubernetes.default",
+                "DNS:kubernetes.default.svc",
+                "DNS:kubernetes.default.svc.cluster.local",
+                "IP:127.0.0.1",
+                "IP:::1",
+                "IP:10.1.2.3",
+            ]
+        );
+    }
+
+    #[test]
+    fn user_is_common_name_and_groups_are_organizations_plus_authenticated() {
+        let der = cert_with_subject(&[
+            (DnType::OrganizationName, "devs"),
+            (DnType::OrganizationalUnitName, "ignored"),
+            (DnType::CommonName, "jane"),
+        ]);
+        let user = user_from_client_cert(&der).unwrap();
+        assert_eq!(user, UserInfo { name: "jane".into(), groups: vec!["devs".into(), ALL_AUTHENTICATED.into()] });
+    }
+
+    #[test]
+    fn authenticated_group_is_added_as_upstreams_group_adder_does() {
+        let anonymous = cert_with_subject(&[(DnType::CommonName, ANONYMOUS_USER)]);
+        assert_eq!(user_from_client_cert(&anonymous).unwrap().groups, Vec::<String>::new());
+        let already = cert_with_subject(&[(DnType::OrganizationName, ALL_UNAUTHENTICATED), (DnType::CommonName, "x")]);
+        assert_eq!(user_from_client_cert(&already).unwrap().groups, vec![ALL_UNAUTHENTICATED.to_string()]);
+    }
+
+    #[test]
+    fn certificate_without_common_name_names_no_user() {
+        let der = cert_with_subject(&[(DnType::OrganizationName, "devs")]);
+        assert!(matches!(user_from_client_cert(&der), Err(PkiError::NoCommonName)));
+        assert!(matches!(user_from_client_cert(b"not der"), Err(PkiError::ClientCertificate(_))));
+    }
+
+    #[test]
+    fn every_organization_is_a_group_in_order() {
+        // rcgen writes each attribute type once; write an OU and patch its OID (2.5.4.11) into
+        // O (2.5.4.10), as a certificate from another tool with two O attributes. The signature
+        // no longer verifies, which this function does not check.
+        let mut der = cert_with_subject(&[
+            (DnType::OrganizationName, "a"),
+            (DnType::OrganizationalUnitName, "b"),
+            (DnType::CommonName, "u"),
+        ]);
+        let ou = [0x06, 0x03, 0x55, 0x04, 0x0b];
+        let at = der.windows(ou.len()).rposition(|w| w == ou).expect("OU attribute"); // the subject follows the issuer
+        der[at + 4] = 0x0a;
+        let user = user_from_client_cert(&der).unwrap();
+        assert_eq!(user.groups, ["a", "b", ALL_AUTHENTICATED]);
+    }
+
+    #[test]
+    fn existing_ca_subject_is_reproduced_for_signing() {
+        let key = KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256).unwrap();
+        let mut params = CertificateParams::default();
+        let mut dn = DistinguishedName::new();
+        dn.push(DnType::CountryName, DnValue::PrintableString("DE".try_into().unwrap()));
+        dn.push(DnType::OrganizationName, "Example");
+        dn.push(DnType::CommonName, "example-ca");
+        params.distinguished_name = dn;
+        params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        let ca = params.self_signed(&key).unwrap();
+        let parsed = parse_cert(ca.der()).unwrap();
+        let rebuilt = dn_from_x509(parsed.subject()).expect("reproducible");
+        let mut leaf = CertificateParams::default();
+        leaf.distinguished_name = rebuilt.clone();
+        let again = leaf.self_signed(&key).unwrap();
+        assert_eq!(parse_cert(again.der()).unwrap().subject().as_raw(), parsed.subject().as_raw());
+    }
+
+    #[test]
+    fn missing_half_of_a_pair_is_an_error_naming_it() {
+        let dir = temp();
+        Pki::load_or_create(dir.path(), &[]).unwrap();
+        let pki = dir.path().join(PKI_DIR);
+        fs::remove_file(pki.join("admin.key")).unwrap();
+        let err = Pki::load_or_create(dir.path(), &[]).unwrap_err();
+        assert!(matches!(err, PkiError::MissingPair { .. }), "{err}");
+        assert!(err.to_string().contains("admin.key"), "{err}");
+    }
+
+    #[test]
+    fn missing_ca_with_leaves_present_is_an_error() {
+        let dir = temp();
+        Pki::load_or_create(dir.path(), &[]).unwrap();
+        let pki = dir.path().join(PKI_DIR);
+        fs::remove_file(pki.join("ca.crt")).unwrap();
+        fs::remove_file(pki.join("ca.key")).unwrap();
+        let err = Pki::load_or_create(dir.path(), &[]).unwrap_err();
+        assert!(matches!(err, PkiError::MissingCa { .. }), "{err}");
+        assert!(err.to_string().contains("ca.crt"), "{err}");
+    }
+
+    #[test]
+    fn removed_leaf_pair_is_issued_again_from_the_same_ca() {
+        let dir = temp();
+        Pki::load_or_create(dir.path(), &[]).unwrap();
+        let pki = dir.path().join(PKI_DIR);
+        let ca_before = fs::read(pki.join("ca.crt")).unwrap();
+        fs::remove_file(pki.join("apiserver.crt")).unwrap();
+        fs::remove_file(pki.join("apiserver.key")).unwrap();
+        Pki::load_or_create(dir.path(), &[]).unwrap();
+        assert_eq!(fs::read(pki.join("ca.crt")).unwrap(), ca_before);
+        assert!(pki.join("apiserver.crt").exists());
+    }
+
+    #[test]
+    fn serving_cert_not_from_the_ca_is_reissued() {
+        let dir = temp();
+        let other = temp();
+        Pki::load_or_create(dir.path(), &[]).unwrap();
+        Pki::load_or_create(other.path(), &[]).unwrap();
+        let pki = dir.path().join(PKI_DIR);
+        // A pair from another CA: consistent with its key but not signed by this CA.
+        for file in ["apiserver.crt", "apiserver.key"] {
+            fs::copy(other.path().join(PKI_DIR).join(file), pki.join(file)).unwrap();
+        }
+        let key_before = fs::read(pki.join("apiserver.key")).unwrap();
+        Pki::load_or_create(dir.path(), &[]).unwrap();
+        assert_eq!(fs::read(pki.join("apiserver.key")).unwrap(), key_before, "key kept");
+        let cert = fs::read(pki.join("apiserver.crt")).unwrap();
+        let der = CertificateDer::from_pem_slice(&cert).unwrap();
+        let ca = CertificateDer::from_pem_slice(&fs::read(pki.join("ca.crt")).unwrap()).unwrap();
+        assert_eq!(parse_cert(&der).unwrap().issuer().as_raw(), parse_cert(&ca).unwrap().subject().as_raw());
+    }
+
+    #[test]
+    fn mismatched_key_is_an_error_naming_both_files() {
+        let dir = temp();
+        Pki::load_or_create(dir.path(), &[]).unwrap();
+        let pki = dir.path().join(PKI_DIR);
+        fs::copy(pki.join("admin.key"), pki.join("apiserver.key")).unwrap();
+        let err = Pki::load_or_create(dir.path(), &[]).unwrap_err();
+        assert!(matches!(err, PkiError::KeyMismatch { .. }), "{err}");
+        let text = err.to_string();
+        assert!(text.contains("apiserver.crt") && text.contains("apiserver.key"), "{text}");
+    }
+
+    #[test]
+    fn stale_staging_directory_is_replaced() {
+        let dir = temp();
+        fs::create_dir_all(dir.path().join(".pki.tmp")).unwrap();
+        fs::write(dir.path().join(".pki.tmp/ca.crt"), "junk").unwrap();
+        Pki::load_or_create(dir.path(), &[]).unwrap();
+        assert!(!dir.path().join(".pki.tmp").exists());
+    }
+
+    #[test]
+    fn kubeconfig_refused_without_admin_credentials() {
+        let dir = temp();
+        Pki::load_or_create(dir.path(), &[]).unwrap();
+        let pki = dir.path().join(PKI_DIR);
+        let given =
+            Pki::from_files(&pki.join("apiserver.crt"), &pki.join("apiserver.key"), &pki.join("ca.crt")).unwrap();
+        assert!(matches!(
+            given.write_kubeconfig(dir.path(), "https://127.0.0.1:6443"),
+            Err(PkiError::NoAdminCredentials)
+        ));
+        assert!(given.server_config().is_ok());
+    }
+}

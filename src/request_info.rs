@@ -1,1 +1,725 @@
-//! (being written)
+//! What a request is about, parsed once from its method, path and query: upstream's
+//! `RequestInfoFactory` (`k8s.io/apiserver/pkg/endpoints/request/requestinfo.go`), and the
+//! route of the generated table it hits.
+//!
+//! [`RequestInfoFactory::parse`] gives the kube verb (`get`, `list`, `watch`, `create`,
+//! `update`, `patch`, `delete`, `deletecollection`, or `proxy` for the deprecated
+//! `/proxy/` prefix; connect subresources keep the method's verb, as upstream), API prefix,
+//! group, version, namespace, resource, subresource and name; authorization, audit and the
+//! router all read it. [`match_route`] finds the entry of `kapi_api::routes::ROUTES` a request
+//! hits, matching the templates segment by segment, so the handler learns the action, kind and
+//! scope from the generated table.
+//!
+//! I/O-free; the tables of cases (upstream's `requestinfo_test.go` and route matches) are in the
+//! tests.
+
+use std::sync::OnceLock;
+
+use kapi_api::routes::ROUTES;
+use kapi_apimachinery::scheme::Route;
+
+use crate::status::ApiError;
+
+/// Errors of request parsing. Upstream answers either with a 500 (`failed to create
+/// RequestInfo: ...`); an undecodable path is rejected by Go's HTTP server with a 400 before.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RequestInfoError {
+    /// `/api/v1/watch` or `/api/v1/proxy` with nothing after the special verb.
+    #[error("unable to determine kind and namespace from url, {0}")]
+    NoKindOrNamespace(String),
+    /// A `%` escape in the path that is not two hex digits, or one that decodes to invalid UTF-8.
+    #[error("invalid URL escape in path {0:?}")]
+    InvalidPath(String),
+}
+
+impl From<RequestInfoError> for ApiError {
+    fn from(e: RequestInfoError) -> Self {
+        match e {
+            RequestInfoError::NoKindOrNamespace(_) => ApiError::internal(format!("failed to create RequestInfo: {e}")),
+            RequestInfoError::InvalidPath(_) => ApiError::bad_request(e.to_string()),
+        }
+    }
+}
+
+/// Upstream's `RequestInfo`. Empty strings mean "not present", as upstream's.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RequestInfo {
+    /// Whether the request is for an API resource or subresource.
+    pub is_resource_request: bool,
+    /// The (percent-decoded) URL path.
+    pub path: String,
+    /// The kube verb for resource requests; the lowercase HTTP method otherwise.
+    pub verb: String,
+    /// `api` or `apis`.
+    pub api_prefix: String,
+    pub api_group: String,
+    pub api_version: String,
+    pub namespace: String,
+    /// The plural resource name (`pods`), not the kind.
+    pub resource: String,
+    pub subresource: String,
+    /// The object name from the path, or from a `metadata.name=` field selector of a list or
+    /// watch (as upstream, for authorization).
+    pub name: String,
+    /// The path parts from the resource on: `resource/name/subresource/...`.
+    pub parts: Vec<String>,
+    /// The raw `fieldSelector` of a list, watch or deletecollection.
+    pub field_selector: String,
+    /// The raw `labelSelector` of a list, watch or deletecollection.
+    pub label_selector: String,
+}
+
+/// Special verbs that can open a resource path (`/api/v1/watch/...`, `/api/v1/proxy/...`).
+const SPECIAL_VERBS: &[&str] = &["proxy", "watch"];
+/// Special verbs whose paths have no subresource (everything after the name is a proxied path).
+const SPECIAL_VERBS_NO_SUBRESOURCES: &[&str] = &["proxy"];
+/// Subresources of a namespace: `namespaces/{name}/status` is the namespace's status, not a
+/// resource called `status` in that namespace.
+const NAMESPACE_SUBRESOURCES: &[&str] = &["status", "finalize"];
+/// Verbs whose field and label selectors are recorded for authorization.
+const VERBS_WITH_SELECTORS: &[&str] = &["list", "watch", "deletecollection"];
+
+/// Which path prefixes hold resources, and which of them carry no group (`/api`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestInfoFactory {
+    /// Without slashes, e.g. `api`, `apis`.
+    pub api_prefixes: Vec<String>,
+    /// Prefixes followed directly by the version (`api`).
+    pub groupless_api_prefixes: Vec<String>,
+}
+
+impl Default for RequestInfoFactory {
+    /// kube-apiserver's: `api` (groupless) and `apis`.
+    fn default() -> Self {
+        Self { api_prefixes: vec!["api".to_owned(), "apis".to_owned()], groupless_api_prefixes: vec!["api".to_owned()] }
+    }
+}
+
+impl RequestInfoFactory {
+    /// Parses a request. `path` is as sent (percent-encoded, decoded here as Go's `URL.Path`
+    /// is); `query` is the raw query string without `?`.
+    pub fn parse(&self, method: &str, path: &str, query: Option<&str>) -> Result<RequestInfo, RequestInfoError> {
+        let decoded = percent_decode(path, false).ok_or_else(|| RequestInfoError::InvalidPath(path.to_owned()))?;
+        let mut info = RequestInfo {
+            is_resource_request: false,
+            path: decoded.clone(),
+            verb: method.to_ascii_lowercase(),
+            ..Default::default()
+        };
+
+        // Every `parts[0]` below is in bounds: resource paths have at least one part after the
+        // prefix, group, version and special verb (the length checks on the way say so).
+        let mut parts = split_path(&decoded);
+        if parts.len() < 3 || !self.api_prefixes.iter().any(|p| *p == parts[0]) {
+            return Ok(info);
+        }
+        info.api_prefix = parts.remove(0);
+
+        if !self.groupless_api_prefixes.contains(&info.api_prefix) {
+            // The prefix is consumed: this asks for group, version and resource.
+            if parts.len() < 3 {
+                return Ok(info);
+            }
+            info.api_group = parts.remove(0);
+        }
+
+        info.is_resource_request = true;
+        info.api_version = parts.remove(0);
+
+        if SPECIAL_VERBS.contains(&parts[0].as_str()) {
+            if parts.len() < 2 {
+                let url = match query {
+                    Some(q) if !q.is_empty() => format!("{path}?{q}"),
+                    _ => path.to_owned(),
+                };
+                return Err(RequestInfoError::NoKindOrNamespace(url));
+            }
+            info.verb = parts.remove(0);
+        } else {
+            info.verb = match method {
+                "POST" => "create",
+                "GET" | "HEAD" => "get",
+                "PUT" => "update",
+                "PATCH" => "patch",
+                "DELETE" => "delete",
+                _ => "",
+            }
+            .to_owned();
+        }
+
+        // /namespaces/{namespace}/{resource}/...: make the parts relative to the resource,
+        // unless what follows the namespace is one of its own subresources.
+        if parts[0] == "namespaces" && parts.len() > 1 {
+            info.namespace = parts[1].clone();
+            if parts.len() > 2 && !NAMESPACE_SUBRESOURCES.contains(&parts[2].as_str()) {
+                parts.drain(..2);
+            }
+        }
+
+        // resource/name/subresource/anything/else
+        if parts.len() >= 3 && !SPECIAL_VERBS_NO_SUBRESOURCES.contains(&info.verb.as_str()) {
+            info.subresource = parts[2].clone();
+        }
+        if parts.len() >= 2 {
+            info.name = parts[1].clone();
+        }
+        info.resource = parts[0].clone();
+        info.parts = parts;
+
+        let query = Query::parse(query.unwrap_or_default());
+
+        // No name and a GET: a list, or a watch if asked (any value but false/0 is true).
+        if info.name.is_empty() && info.verb == "get" {
+            let list = ListOptionsView::from_query(&query);
+            info.verb = if list.watch { "watch" } else { "list" }.to_owned();
+            if let Some(name) = list.exact_name
+                && is_valid_path_segment_name(&name)
+            {
+                info.name = name;
+            }
+        }
+        if info.name.is_empty() && info.verb == "delete" {
+            info.verb = "deletecollection".to_owned();
+        }
+        if VERBS_WITH_SELECTORS.contains(&info.verb.as_str()) {
+            if let Some(v) = query.first("fieldSelector") {
+                info.field_selector = v.to_owned();
+            }
+            if let Some(v) = query.first("labelSelector") {
+                info.label_selector = v.to_owned();
+            }
+        }
+        Ok(info)
+    }
+
+    /// [`RequestInfoFactory::parse`] of an `http` request's method and URI.
+    pub fn parse_uri(&self, method: &http::Method, uri: &http::Uri) -> Result<RequestInfo, RequestInfoError> {
+        self.parse(method.as_str(), uri.path(), uri.query())
+    }
+}
+
+/// Parses with kube-apiserver's prefixes (`api`, `apis`).
+pub fn parse(method: &str, path: &str, query: Option<&str>) -> Result<RequestInfo, RequestInfoError> {
+    RequestInfoFactory::default().parse(method, path, query)
+}
+
+/// Splits a path into its segments, ignoring leading and trailing slashes (upstream's
+/// `splitPath`; inner empty segments are kept).
+fn split_path(path: &str) -> Vec<String> {
+    let trimmed = path.trim_matches('/');
+    if trimmed.is_empty() { Vec::new() } else { trimmed.split('/').map(str::to_owned).collect() }
+}
+
+/// Upstream's `path.IsValidPathSegmentName`: not `.`/`..`, no `/` or `%`.
+fn is_valid_path_segment_name(name: &str) -> bool {
+    name != "." && name != ".." && !name.contains('/') && !name.contains('%')
+}
+
+/// Decodes `%XX` escapes (and `+` as space when `plus_is_space`, for query components), as
+/// Go's `url.PathUnescape` / `url.QueryUnescape`; `None` on a bad escape or invalid UTF-8.
+fn percent_decode(s: &str, plus_is_space: bool) -> Option<String> {
+    if !(s.contains('%') || plus_is_space && s.contains('+')) {
+        return Some(s.to_owned());
+    }
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' => {
+                let hex = bytes.get(i + 1..i + 3)?;
+                let hi = (hex[0] as char).to_digit(16)?;
+                let lo = (hex[1] as char).to_digit(16)?;
+                // Two hex digits are at most 0xff.
+                out.push(u8::try_from(hi * 16 + lo).ok()?);
+                i += 3;
+            }
+            b'+' if plus_is_space => {
+                out.push(b' ');
+                i += 1;
+            }
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// A parsed query string, as Go's `URL.Query()`: `&`-separated pairs (a pair containing `;`
+/// or a bad escape is dropped, as Go drops it), values in order per key.
+#[derive(Debug, Default)]
+struct Query {
+    pairs: Vec<(String, String)>,
+}
+
+impl Query {
+    fn parse(raw: &str) -> Self {
+        let pairs = raw
+            .split('&')
+            .filter(|p| !p.is_empty() && !p.contains(';'))
+            .filter_map(|p| {
+                let (k, v) = p.split_once('=').unwrap_or((p, ""));
+                Some((percent_decode(k, true)?, percent_decode(v, true)?))
+            })
+            .collect();
+        Self { pairs }
+    }
+
+    fn first(&self, key: &str) -> Option<&str> {
+        self.pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+    }
+}
+
+/// What upstream reads from the `ListOptions` it decodes from the query: whether it is a
+/// watch, and the name a `metadata.name=` field selector pins. If decoding fails (a bad field
+/// selector, a non-integer `limit` or `timeoutSeconds`), upstream resets the options and keeps
+/// only the raw `watch` flag; so do we.
+struct ListOptionsView {
+    watch: bool,
+    exact_name: Option<String>,
+}
+
+impl ListOptionsView {
+    fn from_query(query: &Query) -> Self {
+        // Go's Convert_Slice_string_To_bool: "0" and "false" (any case) are false.
+        let watch = query.first("watch").is_some_and(|v| v != "0" && !v.eq_ignore_ascii_case("false"));
+        let ints_ok =
+            ["limit", "timeoutSeconds"].iter().all(|k| query.first(k).is_none_or(|v| v.parse::<i64>().is_ok()));
+        let selector = query.first("fieldSelector").map(parse_field_selector);
+        match selector {
+            Some(Err(())) => Self { watch, exact_name: None },
+            _ if !ints_ok => Self { watch, exact_name: None },
+            Some(Ok(terms)) => Self { watch, exact_name: requires_exact_match(&terms, "metadata.name") },
+            None => Self { watch, exact_name: None },
+        }
+    }
+}
+
+/// One term of a field selector: `field=value`, `field==value` or `field!=value`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct FieldTerm {
+    field: String,
+    equal: bool,
+    value: String,
+}
+
+/// Upstream's `fields.ParseSelector`, enough to answer `RequiresExactMatch`: terms split on
+/// unescaped commas (sorted, as upstream sorts them), each split at its first operator, values
+/// unescaped (`\,`, `\=`, `\\`; an unescaped `,` or `=` in a value, or another escape, is an
+/// error).
+fn parse_field_selector(selector: &str) -> Result<Vec<FieldTerm>, ()> {
+    let mut parts = split_terms(selector);
+    parts.sort();
+    let mut terms = Vec::new();
+    for part in parts.iter().filter(|p| !p.is_empty()) {
+        let (lhs, op, rhs) = split_term(part).ok_or(())?;
+        terms.push(FieldTerm { field: lhs.to_owned(), equal: op != "!=", value: unescape_field_value(rhs)? });
+    }
+    Ok(terms)
+}
+
+fn split_terms(selector: &str) -> Vec<String> {
+    let mut terms = Vec::new();
+    let mut current = String::new();
+    let mut escaped = false;
+    for c in selector.chars() {
+        if escaped {
+            current.push(c);
+            escaped = false;
+        } else if c == '\\' {
+            current.push(c);
+            escaped = true;
+        } else if c == ',' {
+            terms.push(std::mem::take(&mut current));
+        } else {
+            current.push(c);
+        }
+    }
+    terms.push(current);
+    terms
+}
+
+fn split_term(term: &str) -> Option<(&str, &str, &str)> {
+    for (i, _) in term.char_indices() {
+        for op in ["!=", "==", "="] {
+            if term[i..].starts_with(op) {
+                return Some((&term[..i], op, &term[i + op.len()..]));
+            }
+        }
+    }
+    None
+}
+
+fn unescape_field_value(value: &str) -> Result<String, ()> {
+    let mut out = String::with_capacity(value.len());
+    let mut escaped = false;
+    for c in value.chars() {
+        if escaped {
+            match c {
+                '\\' | ',' | '=' => out.push(c),
+                _ => return Err(()),
+            }
+            escaped = false;
+        } else {
+            match c {
+                '\\' => escaped = true,
+                ',' | '=' => return Err(()),
+                _ => out.push(c),
+            }
+        }
+    }
+    if escaped { Err(()) } else { Ok(out) }
+}
+
+fn requires_exact_match(terms: &[FieldTerm], field: &str) -> Option<String> {
+    terms.iter().find(|t| t.equal && t.field == field).map(|t| t.value.clone())
+}
+
+/// One segment of a route template.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Segment {
+    Literal(&'static str),
+    /// `{name}`, `{namespace}`: exactly one segment.
+    Param,
+    /// `{path}` at the end: one or more segments.
+    Rest,
+}
+
+fn compiled_routes() -> &'static [(Vec<Segment>, &'static Route)] {
+    static COMPILED: OnceLock<Vec<(Vec<Segment>, &'static Route)>> = OnceLock::new();
+    COMPILED.get_or_init(|| {
+        ROUTES
+            .iter()
+            .map(|route| {
+                let segments = route
+                    .path
+                    .split('/')
+                    .filter(|s| !s.is_empty())
+                    .map(|s| match s {
+                        "{path}" => Segment::Rest,
+                        s if s.starts_with('{') && s.ends_with('}') => Segment::Param,
+                        s => Segment::Literal(s),
+                    })
+                    .collect();
+                (segments, route)
+            })
+            .collect()
+    })
+}
+
+/// How well `template` matches `path`: `None` if not at all, else the number of literal
+/// segments (more literals win, as in go-restful; a `{path}` tail loses to an exact match).
+fn match_score(template: &[Segment], path: &[&str]) -> Option<(usize, bool)> {
+    let mut literals = 0;
+    for (i, seg) in template.iter().enumerate() {
+        match seg {
+            Segment::Rest => {
+                return (path.len() > i).then_some((literals, false));
+            }
+            Segment::Literal(l) => {
+                if path.get(i) != Some(l) {
+                    return None;
+                }
+                literals += 1;
+            }
+            Segment::Param => {
+                if path.get(i).is_none_or(|s| s.is_empty()) {
+                    return None;
+                }
+            }
+        }
+    }
+    (template.len() == path.len()).then_some((literals, true))
+}
+
+/// The route of the generated table a request hits: its path matched against the templates
+/// segment by segment (`{name}`/`{namespace}` one segment, `{path}` the rest), a trailing slash
+/// ignored, the method compared exactly except that `HEAD` falls back to the `GET` route. The
+/// handler takes action, kind, scope and accepted patch types from [`Route::target`]; the
+/// request's own verb (`watch` for `?watch=true` on a list route) is in [`RequestInfo::verb`].
+/// Routes of every served group-version are matched; whether one is enabled is the caller's
+/// check. `None` is a 404 (or, if another method matches, a 405).
+pub fn match_route(info: &RequestInfo, method: &str) -> Option<&'static Route> {
+    let path: Vec<&str> = info.path.split('/').filter(|s| !s.is_empty()).collect();
+    let find = |method: &str| {
+        compiled_routes()
+            .iter()
+            .filter(|(_, route)| route.method == method)
+            .filter_map(|(template, route)| match_score(template, &path).map(|score| (score, *route)))
+            .max_by_key(|(score, _)| *score)
+            .map(|(_, route)| route)
+    };
+    find(method).or_else(|| if method == "HEAD" { find("GET") } else { None })
+}
+
+/// The methods some route accepts at this path, for a 405's `Allow` (empty: a 404).
+pub fn allowed_methods(info: &RequestInfo) -> Vec<&'static str> {
+    let path: Vec<&str> = info.path.split('/').filter(|s| !s.is_empty()).collect();
+    let mut methods: Vec<&'static str> = compiled_routes()
+        .iter()
+        .filter(|(template, _)| match_score(template, &path).is_some())
+        .map(|(_, route)| route.method)
+        .collect();
+    methods.sort_unstable();
+    methods.dedup();
+    methods
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts(p: &[&str]) -> Vec<String> {
+        p.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    fn split_url(url: &str) -> (&str, Option<&str>) {
+        match url.split_once('?') {
+            Some((p, q)) => (p, Some(q)),
+            None => (url, None),
+        }
+    }
+
+    /// Upstream's `TestGetAPIRequestInfo` success cases:
+    /// (method, url, verb, prefix, group, version, namespace, resource, subresource, name, parts).
+    #[test]
+    #[allow(clippy::type_complexity)] // one flat row per upstream case reads best
+    fn upstream_resource_cases() {
+        #[rustfmt::skip]
+        let cases: &[(&str, &str, &str, &str, &str, &str, &str, &str, &str, &str, &[&str])] = &[
+            ("GET", "/api/v1/namespaces", "list", "api", "", "v1", "", "namespaces", "", "", &["namespaces"]),
+            ("GET", "/api/v1/namespaces/other", "get", "api", "", "v1", "other", "namespaces", "", "other", &["namespaces", "other"]),
+            ("GET", "/api/v1/namespaces/other/pods", "list", "api", "", "v1", "other", "pods", "", "", &["pods"]),
+            ("GET", "/api/v1/namespaces/other/pods/foo", "get", "api", "", "v1", "other", "pods", "", "foo", &["pods", "foo"]),
+            ("HEAD", "/api/v1/namespaces/other/pods/foo", "get", "api", "", "v1", "other", "pods", "", "foo", &["pods", "foo"]),
+            ("GET", "/api/v1/pods", "list", "api", "", "v1", "", "pods", "", "", &["pods"]),
+            ("HEAD", "/api/v1/pods", "list", "api", "", "v1", "", "pods", "", "", &["pods"]),
+            ("PATCH", "/api/v1/namespaces/new-namespace", "patch", "api", "", "v1", "new-namespace", "namespaces", "", "new-namespace", &["namespaces", "new-namespace"]),
+            // special verbs
+            ("GET", "/api/v1/proxy/namespaces/other/pods/foo", "proxy", "api", "", "v1", "other", "pods", "", "foo", &["pods", "foo"]),
+            ("GET", "/api/v1/proxy/namespaces/other/pods/foo/subpath/not/a/subresource", "proxy", "api", "", "v1", "other", "pods", "", "foo", &["pods", "foo", "subpath", "not", "a", "subresource"]),
+            ("GET", "/api/v1/watch/pods", "watch", "api", "", "v1", "", "pods", "", "", &["pods"]),
+            ("GET", "/api/v1/pods?watch=true", "watch", "api", "", "v1", "", "pods", "", "", &["pods"]),
+            ("GET", "/api/v1/pods?watch=false", "list", "api", "", "v1", "", "pods", "", "", &["pods"]),
+            ("GET", "/api/v1/watch/namespaces/other/pods", "watch", "api", "", "v1", "other", "pods", "", "", &["pods"]),
+            ("GET", "/api/v1/namespaces/other/pods?watch=1", "watch", "api", "", "v1", "other", "pods", "", "", &["pods"]),
+            ("GET", "/api/v1/namespaces/other/pods?watch=0", "list", "api", "", "v1", "other", "pods", "", "", &["pods"]),
+            // subresources
+            ("GET", "/api/v1/namespaces/other/pods/foo/status", "get", "api", "", "v1", "other", "pods", "status", "foo", &["pods", "foo", "status"]),
+            ("GET", "/api/v1/namespaces/other/pods/foo/proxy/subpath", "get", "api", "", "v1", "other", "pods", "proxy", "foo", &["pods", "foo", "proxy", "subpath"]),
+            ("PUT", "/api/v1/namespaces/other/finalize", "update", "api", "", "v1", "other", "namespaces", "finalize", "other", &["namespaces", "other", "finalize"]),
+            ("PUT", "/api/v1/namespaces/other/status", "update", "api", "", "v1", "other", "namespaces", "status", "other", &["namespaces", "other", "status"]),
+            // verbs
+            ("PATCH", "/api/v1/namespaces/other/pods/foo", "patch", "api", "", "v1", "other", "pods", "", "foo", &["pods", "foo"]),
+            ("DELETE", "/api/v1/namespaces/other/pods/foo", "delete", "api", "", "v1", "other", "pods", "", "foo", &["pods", "foo"]),
+            ("POST", "/api/v1/namespaces/other/pods", "create", "api", "", "v1", "other", "pods", "", "", &["pods"]),
+            // deletecollection
+            ("DELETE", "/api/v1/nodes", "deletecollection", "api", "", "v1", "", "nodes", "", "", &["nodes"]),
+            ("DELETE", "/api/v1/namespaces", "deletecollection", "api", "", "v1", "", "namespaces", "", "", &["namespaces"]),
+            ("DELETE", "/api/v1/namespaces/other/pods", "deletecollection", "api", "", "v1", "other", "pods", "", "", &["pods"]),
+            ("DELETE", "/apis/extensions/v1/namespaces/other/pods", "deletecollection", "apis", "extensions", "v1", "other", "pods", "", "", &["pods"]),
+            // groups and versions
+            ("POST", "/apis/extensions/v1/namespaces/other/pods", "create", "apis", "extensions", "v1", "other", "pods", "", "", &["pods"]),
+            ("POST", "/apis/extensions/v1beta3/namespaces/other/pods", "create", "apis", "extensions", "v1beta3", "other", "pods", "", "", &["pods"]),
+            // and ours
+            ("GET", "/apis/apps/v1/namespaces/default/deployments/web/scale", "get", "apis", "apps", "v1", "default", "deployments", "scale", "web", &["deployments", "web", "scale"]),
+            ("POST", "/api/v1/namespaces/default/pods/p/exec", "create", "api", "", "v1", "default", "pods", "exec", "p", &["pods", "p", "exec"]),
+            ("GET", "/api/v1/watch/namespaces/default/pods/p", "watch", "api", "", "v1", "default", "pods", "", "p", &["pods", "p"]),
+            ("GET", "/api/v1/namespaces/a%2Fb/pods", "get", "api", "", "v1", "a", "b", "", "pods", &["b", "pods"]),
+            ("OPTIONS", "/api/v1/nodes/n/proxy", "", "api", "", "v1", "", "nodes", "proxy", "n", &["nodes", "n", "proxy"]),
+        ];
+        for &(method, url, verb, prefix, group, version, namespace, resource, subresource, name, want_parts) in cases {
+            let (path, query) = split_url(url);
+            let info = parse(method, path, query).unwrap();
+            assert!(info.is_resource_request, "{url}");
+            let got = (
+                info.verb.as_str(),
+                info.api_prefix.as_str(),
+                info.api_group.as_str(),
+                info.api_version.as_str(),
+                info.namespace.as_str(),
+                info.resource.as_str(),
+                info.subresource.as_str(),
+                info.name.as_str(),
+            );
+            assert_eq!(got, (verb, prefix, group, version, namespace, resource, subresource, name), "{method} {url}");
+            assert_eq!(info.parts, parts(want_parts), "{method} {url}");
+        }
+    }
+
+    /// Upstream's error cases and `TestGetNonAPIRequestInfo`: non-resource requests keep the
+    /// lowercase method as the verb.
+    #[test]
+    fn upstream_non_resource_cases() {
+        let cases = [
+            ("/api/version/resource", true),
+            ("/apis/group/version/resource/name/subresource", true),
+            ("/api/version/resource/name/subresource", true),
+            ("/apis/batch/v1/job", true),
+            ("/apis/batch/v1/job/foo", true),
+            ("/apis/batch/v1/job/foo/scale", true),
+            ("/not-api/version/resource", false),
+            ("/apis/extensions/v1beta1", false),
+            ("/apis/extensions/v1beta1/", false),
+            ("/api/version", false),
+            ("/api", false),
+            ("/", false),
+            ("", false),
+            ("/api/version/", false),
+            ("/apis/group/version/", false),
+            ("/badprefix/version/resource", false),
+            ("/apis/version/resource", false),
+            ("/healthz", false),
+            ("/version", false),
+            ("/openapi/v2", false),
+            ("/openapi/v3/apis/apps/v1", false),
+        ];
+        for (url, resource) in cases {
+            let info = parse("GET", url, None).unwrap();
+            assert_eq!(info.is_resource_request, resource, "{url}");
+            if !resource {
+                assert_eq!(info.verb, "get", "{url}");
+                assert_eq!(info.path, url);
+            }
+        }
+        let info = parse("POST", "/healthz", None).unwrap();
+        assert_eq!(info.verb, "post");
+    }
+
+    /// Upstream's `TestFieldSelectorParsing`, plus escapes and failures that reset the options.
+    #[test]
+    fn field_selector_names() {
+        let cases = [
+            ("", "", "list"),
+            ("fieldSelector=metadata.name=name1", "name1", "list"),
+            ("fieldSelector=metadata.name%3Dname1", "name1", "list"),
+            ("watch=true&fieldSelector=metadata.name=name1", "name1", "watch"),
+            ("fieldSelector=foo=bar", "", "list"),
+            ("fieldSelector=metadata.name=name1,foo", "", "list"),
+            ("fieldSelector=metadata.name=name1,foo&watch=true", "", "watch"),
+            ("fieldSelector=metadata.name=name1,foo&watch=false", "", "list"),
+            ("fieldSelector=metadata.name==n,spec.nodeName=x", "n", "list"),
+            ("fieldSelector=metadata.name!=n", "", "list"),
+            ("fieldSelector=metadata.name=a/b", "", "list"),
+            ("fieldSelector=metadata.name=..", "", "list"),
+            ("fieldSelector=metadata.name=n&limit=abc", "", "list"),
+            ("fieldSelector=metadata.name=n&limit=500", "n", "list"),
+            ("fieldSelector=metadata.name=a\\,b", "a,b", "list"),
+            ("watch=", "", "watch"),
+            ("watch=FALSE", "", "list"),
+        ];
+        for (query, name, verb) in cases {
+            let info = parse("GET", "/apis/group/version/resource", Some(query)).unwrap();
+            assert_eq!((info.name.as_str(), info.verb.as_str()), (name, verb), "{query}");
+        }
+    }
+
+    #[test]
+    fn selectors_are_recorded_for_collection_verbs() {
+        let info =
+            parse("GET", "/api/v1/pods", Some("labelSelector=app%3Dweb&fieldSelector=spec.nodeName=n1")).unwrap();
+        assert_eq!(info.label_selector, "app=web");
+        assert_eq!(info.field_selector, "spec.nodeName=n1");
+        let info = parse("DELETE", "/api/v1/namespaces/d/pods", Some("labelSelector=a+b")).unwrap();
+        assert_eq!((info.verb.as_str(), info.label_selector.as_str()), ("deletecollection", "a b"));
+        let info = parse("GET", "/api/v1/namespaces/d/pods/p", Some("labelSelector=x")).unwrap();
+        assert_eq!(info.label_selector, "");
+    }
+
+    #[test]
+    fn errors() {
+        let e = parse("GET", "/api/v1/watch", Some("a=b")).unwrap_err();
+        assert_eq!(e.to_string(), "unable to determine kind and namespace from url, /api/v1/watch?a=b");
+        let status = ApiError::from(e);
+        assert_eq!(status.code, 500);
+        assert_eq!(
+            status.message,
+            "Internal error occurred: failed to create RequestInfo: unable to determine kind and namespace from url, /api/v1/watch?a=b"
+        );
+        let e = parse("GET", "/api/v1/namespaces/%zz/pods", None).unwrap_err();
+        assert!(matches!(e, RequestInfoError::InvalidPath(_)));
+        assert_eq!(ApiError::from(e).code, 400);
+    }
+
+    fn route(method: &str, url: &str) -> Option<&'static Route> {
+        let (path, query) = split_url(url);
+        let info = parse(method, path, query).unwrap();
+        match_route(&info, method)
+    }
+
+    /// (method, url, operation id of the matched route).
+    #[test]
+    fn routes_match_the_generated_table() {
+        let cases = [
+            ("GET", "/api/v1/pods", "listCoreV1PodForAllNamespaces"),
+            ("GET", "/api/v1/pods?watch=true", "listCoreV1PodForAllNamespaces"),
+            ("GET", "/api/v1/namespaces/default/pods", "listCoreV1NamespacedPod"),
+            ("POST", "/api/v1/namespaces/default/pods", "createCoreV1NamespacedPod"),
+            ("DELETE", "/api/v1/namespaces/default/pods", "deleteCoreV1CollectionNamespacedPod"),
+            ("GET", "/api/v1/namespaces/default/pods/p", "readCoreV1NamespacedPod"),
+            ("HEAD", "/api/v1/namespaces/default/pods/p", "readCoreV1NamespacedPod"),
+            ("GET", "/api/v1/namespaces/default/pods/p/exec", "connectCoreV1GetNamespacedPodExec"),
+            ("POST", "/api/v1/namespaces/default/pods/p/exec", "connectCoreV1PostNamespacedPodExec"),
+            ("GET", "/api/v1/namespaces/default/pods/p/log", "readCoreV1NamespacedPodLog"),
+            ("GET", "/api/v1/namespaces/default/pods/p/proxy", "connectCoreV1GetNamespacedPodProxy"),
+            ("GET", "/api/v1/namespaces/default/pods/p/proxy/a/b", "connectCoreV1GetNamespacedPodProxyWithPath"),
+            ("GET", "/apis/apps/v1/namespaces/default/deployments/web/scale", "readAppsV1NamespacedDeploymentScale"),
+            ("PATCH", "/apis/apps/v1/namespaces/default/deployments/web/scale", "patchAppsV1NamespacedDeploymentScale"),
+            ("PUT", "/api/v1/namespaces/ns/finalize", "replaceCoreV1NamespaceFinalize"),
+            ("GET", "/api/v1/namespaces/ns/status", "readCoreV1NamespaceStatus"),
+            ("GET", "/api/v1/namespaces/ns", "readCoreV1Namespace"),
+            ("GET", "/api/v1/nodes", "listCoreV1Node"),
+            ("GET", "/api/v1/nodes/n1", "readCoreV1Node"),
+            ("GET", "/api/v1/watch/namespaces/default/pods", "watchCoreV1NamespacedPodList"),
+            ("GET", "/api/v1/watch/namespaces/default/pods/p", "watchCoreV1NamespacedPod"),
+            ("GET", "/api/", "getCoreAPIVersions"),
+            ("GET", "/api", "getCoreAPIVersions"),
+            ("GET", "/api/v1", "getCoreV1APIResources"),
+        ];
+        for (method, url, op) in cases {
+            let r = route(method, url).unwrap_or_else(|| panic!("no route for {method} {url}"));
+            assert_eq!(r.operation_id, op, "{method} {url}");
+        }
+    }
+
+    #[test]
+    fn route_targets_carry_scope_and_kind() {
+        let r = route("GET", "/api/v1/pods").unwrap().target.unwrap();
+        assert_eq!((r.action, r.resource, r.namespaced, r.named), ("list", "pods", false, false));
+
+        let r = route("POST", "/api/v1/namespaces/d/pods/p/exec").unwrap().target.unwrap();
+        assert_eq!((r.action, r.subresource, r.kind.kind), ("connect", Some("exec"), "PodExecOptions"));
+
+        let r = route("PUT", "/apis/apps/v1/namespaces/d/deployments/web/scale").unwrap().target.unwrap();
+        assert_eq!(
+            (r.action, r.subresource, r.kind.group, r.kind.kind),
+            ("put", Some("scale"), "autoscaling", "Scale")
+        );
+
+        let r = route("PUT", "/api/v1/namespaces/ns/finalize").unwrap().target.unwrap();
+        assert_eq!((r.resource, r.subresource, r.namespaced, r.named), ("namespaces", Some("finalize"), false, true));
+
+        let r = route("DELETE", "/api/v1/nodes/n1").unwrap().target.unwrap();
+        assert_eq!((r.action, r.namespaced, r.kind.kind), ("delete", false, "Node"));
+
+        let r = route("GET", "/api/v1/watch/namespaces/d/pods").unwrap().target.unwrap();
+        assert_eq!((r.action, r.legacy_watch, r.namespaced), ("watchlist", true, true));
+
+        let r = route("GET", "/api/v1/nodes/n/proxy/x").unwrap().target.unwrap();
+        assert!(r.has_subpath);
+    }
+
+    #[test]
+    fn unmatched_routes() {
+        assert!(route("GET", "/api/v1/namespaces/default/widgets").is_none());
+        assert!(route("POST", "/api/v1/componentstatuses").is_none());
+        assert!(route("GET", "/api/v1/proxy/namespaces/d/pods/p").is_none());
+        assert!(route("GET", "/api/v1/namespaces/default/pods/p/status/extra").is_none());
+        let info = parse("POST", "/api/v1/componentstatuses", None).unwrap();
+        assert_eq!(allowed_methods(&info), vec!["GET"]);
+        let info = parse("GET", "/api/v1/namespaces/d/pods/p", None).unwrap();
+        assert_eq!(allowed_methods(&info), vec!["DELETE", "GET", "PATCH", "PUT"]);
+    }
+}

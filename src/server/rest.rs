@@ -1,0 +1,336 @@
+//! The generic REST handlers: one implementation of get, list, create, update and delete for
+//! every resource of the generated route table, over the storage interface (upstream's generic
+//! registry store). Resource-specific behaviour does not belong here.
+
+use bytes::Bytes;
+use http_body_util::Full;
+use kapi_apimachinery::codec::Format;
+use serde_json::{Value, json};
+
+use super::objects::{self, Kind};
+use crate::request_info::RequestInfo;
+use crate::status::{ApiError, FieldError, GroupKind, GroupResource};
+use crate::storage::{KeyValue, ListOptions, Storage, StorageError};
+
+/// Upstream's storage prefix.
+pub const PREFIX: &str = "/registry";
+
+/// One resource request, resolved against the route table.
+pub struct ResourceCall<'a> {
+    pub info: &'a RequestInfo,
+    pub target: &'static kapi_apimachinery::scheme::RouteTarget,
+    pub query: &'a str,
+    pub content_type: Option<&'a str>,
+    pub accept: Format,
+    pub body: Bytes,
+}
+
+/// The storage key of one object, or the prefix of a collection (upstream's layout:
+/// `/registry/<resource>/<namespace>/<name>`).
+pub fn key(resource: &str, namespace: Option<&str>, name: Option<&str>) -> String {
+    let mut k = format!("{PREFIX}/{resource}/");
+    if let Some(ns) = namespace {
+        k.push_str(ns);
+        k.push('/');
+    }
+    if let Some(n) = name {
+        k.push_str(n);
+    }
+    k
+}
+
+fn group_resource(t: &kapi_apimachinery::scheme::RouteTarget) -> GroupResource<'static> {
+    GroupResource::new(t.group, t.resource)
+}
+
+fn kind_of(t: &kapi_apimachinery::scheme::RouteTarget) -> Kind {
+    Kind { group: t.kind.group.to_owned(), version: t.kind.version.to_owned(), kind: t.kind.kind.to_owned() }
+}
+
+fn storage_error(e: StorageError, call: &ResourceCall<'_>) -> ApiError {
+    let gr = group_resource(call.target);
+    let name = call.info.name.clone();
+    match e {
+        StorageError::NotFound { .. } => ApiError::not_found(gr, &name),
+        StorageError::AlreadyExists { .. } => ApiError::already_exists(gr, &name),
+        StorageError::Conflict { .. } => ApiError::conflict(gr, &name),
+        StorageError::Compacted { requested, compacted } => {
+            ApiError::too_old_resource_version(requested.max(0) as u64, compacted.max(0) as u64)
+        }
+        other => ApiError::internal(other),
+    }
+}
+
+/// A stored object as the client sees it: its JSON with `resourceVersion` from the store.
+fn read(kv: &KeyValue) -> Result<(Kind, Value), ApiError> {
+    let (kind, mut value) = objects::decode_stored(&kv.value)
+        .map_err(|e| ApiError::internal(format!("decoding {}: {e}", kv.key)))?;
+    value["metadata"]["resourceVersion"] = Value::String(kv.mod_revision.to_string());
+    Ok((kind, value))
+}
+
+fn respond(kind: &Kind, format: Format, code: u16, value: &Value) -> http::Response<Full<Bytes>> {
+    match objects::encode(kind, format, value) {
+        Ok(body) => {
+            let mut resp = http::Response::new(Full::new(Bytes::from(body)));
+            *resp.status_mut() = http::StatusCode::from_u16(code).unwrap_or(http::StatusCode::OK);
+            resp.headers_mut().insert(
+                http::header::CONTENT_TYPE,
+                http::HeaderValue::from_static(format.content_type()),
+            );
+            resp
+        }
+        Err(e) => super::error_response(&ApiError::internal(e)),
+    }
+}
+
+pub async fn handle(store: &dyn Storage, call: ResourceCall<'_>) -> http::Response<Full<Bytes>> {
+    match dispatch(store, &call).await {
+        Ok(resp) => resp,
+        Err(e) => super::error_response(&e),
+    }
+}
+
+async fn dispatch(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::Response<Full<Bytes>>, ApiError> {
+    let t = call.target;
+    if t.subresource.is_some() {
+        return Err(ApiError::method_not_supported(group_resource(t), t.action));
+    }
+    let namespace = Some(call.info.namespace.as_str()).filter(|ns| !ns.is_empty() && t.namespaced);
+    match t.action {
+        "get" => {
+            let name = call.info.name.as_str();
+            let kv = store
+                .get(&key(t.resource, namespace, Some(name)))
+                .await
+                .map_err(|e| storage_error(e, call))?
+                .ok_or_else(|| ApiError::not_found(group_resource(t), name))?;
+            let (kind, value) = read(&kv)?;
+            Ok(respond(&kind, call.accept, 200, &value))
+        }
+        "list" => list(store, call, namespace).await,
+        "post" => create(store, call, namespace).await,
+        "put" => update(store, call, namespace).await,
+        "delete" => {
+            let name = call.info.name.as_str();
+            let k = key(t.resource, namespace, Some(name));
+            let (prev, _rev) = store.delete(&k, None).await.map_err(|e| storage_error(e, call))?;
+            let (kind, value) = read(&prev)?;
+            Ok(respond(&kind, call.accept, 200, &value))
+        }
+        other => Err(ApiError::method_not_supported(group_resource(t), other)),
+    }
+}
+
+async fn list(
+    store: &dyn Storage,
+    call: &ResourceCall<'_>,
+    namespace: Option<&str>,
+) -> Result<http::Response<Full<Bytes>>, ApiError> {
+    let t = call.target;
+    let prefix = key(t.resource, namespace, None);
+    let result = store
+        .list(&prefix, ListOptions::default())
+        .await
+        .map_err(|e| storage_error(e, call))?;
+    let mut items = Vec::with_capacity(result.kvs.len());
+    for kv in &result.kvs {
+        let (_, mut value) = read(kv)?;
+        // List items carry no TypeMeta, as upstream's typed lists.
+        if let Some(obj) = value.as_object_mut() {
+            obj.remove("kind");
+            obj.remove("apiVersion");
+        }
+        items.push(value);
+    }
+    let item_kind = kind_of(t);
+    let list_kind = Kind { kind: format!("{}List", item_kind.kind), ..item_kind.clone() };
+    let list = json!({
+        "kind": list_kind.kind,
+        "apiVersion": list_kind.api_version(),
+        "metadata": { "resourceVersion": result.revision.to_string() },
+        "items": items,
+    });
+    Ok(respond(&list_kind, call.accept, 200, &list))
+}
+
+fn body_format(call: &ResourceCall<'_>) -> Result<Format, ApiError> {
+    match call.content_type {
+        None => Ok(Format::detect(&call.body)),
+        Some(ct) => Format::from_content_type(ct).ok_or_else(|| {
+            ApiError::unsupported_media_type(&[
+                kapi_apimachinery::codec::JSON,
+                kapi_apimachinery::codec::YAML,
+                kapi_apimachinery::codec::PROTOBUF,
+            ])
+        }),
+    }
+}
+
+/// Decodes the request body as the route's kind; a body of another kind is a 400 as upstream.
+fn decode_body(call: &ResourceCall<'_>) -> Result<(Kind, Value), ApiError> {
+    let format = body_format(call)?;
+    let kind = kind_of(call.target);
+    let tm = kapi_apimachinery::codec::peek_type_meta(format, &call.body, None)
+        .map_err(|e| ApiError::bad_request(format!("the body of the request could not be decoded: {e}")))?;
+    if tm.api_version != kind.api_version() || tm.kind != kind.kind {
+        return Err(ApiError::bad_request(format!(
+            "the API version in the data ({}) does not match the expected API version ({})",
+            tm.api_version,
+            kind.api_version()
+        )));
+    }
+    let value = objects::decode(&kind, format, &call.body)
+        .map_err(|e| ApiError::bad_request(format!("the body of the request could not be decoded: {e}")))?;
+    Ok((kind, value))
+}
+
+async fn create(
+    store: &dyn Storage,
+    call: &ResourceCall<'_>,
+    namespace: Option<&str>,
+) -> Result<http::Response<Full<Bytes>>, ApiError> {
+    let t = call.target;
+    let (kind, mut value) = decode_body(call)?;
+    if let Some(ns) = namespace {
+        // NamespaceLifecycle: no objects in a namespace that does not exist.
+        let exists = store.get(&key("namespaces", None, Some(ns))).await.map_err(ApiError::internal)?;
+        if exists.is_none() {
+            return Err(ApiError::not_found(GroupResource::new("", "namespaces"), ns));
+        }
+    }
+    let meta = value["metadata"].as_object_mut().map(std::mem::take).unwrap_or_default();
+    let mut meta = serde_json::Map::from_iter(meta);
+    let name = match meta.get("name").and_then(Value::as_str) {
+        Some(n) if !n.is_empty() => n.to_owned(),
+        _ => match meta.get("generateName").and_then(Value::as_str) {
+            Some(prefix) if !prefix.is_empty() => format!("{prefix}{}", random_suffix()),
+            _ => {
+                return Err(ApiError::invalid(
+                    GroupKind::new(&kind.group, &kind.kind),
+                    "",
+                    &[FieldError::required("metadata.name", "name or generateName is required")],
+                ));
+            }
+        },
+    };
+    if let Some(ns) = namespace {
+        match meta.get("namespace").and_then(Value::as_str) {
+            Some(body_ns) if !body_ns.is_empty() && body_ns != ns => {
+                return Err(ApiError::bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request",
+                ));
+            }
+            _ => {}
+        }
+        meta.insert("namespace".into(), Value::String(ns.to_owned()));
+    }
+    meta.insert("name".into(), Value::String(name.clone()));
+    meta.insert("uid".into(), Value::String(uuid::Uuid::new_v4().to_string()));
+    meta.insert(
+        "creationTimestamp".into(),
+        Value::String(chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string()),
+    );
+    if crate::registry::tracks_generation(t.group, t.resource) {
+        meta.insert("generation".into(), json!(1));
+    } else {
+        meta.remove("generation");
+    }
+    meta.remove("resourceVersion");
+    value["metadata"] = Value::Object(meta);
+
+    let stored = objects::encode(&kind, Format::Protobuf, &value).map_err(ApiError::internal)?;
+    let k = key(t.resource, namespace, Some(&name));
+    let kv = store.create(&k, stored.into()).await.map_err(|e| match e {
+        StorageError::AlreadyExists { .. } => ApiError::already_exists(group_resource(t), &name),
+        other => ApiError::internal(other),
+    })?;
+    let (kind, value) = read(&kv)?;
+    Ok(respond(&kind, call.accept, 201, &value))
+}
+
+async fn update(
+    store: &dyn Storage,
+    call: &ResourceCall<'_>,
+    namespace: Option<&str>,
+) -> Result<http::Response<Full<Bytes>>, ApiError> {
+    let t = call.target;
+    let name = call.info.name.clone();
+    let (kind, mut value) = decode_body(call)?;
+    if value["metadata"]["name"].as_str().is_some_and(|n| n != name) {
+        return Err(ApiError::bad_request("the name of the object does not match the name on the URL"));
+    }
+    let k = key(t.resource, namespace, Some(&name));
+    let current = store
+        .get(&k)
+        .await
+        .map_err(|e| storage_error(e, call))?
+        .ok_or_else(|| ApiError::not_found(group_resource(t), &name))?;
+    let (_, old) = read(&current)?;
+    // Optimistic concurrency: a resourceVersion in the body must be the current one.
+    if let Some(rv) = value["metadata"]["resourceVersion"].as_str().filter(|rv| !rv.is_empty())
+        && rv != current.mod_revision.to_string()
+    {
+        return Err(ApiError::conflict(group_resource(t), &name));
+    }
+    // Fields the server owns.
+    for field in ["uid", "creationTimestamp"] {
+        value["metadata"][field] = old["metadata"][field].clone();
+    }
+    value["metadata"]["name"] = Value::String(name.clone());
+    if let Some(ns) = namespace {
+        value["metadata"]["namespace"] = Value::String(ns.to_owned());
+    }
+    if crate::registry::tracks_generation(t.group, t.resource) {
+        let generation = old["metadata"]["generation"].as_i64().unwrap_or(1);
+        let spec_changed = old.get("spec") != value.get("spec");
+        value["metadata"]["generation"] = json!(if spec_changed { generation + 1 } else { generation });
+    }
+    if let Some(meta) = value["metadata"].as_object_mut() {
+        meta.remove("resourceVersion");
+    }
+    let stored = objects::encode(&kind, Format::Protobuf, &value).map_err(ApiError::internal)?;
+    let kv = store
+        .update(&k, stored.into(), current.mod_revision)
+        .await
+        .map_err(|e| storage_error(e, call))?;
+    let (kind, value) = read(&kv)?;
+    Ok(respond(&kind, call.accept, 200, &value))
+}
+
+/// Upstream's generateName suffix: five characters from a consonant-heavy alphabet.
+fn random_suffix() -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    let bytes = uuid::Uuid::new_v4().into_bytes();
+    bytes.iter().take(5).map(|b| ALPHABET[*b as usize % ALPHABET.len()] as char).collect()
+}
+
+/// Creates the system namespaces that do not exist yet. Idempotent, so any number of servers on
+/// one store may run it.
+pub async fn bootstrap(store: &dyn Storage) -> Result<(), ApiError> {
+    let kind = Kind { group: String::new(), version: "v1".into(), kind: "Namespace".into() };
+    for name in crate::registry::SYSTEM_NAMESPACES {
+        let k = key("namespaces", None, Some(name));
+        if store.get(&k).await.map_err(ApiError::internal)?.is_some() {
+            continue;
+        }
+        let value = json!({
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {
+                "name": name,
+                "uid": uuid::Uuid::new_v4().to_string(),
+                "creationTimestamp": chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+                "labels": { "kubernetes.io/metadata.name": name },
+            },
+            "spec": { "finalizers": ["kubernetes"] },
+            "status": { "phase": "Active" },
+        });
+        let stored = objects::encode(&kind, Format::Protobuf, &value).map_err(ApiError::internal)?;
+        match store.create(&k, stored.into()).await {
+            Ok(_) | Err(StorageError::AlreadyExists { .. }) => {}
+            Err(e) => return Err(ApiError::internal(e)),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,87 @@
+//! Discovery and errors as a client sees them: kubectl's negotiation, the documents decoded back
+//! from every wire form, and error bodies read back as `Status`.
+
+use kapi::discovery::{self, EnabledGroupVersions};
+use kapi::request_info;
+use kapi::status::{ApiError, GroupResource};
+use kapi_api::api::apidiscovery::v2::APIGroupDiscoveryList;
+use kapi_api::apimachinery::pkg::apis::meta::v1::{APIGroupList, APIResourceList, Status};
+use kapi_apimachinery::codec::{self, Format};
+
+/// What kubectl 1.32 sends to `/api` and `/apis`.
+const KUBECTL_ACCEPT: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,\
+     application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json";
+
+#[test]
+fn kubectl_gets_aggregated_discovery_it_can_read() {
+    let format = discovery::negotiate_aggregated(Some(KUBECTL_ACCEPT)).expect("aggregated");
+    assert_eq!(format, Format::Json);
+    // client-go checks these parameters to tell the aggregated form from the legacy one.
+    assert_eq!(
+        discovery::aggregated_content_type(format),
+        "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+    );
+    let enabled = EnabledGroupVersions::default();
+    for doc in [discovery::aggregated_legacy(&enabled), discovery::aggregated_apis(&enabled)] {
+        for format in [Format::Json, Format::Yaml, Format::Protobuf] {
+            let bytes = codec::encode(format, &doc).unwrap();
+            let back: APIGroupDiscoveryList = codec::decode(format, &bytes).unwrap();
+            assert_eq!(back, doc, "{format:?}");
+        }
+    }
+}
+
+#[test]
+fn legacy_documents_round_trip() {
+    let enabled = EnabledGroupVersions::default();
+    let groups = discovery::api_group_list(&enabled);
+    for format in [Format::Json, Format::Protobuf] {
+        let back: APIGroupList = codec::decode(format, &codec::encode(format, &groups).unwrap()).unwrap();
+        assert_eq!(back, groups);
+    }
+    for group in &groups.groups {
+        for v in &group.versions {
+            let list = discovery::api_resource_list(&enabled, &group.name, &v.version).unwrap();
+            let back: APIResourceList =
+                codec::decode(Format::Protobuf, &codec::encode(Format::Protobuf, &list).unwrap()).unwrap();
+            assert_eq!(back, list, "{}", v.group_version);
+        }
+    }
+}
+
+#[test]
+fn every_discovered_resource_has_routes() {
+    let enabled = EnabledGroupVersions::default();
+    for (group, version) in enabled.iter() {
+        let prefix = if group.is_empty() { "/api/v1".to_owned() } else { format!("/apis/{group}/{version}") };
+        let list = discovery::api_resource_list(&enabled, group, version).unwrap();
+        for r in list.resources.iter().filter(|r| !r.name.contains('/')) {
+            let path = if r.namespaced {
+                format!("{prefix}/namespaces/ns/{}/x", r.name)
+            } else {
+                format!("{prefix}/{}/x", r.name)
+            };
+            let method = if r.verbs.items.iter().any(|v| v == "get") { "GET" } else { "POST" };
+            let path = if method == "POST" { path.trim_end_matches("/x").to_owned() } else { path };
+            let info = request_info::parse(method, &path, None).unwrap();
+            let route = request_info::match_route(&info, method).unwrap_or_else(|| panic!("{method} {path}"));
+            let target = route.target.unwrap();
+            assert_eq!((target.group, target.version, target.resource), (group, version, r.name.as_str()));
+            assert_eq!(target.kind.kind, r.kind, "{path}");
+        }
+    }
+}
+
+#[test]
+fn errors_read_back_as_status() {
+    let err = ApiError::not_found(GroupResource::new("apps", "deployments"), "web");
+    for format in [Format::Json, Format::Yaml, Format::Protobuf] {
+        let response = err.into_response(format);
+        assert_eq!(response.status(), 404);
+        assert_eq!(response.headers()["content-type"], format.content_type());
+        let status: Status = codec::decode(format, response.body()).unwrap();
+        assert_eq!(status.reason.as_deref(), Some("NotFound"));
+        assert_eq!(status.message.as_deref(), Some("deployments.apps \"web\" not found"));
+        assert_eq!(status.code, Some(404));
+    }
+}

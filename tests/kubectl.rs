@@ -1,0 +1,141 @@
+//! The real kubectl against a started `kapi serve` on a loopback port: what works so far of the
+//! serving issue (discovery, namespaces and objects created, read, listed and deleted, errors,
+//! authentication, restart).
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+struct Server {
+    child: Child,
+    data_dir: PathBuf,
+}
+
+impl Server {
+    fn start(data_dir: &Path) -> Self {
+        let _ = std::fs::remove_file(data_dir.join("port"));
+        let child = Command::new(env!("CARGO_BIN_EXE_kapi"))
+            .args(["serve", "--secure-port", "0", "--data-dir"])
+            .arg(data_dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("starting kapi");
+        let server = Self { child, data_dir: data_dir.to_path_buf() };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if server.data_dir.join("port").exists() && server.kubectl(&["get", "--raw", "/readyz"]).status.success() {
+                return server;
+            }
+            assert!(Instant::now() < deadline, "kapi did not become ready");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn kubeconfig(&self) -> PathBuf {
+        self.data_dir.join("admin.kubeconfig")
+    }
+
+    fn kubectl(&self, args: &[&str]) -> Output {
+        Command::new("kubectl").args(args).env("KUBECONFIG", self.kubeconfig()).output().expect("running kubectl")
+    }
+
+    /// Runs kubectl, asserting success; returns stdout.
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.kubectl(args);
+        assert!(
+            out.status.success(),
+            "kubectl {args:?} failed: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    /// Runs kubectl, asserting failure; returns stderr.
+    fn fails(&self, args: &[&str]) -> String {
+        let out = self.kubectl(args);
+        assert!(!out.status.success(), "kubectl {args:?} should fail: {}", String::from_utf8_lossy(&out.stdout));
+        String::from_utf8(out.stderr).unwrap()
+    }
+
+    fn stop(mut self) {
+        // SIGTERM, as an orchestrator would; then reap.
+        let _ = Command::new("kill").arg(self.child.id().to_string()).status();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn kubectl_drives_kapi() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path());
+
+    let version = server.ok(&["version", "-o", "json"]);
+    let version: serde_json::Value = serde_json::from_str(&version).unwrap();
+    assert_eq!(version["serverVersion"]["minor"], "36");
+
+    let resources = server.ok(&["api-resources"]);
+    let deploy = resources.lines().find(|l| l.starts_with("deployments ")).expect("deployments listed");
+    assert!(deploy.split_whitespace().collect::<Vec<_>>() == ["deployments", "deploy", "apps/v1", "true", "Deployment"]);
+    assert!(server.ok(&["api-versions"]).lines().any(|l| l == "autoscaling/v2"));
+
+    let namespaces = server.ok(&["get", "ns", "-o", "name"]);
+    for ns in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+        assert!(namespaces.contains(&format!("namespace/{ns}\n")), "{ns} missing: {namespaces}");
+    }
+
+    assert_eq!(server.ok(&["create", "ns", "demo"]).trim(), "namespace/demo created");
+    server.ok(&["create", "configmap", "cm1", "-n", "demo", "--from-literal=a=b"]);
+    assert_eq!(server.ok(&["get", "cm", "cm1", "-n", "demo", "-o", "jsonpath={.data.a}"]), "b");
+    let cm: serde_json::Value =
+        serde_json::from_str(&server.ok(&["get", "configmap", "cm1", "-n", "demo", "-o", "json"])).unwrap();
+    assert_eq!(cm["metadata"]["namespace"], "demo");
+    assert!(cm["metadata"]["uid"].as_str().is_some_and(|u| u.len() == 36));
+    assert!(cm["metadata"]["creationTimestamp"].as_str().is_some_and(|t| t.ends_with('Z')));
+    assert!(cm["metadata"].get("generation").is_none(), "configmaps have no generation upstream");
+    let rv = cm["metadata"]["resourceVersion"].as_str().unwrap().to_owned();
+    assert!(server.ok(&["get", "cm", "-A"]).contains("demo"));
+
+    let err = server.fails(&["create", "configmap", "x", "-n", "missing", "--from-literal=a=b"]);
+    assert!(err.contains(r#"namespaces "missing" not found"#), "{err}");
+    let err = server.fails(&["create", "configmap", "cm1", "-n", "demo"]);
+    assert!(err.contains(r#"configmaps "cm1" already exists"#), "{err}");
+
+    // Restart: the object is still there with the same resourceVersion.
+    server.stop();
+    let server = Server::start(dir.path());
+    let rv_after = server.ok(&["get", "cm", "cm1", "-n", "demo", "-o", "jsonpath={.metadata.resourceVersion}"]);
+    assert_eq!(rv_after, rv);
+
+    assert!(server.ok(&["delete", "configmap", "cm1", "-n", "demo"]).contains(r#"configmap "cm1" deleted"#));
+    let err = server.fails(&["get", "cm", "cm1", "-n", "demo"]);
+    assert!(err.contains(r#"configmaps "cm1" not found"#), "{err}");
+
+    // Without a client certificate (a bearer token kapi does not know): 401 Unauthorized.
+    let anonymous = dir.path().join("anonymous.kubeconfig");
+    let port = std::fs::read_to_string(dir.path().join("port")).unwrap();
+    std::fs::write(
+        &anonymous,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: k\n  cluster:\n    server: https://127.0.0.1:{port}\n    insecure-skip-tls-verify: true\ncontexts:\n- name: k\n  context:\n    cluster: k\n    user: u\nusers:\n- name: u\n  user:\n    token: not-a-known-token\ncurrent-context: k\n"
+        ),
+    )
+    .unwrap();
+    let out = Command::new("kubectl")
+        .args(["get", "ns", "--kubeconfig"])
+        .arg(&anonymous)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Unauthorized"));
+    server.stop();
+}
