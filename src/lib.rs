@@ -6,9 +6,13 @@
 
 pub mod convert;
 pub mod discovery;
+pub mod list_options;
+pub mod patch;
 pub mod pki;
 pub mod registry;
 pub mod request_info;
+pub mod selectors;
 pub mod server;
 pub mod status;
 pub mod storage;
+pub mod tables;

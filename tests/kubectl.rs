@@ -93,6 +93,9 @@ fn kubectl_drives_kapi() {
     }
 
     assert_eq!(server.ok(&["create", "ns", "demo"]).trim(), "namespace/demo created");
+    assert_eq!(server.ok(&["get", "ns", "demo", "-o", "jsonpath={.status.phase}"]), "Active");
+    let yaml = server.ok(&["get", "ns", "demo", "-o", "yaml"]);
+    assert!(!yaml.contains("generateName") && !yaml.contains("selfLink"), "{yaml}");
     server.ok(&["create", "configmap", "cm1", "-n", "demo", "--from-literal=a=b"]);
     assert_eq!(server.ok(&["get", "cm", "cm1", "-n", "demo", "-o", "jsonpath={.data.a}"]), "b");
     let cm: serde_json::Value =
@@ -115,9 +118,29 @@ fn kubectl_drives_kapi() {
     let rv_after = server.ok(&["get", "cm", "cm1", "-n", "demo", "-o", "jsonpath={.metadata.resourceVersion}"]);
     assert_eq!(rv_after, rv);
 
+    // `get -w` sees a later change.
+    let watcher = Command::new("kubectl")
+        .args(["get", "configmaps", "-n", "demo", "-w", "-o", "name"])
+        .env("KUBECONFIG", server.kubeconfig())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    server.ok(&["create", "configmap", "cm2", "-n", "demo", "--from-literal=x=y"]);
+    std::thread::sleep(Duration::from_millis(500));
+    let _ = Command::new("kill").arg(watcher.id().to_string()).status();
+    let watched = String::from_utf8(watcher.wait_with_output().unwrap().stdout).unwrap();
+    assert!(watched.contains("configmap/cm1") && watched.contains("configmap/cm2"), "{watched}");
+
     assert!(server.ok(&["delete", "configmap", "cm1", "-n", "demo"]).contains(r#"configmap "cm1" deleted"#));
     let err = server.fails(&["get", "cm", "cm1", "-n", "demo"]);
     assert!(err.contains(r#"configmaps "cm1" not found"#), "{err}");
+
+    // Deleting a namespace deletes what is in it.
+    server.ok(&["delete", "ns", "demo"]);
+    assert!(server.fails(&["get", "ns", "demo"]).contains(r#"namespaces "demo" not found"#));
+    assert!(server.ok(&["get", "cm", "-A", "-o", "name"]).trim().is_empty());
 
     // Without a client certificate (a bearer token kapi does not know): 401 Unauthorized.
     let anonymous = dir.path().join("anonymous.kubeconfig");

@@ -20,6 +20,35 @@ pub fn tracks_generation(group: &str, resource: &str) -> bool {
     )
 }
 
+/// Upstream's `PrepareForCreate` defaults that are not OpenAPI defaults: a new namespace is
+/// `Active` and carries the `kubernetes` finalizer.
+pub fn prepare_for_create(group: &str, resource: &str, object: &mut serde_json::Value) {
+    if let ("", "namespaces") = (group, resource) {
+        if object["spec"]["finalizers"].as_array().is_none_or(Vec::is_empty) {
+            object["spec"]["finalizers"] = serde_json::json!(["kubernetes"]);
+        }
+        object["status"]["phase"] = serde_json::json!("Active");
+    }
+}
+
+/// The storage prefixes whose objects go with a deleted object: a namespace's contents (what
+/// upstream's namespace controller deletes before the namespace's finalizer is removed).
+pub fn dependents(group: &str, resource: &str, name: &str) -> Vec<String> {
+    match (group, resource) {
+        ("", "namespaces") => {
+            let mut prefixes: Vec<String> = kapi_api::scheme::RESOURCES
+                .iter()
+                .filter(|r| r.namespaced)
+                .map(|r| format!("/registry/{}/{name}/", r.resource))
+                .collect();
+            prefixes.sort();
+            prefixes.dedup();
+            prefixes
+        }
+        _ => Vec::new(),
+    }
+}
+
 /// The namespaces kube-apiserver creates at start-up (upstream's system namespaces controller).
 pub const SYSTEM_NAMESPACES: &[&str] = &["default", "kube-system", "kube-public", "kube-node-lease"];
 

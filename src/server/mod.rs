@@ -7,10 +7,12 @@
 //! Request order, as kube-apiserver's handler chain: request info → authentication →
 //! authorization → dispatch (health, version, discovery, resources). See `handle`.
 
+pub mod body;
 pub mod health;
 pub mod objects;
 pub mod rest;
 pub mod version;
+pub mod watch;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -19,13 +21,14 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use bytes::Bytes;
 use http::{Request, Response, StatusCode, header};
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::net::TcpListener;
 use kapi_apimachinery::codec::{self, CodecError, Format};
 use tracing::{info, warn};
 
+use self::body::Body;
 use crate::pki::{Pki, UserInfo};
 use crate::status::ApiError;
 use crate::storage::Storage;
@@ -167,7 +170,7 @@ fn is_public(path: &str) -> bool {
 }
 
 /// The request chain.
-pub async fn handle(state: &ServerState, user: Option<&UserInfo>, req: Request<Incoming>) -> Response<Full<Bytes>> {
+pub async fn handle(state: &ServerState, user: Option<&UserInfo>, req: Request<Incoming>) -> Response<Body> {
     let (parts, body) = req.into_parts();
     let path = parts.uri.path().to_owned();
     let query = parts.uri.query().unwrap_or_default().to_owned();
@@ -191,7 +194,7 @@ async fn dispatch(
     path: &str,
     query: &str,
     body: Bytes,
-) -> Response<Full<Bytes>> {
+) -> Response<Body> {
     let trimmed = path.trim_start_matches('/');
     let (first, rest) = trimmed.split_once('/').map_or((trimmed, ""), |(a, b)| (a, b));
     let accept = parts.headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
@@ -224,7 +227,7 @@ async fn dispatch(
             };
             let content_type = parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
             let call = rest::ResourceCall { info: &info, target, query, content_type, accept, body };
-            rest::handle(state.store.as_ref(), call).await
+            rest::handle(&state.store, call).await
         }
         _ => error_response(&ApiError::path_not_found()),
     }
@@ -238,7 +241,7 @@ fn discovery_document(
     rest: &str,
     accept: Option<&str>,
     parts: &http::request::Parts,
-) -> Option<Response<Full<Bytes>>> {
+) -> Option<Response<Body>> {
     use crate::discovery;
     let segments: Vec<&str> = if rest.is_empty() { Vec::new() } else { rest.split('/').collect() };
     let aggregated = discovery::negotiate_aggregated(accept);
@@ -267,14 +270,14 @@ fn discovery_document(
     }
 }
 
-fn resource_list(state: &ServerState, group: &str, version: &str) -> Response<Full<Bytes>> {
+fn resource_list(state: &ServerState, group: &str, version: &str) -> Response<Body> {
     match crate::discovery::api_resource_list(&state.enabled, group, version) {
         Some(list) => json_response(StatusCode::OK, &list),
         None => error_response(&ApiError::path_not_found()),
     }
 }
 
-fn aggregated_response<T: serde::Serialize>(format: Format, value: &T) -> Response<Full<Bytes>> {
+fn aggregated_response<T: serde::Serialize>(format: Format, value: &T) -> Response<Body> {
     let body = match format {
         Format::Yaml => serde_json::to_vec(value).map_err(CodecError::from).and_then(|j| codec::json_to_yaml(&j)),
         // The aggregated document is served as JSON for protobuf requests too until the
@@ -284,7 +287,7 @@ fn aggregated_response<T: serde::Serialize>(format: Format, value: &T) -> Respon
     let format = if format == Format::Yaml { Format::Yaml } else { Format::Json };
     match body {
         Ok(body) => {
-            let mut resp = Response::new(Full::new(Bytes::from(body)));
+            let mut resp = Response::new(body::full(body));
             if let Ok(v) = header::HeaderValue::from_str(&crate::discovery::aggregated_content_type(format)) {
                 resp.headers_mut().insert(header::CONTENT_TYPE, v);
             }
@@ -310,18 +313,18 @@ fn negotiate(accept: Option<&str>) -> Result<Format, ApiError> {
     Err(ApiError::not_acceptable(&[codec::JSON, codec::YAML, codec::PROTOBUF]))
 }
 
-pub fn text_response(code: u16, body: String) -> Response<Full<Bytes>> {
-    let mut resp = Response::new(Full::new(Bytes::from(body)));
+pub fn text_response(code: u16, body: String) -> Response<Body> {
+    let mut resp = Response::new(body::full(body));
     *resp.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     resp.headers_mut().insert(header::CONTENT_TYPE, header::HeaderValue::from_static("text/plain; charset=utf-8"));
     resp.headers_mut().insert("x-content-type-options", header::HeaderValue::from_static("nosniff"));
     resp
 }
 
-pub fn json_response<T: serde::Serialize>(code: StatusCode, value: &T) -> Response<Full<Bytes>> {
+pub fn json_response<T: serde::Serialize>(code: StatusCode, value: &T) -> Response<Body> {
     match serde_json::to_vec(value) {
         Ok(body) => {
-            let mut resp = Response::new(Full::new(Bytes::from(body)));
+            let mut resp = Response::new(body::full(body));
             *resp.status_mut() = code;
             resp.headers_mut().insert(header::CONTENT_TYPE, header::HeaderValue::from_static("application/json"));
             resp
@@ -330,9 +333,9 @@ pub fn json_response<T: serde::Serialize>(code: StatusCode, value: &T) -> Respon
     }
 }
 
-pub fn error_response(err: &ApiError) -> Response<Full<Bytes>> {
+pub fn error_response(err: &ApiError) -> Response<Body> {
     let mut resp = err.into_response(Format::Json);
     let body = std::mem::take(resp.body_mut());
     let (parts, ()) = resp.map(|_| ()).into_parts();
-    Response::from_parts(parts, Full::new(body))
+    Response::from_parts(parts, body::full(body))
 }

@@ -64,6 +64,51 @@ pub fn encode(kind: &Kind, format: Format, value: &Value) -> Result<Vec<u8>, Cod
     }
 }
 
+/// The generated field facts of a kind (for patching and for [`drop_zero_strings`]).
+pub fn fields(kind: &Kind) -> Option<&'static [kapi_apimachinery::scheme::FieldInfo]> {
+    struct V;
+    impl KindVisitor for V {
+        type Output = &'static [kapi_apimachinery::scheme::FieldInfo];
+        fn visit<T: Object>(self) -> Self::Output {
+            T::fields()
+        }
+    }
+    kapi_api::scheme::visit_kind(&kind.group, &kind.version, &kind.kind, V)
+}
+
+/// Removes optional string fields holding `""` from an object decoded from a protobuf request.
+///
+/// Go clients write every non-pointer field, so a protobuf body carries `generateName: ""`,
+/// `selfLink: ""`, `status.phase: ""` ... where upstream's Go types hold the zero value and its
+/// JSON leaves them out (`omitempty`). The specs do not say which fields are Go pointers, so a
+/// pointer string explicitly set to `""` in a protobuf request (rare: e.g.
+/// `storageClassName: ""`) is dropped too; JSON and YAML requests keep it. Map values (labels
+/// with empty values) are never touched: only scalar fields the schema names are.
+pub fn drop_zero_strings(value: &mut Value, fields: &'static [kapi_apimachinery::scheme::FieldInfo]) {
+    use kapi_apimachinery::scheme::FieldShape;
+    let Some(obj) = value.as_object_mut() else { return };
+    for f in fields {
+        match (f.shape, obj.get_mut(f.json_name)) {
+            (FieldShape::Scalar, Some(Value::String(s))) if s.is_empty() && !f.required => {
+                obj.remove(f.json_name);
+            }
+            (FieldShape::Object, Some(inner)) => {
+                if let Some(elem) = f.elem {
+                    drop_zero_strings(inner, elem());
+                }
+            }
+            (FieldShape::List, Some(Value::Array(items))) => {
+                if let Some(elem) = f.elem {
+                    for item in items {
+                        drop_zero_strings(item, elem());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 /// Reads a stored value (protobuf with its envelope) back into JSON.
 pub fn decode_stored(bytes: &[u8]) -> Result<(Kind, Value), CodecError> {
     let tm = codec::peek_type_meta(Format::Protobuf, bytes, None)?;
@@ -87,5 +132,16 @@ mod tests {
         assert_eq!(back_kind, kind);
         assert_eq!(back, value);
         assert!(decode(&kind, Format::Json, br#"{"data": 5}"#).is_err());
+    }
+
+    #[test]
+    fn zero_strings_go_but_empty_label_values_stay() {
+        let kind = Kind { group: String::new(), version: "v1".into(), kind: "Namespace".into() };
+        let mut v = serde_json::json!({
+            "metadata": {"name": "a", "generateName": "", "labels": {"x": ""}},
+            "status": {"phase": ""}
+        });
+        drop_zero_strings(&mut v, fields(&kind).unwrap());
+        assert_eq!(v, serde_json::json!({"metadata": {"name": "a", "labels": {"x": ""}}, "status": {}}));
     }
 }

@@ -3,10 +3,13 @@
 //! registry store). Resource-specific behaviour does not belong here.
 
 use bytes::Bytes;
-use http_body_util::Full;
 use kapi_apimachinery::codec::Format;
 use serde_json::{Value, json};
 
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::body::Body;
 use super::objects::{self, Kind};
 use crate::request_info::RequestInfo;
 use crate::status::{ApiError, FieldError, GroupKind, GroupResource};
@@ -69,10 +72,10 @@ fn read(kv: &KeyValue) -> Result<(Kind, Value), ApiError> {
     Ok((kind, value))
 }
 
-fn respond(kind: &Kind, format: Format, code: u16, value: &Value) -> http::Response<Full<Bytes>> {
+fn respond(kind: &Kind, format: Format, code: u16, value: &Value) -> http::Response<Body> {
     match objects::encode(kind, format, value) {
         Ok(body) => {
-            let mut resp = http::Response::new(Full::new(Bytes::from(body)));
+            let mut resp = http::Response::new(super::body::full(body));
             *resp.status_mut() = http::StatusCode::from_u16(code).unwrap_or(http::StatusCode::OK);
             resp.headers_mut().insert(
                 http::header::CONTENT_TYPE,
@@ -84,14 +87,22 @@ fn respond(kind: &Kind, format: Format, code: u16, value: &Value) -> http::Respo
     }
 }
 
-pub async fn handle(store: &dyn Storage, call: ResourceCall<'_>) -> http::Response<Full<Bytes>> {
-    match dispatch(store, &call).await {
+pub async fn handle(store: &Arc<dyn Storage>, call: ResourceCall<'_>) -> http::Response<Body> {
+    let is_watch = matches!(call.target.action, "watch" | "watchlist")
+        || (call.target.action == "list" && query_flag(call.query, "watch"));
+    if is_watch {
+        return match watch(store, &call).await {
+            Ok(resp) => resp,
+            Err(e) => super::error_response(&e),
+        };
+    }
+    match dispatch(store.as_ref(), &call).await {
         Ok(resp) => resp,
         Err(e) => super::error_response(&e),
     }
 }
 
-async fn dispatch(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::Response<Full<Bytes>>, ApiError> {
+async fn dispatch(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::Response<Body>, ApiError> {
     let t = call.target;
     if t.subresource.is_some() {
         return Err(ApiError::method_not_supported(group_resource(t), t.action));
@@ -114,6 +125,20 @@ async fn dispatch(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::
         "delete" => {
             let name = call.info.name.as_str();
             let k = key(t.resource, namespace, Some(name));
+            if store.get(&k).await.map_err(|e| storage_error(e, call))?.is_none() {
+                return Err(ApiError::not_found(group_resource(t), name));
+            }
+            // What goes with the object (a namespace's contents) goes first, so that nothing is
+            // left behind if the server stops half-way: the delete can simply be repeated.
+            for prefix in crate::registry::dependents(t.group, t.resource, name) {
+                let contents = store.list(&prefix, ListOptions::default()).await.map_err(ApiError::internal)?;
+                for kv in contents.kvs {
+                    match store.delete(&kv.key, None).await {
+                        Ok(_) | Err(StorageError::NotFound { .. }) => {}
+                        Err(e) => return Err(ApiError::internal(e)),
+                    }
+                }
+            }
             let (prev, _rev) = store.delete(&k, None).await.map_err(|e| storage_error(e, call))?;
             let (kind, value) = read(&prev)?;
             Ok(respond(&kind, call.accept, 200, &value))
@@ -126,7 +151,7 @@ async fn list(
     store: &dyn Storage,
     call: &ResourceCall<'_>,
     namespace: Option<&str>,
-) -> Result<http::Response<Full<Bytes>>, ApiError> {
+) -> Result<http::Response<Body>, ApiError> {
     let t = call.target;
     let prefix = key(t.resource, namespace, None);
     let result = store
@@ -180,8 +205,13 @@ fn decode_body(call: &ResourceCall<'_>) -> Result<(Kind, Value), ApiError> {
             kind.api_version()
         )));
     }
-    let value = objects::decode(&kind, format, &call.body)
+    let mut value = objects::decode(&kind, format, &call.body)
         .map_err(|e| ApiError::bad_request(format!("the body of the request could not be decoded: {e}")))?;
+    if format == Format::Protobuf
+        && let Some(fields) = objects::fields(&kind)
+    {
+        objects::drop_zero_strings(&mut value, fields);
+    }
     Ok((kind, value))
 }
 
@@ -189,7 +219,7 @@ async fn create(
     store: &dyn Storage,
     call: &ResourceCall<'_>,
     namespace: Option<&str>,
-) -> Result<http::Response<Full<Bytes>>, ApiError> {
+) -> Result<http::Response<Body>, ApiError> {
     let t = call.target;
     let (kind, mut value) = decode_body(call)?;
     if let Some(ns) = namespace {
@@ -238,6 +268,7 @@ async fn create(
     }
     meta.remove("resourceVersion");
     value["metadata"] = Value::Object(meta);
+    crate::registry::prepare_for_create(t.group, t.resource, &mut value);
 
     let stored = objects::encode(&kind, Format::Protobuf, &value).map_err(ApiError::internal)?;
     let k = key(t.resource, namespace, Some(&name));
@@ -253,7 +284,7 @@ async fn update(
     store: &dyn Storage,
     call: &ResourceCall<'_>,
     namespace: Option<&str>,
-) -> Result<http::Response<Full<Bytes>>, ApiError> {
+) -> Result<http::Response<Body>, ApiError> {
     let t = call.target;
     let name = call.info.name.clone();
     let (kind, mut value) = decode_body(call)?;
@@ -333,4 +364,68 @@ pub async fn bootstrap(store: &dyn Storage) -> Result<(), ApiError> {
         }
     }
     Ok(())
+}
+
+/// A query parameter's value, percent-decoded.
+fn query_param(query: &str, name: &str) -> Option<String> {
+    query.split('&').filter_map(|p| p.split_once('=').or(Some((p, "")))).find(|(k, _)| *k == name).map(|(_, v)| {
+        let bytes = v.as_bytes();
+        let mut out = Vec::with_capacity(bytes.len());
+        let mut i = 0;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'%' if i + 2 < bytes.len() => {
+                    match u8::from_str_radix(std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("zz"), 16) {
+                        Ok(b) => {
+                            out.push(b);
+                            i += 3;
+                            continue;
+                        }
+                        Err(_) => out.push(b'%'),
+                    }
+                }
+                b'+' => out.push(b' '),
+                b => out.push(b),
+            }
+            i += 1;
+        }
+        String::from_utf8_lossy(&out).into_owned()
+    })
+}
+
+/// A boolean query flag (`watch=true`, `watch=1`, `watch`).
+fn query_flag(query: &str, name: &str) -> bool {
+    query_param(query, name).is_some_and(|v| matches!(v.as_str(), "" | "1" | "true" | "True"))
+}
+
+async fn watch(store: &Arc<dyn Storage>, call: &ResourceCall<'_>) -> Result<http::Response<Body>, ApiError> {
+    let t = call.target;
+    let namespace = Some(call.info.namespace.as_str()).filter(|ns| !ns.is_empty() && t.namespaced);
+    let from = match query_param(call.query, "resourceVersion").as_deref() {
+        None | Some("") | Some("0") => None,
+        Some(rv) => Some(rv.parse::<i64>().map_err(|_| {
+            ApiError::bad_request(format!("invalid resource version: {rv}"))
+        })?),
+    };
+    let timeout = match query_param(call.query, "timeoutSeconds") {
+        Some(s) => Duration::from_secs(s.parse::<u64>().map_err(|_| ApiError::bad_request(format!("invalid timeoutSeconds: {s}")))?),
+        None => Duration::from_secs(1800),
+    };
+    let kind = kind_of(t);
+    // A watch on one object (legacy `/watch/.../name` or a metadata.name field selector).
+    let name = (!call.info.name.is_empty()).then(|| call.info.name.clone());
+    let filter: super::watch::Filter = Arc::new(move |obj: &Value| {
+        name.as_ref().is_none_or(|n| obj["metadata"]["name"].as_str() == Some(n.as_str()))
+    });
+    let req = super::watch::WatchRequest {
+        prefix: key(t.resource, namespace, None),
+        from,
+        send_initial_events: query_flag(call.query, "sendInitialEvents"),
+        allow_bookmarks: query_flag(call.query, "allowWatchBookmarks"),
+        timeout,
+        filter,
+        api_version: kind.api_version(),
+        kind: kind.kind.clone(),
+    };
+    super::watch::start(store.clone(), req).await
 }
