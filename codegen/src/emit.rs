@@ -80,6 +80,7 @@ pub fn render(model: &Model) -> anyhow::Result<BTreeMap<String, String>> {
     }
 
     files.insert("scheme.rs".into(), scheme_view(model, &header).render()?);
+    files.extend(openapi_files(model, &header)?);
     files.insert("routes.rs".into(), routes_view(model, &header).render()?);
     Ok(files)
 }
@@ -576,4 +577,30 @@ fn routes_view<'a>(model: &Model, header: &'a str) -> RoutesView<'a> {
         })
         .collect();
     RoutesView { header, routes }
+}
+
+/// The OpenAPI v3 documents as JSON files (pretty-printed, so upgrades diff line by line) and
+/// `openapi.rs`, which embeds them with their hashes for `/openapi/v3`.
+fn openapi_files(model: &Model, header: &str) -> anyhow::Result<BTreeMap<String, String>> {
+    use sha2::Digest;
+    let mut files = BTreeMap::new();
+    let mut rows = Vec::new();
+    for (gv, doc) in &model.openapi_v3 {
+        let file = format!("openapi/{}.json", gv.replace('/', "__"));
+        let mut text = serde_json::to_string_pretty(doc)?;
+        text.push('\n');
+        // Upstream's hash: the SHA-512 of the document, upper-case hex.
+        let hash: String = sha2::Sha512::digest(text.as_bytes()).iter().map(|b| format!("{b:02X}")).collect();
+        rows.push(format!("({gv:?}, {hash:?}, include_str!({:?}))", file));
+        files.insert(file, text);
+    }
+    files.insert("openapi.rs".into(), OpenApiView { header, rows }.render()?);
+    Ok(files)
+}
+
+#[derive(Template)]
+#[template(path = "openapi.rs.txt", escape = "none")]
+struct OpenApiView<'a> {
+    header: &'a str,
+    rows: Vec<String>,
 }

@@ -27,6 +27,9 @@ pub struct Model {
     pub routes: Vec<routes::Route>,
     pub resources: Vec<routes::Resource>,
     pub group_versions: Vec<GroupVersion>,
+    /// The OpenAPI documents the server publishes at `/openapi/v3/<prefix>/<group>/<version>`,
+    /// derived from the specs (see [`crate::openapi::split_by_group_version`]).
+    pub openapi_v3: BTreeMap<String, serde_json::Value>,
 }
 
 #[derive(Debug)]
@@ -231,6 +234,7 @@ pub fn build(inputs: &Inputs<'_>) -> Result<Model> {
         routes,
         resources,
         group_versions,
+        openapi_v3: crate::openapi::split_by_group_version(inputs.openapi, inputs.spec_version)?,
     })
 }
 

@@ -221,6 +221,58 @@ fn convert_operation(op: &Value) -> Value {
     Value::Object(out)
 }
 
+/// Upstream's OpenAPI v3 publication: one document per group-version (`api/v1`,
+/// `apis/apps/v1`), holding that group-version's paths and every schema they reach.
+pub fn split_by_group_version(doc: &openapiv3::OpenAPI, spec_version: &str) -> Result<std::collections::BTreeMap<String, Value>> {
+    use std::collections::{BTreeMap, BTreeSet};
+    let full = serde_json::to_value(doc).context("serialising the OpenAPI model")?;
+    let schemas = full["components"]["schemas"].as_object().cloned().unwrap_or_default();
+    let mut by_gv: BTreeMap<String, Map<String, Value>> = BTreeMap::new();
+    for (path, item) in full["paths"].as_object().into_iter().flatten() {
+        let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
+        let gv = match segs.as_slice() {
+            ["api", v, ..] => format!("api/{v}"),
+            ["apis", g, v, ..] => format!("apis/{g}/{v}"),
+            _ => continue,
+        };
+        by_gv.entry(gv).or_default().insert(path.clone(), item.clone());
+    }
+    let mut out = BTreeMap::new();
+    for (gv, paths) in by_gv {
+        // Every schema reachable from the paths, following `$ref`s.
+        let mut needed = BTreeSet::new();
+        let mut stack: Vec<Value> = paths.values().cloned().collect();
+        while let Some(v) = stack.pop() {
+            match v {
+                Value::Object(map) => {
+                    if let Some(Value::String(r)) = map.get("$ref")
+                        && let Some(name) = r.strip_prefix("#/components/schemas/")
+                        && needed.insert(name.to_owned())
+                        && let Some(schema) = schemas.get(name)
+                    {
+                        stack.push(schema.clone());
+                    }
+                    stack.extend(map.into_iter().map(|(_, v)| v));
+                }
+                Value::Array(items) => stack.extend(items),
+                _ => {}
+            }
+        }
+        let components: Map<String, Value> =
+            needed.iter().filter_map(|n| schemas.get(n).map(|s| (n.clone(), s.clone()))).collect();
+        out.insert(
+            gv,
+            json!({
+                "openapi": "3.0.0",
+                "info": { "title": "Kubernetes", "version": format!("v{spec_version}") },
+                "paths": paths,
+                "components": { "schemas": components },
+            }),
+        );
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -204,6 +204,7 @@ async fn dispatch(
             None => error_response(&ApiError::path_not_found()),
         },
         "version" if rest.trim_end_matches('/').is_empty() => json_response(StatusCode::OK, &version::info()),
+        "openapi" => openapi(rest.trim_end_matches('/'), query),
         "api" | "apis" => {
             if let Some(resp) = discovery_document(state, first, rest.trim_end_matches('/'), accept, parts) {
                 return resp;
@@ -311,6 +312,37 @@ fn negotiate(accept: Option<&str>) -> Result<Format, ApiError> {
         }
     }
     Err(ApiError::not_acceptable(&[codec::JSON, codec::YAML, codec::PROTOBUF]))
+}
+
+/// `/openapi/v3` (the index kubectl reads first) and `/openapi/v3/<group-version path>`.
+fn openapi(rest: &str, query: &str) -> Response<Body> {
+    use kapi_api::openapi::V3_DOCUMENTS;
+    match rest {
+        "v3" => {
+            let paths: serde_json::Map<String, serde_json::Value> = V3_DOCUMENTS
+                .iter()
+                .map(|(path, hash, _)| {
+                    (path.to_string(), serde_json::json!({ "serverRelativeURL": format!("/openapi/v3/{path}?hash={hash}") }))
+                })
+                .collect();
+            json_response(StatusCode::OK, &serde_json::json!({ "paths": paths }))
+        }
+        _ => {
+            let Some(path) = rest.strip_prefix("v3/") else { return error_response(&ApiError::path_not_found()) };
+            let Some((_, hash, doc)) = V3_DOCUMENTS.iter().find(|(p, _, _)| *p == path) else {
+                return error_response(&ApiError::path_not_found());
+            };
+            let mut resp = Response::new(body::full(Bytes::from_static(doc.as_bytes())));
+            resp.headers_mut().insert(header::CONTENT_TYPE, header::HeaderValue::from_static("application/json"));
+            if let Ok(etag) = header::HeaderValue::from_str(&format!("\"{hash}\"")) {
+                resp.headers_mut().insert(header::ETAG, etag);
+            }
+            // A request naming the current hash may be cached for good, as upstream answers.
+            let cache = if query.contains(&format!("hash={hash}")) { "public, immutable" } else { "no-cache, private" };
+            resp.headers_mut().insert(header::CACHE_CONTROL, header::HeaderValue::from_static(cache));
+            resp
+        }
+    }
 }
 
 pub fn text_response(code: u16, body: String) -> Response<Body> {
