@@ -131,7 +131,7 @@ pub enum PatchError {
     #[error("Invalid JSON Document")]
     InvalidDocument,
     /// A JSON patch with more than [`MAX_JSON_PATCH_OPERATIONS`] operations.
-    #[error("The allowed maximum operations in a JSON patch is {MAX_JSON_PATCH_OPERATIONS}, got {0}")]
+    #[error("The allowed maximum operations in a JSON patch is {max}, got {0}", max = MAX_JSON_PATCH_OPERATIONS)]
     TooManyOperations(usize),
     /// A JSON patch operation failed (a `test` that does not hold, a path that does not exist,
     /// an unknown `op`); `message` is evanphx's wording.
@@ -272,11 +272,13 @@ fn apply_json_patch_operation(doc: &mut Value, operation: Value) -> Result<(), S
     if !matches!(kind.as_str(), "add" | "remove" | "replace" | "move" | "copy" | "test") {
         return Err(format!("Unexpected kind: {kind}"));
     }
-    let path = string_member(&operation, "path").ok_or_else(|| format!("{kind} operation failed to decode path"))?;
+    let path = string_member(&operation, "path")
+        .ok_or_else(|| format!("{kind} operation failed to decode path: missing value"))?;
     let from = match kind.as_str() {
-        "move" | "copy" => {
-            Some(string_member(&operation, "from").ok_or_else(|| format!("{kind} operation failed to decode from"))?)
-        }
+        "move" | "copy" => Some(
+            string_member(&operation, "from")
+                .ok_or_else(|| format!("{kind} operation failed to decode from: missing value"))?,
+        ),
         _ => None,
     };
     // evanphx treats a missing `value` as `null`.
@@ -328,14 +330,14 @@ fn json_patch_failure(
         ("test", Some(json_patch::PatchErrorKind::TestFailed)) => format!("testing value {path} failed: test failed"),
         ("test", _) if container.is_some() => format!("testing value {path} failed: test failed"),
         ("test", _) => format!("test operation does not apply: is missing path: {path}: missing value"),
-        ("add", _) if container.is_some() => format!(
-            "error in add for path: '{path}': Unable to access invalid index: {last}: invalid index referenced"
-        ),
+        ("add", _) if container.is_some() => {
+            format!("error in add for path: '{path}': Unable to access invalid index: {last}: invalid index referenced")
+        }
         ("add", _) => format!("add operation does not apply: doc is missing path: \"{path}\": missing value"),
         ("remove", _) => match container {
-            Some(Value::Object(_)) => format!(
-                "error in remove for path: '{path}': Unable to remove nonexistent key: {last}: missing value"
-            ),
+            Some(Value::Object(_)) => {
+                format!("error in remove for path: '{path}': Unable to remove nonexistent key: {last}: missing value")
+            }
             Some(_) => format!(
                 "error in remove for path: '{path}': Unable to access invalid index: {last}: invalid index referenced"
             ),
@@ -346,12 +348,18 @@ fn json_patch_failure(
         }
         ("replace", _) => format!("replace operation does not apply: doc is missing path: {path}: missing value"),
         (_, Some(json_patch::PatchErrorKind::CannotMoveInsideItself)) => {
-            format!("{kind} operation does not apply: cannot move {} into its own child {path}", from.unwrap_or_default())
+            format!(
+                "{kind} operation does not apply: cannot move {} into its own child {path}",
+                from.unwrap_or_default()
+            )
         }
         (_, Some(json_patch::PatchErrorKind::InvalidPointer)) => {
             format!("{kind} operation does not apply: doc is missing destination path: {path}: missing value")
         }
-        _ => format!("{kind} operation does not apply: doc is missing from path: {}: missing value", from.unwrap_or_default()),
+        _ => format!(
+            "{kind} operation does not apply: doc is missing from path: {}: missing value",
+            from.unwrap_or_default()
+        ),
     }
 }
 
@@ -397,7 +405,7 @@ fn merge_values(current: &mut Value, patch: Value) {
     match (current, patch) {
         (Value::Object(current), Value::Object(patch)) => merge_objects(current, patch),
         // evanphx prunes the patch only when the current value is not an object.
-        (current @ Value::Object(_), patch) => *current = patch,
+        (current, patch) if current.is_object() => *current = patch,
         (current, mut patch) => {
             prune_nulls(&mut patch);
             *current = patch;
@@ -554,18 +562,15 @@ fn merge_map(
             original.remove(&key);
             continue;
         }
-        let Some(original_value) = original.get_mut(&key) else {
-            if !is_delete_list {
-                insert_clean(&mut original, key, patch_value);
-            }
-            continue;
-        };
-        if GoType::of(original_value) != GoType::of(&patch_value) {
+        // A new key, or a value of another JSON type: the patch's value (a deletion list for a
+        // list the object does not have is dropped).
+        if original.get(&key).map(GoType::of) != Some(GoType::of(&patch_value)) {
             if !is_delete_list {
                 insert_clean(&mut original, key, patch_value);
             }
             continue;
         }
+        let Some(original_value) = original.get_mut(&key) else { continue };
         match (original_value, patch_value) {
             (Value::Object(original_map), Value::Object(patch_map)) => {
                 let meta = schema.lookup(&key)?;
@@ -626,12 +631,14 @@ fn merge_ordered_lists(
         let merged = match (&original_list, patch_list.clone()) {
             (Some(original_list), None) => original_list.clone(),
             (None, Some(patch_list)) => clean_list(patch_list),
-            (Some(original_list), Some(patch_list)) => merge_list_field(original_list.clone(), patch_list, &meta, false)?,
+            (Some(original_list), Some(patch_list)) => {
+                merge_list_field(original_list.clone(), patch_list, &meta, false)?
+            }
             (None, None) => continue,
         };
         let (patch_items, server_only) = partition(merged, &order, meta.merge_key)?;
         let original_list = original_list.unwrap_or_default();
-        let kind = list_element_type(&[&original_list, patch_list.as_deref().unwrap_or_default()])?;
+        let kind = list_element_type(&[original_list.as_slice(), patch_list.as_deref().unwrap_or_default()])?;
         let ordered = normalize_element_order(patch_items, server_only, &order, &original_list, meta.merge_key, kind)?;
         original.insert(field.clone(), Value::Array(ordered));
         patch.remove(&field);
@@ -663,8 +670,7 @@ fn validate_patch_with_set_order_list(patch: &[Value], order: &[Value], merge_ke
     if order.is_empty() || patch.is_empty() {
         return Ok(());
     }
-    let non_delete: Vec<Value> =
-        if merge_key.is_empty() { patch.to_vec() } else { split_deletions(patch.to_vec())?.0 };
+    let non_delete: Vec<Value> = if merge_key.is_empty() { patch.to_vec() } else { split_deletions(patch.to_vec())?.0 };
     let (mut patch_index, mut order_index) = (0, 0);
     while patch_index < non_delete.len() && order_index < order.len() {
         if non_delete[patch_index].as_object().is_some_and(|m| m.contains_key(DIRECTIVE_MARKER)) {
@@ -721,7 +727,7 @@ fn merge_list(
     if original.is_empty() && patch.is_empty() {
         return Ok(original);
     }
-    let kind = list_element_type(&[&original, &patch])?;
+    let kind = list_element_type(&[original.as_slice(), patch.as_slice()])?;
     let (server_order, patch, merged) = if kind != GoType::Object {
         if is_delete_list {
             return Ok(original.into_iter().filter(|v| !patch.contains(v)).collect());
@@ -796,9 +802,13 @@ fn merge_elements(
             }
         }
         let Value::Object(patch_map) = element else { return Err(bad_arg_type(GO_MAP, element)) };
-        match found.map(|index| &mut original[index]) {
-            Some(Value::Object(target)) => *target = merge_map(std::mem::take(target), patch_map.clone(), schema)?,
-            _ => original.extend(clean(element.clone())),
+        match found {
+            Some(index) => {
+                if let Value::Object(target) = &mut original[index] {
+                    *target = merge_map(std::mem::take(target), patch_map.clone(), schema)?;
+                }
+            }
+            None => original.extend(clean(element.clone())),
         }
     }
     Ok(original)
@@ -905,7 +915,13 @@ fn index_in(list: &[Value], value: &Value, merge_key: &str, kind: GoType) -> Opt
 
 /// Interleaves two sorted lists: an element of `left` goes before the first element of `right`
 /// that comes after it in `server_order` (upstream's `mergeSortedSlice`).
-fn merge_sorted(left: Vec<Value>, right: Vec<Value>, server_order: &[Value], merge_key: &str, kind: GoType) -> Vec<Value> {
+fn merge_sorted(
+    left: Vec<Value>,
+    right: Vec<Value>,
+    server_order: &[Value],
+    merge_key: &str,
+    kind: GoType,
+) -> Vec<Value> {
     let mut out = Vec::with_capacity(left.len() + right.len());
     let mut left = left.into_iter().peekable();
     let mut right = right.into_iter().peekable();
@@ -1072,14 +1088,14 @@ fn go_format_map(map: &Map<String, Value>) -> String {
     format!("map[{}]", items.join(" "))
 }
 
-/// `strconv.FormatFloat(f, 'g', -1, 64)` as `%v` prints it: shortest digits, exponent form
-/// below 1e-4 and from 1e21 on.
+/// `strconv.FormatFloat(f, 'g', -1, 64)`, as `%v` prints a float: shortest digits, exponent
+/// form below 1e-4 and from 1e6 on.
 fn go_format_float(f: f64) -> String {
     if f == 0.0 || !f.is_finite() {
         return f.to_string();
     }
     let exponent = f.abs().log10().floor();
-    if !(-4.0..21.0).contains(&exponent) {
+    if !(-4.0..6.0).contains(&exponent) {
         let rendered = format!("{f:e}");
         return match rendered.split_once('e') {
             Some((mantissa, exp)) => {
@@ -1175,7 +1191,12 @@ mod tests {
     /// customStrategicMergePatchRawTestCases and strategicMergePatchRawTestCases), applied as
     /// the server applies them.
     const SMP_CASES: &[(&str, &str, &str, &str)] = &[
-        ("unique scalars when merging lists", "mergingIntList: [1, 2]", "mergingIntList: [2, 3]", "mergingIntList: [1, 2, 3]"),
+        (
+            "unique scalars when merging lists",
+            "mergingIntList: [1, 2]",
+            "mergingIntList: [2, 3]",
+            "mergingIntList: [1, 2, 3]",
+        ),
         ("delete map from nested map", "simpleMap: {key1: 1, key2: 1}", "simpleMap: {$patch: delete}", "simpleMap: {}"),
         (
             "delete all items from merging list",
@@ -1271,8 +1292,18 @@ mod tests {
             "mergingList: [{name: 3, value: c}, {name: 1, value: a}]",
             "mergingList: [{name: 2, value: b}, {name: 3, value: c}, {name: 1, value: a}]",
         ),
-        ("preserve the order from the patch in a merging int list", "mergingIntList: [1, 2, 3]", "mergingIntList: [3, 1, 2]", "mergingIntList: [3, 1, 2]"),
-        ("preserve the order from the patch in a merging int list 2", "mergingIntList: [1, 2, 3]", "mergingIntList: [3, 1]", "mergingIntList: [2, 3, 1]"),
+        (
+            "preserve the order from the patch in a merging int list",
+            "mergingIntList: [1, 2, 3]",
+            "mergingIntList: [3, 1, 2]",
+            "mergingIntList: [3, 1, 2]",
+        ),
+        (
+            "preserve the order from the patch in a merging int list 2",
+            "mergingIntList: [1, 2, 3]",
+            "mergingIntList: [3, 1]",
+            "mergingIntList: [2, 3, 1]",
+        ),
         (
             "a new element of a merging list goes first when nothing orders it",
             "mergingList: [{name: a}, {name: b}]",
@@ -1382,7 +1413,7 @@ mod tests {
             "{name: a, mergingList: [{name: 2}, {name: 1, value: x}]}",
         ),
         (
-            "$setElementOrder on a non-merging list orders the replacement",
+            "$setElementOrder contradicting the order of a replacing list",
             "nonMergingIntList: [1, 2]",
             "{$setElementOrder/nonMergingIntList: [3, 4], nonMergingIntList: [4, 3]}",
             "error: doesn't match $setElementOrder list",
@@ -1393,9 +1424,19 @@ mod tests {
             "simpleMap: {key2: null}",
             "simpleMap: {key1: 1, other: a}",
         ),
-        ("add field and delete field from map", "{name: 1, other: a}", "{name: null, value: 1}", "{value: 1, other: a}"),
+        (
+            "add field and delete field from map",
+            "{name: 1, other: a}",
+            "{name: null, value: 1}",
+            "{value: 1, other: a}",
+        ),
         ("a null for a missing field is ignored", "name: 1", "{value: null}", "name: 1"),
-        ("replace list of scalars", "nonMergingIntList: [1, 2]", "nonMergingIntList: [2, 3]", "nonMergingIntList: [2, 3]"),
+        (
+            "replace list of scalars",
+            "nonMergingIntList: [1, 2]",
+            "nonMergingIntList: [2, 3]",
+            "nonMergingIntList: [2, 3]",
+        ),
         (
             "replace list of maps",
             "nonMergingList: [{name: 1, value: a}, {name: 2}]",
@@ -1450,12 +1491,7 @@ mod tests {
             "mergingList: [{name: 2, value: null, other: x}]",
             "mergingList: [{name: 2, other: x}, {name: 1}]",
         ),
-        (
-            "a new key that is a directive is not added",
-            "name: 1",
-            "simpleMap: {$patch: replace, a: b}",
-            "name: 1",
-        ),
+        ("a new key that is a directive is not added", "name: 1", "simpleMap: {$patch: replace, a: b}", "name: 1"),
         (
             "fields the schema does not know merge like fields without strategy",
             "unknown: {a: 1, b: {c: 2}, list: [1, 2]}",
@@ -1468,7 +1504,12 @@ mod tests {
             "mapOfItems: {x: {mergingList: [{name: 2}]}}",
             "mapOfItems: {x: {mergingList: [{name: 2}, {name: 1, value: a}]}}",
         ),
-        ("scalars of the same type are replaced", "{name: a, value: 1}", "{name: b, value: 2.5}", "{name: b, value: 2.5}"),
+        (
+            "scalars of the same type are replaced",
+            "{name: a, value: 1}",
+            "{name: b, value: 2.5}",
+            "{name: b, value: 2.5}",
+        ),
         ("an empty patch changes nothing", "{name: a, mergingIntList: [1]}", "{}", "{name: a, mergingIntList: [1]}"),
         (
             "$patch: merge in an object is an unknown patch type",
@@ -1494,8 +1535,18 @@ mod tests {
             "mergingList: [{value: 1, $patch: delete}]",
             "error: does not contain declared merge key: name",
         ),
-        ("lists of lists", "mergingIntList: [1]", "mergingIntList: [[2]]", "error: list element types are not identical"),
-        ("lists of lists in an empty list", "mergingIntList: []", "mergingIntList: [[2]]", "error: lists of lists are not supported"),
+        (
+            "lists of lists",
+            "mergingIntList: [1]",
+            "mergingIntList: [[2]]",
+            "error: list element types are not identical",
+        ),
+        (
+            "lists of lists in an empty list",
+            "mergingIntList: []",
+            "mergingIntList: [[2]]",
+            "error: lists of lists are not supported",
+        ),
         (
             "mixed element types",
             "mergingIntList: [1, 2]",
@@ -1575,7 +1626,8 @@ mod tests {
 
     #[test]
     fn json_patch_operations() {
-        let doc = json!({"metadata": {"name": "web", "labels": {"app": "web"}}, "spec": {"replicas": 1, "list": [1, 2]}});
+        let doc =
+            json!({"metadata": {"name": "web", "labels": {"app": "web"}}, "spec": {"replicas": 1, "list": [1, 2]}});
         let cases: &[(&str, Value, Value)] = &[
             (
                 "add",
@@ -1587,7 +1639,11 @@ mod tests {
                 json!([{"op": "add", "path": "/metadata/labels/example.com~1team", "value": "a"}]),
                 json!({"app": "web", "example.com/team": "a"}),
             ),
-            ("replace", json!([{"op": "replace", "path": "/metadata/labels/app", "value": "api"}]), json!({"app": "api"})),
+            (
+                "replace",
+                json!([{"op": "replace", "path": "/metadata/labels/app", "value": "api"}]),
+                json!({"app": "api"}),
+            ),
             ("remove", json!([{"op": "remove", "path": "/metadata/labels/app"}]), json!({})),
             (
                 "test then replace",
@@ -1617,7 +1673,8 @@ mod tests {
         }
         let got = json_patch_result(doc.clone(), json!([{"op": "add", "path": "/spec/list/-", "value": 3}])).unwrap();
         assert_eq!(got["spec"]["list"], json!([1, 2, 3]));
-        let got = json_patch_result(doc.clone(), json!([{"op": "replace", "path": "/spec/replicas", "value": 3}])).unwrap();
+        let got =
+            json_patch_result(doc.clone(), json!([{"op": "replace", "path": "/spec/replicas", "value": 3}])).unwrap();
         assert_eq!(got["spec"]["replicas"], json!(3));
         assert_eq!(json_patch_result(doc.clone(), json!(null)).unwrap(), doc);
     }
@@ -1668,7 +1725,7 @@ mod tests {
             ),
             (json!([{"op": "frobnicate", "path": "/x"}]), "Unexpected kind: frobnicate"),
             (json!([{"path": "/x"}]), "Unexpected kind: unknown"),
-            (json!([{"op": "add", "value": 1}]), "add operation failed to decode path"),
+            (json!([{"op": "add", "value": 1}]), "add operation failed to decode path: missing value"),
         ];
         for (patch, message) in cases {
             let err = json_patch_result(doc.clone(), patch.clone()).unwrap_err();
@@ -1733,7 +1790,12 @@ mod tests {
                 json!({"a": {"c": 2}}),
             ),
             ("a scalar replaces an object", json!({"a": {"b": 1}}), json!({"a": 2}), json!({"a": 2})),
-            ("directives are plain keys", json!({"a": 1}), json!({"$patch": "delete"}), json!({"a": 1, "$patch": "delete"})),
+            (
+                "directives are plain keys",
+                json!({"a": 1}),
+                json!({"$patch": "delete"}),
+                json!({"a": 1, "$patch": "delete"}),
+            ),
             ("a list patch becomes the document", json!({"a": 1}), json!([{"b": null}]), json!([{}])),
         ];
         for (description, original, patch, expected) in cases {
@@ -1813,6 +1875,8 @@ mod tests {
             (json!(1.5), "1.5"),
             (json!(1.0), "1"),
             (json!(1e21), "1e+21"),
+            (json!(1e6), "1e+06"),
+            (json!(123456.0), "123456"),
             (json!(0.00001), "1e-05"),
             (json!("x y"), "x y"),
             (json!([1, "a", [2]]), "[1 a [2]]"),

@@ -1642,7 +1642,11 @@ mod tests {
     #[test]
     fn nul_bytes_read_as_end_of_input() {
         // A NUL where a token starts ends the selector; after a token it separates.
-        assert_eq!(LabelSelector::parse("a=b,\0junk(").unwrap_err().to_string(), "found '', expected: identifier after ','");
+        assert_eq!(LabelSelector::parse("a=b, \0junk(").unwrap_err().to_string(), "found '', expected: identifier after ','");
+        assert_eq!(
+            LabelSelector::parse("a=b,\0junk(").unwrap_err().to_string(),
+            "unable to parse requirement: found '(', expected: in, notin, =, ==, !=, gt, lt"
+        );
         assert_eq!(LabelSelector::parse("a=b\0").unwrap().to_string(), "a=b");
     }
 

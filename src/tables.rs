@@ -1,1 +1,4888 @@
-//! (being written)
+//! Server-side printing: the `meta.k8s.io` `Table` kube-apiserver answers `kubectl get` with.
+//!
+//! `kubectl get` asks for `Accept: application/json;as=Table;v=v1;g=meta.k8s.io,...`; the server
+//! turns the object or list it would have sent into rows of cells under column definitions, and
+//! attaches to each row the object itself, its metadata (`PartialObjectMetadata`) or nothing, as
+//! the `includeObject` query parameter says. This module is that conversion, without I/O, over
+//! objects as the API serves them (`serde_json::Value`):
+//!
+//! - [`negotiate_table`] / [`wants_table`]: upstream's media type negotiation
+//!   (`endpoints/handlers/negotiation`), reduced to "is this a request for a Table, of which
+//!   version, encoded how".
+//! - [`IncludeObject`]: the `includeObject` parameter with upstream's validation message.
+//! - [`to_table`] / [`build_table`]: the conversion. Resources kube-apiserver prints with
+//!   `pkg/printers/internalversion` get those columns and cells (the server always asks the
+//!   printers for the wide form, so priority-1 columns are always there; kubectl hides them
+//!   without `-o wide`); `apiservices` get kube-aggregator's; every other resource gets
+//!   `rest.DefaultTableConvertor` (Name, Created At).
+//! - [`human_duration`]: `k8s.io/apimachinery/pkg/util/duration.HumanDuration`, the AGE format.
+//!
+//! The printers read upstream's internal types, which the served JSON converts into; each cell
+//! function below reads the JSON fields its internal counterpart is converted from. Objects are
+//! taken as stored: a field the API would have defaulted but that is missing prints as upstream
+//! prints the zero value (`0`, `""`, `<unset>`).
+//!
+//! Column descriptions are upstream's `SwaggerDoc()` strings (the OpenAPI descriptions of the
+//! same fields; for types v1.36 no longer serves, such as `extensions/v1beta1`, the same text
+//! derived from the proto comments). A test compares the served ones with the pinned spec.
+
+use std::collections::BTreeSet;
+
+use chrono::{DateTime, TimeDelta, Utc};
+use kapi_api::apimachinery::pkg::apis::meta::v1::ListMeta;
+use kapi_apimachinery::{Quantity, Time};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+// ---------------------------------------------------------------------------------------------
+// Negotiation
+
+/// The group version of the `Table` asked for (`meta.k8s.io/v1` is preferred by kubectl;
+/// `v1beta1` is still accepted by upstream).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum TableVersion {
+    #[default]
+    V1,
+    V1Beta1,
+}
+
+impl TableVersion {
+    /// The `apiVersion` of the `Table` and of the `PartialObjectMetadata` in its rows.
+    pub fn api_version(self) -> &'static str {
+        match self {
+            TableVersion::V1 => "meta.k8s.io/v1",
+            TableVersion::V1Beta1 => "meta.k8s.io/v1beta1",
+        }
+    }
+}
+
+/// How the `Table` is to be encoded: upstream converts to `Table` only for JSON and YAML (a
+/// protobuf clause asking for a `Table` is skipped).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TableMediaType {
+    Json,
+    Yaml,
+}
+
+impl TableMediaType {
+    /// The `Content-Type` of the response.
+    pub fn content_type(self) -> &'static str {
+        match self {
+            TableMediaType::Json => "application/json",
+            TableMediaType::Yaml => "application/yaml",
+        }
+    }
+}
+
+/// A request for a `Table`: which version, in which encoding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TableRequest {
+    pub version: TableVersion,
+    pub media_type: TableMediaType,
+}
+
+/// The media types a resource endpoint serves, in upstream's order.
+const SERVED_MEDIA_TYPES: [(&str, &str); 3] = [
+    ("application", "json"),
+    ("application", "yaml"),
+    ("application", "vnd.kubernetes.protobuf"),
+];
+
+/// One clause of an `Accept` header, as `goautoneg` parses it.
+struct AcceptClause<'a> {
+    kind: &'a str,
+    sub_kind: &'a str,
+    q: f64,
+    params: Vec<(&'a str, &'a str)>,
+}
+
+impl AcceptClause<'_> {
+    fn param(&self, key: &str) -> Option<&str> {
+        self.params
+            .iter()
+            .rev()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| *v)
+    }
+}
+
+/// `goautoneg.ParseAccept`: clauses, then ordered by `q` and specificity (Go's insertion sort
+/// for short slices, with `goautoneg`'s comparison).
+fn parse_accept(header: &str) -> Vec<AcceptClause<'_>> {
+    let mut clauses = Vec::new();
+    for part in header.split(',') {
+        let mut pieces = part.split(';');
+        let range = pieces.next().unwrap_or_default(); // `split` yields at least one piece
+        let mut kinds = range.splitn(2, '/');
+        let kind = kinds.next().unwrap_or_default().trim_matches(' ');
+        let sub_kind = match kinds.next() {
+            Some(sub) => sub.trim_matches(' '),
+            None if kind == "*" => "*",
+            None => continue,
+        };
+        let mut clause = AcceptClause {
+            kind,
+            sub_kind,
+            q: 1.0,
+            params: Vec::new(),
+        };
+        for param in pieces {
+            let Some((key, value)) = param.split_once('=') else {
+                continue;
+            };
+            let key = key.trim_matches(' ');
+            if key == "q" {
+                clause.q = value.parse::<f32>().map(f64::from).unwrap_or(0.0);
+            } else {
+                clause.params.push((key, value.trim_matches(' ')));
+            }
+        }
+        clauses.push(clause);
+    }
+    let less = |a: &AcceptClause<'_>, b: &AcceptClause<'_>| {
+        a.q > b.q || (a.kind != "*" && b.kind == "*") || (a.sub_kind != "*" && b.sub_kind == "*")
+    };
+    for i in 1..clauses.len() {
+        let mut j = i;
+        while j > 0 && less(&clauses[j], &clauses[j - 1]) {
+            clauses.swap(j, j - 1);
+            j -= 1;
+        }
+    }
+    clauses
+}
+
+/// Upstream's negotiation for a resource endpoint (`NegotiateMediaTypeOptions` with the request
+/// scope's restrictions), answering whether the chosen media type converts to a `Table`.
+///
+/// The first clause (by `q` and specificity, then order) that matches a served media type and
+/// whose parameters the endpoint allows wins: `as=Table;g=meta.k8s.io;v=v1|v1beta1` is allowed
+/// for JSON and YAML; `as=PartialObjectMetadata[List]` is allowed too (and is not a `Table`);
+/// any other conversion, or `stream` other than `watch` (or on YAML), skips the clause. Without a
+/// winner the endpoint answers plain JSON, so `None`.
+pub fn negotiate_table(accept: &str) -> Option<TableRequest> {
+    if accept.is_empty() {
+        return None;
+    }
+    for clause in parse_accept(accept) {
+        for (kind, sub_kind) in SERVED_MEDIA_TYPES {
+            let matches = (clause.kind == kind
+                && (clause.sub_kind == sub_kind || clause.sub_kind == "*"))
+                || (clause.kind == "*" && clause.sub_kind == "*");
+            if !matches {
+                continue;
+            }
+            if let Some(accepted) = accept_clause(&clause, sub_kind) {
+                return accepted;
+            }
+        }
+    }
+    None
+}
+
+/// `acceptMediaTypeOptions` for one served media type: `None` when the clause must be skipped,
+/// `Some(table-or-not)` when it is accepted.
+fn accept_clause(clause: &AcceptClause<'_>, sub_kind: &str) -> Option<Option<TableRequest>> {
+    if let Some(stream) = clause.param("stream")
+        && !stream.is_empty()
+        && (stream != "watch" || sub_kind == "yaml")
+    {
+        return None;
+    }
+    if let Some(sv) = clause.param("sv")
+        && !sv.is_empty()
+        && sv != "v1"
+    {
+        return None;
+    }
+    let (kind, group, version) = (clause.param("as"), clause.param("g"), clause.param("v"));
+    if kind.is_none() && group.is_none() && version.is_none() {
+        return Some(None);
+    }
+    if group != Some("meta.k8s.io") {
+        return None;
+    }
+    let version = match version {
+        Some("v1") => TableVersion::V1,
+        Some("v1beta1") => TableVersion::V1Beta1,
+        _ => return None,
+    };
+    match kind {
+        Some("Table") => {
+            let media_type = match sub_kind {
+                "json" => TableMediaType::Json,
+                "yaml" => TableMediaType::Yaml,
+                _ => return None,
+            };
+            Some(Some(TableRequest {
+                version,
+                media_type,
+            }))
+        }
+        Some("PartialObjectMetadata" | "PartialObjectMetadataList") => Some(None),
+        _ => None,
+    }
+}
+
+/// Whether an `Accept` header asks for a `Table`, and of which version (see [`negotiate_table`]).
+pub fn wants_table(accept: &str) -> Option<TableVersion> {
+    negotiate_table(accept).map(|request| request.version)
+}
+
+// ---------------------------------------------------------------------------------------------
+// includeObject
+
+/// What each row carries besides its cells (`TableOptions.includeObject`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum IncludeObject {
+    /// No object (`"object": null`).
+    None,
+    /// The object's metadata as a `PartialObjectMetadata` (the default).
+    #[default]
+    Metadata,
+    /// The whole object.
+    Object,
+}
+
+impl IncludeObject {
+    /// The parameter's value; empty means the default, `Metadata`.
+    pub fn parse(value: &str) -> Result<IncludeObject, TableError> {
+        match value {
+            "" | "Metadata" => Ok(IncludeObject::Metadata),
+            "None" => Ok(IncludeObject::None),
+            "Object" => Ok(IncludeObject::Object),
+            other => Err(TableError::InvalidIncludeObject(other.to_string())),
+        }
+    }
+
+    /// `includeObject` from a raw query string (with or without the leading `?`); the first
+    /// value counts, as upstream's parameter codec takes it.
+    pub fn from_query(query: &str) -> Result<IncludeObject, TableError> {
+        let query = query.strip_prefix('?').unwrap_or(query);
+        for pair in query.split('&') {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            if percent_decode(key) == "includeObject" {
+                return IncludeObject::parse(&percent_decode(value));
+            }
+        }
+        Ok(IncludeObject::Metadata)
+    }
+
+    /// The parameter's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IncludeObject::None => "None",
+            IncludeObject::Metadata => "Metadata",
+            IncludeObject::Object => "Object",
+        }
+    }
+}
+
+/// Query-string decoding (`+` is a space, `%XX` a byte); malformed escapes stay as written.
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let hex = |b: u8| char::from(b).to_digit(16);
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                (Some(hi), Some(lo)) => {
+                    out.push((hi * 16 + lo) as u8);
+                    i += 2;
+                }
+                _ => out.push(b'%'),
+            },
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Why a table could not be made; upstream answers each with `400 BadRequest` and this message.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TableError {
+    #[error(
+        "Unable to convert to Table as requested: includeObject: Invalid value: {}: must be 'Metadata', 'Object', 'None', or empty",
+        go_quote(.0)
+    )]
+    InvalidIncludeObject(String),
+}
+
+/// Go's `%q` of a string (`strconv.Quote`), for messages that quote a value.
+fn go_quote(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{b}' => out.push_str("\\v"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// The Table
+
+/// `meta.k8s.io/v1` `Table` (kapi-api has no generated type for it: upstream gives it no
+/// protobuf message, since cells are arbitrary JSON). Fields are in upstream's order; like Go's
+/// encoder, `columnDefinitions` and `rows` are `null` when unset.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Table {
+    pub kind: String,
+    #[serde(rename = "apiVersion")]
+    pub api_version: String,
+    #[serde(default)]
+    pub metadata: ListMeta,
+    #[serde(rename = "columnDefinitions", default)]
+    pub column_definitions: Option<Vec<TableColumnDefinition>>,
+    #[serde(default)]
+    pub rows: Option<Vec<TableRow>>,
+}
+
+/// `TableColumnDefinition`: every field is always written, `format` and `description` even when
+/// empty.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableColumnDefinition {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub type_: String,
+    pub format: String,
+    pub description: String,
+    pub priority: i32,
+}
+
+/// `TableRow`. `object` is a `runtime.RawExtension`, a struct, which Go's `omitempty` never
+/// omits: with `includeObject=None` it is written as `null`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableRow {
+    pub cells: Vec<Value>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<TableRowCondition>,
+    #[serde(default)]
+    pub object: Value,
+}
+
+/// `TableRowCondition` (printers set `Completed` on finished pods).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableRowCondition {
+    #[serde(rename = "type")]
+    pub type_: String,
+    pub status: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub message: String,
+}
+
+/// What the request asked of the table besides the objects.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TableOptions {
+    pub include_object: IncludeObject,
+    /// `TableOptions.noHeaders`: upstream sets it on every watch event after the first, and the
+    /// table then has no column definitions (`null`).
+    pub no_headers: bool,
+    pub version: TableVersion,
+}
+
+/// The `meta.k8s.io/v1` `Table` of `objects` of `group`/`resource` (the items of a list, or the
+/// one object of a get), as JSON.
+///
+/// `list_meta` is the list's `metadata` (its `resourceVersion`, `continue` and
+/// `remainingItemCount` are copied); without it, a single object's `resourceVersion` is.
+/// `now` is the instant ages are counted to.
+pub fn to_table(
+    group: &str,
+    resource: &str,
+    objects: &[Value],
+    list_meta: Option<&Value>,
+    include: IncludeObject,
+    now: DateTime<Utc>,
+) -> Value {
+    let options = TableOptions {
+        include_object: include,
+        ..TableOptions::default()
+    };
+    to_table_with(group, resource, objects, list_meta, &options, now)
+}
+
+/// [`to_table`] with every option (version, `noHeaders`).
+pub fn to_table_with(
+    group: &str,
+    resource: &str,
+    objects: &[Value],
+    list_meta: Option<&Value>,
+    options: &TableOptions,
+    now: DateTime<Utc>,
+) -> Value {
+    let table = build_table(group, resource, objects, list_meta, options, now);
+    // The table holds only strings, numbers and JSON values with string keys, which always
+    // serialise; `Null` is unreachable.
+    serde_json::to_value(table).unwrap_or(Value::Null)
+}
+
+/// [`to_table_with`] as the typed [`Table`].
+pub fn build_table(
+    group: &str,
+    resource: &str,
+    objects: &[Value],
+    list_meta: Option<&Value>,
+    options: &TableOptions,
+    now: DateTime<Utc>,
+) -> Table {
+    let ctx = Ctx { now };
+    let (columns, rows) = match convertor(group, resource) {
+        Convertor::Printer(printer) => {
+            // Printers ignore nothing: the list print functions make an empty slice, so an empty
+            // list has `"rows": []`.
+            let rows = objects
+                .iter()
+                .map(|object| {
+                    let event;
+                    let source = if group == "events.k8s.io" {
+                        event = event_as_core(object);
+                        &event
+                    } else {
+                        object
+                    };
+                    let (cells, conditions) = (printer.row)(Obj(source), &ctx);
+                    (cells, conditions, object)
+                })
+                .collect::<Vec<_>>();
+            let columns = (!options.no_headers).then(|| definitions(printer.columns));
+            (columns, Some(rows))
+        }
+        Convertor::ApiService => {
+            // kube-aggregator's convertor always sets its columns, whatever noHeaders says.
+            let rows = objects
+                .iter()
+                .map(|object| (apiservice_row(Obj(object), &ctx), Vec::new(), object));
+            (Some(definitions(APISERVICE_COLUMNS)), Some(rows.collect()))
+        }
+        Convertor::Default => {
+            // The default convertor appends to a nil slice: an empty list has `"rows": null`.
+            let rows = objects
+                .iter()
+                .map(|object| (default_row(Obj(object)), Vec::new(), object))
+                .collect::<Vec<_>>();
+            let columns = (!options.no_headers).then(|| definitions(DEFAULT_COLUMNS));
+            (columns, (!rows.is_empty()).then_some(rows))
+        }
+    };
+    let rows = rows.map(|rows| {
+        rows.into_iter()
+            .map(|(cells, conditions, object)| TableRow {
+                cells,
+                conditions,
+                object: row_object(object, options),
+            })
+            .collect()
+    });
+    Table {
+        kind: "Table".to_string(),
+        api_version: options.version.api_version().to_string(),
+        metadata: table_meta(objects, list_meta),
+        column_definitions: columns,
+        rows,
+    }
+}
+
+/// The column definitions a resource's table has (all of them, wide ones included).
+pub fn column_definitions(group: &str, resource: &str) -> Vec<TableColumnDefinition> {
+    match convertor(group, resource) {
+        Convertor::Printer(printer) => definitions(printer.columns),
+        Convertor::ApiService => definitions(APISERVICE_COLUMNS),
+        Convertor::Default => definitions(DEFAULT_COLUMNS),
+    }
+}
+
+/// Whether a resource has columns of its own (`false`: upstream's default Name, Created At).
+pub fn has_specific_columns(group: &str, resource: &str) -> bool {
+    !matches!(convertor(group, resource), Convertor::Default)
+}
+
+fn table_meta(objects: &[Value], list_meta: Option<&Value>) -> ListMeta {
+    let text = |v: Option<&Value>| {
+        v.and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+    };
+    match list_meta {
+        Some(meta) => ListMeta {
+            resource_version: text(meta.get("resourceVersion")),
+            r#continue: text(meta.get("continue")),
+            remaining_item_count: meta.get("remainingItemCount").and_then(Value::as_i64),
+            ..ListMeta::default()
+        },
+        None => match objects {
+            [object] => ListMeta {
+                resource_version: text(
+                    object
+                        .get("metadata")
+                        .and_then(|m| m.get("resourceVersion")),
+                ),
+                ..ListMeta::default()
+            },
+            _ => ListMeta::default(),
+        },
+    }
+}
+
+/// `asTable`'s treatment of each row's object.
+fn row_object(object: &Value, options: &TableOptions) -> Value {
+    match options.include_object {
+        IncludeObject::None => Value::Null,
+        IncludeObject::Object => object.clone(),
+        IncludeObject::Metadata => {
+            let metadata = match object.get("metadata") {
+                Some(Value::Object(meta)) => Value::Object(meta.clone()),
+                _ => Value::Object(Map::new()),
+            };
+            let mut partial = Map::new();
+            partial.insert("kind".to_string(), Value::from("PartialObjectMetadata"));
+            partial.insert(
+                "apiVersion".to_string(),
+                Value::from(options.version.api_version()),
+            );
+            partial.insert("metadata".to_string(), metadata);
+            Value::Object(partial)
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Columns and the convertor of each resource
+
+/// A column definition, as upstream's printers declare them.
+struct Col {
+    name: &'static str,
+    type_: &'static str,
+    format: &'static str,
+    description: &'static str,
+    priority: i32,
+}
+
+const fn col(name: &'static str, type_: &'static str, description: &'static str) -> Col {
+    Col {
+        name,
+        type_,
+        format: "",
+        description,
+        priority: 0,
+    }
+}
+
+/// A priority-1 column: shown by kubectl only with `-o wide`.
+const fn wide(name: &'static str, type_: &'static str, description: &'static str) -> Col {
+    Col {
+        name,
+        type_,
+        format: "",
+        description,
+        priority: 1,
+    }
+}
+
+fn definitions(columns: &[Col]) -> Vec<TableColumnDefinition> {
+    columns
+        .iter()
+        .map(|c| TableColumnDefinition {
+            name: c.name.to_string(),
+            type_: c.type_.to_string(),
+            format: c.format.to_string(),
+            description: c.description.to_string(),
+            priority: c.priority,
+        })
+        .collect()
+}
+
+/// Cells of a row and its conditions.
+type Row = (Vec<Value>, Vec<TableRowCondition>);
+
+struct Printer {
+    columns: &'static [Col],
+    row: fn(Obj<'_>, &Ctx) -> Row,
+}
+
+enum Convertor {
+    Printer(&'static Printer),
+    ApiService,
+    Default,
+}
+
+fn convertor(group: &str, resource: &str) -> Convertor {
+    let printer: &'static Printer = match (group, resource) {
+        ("", "pods") => &PODS,
+        ("", "podtemplates") => &POD_TEMPLATES,
+        ("", "replicationcontrollers") => &REPLICATION_CONTROLLERS,
+        ("", "services") => &SERVICES,
+        ("", "endpoints") => &ENDPOINTS,
+        ("", "nodes") => &NODES,
+        ("", "events") | ("events.k8s.io", "events") => &EVENTS,
+        ("", "namespaces") => &NAMESPACES,
+        ("", "secrets") => &SECRETS,
+        ("", "serviceaccounts") => &SERVICE_ACCOUNTS,
+        ("", "persistentvolumes") => &PERSISTENT_VOLUMES,
+        ("", "persistentvolumeclaims") => &PERSISTENT_VOLUME_CLAIMS,
+        ("", "configmaps") => &CONFIG_MAPS,
+        ("", "componentstatuses") => &COMPONENT_STATUSES,
+        ("", "resourcequotas") => &RESOURCE_QUOTAS,
+        ("apps", "deployments") => &DEPLOYMENTS,
+        ("apps", "replicasets") => &REPLICA_SETS,
+        ("apps", "statefulsets") => &STATEFUL_SETS,
+        ("apps", "daemonsets") => &DAEMON_SETS,
+        ("apps", "controllerrevisions") => &CONTROLLER_REVISIONS,
+        ("batch", "jobs") => &JOBS,
+        ("batch", "cronjobs") => &CRON_JOBS,
+        ("networking.k8s.io", "ingresses") => &INGRESSES,
+        ("networking.k8s.io", "ingressclasses") => &INGRESS_CLASSES,
+        ("networking.k8s.io", "networkpolicies") => &NETWORK_POLICIES,
+        ("discovery.k8s.io", "endpointslices") => &ENDPOINT_SLICES,
+        ("policy", "poddisruptionbudgets") => &POD_DISRUPTION_BUDGETS,
+        ("rbac.authorization.k8s.io", "rolebindings") => &ROLE_BINDINGS,
+        ("rbac.authorization.k8s.io", "clusterrolebindings") => &CLUSTER_ROLE_BINDINGS,
+        ("coordination.k8s.io", "leases") => &LEASES,
+        ("storage.k8s.io", "storageclasses") => &STORAGE_CLASSES,
+        ("scheduling.k8s.io", "priorityclasses") => &PRIORITY_CLASSES,
+        ("node.k8s.io", "runtimeclasses") => &RUNTIME_CLASSES,
+        ("admissionregistration.k8s.io", "mutatingwebhookconfigurations") => &MUTATING_WEBHOOKS,
+        ("admissionregistration.k8s.io", "validatingwebhookconfigurations") => &VALIDATING_WEBHOOKS,
+        ("apiregistration.k8s.io", "apiservices") => return Convertor::ApiService,
+        _ => return Convertor::Default,
+    };
+    Convertor::Printer(printer)
+}
+
+const NAME: Col = Col {
+    name: "Name",
+    type_: "string",
+    format: "name",
+    description: D_OBJECT_META_NAME,
+    priority: 0,
+};
+const AGE: Col = col("Age", "string", D_OBJECT_META_CREATION_TIMESTAMP);
+const CONTAINERS: Col = wide(
+    "Containers",
+    "string",
+    "Names of each container in the template.",
+);
+const IMAGES: Col = wide(
+    "Images",
+    "string",
+    "Images referenced by each container in the template.",
+);
+
+/// `rest.DefaultTableConvertor`.
+const DEFAULT_COLUMNS: &[Col] = &[
+    NAME,
+    col("Created At", "date", D_OBJECT_META_CREATION_TIMESTAMP),
+];
+
+/// kube-aggregator's `APIService` convertor.
+const APISERVICE_COLUMNS: &[Col] = &[
+    NAME,
+    col(
+        "Service",
+        "string",
+        "The reference to the service that hosts this API endpoint.",
+    ),
+    col("Available", "string", "Whether this service is available."),
+    AGE,
+];
+
+// ---------------------------------------------------------------------------------------------
+// Reading objects
+
+static NULL: Value = Value::Null;
+
+/// A JSON object read the way Go reads a decoded struct: a missing or `null` field is the zero
+/// value.
+#[derive(Clone, Copy)]
+struct Obj<'a>(&'a Value);
+
+impl<'a> Obj<'a> {
+    fn at(self, path: &[&str]) -> Option<&'a Value> {
+        let mut value = self.0;
+        for key in path {
+            value = value.get(*key)?;
+        }
+        (!value.is_null()).then_some(value)
+    }
+
+    fn obj(self, path: &[&str]) -> Obj<'a> {
+        Obj(self.at(path).unwrap_or(&NULL))
+    }
+
+    fn has(self, path: &[&str]) -> bool {
+        self.at(path).is_some()
+    }
+
+    fn str(self, path: &[&str]) -> &'a str {
+        self.at(path).and_then(Value::as_str).unwrap_or("")
+    }
+
+    fn opt_str(self, path: &[&str]) -> Option<&'a str> {
+        self.at(path).and_then(Value::as_str)
+    }
+
+    fn int(self, path: &[&str]) -> i64 {
+        match self.at(path) {
+            Some(Value::Number(n)) => n
+                .as_i64()
+                .or_else(|| n.as_f64().map(|f| f as i64))
+                .unwrap_or(0),
+            _ => 0,
+        }
+    }
+
+    fn bool(self, path: &[&str]) -> bool {
+        self.at(path).and_then(Value::as_bool).unwrap_or(false)
+    }
+
+    fn opt_bool(self, path: &[&str]) -> Option<bool> {
+        self.at(path).and_then(Value::as_bool)
+    }
+
+    fn list(self, path: &[&str]) -> &'a [Value] {
+        self.at(path)
+            .and_then(Value::as_array)
+            .map_or(&[], Vec::as_slice)
+    }
+
+    fn map(self, path: &[&str]) -> Option<&'a Map<String, Value>> {
+        self.at(path).and_then(Value::as_object)
+    }
+
+    fn len(self, path: &[&str]) -> i64 {
+        match self.at(path) {
+            Some(Value::Object(map)) => map.len() as i64,
+            Some(Value::Array(list)) => list.len() as i64,
+            _ => 0,
+        }
+    }
+
+    fn name(self) -> &'a str {
+        self.str(&["metadata", "name"])
+    }
+
+    fn deleting(self) -> bool {
+        self.has(&["metadata", "deletionTimestamp"])
+    }
+
+    fn annotation(self, key: &str) -> Option<&'a str> {
+        self.map(&["metadata", "annotations"])
+            .and_then(|a| a.get(key))
+            .and_then(Value::as_str)
+    }
+
+    /// The first element of `path`'s list whose `type` is `kind`.
+    fn condition(self, path: &[&str], kind: &str) -> Option<Obj<'a>> {
+        self.list(path)
+            .iter()
+            .map(Obj)
+            .find(|c| c.str(&["type"]) == kind)
+    }
+
+    /// `status.conditions` has a `kind` condition, and the first one is `True`.
+    fn condition_true(self, kind: &str) -> bool {
+        self.condition(&["status", "conditions"], kind)
+            .is_some_and(|c| c.str(&["status"]) == "True")
+    }
+}
+
+/// What every cell function may need besides the object.
+struct Ctx {
+    now: DateTime<Utc>,
+}
+
+impl Ctx {
+    /// `translateTimestampSince`: the age of a timestamp, `<unknown>` when unset.
+    fn since(&self, value: Option<&Value>) -> String {
+        match parse_time(value) {
+            Some(time) => self.since_time(time),
+            None => "<unknown>".to_string(),
+        }
+    }
+
+    fn since_time(&self, time: Time) -> String {
+        let now = i128::from(self.now.timestamp()) * NANOS
+            + i128::from(self.now.timestamp_subsec_nanos());
+        let then = i128::from(time.unix_seconds()) * NANOS + i128::from(time.subsec_nanos());
+        human_nanos(now - then)
+    }
+
+    fn age(&self, o: Obj<'_>) -> String {
+        self.since(o.at(&["metadata", "creationTimestamp"]))
+    }
+}
+
+const NANOS: i128 = 1_000_000_000;
+
+/// A `metav1.Time` (or `MicroTime`) field; `None` when unset, unparsable or Go's zero time.
+fn parse_time(value: Option<&Value>) -> Option<Time> {
+    let text = value?.as_str()?;
+    Time::parse_rfc3339(text).ok().filter(|t| !t.is_zero())
+}
+
+/// `duration.HumanDuration`: a succinct age with two or three significant figures, as kubectl
+/// shows in AGE columns: `0s`..`119s`, `2m3s`..`9m59s`, `10m`..`179m`, `3h4m`..`7h59m`,
+/// `8h`..`47h`, `2d3h`..`7d23h`, `8d`..`729d`, `2y10d`..`7y364d`, then `8y`. A duration less
+/// than -1s (a clock running behind) is `<invalid>`; down to -1s it is `0s`.
+pub fn human_duration(duration: TimeDelta) -> String {
+    let nanos = i128::from(duration.num_seconds()) * NANOS + i128::from(duration.subsec_nanos());
+    human_nanos(nanos)
+}
+
+fn human_nanos(nanos: i128) -> String {
+    // Go's time.Duration saturates at about 292 years.
+    let nanos = nanos.clamp(i128::from(i64::MIN), i128::from(i64::MAX));
+    let seconds = nanos / NANOS;
+    if seconds < -1 {
+        return "<invalid>".to_string();
+    }
+    if seconds < 0 {
+        return "0s".to_string();
+    }
+    if seconds < 60 * 2 {
+        return format!("{seconds}s");
+    }
+    let minutes = nanos / (60 * NANOS);
+    if minutes < 10 {
+        let s = seconds % 60;
+        return if s == 0 {
+            format!("{minutes}m")
+        } else {
+            format!("{minutes}m{s}s")
+        };
+    }
+    if minutes < 60 * 3 {
+        return format!("{minutes}m");
+    }
+    let hours = nanos / (3600 * NANOS);
+    if hours < 8 {
+        let m = minutes % 60;
+        return if m == 0 {
+            format!("{hours}h")
+        } else {
+            format!("{hours}h{m}m")
+        };
+    }
+    if hours < 48 {
+        return format!("{hours}h");
+    }
+    if hours < 24 * 8 {
+        let h = hours % 24;
+        return if h == 0 {
+            format!("{}d", hours / 24)
+        } else {
+            format!("{}d{h}h", hours / 24)
+        };
+    }
+    if hours < 24 * 365 * 2 {
+        return format!("{}d", hours / 24);
+    }
+    if hours < 24 * 365 * 8 {
+        let dy = (hours / 24) % 365;
+        return if dy == 0 {
+            format!("{}y", hours / 24 / 365)
+        } else {
+            format!("{}y{dy}d", hours / 24 / 365)
+        };
+    }
+    format!("{}y", hours / 24 / 365)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Formatting helpers shared by the printers
+
+fn s(text: impl Into<String>) -> Value {
+    Value::String(text.into())
+}
+
+fn or_none(text: &str) -> String {
+    if text.is_empty() {
+        "<none>".to_string()
+    } else {
+        text.to_string()
+    }
+}
+
+/// `printBoolPtr`.
+fn bool_ptr(value: Option<bool>) -> String {
+    match value {
+        Some(true) => "True".to_string(),
+        Some(false) => "False".to_string(),
+        None => "<unset>".to_string(),
+    }
+}
+
+/// `resource.Quantity.String()` of a quantity field (`0` when unset); a value that does not parse
+/// is shown as written.
+fn quantity(value: Option<&Value>) -> String {
+    let text = match value {
+        None | Some(Value::Null) => return "0".to_string(),
+        Some(Value::String(text)) => text.clone(),
+        Some(other) => other.to_string(),
+    };
+    Quantity::parse(&text).map_or(text, |q| q.to_string())
+}
+
+/// `intstr.IntOrString.String()`.
+fn int_or_string(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        Value::Number(n) => n.as_i64().map_or_else(|| n.to_string(), |i| i.to_string()),
+        other => other.to_string(),
+    }
+}
+
+/// `layoutContainerCells`: names and images, comma-joined.
+fn containers(spec: Obj<'_>) -> (String, String) {
+    let list = spec.list(&["containers"]);
+    let names = list
+        .iter()
+        .map(|c| Obj(c).str(&["name"]))
+        .collect::<Vec<_>>()
+        .join(",");
+    let images = list
+        .iter()
+        .map(|c| Obj(c).str(&["image"]))
+        .collect::<Vec<_>>()
+        .join(",");
+    (names, images)
+}
+
+/// `labels.FormatLabels`: sorted `key=value`s, `<none>` when empty.
+fn format_labels(map: Option<&Map<String, Value>>) -> String {
+    let mut pairs = map
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+        .collect::<Vec<_>>();
+    pairs.sort();
+    if pairs.is_empty() {
+        "<none>".to_string()
+    } else {
+        pairs.join(",")
+    }
+}
+
+/// `metav1.LabelSelectorAsSelector(selector).String()`; `None` when the selector does not
+/// convert (a bad operator, key or value). A missing selector (`labels.Nothing()`) and an empty
+/// one (`labels.Everything()`) both print as `""`.
+fn selector_string(selector: Option<&Value>) -> Option<String> {
+    let Some(selector) = selector.filter(|v| !v.is_null()) else {
+        return Some(String::new());
+    };
+    let selector = Obj(selector);
+    let mut requirements: Vec<(String, String)> = Vec::new();
+    for (key, value) in selector.map(&["matchLabels"]).into_iter().flatten() {
+        let value = value.as_str().unwrap_or_default();
+        if !valid_label_key(key) || !valid_label_value(value) {
+            return None;
+        }
+        requirements.push((key.clone(), format!("{key}={value}")));
+    }
+    for expression in selector.list(&["matchExpressions"]) {
+        let expression = Obj(expression);
+        let key = expression.str(&["key"]);
+        let mut values = expression
+            .list(&["values"])
+            .iter()
+            .map(|v| v.as_str().unwrap_or_default().to_string())
+            .collect::<Vec<_>>();
+        if !valid_label_key(key) || !values.iter().all(|v| valid_label_value(v)) {
+            return None;
+        }
+        let text = match expression.str(&["operator"]) {
+            op @ ("In" | "NotIn") => {
+                if values.is_empty() {
+                    return None;
+                }
+                values.sort();
+                let word = if op == "In" { "in" } else { "notin" };
+                format!("{key} {word} ({})", values.join(","))
+            }
+            "Exists" if values.is_empty() => key.to_string(),
+            "DoesNotExist" if values.is_empty() => format!("!{key}"),
+            _ => return None,
+        };
+        requirements.push((key.to_string(), text));
+    }
+    // `Selector.Add` sorts requirements by key (stably, at these sizes).
+    requirements.sort_by(|a, b| a.0.cmp(&b.0));
+    Some(
+        requirements
+            .into_iter()
+            .map(|(_, text)| text)
+            .collect::<Vec<_>>()
+            .join(","),
+    )
+}
+
+/// `metav1.FormatLabelSelector`: `<error>` when it does not convert, `<none>` when empty.
+fn format_label_selector(selector: Option<&Value>) -> String {
+    match selector_string(selector) {
+        None => "<error>".to_string(),
+        Some(text) if text.is_empty() => "<none>".to_string(),
+        Some(text) => text,
+    }
+}
+
+/// A label name part: up to 63 alphanumerics, `-`, `_` and `.`, starting and ending with an
+/// alphanumeric.
+fn valid_label_name(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= 63
+        && bytes[0].is_ascii_alphanumeric()
+        && bytes[bytes.len() - 1].is_ascii_alphanumeric()
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+}
+
+/// A DNS-1123 subdomain (a label key's prefix).
+fn valid_dns_subdomain(text: &str) -> bool {
+    text.len() <= 253
+        && text.split('.').all(|label| {
+            let bytes = label.as_bytes();
+            !bytes.is_empty()
+                && (bytes[0].is_ascii_lowercase() || bytes[0].is_ascii_digit())
+                && (bytes[bytes.len() - 1].is_ascii_lowercase()
+                    || bytes[bytes.len() - 1].is_ascii_digit())
+                && bytes
+                    .iter()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+        })
+}
+
+fn valid_label_key(key: &str) -> bool {
+    match key.split_once('/') {
+        Some((prefix, name)) => {
+            !prefix.is_empty() && valid_dns_subdomain(prefix) && valid_label_name(name)
+        }
+        None => valid_label_name(key),
+    }
+}
+
+fn valid_label_value(value: &str) -> bool {
+    value.is_empty() || valid_label_name(value)
+}
+
+/// `helper.GetAccessModesAsString`: the modes present, in upstream's order, abbreviated.
+fn access_modes(modes: &[Value]) -> String {
+    let has = |mode: &str| modes.iter().any(|m| m.as_str() == Some(mode));
+    [
+        ("ReadWriteOnce", "RWO"),
+        ("ReadOnlyMany", "ROX"),
+        ("ReadWriteMany", "RWX"),
+        ("ReadWriteOncePod", "RWOP"),
+    ]
+    .into_iter()
+    .filter(|(mode, _)| has(mode))
+    .map(|(_, short)| short)
+    .collect::<Vec<_>>()
+    .join(",")
+}
+
+/// The storage class of a volume or claim: the beta annotation when present, else the field.
+fn storage_class(o: Obj<'_>) -> String {
+    match o.annotation("volume.beta.kubernetes.io/storage-class") {
+        Some(class) => class.to_string(),
+        None => o.str(&["spec", "storageClassName"]).to_string(),
+    }
+}
+
+/// `loadBalancerStatusStringer` with `wide` (the server always prints wide): the sorted, distinct
+/// IPs or else host names.
+fn load_balancer(status: Obj<'_>) -> String {
+    let set = status
+        .list(&["ingress"])
+        .iter()
+        .map(Obj)
+        .filter_map(|i| {
+            let ip = i.str(&["ip"]);
+            let host = i.str(&["hostname"]);
+            if !ip.is_empty() {
+                Some(ip)
+            } else if !host.is_empty() {
+                Some(host)
+            } else {
+                None
+            }
+        })
+        .collect::<BTreeSet<_>>();
+    set.into_iter().collect::<Vec<_>>().join(",")
+}
+
+/// `net.JoinHostPort`.
+fn join_host_port(host: &str, port: i64) -> String {
+    if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
+}
+
+/// `listWithMoreString`.
+fn list_with_more(list: &[String], more: bool, count: usize, max: usize) -> String {
+    let text = list.join(",");
+    if more {
+        format!("{text} + {} more...", count - max)
+    } else if text.is_empty() {
+        "<unset>".to_string()
+    } else {
+        text
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Printers (`pkg/printers/internalversion`), one per resource
+
+fn default_row(o: Obj<'_>) -> Vec<Value> {
+    // `m.GetCreationTimestamp().Time.UTC().Format(time.RFC3339)`: Go's zero time when unset.
+    let created = parse_time(o.at(&["metadata", "creationTimestamp"]))
+        .and_then(|t| t.to_rfc3339())
+        .unwrap_or_else(|| "0001-01-01T00:00:00Z".to_string());
+    vec![s(o.name()), s(created)]
+}
+
+fn apiservice_row(o: Obj<'_>, ctx: &Ctx) -> Vec<Value> {
+    let service = match o.at(&["spec", "service"]) {
+        Some(svc) => format!(
+            "{}/{}",
+            Obj(svc).str(&["namespace"]),
+            Obj(svc).str(&["name"])
+        ),
+        None => "Local".to_string(),
+    };
+    let available = match o.condition(&["status", "conditions"], "Available") {
+        None => "Unknown".to_string(),
+        Some(c) if c.str(&["status"]) == "True" || c.str(&["reason"]).is_empty() => {
+            c.str(&["status"]).to_string()
+        }
+        Some(c) => format!("{} ({})", c.str(&["status"]), c.str(&["reason"])),
+    };
+    vec![s(o.name()), s(service), s(available), s(ctx.age(o))]
+}
+
+// --- pods
+
+static PODS: Printer = Printer {
+    columns: &[
+        NAME,
+        col(
+            "Ready",
+            "string",
+            "The aggregate readiness state of this pod for accepting traffic.",
+        ),
+        col(
+            "Status",
+            "string",
+            "The aggregate status of the containers in this pod.",
+        ),
+        col(
+            "Restarts",
+            "string",
+            "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.",
+        ),
+        AGE,
+        wide("IP", "string", D_POD_STATUS_POD_IP),
+        wide("Node", "string", D_POD_SPEC_NODE_NAME),
+        wide("Nominated Node", "string", D_POD_STATUS_NOMINATED_NODE_NAME),
+        wide("Readiness Gates", "string", D_POD_SPEC_READINESS_GATES),
+    ],
+    row: pod_row,
+};
+
+fn later(current: Option<Time>, candidate: Option<Time>) -> Option<Time> {
+    match (current, candidate) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// `printPod`: READY counts ready containers (and started sidecars) of all containers (and
+/// sidecars); STATUS is the phase or reason, overridden by init container trouble
+/// (`Init:...`), then by the last container with a waiting or terminated reason, then by
+/// deletion; RESTARTS adds when the last restart was.
+fn pod_row(pod: Obj<'_>, ctx: &Ctx) -> Row {
+    let spec = pod.obj(&["spec"]);
+    let status = pod.obj(&["status"]);
+    let init_specs = spec.list(&["initContainers"]);
+    // A sidecar: an init container with `restartPolicy: Always` (the last of a name counts, as
+    // in upstream's map).
+    let sidecar = |name: &str| {
+        init_specs
+            .iter()
+            .rev()
+            .map(Obj)
+            .find(|c| c.str(&["name"]) == name)
+            .is_some_and(|c| c.str(&["restartPolicy"]) == "Always")
+    };
+    let total = spec.list(&["containers"]).len()
+        + init_specs
+            .iter()
+            .filter(|c| Obj(c).str(&["restartPolicy"]) == "Always")
+            .count();
+    let mut ready = 0usize;
+    let mut restarts = 0i64;
+    let mut sidecar_restarts = 0i64;
+    let mut last_restart: Option<Time> = None;
+    let mut last_sidecar_restart: Option<Time> = None;
+
+    let phase = status.str(&["phase"]);
+    let mut reason = match status.str(&["reason"]) {
+        "" => phase.to_string(),
+        given => given.to_string(),
+    };
+    let conditions = status.list(&["conditions"]);
+    for condition in conditions.iter().map(Obj) {
+        if condition.str(&["type"]) == "PodScheduled"
+            && condition.str(&["reason"]) == "SchedulingGated"
+        {
+            reason = "SchedulingGated".to_string();
+        }
+    }
+
+    let mut initializing = false;
+    for (i, container) in status
+        .list(&["initContainerStatuses"])
+        .iter()
+        .map(Obj)
+        .enumerate()
+    {
+        let count = container.int(&["restartCount"]);
+        let finished = container
+            .has(&["lastState", "terminated"])
+            .then(|| parse_time(container.at(&["lastState", "terminated", "finishedAt"])))
+            .flatten();
+        restarts += count;
+        last_restart = later(last_restart, finished);
+        let is_sidecar = sidecar(container.str(&["name"]));
+        if is_sidecar {
+            sidecar_restarts += count;
+            last_sidecar_restart = later(last_sidecar_restart, finished);
+        }
+        let terminated = container.obj(&["state", "terminated"]);
+        let waiting_reason = container.str(&["state", "waiting", "reason"]);
+        if container.has(&["state", "terminated"]) && terminated.int(&["exitCode"]) == 0 {
+            continue;
+        }
+        if is_sidecar && container.opt_bool(&["started"]) == Some(true) {
+            if container.bool(&["ready"]) {
+                ready += 1;
+            }
+            continue;
+        }
+        reason = if container.has(&["state", "terminated"]) {
+            match terminated.str(&["reason"]) {
+                "" if terminated.int(&["signal"]) != 0 => {
+                    format!("Init:Signal:{}", terminated.int(&["signal"]))
+                }
+                "" => format!("Init:ExitCode:{}", terminated.int(&["exitCode"])),
+                given => format!("Init:{given}"),
+            }
+        } else if container.has(&["state", "waiting"])
+            && !waiting_reason.is_empty()
+            && waiting_reason != "PodInitializing"
+        {
+            format!("Init:{waiting_reason}")
+        } else {
+            format!("Init:{i}/{}", init_specs.len())
+        };
+        initializing = true;
+        break;
+    }
+
+    let initialized = conditions
+        .iter()
+        .map(Obj)
+        .find(|c| c.str(&["type"]) == "Initialized")
+        .is_some_and(|c| c.str(&["status"]) == "True");
+    if !initializing || initialized {
+        restarts = sidecar_restarts;
+        last_restart = last_sidecar_restart;
+        let mut has_running = false;
+        let mut error_reason = String::new();
+        for container in status.list(&["containerStatuses"]).iter().rev().map(Obj) {
+            restarts += container.int(&["restartCount"]);
+            if container.has(&["lastState", "terminated"]) {
+                last_restart = later(
+                    last_restart,
+                    parse_time(container.at(&["lastState", "terminated", "finishedAt"])),
+                );
+            }
+            let waiting_reason = container.str(&["state", "waiting", "reason"]);
+            let terminated = container.obj(&["state", "terminated"]);
+            if container.has(&["state", "waiting"]) && !waiting_reason.is_empty() {
+                reason = waiting_reason.to_string();
+            } else if container.has(&["state", "terminated"]) {
+                reason = match terminated.str(&["reason"]) {
+                    "" if terminated.int(&["signal"]) != 0 => {
+                        format!("Signal:{}", terminated.int(&["signal"]))
+                    }
+                    "" => format!("ExitCode:{}", terminated.int(&["exitCode"])),
+                    given => given.to_string(),
+                };
+                if terminated.int(&["exitCode"]) != 0 {
+                    error_reason = reason.clone();
+                }
+            } else if container.bool(&["ready"]) && container.has(&["state", "running"]) {
+                has_running = true;
+                ready += 1;
+            }
+        }
+        // A pod whose last reason is "Completed" is still running while a container runs, and
+        // has failed when another container ended in error.
+        if reason == "Completed" {
+            let pod_ready = conditions
+                .iter()
+                .map(Obj)
+                .any(|c| c.str(&["type"]) == "Ready" && c.str(&["status"]) == "True");
+            if has_running && pod_ready {
+                reason = "Running".to_string();
+            } else if !error_reason.is_empty() {
+                reason = error_reason;
+            } else if has_running {
+                reason = "NotReady".to_string();
+            }
+        }
+    }
+
+    if pod.deleting() && status.str(&["reason"]) == "NodeLost" {
+        reason = "Unknown".to_string();
+    } else if pod.deleting() && phase != "Failed" && phase != "Succeeded" {
+        reason = "Terminating".to_string();
+    }
+
+    let restarts_text = match last_restart {
+        Some(at) if restarts != 0 => format!("{restarts} ({} ago)", ctx.since_time(at)),
+        _ => restarts.to_string(),
+    };
+
+    // v1 → internal conversion: `podIP` wins over `podIPs[0]` when both are set.
+    let pod_ip = match status.str(&["podIP"]) {
+        "" => status
+            .list(&["podIPs"])
+            .first()
+            .map_or("", |ip| Obj(ip).str(&["ip"])),
+        ip => ip,
+    };
+    let gates = spec.list(&["readinessGates"]);
+    let readiness = if gates.is_empty() {
+        "<none>".to_string()
+    } else {
+        let true_count = gates
+            .iter()
+            .filter(|gate| {
+                let kind = Obj(gate).str(&["conditionType"]);
+                conditions
+                    .iter()
+                    .map(Obj)
+                    .find(|c| c.str(&["type"]) == kind)
+                    .is_some_and(|c| c.str(&["status"]) == "True")
+            })
+            .count();
+        format!("{true_count}/{}", gates.len())
+    };
+    let cells = vec![
+        s(pod.name()),
+        s(format!("{ready}/{total}")),
+        s(reason),
+        s(restarts_text),
+        s(ctx.age(pod)),
+        s(or_none(pod_ip)),
+        s(or_none(spec.str(&["nodeName"]))),
+        s(or_none(status.str(&["nominatedNodeName"]))),
+        s(readiness),
+    ];
+    let conditions = match phase {
+        "Succeeded" => vec![completed(
+            "Succeeded",
+            "The pod has completed successfully.",
+        )],
+        "Failed" => vec![completed("Failed", "The pod failed.")],
+        _ => Vec::new(),
+    };
+    (cells, conditions)
+}
+
+fn completed(reason: &str, message: &str) -> TableRowCondition {
+    TableRowCondition {
+        type_: "Completed".to_string(),
+        status: "True".to_string(),
+        reason: reason.to_string(),
+        message: message.to_string(),
+    }
+}
+
+// --- workloads
+
+static POD_TEMPLATES: Printer = Printer {
+    columns: &[
+        NAME,
+        col(
+            "Containers",
+            "string",
+            "Names of each container in the template.",
+        ),
+        col(
+            "Images",
+            "string",
+            "Images referenced by each container in the template.",
+        ),
+        col("Pod Labels", "string", "The labels for the pod template."),
+    ],
+    row: |o, _| {
+        let (names, images) = containers(o.obj(&["template", "spec"]));
+        (
+            vec![
+                s(o.name()),
+                s(names),
+                s(images),
+                s(format_labels(o.map(&["template", "metadata", "labels"]))),
+            ],
+            Vec::new(),
+        )
+    },
+};
+
+static REPLICATION_CONTROLLERS: Printer = Printer {
+    columns: &[
+        NAME,
+        col("Desired", "integer", D_REPLICATION_CONTROLLER_SPEC_REPLICAS),
+        col(
+            "Current",
+            "integer",
+            D_REPLICATION_CONTROLLER_STATUS_REPLICAS,
+        ),
+        col(
+            "Ready",
+            "integer",
+            D_REPLICATION_CONTROLLER_STATUS_READY_REPLICAS,
+        ),
+        AGE,
+        CONTAINERS,
+        IMAGES,
+        wide("Selector", "string", D_REPLICATION_CONTROLLER_SPEC_SELECTOR),
+    ],
+    row: |o, ctx| {
+        let (names, images) = containers(o.obj(&["spec", "template", "spec"]));
+        let cells = vec![
+            s(o.name()),
+            Value::from(o.int(&["spec", "replicas"])),
+            Value::from(o.int(&["status", "replicas"])),
+            Value::from(o.int(&["status", "readyReplicas"])),
+            s(ctx.age(o)),
+            s(names),
+            s(images),
+            s(format_labels(o.map(&["spec", "selector"]))),
+        ];
+        (cells, Vec::new())
+    },
+};
+
+static REPLICA_SETS: Printer = Printer {
+    columns: &[
+        NAME,
+        col("Desired", "integer", D_REPLICA_SET_SPEC_REPLICAS),
+        col("Current", "integer", D_REPLICA_SET_STATUS_REPLICAS),
+        col("Ready", "integer", D_REPLICA_SET_STATUS_READY_REPLICAS),
+        AGE,
+        CONTAINERS,
+        IMAGES,
+        wide("Selector", "string", D_REPLICA_SET_SPEC_SELECTOR),
+    ],
+    row: |o, ctx| {
+        let (names, images) = containers(o.obj(&["spec", "template", "spec"]));
+        let cells = vec![
+            s(o.name()),
+            Value::from(o.int(&["spec", "replicas"])),
+            Value::from(o.int(&["status", "replicas"])),
+            Value::from(o.int(&["status", "readyReplicas"])),
+            s(ctx.age(o)),
+            s(names),
+            s(images),
+            s(format_label_selector(o.at(&["spec", "selector"]))),
+        ];
+        (cells, Vec::new())
+    },
+};
+
+static DEPLOYMENTS: Printer = Printer {
+    columns: &[
+        NAME,
+        col("Ready", "string", "Number of the pod with ready state"),
+        col("Up-to-date", "string", D_DEPLOYMENT_STATUS_UPDATED_REPLICAS),
+        col(
+            "Available",
+            "string",
+            D_DEPLOYMENT_STATUS_AVAILABLE_REPLICAS,
+        ),
+        AGE,
+        CONTAINERS,
+        IMAGES,
+        wide("Selector", "string", D_DEPLOYMENT_SPEC_SELECTOR),
+    ],
+    row: |o, ctx| {
+        let (names, images) = containers(o.obj(&["spec", "template", "spec"]));
+        let selector =
+            selector_string(o.at(&["spec", "selector"])).unwrap_or_else(|| "<invalid>".to_string());
+        let cells = vec![
+            s(o.name()),
+            s(format!(
+                "{}/{}",
+                o.int(&["status", "readyReplicas"]),
+                o.int(&["spec", "replicas"])
+            )),
+            Value::from(o.int(&["status", "updatedReplicas"])),
+            Value::from(o.int(&["status", "availableReplicas"])),
+            s(ctx.age(o)),
+            s(names),
+            s(images),
+            s(selector),
+        ];
+        (cells, Vec::new())
+    },
+};
+
+static STATEFUL_SETS: Printer = Printer {
+    columns: &[
+        NAME,
+        col("Ready", "string", "Number of the pod with ready state"),
+        AGE,
+        CONTAINERS,
+        IMAGES,
+    ],
+    row: |o, ctx| {
+        let (names, images) = containers(o.obj(&["spec", "template", "spec"]));
+        let ready = format!(
+            "{}/{}",
+            o.int(&["status", "readyReplicas"]),
+            o.int(&["spec", "replicas"])
+        );
+        (
+            vec![s(o.name()), s(ready), s(ctx.age(o)), s(names), s(images)],
+            Vec::new(),
+        )
+    },
+};
+
+static DAEMON_SETS: Printer = Printer {
+    columns: &[
+        NAME,
+        col(
+            "Desired",
+            "integer",
+            D_DAEMON_SET_STATUS_DESIRED_NUMBER_SCHEDULED,
+        ),
+        col(
+            "Current",
+            "integer",
+            D_DAEMON_SET_STATUS_CURRENT_NUMBER_SCHEDULED,
+        ),
+        col("Ready", "integer", D_DAEMON_SET_STATUS_NUMBER_READY),
+        col(
+            "Up-to-date",
+            "integer",
+            D_DAEMON_SET_STATUS_UPDATED_NUMBER_SCHEDULED,
+        ),
+        col("Available", "integer", D_DAEMON_SET_STATUS_NUMBER_AVAILABLE),
+        col("Node Selector", "string", D_POD_SPEC_NODE_SELECTOR),
+        AGE,
+        CONTAINERS,
+        IMAGES,
+        wide("Selector", "string", D_DAEMON_SET_SPEC_SELECTOR),
+    ],
+    row: |o, ctx| {
+        let (names, images) = containers(o.obj(&["spec", "template", "spec"]));
+        let cells = vec![
+            s(o.name()),
+            Value::from(o.int(&["status", "desiredNumberScheduled"])),
+            Value::from(o.int(&["status", "currentNumberScheduled"])),
+            Value::from(o.int(&["status", "numberReady"])),
+            Value::from(o.int(&["status", "updatedNumberScheduled"])),
+            Value::from(o.int(&["status", "numberAvailable"])),
+            s(format_labels(o.map(&[
+                "spec",
+                "template",
+                "spec",
+                "nodeSelector",
+            ]))),
+            s(ctx.age(o)),
+            s(names),
+            s(images),
+            s(format_label_selector(o.at(&["spec", "selector"]))),
+        ];
+        (cells, Vec::new())
+    },
+};
+
+static JOBS: Printer = Printer {
+    columns: &[
+        NAME,
+        col("Status", "string", "Status of the job."),
+        col("Completions", "string", D_JOB_STATUS_SUCCEEDED),
+        col("Duration", "string", "Time required to complete the job."),
+        AGE,
+        CONTAINERS,
+        IMAGES,
+        wide("Selector", "string", D_JOB_SPEC_SELECTOR),
+    ],
+    row: job_row,
+};
+
+fn job_row(o: Obj<'_>, ctx: &Ctx) -> Row {
+    let succeeded = o.int(&["status", "succeeded"]);
+    let completions = if o.has(&["spec", "completions"]) {
+        format!("{succeeded}/{}", o.int(&["spec", "completions"]))
+    } else if o.int(&["spec", "parallelism"]) > 1 {
+        format!("{succeeded}/1 of {}", o.int(&["spec", "parallelism"]))
+    } else {
+        format!("{succeeded}/1")
+    };
+    let start = parse_time(o.at(&["status", "startTime"]));
+    let duration = match (
+        o.has(&["status", "startTime"]),
+        o.has(&["status", "completionTime"]),
+    ) {
+        (false, _) => String::new(),
+        (true, false) => ctx.since_time(start.unwrap_or_default()),
+        (true, true) => {
+            let end = parse_time(o.at(&["status", "completionTime"])).unwrap_or_default();
+            let start = start.unwrap_or_default();
+            let nanos = (i128::from(end.unix_seconds()) - i128::from(start.unix_seconds())) * NANOS
+                + i128::from(end.subsec_nanos())
+                - i128::from(start.subsec_nanos());
+            human_nanos(nanos)
+        }
+    };
+    let status = if o.condition_true("Complete") {
+        "Complete"
+    } else if o.condition_true("Failed") {
+        "Failed"
+    } else if o.deleting() {
+        "Terminating"
+    } else if o.condition_true("Suspended") {
+        "Suspended"
+    } else if o.condition_true("FailureTarget") {
+        "FailureTarget"
+    } else if o.condition_true("SuccessCriteriaMet") {
+        "SuccessCriteriaMet"
+    } else {
+        "Running"
+    };
+    let (names, images) = containers(o.obj(&["spec", "template", "spec"]));
+    let cells = vec![
+        s(o.name()),
+        s(status),
+        s(completions),
+        s(duration),
+        s(ctx.age(o)),
+        s(names),
+        s(images),
+        s(format_label_selector(o.at(&["spec", "selector"]))),
+    ];
+    (cells, Vec::new())
+}
+
+static CRON_JOBS: Printer = Printer {
+    columns: &[
+        NAME,
+        col("Schedule", "string", D_CRON_JOB_SPEC_SCHEDULE),
+        col("Timezone", "string", D_CRON_JOB_SPEC_TIME_ZONE),
+        col("Suspend", "boolean", D_CRON_JOB_SPEC_SUSPEND),
+        col("Active", "integer", D_CRON_JOB_STATUS_ACTIVE),
+        col(
+            "Last Schedule",
+            "string",
+            D_CRON_JOB_STATUS_LAST_SCHEDULE_TIME,
+        ),
+        AGE,
+        CONTAINERS,
+        IMAGES,
+        wide("Selector", "string", D_JOB_SPEC_SELECTOR),
+    ],
+    row: |o, ctx| {
+        let last = if o.has(&["status", "lastScheduleTime"]) {
+            ctx.since(o.at(&["status", "lastScheduleTime"]))
+        } else {
+            "<none>".to_string()
+        };
+        let job = o.obj(&["spec", "jobTemplate", "spec"]);
+        let (names, images) = containers(job.obj(&["template", "spec"]));
+        let cells = vec![
+            s(o.name()),
+            s(o.str(&["spec", "schedule"])),
+            s(o.opt_str(&["spec", "timeZone"]).unwrap_or("<none>")),
+            s(bool_ptr(o.opt_bool(&["spec", "suspend"]))),
+            Value::from(o.list(&["status", "active"]).len()),
+            s(last),
+            s(ctx.age(o)),
+            s(names),
+            s(images),
+            s(format_label_selector(job.at(&["selector"]))),
+        ];
+        (cells, Vec::new())
+    },
+};
+
+static CONTROLLER_REVISIONS: Printer = Printer {
+    columns: &[
+        NAME,
+        col("Controller", "string", "Controller of the object"),
+        col("Revision", "string", D_CONTROLLER_REVISION_REVISION),
+        AGE,
+    ],
+    row: |o, ctx| {
+        let owner = o
+            .list(&["metadata", "ownerReferences"])
+            .iter()
+            .map(Obj)
+            .find(|r| r.bool(&["controller"]));
+        let controller = match owner {
+            None => "<none>".to_string(),
+            Some(owner) => {
+                let api_version = owner.str(&["apiVersion"]);
+                let group = api_version.split_once('/').map_or("", |(group, _)| group);
+                let kind = owner.str(&["kind"]);
+                let group_kind = if group.is_empty() {
+                    kind.to_string()
+                } else {
+                    format!("{kind}.{group}")
+                };
+                if group.is_empty() && kind.is_empty() {
+                    owner.str(&["name"]).to_string()
+                } else {
+                    format!("{}/{}", group_kind.to_lowercase(), owner.str(&["name"]))
+                }
+            }
+        };
+        (
+            vec![
+                s(o.name()),
+                s(controller),
+                Value::from(o.int(&["revision"])),
+                s(ctx.age(o)),
+            ],
+            Vec::new(),
+        )
+    },
+};
+
+static POD_DISRUPTION_BUDGETS: Printer = Printer {
+    columns: &[
+        NAME,
+        col(
+            "Min Available",
+            "string",
+            "The minimum number of pods that must be available.",
+        ),
+        col(
+            "Max Unavailable",
+            "string",
+            "The maximum number of pods that may be unavailable.",
+        ),
+        col(
+            "Allowed Disruptions",
+            "integer",
+            "Calculated number of pods that may be disrupted at this time.",
+        ),
+        AGE,
+    ],
+    row: |o, ctx| {
+        let bound = |field: &str| {
+            o.at(&["spec", field])
+                .map_or_else(|| "N/A".to_string(), int_or_string)
+        };
+        let cells = vec![
+            s(o.name()),
+            s(bound("minAvailable")),
+            s(bound("maxUnavailable")),
+            Value::from(o.int(&["status", "disruptionsAllowed"])),
+            s(ctx.age(o)),
+        ];
+        (cells, Vec::new())
+    },
+};
+
+// --- services and networking
+
+static SERVICES: Printer = Printer {
+    columns: &[
+        NAME,
+        col("Type", "string", D_SERVICE_SPEC_TYPE),
+        col("Cluster-IP", "string", D_SERVICE_SPEC_CLUSTER_IP),
+        col("External-IP", "string", D_SERVICE_SPEC_EXTERNAL_IPS),
+        col("Port(s)", "string", D_SERVICE_SPEC_PORTS),
+        AGE,
+        wide("Selector", "string", D_SERVICE_SPEC_SELECTOR),
+    ],
+    row: service_row,
+};
+
+fn service_row(o: Obj<'_>, ctx: &Ctx) -> Row {
+    let spec = o.obj(&["spec"]);
+    // Defaulting fills `clusterIPs` from `clusterIP`.
+    let cluster_ip = match spec.list(&["clusterIPs"]).first().and_then(Value::as_str) {
+        Some(ip) => ip,
+        None => spec.str(&["clusterIP"]),
+    };
+    let external_ips = spec
+        .list(&["externalIPs"])
+        .iter()
+        .filter_map(Value::as_str)
+        .collect::<Vec<_>>();
+    let external_ip = match spec.str(&["type"]) {
+        "ClusterIP" | "NodePort" if external_ips.is_empty() => "<none>".to_string(),
+        "ClusterIP" | "NodePort" => external_ips.join(","),
+        "LoadBalancer" => {
+            let balancers = load_balancer(o.obj(&["status", "loadBalancer"]));
+            if !external_ips.is_empty() {
+                let mut all = balancers
+                    .split(',')
+                    .filter(|ip| !ip.is_empty())
+                    .collect::<Vec<_>>();
+                all.extend(external_ips.iter().copied());
+                all.join(",")
+            } else if !balancers.is_empty() {
+                balancers
+            } else {
+                "<pending>".to_string()
+            }
+        }
+        "ExternalName" => spec.str(&["externalName"]).to_string(),
+        _ => "<unknown>".to_string(),
+    };
+    let ports = spec
+        .list(&["ports"])
+        .iter()
+        .map(Obj)
+        .map(|p| {
+            let (port, node_port, protocol) =
+                (p.int(&["port"]), p.int(&["nodePort"]), p.str(&["protocol"]));
+            if node_port > 0 {
+                format!("{port}:{node_port}/{protocol}")
+            } else {
+                format!("{port}/{protocol}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",");
+    let cells = vec![
+        s(o.name()),
+        s(spec.str(&["type"])),
+        s(or_none(cluster_ip)),
+        s(external_ip),
+        s(or_none(&ports)),
+        s(ctx.age(o)),
+        s(format_labels(spec.map(&["selector"]))),
+    ];
+    (cells, Vec::new())
+}
+
+static ENDPOINTS: Printer = Printer {
+    columns: &[NAME, col("Endpoints", "string", D_ENDPOINTS_SUBSETS), AGE],
+    row: |o, ctx| {
+        (
+            vec![s(o.name()), s(format_endpoints(o)), s(ctx.age(o))],
+            Vec::new(),
+        )
+    },
+};
+
+/// `formatEndpoints` (all ports): the first three `ip:port`s (or bare IPs of portless subsets)
+/// and how many more there are.
+fn format_endpoints(o: Obj<'_>) -> String {
+    const MAX: usize = 3;
+    let subsets = o.list(&["subsets"]);
+    if subsets.is_empty() {
+        return "<none>".to_string();
+    }
+    let mut list: Vec<String> = Vec::new();
+    let mut more = false;
+    let mut count = 0usize;
+    for subset in subsets.iter().map(Obj) {
+        let addresses = subset.list(&["addresses"]);
+        let ports = subset.list(&["ports"]);
+        if ports.is_empty() {
+            count += addresses.len();
+            for address in addresses.iter().map(Obj) {
+                if list.len() == MAX {
+                    more = true;
+                    break;
+                }
+                list.push(address.str(&["ip"]).to_string());
+            }
+            continue;
+        }
+        for port in ports.iter().map(Obj) {
+            count += addresses.len();
+            for address in addresses.iter().map(Obj) {
+                if list.len() == MAX {
+                    more = true;
+                    break;
+                }
+                list.push(join_host_port(address.str(&["ip"]), port.int(&["port"])));
+            }
+        }
+    }
+    let text = list.join(",");
+    if more {
+        format!("{text} + {} more...", count - MAX)
+    } else {
+        text
+    }
+}
+
+static ENDPOINT_SLICES: Printer = Printer {
+    columns: &[
+        NAME,
+        col("AddressType", "string", D_ENDPOINT_SLICE_ADDRESS_TYPE),
+        col("Ports", "string", D_ENDPOINT_SLICE_PORTS),
+        col("Endpoints", "string", D_ENDPOINT_SLICE_ENDPOINTS),
+        AGE,
+    ],
+    row: |o, ctx| {
+        const MAX: usize = 3;
+        let mut ports = Vec::new();
+        let mut more = false;
+        let mut count = 0;
+        for port in o.list(&["ports"]).iter().map(Obj) {
+            if ports.len() < MAX {
+                ports.push(if port.has(&["port"]) {
+                    port.int(&["port"]).to_string()
+                } else {
+                    port.opt_str(&["name"]).unwrap_or("*").to_string()
+                });
+            } else if ports.len() == MAX {
+                more = true;
+            }
+            count += 1;
+        }
+        let ports = list_with_more(&ports, more, count, MAX);
+        let mut endpoints = Vec::new();
+        let (mut more, mut count) = (false, 0);
+        for endpoint in o.list(&["endpoints"]).iter().map(Obj) {
+            for address in endpoint.list(&["addresses"]) {
+                if endpoints.len() < MAX {
+                    endpoints.push(address.as_str().unwrap_or_default().to_string());
+                } else if endpoints.len() == MAX {
+                    more = true;
+                }
+                count += 1;
+            }
+        }
+        let endpoints = list_with_more(&endpoints, more, count, MAX);
+        (
+            vec![
+                s(o.name()),
+                s(o.str(&["addressType"])),
+                s(ports),
+                s(endpoints),
+                s(ctx.age(o)),
+            ],
+            Vec::new(),
+        )
+    },
+};
+
+static INGRESSES: Printer = Printer {
+    columns: &[
+        NAME,
+        col(
+            "Class",
+            "string",
+            "The name of the IngressClass resource that should be used for additional configuration",
+        ),
+        col(
+            "Hosts",
+            "string",
+            "Hosts that incoming requests are matched against before the ingress rule",
+        ),
+        col(
+            "Address",
+            "string",
+            "Address is a list containing ingress points for the load-balancer",
+        ),
+        col("Ports", "string", "Ports of TLS configurations that open"),
+        AGE,
+    ],
+    row: |o, ctx| {
+        let rules = o.list(&["spec", "rules"]);
+        let mut hosts: Vec<&str> = Vec::new();
+        let mut more = false;
+        for rule in rules.iter().map(Obj) {
+            if hosts.len() == 3 {
+                more = true;
+            }
+            if !more && !rule.str(&["host"]).is_empty() {
+                hosts.push(rule.str(&["host"]));
+            }
+        }
+        let hosts = match (hosts.is_empty(), more) {
+            (true, _) => "*".to_string(),
+            (false, true) => format!("{} + {} more...", hosts.join(","), rules.len() - 3),
+            (false, false) => hosts.join(","),
+        };
+        let ports = if o.list(&["spec", "tls"]).is_empty() {
+            "80"
+        } else {
+            "80, 443"
+        };
+        let cells = vec![
+            s(o.name()),
+            s(o.opt_str(&["spec", "ingressClassName"]).unwrap_or("<none>")),
+            s(hosts),
+            s(load_balancer(o.obj(&["status", "loadBalancer"]))),
+            s(ports),
+            s(ctx.age(o)),
+        ];
+        (cells, Vec::new())
+    },
+};
+
+static INGRESS_CLASSES: Printer = Printer {
+    columns: &[
+        NAME,
+        col(
+            "Controller",
+            "string",
+            "Controller that is responsible for handling this class",
+        ),
+        col(
+            "Parameters",
+            "string",
+            "A reference to a resource with additional parameters",
+        ),
+        AGE,
+    ],
+    row: |o, ctx| {
+        let mut name = o.name().to_string();
+        if o.annotation("ingressclass.kubernetes.io/is-default-class") == Some("true") {
+            name.push_str(" (default)");
+        }
+        let parameters = match o.at(&["spec", "parameters"]).map(Obj) {
+            None => "<none>".to_string(),
+            Some(p) => {
+                let mut text = p.str(&["kind"]).to_string();
+                if let Some(group) = p.opt_str(&["apiGroup"]) {
+                    text = format!("{text}.{group}");
+                }
+                format!("{text}/{}", p.str(&["name"]))
+            }
+        };
+        (
+            vec![
+                s(name),
+                s(o.str(&["spec", "controller"])),
+                s(parameters),
+                s(ctx.age(o)),
+            ],
+            Vec::new(),
+        )
+    },
+};
+
+static NETWORK_POLICIES: Printer = Printer {
+    columns: &[
+        NAME,
+        col("Pod-Selector", "string", D_NETWORK_POLICY_SPEC_POD_SELECTOR),
+        AGE,
+    ],
+    row: |o, ctx| {
+        // `podSelector` is a struct, never nil: missing is the empty selector.
+        let empty = Value::Object(Map::new());
+        let selector = o.at(&["spec", "podSelector"]).unwrap_or(&empty);
+        (
+            vec![
+                s(o.name()),
+                s(format_label_selector(Some(selector))),
+                s(ctx.age(o)),
+            ],
+            Vec::new(),
+        )
+    },
+};
+
+// --- cluster and configuration
+
+static NODES: Printer = Printer {
+    columns: &[
+        NAME,
+        col("Status", "string", "The status of the node"),
+        col("Roles", "string", "The roles of the node"),
+        AGE,
+        col("Version", "string", D_NODE_SYSTEM_INFO_KUBELET_VERSION),
+        wide("Internal-IP", "string", D_NODE_STATUS_ADDRESSES),
+        wide("External-IP", "string", D_NODE_STATUS_ADDRESSES),
+        wide("OS-Image", "string", D_NODE_SYSTEM_INFO_OS_IMAGE),
+        wide(
+            "Kernel-Version",
+            "string",
+            D_NODE_SYSTEM_INFO_KERNEL_VERSION,
+        ),
+        wide(
+            "Container-Runtime",
+            "string",
+            D_NODE_SYSTEM_INFO_CONTAINER_RUNTIME_VERSION,
+        ),
+    ],
+    row: node_row,
+};
+
+fn node_row(o: Obj<'_>, ctx: &Ctx) -> Row {
+    // Conditions go through a map by type: the last Ready condition counts.
+    let ready = o
+        .list(&["status", "conditions"])
+        .iter()
+        .map(Obj)
+        .filter(|c| c.str(&["type"]) == "Ready")
+        .last();
+    let mut status = vec![match ready {
+        Some(c) if c.str(&["status"]) == "True" => "Ready",
+        Some(_) => "NotReady",
+        None => "Unknown",
+    }];
+    if o.bool(&["spec", "unschedulable"]) {
+        status.push("SchedulingDisabled");
+    }
+    let mut roles = BTreeSet::new();
+    for (key, value) in o.map(&["metadata", "labels"]).into_iter().flatten() {
+        if let Some(role) = key.strip_prefix("node-role.kubernetes.io/") {
+            if !role.is_empty() {
+                roles.insert(role.to_string());
+            }
+        } else if key == "kubernetes.io/role" {
+            let value = value.as_str().unwrap_or_default();
+            if !value.is_empty() {
+                roles.insert(value.to_string());
+            }
+        }
+    }
+    let roles = roles.into_iter().collect::<Vec<_>>().join(",");
+    let address = |kind: &str| {
+        o.list(&["status", "addresses"])
+            .iter()
+            .map(Obj)
+            .find(|a| a.str(&["type"]) == kind)
+            .map_or_else(|| "<none>".to_string(), |a| a.str(&["address"]).to_string())
+    };
+    let info = o.obj(&["status", "nodeInfo"]);
+    let unknown = |field: &str| match info.str(&[field]) {
+        "" => "<unknown>".to_string(),
+        text => text.to_string(),
+    };
+    // Since v1.35 the kernel column also names the architecture.
+    let mut kernel = unknown("kernelVersion");
+    if !info.str(&["architecture"]).is_empty() {
+        kernel = format!("{kernel} ({})", info.str(&["architecture"]));
+    }
+    let cells = vec![
+        s(o.name()),
+        s(status.join(",")),
+        s(or_none(&roles)),
+        s(ctx.age(o)),
+        s(info.str(&["kubeletVersion"])),
+        s(address("InternalIP")),
+        s(address("ExternalIP")),
+        s(unknown("osImage")),
+        s(kernel),
+        s(unknown("containerRuntimeVersion")),
+    ];
+    (cells, Vec::new())
+}
+
+static NAMESPACES: Printer = Printer {
+    columns: &[
+        NAME,
+        col("Status", "string", "The status of the namespace"),
+        AGE,
+    ],
+    row: |o, ctx| {
+        (
+            vec![s(o.name()), s(o.str(&["status", "phase"])), s(ctx.age(o))],
+            Vec::new(),
+        )
+    },
+};
+
+static CONFIG_MAPS: Printer = Printer {
+    columns: &[NAME, col("Data", "string", D_CONFIG_MAP_DATA), AGE],
+    row: |o, ctx| {
+        let count = o.len(&["data"]) + o.len(&["binaryData"]);
+        (
+            vec![s(o.name()), Value::from(count), s(ctx.age(o))],
+            Vec::new(),
+        )
+    },
+};
+
+static SECRETS: Printer = Printer {
+    columns: &[
+        NAME,
+        col("Type", "string", D_SECRET_TYPE),
+        col("Data", "string", D_SECRET_DATA),
+        AGE,
+    ],
+    row: |o, ctx| {
+        (
+            vec![
+                s(o.name()),
+                s(o.str(&["type"])),
+                Value::from(o.len(&["data"])),
+                s(ctx.age(o)),
+            ],
+            Vec::new(),
+        )
+    },
+};
+
+/// Since v1.35 without the SECRETS count (kubernetes#117160).
+static SERVICE_ACCOUNTS: Printer = Printer {
+    columns: &[NAME, AGE],
+    row: |o, ctx| (vec![s(o.name()), s(ctx.age(o))], Vec::new()),
+};
+
+static COMPONENT_STATUSES: Printer = Printer {
+    columns: &[
+        NAME,
+        col("Status", "string", "Status of the component conditions"),
+        col("Message", "string", "Message of the component conditions"),
+        col("Error", "string", "Error of the component conditions"),
+    ],
+    row: |o, _| {
+        let healthy = o.condition(&["conditions"], "Healthy");
+        let status = match healthy {
+            None => "Unknown",
+            Some(c) if c.str(&["status"]) == "True" => "Healthy",
+            Some(_) => "Unhealthy",
+        };
+        let field = |name: &str| healthy.map_or("", |c| c.str(&[name]));
+        (
+            vec![
+                s(o.name()),
+                s(status),
+                s(field("message")),
+                s(field("error")),
+            ],
+            Vec::new(),
+        )
+    },
+};
+
+static RESOURCE_QUOTAS: Printer = Printer {
+    columns: &[
+        NAME,
+        col(
+            "Request",
+            "string",
+            "Request represents a minimum amount of cpu/memory that a container may consume.",
+        ),
+        col(
+            "Limit",
+            "string",
+            "Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node.",
+        ),
+        AGE,
+    ],
+    row: |o, ctx| {
+        let mut names = o
+            .map(&["status", "hard"])
+            .into_iter()
+            .flatten()
+            .map(|(k, _)| k.as_str())
+            .collect::<Vec<_>>();
+        names.sort_unstable();
+        let (mut requests, mut limits) = (Vec::new(), Vec::new());
+        for name in names {
+            let entry = format!(
+                "{name}: {}/{}",
+                quantity(o.at(&["status", "used", name])),
+                quantity(o.at(&["status", "hard", name]))
+            );
+            match name.split_once('.') {
+                Some(("limits", _)) => limits.push(entry),
+                _ => requests.push(entry),
+            }
+        }
+        (
+            vec![
+                s(o.name()),
+                s(requests.join(", ")),
+                s(limits.join(", ")),
+                s(ctx.age(o)),
+            ],
+            Vec::new(),
+        )
+    },
+};
+
+// --- events
+
+static EVENTS: Printer = Printer {
+    columns: &[
+        col("Last Seen", "string", D_EVENT_LAST_TIMESTAMP),
+        col("Type", "string", D_EVENT_TYPE),
+        col("Reason", "string", D_EVENT_REASON),
+        col("Object", "string", D_EVENT_INVOLVED_OBJECT),
+        wide("Subobject", "string", D_OBJECT_REFERENCE_FIELD_PATH),
+        wide("Source", "string", D_EVENT_SOURCE),
+        col("Message", "string", D_EVENT_MESSAGE),
+        wide("First Seen", "string", D_EVENT_FIRST_TIMESTAMP),
+        wide("Count", "string", D_EVENT_COUNT),
+        Col {
+            priority: 1,
+            ..NAME
+        },
+    ],
+    row: event_row,
+};
+
+/// An `events.k8s.io/v1` event as the core `Event` it is stored as (the printer reads that).
+fn event_as_core(event: &Value) -> Value {
+    let Some(fields) = event.as_object() else {
+        return event.clone();
+    };
+    let renames = [
+        ("regarding", "involvedObject"),
+        ("note", "message"),
+        ("deprecatedSource", "source"),
+        ("deprecatedFirstTimestamp", "firstTimestamp"),
+        ("deprecatedLastTimestamp", "lastTimestamp"),
+        ("deprecatedCount", "count"),
+        ("reportingController", "reportingComponent"),
+    ];
+    let mut core = Map::new();
+    for (key, value) in fields {
+        let key = renames
+            .iter()
+            .find(|(from, _)| from == key)
+            .map_or(key.as_str(), |(_, to)| to);
+        core.insert(key.to_string(), value.clone());
+    }
+    Value::Object(core)
+}
+
+fn event_row(o: Obj<'_>, ctx: &Ctx) -> Row {
+    let first = if parse_time(o.at(&["firstTimestamp"])).is_some() {
+        ctx.since(o.at(&["firstTimestamp"]))
+    } else {
+        ctx.since(o.at(&["eventTime"]))
+    };
+    let mut last = if parse_time(o.at(&["lastTimestamp"])).is_some() {
+        ctx.since(o.at(&["lastTimestamp"]))
+    } else {
+        first.clone()
+    };
+    let mut count = o.int(&["count"]);
+    if o.has(&["series"]) {
+        last = ctx.since(o.at(&["series", "lastObservedTime"]));
+        count = o.int(&["series", "count"]);
+    } else if count == 0 {
+        // Singleton events of the new API have no count.
+        count = 1;
+    }
+    let involved = o.obj(&["involvedObject"]);
+    let kind = involved.str(&["kind"]).to_lowercase();
+    let target = match involved.str(&["name"]) {
+        "" => kind,
+        name => format!("{kind}/{name}"),
+    };
+    let first_non_empty = |a: &'_ str, b: &'_ str| {
+        if a.is_empty() {
+            b.to_string()
+        } else {
+            a.to_string()
+        }
+    };
+    let component = first_non_empty(
+        o.str(&["source", "component"]),
+        o.str(&["reportingComponent"]),
+    );
+    let instance = first_non_empty(o.str(&["source", "host"]), o.str(&["reportingInstance"]));
+    let source = if instance.is_empty() {
+        component
+    } else {
+        format!("{component}, {instance}")
+    };
+    let cells = vec![
+        s(last),
+        s(o.str(&["type"])),
+        s(o.str(&["reason"])),
+        s(target),
+        s(involved.str(&["fieldPath"])),
+        s(source),
+        s(o.str(&["message"]).trim()),
+        s(first),
+        Value::from(count),
+        s(o.name()),
+    ];
+    (cells, Vec::new())
+}
+
+// --- storage
+
+static PERSISTENT_VOLUMES: Printer = Printer {
+    columns: &[
+        NAME,
+        col("Capacity", "string", D_PERSISTENT_VOLUME_SPEC_CAPACITY),
+        col(
+            "Access Modes",
+            "string",
+            D_PERSISTENT_VOLUME_SPEC_ACCESS_MODES,
+        ),
+        col(
+            "Reclaim Policy",
+            "string",
+            D_PERSISTENT_VOLUME_SPEC_PERSISTENT_VOLUME_RECLAIM_POLICY,
+        ),
+        col("Status", "string", D_PERSISTENT_VOLUME_STATUS_PHASE),
+        col("Claim", "string", D_PERSISTENT_VOLUME_SPEC_CLAIM_REF),
+        col("StorageClass", "string", "StorageClass of the pv"),
+        col(
+            "VolumeAttributesClass",
+            "string",
+            "VolumeAttributesClass of the pv",
+        ),
+        col("Reason", "string", D_PERSISTENT_VOLUME_STATUS_REASON),
+        AGE,
+        wide("VolumeMode", "string", D_PERSISTENT_VOLUME_SPEC_VOLUME_MODE),
+    ],
+    row: |o, ctx| {
+        let claim = match o.at(&["spec", "claimRef"]).map(Obj) {
+            Some(c) => format!("{}/{}", c.str(&["namespace"]), c.str(&["name"])),
+            None => String::new(),
+        };
+        let phase = if o.deleting() {
+            "Terminating"
+        } else {
+            o.str(&["status", "phase"])
+        };
+        let cells = vec![
+            s(o.name()),
+            s(quantity(o.at(&["spec", "capacity", "storage"]))),
+            s(access_modes(o.list(&["spec", "accessModes"]))),
+            s(o.str(&["spec", "persistentVolumeReclaimPolicy"])),
+            s(phase),
+            s(claim),
+            s(storage_class(o)),
+            s(o.opt_str(&["spec", "volumeAttributesClassName"])
+                .unwrap_or("<unset>")),
+            s(o.str(&["status", "reason"])),
+            s(ctx.age(o)),
+            s(o.opt_str(&["spec", "volumeMode"]).unwrap_or("<unset>")),
+        ];
+        (cells, Vec::new())
+    },
+};
+
+static PERSISTENT_VOLUME_CLAIMS: Printer = Printer {
+    columns: &[
+        NAME,
+        col("Status", "string", D_PERSISTENT_VOLUME_CLAIM_STATUS_PHASE),
+        col(
+            "Volume",
+            "string",
+            D_PERSISTENT_VOLUME_CLAIM_SPEC_VOLUME_NAME,
+        ),
+        col(
+            "Capacity",
+            "string",
+            D_PERSISTENT_VOLUME_CLAIM_STATUS_CAPACITY,
+        ),
+        col(
+            "Access Modes",
+            "string",
+            D_PERSISTENT_VOLUME_CLAIM_STATUS_ACCESS_MODES,
+        ),
+        col("StorageClass", "string", "StorageClass of the pvc"),
+        col(
+            "VolumeAttributesClass",
+            "string",
+            "VolumeAttributesClass of the pvc",
+        ),
+        AGE,
+        wide(
+            "VolumeMode",
+            "string",
+            D_PERSISTENT_VOLUME_CLAIM_SPEC_VOLUME_MODE,
+        ),
+    ],
+    row: |o, ctx| {
+        let phase = if o.deleting() {
+            "Terminating"
+        } else {
+            o.str(&["status", "phase"])
+        };
+        let volume = o.str(&["spec", "volumeName"]);
+        // What the claim got, once it is bound to a volume.
+        let (capacity, modes) = if volume.is_empty() {
+            (String::new(), String::new())
+        } else {
+            (
+                quantity(o.at(&["status", "capacity", "storage"])),
+                access_modes(o.list(&["status", "accessModes"])),
+            )
+        };
+        let cells = vec![
+            s(o.name()),
+            s(phase),
+            s(volume),
+            s(capacity),
+            s(modes),
+            s(storage_class(o)),
+            s(o.opt_str(&["spec", "volumeAttributesClassName"])
+                .unwrap_or("<unset>")),
+            s(ctx.age(o)),
+            s(o.opt_str(&["spec", "volumeMode"]).unwrap_or("<unset>")),
+        ];
+        (cells, Vec::new())
+    },
+};
+
+static STORAGE_CLASSES: Printer = Printer {
+    columns: &[
+        NAME,
+        col("Provisioner", "string", D_STORAGE_CLASS_PROVISIONER),
+        col("ReclaimPolicy", "string", D_STORAGE_CLASS_RECLAIM_POLICY),
+        col(
+            "VolumeBindingMode",
+            "string",
+            D_STORAGE_CLASS_VOLUME_BINDING_MODE,
+        ),
+        col(
+            "AllowVolumeExpansion",
+            "string",
+            D_STORAGE_CLASS_ALLOW_VOLUME_EXPANSION,
+        ),
+        AGE,
+    ],
+    row: |o, ctx| {
+        let mut name = o.name().to_string();
+        let default = [
+            "storageclass.kubernetes.io/is-default-class",
+            "storageclass.beta.kubernetes.io/is-default-class",
+        ];
+        if default.iter().any(|key| o.annotation(key) == Some("true")) {
+            name.push_str(" (default)");
+        }
+        let cells = vec![
+            s(name),
+            s(o.str(&["provisioner"])),
+            s(o.opt_str(&["reclaimPolicy"]).unwrap_or("Delete")),
+            s(o.opt_str(&["volumeBindingMode"]).unwrap_or("Immediate")),
+            Value::from(o.bool(&["allowVolumeExpansion"])),
+            s(ctx.age(o)),
+        ];
+        (cells, Vec::new())
+    },
+};
+
+// --- access control, coordination, scheduling, admission
+
+fn role_binding_row(o: Obj<'_>, ctx: &Ctx) -> Row {
+    let role = format!(
+        "{}/{}",
+        o.str(&["roleRef", "kind"]),
+        o.str(&["roleRef", "name"])
+    );
+    let (mut users, mut groups, mut accounts) = (Vec::new(), Vec::new(), Vec::new());
+    for subject in o.list(&["subjects"]).iter().map(Obj) {
+        match subject.str(&["kind"]) {
+            "ServiceAccount" => accounts.push(format!(
+                "{}/{}",
+                subject.str(&["namespace"]),
+                subject.str(&["name"])
+            )),
+            "User" => users.push(subject.str(&["name"]).to_string()),
+            "Group" => groups.push(subject.str(&["name"]).to_string()),
+            _ => {}
+        }
+    }
+    let cells = vec![
+        s(o.name()),
+        s(role),
+        s(ctx.age(o)),
+        s(users.join(", ")),
+        s(groups.join(", ")),
+        s(accounts.join(", ")),
+    ];
+    (cells, Vec::new())
+}
+
+static ROLE_BINDINGS: Printer = Printer {
+    columns: &[
+        NAME,
+        col("Role", "string", D_ROLE_BINDING_ROLE_REF),
+        AGE,
+        wide("Users", "string", "Users in the roleBinding"),
+        wide("Groups", "string", "Groups in the roleBinding"),
+        wide(
+            "ServiceAccounts",
+            "string",
+            "ServiceAccounts in the roleBinding",
+        ),
+    ],
+    row: role_binding_row,
+};
+
+static CLUSTER_ROLE_BINDINGS: Printer = Printer {
+    columns: &[
+        NAME,
+        col("Role", "string", D_CLUSTER_ROLE_BINDING_ROLE_REF),
+        AGE,
+        wide("Users", "string", "Users in the clusterRoleBinding"),
+        wide("Groups", "string", "Groups in the clusterRoleBinding"),
+        wide(
+            "ServiceAccounts",
+            "string",
+            "ServiceAccounts in the clusterRoleBinding",
+        ),
+    ],
+    row: role_binding_row,
+};
+
+static LEASES: Printer = Printer {
+    columns: &[
+        NAME,
+        col("Holder", "string", D_LEASE_SPEC_HOLDER_IDENTITY),
+        AGE,
+    ],
+    row: |o, ctx| {
+        (
+            vec![
+                s(o.name()),
+                s(o.str(&["spec", "holderIdentity"])),
+                s(ctx.age(o)),
+            ],
+            Vec::new(),
+        )
+    },
+};
+
+static PRIORITY_CLASSES: Printer = Printer {
+    columns: &[
+        NAME,
+        col("Value", "integer", D_PRIORITY_CLASS_VALUE),
+        col("Global-Default", "boolean", D_PRIORITY_CLASS_GLOBAL_DEFAULT),
+        AGE,
+        col(
+            "PreemptionPolicy",
+            "string",
+            D_PRIORITY_CLASS_PREEMPTION_POLICY,
+        ),
+    ],
+    row: |o, ctx| {
+        let cells = vec![
+            s(o.name()),
+            Value::from(o.int(&["value"])),
+            Value::from(o.bool(&["globalDefault"])),
+            s(ctx.age(o)),
+            s(o.str(&["preemptionPolicy"])),
+        ];
+        (cells, Vec::new())
+    },
+};
+
+static RUNTIME_CLASSES: Printer = Printer {
+    // Upstream describes Handler with ObjectMeta's (absent) "handler" doc: empty.
+    columns: &[NAME, col("Handler", "string", ""), AGE],
+    row: |o, ctx| {
+        (
+            vec![s(o.name()), s(o.str(&["handler"])), s(ctx.age(o))],
+            Vec::new(),
+        )
+    },
+};
+
+fn webhooks_row(o: Obj<'_>, ctx: &Ctx) -> Row {
+    (
+        vec![
+            s(o.name()),
+            Value::from(o.list(&["webhooks"]).len()),
+            s(ctx.age(o)),
+        ],
+        Vec::new(),
+    )
+}
+
+static MUTATING_WEBHOOKS: Printer = Printer {
+    columns: &[
+        NAME,
+        col(
+            "Webhooks",
+            "integer",
+            "Webhooks indicates the number of webhooks registered in this configuration",
+        ),
+        AGE,
+    ],
+    row: webhooks_row,
+};
+
+static VALIDATING_WEBHOOKS: Printer = Printer {
+    columns: &[
+        NAME,
+        col(
+            "Webhooks",
+            "integer",
+            "Webhooks indicates the number of webhooks registered in this configuration",
+        ),
+        AGE,
+    ],
+    row: webhooks_row,
+};
+
+// ---------------------------------------------------------------------------------------------
+// Column descriptions: upstream SwaggerDoc() strings
+
+/// `meta/v1` `ObjectMeta.name`.
+const D_OBJECT_META_NAME: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
+/// `meta/v1` `ObjectMeta.creationTimestamp`.
+const D_OBJECT_META_CREATION_TIMESTAMP: &str = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
+/// `core/v1` `PodStatus.podIP`.
+const D_POD_STATUS_POD_IP: &str = "podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.";
+/// `core/v1` `PodSpec.nodeName`.
+const D_POD_SPEC_NODE_NAME: &str = "NodeName indicates in which node this pod is scheduled. If empty, this pod is a candidate for scheduling by the scheduler defined in schedulerName. Once this field is set, the kubelet for this node becomes responsible for the lifecycle of this pod. This field should not be used to express a desire for the pod to be scheduled on a specific node. https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/#nodename";
+/// `core/v1` `PodStatus.nominatedNodeName`.
+const D_POD_STATUS_NOMINATED_NODE_NAME: &str = "nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods. This field does not guarantee that the pod will be scheduled on this node. Scheduler may decide to place the pod elsewhere if other nodes become available sooner. Scheduler may also decide to give the resources on this node to a higher priority pod that is created after preemption. As a result, this field may be different than PodSpec.nodeName when the pod is scheduled.";
+/// `core/v1` `PodSpec.readinessGates`.
+const D_POD_SPEC_READINESS_GATES: &str = "If specified, all readiness gates will be evaluated for pod readiness. A pod is ready when all its containers are ready AND all conditions specified in the readiness gates have status equal to \"True\" More info: https://git.k8s.io/enhancements/keps/sig-network/580-pod-readiness-gates";
+/// `core/v1` `ReplicationControllerSpec.replicas`.
+const D_REPLICATION_CONTROLLER_SPEC_REPLICAS: &str = "Replicas is the number of desired replicas. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller";
+/// `core/v1` `ReplicationControllerStatus.replicas`.
+const D_REPLICATION_CONTROLLER_STATUS_REPLICAS: &str = "Replicas is the most recently observed number of replicas. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller";
+/// `core/v1` `ReplicationControllerStatus.readyReplicas`.
+const D_REPLICATION_CONTROLLER_STATUS_READY_REPLICAS: &str =
+    "The number of ready replicas for this replication controller.";
+/// `core/v1` `ReplicationControllerSpec.selector`.
+const D_REPLICATION_CONTROLLER_SPEC_SELECTOR: &str = "Selector is a label query over pods that should match the Replicas count. If Selector is empty, it is defaulted to the labels present on the Pod template. Label keys and values that must match in order to be controlled by this replication controller, if empty defaulted to labels on Pod template. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors";
+/// `extensions/v1beta1` `ReplicaSetSpec.replicas` (not served; from the proto comment).
+const D_REPLICA_SET_SPEC_REPLICAS: &str = "Replicas is the number of desired pods. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset";
+/// `extensions/v1beta1` `ReplicaSetStatus.replicas` (not served; from the proto comment).
+const D_REPLICA_SET_STATUS_REPLICAS: &str = "Replicas is the most recently observed number of non-terminating pods. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset";
+/// `extensions/v1beta1` `ReplicaSetStatus.readyReplicas` (not served; from the proto comment).
+const D_REPLICA_SET_STATUS_READY_REPLICAS: &str =
+    "The number of non-terminating pods targeted by this ReplicaSet with a Ready Condition.";
+/// `extensions/v1beta1` `ReplicaSetSpec.selector` (not served; from the proto comment).
+const D_REPLICA_SET_SPEC_SELECTOR: &str = "Selector is a label query over pods that should match the replica count. If the selector is empty, it is defaulted to the labels present on the pod template. Label keys and values that must match in order to be controlled by this replica set. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors";
+/// `extensions/v1beta1` `DaemonSetStatus.desiredNumberScheduled` (not served; from the proto comment).
+const D_DAEMON_SET_STATUS_DESIRED_NUMBER_SCHEDULED: &str = "The total number of nodes that should be running the daemon pod (including nodes correctly running the daemon pod). More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/";
+/// `extensions/v1beta1` `DaemonSetStatus.currentNumberScheduled` (not served; from the proto comment).
+const D_DAEMON_SET_STATUS_CURRENT_NUMBER_SCHEDULED: &str = "The number of nodes that are running at least 1 daemon pod and are supposed to run the daemon pod. More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/";
+/// `extensions/v1beta1` `DaemonSetStatus.numberReady` (not served; from the proto comment).
+const D_DAEMON_SET_STATUS_NUMBER_READY: &str = "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and ready.";
+/// `extensions/v1beta1` `DaemonSetStatus.updatedNumberScheduled` (not served; from the proto comment).
+const D_DAEMON_SET_STATUS_UPDATED_NUMBER_SCHEDULED: &str =
+    "The total number of nodes that are running updated daemon pod";
+/// `extensions/v1beta1` `DaemonSetStatus.numberAvailable` (not served; from the proto comment).
+const D_DAEMON_SET_STATUS_NUMBER_AVAILABLE: &str = "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and available (ready for at least spec.minReadySeconds)";
+/// `core/v1` `PodSpec.nodeSelector`.
+const D_POD_SPEC_NODE_SELECTOR: &str = "NodeSelector is a selector which must be true for the pod to fit on a node. Selector which must match a node's labels for the pod to be scheduled on that node. More info: https://kubernetes.io/docs/concepts/configuration/assign-pod-node/";
+/// `extensions/v1beta1` `DaemonSetSpec.selector` (not served; from the proto comment).
+const D_DAEMON_SET_SPEC_SELECTOR: &str = "A label query over pods that are managed by the daemon set. Must match in order to be controlled. If empty, defaulted to labels on Pod template. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors";
+/// `batch/v1` `JobStatus.succeeded`.
+const D_JOB_STATUS_SUCCEEDED: &str = "The number of pods which reached phase Succeeded. The value increases monotonically for a given spec. However, it may decrease in reaction to scale down of elastic indexed jobs.";
+/// `batch/v1` `JobSpec.selector`.
+const D_JOB_SPEC_SELECTOR: &str = "A label query over pods that should match the pod count. Normally, the system sets this field for you. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors";
+/// `batch/v1beta1` `CronJobSpec.schedule` (not served; from the proto comment).
+const D_CRON_JOB_SPEC_SCHEDULE: &str =
+    "The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron.";
+/// `batch/v1beta1` `CronJobSpec.timeZone` (not served; from the proto comment).
+const D_CRON_JOB_SPEC_TIME_ZONE: &str = "The time zone name for the given schedule, see https://en.wikipedia.org/wiki/List_of_tz_database_time_zones. If not specified, this will default to the time zone of the kube-controller-manager process. The set of valid time zone names and the time zone offset is loaded from the system-wide time zone database by the API server during CronJob validation and the controller manager during execution. If no system-wide time zone database can be found a bundled version of the database is used instead. If the time zone name becomes invalid during the lifetime of a CronJob or due to a change in host configuration, the controller will stop creating new new Jobs and will create a system event with the reason UnknownTimeZone. More information can be found in https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/#time-zones";
+/// `batch/v1beta1` `CronJobSpec.suspend` (not served; from the proto comment).
+const D_CRON_JOB_SPEC_SUSPEND: &str = "This flag tells the controller to suspend subsequent executions, it does not apply to already started executions.  Defaults to false.";
+/// `batch/v1beta1` `CronJobStatus.active` (not served; from the proto comment).
+const D_CRON_JOB_STATUS_ACTIVE: &str = "A list of pointers to currently running jobs.";
+/// `batch/v1beta1` `CronJobStatus.lastScheduleTime` (not served; from the proto comment).
+const D_CRON_JOB_STATUS_LAST_SCHEDULE_TIME: &str =
+    "Information when was the last time the job was successfully scheduled.";
+/// `core/v1` `ServiceSpec.type`.
+const D_SERVICE_SPEC_TYPE: &str = "type determines how the Service is exposed. Defaults to ClusterIP. Valid options are ExternalName, ClusterIP, NodePort, and LoadBalancer. \"ClusterIP\" allocates a cluster-internal IP address for load-balancing to endpoints. Endpoints are determined by the selector or if that is not specified, by manual construction of an Endpoints object or EndpointSlice objects. If clusterIP is \"None\", no virtual IP is allocated and the endpoints are published as a set of endpoints rather than a virtual IP. \"NodePort\" builds on ClusterIP and allocates a port on every node which routes to the same endpoints as the clusterIP. \"LoadBalancer\" builds on NodePort and creates an external load-balancer (if supported in the current cloud) which routes to the same endpoints as the clusterIP. \"ExternalName\" aliases this service to the specified externalName. Several other fields do not apply to ExternalName services. More info: https://kubernetes.io/docs/concepts/services-networking/service/#publishing-services-service-types";
+/// `core/v1` `ServiceSpec.clusterIP`.
+const D_SERVICE_SPEC_CLUSTER_IP: &str = "clusterIP is the IP address of the service and is usually assigned randomly. If an address is specified manually, is in-range (as per system configuration), and is not in use, it will be allocated to the service; otherwise creation of the service will fail. This field may not be changed through updates unless the type field is also being changed to ExternalName (which requires this field to be blank) or the type field is being changed from ExternalName (in which case this field may optionally be specified, as describe above).  Valid values are \"None\", empty string (\"\"), or a valid IP address. Setting this to \"None\" makes a \"headless service\" (no virtual IP), which is useful when direct endpoint connections are preferred and proxying is not required.  Only applies to types ClusterIP, NodePort, and LoadBalancer. If this field is specified when creating a Service of type ExternalName, creation will fail. This field will be wiped when updating a Service to type ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies";
+/// `core/v1` `ServiceSpec.externalIPs`.
+const D_SERVICE_SPEC_EXTERNAL_IPS: &str = "externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic for this service.  These IPs are not managed by Kubernetes.  The user is responsible for ensuring that traffic arrives at a node with this IP.  A common example is external load-balancers that are not part of the Kubernetes system.";
+/// `core/v1` `ServiceSpec.ports`.
+const D_SERVICE_SPEC_PORTS: &str = "The list of ports that are exposed by this service. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies";
+/// `core/v1` `ServiceSpec.selector`.
+const D_SERVICE_SPEC_SELECTOR: &str = "Route service traffic to pods with label keys and values matching this selector. If empty or not present, the service is assumed to have an external process managing its endpoints, which Kubernetes will not modify. Only applies to types ClusterIP, NodePort, and LoadBalancer. Ignored if type is ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/";
+/// `core/v1` `Endpoints.subsets`.
+const D_ENDPOINTS_SUBSETS: &str = "The set of all endpoints is the union of all subsets. Addresses are placed into subsets according to the IPs they share. A single address with multiple ports, some of which are ready and some of which are not (because they come from different containers) will result in the address being displayed in different subsets for the different ports. No address will appear in both Addresses and NotReadyAddresses in the same subset. Sets of addresses and ports that comprise a service.";
+/// `core/v1` `NodeSystemInfo.kubeletVersion`.
+const D_NODE_SYSTEM_INFO_KUBELET_VERSION: &str = "Kubelet Version reported by the node.";
+/// `core/v1` `NodeStatus.addresses`.
+const D_NODE_STATUS_ADDRESSES: &str = "List of addresses reachable to the node. Queried from cloud provider, if available. More info: https://kubernetes.io/docs/reference/node/node-status/#addresses Note: This field is declared as mergeable, but the merge key is not sufficiently unique, which can cause data corruption when it is merged. Callers should instead use a full-replacement patch. See https://pr.k8s.io/79391 for an example. Consumers should assume that addresses can change during the lifetime of a Node. However, there are some exceptions where this may not be possible, such as Pods that inherit a Node's address in its own status or consumers of the downward API (status.hostIP).";
+/// `core/v1` `NodeSystemInfo.osImage`.
+const D_NODE_SYSTEM_INFO_OS_IMAGE: &str =
+    "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).";
+/// `core/v1` `NodeSystemInfo.kernelVersion`.
+const D_NODE_SYSTEM_INFO_KERNEL_VERSION: &str =
+    "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).";
+/// `core/v1` `NodeSystemInfo.containerRuntimeVersion`.
+const D_NODE_SYSTEM_INFO_CONTAINER_RUNTIME_VERSION: &str = "ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).";
+/// `core/v1` `Event.lastTimestamp`.
+const D_EVENT_LAST_TIMESTAMP: &str =
+    "The time at which the most recent occurrence of this event was recorded.";
+/// `core/v1` `Event.type`.
+const D_EVENT_TYPE: &str =
+    "Type of this event (Normal, Warning), new types could be added in the future";
+/// `core/v1` `Event.reason`.
+const D_EVENT_REASON: &str = "This should be a short, machine understandable string that gives the reason for the transition into the object's current status.";
+/// `core/v1` `Event.involvedObject`.
+const D_EVENT_INVOLVED_OBJECT: &str = "The object that this event is about.";
+/// `core/v1` `ObjectReference.fieldPath`.
+const D_OBJECT_REFERENCE_FIELD_PATH: &str = "If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement, such as desiredState.manifest.containers[2]. For example, if the object reference is to a container within a pod, this would take on a value like: \"spec.containers{name}\" (where \"name\" refers to the name of the container that triggered the event) or if no container name is specified \"spec.containers[2]\" (container with index 2 in this pod). This syntax is chosen only to have some well-defined way of referencing a part of an object.";
+/// `core/v1` `Event.source`.
+const D_EVENT_SOURCE: &str =
+    "The component reporting this event. Should be a short machine understandable string.";
+/// `core/v1` `Event.message`.
+const D_EVENT_MESSAGE: &str = "A human-readable description of the status of this operation.";
+/// `core/v1` `Event.firstTimestamp`.
+const D_EVENT_FIRST_TIMESTAMP: &str =
+    "The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)";
+/// `core/v1` `Event.count`.
+const D_EVENT_COUNT: &str = "The number of times this event has occurred.";
+/// `core/v1` `Secret.type`.
+const D_SECRET_TYPE: &str = "Used to facilitate programmatic handling of secret data. More info: https://kubernetes.io/docs/concepts/configuration/secret/#secret-types";
+/// `core/v1` `Secret.data`.
+const D_SECRET_DATA: &str = "Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The serialized form of the secret data is a base64 encoded string, representing the arbitrary (possibly non-string) data value here. Described in https://tools.ietf.org/html/rfc4648#section-4";
+/// `core/v1` `PersistentVolumeSpec.capacity`.
+const D_PERSISTENT_VOLUME_SPEC_CAPACITY: &str = "capacity is the description of the persistent volume's resources and capacity. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#capacity";
+/// `core/v1` `PersistentVolumeSpec.accessModes`.
+const D_PERSISTENT_VOLUME_SPEC_ACCESS_MODES: &str = "accessModes contains all ways the volume can be mounted. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes";
+/// `core/v1` `PersistentVolumeSpec.persistentVolumeReclaimPolicy`.
+const D_PERSISTENT_VOLUME_SPEC_PERSISTENT_VOLUME_RECLAIM_POLICY: &str = "persistentVolumeReclaimPolicy defines what happens to a persistent volume when released from its claim. Valid options are Retain (default for manually created PersistentVolumes), Delete (default for dynamically provisioned PersistentVolumes), and Recycle (deprecated). Recycle must be supported by the volume plugin underlying this PersistentVolume. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#reclaiming";
+/// `core/v1` `PersistentVolumeStatus.phase`.
+const D_PERSISTENT_VOLUME_STATUS_PHASE: &str = "phase indicates if a volume is available, bound to a claim, or released by a claim. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#phase";
+/// `core/v1` `PersistentVolumeSpec.claimRef`.
+const D_PERSISTENT_VOLUME_SPEC_CLAIM_REF: &str = "claimRef is part of a bi-directional binding between PersistentVolume and PersistentVolumeClaim. Expected to be non-nil when bound. claim.VolumeName is the authoritative bind between PV and PVC. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#binding";
+/// `core/v1` `PersistentVolumeStatus.reason`.
+const D_PERSISTENT_VOLUME_STATUS_REASON: &str = "reason is a brief CamelCase string that describes any failure and is meant for machine parsing and tidy display in the CLI.";
+/// `core/v1` `PersistentVolumeSpec.volumeMode`.
+const D_PERSISTENT_VOLUME_SPEC_VOLUME_MODE: &str = "volumeMode defines if a volume is intended to be used with a formatted filesystem or to remain in raw block state. Value of Filesystem is implied when not included in spec.";
+/// `core/v1` `PersistentVolumeClaimStatus.phase`.
+const D_PERSISTENT_VOLUME_CLAIM_STATUS_PHASE: &str =
+    "phase represents the current phase of PersistentVolumeClaim.";
+/// `core/v1` `PersistentVolumeClaimSpec.volumeName`.
+const D_PERSISTENT_VOLUME_CLAIM_SPEC_VOLUME_NAME: &str =
+    "volumeName is the binding reference to the PersistentVolume backing this claim.";
+/// `core/v1` `PersistentVolumeClaimStatus.capacity`.
+const D_PERSISTENT_VOLUME_CLAIM_STATUS_CAPACITY: &str =
+    "capacity represents the actual resources of the underlying volume.";
+/// `core/v1` `PersistentVolumeClaimStatus.accessModes`.
+const D_PERSISTENT_VOLUME_CLAIM_STATUS_ACCESS_MODES: &str = "accessModes contains the actual access modes the volume backing the PVC has. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes-1";
+/// `core/v1` `PersistentVolumeClaimSpec.volumeMode`.
+const D_PERSISTENT_VOLUME_CLAIM_SPEC_VOLUME_MODE: &str = "volumeMode defines what type of volume is required by the claim. Value of Filesystem is implied when not included in claim spec.";
+/// `extensions/v1beta1` `DeploymentStatus.updatedReplicas` (not served; from the proto comment).
+const D_DEPLOYMENT_STATUS_UPDATED_REPLICAS: &str = "Total number of non-terminating pods targeted by this deployment that have the desired template spec.";
+/// `extensions/v1beta1` `DeploymentStatus.availableReplicas` (not served; from the proto comment).
+const D_DEPLOYMENT_STATUS_AVAILABLE_REPLICAS: &str = "Total number of available non-terminating pods (ready for at least minReadySeconds) targeted by this deployment.";
+/// `extensions/v1beta1` `DeploymentSpec.selector` (not served; from the proto comment).
+const D_DEPLOYMENT_SPEC_SELECTOR: &str = "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment.";
+/// `core/v1` `ConfigMap.data`.
+const D_CONFIG_MAP_DATA: &str = "Data contains the configuration data. Each key must consist of alphanumeric characters, '-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field. The keys stored in Data must not overlap with the keys in the BinaryData field, this is enforced during validation process.";
+/// `rbac/v1beta1` `RoleBinding.roleRef` (not served; from the proto comment).
+const D_ROLE_BINDING_ROLE_REF: &str = "RoleRef can reference a Role in the current namespace or a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error.";
+/// `rbac/v1beta1` `ClusterRoleBinding.roleRef` (not served; from the proto comment).
+const D_CLUSTER_ROLE_BINDING_ROLE_REF: &str = "RoleRef can only reference a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error.";
+/// `coordination/v1` `LeaseSpec.holderIdentity`.
+const D_LEASE_SPEC_HOLDER_IDENTITY: &str = "holderIdentity contains the identity of the holder of a current lease. If Coordinated Leader Election is used, the holder identity must be equal to the elected LeaseCandidate.metadata.name field.";
+/// `storage/v1` `StorageClass.provisioner`.
+const D_STORAGE_CLASS_PROVISIONER: &str = "provisioner indicates the type of the provisioner.";
+/// `storage/v1` `StorageClass.reclaimPolicy`.
+const D_STORAGE_CLASS_RECLAIM_POLICY: &str = "reclaimPolicy controls the reclaimPolicy for dynamically provisioned PersistentVolumes of this storage class. Defaults to Delete.";
+/// `storage/v1` `StorageClass.volumeBindingMode`.
+const D_STORAGE_CLASS_VOLUME_BINDING_MODE: &str = "volumeBindingMode indicates how PersistentVolumeClaims should be provisioned and bound.  When unset, VolumeBindingImmediate is used. This field is only honored by servers that enable the VolumeScheduling feature.";
+/// `storage/v1` `StorageClass.allowVolumeExpansion`.
+const D_STORAGE_CLASS_ALLOW_VOLUME_EXPANSION: &str =
+    "allowVolumeExpansion shows whether the storage class allow volume expand.";
+/// `scheduling/v1` `PriorityClass.value`.
+const D_PRIORITY_CLASS_VALUE: &str = "value represents the integer value of this priority class. This is the actual priority that pods receive when they have the name of this class in their pod spec.";
+/// `scheduling/v1` `PriorityClass.globalDefault`.
+const D_PRIORITY_CLASS_GLOBAL_DEFAULT: &str = "globalDefault specifies whether this PriorityClass should be considered as the default priority for pods that do not have any priority class. Only one PriorityClass can be marked as `globalDefault`. However, if more than one PriorityClasses exists with their `globalDefault` field set to true, the smallest value of such global default PriorityClasses will be used as the default priority.";
+/// `scheduling/v1` `PriorityClass.preemptionPolicy`.
+const D_PRIORITY_CLASS_PREEMPTION_POLICY: &str = "preemptionPolicy is the Policy for preempting pods with lower priority. One of Never, PreemptLowerPriority. Defaults to PreemptLowerPriority if unset.";
+/// `extensions/v1beta1` `NetworkPolicySpec.podSelector` (not served; from the proto comment).
+const D_NETWORK_POLICY_SPEC_POD_SELECTOR: &str = "Selects the pods to which this NetworkPolicy object applies.  The array of ingress rules is applied to any pods selected by this field. Multiple network policies can select the same set of pods.  In this case, the ingress rules for each are combined additively. This field is NOT optional and follows standard label selector semantics. An empty podSelector matches all pods in this namespace.";
+/// `discovery/v1beta1` `EndpointSlice.addressType` (not served; from the proto comment).
+const D_ENDPOINT_SLICE_ADDRESS_TYPE: &str = "addressType specifies the type of address carried by this EndpointSlice. All addresses in this slice must be the same type. This field is immutable after creation. The following address types are currently supported: * IPv4: Represents an IPv4 Address. * IPv6: Represents an IPv6 Address. * FQDN: Represents a Fully Qualified Domain Name.";
+/// `discovery/v1beta1` `EndpointSlice.ports` (not served; from the proto comment).
+const D_ENDPOINT_SLICE_PORTS: &str = "ports specifies the list of network ports exposed by each endpoint in this slice. Each port must have a unique name. When ports is empty, it indicates that there are no defined ports. When a port is defined with a nil port value, it indicates \"all ports\". Each slice may include a maximum of 100 ports.";
+/// `discovery/v1beta1` `EndpointSlice.endpoints` (not served; from the proto comment).
+const D_ENDPOINT_SLICE_ENDPOINTS: &str = "endpoints is a list of unique endpoints in this slice. Each slice may include a maximum of 1000 endpoints.";
+/// `apps/v1beta1` `ControllerRevision.revision` (not served; from the proto comment).
+const D_CONTROLLER_REVISION_REVISION: &str =
+    "revision indicates the revision of the state represented by Data.";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn now() -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339("2026-03-01T12:00:00Z")
+            .map(|t| t.with_timezone(&Utc))
+            .unwrap()
+    }
+
+    /// The RFC 3339 time `secs` seconds before [`now`].
+    fn ago(secs: i64) -> String {
+        (now() - TimeDelta::seconds(secs))
+            .format("%Y-%m-%dT%H:%M:%SZ")
+            .to_string()
+    }
+
+    fn meta(name: &str, age_secs: i64) -> Value {
+        json!({"name": name, "namespace": "default", "uid": "0b8d3c36-0000-4000-8000-000000000001",
+               "resourceVersion": "42", "creationTimestamp": ago(age_secs)})
+    }
+
+    fn table(group: &str, resource: &str, objects: &[Value]) -> Value {
+        to_table(
+            group,
+            resource,
+            objects,
+            Some(&json!({"resourceVersion": "100"})),
+            IncludeObject::Metadata,
+            now(),
+        )
+    }
+
+    /// Column names with their priority.
+    fn columns(table: &Value) -> Vec<(String, i64)> {
+        table["columnDefinitions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                (
+                    c["name"].as_str().unwrap().to_string(),
+                    c["priority"].as_i64().unwrap(),
+                )
+            })
+            .collect()
+    }
+
+    fn named(list: &[(&str, i64)]) -> Vec<(String, i64)> {
+        list.iter().map(|(n, p)| (n.to_string(), *p)).collect()
+    }
+
+    /// The cells of each row, checking that every row has a cell per column.
+    fn rows(table: &Value) -> Vec<Vec<Value>> {
+        let width = table["columnDefinitions"].as_array().unwrap().len();
+        table["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|row| {
+                let cells = row["cells"].as_array().unwrap().clone();
+                assert_eq!(cells.len(), width, "a cell per column: {row}");
+                cells
+            })
+            .collect()
+    }
+
+    fn one_row(group: &str, resource: &str, object: Value) -> Vec<Value> {
+        rows(&table(group, resource, &[object])).remove(0)
+    }
+
+    // --- HumanDuration
+
+    #[test]
+    fn human_duration_follows_upstream() {
+        let cases: &[(i64, &str)] = &[
+            (-3, "<invalid>"),
+            (-2, "<invalid>"),
+            (-1, "0s"),
+            (0, "0s"),
+            (1, "1s"),
+            (59, "59s"),
+            (119, "119s"),
+            (120, "2m"),
+            (123, "2m3s"),
+            (599, "9m59s"),
+            (600, "10m"),
+            (10 * 60 + 59, "10m"),
+            (179 * 60 + 59, "179m"),
+            (3 * 3600, "3h"),
+            (3 * 3600 + 4 * 60 + 59, "3h4m"),
+            (7 * 3600 + 59 * 60, "7h59m"),
+            (8 * 3600, "8h"),
+            (47 * 3600 + 59 * 60, "47h"),
+            (48 * 3600, "2d"),
+            (2 * 86400 + 3 * 3600, "2d3h"),
+            (7 * 86400 + 23 * 3600 + 59 * 60, "7d23h"),
+            (8 * 86400, "8d"),
+            (729 * 86400, "729d"),
+            (730 * 86400, "2y"),
+            (740 * 86400, "2y10d"),
+            (8 * 365 * 86400 - 1, "7y364d"),
+            (8 * 365 * 86400, "8y"),
+            (100 * 365 * 86400, "100y"),
+        ];
+        for (secs, want) in cases {
+            assert_eq!(human_duration(TimeDelta::seconds(*secs)), *want, "{secs}s");
+        }
+        // Sub-second: -1.5s truncates to -1s, which is "now".
+        assert_eq!(human_duration(TimeDelta::milliseconds(-1500)), "0s");
+        assert_eq!(human_duration(TimeDelta::milliseconds(-2500)), "<invalid>");
+        assert_eq!(human_duration(TimeDelta::milliseconds(119_999)), "119s");
+    }
+
+    // --- Negotiation and includeObject
+
+    #[test]
+    fn negotiation_finds_table_requests() {
+        let json = Some(TableMediaType::Json);
+        let cases: &[(&str, Option<(TableVersion, TableMediaType)>)] = &[
+            (
+                "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json",
+                Some((TableVersion::V1, TableMediaType::Json)),
+            ),
+            (
+                "application/json;as=Table;v=v1beta1;g=meta.k8s.io, application/json",
+                Some((TableVersion::V1Beta1, TableMediaType::Json)),
+            ),
+            (
+                "application/json;as=Table;v=v2;g=meta.k8s.io,application/json;as=Table;v=v1;g=meta.k8s.io",
+                Some((TableVersion::V1, TableMediaType::Json)),
+            ),
+            (
+                "application/yaml;as=Table;v=v1;g=meta.k8s.io",
+                Some((TableVersion::V1, TableMediaType::Yaml)),
+            ),
+            (
+                "*/*;as=Table;v=v1;g=meta.k8s.io",
+                Some((TableVersion::V1, TableMediaType::Json)),
+            ),
+            (
+                "application/json;as=Table;v=v1;g=meta.k8s.io;stream=watch",
+                Some((TableVersion::V1, TableMediaType::Json)),
+            ),
+            ("application/json", None),
+            ("", None),
+            ("*/*", None),
+            ("text/html", None),
+            ("application/json;as=Table;v=v1", None),
+            ("application/json;as=Table;v=v1;g=example.com", None),
+            (
+                "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io",
+                None,
+            ),
+            (
+                "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io,application/json",
+                None,
+            ),
+            (
+                "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1;g=meta.k8s.io",
+                None,
+            ),
+            // q orders the clauses: the plain JSON clause wins.
+            (
+                "application/json;q=0.5;as=Table;v=v1;g=meta.k8s.io,application/json",
+                None,
+            ),
+            (
+                "application/json;q=0.5,application/json;as=Table;v=v1;g=meta.k8s.io",
+                Some((TableVersion::V1, TableMediaType::Json)),
+            ),
+        ];
+        for (accept, want) in cases {
+            let got = negotiate_table(accept).map(|r| (r.version, r.media_type));
+            assert_eq!(got, *want, "{accept}");
+            assert_eq!(wants_table(accept), want.map(|(v, _)| v), "{accept}");
+        }
+        assert_eq!(
+            json.map(TableMediaType::content_type),
+            Some("application/json")
+        );
+    }
+
+    #[test]
+    fn include_object_parses_like_upstream() {
+        assert_eq!(IncludeObject::parse(""), Ok(IncludeObject::Metadata));
+        assert_eq!(
+            IncludeObject::parse("Metadata"),
+            Ok(IncludeObject::Metadata)
+        );
+        assert_eq!(IncludeObject::parse("Object"), Ok(IncludeObject::Object));
+        assert_eq!(IncludeObject::parse("None"), Ok(IncludeObject::None));
+        assert_eq!(IncludeObject::from_query(""), Ok(IncludeObject::Metadata));
+        assert_eq!(
+            IncludeObject::from_query("?limit=500&includeObject=Object"),
+            Ok(IncludeObject::Object)
+        );
+        assert_eq!(
+            IncludeObject::from_query("includeObject=None&includeObject=Object"),
+            Ok(IncludeObject::None)
+        );
+        assert_eq!(
+            IncludeObject::from_query("watch=1&resourceVersion=5"),
+            Ok(IncludeObject::Metadata)
+        );
+        let err = IncludeObject::from_query("includeObject=obj%22ect").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            r#"Unable to convert to Table as requested: includeObject: Invalid value: "obj\"ect": must be 'Metadata', 'Object', 'None', or empty"#
+        );
+        assert_eq!(IncludeObject::Object.as_str(), "Object");
+    }
+
+    // --- The Table envelope
+
+    #[test]
+    fn envelope_carries_list_metadata_and_row_objects() {
+        let pod = json!({"kind": "Pod", "apiVersion": "v1", "metadata": meta("web", 60),
+                         "spec": {"containers": [{"name": "c", "image": "nginx"}]}, "status": {"phase": "Pending"}});
+        let list_meta = json!({"resourceVersion": "7", "continue": "abc", "remainingItemCount": 3});
+        let t = to_table(
+            "",
+            "pods",
+            &[pod.clone()],
+            Some(&list_meta),
+            IncludeObject::Metadata,
+            now(),
+        );
+        assert_eq!(t["kind"], "Table");
+        assert_eq!(t["apiVersion"], "meta.k8s.io/v1");
+        assert_eq!(
+            t["metadata"],
+            json!({"resourceVersion": "7", "continue": "abc", "remainingItemCount": 3})
+        );
+        assert_eq!(
+            t["rows"][0]["object"],
+            json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": pod["metadata"]})
+        );
+        assert!(t["rows"][0].get("conditions").is_none());
+
+        // A get: the object's resourceVersion.
+        let t = to_table(
+            "",
+            "pods",
+            &[pod.clone()],
+            None,
+            IncludeObject::Object,
+            now(),
+        );
+        assert_eq!(t["metadata"], json!({"resourceVersion": "42"}));
+        assert_eq!(t["rows"][0]["object"], pod);
+
+        // None: the object is written as null, as Go writes an empty RawExtension.
+        let t = to_table("", "pods", &[pod.clone()], None, IncludeObject::None, now());
+        assert_eq!(
+            t["rows"][0].as_object().unwrap().get("object"),
+            Some(&Value::Null)
+        );
+
+        // v1beta1 and noHeaders (watch events after the first).
+        let options = TableOptions {
+            include_object: IncludeObject::Metadata,
+            no_headers: true,
+            version: TableVersion::V1Beta1,
+        };
+        let t = to_table_with("", "pods", &[pod], None, &options, now());
+        assert_eq!(t["apiVersion"], "meta.k8s.io/v1beta1");
+        assert_eq!(t["rows"][0]["object"]["apiVersion"], "meta.k8s.io/v1beta1");
+        assert_eq!(
+            t.as_object().unwrap().get("columnDefinitions"),
+            Some(&Value::Null)
+        );
+
+        // Empty lists: printers give [], the default convertor null.
+        let t = to_table(
+            "",
+            "pods",
+            &[],
+            Some(&json!({"resourceVersion": "9"})),
+            IncludeObject::Metadata,
+            now(),
+        );
+        assert_eq!(t["rows"], json!([]));
+        assert_eq!(t["metadata"], json!({"resourceVersion": "9"}));
+        let t = to_table(
+            "rbac.authorization.k8s.io",
+            "roles",
+            &[],
+            Some(&json!({})),
+            IncludeObject::Metadata,
+            now(),
+        );
+        assert_eq!(t.as_object().unwrap().get("rows"), Some(&Value::Null));
+        assert_eq!(t["metadata"], json!({}));
+    }
+
+    #[test]
+    fn table_json_is_a_table() {
+        let pod = json!({"kind": "Pod", "apiVersion": "v1", "metadata": meta("web", 60),
+                         "spec": {"containers": [{"name": "c", "image": "nginx"}]}, "status": {"phase": "Succeeded"}});
+        for include in [
+            IncludeObject::None,
+            IncludeObject::Metadata,
+            IncludeObject::Object,
+        ] {
+            let value = to_table(
+                "",
+                "pods",
+                &[pod.clone()],
+                Some(&json!({"resourceVersion": "1"})),
+                include,
+                now(),
+            );
+            let typed: Table = serde_json::from_value(value.clone()).expect("a Table");
+            assert_eq!(serde_json::to_value(&typed).unwrap(), value);
+            assert_eq!(typed.metadata.resource_version.as_deref(), Some("1"));
+            let row = &typed.rows.as_ref().unwrap()[0];
+            assert_eq!(
+                row.conditions,
+                vec![completed(
+                    "Succeeded",
+                    "The pod has completed successfully."
+                )]
+            );
+            if include == IncludeObject::Metadata {
+                let partial: kapi_api::apimachinery::pkg::apis::meta::v1::PartialObjectMetadata =
+                    serde_json::from_value(row.object.clone()).expect("PartialObjectMetadata");
+                assert_eq!(partial.kind.as_deref(), Some("PartialObjectMetadata"));
+                assert_eq!(
+                    partial.metadata.and_then(|m| m.name).as_deref(),
+                    Some("web")
+                );
+            }
+        }
+        let columns = serde_json::from_value::<Vec<TableColumnDefinition>>(
+            to_table("apps", "deployments", &[], None, IncludeObject::None, now())["columnDefinitions"].clone(),
+        )
+        .unwrap();
+        assert_eq!(columns, column_definitions("apps", "deployments"));
+        assert_eq!(columns[0].format, "name");
+    }
+
+    #[test]
+    fn default_convertor_is_name_and_created_at() {
+        let role = json!({"kind": "Role", "apiVersion": "rbac.authorization.k8s.io/v1", "metadata": meta("reader", 90)});
+        let undated = json!({"metadata": {"name": "undated"}});
+        let t = table("rbac.authorization.k8s.io", "roles", &[role, undated]);
+        assert_eq!(
+            t["columnDefinitions"],
+            json!([
+                {"name": "Name", "type": "string", "format": "name", "description": D_OBJECT_META_NAME, "priority": 0},
+                {"name": "Created At", "type": "date", "format": "", "description": D_OBJECT_META_CREATION_TIMESTAMP, "priority": 0},
+            ])
+        );
+        assert_eq!(
+            rows(&t),
+            vec![
+                vec![json!("reader"), json!(ago(90))],
+                vec![json!("undated"), json!("0001-01-01T00:00:00Z")]
+            ]
+        );
+        assert!(!has_specific_columns("rbac.authorization.k8s.io", "roles"));
+        assert!(!has_specific_columns("example.com", "widgets"));
+        assert!(has_specific_columns("", "pods"));
+    }
+
+    #[test]
+    fn apiservices_have_kube_aggregators_columns() {
+        let local = json!({"metadata": meta("v1.apps", 300), "spec": {"group": "apps", "version": "v1"},
+                           "status": {"conditions": [{"type": "Available", "status": "True", "reason": "Local"}]}});
+        let remote = json!({"metadata": meta("v1beta1.metrics.k8s.io", 30),
+                            "spec": {"service": {"namespace": "kube-system", "name": "metrics-server"}},
+                            "status": {"conditions": [{"type": "Available", "status": "False", "reason": "MissingEndpoints"}]}});
+        let t = table("apiregistration.k8s.io", "apiservices", &[local, remote]);
+        assert_eq!(
+            columns(&t),
+            named(&[("Name", 0), ("Service", 0), ("Available", 0), ("Age", 0)])
+        );
+        assert_eq!(
+            rows(&t),
+            vec![
+                vec![json!("v1.apps"), json!("Local"), json!("True"), json!("5m")],
+                vec![
+                    json!("v1beta1.metrics.k8s.io"),
+                    json!("kube-system/metrics-server"),
+                    json!("False (MissingEndpoints)"),
+                    json!("30s")
+                ],
+            ]
+        );
+    }
+
+    // --- Pods
+
+    fn pod(status: Value) -> Value {
+        json!({"kind": "Pod", "apiVersion": "v1", "metadata": meta("web-7d4b9c", 300),
+               "spec": {"nodeName": "node-1", "containers": [{"name": "app", "image": "nginx:1.27"}]},
+               "status": status})
+    }
+
+    #[test]
+    fn pod_columns() {
+        let t = table("", "pods", &[pod(json!({"phase": "Pending"}))]);
+        assert_eq!(
+            columns(&t),
+            named(&[
+                ("Name", 0),
+                ("Ready", 0),
+                ("Status", 0),
+                ("Restarts", 0),
+                ("Age", 0),
+                ("IP", 1),
+                ("Node", 1),
+                ("Nominated Node", 1),
+                ("Readiness Gates", 1),
+            ])
+        );
+        let defs = &t["columnDefinitions"];
+        assert_eq!(defs[0]["format"], "name");
+        assert_eq!(defs[3]["type"], "string");
+        assert_eq!(defs[5]["description"], D_POD_STATUS_POD_IP);
+    }
+
+    #[test]
+    fn pod_statuses() {
+        let running = |name: &str, restarts: i64| {
+            json!({"name": name, "ready": true, "restartCount": restarts, "started": true,
+                   "state": {"running": {"startedAt": ago(200)}}})
+        };
+        let cases: Vec<(&str, Value, Value, [&str; 4])> = vec![
+            (
+                "unscheduled",
+                json!({}),
+                json!({"phase": "Pending"}),
+                ["0/1", "Pending", "0", "<none>"],
+            ),
+            (
+                "creating",
+                json!({}),
+                json!({"phase": "Pending", "podIP": "10.244.0.5",
+                       "containerStatuses": [{"name": "app", "ready": false, "restartCount": 0,
+                                              "state": {"waiting": {"reason": "ContainerCreating"}}}]}),
+                ["0/1", "ContainerCreating", "0", "10.244.0.5"],
+            ),
+            (
+                "running",
+                json!({}),
+                json!({"phase": "Running", "podIPs": [{"ip": "10.244.0.6"}, {"ip": "fd00::6"}],
+                       "conditions": [{"type": "Ready", "status": "True"}],
+                       "containerStatuses": [running("app", 0)]}),
+                ["1/1", "Running", "0", "10.244.0.6"],
+            ),
+            (
+                "crashing",
+                json!({}),
+                json!({"phase": "Running", "podIP": "10.244.0.7",
+                       "containerStatuses": [{"name": "app", "ready": false, "restartCount": 5,
+                           "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off"}},
+                           "lastState": {"terminated": {"exitCode": 1, "reason": "Error", "finishedAt": ago(30)}}}]}),
+                ["0/1", "CrashLoopBackOff", "5 (30s ago)", "10.244.0.7"],
+            ),
+            (
+                "completed",
+                json!({}),
+                json!({"phase": "Succeeded", "podIP": "10.244.0.8",
+                       "containerStatuses": [{"name": "app", "ready": false, "restartCount": 0,
+                           "state": {"terminated": {"exitCode": 0, "reason": "Completed", "finishedAt": ago(10)}}}]}),
+                ["0/1", "Completed", "0", "10.244.0.8"],
+            ),
+            (
+                "one of two failed",
+                json!({"containers": [{"name": "a", "image": "x"}, {"name": "b", "image": "y"}]}),
+                json!({"phase": "Failed",
+                       "containerStatuses": [
+                           {"name": "a", "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}},
+                           {"name": "b", "state": {"terminated": {"exitCode": 1, "reason": "Error"}}}]}),
+                ["0/2", "Error", "0", "<none>"],
+            ),
+            (
+                "killed by a signal",
+                json!({}),
+                json!({"phase": "Failed", "containerStatuses": [{"name": "app", "state": {"terminated": {"exitCode": 137, "signal": 9}}}]}),
+                ["0/1", "Signal:9", "0", "<none>"],
+            ),
+            (
+                "one of two still running",
+                json!({"containers": [{"name": "a", "image": "x"}, {"name": "b", "image": "y"}]}),
+                json!({"phase": "Running", "conditions": [{"type": "Ready", "status": "False"}],
+                       "containerStatuses": [running("a", 0),
+                           {"name": "b", "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}]}),
+                ["1/2", "NotReady", "0", "<none>"],
+            ),
+            (
+                "waiting for an init container",
+                json!({"initContainers": [{"name": "init", "image": "busybox"}]}),
+                json!({"phase": "Pending",
+                       "initContainerStatuses": [{"name": "init", "restartCount": 0, "state": {"running": {"startedAt": ago(5)}}}],
+                       "containerStatuses": [{"name": "app", "state": {"waiting": {"reason": "PodInitializing"}}}]}),
+                ["0/1", "Init:0/1", "0", "<none>"],
+            ),
+            (
+                "init image failing",
+                json!({"initContainers": [{"name": "init", "image": "busybox"}]}),
+                json!({"phase": "Pending",
+                       "initContainerStatuses": [{"name": "init", "restartCount": 0, "state": {"waiting": {"reason": "ErrImagePull"}}}]}),
+                ["0/1", "Init:ErrImagePull", "0", "<none>"],
+            ),
+            (
+                "init container failed",
+                json!({"initContainers": [{"name": "init", "image": "busybox"}]}),
+                json!({"phase": "Pending",
+                       "initContainerStatuses": [{"name": "init", "restartCount": 2,
+                           "state": {"terminated": {"exitCode": 3}},
+                           "lastState": {"terminated": {"exitCode": 3, "finishedAt": ago(65)}}}]}),
+                ["0/1", "Init:ExitCode:3", "2 (65s ago)", "<none>"],
+            ),
+            (
+                "sidecar",
+                json!({"initContainers": [{"name": "proxy", "image": "envoy", "restartPolicy": "Always"}],
+                       "containers": [{"name": "app", "image": "nginx"}]}),
+                json!({"phase": "Running", "conditions": [{"type": "Initialized", "status": "True"}, {"type": "Ready", "status": "True"}],
+                       "initContainerStatuses": [{"name": "proxy", "ready": true, "started": true, "restartCount": 1,
+                           "state": {"running": {}}, "lastState": {"terminated": {"exitCode": 1, "finishedAt": ago(600)}}}],
+                       "containerStatuses": [running("app", 0)]}),
+                ["2/2", "Running", "1 (10m ago)", "<none>"],
+            ),
+            (
+                "gated",
+                json!({}),
+                json!({"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False", "reason": "SchedulingGated"}]}),
+                ["0/1", "SchedulingGated", "0", "<none>"],
+            ),
+            (
+                "evicted",
+                json!({}),
+                json!({"phase": "Failed", "reason": "Evicted", "message": "low on memory"}),
+                ["0/1", "Evicted", "0", "<none>"],
+            ),
+        ];
+        for (what, spec, status, [ready, state, restarts, ip]) in cases {
+            let mut object = pod(status);
+            if let Some(spec) = spec.as_object() {
+                for (k, v) in spec {
+                    object["spec"][k] = v.clone();
+                }
+            }
+            let cells = one_row("", "pods", object);
+            assert_eq!(cells[1], ready, "{what}: ready");
+            assert_eq!(cells[2], state, "{what}: status");
+            assert_eq!(cells[3], restarts, "{what}: restarts");
+            assert_eq!(cells[4], "5m", "{what}: age");
+            assert_eq!(cells[5], ip, "{what}: ip");
+        }
+    }
+
+    #[test]
+    fn pod_wide_cells_and_conditions() {
+        let mut object = pod(
+            json!({"phase": "Running", "podIP": "10.0.0.9", "nominatedNodeName": "node-2",
+                                    "conditions": [{"type": "Ready", "status": "True"}, {"type": "example.com/lb", "status": "True"}],
+                                    "containerStatuses": [{"name": "app", "ready": true, "restartCount": 0, "state": {"running": {}}}]}),
+        );
+        object["spec"]["readinessGates"] =
+            json!([{"conditionType": "example.com/lb"}, {"conditionType": "example.com/dns"}]);
+        assert_eq!(
+            one_row("", "pods", object.clone()),
+            vec![
+                json!("web-7d4b9c"),
+                json!("1/1"),
+                json!("Running"),
+                json!("0"),
+                json!("5m"),
+                json!("10.0.0.9"),
+                json!("node-1"),
+                json!("node-2"),
+                json!("1/2")
+            ]
+        );
+        object["metadata"]["deletionTimestamp"] = json!(ago(1));
+        assert_eq!(one_row("", "pods", object.clone())[2], "Terminating");
+        object["status"]["reason"] = json!("NodeLost");
+        assert_eq!(one_row("", "pods", object)[2], "Unknown");
+
+        let failed = table("", "pods", &[pod(json!({"phase": "Failed"}))]);
+        assert_eq!(
+            failed["rows"][0]["conditions"],
+            json!([{"type": "Completed", "status": "True", "reason": "Failed", "message": "The pod failed."}])
+        );
+    }
+
+    // --- Workloads
+
+    fn template(containers: &[(&str, &str)]) -> Value {
+        let containers = containers
+            .iter()
+            .map(|(n, i)| json!({"name": n, "image": i}))
+            .collect::<Vec<_>>();
+        json!({"metadata": {"labels": {"app": "web"}}, "spec": {"containers": containers}})
+    }
+
+    #[test]
+    fn deployments() {
+        let deployment = json!({"metadata": meta("web", 3 * 3600 + 4 * 60),
+            "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"},
+                     "matchExpressions": [{"key": "tier", "operator": "In", "values": ["b", "a"]},
+                                          {"key": "canary", "operator": "DoesNotExist"}]},
+                     "template": template(&[("nginx", "nginx:1.27"), ("log", "fluent-bit:3")])},
+            "status": {"replicas": 3, "readyReplicas": 2, "updatedReplicas": 3, "availableReplicas": 2}});
+        let t = table("apps", "deployments", &[deployment]);
+        assert_eq!(
+            columns(&t),
+            named(&[
+                ("Name", 0),
+                ("Ready", 0),
+                ("Up-to-date", 0),
+                ("Available", 0),
+                ("Age", 0),
+                ("Containers", 1),
+                ("Images", 1),
+                ("Selector", 1)
+            ])
+        );
+        assert_eq!(
+            t["columnDefinitions"][2]["description"],
+            D_DEPLOYMENT_STATUS_UPDATED_REPLICAS
+        );
+        assert_eq!(
+            rows(&t)[0],
+            vec![
+                json!("web"),
+                json!("2/3"),
+                json!(3),
+                json!(2),
+                json!("3h4m"),
+                json!("nginx,log"),
+                json!("nginx:1.27,fluent-bit:3"),
+                json!("app=web,!canary,tier in (a,b)")
+            ]
+        );
+        // New, without status; a bad selector.
+        let fresh = json!({"metadata": meta("new", 5), "spec": {"replicas": 1,
+            "selector": {"matchExpressions": [{"key": "app", "operator": "Foo"}]}, "template": template(&[("c", "i")])}});
+        assert_eq!(
+            one_row("apps", "deployments", fresh),
+            vec![
+                json!("new"),
+                json!("0/1"),
+                json!(0),
+                json!(0),
+                json!("5s"),
+                json!("c"),
+                json!("i"),
+                json!("<invalid>")
+            ]
+        );
+    }
+
+    #[test]
+    fn replica_sets_stateful_sets_daemon_sets() {
+        let rs = json!({"metadata": meta("web-5d8f", 700),
+            "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web", "pod-template-hash": "5d8f"}},
+                     "template": template(&[("nginx", "nginx")])},
+            "status": {"replicas": 3, "readyReplicas": 3}});
+        let t = table("apps", "replicasets", &[rs]);
+        assert_eq!(
+            columns(&t),
+            named(&[
+                ("Name", 0),
+                ("Desired", 0),
+                ("Current", 0),
+                ("Ready", 0),
+                ("Age", 0),
+                ("Containers", 1),
+                ("Images", 1),
+                ("Selector", 1)
+            ])
+        );
+        assert_eq!(
+            rows(&t)[0],
+            vec![
+                json!("web-5d8f"),
+                json!(3),
+                json!(3),
+                json!(3),
+                json!("11m"),
+                json!("nginx"),
+                json!("nginx"),
+                json!("app=web,pod-template-hash=5d8f")
+            ]
+        );
+        assert_eq!(t["columnDefinitions"][1]["type"], "integer");
+
+        let sts = json!({"metadata": meta("db", 86400 * 3),
+            "spec": {"replicas": 3, "template": template(&[("postgres", "postgres:17")])}, "status": {"readyReplicas": 1}});
+        let t = table("apps", "statefulsets", &[sts]);
+        assert_eq!(
+            columns(&t),
+            named(&[
+                ("Name", 0),
+                ("Ready", 0),
+                ("Age", 0),
+                ("Containers", 1),
+                ("Images", 1)
+            ])
+        );
+        assert_eq!(
+            rows(&t)[0],
+            vec![
+                json!("db"),
+                json!("1/3"),
+                json!("3d"),
+                json!("postgres"),
+                json!("postgres:17")
+            ]
+        );
+
+        let mut ds_template = template(&[("agent", "agent:2")]);
+        ds_template["spec"]["nodeSelector"] = json!({"kubernetes.io/os": "linux"});
+        let ds = json!({"metadata": meta("agent", 50), "spec": {"selector": {"matchLabels": {"app": "agent"}}, "template": ds_template},
+            "status": {"desiredNumberScheduled": 2, "currentNumberScheduled": 2, "numberReady": 1,
+                       "updatedNumberScheduled": 2, "numberAvailable": 1}});
+        let t = table("apps", "daemonsets", &[ds]);
+        assert_eq!(
+            columns(&t),
+            named(&[
+                ("Name", 0),
+                ("Desired", 0),
+                ("Current", 0),
+                ("Ready", 0),
+                ("Up-to-date", 0),
+                ("Available", 0),
+                ("Node Selector", 0),
+                ("Age", 0),
+                ("Containers", 1),
+                ("Images", 1),
+                ("Selector", 1)
+            ])
+        );
+        assert_eq!(
+            rows(&t)[0],
+            vec![
+                json!("agent"),
+                json!(2),
+                json!(2),
+                json!(1),
+                json!(2),
+                json!(1),
+                json!("kubernetes.io/os=linux"),
+                json!("50s"),
+                json!("agent"),
+                json!("agent:2"),
+                json!("app=agent")
+            ]
+        );
+    }
+
+    #[test]
+    fn jobs_and_cron_jobs() {
+        let done = json!({"metadata": meta("pi", 600),
+            "spec": {"completions": 1, "parallelism": 1, "selector": {"matchLabels": {"batch.kubernetes.io/controller-uid": "u1"}},
+                     "template": template(&[("pi", "perl:5")])},
+            "status": {"succeeded": 1, "startTime": ago(600), "completionTime": ago(600 - 75),
+                       "conditions": [{"type": "SuccessCriteriaMet", "status": "True"}, {"type": "Complete", "status": "True"}]}});
+        let running = json!({"metadata": meta("work", 200),
+            "spec": {"parallelism": 3, "template": template(&[("w", "busybox")])},
+            "status": {"active": 3, "startTime": ago(190)}});
+        let suspended = json!({"metadata": meta("later", 20), "spec": {"suspend": true, "template": template(&[("w", "busybox")])},
+            "status": {"conditions": [{"type": "Suspended", "status": "True"}]}});
+        let t = table("batch", "jobs", &[done, running, suspended]);
+        assert_eq!(
+            columns(&t),
+            named(&[
+                ("Name", 0),
+                ("Status", 0),
+                ("Completions", 0),
+                ("Duration", 0),
+                ("Age", 0),
+                ("Containers", 1),
+                ("Images", 1),
+                ("Selector", 1)
+            ])
+        );
+        assert_eq!(
+            rows(&t),
+            vec![
+                vec![
+                    json!("pi"),
+                    json!("Complete"),
+                    json!("1/1"),
+                    json!("75s"),
+                    json!("10m"),
+                    json!("pi"),
+                    json!("perl:5"),
+                    json!("batch.kubernetes.io/controller-uid=u1")
+                ],
+                vec![
+                    json!("work"),
+                    json!("Running"),
+                    json!("0/1 of 3"),
+                    json!("3m10s"),
+                    json!("3m20s"),
+                    json!("w"),
+                    json!("busybox"),
+                    json!("<none>")
+                ],
+                vec![
+                    json!("later"),
+                    json!("Suspended"),
+                    json!("0/1"),
+                    json!(""),
+                    json!("20s"),
+                    json!("w"),
+                    json!("busybox"),
+                    json!("<none>")
+                ],
+            ]
+        );
+
+        let cron = json!({"metadata": meta("backup", 86400 * 10),
+            "spec": {"schedule": "0 3 * * *", "timeZone": "Europe/Berlin", "suspend": false,
+                     "jobTemplate": {"spec": {"template": template(&[("backup", "restic:0.17")])}}},
+            "status": {"active": [{"name": "backup-29012345"}], "lastScheduleTime": ago(3600 * 9)}});
+        let never = json!({"metadata": meta("report", 100), "spec": {"schedule": "@hourly",
+            "jobTemplate": {"spec": {"template": template(&[("r", "report")])}}}});
+        let t = table("batch", "cronjobs", &[cron, never]);
+        assert_eq!(
+            columns(&t),
+            named(&[
+                ("Name", 0),
+                ("Schedule", 0),
+                ("Timezone", 0),
+                ("Suspend", 0),
+                ("Active", 0),
+                ("Last Schedule", 0),
+                ("Age", 0),
+                ("Containers", 1),
+                ("Images", 1),
+                ("Selector", 1)
+            ])
+        );
+        assert_eq!(t["columnDefinitions"][3]["type"], "boolean");
+        assert_eq!(
+            rows(&t),
+            vec![
+                vec![
+                    json!("backup"),
+                    json!("0 3 * * *"),
+                    json!("Europe/Berlin"),
+                    json!("False"),
+                    json!(1),
+                    json!("9h"),
+                    json!("10d"),
+                    json!("backup"),
+                    json!("restic:0.17"),
+                    json!("<none>")
+                ],
+                vec![
+                    json!("report"),
+                    json!("@hourly"),
+                    json!("<none>"),
+                    json!("<unset>"),
+                    json!(0),
+                    json!("<none>"),
+                    json!("100s"),
+                    json!("r"),
+                    json!("report"),
+                    json!("<none>")
+                ],
+            ]
+        );
+    }
+
+    // --- Services and networking
+
+    #[test]
+    fn services() {
+        let svc = |name: &str, spec: Value, status: Value| json!({"metadata": meta(name, 3600 * 30), "spec": spec, "status": status});
+        let objects = [
+            svc(
+                "kubernetes",
+                json!({"type": "ClusterIP", "clusterIP": "10.96.0.1", "clusterIPs": ["10.96.0.1"],
+                "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": 6443}]}),
+                json!({}),
+            ),
+            svc(
+                "web",
+                json!({"type": "NodePort", "clusterIP": "10.96.4.2", "selector": {"tier": "front", "app": "web"},
+                "ports": [{"port": 80, "nodePort": 30080, "protocol": "TCP"}, {"port": 53, "protocol": "UDP"}]}),
+                json!({}),
+            ),
+            svc(
+                "headless",
+                json!({"type": "ClusterIP", "clusterIP": "None", "selector": {"app": "db"}}),
+                json!({}),
+            ),
+            svc(
+                "lb",
+                json!({"type": "LoadBalancer", "clusterIPs": ["10.96.7.7"], "ports": [{"port": 80, "nodePort": 31000, "protocol": "TCP"}]}),
+                json!({"loadBalancer": {"ingress": [{"ip": "203.0.113.9"}, {"hostname": "a.example.com"}, {"ip": "203.0.113.2"}]}}),
+            ),
+            svc(
+                "lb-pending",
+                json!({"type": "LoadBalancer", "clusterIP": "10.96.7.8", "externalIPs": []}),
+                json!({}),
+            ),
+            svc(
+                "lb-external",
+                json!({"type": "LoadBalancer", "clusterIP": "10.96.7.9", "externalIPs": ["198.51.100.1"]}),
+                json!({"loadBalancer": {"ingress": [{"ip": "203.0.113.3"}]}}),
+            ),
+            svc(
+                "db",
+                json!({"type": "ExternalName", "externalName": "db.example.com"}),
+                json!({}),
+            ),
+        ];
+        let t = table("", "services", &objects);
+        assert_eq!(
+            columns(&t),
+            named(&[
+                ("Name", 0),
+                ("Type", 0),
+                ("Cluster-IP", 0),
+                ("External-IP", 0),
+                ("Port(s)", 0),
+                ("Age", 0),
+                ("Selector", 1)
+            ])
+        );
+        let expected = [
+            [
+                "kubernetes",
+                "ClusterIP",
+                "10.96.0.1",
+                "<none>",
+                "443/TCP",
+                "30h",
+                "<none>",
+            ],
+            [
+                "web",
+                "NodePort",
+                "10.96.4.2",
+                "<none>",
+                "80:30080/TCP,53/UDP",
+                "30h",
+                "app=web,tier=front",
+            ],
+            [
+                "headless",
+                "ClusterIP",
+                "None",
+                "<none>",
+                "<none>",
+                "30h",
+                "app=db",
+            ],
+            [
+                "lb",
+                "LoadBalancer",
+                "10.96.7.7",
+                "203.0.113.2,203.0.113.9,a.example.com",
+                "80:31000/TCP",
+                "30h",
+                "<none>",
+            ],
+            [
+                "lb-pending",
+                "LoadBalancer",
+                "10.96.7.8",
+                "<pending>",
+                "<none>",
+                "30h",
+                "<none>",
+            ],
+            [
+                "lb-external",
+                "LoadBalancer",
+                "10.96.7.9",
+                "203.0.113.3,198.51.100.1",
+                "<none>",
+                "30h",
+                "<none>",
+            ],
+            [
+                "db",
+                "ExternalName",
+                "<none>",
+                "db.example.com",
+                "<none>",
+                "30h",
+                "<none>",
+            ],
+        ];
+        let expected = expected
+            .iter()
+            .map(|row| row.iter().map(|c| json!(c)).collect::<Vec<_>>())
+            .collect::<Vec<_>>();
+        assert_eq!(rows(&t), expected);
+    }
+
+    #[test]
+    fn endpoints_and_endpoint_slices() {
+        let many = json!({"metadata": meta("web", 100), "subsets": [
+            {"addresses": [{"ip": "10.0.0.1"}, {"ip": "10.0.0.2"}], "ports": [{"name": "http", "port": 80}, {"name": "metrics", "port": 9090}]},
+            {"addresses": [{"ip": "fd00::3"}], "ports": [{"port": 80}]}]});
+        let few = json!({"metadata": meta("db", 100), "subsets": [{"addresses": [{"ip": "fd00::4"}], "ports": [{"port": 5432}]}]});
+        let headless = json!({"metadata": meta("h", 100), "subsets": [{"addresses": [{"ip": "10.0.0.5"}, {"ip": "10.0.0.6"}]}]});
+        let empty = json!({"metadata": meta("none", 100)});
+        let t = table("", "endpoints", &[many, few, headless, empty]);
+        assert_eq!(
+            columns(&t),
+            named(&[("Name", 0), ("Endpoints", 0), ("Age", 0)])
+        );
+        let cells = rows(&t)
+            .into_iter()
+            .map(|r| r[1].clone())
+            .collect::<Vec<_>>();
+        assert_eq!(
+            cells,
+            vec![
+                json!("10.0.0.1:80,10.0.0.2:80,10.0.0.1:9090 + 2 more..."),
+                json!("[fd00::4]:5432"),
+                json!("10.0.0.5,10.0.0.6"),
+                json!("<none>")
+            ]
+        );
+
+        let slice = json!({"metadata": meta("web-abc", 100), "addressType": "IPv4",
+            "ports": [{"name": "http", "port": 80}, {"name": "named"}, {}, {"port": 8443}],
+            "endpoints": [{"addresses": ["10.0.0.1"]}, {"addresses": ["10.0.0.2"]}]});
+        let t = table("discovery.k8s.io", "endpointslices", &[slice]);
+        assert_eq!(
+            columns(&t),
+            named(&[
+                ("Name", 0),
+                ("AddressType", 0),
+                ("Ports", 0),
+                ("Endpoints", 0),
+                ("Age", 0)
+            ])
+        );
+        assert_eq!(
+            rows(&t)[0],
+            vec![
+                json!("web-abc"),
+                json!("IPv4"),
+                json!("80,named,* + 1 more..."),
+                json!("10.0.0.1,10.0.0.2"),
+                json!("100s")
+            ]
+        );
+    }
+
+    #[test]
+    fn ingresses() {
+        let ing = json!({"metadata": meta("web", 4000),
+            "spec": {"ingressClassName": "nginx", "tls": [{"hosts": ["a.example.com"]}],
+                     "rules": [{"host": "a.example.com"}, {"host": "b.example.com"}, {}, {"host": "c.example.com"}, {"host": "d.example.com"}]},
+            "status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.10"}]}}});
+        let plain = json!({"metadata": meta("catch-all", 4000), "spec": {"defaultBackend": {}}});
+        let t = table("networking.k8s.io", "ingresses", &[ing, plain]);
+        assert_eq!(
+            columns(&t),
+            named(&[
+                ("Name", 0),
+                ("Class", 0),
+                ("Hosts", 0),
+                ("Address", 0),
+                ("Ports", 0),
+                ("Age", 0)
+            ])
+        );
+        assert_eq!(
+            rows(&t),
+            vec![
+                vec![
+                    json!("web"),
+                    json!("nginx"),
+                    json!("a.example.com,b.example.com,c.example.com + 2 more..."),
+                    json!("192.0.2.10"),
+                    json!("80, 443"),
+                    json!("66m")
+                ],
+                vec![
+                    json!("catch-all"),
+                    json!("<none>"),
+                    json!("*"),
+                    json!(""),
+                    json!("80"),
+                    json!("66m")
+                ],
+            ]
+        );
+    }
+
+    // --- Cluster and configuration
+
+    #[test]
+    fn nodes() {
+        let node = json!({"metadata": {"name": "cp-1", "creationTimestamp": ago(86400 * 9),
+                "labels": {"node-role.kubernetes.io/control-plane": "", "kubernetes.io/role": "master", "kubernetes.io/os": "linux"}},
+            "spec": {"unschedulable": true},
+            "status": {"conditions": [{"type": "MemoryPressure", "status": "False"}, {"type": "Ready", "status": "True"}],
+                       "addresses": [{"type": "InternalIP", "address": "172.18.0.2"}, {"type": "Hostname", "address": "cp-1"}],
+                       "nodeInfo": {"kubeletVersion": "v1.36.0", "osImage": "Debian GNU/Linux 12 (bookworm)",
+                                    "kernelVersion": "6.8.0-51-generic", "architecture": "amd64",
+                                    "containerRuntimeVersion": "containerd://2.1.0"}}});
+        let bare = json!({"metadata": {"name": "new"}, "status": {"conditions": [{"type": "Ready", "status": "Unknown"}]}});
+        let unknown = json!({"metadata": {"name": "blank"}});
+        let t = table("", "nodes", &[node, bare, unknown]);
+        assert_eq!(
+            columns(&t),
+            named(&[
+                ("Name", 0),
+                ("Status", 0),
+                ("Roles", 0),
+                ("Age", 0),
+                ("Version", 0),
+                ("Internal-IP", 1),
+                ("External-IP", 1),
+                ("OS-Image", 1),
+                ("Kernel-Version", 1),
+                ("Container-Runtime", 1)
+            ])
+        );
+        assert_eq!(
+            rows(&t),
+            vec![
+                vec![
+                    json!("cp-1"),
+                    json!("Ready,SchedulingDisabled"),
+                    json!("control-plane,master"),
+                    json!("9d"),
+                    json!("v1.36.0"),
+                    json!("172.18.0.2"),
+                    json!("<none>"),
+                    json!("Debian GNU/Linux 12 (bookworm)"),
+                    json!("6.8.0-51-generic (amd64)"),
+                    json!("containerd://2.1.0")
+                ],
+                vec![
+                    json!("new"),
+                    json!("NotReady"),
+                    json!("<none>"),
+                    json!("<unknown>"),
+                    json!(""),
+                    json!("<none>"),
+                    json!("<none>"),
+                    json!("<unknown>"),
+                    json!("<unknown>"),
+                    json!("<unknown>")
+                ],
+                vec![
+                    json!("blank"),
+                    json!("Unknown"),
+                    json!("<none>"),
+                    json!("<unknown>"),
+                    json!(""),
+                    json!("<none>"),
+                    json!("<none>"),
+                    json!("<unknown>"),
+                    json!("<unknown>"),
+                    json!("<unknown>")
+                ],
+            ]
+        );
+    }
+
+    #[test]
+    fn namespaces_config_maps_secrets_service_accounts() {
+        let t = table(
+            "",
+            "namespaces",
+            &[
+                json!({"metadata": meta("team-a", 86400 * 400), "status": {"phase": "Active"}}),
+                json!({"metadata": meta("old", 86400 * 800), "status": {"phase": "Terminating"}}),
+            ],
+        );
+        assert_eq!(
+            columns(&t),
+            named(&[("Name", 0), ("Status", 0), ("Age", 0)])
+        );
+        assert_eq!(
+            rows(&t),
+            vec![
+                vec![json!("team-a"), json!("Active"), json!("400d")],
+                vec![json!("old"), json!("Terminating"), json!("2y70d")]
+            ]
+        );
+
+        let t = table(
+            "",
+            "configmaps",
+            &[
+                json!({"metadata": meta("kube-root-ca.crt", 60), "data": {"ca.crt": "..."}}),
+                json!({"metadata": meta("mixed", 60), "data": {"a": "1", "b": "2"}, "binaryData": {"c": "AA=="}}),
+                json!({"metadata": meta("empty", 60)}),
+            ],
+        );
+        assert_eq!(columns(&t), named(&[("Name", 0), ("Data", 0), ("Age", 0)]));
+        assert_eq!(t["columnDefinitions"][1]["description"], D_CONFIG_MAP_DATA);
+        assert_eq!(
+            rows(&t),
+            vec![
+                vec![json!("kube-root-ca.crt"), json!(1), json!("60s")],
+                vec![json!("mixed"), json!(3), json!("60s")],
+                vec![json!("empty"), json!(0), json!("60s")]
+            ]
+        );
+
+        let t = table(
+            "",
+            "secrets",
+            &[
+                json!({"metadata": meta("tls", 7200), "type": "kubernetes.io/tls", "data": {"tls.crt": "", "tls.key": ""}}),
+            ],
+        );
+        assert_eq!(
+            columns(&t),
+            named(&[("Name", 0), ("Type", 0), ("Data", 0), ("Age", 0)])
+        );
+        assert_eq!(
+            rows(&t)[0],
+            vec![
+                json!("tls"),
+                json!("kubernetes.io/tls"),
+                json!(2),
+                json!("120m")
+            ]
+        );
+
+        let t = table(
+            "",
+            "serviceaccounts",
+            &[json!({"metadata": meta("default", 86400), "secrets": [{"name": "old-token"}]})],
+        );
+        assert_eq!(columns(&t), named(&[("Name", 0), ("Age", 0)]));
+        assert_eq!(rows(&t)[0], vec![json!("default"), json!("24h")]);
+    }
+
+    #[test]
+    fn events() {
+        let core = json!({"metadata": meta("web.17f", 400), "type": "Warning", "reason": "BackOff",
+            "message": "Back-off restarting failed container\n", "count": 12,
+            "involvedObject": {"kind": "Pod", "name": "web", "namespace": "default", "fieldPath": "spec.containers{app}"},
+            "source": {"component": "kubelet", "host": "node-1"},
+            "firstTimestamp": ago(400), "lastTimestamp": ago(20)});
+        let new_api = json!({"metadata": meta("web.18a", 90), "type": "Normal", "reason": "Scheduled",
+            "message": "Successfully assigned default/web to node-1", "eventTime": "2026-03-01T11:58:30.123456Z",
+            "involvedObject": {"kind": "Pod", "name": "web"}, "reportingComponent": "default-scheduler",
+            "reportingInstance": "default-scheduler-cp-1"});
+        let series = json!({"metadata": meta("web.19b", 90), "type": "Normal", "reason": "Pulling", "message": "m",
+            "eventTime": "2026-03-01T11:50:00.000000Z", "series": {"count": 4, "lastObservedTime": "2026-03-01T11:59:00.000000Z"},
+            "involvedObject": {"kind": "Node"}});
+        let t = table("", "events", &[core, new_api, series]);
+        assert_eq!(
+            columns(&t),
+            named(&[
+                ("Last Seen", 0),
+                ("Type", 0),
+                ("Reason", 0),
+                ("Object", 0),
+                ("Subobject", 1),
+                ("Source", 1),
+                ("Message", 0),
+                ("First Seen", 1),
+                ("Count", 1),
+                ("Name", 1)
+            ])
+        );
+        assert_eq!(t["columnDefinitions"][9]["format"], "name");
+        assert_eq!(
+            rows(&t),
+            vec![
+                vec![
+                    json!("20s"),
+                    json!("Warning"),
+                    json!("BackOff"),
+                    json!("pod/web"),
+                    json!("spec.containers{app}"),
+                    json!("kubelet, node-1"),
+                    json!("Back-off restarting failed container"),
+                    json!("6m40s"),
+                    json!(12),
+                    json!("web.17f")
+                ],
+                vec![
+                    json!("89s"),
+                    json!("Normal"),
+                    json!("Scheduled"),
+                    json!("pod/web"),
+                    json!(""),
+                    json!("default-scheduler, default-scheduler-cp-1"),
+                    json!("Successfully assigned default/web to node-1"),
+                    json!("89s"),
+                    json!(1),
+                    json!("web.18a")
+                ],
+                vec![
+                    json!("60s"),
+                    json!("Normal"),
+                    json!("Pulling"),
+                    json!("node"),
+                    json!(""),
+                    json!(""),
+                    json!("m"),
+                    json!("10m"),
+                    json!(4),
+                    json!("web.19b")
+                ],
+            ]
+        );
+
+        // events.k8s.io/v1 names the same fields differently.
+        let v1 = json!({"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": meta("web.20c", 90),
+            "type": "Normal", "reason": "Started", "note": "Started container app",
+            "regarding": {"kind": "Pod", "name": "web", "fieldPath": "spec.containers{app}"},
+            "reportingController": "kubelet", "reportingInstance": "node-1",
+            "deprecatedFirstTimestamp": ago(90), "deprecatedLastTimestamp": ago(30), "deprecatedCount": 2});
+        let t = table("events.k8s.io", "events", &[v1.clone()]);
+        assert_eq!(
+            rows(&t)[0],
+            vec![
+                json!("30s"),
+                json!("Normal"),
+                json!("Started"),
+                json!("pod/web"),
+                json!("spec.containers{app}"),
+                json!("kubelet, node-1"),
+                json!("Started container app"),
+                json!("90s"),
+                json!(2),
+                json!("web.20c")
+            ]
+        );
+        // The row's object is the object as served, not the converted one.
+        let t = to_table(
+            "events.k8s.io",
+            "events",
+            &[v1.clone()],
+            None,
+            IncludeObject::Object,
+            now(),
+        );
+        assert_eq!(t["rows"][0]["object"], v1);
+    }
+
+    // --- Storage
+
+    #[test]
+    fn persistent_volumes_and_claims() {
+        let pv = json!({"metadata": meta("pv-1", 3600), "spec": {"capacity": {"storage": "1024Mi"},
+                "accessModes": ["ReadWriteMany", "ReadWriteOnce"], "persistentVolumeReclaimPolicy": "Retain",
+                "claimRef": {"namespace": "default", "name": "data"}, "storageClassName": "standard", "volumeMode": "Filesystem"},
+            "status": {"phase": "Bound"}});
+        let released = json!({"metadata": {"name": "pv-2", "creationTimestamp": ago(60), "deletionTimestamp": ago(1),
+                "annotations": {"volume.beta.kubernetes.io/storage-class": "legacy"}},
+            "spec": {"capacity": {"storage": "5000M"}, "accessModes": ["ReadWriteOncePod"], "persistentVolumeReclaimPolicy": "Delete",
+                     "volumeAttributesClassName": "gold"},
+            "status": {"phase": "Released", "reason": "Bye"}});
+        let t = table("", "persistentvolumes", &[pv, released]);
+        assert_eq!(
+            columns(&t),
+            named(&[
+                ("Name", 0),
+                ("Capacity", 0),
+                ("Access Modes", 0),
+                ("Reclaim Policy", 0),
+                ("Status", 0),
+                ("Claim", 0),
+                ("StorageClass", 0),
+                ("VolumeAttributesClass", 0),
+                ("Reason", 0),
+                ("Age", 0),
+                ("VolumeMode", 1)
+            ])
+        );
+        assert_eq!(
+            rows(&t),
+            vec![
+                vec![
+                    json!("pv-1"),
+                    json!("1Gi"),
+                    json!("RWO,RWX"),
+                    json!("Retain"),
+                    json!("Bound"),
+                    json!("default/data"),
+                    json!("standard"),
+                    json!("<unset>"),
+                    json!(""),
+                    json!("60m"),
+                    json!("Filesystem")
+                ],
+                vec![
+                    json!("pv-2"),
+                    json!("5G"),
+                    json!("RWOP"),
+                    json!("Delete"),
+                    json!("Terminating"),
+                    json!(""),
+                    json!("legacy"),
+                    json!("gold"),
+                    json!("Bye"),
+                    json!("60s"),
+                    json!("<unset>")
+                ],
+            ]
+        );
+
+        let bound = json!({"metadata": meta("data", 600), "spec": {"accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": "1Gi"}}, "volumeName": "pv-1", "storageClassName": "standard",
+                "volumeMode": "Filesystem"},
+            "status": {"phase": "Bound", "accessModes": ["ReadWriteOnce"], "capacity": {"storage": "2Gi"}}});
+        let pending = json!({"metadata": meta("wait", 600), "spec": {"accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": "1Gi"}}, "storageClassName": "standard"}, "status": {"phase": "Pending"}});
+        let t = table("", "persistentvolumeclaims", &[bound, pending]);
+        assert_eq!(
+            columns(&t),
+            named(&[
+                ("Name", 0),
+                ("Status", 0),
+                ("Volume", 0),
+                ("Capacity", 0),
+                ("Access Modes", 0),
+                ("StorageClass", 0),
+                ("VolumeAttributesClass", 0),
+                ("Age", 0),
+                ("VolumeMode", 1)
+            ])
+        );
+        assert_eq!(
+            rows(&t),
+            vec![
+                vec![
+                    json!("data"),
+                    json!("Bound"),
+                    json!("pv-1"),
+                    json!("2Gi"),
+                    json!("RWO"),
+                    json!("standard"),
+                    json!("<unset>"),
+                    json!("10m"),
+                    json!("Filesystem")
+                ],
+                vec![
+                    json!("wait"),
+                    json!("Pending"),
+                    json!(""),
+                    json!(""),
+                    json!(""),
+                    json!("standard"),
+                    json!("<unset>"),
+                    json!("10m"),
+                    json!("<unset>")
+                ],
+            ]
+        );
+
+        let sc = json!({"metadata": {"name": "standard", "creationTimestamp": ago(60),
+            "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}}, "provisioner": "rancher.io/local-path",
+            "volumeBindingMode": "WaitForFirstConsumer"});
+        let t = table("storage.k8s.io", "storageclasses", &[sc]);
+        assert_eq!(
+            rows(&t)[0],
+            vec![
+                json!("standard (default)"),
+                json!("rancher.io/local-path"),
+                json!("Delete"),
+                json!("WaitForFirstConsumer"),
+                json!(false),
+                json!("60s")
+            ]
+        );
+    }
+
+    #[test]
+    fn other_printers() {
+        let rb = json!({"metadata": meta("edit", 60), "roleRef": {"kind": "ClusterRole", "name": "edit"},
+            "subjects": [{"kind": "User", "name": "alice"}, {"kind": "Group", "name": "devs"},
+                         {"kind": "ServiceAccount", "name": "ci", "namespace": "tools"}, {"kind": "User", "name": "bob"}]});
+        let t = table("rbac.authorization.k8s.io", "rolebindings", &[rb]);
+        assert_eq!(
+            columns(&t),
+            named(&[
+                ("Name", 0),
+                ("Role", 0),
+                ("Age", 0),
+                ("Users", 1),
+                ("Groups", 1),
+                ("ServiceAccounts", 1)
+            ])
+        );
+        assert_eq!(
+            rows(&t)[0],
+            vec![
+                json!("edit"),
+                json!("ClusterRole/edit"),
+                json!("60s"),
+                json!("alice, bob"),
+                json!("devs"),
+                json!("tools/ci")
+            ]
+        );
+
+        let pdb = json!({"metadata": meta("web", 60), "spec": {"minAvailable": 2}, "status": {"disruptionsAllowed": 1}});
+        let pdb2 = json!({"metadata": meta("db", 60), "spec": {"maxUnavailable": "25%"}});
+        let t = table("policy", "poddisruptionbudgets", &[pdb, pdb2]);
+        assert_eq!(
+            rows(&t),
+            vec![
+                vec![
+                    json!("web"),
+                    json!("2"),
+                    json!("N/A"),
+                    json!(1),
+                    json!("60s")
+                ],
+                vec![
+                    json!("db"),
+                    json!("N/A"),
+                    json!("25%"),
+                    json!(0),
+                    json!("60s")
+                ]
+            ]
+        );
+
+        let lease =
+            json!({"metadata": meta("kube-scheduler", 60), "spec": {"holderIdentity": "cp-1_abc"}});
+        assert_eq!(
+            one_row("coordination.k8s.io", "leases", lease),
+            vec![json!("kube-scheduler"), json!("cp-1_abc"), json!("60s")]
+        );
+
+        let quota = json!({"metadata": meta("compute", 60), "status": {
+            "hard": {"requests.cpu": "2", "limits.memory": "2Gi", "pods": "10", "limits.cpu": "4000m"},
+            "used": {"requests.cpu": "500m", "limits.memory": "1024Mi", "pods": 3}}});
+        assert_eq!(
+            one_row("", "resourcequotas", quota),
+            vec![
+                json!("compute"),
+                json!("pods: 3/10, requests.cpu: 500m/2"),
+                json!("limits.cpu: 0/4, limits.memory: 1Gi/2Gi"),
+                json!("60s")
+            ]
+        );
+
+        let cr = json!({"metadata": {"name": "web-6b7", "creationTimestamp": ago(60),
+            "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "web", "controller": true}]}, "revision": 3});
+        assert_eq!(
+            one_row("apps", "controllerrevisions", cr),
+            vec![
+                json!("web-6b7"),
+                json!("statefulset.apps/web"),
+                json!(3),
+                json!("60s")
+            ]
+        );
+
+        let class = json!({"metadata": {"name": "nginx", "creationTimestamp": ago(60),
+            "annotations": {"ingressclass.kubernetes.io/is-default-class": "true"}},
+            "spec": {"controller": "k8s.io/ingress-nginx", "parameters": {"apiGroup": "k8s.example.com", "kind": "IngressParameters", "name": "p"}}});
+        assert_eq!(
+            one_row("networking.k8s.io", "ingressclasses", class),
+            vec![
+                json!("nginx (default)"),
+                json!("k8s.io/ingress-nginx"),
+                json!("IngressParameters.k8s.example.com/p"),
+                json!("60s")
+            ]
+        );
+
+        let np = json!({"metadata": meta("deny", 60), "spec": {"podSelector": {}}});
+        assert_eq!(
+            one_row("networking.k8s.io", "networkpolicies", np),
+            vec![json!("deny"), json!("<none>"), json!("60s")]
+        );
+
+        let pc = json!({"metadata": meta("high", 60), "value": 1000, "globalDefault": false, "preemptionPolicy": "Never"});
+        assert_eq!(
+            one_row("scheduling.k8s.io", "priorityclasses", pc),
+            vec![
+                json!("high"),
+                json!(1000),
+                json!(false),
+                json!("60s"),
+                json!("Never")
+            ]
+        );
+
+        let hooks =
+            json!({"metadata": meta("policy", 60), "webhooks": [{"name": "a"}, {"name": "b"}]});
+        assert_eq!(
+            one_row(
+                "admissionregistration.k8s.io",
+                "validatingwebhookconfigurations",
+                hooks
+            ),
+            vec![json!("policy"), json!(2), json!("60s")]
+        );
+
+        let cs = json!({"metadata": {"name": "etcd-0"}, "conditions": [{"type": "Healthy", "status": "True", "message": "ok"}]});
+        assert_eq!(
+            one_row("", "componentstatuses", cs),
+            vec![json!("etcd-0"), json!("Healthy"), json!("ok"), json!("")]
+        );
+
+        let rc = json!({"metadata": meta("rc", 60), "spec": {"replicas": 2, "selector": {"app": "x"}, "template": template(&[("c", "i")])},
+            "status": {"replicas": 2, "readyReplicas": 1}});
+        assert_eq!(
+            one_row("", "replicationcontrollers", rc),
+            vec![
+                json!("rc"),
+                json!(2),
+                json!(2),
+                json!(1),
+                json!("60s"),
+                json!("c"),
+                json!("i"),
+                json!("app=x")
+            ]
+        );
+
+        let pt = json!({"metadata": meta("pt", 60), "template": template(&[("c", "i")])});
+        assert_eq!(
+            one_row("", "podtemplates", pt),
+            vec![json!("pt"), json!("c"), json!("i"), json!("app=web")]
+        );
+
+        let rt = json!({"metadata": meta("gvisor", 60), "handler": "runsc"});
+        assert_eq!(
+            one_row("node.k8s.io", "runtimeclasses", rt),
+            vec![json!("gvisor"), json!("runsc"), json!("60s")]
+        );
+    }
+
+    #[test]
+    fn selectors_format_like_labels_selector() {
+        let cases: &[(Value, &str)] = &[
+            (json!(null), "<none>"),
+            (json!({}), "<none>"),
+            (json!({"matchLabels": {"b": "2", "a": "1"}}), "a=1,b=2"),
+            (
+                json!({"matchExpressions": [{"key": "env", "operator": "NotIn", "values": ["prod"]}]}),
+                "env notin (prod)",
+            ),
+            (
+                json!({"matchExpressions": [{"key": "gpu", "operator": "Exists"}]}),
+                "gpu",
+            ),
+            (
+                json!({"matchExpressions": [{"key": "gpu", "operator": "Exists", "values": ["x"]}]}),
+                "<error>",
+            ),
+            (
+                json!({"matchExpressions": [{"key": "env", "operator": "In"}]}),
+                "<error>",
+            ),
+            (json!({"matchLabels": {"bad key!": "x"}}), "<error>"),
+            (
+                json!({"matchLabels": {"example.com/app": "web"}}),
+                "example.com/app=web",
+            ),
+        ];
+        for (selector, want) in cases {
+            assert_eq!(format_label_selector(Some(selector)), *want, "{selector}");
+        }
+        assert_eq!(selector_string(None), Some(String::new()));
+    }
+
+    #[test]
+    fn quantities_print_canonically() {
+        assert_eq!(quantity(Some(&json!("1024Mi"))), "1Gi");
+        assert_eq!(quantity(Some(&json!("1000m"))), "1");
+        assert_eq!(quantity(Some(&json!(3))), "3");
+        assert_eq!(quantity(None), "0");
+        assert_eq!(quantity(Some(&json!("not a quantity"))), "not a quantity");
+    }
+
+    /// Served column descriptions are the spec's descriptions of the same fields (checked when
+    /// the pinned spec is filled in).
+    #[test]
+    fn descriptions_match_the_pinned_spec() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("api-specs");
+        let Ok(version) = std::fs::read_to_string(root.join("VERSION")) else {
+            return;
+        };
+        let path = root
+            .join(format!("v{}", version.trim()))
+            .join("openapi/swagger.json");
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            return;
+        }; // a clone without specs
+        let spec: Value = serde_json::from_str(&text).unwrap();
+        for (description, definition, field) in SERVED_DESCRIPTIONS {
+            let want = &spec["definitions"][definition]["properties"][field]["description"];
+            assert_eq!(want.as_str(), Some(*description), "{definition}.{field}");
+        }
+    }
+
+    const SERVED_DESCRIPTIONS: &[(&str, &str, &str)] = &[
+        (
+            D_OBJECT_META_NAME,
+            "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
+            "name",
+        ),
+        (
+            D_OBJECT_META_CREATION_TIMESTAMP,
+            "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
+            "creationTimestamp",
+        ),
+        (D_POD_STATUS_POD_IP, "io.k8s.api.core.v1.PodStatus", "podIP"),
+        (
+            D_POD_SPEC_NODE_NAME,
+            "io.k8s.api.core.v1.PodSpec",
+            "nodeName",
+        ),
+        (
+            D_POD_STATUS_NOMINATED_NODE_NAME,
+            "io.k8s.api.core.v1.PodStatus",
+            "nominatedNodeName",
+        ),
+        (
+            D_POD_SPEC_READINESS_GATES,
+            "io.k8s.api.core.v1.PodSpec",
+            "readinessGates",
+        ),
+        (
+            D_REPLICATION_CONTROLLER_SPEC_REPLICAS,
+            "io.k8s.api.core.v1.ReplicationControllerSpec",
+            "replicas",
+        ),
+        (
+            D_REPLICATION_CONTROLLER_STATUS_REPLICAS,
+            "io.k8s.api.core.v1.ReplicationControllerStatus",
+            "replicas",
+        ),
+        (
+            D_REPLICATION_CONTROLLER_STATUS_READY_REPLICAS,
+            "io.k8s.api.core.v1.ReplicationControllerStatus",
+            "readyReplicas",
+        ),
+        (
+            D_REPLICATION_CONTROLLER_SPEC_SELECTOR,
+            "io.k8s.api.core.v1.ReplicationControllerSpec",
+            "selector",
+        ),
+        (
+            D_POD_SPEC_NODE_SELECTOR,
+            "io.k8s.api.core.v1.PodSpec",
+            "nodeSelector",
+        ),
+        (
+            D_JOB_STATUS_SUCCEEDED,
+            "io.k8s.api.batch.v1.JobStatus",
+            "succeeded",
+        ),
+        (
+            D_JOB_SPEC_SELECTOR,
+            "io.k8s.api.batch.v1.JobSpec",
+            "selector",
+        ),
+        (
+            D_SERVICE_SPEC_TYPE,
+            "io.k8s.api.core.v1.ServiceSpec",
+            "type",
+        ),
+        (
+            D_SERVICE_SPEC_CLUSTER_IP,
+            "io.k8s.api.core.v1.ServiceSpec",
+            "clusterIP",
+        ),
+        (
+            D_SERVICE_SPEC_EXTERNAL_IPS,
+            "io.k8s.api.core.v1.ServiceSpec",
+            "externalIPs",
+        ),
+        (
+            D_SERVICE_SPEC_PORTS,
+            "io.k8s.api.core.v1.ServiceSpec",
+            "ports",
+        ),
+        (
+            D_SERVICE_SPEC_SELECTOR,
+            "io.k8s.api.core.v1.ServiceSpec",
+            "selector",
+        ),
+        (
+            D_ENDPOINTS_SUBSETS,
+            "io.k8s.api.core.v1.Endpoints",
+            "subsets",
+        ),
+        (
+            D_NODE_SYSTEM_INFO_KUBELET_VERSION,
+            "io.k8s.api.core.v1.NodeSystemInfo",
+            "kubeletVersion",
+        ),
+        (
+            D_NODE_STATUS_ADDRESSES,
+            "io.k8s.api.core.v1.NodeStatus",
+            "addresses",
+        ),
+        (
+            D_NODE_SYSTEM_INFO_OS_IMAGE,
+            "io.k8s.api.core.v1.NodeSystemInfo",
+            "osImage",
+        ),
+        (
+            D_NODE_SYSTEM_INFO_KERNEL_VERSION,
+            "io.k8s.api.core.v1.NodeSystemInfo",
+            "kernelVersion",
+        ),
+        (
+            D_NODE_SYSTEM_INFO_CONTAINER_RUNTIME_VERSION,
+            "io.k8s.api.core.v1.NodeSystemInfo",
+            "containerRuntimeVersion",
+        ),
+        (
+            D_EVENT_LAST_TIMESTAMP,
+            "io.k8s.api.core.v1.Event",
+            "lastTimestamp",
+        ),
+        (D_EVENT_TYPE, "io.k8s.api.core.v1.Event", "type"),
+        (D_EVENT_REASON, "io.k8s.api.core.v1.Event", "reason"),
+        (
+            D_EVENT_INVOLVED_OBJECT,
+            "io.k8s.api.core.v1.Event",
+            "involvedObject",
+        ),
+        (
+            D_OBJECT_REFERENCE_FIELD_PATH,
+            "io.k8s.api.core.v1.ObjectReference",
+            "fieldPath",
+        ),
+        (D_EVENT_SOURCE, "io.k8s.api.core.v1.Event", "source"),
+        (D_EVENT_MESSAGE, "io.k8s.api.core.v1.Event", "message"),
+        (
+            D_EVENT_FIRST_TIMESTAMP,
+            "io.k8s.api.core.v1.Event",
+            "firstTimestamp",
+        ),
+        (D_EVENT_COUNT, "io.k8s.api.core.v1.Event", "count"),
+        (D_SECRET_TYPE, "io.k8s.api.core.v1.Secret", "type"),
+        (D_SECRET_DATA, "io.k8s.api.core.v1.Secret", "data"),
+        (
+            D_PERSISTENT_VOLUME_SPEC_CAPACITY,
+            "io.k8s.api.core.v1.PersistentVolumeSpec",
+            "capacity",
+        ),
+        (
+            D_PERSISTENT_VOLUME_SPEC_ACCESS_MODES,
+            "io.k8s.api.core.v1.PersistentVolumeSpec",
+            "accessModes",
+        ),
+        (
+            D_PERSISTENT_VOLUME_SPEC_PERSISTENT_VOLUME_RECLAIM_POLICY,
+            "io.k8s.api.core.v1.PersistentVolumeSpec",
+            "persistentVolumeReclaimPolicy",
+        ),
+        (
+            D_PERSISTENT_VOLUME_STATUS_PHASE,
+            "io.k8s.api.core.v1.PersistentVolumeStatus",
+            "phase",
+        ),
+        (
+            D_PERSISTENT_VOLUME_SPEC_CLAIM_REF,
+            "io.k8s.api.core.v1.PersistentVolumeSpec",
+            "claimRef",
+        ),
+        (
+            D_PERSISTENT_VOLUME_STATUS_REASON,
+            "io.k8s.api.core.v1.PersistentVolumeStatus",
+            "reason",
+        ),
+        (
+            D_PERSISTENT_VOLUME_SPEC_VOLUME_MODE,
+            "io.k8s.api.core.v1.PersistentVolumeSpec",
+            "volumeMode",
+        ),
+        (
+            D_PERSISTENT_VOLUME_CLAIM_STATUS_PHASE,
+            "io.k8s.api.core.v1.PersistentVolumeClaimStatus",
+            "phase",
+        ),
+        (
+            D_PERSISTENT_VOLUME_CLAIM_SPEC_VOLUME_NAME,
+            "io.k8s.api.core.v1.PersistentVolumeClaimSpec",
+            "volumeName",
+        ),
+        (
+            D_PERSISTENT_VOLUME_CLAIM_STATUS_CAPACITY,
+            "io.k8s.api.core.v1.PersistentVolumeClaimStatus",
+            "capacity",
+        ),
+        (
+            D_PERSISTENT_VOLUME_CLAIM_STATUS_ACCESS_MODES,
+            "io.k8s.api.core.v1.PersistentVolumeClaimStatus",
+            "accessModes",
+        ),
+        (
+            D_PERSISTENT_VOLUME_CLAIM_SPEC_VOLUME_MODE,
+            "io.k8s.api.core.v1.PersistentVolumeClaimSpec",
+            "volumeMode",
+        ),
+        (D_CONFIG_MAP_DATA, "io.k8s.api.core.v1.ConfigMap", "data"),
+        (
+            D_LEASE_SPEC_HOLDER_IDENTITY,
+            "io.k8s.api.coordination.v1.LeaseSpec",
+            "holderIdentity",
+        ),
+        (
+            D_STORAGE_CLASS_PROVISIONER,
+            "io.k8s.api.storage.v1.StorageClass",
+            "provisioner",
+        ),
+        (
+            D_STORAGE_CLASS_RECLAIM_POLICY,
+            "io.k8s.api.storage.v1.StorageClass",
+            "reclaimPolicy",
+        ),
+        (
+            D_STORAGE_CLASS_VOLUME_BINDING_MODE,
+            "io.k8s.api.storage.v1.StorageClass",
+            "volumeBindingMode",
+        ),
+        (
+            D_STORAGE_CLASS_ALLOW_VOLUME_EXPANSION,
+            "io.k8s.api.storage.v1.StorageClass",
+            "allowVolumeExpansion",
+        ),
+        (
+            D_PRIORITY_CLASS_VALUE,
+            "io.k8s.api.scheduling.v1.PriorityClass",
+            "value",
+        ),
+        (
+            D_PRIORITY_CLASS_GLOBAL_DEFAULT,
+            "io.k8s.api.scheduling.v1.PriorityClass",
+            "globalDefault",
+        ),
+        (
+            D_PRIORITY_CLASS_PREEMPTION_POLICY,
+            "io.k8s.api.scheduling.v1.PriorityClass",
+            "preemptionPolicy",
+        ),
+    ];
+}

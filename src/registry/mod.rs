@@ -23,6 +23,15 @@ pub fn tracks_generation(group: &str, resource: &str) -> bool {
 /// Upstream's `PrepareForCreate` defaults that are not OpenAPI defaults: a new namespace is
 /// `Active` and carries the `kubernetes` finalizer.
 pub fn prepare_for_create(group: &str, resource: &str, object: &mut serde_json::Value) {
+    // Status is the server's to write: a created object starts with none.
+    if has_status_subresource(group, resource)
+        && let Some(obj) = object.as_object_mut()
+    {
+        obj.remove("status");
+    }
+    if let ("", "pods") = (group, resource) {
+        object["status"]["phase"] = serde_json::json!("Pending");
+    }
     if let ("", "namespaces") = (group, resource) {
         if object["spec"]["finalizers"].as_array().is_none_or(Vec::is_empty) {
             object["spec"]["finalizers"] = serde_json::json!(["kubernetes"]);
@@ -46,6 +55,31 @@ pub fn dependents(group: &str, resource: &str, name: &str) -> Vec<String> {
             prefixes
         }
         _ => Vec::new(),
+    }
+}
+
+/// Whether the resource has a `status` subresource: then its main resource ignores status
+/// changes and its status subresource ignores everything else (upstream's status strategies).
+pub fn has_status_subresource(group: &str, resource: &str) -> bool {
+    kapi_api::scheme::RESOURCES
+        .iter()
+        .any(|r| r.group == group && r.resource == resource && r.subresources.iter().any(|s| s.name == "status"))
+}
+
+/// Where a resource with a `scale` subresource keeps what `autoscaling/v1` `Scale` shows:
+/// desired replicas, observed replicas, and the label selector (upstream's
+/// `scaleFromDeployment` and friends).
+pub struct ScaleFacts {
+    /// The selector: a `metav1.LabelSelector` (`spec.selector`) or, for replication
+    /// controllers, a plain label map.
+    pub selector_is_map: bool,
+}
+
+pub fn scale_facts(group: &str, resource: &str) -> Option<ScaleFacts> {
+    match (group, resource) {
+        ("apps", "deployments" | "replicasets" | "statefulsets") => Some(ScaleFacts { selector_is_map: false }),
+        ("", "replicationcontrollers") => Some(ScaleFacts { selector_is_map: true }),
+        _ => None,
     }
 }
 

@@ -104,10 +104,15 @@ pub async fn handle(store: &Arc<dyn Storage>, call: ResourceCall<'_>) -> http::R
 
 async fn dispatch(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::Response<Body>, ApiError> {
     let t = call.target;
-    if t.subresource.is_some() {
-        return Err(ApiError::method_not_supported(group_resource(t), t.action));
-    }
     let namespace = Some(call.info.namespace.as_str()).filter(|ns| !ns.is_empty() && t.namespaced);
+    match t.subresource {
+        None => {}
+        Some("status") => return status(store, call, namespace).await,
+        Some("scale") if crate::registry::scale_facts(t.group, t.resource).is_some() => {
+            return scale(store, call, namespace).await;
+        }
+        Some(_) => return Err(ApiError::method_not_supported(group_resource(t), t.action)),
+    }
     match t.action {
         "get" => {
             let name = call.info.name.as_str();
@@ -122,6 +127,7 @@ async fn dispatch(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::
         "list" => list(store, call, namespace).await,
         "post" => create(store, call, namespace).await,
         "put" => update(store, call, namespace).await,
+        "patch" => patch(store, call, namespace).await,
         "delete" => {
             let name = call.info.name.as_str();
             let k = key(t.resource, namespace, Some(name));
@@ -304,13 +310,42 @@ async fn update(
     {
         return Err(ApiError::conflict(group_resource(t), &name));
     }
-    // Fields the server owns.
+    prepare_update(t, &old, &mut value, &name, namespace);
+    let stored = objects::encode(&kind, Format::Protobuf, &value).map_err(ApiError::internal)?;
+    let kv = store
+        .update(&k, stored.into(), current.mod_revision)
+        .await
+        .map_err(|e| storage_error(e, call))?;
+    let (kind, value) = read(&kv)?;
+    Ok(respond(&kind, call.accept, 200, &value))
+}
+
+/// What an update may not change and what it maintains: identity and creation time are the
+/// stored object's, `generation` follows spec changes, `resourceVersion` is never stored.
+fn prepare_update(
+    t: &kapi_apimachinery::scheme::RouteTarget,
+    old: &Value,
+    value: &mut Value,
+    name: &str,
+    namespace: Option<&str>,
+) {
     for field in ["uid", "creationTimestamp"] {
         value["metadata"][field] = old["metadata"][field].clone();
     }
-    value["metadata"]["name"] = Value::String(name.clone());
+    value["metadata"]["name"] = Value::String(name.to_owned());
     if let Some(ns) = namespace {
         value["metadata"]["namespace"] = Value::String(ns.to_owned());
+    }
+    // The main resource ignores status changes when status has its own endpoint.
+    if t.subresource.is_none() && crate::registry::has_status_subresource(t.group, t.resource) {
+        match old.get("status") {
+            Some(status) => value["status"] = status.clone(),
+            None => {
+                if let Some(obj) = value.as_object_mut() {
+                    obj.remove("status");
+                }
+            }
+        }
     }
     if crate::registry::tracks_generation(t.group, t.resource) {
         let generation = old["metadata"]["generation"].as_i64().unwrap_or(1);
@@ -320,13 +355,200 @@ async fn update(
     if let Some(meta) = value["metadata"].as_object_mut() {
         meta.remove("resourceVersion");
     }
-    let stored = objects::encode(&kind, Format::Protobuf, &value).map_err(ApiError::internal)?;
-    let kv = store
-        .update(&k, stored.into(), current.mod_revision)
+}
+
+/// `<resource>/status`: reads the object; writes (update or patch) change only its status.
+async fn status(
+    store: &dyn Storage,
+    call: &ResourceCall<'_>,
+    namespace: Option<&str>,
+) -> Result<http::Response<Body>, ApiError> {
+    let t = call.target;
+    let name = call.info.name.clone();
+    let k = key(t.resource, namespace, Some(&name));
+    let current = store
+        .get(&k)
         .await
-        .map_err(|e| storage_error(e, call))?;
+        .map_err(|e| storage_error(e, call))?
+        .ok_or_else(|| ApiError::not_found(group_resource(t), &name))?;
+    let (kind, old) = read(&current)?;
+    let proposed = match t.action {
+        "get" => return Ok(respond(&kind, call.accept, 200, &old)),
+        "put" => decode_body(call)?.1,
+        "patch" => patched(call, &kind, &old)?,
+        other => return Err(ApiError::method_not_supported(group_resource(t), other)),
+    };
+    if let Some(rv) = proposed["metadata"]["resourceVersion"].as_str().filter(|rv| !rv.is_empty())
+        && rv != current.mod_revision.to_string()
+    {
+        return Err(ApiError::conflict(group_resource(t), &name));
+    }
+    let mut value = old.clone();
+    value["status"] = proposed.get("status").cloned().unwrap_or(Value::Null);
+    if let Some(meta) = value["metadata"].as_object_mut() {
+        meta.remove("resourceVersion");
+    }
+    let stored = objects::encode(&kind, Format::Protobuf, &value).map_err(ApiError::internal)?;
+    let kv = store.update(&k, stored.into(), current.mod_revision).await.map_err(|e| storage_error(e, call))?;
     let (kind, value) = read(&kv)?;
     Ok(respond(&kind, call.accept, 200, &value))
+}
+
+/// Applies the request's patch to `old` (any patch type the route accepts).
+fn patched(call: &ResourceCall<'_>, kind: &Kind, old: &Value) -> Result<Value, ApiError> {
+    use crate::patch::{PatchType, apply_patch};
+    let accepted: Vec<&str> = call.target.patch_types.to_vec();
+    let patch_type = call
+        .content_type
+        .and_then(PatchType::from_content_type)
+        .filter(|p| accepted.contains(&p.content_type()))
+        .ok_or_else(|| ApiError::unsupported_media_type(&accepted))?;
+    let fields = objects::fields(kind).unwrap_or(&[]);
+    apply_patch(old, &call.body, patch_type, fields).map_err(|e| match e.status_code() {
+        415 => ApiError::unsupported_media_type(&accepted),
+        422 => ApiError::invalid(
+            GroupKind::new(&kind.group, &kind.kind),
+            old["metadata"]["name"].as_str().unwrap_or_default(),
+            &[FieldError::invalid("patch", "", e.to_string())],
+        ),
+        413 => ApiError::request_entity_too_large(&e.to_string()),
+        _ => ApiError::bad_request(e.to_string()),
+    })
+}
+
+/// `<resource>/scale`: the object seen as an `autoscaling/v1` `Scale`; writes change only
+/// `spec.replicas` of the object.
+async fn scale(
+    store: &dyn Storage,
+    call: &ResourceCall<'_>,
+    namespace: Option<&str>,
+) -> Result<http::Response<Body>, ApiError> {
+    let t = call.target;
+    let name = call.info.name.clone();
+    let k = key(t.resource, namespace, Some(&name));
+    let scale_kind = Kind { group: "autoscaling".into(), version: "v1".into(), kind: "Scale".into() };
+    for _ in 0..PATCH_ATTEMPTS {
+        let current = store
+            .get(&k)
+            .await
+            .map_err(|e| storage_error(e, call))?
+            .ok_or_else(|| ApiError::not_found(group_resource(t), &name))?;
+        let (kind, object) = read(&current)?;
+        let scale = scale_of(t, &object)?;
+        let proposed = match t.action {
+            "get" => return Ok(respond(&scale_kind, call.accept, 200, &scale)),
+            "put" => {
+                let format = body_format(call)?;
+                objects::decode(&scale_kind, format, &call.body)
+                    .map_err(|e| ApiError::bad_request(format!("the body of the request could not be decoded: {e}")))?
+            }
+            "patch" => patched(call, &scale_kind, &scale)?,
+            other => return Err(ApiError::method_not_supported(group_resource(t), other)),
+        };
+        let precondition = proposed["metadata"]["resourceVersion"].as_str().filter(|rv| !rv.is_empty()).map(str::to_owned);
+        if let Some(rv) = &precondition
+            && *rv != current.mod_revision.to_string()
+        {
+            return Err(ApiError::conflict(group_resource(t), &name));
+        }
+        let Some(replicas) = proposed["spec"]["replicas"].as_i64().or(Some(0)).filter(|r| *r >= 0) else {
+            return Err(ApiError::invalid(
+                GroupKind::new("autoscaling", "Scale"),
+                &name,
+                &[FieldError::invalid("spec.replicas", proposed["spec"]["replicas"].to_string(), "must be greater than or equal to 0")],
+            ));
+        };
+        let mut value = object.clone();
+        value["spec"]["replicas"] = json!(replicas);
+        prepare_update(t, &object, &mut value, &name, namespace);
+        let stored = objects::encode(&kind, Format::Protobuf, &value).map_err(ApiError::internal)?;
+        match store.update(&k, stored.into(), current.mod_revision).await {
+            Ok(kv) => {
+                let (_, updated) = read(&kv)?;
+                return Ok(respond(&scale_kind, call.accept, 200, &scale_of(t, &updated)?));
+            }
+            Err(StorageError::Conflict { .. }) if precondition.is_none() => continue,
+            Err(e) => return Err(storage_error(e, call)),
+        }
+    }
+    Err(ApiError::conflict(group_resource(t), &name))
+}
+
+/// The `Scale` view of an object (upstream's `scaleFrom*`).
+fn scale_of(t: &kapi_apimachinery::scheme::RouteTarget, object: &Value) -> Result<Value, ApiError> {
+    let facts = crate::registry::scale_facts(t.group, t.resource)
+        .ok_or_else(|| ApiError::method_not_supported(group_resource(t), t.action))?;
+    let selector = if facts.selector_is_map {
+        let labels: std::collections::BTreeMap<String, String> =
+            serde_json::from_value(object["spec"]["selector"].clone()).unwrap_or_default();
+        crate::selectors::LabelSelector::from_set(&labels).to_string()
+    } else {
+        crate::selectors::LabelSelector::from_json(&object["spec"]["selector"])
+            .map(|s| s.to_string())
+            .map_err(|e| ApiError::internal(format!("invalid selector on the object: {e}")))?
+    };
+    let meta = &object["metadata"];
+    Ok(json!({
+        "kind": "Scale",
+        "apiVersion": "autoscaling/v1",
+        "metadata": {
+            "name": meta["name"],
+            "namespace": meta["namespace"],
+            "uid": meta["uid"],
+            "resourceVersion": meta["resourceVersion"],
+            "creationTimestamp": meta["creationTimestamp"],
+        },
+        "spec": { "replicas": object["spec"]["replicas"].as_i64().unwrap_or(1) },
+        "status": {
+            "replicas": object["status"]["replicas"].as_i64().unwrap_or(0),
+            "selector": selector,
+        },
+    }))
+}
+
+/// How often a patch is re-applied when the object changed under it (upstream retries patches
+/// without a resourceVersion precondition on conflict).
+const PATCH_ATTEMPTS: usize = 5;
+
+async fn patch(
+    store: &dyn Storage,
+    call: &ResourceCall<'_>,
+    namespace: Option<&str>,
+) -> Result<http::Response<Body>, ApiError> {
+    let t = call.target;
+    let name = call.info.name.clone();
+    let k = key(t.resource, namespace, Some(&name));
+    for _ in 0..PATCH_ATTEMPTS {
+        let current = store
+            .get(&k)
+            .await
+            .map_err(|e| storage_error(e, call))?
+            .ok_or_else(|| ApiError::not_found(group_resource(t), &name))?;
+        let (kind, old) = read(&current)?;
+        let mut patched = patched(call, &kind, &old)?;
+        // A resourceVersion in the patch is a precondition.
+        let precondition = patched["metadata"]["resourceVersion"].as_str().map(str::to_owned);
+        if let Some(rv) = &precondition
+            && *rv != current.mod_revision.to_string()
+        {
+            return Err(ApiError::conflict(group_resource(t), &name));
+        }
+        // The patched object must still be a valid object of its kind.
+        let bytes = serde_json::to_vec(&patched).map_err(ApiError::internal)?;
+        patched = objects::decode(&kind, Format::Json, &bytes)
+            .map_err(|e| ApiError::bad_request(format!("the patched object is not a valid {}: {e}", kind.kind)))?;
+        prepare_update(t, &old, &mut patched, &name, namespace);
+        let stored = objects::encode(&kind, Format::Protobuf, &patched).map_err(ApiError::internal)?;
+        match store.update(&k, stored.into(), current.mod_revision).await {
+            Ok(kv) => {
+                let (kind, value) = read(&kv)?;
+                return Ok(respond(&kind, call.accept, 200, &value));
+            }
+            Err(StorageError::Conflict { .. }) if precondition.is_none() => continue,
+            Err(e) => return Err(storage_error(e, call)),
+        }
+    }
+    Err(ApiError::conflict(group_resource(t), &name))
 }
 
 /// Upstream's generateName suffix: five characters from a consonant-heavy alphabet.
