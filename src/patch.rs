@@ -293,7 +293,9 @@ fn apply_json_patch_operation(doc: &mut Value, operation: Value) -> Result<(), S
     {
         return Ok(());
     }
-    let missing_path = !path.is_empty() && !path.starts_with('/');
+    // evanphx finds no parent for the root (RFC 6902 would replace the document on `add`), nor
+    // for a path not starting with `/`.
+    let missing_path = (!path.is_empty() && !path.starts_with('/')) || (kind == "add" && path.is_empty());
     let parsed = if missing_path {
         None
     } else {
@@ -1722,6 +1724,14 @@ mod tests {
             (
                 json!([{"op": "move", "from": "/nope", "path": "/x"}]),
                 "move operation does not apply: doc is missing from path: /nope: missing value",
+            ),
+            (
+                json!([{"op": "add", "path": "", "value": {}}]),
+                "add operation does not apply: doc is missing path: \"\": missing value",
+            ),
+            (
+                json!([{"op": "add", "path": "metadata", "value": {}}]),
+                "add operation does not apply: doc is missing path: \"metadata\": missing value",
             ),
             (json!([{"op": "frobnicate", "path": "/x"}]), "Unexpected kind: frobnicate"),
             (json!([{"path": "/x"}]), "Unexpected kind: unknown"),

@@ -2159,8 +2159,7 @@ fn node_row(o: Obj<'_>, ctx: &Ctx) -> Row {
         .list(&["status", "conditions"])
         .iter()
         .map(Obj)
-        .filter(|c| c.str(&["type"]) == "Ready")
-        .last();
+        .rfind(|c| c.str(&["type"]) == "Ready");
     let mut status = vec![match ready {
         Some(c) if c.str(&["status"]) == "True" => "Ready",
         Some(_) => "NotReady",
@@ -3161,7 +3160,7 @@ mod tests {
         let t = to_table(
             "",
             "pods",
-            &[pod.clone()],
+            std::slice::from_ref(&pod),
             Some(&list_meta),
             IncludeObject::Metadata,
             now(),
@@ -3182,7 +3181,7 @@ mod tests {
         let t = to_table(
             "",
             "pods",
-            &[pod.clone()],
+            std::slice::from_ref(&pod),
             None,
             IncludeObject::Object,
             now(),
@@ -3191,7 +3190,14 @@ mod tests {
         assert_eq!(t["rows"][0]["object"], pod);
 
         // None: the object is written as null, as Go writes an empty RawExtension.
-        let t = to_table("", "pods", &[pod.clone()], None, IncludeObject::None, now());
+        let t = to_table(
+            "",
+            "pods",
+            std::slice::from_ref(&pod),
+            None,
+            IncludeObject::None,
+            now(),
+        );
         assert_eq!(
             t["rows"][0].as_object().unwrap().get("object"),
             Some(&Value::Null)
@@ -3246,7 +3252,7 @@ mod tests {
             let value = to_table(
                 "",
                 "pods",
-                &[pod.clone()],
+                std::slice::from_ref(&pod),
                 Some(&json!({"resourceVersion": "1"})),
                 include,
                 now(),
@@ -4258,7 +4264,7 @@ mod tests {
             "regarding": {"kind": "Pod", "name": "web", "fieldPath": "spec.containers{app}"},
             "reportingController": "kubelet", "reportingInstance": "node-1",
             "deprecatedFirstTimestamp": ago(90), "deprecatedLastTimestamp": ago(30), "deprecatedCount": 2});
-        let t = table("events.k8s.io", "events", &[v1.clone()]);
+        let t = table("events.k8s.io", "events", std::slice::from_ref(&v1));
         assert_eq!(
             rows(&t)[0],
             vec![
@@ -4278,7 +4284,7 @@ mod tests {
         let t = to_table(
             "events.k8s.io",
             "events",
-            &[v1.clone()],
+            std::slice::from_ref(&v1),
             None,
             IncludeObject::Object,
             now(),

@@ -137,10 +137,53 @@ fn kubectl_drives_kapi() {
     let err = server.fails(&["get", "cm", "cm1", "-n", "demo"]);
     assert!(err.contains(r#"configmaps "cm1" not found"#), "{err}");
 
+    // apply -f of a multi-document manifest, then again with changes (client-side apply sends a
+    // strategic merge patch).
+    let manifest = dir.path().join("app.yaml");
+    let app = |replicas: u32, image: &str| {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: demo\nspec:\n  replicas: {replicas}\n  selector:\n    matchLabels: {{app: web}}\n  template:\n    metadata:\n      labels: {{app: web}}\n    spec:\n      containers:\n      - name: web\n        image: {image}\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: web\n  namespace: demo\nspec:\n  selector: {{app: web}}\n  ports:\n  - port: 80\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: demo\ndata:\n  mode: fast\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: token\n  namespace: demo\nstringData:\n  token: s3cr3t\n---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: once\n  namespace: demo\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: once\n        image: busybox\n"
+        )
+    };
+    std::fs::write(&manifest, app(2, "nginx:1.25")).unwrap();
+    let applied = server.ok(&["apply", "-f", manifest.to_str().unwrap()]);
+    for line in ["deployment.apps/web created", "service/web created", "configmap/settings created", "secret/token created", "job.batch/once created"] {
+        assert!(applied.contains(line), "{line} missing from {applied}");
+    }
+    std::fs::write(&manifest, app(3, "nginx:1.26")).unwrap();
+    assert!(server.ok(&["apply", "-f", manifest.to_str().unwrap()]).contains("deployment.apps/web configured"));
+    let deploy = server.ok(&["get", "deploy", "web", "-n", "demo", "-o", "jsonpath={.spec.replicas} {.spec.template.spec.containers[0].image} {.metadata.generation}"]);
+    assert_eq!(deploy, "3 nginx:1.26 2");
+    assert_eq!(server.ok(&["get", "secret", "token", "-n", "demo", "-o", "jsonpath={.data.token}"]), "czNjcjN0");
+
+    // label, annotate, the three patch types, scale, edit.
+    server.ok(&["label", "cm", "settings", "-n", "demo", "tier=web"]);
+    server.ok(&["annotate", "cm", "settings", "-n", "demo", "note=hi"]);
+    server.ok(&["patch", "cm", "settings", "-n", "demo", "--type=merge", "-p", r#"{"data":{"extra":"1"}}"#]);
+    server.ok(&["patch", "cm", "settings", "-n", "demo", "--type=json", "-p", r#"[{"op":"remove","path":"/data/mode"}]"#]);
+    server.ok(&["patch", "deploy", "web", "-n", "demo", "-p", r#"{"spec":{"template":{"spec":{"containers":[{"name":"web","env":[{"name":"A","value":"b"}]}]}}}}"#]);
+    let cm = server.ok(&["get", "cm", "settings", "-n", "demo", "-o", "jsonpath={.metadata.labels.tier} {.metadata.annotations.note} {.data}"]);
+    assert_eq!(cm, r#"web hi {"extra":"1"}"#);
+    let container = server.ok(&["get", "deploy", "web", "-n", "demo", "-o", "jsonpath={.spec.template.spec.containers[0].image} {.spec.template.spec.containers[0].env[0].value}"]);
+    assert_eq!(container, "nginx:1.26 b", "strategic merge kept the image and added env");
+    server.ok(&["scale", "deploy", "web", "-n", "demo", "--replicas=5"]);
+    assert_eq!(server.ok(&["get", "deploy", "web", "-n", "demo", "-o", "jsonpath={.spec.replicas}"]), "5");
+    let edited = Command::new("kubectl")
+        .args(["edit", "cm", "settings", "-n", "demo"])
+        .env("KUBECONFIG", server.kubeconfig())
+        .env("KUBE_EDITOR", "sed -i s/tier:\\ web/tier:\\ edited/")
+        .output()
+        .unwrap();
+    assert!(edited.status.success(), "{}", String::from_utf8_lossy(&edited.stderr));
+    assert_eq!(server.ok(&["get", "cm", "settings", "-n", "demo", "-o", "jsonpath={.metadata.labels.tier}"]), "edited");
+    let explain = server.ok(&["explain", "deployment.spec.strategy"]);
+    assert!(explain.contains("FIELD: strategy <DeploymentStrategy>") && explain.contains("rollingUpdate"), "{explain}");
+
     // Deleting a namespace deletes what is in it.
     server.ok(&["delete", "ns", "demo"]);
     assert!(server.fails(&["get", "ns", "demo"]).contains(r#"namespaces "demo" not found"#));
     assert!(server.ok(&["get", "cm", "-A", "-o", "name"]).trim().is_empty());
+    assert!(server.ok(&["get", "deploy", "-A", "-o", "name"]).trim().is_empty());
 
     // Without a client certificate (a bearer token kapi does not know): 401 Unauthorized.
     let anonymous = dir.path().join("anonymous.kubeconfig");

@@ -58,6 +58,20 @@ pub fn dependents(group: &str, resource: &str, name: &str) -> Vec<String> {
     }
 }
 
+/// What upstream does to every written object of a resource while converting it in (before
+/// any strategy): a Secret's write-only `stringData` is folded into `data` (base64) and dropped.
+pub fn normalize_on_write(group: &str, resource: &str, object: &mut serde_json::Value) {
+    use base64::Engine;
+    if let ("", "secrets") = (group, resource)
+        && let Some(serde_json::Value::Object(strings)) = object.as_object_mut().and_then(|o| o.remove("stringData"))
+    {
+        for (key, value) in strings {
+            let text = value.as_str().unwrap_or_default();
+            object["data"][key] = serde_json::json!(base64::engine::general_purpose::STANDARD.encode(text));
+        }
+    }
+}
+
 /// Whether the resource has a `status` subresource: then its main resource ignores status
 /// changes and its status subresource ignores everything else (upstream's status strategies).
 pub fn has_status_subresource(group: &str, resource: &str) -> bool {
@@ -88,6 +102,13 @@ pub const SYSTEM_NAMESPACES: &[&str] = &["default", "kube-system", "kube-public"
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn string_data_folds_into_data() {
+        let mut secret = serde_json::json!({"data": {"a": "YQ=="}, "stringData": {"b": "b", "a": "z"}});
+        super::normalize_on_write("", "secrets", &mut secret);
+        assert_eq!(secret, serde_json::json!({"data": {"a": "eg==", "b": "Yg=="}}));
+    }
+
     #[test]
     fn generation_follows_upstream_strategies() {
         assert!(super::tracks_generation("apps", "deployments"));

@@ -274,6 +274,7 @@ async fn create(
     }
     meta.remove("resourceVersion");
     value["metadata"] = Value::Object(meta);
+    crate::registry::normalize_on_write(t.group, t.resource, &mut value);
     crate::registry::prepare_for_create(t.group, t.resource, &mut value);
 
     let stored = objects::encode(&kind, Format::Protobuf, &value).map_err(ApiError::internal)?;
@@ -329,6 +330,7 @@ fn prepare_update(
     name: &str,
     namespace: Option<&str>,
 ) {
+    crate::registry::normalize_on_write(t.group, t.resource, value);
     for field in ["uid", "creationTimestamp"] {
         value["metadata"][field] = old["metadata"][field].clone();
     }
