@@ -159,13 +159,15 @@ impl ListOptions {
         if rv.is_empty() {
             return Ok(ListPlan { consistency: ReadConsistency::Latest, continue_key: None });
         }
-        let parsed = parse_resource_version(rv)
-            .map_err(|e| ApiError::bad_request(format!("invalid resource version: {e}")))?;
+        let parsed =
+            parse_resource_version(rv).map_err(|e| ApiError::bad_request(format!("invalid resource version: {e}")))?;
         let parsed = Revision::try_from(parsed).unwrap_or(Revision::MAX);
         let consistency = match self.resource_version_match {
             Some(ResourceVersionMatch::NotOlderThan) => ReadConsistency::NotOlderThan(parsed),
             Some(ResourceVersionMatch::Exact) if parsed == 0 => {
-                return Err(ApiError::bad_request("resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\""));
+                return Err(ApiError::bad_request(
+                    "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+                ));
             }
             Some(ResourceVersionMatch::Exact) => ReadConsistency::Exact(parsed),
             None if self.page_limit().is_some() && parsed > 0 => ReadConsistency::Exact(parsed),
@@ -187,7 +189,10 @@ fn validate(
     let mut errs = Vec::new();
     if watch {
         if send_initial_events.is_some() && resource_version_match != Some("NotOlderThan") {
-            errs.push(FieldError::forbidden(MATCH, "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"));
+            errs.push(FieldError::forbidden(
+                MATCH,
+                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            ));
         }
         if let Some(m) = resource_version_match {
             if send_initial_events.is_none() {
@@ -207,7 +212,10 @@ fn validate(
     }
     if let Some(m) = resource_version_match {
         if resource_version.is_none() {
-            errs.push(FieldError::forbidden(MATCH, "resourceVersionMatch is forbidden unless resourceVersion is provided"));
+            errs.push(FieldError::forbidden(
+                MATCH,
+                "resourceVersionMatch is forbidden unless resourceVersion is provided",
+            ));
         }
         if continue_token.is_some() {
             errs.push(FieldError::forbidden(MATCH, "resourceVersionMatch is forbidden when continue is provided"));
@@ -216,7 +224,10 @@ fn validate(
             errs.push(FieldError::not_supported(MATCH, m, &["Exact", "NotOlderThan", ""]));
         }
         if m == "Exact" && resource_version == Some("0") {
-            errs.push(FieldError::forbidden(MATCH, "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\""));
+            errs.push(FieldError::forbidden(
+                MATCH,
+                "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+            ));
         }
     }
     if send_initial_events.is_some() {
@@ -567,8 +578,9 @@ impl GoContinueToken {
                 serde_json::Value::Number(n) => format!("number {n}"),
                 other => go_json_kind(other).to_owned(),
             };
-            first_error
-                .get_or_insert_with(|| format!("json: cannot unmarshal {kind} into Go struct field continueToken.{field} of type {want}"));
+            first_error.get_or_insert_with(|| {
+                format!("json: cannot unmarshal {kind} into Go struct field continueToken.{field} of type {want}")
+            });
         };
         for (k, v) in &object {
             let field = ["v", "rv", "start"].into_iter().find(|f| k.eq_ignore_ascii_case(f));
@@ -634,6 +646,9 @@ mod tests {
     use super::*;
     use base64::Engine as _;
 
+    /// A token and the start key and revision it decodes to, or the error.
+    type DecodeCase = (String, Result<(&'static str, i64), &'static str>);
+
     fn err(query: &str) -> ApiError {
         ListOptions::from_query(query).unwrap_err()
     }
@@ -659,10 +674,12 @@ mod tests {
         assert!(o.label_selector.is_empty() && o.field_selector.is_empty());
 
         // Upstream's bool conversion: only "false" (any case) and "0" are false.
-        for (v, want) in [("true", true), ("1", true), ("", true), ("yes", true), ("FALSE", false), ("0", false), ("False", false)] {
+        for (v, want) in
+            [("true", true), ("1", true), ("", true), ("yes", true), ("FALSE", false), ("0", false), ("False", false)]
+        {
             assert_eq!(ListOptions::from_query(&format!("watch={v}")).unwrap().watch, want, "{v:?}");
         }
-        assert_eq!(ListOptions::from_query("watch").unwrap().watch, true);
+        assert!(ListOptions::from_query("watch").unwrap().watch);
         // The first of repeated values counts.
         assert_eq!(ListOptions::from_query("limit=5&limit=x").unwrap().limit, Some(5));
         assert_eq!(ListOptions::from_query("limit=0").unwrap().page_limit(), None);
@@ -676,7 +693,10 @@ mod tests {
         let cases = [
             ("limit=abc", "strconv.ParseInt: parsing \"abc\": invalid syntax"),
             ("limit=", "strconv.ParseInt: parsing \"\": invalid syntax"),
-            ("timeoutSeconds=99999999999999999999", "strconv.ParseInt: parsing \"99999999999999999999\": value out of range"),
+            (
+                "timeoutSeconds=99999999999999999999",
+                "strconv.ParseInt: parsing \"99999999999999999999\": value out of range",
+            ),
             ("timeoutSeconds=1.5&limit=x", "strconv.ParseInt: parsing \"1.5\": invalid syntax"),
             ("labelSelector=a%20in%20b&limit=x", "strconv.ParseInt: parsing \"x\": invalid syntax"),
             ("labelSelector=a%20in%20b", "unable to parse requirement: found 'b' expected: '('"),
@@ -708,7 +728,10 @@ mod tests {
             assert!(ListOptions::from_query(q).is_ok(), "{q}: {:?}", ListOptions::from_query(q));
         }
         let bad = [
-            ("resourceVersionMatch=Exact", "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"),
+            (
+                "resourceVersionMatch=Exact",
+                "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
+            ),
             (
                 "resourceVersion=0&resourceVersionMatch=Exact",
                 "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
@@ -721,8 +744,14 @@ mod tests {
                 "resourceVersionMatch=Exact&continue=x",
                 "ListOptions.meta.k8s.io \"\" is invalid: [resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided, resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided]",
             ),
-            ("sendInitialEvents=true", "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list"),
-            ("sendInitialEvents=false", "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list"),
+            (
+                "sendInitialEvents=true",
+                "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list",
+            ),
+            (
+                "sendInitialEvents=false",
+                "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list",
+            ),
             (
                 "watch=true&sendInitialEvents=true",
                 "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
@@ -811,7 +840,7 @@ mod tests {
     fn continue_tokens_decode_as_upstream() {
         let b64 = |s: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(s);
         let prefix = "/test/";
-        let cases: Vec<(String, Result<(&str, i64), &str>)> = vec![
+        let cases: Vec<DecodeCase> = vec![
             (b64(r#"{"v":"meta.k8s.io/v1","rv":1,"start":"key"}"#), Ok(("/test/key", 1))),
             (b64(r#"{"v":"meta.k8s.io/v1","rv":1,"start":"/key"}"#), Ok(("/test/key", 1))),
             (b64(r#"{"v":"meta.k8s.io/v1","rv":-1,"start":"key"}"#), Ok(("/test/key", -1))),
@@ -824,7 +853,10 @@ mod tests {
                 b64(r#"{"v":"meta.k8s.io/v1","rv":0,"start":"key"}"#),
                 Err("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"),
             ),
-            (b64(r#"{"v":"meta.k8s.io/v1","rv":1}"#), Err("continue key is not valid: encoded start key empty (version meta.k8s.io/v1)")),
+            (
+                b64(r#"{"v":"meta.k8s.io/v1","rv":1}"#),
+                Err("continue key is not valid: encoded start key empty (version meta.k8s.io/v1)"),
+            ),
             (
                 b64(r#"{"v":"meta.k8s.io/v2","rv":1,"start":"key"}"#),
                 Err("continue key is not valid: server does not recognize this encoded version meta.k8s.io/v2"),
@@ -833,13 +865,22 @@ mod tests {
             (b64("null"), Err("continue key is not valid: server does not recognize this encoded version ")),
             (
                 b64(r#"{"v":"meta.k8s.io/v1","rv":"1","start":"key"}"#),
-                Err("continue key is not valid: json: cannot unmarshal string into Go struct field continueToken.rv of type int64"),
+                Err(
+                    "continue key is not valid: json: cannot unmarshal string into Go struct field continueToken.rv of type int64",
+                ),
             ),
             (
                 b64(r#"{"v":1,"rv":1,"start":"key"}"#),
-                Err("continue key is not valid: json: cannot unmarshal number 1 into Go struct field continueToken.v of type string"),
+                Err(
+                    "continue key is not valid: json: cannot unmarshal number 1 into Go struct field continueToken.v of type string",
+                ),
             ),
-            (b64("[]"), Err("continue key is not valid: json: cannot unmarshal array into Go value of type storage.continueToken")),
+            (
+                b64("[]"),
+                Err(
+                    "continue key is not valid: json: cannot unmarshal array into Go value of type storage.continueToken",
+                ),
+            ),
             (b64(""), Err("continue key is not valid: unexpected end of JSON input")),
             (b64("{\"v\":"), Err("continue key is not valid: unexpected end of JSON input")),
             (b64("x"), Err("continue key is not valid: invalid character 'x' looking for beginning of value")),
@@ -855,7 +896,10 @@ mod tests {
             assert_eq!(got, want, "{token}");
         }
         let e: ApiError = decode_continue("!", prefix).unwrap_err().into();
-        assert_eq!((e.code, e.message.as_str()), (400, "invalid continue token: continue key is not valid: illegal base64 data at input byte 0"));
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            (400, "invalid continue token: continue key is not valid: illegal base64 data at input byte 0")
+        );
     }
 
     #[test]
@@ -887,23 +931,35 @@ mod tests {
             ("resourceVersion=10".to_owned(), Ok(ReadConsistency::NotOlderThan(10))),
             ("resourceVersion=10&limit=5".to_owned(), Ok(ReadConsistency::Exact(10))),
             ("resourceVersion=0&limit=5".to_owned(), Ok(ReadConsistency::NotOlderThan(0))),
-            ("resourceVersion=10&limit=5&resourceVersionMatch=NotOlderThan".to_owned(), Ok(ReadConsistency::NotOlderThan(10))),
+            (
+                "resourceVersion=10&limit=5&resourceVersionMatch=NotOlderThan".to_owned(),
+                Ok(ReadConsistency::NotOlderThan(10)),
+            ),
             ("resourceVersion=10&resourceVersionMatch=Exact".to_owned(), Ok(ReadConsistency::Exact(10))),
             (
                 "resourceVersion=abc".to_owned(),
-                Err("invalid resource version: resourceVersion: Invalid value: \"abc\": strconv.ParseUint: parsing \"abc\": invalid syntax"),
+                Err(
+                    "invalid resource version: resourceVersion: Invalid value: \"abc\": strconv.ParseUint: parsing \"abc\": invalid syntax",
+                ),
             ),
             (
                 "resourceVersion=-1".to_owned(),
-                Err("invalid resource version: resourceVersion: Invalid value: \"-1\": strconv.ParseUint: parsing \"-1\": invalid syntax"),
+                Err(
+                    "invalid resource version: resourceVersion: Invalid value: \"-1\": strconv.ParseUint: parsing \"-1\": invalid syntax",
+                ),
             ),
             (
                 "resourceVersion=%2B1".to_owned(),
-                Err("invalid resource version: resourceVersion: Invalid value: \"+1\": strconv.ParseUint: parsing \"+1\": invalid syntax"),
+                Err(
+                    "invalid resource version: resourceVersion: Invalid value: \"+1\": strconv.ParseUint: parsing \"+1\": invalid syntax",
+                ),
             ),
             (format!("continue={token}"), Ok(ReadConsistency::Exact(42))),
             (format!("continue={token}&resourceVersion=0"), Ok(ReadConsistency::Exact(42))),
-            (format!("continue={token}&resourceVersion=5"), Err("specifying resource version is not allowed when using continue")),
+            (
+                format!("continue={token}&resourceVersion=5"),
+                Err("specifying resource version is not allowed when using continue"),
+            ),
             (
                 "continue=abc!".to_owned(),
                 Err("invalid continue token: continue key is not valid: illegal base64 data at input byte 3"),

@@ -58,7 +58,8 @@ impl From<SelectorError> for ApiError {
 // ---------------------------------------------------------------------------------------------
 
 const LABEL_KEY_FMT: &str = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
-const LABEL_KEY_ERR: &str = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
+const LABEL_KEY_ERR: &str =
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 const LABEL_KEY_MAX_LENGTH: usize = 63;
 const LABEL_VALUE_FMT: &str = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
 const LABEL_VALUE_ERR: &str = "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
@@ -113,9 +114,7 @@ fn is_dns1123_label_format(s: &str) -> bool {
     let b = s.as_bytes();
     let alnum = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
     match (b.first(), b.last()) {
-        (Some(first), Some(last)) => {
-            alnum(first) && alnum(last) && b.iter().all(|c| alnum(c) || *c == b'-')
-        }
+        (Some(first), Some(last)) => alnum(first) && alnum(last) && b.iter().all(|c| alnum(c) || *c == b'-'),
         _ => false,
     }
 }
@@ -162,7 +161,10 @@ pub fn label_key_errors(value: &str) -> Vec<String> {
         errs.push(format!("name part {}", max_len_error(LABEL_KEY_MAX_LENGTH)));
     }
     if !is_label_key_name(name) {
-        errs.push(format!("name part {}", regex_error(LABEL_KEY_ERR, LABEL_KEY_FMT, &["MyName", "my.name", "123-abc"])));
+        errs.push(format!(
+            "name part {}",
+            regex_error(LABEL_KEY_ERR, LABEL_KEY_FMT, &["MyName", "my.name", "123-abc"])
+        ));
     }
     errs
 }
@@ -329,7 +331,9 @@ impl Requirement {
             Operator::In | Operator::Equals | Operator::DoubleEquals => {
                 lookup(&self.key).is_some_and(|v| self.values.iter().any(|x| x == v))
             }
-            Operator::NotIn | Operator::NotEquals => lookup(&self.key).is_none_or(|v| !self.values.iter().any(|x| x == v)),
+            Operator::NotIn | Operator::NotEquals => {
+                lookup(&self.key).is_none_or(|v| !self.values.iter().any(|x| x == v))
+            }
             Operator::Exists => lookup(&self.key).is_some(),
             Operator::DoesNotExist => lookup(&self.key).is_none(),
             Operator::GreaterThan | Operator::LessThan => {
@@ -952,9 +956,11 @@ fn split_field_terms(selector: &str) -> Vec<&str> {
 fn split_field_term(term: &str) -> Option<(&str, FieldOperator, &str)> {
     for (i, _) in term.char_indices() {
         let rest = &term[i..];
-        for (op, operator) in [("!=", FieldOperator::NotEquals), ("==", FieldOperator::Equals), ("=", FieldOperator::Equals)] {
-            if rest.starts_with(op) {
-                return Some((&term[..i], operator, &rest[op.len()..]));
+        for (op, operator) in
+            [("!=", FieldOperator::NotEquals), ("==", FieldOperator::Equals), ("=", FieldOperator::Equals)]
+        {
+            if let Some(value) = rest.strip_prefix(op) {
+                return Some((&term[..i], operator, value));
             }
         }
     }
@@ -1013,10 +1019,7 @@ impl FieldSelector {
 
     /// Upstream's `RequiresExactMatch`: the value the first `field=value` term pins `field` to.
     pub fn requires_exact_match(&self, field: &str) -> Option<&str> {
-        self.terms
-            .iter()
-            .find(|t| t.field == field && t.operator == FieldOperator::Equals)
-            .map(|t| t.value.as_str())
+        self.terms.iter().find(|t| t.field == field && t.operator == FieldOperator::Equals).map(|t| t.value.as_str())
     }
 
     /// Upstream's `Transform`: rewrites every term's field and value, or fails with the first
@@ -1308,7 +1311,8 @@ const RESOURCE_FIELDS: &[ResourceFields] = &[ResourceFields {
 }];
 
 /// Every group's table.
-const ALL_FIELDS: &[&[ResourceFields]] = &[CORE_FIELDS, EVENTS_FIELDS, BATCH_FIELDS, CERTIFICATES_FIELDS, RESOURCE_FIELDS];
+const ALL_FIELDS: &[&[ResourceFields]] =
+    &[CORE_FIELDS, EVENTS_FIELDS, BATCH_FIELDS, CERTIFICATES_FIELDS, RESOURCE_FIELDS];
 
 /// The field selector table of a resource, if upstream registers a field label conversion for
 /// it; `None` means only `metadata.name` and `metadata.namespace`.
@@ -1400,6 +1404,12 @@ pub fn selectable_fields(group: &str, resource: &str, object: &Value) -> BTreeMa
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A selector, the labels or fields it is matched against, and whether it matches.
+    type MatchCase = (&'static str, &'static [(&'static str, &'static str)], bool);
+    type SplitTerm = (&'static str, FieldOperator, &'static str);
+    /// Group, version, resource, field selector, and the converted selector or the error.
+    type ConversionCase = (&'static str, &'static str, &'static str, &'static str, Result<&'static str, &'static str>);
 
     fn set(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
@@ -1642,7 +1652,10 @@ mod tests {
     #[test]
     fn nul_bytes_read_as_end_of_input() {
         // A NUL where a token starts ends the selector; after a token it separates.
-        assert_eq!(LabelSelector::parse("a=b, \0junk(").unwrap_err().to_string(), "found '', expected: identifier after ','");
+        assert_eq!(
+            LabelSelector::parse("a=b, \0junk(").unwrap_err().to_string(),
+            "found '', expected: identifier after ','"
+        );
         assert_eq!(
             LabelSelector::parse("a=b,\0junk(").unwrap_err().to_string(),
             "unable to parse requirement: found '(', expected: in, notin, =, ==, !=, gt, lt"
@@ -1653,7 +1666,7 @@ mod tests {
     // upstream TestSelectorMatches and TestRequirementSelectorMatching
     #[test]
     fn label_matching() {
-        let cases: &[(&str, &[(&str, &str)], bool)] = &[
+        let cases: &[MatchCase] = &[
             ("", &[("x", "y")], true),
             ("x=y", &[("x", "y")], true),
             ("x=y,z=w", &[("x", "y"), ("z", "w")], true),
@@ -1692,7 +1705,8 @@ mod tests {
         for (s, labels, want) in cases {
             let sel = LabelSelector::parse(s).unwrap();
             assert_eq!(sel.matches(&set(labels)), *want, "{s:?} on {labels:?}");
-            let json: Value = labels.iter().map(|(k, v)| ((*k).to_owned(), json!(v))).collect::<serde_json::Map<_, _>>().into();
+            let json: Value =
+                labels.iter().map(|(k, v)| ((*k).to_owned(), json!(v))).collect::<serde_json::Map<_, _>>().into();
             assert_eq!(sel.matches_json(&json), *want, "{s:?} on JSON {labels:?}");
         }
         assert!(LabelSelector::everything().matches(&set(&[("x", "y")])));
@@ -1708,11 +1722,25 @@ mod tests {
     fn requirement_strings() {
         use Operator::*;
         let cases: &[(&[Requirement], &str)] = &[
-            (&[req("x", In, &["abc", "def"]), req("y", NotIn, &["jkl"]), req("z", Exists, &[])], "x in (abc,def),y notin (jkl),z"),
-            (&[req("x", NotIn, &["abc", "def"]), req("y", NotEquals, &["jkl"]), req("z", DoesNotExist, &[])], "x notin (abc,def),y!=jkl,!z"),
-            (&[req("x", NotIn, &["abc"]), req("y", In, &["jkl", "mno"]), req("z", NotIn, &[""])], "x notin (abc),y in (jkl,mno),z notin ()"),
             (
-                &[req("x", Equals, &["abc"]), req("y", DoubleEquals, &["jkl"]), req("z", NotEquals, &["a"]), req("z", Exists, &[])],
+                &[req("x", In, &["abc", "def"]), req("y", NotIn, &["jkl"]), req("z", Exists, &[])],
+                "x in (abc,def),y notin (jkl),z",
+            ),
+            (
+                &[req("x", NotIn, &["abc", "def"]), req("y", NotEquals, &["jkl"]), req("z", DoesNotExist, &[])],
+                "x notin (abc,def),y!=jkl,!z",
+            ),
+            (
+                &[req("x", NotIn, &["abc"]), req("y", In, &["jkl", "mno"]), req("z", NotIn, &[""])],
+                "x notin (abc),y in (jkl,mno),z notin ()",
+            ),
+            (
+                &[
+                    req("x", Equals, &["abc"]),
+                    req("y", DoubleEquals, &["jkl"]),
+                    req("z", NotEquals, &["a"]),
+                    req("z", Exists, &[]),
+                ],
                 "x=abc,y==jkl,z!=a,z",
             ),
             (&[req("x", GreaterThan, &["2"]), req("y", LessThan, &["8"]), req("z", Exists, &[])], "x>2,y<8,z"),
@@ -1798,7 +1826,10 @@ mod tests {
             err(json!({"matchLabels": {"a/b/c": "x"}})),
             "key: Invalid value: \"a/b/c\": a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
         );
-        assert!(err(json!({"matchLabels": {"a": "-"}})).starts_with("values[0][a]: Invalid value: \"-\": a valid label must"));
+        assert!(
+            err(json!({"matchLabels": {"a": "-"}}))
+                .starts_with("values[0][a]: Invalid value: \"-\": a valid label must")
+        );
     }
 
     #[test]
@@ -1842,7 +1873,7 @@ mod tests {
     #[test]
     fn field_split_term() {
         use FieldOperator::*;
-        let cases: &[(&str, Option<(&str, FieldOperator, &str)>)] = &[
+        let cases: &[(&str, Option<SplitTerm>)] = &[
             ("a=value", Some(("a", Equals, "value"))),
             ("b==value", Some(("b", Equals, "value"))),
             ("c!=value", Some(("c", NotEquals, "value"))),
@@ -1861,7 +1892,9 @@ mod tests {
     // upstream fields TestEscapeValue
     #[test]
     fn field_escaping() {
-        for (raw, escaped) in [("", ""), ("a", "a"), ("=", r"\="), (",", r"\,"), (r"\", r"\\"), (r"\=\,\", r"\\\=\\\,\\")] {
+        for (raw, escaped) in
+            [("", ""), ("a", "a"), ("=", r"\="), (",", r"\,"), (r"\", r"\\"), (r"\=\,\", r"\\\=\\\,\\")]
+        {
             assert_eq!(escape_field_value(raw), escaped);
             assert_eq!(unescape_field_value(escaped).unwrap(), raw);
         }
@@ -1900,7 +1933,7 @@ mod tests {
     // upstream fields TestSelectorMatches
     #[test]
     fn field_matching() {
-        let cases: &[(&str, &[(&str, &str)], bool)] = &[
+        let cases: &[MatchCase] = &[
             ("", &[("x", "y")], true),
             ("x=y", &[("x", "y")], true),
             ("x=y,z=w", &[("x", "y"), ("z", "w")], true),
@@ -1909,7 +1942,11 @@ mod tests {
             ("x=y", &[("x", "z")], false),
             ("x=y,z=w", &[("x", "w"), ("z", "w")], false),
             ("x!=y,z!=w", &[("x", "z"), ("z", "w")], false),
-            ("foo=bar,baz=blah,complex=\\=value\\\\\\,\\\\", &[("foo", "bar"), ("baz", "blah"), ("complex", r"=value\,\")], true),
+            (
+                "foo=bar,baz=blah,complex=\\=value\\\\\\,\\\\",
+                &[("foo", "bar"), ("baz", "blah"), ("complex", r"=value\,\")],
+                true,
+            ),
             ("foo=bar,foobar=bar,baz=blah", &[("foo", "bar"), ("baz", "blah")], false),
             ("missing=", &[], true),
             ("missing!=x", &[], true),
@@ -1938,20 +1975,44 @@ mod tests {
         let conv = |g: &str, v: &str, r: &str, s: &str| {
             FieldSelector::parse(s).unwrap().convert_for(g, v, r).map(|s| s.to_string()).map_err(|e| e.to_string())
         };
-        let cases: &[(&str, &str, &str, &str, Result<&str, &str>)] = &[
+        let cases: &[ConversionCase] = &[
             ("", "v1", "pods", "spec.nodeName=n1,status.phase!=Running", Ok("spec.nodeName=n1,status.phase!=Running")),
             ("", "v1", "pods", "spec.host=n1", Ok("spec.nodeName=n1")),
             ("", "v1", "pods", "spec.foo=x", Err("field label not supported: spec.foo")),
-            ("", "v1", "nodes", "spec.unschedulable=false,metadata.name=a", Ok("metadata.name=a,spec.unschedulable=false")),
+            (
+                "",
+                "v1",
+                "nodes",
+                "spec.unschedulable=false,metadata.name=a",
+                Ok("metadata.name=a,spec.unschedulable=false"),
+            ),
             ("", "v1", "nodes", "metadata.namespace=a", Err("field label not supported: metadata.namespace")),
             ("", "v1", "namespaces", "status.phase=Active", Ok("status.phase=Active")),
             ("", "v1", "secrets", "type=Opaque", Ok("type=Opaque")),
             ("", "v1", "services", "spec.type=ClusterIP", Ok("spec.type=ClusterIP")),
             ("", "v1", "replicationcontrollers", "status.replicas=1", Ok("status.replicas=1")),
-            ("", "v1", "events", "involvedObject.name=a,reportingComponent=b", Ok("involvedObject.name=a,reportingComponent=b")),
+            (
+                "",
+                "v1",
+                "events",
+                "involvedObject.name=a,reportingComponent=b",
+                Ok("involvedObject.name=a,reportingComponent=b"),
+            ),
             ("", "v1", "events", "regarding.name=a", Err("field label not supported: regarding.name")),
-            ("events.k8s.io", "v1", "events", "regarding.name=a,reportingController=b", Ok("involvedObject.name=a,reportingComponent=b")),
-            ("events.k8s.io", "v1", "events", "involvedObject.name=a", Err("field label not supported: involvedObject.name")),
+            (
+                "events.k8s.io",
+                "v1",
+                "events",
+                "regarding.name=a,reportingController=b",
+                Ok("involvedObject.name=a,reportingComponent=b"),
+            ),
+            (
+                "events.k8s.io",
+                "v1",
+                "events",
+                "involvedObject.name=a",
+                Err("field label not supported: involvedObject.name"),
+            ),
             ("", "v1", "configmaps", "metadata.namespace=a", Ok("metadata.namespace=a")),
             (
                 "",
@@ -1965,12 +2026,32 @@ mod tests {
                 "v1",
                 "replicasets",
                 "status.replicas=1",
-                Err("\"status.replicas\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\""),
+                Err(
+                    "\"status.replicas\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\"",
+                ),
             ),
             ("batch", "v1", "jobs", "status.successful=1", Ok("status.successful=1")),
-            ("batch", "v1", "jobs", "status.succeeded=1", Err("field label \"status.succeeded\" not supported for batchv1.Job")),
-            ("certificates.k8s.io", "v1", "certificatesigningrequests", "spec.signerName=a/b", Ok("spec.signerName=a/b")),
-            ("certificates.k8s.io", "v1", "certificatesigningrequests", "metadata.namespace=a", Err("field label not supported: metadata.namespace")),
+            (
+                "batch",
+                "v1",
+                "jobs",
+                "status.succeeded=1",
+                Err("field label \"status.succeeded\" not supported for batchv1.Job"),
+            ),
+            (
+                "certificates.k8s.io",
+                "v1",
+                "certificatesigningrequests",
+                "spec.signerName=a/b",
+                Ok("spec.signerName=a/b"),
+            ),
+            (
+                "certificates.k8s.io",
+                "v1",
+                "certificatesigningrequests",
+                "metadata.namespace=a",
+                Err("field label not supported: metadata.namespace"),
+            ),
             ("resource.k8s.io", "v1", "resourceslices", "spec.driver=d", Ok("spec.driver=d")),
             (
                 "resource.k8s.io",
@@ -1983,7 +2064,7 @@ mod tests {
         for (g, v, r, s, want) in cases {
             assert_eq!(conv(g, v, r, s), want.map(str::to_owned).map_err(str::to_owned), "{g}/{r} {s:?}");
         }
-        let e: ApiError = FieldSelector::parse("a=b").unwrap().convert_for("", "v1", "pods", ).unwrap_err().into();
+        let e: ApiError = FieldSelector::parse("a=b").unwrap().convert_for("", "v1", "pods").unwrap_err().into();
         assert_eq!(e.code, 400);
         assert_eq!(e.message, "field label not supported: a");
     }
@@ -2014,7 +2095,10 @@ mod tests {
         assert!(sel.matches_fields(&selectable_fields("", "pods", &pod)));
 
         let node = json!({"metadata": {"name": "n"}, "spec": {"unschedulable": true}});
-        assert_eq!(selectable_fields("", "nodes", &node), set(&[("metadata.name", "n"), ("spec.unschedulable", "true")]));
+        assert_eq!(
+            selectable_fields("", "nodes", &node),
+            set(&[("metadata.name", "n"), ("spec.unschedulable", "true")])
+        );
 
         let job = json!({"metadata": {"name": "j", "namespace": "ns"}, "status": {"succeeded": 2}});
         assert_eq!(selectable_fields("batch", "jobs", &job)["status.successful"], "2");
@@ -2040,10 +2124,14 @@ mod tests {
         assert_eq!(fields["involvedObject.name"], "p");
         assert_eq!(fields["reportingComponent"], "ctrl");
         assert_eq!(fields["source"], "old");
-        let sel = FieldSelector::parse("regarding.kind=Pod").unwrap().convert_for("events.k8s.io", "v1", "events").unwrap();
+        let sel =
+            FieldSelector::parse("regarding.kind=Pod").unwrap().convert_for("events.k8s.io", "v1", "events").unwrap();
         assert!(sel.matches_fields(&fields));
 
         let cm = json!({"metadata": {"name": "c", "namespace": "ns"}, "data": {"x": "y"}});
-        assert_eq!(selectable_fields("", "configmaps", &cm), set(&[("metadata.name", "c"), ("metadata.namespace", "ns")]));
+        assert_eq!(
+            selectable_fields("", "configmaps", &cm),
+            set(&[("metadata.name", "c"), ("metadata.namespace", "ns")])
+        );
     }
 }

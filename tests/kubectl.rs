@@ -93,6 +93,9 @@ fn kubectl_drives_kapi() {
     }
 
     assert_eq!(server.ok(&["create", "ns", "demo"]).trim(), "namespace/demo created");
+    // Server-side tables with upstream's columns.
+    let table = server.ok(&["get", "ns", "demo"]);
+    assert!(table.starts_with("NAME   STATUS   AGE\ndemo   Active   "), "{table}");
     assert_eq!(server.ok(&["get", "ns", "demo", "-o", "jsonpath={.status.phase}"]), "Active");
     let yaml = server.ok(&["get", "ns", "demo", "-o", "yaml"]);
     assert!(!yaml.contains("generateName") && !yaml.contains("selfLink"), "{yaml}");
@@ -154,6 +157,8 @@ fn kubectl_drives_kapi() {
     assert!(server.ok(&["apply", "-f", manifest.to_str().unwrap()]).contains("deployment.apps/web configured"));
     let deploy = server.ok(&["get", "deploy", "web", "-n", "demo", "-o", "jsonpath={.spec.replicas} {.spec.template.spec.containers[0].image} {.metadata.generation}"]);
     assert_eq!(deploy, "3 nginx:1.26 2");
+    let wide = server.ok(&["get", "deploy", "-n", "demo", "-o", "wide"]);
+    assert!(wide.starts_with("NAME   READY   UP-TO-DATE   AVAILABLE   AGE   CONTAINERS   IMAGES       SELECTOR"), "{wide}");
     assert_eq!(server.ok(&["get", "secret", "token", "-n", "demo", "-o", "jsonpath={.data.token}"]), "czNjcjN0");
 
     // label, annotate, the three patch types, scale, edit.

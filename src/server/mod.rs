@@ -222,12 +222,14 @@ async fn dispatch(
             if !state.enabled.is_enabled(target.group, target.version) {
                 return error_response(&ApiError::path_not_found());
             }
+            let accept_header = accept;
             let accept = match negotiate(accept) {
                 Ok(f) => f,
                 Err(e) => return error_response(&e),
             };
             let content_type = parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
-            let call = rest::ResourceCall { info: &info, target, query, content_type, accept, body };
+            let table = accept_header.and_then(crate::tables::negotiate_table);
+            let call = rest::ResourceCall { info: &info, target, query, content_type, accept, table, body };
             rest::handle(&state.store, call).await
         }
         _ => error_response(&ApiError::path_not_found()),

@@ -25,6 +25,8 @@ pub struct ResourceCall<'a> {
     pub query: &'a str,
     pub content_type: Option<&'a str>,
     pub accept: Format,
+    /// The client asked for a `meta.k8s.io` Table (kubectl get does).
+    pub table: Option<crate::tables::TableRequest>,
     pub body: Bytes,
 }
 
@@ -122,6 +124,9 @@ async fn dispatch(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::
                 .map_err(|e| storage_error(e, call))?
                 .ok_or_else(|| ApiError::not_found(group_resource(t), name))?;
             let (kind, value) = read(&kv)?;
+            if let Some(table) = call.table {
+                return table_response(call, table, std::slice::from_ref(&value), None);
+            }
             Ok(respond(&kind, call.accept, 200, &value))
         }
         "list" => list(store, call, namespace).await,
@@ -174,6 +179,10 @@ async fn list(
         }
         items.push(value);
     }
+    if let Some(table) = call.table {
+        let meta = json!({ "resourceVersion": result.revision.to_string() });
+        return table_response(call, table, &items, Some(&meta));
+    }
     let item_kind = kind_of(t);
     let list_kind = Kind { kind: format!("{}List", item_kind.kind), ..item_kind.clone() };
     let list = json!({
@@ -183,6 +192,35 @@ async fn list(
         "items": items,
     });
     Ok(respond(&list_kind, call.accept, 200, &list))
+}
+
+/// Objects as a `meta.k8s.io` Table with the resource's columns (upstream's printers).
+fn table_response(
+    call: &ResourceCall<'_>,
+    table: crate::tables::TableRequest,
+    objects: &[Value],
+    list_meta: Option<&Value>,
+) -> Result<http::Response<Body>, ApiError> {
+    use crate::tables::{IncludeObject, TableMediaType, TableOptions, to_table_with};
+    let include_object = IncludeObject::from_query(call.query).map_err(|e| ApiError::bad_request(e.to_string()))?;
+    let options = TableOptions { include_object, no_headers: false, version: table.version };
+    let value = to_table_with(call.target.group, call.target.resource, objects, list_meta, &options, chrono::Utc::now());
+    let body = match table.media_type {
+        TableMediaType::Json => serde_json::to_vec(&value).map_err(ApiError::internal)?,
+        TableMediaType::Yaml => {
+            kapi_apimachinery::codec::json_to_yaml(&serde_json::to_vec(&value).map_err(ApiError::internal)?)
+                .map_err(ApiError::internal)?
+        }
+    };
+    let content_type = format!("{};as=Table;v={};g=meta.k8s.io", table.media_type.content_type(), match table.version {
+        crate::tables::TableVersion::V1 => "v1",
+        crate::tables::TableVersion::V1Beta1 => "v1beta1",
+    });
+    let mut resp = http::Response::new(super::body::full(body));
+    if let Ok(v) = http::HeaderValue::from_str(&content_type) {
+        resp.headers_mut().insert(http::header::CONTENT_TYPE, v);
+    }
+    Ok(resp)
 }
 
 fn body_format(call: &ResourceCall<'_>) -> Result<Format, ApiError> {
