@@ -66,6 +66,15 @@ fn storage_error(e: StorageError, call: &ResourceCall<'_>) -> ApiError {
     }
 }
 
+/// The stored object at `key`, or the resource's 404.
+async fn current(store: &dyn Storage, call: &ResourceCall<'_>, key: &str, name: &str) -> Result<KeyValue, ApiError> {
+    store
+        .get(key)
+        .await
+        .map_err(|e| storage_error(e, call))?
+        .ok_or_else(|| ApiError::not_found(group_resource(call.target), name))
+}
+
 /// A stored object as the client sees it: its JSON with `resourceVersion` from the store.
 fn read(kv: &KeyValue) -> Result<(Kind, Value), ApiError> {
     let (kind, mut value) = objects::decode_stored(&kv.value)
@@ -337,11 +346,7 @@ async fn update(
         return Err(ApiError::bad_request("the name of the object does not match the name on the URL"));
     }
     let k = key(t.resource, namespace, Some(&name));
-    let current = store
-        .get(&k)
-        .await
-        .map_err(|e| storage_error(e, call))?
-        .ok_or_else(|| ApiError::not_found(group_resource(t), &name))?;
+    let current = current(store, call, &k, &name).await?;
     let (_, old) = read(&current)?;
     // Optimistic concurrency: a resourceVersion in the body must be the current one.
     if let Some(rv) = value["metadata"]["resourceVersion"].as_str().filter(|rv| !rv.is_empty())
@@ -406,11 +411,7 @@ async fn status(
     let t = call.target;
     let name = call.info.name.clone();
     let k = key(t.resource, namespace, Some(&name));
-    let current = store
-        .get(&k)
-        .await
-        .map_err(|e| storage_error(e, call))?
-        .ok_or_else(|| ApiError::not_found(group_resource(t), &name))?;
+    let current = current(store, call, &k, &name).await?;
     let (kind, old) = read(&current)?;
     let proposed = match t.action {
         "get" => return Ok(respond(&kind, call.accept, 200, &old)),
@@ -468,11 +469,7 @@ async fn scale(
     let k = key(t.resource, namespace, Some(&name));
     let scale_kind = Kind { group: "autoscaling".into(), version: "v1".into(), kind: "Scale".into() };
     for _ in 0..PATCH_ATTEMPTS {
-        let current = store
-            .get(&k)
-            .await
-            .map_err(|e| storage_error(e, call))?
-            .ok_or_else(|| ApiError::not_found(group_resource(t), &name))?;
+        let current = current(store, call, &k, &name).await?;
         let (kind, object) = read(&current)?;
         let scale = scale_of(t, &object)?;
         let proposed = match t.action {
@@ -559,11 +556,7 @@ async fn patch(
     let name = call.info.name.clone();
     let k = key(t.resource, namespace, Some(&name));
     for _ in 0..PATCH_ATTEMPTS {
-        let current = store
-            .get(&k)
-            .await
-            .map_err(|e| storage_error(e, call))?
-            .ok_or_else(|| ApiError::not_found(group_resource(t), &name))?;
+        let current = current(store, call, &k, &name).await?;
         let (kind, old) = read(&current)?;
         let mut patched = patched(call, &kind, &old)?;
         // A resourceVersion in the patch is a precondition.
