@@ -161,6 +161,21 @@ fn kubectl_drives_kapi() {
     assert!(wide.starts_with("NAME   READY   UP-TO-DATE   AVAILABLE   AGE   CONTAINERS   IMAGES       SELECTOR"), "{wide}");
     assert_eq!(server.ok(&["get", "secret", "token", "-n", "demo", "-o", "jsonpath={.data.token}"]), "czNjcjN0");
 
+    // Selectors and paging.
+    for i in 1..=5 {
+        server.ok(&["create", "configmap", &format!("c{i}"), "-n", "demo", &format!("--from-literal=i={i}")]);
+        server.ok(&["label", "configmap", &format!("c{i}"), "-n", "demo", &format!("idx={i}")]);
+    }
+    assert_eq!(server.ok(&["get", "cm", "-n", "demo", "-l", "idx in (2,4)", "-o", "name"]), "configmap/c2\nconfigmap/c4\n");
+    assert_eq!(server.ok(&["get", "cm", "-n", "demo", "-l", "idx,idx!=5", "-o", "name"]).lines().count(), 4);
+    assert_eq!(server.ok(&["get", "cm", "-n", "demo", "--field-selector", "metadata.name=c3", "-o", "name"]), "configmap/c3\n");
+    let chunked = server.ok(&["get", "cm", "-n", "demo", "--chunk-size=2", "-o", "name"]);
+    let all = server.ok(&["get", "cm", "-n", "demo", "-o", "name"]);
+    assert_eq!(chunked, all);
+    assert!(all.lines().count() >= 7, "{all}");
+    let err = server.fails(&["get", "pods", "-n", "demo", "--field-selector", "spec.bogus=x"]);
+    assert!(err.contains("field label not supported: spec.bogus"), "{err}");
+
     // label, annotate, the three patch types, scale, edit.
     server.ok(&["label", "cm", "settings", "-n", "demo", "tier=web"]);
     server.ok(&["annotate", "cm", "settings", "-n", "demo", "note=hi"]);

@@ -100,7 +100,11 @@ fn respond(kind: &Kind, format: Format, code: u16, value: &Value) -> http::Respo
 
 pub async fn handle(store: &Arc<dyn Storage>, call: ResourceCall<'_>) -> http::Response<Body> {
     let is_watch = matches!(call.target.action, "watch" | "watchlist")
-        || (call.target.action == "list" && query_flag(call.query, "watch"));
+        || (call.target.action == "list"
+            && crate::list_options::parse_query(call.query)
+                .get("watch")
+                .and_then(|v| v.first())
+                .is_some_and(|v| matches!(v.as_str(), "1" | "true" | "True")));
     if is_watch {
         return match watch(store, &call).await {
             Ok(resp) => resp,
@@ -172,35 +176,100 @@ async fn list(
     call: &ResourceCall<'_>,
     namespace: Option<&str>,
 ) -> Result<http::Response<Body>, ApiError> {
+    use crate::list_options::{ReadConsistency, continue_after, compacted_continue_error};
     let t = call.target;
+    let opts = list_options(call)?;
     let prefix = key(t.resource, namespace, None);
-    let result = store
-        .list(&prefix, ListOptions::default())
-        .await
-        .map_err(|e| storage_error(e, call))?;
-    let mut items = Vec::with_capacity(result.kvs.len());
-    for kv in &result.kvs {
-        let (_, mut value) = read(kv)?;
-        // List items carry no TypeMeta, as upstream's typed lists.
-        if let Some(obj) = value.as_object_mut() {
-            obj.remove("kind");
-            obj.remove("apiVersion");
+    let plan = opts.list_plan(&prefix)?;
+    let revision = match plan.consistency {
+        ReadConsistency::Exact(r) => Some(r),
+        ReadConsistency::Latest | ReadConsistency::NotOlderThan(_) => None,
+    };
+    let limit = opts.page_limit().map(|l| l as usize);
+    let filter = object_filter(t, &opts);
+
+    // Read pages until `limit` objects match the selectors or the collection ends, all at one
+    // revision (a continue token pins it), as upstream's store does.
+    let mut items = Vec::new();
+    let mut start_after = plan.start_after();
+    let mut list_revision = revision;
+    let mut last_key = None;
+    let (more, remaining) = loop {
+        let want = limit.map(|l| l - items.len());
+        let page = store
+            .list(&prefix, ListOptions { revision: list_revision, limit: want, start_after: start_after.clone() })
+            .await
+            .map_err(|e| match (e, &plan.continue_key) {
+                (StorageError::Compacted { .. }, Some(key)) => compacted_continue_error(key, &prefix),
+                (e, _) => storage_error(e, call),
+            })?;
+        list_revision = Some(page.revision);
+        for kv in &page.kvs {
+            let (_, mut value) = read(kv)?;
+            last_key = Some(kv.key.clone());
+            if !filter(&value) {
+                continue;
+            }
+            // List items carry no TypeMeta, as upstream's typed lists.
+            if let Some(obj) = value.as_object_mut() {
+                obj.remove("kind");
+                obj.remove("apiVersion");
+            }
+            items.push(value);
         }
-        items.push(value);
+        start_after = last_key.clone();
+        if !page.more || limit.is_some_and(|l| items.len() >= l) {
+            break (page.more, page.remaining);
+        }
+    };
+    let revision = list_revision.unwrap_or_default();
+    let mut list_meta = json!({ "resourceVersion": revision.to_string() });
+    if more && let Some(last) = &last_key {
+        list_meta["continue"] = json!(continue_after(last, &prefix, revision).map_err(ApiError::internal)?);
+        // Upstream counts what remains only when nothing is filtered out.
+        if opts.label_selector.is_empty() && opts.field_selector.is_empty()
+            && let Some(n) = remaining
+        {
+            list_meta["remainingItemCount"] = json!(n);
+        }
     }
     if let Some(table) = call.table {
-        let meta = json!({ "resourceVersion": result.revision.to_string() });
-        return table_response(call, table, &items, Some(&meta));
+        return table_response(call, table, &items, Some(&list_meta));
     }
     let item_kind = kind_of(t);
     let list_kind = Kind { kind: format!("{}List", item_kind.kind), ..item_kind.clone() };
     let list = json!({
         "kind": list_kind.kind,
         "apiVersion": list_kind.api_version(),
-        "metadata": { "resourceVersion": result.revision.to_string() },
+        "metadata": list_meta,
         "items": items,
     });
     Ok(respond(&list_kind, call.accept, 200, &list))
+}
+
+/// The request's list options, with the field selector checked against the resource.
+fn list_options(call: &ResourceCall<'_>) -> Result<crate::list_options::ListOptions, ApiError> {
+    let t = call.target;
+    let mut opts = crate::list_options::ListOptions::from_query(call.query)?;
+    opts.convert_field_selector(t.group, t.version, t.resource)?;
+    if !call.info.name.is_empty() && t.named {
+        // A watch on one object (`/watch/namespaces/x/pods/name`).
+        opts.select_name(&call.info.name)?;
+    }
+    Ok(opts)
+}
+
+/// Label and field selectors as a predicate on objects.
+fn object_filter(t: &kapi_apimachinery::scheme::RouteTarget, opts: &crate::list_options::ListOptions) -> super::watch::Filter {
+    let labels = opts.label_selector.clone();
+    let fields = opts.field_selector.clone();
+    let (group, resource) = (t.group, t.resource);
+    Arc::new(move |obj: &Value| {
+        let labels_ok = labels.is_empty() || labels.matches_json(&obj["metadata"]["labels"]);
+        labels_ok
+            && (fields.is_empty()
+                || fields.matches_fields(&crate::selectors::selectable_fields(group, resource, obj)))
+    })
 }
 
 /// Objects as a `meta.k8s.io` Table with the resource's columns (upstream's printers).
@@ -621,64 +690,27 @@ pub async fn bootstrap(store: &dyn Storage) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// A query parameter's value, percent-decoded.
-fn query_param(query: &str, name: &str) -> Option<String> {
-    query.split('&').filter_map(|p| p.split_once('=').or(Some((p, "")))).find(|(k, _)| *k == name).map(|(_, v)| {
-        let bytes = v.as_bytes();
-        let mut out = Vec::with_capacity(bytes.len());
-        let mut i = 0;
-        while i < bytes.len() {
-            match bytes[i] {
-                b'%' if i + 2 < bytes.len() => {
-                    match u8::from_str_radix(std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("zz"), 16) {
-                        Ok(b) => {
-                            out.push(b);
-                            i += 3;
-                            continue;
-                        }
-                        Err(_) => out.push(b'%'),
-                    }
-                }
-                b'+' => out.push(b' '),
-                b => out.push(b),
-            }
-            i += 1;
-        }
-        String::from_utf8_lossy(&out).into_owned()
-    })
-}
-
-/// A boolean query flag (`watch=true`, `watch=1`, `watch`).
-fn query_flag(query: &str, name: &str) -> bool {
-    query_param(query, name).is_some_and(|v| matches!(v.as_str(), "" | "1" | "true" | "True"))
-}
-
 async fn watch(store: &Arc<dyn Storage>, call: &ResourceCall<'_>) -> Result<http::Response<Body>, ApiError> {
     let t = call.target;
     let namespace = Some(call.info.namespace.as_str()).filter(|ns| !ns.is_empty() && t.namespaced);
-    let from = match query_param(call.query, "resourceVersion").as_deref() {
+    let opts = list_options(call)?;
+    let from = match opts.resource_version.as_deref() {
         None | Some("") | Some("0") => None,
-        Some(rv) => Some(rv.parse::<i64>().map_err(|_| {
-            ApiError::bad_request(format!("invalid resource version: {rv}"))
-        })?),
+        Some(rv) => Some(
+            crate::list_options::parse_resource_version(rv)
+                .map_err(|e| ApiError::bad_request(e.to_string()))? as i64,
+        ),
     };
-    let timeout = match query_param(call.query, "timeoutSeconds") {
-        Some(s) => Duration::from_secs(s.parse::<u64>().map_err(|_| ApiError::bad_request(format!("invalid timeoutSeconds: {s}")))?),
-        None => Duration::from_secs(1800),
-    };
+    // Upstream's default: a random time between the minimum request timeout and twice it.
+    let timeout = Duration::from_secs(opts.timeout_seconds.filter(|s| *s > 0).map_or(1800, |s| s as u64));
     let kind = kind_of(t);
-    // A watch on one object (legacy `/watch/.../name` or a metadata.name field selector).
-    let name = (!call.info.name.is_empty()).then(|| call.info.name.clone());
-    let filter: super::watch::Filter = Arc::new(move |obj: &Value| {
-        name.as_ref().is_none_or(|n| obj["metadata"]["name"].as_str() == Some(n.as_str()))
-    });
     let req = super::watch::WatchRequest {
         prefix: key(t.resource, namespace, None),
         from,
-        send_initial_events: query_flag(call.query, "sendInitialEvents"),
-        allow_bookmarks: query_flag(call.query, "allowWatchBookmarks"),
+        send_initial_events: opts.send_initial_events == Some(true),
+        allow_bookmarks: opts.allow_watch_bookmarks,
         timeout,
-        filter,
+        filter: object_filter(t, &opts),
         api_version: kind.api_version(),
         kind: kind.kind.clone(),
     };
