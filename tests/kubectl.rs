@@ -176,6 +176,20 @@ fn kubectl_drives_kapi() {
     let err = server.fails(&["get", "pods", "-n", "demo", "--field-selector", "spec.bogus=x"]);
     assert!(err.contains("field label not supported: spec.bogus"), "{err}");
 
+    // Server-side dry run writes nothing; diff (a dry-run patch) shows the change and leaves the
+    // object alone.
+    let dry = server.ok(&["create", "configmap", "dry", "-n", "demo", "--from-literal=a=b", "--dry-run=server", "-o", "name"]);
+    assert_eq!(dry.trim(), "configmap/dry");
+    assert!(server.fails(&["get", "cm", "dry", "-n", "demo"]).contains("not found"));
+    server.ok(&["delete", "configmap", "c1", "-n", "demo", "--dry-run=server"]);
+    server.ok(&["get", "cm", "c1", "-n", "demo"]);
+    std::fs::write(&manifest, app(4, "nginx:1.26")).unwrap();
+    let diff = server.kubectl(&["diff", "-f", manifest.to_str().unwrap()]);
+    assert_eq!(diff.status.code(), Some(1), "diff finds changes: {}", String::from_utf8_lossy(&diff.stderr));
+    let diff = String::from_utf8(diff.stdout).unwrap();
+    assert!(diff.contains("-  replicas: 3") && diff.contains("+  replicas: 4"), "{diff}");
+    assert_eq!(server.ok(&["get", "deploy", "web", "-n", "demo", "-o", "jsonpath={.spec.replicas}"]), "3");
+
     // label, annotate, the three patch types, scale, edit.
     server.ok(&["label", "cm", "settings", "-n", "demo", "tier=web"]);
     server.ok(&["annotate", "cm", "settings", "-n", "demo", "note=hi"]);

@@ -229,7 +229,11 @@ async fn dispatch(
             };
             let content_type = parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
             let table = accept_header.and_then(crate::tables::negotiate_table);
-            let call = rest::ResourceCall { info: &info, target, query, content_type, accept, table, body };
+            let dry_run = match rest::parse_dry_run(query) {
+                Ok(d) => d,
+                Err(e) => return error_response(&e),
+            };
+            let call = rest::ResourceCall { info: &info, target, query, content_type, accept, table, dry_run, body };
             rest::handle(&state.store, call).await
         }
         _ => error_response(&ApiError::path_not_found()),

@@ -27,6 +27,8 @@ pub struct ResourceCall<'a> {
     pub accept: Format,
     /// The client asked for a `meta.k8s.io` Table (kubectl get does).
     pub table: Option<crate::tables::TableRequest>,
+    /// `dryRun=All` ([`parse_dry_run`]).
+    pub dry_run: bool,
     pub body: Bytes,
 }
 
@@ -66,6 +68,73 @@ fn storage_error(e: StorageError, call: &ResourceCall<'_>) -> ApiError {
     }
 }
 
+/// `dryRun=All`: the request does everything but write (what `kubectl diff` and
+/// `--dry-run=server` rely on). Any other value is upstream's 400.
+pub fn parse_dry_run(query: &str) -> Result<bool, ApiError> {
+    let query = crate::list_options::parse_query(query);
+    match query.get("dryRun").map(Vec::as_slice) {
+        None | Some([]) => Ok(false),
+        Some(values) if values.iter().all(|v| v == "All") => Ok(true),
+        Some(values) => Err(ApiError::bad_request(format!(
+            "Invalid dryRun: {}: supported values: \"All\"",
+            values.join(",")
+        ))),
+    }
+}
+
+/// `Storage::create`, or under dry-run the same checks without the write.
+async fn write_create(store: &dyn Storage, call: &ResourceCall<'_>, key: &str, value: Bytes) -> Result<KeyValue, StorageError> {
+    if !call.dry_run {
+        return store.create(key, value).await;
+    }
+    if store.get(key).await?.is_some() {
+        return Err(StorageError::AlreadyExists { key: key.to_owned() });
+    }
+    Ok(KeyValue { key: key.to_owned(), value, create_revision: 0, mod_revision: 0 })
+}
+
+/// `Storage::update`, or under dry-run the same checks without the write.
+async fn write_update(
+    store: &dyn Storage,
+    call: &ResourceCall<'_>,
+    key: &str,
+    value: Bytes,
+    expected: crate::storage::Revision,
+) -> Result<KeyValue, StorageError> {
+    if !call.dry_run {
+        return store.update(key, value, expected).await;
+    }
+    let current = store.get(key).await?.ok_or_else(|| StorageError::NotFound { key: key.to_owned() })?;
+    if current.mod_revision != expected {
+        return Err(StorageError::Conflict { key: key.to_owned(), expected, current });
+    }
+    Ok(KeyValue { value, ..current })
+}
+
+/// `Storage::delete`, or under dry-run the object that would be deleted.
+async fn write_delete(
+    store: &dyn Storage,
+    call: &ResourceCall<'_>,
+    key: &str,
+) -> Result<(KeyValue, crate::storage::Revision), StorageError> {
+    if !call.dry_run {
+        return store.delete(key, None).await;
+    }
+    let current = store.get(key).await?.ok_or_else(|| StorageError::NotFound { key: key.to_owned() })?;
+    let revision = current.mod_revision;
+    Ok((current, revision))
+}
+
+/// The `DeleteOptions` body of a delete, as JSON (`{}` when there is none).
+fn delete_options(call: &ResourceCall<'_>) -> Result<Value, ApiError> {
+    if call.body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(json!({}));
+    }
+    let kind = Kind { group: String::new(), version: "v1".into(), kind: "DeleteOptions".into() };
+    objects::decode(&kind, body_format(call)?, &call.body)
+        .map_err(|e| ApiError::bad_request(format!("the body of the request could not be decoded: {e}")))
+}
+
 /// The stored object at `key`, or the resource's 404.
 async fn current(store: &dyn Storage, call: &ResourceCall<'_>, key: &str, name: &str) -> Result<KeyValue, ApiError> {
     store
@@ -79,7 +148,10 @@ async fn current(store: &dyn Storage, call: &ResourceCall<'_>, key: &str, name: 
 fn read(kv: &KeyValue) -> Result<(Kind, Value), ApiError> {
     let (kind, mut value) = objects::decode_stored(&kv.value)
         .map_err(|e| ApiError::internal(format!("decoding {}: {e}", kv.key)))?;
-    value["metadata"]["resourceVersion"] = Value::String(kv.mod_revision.to_string());
+    // A dry-run create was never written: it has no resourceVersion yet.
+    if kv.mod_revision > 0 {
+        value["metadata"]["resourceVersion"] = Value::String(kv.mod_revision.to_string());
+    }
     Ok((kind, value))
 }
 
@@ -149,21 +221,46 @@ async fn dispatch(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::
         "delete" => {
             let name = call.info.name.as_str();
             let k = key(t.resource, namespace, Some(name));
-            if store.get(&k).await.map_err(|e| storage_error(e, call))?.is_none() {
-                return Err(ApiError::not_found(group_resource(t), name));
+            let options = delete_options(call)?;
+            let dry_run = call.dry_run || options["dryRun"].as_array().is_some_and(|v| v.iter().any(|d| d == "All"));
+            let call = &ResourceCall { dry_run, body: Bytes::new(), ..*call };
+            let current = current(store, call, &k, name).await?;
+            // Preconditions: the object must still be the one the client means.
+            let (_, old) = read(&current)?;
+            let precondition = &options["preconditions"];
+            if let Some(uid) = precondition["uid"].as_str()
+                && old["metadata"]["uid"].as_str() != Some(uid)
+            {
+                return Err(ApiError::conflict_because(
+                    group_resource(t),
+                    name,
+                    format!("Precondition failed: UID in precondition: {uid}, UID in object meta: {}", old["metadata"]["uid"].as_str().unwrap_or_default()),
+                ));
+            }
+            if let Some(rv) = precondition["resourceVersion"].as_str()
+                && rv != current.mod_revision.to_string()
+            {
+                return Err(ApiError::conflict_because(
+                    group_resource(t),
+                    name,
+                    format!("Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}", current.mod_revision),
+                ));
             }
             // What goes with the object (a namespace's contents) goes first, so that nothing is
             // left behind if the server stops half-way: the delete can simply be repeated.
             for prefix in crate::registry::dependents(t.group, t.resource, name) {
                 let contents = store.list(&prefix, ListOptions::default()).await.map_err(ApiError::internal)?;
                 for kv in contents.kvs {
+                    if call.dry_run {
+                        break;
+                    }
                     match store.delete(&kv.key, None).await {
                         Ok(_) | Err(StorageError::NotFound { .. }) => {}
                         Err(e) => return Err(ApiError::internal(e)),
                     }
                 }
             }
-            let (prev, _rev) = store.delete(&k, None).await.map_err(|e| storage_error(e, call))?;
+            let (prev, _rev) = write_delete(store, call, &k).await.map_err(|e| storage_error(e, call))?;
             let (kind, value) = read(&prev)?;
             Ok(respond(&kind, call.accept, 200, &value))
         }
@@ -395,7 +492,7 @@ async fn create(
 
     let stored = objects::encode(&kind, Format::Protobuf, &value).map_err(ApiError::internal)?;
     let k = key(t.resource, namespace, Some(&name));
-    let kv = store.create(&k, stored.into()).await.map_err(|e| match e {
+    let kv = write_create(store, call, &k, stored.into()).await.map_err(|e| match e {
         StorageError::AlreadyExists { .. } => ApiError::already_exists(group_resource(t), &name),
         other => ApiError::internal(other),
     })?;
@@ -499,7 +596,7 @@ async fn status(
         meta.remove("resourceVersion");
     }
     let stored = objects::encode(&kind, Format::Protobuf, &value).map_err(ApiError::internal)?;
-    let kv = store.update(&k, stored.into(), current.mod_revision).await.map_err(|e| storage_error(e, call))?;
+    let kv = write_update(store, call, &k, stored.into(), current.mod_revision).await.map_err(|e| storage_error(e, call))?;
     let (kind, value) = read(&kv)?;
     Ok(respond(&kind, call.accept, 200, &value))
 }
@@ -568,7 +665,7 @@ async fn scale(
         value["spec"]["replicas"] = json!(replicas);
         prepare_update(t, &object, &mut value, &name, namespace);
         let stored = objects::encode(&kind, Format::Protobuf, &value).map_err(ApiError::internal)?;
-        match store.update(&k, stored.into(), current.mod_revision).await {
+        match write_update(store, call, &k, stored.into(), current.mod_revision).await {
             Ok(kv) => {
                 let (_, updated) = read(&kv)?;
                 return Ok(respond(&scale_kind, call.accept, 200, &scale_of(t, &updated)?));
@@ -641,7 +738,7 @@ async fn patch(
             .map_err(|e| ApiError::bad_request(format!("the patched object is not a valid {}: {e}", kind.kind)))?;
         prepare_update(t, &old, &mut patched, &name, namespace);
         let stored = objects::encode(&kind, Format::Protobuf, &patched).map_err(ApiError::internal)?;
-        match store.update(&k, stored.into(), current.mod_revision).await {
+        match write_update(store, call, &k, stored.into(), current.mod_revision).await {
             Ok(kv) => {
                 let (kind, value) = read(&kv)?;
                 return Ok(respond(&kind, call.accept, 200, &value));
