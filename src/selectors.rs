@@ -119,6 +119,37 @@ fn is_dns1123_label_format(s: &str) -> bool {
     }
 }
 
+const DNS1123_LABEL_FMT: &str = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
+const DNS1123_LABEL_ERR: &str = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
+const DNS1035_LABEL_FMT: &str = "[a-z]([-a-z0-9]*[a-z0-9])?";
+const DNS1035_LABEL_ERR: &str = "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character";
+/// The longest DNS label.
+pub const DNS_LABEL_MAX_LENGTH: usize = 63;
+
+/// Upstream's `IsDNS1123Label` (namespace names, for one).
+pub fn dns1123_label_errors(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > DNS_LABEL_MAX_LENGTH {
+        errs.push(max_len_error(DNS_LABEL_MAX_LENGTH));
+    }
+    if !is_dns1123_label_format(value) {
+        errs.push(regex_error(DNS1123_LABEL_ERR, DNS1123_LABEL_FMT, &["my-name", "123-abc"]));
+    }
+    errs
+}
+
+/// Upstream's `IsDNS1035Label` (service names, for one).
+pub fn dns1035_label_errors(value: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if value.len() > DNS_LABEL_MAX_LENGTH {
+        errs.push(max_len_error(DNS_LABEL_MAX_LENGTH));
+    }
+    if !(is_dns1123_label_format(value) && value.as_bytes().first().is_some_and(u8::is_ascii_lowercase)) {
+        errs.push(regex_error(DNS1035_LABEL_ERR, DNS1035_LABEL_FMT, &["my-name", "abc-123"]));
+    }
+    errs
+}
+
 /// Upstream's `IsDNS1123Subdomain`: the reasons `value` is not a lowercase RFC 1123 subdomain
 /// (empty when it is one).
 pub fn dns1123_subdomain_errors(value: &str) -> Vec<String> {

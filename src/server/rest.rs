@@ -125,6 +125,15 @@ async fn write_delete(
     Ok((current, revision))
 }
 
+/// Upstream's object validation for the resource (metadata for now) as a 422 `Invalid`.
+fn validate(t: &kapi_apimachinery::scheme::RouteTarget, kind: &Kind, name: &str, value: &Value) -> Result<(), ApiError> {
+    let errs = crate::registry::validation::validate_object_meta(t.group, t.resource, value);
+    if errs.is_empty() {
+        return Ok(());
+    }
+    Err(ApiError::invalid(GroupKind::new(&kind.group, &kind.kind), name, &errs))
+}
+
 /// The `DeleteOptions` body of a delete, as JSON (`{}` when there is none).
 fn delete_options(call: &ResourceCall<'_>) -> Result<Value, ApiError> {
     if call.body.iter().all(u8::is_ascii_whitespace) {
@@ -489,6 +498,7 @@ async fn create(
     value["metadata"] = Value::Object(meta);
     crate::registry::normalize_on_write(t.group, t.resource, &mut value);
     crate::registry::prepare_for_create(t.group, t.resource, &mut value);
+    validate(t, &kind, &name, &value)?;
 
     let stored = objects::encode(&kind, Format::Protobuf, &value).map_err(ApiError::internal)?;
     let k = key(t.resource, namespace, Some(&name));
@@ -521,6 +531,7 @@ async fn update(
         return Err(ApiError::conflict(group_resource(t), &name));
     }
     prepare_update(t, &old, &mut value, &name, namespace);
+    validate(t, &kind, &name, &value)?;
     let stored = objects::encode(&kind, Format::Protobuf, &value).map_err(ApiError::internal)?;
     let kv = store
         .update(&k, stored.into(), current.mod_revision)
@@ -737,6 +748,7 @@ async fn patch(
         patched = objects::decode(&kind, Format::Json, &bytes)
             .map_err(|e| ApiError::bad_request(format!("the patched object is not a valid {}: {e}", kind.kind)))?;
         prepare_update(t, &old, &mut patched, &name, namespace);
+        validate(t, &kind, &name, &patched)?;
         let stored = objects::encode(&kind, Format::Protobuf, &patched).map_err(ApiError::internal)?;
         match write_update(store, call, &k, stored.into(), current.mod_revision).await {
             Ok(kv) => {
