@@ -213,6 +213,18 @@ fn kubectl_drives_kapi() {
     let explain = server.ok(&["explain", "deployment.spec.strategy"]);
     assert!(explain.contains("FIELD: strategy <DeploymentStrategy>") && explain.contains("rollingUpdate"), "{explain}");
 
+    // Pods: no node runs them, so logs and exec get upstream's answer for an unscheduled pod.
+    server.ok(&["run", "p1", "-n", "demo", "--image=nginx"]);
+    assert!(server.ok(&["get", "pods", "-n", "demo"]).contains("Pending"));
+    assert!(server.fails(&["logs", "p1", "-n", "demo"]).contains("pod p1 does not have a host assigned"));
+    assert!(server.fails(&["exec", "p1", "-n", "demo", "--", "ls"]).contains("pod p1 does not have a host assigned"));
+    let describe = server.ok(&["describe", "deployment", "web", "-n", "demo"]);
+    assert!(describe.contains("Name:") && describe.contains("Selector:           app=web"), "{describe}");
+    let all = server.ok(&["get", "all", "-n", "demo"]);
+    for line in ["pod/p1", "service/web", "deployment.apps/web", "job.batch/once"] {
+        assert!(all.contains(line), "{line} missing from get all: {all}");
+    }
+
     // Deleting a namespace deletes what is in it.
     server.ok(&["delete", "ns", "demo"]);
     assert!(server.fails(&["get", "ns", "demo"]).contains(r#"namespaces "demo" not found"#));

@@ -99,6 +99,24 @@ pub fn scale_facts(group: &str, resource: &str) -> Option<ScaleFacts> {
     }
 }
 
+/// The answer to a `connect` request (exec, attach, port-forward, log, proxy). Those reach a
+/// kubelet or an endpoint; kapi runs no nodes, so it answers what upstream answers when none
+/// can be reached.
+pub fn connect_error(resource: &str, subresource: &str, name: &str, object: &serde_json::Value) -> crate::status::ApiError {
+    use crate::status::ApiError;
+    let node = object["spec"]["nodeName"].as_str().filter(|n| !n.is_empty());
+    match (resource, subresource, node) {
+        ("pods", "log" | "exec" | "attach" | "portforward", None) => {
+            ApiError::bad_request(format!("pod {name} does not have a host assigned"))
+        }
+        ("pods", _, Some(node)) => ApiError::internal(format!("error dialing backend: no kubelet is reachable for node {node}")),
+        ("pods", "proxy", None) => ApiError::service_unavailable(format!("pod {name} does not have an IP address yet")),
+        ("services", _, _) => ApiError::service_unavailable(format!("no endpoints available for service \"{name}\"")),
+        ("nodes", _, _) => ApiError::service_unavailable(format!("no kubelet is reachable for node {name}")),
+        _ => ApiError::service_unavailable(format!("{resource}/{subresource} of {name:?} has no backend to connect to")),
+    }
+}
+
 /// The namespaces kube-apiserver creates at start-up (upstream's system namespaces controller).
 pub const SYSTEM_NAMESPACES: &[&str] = &["default", "kube-system", "kube-public", "kube-node-lease"];
 

@@ -201,6 +201,13 @@ pub async fn handle(store: &Arc<dyn Storage>, call: ResourceCall<'_>) -> http::R
 async fn dispatch(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::Response<Body>, ApiError> {
     let t = call.target;
     let namespace = Some(call.info.namespace.as_str()).filter(|ns| !ns.is_empty() && t.namespaced);
+    // `pods/log` is a `get` upstream but, like exec, reads from the kubelet.
+    if t.action == "connect" || t.subresource == Some("log") {
+        let name = call.info.name.as_str();
+        let current = current(store, call, &key(t.resource, namespace, Some(name)), name).await?;
+        let (_, object) = read(&current)?;
+        return Err(crate::registry::connect_error(t.resource, t.subresource.unwrap_or_default(), name, &object));
+    }
     match t.subresource {
         None => {}
         Some("status") => return status(store, call, namespace).await,
