@@ -161,6 +161,17 @@ fn kubectl_drives_kapi() {
     assert!(wide.starts_with("NAME   READY   UP-TO-DATE   AVAILABLE   AGE   CONTAINERS   IMAGES       SELECTOR"), "{wide}");
     assert_eq!(server.ok(&["get", "secret", "token", "-n", "demo", "-o", "jsonpath={.data.token}"]), "czNjcjN0");
 
+    // Services: the `kubernetes` Service holds the first address; others get the next free ones
+    // and node ports; a taken address is upstream's 422.
+    assert_eq!(server.ok(&["get", "svc", "kubernetes", "-n", "default", "-o", "jsonpath={.spec.clusterIP}"]), "10.0.0.1");
+    let web_ip = server.ok(&["get", "svc", "web", "-n", "demo", "-o", "jsonpath={.spec.clusterIP}"]);
+    assert!(web_ip.starts_with("10.0.0.") && web_ip != "10.0.0.1", "{web_ip}");
+    server.ok(&["create", "service", "nodeport", "np", "-n", "demo", "--tcp=80:8080"]);
+    let node_port = server.ok(&["get", "svc", "np", "-n", "demo", "-o", "jsonpath={.spec.ports[0].nodePort}"]);
+    assert!((30000..=32767).contains(&node_port.parse::<u32>().unwrap()), "{node_port}");
+    let err = server.fails(&["create", "service", "clusterip", "dup", "-n", "demo", "--tcp=80", &format!("--clusterip={web_ip}")]);
+    assert!(err.contains("provided IP is already allocated"), "{err}");
+
     // Selectors and paging.
     for i in 1..=5 {
         server.ok(&["create", "configmap", &format!("c{i}"), "-n", "demo", &format!("--from-literal=i={i}")]);

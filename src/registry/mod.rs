@@ -2,6 +2,7 @@
 //! (`pkg/registry/<group>/<resource>/strategy.go`), kept as data and small functions, one place
 //! per group, never as kind checks in the handlers.
 
+pub mod services;
 pub mod validation;
 
 /// Whether the resource's strategy maintains `metadata.generation` (set to 1 on create and

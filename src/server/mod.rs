@@ -56,11 +56,19 @@ pub struct ServeArgs {
     /// CA bundle that client certificates are verified against.
     #[arg(long)]
     pub client_ca_file: Option<PathBuf>,
+    /// The range Service cluster IPs are allocated from (its first address is the `kubernetes`
+    /// Service's).
+    #[arg(long, default_value = "10.0.0.0/24")]
+    pub service_cluster_ip_range: String,
+    /// The range NodePorts are allocated from.
+    #[arg(long, default_value = "30000-32767")]
+    pub service_node_port_range: String,
 }
 
 /// What every request handler can reach.
 pub struct ServerState {
     pub store: Arc<dyn Storage>,
+    pub network: crate::registry::services::ServiceNetwork,
     pub checks: Vec<health::Check>,
     /// The group-versions served (upstream's default set; `--runtime-config` later).
     pub enabled: crate::discovery::EnabledGroupVersions,
@@ -70,6 +78,9 @@ pub struct ServerState {
 pub const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
 
 pub async fn serve(args: ServeArgs) -> Result<()> {
+    let network = crate::registry::services::ServiceNetwork::parse(&args.service_cluster_ip_range, &args.service_node_port_range)
+        .map_err(anyhow::Error::msg)
+        .context("--service-cluster-ip-range / --service-node-port-range")?;
     std::fs::create_dir_all(&args.data_dir)
         .with_context(|| format!("creating the data directory {}", args.data_dir.display()))?;
     let store: Arc<dyn Storage> = Arc::new(
@@ -78,7 +89,11 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     );
     let pki = match (&args.tls_cert_file, &args.tls_private_key_file, &args.client_ca_file) {
         (Some(cert), Some(key), Some(ca)) => Pki::from_files(cert, key, ca)?,
-        _ => Pki::load_or_create(&args.data_dir, &[args.bind_address.to_string()])?,
+        // In-cluster clients reach the server at the `kubernetes` Service's address too.
+        _ => Pki::load_or_create(
+            &args.data_dir,
+            &[args.bind_address.to_string(), network.kubernetes_service_ip().to_string()],
+        )?,
     };
     let tls = tokio_rustls::TlsAcceptor::from(pki.server_config()?);
 
@@ -90,8 +105,13 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     let kubeconfig = pki.write_kubeconfig(&args.data_dir, &url)?;
     std::fs::write(args.data_dir.join("port"), addr.port().to_string())?;
 
-    rest::bootstrap(store.as_ref()).await.context("creating the system namespaces")?;
-    let state = Arc::new(ServerState { store, checks: default_checks(), enabled: crate::discovery::EnabledGroupVersions::defaults() });
+    rest::bootstrap(store.as_ref(), &network, addr.port()).await.context("creating the system namespaces and the kubernetes Service")?;
+    let state = Arc::new(ServerState {
+        store,
+        network,
+        checks: default_checks(),
+        enabled: crate::discovery::EnabledGroupVersions::defaults(),
+    });
     info!(%url, kubeconfig = %kubeconfig.display(), "serving");
     eprintln!("kapi serving on {url}; KUBECONFIG={}", kubeconfig.display());
 
@@ -233,7 +253,17 @@ async fn dispatch(
                 Ok(d) => d,
                 Err(e) => return error_response(&e),
             };
-            let call = rest::ResourceCall { info: &info, target, query, content_type, accept, table, dry_run, body };
+            let call = rest::ResourceCall {
+                info: &info,
+                target,
+                query,
+                content_type,
+                accept,
+                table,
+                dry_run,
+                network: &state.network,
+                body,
+            };
             rest::handle(&state.store, call).await
         }
         _ => error_response(&ApiError::path_not_found()),

@@ -29,6 +29,8 @@ pub struct ResourceCall<'a> {
     pub table: Option<crate::tables::TableRequest>,
     /// `dryRun=All` ([`parse_dry_run`]).
     pub dry_run: bool,
+    /// Service address and port ranges, for allocation.
+    pub network: &'a crate::registry::services::ServiceNetwork,
     pub body: Bytes,
 }
 
@@ -123,6 +125,25 @@ async fn write_delete(
     let current = store.get(key).await?.ok_or_else(|| StorageError::NotFound { key: key.to_owned() })?;
     let revision = current.mod_revision;
     Ok((current, revision))
+}
+
+/// A new Service's defaults, cluster IP and node ports, checked against every stored Service.
+async fn allocate_service(
+    store: &dyn Storage,
+    call: &ResourceCall<'_>,
+    kind: &Kind,
+    name: &str,
+    value: &mut Value,
+) -> Result<(), ApiError> {
+    use crate::registry::services::{Allocated, allocate, set_defaults};
+    set_defaults(value);
+    let all = store.list(&key("services", None, None), ListOptions::default()).await.map_err(ApiError::internal)?;
+    let mut services = Vec::with_capacity(all.kvs.len());
+    for kv in &all.kvs {
+        services.push(read(kv)?.1);
+    }
+    allocate(value, call.network, &Allocated::from_services(&services))
+        .map_err(|errs| ApiError::invalid(GroupKind::new(&kind.group, &kind.kind), name, &errs))
 }
 
 /// Upstream's object validation for the resource (metadata for now) as a 422 `Invalid`.
@@ -506,6 +527,9 @@ async fn create(
     crate::registry::normalize_on_write(t.group, t.resource, &mut value);
     crate::registry::prepare_for_create(t.group, t.resource, &mut value);
     validate(t, &kind, &name, &value)?;
+    if let ("", "services") = (t.group, t.resource) {
+        allocate_service(store, call, &kind, &name, &mut value).await?;
+    }
 
     let stored = objects::encode(&kind, Format::Protobuf, &value).map_err(ApiError::internal)?;
     let k = key(t.resource, namespace, Some(&name));
@@ -776,9 +800,13 @@ fn random_suffix() -> String {
     bytes.iter().take(5).map(|b| ALPHABET[*b as usize % ALPHABET.len()] as char).collect()
 }
 
-/// Creates the system namespaces that do not exist yet. Idempotent, so any number of servers on
-/// one store may run it.
-pub async fn bootstrap(store: &dyn Storage) -> Result<(), ApiError> {
+/// Creates the system namespaces and the `kubernetes` Service that do not exist yet. Idempotent,
+/// so any number of servers on one store may run it.
+pub async fn bootstrap(
+    store: &dyn Storage,
+    network: &crate::registry::services::ServiceNetwork,
+    secure_port: u16,
+) -> Result<(), ApiError> {
     let kind = Kind { group: String::new(), version: "v1".into(), kind: "Namespace".into() };
     for name in crate::registry::SYSTEM_NAMESPACES {
         let k = key("namespaces", None, Some(name));
@@ -797,6 +825,18 @@ pub async fn bootstrap(store: &dyn Storage) -> Result<(), ApiError> {
             "spec": { "finalizers": ["kubernetes"] },
             "status": { "phase": "Active" },
         });
+        let stored = objects::encode(&kind, Format::Protobuf, &value).map_err(ApiError::internal)?;
+        match store.create(&k, stored.into()).await {
+            Ok(_) | Err(StorageError::AlreadyExists { .. }) => {}
+            Err(e) => return Err(ApiError::internal(e)),
+        }
+    }
+    let k = key("services", Some("default"), Some("kubernetes"));
+    if store.get(&k).await.map_err(ApiError::internal)?.is_none() {
+        let kind = Kind { group: String::new(), version: "v1".into(), kind: "Service".into() };
+        let mut value = crate::registry::services::kubernetes_service(network, secure_port);
+        value["metadata"]["uid"] = json!(uuid::Uuid::new_v4().to_string());
+        value["metadata"]["creationTimestamp"] = json!(chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string());
         let stored = objects::encode(&kind, Format::Protobuf, &value).map_err(ApiError::internal)?;
         match store.create(&k, stored.into()).await {
             Ok(_) | Err(StorageError::AlreadyExists { .. }) => {}

@@ -1,0 +1,269 @@
+//! Services: the defaults upstream's strategy and defaulting give a new Service, ClusterIP
+//! allocation from `--service-cluster-ip-range`, and NodePort allocation from
+//! `--service-node-port-range`, with upstream's 422s for taken or out-of-range values.
+//!
+//! Allocations are not kept on the side: they are read from the stored Services whenever one is
+//! needed, so they are rebuilt after a restart by construction and never drift from the data.
+
+use std::collections::BTreeSet;
+use std::net::Ipv4Addr;
+
+use serde_json::{Value, json};
+
+use crate::status::FieldError;
+
+/// `--service-cluster-ip-range` and `--service-node-port-range`.
+#[derive(Debug, Clone)]
+pub struct ServiceNetwork {
+    pub cluster_ip_base: Ipv4Addr,
+    pub cluster_ip_prefix: u8,
+    pub node_ports: (u16, u16),
+}
+
+impl Default for ServiceNetwork {
+    fn default() -> Self {
+        Self { cluster_ip_base: Ipv4Addr::new(10, 0, 0, 0), cluster_ip_prefix: 24, node_ports: (30000, 32767) }
+    }
+}
+
+impl ServiceNetwork {
+    /// Parses `10.0.0.0/24` and `30000-32767`.
+    pub fn parse(cidr: &str, node_ports: &str) -> Result<Self, String> {
+        let (ip, prefix) = cidr.split_once('/').ok_or_else(|| format!("invalid CIDR {cidr:?}"))?;
+        let ip: Ipv4Addr = ip.parse().map_err(|_| format!("invalid CIDR {cidr:?} (only IPv4 ranges are supported)"))?;
+        let prefix: u8 = prefix.parse().ok().filter(|p| (8..=30).contains(p)).ok_or_else(|| format!("invalid CIDR prefix in {cidr:?}"))?;
+        let (lo, hi) = node_ports.split_once('-').ok_or_else(|| format!("invalid port range {node_ports:?}"))?;
+        let lo: u16 = lo.trim().parse().map_err(|_| format!("invalid port range {node_ports:?}"))?;
+        let hi: u16 = hi.trim().parse().map_err(|_| format!("invalid port range {node_ports:?}"))?;
+        if lo > hi {
+            return Err(format!("invalid port range {node_ports:?}"));
+        }
+        let mask = u32::MAX << (32 - prefix);
+        Ok(Self { cluster_ip_base: Ipv4Addr::from(u32::from(ip) & mask), cluster_ip_prefix: prefix, node_ports: (lo, hi) })
+    }
+
+    fn range(&self) -> (u32, u32) {
+        let base = u32::from(self.cluster_ip_base);
+        let size = 1u32 << (32 - self.cluster_ip_prefix);
+        // The network and broadcast addresses are never handed out.
+        (base + 1, base + size - 2)
+    }
+
+    /// The address of the `kubernetes` Service: the first of the range.
+    pub fn kubernetes_service_ip(&self) -> Ipv4Addr {
+        Ipv4Addr::from(self.range().0)
+    }
+
+    fn contains(&self, ip: Ipv4Addr) -> bool {
+        let (lo, hi) = self.range();
+        (lo..=hi).contains(&u32::from(ip))
+    }
+}
+
+/// What stored Services hold: cluster IPs and node ports in use.
+#[derive(Debug, Default)]
+pub struct Allocated {
+    pub ips: BTreeSet<Ipv4Addr>,
+    pub node_ports: BTreeSet<u16>,
+}
+
+impl Allocated {
+    pub fn from_services<'a>(services: impl IntoIterator<Item = &'a Value>) -> Self {
+        let mut out = Self::default();
+        for svc in services {
+            for ip in svc["spec"]["clusterIPs"].as_array().into_iter().flatten().chain(std::iter::once(&svc["spec"]["clusterIP"])) {
+                if let Some(ip) = ip.as_str().and_then(|s| s.parse().ok()) {
+                    out.ips.insert(ip);
+                }
+            }
+            for port in svc["spec"]["ports"].as_array().into_iter().flatten() {
+                if let Some(p) = port["nodePort"].as_u64().and_then(|p| u16::try_from(p).ok()) {
+                    out.node_ports.insert(p);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Upstream's defaults for a new Service (`SetDefaults_Service` and the strategy).
+pub fn set_defaults(svc: &mut Value) {
+    let spec = &mut svc["spec"];
+    if spec["type"].as_str().is_none_or(str::is_empty) {
+        spec["type"] = json!("ClusterIP");
+    }
+    if spec["sessionAffinity"].as_str().is_none_or(str::is_empty) {
+        spec["sessionAffinity"] = json!("None");
+    }
+    let external_name = spec["type"] == "ExternalName";
+    if !external_name && spec["internalTrafficPolicy"].is_null() {
+        spec["internalTrafficPolicy"] = json!("Cluster");
+    }
+    if let Some(ports) = spec["ports"].as_array_mut() {
+        for port in ports {
+            if port["protocol"].as_str().is_none_or(str::is_empty) {
+                port["protocol"] = json!("TCP");
+            }
+            if port["targetPort"].is_null() || port["targetPort"] == json!(0) || port["targetPort"] == json!("") {
+                port["targetPort"] = port["port"].clone();
+            }
+        }
+    }
+    if matches!(spec["type"].as_str(), Some("NodePort" | "LoadBalancer")) && spec["externalTrafficPolicy"].is_null() {
+        spec["externalTrafficPolicy"] = json!("Cluster");
+    }
+}
+
+/// Gives a new Service its cluster IP and node ports, or says why it cannot have the ones it
+/// asks for.
+pub fn allocate(svc: &mut Value, net: &ServiceNetwork, taken: &Allocated) -> Result<(), Vec<FieldError>> {
+    let mut errs = Vec::new();
+    let spec = &mut svc["spec"];
+    let headless = spec["clusterIP"] == "None";
+    if spec["type"] != "ExternalName" && !headless {
+        let requested = spec["clusterIP"].as_str().filter(|s| !s.is_empty()).map(str::to_owned);
+        let ip = match requested {
+            Some(text) => match text.parse::<Ipv4Addr>() {
+                Err(_) => {
+                    errs.push(FieldError::invalid("spec.clusterIPs[0]", text.as_str(), "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"));
+                    None
+                }
+                Ok(ip) if !net.contains(ip) => {
+                    let range = format!("{}/{}", net.cluster_ip_base, net.cluster_ip_prefix);
+                    errs.push(FieldError::invalid(
+                        "spec.clusterIPs",
+                        crate::status::BadValue::Raw(format!("[]string{{\"{ip}\"}}")),
+                        format!("failed to allocate IP {ip}: the provided IP ({ip}) is not in the valid range. The range of valid IPs is {range}"),
+                    ));
+                    None
+                }
+                Ok(ip) if taken.ips.contains(&ip) => {
+                    errs.push(FieldError::invalid(
+                        "spec.clusterIPs",
+                        crate::status::BadValue::Raw(format!("[]string{{\"{ip}\"}}")),
+                        format!("failed to allocate IP {ip}: provided IP is already allocated"),
+                    ));
+                    None
+                }
+                Ok(ip) => Some(ip),
+            },
+            None => {
+                let (lo, hi) = net.range();
+                // Upstream hands out dynamic addresses from the upper part of the range first and
+                // keeps the first address for the `kubernetes` Service; any free one will do here.
+                let free = (lo + 1..=hi).map(Ipv4Addr::from).find(|ip| !taken.ips.contains(ip));
+                if free.is_none() {
+                    errs.push(FieldError::internal("spec.clusterIPs", "failed to allocate a serviceIP: range is full"));
+                }
+                free
+            }
+        };
+        if let Some(ip) = ip {
+            spec["clusterIP"] = json!(ip.to_string());
+            spec["clusterIPs"] = json!([ip.to_string()]);
+            spec["ipFamilies"] = json!(["IPv4"]);
+            spec["ipFamilyPolicy"] = json!("SingleStack");
+        }
+    } else if headless {
+        spec["clusterIPs"] = json!(["None"]);
+    }
+
+    if matches!(spec["type"].as_str(), Some("NodePort" | "LoadBalancer")) {
+        let mut used = taken.node_ports.clone();
+        let (lo, hi) = net.node_ports;
+        if let Some(ports) = spec["ports"].as_array_mut() {
+            for (i, port) in ports.iter_mut().enumerate() {
+                match port["nodePort"].as_u64().filter(|p| *p != 0) {
+                    Some(p) => {
+                        let field = format!("spec.ports[{i}].nodePort");
+                        match u16::try_from(p) {
+                            Ok(p) if !(lo..=hi).contains(&p) => errs.push(FieldError::invalid(
+                                field,
+                                i64::from(p),
+                                format!("provided port is not in the valid range. The range of valid ports is {lo}-{hi}"),
+                            )),
+                            Ok(p) if !used.insert(p) => {
+                                errs.push(FieldError::invalid(field, i64::from(p), "provided port is already allocated"))
+                            }
+                            Ok(_) => {}
+                            Err(_) => errs.push(FieldError::invalid(field, p as i64, "must be between 1 and 65535, inclusive")),
+                        }
+                    }
+                    None => match (lo..=hi).find(|p| !used.contains(p)) {
+                        Some(p) => {
+                            used.insert(p);
+                            port["nodePort"] = json!(p);
+                        }
+                        None => errs.push(FieldError::internal(
+                            format!("spec.ports[{i}].nodePort"),
+                            "failed to allocate a nodePort: range is full",
+                        )),
+                    },
+                }
+            }
+        }
+    }
+    if errs.is_empty() { Ok(()) } else { Err(errs) }
+}
+
+/// The `kubernetes` Service in `default`: the API server's own address for in-cluster clients.
+pub fn kubernetes_service(net: &ServiceNetwork, secure_port: u16) -> Value {
+    let ip = net.kubernetes_service_ip().to_string();
+    json!({
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {
+            "name": "kubernetes",
+            "namespace": "default",
+            "labels": { "component": "apiserver", "provider": "kubernetes" },
+        },
+        "spec": {
+            "type": "ClusterIP",
+            "clusterIP": ip,
+            "clusterIPs": [ip],
+            "ipFamilies": ["IPv4"],
+            "ipFamilyPolicy": "SingleStack",
+            "internalTrafficPolicy": "Cluster",
+            "sessionAffinity": "None",
+            "ports": [{ "name": "https", "port": 443, "protocol": "TCP", "targetPort": secure_port }],
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allocates_addresses_and_ports_and_rejects_taken_ones() {
+        let net = ServiceNetwork::default();
+        assert_eq!(net.kubernetes_service_ip(), Ipv4Addr::new(10, 0, 0, 1));
+        let k8s = kubernetes_service(&net, 6443);
+        let taken = Allocated::from_services([&k8s]);
+        let mut svc = json!({"spec": {"type": "NodePort", "ports": [{"port": 80}]}});
+        set_defaults(&mut svc);
+        allocate(&mut svc, &net, &taken).unwrap();
+        assert_eq!(svc["spec"]["clusterIP"], "10.0.0.2");
+        assert_eq!(svc["spec"]["ports"][0]["nodePort"], 30000);
+        assert_eq!(svc["spec"]["ports"][0]["targetPort"], 80);
+        let taken = Allocated::from_services([&k8s, &svc]);
+        let mut dup = json!({"spec": {"type": "NodePort", "clusterIP": "10.0.0.2", "ports": [{"port": 80, "nodePort": 30000}]}});
+        let errs = allocate(&mut dup, &net, &taken).unwrap_err();
+        let text: Vec<String> = errs.iter().map(ToString::to_string).collect();
+        assert!(text[0].contains("provided IP is already allocated"), "{text:?}");
+        assert!(text[1].contains("provided port is already allocated"), "{text:?}");
+        let mut outside = json!({"spec": {"clusterIP": "192.168.0.1"}});
+        assert!(allocate(&mut outside, &net, &taken).is_err());
+        let mut headless = json!({"spec": {"clusterIP": "None"}});
+        allocate(&mut headless, &net, &taken).unwrap();
+        assert_eq!(headless["spec"]["clusterIPs"], json!(["None"]));
+    }
+
+    #[test]
+    fn parses_flags() {
+        let net = ServiceNetwork::parse("10.96.0.10/12", "30000-30005").unwrap();
+        assert_eq!(net.cluster_ip_base, Ipv4Addr::new(10, 96, 0, 0));
+        assert!(ServiceNetwork::parse("nope", "1-2").is_err());
+        assert!(ServiceNetwork::parse("10.0.0.0/24", "5-1").is_err());
+    }
+}
