@@ -224,6 +224,15 @@ fn kubectl_drives_kapi() {
     let explain = server.ok(&["explain", "deployment.spec.strategy"]);
     assert!(explain.contains("FIELD: strategy <DeploymentStrategy>") && explain.contains("rollingUpdate"), "{explain}");
 
+    // Finalizers: delete only marks the object; removing the last finalizer completes it.
+    server.ok(&["create", "configmap", "held", "-n", "demo", "--from-literal=a=b"]);
+    server.ok(&["patch", "cm", "held", "-n", "demo", "--type=merge", "-p", r#"{"metadata":{"finalizers":["example.com/hold"]}}"#]);
+    server.ok(&["delete", "cm", "held", "-n", "demo", "--wait=false"]);
+    let marked = server.ok(&["get", "cm", "held", "-n", "demo", "-o", "jsonpath={.metadata.deletionTimestamp}"]);
+    assert!(marked.ends_with('Z'), "deletionTimestamp set: {marked}");
+    server.ok(&["patch", "cm", "held", "-n", "demo", "--type=json", "-p", r#"[{"op":"remove","path":"/metadata/finalizers"}]"#]);
+    assert!(server.fails(&["get", "cm", "held", "-n", "demo"]).contains("not found"));
+
     // Pods: no node runs them, so logs and exec get upstream's answer for an unscheduled pod.
     server.ok(&["run", "p1", "-n", "demo", "--image=nginx"]);
     assert!(server.ok(&["get", "pods", "-n", "demo"]).contains("Pending"));

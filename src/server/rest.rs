@@ -113,6 +113,29 @@ async fn write_update(
     Ok(KeyValue { value, ..current })
 }
 
+/// Stores an updated object; when it is being deleted and its last finalizer is gone, the
+/// deletion completes instead (upstream's generic store does the same after an update).
+async fn commit_update(
+    store: &dyn Storage,
+    call: &ResourceCall<'_>,
+    key: &str,
+    value: &Value,
+    stored: Bytes,
+    expected: crate::storage::Revision,
+) -> Result<KeyValue, StorageError> {
+    let finalized = value["metadata"]["deletionTimestamp"].is_string()
+        && value["metadata"]["finalizers"].as_array().is_none_or(Vec::is_empty);
+    if !finalized {
+        return write_update(store, call, key, stored, expected).await;
+    }
+    let (prev, revision) = if call.dry_run {
+        write_delete(store, call, key).await?
+    } else {
+        store.delete(key, Some(expected)).await?
+    };
+    Ok(KeyValue { key: key.to_owned(), value: stored, create_revision: prev.create_revision, mod_revision: revision })
+}
+
 /// `Storage::delete`, or under dry-run the object that would be deleted.
 async fn write_delete(
     store: &dyn Storage,
@@ -282,6 +305,25 @@ async fn dispatch(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::
                     name,
                     format!("Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}", current.mod_revision),
                 ));
+            }
+            // An object with finalizers is only marked: it goes when its last finalizer is removed.
+            if old["metadata"]["finalizers"].as_array().is_some_and(|f| !f.is_empty()) {
+                let mut marked = old.clone();
+                if marked["metadata"]["deletionTimestamp"].is_null() {
+                    marked["metadata"]["deletionTimestamp"] =
+                        json!(chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string());
+                    marked["metadata"]["deletionGracePeriodSeconds"] = json!(0);
+                }
+                if let Some(meta) = marked["metadata"].as_object_mut() {
+                    meta.remove("resourceVersion");
+                }
+                let (kind, _) = objects::decode_stored(&current.value).map_err(ApiError::internal)?;
+                let stored = objects::encode(&kind, Format::Protobuf, &marked).map_err(ApiError::internal)?;
+                let kv = write_update(store, call, &k, stored.into(), current.mod_revision)
+                    .await
+                    .map_err(|e| storage_error(e, call))?;
+                let (kind, value) = read(&kv)?;
+                return Ok(respond(&kind, call.accept, 200, &value));
             }
             // What goes with the object (a namespace's contents) goes first, so that nothing is
             // left behind if the server stops half-way: the delete can simply be repeated.
@@ -564,8 +606,7 @@ async fn update(
     prepare_update(t, &old, &mut value, &name, namespace);
     validate(t, &kind, &name, &value)?;
     let stored = objects::encode(&kind, Format::Protobuf, &value).map_err(ApiError::internal)?;
-    let kv = store
-        .update(&k, stored.into(), current.mod_revision)
+    let kv = commit_update(store, call, &k, &value, stored.into(), current.mod_revision)
         .await
         .map_err(|e| storage_error(e, call))?;
     let (kind, value) = read(&kv)?;
@@ -582,8 +623,15 @@ fn prepare_update(
     namespace: Option<&str>,
 ) {
     crate::registry::normalize_on_write(t.group, t.resource, value);
-    for field in ["uid", "creationTimestamp"] {
-        value["metadata"][field] = old["metadata"][field].clone();
+    for field in ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"] {
+        match old["metadata"].get(field) {
+            Some(v) => value["metadata"][field] = v.clone(),
+            None => {
+                if let Some(meta) = value["metadata"].as_object_mut() {
+                    meta.remove(field);
+                }
+            }
+        }
     }
     value["metadata"]["name"] = Value::String(name.to_owned());
     if let Some(ns) = namespace {
@@ -638,7 +686,9 @@ async fn status(
         meta.remove("resourceVersion");
     }
     let stored = objects::encode(&kind, Format::Protobuf, &value).map_err(ApiError::internal)?;
-    let kv = write_update(store, call, &k, stored.into(), current.mod_revision).await.map_err(|e| storage_error(e, call))?;
+    let kv = commit_update(store, call, &k, &value, stored.into(), current.mod_revision)
+        .await
+        .map_err(|e| storage_error(e, call))?;
     let (kind, value) = read(&kv)?;
     Ok(respond(&kind, call.accept, 200, &value))
 }
@@ -707,7 +757,7 @@ async fn scale(
         value["spec"]["replicas"] = json!(replicas);
         prepare_update(t, &object, &mut value, &name, namespace);
         let stored = objects::encode(&kind, Format::Protobuf, &value).map_err(ApiError::internal)?;
-        match write_update(store, call, &k, stored.into(), current.mod_revision).await {
+        match commit_update(store, call, &k, &value, stored.into(), current.mod_revision).await {
             Ok(kv) => {
                 let (_, updated) = read(&kv)?;
                 return Ok(respond(&scale_kind, call.accept, 200, &scale_of(t, &updated)?));
@@ -781,7 +831,7 @@ async fn patch(
         prepare_update(t, &old, &mut patched, &name, namespace);
         validate(t, &kind, &name, &patched)?;
         let stored = objects::encode(&kind, Format::Protobuf, &patched).map_err(ApiError::internal)?;
-        match write_update(store, call, &k, stored.into(), current.mod_revision).await {
+        match commit_update(store, call, &k, &patched, stored.into(), current.mod_revision).await {
             Ok(kv) => {
                 let (kind, value) = read(&kv)?;
                 return Ok(respond(&kind, call.accept, 200, &value));
