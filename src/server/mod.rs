@@ -8,6 +8,7 @@
 //! authorization → dispatch (health, version, discovery, resources). See `handle`.
 
 pub mod body;
+pub mod chain;
 pub mod health;
 pub mod objects;
 pub mod rest;
@@ -29,7 +30,7 @@ use kapi_apimachinery::codec::{self, CodecError, Format};
 use tracing::{info, warn};
 
 use self::body::Body;
-use crate::pki::{Pki, UserInfo};
+use crate::pki::Pki;
 use crate::status::ApiError;
 use crate::storage::Storage;
 use crate::storage::embedded::EmbeddedStore;
@@ -141,12 +142,7 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
                 .peer_certificates()
                 .and_then(|certs| certs.first())
                 .and_then(|cert| crate::pki::user_from_client_cert(cert.as_ref()).ok());
-            let user = user.map(Arc::new);
-            let service = hyper::service::service_fn(move |req: Request<Incoming>| {
-                let state = state.clone();
-                let user = user.clone();
-                async move { Ok::<_, std::convert::Infallible>(handle(&state, user.as_deref(), req).await) }
-            });
+            let service = hyper_util::service::TowerToHyperService::new(chain::service(state, user.map(Arc::new)));
             let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
             if let Err(e) = builder.serve_connection(TokioIo::new(stream), service).await {
                 warn!(%peer, error = %e, "connection ended with an error");
@@ -183,24 +179,12 @@ fn default_checks() -> Vec<health::Check> {
     vec![health::Check::new("ping", || Ok(())), health::Check::new("log", || Ok(()))]
 }
 
-/// Paths answered without authentication, as upstream's `system:public-info-viewer` allows.
-fn is_public(path: &str) -> bool {
-    let first = path.trim_start_matches('/').split('/').next().unwrap_or_default();
-    matches!(first, "healthz" | "livez" | "readyz" | "version")
-}
-
-/// The request chain.
-pub async fn handle(state: &ServerState, user: Option<&UserInfo>, req: Request<Incoming>) -> Response<Body> {
+/// The handler at the end of the chain ([`chain::service`]): reads the body (at most 3 MiB)
+/// and dispatches.
+pub async fn handle(state: &ServerState, req: Request<Incoming>) -> Response<Body> {
     let (parts, body) = req.into_parts();
     let path = parts.uri.path().to_owned();
     let query = parts.uri.query().unwrap_or_default().to_owned();
-
-    // Authentication: x509 client certificates; everything else only on public paths.
-    if user.is_none() && !is_public(&path) {
-        return error_response(&ApiError::unauthorized());
-    }
-    // Authorization: every authenticated user may do everything until RBAC lands.
-
     let body = match Limited::new(body, MAX_BODY_BYTES).collect().await {
         Ok(b) => b.to_bytes(),
         Err(_) => return error_response(&ApiError::request_entity_too_large("the request body is larger than 3 MiB")),
@@ -229,11 +213,11 @@ async fn dispatch(
             if let Some(resp) = discovery_document(state, first, rest.trim_end_matches('/'), accept, parts) {
                 return resp;
             }
-            let info = match crate::request_info::parse(parts.method.as_str(), path, Some(query)) {
-                Ok(info) => info,
-                Err(e) => return error_response(&ApiError::bad_request(e.to_string())),
+            // Parsed by the chain's request-info step.
+            let Some(info) = parts.extensions.get::<crate::request_info::RequestInfo>() else {
+                return error_response(&ApiError::internal("request info missing"));
             };
-            let Some(route) = crate::request_info::match_route(&info, parts.method.as_str()) else {
+            let Some(route) = crate::request_info::match_route(info, parts.method.as_str()) else {
                 return error_response(&ApiError::path_not_found());
             };
             let Some(target) = route.target.as_ref() else {
@@ -254,7 +238,7 @@ async fn dispatch(
                 Err(e) => return error_response(&e),
             };
             let call = rest::ResourceCall {
-                info: &info,
+                info,
                 target,
                 query,
                 content_type,
