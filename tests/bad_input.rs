@@ -1,78 +1,11 @@
 //! Bad input against a started `kapi serve`, over raw HTTPS so that every byte and header is
 //! under the test's control: each gets the right 4xx `Status`, and the server keeps serving.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
+mod common;
+
 use std::time::{Duration, Instant};
 
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
-
-struct Server {
-    child: Child,
-    port: u16,
-    tls: Arc<rustls::ClientConfig>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start(dir: &Path) -> Server {
-    let child = Command::new(env!("CARGO_BIN_EXE_kapi"))
-        .args(["serve", "--secure-port", "0", "--data-dir"])
-        .arg(dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !dir.join("port").exists() || !dir.join("admin.kubeconfig").exists() {
-        assert!(Instant::now() < deadline, "kapi did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let port = std::fs::read_to_string(dir.join("port")).unwrap().trim().parse().unwrap();
-    let pki = dir.join("pki");
-    let mut roots = rustls::RootCertStore::empty();
-    roots.add(CertificateDer::from_pem_file(pki.join("ca.crt")).unwrap()).unwrap();
-    let certs = vec![CertificateDer::from_pem_file(pki.join("admin.crt")).unwrap()];
-    let key = PrivateKeyDer::from_pem_file(pki.join("admin.key")).unwrap();
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let tls = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots)
-        .with_client_auth_cert(certs, key)
-        .unwrap();
-    Server { child, port, tls: Arc::new(tls) }
-}
-
-/// One HTTP/1.1 request; returns the status code and the body.
-fn request(server: &Server, method: &str, path: &str, content_type: &str, body: &[u8]) -> (u16, String) {
-    let name = ServerName::try_from("localhost").unwrap();
-    let mut conn = rustls::ClientConnection::new(server.tls.clone(), name).unwrap();
-    let mut tcp = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
-    let mut stream = rustls::Stream::new(&mut conn, &mut tcp);
-    let head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: {content_type}\r\nAccept: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
-    stream.write_all(head.as_bytes()).unwrap();
-    // The server may answer (413) before reading a large body; a reset then is fine.
-    let _ = stream.write_all(body);
-    let mut response = Vec::new();
-    let _ = stream.read_to_end(&mut response);
-    let text = String::from_utf8_lossy(&response).into_owned();
-    let code = text.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
-    let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
-    (code, body)
-}
+use common::{request, start};
 
 #[test]
 fn bad_requests_get_status_errors_and_the_server_survives() {

@@ -64,6 +64,16 @@ pub struct ServeArgs {
     /// The range NodePorts are allocated from.
     #[arg(long, default_value = "30000-32767")]
     pub service_node_port_range: String,
+    /// How often storage history is compacted (kube-apiserver's `--etcd-compaction-interval`);
+    /// `0s` disables it.
+    #[arg(long, default_value = "5m", value_parser = parse_duration)]
+    pub etcd_compaction_interval: std::time::Duration,
+}
+
+/// `5m`, `30s`, `1h` (Go's duration syntax, as kube-apiserver's flags take).
+fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let d: kapi_apimachinery::Duration = text.parse().map_err(|e| format!("{e}"))?;
+    d.to_std().ok_or_else(|| format!("{text}: must not be negative"))
 }
 
 /// What every request handler can reach.
@@ -107,6 +117,9 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     std::fs::write(args.data_dir.join("port"), addr.port().to_string())?;
 
     rest::bootstrap(store.as_ref(), &network, addr.port()).await.context("creating the system namespaces and the kubernetes Service")?;
+    if !args.etcd_compaction_interval.is_zero() {
+        tokio::spawn(compact_periodically(store.clone(), args.etcd_compaction_interval));
+    }
     let state = Arc::new(ServerState {
         store,
         network,
@@ -148,6 +161,25 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
                 warn!(%peer, error = %e, "connection ended with an error");
             }
         });
+    }
+}
+
+/// Upstream's compactor: every interval, compact up to the revision seen at the previous tick,
+/// so that history one interval deep stays available to watches and continue tokens.
+async fn compact_periodically(store: Arc<dyn Storage>, interval: std::time::Duration) {
+    let mut previous = None;
+    let mut ticker = tokio::time::interval(interval);
+    ticker.tick().await;
+    loop {
+        ticker.tick().await;
+        if let Some(revision) = previous {
+            match store.compact(revision).await {
+                Ok(()) => info!(revision, "compacted storage history"),
+                Err(crate::storage::StorageError::Compacted { .. }) => {}
+                Err(e) => warn!(error = %e, "compaction failed"),
+            }
+        }
+        previous = store.current_revision().await.ok();
     }
 }
 

@@ -1,0 +1,98 @@
+//! A started `kapi serve` on a free loopback port and a minimal HTTPS client authenticating
+//! with the admin certificate, for tests that need control over every byte of a request.
+
+#![allow(dead_code)] // each test binary uses a different part
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+
+pub struct Server {
+    pub child: Child,
+    pub port: u16,
+    tls: Arc<rustls::ClientConfig>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn start(dir: &Path) -> Server {
+    let _ = std::fs::remove_file(dir.join("port"));
+    let child = Command::new(env!("CARGO_BIN_EXE_kapi"))
+        .args(["serve", "--secure-port", "0", "--data-dir"])
+        .arg(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !dir.join("port").exists() || !dir.join("admin.kubeconfig").exists() {
+        assert!(Instant::now() < deadline, "kapi did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let port = std::fs::read_to_string(dir.join("port")).unwrap().trim().parse().unwrap();
+    let pki = dir.join("pki");
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(CertificateDer::from_pem_file(pki.join("ca.crt")).unwrap()).unwrap();
+    let certs = vec![CertificateDer::from_pem_file(pki.join("admin.crt")).unwrap()];
+    let key = PrivateKeyDer::from_pem_file(pki.join("admin.key")).unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_client_auth_cert(certs, key)
+        .unwrap();
+    Server { child, port, tls: Arc::new(tls) }
+}
+
+/// One HTTP/1.1 request; returns the status code and the body, or code 0 when the server could
+/// not be reached or went away.
+pub fn request(server: &Server, method: &str, path: &str, content_type: &str, body: &[u8]) -> (u16, String) {
+    let name = ServerName::try_from("localhost").unwrap();
+    let mut conn = rustls::ClientConnection::new(server.tls.clone(), name).unwrap();
+    let Ok(mut tcp) = TcpStream::connect(("127.0.0.1", server.port)) else { return (0, String::new()) };
+    let mut stream = rustls::Stream::new(&mut conn, &mut tcp);
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: {content_type}\r\nAccept: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    if stream.write_all(head.as_bytes()).is_err() {
+        return (0, String::new());
+    }
+    // The server may answer (413) before reading a large body; a reset then is fine.
+    let _ = stream.write_all(body);
+    let mut response = Vec::new();
+    let _ = stream.read_to_end(&mut response);
+    let text = String::from_utf8_lossy(&response).into_owned();
+    let code = text.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
+    (code, body)
+}
+
+impl Server {
+    /// Waits until `/readyz` answers 200.
+    pub fn wait_ready(&self) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while request(self, "GET", "/readyz", "text/plain", b"").0 != 200 {
+            assert!(Instant::now() < deadline, "not ready");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// `kill -9`.
+    pub fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
