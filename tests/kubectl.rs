@@ -245,6 +245,17 @@ fn kubectl_drives_kapi() {
         assert!(all.contains(line), "{line} missing from get all: {all}");
     }
 
+    // Metrics with upstream's names and labels.
+    let metrics = server.ok(&["get", "--raw", "/metrics"]);
+    assert!(
+        metrics.lines().any(|l| l.starts_with("apiserver_request_total{")
+            && l.contains(r#"verb="LIST""#)
+            && l.contains(r#"resource="configmaps""#)
+            && l.contains(r#"code="200""#)),
+        "{metrics}"
+    );
+    assert!(metrics.contains("apiserver_request_duration_seconds_bucket{"));
+
     // Deleting a namespace deletes what is in it.
     server.ok(&["delete", "ns", "demo"]);
     assert!(server.fails(&["get", "ns", "demo"]).contains(r#"namespaces "demo" not found"#));

@@ -42,7 +42,17 @@ pub fn service(
         .layer(StepLayer::new(authorize))
         .service(tower::service_fn(move |req: Request<Incoming>| {
             let state = state.clone();
-            async move { Ok::<_, Infallible>(super::handle(&state, req).await) }
+            async move {
+                // Instrumentation (upstream's `InstrumentRouteFunc`): count and time the answer.
+                let started = std::time::Instant::now();
+                let info = req.extensions().get::<RequestInfo>().cloned().unwrap_or_default();
+                let method = req.method().as_str().to_owned();
+                let dry_run = req.uri().query().is_some_and(|q| q.contains("dryRun=All"));
+                let resp = super::handle(&state, req).await;
+                let code = resp.status().as_u16();
+                state.metrics.observe(&info, &method, dry_run, code, started.elapsed().as_secs_f64());
+                Ok::<_, Infallible>(resp)
+            }
         }))
 }
 

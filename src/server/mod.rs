@@ -10,6 +10,7 @@
 pub mod body;
 pub mod chain;
 pub mod health;
+pub mod metrics;
 pub mod objects;
 pub mod rest;
 pub mod version;
@@ -79,6 +80,7 @@ fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
 /// What every request handler can reach.
 pub struct ServerState {
     pub store: Arc<dyn Storage>,
+    pub metrics: metrics::Metrics,
     pub network: crate::registry::services::ServiceNetwork,
     pub checks: Vec<health::Check>,
     /// The group-versions served (upstream's default set; `--runtime-config` later).
@@ -122,6 +124,7 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     }
     let state = Arc::new(ServerState {
         store,
+        metrics: metrics::Metrics::default(),
         network,
         checks: default_checks(),
         enabled: crate::discovery::EnabledGroupVersions::defaults(),
@@ -241,6 +244,14 @@ async fn dispatch(
         },
         "version" if rest.trim_end_matches('/').is_empty() => json_response(StatusCode::OK, &version::info()),
         "openapi" => openapi(rest.trim_end_matches('/'), query),
+        "metrics" if rest.is_empty() => {
+            let mut resp = text_response(200, state.metrics.render());
+            resp.headers_mut().insert(
+                header::CONTENT_TYPE,
+                header::HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+            );
+            resp
+        }
         "api" | "apis" => {
             if let Some(resp) = discovery_document(state, first, rest.trim_end_matches('/'), accept, parts) {
                 return resp;
