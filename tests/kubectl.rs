@@ -172,6 +172,16 @@ fn kubectl_drives_kapi() {
     let err = server.fails(&["create", "service", "clusterip", "dup", "-n", "demo", "--tcp=80", &format!("--clusterip={web_ip}")]);
     assert!(err.contains("provided IP is already allocated"), "{err}");
 
+    // Server-side field validation: kubectl asks for Strict by default; Warn lets it through.
+    let typo = dir.path().join("typo.yaml");
+    std::fs::write(&typo, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: typo\n  namespace: demo\n  lables: {a: b}\n").unwrap();
+    let err = server.fails(&["apply", "-f", typo.to_str().unwrap()]);
+    assert!(err.contains(r#"ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "metadata.lables""#), "{err}");
+    let out = server.kubectl(&["apply", "-f", typo.to_str().unwrap(), "--validate=warn"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains(r#"unknown field "metadata.lables""#));
+    server.ok(&["delete", "cm", "typo", "-n", "demo"]);
+
     // Selectors and paging.
     for i in 1..=5 {
         server.ok(&["create", "configmap", &format!("c{i}"), "-n", "demo", &format!("--from-literal=i={i}")]);

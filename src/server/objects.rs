@@ -109,6 +109,46 @@ pub fn drop_zero_strings(value: &mut Value, fields: &'static [kapi_apimachinery:
     }
 }
 
+/// The fields of `raw` (a request body as sent) that the typed decoding of it dropped: what
+/// upstream's strict decoding reports as `unknown field "spec.foo"`. Nulls and empty lists or
+/// maps are not reported (the typed form leaves them out), nor is anything inside a field the
+/// type keeps verbatim (embedded JSON such as RawExtension).
+pub fn unknown_fields(raw: &Value, typed: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    walk_unknown(raw, typed, "", &mut out);
+    out
+}
+
+fn walk_unknown(raw: &Value, typed: &Value, path: &str, out: &mut Vec<String>) {
+    match (raw, typed) {
+        (Value::Object(r), Value::Object(t)) => {
+            for (key, value) in r {
+                let child = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
+                match t.get(key) {
+                    Some(tv) => walk_unknown(value, tv, &child, out),
+                    None => {
+                        let empty = match value {
+                            Value::Null => true,
+                            Value::Array(a) => a.is_empty(),
+                            Value::Object(o) => o.is_empty(),
+                            _ => false,
+                        };
+                        if !empty {
+                            out.push(child);
+                        }
+                    }
+                }
+            }
+        }
+        (Value::Array(r), Value::Array(t)) if r.len() == t.len() => {
+            for (i, (rv, tv)) in r.iter().zip(t).enumerate() {
+                walk_unknown(rv, tv, &format!("{path}[{i}]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Reads a stored value (protobuf with its envelope) back into JSON.
 pub fn decode_stored(bytes: &[u8]) -> Result<(Kind, Value), CodecError> {
     let tm = codec::peek_type_meta(Format::Protobuf, bytes, None)?;
@@ -132,6 +172,18 @@ mod tests {
         assert_eq!(back_kind, kind);
         assert_eq!(back, value);
         assert!(decode(&kind, Format::Json, br#"{"data": 5}"#).is_err());
+    }
+
+    #[test]
+    fn unknown_fields_are_found_by_path() {
+        let kind = Kind { group: "apps".into(), version: "v1".into(), kind: "Deployment".into() };
+        let raw: Value = serde_json::from_str(
+            r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"a","bogus":1},
+               "spec":{"replicas":1,"template":{"spec":{"containers":[{"name":"c","imagee":"x"}]}},"status":null}}"#,
+        )
+        .unwrap();
+        let typed = decode(&kind, Format::Json, raw.to_string().as_bytes()).unwrap();
+        assert_eq!(unknown_fields(&raw, &typed), ["metadata.bogus", "spec.template.spec.containers[0].imagee"]);
     }
 
     #[test]

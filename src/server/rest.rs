@@ -236,10 +236,23 @@ pub async fn handle(store: &Arc<dyn Storage>, call: ResourceCall<'_>) -> http::R
             Err(e) => super::error_response(&e),
         };
     }
-    match dispatch(store.as_ref(), &call).await {
+    let (result, warnings) = WARNINGS
+        .scope(std::cell::RefCell::new(Vec::new()), async {
+            let result = dispatch(store.as_ref(), &call).await;
+            (result, WARNINGS.with(|w| w.take()))
+        })
+        .await;
+    let mut resp = match result {
         Ok(resp) => resp,
         Err(e) => super::error_response(&e),
+    };
+    for w in warnings {
+        let escaped = w.replace('\\', "\\\\").replace('"', "\\\"");
+        if let Ok(v) = http::HeaderValue::from_str(&format!("299 - \"{escaped}\"")) {
+            resp.headers_mut().append(http::header::WARNING, v);
+        }
     }
+    resp
 }
 
 async fn dispatch(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::Response<Body>, ApiError> {
@@ -505,12 +518,62 @@ fn decode_body(call: &ResourceCall<'_>) -> Result<(Kind, Value), ApiError> {
     }
     let mut value = objects::decode(&kind, format, &call.body)
         .map_err(|e| ApiError::bad_request(format!("the body of the request could not be decoded: {e}")))?;
+    check_unknown_fields(call, format, &value)?;
     if format == Format::Protobuf
         && let Some(fields) = objects::fields(&kind)
     {
         objects::drop_zero_strings(&mut value, fields);
     }
     Ok((kind, value))
+}
+
+tokio::task_local! {
+    /// Warnings for the current request, sent as `Warning: 299` headers (upstream's
+    /// `warning.AddWarning`).
+    static WARNINGS: std::cell::RefCell<Vec<String>>;
+}
+
+fn warn(message: String) {
+    let _ = WARNINGS.try_with(|w| w.borrow_mut().push(message));
+}
+
+/// Server-side field validation (`fieldValidation=Strict|Warn|Ignore`; Warn when absent, as
+/// upstream): fields the kind does not have are a 400 under Strict and a warning under Warn.
+fn check_unknown_fields(call: &ResourceCall<'_>, format: Format, typed: &Value) -> Result<(), ApiError> {
+    let query = crate::list_options::parse_query(call.query);
+    let mode = query.get("fieldValidation").and_then(|v| v.first()).map_or("Warn", String::as_str);
+    let raw: Value = match (mode, format) {
+        ("Ignore", _) | (_, Format::Protobuf) => return Ok(()),
+        (_, Format::Json) => serde_json::from_slice(&call.body).map_err(|e| ApiError::bad_request(e.to_string()))?,
+        (_, Format::Yaml) => {
+            let json = kapi_apimachinery::codec::yaml_to_json(&call.body).map_err(|e| ApiError::bad_request(e.to_string()))?;
+            serde_json::from_slice(&json).map_err(|e| ApiError::bad_request(e.to_string()))?
+        }
+    };
+    if !matches!(mode, "Strict" | "Warn") {
+        return Err(ApiError::bad_request(format!(
+            "fieldValidation: Invalid value: {mode:?}: must be one of Ignore, Warn, or Strict"
+        )));
+    }
+    let unknown = objects::unknown_fields(&raw, typed);
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    let messages: Vec<String> = unknown.iter().map(|f| format!("unknown field \"{f}\"")).collect();
+    if mode == "Strict" {
+        let kind = kind_of(call.target);
+        return Err(ApiError::bad_request(format!(
+            "{} in version {:?} cannot be handled as a {}: strict decoding error: {}",
+            kind.kind,
+            kind.version,
+            kind.kind,
+            messages.join(", ")
+        )));
+    }
+    for m in messages {
+        warn(m);
+    }
+    Ok(())
 }
 
 async fn create(
