@@ -59,25 +59,51 @@ pub fn start(dir: &Path) -> Server {
 /// One HTTP/1.1 request; returns the status code and the body, or code 0 when the server could
 /// not be reached or went away.
 pub fn request(server: &Server, method: &str, path: &str, content_type: &str, body: &[u8]) -> (u16, String) {
+    let (code, bytes) =
+        request_with(server, method, path, &[("Content-Type", content_type), ("Accept", "application/json")], body);
+    (code, String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// One HTTP/1.1 request with the given headers; returns the status code and the raw body.
+pub fn request_with(server: &Server, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> (u16, Vec<u8>) {
     let name = ServerName::try_from("localhost").unwrap();
     let mut conn = rustls::ClientConnection::new(server.tls.clone(), name).unwrap();
-    let Ok(mut tcp) = TcpStream::connect(("127.0.0.1", server.port)) else { return (0, String::new()) };
+    let Ok(mut tcp) = TcpStream::connect(("127.0.0.1", server.port)) else { return (0, Vec::new()) };
     let mut stream = rustls::Stream::new(&mut conn, &mut tcp);
-    let head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: {content_type}\r\nAccept: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        body.len()
-    );
+    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: localhost\r\n");
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str(&format!("Content-Length: {}\r\nConnection: close\r\n\r\n", body.len()));
     if stream.write_all(head.as_bytes()).is_err() {
-        return (0, String::new());
+        return (0, Vec::new());
     }
     // The server may answer (413) before reading a large body; a reset then is fine.
     let _ = stream.write_all(body);
     let mut response = Vec::new();
     let _ = stream.read_to_end(&mut response);
-    let text = String::from_utf8_lossy(&response).into_owned();
-    let code = text.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
-    let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default();
+    let Some(split) = response.windows(4).position(|w| w == b"\r\n\r\n") else { return (0, Vec::new()) };
+    let head = String::from_utf8_lossy(&response[..split]).into_owned();
+    let code = head.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    let mut body = response[split + 4..].to_vec();
+    if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+        body = dechunk(&body);
+    }
     (code, body)
+}
+
+/// The payload of a chunked body.
+fn dechunk(mut data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    while let Some(line_end) = data.windows(2).position(|w| w == b"\r\n") {
+        let size = usize::from_str_radix(String::from_utf8_lossy(&data[..line_end]).trim(), 16).unwrap_or(0);
+        if size == 0 || data.len() < line_end + 2 + size {
+            break;
+        }
+        out.extend_from_slice(&data[line_end + 2..line_end + 2 + size]);
+        data = &data[(line_end + 4 + size).min(data.len())..];
+    }
+    out
 }
 
 impl Server {

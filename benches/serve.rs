@@ -1,0 +1,703 @@
+//! `cargo bench --bench serve`: how fast kapi serves, each figure set against a baseline measured
+//! in the same run on the same machine, so that the ratios say where time goes rather than how
+//! fast this machine is.
+//!
+//! 1. store: `EmbeddedStore::create` against raw redb commits with the same durability;
+//! 2. start-up of `kapi serve` to the first `/readyz` 200, fresh and restarted;
+//! 3. idle resident memory;
+//! 4. GET of one object over keep-alive HTTPS against a bare hyper server (same rustls settings)
+//!    answering the same bytes;
+//! 5. creating 10,000 pods with concurrent clients, and the memory that takes;
+//! 6. LIST of those pods against `serde_json::to_vec` of the same list.
+//!
+//! A benchmark, not a test: nothing is asserted about timings. Every loop is bounded in count
+//! and in time, and all traffic goes to 127.0.0.1.
+
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use kapi::storage::{EmbeddedStore, Storage};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+
+type Error = Box<dyn std::error::Error + Send + Sync>;
+type Result<T, E = Error> = std::result::Result<T, E>;
+
+// Sizes, counts and time limits.
+const STORE_KEYS: usize = 2000;
+const STORE_VALUE_BYTES: usize = 1024;
+const STORE_TIME_LIMIT: Duration = Duration::from_secs(20);
+const START_TIME_LIMIT: Duration = Duration::from_secs(30);
+const GET_THREADS: usize = 4;
+const GET_WARMUP: usize = 200;
+const GET_MAX_PER_THREAD: usize = 200_000;
+const GET_DURATION: Duration = Duration::from_secs(4);
+const PODS: usize = 10_000;
+const CREATE_THREADS: usize = 8;
+const CREATE_TIME_LIMIT: Duration = Duration::from_secs(75);
+const LIST_REPS: usize = 5;
+const LIST_TIME_LIMIT: Duration = Duration::from_secs(30);
+const ENCODE_REPS: usize = 5;
+
+fn main() -> ExitCode {
+    let started = Instant::now();
+    match run() {
+        Ok(()) => {
+            println!("\nbench ran in {:.1} s", started.elapsed().as_secs_f64());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("\nserve bench failed after {:.1} s: {e}", started.elapsed().as_secs_f64());
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// One printed row: what, kapi's figure, the baseline's figure, and kapi ÷ baseline.
+struct Row {
+    what: String,
+    kapi: String,
+    baseline: String,
+    ratio: String,
+}
+
+fn row(what: impl Into<String>, kapi: impl Into<String>) -> Row {
+    Row { what: what.into(), kapi: kapi.into(), baseline: String::new(), ratio: String::new() }
+}
+
+fn compared(what: impl Into<String>, kapi: impl Into<String>, baseline: impl Into<String>, ratio: f64) -> Row {
+    Row { what: what.into(), kapi: kapi.into(), baseline: baseline.into(), ratio: format!("{ratio:.3}") }
+}
+
+fn print_table(rows: &[Row]) {
+    let w0 = rows.iter().map(|r| r.what.chars().count()).max().unwrap_or(0).max(4);
+    let w1 = rows.iter().map(|r| r.kapi.chars().count()).max().unwrap_or(0).max(4);
+    let w2 = rows.iter().map(|r| r.baseline.chars().count()).max().unwrap_or(0).max(8);
+    println!();
+    println!("{:<w0$}  {:>w1$}  {:<w2$}  {}", "what", "kapi", "baseline", "kapi ÷ baseline");
+    println!("{}", "-".repeat(w0 + w1 + w2 + 21));
+    for r in rows {
+        println!("{:<w0$}  {:>w1$}  {:<w2$}  {}", r.what, r.kapi, r.baseline, r.ratio);
+    }
+}
+
+fn run() -> Result<()> {
+    let root = tempfile::Builder::new().prefix("kapi-serve-bench").tempdir()?;
+    println!("kapi serve bench: {} cores, scratch files in {}", cores(), root.path().display());
+    let mut rows = Vec::new();
+
+    // 1. Store.
+    let (store_rate, store_n) = bench_store(&root.path().join("store.redb"))?;
+    let (redb_rate, redb_n) = bench_raw_redb(&root.path().join("raw.redb"))?;
+    rows.push(compared(
+        format!("store creates, sequential, {STORE_VALUE_BYTES} B values"),
+        format!("{store_rate:.0} /s ({store_n})"),
+        format!("{redb_rate:.0} /s ({redb_n}) raw redb, 1 txn/insert, Immediate"),
+        store_rate / redb_rate,
+    ));
+    print_progress(&rows);
+
+    // 2. + 3. Start-up and idle memory.
+    let data = root.path().join("data");
+    let log = root.path().join("kapi.log");
+    let (server, fresh) = Server::start(&data, &log)?;
+    std::thread::sleep(Duration::from_secs(1));
+    let fresh_rss = server.memory()?;
+    server.stop()?;
+    let (server, restart) = Server::start(&data, &log)?;
+    std::thread::sleep(Duration::from_secs(1));
+    let idle = server.memory()?;
+    rows.push(row("start-up to /readyz 200, fresh data dir", ms(fresh)));
+    rows.push(row("start-up to /readyz 200, restart", ms(restart)));
+    rows.push(row("idle RSS after fresh start (1 s)", mib(fresh_rss.rss_kib)));
+    rows.push(row("idle RSS after restart (1 s)", mib(idle.rss_kib)));
+    print_progress(&rows);
+
+    // 4. GET of one object against a bare hyper server answering the same bytes.
+    let pod_path = "/api/v1/namespaces/default/pods";
+    let mut conn = Conn::connect(&server.tls, server.port)?;
+    let created = conn.request("POST", pod_path, &pod_json("bench-get"))?;
+    if created.status != 201 {
+        return Err(format!("creating pod bench-get: HTTP {}: {}", created.status, created.text()).into());
+    }
+    let get_path = format!("{pod_path}/bench-get");
+    let reference = conn.request("GET", &get_path, b"")?;
+    if reference.status != 200 {
+        return Err(format!("GET {get_path}: HTTP {}: {}", reference.status, reference.text()).into());
+    }
+    drop(conn);
+    let kapi_get = bench_get(&server.tls, server.port, &get_path, reference.body.len())?;
+    let bare = BareServer::start(&data.join("pki"), &reference)?;
+    let bare_get = bench_get(&server.tls, bare.port, &get_path, reference.body.len())?;
+    drop(bare);
+    rows.push(compared(
+        format!("GET one pod ({} B), {GET_THREADS} keep-alive conns", reference.body.len()),
+        format!("{:.0} req/s", kapi_get.rate()),
+        format!("{:.0} req/s bare hyper+rustls, same bytes", bare_get.rate()),
+        kapi_get.rate() / bare_get.rate(),
+    ));
+    print_progress(&rows);
+
+    // 5. Create 10,000 pods.
+    let creates = bench_creates(&server.tls, server.port, pod_path)?;
+    let after_creates = server.memory()?;
+    rows.push(row(
+        format!("create pods, {CREATE_THREADS} keep-alive conns"),
+        format!("{:.0} /s ({} in {:.1} s)", creates.rate(), creates.requests, creates.elapsed.as_secs_f64()),
+    ));
+    rows.push(row(
+        format!("RSS with {} pods", creates.requests + 1),
+        format!("{} (peak {})", mib(after_creates.rss_kib), mib(after_creates.hwm_kib)),
+    ));
+    print_progress(&rows);
+
+    // 6. LIST against re-serialising the same list in-process.
+    let (list_time, list_body) = bench_list(&server.tls, server.port, pod_path)?;
+    let value: serde_json::Value = serde_json::from_slice(&list_body)?;
+    let items = value["items"].as_array().map_or(0, Vec::len);
+    let encode_time = bench_encode(&value)?;
+    let after_lists = server.memory()?;
+    rows.push(compared(
+        format!("LIST {items} pods ({:.1} MB), median of {LIST_REPS}", list_body.len() as f64 / 1e6),
+        ms(list_time),
+        format!("{} serde_json::to_vec of the same list", ms(encode_time)),
+        list_time.as_secs_f64() / encode_time.as_secs_f64(),
+    ));
+    rows.push(row(
+        "RSS after the LISTs",
+        format!("{} (peak {})", mib(after_lists.rss_kib), mib(after_lists.hwm_kib)),
+    ));
+    server.stop()?;
+
+    print_table(&rows);
+    println!("ratios: throughputs (/s) are kapi ÷ baseline, so below 1 is slower; times (ms) are kapi ÷ baseline, so above 1 is slower");
+    Ok(())
+}
+
+fn print_progress(rows: &[Row]) {
+    if let Some(r) = rows.last() {
+        eprintln!("  … {}: {} {}", r.what, r.kapi, r.baseline);
+    }
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1e3)
+}
+
+fn mib(kib: u64) -> String {
+    format!("{:.1} MiB", kib as f64 / 1024.0)
+}
+
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
+fn value_bytes(i: usize) -> Bytes {
+    let mut v = vec![b'x'; STORE_VALUE_BYTES];
+    let tag = format!("{i:08}");
+    v[..tag.len()].copy_from_slice(tag.as_bytes());
+    Bytes::from(v)
+}
+
+fn store_key(i: usize) -> String {
+    format!("/registry/benchmarks/default/key-{i:06}")
+}
+
+/// Sequential `EmbeddedStore::create`s: creates per second and how many were done.
+fn bench_store(path: &Path) -> Result<(f64, usize)> {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(async {
+        let store = EmbeddedStore::open(path)?;
+        let values: Vec<(String, Bytes)> = (0..STORE_KEYS).map(|i| (store_key(i), value_bytes(i))).collect();
+        let start = Instant::now();
+        let mut done = 0;
+        for (key, value) in values {
+            store.create(&key, value).await?;
+            done += 1;
+            if start.elapsed() > STORE_TIME_LIMIT {
+                break;
+            }
+        }
+        Ok((done as f64 / start.elapsed().as_secs_f64(), done))
+    })
+}
+
+/// The same keys and values into a bare redb table, one write transaction per insert committed
+/// with `Durability::Immediate` (what the embedded store does per write).
+fn bench_raw_redb(path: &Path) -> Result<(f64, usize)> {
+    const TABLE: redb::TableDefinition<&str, &[u8]> = redb::TableDefinition::new("bench");
+    let db = redb::Database::create(path)?;
+    let values: Vec<(String, Bytes)> = (0..STORE_KEYS).map(|i| (store_key(i), value_bytes(i))).collect();
+    let start = Instant::now();
+    let mut done = 0;
+    for (key, value) in values {
+        let mut txn = db.begin_write()?;
+        txn.set_durability(redb::Durability::Immediate)?;
+        {
+            let mut table = txn.open_table(TABLE)?;
+            table.insert(key.as_str(), value.as_ref())?;
+        }
+        txn.commit()?;
+        done += 1;
+        if start.elapsed() > STORE_TIME_LIMIT {
+            break;
+        }
+    }
+    Ok((done as f64 / start.elapsed().as_secs_f64(), done))
+}
+
+/// A started `kapi serve`, killed when dropped.
+struct Server {
+    child: Child,
+    port: u16,
+    tls: Arc<rustls::ClientConfig>,
+    log: PathBuf,
+}
+
+struct Memory {
+    rss_kib: u64,
+    hwm_kib: u64,
+}
+
+impl Server {
+    /// Starts `kapi serve` on `data` and waits for the first `/readyz` 200: the server and the
+    /// time from exec to that answer.
+    fn start(data: &Path, log: &Path) -> Result<(Server, Duration)> {
+        let _ = std::fs::remove_file(data.join("port"));
+        let log_file = std::fs::OpenOptions::new().create(true).append(true).open(log)?;
+        let start = Instant::now();
+        let child = Command::new(env!("CARGO_BIN_EXE_kapi"))
+            .args(["serve", "--secure-port", "0", "--data-dir"])
+            .arg(data)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log_file)
+            .spawn()
+            .map_err(|e| format!("could not execute {}: {e}", env!("CARGO_BIN_EXE_kapi")))?;
+        let mut server = Server { child, port: 0, tls: Arc::new(empty_client_config()?), log: log.to_owned() };
+        let deadline = start + START_TIME_LIMIT;
+        // The port file is written after the PKI and the kubeconfig.
+        let port = loop {
+            if let Ok(text) = std::fs::read_to_string(data.join("port"))
+                && let Ok(port) = text.trim().parse::<u16>()
+            {
+                break port;
+            }
+            server.check_alive(deadline, "write its port file")?;
+            std::thread::sleep(Duration::from_millis(2));
+        };
+        server.port = port;
+        server.tls = Arc::new(client_config(&data.join("pki"))?);
+        loop {
+            if let Ok(mut conn) = Conn::connect(&server.tls, port)
+                && let Ok(response) = conn.request("GET", "/readyz", b"")
+                && response.status == 200
+            {
+                break;
+            }
+            server.check_alive(deadline, "answer /readyz with 200")?;
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let elapsed = start.elapsed();
+        Ok((server, elapsed))
+    }
+
+    /// An error naming what the server failed to do, with its log, if it exited or is late.
+    fn check_alive(&mut self, deadline: Instant, what: &str) -> Result<()> {
+        if let Some(status) = self.child.try_wait()? {
+            return Err(format!("kapi serve exited ({status}) before it could {what}{}", self.log_tail()).into());
+        }
+        if Instant::now() > deadline {
+            return Err(format!("kapi serve did not {what} within {START_TIME_LIMIT:?}{}", self.log_tail()).into());
+        }
+        Ok(())
+    }
+
+    fn log_tail(&self) -> String {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        let tail = lines[lines.len().saturating_sub(20)..].join("\n  ");
+        format!("; its stderr ({}) ends:\n  {tail}", self.log.display())
+    }
+
+    /// VmRSS and VmHWM from `/proc/<pid>/status`.
+    fn memory(&self) -> Result<Memory> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))?;
+        let field = |name: &str| -> Result<u64> {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+                .ok_or_else(|| format!("no {name} in /proc/{}/status", self.child.id()).into())
+        };
+        Ok(Memory { rss_kib: field("VmRSS:")?, hwm_kib: field("VmHWM:")? })
+    }
+
+    /// SIGTERM (a graceful shutdown, so that a restart is not a crash recovery), then waits up
+    /// to 10 s before killing.
+    fn stop(mut self) -> Result<()> {
+        let _ = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if self.child.try_wait()?.is_some() {
+                return Ok(());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        Err(format!("kapi serve did not stop within 10 s of SIGTERM{}", self.log_tail()).into())
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn empty_client_config() -> Result<rustls::ClientConfig> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    Ok(rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .with_root_certificates(rustls::RootCertStore::empty())
+        .with_no_client_auth())
+}
+
+/// The admin client as kubectl would be: kapi's CA as the only root, the admin certificate.
+fn client_config(pki: &Path) -> Result<rustls::ClientConfig> {
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(CertificateDer::from_pem_file(pki.join("ca.crt"))?)?;
+    let certs = vec![CertificateDer::from_pem_file(pki.join("admin.crt"))?];
+    let key = PrivateKeyDer::from_pem_file(pki.join("admin.key"))?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    Ok(rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .with_root_certificates(roots)
+        .with_client_auth_cert(certs, key)?)
+}
+
+fn pod_json(name: &str) -> Vec<u8> {
+    format!(
+        r#"{{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"{name}"}},"spec":{{"containers":[{{"name":"app","image":"registry.k8s.io/pause:3.10"}}]}}}}"#
+    )
+    .into_bytes()
+}
+
+/// A keep-alive HTTP/1.1 connection over rustls.
+struct Conn {
+    stream: rustls::StreamOwned<rustls::ClientConnection, TcpStream>,
+    buf: Vec<u8>,
+}
+
+struct Response {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Response {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body[..self.body.len().min(500)]).into_owned()
+    }
+}
+
+impl Conn {
+    fn connect(tls: &Arc<rustls::ClientConfig>, port: u16) -> Result<Conn> {
+        let tcp = TcpStream::connect(("127.0.0.1", port))?;
+        tcp.set_nodelay(true)?;
+        tcp.set_read_timeout(Some(Duration::from_secs(30)))?;
+        let conn = rustls::ClientConnection::new(tls.clone(), ServerName::try_from("localhost")?)?;
+        Ok(Conn { stream: rustls::StreamOwned::new(conn, tcp), buf: Vec::with_capacity(64 * 1024) })
+    }
+
+    fn request(&mut self, method: &str, path: &str, body: &[u8]) -> Result<Response> {
+        let mut message = format!("{method} {path} HTTP/1.1\r\nHost: localhost\r\nAccept: application/json\r\n");
+        if !body.is_empty() || method != "GET" {
+            message.push_str(&format!("Content-Type: application/json\r\nContent-Length: {}\r\n", body.len()));
+        }
+        message.push_str("\r\n");
+        let mut message = message.into_bytes();
+        message.extend_from_slice(body);
+        self.stream.write_all(&message)?;
+        self.stream.flush()?;
+        self.read_response()
+    }
+
+    /// Reads more into the buffer; an error at end of stream.
+    fn fill(&mut self) -> Result<()> {
+        let mut chunk = [0u8; 64 * 1024];
+        let n = self.stream.read(&mut chunk)?;
+        if n == 0 {
+            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "connection closed mid-response").into());
+        }
+        self.buf.extend_from_slice(&chunk[..n]);
+        Ok(())
+    }
+
+    fn read_response(&mut self) -> Result<Response> {
+        let head_end = loop {
+            if let Some(i) = find(&self.buf, b"\r\n\r\n") {
+                break i;
+            }
+            if self.buf.len() > 64 * 1024 {
+                return Err("response head over 64 KiB".into());
+            }
+            self.fill()?;
+        };
+        let head = std::str::from_utf8(&self.buf[..head_end])?.to_owned();
+        self.buf.drain(..head_end + 4);
+        let mut lines = head.split("\r\n");
+        let status_line = lines.next().unwrap_or_default();
+        let status: u16 = status_line
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| format!("bad status line {status_line:?}"))?;
+        let headers: Vec<(String, String)> = lines
+            .filter_map(|l| l.split_once(':'))
+            .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
+            .collect();
+        let header = |name: &str| headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str());
+        let body = if let Some(length) = header("content-length") {
+            let length: usize = length.parse().map_err(|_| format!("bad Content-Length {length:?}"))?;
+            while self.buf.len() < length {
+                self.fill()?;
+            }
+            self.buf.drain(..length).collect()
+        } else if header("transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked")) {
+            self.read_chunked()?
+        } else if status == 204 || status == 304 {
+            Vec::new()
+        } else {
+            return Err(format!("HTTP {status} response with neither Content-Length nor chunked encoding").into());
+        };
+        Ok(Response { status, headers, body })
+    }
+
+    fn read_chunked(&mut self) -> Result<Vec<u8>> {
+        let mut body = Vec::new();
+        loop {
+            let line_end = loop {
+                if let Some(i) = find(&self.buf, b"\r\n") {
+                    break i;
+                }
+                self.fill()?;
+            };
+            let size_text = std::str::from_utf8(&self.buf[..line_end])?;
+            let size = usize::from_str_radix(size_text.split(';').next().unwrap_or_default().trim(), 16)
+                .map_err(|_| format!("bad chunk size {size_text:?}"))?;
+            self.buf.drain(..line_end + 2);
+            if size == 0 {
+                // No trailers expected: the final CRLF.
+                while self.buf.len() < 2 {
+                    self.fill()?;
+                }
+                self.buf.drain(..2);
+                return Ok(body);
+            }
+            while self.buf.len() < size + 2 {
+                self.fill()?;
+            }
+            body.extend_from_slice(&self.buf[..size]);
+            self.buf.drain(..size + 2);
+        }
+    }
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// Requests done by a set of client threads and the time they took.
+struct Load {
+    requests: usize,
+    elapsed: Duration,
+}
+
+impl Load {
+    fn rate(&self) -> f64 {
+        self.requests as f64 / self.elapsed.as_secs_f64()
+    }
+}
+
+/// `GET_THREADS` threads, each on one keep-alive connection, GET `path` for `GET_DURATION` (or
+/// `GET_MAX_PER_THREAD` requests) after a warm-up; every answer must be a 200 of `body_len` bytes.
+fn bench_get(tls: &Arc<rustls::ClientConfig>, port: u16, path: &str, body_len: usize) -> Result<Load> {
+    let barrier = Arc::new(Barrier::new(GET_THREADS + 1));
+    let threads: Vec<_> = (0..GET_THREADS)
+        .map(|_| {
+            let (tls, barrier, path) = (tls.clone(), barrier.clone(), path.to_owned());
+            std::thread::spawn(move || -> Result<(usize, Duration)> {
+                let warm = (|| -> Result<Conn> {
+                    let mut conn = Conn::connect(&tls, port)?;
+                    for _ in 0..GET_WARMUP {
+                        conn.request("GET", &path, b"")?;
+                    }
+                    Ok(conn)
+                })();
+                barrier.wait();
+                let mut conn = warm?;
+                let start = Instant::now();
+                let mut n = 0;
+                while n < GET_MAX_PER_THREAD && start.elapsed() < GET_DURATION {
+                    let response = conn.request("GET", &path, b"")?;
+                    if response.status != 200 || response.body.len() != body_len {
+                        return Err(format!("GET {path}: HTTP {} with {} bytes", response.status, response.body.len()).into());
+                    }
+                    n += 1;
+                }
+                Ok((n, start.elapsed()))
+            })
+        })
+        .collect();
+    barrier.wait();
+    join_load(threads)
+}
+
+fn join_load(threads: Vec<std::thread::JoinHandle<Result<(usize, Duration)>>>) -> Result<Load> {
+    let mut load = Load { requests: 0, elapsed: Duration::ZERO };
+    for t in threads {
+        let (n, elapsed) = t.join().map_err(|_| "a client thread panicked")??;
+        load.requests += n;
+        load.elapsed = load.elapsed.max(elapsed);
+    }
+    Ok(load)
+}
+
+/// `PODS` pods created by `CREATE_THREADS` keep-alive connections taking names from a shared
+/// counter, within `CREATE_TIME_LIMIT`.
+fn bench_creates(tls: &Arc<rustls::ClientConfig>, port: u16, path: &str) -> Result<Load> {
+    let next = Arc::new(AtomicUsize::new(0));
+    let start = Instant::now();
+    let threads: Vec<_> = (0..CREATE_THREADS)
+        .map(|_| {
+            let (tls, next, path) = (tls.clone(), next.clone(), path.to_owned());
+            std::thread::spawn(move || -> Result<(usize, Duration)> {
+                let mut conn = Conn::connect(&tls, port)?;
+                let mut n = 0;
+                loop {
+                    if start.elapsed() > CREATE_TIME_LIMIT {
+                        break;
+                    }
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= PODS {
+                        break;
+                    }
+                    let response = conn.request("POST", &path, &pod_json(&format!("pod-{i:05}")))?;
+                    if response.status != 201 {
+                        return Err(format!("creating pod-{i:05}: HTTP {}: {}", response.status, response.text()).into());
+                    }
+                    n += 1;
+                }
+                Ok((n, start.elapsed()))
+            })
+        })
+        .collect();
+    let load = join_load(threads)?;
+    if load.requests < PODS {
+        eprintln!("  (stopped at the {CREATE_TIME_LIMIT:?} limit after {} of {PODS} pods)", load.requests);
+    }
+    Ok(load)
+}
+
+/// `LIST_REPS` LISTs of all pods on one keep-alive connection (bounded by `LIST_TIME_LIMIT`):
+/// the median time and the last body.
+fn bench_list(tls: &Arc<rustls::ClientConfig>, port: u16, path: &str) -> Result<(Duration, Vec<u8>)> {
+    let mut conn = Conn::connect(tls, port)?;
+    let started = Instant::now();
+    let mut times = Vec::new();
+    let mut body = Vec::new();
+    while times.len() < LIST_REPS && started.elapsed() < LIST_TIME_LIMIT {
+        let start = Instant::now();
+        let response = conn.request("GET", path, b"")?;
+        times.push(start.elapsed());
+        if response.status != 200 {
+            return Err(format!("LIST {path}: HTTP {}: {}", response.status, response.text()).into());
+        }
+        body = response.body;
+    }
+    eprintln!("  … LIST times: {}", times.iter().map(|t| ms(*t)).collect::<Vec<_>>().join(", "));
+    Ok((median(times), body))
+}
+
+/// The median time of `serde_json::to_vec` of the list.
+fn bench_encode(value: &serde_json::Value) -> Result<Duration> {
+    let mut times = Vec::new();
+    for _ in 0..ENCODE_REPS {
+        let start = Instant::now();
+        let bytes = serde_json::to_vec(value)?;
+        times.push(start.elapsed());
+        std::hint::black_box(bytes);
+    }
+    Ok(median(times))
+}
+
+/// A bare hyper server with kapi's rustls settings (its own `Pki::server_config` over the same
+/// certificates), answering every request with the given response's headers and body.
+struct BareServer {
+    runtime: Option<tokio::runtime::Runtime>,
+    port: u16,
+}
+
+impl BareServer {
+    fn start(pki: &Path, reference: &Response) -> Result<BareServer> {
+        use http_body_util::Full;
+        use hyper_util::rt::{TokioExecutor, TokioIo};
+
+        let tls = kapi::pki::Pki::from_files(&pki.join("apiserver.crt"), &pki.join("apiserver.key"), &pki.join("ca.crt"))?
+            .server_config()?;
+        let acceptor = tokio_rustls::TlsAcceptor::from(tls);
+        let body = Bytes::from(reference.body.clone());
+        let headers: Arc<Vec<(String, String)>> = Arc::new(
+            reference
+                .headers
+                .iter()
+                .filter(|(n, _)| !matches!(n.as_str(), "date" | "content-length" | "connection" | "transfer-encoding"))
+                .cloned()
+                .collect(),
+        );
+        // As kapi's main: a multi-threaded runtime with one worker per core.
+        let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+        let listener = runtime.block_on(tokio::net::TcpListener::bind(("127.0.0.1", 0)))?;
+        let port = listener.local_addr()?.port();
+        runtime.spawn(async move {
+            loop {
+                let Ok((tcp, _)) = listener.accept().await else { continue };
+                let (acceptor, body, headers) = (acceptor.clone(), body.clone(), headers.clone());
+                tokio::spawn(async move {
+                    let Ok(stream) = acceptor.accept(tcp).await else { return };
+                    let service = hyper::service::service_fn(move |_request: hyper::Request<hyper::body::Incoming>| {
+                        let mut response = hyper::Response::builder();
+                        for (name, value) in headers.iter() {
+                            response = response.header(name.as_str(), value.as_str());
+                        }
+                        let response = response.body(Full::new(body.clone()));
+                        async move { response }
+                    });
+                    let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+                    let _ = builder.serve_connection(TokioIo::new(stream), service).await;
+                });
+            }
+        });
+        Ok(BareServer { runtime: Some(runtime), port })
+    }
+}
+
+impl Drop for BareServer {
+    fn drop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
