@@ -80,7 +80,7 @@ fn print_table(rows: &[Row]) {
     let w1 = rows.iter().map(|r| r.kapi.chars().count()).max().unwrap_or(0).max(4);
     let w2 = rows.iter().map(|r| r.baseline.chars().count()).max().unwrap_or(0).max(8);
     println!();
-    println!("{:<w0$}  {:>w1$}  {:<w2$}  {}", "what", "kapi", "baseline", "kapi ÷ baseline");
+    println!("{:<w0$}  {:>w1$}  {:<w2$}  kapi ÷ baseline", "what", "kapi", "baseline");
     println!("{}", "-".repeat(w0 + w1 + w2 + 21));
     for r in rows {
         println!("{:<w0$}  {:>w1$}  {:<w2$}  {}", r.what, r.kapi, r.baseline, r.ratio);
@@ -180,8 +180,10 @@ fn run() -> Result<()> {
     Ok(())
 }
 
+/// Echoes the rows added since the last call to stderr, so that a slow section shows progress.
 fn print_progress(rows: &[Row]) {
-    if let Some(r) = rows.last() {
+    static PRINTED: AtomicUsize = AtomicUsize::new(0);
+    for r in &rows[PRINTED.swap(rows.len(), Ordering::Relaxed).min(rows.len())..] {
         eprintln!("  … {}: {} {}", r.what, r.kapi, r.baseline);
     }
 }
