@@ -100,6 +100,28 @@ pub fn scale_facts(group: &str, resource: &str) -> Option<ScaleFacts> {
     }
 }
 
+/// Subresources served from a kubelet although their action is `get` (`pods/log`); they get
+/// the same answer as `connect` requests.
+pub fn reads_from_kubelet(group: &str, resource: &str, subresource: Option<&str>) -> bool {
+    matches!((group, resource, subresource), ("", "pods", Some("log")))
+}
+
+/// What a resource does to a new object beyond defaults and validation, with the store at
+/// hand (upstream's admission and `BeforeCreate` work that reads other objects): a Service gets
+/// its cluster IP and node ports.
+pub async fn admit_create(
+    store: &dyn crate::storage::Storage,
+    network: &services::ServiceNetwork,
+    group: &str,
+    resource: &str,
+    object: &mut serde_json::Value,
+) -> Result<(), Vec<crate::status::FieldError>> {
+    match (group, resource) {
+        ("", "services") => services::admit(store, network, object).await,
+        _ => Ok(()),
+    }
+}
+
 /// The answer to a `connect` request (exec, attach, port-forward, log, proxy). Those reach a
 /// kubelet or an endpoint; kapi runs no nodes, so it answers what upstream answers when none
 /// can be reached.

@@ -206,6 +206,27 @@ pub fn allocate(svc: &mut Value, net: &ServiceNetwork, taken: &Allocated) -> Res
     if errs.is_empty() { Ok(()) } else { Err(errs) }
 }
 
+/// Defaults a new Service and allocates its cluster IP and node ports against every stored
+/// Service.
+pub async fn admit(
+    store: &dyn crate::storage::Storage,
+    net: &ServiceNetwork,
+    svc: &mut Value,
+) -> Result<(), Vec<FieldError>> {
+    set_defaults(svc);
+    let stored = store
+        .list("/registry/services/", crate::storage::ListOptions::default())
+        .await
+        .map_err(|e| vec![FieldError::internal("spec.clusterIPs", e)])?;
+    let mut services = Vec::with_capacity(stored.kvs.len());
+    for kv in &stored.kvs {
+        let (_, value) = crate::server::objects::decode_stored(&kv.value)
+            .map_err(|e| vec![FieldError::internal("spec.clusterIPs", e)])?;
+        services.push(value);
+    }
+    allocate(svc, net, &Allocated::from_services(&services))
+}
+
 /// The `kubernetes` Service in `default`: the API server's own address for in-cluster clients.
 pub fn kubernetes_service(net: &ServiceNetwork, secure_port: u16) -> Value {
     let ip = net.kubernetes_service_ip().to_string();

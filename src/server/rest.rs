@@ -150,25 +150,6 @@ async fn write_delete(
     Ok((current, revision))
 }
 
-/// A new Service's defaults, cluster IP and node ports, checked against every stored Service.
-async fn allocate_service(
-    store: &dyn Storage,
-    call: &ResourceCall<'_>,
-    kind: &Kind,
-    name: &str,
-    value: &mut Value,
-) -> Result<(), ApiError> {
-    use crate::registry::services::{Allocated, allocate, set_defaults};
-    set_defaults(value);
-    let all = store.list(&key("services", None, None), ListOptions::default()).await.map_err(ApiError::internal)?;
-    let mut services = Vec::with_capacity(all.kvs.len());
-    for kv in &all.kvs {
-        services.push(read(kv)?.1);
-    }
-    allocate(value, call.network, &Allocated::from_services(&services))
-        .map_err(|errs| ApiError::invalid(GroupKind::new(&kind.group, &kind.kind), name, &errs))
-}
-
 /// Upstream's object validation for the resource (metadata for now) as a 422 `Invalid`.
 fn validate(t: &kapi_apimachinery::scheme::RouteTarget, kind: &Kind, name: &str, value: &Value) -> Result<(), ApiError> {
     let errs = crate::registry::validation::validate_object_meta(t.group, t.resource, value);
@@ -258,8 +239,7 @@ pub async fn handle(store: &Arc<dyn Storage>, call: ResourceCall<'_>) -> http::R
 async fn dispatch(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::Response<Body>, ApiError> {
     let t = call.target;
     let namespace = Some(call.info.namespace.as_str()).filter(|ns| !ns.is_empty() && t.namespaced);
-    // `pods/log` is a `get` upstream but, like exec, reads from the kubelet.
-    if t.action == "connect" || t.subresource == Some("log") {
+    if t.action == "connect" || crate::registry::reads_from_kubelet(t.group, t.resource, t.subresource) {
         let name = call.info.name.as_str();
         let current = current(store, call, &key(t.resource, namespace, Some(name)), name).await?;
         let (_, object) = read(&current)?;
@@ -632,9 +612,9 @@ async fn create(
     crate::registry::normalize_on_write(t.group, t.resource, &mut value);
     crate::registry::prepare_for_create(t.group, t.resource, &mut value);
     validate(t, &kind, &name, &value)?;
-    if let ("", "services") = (t.group, t.resource) {
-        allocate_service(store, call, &kind, &name, &mut value).await?;
-    }
+    crate::registry::admit_create(store, call.network, t.group, t.resource, &mut value)
+        .await
+        .map_err(|errs| ApiError::invalid(GroupKind::new(&kind.group, &kind.kind), &name, &errs))?;
 
     let stored = objects::encode(&kind, Format::Protobuf, &value).map_err(ApiError::internal)?;
     let k = key(t.resource, namespace, Some(&name));
