@@ -1130,6 +1130,7 @@ mod tests {
     const fn field(json_name: &'static str, shape: FieldShape) -> FieldInfo {
         FieldInfo {
             json_name,
+            description: "",
             required: false,
             shape,
             patch_strategy: None,

@@ -30,7 +30,7 @@ use std::collections::BTreeSet;
 
 use chrono::{DateTime, TimeDelta, Utc};
 use kapi_api::apimachinery::pkg::apis::meta::v1::ListMeta;
-use kapi_apimachinery::{Quantity, Time};
+use kapi_apimachinery::{Quantity, Time, TypeInfo};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -553,11 +553,28 @@ struct Col {
     name: &'static str,
     type_: &'static str,
     format: &'static str,
-    description: &'static str,
+    description: Doc,
     priority: i32,
 }
 
-const fn col(name: &'static str, type_: &'static str, description: &'static str) -> Col {
+/// A column's description: upstream's printers take the field's `SwaggerDoc()`, which is the
+/// specs' description the generated field facts carry; synthetic columns have their own text.
+#[derive(Clone, Copy)]
+enum Doc {
+    Text(&'static str),
+    Field(fn() -> &'static [kapi_apimachinery::scheme::FieldInfo], &'static str),
+}
+
+impl Doc {
+    fn text(self) -> &'static str {
+        match self {
+            Doc::Text(text) => text,
+            Doc::Field(fields, name) => fields().iter().find(|f| f.json_name == name).map_or("", |f| f.description),
+        }
+    }
+}
+
+const fn col(name: &'static str, type_: &'static str, description: Doc) -> Col {
     Col {
         name,
         type_,
@@ -568,7 +585,7 @@ const fn col(name: &'static str, type_: &'static str, description: &'static str)
 }
 
 /// A priority-1 column: shown by kubectl only with `-o wide`.
-const fn wide(name: &'static str, type_: &'static str, description: &'static str) -> Col {
+const fn wide(name: &'static str, type_: &'static str, description: Doc) -> Col {
     Col {
         name,
         type_,
@@ -585,7 +602,7 @@ fn definitions(columns: &[Col]) -> Vec<TableColumnDefinition> {
             name: c.name.to_string(),
             type_: c.type_.to_string(),
             format: c.format.to_string(),
-            description: c.description.to_string(),
+            description: c.description.text().to_string(),
             priority: c.priority,
         })
         .collect()
@@ -656,15 +673,9 @@ const NAME: Col = Col {
     priority: 0,
 };
 const AGE: Col = col("Age", "string", D_OBJECT_META_CREATION_TIMESTAMP);
-const CONTAINERS: Col = wide(
-    "Containers",
-    "string",
-    "Names of each container in the template.",
+const CONTAINERS: Col = wide("Containers", "string", Doc::Text("Names of each container in the template."),
 );
-const IMAGES: Col = wide(
-    "Images",
-    "string",
-    "Images referenced by each container in the template.",
+const IMAGES: Col = wide("Images", "string", Doc::Text("Images referenced by each container in the template."),
 );
 
 /// `rest.DefaultTableConvertor`.
@@ -676,12 +687,9 @@ const DEFAULT_COLUMNS: &[Col] = &[
 /// kube-aggregator's `APIService` convertor.
 const APISERVICE_COLUMNS: &[Col] = &[
     NAME,
-    col(
-        "Service",
-        "string",
-        "The reference to the service that hosts this API endpoint.",
+    col("Service", "string", Doc::Text("The reference to the service that hosts this API endpoint."),
     ),
-    col("Available", "string", "Whether this service is available."),
+    col("Available", "string", Doc::Text("Whether this service is available.")),
     AGE,
 ];
 
@@ -1167,20 +1175,11 @@ fn apiservice_row(o: Obj<'_>, ctx: &Ctx) -> Vec<Value> {
 static PODS: Printer = Printer {
     columns: &[
         NAME,
-        col(
-            "Ready",
-            "string",
-            "The aggregate readiness state of this pod for accepting traffic.",
+        col("Ready", "string", Doc::Text("The aggregate readiness state of this pod for accepting traffic."),
         ),
-        col(
-            "Status",
-            "string",
-            "The aggregate status of the containers in this pod.",
+        col("Status", "string", Doc::Text("The aggregate status of the containers in this pod."),
         ),
-        col(
-            "Restarts",
-            "string",
-            "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.",
+        col("Restarts", "string", Doc::Text("The number of times the containers in this pod have been restarted and when the last container in this pod has restarted."),
         ),
         AGE,
         wide("IP", "string", D_POD_STATUS_POD_IP),
@@ -1418,17 +1417,11 @@ fn completed(reason: &str, message: &str) -> TableRowCondition {
 static POD_TEMPLATES: Printer = Printer {
     columns: &[
         NAME,
-        col(
-            "Containers",
-            "string",
-            "Names of each container in the template.",
+        col("Containers", "string", Doc::Text("Names of each container in the template."),
         ),
-        col(
-            "Images",
-            "string",
-            "Images referenced by each container in the template.",
+        col("Images", "string", Doc::Text("Images referenced by each container in the template."),
         ),
-        col("Pod Labels", "string", "The labels for the pod template."),
+        col("Pod Labels", "string", Doc::Text("The labels for the pod template.")),
     ],
     row: |o, _| {
         let (names, images) = containers(o.obj(&["template", "spec"]));
@@ -1509,7 +1502,7 @@ static REPLICA_SETS: Printer = Printer {
 static DEPLOYMENTS: Printer = Printer {
     columns: &[
         NAME,
-        col("Ready", "string", "Number of the pod with ready state"),
+        col("Ready", "string", Doc::Text("Number of the pod with ready state")),
         col("Up-to-date", "string", D_DEPLOYMENT_STATUS_UPDATED_REPLICAS),
         col(
             "Available",
@@ -1546,7 +1539,7 @@ static DEPLOYMENTS: Printer = Printer {
 static STATEFUL_SETS: Printer = Printer {
     columns: &[
         NAME,
-        col("Ready", "string", "Number of the pod with ready state"),
+        col("Ready", "string", Doc::Text("Number of the pod with ready state")),
         AGE,
         CONTAINERS,
         IMAGES,
@@ -1618,9 +1611,9 @@ static DAEMON_SETS: Printer = Printer {
 static JOBS: Printer = Printer {
     columns: &[
         NAME,
-        col("Status", "string", "Status of the job."),
+        col("Status", "string", Doc::Text("Status of the job.")),
         col("Completions", "string", D_JOB_STATUS_SUCCEEDED),
-        col("Duration", "string", "Time required to complete the job."),
+        col("Duration", "string", Doc::Text("Time required to complete the job.")),
         AGE,
         CONTAINERS,
         IMAGES,
@@ -1727,7 +1720,7 @@ static CRON_JOBS: Printer = Printer {
 static CONTROLLER_REVISIONS: Printer = Printer {
     columns: &[
         NAME,
-        col("Controller", "string", "Controller of the object"),
+        col("Controller", "string", Doc::Text("Controller of the object")),
         col("Revision", "string", D_CONTROLLER_REVISION_REVISION),
         AGE,
     ],
@@ -1770,20 +1763,11 @@ static CONTROLLER_REVISIONS: Printer = Printer {
 static POD_DISRUPTION_BUDGETS: Printer = Printer {
     columns: &[
         NAME,
-        col(
-            "Min Available",
-            "string",
-            "The minimum number of pods that must be available.",
+        col("Min Available", "string", Doc::Text("The minimum number of pods that must be available."),
         ),
-        col(
-            "Max Unavailable",
-            "string",
-            "The maximum number of pods that may be unavailable.",
+        col("Max Unavailable", "string", Doc::Text("The maximum number of pods that may be unavailable."),
         ),
-        col(
-            "Allowed Disruptions",
-            "integer",
-            "Calculated number of pods that may be disrupted at this time.",
+        col("Allowed Disruptions", "integer", Doc::Text("Calculated number of pods that may be disrupted at this time."),
         ),
         AGE,
     ],
@@ -1987,22 +1971,13 @@ static ENDPOINT_SLICES: Printer = Printer {
 static INGRESSES: Printer = Printer {
     columns: &[
         NAME,
-        col(
-            "Class",
-            "string",
-            "The name of the IngressClass resource that should be used for additional configuration",
+        col("Class", "string", Doc::Text("The name of the IngressClass resource that should be used for additional configuration"),
         ),
-        col(
-            "Hosts",
-            "string",
-            "Hosts that incoming requests are matched against before the ingress rule",
+        col("Hosts", "string", Doc::Text("Hosts that incoming requests are matched against before the ingress rule"),
         ),
-        col(
-            "Address",
-            "string",
-            "Address is a list containing ingress points for the load-balancer",
+        col("Address", "string", Doc::Text("Address is a list containing ingress points for the load-balancer"),
         ),
-        col("Ports", "string", "Ports of TLS configurations that open"),
+        col("Ports", "string", Doc::Text("Ports of TLS configurations that open")),
         AGE,
     ],
     row: |o, ctx| {
@@ -2042,15 +2017,9 @@ static INGRESSES: Printer = Printer {
 static INGRESS_CLASSES: Printer = Printer {
     columns: &[
         NAME,
-        col(
-            "Controller",
-            "string",
-            "Controller that is responsible for handling this class",
+        col("Controller", "string", Doc::Text("Controller that is responsible for handling this class"),
         ),
-        col(
-            "Parameters",
-            "string",
-            "A reference to a resource with additional parameters",
+        col("Parameters", "string", Doc::Text("A reference to a resource with additional parameters"),
         ),
         AGE,
     ],
@@ -2107,8 +2076,8 @@ static NETWORK_POLICIES: Printer = Printer {
 static NODES: Printer = Printer {
     columns: &[
         NAME,
-        col("Status", "string", "The status of the node"),
-        col("Roles", "string", "The roles of the node"),
+        col("Status", "string", Doc::Text("The status of the node")),
+        col("Roles", "string", Doc::Text("The roles of the node")),
         AGE,
         col("Version", "string", D_NODE_SYSTEM_INFO_KUBELET_VERSION),
         wide("Internal-IP", "string", D_NODE_STATUS_ADDRESSES),
@@ -2192,7 +2161,7 @@ fn node_row(o: Obj<'_>, ctx: &Ctx) -> Row {
 static NAMESPACES: Printer = Printer {
     columns: &[
         NAME,
-        col("Status", "string", "The status of the namespace"),
+        col("Status", "string", Doc::Text("The status of the namespace")),
         AGE,
     ],
     row: |o, ctx| {
@@ -2243,9 +2212,9 @@ static SERVICE_ACCOUNTS: Printer = Printer {
 static COMPONENT_STATUSES: Printer = Printer {
     columns: &[
         NAME,
-        col("Status", "string", "Status of the component conditions"),
-        col("Message", "string", "Message of the component conditions"),
-        col("Error", "string", "Error of the component conditions"),
+        col("Status", "string", Doc::Text("Status of the component conditions")),
+        col("Message", "string", Doc::Text("Message of the component conditions")),
+        col("Error", "string", Doc::Text("Error of the component conditions")),
     ],
     row: |o, _| {
         let healthy = o.condition(&["conditions"], "Healthy");
@@ -2270,15 +2239,9 @@ static COMPONENT_STATUSES: Printer = Printer {
 static RESOURCE_QUOTAS: Printer = Printer {
     columns: &[
         NAME,
-        col(
-            "Request",
-            "string",
-            "Request represents a minimum amount of cpu/memory that a container may consume.",
+        col("Request", "string", Doc::Text("Request represents a minimum amount of cpu/memory that a container may consume."),
         ),
-        col(
-            "Limit",
-            "string",
-            "Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node.",
+        col("Limit", "string", Doc::Text("Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node."),
         ),
         AGE,
     ],
@@ -2435,11 +2398,8 @@ static PERSISTENT_VOLUMES: Printer = Printer {
         ),
         col("Status", "string", D_PERSISTENT_VOLUME_STATUS_PHASE),
         col("Claim", "string", D_PERSISTENT_VOLUME_SPEC_CLAIM_REF),
-        col("StorageClass", "string", "StorageClass of the pv"),
-        col(
-            "VolumeAttributesClass",
-            "string",
-            "VolumeAttributesClass of the pv",
+        col("StorageClass", "string", Doc::Text("StorageClass of the pv")),
+        col("VolumeAttributesClass", "string", Doc::Text("VolumeAttributesClass of the pv"),
         ),
         col("Reason", "string", D_PERSISTENT_VOLUME_STATUS_REASON),
         AGE,
@@ -2492,11 +2452,8 @@ static PERSISTENT_VOLUME_CLAIMS: Printer = Printer {
             "string",
             D_PERSISTENT_VOLUME_CLAIM_STATUS_ACCESS_MODES,
         ),
-        col("StorageClass", "string", "StorageClass of the pvc"),
-        col(
-            "VolumeAttributesClass",
-            "string",
-            "VolumeAttributesClass of the pvc",
+        col("StorageClass", "string", Doc::Text("StorageClass of the pvc")),
+        col("VolumeAttributesClass", "string", Doc::Text("VolumeAttributesClass of the pvc"),
         ),
         AGE,
         wide(
@@ -2612,12 +2569,9 @@ static ROLE_BINDINGS: Printer = Printer {
         NAME,
         col("Role", "string", D_ROLE_BINDING_ROLE_REF),
         AGE,
-        wide("Users", "string", "Users in the roleBinding"),
-        wide("Groups", "string", "Groups in the roleBinding"),
-        wide(
-            "ServiceAccounts",
-            "string",
-            "ServiceAccounts in the roleBinding",
+        wide("Users", "string", Doc::Text("Users in the roleBinding")),
+        wide("Groups", "string", Doc::Text("Groups in the roleBinding")),
+        wide("ServiceAccounts", "string", Doc::Text("ServiceAccounts in the roleBinding"),
         ),
     ],
     row: role_binding_row,
@@ -2628,12 +2582,9 @@ static CLUSTER_ROLE_BINDINGS: Printer = Printer {
         NAME,
         col("Role", "string", D_CLUSTER_ROLE_BINDING_ROLE_REF),
         AGE,
-        wide("Users", "string", "Users in the clusterRoleBinding"),
-        wide("Groups", "string", "Groups in the clusterRoleBinding"),
-        wide(
-            "ServiceAccounts",
-            "string",
-            "ServiceAccounts in the clusterRoleBinding",
+        wide("Users", "string", Doc::Text("Users in the clusterRoleBinding")),
+        wide("Groups", "string", Doc::Text("Groups in the clusterRoleBinding")),
+        wide("ServiceAccounts", "string", Doc::Text("ServiceAccounts in the clusterRoleBinding"),
         ),
     ],
     row: role_binding_row,
@@ -2683,7 +2634,7 @@ static PRIORITY_CLASSES: Printer = Printer {
 
 static RUNTIME_CLASSES: Printer = Printer {
     // Upstream describes Handler with ObjectMeta's (absent) "handler" doc: empty.
-    columns: &[NAME, col("Handler", "string", ""), AGE],
+    columns: &[NAME, col("Handler", "string", Doc::Text("")), AGE],
     row: |o, ctx| {
         (
             vec![s(o.name()), s(o.str(&["handler"])), s(ctx.age(o))],
@@ -2706,10 +2657,7 @@ fn webhooks_row(o: Obj<'_>, ctx: &Ctx) -> Row {
 static MUTATING_WEBHOOKS: Printer = Printer {
     columns: &[
         NAME,
-        col(
-            "Webhooks",
-            "integer",
-            "Webhooks indicates the number of webhooks registered in this configuration",
+        col("Webhooks", "integer", Doc::Text("Webhooks indicates the number of webhooks registered in this configuration"),
         ),
         AGE,
     ],
@@ -2719,10 +2667,7 @@ static MUTATING_WEBHOOKS: Printer = Printer {
 static VALIDATING_WEBHOOKS: Printer = Printer {
     columns: &[
         NAME,
-        col(
-            "Webhooks",
-            "integer",
-            "Webhooks indicates the number of webhooks registered in this configuration",
+        col("Webhooks", "integer", Doc::Text("Webhooks indicates the number of webhooks registered in this configuration"),
         ),
         AGE,
     ],
@@ -2730,186 +2675,170 @@ static VALIDATING_WEBHOOKS: Printer = Printer {
 };
 
 // ---------------------------------------------------------------------------------------------
-// Column descriptions: upstream SwaggerDoc() strings
+// Column descriptions: the fields whose SwaggerDoc() upstream's printers show
 
 /// `meta/v1` `ObjectMeta.name`.
-const D_OBJECT_META_NAME: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
+const D_OBJECT_META_NAME: Doc = Doc::Field(<kapi_api::apimachinery::pkg::apis::meta::v1::ObjectMeta as TypeInfo>::fields, "name");
 /// `meta/v1` `ObjectMeta.creationTimestamp`.
-const D_OBJECT_META_CREATION_TIMESTAMP: &str = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
+const D_OBJECT_META_CREATION_TIMESTAMP: Doc = Doc::Field(<kapi_api::apimachinery::pkg::apis::meta::v1::ObjectMeta as TypeInfo>::fields, "creationTimestamp");
 /// `core/v1` `PodStatus.podIP`.
-const D_POD_STATUS_POD_IP: &str = "podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.";
+const D_POD_STATUS_POD_IP: Doc = Doc::Field(<kapi_api::api::core::v1::PodStatus as TypeInfo>::fields, "podIP");
 /// `core/v1` `PodSpec.nodeName`.
-const D_POD_SPEC_NODE_NAME: &str = "NodeName indicates in which node this pod is scheduled. If empty, this pod is a candidate for scheduling by the scheduler defined in schedulerName. Once this field is set, the kubelet for this node becomes responsible for the lifecycle of this pod. This field should not be used to express a desire for the pod to be scheduled on a specific node. https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/#nodename";
+const D_POD_SPEC_NODE_NAME: Doc = Doc::Field(<kapi_api::api::core::v1::PodSpec as TypeInfo>::fields, "nodeName");
 /// `core/v1` `PodStatus.nominatedNodeName`.
-const D_POD_STATUS_NOMINATED_NODE_NAME: &str = "nominatedNodeName is set only when this pod preempts other pods on the node, but it cannot be scheduled right away as preemption victims receive their graceful termination periods. This field does not guarantee that the pod will be scheduled on this node. Scheduler may decide to place the pod elsewhere if other nodes become available sooner. Scheduler may also decide to give the resources on this node to a higher priority pod that is created after preemption. As a result, this field may be different than PodSpec.nodeName when the pod is scheduled.";
+const D_POD_STATUS_NOMINATED_NODE_NAME: Doc = Doc::Field(<kapi_api::api::core::v1::PodStatus as TypeInfo>::fields, "nominatedNodeName");
 /// `core/v1` `PodSpec.readinessGates`.
-const D_POD_SPEC_READINESS_GATES: &str = "If specified, all readiness gates will be evaluated for pod readiness. A pod is ready when all its containers are ready AND all conditions specified in the readiness gates have status equal to \"True\" More info: https://git.k8s.io/enhancements/keps/sig-network/580-pod-readiness-gates";
+const D_POD_SPEC_READINESS_GATES: Doc = Doc::Field(<kapi_api::api::core::v1::PodSpec as TypeInfo>::fields, "readinessGates");
 /// `core/v1` `ReplicationControllerSpec.replicas`.
-const D_REPLICATION_CONTROLLER_SPEC_REPLICAS: &str = "Replicas is the number of desired replicas. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller";
+const D_REPLICATION_CONTROLLER_SPEC_REPLICAS: Doc = Doc::Field(<kapi_api::api::core::v1::ReplicationControllerSpec as TypeInfo>::fields, "replicas");
 /// `core/v1` `ReplicationControllerStatus.replicas`.
-const D_REPLICATION_CONTROLLER_STATUS_REPLICAS: &str = "Replicas is the most recently observed number of replicas. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#what-is-a-replicationcontroller";
+const D_REPLICATION_CONTROLLER_STATUS_REPLICAS: Doc = Doc::Field(<kapi_api::api::core::v1::ReplicationControllerStatus as TypeInfo>::fields, "replicas");
 /// `core/v1` `ReplicationControllerStatus.readyReplicas`.
-const D_REPLICATION_CONTROLLER_STATUS_READY_REPLICAS: &str =
-    "The number of ready replicas for this replication controller.";
+const D_REPLICATION_CONTROLLER_STATUS_READY_REPLICAS: Doc = Doc::Field(<kapi_api::api::core::v1::ReplicationControllerStatus as TypeInfo>::fields, "readyReplicas");
 /// `core/v1` `ReplicationControllerSpec.selector`.
-const D_REPLICATION_CONTROLLER_SPEC_SELECTOR: &str = "Selector is a label query over pods that should match the Replicas count. If Selector is empty, it is defaulted to the labels present on the Pod template. Label keys and values that must match in order to be controlled by this replication controller, if empty defaulted to labels on Pod template. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors";
-/// `extensions/v1beta1` `ReplicaSetSpec.replicas` (not served; from the proto comment).
-const D_REPLICA_SET_SPEC_REPLICAS: &str = "Replicas is the number of desired pods. This is a pointer to distinguish between explicit zero and unspecified. Defaults to 1. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset";
-/// `extensions/v1beta1` `ReplicaSetStatus.replicas` (not served; from the proto comment).
-const D_REPLICA_SET_STATUS_REPLICAS: &str = "Replicas is the most recently observed number of non-terminating pods. More info: https://kubernetes.io/docs/concepts/workloads/controllers/replicaset";
-/// `extensions/v1beta1` `ReplicaSetStatus.readyReplicas` (not served; from the proto comment).
-const D_REPLICA_SET_STATUS_READY_REPLICAS: &str =
-    "The number of non-terminating pods targeted by this ReplicaSet with a Ready Condition.";
-/// `extensions/v1beta1` `ReplicaSetSpec.selector` (not served; from the proto comment).
-const D_REPLICA_SET_SPEC_SELECTOR: &str = "Selector is a label query over pods that should match the replica count. If the selector is empty, it is defaulted to the labels present on the pod template. Label keys and values that must match in order to be controlled by this replica set. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors";
-/// `extensions/v1beta1` `DaemonSetStatus.desiredNumberScheduled` (not served; from the proto comment).
-const D_DAEMON_SET_STATUS_DESIRED_NUMBER_SCHEDULED: &str = "The total number of nodes that should be running the daemon pod (including nodes correctly running the daemon pod). More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/";
-/// `extensions/v1beta1` `DaemonSetStatus.currentNumberScheduled` (not served; from the proto comment).
-const D_DAEMON_SET_STATUS_CURRENT_NUMBER_SCHEDULED: &str = "The number of nodes that are running at least 1 daemon pod and are supposed to run the daemon pod. More info: https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/";
-/// `extensions/v1beta1` `DaemonSetStatus.numberReady` (not served; from the proto comment).
-const D_DAEMON_SET_STATUS_NUMBER_READY: &str = "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and ready.";
-/// `extensions/v1beta1` `DaemonSetStatus.updatedNumberScheduled` (not served; from the proto comment).
-const D_DAEMON_SET_STATUS_UPDATED_NUMBER_SCHEDULED: &str =
-    "The total number of nodes that are running updated daemon pod";
-/// `extensions/v1beta1` `DaemonSetStatus.numberAvailable` (not served; from the proto comment).
-const D_DAEMON_SET_STATUS_NUMBER_AVAILABLE: &str = "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and available (ready for at least spec.minReadySeconds)";
+const D_REPLICATION_CONTROLLER_SPEC_SELECTOR: Doc = Doc::Field(<kapi_api::api::core::v1::ReplicationControllerSpec as TypeInfo>::fields, "selector");
+/// `extensions/v1beta1` `ReplicaSetSpec.replicas`.
+const D_REPLICA_SET_SPEC_REPLICAS: Doc = Doc::Field(<kapi_api::api::extensions::v1beta1::ReplicaSetSpec as TypeInfo>::fields, "replicas");
+/// `extensions/v1beta1` `ReplicaSetStatus.replicas`.
+const D_REPLICA_SET_STATUS_REPLICAS: Doc = Doc::Field(<kapi_api::api::extensions::v1beta1::ReplicaSetStatus as TypeInfo>::fields, "replicas");
+/// `extensions/v1beta1` `ReplicaSetStatus.readyReplicas`.
+const D_REPLICA_SET_STATUS_READY_REPLICAS: Doc = Doc::Field(<kapi_api::api::extensions::v1beta1::ReplicaSetStatus as TypeInfo>::fields, "readyReplicas");
+/// `extensions/v1beta1` `ReplicaSetSpec.selector`.
+const D_REPLICA_SET_SPEC_SELECTOR: Doc = Doc::Field(<kapi_api::api::extensions::v1beta1::ReplicaSetSpec as TypeInfo>::fields, "selector");
+/// `extensions/v1beta1` `DaemonSetStatus.desiredNumberScheduled`.
+const D_DAEMON_SET_STATUS_DESIRED_NUMBER_SCHEDULED: Doc = Doc::Field(<kapi_api::api::extensions::v1beta1::DaemonSetStatus as TypeInfo>::fields, "desiredNumberScheduled");
+/// `extensions/v1beta1` `DaemonSetStatus.currentNumberScheduled`.
+const D_DAEMON_SET_STATUS_CURRENT_NUMBER_SCHEDULED: Doc = Doc::Field(<kapi_api::api::extensions::v1beta1::DaemonSetStatus as TypeInfo>::fields, "currentNumberScheduled");
+/// `extensions/v1beta1` `DaemonSetStatus.numberReady`.
+const D_DAEMON_SET_STATUS_NUMBER_READY: Doc = Doc::Field(<kapi_api::api::extensions::v1beta1::DaemonSetStatus as TypeInfo>::fields, "numberReady");
+/// `extensions/v1beta1` `DaemonSetStatus.updatedNumberScheduled`.
+const D_DAEMON_SET_STATUS_UPDATED_NUMBER_SCHEDULED: Doc = Doc::Field(<kapi_api::api::extensions::v1beta1::DaemonSetStatus as TypeInfo>::fields, "updatedNumberScheduled");
+/// `extensions/v1beta1` `DaemonSetStatus.numberAvailable`.
+const D_DAEMON_SET_STATUS_NUMBER_AVAILABLE: Doc = Doc::Field(<kapi_api::api::extensions::v1beta1::DaemonSetStatus as TypeInfo>::fields, "numberAvailable");
 /// `core/v1` `PodSpec.nodeSelector`.
-const D_POD_SPEC_NODE_SELECTOR: &str = "NodeSelector is a selector which must be true for the pod to fit on a node. Selector which must match a node's labels for the pod to be scheduled on that node. More info: https://kubernetes.io/docs/concepts/configuration/assign-pod-node/";
-/// `extensions/v1beta1` `DaemonSetSpec.selector` (not served; from the proto comment).
-const D_DAEMON_SET_SPEC_SELECTOR: &str = "A label query over pods that are managed by the daemon set. Must match in order to be controlled. If empty, defaulted to labels on Pod template. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors";
+const D_POD_SPEC_NODE_SELECTOR: Doc = Doc::Field(<kapi_api::api::core::v1::PodSpec as TypeInfo>::fields, "nodeSelector");
+/// `extensions/v1beta1` `DaemonSetSpec.selector`.
+const D_DAEMON_SET_SPEC_SELECTOR: Doc = Doc::Field(<kapi_api::api::extensions::v1beta1::DaemonSetSpec as TypeInfo>::fields, "selector");
 /// `batch/v1` `JobStatus.succeeded`.
-const D_JOB_STATUS_SUCCEEDED: &str = "The number of pods which reached phase Succeeded. The value increases monotonically for a given spec. However, it may decrease in reaction to scale down of elastic indexed jobs.";
+const D_JOB_STATUS_SUCCEEDED: Doc = Doc::Field(<kapi_api::api::batch::v1::JobStatus as TypeInfo>::fields, "succeeded");
 /// `batch/v1` `JobSpec.selector`.
-const D_JOB_SPEC_SELECTOR: &str = "A label query over pods that should match the pod count. Normally, the system sets this field for you. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors";
-/// `batch/v1beta1` `CronJobSpec.schedule` (not served; from the proto comment).
-const D_CRON_JOB_SPEC_SCHEDULE: &str =
-    "The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron.";
-/// `batch/v1beta1` `CronJobSpec.timeZone` (not served; from the proto comment).
-const D_CRON_JOB_SPEC_TIME_ZONE: &str = "The time zone name for the given schedule, see https://en.wikipedia.org/wiki/List_of_tz_database_time_zones. If not specified, this will default to the time zone of the kube-controller-manager process. The set of valid time zone names and the time zone offset is loaded from the system-wide time zone database by the API server during CronJob validation and the controller manager during execution. If no system-wide time zone database can be found a bundled version of the database is used instead. If the time zone name becomes invalid during the lifetime of a CronJob or due to a change in host configuration, the controller will stop creating new new Jobs and will create a system event with the reason UnknownTimeZone. More information can be found in https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/#time-zones";
-/// `batch/v1beta1` `CronJobSpec.suspend` (not served; from the proto comment).
-const D_CRON_JOB_SPEC_SUSPEND: &str = "This flag tells the controller to suspend subsequent executions, it does not apply to already started executions.  Defaults to false.";
-/// `batch/v1beta1` `CronJobStatus.active` (not served; from the proto comment).
-const D_CRON_JOB_STATUS_ACTIVE: &str = "A list of pointers to currently running jobs.";
-/// `batch/v1beta1` `CronJobStatus.lastScheduleTime` (not served; from the proto comment).
-const D_CRON_JOB_STATUS_LAST_SCHEDULE_TIME: &str =
-    "Information when was the last time the job was successfully scheduled.";
+const D_JOB_SPEC_SELECTOR: Doc = Doc::Field(<kapi_api::api::batch::v1::JobSpec as TypeInfo>::fields, "selector");
+/// `batch/v1beta1` `CronJobSpec.schedule`.
+const D_CRON_JOB_SPEC_SCHEDULE: Doc = Doc::Field(<kapi_api::api::batch::v1beta1::CronJobSpec as TypeInfo>::fields, "schedule");
+/// `batch/v1beta1` `CronJobSpec.timeZone`.
+const D_CRON_JOB_SPEC_TIME_ZONE: Doc = Doc::Field(<kapi_api::api::batch::v1beta1::CronJobSpec as TypeInfo>::fields, "timeZone");
+/// `batch/v1beta1` `CronJobSpec.suspend`.
+const D_CRON_JOB_SPEC_SUSPEND: Doc = Doc::Field(<kapi_api::api::batch::v1beta1::CronJobSpec as TypeInfo>::fields, "suspend");
+/// `batch/v1beta1` `CronJobStatus.active`.
+const D_CRON_JOB_STATUS_ACTIVE: Doc = Doc::Field(<kapi_api::api::batch::v1beta1::CronJobStatus as TypeInfo>::fields, "active");
+/// `batch/v1beta1` `CronJobStatus.lastScheduleTime`.
+const D_CRON_JOB_STATUS_LAST_SCHEDULE_TIME: Doc = Doc::Field(<kapi_api::api::batch::v1beta1::CronJobStatus as TypeInfo>::fields, "lastScheduleTime");
 /// `core/v1` `ServiceSpec.type`.
-const D_SERVICE_SPEC_TYPE: &str = "type determines how the Service is exposed. Defaults to ClusterIP. Valid options are ExternalName, ClusterIP, NodePort, and LoadBalancer. \"ClusterIP\" allocates a cluster-internal IP address for load-balancing to endpoints. Endpoints are determined by the selector or if that is not specified, by manual construction of an Endpoints object or EndpointSlice objects. If clusterIP is \"None\", no virtual IP is allocated and the endpoints are published as a set of endpoints rather than a virtual IP. \"NodePort\" builds on ClusterIP and allocates a port on every node which routes to the same endpoints as the clusterIP. \"LoadBalancer\" builds on NodePort and creates an external load-balancer (if supported in the current cloud) which routes to the same endpoints as the clusterIP. \"ExternalName\" aliases this service to the specified externalName. Several other fields do not apply to ExternalName services. More info: https://kubernetes.io/docs/concepts/services-networking/service/#publishing-services-service-types";
+const D_SERVICE_SPEC_TYPE: Doc = Doc::Field(<kapi_api::api::core::v1::ServiceSpec as TypeInfo>::fields, "type");
 /// `core/v1` `ServiceSpec.clusterIP`.
-const D_SERVICE_SPEC_CLUSTER_IP: &str = "clusterIP is the IP address of the service and is usually assigned randomly. If an address is specified manually, is in-range (as per system configuration), and is not in use, it will be allocated to the service; otherwise creation of the service will fail. This field may not be changed through updates unless the type field is also being changed to ExternalName (which requires this field to be blank) or the type field is being changed from ExternalName (in which case this field may optionally be specified, as describe above).  Valid values are \"None\", empty string (\"\"), or a valid IP address. Setting this to \"None\" makes a \"headless service\" (no virtual IP), which is useful when direct endpoint connections are preferred and proxying is not required.  Only applies to types ClusterIP, NodePort, and LoadBalancer. If this field is specified when creating a Service of type ExternalName, creation will fail. This field will be wiped when updating a Service to type ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies";
+const D_SERVICE_SPEC_CLUSTER_IP: Doc = Doc::Field(<kapi_api::api::core::v1::ServiceSpec as TypeInfo>::fields, "clusterIP");
 /// `core/v1` `ServiceSpec.externalIPs`.
-const D_SERVICE_SPEC_EXTERNAL_IPS: &str = "externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic for this service.  These IPs are not managed by Kubernetes.  The user is responsible for ensuring that traffic arrives at a node with this IP.  A common example is external load-balancers that are not part of the Kubernetes system.";
+const D_SERVICE_SPEC_EXTERNAL_IPS: Doc = Doc::Field(<kapi_api::api::core::v1::ServiceSpec as TypeInfo>::fields, "externalIPs");
 /// `core/v1` `ServiceSpec.ports`.
-const D_SERVICE_SPEC_PORTS: &str = "The list of ports that are exposed by this service. More info: https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies";
+const D_SERVICE_SPEC_PORTS: Doc = Doc::Field(<kapi_api::api::core::v1::ServiceSpec as TypeInfo>::fields, "ports");
 /// `core/v1` `ServiceSpec.selector`.
-const D_SERVICE_SPEC_SELECTOR: &str = "Route service traffic to pods with label keys and values matching this selector. If empty or not present, the service is assumed to have an external process managing its endpoints, which Kubernetes will not modify. Only applies to types ClusterIP, NodePort, and LoadBalancer. Ignored if type is ExternalName. More info: https://kubernetes.io/docs/concepts/services-networking/service/";
+const D_SERVICE_SPEC_SELECTOR: Doc = Doc::Field(<kapi_api::api::core::v1::ServiceSpec as TypeInfo>::fields, "selector");
 /// `core/v1` `Endpoints.subsets`.
-const D_ENDPOINTS_SUBSETS: &str = "The set of all endpoints is the union of all subsets. Addresses are placed into subsets according to the IPs they share. A single address with multiple ports, some of which are ready and some of which are not (because they come from different containers) will result in the address being displayed in different subsets for the different ports. No address will appear in both Addresses and NotReadyAddresses in the same subset. Sets of addresses and ports that comprise a service.";
+const D_ENDPOINTS_SUBSETS: Doc = Doc::Field(<kapi_api::api::core::v1::Endpoints as TypeInfo>::fields, "subsets");
 /// `core/v1` `NodeSystemInfo.kubeletVersion`.
-const D_NODE_SYSTEM_INFO_KUBELET_VERSION: &str = "Kubelet Version reported by the node.";
+const D_NODE_SYSTEM_INFO_KUBELET_VERSION: Doc = Doc::Field(<kapi_api::api::core::v1::NodeSystemInfo as TypeInfo>::fields, "kubeletVersion");
 /// `core/v1` `NodeStatus.addresses`.
-const D_NODE_STATUS_ADDRESSES: &str = "List of addresses reachable to the node. Queried from cloud provider, if available. More info: https://kubernetes.io/docs/reference/node/node-status/#addresses Note: This field is declared as mergeable, but the merge key is not sufficiently unique, which can cause data corruption when it is merged. Callers should instead use a full-replacement patch. See https://pr.k8s.io/79391 for an example. Consumers should assume that addresses can change during the lifetime of a Node. However, there are some exceptions where this may not be possible, such as Pods that inherit a Node's address in its own status or consumers of the downward API (status.hostIP).";
+const D_NODE_STATUS_ADDRESSES: Doc = Doc::Field(<kapi_api::api::core::v1::NodeStatus as TypeInfo>::fields, "addresses");
 /// `core/v1` `NodeSystemInfo.osImage`.
-const D_NODE_SYSTEM_INFO_OS_IMAGE: &str =
-    "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).";
+const D_NODE_SYSTEM_INFO_OS_IMAGE: Doc = Doc::Field(<kapi_api::api::core::v1::NodeSystemInfo as TypeInfo>::fields, "osImage");
 /// `core/v1` `NodeSystemInfo.kernelVersion`.
-const D_NODE_SYSTEM_INFO_KERNEL_VERSION: &str =
-    "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).";
+const D_NODE_SYSTEM_INFO_KERNEL_VERSION: Doc = Doc::Field(<kapi_api::api::core::v1::NodeSystemInfo as TypeInfo>::fields, "kernelVersion");
 /// `core/v1` `NodeSystemInfo.containerRuntimeVersion`.
-const D_NODE_SYSTEM_INFO_CONTAINER_RUNTIME_VERSION: &str = "ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).";
+const D_NODE_SYSTEM_INFO_CONTAINER_RUNTIME_VERSION: Doc = Doc::Field(<kapi_api::api::core::v1::NodeSystemInfo as TypeInfo>::fields, "containerRuntimeVersion");
 /// `core/v1` `Event.lastTimestamp`.
-const D_EVENT_LAST_TIMESTAMP: &str =
-    "The time at which the most recent occurrence of this event was recorded.";
+const D_EVENT_LAST_TIMESTAMP: Doc = Doc::Field(<kapi_api::api::core::v1::Event as TypeInfo>::fields, "lastTimestamp");
 /// `core/v1` `Event.type`.
-const D_EVENT_TYPE: &str =
-    "Type of this event (Normal, Warning), new types could be added in the future";
+const D_EVENT_TYPE: Doc = Doc::Field(<kapi_api::api::core::v1::Event as TypeInfo>::fields, "type");
 /// `core/v1` `Event.reason`.
-const D_EVENT_REASON: &str = "This should be a short, machine understandable string that gives the reason for the transition into the object's current status.";
+const D_EVENT_REASON: Doc = Doc::Field(<kapi_api::api::core::v1::Event as TypeInfo>::fields, "reason");
 /// `core/v1` `Event.involvedObject`.
-const D_EVENT_INVOLVED_OBJECT: &str = "The object that this event is about.";
+const D_EVENT_INVOLVED_OBJECT: Doc = Doc::Field(<kapi_api::api::core::v1::Event as TypeInfo>::fields, "involvedObject");
 /// `core/v1` `ObjectReference.fieldPath`.
-const D_OBJECT_REFERENCE_FIELD_PATH: &str = "If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement, such as desiredState.manifest.containers[2]. For example, if the object reference is to a container within a pod, this would take on a value like: \"spec.containers{name}\" (where \"name\" refers to the name of the container that triggered the event) or if no container name is specified \"spec.containers[2]\" (container with index 2 in this pod). This syntax is chosen only to have some well-defined way of referencing a part of an object.";
+const D_OBJECT_REFERENCE_FIELD_PATH: Doc = Doc::Field(<kapi_api::api::core::v1::ObjectReference as TypeInfo>::fields, "fieldPath");
 /// `core/v1` `Event.source`.
-const D_EVENT_SOURCE: &str =
-    "The component reporting this event. Should be a short machine understandable string.";
+const D_EVENT_SOURCE: Doc = Doc::Field(<kapi_api::api::core::v1::Event as TypeInfo>::fields, "source");
 /// `core/v1` `Event.message`.
-const D_EVENT_MESSAGE: &str = "A human-readable description of the status of this operation.";
+const D_EVENT_MESSAGE: Doc = Doc::Field(<kapi_api::api::core::v1::Event as TypeInfo>::fields, "message");
 /// `core/v1` `Event.firstTimestamp`.
-const D_EVENT_FIRST_TIMESTAMP: &str =
-    "The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)";
+const D_EVENT_FIRST_TIMESTAMP: Doc = Doc::Field(<kapi_api::api::core::v1::Event as TypeInfo>::fields, "firstTimestamp");
 /// `core/v1` `Event.count`.
-const D_EVENT_COUNT: &str = "The number of times this event has occurred.";
+const D_EVENT_COUNT: Doc = Doc::Field(<kapi_api::api::core::v1::Event as TypeInfo>::fields, "count");
 /// `core/v1` `Secret.type`.
-const D_SECRET_TYPE: &str = "Used to facilitate programmatic handling of secret data. More info: https://kubernetes.io/docs/concepts/configuration/secret/#secret-types";
+const D_SECRET_TYPE: Doc = Doc::Field(<kapi_api::api::core::v1::Secret as TypeInfo>::fields, "type");
 /// `core/v1` `Secret.data`.
-const D_SECRET_DATA: &str = "Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The serialized form of the secret data is a base64 encoded string, representing the arbitrary (possibly non-string) data value here. Described in https://tools.ietf.org/html/rfc4648#section-4";
+const D_SECRET_DATA: Doc = Doc::Field(<kapi_api::api::core::v1::Secret as TypeInfo>::fields, "data");
 /// `core/v1` `PersistentVolumeSpec.capacity`.
-const D_PERSISTENT_VOLUME_SPEC_CAPACITY: &str = "capacity is the description of the persistent volume's resources and capacity. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#capacity";
+const D_PERSISTENT_VOLUME_SPEC_CAPACITY: Doc = Doc::Field(<kapi_api::api::core::v1::PersistentVolumeSpec as TypeInfo>::fields, "capacity");
 /// `core/v1` `PersistentVolumeSpec.accessModes`.
-const D_PERSISTENT_VOLUME_SPEC_ACCESS_MODES: &str = "accessModes contains all ways the volume can be mounted. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes";
+const D_PERSISTENT_VOLUME_SPEC_ACCESS_MODES: Doc = Doc::Field(<kapi_api::api::core::v1::PersistentVolumeSpec as TypeInfo>::fields, "accessModes");
 /// `core/v1` `PersistentVolumeSpec.persistentVolumeReclaimPolicy`.
-const D_PERSISTENT_VOLUME_SPEC_PERSISTENT_VOLUME_RECLAIM_POLICY: &str = "persistentVolumeReclaimPolicy defines what happens to a persistent volume when released from its claim. Valid options are Retain (default for manually created PersistentVolumes), Delete (default for dynamically provisioned PersistentVolumes), and Recycle (deprecated). Recycle must be supported by the volume plugin underlying this PersistentVolume. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#reclaiming";
+const D_PERSISTENT_VOLUME_SPEC_PERSISTENT_VOLUME_RECLAIM_POLICY: Doc = Doc::Field(<kapi_api::api::core::v1::PersistentVolumeSpec as TypeInfo>::fields, "persistentVolumeReclaimPolicy");
 /// `core/v1` `PersistentVolumeStatus.phase`.
-const D_PERSISTENT_VOLUME_STATUS_PHASE: &str = "phase indicates if a volume is available, bound to a claim, or released by a claim. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#phase";
+const D_PERSISTENT_VOLUME_STATUS_PHASE: Doc = Doc::Field(<kapi_api::api::core::v1::PersistentVolumeStatus as TypeInfo>::fields, "phase");
 /// `core/v1` `PersistentVolumeSpec.claimRef`.
-const D_PERSISTENT_VOLUME_SPEC_CLAIM_REF: &str = "claimRef is part of a bi-directional binding between PersistentVolume and PersistentVolumeClaim. Expected to be non-nil when bound. claim.VolumeName is the authoritative bind between PV and PVC. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#binding";
+const D_PERSISTENT_VOLUME_SPEC_CLAIM_REF: Doc = Doc::Field(<kapi_api::api::core::v1::PersistentVolumeSpec as TypeInfo>::fields, "claimRef");
 /// `core/v1` `PersistentVolumeStatus.reason`.
-const D_PERSISTENT_VOLUME_STATUS_REASON: &str = "reason is a brief CamelCase string that describes any failure and is meant for machine parsing and tidy display in the CLI.";
+const D_PERSISTENT_VOLUME_STATUS_REASON: Doc = Doc::Field(<kapi_api::api::core::v1::PersistentVolumeStatus as TypeInfo>::fields, "reason");
 /// `core/v1` `PersistentVolumeSpec.volumeMode`.
-const D_PERSISTENT_VOLUME_SPEC_VOLUME_MODE: &str = "volumeMode defines if a volume is intended to be used with a formatted filesystem or to remain in raw block state. Value of Filesystem is implied when not included in spec.";
+const D_PERSISTENT_VOLUME_SPEC_VOLUME_MODE: Doc = Doc::Field(<kapi_api::api::core::v1::PersistentVolumeSpec as TypeInfo>::fields, "volumeMode");
 /// `core/v1` `PersistentVolumeClaimStatus.phase`.
-const D_PERSISTENT_VOLUME_CLAIM_STATUS_PHASE: &str =
-    "phase represents the current phase of PersistentVolumeClaim.";
+const D_PERSISTENT_VOLUME_CLAIM_STATUS_PHASE: Doc = Doc::Field(<kapi_api::api::core::v1::PersistentVolumeClaimStatus as TypeInfo>::fields, "phase");
 /// `core/v1` `PersistentVolumeClaimSpec.volumeName`.
-const D_PERSISTENT_VOLUME_CLAIM_SPEC_VOLUME_NAME: &str =
-    "volumeName is the binding reference to the PersistentVolume backing this claim.";
+const D_PERSISTENT_VOLUME_CLAIM_SPEC_VOLUME_NAME: Doc = Doc::Field(<kapi_api::api::core::v1::PersistentVolumeClaimSpec as TypeInfo>::fields, "volumeName");
 /// `core/v1` `PersistentVolumeClaimStatus.capacity`.
-const D_PERSISTENT_VOLUME_CLAIM_STATUS_CAPACITY: &str =
-    "capacity represents the actual resources of the underlying volume.";
+const D_PERSISTENT_VOLUME_CLAIM_STATUS_CAPACITY: Doc = Doc::Field(<kapi_api::api::core::v1::PersistentVolumeClaimStatus as TypeInfo>::fields, "capacity");
 /// `core/v1` `PersistentVolumeClaimStatus.accessModes`.
-const D_PERSISTENT_VOLUME_CLAIM_STATUS_ACCESS_MODES: &str = "accessModes contains the actual access modes the volume backing the PVC has. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes-1";
+const D_PERSISTENT_VOLUME_CLAIM_STATUS_ACCESS_MODES: Doc = Doc::Field(<kapi_api::api::core::v1::PersistentVolumeClaimStatus as TypeInfo>::fields, "accessModes");
 /// `core/v1` `PersistentVolumeClaimSpec.volumeMode`.
-const D_PERSISTENT_VOLUME_CLAIM_SPEC_VOLUME_MODE: &str = "volumeMode defines what type of volume is required by the claim. Value of Filesystem is implied when not included in claim spec.";
-/// `extensions/v1beta1` `DeploymentStatus.updatedReplicas` (not served; from the proto comment).
-const D_DEPLOYMENT_STATUS_UPDATED_REPLICAS: &str = "Total number of non-terminating pods targeted by this deployment that have the desired template spec.";
-/// `extensions/v1beta1` `DeploymentStatus.availableReplicas` (not served; from the proto comment).
-const D_DEPLOYMENT_STATUS_AVAILABLE_REPLICAS: &str = "Total number of available non-terminating pods (ready for at least minReadySeconds) targeted by this deployment.";
-/// `extensions/v1beta1` `DeploymentSpec.selector` (not served; from the proto comment).
-const D_DEPLOYMENT_SPEC_SELECTOR: &str = "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment.";
+const D_PERSISTENT_VOLUME_CLAIM_SPEC_VOLUME_MODE: Doc = Doc::Field(<kapi_api::api::core::v1::PersistentVolumeClaimSpec as TypeInfo>::fields, "volumeMode");
+/// `extensions/v1beta1` `DeploymentStatus.updatedReplicas`.
+const D_DEPLOYMENT_STATUS_UPDATED_REPLICAS: Doc = Doc::Field(<kapi_api::api::extensions::v1beta1::DeploymentStatus as TypeInfo>::fields, "updatedReplicas");
+/// `extensions/v1beta1` `DeploymentStatus.availableReplicas`.
+const D_DEPLOYMENT_STATUS_AVAILABLE_REPLICAS: Doc = Doc::Field(<kapi_api::api::extensions::v1beta1::DeploymentStatus as TypeInfo>::fields, "availableReplicas");
+/// `extensions/v1beta1` `DeploymentSpec.selector`.
+const D_DEPLOYMENT_SPEC_SELECTOR: Doc = Doc::Field(<kapi_api::api::extensions::v1beta1::DeploymentSpec as TypeInfo>::fields, "selector");
 /// `core/v1` `ConfigMap.data`.
-const D_CONFIG_MAP_DATA: &str = "Data contains the configuration data. Each key must consist of alphanumeric characters, '-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field. The keys stored in Data must not overlap with the keys in the BinaryData field, this is enforced during validation process.";
-/// `rbac/v1beta1` `RoleBinding.roleRef` (not served; from the proto comment).
-const D_ROLE_BINDING_ROLE_REF: &str = "RoleRef can reference a Role in the current namespace or a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error.";
-/// `rbac/v1beta1` `ClusterRoleBinding.roleRef` (not served; from the proto comment).
-const D_CLUSTER_ROLE_BINDING_ROLE_REF: &str = "RoleRef can only reference a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error.";
+const D_CONFIG_MAP_DATA: Doc = Doc::Field(<kapi_api::api::core::v1::ConfigMap as TypeInfo>::fields, "data");
+/// `rbac/v1beta1` `RoleBinding.roleRef`.
+const D_ROLE_BINDING_ROLE_REF: Doc = Doc::Field(<kapi_api::api::rbac::v1beta1::RoleBinding as TypeInfo>::fields, "roleRef");
+/// `rbac/v1beta1` `ClusterRoleBinding.roleRef`.
+const D_CLUSTER_ROLE_BINDING_ROLE_REF: Doc = Doc::Field(<kapi_api::api::rbac::v1beta1::ClusterRoleBinding as TypeInfo>::fields, "roleRef");
 /// `coordination/v1` `LeaseSpec.holderIdentity`.
-const D_LEASE_SPEC_HOLDER_IDENTITY: &str = "holderIdentity contains the identity of the holder of a current lease. If Coordinated Leader Election is used, the holder identity must be equal to the elected LeaseCandidate.metadata.name field.";
+const D_LEASE_SPEC_HOLDER_IDENTITY: Doc = Doc::Field(<kapi_api::api::coordination::v1::LeaseSpec as TypeInfo>::fields, "holderIdentity");
 /// `storage/v1` `StorageClass.provisioner`.
-const D_STORAGE_CLASS_PROVISIONER: &str = "provisioner indicates the type of the provisioner.";
+const D_STORAGE_CLASS_PROVISIONER: Doc = Doc::Field(<kapi_api::api::storage::v1::StorageClass as TypeInfo>::fields, "provisioner");
 /// `storage/v1` `StorageClass.reclaimPolicy`.
-const D_STORAGE_CLASS_RECLAIM_POLICY: &str = "reclaimPolicy controls the reclaimPolicy for dynamically provisioned PersistentVolumes of this storage class. Defaults to Delete.";
+const D_STORAGE_CLASS_RECLAIM_POLICY: Doc = Doc::Field(<kapi_api::api::storage::v1::StorageClass as TypeInfo>::fields, "reclaimPolicy");
 /// `storage/v1` `StorageClass.volumeBindingMode`.
-const D_STORAGE_CLASS_VOLUME_BINDING_MODE: &str = "volumeBindingMode indicates how PersistentVolumeClaims should be provisioned and bound.  When unset, VolumeBindingImmediate is used. This field is only honored by servers that enable the VolumeScheduling feature.";
+const D_STORAGE_CLASS_VOLUME_BINDING_MODE: Doc = Doc::Field(<kapi_api::api::storage::v1::StorageClass as TypeInfo>::fields, "volumeBindingMode");
 /// `storage/v1` `StorageClass.allowVolumeExpansion`.
-const D_STORAGE_CLASS_ALLOW_VOLUME_EXPANSION: &str =
-    "allowVolumeExpansion shows whether the storage class allow volume expand.";
+const D_STORAGE_CLASS_ALLOW_VOLUME_EXPANSION: Doc = Doc::Field(<kapi_api::api::storage::v1::StorageClass as TypeInfo>::fields, "allowVolumeExpansion");
 /// `scheduling/v1` `PriorityClass.value`.
-const D_PRIORITY_CLASS_VALUE: &str = "value represents the integer value of this priority class. This is the actual priority that pods receive when they have the name of this class in their pod spec.";
+const D_PRIORITY_CLASS_VALUE: Doc = Doc::Field(<kapi_api::api::scheduling::v1::PriorityClass as TypeInfo>::fields, "value");
 /// `scheduling/v1` `PriorityClass.globalDefault`.
-const D_PRIORITY_CLASS_GLOBAL_DEFAULT: &str = "globalDefault specifies whether this PriorityClass should be considered as the default priority for pods that do not have any priority class. Only one PriorityClass can be marked as `globalDefault`. However, if more than one PriorityClasses exists with their `globalDefault` field set to true, the smallest value of such global default PriorityClasses will be used as the default priority.";
+const D_PRIORITY_CLASS_GLOBAL_DEFAULT: Doc = Doc::Field(<kapi_api::api::scheduling::v1::PriorityClass as TypeInfo>::fields, "globalDefault");
 /// `scheduling/v1` `PriorityClass.preemptionPolicy`.
-const D_PRIORITY_CLASS_PREEMPTION_POLICY: &str = "preemptionPolicy is the Policy for preempting pods with lower priority. One of Never, PreemptLowerPriority. Defaults to PreemptLowerPriority if unset.";
-/// `extensions/v1beta1` `NetworkPolicySpec.podSelector` (not served; from the proto comment).
-const D_NETWORK_POLICY_SPEC_POD_SELECTOR: &str = "Selects the pods to which this NetworkPolicy object applies.  The array of ingress rules is applied to any pods selected by this field. Multiple network policies can select the same set of pods.  In this case, the ingress rules for each are combined additively. This field is NOT optional and follows standard label selector semantics. An empty podSelector matches all pods in this namespace.";
-/// `discovery/v1beta1` `EndpointSlice.addressType` (not served; from the proto comment).
-const D_ENDPOINT_SLICE_ADDRESS_TYPE: &str = "addressType specifies the type of address carried by this EndpointSlice. All addresses in this slice must be the same type. This field is immutable after creation. The following address types are currently supported: * IPv4: Represents an IPv4 Address. * IPv6: Represents an IPv6 Address. * FQDN: Represents a Fully Qualified Domain Name.";
-/// `discovery/v1beta1` `EndpointSlice.ports` (not served; from the proto comment).
-const D_ENDPOINT_SLICE_PORTS: &str = "ports specifies the list of network ports exposed by each endpoint in this slice. Each port must have a unique name. When ports is empty, it indicates that there are no defined ports. When a port is defined with a nil port value, it indicates \"all ports\". Each slice may include a maximum of 100 ports.";
-/// `discovery/v1beta1` `EndpointSlice.endpoints` (not served; from the proto comment).
-const D_ENDPOINT_SLICE_ENDPOINTS: &str = "endpoints is a list of unique endpoints in this slice. Each slice may include a maximum of 1000 endpoints.";
-/// `apps/v1beta1` `ControllerRevision.revision` (not served; from the proto comment).
-const D_CONTROLLER_REVISION_REVISION: &str =
-    "revision indicates the revision of the state represented by Data.";
+const D_PRIORITY_CLASS_PREEMPTION_POLICY: Doc = Doc::Field(<kapi_api::api::scheduling::v1::PriorityClass as TypeInfo>::fields, "preemptionPolicy");
+/// `extensions/v1beta1` `NetworkPolicySpec.podSelector`.
+const D_NETWORK_POLICY_SPEC_POD_SELECTOR: Doc = Doc::Field(<kapi_api::api::extensions::v1beta1::NetworkPolicySpec as TypeInfo>::fields, "podSelector");
+/// `discovery/v1beta1` `EndpointSlice.addressType`.
+const D_ENDPOINT_SLICE_ADDRESS_TYPE: Doc = Doc::Field(<kapi_api::api::discovery::v1beta1::EndpointSlice as TypeInfo>::fields, "addressType");
+/// `discovery/v1beta1` `EndpointSlice.ports`.
+const D_ENDPOINT_SLICE_PORTS: Doc = Doc::Field(<kapi_api::api::discovery::v1beta1::EndpointSlice as TypeInfo>::fields, "ports");
+/// `discovery/v1beta1` `EndpointSlice.endpoints`.
+const D_ENDPOINT_SLICE_ENDPOINTS: Doc = Doc::Field(<kapi_api::api::discovery::v1beta1::EndpointSlice as TypeInfo>::fields, "endpoints");
+/// `apps/v1beta1` `ControllerRevision.revision`.
+const D_CONTROLLER_REVISION_REVISION: Doc = Doc::Field(<kapi_api::api::apps::v1beta1::ControllerRevision as TypeInfo>::fields, "revision");
 
 #[cfg(test)]
 mod tests {
@@ -3269,8 +3198,8 @@ mod tests {
         assert_eq!(
             t["columnDefinitions"],
             json!([
-                {"name": "Name", "type": "string", "format": "name", "description": D_OBJECT_META_NAME, "priority": 0},
-                {"name": "Created At", "type": "date", "format": "", "description": D_OBJECT_META_CREATION_TIMESTAMP, "priority": 0},
+                {"name": "Name", "type": "string", "format": "name", "description": D_OBJECT_META_NAME.text(), "priority": 0},
+                {"name": "Created At", "type": "date", "format": "", "description": D_OBJECT_META_CREATION_TIMESTAMP.text(), "priority": 0},
             ])
         );
         assert_eq!(
@@ -3339,7 +3268,7 @@ mod tests {
         let defs = &t["columnDefinitions"];
         assert_eq!(defs[0]["format"], "name");
         assert_eq!(defs[3]["type"], "string");
-        assert_eq!(defs[5]["description"], D_POD_STATUS_POD_IP);
+        assert_eq!(defs[5]["description"], D_POD_STATUS_POD_IP.text());
     }
 
     #[test]
@@ -3543,7 +3472,7 @@ mod tests {
         );
         assert_eq!(
             t["columnDefinitions"][2]["description"],
-            D_DEPLOYMENT_STATUS_UPDATED_REPLICAS
+            D_DEPLOYMENT_STATUS_UPDATED_REPLICAS.text()
         );
         assert_eq!(
             rows(&t)[0],
@@ -4120,7 +4049,7 @@ mod tests {
             ],
         );
         assert_eq!(columns(&t), named(&[("Name", 0), ("Data", 0), ("Age", 0)]));
-        assert_eq!(t["columnDefinitions"][1]["description"], D_CONFIG_MAP_DATA);
+        assert_eq!(t["columnDefinitions"][1]["description"], D_CONFIG_MAP_DATA.text());
         assert_eq!(
             rows(&t),
             vec![
@@ -4616,11 +4545,11 @@ mod tests {
         let spec: Value = serde_json::from_str(&text).unwrap();
         for (description, definition, field) in SERVED_DESCRIPTIONS {
             let want = &spec["definitions"][definition]["properties"][field]["description"];
-            assert_eq!(want.as_str(), Some(*description), "{definition}.{field}");
+            assert_eq!(want.as_str(), Some(description.text()), "{definition}.{field}");
         }
     }
 
-    const SERVED_DESCRIPTIONS: &[(&str, &str, &str)] = &[
+    const SERVED_DESCRIPTIONS: &[(Doc, &str, &str)] = &[
         (
             D_OBJECT_META_NAME,
             "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",

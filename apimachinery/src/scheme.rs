@@ -28,6 +28,9 @@ pub enum FieldShape {
 #[derive(Debug, Clone, Copy)]
 pub struct FieldInfo {
     pub json_name: &'static str,
+    /// The field's description from the specs (what `kubectl explain` and table column
+    /// definitions show).
+    pub description: &'static str,
     pub required: bool,
     pub shape: FieldShape,
     /// `x-kubernetes-patch-strategy` (e.g. `merge`, `retainKeys`, `merge,retainKeys`).

@@ -174,9 +174,10 @@ fn type_info_view(model: &Model, t: &TypeDef) -> TypeInfoView {
                 Card::Single => "Scalar",
             };
             format!(
-                "FieldInfo {{ json_name: {:?}, required: {}, shape: FieldShape::{shape}, patch_strategy: {}, \
-                 patch_merge_key: {}, list_type: {}, list_map_keys: {}, map_type: {}, elem: {elem} }}",
+                "FieldInfo {{ json_name: {:?}, description: {:?}, required: {}, shape: FieldShape::{shape}, \
+                 patch_strategy: {}, patch_merge_key: {}, list_type: {}, list_map_keys: {}, map_type: {}, elem: {elem} }}",
                 f.json_name,
+                f.doc,
                 f.required,
                 opt_str(&f.ext.patch_strategy),
                 opt_str(&f.ext.patch_merge_key),

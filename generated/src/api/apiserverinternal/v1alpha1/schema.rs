@@ -7,10 +7,10 @@ use ::kapi_apimachinery::scheme::{FieldInfo, FieldShape};
 impl ::kapi_apimachinery::TypeInfo for super::ServerStorageVersion {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "apiServerID", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "encodingVersion", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "decodableVersions", required: true, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: Some("set"), list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "servedVersions", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: Some("set"), list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "apiServerID", description: "apiServerID is the ID of the reporting API server.", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "encodingVersion", description: "encodingVersion the API server encodes the object to when persisting it in the backend (e.g., etcd).", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "decodableVersions", description: "decodableVersions are the encoding versions the API server can handle to decode. The API server can decode objects encoded in these versions. The encodingVersion must be included in the decodableVersions.", required: true, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: Some("set"), list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "servedVersions", description: "servedVersions lists all versions the API server can serve. DecodableVersions must include all ServedVersions.", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: Some("set"), list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }
@@ -19,11 +19,11 @@ impl ::kapi_apimachinery::TypeInfo for super::ServerStorageVersion {
 impl ::kapi_apimachinery::TypeInfo for super::StorageVersion {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "kind", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "apiVersion", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "metadata", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "spec", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::apiserverinternal::v1alpha1::StorageVersionSpec as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "status", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::apiserverinternal::v1alpha1::StorageVersionStatus as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "kind", description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "apiVersion", description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "metadata", description: "metadata is the standard object metadata. The name is <group>.<resource>.", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "spec", description: "spec is an empty spec. It is here to comply with Kubernetes API style.", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::apiserverinternal::v1alpha1::StorageVersionSpec as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "status", description: "status on the version the API server instance can decode from and encode objects to when persisting objects in the backend.", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::apiserverinternal::v1alpha1::StorageVersionStatus as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -32,12 +32,12 @@ impl ::kapi_apimachinery::TypeInfo for super::StorageVersion {
 impl ::kapi_apimachinery::TypeInfo for super::StorageVersionCondition {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "type", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "status", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "observedGeneration", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "lastTransitionTime", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "reason", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "message", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "type", description: "type of the condition.", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "status", description: "status of the condition, one of True, False, Unknown.", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "observedGeneration", description: "observedGeneration represents the .metadata.generation that the condition was set based upon, if field is set.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "lastTransitionTime", description: "lastTransitionTime is the last time the condition transitioned from one status to another.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "reason", description: "reason for the condition's last transition.", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "message", description: "message is a human readable string indicating details about the transition.", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }
@@ -46,10 +46,10 @@ impl ::kapi_apimachinery::TypeInfo for super::StorageVersionCondition {
 impl ::kapi_apimachinery::TypeInfo for super::StorageVersionList {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "kind", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "apiVersion", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "metadata", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ListMeta as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "items", required: true, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::apiserverinternal::v1alpha1::StorageVersion as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "kind", description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "apiVersion", description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "metadata", description: "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ListMeta as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "items", description: "Items holds a list of StorageVersion", required: true, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::apiserverinternal::v1alpha1::StorageVersion as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -66,9 +66,9 @@ impl ::kapi_apimachinery::TypeInfo for super::StorageVersionSpec {
 impl ::kapi_apimachinery::TypeInfo for super::StorageVersionStatus {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "storageVersions", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: Some("map"), list_map_keys: &["apiServerID"], map_type: None, elem: Some(<crate::api::apiserverinternal::v1alpha1::ServerStorageVersion as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "commonEncodingVersion", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "conditions", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: Some("map"), list_map_keys: &["type"], map_type: None, elem: Some(<crate::api::apiserverinternal::v1alpha1::StorageVersionCondition as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "storageVersions", description: "storageVersions lists the reported versions per API server instance.", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: Some("map"), list_map_keys: &["apiServerID"], map_type: None, elem: Some(<crate::api::apiserverinternal::v1alpha1::ServerStorageVersion as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "commonEncodingVersion", description: "commonEncodingVersion is set to an encoding storage version if all API server instances share that same version. If they don't share one storage version, this field is left empty. API servers should finish updating its storageVersionStatus entry before serving write operations, so that this field will be in sync with the reality.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "conditions", description: "conditions lists the latest available observations of the storageVersion's state.", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: Some("map"), list_map_keys: &["type"], map_type: None, elem: Some(<crate::api::apiserverinternal::v1alpha1::StorageVersionCondition as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }

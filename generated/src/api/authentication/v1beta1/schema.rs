@@ -7,7 +7,7 @@ use ::kapi_apimachinery::scheme::{FieldInfo, FieldShape};
 impl ::kapi_apimachinery::TypeInfo for super::ExtraValue {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "items", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "items", description: "", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }
@@ -16,10 +16,10 @@ impl ::kapi_apimachinery::TypeInfo for super::ExtraValue {
 impl ::kapi_apimachinery::TypeInfo for super::SelfSubjectReview {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "kind", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "apiVersion", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "metadata", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "status", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::authentication::v1beta1::SelfSubjectReviewStatus as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "kind", description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "apiVersion", description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "metadata", description: "metadata is the standard object's metadata.\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata\n+optional", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "status", description: "status is filled in by the server with the user attributes.\n+optional", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::authentication::v1beta1::SelfSubjectReviewStatus as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -28,7 +28,7 @@ impl ::kapi_apimachinery::TypeInfo for super::SelfSubjectReview {
 impl ::kapi_apimachinery::TypeInfo for super::SelfSubjectReviewStatus {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "userInfo", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::authentication::v1::UserInfo as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "userInfo", description: "userInfo is a set of attributes belonging to the user making this request.\n+optional", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::authentication::v1::UserInfo as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -37,11 +37,11 @@ impl ::kapi_apimachinery::TypeInfo for super::SelfSubjectReviewStatus {
 impl ::kapi_apimachinery::TypeInfo for super::TokenReview {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "kind", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "apiVersion", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "metadata", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "spec", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::authentication::v1beta1::TokenReviewSpec as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "status", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::authentication::v1beta1::TokenReviewStatus as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "kind", description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "apiVersion", description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "metadata", description: "metadata is the standard object's metadata.\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata\n+optional", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "spec", description: "spec holds information about the request being evaluated\n+required", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::authentication::v1beta1::TokenReviewSpec as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "status", description: "status is filled in by the server and indicates whether the token can be authenticated.\n+optional", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::authentication::v1beta1::TokenReviewStatus as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -50,8 +50,8 @@ impl ::kapi_apimachinery::TypeInfo for super::TokenReview {
 impl ::kapi_apimachinery::TypeInfo for super::TokenReviewSpec {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "token", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "audiences", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "token", description: "token is the opaque bearer token.\n+required", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "audiences", description: "audiences is a list of the identifiers that the resource server presented\nwith the token identifies as. Audience-aware token authenticators will\nverify that the token was intended for at least one of the audiences in\nthis list. If no audiences are provided, the audience will default to the\naudience of the Kubernetes apiserver.\n+optional\n+listType=atomic", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }
@@ -60,10 +60,10 @@ impl ::kapi_apimachinery::TypeInfo for super::TokenReviewSpec {
 impl ::kapi_apimachinery::TypeInfo for super::TokenReviewStatus {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "authenticated", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "user", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::authentication::v1beta1::UserInfo as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "audiences", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "error", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "authenticated", description: "authenticated indicates that the token was associated with a known user.\n+optional", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "user", description: "user is the UserInfo associated with the provided token.\n+optional", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::authentication::v1beta1::UserInfo as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "audiences", description: "audiences are audience identifiers chosen by the authenticator that are\ncompatible with both the TokenReview and token. An identifier is any\nidentifier in the intersection of the TokenReviewSpec audiences and the\ntoken's audiences. A client of the TokenReview API that sets the\nspec.audiences field should validate that a compatible audience identifier\nis returned in the status.audiences field to ensure that the TokenReview\nserver is audience aware. If a TokenReview returns an empty\nstatus.audience field where status.authenticated is \"true\", the token is\nvalid against the audience of the Kubernetes API server.\n+optional\n+listType=atomic", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "error", description: "error indicates that the token couldn't be checked\n+optional", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }
@@ -72,10 +72,10 @@ impl ::kapi_apimachinery::TypeInfo for super::TokenReviewStatus {
 impl ::kapi_apimachinery::TypeInfo for super::UserInfo {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "username", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "uid", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "groups", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "extra", required: false, shape: FieldShape::Map, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "username", description: "username is the name that uniquely identifies this user among all active users.\n+optional", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "uid", description: "uid is a unique value that identifies this user across time. If this user is\ndeleted and another user by the same name is added, they will have\ndifferent UIDs.\n+optional", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "groups", description: "groups is the names of groups this user is a part of.\n+optional\n+listType=atomic", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "extra", description: "extra is any additional information provided by the authenticator.\n+optional", required: false, shape: FieldShape::Map, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }

@@ -7,7 +7,7 @@ use ::kapi_apimachinery::scheme::{FieldInfo, FieldShape};
 impl ::kapi_apimachinery::TypeInfo for super::ExtraValue {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "items", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "items", description: "", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }
@@ -16,8 +16,8 @@ impl ::kapi_apimachinery::TypeInfo for super::ExtraValue {
 impl ::kapi_apimachinery::TypeInfo for super::FieldSelectorAttributes {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "rawSelector", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "requirements", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: Some("atomic"), list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::FieldSelectorRequirement as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "rawSelector", description: "rawSelector is the serialization of a field selector that would be included in a query parameter. Webhook implementations are encouraged to ignore rawSelector. The kube-apiserver's *SubjectAccessReview will parse the rawSelector as long as the requirements are not present.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "requirements", description: "requirements is the parsed interpretation of a field selector. All requirements must be met for a resource instance to match the selector. Webhook implementations should handle requirements, but how to handle them is up to the webhook. Since requirements can only limit the request, it is safe to authorize as unlimited request if the requirements are not understood.", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: Some("atomic"), list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::FieldSelectorRequirement as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -26,8 +26,8 @@ impl ::kapi_apimachinery::TypeInfo for super::FieldSelectorAttributes {
 impl ::kapi_apimachinery::TypeInfo for super::LabelSelectorAttributes {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "rawSelector", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "requirements", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: Some("atomic"), list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "rawSelector", description: "rawSelector is the serialization of a field selector that would be included in a query parameter. Webhook implementations are encouraged to ignore rawSelector. The kube-apiserver's *SubjectAccessReview will parse the rawSelector as long as the requirements are not present.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "requirements", description: "requirements is the parsed interpretation of a label selector. All requirements must be met for a resource instance to match the selector. Webhook implementations should handle requirements, but how to handle them is up to the webhook. Since requirements can only limit the request, it is safe to authorize as unlimited request if the requirements are not understood.", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: Some("atomic"), list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::LabelSelectorRequirement as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -36,11 +36,11 @@ impl ::kapi_apimachinery::TypeInfo for super::LabelSelectorAttributes {
 impl ::kapi_apimachinery::TypeInfo for super::LocalSubjectAccessReview {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "kind", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "apiVersion", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "metadata", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "spec", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::authorization::v1::SubjectAccessReviewSpec as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "status", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::authorization::v1::SubjectAccessReviewStatus as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "kind", description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "apiVersion", description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "metadata", description: "metadata is the standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "spec", description: "spec holds information about the request being evaluated.  spec.namespace must be equal to the namespace you made the request against.  If empty, it is defaulted.", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::authorization::v1::SubjectAccessReviewSpec as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "status", description: "status is filled in by the server and indicates whether the request is allowed or not", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::authorization::v1::SubjectAccessReviewStatus as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -49,8 +49,8 @@ impl ::kapi_apimachinery::TypeInfo for super::LocalSubjectAccessReview {
 impl ::kapi_apimachinery::TypeInfo for super::NonResourceAttributes {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "path", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "verb", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "path", description: "path is the URL path of the request", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "verb", description: "verb is the standard HTTP verb", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }
@@ -59,8 +59,8 @@ impl ::kapi_apimachinery::TypeInfo for super::NonResourceAttributes {
 impl ::kapi_apimachinery::TypeInfo for super::NonResourceRule {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "verbs", required: true, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: Some("atomic"), list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "nonResourceURLs", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: Some("atomic"), list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "verbs", description: "verbs is a list of kubernetes non-resource API verbs, like: get, post, put, delete, patch, head, options.  \"*\" means all.", required: true, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: Some("atomic"), list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "nonResourceURLs", description: "nonResourceURLs is a set of partial urls that a user should have access to.  *s are allowed, but only as the full, final step in the path.  \"*\" means all.", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: Some("atomic"), list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }
@@ -69,15 +69,15 @@ impl ::kapi_apimachinery::TypeInfo for super::NonResourceRule {
 impl ::kapi_apimachinery::TypeInfo for super::ResourceAttributes {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "namespace", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "verb", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "group", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "version", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "resource", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "subresource", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "name", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "fieldSelector", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::authorization::v1::FieldSelectorAttributes as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "labelSelector", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::authorization::v1::LabelSelectorAttributes as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "namespace", description: "namespace is the namespace of the action being requested.  Currently, there is no distinction between no namespace and all namespaces \"\" (empty) is defaulted for LocalSubjectAccessReviews \"\" (empty) is empty for cluster-scoped resources \"\" (empty) means \"all\" for namespace scoped resources from a SubjectAccessReview or SelfSubjectAccessReview", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "verb", description: "verb is a kubernetes resource API verb, like: get, list, watch, create, update, delete, proxy.  \"*\" means all.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "group", description: "group is the API Group of the Resource.  \"*\" means all.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "version", description: "version is the API Version of the Resource.  \"*\" means all.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "resource", description: "resource is one of the existing resource types.  \"*\" means all.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "subresource", description: "subresource is one of the existing resource types.  \"\" means none.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "name", description: "name is the name of the resource being requested for a \"get\" or deleted for a \"delete\". \"\" (empty) means all.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "fieldSelector", description: "fieldSelector describes the limitation on access based on field.  It can only limit access, not broaden it.", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::authorization::v1::FieldSelectorAttributes as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "labelSelector", description: "labelSelector describes the limitation on access based on labels.  It can only limit access, not broaden it.", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::authorization::v1::LabelSelectorAttributes as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -86,10 +86,10 @@ impl ::kapi_apimachinery::TypeInfo for super::ResourceAttributes {
 impl ::kapi_apimachinery::TypeInfo for super::ResourceRule {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "verbs", required: true, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: Some("atomic"), list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "apiGroups", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: Some("atomic"), list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "resources", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: Some("atomic"), list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "resourceNames", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: Some("atomic"), list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "verbs", description: "verbs is a list of kubernetes resource API verbs, like: get, list, watch, create, update, delete, proxy.  \"*\" means all.", required: true, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: Some("atomic"), list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "apiGroups", description: "apiGroups is the name of the APIGroup that contains the resources.  If multiple API groups are specified, any action requested against one of the enumerated resources in any API group will be allowed.  \"*\" means all.", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: Some("atomic"), list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "resources", description: "resources is a list of resources this rule applies to.  \"*\" means all in the specified apiGroups.\n \"*/foo\" represents the subresource 'foo' for all resources in the specified apiGroups.", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: Some("atomic"), list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "resourceNames", description: "resourceNames is an optional white list of names that the rule applies to.  An empty set means that everything is allowed.  \"*\" means all.", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: Some("atomic"), list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }
@@ -98,11 +98,11 @@ impl ::kapi_apimachinery::TypeInfo for super::ResourceRule {
 impl ::kapi_apimachinery::TypeInfo for super::SelfSubjectAccessReview {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "kind", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "apiVersion", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "metadata", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "spec", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::authorization::v1::SelfSubjectAccessReviewSpec as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "status", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::authorization::v1::SubjectAccessReviewStatus as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "kind", description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "apiVersion", description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "metadata", description: "metadata is the standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "spec", description: "spec holds information about the request being evaluated.  user and groups must be empty", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::authorization::v1::SelfSubjectAccessReviewSpec as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "status", description: "status is filled in by the server and indicates whether the request is allowed or not", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::authorization::v1::SubjectAccessReviewStatus as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -111,8 +111,8 @@ impl ::kapi_apimachinery::TypeInfo for super::SelfSubjectAccessReview {
 impl ::kapi_apimachinery::TypeInfo for super::SelfSubjectAccessReviewSpec {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "resourceAttributes", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::authorization::v1::ResourceAttributes as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "nonResourceAttributes", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::authorization::v1::NonResourceAttributes as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "resourceAttributes", description: "resourceAttributes describes information for a resource access request", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::authorization::v1::ResourceAttributes as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "nonResourceAttributes", description: "nonResourceAttributes describes information for a non-resource access request", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::authorization::v1::NonResourceAttributes as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -121,11 +121,11 @@ impl ::kapi_apimachinery::TypeInfo for super::SelfSubjectAccessReviewSpec {
 impl ::kapi_apimachinery::TypeInfo for super::SelfSubjectRulesReview {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "kind", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "apiVersion", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "metadata", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "spec", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::authorization::v1::SelfSubjectRulesReviewSpec as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "status", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::authorization::v1::SubjectRulesReviewStatus as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "kind", description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "apiVersion", description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "metadata", description: "metadata is the standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "spec", description: "spec holds information about the request being evaluated.", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::authorization::v1::SelfSubjectRulesReviewSpec as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "status", description: "status is filled in by the server and indicates the set of actions a user can perform.", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::authorization::v1::SubjectRulesReviewStatus as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -134,7 +134,7 @@ impl ::kapi_apimachinery::TypeInfo for super::SelfSubjectRulesReview {
 impl ::kapi_apimachinery::TypeInfo for super::SelfSubjectRulesReviewSpec {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "namespace", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "namespace", description: "namespace to evaluate rules for. Required.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }
@@ -143,11 +143,11 @@ impl ::kapi_apimachinery::TypeInfo for super::SelfSubjectRulesReviewSpec {
 impl ::kapi_apimachinery::TypeInfo for super::SubjectAccessReview {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "kind", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "apiVersion", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "metadata", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "spec", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::authorization::v1::SubjectAccessReviewSpec as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "status", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::authorization::v1::SubjectAccessReviewStatus as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "kind", description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "apiVersion", description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "metadata", description: "metadata is the standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "spec", description: "spec holds information about the request being evaluated", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::authorization::v1::SubjectAccessReviewSpec as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "status", description: "status is filled in by the server and indicates whether the request is allowed or not", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::authorization::v1::SubjectAccessReviewStatus as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -156,12 +156,12 @@ impl ::kapi_apimachinery::TypeInfo for super::SubjectAccessReview {
 impl ::kapi_apimachinery::TypeInfo for super::SubjectAccessReviewSpec {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "resourceAttributes", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::authorization::v1::ResourceAttributes as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "nonResourceAttributes", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::authorization::v1::NonResourceAttributes as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "user", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "groups", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: Some("atomic"), list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "extra", required: false, shape: FieldShape::Map, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "uid", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "resourceAttributes", description: "resourceAttributes describes information for a resource access request", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::authorization::v1::ResourceAttributes as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "nonResourceAttributes", description: "nonResourceAttributes describes information for a non-resource access request", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::authorization::v1::NonResourceAttributes as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "user", description: "user is the user you're testing for. If you specify \"User\" but not \"Groups\", then is it interpreted as \"What if User were not a member of any groups", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "groups", description: "groups is the groups you're testing for.", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: Some("atomic"), list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "extra", description: "extra corresponds to the user.Info.GetExtra() method from the authenticator.  Since that is input to the authorizer it needs a reflection here.", required: false, shape: FieldShape::Map, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "uid", description: "uid information about the requesting user.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }
@@ -170,10 +170,10 @@ impl ::kapi_apimachinery::TypeInfo for super::SubjectAccessReviewSpec {
 impl ::kapi_apimachinery::TypeInfo for super::SubjectAccessReviewStatus {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "allowed", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "denied", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "reason", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "evaluationError", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "allowed", description: "allowed is required. True if the action would be allowed, false otherwise.", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "denied", description: "denied is optional. True if the action would be denied, otherwise false. If both allowed is false and denied is false, then the authorizer has no opinion on whether to authorize the action. Denied may not be true if Allowed is true.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "reason", description: "reason is optional.  It indicates why a request was allowed or denied.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "evaluationError", description: "evaluationError is an indication that some error occurred during the authorization check. It is entirely possible to get an error and be able to continue determine authorization status in spite of it. For instance, RBAC can be missing a role, but enough roles are still present and bound to reason about the request.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }
@@ -182,10 +182,10 @@ impl ::kapi_apimachinery::TypeInfo for super::SubjectAccessReviewStatus {
 impl ::kapi_apimachinery::TypeInfo for super::SubjectRulesReviewStatus {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "resourceRules", required: true, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: Some("atomic"), list_map_keys: &[], map_type: None, elem: Some(<crate::api::authorization::v1::ResourceRule as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "nonResourceRules", required: true, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: Some("atomic"), list_map_keys: &[], map_type: None, elem: Some(<crate::api::authorization::v1::NonResourceRule as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "incomplete", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "evaluationError", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "resourceRules", description: "resourceRules is the list of actions the subject is allowed to perform on resources. The list ordering isn't significant, may contain duplicates, and possibly be incomplete.", required: true, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: Some("atomic"), list_map_keys: &[], map_type: None, elem: Some(<crate::api::authorization::v1::ResourceRule as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "nonResourceRules", description: "nonResourceRules is the list of actions the subject is allowed to perform on non-resources. The list ordering isn't significant, may contain duplicates, and possibly be incomplete.", required: true, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: Some("atomic"), list_map_keys: &[], map_type: None, elem: Some(<crate::api::authorization::v1::NonResourceRule as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "incomplete", description: "incomplete is true when the rules returned by this call are incomplete. This is most commonly encountered when an authorizer, such as an external authorizer, doesn't support rules evaluation.", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "evaluationError", description: "evaluationError can appear in combination with Rules. It indicates an error occurred during rule evaluation, such as an authorizer that doesn't support rule evaluation, and that ResourceRules and/or NonResourceRules may be incomplete.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }

@@ -7,9 +7,9 @@ use ::kapi_apimachinery::scheme::{FieldInfo, FieldShape};
 impl ::kapi_apimachinery::TypeInfo for super::ContainerResourceMetricSource {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "name", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "target", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::MetricTarget as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "container", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "name", description: "name is the name of the resource in question.", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "target", description: "target specifies the target value for the given metric", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::MetricTarget as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "container", description: "container is the name of the container in the pods of the scaling target", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }
@@ -18,9 +18,9 @@ impl ::kapi_apimachinery::TypeInfo for super::ContainerResourceMetricSource {
 impl ::kapi_apimachinery::TypeInfo for super::ContainerResourceMetricStatus {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "name", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "current", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::MetricValueStatus as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "container", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "name", description: "name is the name of the resource in question.", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "current", description: "current contains the current value for the given metric", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::MetricValueStatus as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "container", description: "container is the name of the container in the pods of the scaling target", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }
@@ -29,9 +29,9 @@ impl ::kapi_apimachinery::TypeInfo for super::ContainerResourceMetricStatus {
 impl ::kapi_apimachinery::TypeInfo for super::CrossVersionObjectReference {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "kind", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "name", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "apiVersion", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "kind", description: "kind is the kind of the referent; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "name", description: "name is the name of the referent; More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "apiVersion", description: "apiVersion is the API version of the referent", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }
@@ -40,8 +40,8 @@ impl ::kapi_apimachinery::TypeInfo for super::CrossVersionObjectReference {
 impl ::kapi_apimachinery::TypeInfo for super::ExternalMetricSource {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "metric", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::MetricIdentifier as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "target", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::MetricTarget as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "metric", description: "metric identifies the target metric by name and selector", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::MetricIdentifier as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "target", description: "target specifies the target value for the given metric", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::MetricTarget as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -50,8 +50,8 @@ impl ::kapi_apimachinery::TypeInfo for super::ExternalMetricSource {
 impl ::kapi_apimachinery::TypeInfo for super::ExternalMetricStatus {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "metric", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::MetricIdentifier as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "current", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::MetricValueStatus as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "metric", description: "metric identifies the target metric by name and selector", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::MetricIdentifier as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "current", description: "current contains the current value for the given metric", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::MetricValueStatus as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -60,9 +60,9 @@ impl ::kapi_apimachinery::TypeInfo for super::ExternalMetricStatus {
 impl ::kapi_apimachinery::TypeInfo for super::HPAScalingPolicy {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "type", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "value", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "periodSeconds", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "type", description: "type is used to specify the scaling policy.", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "value", description: "value contains the amount of change which is permitted by the policy. It must be greater than zero", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "periodSeconds", description: "periodSeconds specifies the window of time for which the policy should hold true. PeriodSeconds must be greater than zero and less than or equal to 1800 (30 min).", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }
@@ -71,10 +71,10 @@ impl ::kapi_apimachinery::TypeInfo for super::HPAScalingPolicy {
 impl ::kapi_apimachinery::TypeInfo for super::HPAScalingRules {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "stabilizationWindowSeconds", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "selectPolicy", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "policies", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: Some("atomic"), list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::HPAScalingPolicy as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "tolerance", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "stabilizationWindowSeconds", description: "stabilizationWindowSeconds is the number of seconds for which past recommendations should be considered while scaling up or scaling down. StabilizationWindowSeconds must be greater than or equal to zero and less than or equal to 3600 (one hour). If not set, use the default values: - For scale up: 0 (i.e. no stabilization is done). - For scale down: 300 (i.e. the stabilization window is 300 seconds long).", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "selectPolicy", description: "selectPolicy is used to specify which policy should be used. If not set, the default value Max is used.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "policies", description: "policies is a list of potential scaling polices which can be used during scaling. If not set, use the default values: - For scale up: allow doubling the number of pods, or an absolute change of 4 pods in a 15s window. - For scale down: allow all pods to be removed in a 15s window.", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: Some("atomic"), list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::HPAScalingPolicy as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "tolerance", description: "tolerance is the tolerance on the ratio between the current and desired metric value under which no updates are made to the desired number of replicas (e.g. 0.01 for 1%). Must be greater than or equal to zero. If not set, the default cluster-wide tolerance is applied (by default 10%).\n\nFor example, if autoscaling is configured with a memory consumption target of 100Mi, and scale-down and scale-up tolerances of 5% and 1% respectively, scaling will be triggered when the actual consumption falls below 95Mi or exceeds 101Mi.\n\nThis is an beta field and requires the HPAConfigurableTolerance feature gate to be enabled.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }
@@ -83,11 +83,11 @@ impl ::kapi_apimachinery::TypeInfo for super::HPAScalingRules {
 impl ::kapi_apimachinery::TypeInfo for super::HorizontalPodAutoscaler {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "kind", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "apiVersion", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "metadata", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "spec", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::HorizontalPodAutoscalerSpec as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "status", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::HorizontalPodAutoscalerStatus as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "kind", description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "apiVersion", description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "metadata", description: "metadata is the standard object metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "spec", description: "spec is the specification for the behaviour of the autoscaler. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status.", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::HorizontalPodAutoscalerSpec as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "status", description: "status is the current information about the autoscaler.", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::HorizontalPodAutoscalerStatus as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -96,8 +96,8 @@ impl ::kapi_apimachinery::TypeInfo for super::HorizontalPodAutoscaler {
 impl ::kapi_apimachinery::TypeInfo for super::HorizontalPodAutoscalerBehavior {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "scaleUp", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::HPAScalingRules as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "scaleDown", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::HPAScalingRules as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "scaleUp", description: "scaleUp is scaling policy for scaling Up. If not set, the default value is the higher of:\n  * increase no more than 4 pods per 60 seconds\n  * double the number of pods per 60 seconds\nNo stabilization is used.", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::HPAScalingRules as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "scaleDown", description: "scaleDown is scaling policy for scaling Down. If not set, the default value is to allow to scale down to minReplicas pods, with a 300 second stabilization window (i.e., the highest recommendation for the last 300sec is used).", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::HPAScalingRules as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -106,11 +106,11 @@ impl ::kapi_apimachinery::TypeInfo for super::HorizontalPodAutoscalerBehavior {
 impl ::kapi_apimachinery::TypeInfo for super::HorizontalPodAutoscalerCondition {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "type", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "status", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "lastTransitionTime", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "reason", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "message", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "type", description: "type describes the current condition", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "status", description: "status is the status of the condition (True, False, Unknown)", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "lastTransitionTime", description: "lastTransitionTime is the last time the condition transitioned from one status to another", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "reason", description: "reason is the reason for the condition's last transition.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "message", description: "message is a human-readable explanation containing details about the transition", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }
@@ -119,10 +119,10 @@ impl ::kapi_apimachinery::TypeInfo for super::HorizontalPodAutoscalerCondition {
 impl ::kapi_apimachinery::TypeInfo for super::HorizontalPodAutoscalerList {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "kind", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "apiVersion", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "metadata", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ListMeta as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "items", required: true, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::HorizontalPodAutoscaler as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "kind", description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "apiVersion", description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "metadata", description: "metadata is the standard list metadata.", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ListMeta as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "items", description: "items is the list of horizontal pod autoscaler objects.", required: true, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::HorizontalPodAutoscaler as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -131,11 +131,11 @@ impl ::kapi_apimachinery::TypeInfo for super::HorizontalPodAutoscalerList {
 impl ::kapi_apimachinery::TypeInfo for super::HorizontalPodAutoscalerSpec {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "scaleTargetRef", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::CrossVersionObjectReference as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "minReplicas", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "maxReplicas", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "metrics", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: Some("atomic"), list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::MetricSpec as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "behavior", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::HorizontalPodAutoscalerBehavior as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "scaleTargetRef", description: "scaleTargetRef points to the target resource to scale, and is used to the pods for which metrics should be collected, as well as to actually change the replica count.", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::CrossVersionObjectReference as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "minReplicas", description: "minReplicas is the lower limit for the number of replicas to which the autoscaler can scale down.  It defaults to 1 pod.  minReplicas is allowed to be 0 if the alpha feature gate HPAScaleToZero is enabled and at least one Object or External metric is configured.  Scaling is active as long as at least one metric value is available.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "maxReplicas", description: "maxReplicas is the upper limit for the number of replicas to which the autoscaler can scale up. It cannot be less that minReplicas.", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "metrics", description: "metrics contains the specifications for which to use to calculate the desired replica count (the maximum replica count across all metrics will be used).  The desired replica count is calculated multiplying the ratio between the target value and the current value by the current number of pods.  Ergo, metrics used must decrease as the pod count is increased, and vice-versa.  See the individual metric source types for more information about how each type of metric must respond. If not set, the default metric will be set to 80% average CPU utilization.", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: Some("atomic"), list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::MetricSpec as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "behavior", description: "behavior configures the scaling behavior of the target in both Up and Down directions (scaleUp and scaleDown fields respectively). If not set, the default HPAScalingRules for scale up and scale down are used.", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::HorizontalPodAutoscalerBehavior as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -144,12 +144,12 @@ impl ::kapi_apimachinery::TypeInfo for super::HorizontalPodAutoscalerSpec {
 impl ::kapi_apimachinery::TypeInfo for super::HorizontalPodAutoscalerStatus {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "observedGeneration", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "lastScaleTime", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "currentReplicas", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "desiredReplicas", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "currentMetrics", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: Some("atomic"), list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::MetricStatus as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "conditions", required: false, shape: FieldShape::List, patch_strategy: Some("merge"), patch_merge_key: Some("type"), list_type: Some("map"), list_map_keys: &["type"], map_type: None, elem: Some(<crate::api::autoscaling::v2::HorizontalPodAutoscalerCondition as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "observedGeneration", description: "observedGeneration is the most recent generation observed by this autoscaler.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "lastScaleTime", description: "lastScaleTime is the last time the HorizontalPodAutoscaler scaled the number of pods, used by the autoscaler to control how often the number of pods is changed.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "currentReplicas", description: "currentReplicas is current number of replicas of pods managed by this autoscaler, as last seen by the autoscaler.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "desiredReplicas", description: "desiredReplicas is the desired number of replicas of pods managed by this autoscaler, as last calculated by the autoscaler.", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "currentMetrics", description: "currentMetrics is the last read state of the metrics used by this autoscaler.", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: Some("atomic"), list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::MetricStatus as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "conditions", description: "conditions is the set of conditions required for this autoscaler to scale its target, and indicates whether or not those conditions are met.", required: false, shape: FieldShape::List, patch_strategy: Some("merge"), patch_merge_key: Some("type"), list_type: Some("map"), list_map_keys: &["type"], map_type: None, elem: Some(<crate::api::autoscaling::v2::HorizontalPodAutoscalerCondition as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -158,8 +158,8 @@ impl ::kapi_apimachinery::TypeInfo for super::HorizontalPodAutoscalerStatus {
 impl ::kapi_apimachinery::TypeInfo for super::MetricIdentifier {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "name", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "selector", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::LabelSelector as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "name", description: "name is the name of the given metric", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "selector", description: "selector is the string-encoded form of a standard kubernetes label selector for the given metric When set, it is passed as an additional parameter to the metrics server for more specific metrics scoping. When unset, just the metricName will be used to gather metrics.", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::LabelSelector as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -168,12 +168,12 @@ impl ::kapi_apimachinery::TypeInfo for super::MetricIdentifier {
 impl ::kapi_apimachinery::TypeInfo for super::MetricSpec {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "type", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "object", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::ObjectMetricSource as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "pods", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::PodsMetricSource as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "resource", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::ResourceMetricSource as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "containerResource", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::ContainerResourceMetricSource as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "external", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::ExternalMetricSource as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "type", description: "type is the type of metric source.  It should be one of \"ContainerResource\", \"External\", \"Object\", \"Pods\" or \"Resource\", each mapping to a matching field in the object.", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "object", description: "object refers to a metric describing a single kubernetes object (for example, hits-per-second on an Ingress object).", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::ObjectMetricSource as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "pods", description: "pods refers to a metric describing each pod in the current scale target (for example, transactions-processed-per-second).  The values will be averaged together before being compared to the target value.", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::PodsMetricSource as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "resource", description: "resource refers to a resource metric (such as those specified in requests and limits) known to Kubernetes describing each pod in the current scale target (e.g. CPU or memory). Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the \"pods\" source.", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::ResourceMetricSource as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "containerResource", description: "containerResource refers to a resource metric (such as those specified in requests and limits) known to Kubernetes describing a single container in each pod of the current scale target (e.g. CPU or memory). Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the \"pods\" source.", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::ContainerResourceMetricSource as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "external", description: "external refers to a global metric that is not associated with any Kubernetes object. It allows autoscaling based on information coming from components running outside of cluster (for example length of queue in cloud messaging service, or QPS from loadbalancer running outside of cluster).", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::ExternalMetricSource as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -182,12 +182,12 @@ impl ::kapi_apimachinery::TypeInfo for super::MetricSpec {
 impl ::kapi_apimachinery::TypeInfo for super::MetricStatus {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "type", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "object", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::ObjectMetricStatus as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "pods", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::PodsMetricStatus as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "resource", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::ResourceMetricStatus as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "containerResource", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::ContainerResourceMetricStatus as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "external", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::ExternalMetricStatus as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "type", description: "type is the type of metric source.  It will be one of \"ContainerResource\", \"External\", \"Object\", \"Pods\" or \"Resource\", each corresponds to a matching field in the object.", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "object", description: "object refers to a metric describing a single kubernetes object (for example, hits-per-second on an Ingress object).", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::ObjectMetricStatus as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "pods", description: "pods refers to a metric describing each pod in the current scale target (for example, transactions-processed-per-second).  The values will be averaged together before being compared to the target value.", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::PodsMetricStatus as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "resource", description: "resource refers to a resource metric (such as those specified in requests and limits) known to Kubernetes describing each pod in the current scale target (e.g. CPU or memory). Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the \"pods\" source.", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::ResourceMetricStatus as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "containerResource", description: "container resource refers to a resource metric (such as those specified in requests and limits) known to Kubernetes describing a single container in each pod in the current scale target (e.g. CPU or memory). Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the \"pods\" source.", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::ContainerResourceMetricStatus as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "external", description: "external refers to a global metric that is not associated with any Kubernetes object. It allows autoscaling based on information coming from components running outside of cluster (for example length of queue in cloud messaging service, or QPS from loadbalancer running outside of cluster).", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::ExternalMetricStatus as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -196,10 +196,10 @@ impl ::kapi_apimachinery::TypeInfo for super::MetricStatus {
 impl ::kapi_apimachinery::TypeInfo for super::MetricTarget {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "type", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "value", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "averageValue", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "averageUtilization", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "type", description: "type represents whether the metric type is Utilization, Value, or AverageValue", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "value", description: "value is the target value of the metric (as a quantity).", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "averageValue", description: "averageValue is the target value of the average of the metric across all relevant pods (as a quantity)", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "averageUtilization", description: "averageUtilization is the target value of the average of the resource metric across all relevant pods, represented as a percentage of the requested value of the resource for the pods. Currently only valid for Resource metric source type", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }
@@ -208,9 +208,9 @@ impl ::kapi_apimachinery::TypeInfo for super::MetricTarget {
 impl ::kapi_apimachinery::TypeInfo for super::MetricValueStatus {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "value", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "averageValue", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "averageUtilization", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "value", description: "value is the current value of the metric (as a quantity).", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "averageValue", description: "averageValue is the current value of the average of the metric across all relevant pods (as a quantity)", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "averageUtilization", description: "currentAverageUtilization is the current value of the average of the resource metric across all relevant pods, represented as a percentage of the requested value of the resource for the pods.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }
@@ -219,9 +219,9 @@ impl ::kapi_apimachinery::TypeInfo for super::MetricValueStatus {
 impl ::kapi_apimachinery::TypeInfo for super::ObjectMetricSource {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "describedObject", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::CrossVersionObjectReference as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "target", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::MetricTarget as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "metric", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::MetricIdentifier as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "describedObject", description: "describedObject specifies the descriptions of a object,such as kind,name apiVersion", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::CrossVersionObjectReference as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "target", description: "target specifies the target value for the given metric", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::MetricTarget as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "metric", description: "metric identifies the target metric by name and selector", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::MetricIdentifier as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -230,9 +230,9 @@ impl ::kapi_apimachinery::TypeInfo for super::ObjectMetricSource {
 impl ::kapi_apimachinery::TypeInfo for super::ObjectMetricStatus {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "metric", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::MetricIdentifier as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "current", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::MetricValueStatus as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "describedObject", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::CrossVersionObjectReference as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "metric", description: "metric identifies the target metric by name and selector", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::MetricIdentifier as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "current", description: "current contains the current value for the given metric", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::MetricValueStatus as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "describedObject", description: "DescribedObject specifies the descriptions of a object,such as kind,name apiVersion", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::CrossVersionObjectReference as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -241,8 +241,8 @@ impl ::kapi_apimachinery::TypeInfo for super::ObjectMetricStatus {
 impl ::kapi_apimachinery::TypeInfo for super::PodsMetricSource {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "metric", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::MetricIdentifier as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "target", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::MetricTarget as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "metric", description: "metric identifies the target metric by name and selector", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::MetricIdentifier as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "target", description: "target specifies the target value for the given metric", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::MetricTarget as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -251,8 +251,8 @@ impl ::kapi_apimachinery::TypeInfo for super::PodsMetricSource {
 impl ::kapi_apimachinery::TypeInfo for super::PodsMetricStatus {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "metric", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::MetricIdentifier as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "current", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::MetricValueStatus as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "metric", description: "metric identifies the target metric by name and selector", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::MetricIdentifier as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "current", description: "current contains the current value for the given metric", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::MetricValueStatus as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -261,8 +261,8 @@ impl ::kapi_apimachinery::TypeInfo for super::PodsMetricStatus {
 impl ::kapi_apimachinery::TypeInfo for super::ResourceMetricSource {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "name", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "target", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::MetricTarget as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "name", description: "name is the name of the resource in question.", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "target", description: "target specifies the target value for the given metric", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::MetricTarget as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -271,8 +271,8 @@ impl ::kapi_apimachinery::TypeInfo for super::ResourceMetricSource {
 impl ::kapi_apimachinery::TypeInfo for super::ResourceMetricStatus {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "name", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "current", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::MetricValueStatus as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "name", description: "name is the name of the resource in question.", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "current", description: "current contains the current value for the given metric", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::autoscaling::v2::MetricValueStatus as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }

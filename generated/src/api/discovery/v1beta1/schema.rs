@@ -7,13 +7,13 @@ use ::kapi_apimachinery::scheme::{FieldInfo, FieldShape};
 impl ::kapi_apimachinery::TypeInfo for super::Endpoint {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "addresses", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "conditions", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::discovery::v1beta1::EndpointConditions as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "hostname", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "targetRef", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::core::v1::ObjectReference as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "topology", required: false, shape: FieldShape::Map, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "nodeName", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "hints", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::discovery::v1beta1::EndpointHints as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "addresses", description: "addresses of this endpoint. The contents of this field are interpreted\naccording to the corresponding EndpointSlice addressType field. Consumers\nmust handle different types of addresses in the context of their own\ncapabilities. This must contain at least one address but no more than\n100. These are all assumed to be fungible and clients may choose to only\nuse the first element. Refer to: https://issue.k8s.io/106267\n+listType=set\n+required\n+k8s:alpha(since: \"1.36\")=+k8s:required\n+k8s:alpha(since: \"1.36\")=+k8s:maxItems=100", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "conditions", description: "conditions contains information about the current status of the endpoint.", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::discovery::v1beta1::EndpointConditions as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "hostname", description: "hostname of this endpoint. This field may be used by consumers of\nendpoints to distinguish endpoints from each other (e.g. in DNS names).\nMultiple endpoints which use the same hostname should be considered\nfungible (e.g. multiple A values in DNS). Must be lowercase and pass DNS\nLabel (RFC 1123) validation.\n+optional", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "targetRef", description: "targetRef is a reference to a Kubernetes object that represents this\nendpoint.\n+optional", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::core::v1::ObjectReference as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "topology", description: "topology contains arbitrary topology information associated with the\nendpoint. These key/value pairs must conform with the label format.\nhttps://kubernetes.io/docs/concepts/overview/working-with-objects/labels\nTopology may include a maximum of 16 key/value pairs. This includes, but\nis not limited to the following well known keys:\n* kubernetes.io/hostname: the value indicates the hostname of the node\n  where the endpoint is located. This should match the corresponding\n  node label.\n* topology.kubernetes.io/zone: the value indicates the zone where the\n  endpoint is located. This should match the corresponding node label.\n* topology.kubernetes.io/region: the value indicates the region where the\n  endpoint is located. This should match the corresponding node label.\nThis field is deprecated and will be removed in future api versions.\n+optional", required: false, shape: FieldShape::Map, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "nodeName", description: "nodeName represents the name of the Node hosting this endpoint. This can\nbe used to determine endpoints local to a Node.\n+optional", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "hints", description: "hints contains information associated with how an endpoint should be\nconsumed.\n+featureGate=TopologyAwareHints\n+optional", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::discovery::v1beta1::EndpointHints as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -22,9 +22,9 @@ impl ::kapi_apimachinery::TypeInfo for super::Endpoint {
 impl ::kapi_apimachinery::TypeInfo for super::EndpointConditions {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "ready", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "serving", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "terminating", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "ready", description: "ready indicates that this endpoint is prepared to receive traffic,\naccording to whatever system is managing the endpoint. A nil value\nindicates an unknown state. In most cases consumers should interpret this\nunknown state as ready. For compatibility reasons, ready should never be\n\"true\" for terminating endpoints.\n+optional", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "serving", description: "serving is identical to ready except that it is set regardless of the\nterminating state of endpoints. This condition should be set to true for\na ready endpoint that is terminating. If nil, consumers should defer to\nthe ready condition.\n+optional", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "terminating", description: "terminating indicates that this endpoint is terminating. A nil value\nindicates an unknown state. Consumers should interpret this unknown state\nto mean that the endpoint is not terminating.\n+optional", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }
@@ -33,8 +33,8 @@ impl ::kapi_apimachinery::TypeInfo for super::EndpointConditions {
 impl ::kapi_apimachinery::TypeInfo for super::EndpointHints {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "forZones", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::discovery::v1beta1::ForZone as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "forNodes", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::discovery::v1beta1::ForNode as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "forZones", description: "forZones indicates the zone(s) this endpoint should be consumed by to\nenable topology aware routing. May contain a maximum of 8 entries.\n+listType=atomic", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::discovery::v1beta1::ForZone as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "forNodes", description: "forNodes indicates the node(s) this endpoint should be consumed by when\nusing topology aware routing. May contain a maximum of 8 entries.\n+listType=atomic", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::discovery::v1beta1::ForNode as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -43,10 +43,10 @@ impl ::kapi_apimachinery::TypeInfo for super::EndpointHints {
 impl ::kapi_apimachinery::TypeInfo for super::EndpointPort {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "name", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "protocol", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "port", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "appProtocol", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "name", description: "name represents the name of this port. All ports in an EndpointSlice must have a unique name.\nIf the EndpointSlice is derived from a Kubernetes service, this corresponds to the Service.ports[].name.\nName must either be an empty string or pass DNS_LABEL validation:\n* must be no more than 63 characters long.\n* must consist of lower case alphanumeric characters or '-'.\n* must start and end with an alphanumeric character.\nDefault is empty string.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "protocol", description: "protocol represents the IP protocol for this port.\nMust be UDP, TCP, or SCTP.\nDefault is TCP.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "port", description: "port represents the port number of the endpoint.\nIf this is not specified, ports are not restricted and must be\ninterpreted in the context of the specific consumer.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "appProtocol", description: "appProtocol represents the application protocol for this port.\nThis field follows standard Kubernetes label syntax.\nUn-prefixed names are reserved for IANA standard service names (as per\nRFC-6335 and https://www.iana.org/assignments/service-names).\nNon-standard protocols should use prefixed names such as\nmycompany.com/my-custom-protocol.\n+optional", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }
@@ -55,12 +55,12 @@ impl ::kapi_apimachinery::TypeInfo for super::EndpointPort {
 impl ::kapi_apimachinery::TypeInfo for super::EndpointSlice {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "kind", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "apiVersion", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "metadata", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "addressType", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "endpoints", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::discovery::v1beta1::Endpoint as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "ports", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::discovery::v1beta1::EndpointPort as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "kind", description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "apiVersion", description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "metadata", description: "Standard object's metadata.\n+optional", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "addressType", description: "addressType specifies the type of address carried by this EndpointSlice.\nAll addresses in this slice must be the same type. This field is\nimmutable after creation. The following address types are currently\nsupported:\n* IPv4: Represents an IPv4 Address.\n* IPv6: Represents an IPv6 Address.\n* FQDN: Represents a Fully Qualified Domain Name.\n+required\n+k8s:alpha(since: \"1.36\")=+k8s:required\n+k8s:alpha(since: \"1.36\")=+k8s:immutable", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "endpoints", description: "endpoints is a list of unique endpoints in this slice. Each slice may\ninclude a maximum of 1000 endpoints.\n+listType=atomic\n+k8s:alpha(since: \"1.36\")=+k8s:optional", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::discovery::v1beta1::Endpoint as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "ports", description: "ports specifies the list of network ports exposed by each endpoint in\nthis slice. Each port must have a unique name. When ports is empty, it\nindicates that there are no defined ports. When a port is defined with a\nnil port value, it indicates \"all ports\". Each slice may include a\nmaximum of 100 ports.\n+optional\n+listType=atomic", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::discovery::v1beta1::EndpointPort as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -69,10 +69,10 @@ impl ::kapi_apimachinery::TypeInfo for super::EndpointSlice {
 impl ::kapi_apimachinery::TypeInfo for super::EndpointSliceList {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "kind", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "apiVersion", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "metadata", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ListMeta as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "items", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::discovery::v1beta1::EndpointSlice as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "kind", description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "apiVersion", description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "metadata", description: "Standard list metadata.\n+optional", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ListMeta as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "items", description: "items is the list of endpoint slices", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::discovery::v1beta1::EndpointSlice as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -81,7 +81,7 @@ impl ::kapi_apimachinery::TypeInfo for super::EndpointSliceList {
 impl ::kapi_apimachinery::TypeInfo for super::ForNode {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "name", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "name", description: "name represents the name of the node.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }
@@ -90,7 +90,7 @@ impl ::kapi_apimachinery::TypeInfo for super::ForNode {
 impl ::kapi_apimachinery::TypeInfo for super::ForZone {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "name", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "name", description: "name represents the name of the zone.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }

@@ -7,8 +7,8 @@ use ::kapi_apimachinery::scheme::{FieldInfo, FieldShape};
 impl ::kapi_apimachinery::TypeInfo for super::ExemptPriorityLevelConfiguration {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "nominalConcurrencyShares", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "lendablePercent", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "nominalConcurrencyShares", description: "`nominalConcurrencyShares` (NCS) contributes to the computation of the\nNominalConcurrencyLimit (NominalCL) of this level.\nThis is the number of execution seats nominally reserved for this priority level.\nThis DOES NOT limit the dispatching from this priority level\nbut affects the other priority levels through the borrowing mechanism.\nThe server's concurrency limit (ServerCL) is divided among all the\npriority levels in proportion to their NCS values:\n\nNominalCL(i)  = ceil( ServerCL * NCS(i) / sum_ncs )\nsum_ncs = sum[priority level k] NCS(k)\n\nBigger numbers mean a larger nominal concurrency limit,\nat the expense of every other priority level.\nThis field has a default value of zero.\n+optional", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "lendablePercent", description: "`lendablePercent` prescribes the fraction of the level's NominalCL that\ncan be borrowed by other priority levels.  This value of this\nfield must be between 0 and 100, inclusive, and it defaults to 0.\nThe number of seats that other levels can borrow from this level, known\nas this level's LendableConcurrencyLimit (LendableCL), is defined as follows.\n\nLendableCL(i) = round( NominalCL(i) * lendablePercent(i)/100.0 )\n\n+optional", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }
@@ -17,7 +17,7 @@ impl ::kapi_apimachinery::TypeInfo for super::ExemptPriorityLevelConfiguration {
 impl ::kapi_apimachinery::TypeInfo for super::FlowDistinguisherMethod {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "type", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "type", description: "`type` is the type of flow distinguisher method\nThe supported types are \"ByUser\" and \"ByNamespace\".\nRequired.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }
@@ -26,11 +26,11 @@ impl ::kapi_apimachinery::TypeInfo for super::FlowDistinguisherMethod {
 impl ::kapi_apimachinery::TypeInfo for super::FlowSchema {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "kind", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "apiVersion", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "metadata", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "spec", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::flowcontrol::v1beta1::FlowSchemaSpec as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "status", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::flowcontrol::v1beta1::FlowSchemaStatus as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "kind", description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "apiVersion", description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "metadata", description: "`metadata` is the standard object's metadata.\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata\n+optional", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "spec", description: "`spec` is the specification of the desired behavior of a FlowSchema.\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status\n+optional", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::flowcontrol::v1beta1::FlowSchemaSpec as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "status", description: "`status` is the current status of a FlowSchema.\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status\n+optional", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::flowcontrol::v1beta1::FlowSchemaStatus as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -39,11 +39,11 @@ impl ::kapi_apimachinery::TypeInfo for super::FlowSchema {
 impl ::kapi_apimachinery::TypeInfo for super::FlowSchemaCondition {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "type", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "status", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "lastTransitionTime", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "reason", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "message", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "type", description: "`type` is the type of the condition.\nRequired.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "status", description: "`status` is the status of the condition.\nCan be True, False, Unknown.\nRequired.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "lastTransitionTime", description: "`lastTransitionTime` is the last time the condition transitioned from one status to another.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "reason", description: "`reason` is a unique, one-word, CamelCase reason for the condition's last transition.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "message", description: "`message` is a human-readable message indicating details about last transition.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }
@@ -52,10 +52,10 @@ impl ::kapi_apimachinery::TypeInfo for super::FlowSchemaCondition {
 impl ::kapi_apimachinery::TypeInfo for super::FlowSchemaList {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "kind", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "apiVersion", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "metadata", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ListMeta as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "items", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::flowcontrol::v1beta1::FlowSchema as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "kind", description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "apiVersion", description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "metadata", description: "`metadata` is the standard list metadata.\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata\n+optional", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ListMeta as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "items", description: "`items` is a list of FlowSchemas.", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::flowcontrol::v1beta1::FlowSchema as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -64,10 +64,10 @@ impl ::kapi_apimachinery::TypeInfo for super::FlowSchemaList {
 impl ::kapi_apimachinery::TypeInfo for super::FlowSchemaSpec {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "priorityLevelConfiguration", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::flowcontrol::v1beta1::PriorityLevelConfigurationReference as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "matchingPrecedence", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "distinguisherMethod", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::flowcontrol::v1beta1::FlowDistinguisherMethod as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "rules", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::flowcontrol::v1beta1::PolicyRulesWithSubjects as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "priorityLevelConfiguration", description: "`priorityLevelConfiguration` should reference a PriorityLevelConfiguration in the cluster. If the reference cannot\nbe resolved, the FlowSchema will be ignored and marked as invalid in its status.\nRequired.", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::flowcontrol::v1beta1::PriorityLevelConfigurationReference as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "matchingPrecedence", description: "`matchingPrecedence` is used to choose among the FlowSchemas that match a given request. The chosen\nFlowSchema is among those with the numerically lowest (which we take to be logically highest)\nMatchingPrecedence.  Each MatchingPrecedence value must be ranged in [1,10000].\nNote that if the precedence is not specified, it will be set to 1000 as default.\n+optional", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "distinguisherMethod", description: "`distinguisherMethod` defines how to compute the flow distinguisher for requests that match this schema.\n`nil` specifies that the distinguisher is disabled and thus will always be the empty string.\n+optional", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::flowcontrol::v1beta1::FlowDistinguisherMethod as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "rules", description: "`rules` describes which requests will match this flow schema. This FlowSchema matches a request if and only if\nat least one member of rules matches the request.\nif it is an empty slice, there will be no requests matching the FlowSchema.\n+listType=atomic\n+optional", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::flowcontrol::v1beta1::PolicyRulesWithSubjects as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -76,7 +76,7 @@ impl ::kapi_apimachinery::TypeInfo for super::FlowSchemaSpec {
 impl ::kapi_apimachinery::TypeInfo for super::FlowSchemaStatus {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "conditions", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::flowcontrol::v1beta1::FlowSchemaCondition as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "conditions", description: "`conditions` is a list of the current states of FlowSchema.\n+listType=map\n+listMapKey=type\n+optional", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::flowcontrol::v1beta1::FlowSchemaCondition as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -85,7 +85,7 @@ impl ::kapi_apimachinery::TypeInfo for super::FlowSchemaStatus {
 impl ::kapi_apimachinery::TypeInfo for super::GroupSubject {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "name", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "name", description: "name is the user group that matches, or \"*\" to match all user groups.\nSee https://github.com/kubernetes/apiserver/blob/master/pkg/authentication/user/user.go for some\nwell-known group names.\nRequired.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }
@@ -94,8 +94,8 @@ impl ::kapi_apimachinery::TypeInfo for super::GroupSubject {
 impl ::kapi_apimachinery::TypeInfo for super::LimitResponse {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "type", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "queuing", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::flowcontrol::v1beta1::QueuingConfiguration as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "type", description: "`type` is \"Queue\" or \"Reject\".\n\"Queue\" means that requests that can not be executed upon arrival\nare held in a queue until they can be executed or a queuing limit\nis reached.\n\"Reject\" means that requests that can not be executed upon arrival\nare rejected.\nRequired.\n+unionDiscriminator\n+k8s:alpha(since: \"1.36\")=+k8s:required\n+k8s:alpha(since: \"1.36\")=+k8s:discriminator", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "queuing", description: "`queuing` holds the configuration parameters for queuing.\nThis field may be non-empty only if `type` is `\"Queue\"`.\n+optional\n+k8s:alpha(since: \"1.36\")=+k8s:optional\n+k8s:alpha(since: \"1.36\")=+k8s:member(\"Queue\")=+k8s:required\n+k8s:alpha(since: \"1.36\")=+k8s:member(\"Reject\")=+k8s:forbidden", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::flowcontrol::v1beta1::QueuingConfiguration as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -104,10 +104,10 @@ impl ::kapi_apimachinery::TypeInfo for super::LimitResponse {
 impl ::kapi_apimachinery::TypeInfo for super::LimitedPriorityLevelConfiguration {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "assuredConcurrencyShares", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "limitResponse", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::flowcontrol::v1beta1::LimitResponse as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "lendablePercent", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "borrowingLimitPercent", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "assuredConcurrencyShares", description: "`assuredConcurrencyShares` (ACS) configures the execution\nlimit, which is a limit on the number of requests of this\npriority level that may be executing at a given time.  ACS must\nbe a positive number. The server's concurrency limit (SCL) is\ndivided among the concurrency-controlled priority levels in\nproportion to their assured concurrency shares. This produces\nthe assured concurrency value (ACV) --- the number of requests\nthat may be executing at a time --- for each such priority\nlevel:\n\n            ACV(l) = ceil( SCL * ACS(l) / ( sum[priority levels k] ACS(k) ) )\n\nbigger numbers of ACS mean more reserved concurrent requests (at the\nexpense of every other PL).\nThis field has a default value of 30.\n+optional", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "limitResponse", description: "`limitResponse` indicates what to do with requests that can not be executed right now", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::flowcontrol::v1beta1::LimitResponse as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "lendablePercent", description: "`lendablePercent` prescribes the fraction of the level's NominalCL that\ncan be borrowed by other priority levels. The value of this\nfield must be between 0 and 100, inclusive, and it defaults to 0.\nThe number of seats that other levels can borrow from this level, known\nas this level's LendableConcurrencyLimit (LendableCL), is defined as follows.\n\nLendableCL(i) = round( NominalCL(i) * lendablePercent(i)/100.0 )\n\n+optional", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "borrowingLimitPercent", description: "`borrowingLimitPercent`, if present, configures a limit on how many\nseats this priority level can borrow from other priority levels.\nThe limit is known as this level's BorrowingConcurrencyLimit\n(BorrowingCL) and is a limit on the total number of seats that this\nlevel may borrow at any one time.\nThis field holds the ratio of that limit to the level's nominal\nconcurrency limit. When this field is non-nil, it must hold a\nnon-negative integer and the limit is calculated as follows.\n\nBorrowingCL(i) = round( NominalCL(i) * borrowingLimitPercent(i)/100.0 )\n\nThe value of this field can be more than 100, implying that this\npriority level can borrow a number of seats that is greater than\nits own nominal concurrency limit (NominalCL).\nWhen this field is left `nil`, the limit is effectively infinite.\n+optional", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }
@@ -116,8 +116,8 @@ impl ::kapi_apimachinery::TypeInfo for super::LimitedPriorityLevelConfiguration 
 impl ::kapi_apimachinery::TypeInfo for super::NonResourcePolicyRule {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "verbs", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "nonResourceURLs", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "verbs", description: "`verbs` is a list of matching verbs and may not be empty.\n\"*\" matches all verbs. If it is present, it must be the only entry.\n+listType=set\nRequired.", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "nonResourceURLs", description: "`nonResourceURLs` is a set of url prefixes that a user should have access to and may not be empty.\nFor example:\n  - \"/healthz\" is legal\n  - \"/hea*\" is illegal\n  - \"/hea\" is legal but matches nothing\n  - \"/hea/*\" also matches nothing\n  - \"/healthz/*\" matches all per-component health checks.\n\"*\" matches all non-resource urls. if it is present, it must be the only entry.\n+listType=set\nRequired.", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }
@@ -126,9 +126,9 @@ impl ::kapi_apimachinery::TypeInfo for super::NonResourcePolicyRule {
 impl ::kapi_apimachinery::TypeInfo for super::PolicyRulesWithSubjects {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "subjects", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::flowcontrol::v1beta1::Subject as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "resourceRules", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::flowcontrol::v1beta1::ResourcePolicyRule as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "nonResourceRules", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::flowcontrol::v1beta1::NonResourcePolicyRule as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "subjects", description: "subjects is the list of normal user, serviceaccount, or group that this rule cares about.\nThere must be at least one member in this slice.\nA slice that includes both the system:authenticated and system:unauthenticated user groups matches every request.\n+listType=atomic\nRequired.", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::flowcontrol::v1beta1::Subject as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "resourceRules", description: "`resourceRules` is a slice of ResourcePolicyRules that identify matching requests according to their verb and the\ntarget resource.\nAt least one of `resourceRules` and `nonResourceRules` has to be non-empty.\n+listType=atomic\n+optional", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::flowcontrol::v1beta1::ResourcePolicyRule as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "nonResourceRules", description: "`nonResourceRules` is a list of NonResourcePolicyRules that identify matching requests according to their verb\nand the target non-resource URL.\n+listType=atomic\n+optional", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::flowcontrol::v1beta1::NonResourcePolicyRule as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -137,11 +137,11 @@ impl ::kapi_apimachinery::TypeInfo for super::PolicyRulesWithSubjects {
 impl ::kapi_apimachinery::TypeInfo for super::PriorityLevelConfiguration {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "kind", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "apiVersion", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "metadata", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "spec", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::flowcontrol::v1beta1::PriorityLevelConfigurationSpec as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "status", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::flowcontrol::v1beta1::PriorityLevelConfigurationStatus as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "kind", description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "apiVersion", description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "metadata", description: "`metadata` is the standard object's metadata.\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata\n+optional", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "spec", description: "`spec` is the specification of the desired behavior of a \"request-priority\".\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status\n+optional", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::flowcontrol::v1beta1::PriorityLevelConfigurationSpec as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "status", description: "`status` is the current status of a \"request-priority\".\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status\n+optional", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::flowcontrol::v1beta1::PriorityLevelConfigurationStatus as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -150,11 +150,11 @@ impl ::kapi_apimachinery::TypeInfo for super::PriorityLevelConfiguration {
 impl ::kapi_apimachinery::TypeInfo for super::PriorityLevelConfigurationCondition {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "type", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "status", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "lastTransitionTime", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "reason", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "message", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "type", description: "`type` is the type of the condition.\nRequired.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "status", description: "`status` is the status of the condition.\nCan be True, False, Unknown.\nRequired.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "lastTransitionTime", description: "`lastTransitionTime` is the last time the condition transitioned from one status to another.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "reason", description: "`reason` is a unique, one-word, CamelCase reason for the condition's last transition.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "message", description: "`message` is a human-readable message indicating details about last transition.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }
@@ -163,10 +163,10 @@ impl ::kapi_apimachinery::TypeInfo for super::PriorityLevelConfigurationConditio
 impl ::kapi_apimachinery::TypeInfo for super::PriorityLevelConfigurationList {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "kind", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "apiVersion", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "metadata", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ListMeta as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "items", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::flowcontrol::v1beta1::PriorityLevelConfiguration as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "kind", description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "apiVersion", description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "metadata", description: "`metadata` is the standard object's metadata.\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata\n+optional", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ListMeta as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "items", description: "`items` is a list of request-priorities.", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::flowcontrol::v1beta1::PriorityLevelConfiguration as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -175,7 +175,7 @@ impl ::kapi_apimachinery::TypeInfo for super::PriorityLevelConfigurationList {
 impl ::kapi_apimachinery::TypeInfo for super::PriorityLevelConfigurationReference {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "name", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "name", description: "`name` is the name of the priority level configuration being referenced\nRequired.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }
@@ -184,9 +184,9 @@ impl ::kapi_apimachinery::TypeInfo for super::PriorityLevelConfigurationReferenc
 impl ::kapi_apimachinery::TypeInfo for super::PriorityLevelConfigurationSpec {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "type", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "limited", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::flowcontrol::v1beta1::LimitedPriorityLevelConfiguration as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "exempt", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::flowcontrol::v1beta1::ExemptPriorityLevelConfiguration as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "type", description: "`type` indicates whether this priority level is subject to\nlimitation on request execution.  A value of `\"Exempt\"` means\nthat requests of this priority level are not subject to a limit\n(and thus are never queued) and do not detract from the\ncapacity made available to other priority levels.  A value of\n`\"Limited\"` means that (a) requests of this priority level\n_are_ subject to limits and (b) some of the server's limited\ncapacity is made available exclusively to this priority level.\nRequired.\n+unionDiscriminator\n+k8s:alpha(since: \"1.36\")=+k8s:required\n+k8s:alpha(since: \"1.36\")=+k8s:discriminator", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "limited", description: "`limited` specifies how requests are handled for a Limited priority level.\nThis field must be non-empty if and only if `type` is `\"Limited\"`.\n+optional\n+k8s:alpha(since: \"1.36\")=+k8s:optional\n+k8s:alpha(since: \"1.36\")=+k8s:member(\"Limited\")=+k8s:required\n+k8s:alpha(since: \"1.36\")=+k8s:member(\"Exempt\")=+k8s:forbidden", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::flowcontrol::v1beta1::LimitedPriorityLevelConfiguration as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "exempt", description: "`exempt` specifies how requests are handled for an exempt priority level.\nThis field MUST be empty if `type` is `\"Limited\"`.\nThis field MAY be non-empty if `type` is `\"Exempt\"`.\nIf empty and `type` is `\"Exempt\"` then the default values\nfor `ExemptPriorityLevelConfiguration` apply.\n+optional\n+k8s:alpha(since: \"1.36\")=+k8s:optional\n+k8s:alpha(since: \"1.36\")=+k8s:member(\"Exempt\")=+k8s:optional\n+k8s:alpha(since: \"1.36\")=+k8s:member(\"Limited\")=+k8s:forbidden", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::flowcontrol::v1beta1::ExemptPriorityLevelConfiguration as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -195,7 +195,7 @@ impl ::kapi_apimachinery::TypeInfo for super::PriorityLevelConfigurationSpec {
 impl ::kapi_apimachinery::TypeInfo for super::PriorityLevelConfigurationStatus {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "conditions", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::flowcontrol::v1beta1::PriorityLevelConfigurationCondition as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "conditions", description: "`conditions` is the current state of \"request-priority\".\n+listType=map\n+listMapKey=type\n+optional", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::flowcontrol::v1beta1::PriorityLevelConfigurationCondition as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -204,9 +204,9 @@ impl ::kapi_apimachinery::TypeInfo for super::PriorityLevelConfigurationStatus {
 impl ::kapi_apimachinery::TypeInfo for super::QueuingConfiguration {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "queues", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "handSize", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "queueLengthLimit", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "queues", description: "`queues` is the number of queues for this priority level. The\nqueues exist independently at each apiserver. The value must be\npositive.  Setting it to 1 effectively precludes\nshufflesharding and thus makes the distinguisher method of\nassociated flow schemas irrelevant.  This field has a default\nvalue of 64.\n+optional", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "handSize", description: "`handSize` is a small positive number that configures the\nshuffle sharding of requests into queues.  When enqueuing a request\nat this priority level the request's flow identifier (a string\npair) is hashed and the hash value is used to shuffle the list\nof queues and deal a hand of the size specified here.  The\nrequest is put into one of the shortest queues in that hand.\n`handSize` must be no larger than `queues`, and should be\nsignificantly smaller (so that a few heavy flows do not\nsaturate most of the queues).  See the user-facing\ndocumentation for more extensive guidance on setting this\nfield.  This field has a default value of 8.\n+optional", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "queueLengthLimit", description: "`queueLengthLimit` is the maximum number of requests allowed to\nbe waiting in a given queue of this priority level at a time;\nexcess requests are rejected.  This value must be positive.  If\nnot specified, it will be defaulted to 50.\n+optional", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }
@@ -215,11 +215,11 @@ impl ::kapi_apimachinery::TypeInfo for super::QueuingConfiguration {
 impl ::kapi_apimachinery::TypeInfo for super::ResourcePolicyRule {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "verbs", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "apiGroups", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "resources", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "clusterScope", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "namespaces", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "verbs", description: "`verbs` is a list of matching verbs and may not be empty.\n\"*\" matches all verbs and, if present, must be the only entry.\n+listType=set\nRequired.", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "apiGroups", description: "`apiGroups` is a list of matching API groups and may not be empty.\n\"*\" matches all API groups and, if present, must be the only entry.\n+listType=set\nRequired.", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "resources", description: "`resources` is a list of matching resources (i.e., lowercase\nand plural) with, if desired, subresource.  For example, [\n\"services\", \"nodes/status\" ].  This list may not be empty.\n\"*\" matches all resources and, if present, must be the only entry.\nRequired.\n+listType=set", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "clusterScope", description: "`clusterScope` indicates whether to match requests that do not\nspecify a namespace (which happens either because the resource\nis not namespaced or the request targets all namespaces).\nIf this field is omitted or false then the `namespaces` field\nmust contain a non-empty list.\n+optional", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "namespaces", description: "`namespaces` is a list of target namespaces that restricts\nmatches.  A request that specifies a target namespace matches\nonly if either (a) this list contains that target namespace or\n(b) this list contains \"*\".  Note that \"*\" matches any\nspecified namespace but does not match a request that _does\nnot specify_ a namespace (see the `clusterScope` field for\nthat).\nThis list may be empty, but only if `clusterScope` is true.\n+optional\n+listType=set", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }
@@ -228,8 +228,8 @@ impl ::kapi_apimachinery::TypeInfo for super::ResourcePolicyRule {
 impl ::kapi_apimachinery::TypeInfo for super::ServiceAccountSubject {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "namespace", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "name", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "namespace", description: "`namespace` is the namespace of matching ServiceAccount objects.\nRequired.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "name", description: "`name` is the name of matching ServiceAccount objects, or \"*\" to match regardless of name.\nRequired.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }
@@ -238,10 +238,10 @@ impl ::kapi_apimachinery::TypeInfo for super::ServiceAccountSubject {
 impl ::kapi_apimachinery::TypeInfo for super::Subject {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "kind", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "user", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::flowcontrol::v1beta1::UserSubject as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "group", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::flowcontrol::v1beta1::GroupSubject as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "serviceAccount", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::flowcontrol::v1beta1::ServiceAccountSubject as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "kind", description: "`kind` indicates which one of the other fields is non-empty.\nRequired\n+unionDiscriminator", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "user", description: "`user` matches based on username.\n+optional", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::flowcontrol::v1beta1::UserSubject as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "group", description: "`group` matches based on user group name.\n+optional", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::flowcontrol::v1beta1::GroupSubject as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "serviceAccount", description: "`serviceAccount` matches ServiceAccounts.\n+optional", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::flowcontrol::v1beta1::ServiceAccountSubject as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -250,7 +250,7 @@ impl ::kapi_apimachinery::TypeInfo for super::Subject {
 impl ::kapi_apimachinery::TypeInfo for super::UserSubject {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "name", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "name", description: "`name` is the username that matches, or \"*\" to match all usernames.\nRequired.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }

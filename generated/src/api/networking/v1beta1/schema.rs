@@ -7,9 +7,9 @@ use ::kapi_apimachinery::scheme::{FieldInfo, FieldShape};
 impl ::kapi_apimachinery::TypeInfo for super::HTTPIngressPath {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "path", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "pathType", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "backend", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::IngressBackend as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "path", description: "path is matched against the path of an incoming request. Currently it can\ncontain characters disallowed from the conventional \"path\" part of a URL\nas defined by RFC 3986. Paths must begin with a '/' and must be present\nwhen using PathType with value \"Exact\" or \"Prefix\".\n+optional", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "pathType", description: "pathType determines the interpretation of the path matching. PathType can\nbe one of the following values:\n* Exact: Matches the URL path exactly.\n* Prefix: Matches based on a URL path prefix split by '/'. Matching is\n  done on a path element by element basis. A path element refers is the\n  list of labels in the path split by the '/' separator. A request is a\n  match for path p if every p is an element-wise prefix of p of the\n  request path. Note that if the last element of the path is a substring\n  of the last element in request path, it is not a match (e.g. /foo/bar\n  matches /foo/bar/baz, but does not match /foo/barbaz).\n* ImplementationSpecific: Interpretation of the Path matching is up to\n  the IngressClass. Implementations can treat this as a separate PathType\n  or treat it identically to Prefix or Exact path types.\nImplementations are required to support all path types.\nDefaults to ImplementationSpecific.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "backend", description: "backend defines the referenced service endpoint to which the traffic\nwill be forwarded to.", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::IngressBackend as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -18,7 +18,7 @@ impl ::kapi_apimachinery::TypeInfo for super::HTTPIngressPath {
 impl ::kapi_apimachinery::TypeInfo for super::HTTPIngressRuleValue {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "paths", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::HTTPIngressPath as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "paths", description: "paths is a collection of paths that map requests to backends.\n+listType=atomic", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::HTTPIngressPath as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -27,10 +27,10 @@ impl ::kapi_apimachinery::TypeInfo for super::HTTPIngressRuleValue {
 impl ::kapi_apimachinery::TypeInfo for super::IPAddress {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "kind", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "apiVersion", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "metadata", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "spec", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::IPAddressSpec as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "kind", description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "apiVersion", description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "metadata", description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "spec", description: "spec is the desired state of the IPAddress. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::IPAddressSpec as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -39,10 +39,10 @@ impl ::kapi_apimachinery::TypeInfo for super::IPAddress {
 impl ::kapi_apimachinery::TypeInfo for super::IPAddressList {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "kind", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "apiVersion", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "metadata", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ListMeta as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "items", required: true, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::IPAddress as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "kind", description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "apiVersion", description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "metadata", description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ListMeta as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "items", description: "items is the list of IPAddresses.", required: true, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::IPAddress as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -51,7 +51,7 @@ impl ::kapi_apimachinery::TypeInfo for super::IPAddressList {
 impl ::kapi_apimachinery::TypeInfo for super::IPAddressSpec {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "parentRef", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::ParentReference as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "parentRef", description: "ParentRef references the resource that an IPAddress is attached to. An IPAddress must reference a parent object.", required: true, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::ParentReference as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -60,11 +60,11 @@ impl ::kapi_apimachinery::TypeInfo for super::IPAddressSpec {
 impl ::kapi_apimachinery::TypeInfo for super::Ingress {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "kind", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "apiVersion", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "metadata", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "spec", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::IngressSpec as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "status", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::IngressStatus as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "kind", description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "apiVersion", description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "metadata", description: "Standard object's metadata.\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata\n+optional", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "spec", description: "spec is the desired state of the Ingress.\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status\n+optional", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::IngressSpec as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "status", description: "status is the current state of the Ingress.\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status\n+optional", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::IngressStatus as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -73,9 +73,9 @@ impl ::kapi_apimachinery::TypeInfo for super::Ingress {
 impl ::kapi_apimachinery::TypeInfo for super::IngressBackend {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "serviceName", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "servicePort", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "resource", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::core::v1::TypedLocalObjectReference as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "serviceName", description: "serviceName specifies the name of the referenced service.\n+optional", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "servicePort", description: "servicePort Specifies the port of the referenced service.\n+optional", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "resource", description: "resource is an ObjectRef to another Kubernetes resource in the namespace\nof the Ingress object. If resource is specified, serviceName and servicePort\nmust not be specified.\n+optional", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::core::v1::TypedLocalObjectReference as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -84,10 +84,10 @@ impl ::kapi_apimachinery::TypeInfo for super::IngressBackend {
 impl ::kapi_apimachinery::TypeInfo for super::IngressClass {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "kind", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "apiVersion", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "metadata", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "spec", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::IngressClassSpec as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "kind", description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "apiVersion", description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "metadata", description: "Standard object's metadata.\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata\n+optional", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "spec", description: "spec is the desired state of the IngressClass.\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status\n+optional", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::IngressClassSpec as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -96,10 +96,10 @@ impl ::kapi_apimachinery::TypeInfo for super::IngressClass {
 impl ::kapi_apimachinery::TypeInfo for super::IngressClassList {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "kind", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "apiVersion", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "metadata", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ListMeta as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "items", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::IngressClass as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "kind", description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "apiVersion", description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "metadata", description: "Standard list metadata.\n+optional", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ListMeta as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "items", description: "items is the list of IngressClasses.", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::IngressClass as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -108,11 +108,11 @@ impl ::kapi_apimachinery::TypeInfo for super::IngressClassList {
 impl ::kapi_apimachinery::TypeInfo for super::IngressClassParametersReference {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "apiGroup", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "kind", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "name", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "scope", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "namespace", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "apiGroup", description: "apiGroup is the group for the resource being referenced. If APIGroup is\nnot specified, the specified Kind must be in the core API group. For any\nother third-party types, APIGroup is required.\n+optional", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "kind", description: "kind is the type of resource being referenced.\n+required\n+k8s:alpha(since: \"1.36\")=+k8s:required", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "name", description: "name is the name of resource being referenced.\n+required\n+k8s:alpha(since: \"1.36\")=+k8s:required", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "scope", description: "scope represents if this refers to a cluster or namespace scoped resource.\nThis may be set to \"Cluster\" (default) or \"Namespace\".", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "namespace", description: "namespace is the namespace of the resource being referenced. This field is\nrequired when scope is set to \"Namespace\" and must be unset when scope is set to\n\"Cluster\".\n+optional", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }
@@ -121,8 +121,8 @@ impl ::kapi_apimachinery::TypeInfo for super::IngressClassParametersReference {
 impl ::kapi_apimachinery::TypeInfo for super::IngressClassSpec {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "controller", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "parameters", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::IngressClassParametersReference as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "controller", description: "controller refers to the name of the controller that should handle this\nclass. This allows for different \"flavors\" that are controlled by the\nsame controller. For example, you may have different parameters for the\nsame implementing controller. This should be specified as a\ndomain-prefixed path no more than 250 characters in length, e.g.\n\"acme.io/ingress-controller\". This field is immutable.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "parameters", description: "parameters is a link to a custom resource containing additional\nconfiguration for the controller. This is optional if the controller does\nnot require extra parameters.\n+optional\n+k8s:alpha(since: \"1.36\")=+k8s:optional", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::IngressClassParametersReference as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -131,10 +131,10 @@ impl ::kapi_apimachinery::TypeInfo for super::IngressClassSpec {
 impl ::kapi_apimachinery::TypeInfo for super::IngressList {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "kind", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "apiVersion", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "metadata", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ListMeta as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "items", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::Ingress as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "kind", description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "apiVersion", description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "metadata", description: "Standard object's metadata.\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata\n+optional", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ListMeta as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "items", description: "items is the list of Ingress.", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::Ingress as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -143,9 +143,9 @@ impl ::kapi_apimachinery::TypeInfo for super::IngressList {
 impl ::kapi_apimachinery::TypeInfo for super::IngressLoadBalancerIngress {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "ip", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "hostname", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "ports", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::IngressPortStatus as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "ip", description: "ip is set for load-balancer ingress points that are IP based.\n+optional", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "hostname", description: "hostname is set for load-balancer ingress points that are DNS based.\n+optional", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "ports", description: "ports provides information about the ports exposed by this LoadBalancer.\n+listType=atomic\n+optional", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::IngressPortStatus as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -154,7 +154,7 @@ impl ::kapi_apimachinery::TypeInfo for super::IngressLoadBalancerIngress {
 impl ::kapi_apimachinery::TypeInfo for super::IngressLoadBalancerStatus {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "ingress", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::IngressLoadBalancerIngress as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "ingress", description: "ingress is a list containing ingress points for the load-balancer.\n+optional\n+listType=atomic", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::IngressLoadBalancerIngress as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -163,9 +163,9 @@ impl ::kapi_apimachinery::TypeInfo for super::IngressLoadBalancerStatus {
 impl ::kapi_apimachinery::TypeInfo for super::IngressPortStatus {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "port", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "protocol", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "error", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "port", description: "port is the port number of the ingress port.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "protocol", description: "protocol is the protocol of the ingress port.\nThe supported values are: \"TCP\", \"UDP\", \"SCTP\"", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "error", description: "error is to record the problem with the service port\nThe format of the error shall comply with the following rules:\n- built-in error values shall be specified in this file and those shall use\n  CamelCase names\n- cloud provider specific error values must have names that comply with the\n  format foo.example.com/CamelCase.\n---\nThe regex it matches is (dns1123SubdomainFmt/)?(qualifiedNameFmt)\n+optional\n+kubebuilder:validation:Required\n+kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$`\n+kubebuilder:validation:MaxLength=316", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }
@@ -174,8 +174,8 @@ impl ::kapi_apimachinery::TypeInfo for super::IngressPortStatus {
 impl ::kapi_apimachinery::TypeInfo for super::IngressRule {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "host", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "http", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::HTTPIngressRuleValue as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "host", description: "host is the fully qualified domain name of a network host, as defined by RFC 3986.\nNote the following deviations from the \"host\" part of the\nURI as defined in RFC 3986:\n1. IPs are not allowed. Currently an IngressRuleValue can only apply to\n   the IP in the Spec of the parent Ingress.\n2. The `:` delimiter is not respected because ports are not allowed.\n\t  Currently the port of an Ingress is implicitly :80 for http and\n\t  :443 for https.\nBoth these may change in the future.\nIncoming requests are matched against the host before the\nIngressRuleValue. If the host is unspecified, the Ingress routes all\ntraffic based on the specified IngressRuleValue.\n\nhost can be \"precise\" which is a domain name without the terminating dot of\na network host (e.g. \"foo.bar.com\") or \"wildcard\", which is a domain name\nprefixed with a single wildcard label (e.g. \"*.foo.com\").\nThe wildcard character '*' must appear by itself as the first DNS label and\nmatches only a single label. You cannot have a wildcard label by itself (e.g. Host == \"*\").\nRequests will be matched against the Host field in the following way:\n1. If Host is precise, the request matches this rule if the http host header is equal to Host.\n2. If Host is a wildcard, then the request matches this rule if the http host header\nis to equal to the suffix (removing the first label) of the wildcard rule.\n+optional", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "http", description: "+optional", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::HTTPIngressRuleValue as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -184,7 +184,7 @@ impl ::kapi_apimachinery::TypeInfo for super::IngressRule {
 impl ::kapi_apimachinery::TypeInfo for super::IngressRuleValue {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "http", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::HTTPIngressRuleValue as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "http", description: "+optional", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::HTTPIngressRuleValue as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -193,10 +193,10 @@ impl ::kapi_apimachinery::TypeInfo for super::IngressRuleValue {
 impl ::kapi_apimachinery::TypeInfo for super::IngressSpec {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "ingressClassName", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "backend", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::IngressBackend as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "tls", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::IngressTLS as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "rules", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::IngressRule as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "ingressClassName", description: "ingressClassName is the name of the IngressClass cluster resource. The\nassociated IngressClass defines which controller will implement the\nresource. This replaces the deprecated `kubernetes.io/ingress.class`\nannotation. For backwards compatibility, when that annotation is set, it\nmust be given precedence over this field. The controller may emit a\nwarning if the field and annotation have different values.\nImplementations of this API should ignore Ingresses without a class\nspecified. An IngressClass resource may be marked as default, which can\nbe used to set a default value for this field. For more information,\nrefer to the IngressClass documentation.\n+optional", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "backend", description: "backend is the default backend capable of servicing requests that don't match any\nrule. At least one of 'backend' or 'rules' must be specified. This field\nis optional to allow the loadbalancer controller or defaulting logic to\nspecify a global default.\n+optional", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::IngressBackend as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "tls", description: "tls represents the TLS configuration. Currently the Ingress only supports a\nsingle TLS port, 443. If multiple members of this list specify different hosts,\nthey will be multiplexed on the same port according to the hostname specified\nthrough the SNI TLS extension, if the ingress controller fulfilling the\ningress supports SNI.\n+optional\n+listType=atomic", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::IngressTLS as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "rules", description: "rules is a list of host rules used to configure the Ingress. If unspecified, or\nno rule matches, all traffic is sent to the default backend.\n+optional\n+listType=atomic", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::IngressRule as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -205,7 +205,7 @@ impl ::kapi_apimachinery::TypeInfo for super::IngressSpec {
 impl ::kapi_apimachinery::TypeInfo for super::IngressStatus {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "loadBalancer", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::IngressLoadBalancerStatus as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "loadBalancer", description: "loadBalancer contains the current status of the load-balancer.\n+optional", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::IngressLoadBalancerStatus as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -214,8 +214,8 @@ impl ::kapi_apimachinery::TypeInfo for super::IngressStatus {
 impl ::kapi_apimachinery::TypeInfo for super::IngressTLS {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "hosts", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "secretName", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "hosts", description: "hosts is a list of hosts included in the TLS certificate. The values in\nthis list must match the name/s used in the tlsSecret. Defaults to the\nwildcard host setting for the loadbalancer controller fulfilling this\nIngress, if left unspecified.\n+optional\n+listType=atomic", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "secretName", description: "secretName is the name of the secret used to terminate TLS traffic on\nport 443. Field is left optional to allow TLS routing based on SNI\nhostname alone. If the SNI host in a listener conflicts with the \"Host\"\nheader field used by an IngressRule, the SNI host is used for termination\nand value of the Host header is used for routing.\n+optional", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }
@@ -224,10 +224,10 @@ impl ::kapi_apimachinery::TypeInfo for super::IngressTLS {
 impl ::kapi_apimachinery::TypeInfo for super::ParentReference {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "group", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "resource", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "namespace", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "name", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "group", description: "Group is the group of the object being referenced.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "resource", description: "Resource is the resource of the object being referenced.", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "namespace", description: "Namespace is the namespace of the object being referenced.", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "name", description: "Name is the name of the object being referenced.", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }
@@ -236,11 +236,11 @@ impl ::kapi_apimachinery::TypeInfo for super::ParentReference {
 impl ::kapi_apimachinery::TypeInfo for super::ServiceCIDR {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "kind", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "apiVersion", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "metadata", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "spec", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::ServiceCIDRSpec as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "status", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::ServiceCIDRStatus as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "kind", description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "apiVersion", description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "metadata", description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "spec", description: "spec is the desired state of the ServiceCIDR. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::ServiceCIDRSpec as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "status", description: "status represents the current state of the ServiceCIDR. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::ServiceCIDRStatus as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -249,10 +249,10 @@ impl ::kapi_apimachinery::TypeInfo for super::ServiceCIDR {
 impl ::kapi_apimachinery::TypeInfo for super::ServiceCIDRList {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "kind", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "apiVersion", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "metadata", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ListMeta as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "items", required: true, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::ServiceCIDR as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "kind", description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "apiVersion", description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "metadata", description: "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ListMeta as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "items", description: "items is the list of ServiceCIDRs.", required: true, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::networking::v1beta1::ServiceCIDR as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -261,7 +261,7 @@ impl ::kapi_apimachinery::TypeInfo for super::ServiceCIDRList {
 impl ::kapi_apimachinery::TypeInfo for super::ServiceCIDRSpec {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "cidrs", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: Some("atomic"), list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "cidrs", description: "CIDRs defines the IP blocks in CIDR notation (e.g. \"192.168.0.0/24\" or \"2001:db8::/64\") from which to assign service cluster IPs. Max of two CIDRs is allowed, one of each IP family. This field is immutable.", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: Some("atomic"), list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }
@@ -270,7 +270,7 @@ impl ::kapi_apimachinery::TypeInfo for super::ServiceCIDRSpec {
 impl ::kapi_apimachinery::TypeInfo for super::ServiceCIDRStatus {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "conditions", required: false, shape: FieldShape::List, patch_strategy: Some("merge"), patch_merge_key: Some("type"), list_type: Some("map"), list_map_keys: &["type"], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::Condition as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "conditions", description: "conditions holds an array of metav1.Condition that describe the state of the ServiceCIDR. Current service state", required: false, shape: FieldShape::List, patch_strategy: Some("merge"), patch_merge_key: Some("type"), list_type: Some("map"), list_map_keys: &["type"], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::Condition as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }

@@ -7,7 +7,7 @@ use ::kapi_apimachinery::scheme::{FieldInfo, FieldShape};
 impl ::kapi_apimachinery::TypeInfo for super::Overhead {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "podFixed", required: false, shape: FieldShape::Map, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "podFixed", description: "podFixed represents the fixed resource overhead associated with running a pod.", required: false, shape: FieldShape::Map, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }
@@ -16,12 +16,12 @@ impl ::kapi_apimachinery::TypeInfo for super::Overhead {
 impl ::kapi_apimachinery::TypeInfo for super::RuntimeClass {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "kind", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "apiVersion", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "metadata", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "handler", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "overhead", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::node::v1::Overhead as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "scheduling", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::node::v1::Scheduling as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "kind", description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "apiVersion", description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "metadata", description: "More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "handler", description: "handler specifies the underlying runtime and configuration that the CRI implementation will use to handle pods of this class. The possible values are specific to the node & CRI configuration.  It is assumed that all handlers are available on every node, and handlers of the same name are equivalent on every node. For example, a handler called \"runc\" might specify that the runc OCI runtime (using native Linux containers) will be used to run the containers in a pod. The Handler must be lowercase, conform to the DNS Label (RFC 1123) requirements, and is immutable.", required: true, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "overhead", description: "overhead represents the resource overhead associated with running a pod for a given RuntimeClass. For more details, see\n https://kubernetes.io/docs/concepts/scheduling-eviction/pod-overhead/", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::node::v1::Overhead as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "scheduling", description: "scheduling holds the scheduling constraints to ensure that pods running with this RuntimeClass are scheduled to nodes that support it. If scheduling is nil, this RuntimeClass is assumed to be supported by all nodes.", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::node::v1::Scheduling as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -30,10 +30,10 @@ impl ::kapi_apimachinery::TypeInfo for super::RuntimeClass {
 impl ::kapi_apimachinery::TypeInfo for super::RuntimeClassList {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "kind", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "apiVersion", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "metadata", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ListMeta as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "items", required: true, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::node::v1::RuntimeClass as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "kind", description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "apiVersion", description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "metadata", description: "Standard list metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ListMeta as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "items", description: "items is a list of schema objects.", required: true, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::node::v1::RuntimeClass as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -42,8 +42,8 @@ impl ::kapi_apimachinery::TypeInfo for super::RuntimeClassList {
 impl ::kapi_apimachinery::TypeInfo for super::Scheduling {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "nodeSelector", required: false, shape: FieldShape::Map, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: Some("atomic"), elem: None },
-            FieldInfo { json_name: "tolerations", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: Some("atomic"), list_map_keys: &[], map_type: None, elem: Some(<crate::api::core::v1::Toleration as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "nodeSelector", description: "nodeSelector lists labels that must be present on nodes that support this RuntimeClass. Pods using this RuntimeClass can only be scheduled to a node matched by this selector. The RuntimeClass nodeSelector is merged with a pod's existing nodeSelector. Any conflicts will cause the pod to be rejected in admission.", required: false, shape: FieldShape::Map, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: Some("atomic"), elem: None },
+            FieldInfo { json_name: "tolerations", description: "tolerations are appended (excluding duplicates) to pods running with this RuntimeClass during admission, effectively unioning the set of nodes tolerated by the pod and the RuntimeClass.", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: Some("atomic"), list_map_keys: &[], map_type: None, elem: Some(<crate::api::core::v1::Toleration as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }

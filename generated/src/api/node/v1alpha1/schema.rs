@@ -7,7 +7,7 @@ use ::kapi_apimachinery::scheme::{FieldInfo, FieldShape};
 impl ::kapi_apimachinery::TypeInfo for super::Overhead {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "podFixed", required: false, shape: FieldShape::Map, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "podFixed", description: "podFixed represents the fixed resource overhead associated with running a pod.\n+optional", required: false, shape: FieldShape::Map, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
         ];
         FIELDS
     }
@@ -16,10 +16,10 @@ impl ::kapi_apimachinery::TypeInfo for super::Overhead {
 impl ::kapi_apimachinery::TypeInfo for super::RuntimeClass {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "kind", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "apiVersion", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "metadata", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "spec", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::node::v1alpha1::RuntimeClassSpec as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "kind", description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "apiVersion", description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "metadata", description: "More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata\n+optional", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "spec", description: "spec represents specification of the RuntimeClass\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status\n+required", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::node::v1alpha1::RuntimeClassSpec as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -28,10 +28,10 @@ impl ::kapi_apimachinery::TypeInfo for super::RuntimeClass {
 impl ::kapi_apimachinery::TypeInfo for super::RuntimeClassList {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "kind", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "apiVersion", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "metadata", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ListMeta as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "items", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::node::v1alpha1::RuntimeClass as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "kind", description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "apiVersion", description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "metadata", description: "Standard list metadata.\nMore info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata\n+optional", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::apimachinery::pkg::apis::meta::v1::ListMeta as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "items", description: "items is a list of schema objects.", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::node::v1alpha1::RuntimeClass as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -40,9 +40,9 @@ impl ::kapi_apimachinery::TypeInfo for super::RuntimeClassList {
 impl ::kapi_apimachinery::TypeInfo for super::RuntimeClassSpec {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "runtimeHandler", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "overhead", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::node::v1alpha1::Overhead as ::kapi_apimachinery::TypeInfo>::fields) },
-            FieldInfo { json_name: "scheduling", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::node::v1alpha1::Scheduling as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "runtimeHandler", description: "runtimeHandler specifies the underlying runtime and configuration that the\nCRI implementation will use to handle pods of this class. The possible\nvalues are specific to the node & CRI configuration.  It is assumed that\nall handlers are available on every node, and handlers of the same name are\nequivalent on every node.\nFor example, a handler called \"runc\" might specify that the runc OCI\nruntime (using native Linux containers) will be used to run the containers\nin a pod.\nThe runtimeHandler must be lowercase, conform to the DNS Label (RFC 1123)\nrequirements, and is immutable.\n+required\n+k8s:alpha(since: \"1.36\")=+k8s:format=\"k8s-short-name\"\n+k8s:alpha(since: \"1.36\")=+k8s:immutable\n+k8s:alpha(since: \"1.36\")=+k8s:required", required: false, shape: FieldShape::Scalar, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "overhead", description: "overhead represents the resource overhead associated with running a pod for a\ngiven RuntimeClass. For more details, see\nhttps://git.k8s.io/enhancements/keps/sig-node/688-pod-overhead/README.md\n+optional", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::node::v1alpha1::Overhead as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "scheduling", description: "scheduling holds the scheduling constraints to ensure that pods running\nwith this RuntimeClass are scheduled to nodes that support it.\nIf scheduling is nil, this RuntimeClass is assumed to be supported by all\nnodes.\n+optional", required: false, shape: FieldShape::Object, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::node::v1alpha1::Scheduling as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
@@ -51,8 +51,8 @@ impl ::kapi_apimachinery::TypeInfo for super::RuntimeClassSpec {
 impl ::kapi_apimachinery::TypeInfo for super::Scheduling {
     fn fields() -> &'static [FieldInfo] {
         static FIELDS: &[FieldInfo] = &[
-            FieldInfo { json_name: "nodeSelector", required: false, shape: FieldShape::Map, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
-            FieldInfo { json_name: "tolerations", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::core::v1::Toleration as ::kapi_apimachinery::TypeInfo>::fields) },
+            FieldInfo { json_name: "nodeSelector", description: "nodeSelector lists labels that must be present on nodes that support this\nRuntimeClass. Pods using this RuntimeClass can only be scheduled to a\nnode matched by this selector. The RuntimeClass nodeSelector is merged\nwith a pod's existing nodeSelector. Any conflicts will cause the pod to\nbe rejected in admission.\n+optional\n+mapType=atomic", required: false, shape: FieldShape::Map, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: None },
+            FieldInfo { json_name: "tolerations", description: "tolerations are appended (excluding duplicates) to pods running with this\nRuntimeClass during admission, effectively unioning the set of nodes\ntolerated by the pod and the RuntimeClass.\n+optional\n+listType=atomic", required: false, shape: FieldShape::List, patch_strategy: None, patch_merge_key: None, list_type: None, list_map_keys: &[], map_type: None, elem: Some(<crate::api::core::v1::Toleration as ::kapi_apimachinery::TypeInfo>::fields) },
         ];
         FIELDS
     }
