@@ -279,7 +279,7 @@ async fn dispatch(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::
             let call = &ResourceCall { dry_run, body: Bytes::new(), ..*call };
             let current = current(store, call, &k, name).await?;
             // Preconditions: the object must still be the one the client means.
-            let (_, old) = read(&current)?;
+            let (kind, old) = read(&current)?;
             let precondition = &options["preconditions"];
             if let Some(uid) = precondition["uid"].as_str()
                 && old["metadata"]["uid"].as_str() != Some(uid)
@@ -310,7 +310,6 @@ async fn dispatch(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::
                 if let Some(meta) = marked["metadata"].as_object_mut() {
                     meta.remove("resourceVersion");
                 }
-                let (kind, _) = objects::decode_stored(&current.value).map_err(ApiError::internal)?;
                 let stored = objects::encode(&kind, Format::Protobuf, &marked).map_err(ApiError::internal)?;
                 let kv = write_update(store, call, &k, stored.into(), current.mod_revision)
                     .await
