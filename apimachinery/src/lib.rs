@@ -18,6 +18,7 @@ pub mod scheme;
 pub mod serde_bytes;
 pub mod serde_null;
 pub mod time;
+pub mod walk;
 pub mod wire;
 
 pub use duration::Duration;
@@ -27,3 +28,4 @@ pub use raw::{FieldsV1, Json, RawExtension};
 pub use scheme::{KindVisitor, Object, TypeInfo};
 pub use schema_or::{JsonSchemaPropsOrArray, JsonSchemaPropsOrBool, JsonSchemaPropsOrStringArray};
 pub use time::{MicroTime, Time};
+pub use walk::Walk;

@@ -54,6 +54,8 @@ pub fn render(model: &Model) -> anyhow::Result<BTreeMap<String, String>> {
             files.insert(format!("{dir}/types.rs"), TypesView { header: &header, types: &types }.render()?);
             let infos: Vec<TypeInfoView> = p.types.values().map(|t| type_info_view(model, t)).collect();
             files.insert(format!("{dir}/schema.rs"), SchemaView { header: &header, types: &infos }.render()?);
+            let walks: Vec<WalkView> = p.types.values().map(walk_view).collect();
+            files.insert(format!("{dir}/walk.rs"), WalkSourceView { header: &header, types: &walks }.render()?);
             if view.has_proto {
                 let protos: Vec<&TypeView> = types.iter().filter(|t| t.proto).collect();
                 files.insert(format!("{dir}/proto.rs"), ProtoView { header: &header, types: &protos }.render()?);
@@ -188,6 +190,31 @@ fn type_info_view(model: &Model, t: &TypeDef) -> TypeInfoView {
         })
         .collect();
     TypeInfoView { name: t.name.clone(), fields }
+}
+
+#[derive(Template)]
+#[template(path = "walk.rs.txt", escape = "none")]
+struct WalkSourceView<'a> {
+    header: &'a str,
+    types: &'a [WalkView],
+}
+
+/// One type's walker: the fields holding generated types (special types are leaves and are not
+/// walked).
+struct WalkView {
+    name: String,
+    fields: Vec<String>,
+}
+
+fn walk_view(t: &TypeDef) -> WalkView {
+    let fields = t
+        .fields
+        .iter()
+        .flat_map(|f| f.flattened())
+        .filter(|f| matches!(f.elem, Elem::Named(..)))
+        .map(|f| f.rust_name.clone())
+        .collect();
+    WalkView { name: t.name.clone(), fields }
 }
 
 #[derive(Template)]

@@ -2,6 +2,7 @@
 //! (`pkg/registry/<group>/<resource>/strategy.go`), kept as data and small functions, one place
 //! per group, never as kind checks in the handlers.
 
+pub mod defaults;
 pub mod services;
 pub mod validation;
 
@@ -23,8 +24,11 @@ pub fn tracks_generation(group: &str, resource: &str) -> bool {
     )
 }
 
-/// Upstream's `PrepareForCreate` defaults that are not OpenAPI defaults: a new namespace is
-/// `Active` and carries the `kubernetes` finalizer.
+/// Upstream's `PrepareForCreate` work beyond defaulting (which `defaults` did on decoding): a
+/// new pod is `Pending` with its QoS class, a new namespace is `Active`, labelled with its
+/// (possibly generated) name and carries the `kubernetes` finalizer, a job gets its generated
+/// selector. Upstream also defaults objects again when it reads them back; the status phases it
+/// then gives volumes and claims (whose status a create clears) are set here once.
 pub fn prepare_for_create(group: &str, resource: &str, object: &mut serde_json::Value) {
     // Status is the server's to write: a created object starts with none.
     if has_status_subresource(group, resource)
@@ -32,14 +36,25 @@ pub fn prepare_for_create(group: &str, resource: &str, object: &mut serde_json::
     {
         obj.remove("status");
     }
-    if let ("", "pods") = (group, resource) {
-        object["status"]["phase"] = serde_json::json!("Pending");
-    }
-    if let ("", "namespaces") = (group, resource) {
-        if object["spec"]["finalizers"].as_array().is_none_or(Vec::is_empty) {
-            object["spec"]["finalizers"] = serde_json::json!(["kubernetes"]);
+    match (group, resource) {
+        ("", "pods") => {
+            object["status"]["phase"] = serde_json::json!("Pending");
+            let spec: kapi_api::api::core::v1::PodSpec = serde_json::from_value(object["spec"].clone()).unwrap_or_default();
+            object["status"]["qosClass"] = serde_json::json!(defaults::core::pod_qos_class(&spec));
         }
-        object["status"]["phase"] = serde_json::json!("Active");
+        ("", "namespaces") => {
+            if object["spec"]["finalizers"].as_array().is_none_or(Vec::is_empty) {
+                object["spec"]["finalizers"] = serde_json::json!(["kubernetes"]);
+            }
+            object["status"]["phase"] = serde_json::json!("Active");
+            let name = object["metadata"]["name"].clone();
+            object["metadata"]["labels"]["kubernetes.io/metadata.name"] = name;
+        }
+        ("", "persistentvolumes" | "persistentvolumeclaims") => {
+            object["status"]["phase"] = serde_json::json!("Pending");
+        }
+        ("batch", "jobs") => defaults::batch::generate_job_selector(object),
+        _ => {}
     }
 }
 

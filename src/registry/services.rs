@@ -86,34 +86,6 @@ impl Allocated {
     }
 }
 
-/// Upstream's defaults for a new Service (`SetDefaults_Service` and the strategy).
-pub fn set_defaults(svc: &mut Value) {
-    let spec = &mut svc["spec"];
-    if spec["type"].as_str().is_none_or(str::is_empty) {
-        spec["type"] = json!("ClusterIP");
-    }
-    if spec["sessionAffinity"].as_str().is_none_or(str::is_empty) {
-        spec["sessionAffinity"] = json!("None");
-    }
-    let external_name = spec["type"] == "ExternalName";
-    if !external_name && spec["internalTrafficPolicy"].is_null() {
-        spec["internalTrafficPolicy"] = json!("Cluster");
-    }
-    if let Some(ports) = spec["ports"].as_array_mut() {
-        for port in ports {
-            if port["protocol"].as_str().is_none_or(str::is_empty) {
-                port["protocol"] = json!("TCP");
-            }
-            if port["targetPort"].is_null() || port["targetPort"] == json!(0) || port["targetPort"] == json!("") {
-                port["targetPort"] = port["port"].clone();
-            }
-        }
-    }
-    if matches!(spec["type"].as_str(), Some("NodePort" | "LoadBalancer")) && spec["externalTrafficPolicy"].is_null() {
-        spec["externalTrafficPolicy"] = json!("Cluster");
-    }
-}
-
 /// Gives a new Service its cluster IP and node ports, or says why it cannot have the ones it
 /// asks for.
 pub fn allocate(svc: &mut Value, net: &ServiceNetwork, taken: &Allocated) -> Result<(), Vec<FieldError>> {
@@ -166,6 +138,15 @@ pub fn allocate(svc: &mut Value, net: &ServiceNetwork, taken: &Allocated) -> Res
         }
     } else if headless {
         spec["clusterIPs"] = json!(["None"]);
+        // Upstream's `initIPFamilyFields`: a headless Service with a selector gets the
+        // cluster's family; one without a selector asks for every family the cluster has.
+        if spec["ipFamilyPolicy"].is_null() {
+            let selectorless = spec["selector"].as_object().is_none_or(serde_json::Map::is_empty);
+            spec["ipFamilyPolicy"] = json!(if selectorless { "RequireDualStack" } else { "SingleStack" });
+        }
+        if spec["ipFamilies"].as_array().is_none_or(Vec::is_empty) {
+            spec["ipFamilies"] = json!(["IPv4"]);
+        }
     }
 
     if matches!(spec["type"].as_str(), Some("NodePort" | "LoadBalancer")) {
@@ -206,14 +187,14 @@ pub fn allocate(svc: &mut Value, net: &ServiceNetwork, taken: &Allocated) -> Res
     if errs.is_empty() { Ok(()) } else { Err(errs) }
 }
 
-/// Defaults a new Service and allocates its cluster IP and node ports against every stored
-/// Service.
+/// Allocates a new Service's cluster IP and node ports against every stored Service. (Its
+/// defaults, `SetDefaults_Service`, were applied when the body was decoded:
+/// `defaults::core::set_defaults_service`.)
 pub async fn admit(
     store: &dyn crate::storage::Storage,
     net: &ServiceNetwork,
     svc: &mut Value,
 ) -> Result<(), Vec<FieldError>> {
-    set_defaults(svc);
     let stored = store
         .list("/registry/services/", crate::storage::ListOptions::default())
         .await
@@ -261,8 +242,7 @@ mod tests {
         assert_eq!(net.kubernetes_service_ip(), Ipv4Addr::new(10, 0, 0, 1));
         let k8s = kubernetes_service(&net, 6443);
         let taken = Allocated::from_services([&k8s]);
-        let mut svc = json!({"spec": {"type": "NodePort", "ports": [{"port": 80}]}});
-        set_defaults(&mut svc);
+        let mut svc = json!({"spec": {"type": "NodePort", "ports": [{"port": 80, "targetPort": 80}]}});
         allocate(&mut svc, &net, &taken).unwrap();
         assert_eq!(svc["spec"]["clusterIP"], "10.0.0.2");
         assert_eq!(svc["spec"]["ports"][0]["nodePort"], 30000);

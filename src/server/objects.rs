@@ -44,6 +44,29 @@ pub fn decode(kind: &Kind, format: Format, bytes: &[u8]) -> Result<Value, CodecE
     visit(kind, V(format, bytes))
 }
 
+/// Decodes a request body of `kind` in `format` into its JSON value, defaulted as upstream
+/// defaults a decoded request (`registry::defaults`): on the typed struct, before validation,
+/// admission and storage see it. Empty strings of a protobuf body (Go's zero values) are dropped
+/// first ([`drop_zero_strings`]), so a default of `""` (a host path's `type`) survives.
+/// Objects read from storage are never defaulted again.
+pub fn decode_defaulted(kind: &Kind, format: Format, bytes: &[u8]) -> Result<Value, CodecError> {
+    struct V<'a>(Format, &'a [u8]);
+    impl KindVisitor for V<'_> {
+        type Output = Result<Value, CodecError>;
+        fn visit<T: Object>(self) -> Self::Output {
+            let mut obj: T = codec::decode(self.0, self.1)?;
+            if self.0 == Format::Protobuf {
+                let mut value = serde_json::to_value(&obj)?;
+                drop_zero_strings(&mut value, T::fields());
+                obj = serde_json::from_value(value)?;
+            }
+            crate::registry::defaults::apply_defaults(&mut obj);
+            Ok(serde_json::to_value(&obj)?)
+        }
+    }
+    visit(kind, V(format, bytes))
+}
+
 /// Encodes a JSON value of `kind` in `format` (protobuf through the generated type).
 pub fn encode(kind: &Kind, format: Format, value: &Value) -> Result<Vec<u8>, CodecError> {
     match format {

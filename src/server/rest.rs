@@ -495,14 +495,9 @@ fn decode_body(call: &ResourceCall<'_>) -> Result<(Kind, Value), ApiError> {
             kind.api_version()
         )));
     }
-    let mut value = objects::decode(&kind, format, &call.body)
+    let value = objects::decode_defaulted(&kind, format, &call.body)
         .map_err(|e| ApiError::bad_request(format!("the body of the request could not be decoded: {e}")))?;
     check_unknown_fields(call, format, &value)?;
-    if format == Format::Protobuf
-        && let Some(fields) = objects::fields(&kind)
-    {
-        objects::drop_zero_strings(&mut value, fields);
-    }
     Ok((kind, value))
 }
 
@@ -868,7 +863,7 @@ async fn patch(
         }
         // The patched object must still be a valid object of its kind.
         let bytes = serde_json::to_vec(&patched).map_err(ApiError::internal)?;
-        patched = objects::decode(&kind, Format::Json, &bytes)
+        patched = objects::decode_defaulted(&kind, Format::Json, &bytes)
             .map_err(|e| ApiError::bad_request(format!("the patched object is not a valid {}: {e}", kind.kind)))?;
         prepare_update(t, &old, &mut patched, &name, namespace);
         validate(t, &kind, &name, &patched)?;

@@ -4,5 +4,6 @@
 mod types;
 pub use types::*;
 mod schema;
+mod walk;
 mod proto;
 mod register;

@@ -4,3 +4,4 @@
 mod types;
 pub use types::*;
 mod schema;
+mod walk;

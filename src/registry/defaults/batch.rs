@@ -1,0 +1,96 @@
+//! `batch/v1` (upstream `pkg/apis/batch/v1/defaults.go`), and the Job strategy's generated
+//! selector. A CronJob's job template gets no Job defaults: upstream defaults the `Job` type,
+//! not `JobSpec`.
+
+use kapi_api::api::batch::v1 as batch;
+use serde_json::{Value, json};
+
+use super::{Registry, default_str};
+
+pub fn register(r: &mut Registry) {
+    r.add(set_defaults_job);
+    r.add(set_defaults_cron_job);
+    r.add(set_defaults_pod_failure_policy_on_pod_conditions_pattern);
+}
+
+/// A non-parallel job by default (completions and parallelism 1 when both are unset), six
+/// retries (unbounded per-index limits count instead when set), the template's labels on the
+/// job, non-indexed, not suspended, pods replaced once terminated or failed (only once failed
+/// with a pod failure policy), and a generated selector.
+pub fn set_defaults_job(job: &mut batch::Job) {
+    let spec = job.spec.get_or_insert_default();
+    if spec.completions.is_none() && spec.parallelism.is_none() {
+        spec.completions = Some(1);
+        spec.parallelism = Some(1);
+    }
+    spec.parallelism.get_or_insert(1);
+    if spec.backoff_limit.is_none() {
+        spec.backoff_limit = Some(if spec.backoff_limit_per_index.is_some() { i32::MAX } else { 6 });
+    }
+    let labels = spec.template.metadata.as_ref().map(|m| m.labels.clone()).filter(|l| !l.is_empty());
+    if let Some(labels) = labels {
+        let meta = job.metadata.get_or_insert_default();
+        if meta.labels.is_empty() {
+            meta.labels = labels;
+        }
+    }
+    spec.completion_mode.get_or_insert_with(|| "NonIndexed".into());
+    spec.suspend.get_or_insert(false);
+    if spec.pod_replacement_policy.is_none() {
+        let policy = if spec.pod_failure_policy.is_some() { "Failed" } else { "TerminatingOrFailed" };
+        spec.pod_replacement_policy = Some(policy.into());
+    }
+    spec.manual_selector.get_or_insert(false);
+}
+
+/// Concurrent runs allowed, not suspended, three successful and one failed job kept.
+pub fn set_defaults_cron_job(cj: &mut batch::CronJob) {
+    let spec = &mut cj.spec;
+    default_str(&mut spec.concurrency_policy, "Allow");
+    spec.suspend.get_or_insert(false);
+    spec.successful_jobs_history_limit.get_or_insert(3);
+    spec.failed_jobs_history_limit.get_or_insert(1);
+}
+
+pub fn set_defaults_pod_failure_policy_on_pod_conditions_pattern(p: &mut batch::PodFailurePolicyOnPodConditionsPattern) {
+    default_str(&mut p.status, "True");
+}
+
+/// The Job strategy at create (`generateSelector`), unless `manualSelector` is true: the pod
+/// template is labelled with the job's name and uid (legacy and `batch.kubernetes.io/` keys,
+/// labels the user set are kept), and the selector matches the uid label. Upstream then
+/// defaults the job's empty labels from the template again when it reads the object back, so a
+/// job created without labels shows the generated ones; that is done here once, at create.
+pub fn generate_job_selector(job: &mut Value) {
+    if job["spec"]["manualSelector"] == json!(true) {
+        return;
+    }
+    let name = job["metadata"]["name"].clone();
+    let uid = job["metadata"]["uid"].clone();
+    let template_labels = &mut job["spec"]["template"]["metadata"]["labels"];
+    if !template_labels.is_object() {
+        *template_labels = json!({});
+    }
+    for (key, value) in [
+        ("job-name", &name),
+        ("batch.kubernetes.io/job-name", &name),
+        ("controller-uid", &uid),
+        ("batch.kubernetes.io/controller-uid", &uid),
+    ] {
+        if template_labels.get(key).is_none() {
+            template_labels[key] = value.clone();
+        }
+    }
+    let template_labels = template_labels.clone();
+    let match_labels = &mut job["spec"]["selector"]["matchLabels"];
+    if !match_labels.is_object() {
+        *match_labels = json!({});
+    }
+    if match_labels.get("batch.kubernetes.io/controller-uid").is_none() {
+        match_labels["batch.kubernetes.io/controller-uid"] = uid;
+    }
+    let labels = &mut job["metadata"]["labels"];
+    if labels.as_object().is_none_or(serde_json::Map::is_empty) {
+        *labels = template_labels;
+    }
+}
