@@ -64,3 +64,31 @@ pub fn set_defaults_match_resources(m: &mut admission::MatchResources) {
     m.namespace_selector.get_or_insert_with(LabelSelector::default);
     m.object_selector.get_or_insert_with(LabelSelector::default);
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::registry::defaults::testing::assert_defaults;
+
+    #[test]
+    fn webhooks_and_policies() {
+        assert_defaults::<admission::MutatingWebhookConfiguration>(
+            json!({"webhooks": [{"name": "w", "sideEffects": "None", "admissionReviewVersions": ["v1"],
+                "clientConfig": {"service": {"namespace": "n", "name": "s"}},
+                "rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"]}]}]}),
+            json!({"webhooks": [{"name": "w", "sideEffects": "None", "admissionReviewVersions": ["v1"],
+                "clientConfig": {"service": {"namespace": "n", "name": "s", "port": 443}},
+                "rules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"], "scope": "*"}],
+                "failurePolicy": "Fail", "matchPolicy": "Equivalent", "namespaceSelector": {}, "objectSelector": {},
+                "timeoutSeconds": 10, "reinvocationPolicy": "Never"}]}),
+        );
+        assert_defaults::<admission::ValidatingAdmissionPolicy>(
+            json!({"spec": {"matchConstraints": {"resourceRules": [{"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*"]}]}}}),
+            json!({"spec": {"failurePolicy": "Fail", "matchConstraints": {
+                "resourceRules": [{"operations": ["*"], "apiGroups": ["*"], "apiVersions": ["*"], "resources": ["*"], "scope": "*"}],
+                "matchPolicy": "Equivalent", "namespaceSelector": {}, "objectSelector": {}}}}),
+        );
+    }
+}

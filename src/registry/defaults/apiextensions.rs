@@ -26,3 +26,17 @@ pub fn set_defaults_custom_resource_definition_spec(spec: &mut apiextensions::Cu
 pub fn set_defaults_service_reference(s: &mut apiextensions::ServiceReference) {
     s.port.get_or_insert(443);
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn custom_resource_definition() {
+        let names = serde_json::json!({"plural": "widgets", "kind": "Widget"});
+        crate::registry::defaults::testing::assert_defaults::<super::apiextensions::CustomResourceDefinition>(
+            serde_json::json!({"spec": {"group": "example.com", "scope": "Namespaced", "names": names, "versions": []}}),
+            serde_json::json!({"spec": {"group": "example.com", "scope": "Namespaced", "versions": [],
+                "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+                "conversion": {"strategy": "None"}}}),
+        );
+    }
+}

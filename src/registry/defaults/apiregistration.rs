@@ -12,3 +12,14 @@ pub fn register(r: &mut Registry) {
 pub fn set_defaults_service_reference(s: &mut apiregistration::ServiceReference) {
     s.port.get_or_insert(443);
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn api_service() {
+        crate::registry::defaults::testing::assert_defaults::<super::apiregistration::APIService>(
+            serde_json::json!({"spec": {"service": {"namespace": "n", "name": "s"}, "groupPriorityMinimum": 1, "versionPriority": 1}}),
+            serde_json::json!({"spec": {"service": {"namespace": "n", "name": "s", "port": 443}, "groupPriorityMinimum": 1, "versionPriority": 1}}),
+        );
+    }
+}

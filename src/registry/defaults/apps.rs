@@ -71,3 +71,71 @@ pub fn set_defaults_stateful_set(ss: &mut apps::StatefulSet) {
 pub fn set_defaults_replica_set(rs: &mut apps::ReplicaSet) {
     rs.spec.get_or_insert_default().replicas.get_or_insert(1);
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::registry::defaults::testing::assert_defaults;
+
+    fn template() -> Value {
+        json!({"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "nginx", "image": "nginx"}]}})
+    }
+
+    fn defaulted_template() -> Value {
+        json!({"metadata": {"labels": {"app": "web"}}, "spec": {
+            "containers": [{"name": "nginx", "image": "nginx", "imagePullPolicy": "Always", "resources": {},
+                "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File"}],
+            "restartPolicy": "Always", "terminationGracePeriodSeconds": 30, "dnsPolicy": "ClusterFirst",
+            "securityContext": {}, "schedulerName": "default-scheduler"}})
+    }
+
+    /// What `kubectl create deployment web --image=nginx` shows on a v1.36 cluster.
+    #[test]
+    fn deployment() {
+        assert_defaults::<apps::Deployment>(
+            json!({"metadata": {"name": "web"}, "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": template()}}),
+            json!({"metadata": {"name": "web"}, "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}},
+                "template": defaulted_template(),
+                "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}},
+                "revisionHistoryLimit": 10, "progressDeadlineSeconds": 600}}),
+        );
+        // A Recreate strategy gets no rolling update parameters.
+        assert_defaults::<apps::Deployment>(
+            json!({"spec": {"strategy": {"type": "Recreate"}, "replicas": 3, "selector": {}, "template": {}}}),
+            json!({"spec": {"strategy": {"type": "Recreate"}, "replicas": 3, "selector": {}, "template": {},
+                "revisionHistoryLimit": 10, "progressDeadlineSeconds": 600}}),
+        );
+    }
+
+    #[test]
+    fn stateful_set() {
+        assert_defaults::<apps::StatefulSet>(
+            json!({"spec": {"selector": {"matchLabels": {"app": "web"}}, "serviceName": "web", "template": template(),
+                "volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": {"accessModes": ["ReadWriteOnce"]}}]}}),
+            json!({"spec": {"replicas": 1, "selector": {"matchLabels": {"app": "web"}}, "serviceName": "web",
+                "template": defaulted_template(),
+                "volumeClaimTemplates": [{"metadata": {"name": "data"},
+                    "spec": {"accessModes": ["ReadWriteOnce"], "volumeMode": "Filesystem"}, "status": {"phase": "Pending"}}],
+                "podManagementPolicy": "OrderedReady",
+                "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": 0, "maxUnavailable": 1}},
+                "revisionHistoryLimit": 10,
+                "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Retain", "whenScaled": "Retain"}}}),
+        );
+    }
+
+    #[test]
+    fn daemon_set_and_replica_set() {
+        assert_defaults::<apps::DaemonSet>(
+            json!({"spec": {"selector": {"matchLabels": {"app": "web"}}, "template": template()}}),
+            json!({"spec": {"selector": {"matchLabels": {"app": "web"}}, "template": defaulted_template(),
+                "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}},
+                "revisionHistoryLimit": 10}}),
+        );
+        assert_defaults::<apps::ReplicaSet>(
+            json!({"spec": {"selector": {}}}),
+            json!({"spec": {"replicas": 1, "selector": {}}}),
+        );
+    }
+}

@@ -68,3 +68,31 @@ fn complete_rules(given: Option<v2::HPAScalingRules>, mut defaults: v2::HPAScali
     }
     defaults
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::registry::defaults::testing::assert_defaults;
+
+    /// What `kubectl autoscale deployment web --max=5` shows through `autoscaling/v2`.
+    #[test]
+    fn horizontal_pod_autoscalers() {
+        let target = json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"});
+        assert_defaults::<v1::HorizontalPodAutoscaler>(
+            json!({"spec": {"scaleTargetRef": target, "maxReplicas": 5}}),
+            json!({"spec": {"scaleTargetRef": target, "maxReplicas": 5, "minReplicas": 1}}),
+        );
+        assert_defaults::<v2::HorizontalPodAutoscaler>(
+            json!({"spec": {"scaleTargetRef": target, "maxReplicas": 5, "behavior": {"scaleDown": {"stabilizationWindowSeconds": 60}}}}),
+            json!({"spec": {"scaleTargetRef": target, "maxReplicas": 5, "minReplicas": 1,
+                "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}],
+                "behavior": {
+                    "scaleUp": {"stabilizationWindowSeconds": 0, "selectPolicy": "Max",
+                        "policies": [{"type": "Pods", "value": 4, "periodSeconds": 15}, {"type": "Percent", "value": 100, "periodSeconds": 15}]},
+                    "scaleDown": {"stabilizationWindowSeconds": 60, "selectPolicy": "Max",
+                        "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}]}}}}),
+        );
+    }
+}

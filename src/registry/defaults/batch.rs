@@ -94,3 +94,63 @@ pub fn generate_job_selector(job: &mut Value) {
         *labels = template_labels;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::registry::defaults::testing::assert_defaults;
+
+    /// What `kubectl create job pi --image=perl` shows on a v1.36 cluster.
+    #[test]
+    fn job_and_its_generated_selector() {
+        let template = json!({"spec": {"containers": [{"name": "pi", "image": "perl:5.34"}], "restartPolicy": "Never"}});
+        let defaulted_template = json!({"spec": {
+            "containers": [{"name": "pi", "image": "perl:5.34", "imagePullPolicy": "IfNotPresent", "resources": {},
+                "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File"}],
+            "restartPolicy": "Never", "terminationGracePeriodSeconds": 30, "dnsPolicy": "ClusterFirst",
+            "securityContext": {}, "schedulerName": "default-scheduler"}});
+        let spec = json!({"parallelism": 1, "completions": 1, "backoffLimit": 6, "manualSelector": false,
+            "template": defaulted_template, "completionMode": "NonIndexed", "suspend": false,
+            "podReplacementPolicy": "TerminatingOrFailed"});
+        assert_defaults::<batch::Job>(
+            json!({"metadata": {"name": "pi"}, "spec": {"template": template}}),
+            json!({"metadata": {"name": "pi"}, "spec": spec}),
+        );
+
+        let mut job = json!({"metadata": {"name": "pi", "uid": "u-1"}, "spec": spec});
+        generate_job_selector(&mut job);
+        let labels = json!({"batch.kubernetes.io/controller-uid": "u-1", "batch.kubernetes.io/job-name": "pi",
+            "controller-uid": "u-1", "job-name": "pi"});
+        assert_eq!(job["spec"]["selector"], json!({"matchLabels": {"batch.kubernetes.io/controller-uid": "u-1"}}));
+        assert_eq!(job["spec"]["template"]["metadata"]["labels"], labels);
+        assert_eq!(job["metadata"]["labels"], labels);
+
+        let mut manual = json!({"metadata": {"name": "m", "uid": "u"}, "spec": {"manualSelector": true, "selector": {}}});
+        generate_job_selector(&mut manual);
+        assert_eq!(manual["spec"]["selector"], json!({}));
+
+        // Per-index backoff limits make the global one unbounded; a pod failure policy replaces
+        // pods only once they failed.
+        assert_defaults::<batch::Job>(
+            json!({"spec": {"completions": 3, "backoffLimitPerIndex": 1, "completionMode": "Indexed",
+                "podFailurePolicy": {"rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]},
+                "template": {}}}),
+            json!({"spec": {"completions": 3, "parallelism": 1, "backoffLimit": 2147483647, "backoffLimitPerIndex": 1,
+                "completionMode": "Indexed", "suspend": false, "manualSelector": false, "podReplacementPolicy": "Failed",
+                "podFailurePolicy": {"rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}]},
+                "template": {}}}),
+        );
+    }
+
+    /// A CronJob's job template gets pod template defaults but no Job defaults.
+    #[test]
+    fn cron_job() {
+        assert_defaults::<batch::CronJob>(
+            json!({"spec": {"schedule": "* * * * *", "jobTemplate": {"spec": {"template": {}}}}}),
+            json!({"spec": {"schedule": "* * * * *", "jobTemplate": {"spec": {"template": {}}},
+                "concurrencyPolicy": "Allow", "suspend": false, "successfulJobsHistoryLimit": 3, "failedJobsHistoryLimit": 1}}),
+        );
+    }
+}

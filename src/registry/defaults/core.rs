@@ -116,6 +116,9 @@ pub fn set_defaults_container(c: &mut core::Container) {
     }
     default_str(&mut c.termination_message_path, "/dev/termination-log");
     default_str(&mut c.termination_message_policy, "File");
+    // Not a default but Go's encoding: `resources` is a value struct, always written, so
+    // upstream shows `resources: {}` for a container without any.
+    c.resources.get_or_insert_default();
 }
 
 /// Upstream converts the ephemeral container to a Container and applies the same defaults.
@@ -125,6 +128,7 @@ pub fn set_defaults_ephemeral_container(c: &mut core::EphemeralContainer) {
     }
     default_str(&mut c.termination_message_path, "/dev/termination-log");
     default_str(&mut c.termination_message_policy, "File");
+    c.resources.get_or_insert_default();
 }
 
 /// Declarative upstream (`+default="TCP"`).
@@ -400,4 +404,138 @@ pub fn pod_qos_class(spec: &core::PodSpec) -> &'static str {
         return "Guaranteed";
     }
     "Burstable"
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::registry::defaults::testing::assert_defaults;
+
+    #[test]
+    fn image_tags_decide_the_pull_policy() {
+        for (image, policy) in [
+            ("nginx", "Always"),
+            ("nginx:latest", "Always"),
+            ("nginx:1.27", "IfNotPresent"),
+            ("localhost:5000/nginx", "Always"),
+            ("localhost:5000/nginx:v1", "IfNotPresent"),
+            ("nginx@sha256:0123", "IfNotPresent"),
+            ("nginx:latest@sha256:0123", "Always"),
+            ("", "IfNotPresent"),
+            ("Nginx", "IfNotPresent"),
+        ] {
+            assert_eq!(pull_policy_for(image), policy, "{image}");
+        }
+    }
+
+    /// What `kubectl run web --image=nginx` shows on a v1.36 cluster (before admission plugins
+    /// add the service account, its token volume and tolerations).
+    #[test]
+    fn pod() {
+        assert_defaults::<core::Pod>(
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"},
+                   "spec": {"containers": [{"name": "web", "image": "nginx",
+                       "ports": [{"containerPort": 80}],
+                       "resources": {"limits": {"cpu": "1"}},
+                       "livenessProbe": {"httpGet": {"port": 80}},
+                       "env": [{"name": "N", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}]}],
+                     "volumes": [{"name": "a"}, {"name": "b", "secret": {"secretName": "s"}},
+                                 {"name": "c", "configMap": {"name": "c"}}, {"name": "d", "hostPath": {"path": "/d"}},
+                                 {"name": "e", "projected": {"sources": [{"serviceAccountToken": {"path": "t"}}]}}]}}),
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web"},
+                   "spec": {"containers": [{"name": "web", "image": "nginx", "imagePullPolicy": "Always",
+                       "ports": [{"containerPort": 80, "protocol": "TCP"}],
+                       "resources": {"limits": {"cpu": "1"}, "requests": {"cpu": "1"}},
+                       "livenessProbe": {"httpGet": {"path": "/", "port": 80, "scheme": "HTTP"},
+                           "timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3},
+                       "env": [{"name": "N", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}}}],
+                       "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File"}],
+                     "volumes": [{"name": "a", "emptyDir": {}}, {"name": "b", "secret": {"secretName": "s", "defaultMode": 420}},
+                                 {"name": "c", "configMap": {"name": "c", "defaultMode": 420}},
+                                 {"name": "d", "hostPath": {"path": "/d", "type": ""}},
+                                 {"name": "e", "projected": {"defaultMode": 420,
+                                     "sources": [{"serviceAccountToken": {"path": "t", "expirationSeconds": 3600}}]}}],
+                     "restartPolicy": "Always", "terminationGracePeriodSeconds": 30, "dnsPolicy": "ClusterFirst",
+                     "securityContext": {}, "schedulerName": "default-scheduler", "enableServiceLinks": true}}),
+        );
+    }
+
+    /// Templates get `SetDefaults_PodSpec` but not `SetDefaults_Pod` (no `enableServiceLinks`).
+    #[test]
+    fn pod_template_and_replication_controller() {
+        assert_defaults::<core::ReplicationController>(
+            json!({"metadata": {"name": "rc"}, "spec": {"template": {"metadata": {"labels": {"app": "a"}},
+                   "spec": {"containers": [{"name": "c", "image": "nginx:1.27"}]}}}}),
+            json!({"metadata": {"name": "rc", "labels": {"app": "a"}}, "spec": {"replicas": 1, "selector": {"app": "a"},
+                   "template": {"metadata": {"labels": {"app": "a"}},
+                   "spec": {"containers": [{"name": "c", "image": "nginx:1.27", "imagePullPolicy": "IfNotPresent", "resources": {},
+                       "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File"}],
+                     "restartPolicy": "Always", "terminationGracePeriodSeconds": 30, "dnsPolicy": "ClusterFirst",
+                     "securityContext": {}, "schedulerName": "default-scheduler"}}}}),
+        );
+    }
+
+    #[test]
+    fn service() {
+        assert_defaults::<core::Service>(
+            json!({"metadata": {"name": "s"}, "spec": {"ports": [{"port": 80}, {"port": 53, "protocol": "UDP", "targetPort": "dns"}]}}),
+            json!({"metadata": {"name": "s"}, "spec": {"type": "ClusterIP", "sessionAffinity": "None", "internalTrafficPolicy": "Cluster",
+                   "ports": [{"port": 80, "protocol": "TCP", "targetPort": 80}, {"port": 53, "protocol": "UDP", "targetPort": "dns"}]}}),
+        );
+        assert_defaults::<core::Service>(
+            json!({"spec": {"type": "LoadBalancer", "sessionAffinity": "ClientIP", "ports": [{"port": 443, "targetPort": 0}]}}),
+            json!({"spec": {"type": "LoadBalancer", "sessionAffinity": "ClientIP",
+                   "sessionAffinityConfig": {"clientIP": {"timeoutSeconds": 10800}},
+                   "externalTrafficPolicy": "Cluster", "internalTrafficPolicy": "Cluster", "allocateLoadBalancerNodePorts": true,
+                   "ports": [{"port": 443, "protocol": "TCP", "targetPort": 443}]}}),
+        );
+        assert_defaults::<core::Service>(
+            json!({"spec": {"type": "ExternalName", "externalName": "example.com"}}),
+            json!({"spec": {"type": "ExternalName", "externalName": "example.com", "sessionAffinity": "None"}}),
+        );
+    }
+
+    #[test]
+    fn secrets_volumes_claims_namespaces() {
+        assert_defaults::<core::Secret>(json!({"metadata": {"name": "s"}}), json!({"metadata": {"name": "s"}, "type": "Opaque"}));
+        assert_defaults::<core::PersistentVolumeClaim>(
+            json!({"metadata": {"name": "c"}, "spec": {"accessModes": ["ReadWriteOnce"]}}),
+            json!({"metadata": {"name": "c"}, "spec": {"accessModes": ["ReadWriteOnce"], "volumeMode": "Filesystem"},
+                   "status": {"phase": "Pending"}}),
+        );
+        assert_defaults::<core::PersistentVolume>(
+            json!({"metadata": {"name": "v"}, "spec": {"hostPath": {"path": "/v"}}}),
+            json!({"metadata": {"name": "v"}, "spec": {"hostPath": {"path": "/v", "type": ""},
+                   "persistentVolumeReclaimPolicy": "Retain", "volumeMode": "Filesystem"}, "status": {"phase": "Pending"}}),
+        );
+        assert_defaults::<core::Namespace>(
+            json!({"metadata": {"name": "team"}}),
+            json!({"metadata": {"name": "team", "labels": {"kubernetes.io/metadata.name": "team"}}, "status": {"phase": "Active"}}),
+        );
+        assert_defaults::<core::Endpoints>(
+            json!({"subsets": [{"ports": [{"port": 80}]}]}),
+            json!({"subsets": [{"ports": [{"port": 80, "protocol": "TCP"}]}]}),
+        );
+        assert_defaults::<core::LimitRange>(
+            json!({"spec": {"limits": [{"type": "Container", "max": {"cpu": "2"}, "min": {"memory": "1Mi"}}]}}),
+            json!({"spec": {"limits": [{"type": "Container", "max": {"cpu": "2"}, "min": {"memory": "1Mi"},
+                   "default": {"cpu": "2"}, "defaultRequest": {"cpu": "2", "memory": "1Mi"}}]}}),
+        );
+        // Kinds without defaults come back as they went in.
+        assert_defaults::<core::ConfigMap>(json!({"data": {"a": "b"}}), json!({"data": {"a": "b"}}));
+    }
+
+    #[test]
+    fn qos_classes() {
+        let spec = |resources: serde_json::Value| -> core::PodSpec {
+            serde_json::from_value(json!({"containers": [{"name": "c", "resources": resources}]})).unwrap()
+        };
+        assert_eq!(pod_qos_class(&spec(json!({}))), "BestEffort");
+        assert_eq!(pod_qos_class(&spec(json!({"requests": {"cpu": "100m"}}))), "Burstable");
+        let both = json!({"cpu": "1", "memory": "1Gi"});
+        assert_eq!(pod_qos_class(&spec(json!({"limits": both, "requests": both}))), "Guaranteed");
+        assert_eq!(pod_qos_class(&spec(json!({"limits": both, "requests": {"cpu": "500m", "memory": "1Gi"}}))), "Burstable");
+    }
 }

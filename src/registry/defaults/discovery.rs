@@ -13,3 +13,14 @@ pub fn set_defaults_endpoint_port(p: &mut discovery::EndpointPort) {
     p.name.get_or_insert_with(String::new);
     p.protocol.get_or_insert_with(|| "TCP".into());
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn endpoint_slice_ports() {
+        crate::registry::defaults::testing::assert_defaults::<super::discovery::EndpointSlice>(
+            serde_json::json!({"addressType": "IPv4", "endpoints": [], "ports": [{"port": 80}]}),
+            serde_json::json!({"addressType": "IPv4", "ports": [{"name": "", "protocol": "TCP", "port": 80}]}),
+        );
+    }
+}

@@ -33,3 +33,24 @@ pub fn set_defaults_queuing_configuration(c: &mut flowcontrol::QueuingConfigurat
     default_int(&mut c.queues, 64);
     default_int(&mut c.queue_length_limit, 50);
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::registry::defaults::testing::assert_defaults;
+
+    #[test]
+    fn flow_schemas_and_priority_levels() {
+        assert_defaults::<flowcontrol::FlowSchema>(
+            json!({"spec": {"priorityLevelConfiguration": {"name": "p"}}}),
+            json!({"spec": {"priorityLevelConfiguration": {"name": "p"}, "matchingPrecedence": 1000}}),
+        );
+        assert_defaults::<flowcontrol::PriorityLevelConfiguration>(
+            json!({"spec": {"type": "Limited", "limited": {"limitResponse": {"type": "Queue", "queuing": {}}}}}),
+            json!({"spec": {"type": "Limited", "limited": {"nominalConcurrencyShares": 30, "lendablePercent": 0,
+                "limitResponse": {"type": "Queue", "queuing": {"queues": 64, "handSize": 8, "queueLengthLimit": 50}}}}}),
+        );
+    }
+}

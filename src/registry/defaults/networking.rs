@@ -32,3 +32,27 @@ pub fn set_defaults_ingress_class(ic: &mut networking::IngressClass) {
         params.scope.get_or_insert_with(|| "Cluster".into());
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::registry::defaults::testing::assert_defaults;
+
+    #[test]
+    fn network_policies_and_ingress_classes() {
+        assert_defaults::<networking::NetworkPolicy>(
+            json!({"spec": {"podSelector": {}, "ingress": [{"ports": [{"port": 80}]}]}}),
+            json!({"spec": {"podSelector": {}, "ingress": [{"ports": [{"port": 80, "protocol": "TCP"}]}], "policyTypes": ["Ingress"]}}),
+        );
+        assert_defaults::<networking::NetworkPolicy>(
+            json!({"spec": {"podSelector": {}, "egress": [{}]}}),
+            json!({"spec": {"podSelector": {}, "egress": [{}], "policyTypes": ["Ingress", "Egress"]}}),
+        );
+        assert_defaults::<networking::IngressClass>(
+            json!({"spec": {"controller": "c", "parameters": {"kind": "K", "name": "n"}}}),
+            json!({"spec": {"controller": "c", "parameters": {"kind": "K", "name": "n", "scope": "Cluster"}}}),
+        );
+    }
+}

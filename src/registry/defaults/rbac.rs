@@ -35,3 +35,25 @@ pub fn set_defaults_subject(s: &mut rbac::Subject) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::registry::defaults::testing::assert_defaults;
+
+    #[test]
+    fn bindings() {
+        assert_defaults::<rbac::RoleBinding>(
+            json!({"roleRef": {"kind": "Role", "name": "r"}, "subjects": [
+                {"kind": "User", "name": "u"}, {"kind": "ServiceAccount", "name": "s", "namespace": "n"}]}),
+            json!({"roleRef": {"apiGroup": GROUP, "kind": "Role", "name": "r"}, "subjects": [
+                {"kind": "User", "apiGroup": GROUP, "name": "u"}, {"kind": "ServiceAccount", "apiGroup": "", "name": "s", "namespace": "n"}]}),
+        );
+        assert_defaults::<rbac::ClusterRoleBinding>(
+            json!({"roleRef": {"kind": "ClusterRole", "name": "r"}, "subjects": [{"kind": "Group", "name": "g"}]}),
+            json!({"roleRef": {"apiGroup": GROUP, "kind": "ClusterRole", "name": "r"}, "subjects": [{"kind": "Group", "apiGroup": GROUP, "name": "g"}]}),
+        );
+    }
+}

@@ -12,3 +12,14 @@ pub fn register(r: &mut Registry) {
 pub fn set_defaults_priority_class(pc: &mut scheduling::PriorityClass) {
     pc.preemption_policy.get_or_insert_with(|| "PreemptLowerPriority".into());
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn priority_class() {
+        crate::registry::defaults::testing::assert_defaults::<super::scheduling::PriorityClass>(
+            serde_json::json!({"value": 1000}),
+            serde_json::json!({"value": 1000, "preemptionPolicy": "PreemptLowerPriority"}),
+        );
+    }
+}

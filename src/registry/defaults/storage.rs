@@ -31,3 +31,25 @@ pub fn set_defaults_csi_driver(d: &mut storage::CSIDriver) {
     spec.requires_republish.get_or_insert(false);
     spec.se_linux_mount.get_or_insert(false);
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::registry::defaults::testing::assert_defaults;
+
+    #[test]
+    fn storage_classes_and_csi_drivers() {
+        assert_defaults::<storage::StorageClass>(
+            json!({"provisioner": "p"}),
+            json!({"provisioner": "p", "reclaimPolicy": "Delete", "volumeBindingMode": "Immediate"}),
+        );
+        assert_defaults::<storage::CSIDriver>(
+            json!({"spec": {}}),
+            json!({"spec": {"attachRequired": true, "podInfoOnMount": false, "storageCapacity": false,
+                "fsGroupPolicy": "ReadWriteOnceWithFSType", "volumeLifecycleModes": ["Persistent"],
+                "requiresRepublish": false, "seLinuxMount": false}}),
+        );
+    }
+}
