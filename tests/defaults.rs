@@ -1,0 +1,87 @@
+//! Defaulting end to end: a started `kapi serve` given minimal objects answers, and stores,
+//! them with upstream's defaults (the fields `kubectl get -o yaml` shows on a v1.36 cluster).
+
+mod common;
+
+use common::{request, start};
+use serde_json::{Value, json};
+
+fn create(server: &common::Server, path: &str, body: Value) -> Value {
+    let (code, text) = request(server, "POST", path, "application/json", body.to_string().as_bytes());
+    assert_eq!(code, 201, "{text}");
+    serde_json::from_str(&text).unwrap()
+}
+
+fn get(server: &common::Server, path: &str) -> Value {
+    let (code, text) = request(server, "GET", path, "", b"");
+    assert_eq!(code, 200, "{text}");
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn created_objects_come_back_defaulted() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    server.wait_ready();
+
+    let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+        "spec": {"selector": {"matchLabels": {"app": "web"}},
+                 "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "nginx", "image": "nginx"}]}}}});
+    create(&server, "/apis/apps/v1/namespaces/default/deployments", deployment);
+    let got = get(&server, "/apis/apps/v1/namespaces/default/deployments/web");
+    let spec = &got["spec"];
+    assert_eq!(spec["replicas"], 1);
+    assert_eq!(spec["strategy"], json!({"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": "25%"}}));
+    assert_eq!(spec["revisionHistoryLimit"], 10);
+    assert_eq!(spec["progressDeadlineSeconds"], 600);
+    let pod_spec = &spec["template"]["spec"];
+    assert_eq!(pod_spec["restartPolicy"], "Always");
+    assert_eq!(pod_spec["dnsPolicy"], "ClusterFirst");
+    assert_eq!(pod_spec["schedulerName"], "default-scheduler");
+    assert_eq!(pod_spec["terminationGracePeriodSeconds"], 30);
+    assert_eq!(pod_spec["securityContext"], json!({}));
+    assert_eq!(pod_spec["containers"][0]["imagePullPolicy"], "Always");
+    assert_eq!(pod_spec["containers"][0]["terminationMessagePath"], "/dev/termination-log");
+    assert!(pod_spec.get("enableServiceLinks").is_none(), "SetDefaults_Pod is for pods only: {pod_spec}");
+
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "c", "image": "busybox:1.36", "ports": [{"containerPort": 8080}]}],
+                 "volumes": [{"name": "scratch"}]}});
+    let created = create(&server, "/api/v1/namespaces/default/pods", pod);
+    let got = get(&server, "/api/v1/namespaces/default/pods/p");
+    assert_eq!(got, created, "the created object is what is stored");
+    let spec = &got["spec"];
+    assert_eq!(spec["enableServiceLinks"], true);
+    assert_eq!(spec["restartPolicy"], "Always");
+    assert_eq!(spec["volumes"][0], json!({"name": "scratch", "emptyDir": {}}));
+    let c = &spec["containers"][0];
+    assert_eq!(c["imagePullPolicy"], "IfNotPresent");
+    assert_eq!(c["terminationMessagePolicy"], "File");
+    assert_eq!(c["resources"], json!({}));
+    assert_eq!(c["ports"][0], json!({"containerPort": 8080, "protocol": "TCP"}));
+    assert_eq!(got["status"], json!({"phase": "Pending", "qosClass": "BestEffort"}));
+
+    // Updates and patches are defaulted too: a patch that removes the pull policy gets it back.
+    let patch = json!({"spec": {"template": {"spec": {"containers": [{"name": "nginx", "imagePullPolicy": null}]}}}});
+    let (code, text) = request(
+        &server,
+        "PATCH",
+        "/apis/apps/v1/namespaces/default/deployments/web",
+        "application/strategic-merge-patch+json",
+        patch.to_string().as_bytes(),
+    );
+    assert_eq!(code, 200, "{text}");
+    let patched: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(patched["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"], "Always");
+
+    // A job gets its generated selector and labels.
+    let job = json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "pi"},
+        "spec": {"template": {"spec": {"containers": [{"name": "pi", "image": "perl"}], "restartPolicy": "Never"}}}});
+    let job = create(&server, "/apis/batch/v1/namespaces/default/jobs", job);
+    let uid = job["metadata"]["uid"].as_str().unwrap();
+    assert_eq!(job["spec"]["selector"], json!({"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}));
+    assert_eq!(job["spec"]["template"]["metadata"]["labels"]["job-name"], "pi");
+    assert_eq!(job["metadata"]["labels"]["batch.kubernetes.io/job-name"], "pi");
+    assert_eq!(job["spec"]["backoffLimit"], 6);
+    server.kill();
+}
