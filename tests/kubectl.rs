@@ -249,7 +249,9 @@ fn kubectl_drives_kapi() {
     assert!(server.fails(&["logs", "p1", "-n", "demo"]).contains("pod p1 does not have a host assigned"));
     assert!(server.fails(&["exec", "p1", "-n", "demo", "--", "ls"]).contains("pod p1 does not have a host assigned"));
     let describe = server.ok(&["describe", "deployment", "web", "-n", "demo"]);
-    assert!(describe.contains("Name:") && describe.contains("Selector:           app=web"), "{describe}");
+    // Upstream's layout, which the defaulted strategy widens (`RollingUpdateStrategy:`).
+    assert!(describe.contains("Name:") && describe.contains("Selector:               app=web"), "{describe}");
+    assert!(describe.contains("RollingUpdateStrategy:  25% max unavailable, 25% max surge"), "{describe}");
     let all = server.ok(&["get", "all", "-n", "demo"]);
     for line in ["pod/p1", "service/web", "deployment.apps/web", "job.batch/once"] {
         assert!(all.contains(line), "{line} missing from get all: {all}");
