@@ -1,6 +1,6 @@
-//! Services: the defaults upstream's strategy and defaulting give a new Service, ClusterIP
-//! allocation from `--service-cluster-ip-range`, and NodePort allocation from
-//! `--service-node-port-range`, with upstream's 422s for taken or out-of-range values.
+//! Services: ClusterIP allocation from `--service-cluster-ip-range` (with the IP family fields),
+//! and NodePort allocation from `--service-node-port-range`, with upstream's 422s for taken or
+//! out-of-range values. (A Service's defaults are `defaults::core::set_defaults_service`.)
 //!
 //! Allocations are not kept on the side: they are read from the stored Services whenever one is
 //! needed, so they are rebuilt after a restart by construction and never drift from the data.

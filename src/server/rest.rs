@@ -709,7 +709,11 @@ async fn status(
     let proposed = match t.action {
         "get" => return Ok(respond(&kind, call.accept, 200, &old)),
         "put" => decode_body(call)?.1,
-        "patch" => patched(call, &kind, &old)?,
+        "patch" => {
+            let bytes = serde_json::to_vec(&patched(call, &kind, &old)?).map_err(ApiError::internal)?;
+            objects::decode_defaulted(&kind, Format::Json, &bytes)
+                .map_err(|e| ApiError::bad_request(format!("the patched object is not a valid {}: {e}", kind.kind)))?
+        }
         other => return Err(ApiError::method_not_supported(group_resource(t), other)),
     };
     if let Some(rv) = proposed["metadata"]["resourceVersion"].as_str().filter(|rv| !rv.is_empty())

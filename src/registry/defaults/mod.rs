@@ -30,6 +30,7 @@ pub mod discovery;
 pub mod flowcontrol;
 pub mod networking;
 pub mod rbac;
+pub mod resource;
 pub mod scheduling;
 pub mod storage;
 
@@ -79,6 +80,7 @@ static REGISTRY: LazyLock<Registry> = LazyLock::new(|| {
     flowcontrol::register(&mut r);
     apiextensions::register(&mut r);
     apiregistration::register(&mut r);
+    resource::register(&mut r);
     r
 });
 
