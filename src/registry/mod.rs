@@ -2,9 +2,11 @@
 //! (`pkg/registry/<group>/<resource>/strategy.go`), kept as data and small functions, one place
 //! per group, never as kind checks in the handlers.
 
-pub mod defaults;
 pub mod services;
 pub mod validation;
+
+/// Upstream's `SetDefaults_*`, one module per API group (applied to request bodies on decoding).
+pub mod defaults;
 
 /// Whether the resource's strategy maintains `metadata.generation` (set to 1 on create and
 /// bumped when the spec changes). Upstream's strategies for these resources do; others (e.g.
