@@ -210,6 +210,28 @@ mod tests {
     }
 
     #[test]
+    fn request_bodies_are_defaulted_in_every_format() {
+        let kind = Kind { group: String::new(), version: "v1".into(), kind: "Pod".into() };
+        // A Go client's protobuf carries its zero values: `imagePullPolicy: ""` is unset.
+        let value = serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "c", "image": "nginx:1", "imagePullPolicy": ""}],
+                     "volumes": [{"name": "h", "hostPath": {"path": "/h"}}]}});
+        let json = value.to_string();
+        let proto = encode(&kind, Format::Protobuf, &value).unwrap();
+        for (format, bytes) in [(Format::Json, json.as_bytes()), (Format::Protobuf, proto.as_slice())] {
+            let got = decode_defaulted(&kind, format, bytes).unwrap();
+            let c = &got["spec"]["containers"][0];
+            assert_eq!(c["imagePullPolicy"], "IfNotPresent", "{format:?}");
+            assert_eq!(c["terminationMessagePath"], "/dev/termination-log", "{format:?}");
+            assert_eq!(got["spec"]["restartPolicy"], "Always", "{format:?}");
+            // A default of "" survives the protobuf zero-string cleanup.
+            assert_eq!(got["spec"]["volumes"][0]["hostPath"]["type"], "", "{format:?}");
+        }
+        // What comes back from storage is not defaulted again.
+        assert!(decode(&kind, Format::Protobuf, &proto).unwrap()["spec"].get("restartPolicy").is_none());
+    }
+
+    #[test]
     fn zero_strings_go_but_empty_label_values_stay() {
         let kind = Kind { group: String::new(), version: "v1".into(), kind: "Namespace".into() };
         let mut v = serde_json::json!({

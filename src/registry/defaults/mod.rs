@@ -54,14 +54,6 @@ impl Registry {
         let previous = self.by_type.insert(TypeId::of::<T>(), call);
         assert!(previous.is_none(), "two defaulting functions for {}", std::any::type_name::<T>());
     }
-
-    pub fn len(&self) -> usize {
-        self.by_type.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.by_type.is_empty()
-    }
 }
 
 /// Every group's functions, registered once.
@@ -113,12 +105,17 @@ pub(crate) mod testing {
     use kapi_apimachinery::Object;
     use serde_json::Value;
 
-    /// Decodes `input` as `T`, defaults it, and compares the JSON with `expected`.
+    /// Decodes `input` as `T`, defaults it, and compares the JSON with `expected`; defaulting
+    /// the result again changes nothing (updates and patches default stored, already defaulted
+    /// objects).
     #[track_caller]
     pub fn assert_defaults<T: Object>(input: Value, expected: Value) {
         let mut obj: T = serde_json::from_value(input).expect("input decodes");
         super::apply_defaults(&mut obj);
         let got = serde_json::to_value(&obj).unwrap();
-        assert_eq!(got, expected, "\n got: {}\nwant: {}", serde_json::to_string_pretty(&got).unwrap(), serde_json::to_string_pretty(&expected).unwrap());
+        let pretty = |v: &Value| serde_json::to_string_pretty(v).unwrap();
+        assert_eq!(got, expected, "\n got: {}\nwant: {}", pretty(&got), pretty(&expected));
+        super::apply_defaults(&mut obj);
+        assert_eq!(serde_json::to_value(&obj).unwrap(), got, "defaulting twice changes the object");
     }
 }
