@@ -216,6 +216,17 @@ pub fn set_defaults_pod_spec(spec: &mut core::PodSpec) {
     spec.security_context.get_or_insert_default();
     spec.termination_grace_period_seconds.get_or_insert(30);
     default_str(&mut spec.scheduler_name, "default-scheduler");
+    service_account_alias(spec);
+}
+
+/// Not a default but upstream's conversion through the internal version, which every request
+/// takes: the deprecated `serviceAccount` is an alias of `serviceAccountName` (which wins when
+/// both are set), and the external form always carries both.
+fn service_account_alias(spec: &mut core::PodSpec) {
+    if spec.service_account_name.as_deref().is_none_or(str::is_empty) {
+        spec.service_account_name = spec.service_account.clone().filter(|s| !s.is_empty());
+    }
+    spec.service_account = spec.service_account_name.clone();
 }
 
 /// Probes time out after 1s, run every 10s, succeed after 1 success and fail after 3 failures
@@ -475,6 +486,20 @@ mod tests {
                      "restartPolicy": "Always", "terminationGracePeriodSeconds": 30, "dnsPolicy": "ClusterFirst",
                      "securityContext": {}, "schedulerName": "default-scheduler"}}}}),
         );
+    }
+
+    #[test]
+    fn service_account_alias() {
+        let defaulted = |spec: serde_json::Value| {
+            let mut spec: core::PodSpec = serde_json::from_value(spec).unwrap();
+            set_defaults_pod_spec(&mut spec);
+            (spec.service_account_name, spec.service_account)
+        };
+        let some = |s: &str| Some(s.to_owned());
+        assert_eq!(defaulted(json!({"serviceAccountName": "a"})), (some("a"), some("a")));
+        assert_eq!(defaulted(json!({"serviceAccount": "b"})), (some("b"), some("b")));
+        assert_eq!(defaulted(json!({"serviceAccountName": "a", "serviceAccount": "b"})), (some("a"), some("a")));
+        assert_eq!(defaulted(json!({})), (None, None));
     }
 
     #[test]
