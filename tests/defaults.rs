@@ -1,5 +1,6 @@
 //! Defaulting end to end: a started `kapi serve` given minimal objects answers, and stores,
-//! them with upstream's defaults (the fields `kubectl get -o yaml` shows on a v1.36 cluster).
+//! them with upstream's defaults (the fields `kubectl get -o yaml` shows on a v1.36 cluster),
+//! and a pod with what upstream's tolerations and priority admission add.
 
 mod common;
 
@@ -60,6 +61,11 @@ fn created_objects_come_back_defaulted() {
     assert_eq!(c["resources"], json!({}));
     assert_eq!(c["ports"][0], json!({"containerPort": 8080, "protocol": "TCP"}));
     assert_eq!(got["status"], json!({"phase": "Pending", "qosClass": "BestEffort"}));
+    // Admission (DefaultTolerationSeconds, Priority) after defaulting.
+    assert_eq!(spec["tolerations"][0]["key"], "node.kubernetes.io/not-ready");
+    assert_eq!(spec["tolerations"][1]["tolerationSeconds"], 300);
+    assert_eq!(spec["priority"], 0);
+    assert_eq!(spec["preemptionPolicy"], "PreemptLowerPriority");
 
     // Updates and patches are defaulted too: a patch that removes the pull policy gets it back.
     let patch = json!({"spec": {"template": {"spec": {"containers": [{"name": "nginx", "imagePullPolicy": null}]}}}});

@@ -7,6 +7,8 @@ pub mod validation;
 
 /// Upstream's `SetDefaults_*`, one module per API group (applied to request bodies on decoding).
 pub mod defaults;
+/// Upstream's mutating admission plugins for new pods (tolerations, priority).
+pub mod admission;
 
 /// Whether the resource's strategy maintains `metadata.generation` (set to 1 on create and
 /// bumped when the spec changes). Upstream's strategies for these resources do; others (e.g.
@@ -125,7 +127,7 @@ pub fn reads_from_kubelet(group: &str, resource: &str, subresource: Option<&str>
 
 /// What a resource does to a new object beyond defaults and validation, with the store at
 /// hand (upstream's admission and `BeforeCreate` work that reads other objects): a Service gets
-/// its cluster IP and node ports.
+/// its cluster IP and node ports, a pod its default tolerations and its priority.
 pub async fn admit_create(
     store: &dyn crate::storage::Storage,
     network: &services::ServiceNetwork,
@@ -135,6 +137,7 @@ pub async fn admit_create(
 ) -> Result<(), Vec<crate::status::FieldError>> {
     match (group, resource) {
         ("", "services") => services::admit(store, network, object).await,
+        ("", "pods") => admission::admit_pod(store, object).await,
         _ => Ok(()),
     }
 }
