@@ -4,6 +4,7 @@
 //! primitives and codecs in `kapi_apimachinery` (`apimachinery/`). This crate is the runtime and
 //! the command line.
 
+pub mod controllers;
 pub mod convert;
 pub mod discovery;
 pub mod list_options;

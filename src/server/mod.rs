@@ -9,9 +9,11 @@
 
 pub mod body;
 pub mod chain;
+pub mod delete;
 pub mod health;
 pub mod metrics;
 pub mod objects;
+pub mod own_rest;
 pub mod rest;
 pub mod version;
 pub mod watch;
@@ -119,6 +121,7 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     std::fs::write(args.data_dir.join("port"), addr.port().to_string())?;
 
     rest::bootstrap(store.as_ref(), &network, addr.port()).await.context("creating the system namespaces and the kubernetes Service")?;
+    crate::controllers::namespace::spawn(store.clone());
     if !args.etcd_compaction_interval.is_zero() {
         tokio::spawn(compact_periodically(store.clone(), args.etcd_compaction_interval));
     }

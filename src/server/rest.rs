@@ -48,15 +48,15 @@ pub fn key(resource: &str, namespace: Option<&str>, name: Option<&str>) -> Strin
     k
 }
 
-fn group_resource(t: &kapi_apimachinery::scheme::RouteTarget) -> GroupResource<'static> {
+pub(super) fn group_resource(t: &kapi_apimachinery::scheme::RouteTarget) -> GroupResource<'static> {
     GroupResource::new(t.group, t.resource)
 }
 
-fn kind_of(t: &kapi_apimachinery::scheme::RouteTarget) -> Kind {
+pub(super) fn kind_of(t: &kapi_apimachinery::scheme::RouteTarget) -> Kind {
     Kind { group: t.kind.group.to_owned(), version: t.kind.version.to_owned(), kind: t.kind.kind.to_owned() }
 }
 
-fn storage_error(e: StorageError, call: &ResourceCall<'_>) -> ApiError {
+pub(super) fn storage_error(e: StorageError, call: &ResourceCall<'_>) -> ApiError {
     let gr = group_resource(call.target);
     let name = call.info.name.clone();
     match e {
@@ -96,7 +96,7 @@ async fn write_create(store: &dyn Storage, call: &ResourceCall<'_>, key: &str, v
 }
 
 /// `Storage::update`, or under dry-run the same checks without the write.
-async fn write_update(
+pub(super) async fn write_update(
     store: &dyn Storage,
     call: &ResourceCall<'_>,
     key: &str,
@@ -115,7 +115,7 @@ async fn write_update(
 
 /// Stores an updated object; when it is being deleted and its last finalizer is gone, the
 /// deletion completes instead (upstream's generic store does the same after an update).
-async fn commit_update(
+pub(super) async fn commit_update(
     store: &dyn Storage,
     call: &ResourceCall<'_>,
     key: &str,
@@ -128,24 +128,27 @@ async fn commit_update(
     if !finalized {
         return write_update(store, call, key, stored, expected).await;
     }
-    let (prev, revision) = if call.dry_run {
-        write_delete(store, call, key).await?
-    } else {
-        store.delete(key, Some(expected)).await?
-    };
+    let (prev, revision) = write_delete(store, call, key, Some(expected)).await?;
     Ok(KeyValue { key: key.to_owned(), value: stored, create_revision: prev.create_revision, mod_revision: revision })
 }
 
-/// `Storage::delete`, or under dry-run the object that would be deleted.
-async fn write_delete(
+/// `Storage::delete` (guarded on `expected` when given), or under dry-run the object that
+/// would be deleted.
+pub(super) async fn write_delete(
     store: &dyn Storage,
     call: &ResourceCall<'_>,
     key: &str,
+    expected: Option<crate::storage::Revision>,
 ) -> Result<(KeyValue, crate::storage::Revision), StorageError> {
     if !call.dry_run {
-        return store.delete(key, None).await;
+        return store.delete(key, expected).await;
     }
     let current = store.get(key).await?.ok_or_else(|| StorageError::NotFound { key: key.to_owned() })?;
+    if let Some(expected) = expected
+        && current.mod_revision != expected
+    {
+        return Err(StorageError::Conflict { key: key.to_owned(), expected, current });
+    }
     let revision = current.mod_revision;
     Ok((current, revision))
 }
@@ -160,7 +163,7 @@ fn validate(t: &kapi_apimachinery::scheme::RouteTarget, kind: &Kind, name: &str,
 }
 
 /// The `DeleteOptions` body of a delete, as JSON (`{}` when there is none).
-fn delete_options(call: &ResourceCall<'_>) -> Result<Value, ApiError> {
+pub(super) fn delete_options(call: &ResourceCall<'_>) -> Result<Value, ApiError> {
     if call.body.iter().all(u8::is_ascii_whitespace) {
         return Ok(json!({}));
     }
@@ -170,7 +173,7 @@ fn delete_options(call: &ResourceCall<'_>) -> Result<Value, ApiError> {
 }
 
 /// The stored object at `key`, or the resource's 404.
-async fn current(store: &dyn Storage, call: &ResourceCall<'_>, key: &str, name: &str) -> Result<KeyValue, ApiError> {
+pub(super) async fn current(store: &dyn Storage, call: &ResourceCall<'_>, key: &str, name: &str) -> Result<KeyValue, ApiError> {
     store
         .get(key)
         .await
@@ -179,7 +182,7 @@ async fn current(store: &dyn Storage, call: &ResourceCall<'_>, key: &str, name: 
 }
 
 /// A stored object as the client sees it: its JSON with `resourceVersion` from the store.
-fn read(kv: &KeyValue) -> Result<(Kind, Value), ApiError> {
+pub(super) fn read(kv: &KeyValue) -> Result<(Kind, Value), ApiError> {
     let (kind, mut value) = objects::decode_stored(&kv.value)
         .map_err(|e| ApiError::internal(format!("decoding {}: {e}", kv.key)))?;
     // A dry-run create was never written: it has no resourceVersion yet.
@@ -189,7 +192,7 @@ fn read(kv: &KeyValue) -> Result<(Kind, Value), ApiError> {
     Ok((kind, value))
 }
 
-fn respond(kind: &Kind, format: Format, code: u16, value: &Value) -> http::Response<Body> {
+pub(super) fn respond(kind: &Kind, format: Format, code: u16, value: &Value) -> http::Response<Body> {
     match objects::encode(kind, format, value) {
         Ok(body) => {
             let mut resp = http::Response::new(super::body::full(body));
@@ -245,6 +248,9 @@ async fn dispatch(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::
         let (_, object) = read(&current)?;
         return Err(crate::registry::connect_error(t.resource, t.subresource.unwrap_or_default(), name, &object));
     }
+    if let Some(own) = crate::registry::own_rest(t.group, t.resource, t.subresource) {
+        return super::own_rest::handle(store, call, namespace, own).await;
+    }
     match t.subresource {
         None => {}
         Some("status") => return status(store, call, namespace).await,
@@ -271,70 +277,8 @@ async fn dispatch(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::
         "post" => create(store, call, namespace).await,
         "put" => update(store, call, namespace).await,
         "patch" => patch(store, call, namespace).await,
-        "delete" => {
-            let name = call.info.name.as_str();
-            let k = key(t.resource, namespace, Some(name));
-            let options = delete_options(call)?;
-            let dry_run = call.dry_run || options["dryRun"].as_array().is_some_and(|v| v.iter().any(|d| d == "All"));
-            let call = &ResourceCall { dry_run, body: Bytes::new(), ..*call };
-            let current = current(store, call, &k, name).await?;
-            // Preconditions: the object must still be the one the client means.
-            let (kind, old) = read(&current)?;
-            let precondition = &options["preconditions"];
-            if let Some(uid) = precondition["uid"].as_str()
-                && old["metadata"]["uid"].as_str() != Some(uid)
-            {
-                return Err(ApiError::conflict_because(
-                    group_resource(t),
-                    name,
-                    format!("Precondition failed: UID in precondition: {uid}, UID in object meta: {}", old["metadata"]["uid"].as_str().unwrap_or_default()),
-                ));
-            }
-            if let Some(rv) = precondition["resourceVersion"].as_str()
-                && rv != current.mod_revision.to_string()
-            {
-                return Err(ApiError::conflict_because(
-                    group_resource(t),
-                    name,
-                    format!("Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}", current.mod_revision),
-                ));
-            }
-            // An object with finalizers is only marked: it goes when its last finalizer is removed.
-            if old["metadata"]["finalizers"].as_array().is_some_and(|f| !f.is_empty()) {
-                let mut marked = old.clone();
-                if marked["metadata"]["deletionTimestamp"].is_null() {
-                    marked["metadata"]["deletionTimestamp"] =
-                        json!(chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string());
-                    marked["metadata"]["deletionGracePeriodSeconds"] = json!(0);
-                }
-                if let Some(meta) = marked["metadata"].as_object_mut() {
-                    meta.remove("resourceVersion");
-                }
-                let stored = objects::encode(&kind, Format::Protobuf, &marked).map_err(ApiError::internal)?;
-                let kv = write_update(store, call, &k, stored.into(), current.mod_revision)
-                    .await
-                    .map_err(|e| storage_error(e, call))?;
-                let (kind, value) = read(&kv)?;
-                return Ok(respond(&kind, call.accept, 200, &value));
-            }
-            // What goes with the object (a namespace's contents) goes first, so that nothing is
-            // left behind if the server stops half-way: the delete can simply be repeated.
-            for prefix in crate::registry::dependents(t.group, t.resource, name) {
-                let contents = store.list(&prefix, ListOptions::default()).await.map_err(ApiError::internal)?;
-                for kv in contents.kvs {
-                    if call.dry_run {
-                        break;
-                    }
-                    match store.delete(&kv.key, None).await {
-                        Ok(_) | Err(StorageError::NotFound { .. }) => {}
-                        Err(e) => return Err(ApiError::internal(e)),
-                    }
-                }
-            }
-            let (prev, _rev) = write_delete(store, call, &k).await.map_err(|e| storage_error(e, call))?;
-            let (kind, value) = read(&prev)?;
-            Ok(respond(&kind, call.accept, 200, &value))
-        }
+        "delete" => super::delete::delete(store, call, namespace).await,
+        "deletecollection" => super::delete::delete_collection(store, call, namespace).await,
         other => Err(ApiError::method_not_supported(group_resource(t), other)),
     }
 }
@@ -416,7 +360,7 @@ async fn list(
 }
 
 /// The request's list options, with the field selector checked against the resource.
-fn list_options(call: &ResourceCall<'_>) -> Result<crate::list_options::ListOptions, ApiError> {
+pub(super) fn list_options(call: &ResourceCall<'_>) -> Result<crate::list_options::ListOptions, ApiError> {
     let t = call.target;
     let mut opts = crate::list_options::ListOptions::from_query(call.query)?;
     opts.convert_field_selector(t.group, t.version, t.resource)?;
@@ -428,7 +372,7 @@ fn list_options(call: &ResourceCall<'_>) -> Result<crate::list_options::ListOpti
 }
 
 /// Label and field selectors as a predicate on objects.
-fn object_filter(t: &kapi_apimachinery::scheme::RouteTarget, opts: &crate::list_options::ListOptions) -> super::watch::Filter {
+pub(super) fn object_filter(t: &kapi_apimachinery::scheme::RouteTarget, opts: &crate::list_options::ListOptions) -> super::watch::Filter {
     let labels = opts.label_selector.clone();
     let fields = opts.field_selector.clone();
     let (group, resource) = (t.group, t.resource);
@@ -469,7 +413,7 @@ fn table_response(
     Ok(resp)
 }
 
-fn body_format(call: &ResourceCall<'_>) -> Result<Format, ApiError> {
+pub(super) fn body_format(call: &ResourceCall<'_>) -> Result<Format, ApiError> {
     match call.content_type {
         None => Ok(Format::detect(&call.body)),
         Some(ct) => Format::from_content_type(ct).ok_or_else(|| {
@@ -483,7 +427,7 @@ fn body_format(call: &ResourceCall<'_>) -> Result<Format, ApiError> {
 }
 
 /// Decodes the request body as the route's kind; a body of another kind is a 400 as upstream.
-fn decode_body(call: &ResourceCall<'_>) -> Result<(Kind, Value), ApiError> {
+pub(super) fn decode_body(call: &ResourceCall<'_>) -> Result<(Kind, Value), ApiError> {
     let format = body_format(call)?;
     let kind = kind_of(call.target);
     let tm = kapi_apimachinery::codec::peek_type_meta(format, &call.body, None)
@@ -564,9 +508,13 @@ async fn create(
     let (kind, mut value) = decode_body(call)?;
     if let Some(ns) = namespace {
         // NamespaceLifecycle: no objects in a namespace that does not exist.
-        let exists = store.get(&key("namespaces", None, Some(ns))).await.map_err(ApiError::internal)?;
-        if exists.is_none() {
+        // NamespaceLifecycle: nor in one being deleted.
+        let Some(stored_ns) = store.get(&key("namespaces", None, Some(ns))).await.map_err(ApiError::internal)? else {
             return Err(ApiError::not_found(GroupResource::new("", "namespaces"), ns));
+        };
+        if let Some(reason) = crate::registry::namespace_refuses_content(&read(&stored_ns)?.1) {
+            let name = value["metadata"]["name"].as_str().unwrap_or_default();
+            return Err(ApiError::forbidden(group_resource(t), name, reason));
         }
     }
     let meta = value["metadata"].as_object_mut().map(std::mem::take).unwrap_or_default();
