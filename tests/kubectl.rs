@@ -6,17 +6,21 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+
 struct Server {
     child: Child,
     data_dir: PathBuf,
 }
 
 impl Server {
-    fn start(data_dir: &Path) -> Self {
+    /// `kapi serve` on `data_dir`, with `store_flags` choosing the store (none: embedded).
+    fn start(data_dir: &Path, store_flags: &[&str]) -> Self {
         let _ = std::fs::remove_file(data_dir.join("port"));
         let child = Command::new(env!("CARGO_BIN_EXE_kapi"))
             .args(["serve", "--secure-port", "0", "--data-dir"])
             .arg(data_dir)
+            .args(store_flags)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -75,8 +79,20 @@ impl Drop for Server {
 
 #[test]
 fn kubectl_drives_kapi() {
+    drive(&[]);
+}
+
+/// The same session with kapi on etcd (`--etcd-servers`): nothing a client sees may differ.
+#[test]
+fn kubectl_drives_kapi_on_etcd() {
+    let etcd_dir = tempfile::tempdir().unwrap();
+    let etcd = common::etcd::Etcd::start(etcd_dir.path());
+    drive(&["--etcd-servers", &etcd.endpoints()]);
+}
+
+fn drive(store_flags: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path());
+    let server = Server::start(dir.path(), store_flags);
 
     let version = server.ok(&["version", "-o", "json"]);
     let version: serde_json::Value = serde_json::from_str(&version).unwrap();
@@ -117,7 +133,7 @@ fn kubectl_drives_kapi() {
 
     // Restart: the object is still there with the same resourceVersion.
     server.stop();
-    let server = Server::start(dir.path());
+    let server = Server::start(dir.path(), store_flags);
     let rv_after = server.ok(&["get", "cm", "cm1", "-n", "demo", "-o", "jsonpath={.metadata.resourceVersion}"]);
     assert_eq!(rv_after, rv);
 

@@ -71,6 +71,22 @@ pub struct ServeArgs {
     /// `0s` disables it.
     #[arg(long, default_value = "5m", value_parser = parse_duration)]
     pub etcd_compaction_interval: std::time::Duration,
+    /// etcd client URLs (comma-separated); without them kapi stores state in the embedded
+    /// store under the data dir.
+    #[arg(long, value_delimiter = ',')]
+    pub etcd_servers: Vec<String>,
+    /// The prefix of every key kapi writes to etcd.
+    #[arg(long, default_value = "/registry")]
+    pub etcd_prefix: String,
+    /// CA bundle to verify etcd's serving certificate with.
+    #[arg(long)]
+    pub etcd_cafile: Option<PathBuf>,
+    /// Client certificate for etcd (PEM).
+    #[arg(long, requires = "etcd_keyfile")]
+    pub etcd_certfile: Option<PathBuf>,
+    /// Client key for etcd (PEM).
+    #[arg(long, requires = "etcd_certfile")]
+    pub etcd_keyfile: Option<PathBuf>,
 }
 
 /// `5m`, `30s`, `1h` (Go's duration syntax, as kube-apiserver's flags take).
@@ -98,10 +114,28 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
         .context("--service-cluster-ip-range / --service-node-port-range")?;
     std::fs::create_dir_all(&args.data_dir)
         .with_context(|| format!("creating the data directory {}", args.data_dir.display()))?;
-    let store: Arc<dyn Storage> = Arc::new(
-        EmbeddedStore::open(args.data_dir.join("store.redb"))
-            .with_context(|| format!("opening the store in {}", args.data_dir.display()))?,
-    );
+    let mut checks = default_checks();
+    let store: Arc<dyn Storage> = if args.etcd_servers.is_empty() {
+        Arc::new(
+            EmbeddedStore::open(args.data_dir.join("store.redb"))
+                .with_context(|| format!("opening the store in {}", args.data_dir.display()))?,
+        )
+    } else {
+        let config = crate::storage::etcd::EtcdConfig {
+            prefix: args.etcd_prefix.clone(),
+            ca_file: args.etcd_cafile.clone(),
+            cert_file: args.etcd_certfile.clone(),
+            key_file: args.etcd_keyfile.clone(),
+            ..crate::storage::etcd::EtcdConfig::new(args.etcd_servers.clone())
+        };
+        let etcd = crate::storage::etcd::EtcdStore::connect(&config)
+            .await
+            .with_context(|| format!("connecting to etcd at {}", args.etcd_servers.join(",")))?;
+        info!(version = etcd.version(), progress_requests = etcd.supports_progress_requests(), "etcd connected");
+        let store: Arc<dyn Storage> = Arc::new(etcd);
+        checks.push(health::storage_check("etcd", store.clone()));
+        store
+    };
     let pki = match (&args.tls_cert_file, &args.tls_private_key_file, &args.client_ca_file) {
         (Some(cert), Some(key), Some(ca)) => Pki::from_files(cert, key, ca)?,
         // In-cluster clients reach the server at the `kubernetes` Service's address too.
@@ -129,7 +163,7 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
         store,
         metrics: metrics::Metrics::default(),
         network,
-        checks: default_checks(),
+        checks,
         enabled: crate::discovery::EnabledGroupVersions::defaults(),
     });
     info!(%url, kubeconfig = %kubeconfig.display(), "serving");

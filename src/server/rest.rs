@@ -63,10 +63,7 @@ pub(super) fn storage_error(e: StorageError, call: &ResourceCall<'_>) -> ApiErro
         StorageError::NotFound { .. } => ApiError::not_found(gr, &name),
         StorageError::AlreadyExists { .. } => ApiError::already_exists(gr, &name),
         StorageError::Conflict { .. } => ApiError::conflict(gr, &name),
-        StorageError::Compacted { requested, compacted } => {
-            ApiError::too_old_resource_version(requested.max(0) as u64, compacted.max(0) as u64)
-        }
-        other => ApiError::internal(other),
+        other => ApiError::from(other),
     }
 }
 
@@ -509,7 +506,7 @@ async fn create(
     if let Some(ns) = namespace {
         // NamespaceLifecycle: no objects in a namespace that does not exist.
         // NamespaceLifecycle: nor in one being deleted.
-        let Some(stored_ns) = store.get(&key("namespaces", None, Some(ns))).await.map_err(ApiError::internal)? else {
+        let Some(stored_ns) = store.get(&key("namespaces", None, Some(ns))).await.map_err(ApiError::from)? else {
             return Err(ApiError::not_found(GroupResource::new("", "namespaces"), ns));
         };
         if let Some(reason) = crate::registry::namespace_refuses_content(&read(&stored_ns)?.1) {
@@ -567,7 +564,7 @@ async fn create(
     let k = key(t.resource, namespace, Some(&name));
     let kv = write_create(store, call, &k, stored.into()).await.map_err(|e| match e {
         StorageError::AlreadyExists { .. } => ApiError::already_exists(group_resource(t), &name),
-        other => ApiError::internal(other),
+        other => ApiError::from(other),
     })?;
     let (kind, value) = read(&kv)?;
     Ok(respond(&kind, call.accept, 201, &value))
@@ -850,7 +847,7 @@ pub async fn bootstrap(
     let kind = Kind { group: String::new(), version: "v1".into(), kind: "Namespace".into() };
     for name in crate::registry::SYSTEM_NAMESPACES {
         let k = key("namespaces", None, Some(name));
-        if store.get(&k).await.map_err(ApiError::internal)?.is_some() {
+        if store.get(&k).await.map_err(ApiError::from)?.is_some() {
             continue;
         }
         let value = json!({
@@ -872,7 +869,7 @@ pub async fn bootstrap(
         }
     }
     let k = key("services", Some("default"), Some("kubernetes"));
-    if store.get(&k).await.map_err(ApiError::internal)?.is_none() {
+    if store.get(&k).await.map_err(ApiError::from)?.is_none() {
         let kind = Kind { group: String::new(), version: "v1".into(), kind: "Service".into() };
         let mut value = crate::registry::services::kubernetes_service(network, secure_port);
         value["metadata"]["uid"] = json!(uuid::Uuid::new_v4().to_string());

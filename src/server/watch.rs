@@ -47,7 +47,7 @@ pub async fn start(store: Arc<dyn Storage>, req: WatchRequest) -> Result<http::R
     let (initial, from) = match req.from {
         Some(rev) if !req.send_initial_events => (Vec::new(), rev),
         _ => {
-            let list = store.list(&req.prefix, ListOptions::default()).await.map_err(ApiError::internal)?;
+            let list = store.list(&req.prefix, ListOptions::default()).await.map_err(ApiError::from)?;
             (list.kvs, list.revision)
         }
     };

@@ -21,6 +21,7 @@
 
 pub mod conformance;
 pub mod embedded;
+pub mod etcd;
 
 use std::fmt;
 use std::future::Future;

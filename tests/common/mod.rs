@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 
+pub mod etcd;
+
 pub struct Server {
     pub child: Child,
     pub port: u16,
@@ -27,10 +29,16 @@ impl Drop for Server {
 }
 
 pub fn start(dir: &Path) -> Server {
+    start_with(dir, &[])
+}
+
+/// `kapi serve` with more flags (e.g. `--etcd-servers`).
+pub fn start_with(dir: &Path, args: &[&str]) -> Server {
     let _ = std::fs::remove_file(dir.join("port"));
     let child = Command::new(env!("CARGO_BIN_EXE_kapi"))
         .args(["serve", "--secure-port", "0", "--data-dir"])
         .arg(dir)
+        .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

@@ -1,0 +1,112 @@
+//! kapi on etcd (`--etcd-servers`): the storage conformance suite against a real etcd, the
+//! on-disk contract shared with kube-apiserver (keys, `k8s\0` protobuf values, both ways),
+//! readiness while etcd is away, and several kapi replicas on one etcd cluster.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::etcd::Etcd;
+use common::{request, start_with};
+use kapi::storage::etcd::{EtcdConfig, EtcdStore};
+use kapi::storage::{Storage, conformance};
+use serde_json::{Value, json};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_suite_on_etcd() {
+    let dir = tempfile::tempdir().unwrap();
+    let etcd = Etcd::start(dir.path());
+    let store = EtcdStore::connect(&EtcdConfig::new(vec![etcd.members[0].client_url.clone()])).await.unwrap();
+    assert!(store.version().starts_with("3."), "{}", store.version());
+    if let Err(failure) = conformance::run_all(&store).await {
+        panic!("{failure}");
+    }
+}
+
+fn deployment(name: &str) -> Value {
+    json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "labels": {"app": name}},
+           "spec": {"replicas": 2, "selector": {"matchLabels": {"app": name}},
+                    "template": {"metadata": {"labels": {"app": name}},
+                                 "spec": {"containers": [{"name": "c", "image": "nginx:1.27"}]}}}})
+}
+
+#[test]
+fn values_are_upstreams_both_ways() {
+    let dir = tempfile::tempdir().unwrap();
+    let etcd = Etcd::start(dir.path());
+    let server = start_with(&dir.path().join("kapi"), &["--etcd-servers", &etcd.endpoints()]);
+    server.wait_ready();
+    let deployments = "/apis/apps/v1/namespaces/default/deployments";
+    let (code, body) = request(&server, "POST", deployments, "application/json", deployment("web").to_string().as_bytes());
+    assert_eq!(code, 201, "{body}");
+    let created: Value = serde_json::from_str(&body).unwrap();
+
+    // kapi's write, read with etcdctl: upstream's key and a `k8s\0` protobuf value that decodes
+    // to the same object.
+    let keys = String::from_utf8(etcd.etcdctl(&["get", "--prefix", "--keys-only", "/registry/deployments/"])).unwrap();
+    assert_eq!(keys.trim(), "/registry/deployments/default/web");
+    let value = etcd.etcdctl(&["get", "--print-value-only", "/registry/deployments/default/web"]);
+    let value = value.strip_suffix(b"\n").unwrap_or(&value);
+    assert!(value.starts_with(b"k8s\0"), "value is not the Kubernetes protobuf envelope");
+    let (kind, decoded) = kapi::server::objects::decode_stored(value).unwrap();
+    assert_eq!((kind.api_version(), kind.kind.as_str()), ("apps/v1".to_owned(), "Deployment"));
+    assert_eq!(decoded["spec"], created["spec"]);
+    assert_eq!(decoded["metadata"]["uid"], created["metadata"]["uid"]);
+
+    // A value written the way kube-apiserver writes it (upstream's own protobuf fixture) is
+    // served by kapi.
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("api-specs/v1.36.0/fixtures/apps.v1.Deployment.pb");
+    let bytes = std::fs::read(&fixture).expect("fixtures filled by api-specs/fill");
+    let (_, upstream) = kapi::server::objects::decode_stored(&bytes).unwrap();
+    let name = upstream["metadata"]["name"].as_str().unwrap().to_owned();
+    let key = format!("/registry/deployments/default/{name}");
+    let put = std::process::Command::new("etcdctl")
+        .args(["--endpoints", &etcd.endpoints(), "put", &key])
+        .env("ETCDCTL_API", "3")
+        .stdin(std::fs::File::open(&fixture).unwrap())
+        .output()
+        .unwrap();
+    assert!(put.status.success(), "{}", String::from_utf8_lossy(&put.stderr));
+    let (code, body) = request(&server, "GET", &format!("{deployments}/{name}"), "", b"");
+    assert_eq!(code, 200, "{body}");
+    let served: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(served["spec"], upstream["spec"]);
+    assert_ne!(served["metadata"]["resourceVersion"], upstream["metadata"]["resourceVersion"], "RV is etcd's");
+}
+
+fn wait_for(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < timeout, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn unready_while_etcd_is_away_and_back_without_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut etcd = Etcd::start(dir.path());
+    let server = start_with(&dir.path().join("kapi"), &["--etcd-servers", &etcd.endpoints()]);
+    server.wait_ready();
+    let cms = "/api/v1/namespaces/default/configmaps";
+    let cm = |name: &str| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}).to_string();
+    assert_eq!(request(&server, "POST", cms, "application/json", cm("before").as_bytes()).0, 201);
+
+    etcd.stop(0);
+    wait_for("readyz to fail", Duration::from_secs(10), || request(&server, "GET", "/readyz", "", b"").0 == 500);
+    assert_eq!(request(&server, "GET", "/readyz/etcd", "", b"").0, 500);
+    assert_eq!(request(&server, "GET", "/livez", "", b"").0, 200, "livez stays up");
+    let started = Instant::now();
+    let (code, body) = request(&server, "POST", cms, "application/json", cm("during").as_bytes());
+    assert!(matches!(code, 503 | 504), "{code} {body}");
+    assert!(started.elapsed() < Duration::from_secs(10), "a dead etcd fails requests promptly");
+    let status: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(status["kind"], "Status");
+
+    etcd.restart(0);
+    etcd.wait_healthy();
+    wait_for("readyz to recover", Duration::from_secs(20), || request(&server, "GET", "/readyz", "", b"").0 == 200);
+    assert_eq!(request(&server, "POST", cms, "application/json", cm("after").as_bytes()).0, 201);
+    let (code, body) = request(&server, "GET", &format!("{cms}/before"), "", b"");
+    assert_eq!(code, 200, "{body}");
+}
