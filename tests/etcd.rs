@@ -110,3 +110,96 @@ fn unready_while_etcd_is_away_and_back_without_restart() {
     let (code, body) = request(&server, "GET", &format!("{cms}/before"), "", b"");
     assert_eq!(code, 200, "{body}");
 }
+
+/// Two replicas on a three-member etcd cluster behave as one server, survive losing a member,
+/// report unready without etcd, and resume when it is back, losing no acknowledged write.
+#[test]
+fn replicas_on_an_etcd_cluster_act_as_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut etcd = Etcd::cluster(dir.path(), 3);
+    let endpoints = etcd.endpoints();
+    let a = start_with(&dir.path().join("a"), &["--etcd-servers", &endpoints]);
+    let b = common::start_replica(&dir.path().join("b"), &dir.path().join("a/pki"), &["--etcd-servers", &endpoints]);
+    a.wait_ready();
+    b.wait_ready();
+    let cms = "/api/v1/namespaces/default/configmaps";
+    let cm = |name: &str| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}).to_string();
+    let mut acknowledged = Vec::new();
+    let mut create = |server: &common::Server, name: &str| -> u16 {
+        let code = request(server, "POST", cms, "application/json", cm(name).as_bytes()).0;
+        if code == 201 {
+            acknowledged.push(name.to_owned());
+        }
+        code
+    };
+
+    // `kubectl get -w` through B sees a create through A.
+    let kubeconfig = dir.path().join("b.kubeconfig");
+    let config = std::fs::read_to_string(dir.path().join("a/admin.kubeconfig")).unwrap();
+    let config = config.replace(&format!("127.0.0.1:{}", a.port), &format!("127.0.0.1:{}", b.port));
+    std::fs::write(&kubeconfig, config).unwrap();
+    let mut watcher = std::process::Command::new("kubectl")
+        .args(["get", "configmaps", "-n", "default", "-w", "-o", "name", "--request-timeout=30s"])
+        .env("KUBECONFIG", &kubeconfig)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(create(&a, "from-a"), 201);
+    let stdout = watcher.stdout.take().unwrap();
+    let seen = std::thread::spawn(move || {
+        use std::io::BufRead;
+        std::io::BufReader::new(stdout).lines().map_while(Result::ok).any(|l| l.trim() == "configmap/from-a")
+    });
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !seen.is_finished() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = watcher.kill();
+    let _ = watcher.wait();
+    assert!(seen.join().unwrap(), "the watch through B saw the create through A");
+
+    // One member down: both replicas keep serving (after the client notices).
+    etcd.stop(0);
+    for (i, server) in [&a, &b].into_iter().enumerate() {
+        let mut served = false;
+        let deadline = Instant::now() + Duration::from_secs(15);
+        let mut n = 0;
+        while Instant::now() < deadline && !served {
+            n += 1;
+            served = create(server, &format!("one-down-{i}-{n}")) == 201;
+        }
+        assert!(served, "replica {i} serves with one etcd member down");
+        for k in 0..5 {
+            assert_eq!(create(server, &format!("one-down-{i}-steady-{k}")), 201, "replica {i} keeps serving");
+        }
+    }
+
+    // All down: 503/504 and not ready, on both.
+    etcd.stop(1);
+    etcd.stop(2);
+    for server in [&a, &b] {
+        wait_for("readyz to fail", Duration::from_secs(15), || request(server, "GET", "/readyz", "", b"").0 == 500);
+        let code = create(server, "all-down");
+        assert!(matches!(code, 503 | 504), "{code}");
+    }
+
+    // Back: both serve again within a few seconds, and every acknowledged write is there.
+    for i in 0..3 {
+        etcd.restart(i);
+    }
+    etcd.wait_healthy();
+    for server in [&a, &b] {
+        wait_for("readyz to recover", Duration::from_secs(20), || request(server, "GET", "/readyz", "", b"").0 == 200);
+    }
+    assert_eq!(create(&b, "after"), 201);
+    let (code, body) = request(&a, "GET", cms, "", b"");
+    assert_eq!(code, 200);
+    let list: Value = serde_json::from_str(&body).unwrap();
+    let names: std::collections::BTreeSet<&str> =
+        list["items"].as_array().unwrap().iter().map(|i| i["metadata"]["name"].as_str().unwrap()).collect();
+    for name in &acknowledged {
+        assert!(names.contains(name.as_str()), "acknowledged {name} is lost");
+    }
+}

@@ -151,7 +151,11 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
         .with_context(|| format!("binding {}:{}", args.bind_address, args.secure_port))?;
     let addr = listener.local_addr()?;
     let url = format!("https://{}", format_host_port(addr));
-    let kubeconfig = pki.write_kubeconfig(&args.data_dir, &url)?;
+    // With certificates from flags (replicas sharing a CA) there are no admin credentials here.
+    let kubeconfig = match pki.has_admin_credentials() {
+        true => Some(pki.write_kubeconfig(&args.data_dir, &url)?),
+        false => None,
+    };
     std::fs::write(args.data_dir.join("port"), addr.port().to_string())?;
 
     rest::bootstrap(store.as_ref(), &network, addr.port()).await.context("creating the system namespaces and the kubernetes Service")?;
@@ -166,8 +170,16 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
         checks,
         enabled: crate::discovery::EnabledGroupVersions::defaults(),
     });
-    info!(%url, kubeconfig = %kubeconfig.display(), "serving");
-    eprintln!("kapi serving on {url}; KUBECONFIG={}", kubeconfig.display());
+    match &kubeconfig {
+        Some(kubeconfig) => {
+            info!(%url, kubeconfig = %kubeconfig.display(), "serving");
+            eprintln!("kapi serving on {url}; KUBECONFIG={}", kubeconfig.display());
+        }
+        None => {
+            info!(%url, "serving");
+            eprintln!("kapi serving on {url}");
+        }
+    }
 
     let shutdown = shutdown_signal();
     tokio::pin!(shutdown);

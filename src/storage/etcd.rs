@@ -138,24 +138,60 @@ impl EtcdStore {
         })
     }
 
-    /// A request with the configured deadline (the client's own timeout covers the call, this
-    /// also covers waiting for a connection).
-    async fn deadline<T>(
-        &self,
-        what: &'static str,
-        call: impl std::future::Future<Output = Result<T, etcd_client::Error>>,
-    ) -> Result<T, StorageError> {
-        match tokio::time::timeout(self.request_timeout, call).await {
-            Ok(result) => result.map_err(|e| classify(what, e)),
-            Err(_) => Err(StorageError::Unavailable { context: format!("{what}: etcd request timed out"), source: "timeout".into() }),
+    /// One etcd request, retried while etcd cannot be reached (a member down: the client's
+    /// balancer may still route to it until it notices) for at most [`RETRY_BUDGET`], each
+    /// attempt bounded by the request timeout. A write retried after its first attempt was
+    /// applied fails its guard (409 or AlreadyExists), never applies twice: every write is a
+    /// transaction compared on revisions.
+    async fn call<T, Fut>(&self, what: &'static str, mut attempt: impl FnMut() -> Fut) -> Result<T, StorageError>
+    where
+        Fut: std::future::Future<Output = Result<T, etcd_client::Error>>,
+    {
+        let start = tokio::time::Instant::now();
+        let mut pause = Duration::from_millis(25);
+        loop {
+            let error = match tokio::time::timeout(self.request_timeout, attempt()).await {
+                Ok(Ok(value)) => return Ok(value),
+                Ok(Err(e)) => classify(what, e),
+                Err(_) => StorageError::Unavailable {
+                    context: format!("{what}: etcd request timed out"),
+                    source: "timeout".into(),
+                },
+            };
+            if !matches!(error, StorageError::Unavailable { .. }) || start.elapsed() + pause > RETRY_BUDGET {
+                return Err(error);
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_millis(400));
         }
     }
 
     async fn txn(&self, what: &'static str, txn: etcd_client::Txn) -> Result<etcd_client::TxnResponse, StorageError> {
-        let mut kv = self.client.kv_client();
-        self.deadline(what, kv.txn(txn)).await
+        self.call(what, || {
+            let mut kv = self.client.kv_client();
+            let txn = txn.clone();
+            async move { kv.txn(txn).await }
+        })
+        .await
+    }
+
+    async fn range(
+        &self,
+        what: &'static str,
+        key: Vec<u8>,
+        options: Option<GetOptions>,
+    ) -> Result<etcd_client::GetResponse, StorageError> {
+        self.call(what, || {
+            let mut kv = self.client.kv_client();
+            let (key, options) = (key.clone(), options.clone());
+            async move { kv.get(key, options).await }
+        })
+        .await
     }
 }
+
+/// How long a request keeps retrying an unreachable etcd before it fails with 503.
+const RETRY_BUDGET: Duration = Duration::from_secs(3);
 
 fn tls_options(config: &EtcdConfig) -> Result<etcd_client::TlsOptions, StorageError> {
     let read = |path: &std::path::Path| {
@@ -224,8 +260,7 @@ impl Storage for EtcdStore {
     fn get<'a>(&'a self, key: &'a str) -> StorageFuture<'a, Option<KeyValue>> {
         Box::pin(async move {
             check_key(key)?;
-            let mut kv = self.client.kv_client();
-            let resp = self.deadline("get", kv.get(self.etcd_key(key), None)).await?;
+            let resp = self.range("get", self.etcd_key(key).into_bytes(), None).await?;
             resp.kvs().first().map(|kv| self.key_value(kv)).transpose()
         })
     }
@@ -255,8 +290,7 @@ impl Storage for EtcdStore {
             if let Some(revision) = options.revision {
                 get = get.with_revision(revision);
             }
-            let mut kv = self.client.kv_client();
-            let resp = match self.deadline("list", kv.get(start, Some(get))).await {
+            let resp = match self.range("list", start, Some(get)).await {
                 Err(StorageError::Compacted { .. }) => {
                     let compacted = self.compacted_revision().await.unwrap_or(0);
                     return Err(StorageError::Compacted { requested: options.revision.unwrap_or(0), compacted });
@@ -369,9 +403,14 @@ impl Storage for EtcdStore {
                 .with_start_revision(start)
                 .with_prev_key()
                 .with_progress_notify();
-            let mut client = self.client.watch_client();
             let key = if etcd_prefix.is_empty() { vec![0] } else { etcd_prefix.into_bytes() };
-            let stream = self.deadline("watch", client.watch(key, Some(options))).await?;
+            let stream = self
+                .call("watch", || {
+                    let mut client = self.client.watch_client();
+                    let (key, options) = (key.clone(), options.clone());
+                    async move { client.watch(key, Some(options)).await }
+                })
+                .await?;
             Ok(WatchStream::new(EtcdWatch {
                 stream,
                 pending: VecDeque::new(),
@@ -383,8 +422,7 @@ impl Storage for EtcdStore {
 
     fn current_revision(&self) -> StorageFuture<'_, Revision> {
         Box::pin(async move {
-            let mut kv = self.client.kv_client();
-            let resp = self.deadline("current revision", kv.get(COMPACT_REV_KEY, Some(GetOptions::new().with_count_only()))).await?;
+            let resp = self.range("current revision", COMPACT_REV_KEY.into(), Some(GetOptions::new().with_count_only())).await?;
             Ok(header_revision(resp.header()))
         })
     }
@@ -397,8 +435,7 @@ impl Storage for EtcdStore {
             if revision <= compacted {
                 return Err(StorageError::Compacted { requested: revision, compacted });
             }
-            let mut kv = self.client.kv_client();
-            let current = self.deadline("compact", kv.get(COMPACT_REV_KEY, None)).await?;
+            let current = self.range("compact", COMPACT_REV_KEY.into(), None).await?;
             let now = header_revision(current.header());
             if revision > now {
                 return Err(StorageError::FutureRevision { requested: revision, current: now });
@@ -412,8 +449,11 @@ impl Storage for EtcdStore {
                 // Another server compacted meanwhile.
                 return Ok(());
             }
-            let mut kv = self.client.kv_client();
-            match self.deadline("compact", kv.compact(revision, Some(etcd_client::CompactionOptions::new().with_physical()))).await {
+            let compaction = self.call("compact", || {
+                let mut kv = self.client.kv_client();
+                async move { kv.compact(revision, Some(etcd_client::CompactionOptions::new().with_physical())).await }
+            });
+            match compaction.await {
                 Ok(_) | Err(StorageError::Compacted { .. }) => Ok(()),
                 Err(e) => Err(e),
             }
@@ -422,8 +462,7 @@ impl Storage for EtcdStore {
 
     fn compacted_revision(&self) -> StorageFuture<'_, Revision> {
         Box::pin(async move {
-            let mut kv = self.client.kv_client();
-            let resp = self.deadline("compacted revision", kv.get(COMPACT_REV_KEY, None)).await?;
+            let resp = self.range("compacted revision", COMPACT_REV_KEY.into(), None).await?;
             Ok(resp
                 .kvs()
                 .first()

@@ -34,6 +34,34 @@ pub fn start(dir: &Path) -> Server {
 
 /// `kapi serve` with more flags (e.g. `--etcd-servers`).
 pub fn start_with(dir: &Path, args: &[&str]) -> Server {
+    let server = spawn(dir, args);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !dir.join("admin.kubeconfig").exists() {
+        assert!(Instant::now() < deadline, "kapi did not write its kubeconfig");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    connect(server, &dir.join("pki"))
+}
+
+/// A replica serving with another server's certificates (`--tls-cert-file`,
+/// `--tls-private-key-file`, `--client-ca-file` from `pki`): the same CA and admin credentials
+/// reach both.
+pub fn start_replica(dir: &Path, pki: &Path, args: &[&str]) -> Server {
+    let (cert, key, ca) = (pki.join("apiserver.crt"), pki.join("apiserver.key"), pki.join("ca.crt"));
+    let mut all: Vec<&str> = vec![
+        "--tls-cert-file",
+        cert.to_str().unwrap(),
+        "--tls-private-key-file",
+        key.to_str().unwrap(),
+        "--client-ca-file",
+        ca.to_str().unwrap(),
+    ];
+    all.extend_from_slice(args);
+    connect(spawn(dir, &all), pki)
+}
+
+/// Starts `kapi serve` and waits for the port it picked.
+fn spawn(dir: &Path, args: &[&str]) -> (Child, u16) {
     let _ = std::fs::remove_file(dir.join("port"));
     let child = Command::new(env!("CARGO_BIN_EXE_kapi"))
         .args(["serve", "--secure-port", "0", "--data-dir"])
@@ -44,12 +72,17 @@ pub fn start_with(dir: &Path, args: &[&str]) -> Server {
         .spawn()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(20);
-    while !dir.join("port").exists() || !dir.join("admin.kubeconfig").exists() {
+    loop {
+        if let Some(port) = std::fs::read_to_string(dir.join("port")).ok().and_then(|p| p.trim().parse().ok()) {
+            return (child, port);
+        }
         assert!(Instant::now() < deadline, "kapi did not start");
         std::thread::sleep(Duration::from_millis(20));
     }
-    let port = std::fs::read_to_string(dir.join("port")).unwrap().trim().parse().unwrap();
-    let pki = dir.join("pki");
+}
+
+/// A client for a started server, with the admin credentials and CA in `pki`.
+fn connect((child, port): (Child, u16), pki: &Path) -> Server {
     let mut roots = rustls::RootCertStore::empty();
     roots.add(CertificateDer::from_pem_file(pki.join("ca.crt")).unwrap()).unwrap();
     let certs = vec![CertificateDer::from_pem_file(pki.join("admin.crt")).unwrap()];
