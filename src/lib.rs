@@ -7,6 +7,7 @@
 pub mod convert;
 pub mod discovery;
 pub mod list_options;
+pub mod negotiation;
 pub mod patch;
 pub mod pki;
 pub mod registry;

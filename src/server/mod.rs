@@ -10,6 +10,7 @@
 pub mod body;
 pub mod chain;
 pub mod health;
+pub mod metadata;
 pub mod metrics;
 pub mod objects;
 pub mod rest;
@@ -269,13 +270,10 @@ async fn dispatch(
             if !state.enabled.is_enabled(target.group, target.version) {
                 return error_response(&ApiError::path_not_found());
             }
-            let accept_header = accept;
-            let accept = match negotiate(accept) {
-                Ok(f) => f,
-                Err(e) => return error_response(&e),
+            let Some(negotiated) = crate::negotiation::negotiate(accept) else {
+                return error_response(&crate::negotiation::not_acceptable(info.verb == "watch"));
             };
             let content_type = parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
-            let table = accept_header.and_then(crate::tables::negotiate_table);
             let dry_run = match rest::parse_dry_run(query) {
                 Ok(d) => d,
                 Err(e) => return error_response(&e),
@@ -285,8 +283,9 @@ async fn dispatch(
                 target,
                 query,
                 content_type,
-                accept,
-                table,
+                accept: negotiated.format,
+                table: negotiated.table(),
+                convert: negotiated.convert,
                 dry_run,
                 network: &state.network,
                 body,
@@ -360,21 +359,6 @@ fn aggregated_response<T: serde::Serialize>(format: Format, value: &T) -> Respon
         }
         Err(e) => error_response(&ApiError::internal(e)),
     }
-}
-
-/// The response format from `Accept`: the first clause naming JSON, YAML or protobuf (`*/*`
-/// means JSON). Clauses asking for another representation (`as=Table`) are skipped for now.
-fn negotiate(accept: Option<&str>) -> Result<Format, ApiError> {
-    let Some(accept) = accept.filter(|a| !a.trim().is_empty()) else { return Ok(Format::Json) };
-    for clause in accept.split(',') {
-        if clause.split(';').skip(1).any(|p| p.trim().starts_with("as=")) {
-            continue;
-        }
-        if let Some(format) = Format::from_content_type(clause) {
-            return Ok(format);
-        }
-    }
-    Err(ApiError::not_acceptable(&[codec::JSON, codec::YAML, codec::PROTOBUF]))
 }
 
 /// `/openapi/v3` (the index kubectl reads first) and `/openapi/v3/<group-version path>`.

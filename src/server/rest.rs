@@ -27,6 +27,9 @@ pub struct ResourceCall<'a> {
     pub accept: Format,
     /// The client asked for a `meta.k8s.io` Table (kubectl get does).
     pub table: Option<crate::tables::TableRequest>,
+    /// The representation asked for with `as=...;g=meta.k8s.io` (Table or
+    /// PartialObjectMetadata[List]); `table` repeats the Table case with its encoding.
+    pub convert: Option<crate::negotiation::Conversion>,
     /// `dryRun=All` ([`parse_dry_run`]).
     pub dry_run: bool,
     /// Service address and port ranges, for allocation.
@@ -265,6 +268,9 @@ async fn dispatch(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::
             if let Some(table) = call.table {
                 return table_response(call, table, std::slice::from_ref(&value), None);
             }
+            if let Some(convert) = call.convert {
+                return super::metadata::object_response(convert, call.accept, &kind, &value);
+            }
             Ok(respond(&kind, call.accept, 200, &value))
         }
         "list" => list(store, call, namespace).await,
@@ -405,6 +411,9 @@ async fn list(
         return table_response(call, table, &items, Some(&list_meta));
     }
     let item_kind = kind_of(t);
+    if let Some(convert) = call.convert {
+        return super::metadata::list_response(convert, call.accept, &item_kind, &items, &list_meta);
+    }
     let list_kind = Kind { kind: format!("{}List", item_kind.kind), ..item_kind.clone() };
     let list = json!({
         "kind": list_kind.kind,
