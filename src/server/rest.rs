@@ -962,6 +962,7 @@ async fn watch(store: &Arc<dyn Storage>, call: &ResourceCall<'_>) -> Result<http
     let timeout = Duration::from_secs(opts.timeout_seconds.filter(|s| *s > 0).map_or(1800, |s| s as u64));
     let kind = kind_of(t);
     let req = super::watch::WatchRequest {
+        encoder: watch_encoder(call)?,
         prefix: key(t.resource, namespace, None),
         from,
         send_initial_events: opts.send_initial_events == Some(true),
@@ -972,4 +973,27 @@ async fn watch(store: &Arc<dyn Storage>, call: &ResourceCall<'_>) -> Result<http
         kind: kind.kind.clone(),
     };
     super::watch::start(store.clone(), req).await
+}
+
+/// The watch's wire form and conversion. YAML has no stream form: upstream's 406. A
+/// `PartialObjectMetadataList` cannot be made of one object; upstream then sends the objects
+/// unconverted.
+fn watch_encoder(call: &ResourceCall<'_>) -> Result<super::watch::Encoder, ApiError> {
+    use crate::negotiation::Conversion;
+    use super::watch::Conversion as Convert;
+    let format = match call.accept {
+        Format::Yaml => return Err(crate::negotiation::not_acceptable(true)),
+        f => f,
+    };
+    let conversion = match call.convert {
+        Some(Conversion::Table(version)) => {
+            let include_object = crate::tables::IncludeObject::from_query(call.query)
+                .map_err(|e| ApiError::bad_request(e.to_string()))?;
+            let options = crate::tables::TableOptions { include_object, no_headers: false, version };
+            Some(Convert::Table { group: call.target.group, resource: call.target.resource, options })
+        }
+        Some(Conversion::PartialObjectMetadata(version)) => Some(Convert::PartialObjectMetadata(version)),
+        Some(Conversion::PartialObjectMetadataList(_)) | None => None,
+    };
+    Ok(super::watch::Encoder { format, conversion })
 }
