@@ -1,5 +1,6 @@
-//! Protobuf on the wire, as client-go sends and asks for it: a create in protobuf, get and list
-//! answered in protobuf (`k8s\0` envelope), and the same objects in JSON.
+//! The wire forms beyond plain JSON, against a started server: protobuf as client-go sends and
+//! asks for it (create, get, list; watch frames), metadata-only answers
+//! (`as=PartialObjectMetadata[List]`), Table watches, 406s, and `/openapi/v2`.
 
 mod common;
 
@@ -285,5 +286,37 @@ fn table_watch_sends_headers_once() {
         assert_eq!(row["cells"][1], 2);
         assert_eq!(row["object"]["kind"], "ConfigMap", "includeObject=Object");
     }
+    server.kill();
+}
+
+#[test]
+fn openapi_v2_is_served_from_the_v3_documents() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    server.wait_ready();
+    let (code, headers, body) = request_full(&server, "GET", "/openapi/v2", &[("Accept", "application/json")], b"");
+    assert_eq!(code, 200);
+    assert_eq!(header(&headers, "content-type"), Some("application/json"));
+    let etag = header(&headers, "etag").unwrap().to_owned();
+    assert!(etag.starts_with('"') && etag.len() == 130, "{etag}");
+    let doc: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(doc["swagger"], "2.0");
+    let deployment = &doc["definitions"]["io.k8s.api.apps.v1.Deployment"];
+    assert_eq!(deployment["x-kubernetes-group-version-kind"][0]["kind"], "Deployment");
+    assert_eq!(deployment["properties"]["spec"]["$ref"], "#/definitions/io.k8s.api.apps.v1.DeploymentSpec");
+    let create = &doc["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments"]["post"];
+    assert_eq!(create["operationId"], "createAppsV1NamespacedDeployment");
+    assert_eq!(create["parameters"][0]["in"], "body");
+    assert!(doc["paths"]["/api/v1/namespaces/{namespace}/pods/{name}"]["get"].is_object());
+    assert!(!String::from_utf8_lossy(&body).contains("#/components/schemas/"));
+
+    // Cached by ETag.
+    let (code, _, body) = request_full(&server, "GET", "/openapi/v2", &[("If-None-Match", &etag)], b"");
+    assert_eq!((code, body.len()), (304, 0));
+    // Protobuf is not produced: JSON when also acceptable, else 406.
+    let pb = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
+    assert_eq!(request_with(&server, "GET", "/openapi/v2", &[("Accept", pb)], b"").0, 406);
+    let (code, headers, _) = request_full(&server, "GET", "/openapi/v2", &[("Accept", &format!("{pb}, application/json"))], b"");
+    assert_eq!((code, header(&headers, "etag")), (200, Some(etag.as_str())));
     server.kill();
 }

@@ -244,6 +244,7 @@ async fn dispatch(
             None => error_response(&ApiError::path_not_found()),
         },
         "version" if rest.trim_end_matches('/').is_empty() => json_response(StatusCode::OK, &version::info()),
+        "openapi" if rest.trim_end_matches('/') == "v2" => openapi_v2(accept, parts),
         "openapi" => openapi(rest.trim_end_matches('/'), query),
         "metrics" if rest.is_empty() => {
             let mut resp = text_response(200, state.metrics.render());
@@ -359,6 +360,58 @@ fn aggregated_response<T: serde::Serialize>(format: Format, value: &T) -> Respon
         }
         Err(e) => error_response(&ApiError::internal(e)),
     }
+}
+
+/// `/openapi/v2`, as kube-openapi's handler serves it: the first `Accept` clause (by `q` and
+/// specificity) naming JSON or one of the two protobuf media types wins. The protobuf form
+/// (gnostic's `openapi_v2.Document`) is not produced: a protobuf clause is passed over, so JSON
+/// is answered when it is acceptable too and an empty 406 otherwise. The ETag is the document's
+/// SHA-512; `If-None-Match` with it is a 304.
+fn openapi_v2(accept: Option<&str>, parts: &http::request::Parts) -> Response<Body> {
+    const SERVED: [(&str, &str, bool); 3] = [
+        ("application", "json", true),
+        ("application", "com.github.proto-openapi.spec.v2@v1.0+protobuf", false),
+        ("application", "com.github.proto-openapi.spec.v2.v1.0+protobuf", false),
+    ];
+    let accept = accept.filter(|a| !a.is_empty()).unwrap_or("*/*");
+    let json = crate::tables::parse_accept(accept).iter().any(|clause| {
+        SERVED.iter().any(|(kind, sub_kind, served)| {
+            *served && (clause.kind == *kind || clause.kind == "*") && (clause.sub_kind == *sub_kind || clause.sub_kind == "*")
+        })
+    });
+    let mut resp = if json {
+        let doc = crate::openapi_v2::document();
+        let etag = format!("\"{}\"", doc.etag);
+        let matches = parts
+            .headers
+            .get_all(header::IF_NONE_MATCH)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .any(|tag| {
+                let tag = tag.trim();
+                tag == "*" || tag.strip_prefix("W/").unwrap_or(tag) == etag
+            });
+        let mut resp = if matches {
+            let mut resp = Response::new(body::full(Bytes::new()));
+            *resp.status_mut() = StatusCode::NOT_MODIFIED;
+            resp
+        } else {
+            let mut resp = Response::new(body::full(Bytes::from_static(doc.json.as_slice())));
+            resp.headers_mut().insert(header::CONTENT_TYPE, header::HeaderValue::from_static("application/json"));
+            resp
+        };
+        if let Ok(v) = header::HeaderValue::from_str(&etag) {
+            resp.headers_mut().insert(header::ETAG, v);
+        }
+        resp
+    } else {
+        let mut resp = Response::new(body::full(Bytes::new()));
+        *resp.status_mut() = StatusCode::NOT_ACCEPTABLE;
+        resp
+    };
+    resp.headers_mut().insert(header::VARY, header::HeaderValue::from_static("Accept"));
+    resp
 }
 
 /// `/openapi/v3` (the index kubectl reads first) and `/openapi/v3/<group-version path>`.
