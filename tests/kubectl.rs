@@ -170,6 +170,10 @@ fn kubectl_drives_kapi() {
     assert!(lines.iter().any(|l| l[..3] == ["MODIFIED", "watched", "0/3"]), "{watched}");
     server.ok(&["delete", "deployment", "watched", "-n", "demo"]);
 
+    // explain from the OpenAPI v2 document (its protobuf form).
+    let explained = server.ok(&["explain", "--output=plaintext-openapiv2", "deployment.spec.replicas"]);
+    assert!(explained.contains("KIND:     Deployment") && explained.contains("FIELD:    replicas <integer>"), "{explained}");
+
     assert!(server.ok(&["delete", "configmap", "cm1", "-n", "demo"]).contains(r#"configmap "cm1" deleted"#));
     let err = server.fails(&["get", "cm", "cm1", "-n", "demo"]);
     assert!(err.contains(r#"configmaps "cm1" not found"#), "{err}");

@@ -313,10 +313,15 @@ fn openapi_v2_is_served_from_the_v3_documents() {
     // Cached by ETag.
     let (code, _, body) = request_full(&server, "GET", "/openapi/v2", &[("If-None-Match", &etag)], b"");
     assert_eq!((code, body.len()), (304, 0));
-    // Protobuf is not produced: JSON when also acceptable, else 406.
+    // The protobuf form (gnostic's openapi.v2.Document) for the clause that comes first.
     let pb = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf";
-    assert_eq!(request_with(&server, "GET", "/openapi/v2", &[("Accept", pb)], b"").0, 406);
-    let (code, headers, _) = request_full(&server, "GET", "/openapi/v2", &[("Accept", &format!("{pb}, application/json"))], b"");
+    let (code, headers, body) = request_full(&server, "GET", "/openapi/v2", &[("Accept", pb)], b"");
+    assert_eq!(code, 200);
+    assert_eq!(header(&headers, "content-type"), Some("application/com.github.proto-openapi.spec.v2.v1.0+protobuf"));
+    assert!(body.starts_with(b"\x0a\x032.0\x12"), "swagger = 1, then info = 2");
+    assert_ne!(header(&headers, "etag"), Some(etag.as_str()));
+    let (code, headers, _) = request_full(&server, "GET", "/openapi/v2", &[("Accept", &format!("application/json, {pb};q=0.5"))], b"");
     assert_eq!((code, header(&headers, "etag")), (200, Some(etag.as_str())));
+    assert_eq!(request_with(&server, "GET", "/openapi/v2", &[("Accept", "text/html")], b"").0, 406);
     server.kill();
 }

@@ -363,52 +363,54 @@ fn aggregated_response<T: serde::Serialize>(format: Format, value: &T) -> Respon
 }
 
 /// `/openapi/v2`, as kube-openapi's handler serves it: the first `Accept` clause (by `q` and
-/// specificity) naming JSON or one of the two protobuf media types wins. The protobuf form
-/// (gnostic's `openapi_v2.Document`) is not produced: a protobuf clause is passed over, so JSON
-/// is answered when it is acceptable too and an empty 406 otherwise. The ETag is the document's
-/// SHA-512; `If-None-Match` with it is a 304.
+/// specificity) naming JSON or one of the two protobuf media types (gnostic's
+/// `openapi.v2.Document`) picks the form; none is an empty 406. The ETag is the form's SHA-512;
+/// `If-None-Match` with it is a 304.
 fn openapi_v2(accept: Option<&str>, parts: &http::request::Parts) -> Response<Body> {
-    const SERVED: [(&str, &str, bool); 3] = [
-        ("application", "json", true),
-        ("application", "com.github.proto-openapi.spec.v2@v1.0+protobuf", false),
-        ("application", "com.github.proto-openapi.spec.v2.v1.0+protobuf", false),
-    ];
+    use crate::openapi_v2::{PROTOBUF_MEDIA_TYPES, document, document_protobuf};
     let accept = accept.filter(|a| !a.is_empty()).unwrap_or("*/*");
-    let json = crate::tables::parse_accept(accept).iter().any(|clause| {
-        SERVED.iter().any(|(kind, sub_kind, served)| {
-            *served && (clause.kind == *kind || clause.kind == "*") && (clause.sub_kind == *sub_kind || clause.sub_kind == "*")
+    let served = [("json", false), (PROTOBUF_MEDIA_TYPES[0], true), (PROTOBUF_MEDIA_TYPES[1], true)];
+    let chosen = crate::tables::parse_accept(accept).iter().find_map(|clause| {
+        served.iter().find(|(sub_kind, _)| {
+            (clause.kind == "application" || clause.kind == "*") && (clause.sub_kind == *sub_kind || clause.sub_kind == "*")
         })
     });
-    let mut resp = if json {
-        let doc = crate::openapi_v2::document();
-        let etag = format!("\"{}\"", doc.etag);
-        let matches = parts
-            .headers
-            .get_all(header::IF_NONE_MATCH)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(','))
-            .any(|tag| {
-                let tag = tag.trim();
-                tag == "*" || tag.strip_prefix("W/").unwrap_or(tag) == etag
-            });
-        let mut resp = if matches {
-            let mut resp = Response::new(body::full(Bytes::new()));
-            *resp.status_mut() = StatusCode::NOT_MODIFIED;
+    let mut resp = match chosen {
+        Some((_, protobuf)) => {
+            let (doc, content_type) = if *protobuf {
+                (document_protobuf(), "application/com.github.proto-openapi.spec.v2.v1.0+protobuf")
+            } else {
+                (document(), "application/json")
+            };
+            let etag = format!("\"{}\"", doc.etag);
+            let matches = parts
+                .headers
+                .get_all(header::IF_NONE_MATCH)
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .flat_map(|v| v.split(','))
+                .any(|tag| {
+                    let tag = tag.trim();
+                    tag == "*" || tag.strip_prefix("W/").unwrap_or(tag) == etag
+                });
+            let mut resp = if matches {
+                let mut resp = Response::new(body::full(Bytes::new()));
+                *resp.status_mut() = StatusCode::NOT_MODIFIED;
+                resp
+            } else {
+                Response::new(body::full(Bytes::from_static(doc.bytes.as_slice())))
+            };
+            resp.headers_mut().insert(header::CONTENT_TYPE, header::HeaderValue::from_static(content_type));
+            if let Ok(v) = header::HeaderValue::from_str(&etag) {
+                resp.headers_mut().insert(header::ETAG, v);
+            }
             resp
-        } else {
-            let mut resp = Response::new(body::full(Bytes::from_static(doc.json.as_slice())));
-            resp.headers_mut().insert(header::CONTENT_TYPE, header::HeaderValue::from_static("application/json"));
-            resp
-        };
-        if let Ok(v) = header::HeaderValue::from_str(&etag) {
-            resp.headers_mut().insert(header::ETAG, v);
         }
-        resp
-    } else {
-        let mut resp = Response::new(body::full(Bytes::new()));
-        *resp.status_mut() = StatusCode::NOT_ACCEPTABLE;
-        resp
+        None => {
+            let mut resp = Response::new(body::full(Bytes::new()));
+            *resp.status_mut() = StatusCode::NOT_ACCEPTABLE;
+            resp
+        }
     };
     resp.headers_mut().insert(header::VARY, header::HeaderValue::from_static("Accept"));
     resp
