@@ -244,3 +244,67 @@ fn event_line(kind: &str, object: &Value) -> Bytes {
     line.push(b'\n');
     Bytes::from(line)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tables::{IncludeObject, TableOptions, TableVersion};
+
+    fn config_map(name: &str) -> Value {
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "resourceVersion": "7"}, "data": {"k": "v"}})
+    }
+
+    #[test]
+    fn json_events_are_lines() {
+        let mut encoder = Encoder { format: Format::Json, conversion: None };
+        assert_eq!(encoder.content_type(), "application/json");
+        let line = encoder.event("ADDED", &config_map("a"));
+        assert!(line.ends_with(b"\n"));
+        let event: Value = serde_json::from_slice(&line).unwrap();
+        assert_eq!(event, json!({"type": "ADDED", "object": config_map("a")}));
+    }
+
+    #[test]
+    fn protobuf_events_are_frames_of_whole_objects() {
+        let mut encoder = Encoder { format: Format::Protobuf, conversion: None };
+        assert_eq!(encoder.content_type(), "application/vnd.kubernetes.protobuf;stream=watch");
+        let frame = encoder.event("MODIFIED", &config_map("a"));
+        let (kind, raw, used) = codec::read_watch_frame(&frame).unwrap().unwrap();
+        assert_eq!((kind.as_str(), used), ("MODIFIED", frame.len()));
+        let (object_kind, object) = objects::decode_stored(&raw).unwrap();
+        assert_eq!(object_kind.kind, "ConfigMap");
+        assert_eq!(object, config_map("a"));
+
+        // An ERROR carries the Status as it is, whatever the conversion.
+        let mut encoder =
+            Encoder { format: Format::Protobuf, conversion: Some(Conversion::PartialObjectMetadata(TableVersion::V1)) };
+        let status = serde_json::to_value(ApiError::too_old_resource_version(1, 5).to_status()).unwrap();
+        let frame = encoder.error(&status);
+        let (kind, raw, _) = codec::read_watch_frame(&frame).unwrap().unwrap();
+        assert_eq!(kind, "ERROR");
+        let (object_kind, object) = objects::decode_stored(&raw).unwrap();
+        assert_eq!((object_kind.kind.as_str(), object["code"].as_i64()), ("Status", Some(410)));
+    }
+
+    #[test]
+    fn conversions_apply_to_each_object() {
+        let mut encoder =
+            Encoder { format: Format::Protobuf, conversion: Some(Conversion::PartialObjectMetadata(TableVersion::V1)) };
+        let (_, raw, _) = codec::read_watch_frame(&encoder.event("ADDED", &config_map("a"))).unwrap().unwrap();
+        let (kind, object) = objects::decode_stored(&raw).unwrap();
+        assert_eq!((kind.group.as_str(), kind.kind.as_str()), ("meta.k8s.io", "PartialObjectMetadata"));
+        assert_eq!(object["metadata"]["name"], "a");
+        assert!(object.get("data").is_none());
+
+        let options = TableOptions { include_object: IncludeObject::None, no_headers: false, version: TableVersion::V1 };
+        let mut encoder =
+            Encoder { format: Format::Json, conversion: Some(Conversion::Table { group: "", resource: "configmaps", options }) };
+        let first: Value = serde_json::from_slice(&encoder.event("ADDED", &config_map("a"))).unwrap();
+        let second: Value = serde_json::from_slice(&encoder.event("ADDED", &config_map("b"))).unwrap();
+        assert_eq!(first["object"]["kind"], "Table");
+        assert_eq!(first["object"]["columnDefinitions"][0]["name"], "Name");
+        assert!(second["object"]["columnDefinitions"].is_null(), "headers only on the first event");
+        assert_eq!(second["object"]["rows"][0]["cells"][0], "b");
+        assert!(second["object"]["rows"][0]["object"].is_null());
+    }
+}
