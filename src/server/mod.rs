@@ -393,14 +393,16 @@ fn openapi_v2(accept: Option<&str>, parts: &http::request::Parts) -> Response<Bo
                     let tag = tag.trim();
                     tag == "*" || tag.strip_prefix("W/").unwrap_or(tag) == etag
                 });
+            // A 304 has no Content-Type (Go's `writeNotModified`).
             let mut resp = if matches {
                 let mut resp = Response::new(body::full(Bytes::new()));
                 *resp.status_mut() = StatusCode::NOT_MODIFIED;
                 resp
             } else {
-                Response::new(body::full(Bytes::from_static(doc.bytes.as_slice())))
+                let mut resp = Response::new(body::full(Bytes::from_static(doc.bytes.as_slice())));
+                resp.headers_mut().insert(header::CONTENT_TYPE, header::HeaderValue::from_static(content_type));
+                resp
             };
-            resp.headers_mut().insert(header::CONTENT_TYPE, header::HeaderValue::from_static(content_type));
             if let Ok(v) = header::HeaderValue::from_str(&etag) {
                 resp.headers_mut().insert(header::ETAG, v);
             }
