@@ -8,6 +8,8 @@ pub mod controllers;
 pub mod convert;
 pub mod discovery;
 pub mod list_options;
+pub mod negotiation;
+pub mod openapi_v2;
 pub mod patch;
 pub mod pki;
 pub mod registry;

@@ -152,6 +152,44 @@ fn drive(store_flags: &[&str]) {
     let watched = String::from_utf8(watcher.wait_with_output().unwrap().stdout).unwrap();
     assert!(watched.contains("configmap/cm1") && watched.contains("configmap/cm2"), "{watched}");
 
+    // `get -w` in table form: the watch answers a Table per event; the columns print once and
+    // every event a row (deployments have their own columns).
+    server.ok(&["create", "deployment", "watched", "-n", "demo", "--image=nginx"]);
+    let watch = |args: &[&str], change: &[&str]| {
+        let watcher = Command::new("kubectl")
+            .args(args)
+            .env("KUBECONFIG", server.kubeconfig())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(500));
+        server.ok(change);
+        std::thread::sleep(Duration::from_millis(500));
+        let _ = Command::new("kill").arg(watcher.id().to_string()).status();
+        String::from_utf8(watcher.wait_with_output().unwrap().stdout).unwrap()
+    };
+    let watched = watch(
+        &["get", "configmaps", "-n", "demo", "-w"],
+        &["create", "configmap", "cm3", "-n", "demo", "--from-literal=a=b", "--from-literal=c=d"],
+    );
+    let lines: Vec<Vec<&str>> = watched.lines().map(|l| l.split_whitespace().collect()).collect();
+    assert_eq!(lines.iter().filter(|l| l.first() == Some(&"NAME")).count(), 1, "{watched}");
+    assert_eq!(lines[0][..3], ["NAME", "DATA", "AGE"], "{watched}");
+    assert!(lines.iter().any(|l| l[..2] == ["cm3", "2"]), "{watched}");
+    let watched = watch(
+        &["get", "deploy", "-n", "demo", "-w", "--output-watch-events"],
+        &["scale", "deployment", "watched", "-n", "demo", "--replicas=3"],
+    );
+    let lines: Vec<Vec<&str>> = watched.lines().map(|l| l.split_whitespace().collect()).collect();
+    assert_eq!(lines[0][..5], ["EVENT", "NAME", "READY", "UP-TO-DATE", "AVAILABLE"], "{watched}");
+    assert!(lines.iter().any(|l| l[..3] == ["MODIFIED", "watched", "0/3"]), "{watched}");
+    server.ok(&["delete", "deployment", "watched", "-n", "demo"]);
+
+    // explain from the OpenAPI v2 document (its protobuf form).
+    let explained = server.ok(&["explain", "--output=plaintext-openapiv2", "deployment.spec.replicas"]);
+    assert!(explained.contains("KIND:     Deployment") && explained.contains("FIELD:    replicas <integer>"), "{explained}");
+
     assert!(server.ok(&["delete", "configmap", "cm1", "-n", "demo"]).contains(r#"configmap "cm1" deleted"#));
     let err = server.fails(&["get", "cm", "cm1", "-n", "demo"]);
     assert!(err.contains(r#"configmaps "cm1" not found"#), "{err}");

@@ -11,6 +11,7 @@ pub mod body;
 pub mod chain;
 pub mod delete;
 pub mod health;
+pub mod metadata;
 pub mod metrics;
 pub mod objects;
 pub mod own_rest;
@@ -292,6 +293,7 @@ async fn dispatch(
             None => error_response(&ApiError::path_not_found()),
         },
         "version" if rest.trim_end_matches('/').is_empty() => json_response(StatusCode::OK, &version::info()),
+        "openapi" if rest.trim_end_matches('/') == "v2" => openapi_v2(accept, parts),
         "openapi" => openapi(rest.trim_end_matches('/'), query),
         "metrics" if rest.is_empty() => {
             let mut resp = text_response(200, state.metrics.render());
@@ -318,13 +320,10 @@ async fn dispatch(
             if !state.enabled.is_enabled(target.group, target.version) {
                 return error_response(&ApiError::path_not_found());
             }
-            let accept_header = accept;
-            let accept = match negotiate(accept) {
-                Ok(f) => f,
-                Err(e) => return error_response(&e),
+            let Some(negotiated) = crate::negotiation::negotiate(accept) else {
+                return error_response(&crate::negotiation::not_acceptable(info.verb == "watch"));
             };
             let content_type = parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
-            let table = accept_header.and_then(crate::tables::negotiate_table);
             let dry_run = match rest::parse_dry_run(query) {
                 Ok(d) => d,
                 Err(e) => return error_response(&e),
@@ -334,8 +333,9 @@ async fn dispatch(
                 target,
                 query,
                 content_type,
-                accept,
-                table,
+                accept: negotiated.format,
+                table: negotiated.table(),
+                convert: negotiated.convert,
                 dry_run,
                 network: &state.network,
                 body,
@@ -411,19 +411,60 @@ fn aggregated_response<T: serde::Serialize>(format: Format, value: &T) -> Respon
     }
 }
 
-/// The response format from `Accept`: the first clause naming JSON, YAML or protobuf (`*/*`
-/// means JSON). Clauses asking for another representation (`as=Table`) are skipped for now.
-fn negotiate(accept: Option<&str>) -> Result<Format, ApiError> {
-    let Some(accept) = accept.filter(|a| !a.trim().is_empty()) else { return Ok(Format::Json) };
-    for clause in accept.split(',') {
-        if clause.split(';').skip(1).any(|p| p.trim().starts_with("as=")) {
-            continue;
+/// `/openapi/v2`, as kube-openapi's handler serves it: the first `Accept` clause (by `q` and
+/// specificity) naming JSON or one of the two protobuf media types (gnostic's
+/// `openapi.v2.Document`) picks the form; none is an empty 406. The ETag is the form's SHA-512;
+/// `If-None-Match` with it is a 304.
+fn openapi_v2(accept: Option<&str>, parts: &http::request::Parts) -> Response<Body> {
+    use crate::openapi_v2::{PROTOBUF_MEDIA_TYPES, document, document_protobuf};
+    let accept = accept.filter(|a| !a.is_empty()).unwrap_or("*/*");
+    let served = [("json", false), (PROTOBUF_MEDIA_TYPES[0], true), (PROTOBUF_MEDIA_TYPES[1], true)];
+    let chosen = crate::tables::parse_accept(accept).iter().find_map(|clause| {
+        served.iter().find(|(sub_kind, _)| {
+            (clause.kind == "application" || clause.kind == "*") && (clause.sub_kind == *sub_kind || clause.sub_kind == "*")
+        })
+    });
+    let mut resp = match chosen {
+        Some((_, protobuf)) => {
+            let (doc, content_type) = if *protobuf {
+                (document_protobuf(), "application/com.github.proto-openapi.spec.v2.v1.0+protobuf")
+            } else {
+                (document(), "application/json")
+            };
+            let etag = format!("\"{}\"", doc.etag);
+            let matches = parts
+                .headers
+                .get_all(header::IF_NONE_MATCH)
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .flat_map(|v| v.split(','))
+                .any(|tag| {
+                    let tag = tag.trim();
+                    tag == "*" || tag.strip_prefix("W/").unwrap_or(tag) == etag
+                });
+            // A 304 has no Content-Type (Go's `writeNotModified`).
+            let mut resp = if matches {
+                let mut resp = Response::new(body::full(Bytes::new()));
+                *resp.status_mut() = StatusCode::NOT_MODIFIED;
+                resp
+            } else {
+                let mut resp = Response::new(body::full(Bytes::from_static(doc.bytes.as_slice())));
+                resp.headers_mut().insert(header::CONTENT_TYPE, header::HeaderValue::from_static(content_type));
+                resp
+            };
+            if let Ok(v) = header::HeaderValue::from_str(&etag) {
+                resp.headers_mut().insert(header::ETAG, v);
+            }
+            resp
         }
-        if let Some(format) = Format::from_content_type(clause) {
-            return Ok(format);
+        None => {
+            let mut resp = Response::new(body::full(Bytes::new()));
+            *resp.status_mut() = StatusCode::NOT_ACCEPTABLE;
+            resp
         }
-    }
-    Err(ApiError::not_acceptable(&[codec::JSON, codec::YAML, codec::PROTOBUF]))
+    };
+    resp.headers_mut().insert(header::VARY, header::HeaderValue::from_static("Accept"));
+    resp
 }
 
 /// `/openapi/v3` (the index kubectl reads first) and `/openapi/v3/<group-version path>`.

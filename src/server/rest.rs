@@ -27,6 +27,9 @@ pub struct ResourceCall<'a> {
     pub accept: Format,
     /// The client asked for a `meta.k8s.io` Table (kubectl get does).
     pub table: Option<crate::tables::TableRequest>,
+    /// The representation asked for with `as=...;g=meta.k8s.io` (Table or
+    /// PartialObjectMetadata[List]); `table` repeats the Table case with its encoding.
+    pub convert: Option<crate::negotiation::Conversion>,
     /// `dryRun=All` ([`parse_dry_run`]).
     pub dry_run: bool,
     /// Service address and port ranges, for allocation.
@@ -268,6 +271,9 @@ async fn dispatch(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::
             if let Some(table) = call.table {
                 return table_response(call, table, std::slice::from_ref(&value), None);
             }
+            if let Some(convert) = call.convert {
+                return super::metadata::object_response(convert, call.accept, &kind, &value);
+            }
             Ok(respond(&kind, call.accept, 200, &value))
         }
         "list" => list(store, call, namespace).await,
@@ -346,6 +352,9 @@ async fn list(
         return table_response(call, table, &items, Some(&list_meta));
     }
     let item_kind = kind_of(t);
+    if let Some(convert) = call.convert {
+        return super::metadata::list_response(convert, call.accept, &item_kind, &items, &list_meta);
+    }
     let list_kind = Kind { kind: format!("{}List", item_kind.kind), ..item_kind.clone() };
     let list = json!({
         "kind": list_kind.kind,
@@ -898,6 +907,7 @@ async fn watch(store: &Arc<dyn Storage>, call: &ResourceCall<'_>) -> Result<http
     let timeout = Duration::from_secs(opts.timeout_seconds.filter(|s| *s > 0).map_or(1800, |s| s as u64));
     let kind = kind_of(t);
     let req = super::watch::WatchRequest {
+        encoder: watch_encoder(call)?,
         prefix: key(t.resource, namespace, None),
         from,
         send_initial_events: opts.send_initial_events == Some(true),
@@ -908,4 +918,27 @@ async fn watch(store: &Arc<dyn Storage>, call: &ResourceCall<'_>) -> Result<http
         kind: kind.kind.clone(),
     };
     super::watch::start(store.clone(), req).await
+}
+
+/// The watch's wire form and conversion. YAML has no stream form: upstream's 406. A
+/// `PartialObjectMetadataList` cannot be made of one object; upstream then sends the objects
+/// unconverted.
+fn watch_encoder(call: &ResourceCall<'_>) -> Result<super::watch::Encoder, ApiError> {
+    use crate::negotiation::Conversion;
+    use super::watch::Conversion as Convert;
+    let format = match call.accept {
+        Format::Yaml => return Err(crate::negotiation::not_acceptable(true)),
+        f => f,
+    };
+    let conversion = match call.convert {
+        Some(Conversion::Table(version)) => {
+            let include_object = crate::tables::IncludeObject::from_query(call.query)
+                .map_err(|e| ApiError::bad_request(e.to_string()))?;
+            let options = crate::tables::TableOptions { include_object, no_headers: false, version };
+            Some(Convert::Table { group: call.target.group, resource: call.target.resource, options })
+        }
+        Some(Conversion::PartialObjectMetadata(version)) => Some(Convert::PartialObjectMetadata(version)),
+        Some(Conversion::PartialObjectMetadataList(_)) | None => None,
+    };
+    Ok(super::watch::Encoder { format, conversion })
 }

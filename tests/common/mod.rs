@@ -107,9 +107,21 @@ pub fn request(server: &Server, method: &str, path: &str, content_type: &str, bo
 
 /// One HTTP/1.1 request with the given headers; returns the status code and the raw body.
 pub fn request_with(server: &Server, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> (u16, Vec<u8>) {
+    let (code, _, body) = request_full(server, method, path, headers, body);
+    (code, body)
+}
+
+/// [`request_with`], with the response's header lines as well (names in lower case).
+pub fn request_full(
+    server: &Server,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> (u16, Vec<(String, String)>, Vec<u8>) {
     let name = ServerName::try_from("localhost").unwrap();
     let mut conn = rustls::ClientConnection::new(server.tls.clone(), name).unwrap();
-    let Ok(mut tcp) = TcpStream::connect(("127.0.0.1", server.port)) else { return (0, Vec::new()) };
+    let Ok(mut tcp) = TcpStream::connect(("127.0.0.1", server.port)) else { return (0, Vec::new(), Vec::new()) };
     let mut stream = rustls::Stream::new(&mut conn, &mut tcp);
     let mut head = format!("{method} {path} HTTP/1.1\r\nHost: localhost\r\n");
     for (name, value) in headers {
@@ -117,20 +129,31 @@ pub fn request_with(server: &Server, method: &str, path: &str, headers: &[(&str,
     }
     head.push_str(&format!("Content-Length: {}\r\nConnection: close\r\n\r\n", body.len()));
     if stream.write_all(head.as_bytes()).is_err() {
-        return (0, Vec::new());
+        return (0, Vec::new(), Vec::new());
     }
     // The server may answer (413) before reading a large body; a reset then is fine.
     let _ = stream.write_all(body);
     let mut response = Vec::new();
     let _ = stream.read_to_end(&mut response);
-    let Some(split) = response.windows(4).position(|w| w == b"\r\n\r\n") else { return (0, Vec::new()) };
+    let Some(split) = response.windows(4).position(|w| w == b"\r\n\r\n") else { return (0, Vec::new(), Vec::new()) };
     let head = String::from_utf8_lossy(&response[..split]).into_owned();
     let code = head.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
     let mut body = response[split + 4..].to_vec();
     if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
         body = dechunk(&body);
     }
-    (code, body)
+    let headers = head
+        .lines()
+        .skip(1)
+        .filter_map(|line| line.split_once(':'))
+        .map(|(name, value)| (name.trim().to_ascii_lowercase(), value.trim().to_owned()))
+        .collect();
+    (code, headers, body)
+}
+
+/// The value of a response header.
+pub fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
 }
 
 /// The payload of a chunked body.
