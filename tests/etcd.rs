@@ -203,3 +203,31 @@ fn replicas_on_an_etcd_cluster_act_as_one() {
         assert!(names.contains(name.as_str()), "acknowledged {name} is lost");
     }
 }
+
+/// Events live `--event-ttl` after their last write: an etcd lease, as upstream.
+#[test]
+fn events_expire_with_their_lease() {
+    let dir = tempfile::tempdir().unwrap();
+    let etcd = Etcd::start(dir.path());
+    let server = start_with(&dir.path().join("kapi"), &["--etcd-servers", &etcd.endpoints(), "--event-ttl", "2s"]);
+    server.wait_ready();
+    let event = json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e1"},
+                       "involvedObject": {"kind": "Pod", "name": "p", "namespace": "default"},
+                       "reason": "Tested", "message": "m", "type": "Normal"});
+    let events = "/api/v1/namespaces/default/events";
+    let (code, body) = request(&server, "POST", events, "application/json", event.to_string().as_bytes());
+    assert_eq!(code, 201, "{body}");
+    let listing = String::from_utf8(etcd.etcdctl(&["get", "/registry/events/default/e1", "-w", "json"])).unwrap();
+    let listing: Value = serde_json::from_str(&listing).unwrap();
+    assert!(listing["kvs"][0]["lease"].as_i64().is_some_and(|l| l != 0), "the event has a lease: {listing}");
+    // Other objects have none.
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kept"}});
+    assert_eq!(request(&server, "POST", "/api/v1/namespaces/default/configmaps", "application/json", cm.to_string().as_bytes()).0, 201);
+    let listing = String::from_utf8(etcd.etcdctl(&["get", "/registry/configmaps/default/kept", "-w", "json"])).unwrap();
+    let listing: Value = serde_json::from_str(&listing).unwrap();
+    assert!(listing["kvs"][0].get("lease").is_none_or(|l| l == 0), "{listing}");
+    wait_for("the event to expire", Duration::from_secs(15), || {
+        request(&server, "GET", &format!("{events}/e1"), "", b"").0 == 404
+    });
+    assert_eq!(request(&server, "GET", "/api/v1/namespaces/default/configmaps/kept", "", b"").0, 200);
+}

@@ -117,6 +117,15 @@ pub fn normalize_on_write(group: &str, resource: &str, object: &mut serde_json::
     }
 }
 
+/// How long a resource's objects are stored after their last write, if they expire
+/// (upstream's `TTLFunc`: Events, core and `events.k8s.io`, get `--event-ttl`).
+pub fn storage_ttl(group: &str, resource: &str, event_ttl: std::time::Duration) -> Option<std::time::Duration> {
+    match (group, resource) {
+        ("" | "events.k8s.io", "events") if !event_ttl.is_zero() => Some(event_ttl),
+        _ => None,
+    }
+}
+
 /// Whether the resource has a `status` subresource: then its main resource ignores status
 /// changes and its status subresource ignores everything else (upstream's status strategies).
 pub fn has_status_subresource(group: &str, resource: &str) -> bool {

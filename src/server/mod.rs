@@ -72,6 +72,10 @@ pub struct ServeArgs {
     /// `0s` disables it.
     #[arg(long, default_value = "5m", value_parser = parse_duration)]
     pub etcd_compaction_interval: std::time::Duration,
+    /// How long Events are kept after their last write (an etcd lease; the embedded store keeps
+    /// them until deleted).
+    #[arg(long, default_value = "1h", value_parser = parse_duration)]
+    pub event_ttl: std::time::Duration,
     /// etcd client URLs (comma-separated); without them kapi stores state in the embedded
     /// store under the data dir.
     #[arg(long, value_delimiter = ',')]
@@ -101,6 +105,8 @@ pub struct ServerState {
     pub store: Arc<dyn Storage>,
     pub metrics: metrics::Metrics,
     pub network: crate::registry::services::ServiceNetwork,
+    /// `--event-ttl`.
+    pub event_ttl: std::time::Duration,
     pub checks: Vec<health::Check>,
     /// The group-versions served (upstream's default set; `--runtime-config` later).
     pub enabled: crate::discovery::EnabledGroupVersions,
@@ -168,6 +174,7 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
         store,
         metrics: metrics::Metrics::default(),
         network,
+        event_ttl: args.event_ttl,
         checks,
         enabled: crate::discovery::EnabledGroupVersions::defaults(),
     });
@@ -338,6 +345,7 @@ async fn dispatch(
                 convert: negotiated.convert,
                 dry_run,
                 network: &state.network,
+                ttl: crate::registry::storage_ttl(target.group, target.resource, state.event_ttl),
                 body,
             };
             rest::handle(&state.store, call).await

@@ -34,6 +34,9 @@ pub struct ResourceCall<'a> {
     pub dry_run: bool,
     /// Service address and port ranges, for allocation.
     pub network: &'a crate::registry::services::ServiceNetwork,
+    /// How long the resource's objects live after their last write (`--event-ttl` for Events,
+    /// see `registry::storage_ttl`), if they expire.
+    pub ttl: Option<Duration>,
     pub body: Bytes,
 }
 
@@ -87,7 +90,10 @@ pub fn parse_dry_run(query: &str) -> Result<bool, ApiError> {
 /// `Storage::create`, or under dry-run the same checks without the write.
 async fn write_create(store: &dyn Storage, call: &ResourceCall<'_>, key: &str, value: Bytes) -> Result<KeyValue, StorageError> {
     if !call.dry_run {
-        return store.create(key, value).await;
+        return match call.ttl {
+            Some(ttl) => store.create_with_ttl(key, value, ttl).await,
+            None => store.create(key, value).await,
+        };
     }
     if store.get(key).await?.is_some() {
         return Err(StorageError::AlreadyExists { key: key.to_owned() });
@@ -104,7 +110,10 @@ pub(super) async fn write_update(
     expected: crate::storage::Revision,
 ) -> Result<KeyValue, StorageError> {
     if !call.dry_run {
-        return store.update(key, value, expected).await;
+        return match call.ttl {
+            Some(ttl) => store.update_with_ttl(key, value, expected, ttl).await,
+            None => store.update(key, value, expected).await,
+        };
     }
     let current = store.get(key).await?.ok_or_else(|| StorageError::NotFound { key: key.to_owned() })?;
     if current.mod_revision != expected {

@@ -70,6 +70,21 @@ pub struct EtcdStore {
     prefix: String,
     request_timeout: Duration,
     version: String,
+    /// The lease writes with a TTL share while it lasts long enough (upstream's `leaseManager`:
+    /// one lease per minute instead of one per Event).
+    lease: tokio::sync::Mutex<Option<SharedLease>>,
+}
+
+/// A granted lease and when it expires.
+struct SharedLease {
+    id: i64,
+    expires: tokio::time::Instant,
+}
+
+/// How much longer than asked a shared lease may keep a key: 5 % of the TTL, at most 60 s,
+/// whole seconds (upstream's `leaseReuseDurationPercent` and `--lease-reuse-duration-seconds`).
+fn lease_reuse(ttl: Duration) -> Duration {
+    Duration::from_secs((ttl.as_secs() / 20).min(60))
 }
 
 impl EtcdStore {
@@ -89,6 +104,7 @@ impl EtcdStore {
             prefix: config.prefix.trim_end_matches('/').to_owned(),
             request_timeout: config.request_timeout,
             version: String::new(),
+            lease: tokio::sync::Mutex::new(None),
         };
         store.version = store.client.maintenance_client().status().await.map_err(|e| unavailable("etcd status", e))?.version().to_owned();
         Ok(store)
@@ -163,6 +179,74 @@ impl EtcdStore {
             }
             tokio::time::sleep(pause).await;
             pause = (pause * 2).min(Duration::from_millis(400));
+        }
+    }
+
+    /// A lease that keeps a key for at least `ttl` (upstream's `leaseManager.GetLease`): the
+    /// previous one while it still outlives `ttl` and does not outlive it by more than the
+    /// reuse window, else a new one granted for `ttl` plus that window.
+    async fn lease_for(&self, ttl: Duration) -> Result<i64, StorageError> {
+        let mut shared = self.lease.lock().await;
+        let now = tokio::time::Instant::now();
+        let reuse = lease_reuse(ttl);
+        if let Some(lease) = shared.as_ref()
+            && now + ttl < lease.expires
+            && now + ttl + reuse > lease.expires
+        {
+            return Ok(lease.id);
+        }
+        let seconds = (ttl + reuse).as_secs().max(1) as i64;
+        let granted = self
+            .call("lease grant", || {
+                let mut leases = self.client.lease_client();
+                async move { leases.grant(seconds, None).await }
+            })
+            .await?;
+        *shared = Some(SharedLease { id: granted.id(), expires: now + Duration::from_secs(seconds as u64) });
+        Ok(granted.id())
+    }
+
+    async fn create_leased(&self, key: &str, value: Bytes, lease: Option<i64>) -> Result<KeyValue, StorageError> {
+        check_key(key)?;
+        let k = self.etcd_key(key);
+        let put = lease.map(|id| etcd_client::PutOptions::new().with_lease(id));
+        let txn = etcd_client::Txn::new()
+            .when([Compare::create_revision(k.clone(), CompareOp::Equal, 0)])
+            .and_then([TxnOp::put(k, value.to_vec(), put)]);
+        let resp = self.txn("create", txn).await?;
+        if !resp.succeeded() {
+            return Err(StorageError::AlreadyExists { key: key.to_owned() });
+        }
+        let revision = header_revision(resp.header());
+        Ok(KeyValue { key: key.to_owned(), value, create_revision: revision, mod_revision: revision })
+    }
+
+    async fn update_leased(&self, key: &str, value: Bytes, expected: Revision, lease: Option<i64>) -> Result<KeyValue, StorageError> {
+        check_key(key)?;
+        let k = self.etcd_key(key);
+        let mut put = etcd_client::PutOptions::new().with_prev_key();
+        if let Some(id) = lease {
+            put = put.with_lease(id);
+        }
+        let txn = etcd_client::Txn::new()
+            .when([Compare::mod_revision(k.clone(), CompareOp::Equal, expected)])
+            .and_then([TxnOp::put(k.clone(), value.to_vec(), Some(put))])
+            .or_else([TxnOp::get(k, None)]);
+        let resp = self.txn("update", txn).await?;
+        let revision = header_revision(resp.header());
+        if resp.succeeded() {
+            let create_revision = match resp.op_responses().first() {
+                Some(TxnOpResponse::Put(put)) => put.prev_key().map_or(revision, |p| p.create_revision()),
+                _ => revision,
+            };
+            return Ok(KeyValue { key: key.to_owned(), value, create_revision, mod_revision: revision });
+        }
+        match resp.op_responses().first() {
+            Some(TxnOpResponse::Get(get)) if !get.kvs().is_empty() => {
+                let current = self.key_value(&get.kvs()[0])?;
+                Err(StorageError::Conflict { key: key.to_owned(), expected, current })
+            }
+            _ => Err(StorageError::NotFound { key: key.to_owned() }),
         }
     }
 
@@ -311,45 +395,24 @@ impl Storage for EtcdStore {
     }
 
     fn create<'a>(&'a self, key: &'a str, value: Bytes) -> StorageFuture<'a, KeyValue> {
+        Box::pin(self.create_leased(key, value, None))
+    }
+
+    fn create_with_ttl<'a>(&'a self, key: &'a str, value: Bytes, ttl: Duration) -> StorageFuture<'a, KeyValue> {
         Box::pin(async move {
-            check_key(key)?;
-            let k = self.etcd_key(key);
-            let txn = etcd_client::Txn::new()
-                .when([Compare::create_revision(k.clone(), CompareOp::Equal, 0)])
-                .and_then([TxnOp::put(k, value.to_vec(), None)]);
-            let resp = self.txn("create", txn).await?;
-            if !resp.succeeded() {
-                return Err(StorageError::AlreadyExists { key: key.to_owned() });
-            }
-            let revision = header_revision(resp.header());
-            Ok(KeyValue { key: key.to_owned(), value, create_revision: revision, mod_revision: revision })
+            let lease = self.lease_for(ttl).await?;
+            self.create_leased(key, value, Some(lease)).await
         })
     }
 
     fn update<'a>(&'a self, key: &'a str, value: Bytes, expected: Revision) -> StorageFuture<'a, KeyValue> {
+        Box::pin(self.update_leased(key, value, expected, None))
+    }
+
+    fn update_with_ttl<'a>(&'a self, key: &'a str, value: Bytes, expected: Revision, ttl: Duration) -> StorageFuture<'a, KeyValue> {
         Box::pin(async move {
-            check_key(key)?;
-            let k = self.etcd_key(key);
-            let txn = etcd_client::Txn::new()
-                .when([Compare::mod_revision(k.clone(), CompareOp::Equal, expected)])
-                .and_then([TxnOp::put(k.clone(), value.to_vec(), Some(etcd_client::PutOptions::new().with_prev_key()))])
-                .or_else([TxnOp::get(k, None)]);
-            let resp = self.txn("update", txn).await?;
-            let revision = header_revision(resp.header());
-            if resp.succeeded() {
-                let create_revision = match resp.op_responses().first() {
-                    Some(TxnOpResponse::Put(put)) => put.prev_key().map_or(revision, |p| p.create_revision()),
-                    _ => revision,
-                };
-                return Ok(KeyValue { key: key.to_owned(), value, create_revision, mod_revision: revision });
-            }
-            match resp.op_responses().first() {
-                Some(TxnOpResponse::Get(get)) if !get.kvs().is_empty() => {
-                    let current = self.key_value(&get.kvs()[0])?;
-                    Err(StorageError::Conflict { key: key.to_owned(), expected, current })
-                }
-                _ => Err(StorageError::NotFound { key: key.to_owned() }),
-            }
+            let lease = self.lease_for(ttl).await?;
+            self.update_leased(key, value, expected, Some(lease)).await
         })
     }
 
