@@ -1,0 +1,146 @@
+//! The generic required-field check, driven by the generated field facts (`FieldInfo`): a
+//! field the specs mark required that is missing, `null`, an empty string or an empty list or
+//! map is `Required value` at its JSON path (`spec.template.spec.containers[0].name`),
+//! through nested objects, lists and maps.
+//!
+//! Required numbers and booleans are not checked: the typed decoding writes them as `0` or
+//! `false` when absent, and upstream's hand-written rules (in the group modules) say what their
+//! zero means. `status` is the server's and is not checked on writes of the main resource.
+
+use kapi_apimachinery::scheme::{FieldInfo, FieldShape};
+use kapi_apimachinery::{KindVisitor, Object};
+use serde_json::Value;
+
+use super::{child, index, key};
+use crate::status::FieldError;
+
+/// The required-field errors of `object`, a `group`/`resource` object.
+pub fn required_errors(group: &str, resource: &str, object: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let Some(fields) = fields_of(group, resource, object) else { return errs };
+    let Some(obj) = object.as_object() else { return errs };
+    for f in fields.iter().filter(|f| f.json_name != "status") {
+        check_field(f, obj.get(f.json_name), f.json_name, &mut errs);
+    }
+    errs
+}
+
+/// The field facts of the object's kind: by its `apiVersion`/`kind`, else by the resource's
+/// kind in the scheme.
+fn fields_of(group: &str, resource: &str, object: &Value) -> Option<&'static [FieldInfo]> {
+    struct V;
+    impl KindVisitor for V {
+        type Output = &'static [FieldInfo];
+        fn visit<T: Object>(self) -> Self::Output {
+            T::fields()
+        }
+    }
+    let api_version = object["apiVersion"].as_str().unwrap_or_default();
+    let kind = object["kind"].as_str().unwrap_or_default();
+    let (g, v) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    if g == group
+        && let Some(fields) = kapi_api::scheme::visit_kind(g, v, kind, V)
+    {
+        return Some(fields);
+    }
+    let info = kapi_api::scheme::RESOURCES.iter().find(|r| r.group == group && r.resource == resource)?;
+    kapi_api::scheme::visit_kind(info.kind.group, info.kind.version, info.kind.kind, V)
+}
+
+fn check_fields(fields: &'static [FieldInfo], value: &Value, path: &str, errs: &mut Vec<FieldError>) {
+    let Some(obj) = value.as_object() else { return };
+    for f in fields {
+        check_field(f, obj.get(f.json_name), &child(path, f.json_name), errs);
+    }
+}
+
+fn check_field(f: &FieldInfo, value: Option<&Value>, path: &str, errs: &mut Vec<FieldError>) {
+    let missing = match value {
+        None | Some(Value::Null) => true,
+        Some(Value::String(s)) => s.is_empty() && f.shape == FieldShape::Scalar,
+        Some(Value::Array(a)) => a.is_empty(),
+        Some(Value::Object(o)) => o.is_empty() && f.shape == FieldShape::Map,
+        Some(_) => false,
+    };
+    if missing {
+        if f.required {
+            errs.push(FieldError::required(path, ""));
+        }
+        return;
+    }
+    let (Some(value), Some(elem)) = (value, f.elem) else { return };
+    match f.shape {
+        FieldShape::Object => check_fields(elem(), value, path, errs),
+        FieldShape::List => {
+            for (i, item) in value.as_array().map_or(&[][..], Vec::as_slice).iter().enumerate() {
+                check_fields(elem(), item, &index(path, i), errs);
+            }
+        }
+        FieldShape::Map => {
+            for (k, item) in value.as_object().into_iter().flatten() {
+                check_fields(elem(), item, &key(path, k), errs);
+            }
+        }
+        FieldShape::Scalar => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn required_fields_are_reported_at_their_paths() {
+        let pod = serde_json::json!({
+            "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "", "image": "x", "ports": [{"containerPort": 80}]}]},
+        });
+        let errs = required_errors("", "pods", &pod);
+        assert_eq!(errs, vec![FieldError::required("spec.containers[0].name", "")]);
+        let deploy = serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment", "spec": {"template": {"spec": {}}}});
+        let errs: Vec<String> = required_errors("apps", "deployments", &deploy).iter().map(ToString::to_string).collect();
+        assert_eq!(errs, ["spec.selector: Required value", "spec.template.spec.containers: Required value"]);
+    }
+
+    #[test]
+    fn status_and_zero_numbers_are_not_checked() {
+        let pod = serde_json::json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "spec": {"containers": [{"name": "a", "ports": [{"containerPort": 0}]}]},
+            "status": {"conditions": [{"type": ""}]},
+        });
+        assert!(required_errors("", "pods", &pod).is_empty());
+    }
+
+    /// Every required field reachable from a served kind (outside status), printed: a review
+    /// aid (`cargo test -p kapi --lib required_fields_listing -- --nocapture --ignored`).
+    #[test]
+    #[ignore = "prints a listing for review, asserts nothing"]
+    fn required_fields_listing() {
+        fn walk(fields: &'static [FieldInfo], path: &str, depth: usize, out: &mut Vec<String>) {
+            if depth > 12 {
+                return;
+            }
+            for f in fields {
+                let p = child(path, f.json_name);
+                if f.required {
+                    out.push(format!("{p} ({:?})", f.shape));
+                }
+                if let Some(elem) = f.elem {
+                    walk(elem(), &p, depth + 1, out);
+                }
+            }
+        }
+        let mut out = Vec::new();
+        for r in kapi_api::scheme::RESOURCES {
+            if let Some(fields) = fields_of(r.group, r.resource, &Value::Null) {
+                let fields: Vec<FieldInfo> = fields.iter().filter(|f| f.json_name != "status").copied().collect();
+                let fields: &'static [FieldInfo] = Box::leak(fields.into_boxed_slice());
+                walk(fields, &format!("{}/{}:", r.group, r.resource), 0, &mut out);
+            }
+        }
+        out.sort();
+        out.dedup();
+        println!("{}", out.join("\n"));
+    }
+}
