@@ -63,7 +63,7 @@ fn check_field(f: &FieldInfo, value: Option<&Value>, path: &str, errs: &mut Vec<
         Some(_) => false,
     };
     if missing {
-        if f.required {
+        if f.required && !empty_allowed(path, value) {
             errs.push(FieldError::required(path, ""));
         }
         return;
@@ -83,6 +83,15 @@ fn check_field(f: &FieldInfo, value: Option<&Value>, path: &str, errs: &mut Vec<
         }
         FieldShape::Scalar => {}
     }
+}
+
+/// Required strings upstream accepts empty: an HTTP header's or a sysctl's value.
+fn empty_allowed(path: &str, value: Option<&Value>) -> bool {
+    value.is_some_and(|v| v.as_str() == Some(""))
+        && path
+            .strip_suffix(".value")
+            .and_then(|p| p.rsplit_once('['))
+            .is_some_and(|(list, _)| list.ends_with("httpHeaders") || list.ends_with("sysctls"))
 }
 
 #[cfg(test)]
