@@ -83,10 +83,10 @@ pub fn cron_job(cj: &Value) -> Vec<FieldError> {
     for field in ["startingDeadlineSeconds", "successfulJobsHistoryLimit", "failedJobsHistoryLimit"] {
         non_negative(&spec[field], &format!("spec.{field}"), &mut errs);
     }
-    if let Some(tz) = spec["timeZone"].as_str() {
-        if let Some(e) = time_zone_error(tz) {
-            errs.push(FieldError::invalid("spec.timeZone", tz, e));
-        }
+    if let Some(tz) = spec["timeZone"].as_str()
+        && let Some(e) = time_zone_error(tz)
+    {
+        errs.push(FieldError::invalid("spec.timeZone", tz, e));
     }
     let template = &spec["jobTemplate"];
     super::labels(&template["metadata"]["labels"], "spec.jobTemplate.metadata.labels", &mut errs);

@@ -97,9 +97,7 @@ pub(super) fn pod_spec(spec: &Value, path: &str, errs: &mut Vec<FieldError>) {
     if let Some(sa) = spec["serviceAccountName"].as_str().filter(|s| !s.is_empty()) {
         dns_subdomain(sa, &child(path, "serviceAccountName"), errs);
     }
-    for field in ["terminationGracePeriodSeconds"] {
-        non_negative(&spec[field], &child(path, field), errs);
-    }
+    non_negative(&spec["terminationGracePeriodSeconds"], &child(path, "terminationGracePeriodSeconds"), errs);
     if let Some(n) = spec["activeDeadlineSeconds"].as_i64().filter(|n| *n <= 0) {
         errs.push(FieldError::invalid(child(path, "activeDeadlineSeconds"), n, "must be between 1 and 2147483647, inclusive"));
     }
@@ -467,16 +465,12 @@ pub fn secret(secret: &Value) -> Vec<FieldError> {
                 }
             }
         }
-        "kubernetes.io/basic-auth" => {
-            if !has("username") && !has("password") {
-                errs.push(FieldError::required(key("data", "username"), ""));
-                errs.push(FieldError::required(key("data", "password"), ""));
-            }
+        "kubernetes.io/basic-auth" if !has("username") && !has("password") => {
+            errs.push(FieldError::required(key("data", "username"), ""));
+            errs.push(FieldError::required(key("data", "password"), ""));
         }
-        "kubernetes.io/ssh-auth" => {
-            if !has("ssh-privatekey") {
-                errs.push(FieldError::required(key("data", "ssh-privatekey"), ""));
-            }
+        "kubernetes.io/ssh-auth" if !has("ssh-privatekey") => {
+            errs.push(FieldError::required(key("data", "ssh-privatekey"), ""));
         }
         "kubernetes.io/tls" => {
             for k in ["tls.crt", "tls.key"] {

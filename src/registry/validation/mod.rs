@@ -372,6 +372,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_resource_validates_without_panicking() {
+        let shapes = [serde_json::json!({}), serde_json::json!({"spec": null, "metadata": {"name": "x"}}), serde_json::json!([1])];
+        for r in kapi_api::scheme::RESOURCES {
+            for v in &shapes {
+                let _ = validate_create(r.group, r.resource, v);
+                let _ = validate_update(r.group, r.resource, v, &shapes[0]);
+            }
+        }
+        let errs = validate_create("apps", "deployments", &serde_json::json!({"metadata": {"name": "Bad"}}));
+        let fields: Vec<&str> = errs.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(fields, ["metadata.name", "spec.selector", "spec.template.metadata.labels", "spec.template.spec.containers"]);
+    }
+
+    #[test]
     fn names_follow_each_resources_rule() {
         let invalid = |g: &str, r: &str, name: &str| {
             !validate_object_meta(g, r, &serde_json::json!({"metadata": {"name": name}})).is_empty()

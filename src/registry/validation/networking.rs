@@ -42,7 +42,7 @@ pub fn ingress(ing: &Value) -> Vec<FieldError> {
                 "" => errs.push(FieldError::required(child(&pp, "pathType"), "pathType must be specified")),
                 "Exact" | "Prefix" | "ImplementationSpecific" => {
                     let specific = path["pathType"] == "ImplementationSpecific";
-                    if !value.starts_with('/') && !(specific && value.is_empty()) {
+                    if !(value.starts_with('/') || specific && value.is_empty()) {
                         errs.push(FieldError::invalid(child(&pp, "path"), value, "must be an absolute path"));
                     }
                 }

@@ -120,36 +120,4 @@ mod tests {
         });
         assert!(required_errors("", "pods", &pod).is_empty());
     }
-
-    /// Every required field reachable from a served kind (outside status), printed: a review
-    /// aid (`cargo test -p kapi --lib required_fields_listing -- --nocapture --ignored`).
-    #[test]
-    #[ignore = "prints a listing for review, asserts nothing"]
-    fn required_fields_listing() {
-        fn walk(fields: &'static [FieldInfo], path: &str, depth: usize, out: &mut Vec<String>) {
-            if depth > 12 {
-                return;
-            }
-            for f in fields {
-                let p = child(path, f.json_name);
-                if f.required {
-                    out.push(format!("{p} ({:?})", f.shape));
-                }
-                if let Some(elem) = f.elem {
-                    walk(elem(), &p, depth + 1, out);
-                }
-            }
-        }
-        let mut out = Vec::new();
-        for r in kapi_api::scheme::RESOURCES {
-            if let Some(fields) = fields_of(r.group, r.resource, &Value::Null) {
-                let fields: Vec<FieldInfo> = fields.iter().filter(|f| f.json_name != "status").copied().collect();
-                let fields: &'static [FieldInfo] = Box::leak(fields.into_boxed_slice());
-                walk(fields, &format!("{}/{}:", r.group, r.resource), 0, &mut out);
-            }
-        }
-        out.sort();
-        out.dedup();
-        println!("{}", out.join("\n"));
-    }
 }
