@@ -32,10 +32,9 @@ fn job_spec(spec: &Value, path: &str, errs: &mut Vec<FieldError>) {
     pod_template_spec(template, &child(path, "template"), errs);
     let restart = &template["spec"]["restartPolicy"];
     let policy_path = child(path, "template.spec.restartPolicy");
-    match restart.as_str().unwrap_or_default() {
-        "OnFailure" | "Never" => {}
-        "" => errs.push(FieldError::required(policy_path, "valid values: \"OnFailure\", \"Never\"")),
-        other => errs.push(FieldError::not_supported(policy_path, other, &["OnFailure", "Never"])),
+    // Upstream answers `Required` for any other value, `Always` included.
+    if !matches!(restart.as_str(), Some("OnFailure" | "Never")) {
+        errs.push(FieldError::required(policy_path, "valid values: \"OnFailure\", \"Never\""));
     }
 }
 
@@ -203,7 +202,7 @@ mod tests {
             messages(&job(&j)),
             [
                 "spec.parallelism: Invalid value: -1: must be greater than or equal to 0",
-                "spec.template.spec.restartPolicy: Unsupported value: \"Always\": supported values: \"OnFailure\", \"Never\"",
+                "spec.template.spec.restartPolicy: Required value: valid values: \"OnFailure\", \"Never\"",
             ]
         );
         let mut j = valid_job();

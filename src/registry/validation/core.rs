@@ -445,6 +445,9 @@ pub fn secret(secret: &Value) -> Vec<FieldError> {
         }
         total += decoded_len(v);
     }
+    if total > MAX_DATA_SIZE {
+        errs.push(FieldError::too_long("data", MAX_DATA_SIZE as i64));
+    }
     let has = |k: &str| data.is_some_and(|d| d.contains_key(k));
     match secret["type"].as_str().unwrap_or("Opaque") {
         "kubernetes.io/service-account-token" => {
@@ -480,9 +483,6 @@ pub fn secret(secret: &Value) -> Vec<FieldError> {
             }
         }
         _ => {}
-    }
-    if total > MAX_DATA_SIZE {
-        errs.push(FieldError::too_long("data", MAX_DATA_SIZE as i64));
     }
     errs
 }
