@@ -131,6 +131,17 @@ fn invalid_objects_get_upstreams_field_errors() {
         br#"{"spec":{"replicas":3}}"#,
     );
     assert_eq!(code, 200, "{text}");
+    // Status writes are checked too.
+    let status = invalid(
+        "PATCH",
+        &format!("{deployments}/web/status"),
+        "application/merge-patch+json",
+        r#"{"status":{"readyReplicas":-1}}"#,
+    );
+    assert_eq!(
+        status["message"],
+        "Deployment.apps \"web\" is invalid: status.readyReplicas: Invalid value: -1: must be greater than or equal to 0"
+    );
 
     // A pod needs an image for each container.
     let status = invalid(

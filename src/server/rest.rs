@@ -729,6 +729,10 @@ async fn status(
     }
     let mut value = old.clone();
     value["status"] = proposed.get("status").cloned().unwrap_or(Value::Null);
+    let errs = crate::registry::validation::validate_status_update(t.group, t.resource, &old, &value);
+    if !errs.is_empty() {
+        return Err(ApiError::invalid(GroupKind::new(&kind.group, &kind.kind), &name, &errs));
+    }
     if let Some(meta) = value["metadata"].as_object_mut() {
         meta.remove("resourceVersion");
     }

@@ -224,6 +224,16 @@ pub fn stateful_set_update(old: &Value, new: &Value) -> Vec<FieldError> {
     errs
 }
 
+/// The status counts of a workload are never negative (`ValidateDeploymentStatus` and its
+/// siblings: replicas, ready, available, updated, observed generation, collision count ...).
+pub fn status(object: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    for (field, value) in object["status"].as_object().into_iter().flatten() {
+        non_negative(value, &format!("status.{field}"), &mut errs);
+    }
+    errs
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -290,6 +300,12 @@ mod tests {
         let mut scaled = valid();
         scaled["spec"]["replicas"] = json!(5);
         assert!(deployment_update(&old, &scaled).is_empty());
+    }
+
+    #[test]
+    fn status_counts_are_not_negative() {
+        let errs = status(&json!({"status": {"replicas": 1, "readyReplicas": -1, "conditions": [{"type": "Available"}]}}));
+        assert_eq!(messages(&errs), ["status.readyReplicas: Invalid value: -1: must be greater than or equal to 0"]);
     }
 
     #[test]

@@ -102,11 +102,14 @@ pub fn validate_object_meta(group: &str, resource: &str, object: &Value) -> Vec<
 struct Rules {
     create: fn(&Value) -> Vec<FieldError>,
     update: fn(&Value, &Value) -> Vec<FieldError>,
+    /// What a write of the `status` subresource is checked for beyond required fields.
+    status: fn(&Value) -> Vec<FieldError>,
 }
 
 /// The per-resource rules: the one place that maps a resource to its group module.
 fn rules(group: &str, resource: &str) -> Option<Rules> {
-    let r = |create, update| Some(Rules { create, update });
+    let r = |create, update| Some(Rules { create, update, status: |_| Vec::new() });
+    let with_status = |create, update, status| Some(Rules { create, update, status });
     match (group, resource) {
         ("", "pods") => r(core::pod, core::pod_update),
         ("", "podtemplates") => r(core::pod_template, core::pod_template_update),
@@ -115,10 +118,10 @@ fn rules(group: &str, resource: &str) -> Option<Rules> {
         ("", "configmaps") => r(core::config_map, core::config_map_update),
         ("", "secrets") => r(core::secret, core::secret_update),
         ("", "persistentvolumeclaims") => r(core::persistent_volume_claim, core::persistent_volume_claim_update),
-        ("apps", "deployments") => r(apps::deployment, apps::deployment_update),
-        ("apps", "replicasets") => r(apps::replica_set, apps::replica_set_update),
-        ("apps", "statefulsets") => r(apps::stateful_set, apps::stateful_set_update),
-        ("apps", "daemonsets") => r(apps::daemon_set, apps::daemon_set_update),
+        ("apps", "deployments") => with_status(apps::deployment, apps::deployment_update, apps::status),
+        ("apps", "replicasets") => with_status(apps::replica_set, apps::replica_set_update, apps::status),
+        ("apps", "statefulsets") => with_status(apps::stateful_set, apps::stateful_set_update, apps::status),
+        ("apps", "daemonsets") => with_status(apps::daemon_set, apps::daemon_set_update, apps::status),
         ("batch", "jobs") => r(batch::job, batch::job_update),
         ("batch", "cronjobs") => r(batch::cron_job, batch::cron_job_update),
         ("networking.k8s.io", "ingresses") => r(networking::ingress, |_, new| networking::ingress(new)),
@@ -147,6 +150,13 @@ pub fn validate_update(group: &str, resource: &str, old: &Value, new: &Value) ->
         errs.extend((rules.update)(old, new));
     }
     merge_schema_errors(errs, schema::required_errors(group, resource, new))
+}
+
+/// What upstream checks when the `status` subresource replaces `old`'s status: the status's
+/// required fields and the resource's status rules (metadata and spec are the stored ones).
+pub fn validate_status_update(group: &str, resource: &str, _old: &Value, new: &Value) -> Vec<FieldError> {
+    let errs = rules(group, resource).map(|r| (r.status)(new)).unwrap_or_default();
+    merge_schema_errors(errs, schema::required_status_errors(group, resource, new))
 }
 
 /// Appends the generic required-field errors a hand-written rule did not already report.
@@ -378,6 +388,7 @@ mod tests {
             for v in &shapes {
                 let _ = validate_create(r.group, r.resource, v);
                 let _ = validate_update(r.group, r.resource, v, &shapes[0]);
+                let _ = validate_status_update(r.group, r.resource, &shapes[0], v);
             }
         }
         let errs = validate_create("apps", "deployments", &serde_json::json!({"metadata": {"name": "Bad"}}));

@@ -16,10 +16,19 @@ use crate::status::FieldError;
 
 /// The required-field errors of `object`, a `group`/`resource` object.
 pub fn required_errors(group: &str, resource: &str, object: &Value) -> Vec<FieldError> {
+    required_errors_where(group, resource, object, |name| name != "status")
+}
+
+/// The required-field errors of `object`'s status (what a status write is checked for).
+pub fn required_status_errors(group: &str, resource: &str, object: &Value) -> Vec<FieldError> {
+    required_errors_where(group, resource, object, |name| name == "status")
+}
+
+fn required_errors_where(group: &str, resource: &str, object: &Value, top: impl Fn(&str) -> bool) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let Some(fields) = fields_of(group, resource, object) else { return errs };
     let Some(obj) = object.as_object() else { return errs };
-    for f in fields.iter().filter(|f| f.json_name != "status") {
+    for f in fields.iter().filter(|f| top(f.json_name)) {
         check_field(f, obj.get(f.json_name), f.json_name, &mut errs);
     }
     errs
