@@ -98,7 +98,7 @@ fn is_zero(v: &Value) -> bool {
 }
 
 /// `ValidatePositiveIntOrPercent` (and `IsNotMoreThan100Percent` when `at_most_100`).
-fn int_or_percent(v: &Value, path: &str, at_most_100: bool, errs: &mut Vec<FieldError>) {
+pub(super) fn int_or_percent(v: &Value, path: &str, at_most_100: bool, errs: &mut Vec<FieldError>) {
     match v {
         Value::Number(n) => {
             if let Some(n) = n.as_i64().filter(|n| *n < 0) {

@@ -94,6 +94,7 @@ pub(super) fn pod_spec(spec: &Value, path: &str, errs: &mut Vec<FieldError>) {
     one_of(&spec["restartPolicy"], &child(path, "restartPolicy"), RESTART_POLICIES, errs);
     one_of(&spec["dnsPolicy"], &child(path, "dnsPolicy"), DNS_POLICIES, errs);
     labels(&spec["nodeSelector"], &child(path, "nodeSelector"), errs);
+    tolerations(&spec["tolerations"], &child(path, "tolerations"), errs);
     if let Some(sa) = spec["serviceAccountName"].as_str().filter(|s| !s.is_empty()) {
         dns_subdomain(sa, &child(path, "serviceAccountName"), errs);
     }
@@ -135,8 +136,135 @@ fn containers(list: &Value, path: &str, volumes: &BTreeSet<String>, names: &mut 
         }
         one_of(&c["imagePullPolicy"], &child(&p, "imagePullPolicy"), PULL_POLICIES, errs);
         container_ports(&c["ports"], &child(&p, "ports"), errs);
+        env(&c["env"], &child(&p, "env"), errs);
         volume_mounts(&c["volumeMounts"], &child(&p, "volumeMounts"), volumes, errs);
+        for probe in ["livenessProbe", "readinessProbe", "startupProbe"] {
+            if !c[probe].is_null() {
+                self::probe(&c[probe], &child(&p, probe), errs);
+            }
+        }
+        if let Some(n) = c["livenessProbe"]["successThreshold"].as_i64().filter(|n| *n != 1) {
+            errs.push(FieldError::invalid(child(&p, "livenessProbe.successThreshold"), n, "must be 1"));
+        }
         resources(&c["resources"], &child(&p, "resources"), errs);
+        one_of(&c["terminationMessagePolicy"], &child(&p, "terminationMessagePolicy"), &["File", "FallbackToLogsOnError"], errs);
+    }
+}
+
+/// `validateEnv`: names (printable ASCII but `=`) and one source for `valueFrom`.
+fn env(vars: &Value, path: &str, errs: &mut Vec<FieldError>) {
+    for (i, var) in items(vars).iter().enumerate() {
+        let p = index(path, i);
+        let name = str_of(&var["name"]);
+        if name.is_empty() {
+            errs.push(FieldError::required(child(&p, "name"), ""));
+        } else if !name.bytes().all(|c| (0x20..0x7f).contains(&c) && c != b'=') {
+            errs.push(FieldError::invalid(
+                child(&p, "name"),
+                name,
+                "a valid environment variable name must consist only of printable ASCII characters other than '='",
+            ));
+        }
+        let from = &var["valueFrom"];
+        if from.is_null() {
+            continue;
+        }
+        let sources = ["fieldRef", "resourceFieldRef", "configMapKeyRef", "secretKeyRef", "fileKeyRef"]
+            .iter()
+            .filter(|k| !from[**k].is_null())
+            .count();
+        let fp = child(&p, "valueFrom");
+        if sources == 0 {
+            errs.push(FieldError::invalid(fp, "", "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`"));
+        } else if !str_of(&var["value"]).is_empty() {
+            errs.push(FieldError::invalid(fp, "", "may not be specified when `value` is not empty"));
+        } else if sources > 1 {
+            errs.push(FieldError::invalid(fp, "", "may not have more than one field specified at a time"));
+        }
+    }
+}
+
+/// `validateProbe`: one handler with a valid port, non-negative timings.
+fn probe(probe: &Value, path: &str, errs: &mut Vec<FieldError>) {
+    let handlers = ["exec", "httpGet", "tcpSocket", "grpc"].iter().filter(|k| !probe[**k].is_null()).count();
+    if handlers == 0 {
+        errs.push(FieldError::required(path, "must specify a handler type"));
+    } else if handlers > 1 {
+        errs.push(FieldError::forbidden(path, "may not specify more than 1 handler type"));
+    }
+    for handler in ["httpGet", "tcpSocket"] {
+        if !probe[handler].is_null() {
+            port_num_or_name(&probe[handler]["port"], &child(path, &format!("{handler}.port")), errs);
+        }
+    }
+    if let Some(n) = probe["grpc"]["port"].as_i64() {
+        for m in port_num_errors(n) {
+            errs.push(FieldError::invalid(child(path, "grpc.port"), n, m));
+        }
+    }
+    if let Some(scheme) = probe["httpGet"]["scheme"].as_str().filter(|s| !s.is_empty() && !["HTTP", "HTTPS"].contains(s)) {
+        errs.push(FieldError::not_supported(child(path, "httpGet.scheme"), scheme, &["HTTP", "HTTPS"]));
+    }
+    for field in ["initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold", "failureThreshold", "terminationGracePeriodSeconds"] {
+        non_negative(&probe[field], &child(path, field), errs);
+    }
+}
+
+/// `ValidatePortNumOrName`: a port number, or an IANA service name.
+pub(super) fn port_num_or_name(port: &Value, path: &str, errs: &mut Vec<FieldError>) {
+    match port {
+        Value::Number(n) => {
+            let n = n.as_i64().unwrap_or(0);
+            for m in port_num_errors(n) {
+                errs.push(FieldError::invalid(path, n, m));
+            }
+        }
+        Value::String(s) => {
+            for m in port_name_errors(s) {
+                errs.push(FieldError::invalid(path, s.as_str(), m));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `validateTolerations`.
+fn tolerations(list: &Value, path: &str, errs: &mut Vec<FieldError>) {
+    for (i, t) in items(list).iter().enumerate() {
+        let p = index(path, i);
+        let key = str_of(&t["key"]);
+        if !key.is_empty() {
+            for m in crate::selectors::label_key_errors(key) {
+                errs.push(FieldError::invalid(child(&p, "key"), key, m));
+            }
+        }
+        let operator = str_of(&t["operator"]);
+        if key.is_empty() && operator != "Exists" {
+            errs.push(FieldError::invalid(
+                child(&p, "operator"),
+                operator,
+                "operator must be Exists when `key` is empty, which means \"match all values and all keys\"",
+            ));
+        }
+        let effect = str_of(&t["effect"]);
+        if !t["tolerationSeconds"].is_null() && effect != "NoExecute" {
+            errs.push(FieldError::invalid(child(&p, "effect"), effect, "effect must be 'NoExecute' when `tolerationSeconds` is set"));
+        }
+        let value = str_of(&t["value"]);
+        match operator {
+            "" | "Equal" => {
+                for m in crate::selectors::label_value_errors(value) {
+                    errs.push(FieldError::invalid(child(&p, "value"), value, m));
+                }
+            }
+            "Exists" => {
+                if !value.is_empty() {
+                    errs.push(FieldError::invalid(child(&p, "operator"), super::json_value(t), "value must be empty when `operator` is 'Exists'"));
+                }
+            }
+            other => errs.push(FieldError::not_supported(child(&p, "operator"), other, &["Equal", "Exists"])),
+        }
+        one_of(&t["effect"], &child(&p, "effect"), &["NoSchedule", "PreferNoSchedule", "NoExecute"], errs);
     }
 }
 
@@ -318,20 +446,7 @@ pub fn service(svc: &Value) -> Vec<FieldError> {
         for m in port_num_errors(n) {
             errs.push(FieldError::invalid(child(&p, "port"), n, m));
         }
-        match &port["targetPort"] {
-            Value::Number(n) => {
-                let n = n.as_i64().unwrap_or(0);
-                for m in port_num_errors(n) {
-                    errs.push(FieldError::invalid(child(&p, "targetPort"), n, m));
-                }
-            }
-            Value::String(s) => {
-                for m in port_name_errors(s) {
-                    errs.push(FieldError::invalid(child(&p, "targetPort"), s.as_str(), m));
-                }
-            }
-            _ => {}
-        }
+        port_num_or_name(&port["targetPort"], &child(&p, "targetPort"), &mut errs);
         if let Some(node_port) = port["nodePort"].as_i64().filter(|n| *n != 0) {
             if kind == "ClusterIP" {
                 errs.push(FieldError::forbidden(child(&p, "nodePort"), "may not be used when `type` is 'ClusterIP'"));
@@ -343,6 +458,15 @@ pub fn service(svc: &Value) -> Vec<FieldError> {
         }
     }
     one_of(&spec["sessionAffinity"], "spec.sessionAffinity", &["ClientIP", "None"], &mut errs);
+    if let Some(policy) = spec["externalTrafficPolicy"].as_str().filter(|p| !p.is_empty()) {
+        if matches!(kind, "ClusterIP" | "ExternalName") {
+            errs.push(FieldError::invalid("spec.externalTrafficPolicy", policy, "may only be set for externally-accessible services"));
+        } else {
+            one_of(&spec["externalTrafficPolicy"], "spec.externalTrafficPolicy", &["Cluster", "Local"], &mut errs);
+        }
+    }
+    one_of(&spec["internalTrafficPolicy"], "spec.internalTrafficPolicy", &["Cluster", "Local"], &mut errs);
+    one_of(&spec["ipFamilyPolicy"], "spec.ipFamilyPolicy", &["SingleStack", "PreferDualStack", "RequireDualStack"], &mut errs);
     labels(&spec["selector"], "spec.selector", &mut errs);
     errs
 }
@@ -594,6 +718,10 @@ mod tests {
             ("/spec/restartPolicy", json!("Sometimes"), "spec.restartPolicy: Unsupported value: \"Sometimes\": supported values: \"Always\", \"OnFailure\", \"Never\""),
             ("/spec/dnsPolicy", json!("X"), "spec.dnsPolicy: Unsupported value: \"X\": supported values: \"ClusterFirstWithHostNet\", \"ClusterFirst\", \"Default\", \"None\""),
             ("/spec/containers/0/volumeMounts/0/name", json!("other"), "spec.containers[0].volumeMounts[0].name: Not found: \"other\""),
+            ("/spec/containers/0/env", json!([{"name": "A=B", "value": "x"}]), "spec.containers[0].env[0].name: Invalid value: \"A=B\": a valid environment variable name must consist only of printable ASCII characters other than '='"),
+            ("/spec/containers/0/livenessProbe", json!({"httpGet": {"port": 0}}), "spec.containers[0].livenessProbe.httpGet.port: Invalid value: 0: must be between 1 and 65535, inclusive"),
+            ("/spec/containers/0/readinessProbe", json!({}), "spec.containers[0].readinessProbe: Required value: must specify a handler type"),
+            ("/spec/tolerations", json!([{"operator": "Equal", "value": "x"}]), "spec.tolerations[0].operator: Invalid value: \"Equal\": operator must be Exists when `key` is empty, which means \"match all values and all keys\""),
             ("/spec/containers/0/resources/requests/cpu", json!("2"), "spec.containers[0].resources.requests[cpu]: Invalid value: \"2\": must be less than or equal to cpu limit of 1"),
         ];
         for (pointer, value, want) in cases {

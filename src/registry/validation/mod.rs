@@ -8,9 +8,11 @@
 //! rules a resource has is decided in one table, [`rules`].
 
 mod apps;
+mod autoscaling;
 mod batch;
 mod core;
 mod networking;
+mod policy;
 mod rbac;
 mod schema;
 mod storage;
@@ -48,13 +50,16 @@ fn name_errors(rule: NameRule, name: &str) -> Vec<String> {
         NameRule::Subdomain => dns1123_subdomain_errors(name),
         NameRule::Label => dns1123_label_errors(name),
         NameRule::Dns1035Label => dns1035_label_errors(name),
-        NameRule::PathSegment => {
-            if name == "." || name == ".." {
-                vec![format!("may not be '{name}'")]
-            } else {
-                ["/", "%"].iter().filter(|bad| name.contains(*bad)).map(|bad| format!("may not contain '{bad}'")).collect()
-            }
-        }
+        NameRule::PathSegment => path_segment_errors(name),
+    }
+}
+
+/// `IsValidPathSegmentName`.
+pub(super) fn path_segment_errors(name: &str) -> Vec<String> {
+    if name == "." || name == ".." {
+        vec![format!("may not be '{name}'")]
+    } else {
+        ["/", "%"].iter().filter(|bad| name.contains(*bad)).map(|bad| format!("may not contain '{bad}'")).collect()
     }
 }
 
@@ -124,6 +129,10 @@ fn rules(group: &str, resource: &str) -> Option<Rules> {
         ("apps", "daemonsets") => with_status(apps::daemon_set, apps::daemon_set_update, apps::status),
         ("batch", "jobs") => r(batch::job, batch::job_update),
         ("batch", "cronjobs") => r(batch::cron_job, batch::cron_job_update),
+        ("autoscaling", "horizontalpodautoscalers") => {
+            r(autoscaling::horizontal_pod_autoscaler, autoscaling::horizontal_pod_autoscaler_update)
+        }
+        ("policy", "poddisruptionbudgets") => r(policy::pod_disruption_budget, policy::pod_disruption_budget_update),
         ("networking.k8s.io", "ingresses") => r(networking::ingress, |_, new| networking::ingress(new)),
         ("networking.k8s.io", "networkpolicies") => r(networking::network_policy, |_, new| networking::network_policy(new)),
         ("rbac.authorization.k8s.io", "roles" | "clusterroles") => r(rbac::role, |_, new| rbac::role(new)),
