@@ -340,9 +340,10 @@ fn resources(res: &Value, path: &str, errs: &mut Vec<FieldError>) {
 // ---------------------------------------------------------------------------------------------
 // Pod templates and replication controllers
 
-/// `ValidatePodTemplateSpec` at `path` (labels and the pod spec).
+/// `ValidatePodTemplateSpec` at `path` (labels and the pod spec). Upstream reports the labels
+/// at `<path>.labels`, without `metadata`.
 pub(super) fn pod_template_spec(template: &Value, path: &str, errs: &mut Vec<FieldError>) {
-    labels(&template["metadata"]["labels"], &child(path, "metadata.labels"), errs);
+    labels(&template["metadata"]["labels"], &child(path, "labels"), errs);
     pod_spec(&template["spec"], &child(path, "spec"), errs);
 }
 
