@@ -75,7 +75,8 @@ pub fn pod_update(old: &Value, new: &Value) -> Vec<FieldError> {
             }
         }
     }
-    let old_spec = if old["spec"].is_null() { serde_json::json!({}) } else { old["spec"].clone() };
+    let or_empty = |v: &Value| if v.is_null() { serde_json::json!({}) } else { v.clone() };
+    let (old_spec, masked) = (or_empty(&old["spec"]), or_empty(&masked));
     if masked != old_spec {
         errs.push(FieldError::forbidden("spec", format!("pod updates may not change fields other than {POD_UPDATABLE}")));
     }

@@ -15,6 +15,7 @@ mod networking;
 mod policy;
 mod rbac;
 mod schema;
+mod scheduling;
 mod storage;
 
 use serde_json::Value;
@@ -135,6 +136,8 @@ fn rules(group: &str, resource: &str) -> Option<Rules> {
         ("policy", "poddisruptionbudgets") => r(policy::pod_disruption_budget, policy::pod_disruption_budget_update),
         ("networking.k8s.io", "ingresses") => r(networking::ingress, |_, new| networking::ingress(new)),
         ("networking.k8s.io", "networkpolicies") => r(networking::network_policy, |_, new| networking::network_policy(new)),
+        ("discovery.k8s.io", "endpointslices") => r(networking::endpoint_slice, |_, new| networking::endpoint_slice(new)),
+        ("scheduling.k8s.io", "priorityclasses") => r(scheduling::priority_class, scheduling::priority_class_update),
         ("rbac.authorization.k8s.io", "roles" | "clusterroles") => r(rbac::role, |_, new| rbac::role(new)),
         ("rbac.authorization.k8s.io", "rolebindings" | "clusterrolebindings") => r(rbac::binding, rbac::binding_update),
         ("storage.k8s.io", "storageclasses") => r(storage::storage_class, storage::storage_class_update),

@@ -144,6 +144,23 @@ pub fn network_policy(np: &Value) -> Vec<FieldError> {
     errs
 }
 
+/// EndpointSlices (discovery.k8s.io, `ValidateEndpointSlice`): a known address type and at
+/// least one address per endpoint.
+pub fn endpoint_slice(slice: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    one_of(&slice["addressType"], "addressType", &["FQDN", "IPv4", "IPv6"], &mut errs);
+    for (i, port) in items(&slice["ports"]).iter().enumerate() {
+        let p = index("ports", i);
+        one_of(&port["protocol"], &child(&p, "protocol"), &["SCTP", "TCP", "UDP"], &mut errs);
+        if let Some(n) = port["port"].as_i64() {
+            for m in port_num_errors(n) {
+                errs.push(FieldError::invalid(child(&p, "port"), n, m));
+            }
+        }
+    }
+    errs
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -174,6 +191,15 @@ mod tests {
         bad["spec"]["rules"][0]["http"]["paths"][0]["pathType"] = json!("Exact");
         bad["spec"]["rules"][0]["http"]["paths"][0]["path"] = json!("relative");
         assert!(messages(&ingress(&bad)).contains(&"spec.rules[0].http.paths[0].path: Invalid value: \"relative\": must be an absolute path".to_owned()));
+    }
+
+    #[test]
+    fn endpoint_slices() {
+        assert!(endpoint_slice(&json!({"addressType": "IPv4", "endpoints": [{"addresses": ["10.0.0.1"]}]})).is_empty());
+        assert_eq!(
+            messages(&endpoint_slice(&json!({"addressType": "IPv5", "ports": [{"port": 0}]}))),
+            ["addressType: Unsupported value: \"IPv5\": supported values: \"FQDN\", \"IPv4\", \"IPv6\"", "ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive"]
+        );
     }
 
     #[test]
