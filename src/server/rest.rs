@@ -162,9 +162,14 @@ pub(super) async fn write_delete(
     Ok((current, revision))
 }
 
-/// Upstream's object validation for the resource (metadata for now) as a 422 `Invalid`.
-fn validate(t: &kapi_apimachinery::scheme::RouteTarget, kind: &Kind, name: &str, value: &Value) -> Result<(), ApiError> {
-    let errs = crate::registry::validation::validate_object_meta(t.group, t.resource, value);
+/// Upstream's object validation for the resource as a 422 `Invalid`: create rules, or update
+/// rules (immutability included) when `old` is the stored object being replaced.
+fn validate(t: &kapi_apimachinery::scheme::RouteTarget, kind: &Kind, name: &str, old: Option<&Value>, value: &Value) -> Result<(), ApiError> {
+    use crate::registry::validation::{validate_create, validate_update};
+    let errs = match old {
+        None => validate_create(t.group, t.resource, value),
+        Some(old) => validate_update(t.group, t.resource, old, value),
+    };
     if errs.is_empty() {
         return Ok(());
     }
@@ -573,7 +578,7 @@ async fn create(
     value["metadata"] = Value::Object(meta);
     crate::registry::normalize_on_write(t.group, t.resource, &mut value);
     crate::registry::prepare_for_create(t.group, t.resource, &mut value);
-    validate(t, &kind, &name, &value)?;
+    validate(t, &kind, &name, None, &value)?;
     crate::registry::admit_create(store, call.network, t.group, t.resource, &mut value)
         .await
         .map_err(|errs| ApiError::invalid(GroupKind::new(&kind.group, &kind.kind), &name, &errs))?;
@@ -609,7 +614,7 @@ async fn update(
         return Err(ApiError::conflict(group_resource(t), &name));
     }
     prepare_update(t, &old, &mut value, &name, namespace);
-    validate(t, &kind, &name, &value)?;
+    validate(t, &kind, &name, Some(&old), &value)?;
     let stored = objects::encode(&kind, Format::Protobuf, &value).map_err(ApiError::internal)?;
     let kv = commit_update(store, call, &k, &value, stored.into(), current.mod_revision)
         .await
@@ -687,6 +692,10 @@ async fn status(
     }
     let mut value = old.clone();
     value["status"] = proposed.get("status").cloned().unwrap_or(Value::Null);
+    let errs = crate::registry::validation::validate_status_update(t.group, t.resource, &old, &value);
+    if !errs.is_empty() {
+        return Err(ApiError::invalid(GroupKind::new(&kind.group, &kind.kind), &name, &errs));
+    }
     if let Some(meta) = value["metadata"].as_object_mut() {
         meta.remove("resourceVersion");
     }
@@ -834,7 +843,7 @@ async fn patch(
         patched = objects::decode(&kind, Format::Json, &bytes)
             .map_err(|e| ApiError::bad_request(format!("the patched object is not a valid {}: {e}", kind.kind)))?;
         prepare_update(t, &old, &mut patched, &name, namespace);
-        validate(t, &kind, &name, &patched)?;
+        validate(t, &kind, &name, Some(&old), &patched)?;
         let stored = objects::encode(&kind, Format::Protobuf, &patched).map_err(ApiError::internal)?;
         match commit_update(store, call, &k, &patched, stored.into(), current.mod_revision).await {
             Ok(kv) => {
