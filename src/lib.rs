@@ -4,9 +4,12 @@
 //! primitives and codecs in `kapi_apimachinery` (`apimachinery/`). This crate is the runtime and
 //! the command line.
 
+pub mod controllers;
 pub mod convert;
 pub mod discovery;
 pub mod list_options;
+pub mod negotiation;
+pub mod openapi_v2;
 pub mod patch;
 pub mod pki;
 pub mod registry;

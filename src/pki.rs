@@ -274,6 +274,12 @@ impl Pki {
         Ok(Pki { serving_chain: serving.chain, serving_key: serving.key, client_cas, managed: None })
     }
 
+    /// Whether kapi made (and so holds) the admin credentials; not when the serving certificate
+    /// and client CA come from flags.
+    pub fn has_admin_credentials(&self) -> bool {
+        self.managed.is_some()
+    }
+
     /// Writes `<data_dir>/admin.kubeconfig` (mode 0600) for the admin user against `server_url`
     /// and returns its path. Needs a kapi-managed PKI.
     pub fn write_kubeconfig(&self, data_dir: &Path, server_url: &str) -> Result<PathBuf> {

@@ -72,7 +72,7 @@ pub const DNS1123_SUBDOMAIN_MAX_LENGTH: usize = 253;
 
 /// `content.RegexError`: `<msg> (e.g. 'a',  or 'b', regex used for validation is '<re>')` —
 /// the double space is upstream's.
-fn regex_error(msg: &str, re: &str, examples: &[&str]) -> String {
+pub(crate) fn regex_error(msg: &str, re: &str, examples: &[&str]) -> String {
     if examples.is_empty() {
         return format!("{msg} (regex used for validation is '{re}')");
     }
@@ -92,7 +92,7 @@ fn regex_error(msg: &str, re: &str, examples: &[&str]) -> String {
 }
 
 /// `content.MaxLenError`.
-fn max_len_error(length: usize) -> String {
+pub(crate) fn max_len_error(length: usize) -> String {
     format!("must be no more than {length} bytes")
 }
 

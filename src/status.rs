@@ -438,6 +438,21 @@ impl ApiError {
     }
 }
 
+/// A storage failure seen by an API request: an unreachable or timed-out store is a 503 the
+/// client may retry, compacted history a 410, anything else a 500.
+impl From<crate::storage::StorageError> for ApiError {
+    fn from(e: crate::storage::StorageError) -> Self {
+        use crate::storage::StorageError;
+        match e {
+            StorageError::Unavailable { .. } => ApiError::service_unavailable(format!("the storage is unavailable: {e}")),
+            StorageError::Compacted { requested, compacted } => {
+                ApiError::too_old_resource_version(requested.max(0) as u64, compacted.max(0) as u64)
+            }
+            other => ApiError::internal(other),
+        }
+    }
+}
+
 /// `field.ErrorType`: the kind of a validation error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FieldErrorType {

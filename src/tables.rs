@@ -89,15 +89,15 @@ const SERVED_MEDIA_TYPES: [(&str, &str); 3] = [
 ];
 
 /// One clause of an `Accept` header, as `goautoneg` parses it.
-struct AcceptClause<'a> {
-    kind: &'a str,
-    sub_kind: &'a str,
-    q: f64,
-    params: Vec<(&'a str, &'a str)>,
+pub(crate) struct AcceptClause<'a> {
+    pub(crate) kind: &'a str,
+    pub(crate) sub_kind: &'a str,
+    pub(crate) q: f64,
+    pub(crate) params: Vec<(&'a str, &'a str)>,
 }
 
 impl AcceptClause<'_> {
-    fn param(&self, key: &str) -> Option<&str> {
+    pub(crate) fn param(&self, key: &str) -> Option<&str> {
         self.params
             .iter()
             .rev()
@@ -108,7 +108,7 @@ impl AcceptClause<'_> {
 
 /// `goautoneg.ParseAccept`: clauses, then ordered by `q` and specificity (Go's insertion sort
 /// for short slices, with `goautoneg`'s comparison).
-fn parse_accept(header: &str) -> Vec<AcceptClause<'_>> {
+pub(crate) fn parse_accept(header: &str) -> Vec<AcceptClause<'_>> {
     let mut clauses = Vec::new();
     for part in header.split(',') {
         let mut pieces = part.split(';');

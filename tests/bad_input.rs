@@ -55,3 +55,118 @@ fn bad_requests_get_status_errors_and_the_server_survives() {
     assert_eq!(code, 201);
     assert_eq!(request(&server, "GET", "/readyz", "text/plain", b"").0, 200);
 }
+
+/// Objects that decode but break upstream's validation rules get upstream's 422 `Invalid`, with
+/// its message and one cause per field error; dry-run validates too.
+#[test]
+fn invalid_objects_get_upstreams_field_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while request(&server, "GET", "/readyz", "text/plain", b"").0 != 200 {
+        assert!(Instant::now() < deadline, "not ready");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let invalid = |method: &str, path: &str, content_type: &str, body: &str| -> serde_json::Value {
+        let (code, text) = request(&server, method, path, content_type, body.as_bytes());
+        assert_eq!(code, 422, "{method} {path}: {text}");
+        let status: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(status["reason"], "Invalid", "{text}");
+        status
+    };
+    let deployments = "/apis/apps/v1/namespaces/default/deployments";
+    let deployment = |selector: &str, labels: &str| {
+        format!(
+            r#"{{"apiVersion":"apps/v1","kind":"Deployment","metadata":{{"name":"web"}},"spec":{{"selector":{{"matchLabels":{selector}}},"template":{{"metadata":{{"labels":{labels}}},"spec":{{"containers":[{{"name":"web","image":"nginx"}}]}}}}}}}}"#
+        )
+    };
+
+    // The selector must select the template's pods.
+    let status = invalid("POST", deployments, "application/json", &deployment(r#"{"app":"web"}"#, r#"{"app":"other"}"#));
+    assert_eq!(
+        status["message"],
+        "Deployment.apps \"web\" is invalid: spec.template.metadata.labels: Invalid value: {\"app\":\"other\"}: `selector` does not match template `labels`"
+    );
+    assert_eq!(status["details"]["causes"][0]["field"], "spec.template.metadata.labels");
+    assert_eq!(status["details"]["causes"][0]["reason"], "FieldValueInvalid");
+    // A missing selector: both errors, as upstream reports them.
+    let status = invalid(
+        "POST",
+        deployments,
+        "application/json",
+        r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},"spec":{"template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"web","image":"nginx"}]}}}}"#,
+    );
+    assert_eq!(
+        status["message"],
+        "Deployment.apps \"web\" is invalid: [spec.selector: Required value, spec.template.metadata.labels: Invalid value: {\"app\":\"web\"}: `selector` does not match template `labels`]"
+    );
+    // Dry-run validates as well.
+    invalid("POST", &format!("{deployments}?dryRun=All"), "application/json", &deployment(r#"{"app":"web"}"#, r#"{"app":"x"}"#));
+
+    // The selector of a stored deployment does not change: update and patch.
+    let (code, text) = request(&server, "POST", deployments, "application/json", deployment(r#"{"app":"web"}"#, r#"{"app":"web"}"#).as_bytes());
+    assert_eq!(code, 201, "{text}");
+    let status = invalid(
+        "PUT",
+        &format!("{deployments}/web"),
+        "application/json",
+        &deployment(r#"{"app":"web","tier":"x"}"#, r#"{"app":"web","tier":"x"}"#),
+    );
+    assert_eq!(
+        status["message"],
+        "Deployment.apps \"web\" is invalid: spec.selector: Invalid value: {\"matchLabels\":{\"app\":\"web\",\"tier\":\"x\"}}: field is immutable"
+    );
+    invalid(
+        "PATCH",
+        &format!("{deployments}/web"),
+        "application/merge-patch+json",
+        r#"{"spec":{"selector":{"matchLabels":{"tier":"x"}},"template":{"metadata":{"labels":{"tier":"x"}}}}}"#,
+    );
+    // Changes that keep the selector are fine.
+    let (code, text) = request(
+        &server,
+        "PATCH",
+        &format!("{deployments}/web"),
+        "application/merge-patch+json",
+        br#"{"spec":{"replicas":3}}"#,
+    );
+    assert_eq!(code, 200, "{text}");
+    // Status writes are checked too.
+    let status = invalid(
+        "PATCH",
+        &format!("{deployments}/web/status"),
+        "application/merge-patch+json",
+        r#"{"status":{"readyReplicas":-1}}"#,
+    );
+    assert_eq!(
+        status["message"],
+        "Deployment.apps \"web\" is invalid: status.readyReplicas: Invalid value: -1: must be greater than or equal to 0"
+    );
+
+    // A pod needs an image for each container.
+    let status = invalid(
+        "POST",
+        "/api/v1/namespaces/default/pods",
+        "application/json",
+        r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"app"}]}}"#,
+    );
+    assert_eq!(status["message"], "Pod \"p\" is invalid: spec.containers[0].image: Required value");
+    assert_eq!(status["details"]["causes"][0]["field"], "spec.containers[0].image");
+    assert_eq!(status["details"]["causes"][0]["reason"], "FieldValueRequired");
+
+    // An immutable config map keeps its data.
+    let configmaps = "/api/v1/namespaces/default/configmaps";
+    let (code, text) = request(
+        &server,
+        "POST",
+        configmaps,
+        "application/json",
+        br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"frozen"},"immutable":true,"data":{"a":"1"}}"#,
+    );
+    assert_eq!(code, 201, "{text}");
+    let status = invalid("PATCH", &format!("{configmaps}/frozen"), "application/merge-patch+json", r#"{"data":{"a":"2"}}"#);
+    assert_eq!(
+        status["message"],
+        "ConfigMap \"frozen\" is invalid: data: Forbidden: field is immutable when `immutable` is set"
+    );
+}

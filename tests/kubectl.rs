@@ -6,17 +6,21 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+
 struct Server {
     child: Child,
     data_dir: PathBuf,
 }
 
 impl Server {
-    fn start(data_dir: &Path) -> Self {
+    /// `kapi serve` on `data_dir`, with `store_flags` choosing the store (none: embedded).
+    fn start(data_dir: &Path, store_flags: &[&str]) -> Self {
         let _ = std::fs::remove_file(data_dir.join("port"));
         let child = Command::new(env!("CARGO_BIN_EXE_kapi"))
             .args(["serve", "--secure-port", "0", "--data-dir"])
             .arg(data_dir)
+            .args(store_flags)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -75,8 +79,20 @@ impl Drop for Server {
 
 #[test]
 fn kubectl_drives_kapi() {
+    drive(&[]);
+}
+
+/// The same session with kapi on etcd (`--etcd-servers`): nothing a client sees may differ.
+#[test]
+fn kubectl_drives_kapi_on_etcd() {
+    let etcd_dir = tempfile::tempdir().unwrap();
+    let etcd = common::etcd::Etcd::start(etcd_dir.path());
+    drive(&["--etcd-servers", &etcd.endpoints()]);
+}
+
+fn drive(store_flags: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(dir.path());
+    let server = Server::start(dir.path(), store_flags);
 
     let version = server.ok(&["version", "-o", "json"]);
     let version: serde_json::Value = serde_json::from_str(&version).unwrap();
@@ -117,7 +133,7 @@ fn kubectl_drives_kapi() {
 
     // Restart: the object is still there with the same resourceVersion.
     server.stop();
-    let server = Server::start(dir.path());
+    let server = Server::start(dir.path(), store_flags);
     let rv_after = server.ok(&["get", "cm", "cm1", "-n", "demo", "-o", "jsonpath={.metadata.resourceVersion}"]);
     assert_eq!(rv_after, rv);
 
@@ -135,6 +151,44 @@ fn kubectl_drives_kapi() {
     let _ = Command::new("kill").arg(watcher.id().to_string()).status();
     let watched = String::from_utf8(watcher.wait_with_output().unwrap().stdout).unwrap();
     assert!(watched.contains("configmap/cm1") && watched.contains("configmap/cm2"), "{watched}");
+
+    // `get -w` in table form: the watch answers a Table per event; the columns print once and
+    // every event a row (deployments have their own columns).
+    server.ok(&["create", "deployment", "watched", "-n", "demo", "--image=nginx"]);
+    let watch = |args: &[&str], change: &[&str]| {
+        let watcher = Command::new("kubectl")
+            .args(args)
+            .env("KUBECONFIG", server.kubeconfig())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(500));
+        server.ok(change);
+        std::thread::sleep(Duration::from_millis(500));
+        let _ = Command::new("kill").arg(watcher.id().to_string()).status();
+        String::from_utf8(watcher.wait_with_output().unwrap().stdout).unwrap()
+    };
+    let watched = watch(
+        &["get", "configmaps", "-n", "demo", "-w"],
+        &["create", "configmap", "cm3", "-n", "demo", "--from-literal=a=b", "--from-literal=c=d"],
+    );
+    let lines: Vec<Vec<&str>> = watched.lines().map(|l| l.split_whitespace().collect()).collect();
+    assert_eq!(lines.iter().filter(|l| l.first() == Some(&"NAME")).count(), 1, "{watched}");
+    assert_eq!(lines[0][..3], ["NAME", "DATA", "AGE"], "{watched}");
+    assert!(lines.iter().any(|l| l[..2] == ["cm3", "2"]), "{watched}");
+    let watched = watch(
+        &["get", "deploy", "-n", "demo", "-w", "--output-watch-events"],
+        &["scale", "deployment", "watched", "-n", "demo", "--replicas=3"],
+    );
+    let lines: Vec<Vec<&str>> = watched.lines().map(|l| l.split_whitespace().collect()).collect();
+    assert_eq!(lines[0][..5], ["EVENT", "NAME", "READY", "UP-TO-DATE", "AVAILABLE"], "{watched}");
+    assert!(lines.iter().any(|l| l[..3] == ["MODIFIED", "watched", "0/3"]), "{watched}");
+    server.ok(&["delete", "deployment", "watched", "-n", "demo"]);
+
+    // explain from the OpenAPI v2 document (its protobuf form).
+    let explained = server.ok(&["explain", "--output=plaintext-openapiv2", "deployment.spec.replicas"]);
+    assert!(explained.contains("KIND:     Deployment") && explained.contains("FIELD:    replicas <integer>"), "{explained}");
 
     assert!(server.ok(&["delete", "configmap", "cm1", "-n", "demo"]).contains(r#"configmap "cm1" deleted"#));
     let err = server.fails(&["get", "cm", "cm1", "-n", "demo"]);

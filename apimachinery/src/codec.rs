@@ -189,6 +189,61 @@ pub fn encode_envelope(unknown: &Unknown) -> Vec<u8> {
     out
 }
 
+/// The `Content-Type` of a protobuf watch stream.
+pub const PROTOBUF_WATCH: &str = "application/vnd.kubernetes.protobuf;stream=watch";
+
+/// One frame of a protobuf watch stream, as upstream's watch server writes it: the stream
+/// serializer is the *raw* protobuf serializer (no magic, no `runtime.Unknown`), framed by
+/// `protobuf.LengthDelimitedFramer` (a 4-byte big-endian length, then the message). The message
+/// is a `meta.k8s.io/v1` `WatchEvent` (`type` = 1, `object` = 2, a `RawExtension` whose `raw` = 1
+/// holds the object encoded by the embedded serializer: `object` must be a whole protobuf object,
+/// `k8s\0` and envelope included).
+pub fn watch_frame(event_type: &str, object: &[u8]) -> Vec<u8> {
+    use prost::encoding::{encode_key, encode_varint, encoded_len_varint};
+    let raw_len = prost::encoding::bytes::encoded_len(1, &object.to_vec());
+    let len = prost::encoding::string::encoded_len(1, &event_type.to_owned()) + 1 + encoded_len_varint(raw_len as u64) + raw_len;
+    let mut out = Vec::with_capacity(4 + len);
+    out.extend_from_slice(&(len as u32).to_be_bytes());
+    prost::encoding::string::encode(1, &event_type.to_owned(), &mut out);
+    encode_key(2, WireType::LengthDelimited, &mut out);
+    encode_varint(raw_len as u64, &mut out);
+    encode_key(1, WireType::LengthDelimited, &mut out);
+    encode_varint(object.len() as u64, &mut out);
+    out.extend_from_slice(object);
+    out
+}
+
+/// Reads one [`watch_frame`] from the front of `stream`: the event type, the object's bytes and
+/// the length of the frame; `None` when `stream` does not hold a whole frame yet.
+pub fn read_watch_frame(stream: &[u8]) -> Result<Option<(String, Vec<u8>, usize)>, CodecError> {
+    let Some(header) = stream.get(..4) else { return Ok(None) };
+    let len = u32::from_be_bytes([header[0], header[1], header[2], header[3]]) as usize;
+    let Some(mut message) = stream.get(4..4 + len) else { return Ok(None) };
+    let (mut event_type, mut raw) = (String::new(), Vec::new());
+    let ctx = DecodeContext::default();
+    while message.has_remaining() {
+        let (tag, wire_type) = prost::encoding::decode_key(&mut message)?;
+        match tag {
+            1 => prost::encoding::string::merge(wire_type, &mut event_type, &mut message, ctx.clone())?,
+            2 => {
+                // The RawExtension message, read as bytes first.
+                let mut extension = Vec::new();
+                prost::encoding::bytes::merge(wire_type, &mut extension, &mut message, ctx.clone())?;
+                let mut inner = extension.as_slice();
+                while inner.has_remaining() {
+                    let (tag, wire_type) = prost::encoding::decode_key(&mut inner)?;
+                    match tag {
+                        1 => prost::encoding::bytes::merge(wire_type, &mut raw, &mut inner, ctx.clone())?,
+                        _ => prost::encoding::skip_field(wire_type, tag, &mut inner, ctx.clone())?,
+                    }
+                }
+            }
+            _ => prost::encoding::skip_field(wire_type, tag, &mut message, ctx.clone())?,
+        }
+    }
+    Ok(Some((event_type, raw, 4 + len)))
+}
+
 /// YAML text to JSON bytes, as `sigs.k8s.io/yaml` does before decoding.
 pub fn yaml_to_json(bytes: &[u8]) -> Result<Vec<u8>, CodecError> {
     let value: serde_json::Value = serde_yaml_ng::from_slice(bytes)?;
@@ -308,6 +363,25 @@ mod tests {
         assert_eq!(decode_envelope(&bytes).unwrap(), u);
         assert!(matches!(decode_envelope(b"nope"), Err(CodecError::MissingMagic)));
         assert!(decode_envelope(b"k8s\0\x0a\xff").is_err());
+    }
+
+    #[test]
+    fn watch_frames_are_length_prefixed_raw_watch_events() {
+        let object = b"k8s\0\x0a\x00";
+        let frame = watch_frame("ADDED", object);
+        // length, type "ADDED", object { raw = the enveloped object }.
+        let mut want = vec![0, 0, 0, 17, 0x0a, 5];
+        want.extend_from_slice(b"ADDED");
+        want.extend_from_slice(&[0x12, 8, 0x0a, 6]);
+        want.extend_from_slice(object);
+        assert_eq!(frame, want);
+        let mut two = frame.clone();
+        two.extend_from_slice(&watch_frame("BOOKMARK", b"x"));
+        let (t, raw, used) = read_watch_frame(&two).unwrap().unwrap();
+        assert_eq!((t.as_str(), raw.as_slice(), used), ("ADDED", &object[..], frame.len()));
+        let (t, raw, _) = read_watch_frame(&two[used..]).unwrap().unwrap();
+        assert_eq!((t.as_str(), raw.as_slice()), ("BOOKMARK", &b"x"[..]));
+        assert!(read_watch_frame(&frame[..frame.len() - 1]).unwrap().is_none());
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! (`pkg/registry/<group>/<resource>/strategy.go`), kept as data and small functions, one place
 //! per group, never as kind checks in the handlers.
 
+pub mod pods;
 pub mod services;
 pub mod validation;
 
@@ -62,22 +63,63 @@ pub fn prepare_for_create(group: &str, resource: &str, object: &mut serde_json::
     }
 }
 
-/// The storage prefixes whose objects go with a deleted object: a namespace's contents (what
-/// upstream's namespace controller deletes before the namespace's finalizer is removed).
-pub fn dependents(group: &str, resource: &str, name: &str) -> Vec<String> {
+/// How a delete proceeds for an object beyond its own `metadata.finalizers`.
+pub enum DeletionFlow {
+    /// Deleted as soon as no finalizer is left (the generic store).
+    Generic,
+    /// Marked (`deletionTimestamp`, see [`mark_deleting`]) and finished by a system component:
+    /// a namespace with `spec.finalizers` waits for its contents to be removed
+    /// (`crate::controllers::namespace`). Deleting it again meanwhile is a 409 with
+    /// `in_progress`.
+    AwaitSystem { in_progress: &'static str },
+}
+
+/// Upstream's namespace `Delete` (`pkg/registry/core/namespace/storage`): a namespace whose
+/// `spec.finalizers` are not empty is only marked.
+pub fn deletion_flow(group: &str, resource: &str, object: &serde_json::Value) -> DeletionFlow {
     match (group, resource) {
-        ("", "namespaces") => {
-            let mut prefixes: Vec<String> = kapi_api::scheme::RESOURCES
-                .iter()
-                .filter(|r| r.namespaced)
-                .map(|r| format!("/registry/{}/{name}/", r.resource))
-                .collect();
-            prefixes.sort();
-            prefixes.dedup();
-            prefixes
+        ("", "namespaces") if object["spec"]["finalizers"].as_array().is_some_and(|f| !f.is_empty()) => {
+            DeletionFlow::AwaitSystem {
+                in_progress: "The system is ensuring all content is removed from this namespace.  Upon completion, this namespace will automatically be purged by the system.",
+            }
         }
-        _ => Vec::new(),
+        _ => DeletionFlow::Generic,
     }
+}
+
+/// What changes on an object when it is marked for deletion besides `deletionTimestamp`: a
+/// namespace enters the `Terminating` phase.
+pub fn mark_deleting(group: &str, resource: &str, object: &mut serde_json::Value) {
+    if let ("", "namespaces") = (group, resource) {
+        object["status"]["phase"] = serde_json::json!("Terminating");
+    }
+}
+
+/// Why an object may never be deleted (upstream's NamespaceLifecycle admission keeps the
+/// system namespaces).
+pub fn undeletable(group: &str, resource: &str, name: &str) -> Option<&'static str> {
+    match (group, resource, name) {
+        ("", "namespaces", "default" | "kube-system" | "kube-public") => Some("this namespace may not be deleted"),
+        _ => None,
+    }
+}
+
+/// Whether a delete answers with the deleted object (`ReturnDeletedObject` in the resource's
+/// upstream store) rather than a `Status` naming it.
+pub fn returns_deleted_object(group: &str, resource: &str) -> bool {
+    matches!(
+        (group, resource),
+        ("", "pods" | "namespaces" | "services" | "serviceaccounts") | ("storage.k8s.io", "storageclasses")
+    )
+}
+
+/// Why no new object may be created in a namespace (upstream's NamespaceLifecycle admission
+/// plugin), given the namespace as stored.
+pub fn namespace_refuses_content(namespace: &serde_json::Value) -> Option<String> {
+    let terminating = namespace["metadata"]["deletionTimestamp"].is_string()
+        || namespace["status"]["phase"] == "Terminating";
+    let name = namespace["metadata"]["name"].as_str().unwrap_or_default();
+    terminating.then(|| format!("unable to create new content in namespace {name} because it is being terminated"))
 }
 
 /// What upstream does to every written object of a resource while converting it in (before
@@ -91,6 +133,15 @@ pub fn normalize_on_write(group: &str, resource: &str, object: &mut serde_json::
             let text = value.as_str().unwrap_or_default();
             object["data"][key] = serde_json::json!(base64::engine::general_purpose::STANDARD.encode(text));
         }
+    }
+}
+
+/// How long a resource's objects are stored after their last write, if they expire
+/// (upstream's `TTLFunc`: Events, core and `events.k8s.io`, get `--event-ttl`).
+pub fn storage_ttl(group: &str, resource: &str, event_ttl: std::time::Duration) -> Option<std::time::Duration> {
+    match (group, resource) {
+        ("" | "events.k8s.io", "events") if !event_ttl.is_zero() => Some(event_ttl),
+        _ => None,
     }
 }
 
@@ -115,6 +166,27 @@ pub fn scale_facts(group: &str, resource: &str) -> Option<ScaleFacts> {
     match (group, resource) {
         ("apps", "deployments" | "replicasets" | "statefulsets") => Some(ScaleFacts { selector_is_map: false }),
         ("", "replicationcontrollers") => Some(ScaleFacts { selector_is_map: true }),
+        _ => None,
+    }
+}
+
+/// Requests served by a resource's own REST code instead of the generic store (upstream's
+/// `BindingREST`, `EvictionREST`, `FinalizeREST`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OwnRest {
+    /// `pods/<name>/binding` and the legacy `bindings` collection: assign a pod to a node.
+    PodBinding,
+    /// `pods/<name>/eviction`: delete a pod if its disruption budget allows.
+    PodEviction,
+    /// `namespaces/<name>/finalize`: replace a namespace's `spec.finalizers` only.
+    NamespaceFinalize,
+}
+
+pub fn own_rest(group: &str, resource: &str, subresource: Option<&str>) -> Option<OwnRest> {
+    match (group, resource, subresource) {
+        ("", "pods", Some("binding")) | ("", "bindings", None) => Some(OwnRest::PodBinding),
+        ("", "pods", Some("eviction")) => Some(OwnRest::PodEviction),
+        ("", "namespaces", Some("finalize")) => Some(OwnRest::NamespaceFinalize),
         _ => None,
     }
 }

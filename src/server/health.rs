@@ -7,12 +7,42 @@ use std::sync::Arc;
 pub struct Check {
     pub name: &'static str,
     pub run: Arc<dyn Fn() -> Result<(), String> + Send + Sync>,
+    /// Not part of `/livez`: a dependency being down (etcd) makes the server unready, but
+    /// restarting it would not help.
+    pub readiness_only: bool,
 }
 
 impl Check {
     pub fn new(name: &'static str, run: impl Fn() -> Result<(), String> + Send + Sync + 'static) -> Self {
-        Self { name, run: Arc::new(run) }
+        Self { name, run: Arc::new(run), readiness_only: false }
     }
+
+    fn applies_to(&self, endpoint: &str) -> bool {
+        !(self.readiness_only && endpoint == "livez")
+    }
+}
+
+/// A check that the store answers: a background task reads its revision every second (with a
+/// deadline) and the check reports the last outcome, so that probes never wait on the store.
+pub fn storage_check(name: &'static str, store: Arc<dyn crate::storage::Storage>) -> Check {
+    use std::sync::Mutex;
+    use std::time::Duration;
+    let last: Arc<Mutex<Result<(), String>>> = Arc::new(Mutex::new(Ok(())));
+    let probe = last.clone();
+    tokio::spawn(async move {
+        loop {
+            let outcome = match tokio::time::timeout(Duration::from_secs(2), store.current_revision()).await {
+                Ok(Ok(_)) => Ok(()),
+                Ok(Err(e)) => Err(e.to_string()),
+                Err(_) => Err("timed out".to_owned()),
+            };
+            if let Ok(mut slot) = probe.lock() {
+                *slot = outcome;
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+    });
+    Check { readiness_only: true, ..Check::new(name, move || last.lock().map_err(|e| e.to_string())?.clone()) }
 }
 
 /// The outcome of a health endpoint: status code and plain-text body.
@@ -32,7 +62,7 @@ pub fn answer(endpoint: &str, rest: &str, query: &str, checks: &[Check]) -> Opti
     let rest = rest.trim_matches('/');
     if !rest.is_empty() {
         // A single check: `/readyz/ping`.
-        let check = checks.iter().find(|c| c.name == rest)?;
+        let check = checks.iter().find(|c| c.name == rest && c.applies_to(endpoint))?;
         return Some(match (check.run)() {
             Ok(()) => HealthResponse { code: 200, body: "ok".into() },
             Err(reason) => HealthResponse { code: 500, body: format!("internal server error: {reason}\n") },
@@ -41,7 +71,7 @@ pub fn answer(endpoint: &str, rest: &str, query: &str, checks: &[Check]) -> Opti
 
     let mut lines = Vec::new();
     let mut failed = false;
-    for check in checks {
+    for check in checks.iter().filter(|c| c.applies_to(endpoint)) {
         if excluded.contains(&check.name) {
             lines.push(format!("[+]{} excluded: ok", check.name));
             continue;

@@ -9,9 +9,12 @@
 
 pub mod body;
 pub mod chain;
+pub mod delete;
 pub mod health;
+pub mod metadata;
 pub mod metrics;
 pub mod objects;
+pub mod own_rest;
 pub mod rest;
 pub mod version;
 pub mod watch;
@@ -69,6 +72,26 @@ pub struct ServeArgs {
     /// `0s` disables it.
     #[arg(long, default_value = "5m", value_parser = parse_duration)]
     pub etcd_compaction_interval: std::time::Duration,
+    /// How long Events are kept after their last write (an etcd lease; the embedded store keeps
+    /// them until deleted).
+    #[arg(long, default_value = "1h", value_parser = parse_duration)]
+    pub event_ttl: std::time::Duration,
+    /// etcd client URLs (comma-separated); without them kapi stores state in the embedded
+    /// store under the data dir.
+    #[arg(long, value_delimiter = ',')]
+    pub etcd_servers: Vec<String>,
+    /// The prefix of every key kapi writes to etcd.
+    #[arg(long, default_value = "/registry")]
+    pub etcd_prefix: String,
+    /// CA bundle to verify etcd's serving certificate with.
+    #[arg(long)]
+    pub etcd_cafile: Option<PathBuf>,
+    /// Client certificate for etcd (PEM).
+    #[arg(long, requires = "etcd_keyfile")]
+    pub etcd_certfile: Option<PathBuf>,
+    /// Client key for etcd (PEM).
+    #[arg(long, requires = "etcd_certfile")]
+    pub etcd_keyfile: Option<PathBuf>,
 }
 
 /// `5m`, `30s`, `1h` (Go's duration syntax, as kube-apiserver's flags take).
@@ -82,6 +105,8 @@ pub struct ServerState {
     pub store: Arc<dyn Storage>,
     pub metrics: metrics::Metrics,
     pub network: crate::registry::services::ServiceNetwork,
+    /// `--event-ttl`.
+    pub event_ttl: std::time::Duration,
     pub checks: Vec<health::Check>,
     /// The group-versions served (upstream's default set; `--runtime-config` later).
     pub enabled: crate::discovery::EnabledGroupVersions,
@@ -96,10 +121,28 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
         .context("--service-cluster-ip-range / --service-node-port-range")?;
     std::fs::create_dir_all(&args.data_dir)
         .with_context(|| format!("creating the data directory {}", args.data_dir.display()))?;
-    let store: Arc<dyn Storage> = Arc::new(
-        EmbeddedStore::open(args.data_dir.join("store.redb"))
-            .with_context(|| format!("opening the store in {}", args.data_dir.display()))?,
-    );
+    let mut checks = default_checks();
+    let store: Arc<dyn Storage> = if args.etcd_servers.is_empty() {
+        Arc::new(
+            EmbeddedStore::open(args.data_dir.join("store.redb"))
+                .with_context(|| format!("opening the store in {}", args.data_dir.display()))?,
+        )
+    } else {
+        let config = crate::storage::etcd::EtcdConfig {
+            prefix: args.etcd_prefix.clone(),
+            ca_file: args.etcd_cafile.clone(),
+            cert_file: args.etcd_certfile.clone(),
+            key_file: args.etcd_keyfile.clone(),
+            ..crate::storage::etcd::EtcdConfig::new(args.etcd_servers.clone())
+        };
+        let etcd = crate::storage::etcd::EtcdStore::connect(&config)
+            .await
+            .with_context(|| format!("connecting to etcd at {}", args.etcd_servers.join(",")))?;
+        info!(version = etcd.version(), progress_requests = etcd.supports_progress_requests(), "etcd connected");
+        let store: Arc<dyn Storage> = Arc::new(etcd);
+        checks.push(health::storage_check("etcd", store.clone()));
+        store
+    };
     let pki = match (&args.tls_cert_file, &args.tls_private_key_file, &args.client_ca_file) {
         (Some(cert), Some(key), Some(ca)) => Pki::from_files(cert, key, ca)?,
         // In-cluster clients reach the server at the `kubernetes` Service's address too.
@@ -115,10 +158,15 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
         .with_context(|| format!("binding {}:{}", args.bind_address, args.secure_port))?;
     let addr = listener.local_addr()?;
     let url = format!("https://{}", format_host_port(addr));
-    let kubeconfig = pki.write_kubeconfig(&args.data_dir, &url)?;
+    // With certificates from flags (replicas sharing a CA) there are no admin credentials here.
+    let kubeconfig = match pki.has_admin_credentials() {
+        true => Some(pki.write_kubeconfig(&args.data_dir, &url)?),
+        false => None,
+    };
     std::fs::write(args.data_dir.join("port"), addr.port().to_string())?;
 
     rest::bootstrap(store.as_ref(), &network, addr.port()).await.context("creating the system namespaces and the kubernetes Service")?;
+    crate::controllers::namespace::spawn(store.clone());
     if !args.etcd_compaction_interval.is_zero() {
         tokio::spawn(compact_periodically(store.clone(), args.etcd_compaction_interval));
     }
@@ -126,11 +174,20 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
         store,
         metrics: metrics::Metrics::default(),
         network,
-        checks: default_checks(),
+        event_ttl: args.event_ttl,
+        checks,
         enabled: crate::discovery::EnabledGroupVersions::defaults(),
     });
-    info!(%url, kubeconfig = %kubeconfig.display(), "serving");
-    eprintln!("kapi serving on {url}; KUBECONFIG={}", kubeconfig.display());
+    match &kubeconfig {
+        Some(kubeconfig) => {
+            info!(%url, kubeconfig = %kubeconfig.display(), "serving");
+            eprintln!("kapi serving on {url}; KUBECONFIG={}", kubeconfig.display());
+        }
+        None => {
+            info!(%url, "serving");
+            eprintln!("kapi serving on {url}");
+        }
+    }
 
     let shutdown = shutdown_signal();
     tokio::pin!(shutdown);
@@ -243,6 +300,7 @@ async fn dispatch(
             None => error_response(&ApiError::path_not_found()),
         },
         "version" if rest.trim_end_matches('/').is_empty() => json_response(StatusCode::OK, &version::info()),
+        "openapi" if rest.trim_end_matches('/') == "v2" => openapi_v2(accept, parts),
         "openapi" => openapi(rest.trim_end_matches('/'), query),
         "metrics" if rest.is_empty() => {
             let mut resp = text_response(200, state.metrics.render());
@@ -269,13 +327,10 @@ async fn dispatch(
             if !state.enabled.is_enabled(target.group, target.version) {
                 return error_response(&ApiError::path_not_found());
             }
-            let accept_header = accept;
-            let accept = match negotiate(accept) {
-                Ok(f) => f,
-                Err(e) => return error_response(&e),
+            let Some(negotiated) = crate::negotiation::negotiate(accept) else {
+                return error_response(&crate::negotiation::not_acceptable(info.verb == "watch"));
             };
             let content_type = parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
-            let table = accept_header.and_then(crate::tables::negotiate_table);
             let dry_run = match rest::parse_dry_run(query) {
                 Ok(d) => d,
                 Err(e) => return error_response(&e),
@@ -285,10 +340,12 @@ async fn dispatch(
                 target,
                 query,
                 content_type,
-                accept,
-                table,
+                accept: negotiated.format,
+                table: negotiated.table(),
+                convert: negotiated.convert,
                 dry_run,
                 network: &state.network,
+                ttl: crate::registry::storage_ttl(target.group, target.resource, state.event_ttl),
                 body,
             };
             rest::handle(&state.store, call).await
@@ -362,19 +419,60 @@ fn aggregated_response<T: serde::Serialize>(format: Format, value: &T) -> Respon
     }
 }
 
-/// The response format from `Accept`: the first clause naming JSON, YAML or protobuf (`*/*`
-/// means JSON). Clauses asking for another representation (`as=Table`) are skipped for now.
-fn negotiate(accept: Option<&str>) -> Result<Format, ApiError> {
-    let Some(accept) = accept.filter(|a| !a.trim().is_empty()) else { return Ok(Format::Json) };
-    for clause in accept.split(',') {
-        if clause.split(';').skip(1).any(|p| p.trim().starts_with("as=")) {
-            continue;
+/// `/openapi/v2`, as kube-openapi's handler serves it: the first `Accept` clause (by `q` and
+/// specificity) naming JSON or one of the two protobuf media types (gnostic's
+/// `openapi.v2.Document`) picks the form; none is an empty 406. The ETag is the form's SHA-512;
+/// `If-None-Match` with it is a 304.
+fn openapi_v2(accept: Option<&str>, parts: &http::request::Parts) -> Response<Body> {
+    use crate::openapi_v2::{PROTOBUF_MEDIA_TYPES, document, document_protobuf};
+    let accept = accept.filter(|a| !a.is_empty()).unwrap_or("*/*");
+    let served = [("json", false), (PROTOBUF_MEDIA_TYPES[0], true), (PROTOBUF_MEDIA_TYPES[1], true)];
+    let chosen = crate::tables::parse_accept(accept).iter().find_map(|clause| {
+        served.iter().find(|(sub_kind, _)| {
+            (clause.kind == "application" || clause.kind == "*") && (clause.sub_kind == *sub_kind || clause.sub_kind == "*")
+        })
+    });
+    let mut resp = match chosen {
+        Some((_, protobuf)) => {
+            let (doc, content_type) = if *protobuf {
+                (document_protobuf(), "application/com.github.proto-openapi.spec.v2.v1.0+protobuf")
+            } else {
+                (document(), "application/json")
+            };
+            let etag = format!("\"{}\"", doc.etag);
+            let matches = parts
+                .headers
+                .get_all(header::IF_NONE_MATCH)
+                .iter()
+                .filter_map(|v| v.to_str().ok())
+                .flat_map(|v| v.split(','))
+                .any(|tag| {
+                    let tag = tag.trim();
+                    tag == "*" || tag.strip_prefix("W/").unwrap_or(tag) == etag
+                });
+            // A 304 has no Content-Type (Go's `writeNotModified`).
+            let mut resp = if matches {
+                let mut resp = Response::new(body::full(Bytes::new()));
+                *resp.status_mut() = StatusCode::NOT_MODIFIED;
+                resp
+            } else {
+                let mut resp = Response::new(body::full(Bytes::from_static(doc.bytes.as_slice())));
+                resp.headers_mut().insert(header::CONTENT_TYPE, header::HeaderValue::from_static(content_type));
+                resp
+            };
+            if let Ok(v) = header::HeaderValue::from_str(&etag) {
+                resp.headers_mut().insert(header::ETAG, v);
+            }
+            resp
         }
-        if let Some(format) = Format::from_content_type(clause) {
-            return Ok(format);
+        None => {
+            let mut resp = Response::new(body::full(Bytes::new()));
+            *resp.status_mut() = StatusCode::NOT_ACCEPTABLE;
+            resp
         }
-    }
-    Err(ApiError::not_acceptable(&[codec::JSON, codec::YAML, codec::PROTOBUF]))
+    };
+    resp.headers_mut().insert(header::VARY, header::HeaderValue::from_static("Accept"));
+    resp
 }
 
 /// `/openapi/v3` (the index kubectl reads first) and `/openapi/v3/<group-version path>`.

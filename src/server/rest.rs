@@ -27,10 +27,16 @@ pub struct ResourceCall<'a> {
     pub accept: Format,
     /// The client asked for a `meta.k8s.io` Table (kubectl get does).
     pub table: Option<crate::tables::TableRequest>,
+    /// The representation asked for with `as=...;g=meta.k8s.io` (Table or
+    /// PartialObjectMetadata[List]); `table` repeats the Table case with its encoding.
+    pub convert: Option<crate::negotiation::Conversion>,
     /// `dryRun=All` ([`parse_dry_run`]).
     pub dry_run: bool,
     /// Service address and port ranges, for allocation.
     pub network: &'a crate::registry::services::ServiceNetwork,
+    /// How long the resource's objects live after their last write (`--event-ttl` for Events,
+    /// see `registry::storage_ttl`), if they expire.
+    pub ttl: Option<Duration>,
     pub body: Bytes,
 }
 
@@ -48,25 +54,22 @@ pub fn key(resource: &str, namespace: Option<&str>, name: Option<&str>) -> Strin
     k
 }
 
-fn group_resource(t: &kapi_apimachinery::scheme::RouteTarget) -> GroupResource<'static> {
+pub(super) fn group_resource(t: &kapi_apimachinery::scheme::RouteTarget) -> GroupResource<'static> {
     GroupResource::new(t.group, t.resource)
 }
 
-fn kind_of(t: &kapi_apimachinery::scheme::RouteTarget) -> Kind {
+pub(super) fn kind_of(t: &kapi_apimachinery::scheme::RouteTarget) -> Kind {
     Kind { group: t.kind.group.to_owned(), version: t.kind.version.to_owned(), kind: t.kind.kind.to_owned() }
 }
 
-fn storage_error(e: StorageError, call: &ResourceCall<'_>) -> ApiError {
+pub(super) fn storage_error(e: StorageError, call: &ResourceCall<'_>) -> ApiError {
     let gr = group_resource(call.target);
     let name = call.info.name.clone();
     match e {
         StorageError::NotFound { .. } => ApiError::not_found(gr, &name),
         StorageError::AlreadyExists { .. } => ApiError::already_exists(gr, &name),
         StorageError::Conflict { .. } => ApiError::conflict(gr, &name),
-        StorageError::Compacted { requested, compacted } => {
-            ApiError::too_old_resource_version(requested.max(0) as u64, compacted.max(0) as u64)
-        }
-        other => ApiError::internal(other),
+        other => ApiError::from(other),
     }
 }
 
@@ -87,7 +90,10 @@ pub fn parse_dry_run(query: &str) -> Result<bool, ApiError> {
 /// `Storage::create`, or under dry-run the same checks without the write.
 async fn write_create(store: &dyn Storage, call: &ResourceCall<'_>, key: &str, value: Bytes) -> Result<KeyValue, StorageError> {
     if !call.dry_run {
-        return store.create(key, value).await;
+        return match call.ttl {
+            Some(ttl) => store.create_with_ttl(key, value, ttl).await,
+            None => store.create(key, value).await,
+        };
     }
     if store.get(key).await?.is_some() {
         return Err(StorageError::AlreadyExists { key: key.to_owned() });
@@ -96,7 +102,7 @@ async fn write_create(store: &dyn Storage, call: &ResourceCall<'_>, key: &str, v
 }
 
 /// `Storage::update`, or under dry-run the same checks without the write.
-async fn write_update(
+pub(super) async fn write_update(
     store: &dyn Storage,
     call: &ResourceCall<'_>,
     key: &str,
@@ -104,7 +110,10 @@ async fn write_update(
     expected: crate::storage::Revision,
 ) -> Result<KeyValue, StorageError> {
     if !call.dry_run {
-        return store.update(key, value, expected).await;
+        return match call.ttl {
+            Some(ttl) => store.update_with_ttl(key, value, expected, ttl).await,
+            None => store.update(key, value, expected).await,
+        };
     }
     let current = store.get(key).await?.ok_or_else(|| StorageError::NotFound { key: key.to_owned() })?;
     if current.mod_revision != expected {
@@ -115,7 +124,7 @@ async fn write_update(
 
 /// Stores an updated object; when it is being deleted and its last finalizer is gone, the
 /// deletion completes instead (upstream's generic store does the same after an update).
-async fn commit_update(
+pub(super) async fn commit_update(
     store: &dyn Storage,
     call: &ResourceCall<'_>,
     key: &str,
@@ -128,31 +137,39 @@ async fn commit_update(
     if !finalized {
         return write_update(store, call, key, stored, expected).await;
     }
-    let (prev, revision) = if call.dry_run {
-        write_delete(store, call, key).await?
-    } else {
-        store.delete(key, Some(expected)).await?
-    };
+    let (prev, revision) = write_delete(store, call, key, Some(expected)).await?;
     Ok(KeyValue { key: key.to_owned(), value: stored, create_revision: prev.create_revision, mod_revision: revision })
 }
 
-/// `Storage::delete`, or under dry-run the object that would be deleted.
-async fn write_delete(
+/// `Storage::delete` (guarded on `expected` when given), or under dry-run the object that
+/// would be deleted.
+pub(super) async fn write_delete(
     store: &dyn Storage,
     call: &ResourceCall<'_>,
     key: &str,
+    expected: Option<crate::storage::Revision>,
 ) -> Result<(KeyValue, crate::storage::Revision), StorageError> {
     if !call.dry_run {
-        return store.delete(key, None).await;
+        return store.delete(key, expected).await;
     }
     let current = store.get(key).await?.ok_or_else(|| StorageError::NotFound { key: key.to_owned() })?;
+    if let Some(expected) = expected
+        && current.mod_revision != expected
+    {
+        return Err(StorageError::Conflict { key: key.to_owned(), expected, current });
+    }
     let revision = current.mod_revision;
     Ok((current, revision))
 }
 
-/// Upstream's object validation for the resource (metadata for now) as a 422 `Invalid`.
-fn validate(t: &kapi_apimachinery::scheme::RouteTarget, kind: &Kind, name: &str, value: &Value) -> Result<(), ApiError> {
-    let errs = crate::registry::validation::validate_object_meta(t.group, t.resource, value);
+/// Upstream's object validation for the resource as a 422 `Invalid`: create rules, or update
+/// rules (immutability included) when `old` is the stored object being replaced.
+fn validate(t: &kapi_apimachinery::scheme::RouteTarget, kind: &Kind, name: &str, old: Option<&Value>, value: &Value) -> Result<(), ApiError> {
+    use crate::registry::validation::{validate_create, validate_update};
+    let errs = match old {
+        None => validate_create(t.group, t.resource, value),
+        Some(old) => validate_update(t.group, t.resource, old, value),
+    };
     if errs.is_empty() {
         return Ok(());
     }
@@ -160,7 +177,7 @@ fn validate(t: &kapi_apimachinery::scheme::RouteTarget, kind: &Kind, name: &str,
 }
 
 /// The `DeleteOptions` body of a delete, as JSON (`{}` when there is none).
-fn delete_options(call: &ResourceCall<'_>) -> Result<Value, ApiError> {
+pub(super) fn delete_options(call: &ResourceCall<'_>) -> Result<Value, ApiError> {
     if call.body.iter().all(u8::is_ascii_whitespace) {
         return Ok(json!({}));
     }
@@ -170,7 +187,7 @@ fn delete_options(call: &ResourceCall<'_>) -> Result<Value, ApiError> {
 }
 
 /// The stored object at `key`, or the resource's 404.
-async fn current(store: &dyn Storage, call: &ResourceCall<'_>, key: &str, name: &str) -> Result<KeyValue, ApiError> {
+pub(super) async fn current(store: &dyn Storage, call: &ResourceCall<'_>, key: &str, name: &str) -> Result<KeyValue, ApiError> {
     store
         .get(key)
         .await
@@ -179,7 +196,7 @@ async fn current(store: &dyn Storage, call: &ResourceCall<'_>, key: &str, name: 
 }
 
 /// A stored object as the client sees it: its JSON with `resourceVersion` from the store.
-fn read(kv: &KeyValue) -> Result<(Kind, Value), ApiError> {
+pub(super) fn read(kv: &KeyValue) -> Result<(Kind, Value), ApiError> {
     let (kind, mut value) = objects::decode_stored(&kv.value)
         .map_err(|e| ApiError::internal(format!("decoding {}: {e}", kv.key)))?;
     // A dry-run create was never written: it has no resourceVersion yet.
@@ -189,7 +206,7 @@ fn read(kv: &KeyValue) -> Result<(Kind, Value), ApiError> {
     Ok((kind, value))
 }
 
-fn respond(kind: &Kind, format: Format, code: u16, value: &Value) -> http::Response<Body> {
+pub(super) fn respond(kind: &Kind, format: Format, code: u16, value: &Value) -> http::Response<Body> {
     match objects::encode(kind, format, value) {
         Ok(body) => {
             let mut resp = http::Response::new(super::body::full(body));
@@ -245,6 +262,9 @@ async fn dispatch(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::
         let (_, object) = read(&current)?;
         return Err(crate::registry::connect_error(t.resource, t.subresource.unwrap_or_default(), name, &object));
     }
+    if let Some(own) = crate::registry::own_rest(t.group, t.resource, t.subresource) {
+        return super::own_rest::handle(store, call, namespace, own).await;
+    }
     match t.subresource {
         None => {}
         Some("status") => return status(store, call, namespace).await,
@@ -265,76 +285,17 @@ async fn dispatch(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::
             if let Some(table) = call.table {
                 return table_response(call, table, std::slice::from_ref(&value), None);
             }
+            if let Some(convert) = call.convert {
+                return super::metadata::object_response(convert, call.accept, &kind, &value);
+            }
             Ok(respond(&kind, call.accept, 200, &value))
         }
         "list" => list(store, call, namespace).await,
         "post" => create(store, call, namespace).await,
         "put" => update(store, call, namespace).await,
         "patch" => patch(store, call, namespace).await,
-        "delete" => {
-            let name = call.info.name.as_str();
-            let k = key(t.resource, namespace, Some(name));
-            let options = delete_options(call)?;
-            let dry_run = call.dry_run || options["dryRun"].as_array().is_some_and(|v| v.iter().any(|d| d == "All"));
-            let call = &ResourceCall { dry_run, body: Bytes::new(), ..*call };
-            let current = current(store, call, &k, name).await?;
-            // Preconditions: the object must still be the one the client means.
-            let (kind, old) = read(&current)?;
-            let precondition = &options["preconditions"];
-            if let Some(uid) = precondition["uid"].as_str()
-                && old["metadata"]["uid"].as_str() != Some(uid)
-            {
-                return Err(ApiError::conflict_because(
-                    group_resource(t),
-                    name,
-                    format!("Precondition failed: UID in precondition: {uid}, UID in object meta: {}", old["metadata"]["uid"].as_str().unwrap_or_default()),
-                ));
-            }
-            if let Some(rv) = precondition["resourceVersion"].as_str()
-                && rv != current.mod_revision.to_string()
-            {
-                return Err(ApiError::conflict_because(
-                    group_resource(t),
-                    name,
-                    format!("Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}", current.mod_revision),
-                ));
-            }
-            // An object with finalizers is only marked: it goes when its last finalizer is removed.
-            if old["metadata"]["finalizers"].as_array().is_some_and(|f| !f.is_empty()) {
-                let mut marked = old.clone();
-                if marked["metadata"]["deletionTimestamp"].is_null() {
-                    marked["metadata"]["deletionTimestamp"] =
-                        json!(chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string());
-                    marked["metadata"]["deletionGracePeriodSeconds"] = json!(0);
-                }
-                if let Some(meta) = marked["metadata"].as_object_mut() {
-                    meta.remove("resourceVersion");
-                }
-                let stored = objects::encode(&kind, Format::Protobuf, &marked).map_err(ApiError::internal)?;
-                let kv = write_update(store, call, &k, stored.into(), current.mod_revision)
-                    .await
-                    .map_err(|e| storage_error(e, call))?;
-                let (kind, value) = read(&kv)?;
-                return Ok(respond(&kind, call.accept, 200, &value));
-            }
-            // What goes with the object (a namespace's contents) goes first, so that nothing is
-            // left behind if the server stops half-way: the delete can simply be repeated.
-            for prefix in crate::registry::dependents(t.group, t.resource, name) {
-                let contents = store.list(&prefix, ListOptions::default()).await.map_err(ApiError::internal)?;
-                for kv in contents.kvs {
-                    if call.dry_run {
-                        break;
-                    }
-                    match store.delete(&kv.key, None).await {
-                        Ok(_) | Err(StorageError::NotFound { .. }) => {}
-                        Err(e) => return Err(ApiError::internal(e)),
-                    }
-                }
-            }
-            let (prev, _rev) = write_delete(store, call, &k).await.map_err(|e| storage_error(e, call))?;
-            let (kind, value) = read(&prev)?;
-            Ok(respond(&kind, call.accept, 200, &value))
-        }
+        "delete" => super::delete::delete(store, call, namespace).await,
+        "deletecollection" => super::delete::delete_collection(store, call, namespace).await,
         other => Err(ApiError::method_not_supported(group_resource(t), other)),
     }
 }
@@ -405,6 +366,9 @@ async fn list(
         return table_response(call, table, &items, Some(&list_meta));
     }
     let item_kind = kind_of(t);
+    if let Some(convert) = call.convert {
+        return super::metadata::list_response(convert, call.accept, &item_kind, &items, &list_meta);
+    }
     let list_kind = Kind { kind: format!("{}List", item_kind.kind), ..item_kind.clone() };
     let list = json!({
         "kind": list_kind.kind,
@@ -416,7 +380,7 @@ async fn list(
 }
 
 /// The request's list options, with the field selector checked against the resource.
-fn list_options(call: &ResourceCall<'_>) -> Result<crate::list_options::ListOptions, ApiError> {
+pub(super) fn list_options(call: &ResourceCall<'_>) -> Result<crate::list_options::ListOptions, ApiError> {
     let t = call.target;
     let mut opts = crate::list_options::ListOptions::from_query(call.query)?;
     opts.convert_field_selector(t.group, t.version, t.resource)?;
@@ -428,7 +392,7 @@ fn list_options(call: &ResourceCall<'_>) -> Result<crate::list_options::ListOpti
 }
 
 /// Label and field selectors as a predicate on objects.
-fn object_filter(t: &kapi_apimachinery::scheme::RouteTarget, opts: &crate::list_options::ListOptions) -> super::watch::Filter {
+pub(super) fn object_filter(t: &kapi_apimachinery::scheme::RouteTarget, opts: &crate::list_options::ListOptions) -> super::watch::Filter {
     let labels = opts.label_selector.clone();
     let fields = opts.field_selector.clone();
     let (group, resource) = (t.group, t.resource);
@@ -469,7 +433,7 @@ fn table_response(
     Ok(resp)
 }
 
-fn body_format(call: &ResourceCall<'_>) -> Result<Format, ApiError> {
+pub(super) fn body_format(call: &ResourceCall<'_>) -> Result<Format, ApiError> {
     match call.content_type {
         None => Ok(Format::detect(&call.body)),
         Some(ct) => Format::from_content_type(ct).ok_or_else(|| {
@@ -483,7 +447,7 @@ fn body_format(call: &ResourceCall<'_>) -> Result<Format, ApiError> {
 }
 
 /// Decodes the request body as the route's kind; a body of another kind is a 400 as upstream.
-fn decode_body(call: &ResourceCall<'_>) -> Result<(Kind, Value), ApiError> {
+pub(super) fn decode_body(call: &ResourceCall<'_>) -> Result<(Kind, Value), ApiError> {
     let format = body_format(call)?;
     let kind = kind_of(call.target);
     let tm = kapi_apimachinery::codec::peek_type_meta(format, &call.body, None)
@@ -559,9 +523,13 @@ async fn create(
     let (kind, mut value) = decode_body(call)?;
     if let Some(ns) = namespace {
         // NamespaceLifecycle: no objects in a namespace that does not exist.
-        let exists = store.get(&key("namespaces", None, Some(ns))).await.map_err(ApiError::internal)?;
-        if exists.is_none() {
+        // NamespaceLifecycle: nor in one being deleted.
+        let Some(stored_ns) = store.get(&key("namespaces", None, Some(ns))).await.map_err(ApiError::from)? else {
             return Err(ApiError::not_found(GroupResource::new("", "namespaces"), ns));
+        };
+        if let Some(reason) = crate::registry::namespace_refuses_content(&read(&stored_ns)?.1) {
+            let name = value["metadata"]["name"].as_str().unwrap_or_default();
+            return Err(ApiError::forbidden(group_resource(t), name, reason));
         }
     }
     let meta = value["metadata"].as_object_mut().map(std::mem::take).unwrap_or_default();
@@ -605,7 +573,7 @@ async fn create(
     value["metadata"] = Value::Object(meta);
     crate::registry::normalize_on_write(t.group, t.resource, &mut value);
     crate::registry::prepare_for_create(t.group, t.resource, &mut value);
-    validate(t, &kind, &name, &value)?;
+    validate(t, &kind, &name, None, &value)?;
     crate::registry::admit_create(store, call.network, t.group, t.resource, &mut value)
         .await
         .map_err(|errs| ApiError::invalid(GroupKind::new(&kind.group, &kind.kind), &name, &errs))?;
@@ -614,7 +582,7 @@ async fn create(
     let k = key(t.resource, namespace, Some(&name));
     let kv = write_create(store, call, &k, stored.into()).await.map_err(|e| match e {
         StorageError::AlreadyExists { .. } => ApiError::already_exists(group_resource(t), &name),
-        other => ApiError::internal(other),
+        other => ApiError::from(other),
     })?;
     let (kind, value) = read(&kv)?;
     Ok(respond(&kind, call.accept, 201, &value))
@@ -641,7 +609,7 @@ async fn update(
         return Err(ApiError::conflict(group_resource(t), &name));
     }
     prepare_update(t, &old, &mut value, &name, namespace);
-    validate(t, &kind, &name, &value)?;
+    validate(t, &kind, &name, Some(&old), &value)?;
     let stored = objects::encode(&kind, Format::Protobuf, &value).map_err(ApiError::internal)?;
     let kv = commit_update(store, call, &k, &value, stored.into(), current.mod_revision)
         .await
@@ -723,6 +691,10 @@ async fn status(
     }
     let mut value = old.clone();
     value["status"] = proposed.get("status").cloned().unwrap_or(Value::Null);
+    let errs = crate::registry::validation::validate_status_update(t.group, t.resource, &old, &value);
+    if !errs.is_empty() {
+        return Err(ApiError::invalid(GroupKind::new(&kind.group, &kind.kind), &name, &errs));
+    }
     if let Some(meta) = value["metadata"].as_object_mut() {
         meta.remove("resourceVersion");
     }
@@ -870,7 +842,7 @@ async fn patch(
         patched = objects::decode_defaulted(&kind, Format::Json, &bytes)
             .map_err(|e| ApiError::bad_request(format!("the patched object is not a valid {}: {e}", kind.kind)))?;
         prepare_update(t, &old, &mut patched, &name, namespace);
-        validate(t, &kind, &name, &patched)?;
+        validate(t, &kind, &name, Some(&old), &patched)?;
         let stored = objects::encode(&kind, Format::Protobuf, &patched).map_err(ApiError::internal)?;
         match commit_update(store, call, &k, &patched, stored.into(), current.mod_revision).await {
             Ok(kv) => {
@@ -901,7 +873,7 @@ pub async fn bootstrap(
     let kind = Kind { group: String::new(), version: "v1".into(), kind: "Namespace".into() };
     for name in crate::registry::SYSTEM_NAMESPACES {
         let k = key("namespaces", None, Some(name));
-        if store.get(&k).await.map_err(ApiError::internal)?.is_some() {
+        if store.get(&k).await.map_err(ApiError::from)?.is_some() {
             continue;
         }
         let value = json!({
@@ -923,7 +895,7 @@ pub async fn bootstrap(
         }
     }
     let k = key("services", Some("default"), Some("kubernetes"));
-    if store.get(&k).await.map_err(ApiError::internal)?.is_none() {
+    if store.get(&k).await.map_err(ApiError::from)?.is_none() {
         let kind = Kind { group: String::new(), version: "v1".into(), kind: "Service".into() };
         let mut value = crate::registry::services::kubernetes_service(network, secure_port);
         value["metadata"]["uid"] = json!(uuid::Uuid::new_v4().to_string());
@@ -952,6 +924,7 @@ async fn watch(store: &Arc<dyn Storage>, call: &ResourceCall<'_>) -> Result<http
     let timeout = Duration::from_secs(opts.timeout_seconds.filter(|s| *s > 0).map_or(1800, |s| s as u64));
     let kind = kind_of(t);
     let req = super::watch::WatchRequest {
+        encoder: watch_encoder(call)?,
         prefix: key(t.resource, namespace, None),
         from,
         send_initial_events: opts.send_initial_events == Some(true),
@@ -962,4 +935,27 @@ async fn watch(store: &Arc<dyn Storage>, call: &ResourceCall<'_>) -> Result<http
         kind: kind.kind.clone(),
     };
     super::watch::start(store.clone(), req).await
+}
+
+/// The watch's wire form and conversion. YAML has no stream form: upstream's 406. A
+/// `PartialObjectMetadataList` cannot be made of one object; upstream then sends the objects
+/// unconverted.
+fn watch_encoder(call: &ResourceCall<'_>) -> Result<super::watch::Encoder, ApiError> {
+    use crate::negotiation::Conversion;
+    use super::watch::Conversion as Convert;
+    let format = match call.accept {
+        Format::Yaml => return Err(crate::negotiation::not_acceptable(true)),
+        f => f,
+    };
+    let conversion = match call.convert {
+        Some(Conversion::Table(version)) => {
+            let include_object = crate::tables::IncludeObject::from_query(call.query)
+                .map_err(|e| ApiError::bad_request(e.to_string()))?;
+            let options = crate::tables::TableOptions { include_object, no_headers: false, version };
+            Some(Convert::Table { group: call.target.group, resource: call.target.resource, options })
+        }
+        Some(Conversion::PartialObjectMetadata(version)) => Some(Convert::PartialObjectMetadata(version)),
+        Some(Conversion::PartialObjectMetadataList(_)) | None => None,
+    };
+    Ok(super::watch::Encoder { format, conversion })
 }

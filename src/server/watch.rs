@@ -1,5 +1,14 @@
-//! Watch: a streamed sequence of `{"type": ..., "object": ...}` events, as upstream's watch
-//! server writes them in JSON (one event per chunk, newline-terminated).
+//! Watch: a streamed sequence of events, as upstream's watch server writes them.
+//!
+//! - JSON: `{"type": ..., "object": ...}`, one event per chunk, newline-terminated; the response
+//!   is `application/json`.
+//! - Protobuf (`application/vnd.kubernetes.protobuf;stream=watch`): each event one frame of
+//!   [`codec::watch_frame`]: a 4-byte big-endian length, then a raw `WatchEvent` message (no
+//!   magic, no envelope: the stream serializer is the raw one) whose object holds the object's
+//!   whole protobuf encoding (`k8s\0` + `runtime.Unknown`).
+//! - Conversions ([`Conversion`]): each object is turned into a `Table` of one row (column
+//!   definitions only on the first event: upstream sets `noHeaders` after it) or a
+//!   `PartialObjectMetadata` before encoding; `ERROR` events carry the `Status` unchanged.
 //!
 //! Semantics as upstream: without a resourceVersion (or `0`), or with `sendInitialEvents=true`,
 //! the current objects come first as `ADDED` (then, for a WatchList request, a `BOOKMARK`
@@ -13,8 +22,10 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
+use kapi_apimachinery::codec::{self, Format};
+
 use super::body::{self, Body};
-use super::objects;
+use super::objects::{self, Kind};
 use crate::status::ApiError;
 use crate::storage::{Event, KeyValue, ListOptions, Revision, Storage, StorageError};
 
@@ -33,6 +44,74 @@ pub struct WatchRequest {
     /// `apiVersion`/`kind` of bookmark objects.
     pub api_version: String,
     pub kind: String,
+    /// How events are written.
+    pub encoder: Encoder,
+}
+
+/// What each watched object becomes before it is encoded.
+pub enum Conversion {
+    /// A `meta.k8s.io` `Table` of the object with the resource's columns.
+    Table { group: &'static str, resource: &'static str, options: crate::tables::TableOptions },
+    /// A `PartialObjectMetadata` of this `meta.k8s.io` version.
+    PartialObjectMetadata(crate::tables::TableVersion),
+}
+
+/// Writes events in the negotiated wire form (JSON or protobuf frames), converting objects first.
+pub struct Encoder {
+    pub format: Format,
+    pub conversion: Option<Conversion>,
+}
+
+impl Encoder {
+    /// The response's `Content-Type` (upstream: JSON as is, other media types with
+    /// `;stream=watch`).
+    pub fn content_type(&self) -> &'static str {
+        match self.format {
+            Format::Protobuf => codec::PROTOBUF_WATCH,
+            Format::Json | Format::Yaml => codec::JSON,
+        }
+    }
+
+    /// One event carrying `object` (converted as asked).
+    fn event(&mut self, kind: &str, object: &Value) -> Bytes {
+        let converted = match &mut self.conversion {
+            None => None,
+            Some(Conversion::PartialObjectMetadata(version)) => Some(super::metadata::partial_object(object, *version)),
+            Some(Conversion::Table { group, resource, options }) => {
+                let table = crate::tables::to_table_with(group, resource, std::slice::from_ref(object), None, options, chrono::Utc::now());
+                options.no_headers = true;
+                Some(table)
+            }
+        };
+        self.write(kind, converted.as_ref().unwrap_or(object))
+    }
+
+    /// An `ERROR` event: the `Status` is never converted.
+    fn error(&mut self, status: &Value) -> Bytes {
+        self.write("ERROR", status)
+    }
+
+    fn write(&self, kind: &str, object: &Value) -> Bytes {
+        match self.format {
+            Format::Protobuf => {
+                let api_version = object["apiVersion"].as_str().unwrap_or_default();
+                let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+                let object_kind = Kind {
+                    group: group.to_owned(),
+                    version: version.to_owned(),
+                    kind: object["kind"].as_str().unwrap_or_default().to_owned(),
+                };
+                match objects::encode(&object_kind, Format::Protobuf, object) {
+                    Ok(raw) => Bytes::from(codec::watch_frame(kind, &raw)),
+                    Err(e) => {
+                        tracing::warn!(error = %e, kind = %object_kind.kind, "encoding a watch event");
+                        Bytes::new()
+                    }
+                }
+            }
+            Format::Json | Format::Yaml => event_line(kind, object),
+        }
+    }
 }
 
 /// How often an idle watch with bookmarks allowed reports its position (upstream: about once a
@@ -40,14 +119,14 @@ pub struct WatchRequest {
 const BOOKMARK_INTERVAL: Duration = Duration::from_secs(60);
 
 /// Starts the watch; the response streams until the timeout, the client leaving, or an error.
-pub async fn start(store: Arc<dyn Storage>, req: WatchRequest) -> Result<http::Response<Body>, ApiError> {
+pub async fn start(store: Arc<dyn Storage>, mut req: WatchRequest) -> Result<http::Response<Body>, ApiError> {
     let (tx, body) = body::channel(64);
     // Set the starting point up front, so that a bad request is an error response, not a
     // stream that ends at once.
     let (initial, from) = match req.from {
         Some(rev) if !req.send_initial_events => (Vec::new(), rev),
         _ => {
-            let list = store.list(&req.prefix, ListOptions::default()).await.map_err(ApiError::internal)?;
+            let list = store.list(&req.prefix, ListOptions::default()).await.map_err(ApiError::from)?;
             (list.kvs, list.revision)
         }
     };
@@ -55,7 +134,7 @@ pub async fn start(store: Arc<dyn Storage>, req: WatchRequest) -> Result<http::R
         Ok(s) => Some(s),
         Err(StorageError::Compacted { requested, compacted }) => {
             let status = ApiError::too_old_resource_version(requested.max(0) as u64, compacted.max(0) as u64);
-            let _ = tx.send(event_line("ERROR", &serde_json::to_value(status.to_status()).unwrap_or(Value::Null))).await;
+            let _ = tx.send(req.encoder.error(&serde_json::to_value(status.to_status()).unwrap_or(Value::Null))).await;
             None
         }
         Err(StorageError::FutureRevision { .. }) => {
@@ -63,11 +142,12 @@ pub async fn start(store: Arc<dyn Storage>, req: WatchRequest) -> Result<http::R
         }
         Err(e) => return Err(ApiError::internal(e)),
     };
+    let content_type = req.encoder.content_type();
     if let Some(stream) = stream {
         tokio::spawn(run(tx, stream, initial, from, req));
     }
     let mut resp = http::Response::new(body);
-    resp.headers_mut().insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+    resp.headers_mut().insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static(content_type));
     resp.headers_mut().insert(http::header::CACHE_CONTROL, http::HeaderValue::from_static("no-cache, private"));
     Ok(resp)
 }
@@ -77,12 +157,12 @@ async fn run(
     mut stream: crate::storage::WatchStream,
     initial: Vec<KeyValue>,
     mut last: Revision,
-    req: WatchRequest,
+    mut req: WatchRequest,
 ) {
     for kv in &initial {
         if let Some(obj) = object(kv, kv.mod_revision)
             && (req.filter)(&obj)
-            && tx.send(event_line("ADDED", &obj)).await.is_err()
+            && tx.send(req.encoder.event("ADDED", &obj)).await.is_err()
         {
             return;
         }
@@ -90,7 +170,7 @@ async fn run(
     if req.send_initial_events && req.allow_bookmarks {
         let mut bookmark = bookmark(&req, last);
         bookmark["metadata"]["annotations"] = json!({ "k8s.io/initial-events-end": "true" });
-        if tx.send(event_line("BOOKMARK", &bookmark)).await.is_err() {
+        if tx.send(req.encoder.event("BOOKMARK", &bookmark)).await.is_err() {
             return;
         }
     }
@@ -102,7 +182,8 @@ async fn run(
             () = tokio::time::sleep_until(deadline) => return,
             () = tx.closed() => return,
             _ = ticker.tick(), if req.allow_bookmarks => {
-                if tx.send(event_line("BOOKMARK", &bookmark(&req, last))).await.is_err() {
+                let bookmark = bookmark(&req, last);
+                if tx.send(req.encoder.event("BOOKMARK", &bookmark)).await.is_err() {
                     return;
                 }
             }
@@ -112,8 +193,8 @@ async fn run(
                     return;
                 };
                 last = event.revision();
-                if let Some(line) = translate(&event, &req.filter)
-                    && tx.send(line).await.is_err()
+                if let Some((kind, object)) = translate(&event, &req.filter)
+                    && tx.send(req.encoder.event(kind, &object)).await.is_err()
                 {
                     return;
                 }
@@ -124,21 +205,21 @@ async fn run(
 
 /// A storage event as a watch event. An update moving an object out of the filter is a
 /// `DELETED` for this watcher, and one moving it in an `ADDED`, as upstream's filtered watches.
-fn translate(event: &Event, filter: &Filter) -> Option<Bytes> {
+fn translate(event: &Event, filter: &Filter) -> Option<(&'static str, Value)> {
     match event {
         Event::Put { kv, prev } => {
             let obj = object(kv, kv.mod_revision)?;
             let was = prev.as_ref().and_then(|p| object(p, p.mod_revision)).is_some_and(|o| filter(&o));
             match (was, filter(&obj)) {
-                (_, true) if prev.is_none() || !was => Some(event_line("ADDED", &obj)),
-                (true, true) => Some(event_line("MODIFIED", &obj)),
-                (true, false) => Some(event_line("DELETED", &obj)),
+                (_, true) if prev.is_none() || !was => Some(("ADDED", obj)),
+                (true, true) => Some(("MODIFIED", obj)),
+                (true, false) => Some(("DELETED", obj)),
                 _ => None,
             }
         }
         Event::Delete { prev, revision } => {
             let obj = object(prev, *revision)?;
-            filter(&obj).then(|| event_line("DELETED", &obj))
+            filter(&obj).then_some(("DELETED", obj))
         }
     }
 }
@@ -162,4 +243,68 @@ fn event_line(kind: &str, object: &Value) -> Bytes {
     let mut line = serde_json::to_vec(&json!({ "type": kind, "object": object })).unwrap_or_default();
     line.push(b'\n');
     Bytes::from(line)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tables::{IncludeObject, TableOptions, TableVersion};
+
+    fn config_map(name: &str) -> Value {
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "resourceVersion": "7"}, "data": {"k": "v"}})
+    }
+
+    #[test]
+    fn json_events_are_lines() {
+        let mut encoder = Encoder { format: Format::Json, conversion: None };
+        assert_eq!(encoder.content_type(), "application/json");
+        let line = encoder.event("ADDED", &config_map("a"));
+        assert!(line.ends_with(b"\n"));
+        let event: Value = serde_json::from_slice(&line).unwrap();
+        assert_eq!(event, json!({"type": "ADDED", "object": config_map("a")}));
+    }
+
+    #[test]
+    fn protobuf_events_are_frames_of_whole_objects() {
+        let mut encoder = Encoder { format: Format::Protobuf, conversion: None };
+        assert_eq!(encoder.content_type(), "application/vnd.kubernetes.protobuf;stream=watch");
+        let frame = encoder.event("MODIFIED", &config_map("a"));
+        let (kind, raw, used) = codec::read_watch_frame(&frame).unwrap().unwrap();
+        assert_eq!((kind.as_str(), used), ("MODIFIED", frame.len()));
+        let (object_kind, object) = objects::decode_stored(&raw).unwrap();
+        assert_eq!(object_kind.kind, "ConfigMap");
+        assert_eq!(object, config_map("a"));
+
+        // An ERROR carries the Status as it is, whatever the conversion.
+        let mut encoder =
+            Encoder { format: Format::Protobuf, conversion: Some(Conversion::PartialObjectMetadata(TableVersion::V1)) };
+        let status = serde_json::to_value(ApiError::too_old_resource_version(1, 5).to_status()).unwrap();
+        let frame = encoder.error(&status);
+        let (kind, raw, _) = codec::read_watch_frame(&frame).unwrap().unwrap();
+        assert_eq!(kind, "ERROR");
+        let (object_kind, object) = objects::decode_stored(&raw).unwrap();
+        assert_eq!((object_kind.kind.as_str(), object["code"].as_i64()), ("Status", Some(410)));
+    }
+
+    #[test]
+    fn conversions_apply_to_each_object() {
+        let mut encoder =
+            Encoder { format: Format::Protobuf, conversion: Some(Conversion::PartialObjectMetadata(TableVersion::V1)) };
+        let (_, raw, _) = codec::read_watch_frame(&encoder.event("ADDED", &config_map("a"))).unwrap().unwrap();
+        let (kind, object) = objects::decode_stored(&raw).unwrap();
+        assert_eq!((kind.group.as_str(), kind.kind.as_str()), ("meta.k8s.io", "PartialObjectMetadata"));
+        assert_eq!(object["metadata"]["name"], "a");
+        assert!(object.get("data").is_none());
+
+        let options = TableOptions { include_object: IncludeObject::None, no_headers: false, version: TableVersion::V1 };
+        let mut encoder =
+            Encoder { format: Format::Json, conversion: Some(Conversion::Table { group: "", resource: "configmaps", options }) };
+        let first: Value = serde_json::from_slice(&encoder.event("ADDED", &config_map("a"))).unwrap();
+        let second: Value = serde_json::from_slice(&encoder.event("ADDED", &config_map("b"))).unwrap();
+        assert_eq!(first["object"]["kind"], "Table");
+        assert_eq!(first["object"]["columnDefinitions"][0]["name"], "Name");
+        assert!(second["object"]["columnDefinitions"].is_null(), "headers only on the first event");
+        assert_eq!(second["object"]["rows"][0]["cells"][0], "b");
+        assert!(second["object"]["rows"][0]["object"].is_null());
+    }
 }

@@ -632,7 +632,10 @@ pub async fn compaction(store: &dyn Storage) -> Outcome {
     store.compact(a2.mod_revision).await?;
     let compacted = a2.mod_revision;
     ensure_eq!(store.compacted_revision().await?, compacted, "compacted revision");
-    ensure_eq!(store.current_revision().await?, b1.mod_revision, "compaction does not write");
+    // At most one write: upstream's compactor on etcd records the compacted revision in
+    // `compact_rev_key` (outside every prefix) so that replicas compact once.
+    let after = store.current_revision().await?;
+    ensure!(after == b1.mod_revision || after == b1.mod_revision + 1, "compaction wrote {} times", after - b1.mod_revision);
     ensure_err!(
         store.watch(prefix, a1.mod_revision).await,
         StorageError::Compacted { requested, compacted: c } if requested == a1.mod_revision && c == compacted,

@@ -21,6 +21,7 @@
 
 pub mod conformance;
 pub mod embedded;
+pub mod etcd;
 
 use std::fmt;
 use std::future::Future;
@@ -183,6 +184,25 @@ pub trait Storage: Send + Sync {
     /// Returns the new key-value.
     fn update<'a>(&'a self, key: &'a str, value: Bytes, expected_mod_revision: Revision)
     -> StorageFuture<'a, KeyValue>;
+
+    /// [`Storage::create`], the key expiring `ttl` after this write (upstream attaches an etcd
+    /// lease of `--event-ttl` to every Event write). A backend without expiry keeps the key.
+    fn create_with_ttl<'a>(&'a self, key: &'a str, value: Bytes, ttl: std::time::Duration) -> StorageFuture<'a, KeyValue> {
+        let _ = ttl;
+        self.create(key, value)
+    }
+
+    /// [`Storage::update`], the key expiring `ttl` after this write.
+    fn update_with_ttl<'a>(
+        &'a self,
+        key: &'a str,
+        value: Bytes,
+        expected_mod_revision: Revision,
+        ttl: std::time::Duration,
+    ) -> StorageFuture<'a, KeyValue> {
+        let _ = ttl;
+        self.update(key, value, expected_mod_revision)
+    }
 
     /// Deletes `key`, if `expected_mod_revision` is `None` or equals its mod revision. Returns
     /// the deleted key-value and the revision of the deletion.

@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 
+pub mod etcd;
+
 pub struct Server {
     pub child: Child,
     pub port: u16,
@@ -27,21 +29,60 @@ impl Drop for Server {
 }
 
 pub fn start(dir: &Path) -> Server {
+    start_with(dir, &[])
+}
+
+/// `kapi serve` with more flags (e.g. `--etcd-servers`).
+pub fn start_with(dir: &Path, args: &[&str]) -> Server {
+    let server = spawn(dir, args);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !dir.join("admin.kubeconfig").exists() {
+        assert!(Instant::now() < deadline, "kapi did not write its kubeconfig");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    connect(server, &dir.join("pki"))
+}
+
+/// A replica serving with another server's certificates (`--tls-cert-file`,
+/// `--tls-private-key-file`, `--client-ca-file` from `pki`): the same CA and admin credentials
+/// reach both.
+pub fn start_replica(dir: &Path, pki: &Path, args: &[&str]) -> Server {
+    let (cert, key, ca) = (pki.join("apiserver.crt"), pki.join("apiserver.key"), pki.join("ca.crt"));
+    let mut all: Vec<&str> = vec![
+        "--tls-cert-file",
+        cert.to_str().unwrap(),
+        "--tls-private-key-file",
+        key.to_str().unwrap(),
+        "--client-ca-file",
+        ca.to_str().unwrap(),
+    ];
+    all.extend_from_slice(args);
+    connect(spawn(dir, &all), pki)
+}
+
+/// Starts `kapi serve` and waits for the port it picked.
+fn spawn(dir: &Path, args: &[&str]) -> (Child, u16) {
     let _ = std::fs::remove_file(dir.join("port"));
     let child = Command::new(env!("CARGO_BIN_EXE_kapi"))
         .args(["serve", "--secure-port", "0", "--data-dir"])
         .arg(dir)
+        .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(20);
-    while !dir.join("port").exists() || !dir.join("admin.kubeconfig").exists() {
+    loop {
+        if let Some(port) = std::fs::read_to_string(dir.join("port")).ok().and_then(|p| p.trim().parse().ok()) {
+            return (child, port);
+        }
         assert!(Instant::now() < deadline, "kapi did not start");
         std::thread::sleep(Duration::from_millis(20));
     }
-    let port = std::fs::read_to_string(dir.join("port")).unwrap().trim().parse().unwrap();
-    let pki = dir.join("pki");
+}
+
+/// A client for a started server, with the admin credentials and CA in `pki`.
+fn connect((child, port): (Child, u16), pki: &Path) -> Server {
     let mut roots = rustls::RootCertStore::empty();
     roots.add(CertificateDer::from_pem_file(pki.join("ca.crt")).unwrap()).unwrap();
     let certs = vec![CertificateDer::from_pem_file(pki.join("admin.crt")).unwrap()];
@@ -66,9 +107,21 @@ pub fn request(server: &Server, method: &str, path: &str, content_type: &str, bo
 
 /// One HTTP/1.1 request with the given headers; returns the status code and the raw body.
 pub fn request_with(server: &Server, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> (u16, Vec<u8>) {
+    let (code, _, body) = request_full(server, method, path, headers, body);
+    (code, body)
+}
+
+/// [`request_with`], with the response's header lines as well (names in lower case).
+pub fn request_full(
+    server: &Server,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> (u16, Vec<(String, String)>, Vec<u8>) {
     let name = ServerName::try_from("localhost").unwrap();
     let mut conn = rustls::ClientConnection::new(server.tls.clone(), name).unwrap();
-    let Ok(mut tcp) = TcpStream::connect(("127.0.0.1", server.port)) else { return (0, Vec::new()) };
+    let Ok(mut tcp) = TcpStream::connect(("127.0.0.1", server.port)) else { return (0, Vec::new(), Vec::new()) };
     let mut stream = rustls::Stream::new(&mut conn, &mut tcp);
     let mut head = format!("{method} {path} HTTP/1.1\r\nHost: localhost\r\n");
     for (name, value) in headers {
@@ -76,20 +129,31 @@ pub fn request_with(server: &Server, method: &str, path: &str, headers: &[(&str,
     }
     head.push_str(&format!("Content-Length: {}\r\nConnection: close\r\n\r\n", body.len()));
     if stream.write_all(head.as_bytes()).is_err() {
-        return (0, Vec::new());
+        return (0, Vec::new(), Vec::new());
     }
     // The server may answer (413) before reading a large body; a reset then is fine.
     let _ = stream.write_all(body);
     let mut response = Vec::new();
     let _ = stream.read_to_end(&mut response);
-    let Some(split) = response.windows(4).position(|w| w == b"\r\n\r\n") else { return (0, Vec::new()) };
+    let Some(split) = response.windows(4).position(|w| w == b"\r\n\r\n") else { return (0, Vec::new(), Vec::new()) };
     let head = String::from_utf8_lossy(&response[..split]).into_owned();
     let code = head.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
     let mut body = response[split + 4..].to_vec();
     if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
         body = dechunk(&body);
     }
-    (code, body)
+    let headers = head
+        .lines()
+        .skip(1)
+        .filter_map(|line| line.split_once(':'))
+        .map(|(name, value)| (name.trim().to_ascii_lowercase(), value.trim().to_owned()))
+        .collect();
+    (code, headers, body)
+}
+
+/// The value of a response header.
+pub fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
 }
 
 /// The payload of a chunked body.

@@ -1,0 +1,851 @@
+//! The core group (`pkg/apis/core/validation`): pods and pod templates, replication
+//! controllers, services, config maps, secrets, persistent volume claims.
+
+use std::collections::BTreeSet;
+
+use base64::Engine;
+use kapi_apimachinery::Quantity;
+use serde_json::Value;
+
+use super::{
+    IS_NEGATIVE, child, dns_label, dns_subdomain, immutable, index, items, json_value, key,
+    labels, non_negative, one_of, port_name_errors, port_num_errors, str_of,
+};
+use crate::status::FieldError;
+
+const RESTART_POLICIES: &[&str] = &["Always", "OnFailure", "Never"];
+const DNS_POLICIES: &[&str] = &["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"];
+const PULL_POLICIES: &[&str] = &["Always", "IfNotPresent", "Never"];
+const PROTOCOLS: &[&str] = &["SCTP", "TCP", "UDP"];
+
+// ---------------------------------------------------------------------------------------------
+// Pods
+
+pub fn pod(pod: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    pod_spec(&pod["spec"], "spec", &mut errs);
+    errs
+}
+
+/// The pod spec fields an update may change (upstream's `updatablePodSpecFields`).
+const POD_UPDATABLE: &str = "`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)";
+
+pub fn pod_update(old: &Value, new: &Value) -> Vec<FieldError> {
+    let mut errs = pod(new);
+    // Everything but the updatable fields must be as before.
+    let mut masked = new["spec"].clone();
+    for list in ["containers", "initContainers"] {
+        if let Some(containers) = masked.get_mut(list).and_then(Value::as_array_mut) {
+            for (i, c) in containers.iter_mut().enumerate() {
+                match old["spec"][list].get(i).and_then(|o| o.get("image")) {
+                    Some(image) => c["image"] = image.clone(),
+                    None => {
+                        if let Some(c) = c.as_object_mut() {
+                            c.remove("image");
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let added_tolerations = {
+        let old_t = items(&old["spec"]["tolerations"]);
+        let new_t = items(&new["spec"]["tolerations"]);
+        old_t.iter().all(|t| new_t.contains(t))
+    };
+    if let Some(spec) = masked.as_object_mut() {
+        for field in ["activeDeadlineSeconds", "terminationGracePeriodSeconds"] {
+            match old["spec"].get(field) {
+                Some(v) => {
+                    spec.insert(field.to_owned(), v.clone());
+                }
+                None => {
+                    spec.remove(field);
+                }
+            }
+        }
+        if added_tolerations {
+            match old["spec"].get("tolerations") {
+                Some(v) => {
+                    spec.insert("tolerations".to_owned(), v.clone());
+                }
+                None => {
+                    spec.remove("tolerations");
+                }
+            }
+        }
+    }
+    let or_empty = |v: &Value| if v.is_null() { serde_json::json!({}) } else { v.clone() };
+    let (old_spec, masked) = (or_empty(&old["spec"]), or_empty(&masked));
+    if masked != old_spec {
+        errs.push(FieldError::forbidden("spec", format!("pod updates may not change fields other than {POD_UPDATABLE}")));
+    }
+    errs
+}
+
+/// `ValidatePodSpec` (the parts kapi checks) at `path`.
+pub(super) fn pod_spec(spec: &Value, path: &str, errs: &mut Vec<FieldError>) {
+    let volumes = volumes(spec, &child(path, "volumes"), errs);
+    let mut names = BTreeSet::new();
+    containers(&spec["initContainers"], &child(path, "initContainers"), &volumes, &mut names, errs);
+    if items(&spec["containers"]).is_empty() {
+        errs.push(FieldError::required(child(path, "containers"), ""));
+    }
+    containers(&spec["containers"], &child(path, "containers"), &volumes, &mut names, errs);
+    one_of(&spec["restartPolicy"], &child(path, "restartPolicy"), RESTART_POLICIES, errs);
+    one_of(&spec["dnsPolicy"], &child(path, "dnsPolicy"), DNS_POLICIES, errs);
+    labels(&spec["nodeSelector"], &child(path, "nodeSelector"), errs);
+    tolerations(&spec["tolerations"], &child(path, "tolerations"), errs);
+    if let Some(sa) = spec["serviceAccountName"].as_str().filter(|s| !s.is_empty()) {
+        dns_subdomain(sa, &child(path, "serviceAccountName"), errs);
+    }
+    non_negative(&spec["terminationGracePeriodSeconds"], &child(path, "terminationGracePeriodSeconds"), errs);
+    if let Some(n) = spec["activeDeadlineSeconds"].as_i64().filter(|n| *n <= 0) {
+        errs.push(FieldError::invalid(child(path, "activeDeadlineSeconds"), n, "must be between 1 and 2147483647, inclusive"));
+    }
+}
+
+/// Volume names: DNS labels, unique. Returns the names.
+fn volumes(spec: &Value, path: &str, errs: &mut Vec<FieldError>) -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    for (i, vol) in items(&spec["volumes"]).iter().enumerate() {
+        let name = str_of(&vol["name"]);
+        let p = child(&index(path, i), "name");
+        let before = errs.len();
+        dns_label(name, &p, errs);
+        if errs.len() == before && !names.insert(name.to_owned()) {
+            errs.push(FieldError::duplicate(p, name));
+        }
+    }
+    names
+}
+
+fn containers(list: &Value, path: &str, volumes: &BTreeSet<String>, names: &mut BTreeSet<String>, errs: &mut Vec<FieldError>) {
+    for (i, c) in items(list).iter().enumerate() {
+        let p = index(path, i);
+        let name = str_of(&c["name"]);
+        let before = errs.len();
+        dns_label(name, &child(&p, "name"), errs);
+        if errs.len() == before && !names.insert(name.to_owned()) {
+            errs.push(FieldError::duplicate(child(&p, "name"), name));
+        }
+        let image = str_of(&c["image"]);
+        if image.is_empty() {
+            errs.push(FieldError::required(child(&p, "image"), ""));
+        } else if image.trim() != image {
+            errs.push(FieldError::invalid(child(&p, "image"), image, "must not have leading or trailing whitespace"));
+        }
+        one_of(&c["imagePullPolicy"], &child(&p, "imagePullPolicy"), PULL_POLICIES, errs);
+        container_ports(&c["ports"], &child(&p, "ports"), errs);
+        env(&c["env"], &child(&p, "env"), errs);
+        volume_mounts(&c["volumeMounts"], &child(&p, "volumeMounts"), volumes, errs);
+        for probe in ["livenessProbe", "readinessProbe", "startupProbe"] {
+            if !c[probe].is_null() {
+                self::probe(&c[probe], &child(&p, probe), errs);
+            }
+        }
+        if let Some(n) = c["livenessProbe"]["successThreshold"].as_i64().filter(|n| *n != 1) {
+            errs.push(FieldError::invalid(child(&p, "livenessProbe.successThreshold"), n, "must be 1"));
+        }
+        resources(&c["resources"], &child(&p, "resources"), errs);
+        one_of(&c["terminationMessagePolicy"], &child(&p, "terminationMessagePolicy"), &["File", "FallbackToLogsOnError"], errs);
+    }
+}
+
+/// `validateEnv`: names (printable ASCII but `=`) and one source for `valueFrom`.
+fn env(vars: &Value, path: &str, errs: &mut Vec<FieldError>) {
+    for (i, var) in items(vars).iter().enumerate() {
+        let p = index(path, i);
+        let name = str_of(&var["name"]);
+        if name.is_empty() {
+            errs.push(FieldError::required(child(&p, "name"), ""));
+        } else if !name.bytes().all(|c| (0x20..0x7f).contains(&c) && c != b'=') {
+            errs.push(FieldError::invalid(
+                child(&p, "name"),
+                name,
+                "a valid environment variable name must consist only of printable ASCII characters other than '='",
+            ));
+        }
+        let from = &var["valueFrom"];
+        if from.is_null() {
+            continue;
+        }
+        let sources = ["fieldRef", "resourceFieldRef", "configMapKeyRef", "secretKeyRef", "fileKeyRef"]
+            .iter()
+            .filter(|k| !from[**k].is_null())
+            .count();
+        let fp = child(&p, "valueFrom");
+        if sources == 0 {
+            errs.push(FieldError::invalid(fp, "", "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`"));
+        } else if !str_of(&var["value"]).is_empty() {
+            errs.push(FieldError::invalid(fp, "", "may not be specified when `value` is not empty"));
+        } else if sources > 1 {
+            errs.push(FieldError::invalid(fp, "", "may not have more than one field specified at a time"));
+        }
+    }
+}
+
+/// `validateProbe`: one handler with a valid port, non-negative timings.
+fn probe(probe: &Value, path: &str, errs: &mut Vec<FieldError>) {
+    let handlers = ["exec", "httpGet", "tcpSocket", "grpc"].iter().filter(|k| !probe[**k].is_null()).count();
+    if handlers == 0 {
+        errs.push(FieldError::required(path, "must specify a handler type"));
+    } else if handlers > 1 {
+        errs.push(FieldError::forbidden(path, "may not specify more than 1 handler type"));
+    }
+    for handler in ["httpGet", "tcpSocket"] {
+        if !probe[handler].is_null() {
+            port_num_or_name(&probe[handler]["port"], &child(path, &format!("{handler}.port")), errs);
+        }
+    }
+    if let Some(n) = probe["grpc"]["port"].as_i64() {
+        for m in port_num_errors(n) {
+            errs.push(FieldError::invalid(child(path, "grpc.port"), n, m));
+        }
+    }
+    if let Some(scheme) = probe["httpGet"]["scheme"].as_str().filter(|s| !s.is_empty() && !["HTTP", "HTTPS"].contains(s)) {
+        errs.push(FieldError::not_supported(child(path, "httpGet.scheme"), scheme, &["HTTP", "HTTPS"]));
+    }
+    for field in ["initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold", "failureThreshold", "terminationGracePeriodSeconds"] {
+        non_negative(&probe[field], &child(path, field), errs);
+    }
+}
+
+/// `ValidatePortNumOrName`: a port number, or an IANA service name.
+pub(super) fn port_num_or_name(port: &Value, path: &str, errs: &mut Vec<FieldError>) {
+    match port {
+        Value::Number(n) => {
+            let n = n.as_i64().unwrap_or(0);
+            for m in port_num_errors(n) {
+                errs.push(FieldError::invalid(path, n, m));
+            }
+        }
+        Value::String(s) => {
+            for m in port_name_errors(s) {
+                errs.push(FieldError::invalid(path, s.as_str(), m));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `validateTolerations`.
+fn tolerations(list: &Value, path: &str, errs: &mut Vec<FieldError>) {
+    for (i, t) in items(list).iter().enumerate() {
+        let p = index(path, i);
+        let key = str_of(&t["key"]);
+        if !key.is_empty() {
+            for m in crate::selectors::label_key_errors(key) {
+                errs.push(FieldError::invalid(child(&p, "key"), key, m));
+            }
+        }
+        let operator = str_of(&t["operator"]);
+        if key.is_empty() && operator != "Exists" {
+            errs.push(FieldError::invalid(
+                child(&p, "operator"),
+                operator,
+                "operator must be Exists when `key` is empty, which means \"match all values and all keys\"",
+            ));
+        }
+        let effect = str_of(&t["effect"]);
+        if !t["tolerationSeconds"].is_null() && effect != "NoExecute" {
+            errs.push(FieldError::invalid(child(&p, "effect"), effect, "effect must be 'NoExecute' when `tolerationSeconds` is set"));
+        }
+        let value = str_of(&t["value"]);
+        match operator {
+            "" | "Equal" => {
+                for m in crate::selectors::label_value_errors(value) {
+                    errs.push(FieldError::invalid(child(&p, "value"), value, m));
+                }
+            }
+            "Exists" => {
+                if !value.is_empty() {
+                    errs.push(FieldError::invalid(child(&p, "operator"), super::json_value(t), "value must be empty when `operator` is 'Exists'"));
+                }
+            }
+            other => errs.push(FieldError::not_supported(child(&p, "operator"), other, &["Equal", "Exists"])),
+        }
+        one_of(&t["effect"], &child(&p, "effect"), &["NoSchedule", "PreferNoSchedule", "NoExecute"], errs);
+    }
+}
+
+fn container_ports(ports: &Value, path: &str, errs: &mut Vec<FieldError>) {
+    let mut names = BTreeSet::new();
+    for (i, port) in items(ports).iter().enumerate() {
+        let p = index(path, i);
+        if let Some(name) = port["name"].as_str().filter(|n| !n.is_empty()) {
+            for m in port_name_errors(name) {
+                errs.push(FieldError::invalid(child(&p, "name"), name, m));
+            }
+            if !names.insert(name.to_owned()) {
+                errs.push(FieldError::duplicate(child(&p, "name"), name));
+            }
+        }
+        match port["containerPort"].as_i64().unwrap_or(0) {
+            0 => errs.push(FieldError::required(child(&p, "containerPort"), "")),
+            n => {
+                for m in port_num_errors(n) {
+                    errs.push(FieldError::invalid(child(&p, "containerPort"), n, m));
+                }
+            }
+        }
+        if let Some(n) = port["hostPort"].as_i64().filter(|n| *n != 0) {
+            for m in port_num_errors(n) {
+                errs.push(FieldError::invalid(child(&p, "hostPort"), n, m));
+            }
+        }
+        one_of(&port["protocol"], &child(&p, "protocol"), PROTOCOLS, errs);
+    }
+}
+
+fn volume_mounts(mounts: &Value, path: &str, volumes: &BTreeSet<String>, errs: &mut Vec<FieldError>) {
+    let mut paths = BTreeSet::new();
+    for (i, m) in items(mounts).iter().enumerate() {
+        let p = index(path, i);
+        let name = str_of(&m["name"]);
+        if name.is_empty() {
+            errs.push(FieldError::required(child(&p, "name"), ""));
+        } else if !volumes.contains(name) {
+            errs.push(FieldError::not_found(child(&p, "name"), name));
+        }
+        let mount_path = str_of(&m["mountPath"]);
+        if mount_path.is_empty() {
+            errs.push(FieldError::required(child(&p, "mountPath"), ""));
+        } else if !paths.insert(mount_path.to_owned()) {
+            errs.push(FieldError::invalid(child(&p, "mountPath"), mount_path, "must be unique"));
+        }
+    }
+}
+
+/// `ValidateResourceRequirements`: quantities non-negative, requests at most the limits.
+fn resources(res: &Value, path: &str, errs: &mut Vec<FieldError>) {
+    let parse = |v: &Value| Quantity::parse(str_of(v)).ok();
+    let limits = res["limits"].as_object();
+    for (section, map) in [("limits", limits), ("requests", res["requests"].as_object())] {
+        for (name, v) in map.into_iter().flatten() {
+            let p = key(&child(path, section), name);
+            let Some(q) = parse(v) else { continue };
+            if q.signum() == std::cmp::Ordering::Less {
+                errs.push(FieldError::invalid(&p, q.to_string(), IS_NEGATIVE));
+            }
+            if section == "requests"
+                && let Some(limit) = limits.and_then(|l| l.get(name)).and_then(parse)
+                && q > limit
+            {
+                errs.push(FieldError::invalid(p, q.to_string(), format!("must be less than or equal to {name} limit of {limit}")));
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pod templates and replication controllers
+
+/// `ValidatePodTemplateSpec` at `path` (labels and the pod spec). Upstream reports the labels
+/// at `<path>.labels`, without `metadata`.
+pub(super) fn pod_template_spec(template: &Value, path: &str, errs: &mut Vec<FieldError>) {
+    labels(&template["metadata"]["labels"], &child(path, "labels"), errs);
+    pod_spec(&template["spec"], &child(path, "spec"), errs);
+}
+
+pub fn pod_template(t: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    pod_template_spec(&t["template"], "template", &mut errs);
+    errs
+}
+
+pub fn pod_template_update(_old: &Value, new: &Value) -> Vec<FieldError> {
+    pod_template(new)
+}
+
+pub fn replication_controller(rc: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let spec = &rc["spec"];
+    non_negative(&spec["replicas"], "spec.replicas", &mut errs);
+    non_negative(&spec["minReadySeconds"], "spec.minReadySeconds", &mut errs);
+    let selector = &spec["selector"];
+    if selector.as_object().is_none_or(|s| s.is_empty()) {
+        errs.push(FieldError::required("spec.selector", ""));
+    }
+    labels(selector, "spec.selector", &mut errs);
+    let template = &spec["template"];
+    if template.is_null() {
+        errs.push(FieldError::required("spec.template", ""));
+        return errs;
+    }
+    let template_labels = &template["metadata"]["labels"];
+    if let Some(sel) = selector.as_object().filter(|s| !s.is_empty())
+        && !sel.iter().all(|(k, v)| template_labels.get(k) == Some(v))
+    {
+        errs.push(FieldError::invalid(
+            "spec.template.metadata.labels",
+            json_value(template_labels),
+            "selector does not match template labels",
+        ));
+    }
+    pod_template_spec(template, "spec.template", &mut errs);
+    template_restart_always(template, "spec.template", "ReplicationController", &mut errs);
+    errs
+}
+
+pub fn replication_controller_update(_old: &Value, new: &Value) -> Vec<FieldError> {
+    replication_controller(new)
+}
+
+/// A controller's pods always restart and have no deadline (`ValidatePodTemplateSpecForRC`
+/// and the apps equivalents).
+pub(super) fn template_restart_always(template: &Value, path: &str, kind: &str, errs: &mut Vec<FieldError>) {
+    if let Some(policy) = template["spec"]["restartPolicy"].as_str().filter(|p| *p != "Always") {
+        errs.push(FieldError::not_supported(child(path, "spec.restartPolicy"), policy, &["Always"]));
+    }
+    if !template["spec"]["activeDeadlineSeconds"].is_null() {
+        errs.push(FieldError::forbidden(
+            child(path, "spec.activeDeadlineSeconds"),
+            format!("activeDeadlineSeconds in {kind} is not Supported"),
+        ));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Services
+
+const SERVICE_TYPES: &[&str] = &["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"];
+
+pub fn service(svc: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let spec = &svc["spec"];
+    let kind = spec["type"].as_str().unwrap_or("ClusterIP");
+    one_of(&spec["type"], "spec.type", SERVICE_TYPES, &mut errs);
+    let headless = spec["clusterIP"].as_str() == Some("None");
+    let ports = items(&spec["ports"]);
+    if kind == "ExternalName" {
+        let name = str_of(&spec["externalName"]);
+        let trimmed = name.strip_suffix('.').unwrap_or(name);
+        if trimmed.is_empty() {
+            errs.push(FieldError::required("spec.externalName", ""));
+        } else {
+            dns_subdomain(trimmed, "spec.externalName", &mut errs);
+        }
+    } else if ports.is_empty() && !headless {
+        errs.push(FieldError::required("spec.ports", ""));
+    }
+    let mut names = BTreeSet::new();
+    for (i, port) in ports.iter().enumerate() {
+        let p = index("spec.ports", i);
+        let name = str_of(&port["name"]);
+        if name.is_empty() {
+            if ports.len() > 1 {
+                errs.push(FieldError::required(child(&p, "name"), ""));
+            }
+        } else {
+            dns_label(name, &child(&p, "name"), &mut errs);
+            if !names.insert(name.to_owned()) {
+                errs.push(FieldError::duplicate(child(&p, "name"), name));
+            }
+        }
+        one_of(&port["protocol"], &child(&p, "protocol"), PROTOCOLS, &mut errs);
+        let n = port["port"].as_i64().unwrap_or(0);
+        for m in port_num_errors(n) {
+            errs.push(FieldError::invalid(child(&p, "port"), n, m));
+        }
+        port_num_or_name(&port["targetPort"], &child(&p, "targetPort"), &mut errs);
+        if let Some(node_port) = port["nodePort"].as_i64().filter(|n| *n != 0) {
+            if kind == "ClusterIP" {
+                errs.push(FieldError::forbidden(child(&p, "nodePort"), "may not be used when `type` is 'ClusterIP'"));
+            } else {
+                for m in port_num_errors(node_port) {
+                    errs.push(FieldError::invalid(child(&p, "nodePort"), node_port, m));
+                }
+            }
+        }
+    }
+    one_of(&spec["sessionAffinity"], "spec.sessionAffinity", &["ClientIP", "None"], &mut errs);
+    if let Some(policy) = spec["externalTrafficPolicy"].as_str().filter(|p| !p.is_empty()) {
+        if matches!(kind, "ClusterIP" | "ExternalName") {
+            errs.push(FieldError::invalid("spec.externalTrafficPolicy", policy, "may only be set for externally-accessible services"));
+        } else {
+            one_of(&spec["externalTrafficPolicy"], "spec.externalTrafficPolicy", &["Cluster", "Local"], &mut errs);
+        }
+    }
+    one_of(&spec["internalTrafficPolicy"], "spec.internalTrafficPolicy", &["Cluster", "Local"], &mut errs);
+    one_of(&spec["ipFamilyPolicy"], "spec.ipFamilyPolicy", &["SingleStack", "PreferDualStack", "RequireDualStack"], &mut errs);
+    labels(&spec["selector"], "spec.selector", &mut errs);
+    errs
+}
+
+pub fn service_update(_old: &Value, new: &Value) -> Vec<FieldError> {
+    service(new)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Config maps and secrets
+
+/// The most bytes a config map's or a secret's data may take (`MaxConfigMapSize`,
+/// `MaxSecretSize`).
+const MAX_DATA_SIZE: usize = 1024 * 1024;
+
+/// `IsConfigMapKey`.
+pub(super) fn config_key_errors(k: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if k.len() > crate::selectors::DNS1123_SUBDOMAIN_MAX_LENGTH {
+        errs.push(crate::selectors::max_len_error(crate::selectors::DNS1123_SUBDOMAIN_MAX_LENGTH));
+    }
+    if k.is_empty() || !k.bytes().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b'_')) {
+        errs.push(crate::selectors::regex_error(
+            "a valid config key must consist of alphanumeric characters, '-', '_' or '.'",
+            "[-._a-zA-Z0-9]+",
+            &["key.name", "KEY_NAME", "key-name"],
+        ));
+    }
+    if k == "." {
+        errs.push("must not be '.'".to_owned());
+    } else if k == ".." {
+        errs.push("must not be '..'".to_owned());
+    } else if k.starts_with("..") {
+        errs.push("must not start with '..'".to_owned());
+    }
+    errs
+}
+
+fn decoded_len(v: &Value) -> usize {
+    base64::engine::general_purpose::STANDARD.decode(str_of(v)).map_or(0, |b| b.len())
+}
+
+pub fn config_map(cm: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let mut total = 0;
+    let data = cm["data"].as_object();
+    for (k, v) in data.into_iter().flatten() {
+        for m in config_key_errors(k) {
+            errs.push(FieldError::invalid(key("data", k), k.as_str(), m));
+        }
+        total += str_of(v).len();
+    }
+    for (k, v) in cm["binaryData"].as_object().into_iter().flatten() {
+        for m in config_key_errors(k) {
+            errs.push(FieldError::invalid(key("binaryData", k), k.as_str(), m));
+        }
+        if data.is_some_and(|d| d.contains_key(k)) {
+            errs.push(FieldError::invalid(key("binaryData", k), k.as_str(), "duplicate of key present in data"));
+        }
+        total += decoded_len(v);
+    }
+    if total > MAX_DATA_SIZE {
+        errs.push(FieldError::too_long("", MAX_DATA_SIZE as i64));
+    }
+    errs
+}
+
+/// The message for changing what `immutable: true` froze.
+const IMMUTABLE_SET: &str = "field is immutable when `immutable` is set";
+
+/// An object with `immutable: true` keeps its data and the flag.
+fn frozen(old: &Value, new: &Value, fields: &[&str], errs: &mut Vec<FieldError>) {
+    if old["immutable"].as_bool() != Some(true) {
+        return;
+    }
+    if new["immutable"].as_bool() != Some(true) {
+        errs.push(FieldError::forbidden("immutable", IMMUTABLE_SET));
+    }
+    for field in fields {
+        let empty = |v: &Value| v.is_null() || v.as_object().is_some_and(serde_json::Map::is_empty);
+        if old[field] != new[field] && !(empty(&old[field]) && empty(&new[field])) {
+            errs.push(FieldError::forbidden(*field, IMMUTABLE_SET));
+        }
+    }
+}
+
+pub fn config_map_update(old: &Value, new: &Value) -> Vec<FieldError> {
+    let mut errs = config_map(new);
+    frozen(old, new, &["data", "binaryData"], &mut errs);
+    errs
+}
+
+pub fn secret(secret: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let data = secret["data"].as_object();
+    let mut total = 0;
+    for (k, v) in data.into_iter().flatten() {
+        for m in config_key_errors(k) {
+            errs.push(FieldError::invalid(key("data", k), k.as_str(), m));
+        }
+        total += decoded_len(v);
+    }
+    if total > MAX_DATA_SIZE {
+        errs.push(FieldError::too_long("data", MAX_DATA_SIZE as i64));
+    }
+    let has = |k: &str| data.is_some_and(|d| d.contains_key(k));
+    match secret["type"].as_str().unwrap_or("Opaque") {
+        "kubernetes.io/service-account-token" => {
+            let annotation = "kubernetes.io/service-account.name";
+            if str_of(&secret["metadata"]["annotations"][annotation]).is_empty() {
+                errs.push(FieldError::required(key("metadata.annotations", annotation), ""));
+            }
+        }
+        t @ ("kubernetes.io/dockercfg" | "kubernetes.io/dockerconfigjson") => {
+            let k = if t == "kubernetes.io/dockercfg" { ".dockercfg" } else { ".dockerconfigjson" };
+            match data.and_then(|d| d.get(k)) {
+                None => errs.push(FieldError::required(key("data", k), "")),
+                Some(v) => {
+                    let bytes = base64::engine::general_purpose::STANDARD.decode(str_of(v)).unwrap_or_default();
+                    if let Err(e) = serde_json::from_slice::<serde_json::Map<String, Value>>(&bytes) {
+                        errs.push(FieldError::invalid(key("data", k), "<secret contents redacted>", e.to_string()));
+                    }
+                }
+            }
+        }
+        "kubernetes.io/basic-auth" if !has("username") && !has("password") => {
+            errs.push(FieldError::required(key("data", "username"), ""));
+            errs.push(FieldError::required(key("data", "password"), ""));
+        }
+        "kubernetes.io/ssh-auth" if !has("ssh-privatekey") => {
+            errs.push(FieldError::required(key("data", "ssh-privatekey"), ""));
+        }
+        "kubernetes.io/tls" => {
+            for k in ["tls.crt", "tls.key"] {
+                if !has(k) {
+                    errs.push(FieldError::required(key("data", k), ""));
+                }
+            }
+        }
+        _ => {}
+    }
+    errs
+}
+
+pub fn secret_update(old: &Value, new: &Value) -> Vec<FieldError> {
+    let mut errs = secret(new);
+    let type_of = |v: &Value| Value::String(v["type"].as_str().unwrap_or("Opaque").to_owned());
+    immutable(&type_of(new), &type_of(old), "type", &mut errs);
+    frozen(old, new, &["data"], &mut errs);
+    errs
+}
+
+// ---------------------------------------------------------------------------------------------
+// Persistent volume claims
+
+const ACCESS_MODES: &[&str] = &["ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"];
+
+pub fn persistent_volume_claim(pvc: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let spec = &pvc["spec"];
+    let modes = items(&spec["accessModes"]);
+    if modes.is_empty() {
+        errs.push(FieldError::required("spec.accessModes", "at least 1 access mode is required"));
+    }
+    for mode in modes {
+        let mode = str_of(mode);
+        if !ACCESS_MODES.contains(&mode) {
+            errs.push(FieldError::not_supported("spec.accessModes", mode, ACCESS_MODES));
+        }
+    }
+    match spec["resources"]["requests"].get("storage") {
+        None => errs.push(FieldError::required(key("spec.resources", "requests"), "")),
+        Some(v) => {
+            if let Ok(q) = Quantity::parse(str_of(v))
+                && q.signum() != std::cmp::Ordering::Greater
+            {
+                errs.push(FieldError::invalid(
+                    key(&key("spec.resources", "requests"), "storage"),
+                    q.to_string(),
+                    "must be greater than zero",
+                ));
+            }
+        }
+    }
+    one_of(&spec["volumeMode"], "spec.volumeMode", &["Block", "Filesystem"], &mut errs);
+    errs
+}
+
+pub fn persistent_volume_claim_update(old: &Value, new: &Value) -> Vec<FieldError> {
+    let mut errs = persistent_volume_claim(new);
+    let strip = |spec: &Value, keep_volume_name: bool| {
+        let mut spec = spec.clone();
+        if let Some(obj) = spec.as_object_mut() {
+            obj.remove("volumeAttributesClassName");
+            if !keep_volume_name {
+                obj.remove("volumeName");
+            }
+        }
+        if let Some(res) = spec["resources"].as_object_mut() {
+            res.remove("requests");
+        }
+        spec
+    };
+    // Binding sets `volumeName` once.
+    let binding = str_of(&old["spec"]["volumeName"]).is_empty();
+    if strip(&old["spec"], !binding) != strip(&new["spec"], !binding) {
+        errs.push(FieldError::forbidden(
+            "spec",
+            "spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims",
+        ));
+    }
+    errs
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn messages(errs: &[FieldError]) -> Vec<String> {
+        errs.iter().map(ToString::to_string).collect()
+    }
+
+    fn valid_pod() -> Value {
+        json!({"metadata": {"name": "p"}, "spec": {
+            "containers": [{"name": "app", "image": "nginx", "ports": [{"containerPort": 80, "protocol": "TCP"}],
+                            "volumeMounts": [{"name": "data", "mountPath": "/data"}],
+                            "resources": {"limits": {"cpu": "1"}, "requests": {"cpu": "500m"}}}],
+            "volumes": [{"name": "data", "emptyDir": {}}],
+            "restartPolicy": "Always", "dnsPolicy": "ClusterFirst",
+        }})
+    }
+
+    #[test]
+    fn a_valid_pod_passes() {
+        assert_eq!(messages(&pod(&valid_pod())), Vec::<String>::new());
+    }
+
+    #[test]
+    fn pod_rules() {
+        let cases: &[(&str, Value, &str)] = &[
+            ("/spec/containers", json!([]), "spec.containers: Required value"),
+            ("/spec/containers/0/image", json!(""), "spec.containers[0].image: Required value"),
+            ("/spec/containers/0/name", json!("App"), "spec.containers[0].name: Invalid value: \"App\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"),
+            ("/spec/containers/0/ports/0/containerPort", json!(70000), "spec.containers[0].ports[0].containerPort: Invalid value: 70000: must be between 1 and 65535, inclusive"),
+            ("/spec/containers/0/ports/0/protocol", json!("HTTP"), "spec.containers[0].ports[0].protocol: Unsupported value: \"HTTP\": supported values: \"SCTP\", \"TCP\", \"UDP\""),
+            ("/spec/containers/0/imagePullPolicy", json!("Sometimes"), "spec.containers[0].imagePullPolicy: Unsupported value: \"Sometimes\": supported values: \"Always\", \"IfNotPresent\", \"Never\""),
+            ("/spec/restartPolicy", json!("Sometimes"), "spec.restartPolicy: Unsupported value: \"Sometimes\": supported values: \"Always\", \"OnFailure\", \"Never\""),
+            ("/spec/dnsPolicy", json!("X"), "spec.dnsPolicy: Unsupported value: \"X\": supported values: \"ClusterFirstWithHostNet\", \"ClusterFirst\", \"Default\", \"None\""),
+            ("/spec/containers/0/volumeMounts/0/name", json!("other"), "spec.containers[0].volumeMounts[0].name: Not found: \"other\""),
+            ("/spec/containers/0/env", json!([{"name": "A=B", "value": "x"}]), "spec.containers[0].env[0].name: Invalid value: \"A=B\": a valid environment variable name must consist only of printable ASCII characters other than '='"),
+            ("/spec/containers/0/livenessProbe", json!({"httpGet": {"port": 0}}), "spec.containers[0].livenessProbe.httpGet.port: Invalid value: 0: must be between 1 and 65535, inclusive"),
+            ("/spec/containers/0/readinessProbe", json!({}), "spec.containers[0].readinessProbe: Required value: must specify a handler type"),
+            ("/spec/tolerations", json!([{"operator": "Equal", "value": "x"}]), "spec.tolerations[0].operator: Invalid value: \"Equal\": operator must be Exists when `key` is empty, which means \"match all values and all keys\""),
+            ("/spec/containers/0/resources/requests/cpu", json!("2"), "spec.containers[0].resources.requests[cpu]: Invalid value: \"2\": must be less than or equal to cpu limit of 1"),
+        ];
+        for (pointer, value, want) in cases {
+            let mut p = valid_pod();
+            let (parent, field) = pointer.rsplit_once('/').unwrap();
+            p.pointer_mut(parent).unwrap()[field] = value.clone();
+            assert_eq!(messages(&pod(&p)), vec![want.to_string()], "{pointer}");
+        }
+        let mut p = valid_pod();
+        let first = p["spec"]["containers"][0].clone();
+        p["spec"]["containers"].as_array_mut().unwrap().push(first);
+        assert_eq!(messages(&pod(&p)), ["spec.containers[1].name: Duplicate value: \"app\""]);
+        p["spec"]["volumes"].as_array_mut().unwrap().push(json!({"name": "data"}));
+        assert!(messages(&pod(&p)).contains(&"spec.volumes[1].name: Duplicate value: \"data\"".to_owned()));
+    }
+
+    #[test]
+    fn pod_updates_change_only_images() {
+        let old = valid_pod();
+        let mut new = old.clone();
+        new["spec"]["containers"][0]["image"] = json!("nginx:2");
+        new["spec"]["activeDeadlineSeconds"] = json!(30);
+        assert_eq!(messages(&pod_update(&old, &new)), Vec::<String>::new());
+        new["spec"]["restartPolicy"] = json!("Never");
+        let errs = pod_update(&old, &new);
+        assert_eq!(errs.len(), 1);
+        assert!(errs[0].to_string().starts_with("spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`"));
+    }
+
+    #[test]
+    fn replication_controllers() {
+        let rc = json!({"spec": {"replicas": 1, "selector": {"app": "a"}, "template": {"metadata": {"labels": {"app": "a"}}, "spec": valid_pod()["spec"]}}});
+        assert!(replication_controller(&rc).is_empty());
+        let mut bad = rc.clone();
+        bad["spec"]["selector"] = json!({"app": "b"});
+        bad["spec"]["replicas"] = json!(-1);
+        assert_eq!(
+            messages(&replication_controller(&bad)),
+            [
+                "spec.replicas: Invalid value: -1: must be greater than or equal to 0",
+                "spec.template.metadata.labels: Invalid value: {\"app\":\"a\"}: selector does not match template labels",
+            ]
+        );
+    }
+
+    #[test]
+    fn services() {
+        let svc = json!({"spec": {"type": "ClusterIP", "ports": [{"port": 80, "targetPort": 8080, "protocol": "TCP"}], "sessionAffinity": "None"}});
+        assert!(service(&svc).is_empty());
+        assert_eq!(messages(&service(&json!({"spec": {}}))), ["spec.ports: Required value"]);
+        assert!(service(&json!({"spec": {"clusterIP": "None"}})).is_empty());
+        assert_eq!(
+            messages(&service(&json!({"spec": {"type": "Magic", "ports": [{"port": 0, "name": "a"}, {"port": 80, "name": "a", "nodePort": 30000}], "sessionAffinity": "Sticky"}}))),
+            [
+                "spec.type: Unsupported value: \"Magic\": supported values: \"ClusterIP\", \"ExternalName\", \"LoadBalancer\", \"NodePort\"",
+                "spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive",
+                "spec.ports[1].name: Duplicate value: \"a\"",
+                "spec.sessionAffinity: Unsupported value: \"Sticky\": supported values: \"ClientIP\", \"None\"",
+            ]
+        );
+        assert_eq!(
+            messages(&service(&json!({"spec": {"ports": [{"port": 80}, {"port": 81, "nodePort": 30001}]}}))),
+            [
+                "spec.ports[0].name: Required value",
+                "spec.ports[1].name: Required value",
+                "spec.ports[1].nodePort: Forbidden: may not be used when `type` is 'ClusterIP'",
+            ]
+        );
+        assert_eq!(messages(&service(&json!({"spec": {"type": "ExternalName"}}))), ["spec.externalName: Required value"]);
+    }
+
+    #[test]
+    fn config_maps_and_secrets() {
+        assert!(config_map(&json!({"data": {"a.b": "x", "C_D": "y"}})).is_empty());
+        let errs = messages(&config_map(&json!({"data": {"a b": "x", "..x": "y"}, "binaryData": {"..x": "eA=="}})));
+        assert_eq!(errs.len(), 4, "{errs:?}");
+        assert!(errs.iter().any(|e| e.starts_with("data[a b]: Invalid value: \"a b\": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')")));
+        assert!(errs.contains(&"binaryData[..x]: Invalid value: \"..x\": duplicate of key present in data".to_owned()));
+        let big = "x".repeat(MAX_DATA_SIZE + 1);
+        assert_eq!(messages(&config_map(&json!({"data": {"a": big}}))), [": Too long: may not be more than 1048576 bytes"]);
+
+        let old = json!({"immutable": true, "data": {"a": "1"}});
+        assert!(config_map_update(&old, &old).is_empty());
+        assert_eq!(
+            messages(&config_map_update(&old, &json!({"data": {"a": "2"}}))),
+            ["immutable: Forbidden: field is immutable when `immutable` is set", "data: Forbidden: field is immutable when `immutable` is set"]
+        );
+
+        assert!(secret(&json!({"data": {"a": "eA=="}})).is_empty());
+        assert_eq!(
+            messages(&secret(&json!({"type": "kubernetes.io/tls", "data": {"tls.crt": "eA=="}}))),
+            ["data[tls.key]: Required value"]
+        );
+        assert_eq!(
+            messages(&secret(&json!({"type": "kubernetes.io/dockerconfigjson"}))),
+            ["data[.dockerconfigjson]: Required value"]
+        );
+        assert_eq!(
+            messages(&secret(&json!({"type": "kubernetes.io/service-account-token"}))),
+            ["metadata.annotations[kubernetes.io/service-account.name]: Required value"]
+        );
+        assert_eq!(
+            messages(&secret_update(&json!({"type": "Opaque"}), &json!({"type": "kubernetes.io/basic-auth", "data": {"username": "eA=="}}))),
+            ["type: Invalid value: \"kubernetes.io/basic-auth\": field is immutable"]
+        );
+    }
+
+    #[test]
+    fn persistent_volume_claims() {
+        let pvc = json!({"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}});
+        assert!(persistent_volume_claim(&pvc).is_empty());
+        assert_eq!(
+            messages(&persistent_volume_claim(&json!({"spec": {"accessModes": ["ReadWriteSometimes"]}}))),
+            [
+                "spec.accessModes: Unsupported value: \"ReadWriteSometimes\": supported values: \"ReadOnlyMany\", \"ReadWriteMany\", \"ReadWriteOnce\", \"ReadWriteOncePod\"",
+                "spec.resources[requests]: Required value",
+            ]
+        );
+        let mut grown = pvc.clone();
+        grown["spec"]["resources"]["requests"]["storage"] = json!("2Gi");
+        assert!(persistent_volume_claim_update(&pvc, &grown).is_empty());
+        grown["spec"]["accessModes"] = json!(["ReadWriteMany"]);
+        assert_eq!(persistent_volume_claim_update(&pvc, &grown).len(), 1);
+    }
+}

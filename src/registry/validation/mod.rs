@@ -1,0 +1,425 @@
+//! Object validation as upstream's `pkg/apis/<group>/validation` and
+//! `apimachinery/pkg/api/validation`: metadata (names by the resource's rule, labels,
+//! annotations), the generic required-field check driven by the generated field facts
+//! ([`schema`]), and per-group rules in one module per API group. Errors are field errors with
+//! upstream's paths and wording; the REST layer answers them with a 422 `Invalid`.
+//!
+//! Entry points: [`validate_create`] and [`validate_update`] (which adds immutability). Which
+//! rules a resource has is decided in one table, [`rules`].
+
+mod apps;
+mod autoscaling;
+mod batch;
+mod core;
+mod networking;
+mod policy;
+mod rbac;
+mod schema;
+mod scheduling;
+mod storage;
+
+use serde_json::Value;
+
+use crate::selectors::{dns1035_label_errors, dns1123_label_errors, dns1123_subdomain_errors, label_key_errors, label_value_errors};
+use crate::status::{BadValue, FieldError};
+
+/// How a resource's object names are validated (upstream's per-resource `ValidateName`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameRule {
+    /// `IsDNS1123Subdomain`: most resources.
+    Subdomain,
+    /// `IsDNS1123Label`: namespaces.
+    Label,
+    /// `IsDNS1035Label`: services.
+    Dns1035Label,
+    /// `ValidatePathSegmentName`: anything but `.`, `..`, and `/` or `%` inside (RBAC, for one).
+    PathSegment,
+}
+
+/// The name rule of a resource.
+pub fn name_rule(group: &str, resource: &str) -> NameRule {
+    match (group, resource) {
+        ("", "namespaces") => NameRule::Label,
+        ("", "services") => NameRule::Dns1035Label,
+        ("rbac.authorization.k8s.io", _) => NameRule::PathSegment,
+        _ => NameRule::Subdomain,
+    }
+}
+
+fn name_errors(rule: NameRule, name: &str) -> Vec<String> {
+    match rule {
+        NameRule::Subdomain => dns1123_subdomain_errors(name),
+        NameRule::Label => dns1123_label_errors(name),
+        NameRule::Dns1035Label => dns1035_label_errors(name),
+        NameRule::PathSegment => path_segment_errors(name),
+    }
+}
+
+/// `IsValidPathSegmentName`.
+pub(super) fn path_segment_errors(name: &str) -> Vec<String> {
+    if name == "." || name == ".." {
+        vec![format!("may not be '{name}'")]
+    } else {
+        ["/", "%"].iter().filter(|bad| name.contains(*bad)).map(|bad| format!("may not contain '{bad}'")).collect()
+    }
+}
+
+/// The most bytes all annotations of an object may take (keys and values).
+const TOTAL_ANNOTATION_SIZE_LIMIT: usize = 256 * 1024;
+
+/// Validates an object's metadata for create (name given or generated).
+pub fn validate_object_meta(group: &str, resource: &str, object: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let meta = &object["metadata"];
+    if let Some(name) = meta["name"].as_str() {
+        for e in name_errors(name_rule(group, resource), name) {
+            errs.push(FieldError::invalid("metadata.name", name, e));
+        }
+    }
+    if let Some(labels) = meta["labels"].as_object() {
+        for (key, value) in labels {
+            for e in label_key_errors(key) {
+                errs.push(FieldError::invalid("metadata.labels", key.as_str(), e));
+            }
+            let value = value.as_str().unwrap_or_default();
+            for e in label_value_errors(value) {
+                errs.push(FieldError::invalid("metadata.labels", value, e));
+            }
+        }
+    }
+    if let Some(annotations) = meta["annotations"].as_object() {
+        let mut total = 0;
+        for (key, value) in annotations {
+            for e in label_key_errors(&key.to_lowercase()) {
+                errs.push(FieldError::invalid("metadata.annotations", key.as_str(), e));
+            }
+            total += key.len() + value.as_str().map_or(0, str::len);
+        }
+        if total > TOTAL_ANNOTATION_SIZE_LIMIT {
+            errs.push(FieldError::too_long("metadata.annotations", TOTAL_ANNOTATION_SIZE_LIMIT as i64));
+        }
+    }
+    errs
+}
+
+/// What a resource validates beyond metadata and required fields (upstream's strategy
+/// `Validate` and `ValidateUpdate`). `update` gets `(old, new)` and includes the create checks
+/// it repeats upstream plus immutability.
+struct Rules {
+    create: fn(&Value) -> Vec<FieldError>,
+    update: fn(&Value, &Value) -> Vec<FieldError>,
+    /// What a write of the `status` subresource is checked for beyond required fields.
+    status: fn(&Value) -> Vec<FieldError>,
+}
+
+/// The per-resource rules: the one place that maps a resource to its group module.
+fn rules(group: &str, resource: &str) -> Option<Rules> {
+    let r = |create, update| Some(Rules { create, update, status: |_| Vec::new() });
+    let with_status = |create, update, status| Some(Rules { create, update, status });
+    match (group, resource) {
+        ("", "pods") => r(core::pod, core::pod_update),
+        ("", "podtemplates") => r(core::pod_template, core::pod_template_update),
+        ("", "replicationcontrollers") => r(core::replication_controller, core::replication_controller_update),
+        ("", "services") => r(core::service, core::service_update),
+        ("", "configmaps") => r(core::config_map, core::config_map_update),
+        ("", "secrets") => r(core::secret, core::secret_update),
+        ("", "persistentvolumeclaims") => r(core::persistent_volume_claim, core::persistent_volume_claim_update),
+        ("apps", "deployments") => with_status(apps::deployment, apps::deployment_update, apps::status),
+        ("apps", "replicasets") => with_status(apps::replica_set, apps::replica_set_update, apps::status),
+        ("apps", "statefulsets") => with_status(apps::stateful_set, apps::stateful_set_update, apps::status),
+        ("apps", "daemonsets") => with_status(apps::daemon_set, apps::daemon_set_update, apps::status),
+        ("batch", "jobs") => r(batch::job, batch::job_update),
+        ("batch", "cronjobs") => r(batch::cron_job, batch::cron_job_update),
+        ("autoscaling", "horizontalpodautoscalers") => {
+            r(autoscaling::horizontal_pod_autoscaler, autoscaling::horizontal_pod_autoscaler_update)
+        }
+        ("policy", "poddisruptionbudgets") => r(policy::pod_disruption_budget, policy::pod_disruption_budget_update),
+        ("networking.k8s.io", "ingresses") => r(networking::ingress, |_, new| networking::ingress(new)),
+        ("networking.k8s.io", "networkpolicies") => r(networking::network_policy, |_, new| networking::network_policy(new)),
+        ("discovery.k8s.io", "endpointslices") => r(networking::endpoint_slice, |_, new| networking::endpoint_slice(new)),
+        ("scheduling.k8s.io", "priorityclasses") => r(scheduling::priority_class, scheduling::priority_class_update),
+        ("rbac.authorization.k8s.io", "roles" | "clusterroles") => r(rbac::role, |_, new| rbac::role(new)),
+        ("rbac.authorization.k8s.io", "rolebindings" | "clusterrolebindings") => r(rbac::binding, rbac::binding_update),
+        ("storage.k8s.io", "storageclasses") => r(storage::storage_class, storage::storage_class_update),
+        _ => None,
+    }
+}
+
+/// Everything upstream checks when an object of the resource is created.
+pub fn validate_create(group: &str, resource: &str, object: &Value) -> Vec<FieldError> {
+    let mut errs = validate_object_meta(group, resource, object);
+    if let Some(rules) = rules(group, resource) {
+        errs.extend((rules.create)(object));
+    }
+    merge_schema_errors(errs, schema::required_errors(group, resource, object))
+}
+
+/// Everything upstream checks when `old` is replaced by `new` (update, patch, apply): the
+/// create checks on `new` plus what may not change.
+pub fn validate_update(group: &str, resource: &str, old: &Value, new: &Value) -> Vec<FieldError> {
+    let mut errs = validate_object_meta(group, resource, new);
+    if let Some(rules) = rules(group, resource) {
+        errs.extend((rules.update)(old, new));
+    }
+    merge_schema_errors(errs, schema::required_errors(group, resource, new))
+}
+
+/// What upstream checks when the `status` subresource replaces `old`'s status: the resource's
+/// status rules (metadata and spec are the stored ones, so they are not checked again).
+pub fn validate_status_update(group: &str, resource: &str, _old: &Value, new: &Value) -> Vec<FieldError> {
+    rules(group, resource).map(|r| (r.status)(new)).unwrap_or_default()
+}
+
+/// Appends the generic required-field errors a hand-written rule did not already report.
+fn merge_schema_errors(mut errs: Vec<FieldError>, generic: Vec<FieldError>) -> Vec<FieldError> {
+    for e in generic {
+        if !errs.iter().any(|have| have.field == e.field && have.error_type == e.error_type) {
+            errs.push(e);
+        }
+    }
+    errs
+}
+
+// ---------------------------------------------------------------------------------------------
+// Helpers the group modules share: paths, values, and upstream's small validators.
+
+/// `field.Path.Child`: `a.b`.
+pub(super) fn child(path: &str, name: &str) -> String {
+    if path.is_empty() { name.to_owned() } else { format!("{path}.{name}") }
+}
+
+/// `field.Path.Index`: `a[0]`.
+pub(super) fn index(path: &str, i: usize) -> String {
+    format!("{path}[{i}]")
+}
+
+/// `field.Path.Key`: `a[key]`.
+pub(super) fn key(path: &str, k: &str) -> String {
+    format!("{path}[{k}]")
+}
+
+/// The string at `v`, `""` when absent or not a string.
+pub(super) fn str_of(v: &Value) -> &str {
+    v.as_str().unwrap_or_default()
+}
+
+/// The items of the list at `v` (none when absent).
+pub(super) fn items(v: &Value) -> &[Value] {
+    v.as_array().map_or(&[], Vec::as_slice)
+}
+
+/// A non-scalar bad value as upstream (v1.34 on) prints it: JSON, with Go's HTML escaping.
+pub(super) fn json_value(v: &Value) -> BadValue {
+    BadValue::Raw(go_json(&serde_json::to_string(v).unwrap_or_default()))
+}
+
+fn go_json(s: &str) -> String {
+    s.replace('<', "\\u003c").replace('>', "\\u003e").replace('&', "\\u0026")
+}
+
+/// A bad value as it is: strings quoted, numbers and booleans bare, anything else JSON.
+pub(super) fn bad_value(v: &Value) -> BadValue {
+    match v {
+        Value::String(s) => BadValue::String(s.clone()),
+        Value::Bool(b) => BadValue::Bool(*b),
+        Value::Number(n) => n.as_i64().map_or_else(|| BadValue::Float(n.as_f64().unwrap_or_default()), BadValue::Int),
+        Value::Null => BadValue::Null,
+        other => json_value(other),
+    }
+}
+
+/// A `metav1.LabelSelector` as Go's JSON encoding writes it (struct order, empty parts left
+/// out), `null` when absent.
+pub(super) fn selector_value(selector: &Value) -> BadValue {
+    if selector.is_null() {
+        return BadValue::Null;
+    }
+    let mut parts = Vec::new();
+    if let Some(labels) = selector["matchLabels"].as_object().filter(|m| !m.is_empty()) {
+        parts.push(format!("\"matchLabels\":{}", serde_json::to_string(labels).unwrap_or_default()));
+    }
+    let exprs: Vec<String> = items(&selector["matchExpressions"])
+        .iter()
+        .map(|e| {
+            let mut s = format!(
+                "{{\"key\":{},\"operator\":{}",
+                serde_json::to_string(str_of(&e["key"])).unwrap_or_default(),
+                serde_json::to_string(str_of(&e["operator"])).unwrap_or_default()
+            );
+            if let Some(values) = e["values"].as_array().filter(|v| !v.is_empty()) {
+                s.push_str(&format!(",\"values\":{}", serde_json::to_string(values).unwrap_or_default()));
+            }
+            s.push('}');
+            s
+        })
+        .collect();
+    if !exprs.is_empty() {
+        parts.push(format!("\"matchExpressions\":[{}]", exprs.join(",")));
+    }
+    BadValue::Raw(go_json(&format!("{{{}}}", parts.join(","))))
+}
+
+/// Upstream's message for a changed immutable field (`apimachinery`'s `FieldImmutableErrorMsg`).
+pub(super) const FIELD_IMMUTABLE: &str = "field is immutable";
+
+/// `ValidateImmutableField`: `new` must equal `old`.
+pub(super) fn immutable(new: &Value, old: &Value, path: &str, errs: &mut Vec<FieldError>) {
+    if new != old {
+        errs.push(FieldError::invalid(path, bad_value(new), FIELD_IMMUTABLE));
+    }
+}
+
+/// `ValidateNonnegativeField`.
+pub(super) fn non_negative(v: &Value, path: &str, errs: &mut Vec<FieldError>) {
+    if let Some(n) = v.as_i64().filter(|n| *n < 0) {
+        errs.push(FieldError::invalid(path, n, IS_NEGATIVE));
+    }
+}
+
+/// `isNegativeErrorMsg`.
+pub(super) const IS_NEGATIVE: &str = "must be greater than or equal to 0";
+
+/// An enumerated string field: `Unsupported value` unless one of `valid` (absent or empty
+/// values pass: defaulting fills them upstream).
+pub(super) fn one_of(v: &Value, path: &str, valid: &[&str], errs: &mut Vec<FieldError>) {
+    if let Some(s) = v.as_str().filter(|s| !s.is_empty())
+        && !valid.contains(&s)
+    {
+        errs.push(FieldError::not_supported(path, s, valid));
+    }
+}
+
+/// `IsValidPortNum`.
+pub(super) fn port_num_errors(port: i64) -> Vec<String> {
+    if (1..=65535).contains(&port) { Vec::new() } else { vec!["must be between 1 and 65535, inclusive".to_owned()] }
+}
+
+/// `IsValidPortName` (an IANA service name).
+pub(super) fn port_name_errors(name: &str) -> Vec<String> {
+    let mut errs = Vec::new();
+    if name.len() > 15 {
+        errs.push("must be no more than 15 characters".to_owned());
+    }
+    if !name.bytes().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-') {
+        errs.push("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)".to_owned());
+    }
+    if !name.bytes().any(|c| c.is_ascii_lowercase()) {
+        errs.push("must contain at least one letter (a-z)".to_owned());
+    }
+    if name.contains("--") {
+        errs.push("must not contain consecutive hyphens".to_owned());
+    }
+    if name.starts_with('-') || name.ends_with('-') {
+        errs.push("must not begin or end with a hyphen".to_owned());
+    }
+    errs
+}
+
+/// `IsDNS1123Label` as field errors on `path` (the value `""` is `Required value`).
+pub(super) fn dns_label(value: &str, path: &str, errs: &mut Vec<FieldError>) {
+    if value.is_empty() {
+        errs.push(FieldError::required(path, ""));
+        return;
+    }
+    for m in dns1123_label_errors(value) {
+        errs.push(FieldError::invalid(path, value, m));
+    }
+}
+
+/// `IsDNS1123Subdomain` as field errors on `path`.
+pub(super) fn dns_subdomain(value: &str, path: &str, errs: &mut Vec<FieldError>) {
+    for m in dns1123_subdomain_errors(value) {
+        errs.push(FieldError::invalid(path, value, m));
+    }
+}
+
+/// `ValidateLabels`: keys and values of a label map at `path`.
+pub(super) fn labels(map: &Value, path: &str, errs: &mut Vec<FieldError>) {
+    let Some(map) = map.as_object() else { return };
+    for (k, v) in map {
+        for m in label_key_errors(k) {
+            errs.push(FieldError::invalid(path, k.as_str(), m));
+        }
+        let v = str_of(v);
+        for m in label_value_errors(v) {
+            errs.push(FieldError::invalid(path, v, m));
+        }
+    }
+}
+
+/// `ValidateLabelSelector`: match labels and expressions (operators and their values).
+pub(super) fn label_selector(selector: &Value, path: &str, errs: &mut Vec<FieldError>) {
+    labels(&selector["matchLabels"], &child(path, "matchLabels"), errs);
+    for (i, expr) in items(&selector["matchExpressions"]).iter().enumerate() {
+        let p = index(&child(path, "matchExpressions"), i);
+        let has_values = expr["values"].as_array().is_some_and(|v| !v.is_empty());
+        match str_of(&expr["operator"]) {
+            "In" | "NotIn" if !has_values => errs.push(FieldError::required(
+                child(&p, "values"),
+                "must be specified when `operator` is 'In' or 'NotIn'",
+            )),
+            "Exists" | "DoesNotExist" if has_values => errs.push(FieldError::forbidden(
+                child(&p, "values"),
+                "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+            )),
+            "In" | "NotIn" | "Exists" | "DoesNotExist" => {}
+            other => errs.push(FieldError::invalid(child(&p, "operator"), other, "not a valid selector operator")),
+        }
+        let k = str_of(&expr["key"]);
+        for m in label_key_errors(k) {
+            errs.push(FieldError::invalid(child(&p, "key"), k, m));
+        }
+    }
+}
+
+/// Whether a `metav1.LabelSelector` selects nothing in particular (absent or empty; the typed
+/// decoding cannot tell the two apart, so both count as absent).
+pub(super) fn selector_is_empty(selector: &Value) -> bool {
+    selector["matchLabels"].as_object().is_none_or(|m| m.is_empty())
+        && selector["matchExpressions"].as_array().is_none_or(|m| m.is_empty())
+}
+
+/// Whether `selector` (a `metav1.LabelSelector`) matches `labels` (upstream's
+/// `LabelSelectorAsSelector(...).Matches`; an absent selector matches nothing).
+pub(super) fn selector_matches(selector: &Value, labels: &Value) -> bool {
+    if selector_is_empty(selector) {
+        return false;
+    }
+    crate::selectors::LabelSelector::from_json(selector).is_ok_and(|s| s.matches_json(labels))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_resource_validates_without_panicking() {
+        let shapes = [serde_json::json!({}), serde_json::json!({"spec": null, "metadata": {"name": "x"}}), serde_json::json!([1])];
+        for r in kapi_api::scheme::RESOURCES {
+            for v in &shapes {
+                let _ = validate_create(r.group, r.resource, v);
+                let _ = validate_update(r.group, r.resource, v, &shapes[0]);
+                let _ = validate_status_update(r.group, r.resource, &shapes[0], v);
+            }
+        }
+        let errs = validate_create("apps", "deployments", &serde_json::json!({"metadata": {"name": "Bad"}}));
+        let fields: Vec<&str> = errs.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(fields, ["metadata.name", "spec.selector", "spec.template.metadata.labels", "spec.template.spec.containers"]);
+    }
+
+    #[test]
+    fn names_follow_each_resources_rule() {
+        let invalid = |g: &str, r: &str, name: &str| {
+            !validate_object_meta(g, r, &serde_json::json!({"metadata": {"name": name}})).is_empty()
+        };
+        assert!(!invalid("", "configmaps", "a.b-c"));
+        assert!(invalid("", "configmaps", "Bad_Name"));
+        assert!(invalid("", "namespaces", "a.b"));
+        assert!(invalid("", "services", "1abc"));
+        assert!(!invalid("", "services", "abc-1"));
+        assert!(!invalid("rbac.authorization.k8s.io", "clusterroles", "system:admin"));
+        assert!(invalid("rbac.authorization.k8s.io", "clusterroles", "a/b"));
+        let errs = validate_object_meta("", "pods", &serde_json::json!({"metadata": {"name": "ok", "labels": {"bad key!": "v"}}}));
+        assert_eq!(errs.len(), 1);
+    }
+}

@@ -1,0 +1,185 @@
+//! Requests a resource serves with its own REST code rather than the generic store
+//! (`registry::OwnRest`): pod binding and eviction, namespace finalize. The decisions are the
+//! registry's (`registry::pods`); this module reads and writes the objects.
+
+use kapi_apimachinery::codec::Format;
+use serde_json::{Value, json};
+
+use super::body::Body;
+use super::delete::delete_one;
+use super::objects::{self, Kind};
+use super::rest::{ResourceCall, current, decode_body, key, read, respond, storage_error, write_update};
+use crate::registry::{OwnRest, pods};
+use crate::status::{ApiError, GroupResource};
+use crate::storage::{Storage, StorageError};
+
+/// How often a write is retried when the object changed between its read and its write.
+const ATTEMPTS: usize = 5;
+
+pub async fn handle(
+    store: &dyn Storage,
+    call: &ResourceCall<'_>,
+    namespace: Option<&str>,
+    own: OwnRest,
+) -> Result<http::Response<Body>, ApiError> {
+    let t = call.target;
+    match (own, t.action) {
+        (OwnRest::PodBinding, "post") => bind(store, call, namespace).await,
+        (OwnRest::PodEviction, "post") => evict(store, call, namespace).await,
+        (OwnRest::NamespaceFinalize, "put") => finalize(store, call).await,
+        (_, action) => Err(ApiError::method_not_supported(GroupResource::new(t.group, t.resource), action)),
+    }
+}
+
+fn now() -> String {
+    chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// The `Status` a create-like subresource answers with (upstream writes `code` 201 into it).
+fn created_status(call: &ResourceCall<'_>) -> http::Response<Body> {
+    let kind = Kind { group: String::new(), version: "v1".into(), kind: "Status".into() };
+    let status = json!({ "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201 });
+    respond(&kind, call.accept, 201, &status)
+}
+
+/// `POST pods/<name>/binding` (or `bindings` with the pod named in the body).
+async fn bind(store: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&str>) -> Result<http::Response<Body>, ApiError> {
+    let (_, binding) = decode_body(call)?;
+    let name = if call.target.subresource.is_some() {
+        pods::check_name("Binding", &call.info.name, &binding)?;
+        call.info.name.clone()
+    } else {
+        binding["metadata"]["name"].as_str().unwrap_or_default().to_owned()
+    };
+    let errs = pods::validate_binding(&binding);
+    if !errs.is_empty() || name.is_empty() {
+        let mut errs = errs;
+        if name.is_empty() {
+            errs.insert(0, crate::status::FieldError::required("metadata.name", "name or generateName is required"));
+        }
+        return Err(pods::invalid_binding(&name, &errs));
+    }
+    let k = key("pods", namespace, Some(&name));
+    for _ in 0..ATTEMPTS {
+        let current = current(store, call, &k, &name).await.map_err(|_| {
+            ApiError::not_found(GroupResource::new("", "pods"), &name)
+        })?;
+        let (kind, mut pod) = read(&current)?;
+        if let Some(rv) = binding["metadata"]["resourceVersion"].as_str().filter(|rv| !rv.is_empty())
+            && rv != current.mod_revision.to_string()
+        {
+            return Err(ApiError::conflict(GroupResource::new("", "pods"), &name));
+        }
+        pods::bind(&mut pod, &binding, &now())?;
+        if let Some(meta) = pod["metadata"].as_object_mut() {
+            meta.remove("resourceVersion");
+        }
+        let stored = objects::encode(&kind, Format::Protobuf, &pod).map_err(ApiError::internal)?;
+        match write_update(store, call, &k, stored.into(), current.mod_revision).await {
+            Ok(_) => return Ok(created_status(call)),
+            Err(StorageError::Conflict { .. }) => continue,
+            Err(e) => return Err(storage_error(e, call)),
+        }
+    }
+    Err(ApiError::conflict(GroupResource::new("", "pods"), &name))
+}
+
+/// `POST pods/<name>/eviction`: the pod is deleted (with the eviction's `deleteOptions`) if
+/// it does not run or its one disruption budget allows a disruption, which is recorded first.
+async fn evict(store: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&str>) -> Result<http::Response<Body>, ApiError> {
+    let (_, eviction) = decode_body(call)?;
+    let name = call.info.name.clone();
+    pods::check_name("Eviction", &name, &eviction)?;
+    let mut options = eviction.get("deleteOptions").cloned().filter(Value::is_object).unwrap_or_else(|| json!({}));
+    let dry_run = call.dry_run || options["dryRun"].as_array().is_some_and(|v| v.iter().any(|d| d == "All"));
+    let call = &ResourceCall { dry_run, body: bytes::Bytes::new(), ..*call };
+    let k = key("pods", namespace, Some(&name));
+    for _ in 0..ATTEMPTS {
+        let current = current(store, call, &k, &name).await?;
+        let (_, pod) = read(&current)?;
+        if !pods::eviction_ignores_budget(&pod) {
+            let listed = store
+                .list(&key("poddisruptionbudgets", namespace, None), Default::default())
+                .await
+                .map_err(|e| storage_error(e, call))?;
+            let stored: Vec<(crate::storage::KeyValue, Kind, Value)> = listed
+                .kvs
+                .into_iter()
+                .map(|kv| read(&kv).map(|(kind, v)| (kv, kind, v)))
+                .collect::<Result<_, _>>()?;
+            let budgets: Vec<Value> = stored.iter().map(|(_, _, v)| v.clone()).collect();
+            let matching = pods::budgets_for(&pod, &budgets);
+            if matching.len() > 1 {
+                return Err(ApiError::internal(
+                    "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.",
+                ));
+            }
+            if let Some(budget) = matching.first() {
+                let (pdb_kv, pdb_kind, _) = stored
+                    .iter()
+                    .find(|(_, _, v)| v["metadata"]["name"] == budget["metadata"]["name"])
+                    .ok_or_else(|| ApiError::internal("disruption budget vanished"))?;
+                let mut pdb = (*budget).clone();
+                pods::charge_budget(&mut pdb, &name, &now())?;
+                if let Some(meta) = pdb["metadata"].as_object_mut() {
+                    meta.remove("resourceVersion");
+                }
+                let bytes = objects::encode(pdb_kind, Format::Protobuf, &pdb).map_err(ApiError::internal)?;
+                match write_update(store, call, &pdb_kv.key, bytes.into(), pdb_kv.mod_revision).await {
+                    Ok(_) => {}
+                    Err(StorageError::Conflict { .. }) => continue,
+                    Err(e) => return Err(storage_error(e, call)),
+                }
+                // The budget was charged for this pod as read: delete exactly that pod.
+                options["preconditions"]["resourceVersion"] = json!(current.mod_revision.to_string());
+            }
+        }
+        delete_one(store, call, &k, &name, &options).await?;
+        return Ok(created_status(call));
+    }
+    Err(ApiError::conflict(GroupResource::new("", "pods"), &name))
+}
+
+/// `PUT namespaces/<name>/finalize`: only `spec.finalizers` changes (upstream's
+/// `namespaceFinalizeStrategy`); the namespace finalizer then deletes a terminating namespace
+/// left without finalizers.
+async fn finalize(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::Response<Body>, ApiError> {
+    let (_, body) = decode_body(call)?;
+    let name = call.info.name.clone();
+    if body["metadata"]["name"].as_str().is_some_and(|n| n != name) {
+        return Err(ApiError::bad_request("the name of the object does not match the name on the URL"));
+    }
+    let k = key("namespaces", None, Some(&name));
+    for _ in 0..ATTEMPTS {
+        let current = current(store, call, &k, &name).await?;
+        let (kind, old) = read(&current)?;
+        let precondition = body["metadata"]["resourceVersion"].as_str().filter(|rv| !rv.is_empty());
+        if let Some(rv) = precondition
+            && rv != current.mod_revision.to_string()
+        {
+            return Err(ApiError::conflict(GroupResource::new("", "namespaces"), &name));
+        }
+        let mut value = old.clone();
+        match body["spec"].get("finalizers") {
+            Some(finalizers) => value["spec"]["finalizers"] = finalizers.clone(),
+            None => {
+                if let Some(spec) = value["spec"].as_object_mut() {
+                    spec.remove("finalizers");
+                }
+            }
+        }
+        if let Some(meta) = value["metadata"].as_object_mut() {
+            meta.remove("resourceVersion");
+        }
+        let stored = objects::encode(&kind, Format::Protobuf, &value).map_err(ApiError::internal)?;
+        match write_update(store, call, &k, stored.into(), current.mod_revision).await {
+            Ok(kv) => {
+                let (kind, value) = read(&kv)?;
+                return Ok(respond(&kind, call.accept, 200, &value));
+            }
+            Err(StorageError::Conflict { .. }) if precondition.is_none() => continue,
+            Err(e) => return Err(storage_error(e, call)),
+        }
+    }
+    Err(ApiError::conflict(GroupResource::new("", "namespaces"), &name))
+}

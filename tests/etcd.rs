@@ -1,0 +1,233 @@
+//! kapi on etcd (`--etcd-servers`): the storage conformance suite against a real etcd, the
+//! on-disk contract shared with kube-apiserver (keys, `k8s\0` protobuf values, both ways),
+//! readiness while etcd is away, and several kapi replicas on one etcd cluster.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::etcd::Etcd;
+use common::{request, start_with};
+use kapi::storage::etcd::{EtcdConfig, EtcdStore};
+use kapi::storage::{Storage, conformance};
+use serde_json::{Value, json};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_suite_on_etcd() {
+    let dir = tempfile::tempdir().unwrap();
+    let etcd = Etcd::start(dir.path());
+    let store = EtcdStore::connect(&EtcdConfig::new(vec![etcd.members[0].client_url.clone()])).await.unwrap();
+    assert!(store.version().starts_with("3."), "{}", store.version());
+    if let Err(failure) = conformance::run_all(&store).await {
+        panic!("{failure}");
+    }
+}
+
+fn deployment(name: &str) -> Value {
+    json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "labels": {"app": name}},
+           "spec": {"replicas": 2, "selector": {"matchLabels": {"app": name}},
+                    "template": {"metadata": {"labels": {"app": name}},
+                                 "spec": {"containers": [{"name": "c", "image": "nginx:1.27"}]}}}})
+}
+
+#[test]
+fn values_are_upstreams_both_ways() {
+    let dir = tempfile::tempdir().unwrap();
+    let etcd = Etcd::start(dir.path());
+    let server = start_with(&dir.path().join("kapi"), &["--etcd-servers", &etcd.endpoints()]);
+    server.wait_ready();
+    let deployments = "/apis/apps/v1/namespaces/default/deployments";
+    let (code, body) = request(&server, "POST", deployments, "application/json", deployment("web").to_string().as_bytes());
+    assert_eq!(code, 201, "{body}");
+    let created: Value = serde_json::from_str(&body).unwrap();
+
+    // kapi's write, read with etcdctl: upstream's key and a `k8s\0` protobuf value that decodes
+    // to the same object.
+    let keys = String::from_utf8(etcd.etcdctl(&["get", "--prefix", "--keys-only", "/registry/deployments/"])).unwrap();
+    assert_eq!(keys.trim(), "/registry/deployments/default/web");
+    let value = etcd.etcdctl(&["get", "--print-value-only", "/registry/deployments/default/web"]);
+    let value = value.strip_suffix(b"\n").unwrap_or(&value);
+    assert!(value.starts_with(b"k8s\0"), "value is not the Kubernetes protobuf envelope");
+    let (kind, decoded) = kapi::server::objects::decode_stored(value).unwrap();
+    assert_eq!((kind.api_version(), kind.kind.as_str()), ("apps/v1".to_owned(), "Deployment"));
+    assert_eq!(decoded["spec"], created["spec"]);
+    assert_eq!(decoded["metadata"]["uid"], created["metadata"]["uid"]);
+
+    // A value written the way kube-apiserver writes it (upstream's own protobuf fixture) is
+    // served by kapi.
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("api-specs/v1.36.0/fixtures/apps.v1.Deployment.pb");
+    let bytes = std::fs::read(&fixture).expect("fixtures filled by api-specs/fill");
+    let (_, upstream) = kapi::server::objects::decode_stored(&bytes).unwrap();
+    let name = upstream["metadata"]["name"].as_str().unwrap().to_owned();
+    let key = format!("/registry/deployments/default/{name}");
+    let put = std::process::Command::new("etcdctl")
+        .args(["--endpoints", &etcd.endpoints(), "put", &key])
+        .env("ETCDCTL_API", "3")
+        .stdin(std::fs::File::open(&fixture).unwrap())
+        .output()
+        .unwrap();
+    assert!(put.status.success(), "{}", String::from_utf8_lossy(&put.stderr));
+    let (code, body) = request(&server, "GET", &format!("{deployments}/{name}"), "", b"");
+    assert_eq!(code, 200, "{body}");
+    let served: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(served["spec"], upstream["spec"]);
+    assert_ne!(served["metadata"]["resourceVersion"], upstream["metadata"]["resourceVersion"], "RV is etcd's");
+}
+
+fn wait_for(what: &str, timeout: Duration, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < timeout, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn unready_while_etcd_is_away_and_back_without_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut etcd = Etcd::start(dir.path());
+    let server = start_with(&dir.path().join("kapi"), &["--etcd-servers", &etcd.endpoints()]);
+    server.wait_ready();
+    let cms = "/api/v1/namespaces/default/configmaps";
+    let cm = |name: &str| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}).to_string();
+    assert_eq!(request(&server, "POST", cms, "application/json", cm("before").as_bytes()).0, 201);
+
+    etcd.stop(0);
+    wait_for("readyz to fail", Duration::from_secs(10), || request(&server, "GET", "/readyz", "", b"").0 == 500);
+    assert_eq!(request(&server, "GET", "/readyz/etcd", "", b"").0, 500);
+    assert_eq!(request(&server, "GET", "/livez", "", b"").0, 200, "livez stays up");
+    let started = Instant::now();
+    let (code, body) = request(&server, "POST", cms, "application/json", cm("during").as_bytes());
+    assert!(matches!(code, 503 | 504), "{code} {body}");
+    assert!(started.elapsed() < Duration::from_secs(10), "a dead etcd fails requests promptly");
+    let status: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(status["kind"], "Status");
+
+    etcd.restart(0);
+    etcd.wait_healthy();
+    wait_for("readyz to recover", Duration::from_secs(20), || request(&server, "GET", "/readyz", "", b"").0 == 200);
+    assert_eq!(request(&server, "POST", cms, "application/json", cm("after").as_bytes()).0, 201);
+    let (code, body) = request(&server, "GET", &format!("{cms}/before"), "", b"");
+    assert_eq!(code, 200, "{body}");
+}
+
+/// Two replicas on a three-member etcd cluster behave as one server, survive losing a member,
+/// report unready without etcd, and resume when it is back, losing no acknowledged write.
+#[test]
+fn replicas_on_an_etcd_cluster_act_as_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut etcd = Etcd::cluster(dir.path(), 3);
+    let endpoints = etcd.endpoints();
+    let a = start_with(&dir.path().join("a"), &["--etcd-servers", &endpoints]);
+    let b = common::start_replica(&dir.path().join("b"), &dir.path().join("a/pki"), &["--etcd-servers", &endpoints]);
+    a.wait_ready();
+    b.wait_ready();
+    let cms = "/api/v1/namespaces/default/configmaps";
+    let cm = |name: &str| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}).to_string();
+    let mut acknowledged = Vec::new();
+    let mut create = |server: &common::Server, name: &str| -> u16 {
+        let code = request(server, "POST", cms, "application/json", cm(name).as_bytes()).0;
+        if code == 201 {
+            acknowledged.push(name.to_owned());
+        }
+        code
+    };
+
+    // `kubectl get -w` through B sees a create through A.
+    let kubeconfig = dir.path().join("b.kubeconfig");
+    let config = std::fs::read_to_string(dir.path().join("a/admin.kubeconfig")).unwrap();
+    let config = config.replace(&format!("127.0.0.1:{}", a.port), &format!("127.0.0.1:{}", b.port));
+    std::fs::write(&kubeconfig, config).unwrap();
+    let mut watcher = std::process::Command::new("kubectl")
+        .args(["get", "configmaps", "-n", "default", "-w", "-o", "name", "--request-timeout=30s"])
+        .env("KUBECONFIG", &kubeconfig)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(create(&a, "from-a"), 201);
+    let stdout = watcher.stdout.take().unwrap();
+    let seen = std::thread::spawn(move || {
+        use std::io::BufRead;
+        std::io::BufReader::new(stdout).lines().map_while(Result::ok).any(|l| l.trim() == "configmap/from-a")
+    });
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !seen.is_finished() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = watcher.kill();
+    let _ = watcher.wait();
+    assert!(seen.join().unwrap(), "the watch through B saw the create through A");
+
+    // One member down: both replicas keep serving (after the client notices).
+    etcd.stop(0);
+    for (i, server) in [&a, &b].into_iter().enumerate() {
+        let mut served = false;
+        let deadline = Instant::now() + Duration::from_secs(15);
+        let mut n = 0;
+        while Instant::now() < deadline && !served {
+            n += 1;
+            served = create(server, &format!("one-down-{i}-{n}")) == 201;
+        }
+        assert!(served, "replica {i} serves with one etcd member down");
+        for k in 0..5 {
+            assert_eq!(create(server, &format!("one-down-{i}-steady-{k}")), 201, "replica {i} keeps serving");
+        }
+    }
+
+    // All down: 503/504 and not ready, on both.
+    etcd.stop(1);
+    etcd.stop(2);
+    for server in [&a, &b] {
+        wait_for("readyz to fail", Duration::from_secs(15), || request(server, "GET", "/readyz", "", b"").0 == 500);
+        let code = create(server, "all-down");
+        assert!(matches!(code, 503 | 504), "{code}");
+    }
+
+    // Back: both serve again within a few seconds, and every acknowledged write is there.
+    for i in 0..3 {
+        etcd.restart(i);
+    }
+    etcd.wait_healthy();
+    for server in [&a, &b] {
+        wait_for("readyz to recover", Duration::from_secs(20), || request(server, "GET", "/readyz", "", b"").0 == 200);
+    }
+    assert_eq!(create(&b, "after"), 201);
+    let (code, body) = request(&a, "GET", cms, "", b"");
+    assert_eq!(code, 200);
+    let list: Value = serde_json::from_str(&body).unwrap();
+    let names: std::collections::BTreeSet<&str> =
+        list["items"].as_array().unwrap().iter().map(|i| i["metadata"]["name"].as_str().unwrap()).collect();
+    for name in &acknowledged {
+        assert!(names.contains(name.as_str()), "acknowledged {name} is lost");
+    }
+}
+
+/// Events live `--event-ttl` after their last write: an etcd lease, as upstream.
+#[test]
+fn events_expire_with_their_lease() {
+    let dir = tempfile::tempdir().unwrap();
+    let etcd = Etcd::start(dir.path());
+    let server = start_with(&dir.path().join("kapi"), &["--etcd-servers", &etcd.endpoints(), "--event-ttl", "2s"]);
+    server.wait_ready();
+    let event = json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e1"},
+                       "involvedObject": {"kind": "Pod", "name": "p", "namespace": "default"},
+                       "reason": "Tested", "message": "m", "type": "Normal"});
+    let events = "/api/v1/namespaces/default/events";
+    let (code, body) = request(&server, "POST", events, "application/json", event.to_string().as_bytes());
+    assert_eq!(code, 201, "{body}");
+    let listing = String::from_utf8(etcd.etcdctl(&["get", "/registry/events/default/e1", "-w", "json"])).unwrap();
+    let listing: Value = serde_json::from_str(&listing).unwrap();
+    assert!(listing["kvs"][0]["lease"].as_i64().is_some_and(|l| l != 0), "the event has a lease: {listing}");
+    // Other objects have none.
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "kept"}});
+    assert_eq!(request(&server, "POST", "/api/v1/namespaces/default/configmaps", "application/json", cm.to_string().as_bytes()).0, 201);
+    let listing = String::from_utf8(etcd.etcdctl(&["get", "/registry/configmaps/default/kept", "-w", "json"])).unwrap();
+    let listing: Value = serde_json::from_str(&listing).unwrap();
+    assert!(listing["kvs"][0].get("lease").is_none_or(|l| l == 0), "{listing}");
+    wait_for("the event to expire", Duration::from_secs(15), || {
+        request(&server, "GET", &format!("{events}/e1"), "", b"").0 == 404
+    });
+    assert_eq!(request(&server, "GET", "/api/v1/namespaces/default/configmaps/kept", "", b"").0, 200);
+}

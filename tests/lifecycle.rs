@@ -1,0 +1,196 @@
+//! Object lifecycle beyond create/update, end to end against a started server: namespace
+//! termination (Terminating phase, NamespaceLifecycle, the in-process finalizer), delete
+//! answers and options, deletecollection, pod binding and eviction.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{request, start};
+use serde_json::{Value, json};
+
+const JSON: &str = "application/json";
+
+fn call(server: &common::Server, method: &str, path: &str, body: Value) -> (u16, Value) {
+    let bytes = if body.is_null() { Vec::new() } else { body.to_string().into_bytes() };
+    let (code, text) = request(server, method, path, JSON, &bytes);
+    (code, serde_json::from_str(&text).unwrap_or_else(|_| json!({ "raw": text })))
+}
+
+fn namespace(name: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+}
+
+fn configmap(name: &str, labels: Value) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "labels": labels}, "data": {"k": "v"}})
+}
+
+fn pod(name: &str, labels: Value) -> Value {
+    json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": labels},
+           "spec": {"containers": [{"name": "c", "image": "nginx:1.27"}]}})
+}
+
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(start.elapsed() < Duration::from_secs(20), "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn namespace_terminates_then_disappears_with_its_contents() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    server.wait_ready();
+    assert_eq!(call(&server, "POST", "/api/v1/namespaces", namespace("doomed")).0, 201);
+    let cms = "/api/v1/namespaces/doomed/configmaps";
+    assert_eq!(call(&server, "POST", cms, configmap("plain", json!({}))).0, 201);
+    // One object holds on with a finalizer: the namespace waits for it.
+    let mut held = configmap("held", json!({}));
+    held["metadata"]["finalizers"] = json!(["example.com/hold"]);
+    assert_eq!(call(&server, "POST", cms, held).0, 201);
+
+    let (code, body) = call(&server, "DELETE", "/api/v1/namespaces/doomed", Value::Null);
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(body["status"]["phase"], "Terminating", "{body}");
+    assert!(body["metadata"]["deletionTimestamp"].is_string(), "{body}");
+
+    // NamespaceLifecycle: nothing new in a terminating namespace.
+    let (code, body) = call(&server, "POST", cms, configmap("late", json!({})));
+    assert_eq!(code, 403, "{body}");
+    assert_eq!(
+        body["message"],
+        r#"configmaps "late" is forbidden: unable to create new content in namespace doomed because it is being terminated"#
+    );
+    // A second delete while it terminates: upstream's 409.
+    let (code, body) = call(&server, "DELETE", "/api/v1/namespaces/doomed", Value::Null);
+    assert_eq!(code, 409, "{body}");
+    assert!(body["message"].as_str().unwrap().contains("The system is ensuring all content is removed"), "{body}");
+
+    // The plain object goes; the held one is marked and keeps the namespace.
+    wait_until("plain configmap deleted", || call(&server, "GET", &format!("{cms}/plain"), Value::Null).0 == 404);
+    let (_, held) = call(&server, "GET", &format!("{cms}/held"), Value::Null);
+    assert!(held["metadata"]["deletionTimestamp"].is_string(), "{held}");
+    assert_eq!(call(&server, "GET", "/api/v1/namespaces/doomed", Value::Null).0, 200);
+
+    // Its finalizer removed, everything goes.
+    let patch = br#"{"metadata":{"finalizers":null}}"#;
+    let (code, text) = request(&server, "PATCH", &format!("{cms}/held"), "application/merge-patch+json", patch);
+    assert_eq!(code, 200, "{text}");
+    wait_until("namespace deleted", || call(&server, "GET", "/api/v1/namespaces/doomed", Value::Null).0 == 404);
+
+    // System namespaces stay.
+    let (code, body) = call(&server, "DELETE", "/api/v1/namespaces/kube-system", Value::Null);
+    assert_eq!(code, 403, "{body}");
+    assert_eq!(body["message"], r#"namespaces "kube-system" is forbidden: this namespace may not be deleted"#);
+}
+
+#[test]
+fn finalize_subresource_replaces_only_spec_finalizers() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    server.wait_ready();
+    assert_eq!(call(&server, "POST", "/api/v1/namespaces", namespace("fin")).0, 201);
+    let mut body = namespace("fin");
+    body["spec"] = json!({"finalizers": ["kubernetes", "example.com/extra"]});
+    body["metadata"]["labels"] = json!({"ignored": "yes"});
+    let (code, ns) = call(&server, "PUT", "/api/v1/namespaces/fin/finalize", body);
+    assert_eq!(code, 200, "{ns}");
+    assert_eq!(ns["spec"]["finalizers"], json!(["kubernetes", "example.com/extra"]));
+    assert!(ns["metadata"]["labels"].get("ignored").is_none(), "{ns}");
+}
+
+#[test]
+fn deletes_answer_as_upstream_and_collections_delete_by_selector() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    server.wait_ready();
+    let cms = "/api/v1/namespaces/default/configmaps";
+    for (name, tier) in [("a", "web"), ("b", "web"), ("c", "db")] {
+        assert_eq!(call(&server, "POST", cms, configmap(name, json!({"tier": tier}))).0, 201);
+    }
+    // A ConfigMap's store answers a delete with a Status naming it; a pod's with the pod.
+    let (code, body) = call(&server, "DELETE", &format!("{cms}/c"), Value::Null);
+    assert_eq!(code, 200);
+    assert_eq!(body["kind"], "Status", "{body}");
+    assert_eq!(body["status"], "Success");
+    assert_eq!(body["details"]["name"], "c");
+    assert_eq!(body["details"]["kind"], "configmaps");
+    assert!(body["details"].get("group").is_none(), "{body}");
+
+    // Bad DeleteOptions: 422 from upstream's validation.
+    let (code, body) = call(&server, "DELETE", &format!("{cms}/a"), json!({"propagationPolicy": "Sometimes"}));
+    assert_eq!(code, 422, "{body}");
+    assert!(body["message"].as_str().unwrap().contains("Unsupported value: \"Sometimes\""), "{body}");
+    // Valid policies are accepted.
+    let (code, body) = call(&server, "DELETE", &format!("{cms}/a?propagationPolicy=Foreground"), Value::Null);
+    assert_eq!(code, 200, "{body}");
+
+    assert_eq!(call(&server, "POST", cms, configmap("a", json!({"tier": "web"}))).0, 201);
+    assert_eq!(call(&server, "POST", cms, configmap("d", json!({"tier": "db"}))).0, 201);
+    let (code, body) = call(&server, "DELETE", &format!("{cms}?labelSelector=tier%3Dweb"), Value::Null);
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(body["kind"], "ConfigMapList");
+    let mut deleted: Vec<&str> = body["items"].as_array().unwrap().iter().map(|i| i["metadata"]["name"].as_str().unwrap()).collect();
+    deleted.sort();
+    assert_eq!(deleted, ["a", "b"]);
+    let (_, list) = call(&server, "GET", cms, Value::Null);
+    let left: Vec<&str> = list["items"].as_array().unwrap().iter().map(|i| i["metadata"]["name"].as_str().unwrap()).collect();
+    assert_eq!(left, ["d"]);
+}
+
+#[test]
+fn pods_bind_once_and_evict_under_their_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    server.wait_ready();
+    let pods = "/api/v1/namespaces/default/pods";
+    assert_eq!(call(&server, "POST", pods, pod("p1", json!({"app": "x"}))).0, 201);
+    let binding = |pod: &str, node: &str| {
+        json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": pod}, "target": {"kind": "Node", "name": node}})
+    };
+    let (code, body) = call(&server, "POST", &format!("{pods}/p1/binding"), binding("p1", "node-1"));
+    assert_eq!(code, 201, "{body}");
+    assert_eq!(body["status"], "Success");
+    let (_, p1) = call(&server, "GET", &format!("{pods}/p1"), Value::Null);
+    assert_eq!(p1["spec"]["nodeName"], "node-1");
+    assert_eq!(p1["status"]["conditions"][0]["type"], "PodScheduled");
+    let (code, body) = call(&server, "POST", &format!("{pods}/p1/binding"), binding("p1", "node-2"));
+    assert_eq!(code, 409, "{body}");
+    assert!(body["message"].as_str().unwrap().contains(r#"pod p1 is already assigned to node "node-1""#), "{body}");
+    // The legacy collection names the pod in the body.
+    assert_eq!(call(&server, "POST", pods, pod("p2", json!({"app": "x"}))).0, 201);
+    let (code, body) = call(&server, "POST", "/api/v1/namespaces/default/bindings", binding("p2", "node-1"));
+    assert_eq!(code, 201, "{body}");
+    let (code, body) = call(&server, "POST", &format!("{pods}/p1/binding"), binding("other", "node-1"));
+    assert_eq!(code, 400, "{body}");
+
+    // A running pod covered by a budget that allows no disruption cannot be evicted.
+    let status = br#"{"status":{"phase":"Running"}}"#;
+    let (code, text) = request(&server, "PATCH", &format!("{pods}/p1/status"), "application/merge-patch+json", status);
+    assert_eq!(code, 200, "{text}");
+    let pdb = json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "budget"},
+                     "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "x"}}}});
+    let pdbs = "/apis/policy/v1/namespaces/default/poddisruptionbudgets";
+    assert_eq!(call(&server, "POST", pdbs, pdb).0, 201);
+    let eviction = |pod: &str| json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": pod}});
+    let (code, body) = call(&server, "POST", &format!("{pods}/p1/eviction"), eviction("p1"));
+    assert_eq!(code, 429, "{body}");
+    assert_eq!(body["message"], "Cannot evict pod as it would violate the pod's disruption budget.");
+    assert_eq!(body["details"]["causes"][0]["reason"], "DisruptionBudget", "{body}");
+    // A pending pod ignores the budget.
+    let (code, body) = call(&server, "POST", &format!("{pods}/p2/eviction"), eviction("p2"));
+    assert_eq!(code, 201, "{body}");
+    assert_eq!(call(&server, "GET", &format!("{pods}/p2"), Value::Null).0, 404);
+    // Once the budget allows one disruption, the eviction goes through and is recorded.
+    let allow = br#"{"status":{"observedGeneration":1,"disruptionsAllowed":1,"currentHealthy":2,"desiredHealthy":1,"expectedPods":2}}"#;
+    let (code, text) = request(&server, "PATCH", &format!("{pdbs}/budget/status"), "application/merge-patch+json", allow);
+    assert_eq!(code, 200, "{text}");
+    let (code, body) = call(&server, "POST", &format!("{pods}/p1/eviction"), eviction("p1"));
+    assert_eq!(code, 201, "{body}");
+    assert_eq!(call(&server, "GET", &format!("{pods}/p1"), Value::Null).0, 404);
+    let (_, budget) = call(&server, "GET", &format!("{pdbs}/budget"), Value::Null);
+    assert_eq!(budget["status"]["disruptionsAllowed"], 0, "{budget}");
+    assert!(budget["status"]["disruptedPods"]["p1"].is_string(), "{budget}");
+}
