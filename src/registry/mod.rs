@@ -126,6 +126,29 @@ pub fn storage_ttl(group: &str, resource: &str, event_ttl: std::time::Duration) 
     }
 }
 
+/// Where a resource's objects live under `/registry` (upstream's storage factory): the plural
+/// name, except the prefixes compiled into kube-apiserver (`SpecialDefaultResourcePrefixes`)
+/// and the groups whose servers key by group (apiextensions-apiserver, kube-aggregator).
+/// Resources served by two groups (core and `events.k8s.io` Events) share a prefix.
+pub fn storage_prefix(group: &str, resource: &str) -> std::borrow::Cow<'static, str> {
+    use std::borrow::Cow;
+    match (group, resource) {
+        ("", "replicationcontrollers") => Cow::Borrowed("controllers"),
+        ("", "endpoints") => Cow::Borrowed("services/endpoints"),
+        ("", "nodes") => Cow::Borrowed("minions"),
+        ("", "services") => Cow::Borrowed("services/specs"),
+        ("networking.k8s.io" | "extensions", "ingresses") => Cow::Borrowed("ingress"),
+        (group, resource) if stored_as_json(group) => Cow::Owned(format!("{group}/{resource}")),
+        (_, resource) => Cow::Owned(resource.to_owned()),
+    }
+}
+
+/// Groups whose objects upstream stores as JSON rather than protobuf (served by
+/// apiextensions-apiserver and kube-aggregator, `specialDefaultMediaTypes`).
+pub fn stored_as_json(group: &str) -> bool {
+    matches!(group, "apiextensions.k8s.io" | "apiregistration.k8s.io")
+}
+
 /// Whether the resource has a `status` subresource: then its main resource ignores status
 /// changes and its status subresource ignores everything else (upstream's status strategies).
 pub fn has_status_subresource(group: &str, resource: &str) -> bool {

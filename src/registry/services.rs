@@ -215,7 +215,7 @@ pub async fn admit(
 ) -> Result<(), Vec<FieldError>> {
     set_defaults(svc);
     let stored = store
-        .list("/registry/services/", crate::storage::ListOptions::default())
+        .list(&crate::server::rest::key("", "services", None, None), crate::storage::ListOptions::default())
         .await
         .map_err(|e| vec![FieldError::internal("spec.clusterIPs", e)])?;
     let mut services = Vec::with_capacity(stored.kvs.len());

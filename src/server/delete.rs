@@ -43,7 +43,7 @@ pub async fn delete(
     if let Some(reason) = crate::registry::undeletable(t.group, t.resource, name) {
         return Err(ApiError::forbidden(group_resource(t), name, reason));
     }
-    let outcome = delete_one(store, call, &key(t.resource, namespace, Some(name)), name, &options).await?;
+    let outcome = delete_one(store, call, &key(t.group, t.resource, namespace, Some(name)), name, &options).await?;
     Ok(deleted_response(call, outcome, &options))
 }
 
@@ -60,7 +60,7 @@ pub async fn delete_collection(
     let call = &ResourceCall { dry_run, body: Bytes::new(), ..*call };
     let opts = list_options(call)?;
     let filter = object_filter(t, &opts);
-    let prefix = key(t.resource, namespace, None);
+    let prefix = key(t.group, t.resource, namespace, None);
     let listed = store.list(&prefix, ListOptions::default()).await.map_err(|e| storage_error(e, call))?;
     let mut items = Vec::new();
     for kv in &listed.kvs {
@@ -169,7 +169,7 @@ pub async fn delete_one(
             if let Some(meta) = marked["metadata"].as_object_mut() {
                 meta.remove("resourceVersion");
             }
-            let stored = super::objects::encode(&kind, kapi_apimachinery::codec::Format::Protobuf, &marked)
+            let stored = super::objects::encode_stored(&kind, &marked)
                 .map_err(ApiError::internal)?;
             match write_update(store, call, k, stored.into(), current.mod_revision).await {
                 Ok(kv) => {
