@@ -68,6 +68,25 @@ pub fn deletion_flow(group: &str, resource: &str, object: &serde_json::Value) ->
     }
 }
 
+/// The grace period of a delete for resources deleted gracefully (upstream's
+/// `CheckGracefulDelete`), `None` for the others: a pod not scheduled or already finished goes
+/// at once; otherwise the request's `gracePeriodSeconds`, else the pod's
+/// `terminationGracePeriodSeconds` (default 30). The kubelet ends the grace period by deleting
+/// with 0; without one, `kubectl delete --force --grace-period=0` does.
+pub fn grace_period(group: &str, resource: &str, object: &serde_json::Value, requested: Option<i64>) -> Option<i64> {
+    match (group, resource) {
+        ("", "pods") => {
+            let unscheduled = object["spec"]["nodeName"].as_str().is_none_or(str::is_empty);
+            let finished = matches!(object["status"]["phase"].as_str(), Some("Succeeded" | "Failed"));
+            if unscheduled || finished {
+                return Some(0);
+            }
+            Some(requested.unwrap_or_else(|| object["spec"]["terminationGracePeriodSeconds"].as_i64().unwrap_or(30)).max(0))
+        }
+        _ => None,
+    }
+}
+
 /// What changes on an object when it is marked for deletion besides `deletionTimestamp`: a
 /// namespace enters the `Terminating` phase.
 pub fn mark_deleting(group: &str, resource: &str, object: &mut serde_json::Value) {

@@ -133,8 +133,10 @@ pub(super) async fn commit_update(
     stored: Bytes,
     expected: crate::storage::Revision,
 ) -> Result<KeyValue, StorageError> {
+    // Upstream's `ShouldDeleteDuringUpdate`: marked, no finalizer left, no grace period running.
     let finalized = value["metadata"]["deletionTimestamp"].is_string()
-        && value["metadata"]["finalizers"].as_array().is_none_or(Vec::is_empty);
+        && value["metadata"]["finalizers"].as_array().is_none_or(Vec::is_empty)
+        && value["metadata"]["deletionGracePeriodSeconds"].as_i64().unwrap_or(0) == 0;
     if !finalized {
         return write_update(store, call, key, stored, expected).await;
     }
