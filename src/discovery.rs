@@ -96,6 +96,71 @@ impl EnabledGroupVersions {
         Self { enabled: GROUP_VERSIONS.iter().map(|gv| gv.served).collect() }
     }
 
+    /// kube-apiserver's `--runtime-config` over the default set: `api/all`, then `api/ga`,
+    /// `api/beta`, `api/alpha` (by the version's maturity), then single group-versions
+    /// (`apps/v1`, `v1` or `api/v1` for the core group), whatever their order in the flag; a
+    /// key without `=value` means `true`. An unknown key or group-version is an error.
+    pub fn from_runtime_config(entries: &[String]) -> Result<Self, String> {
+        let mut enabled = Self::defaults();
+        let mut parsed = Vec::new();
+        for entry in entries.iter().map(|e| e.trim()).filter(|e| !e.is_empty()) {
+            let (key, value) = entry.split_once('=').unwrap_or((entry, "true"));
+            let on = match value {
+                "true" | "" => true,
+                "false" => false,
+                other => return Err(format!("invalid value {other:?} for {key}: must be true or false")),
+            };
+            parsed.push((key, on));
+        }
+        let maturity = |version: &str| {
+            if version.contains("alpha") {
+                "api/alpha"
+            } else if version.contains("beta") {
+                "api/beta"
+            } else {
+                "api/ga"
+            }
+        };
+        for pass in 0..3 {
+            for &(key, on) in &parsed {
+                match (pass, key) {
+                    (0, "api/all") => {
+                        for (i, gv) in GROUP_VERSIONS.iter().enumerate() {
+                            enabled.enabled[i] = gv.served && on;
+                        }
+                    }
+                    (1, "api/ga" | "api/beta" | "api/alpha") => {
+                        for (i, gv) in GROUP_VERSIONS.iter().enumerate() {
+                            if gv.served && maturity(gv.version) == key {
+                                enabled.enabled[i] = on;
+                            }
+                        }
+                    }
+                    (2, key) if !matches!(key, "api/all" | "api/ga" | "api/beta" | "api/alpha") => {
+                        let key = key.strip_prefix("api/").unwrap_or(key);
+                        let (group, version) = key.split_once('/').unwrap_or(("", key));
+                        if !enabled.set(group, version, on) {
+                            return Err(format!("unknown api group-version {key:?} (not served by this version of the API)"));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Ok(enabled)
+    }
+
+    /// Whether an `/openapi/v3` document path (`api/v1`, `apis/apps/v1`) belongs to an enabled
+    /// group-version; paths of no group-version (`version`, `.well-known/...`) always do.
+    pub fn serves_openapi_path(&self, path: &str) -> bool {
+        let parts: Vec<&str> = path.split('/').collect();
+        match parts.as_slice() {
+            ["api", version] => self.is_enabled("", version),
+            ["apis", group, version] => self.is_enabled(group, version),
+            _ => true,
+        }
+    }
+
     pub fn is_enabled(&self, group: &str, version: &str) -> bool {
         GROUP_VERSIONS.iter().position(|gv| gv.group == group && gv.version == version).is_some_and(|i| self.enabled[i])
     }
@@ -667,6 +732,19 @@ mod tests {
         assert!(aggregated_apis(&e).items.iter().all(|g| g.metadata.as_ref().unwrap().name.as_deref() != Some("apps")));
         assert!(api_group_list(&EnabledGroupVersions::none()).groups.is_empty());
         assert!(EnabledGroupVersions::all().is_enabled("internal.apiserver.k8s.io", "v1alpha1"));
+        let rc = |entries: &[&str]| EnabledGroupVersions::from_runtime_config(&entries.iter().map(|e| e.to_string()).collect::<Vec<_>>());
+        let defaults = rc(&[]).unwrap();
+        assert!(defaults.is_enabled("apps", "v1") && !defaults.is_enabled("resource.k8s.io", "v1alpha3"));
+        let all = rc(&["api/all=true"]).unwrap();
+        assert!(all.is_enabled("internal.apiserver.k8s.io", "v1alpha1") && all.is_enabled("apps", "v1"));
+        // Specific entries win over api/all whatever their order.
+        let some = rc(&["batch/v1=false", "api/all=true", "v1"]).unwrap();
+        assert!(!some.is_enabled("batch", "v1") && some.is_enabled("", "v1"));
+        let no_beta = rc(&["api/beta=false"]).unwrap();
+        assert!(no_beta.is_enabled("apps", "v1"));
+        assert!(rc(&["nope.example.com/v1=true"]).is_err());
+        assert!(rc(&["apps/v1=maybe"]).is_err());
+        assert!(!some.serves_openapi_path("apis/batch/v1") && some.serves_openapi_path("api/v1") && some.serves_openapi_path("version"));
     }
 
     #[test]

@@ -25,11 +25,15 @@ pub struct Served {
     pub etag: String,
 }
 
-/// The `/openapi/v2` document, built on first use.
-pub fn document() -> &'static Served {
+/// The `/openapi/v2` document of the enabled group-versions, built on first use (a process
+/// serves one set of group-versions, fixed at start by `--runtime-config`).
+pub fn document(enabled: &crate::discovery::EnabledGroupVersions) -> &'static Served {
     static DOC: OnceLock<Served> = OnceLock::new();
     DOC.get_or_init(|| {
-        let docs = kapi_api::openapi::V3_DOCUMENTS.iter().filter_map(|(_, _, text)| serde_json::from_str::<Value>(text).ok());
+        let docs = kapi_api::openapi::V3_DOCUMENTS
+            .iter()
+            .filter(|(path, _, _)| enabled.serves_openapi_path(path))
+            .filter_map(|(_, _, text)| serde_json::from_str::<Value>(text).ok());
         let json = serde_json::to_vec(&swagger(docs)).unwrap_or_default();
         let etag = etag(&json);
         Served { bytes: json, etag }
@@ -265,10 +269,10 @@ pub const PROTOBUF_MEDIA_TYPES: [&str; 2] =
 /// The `/openapi/v2` document as gnostic's `openapi.v2.Document` (what client-go's
 /// `OpenAPISchema()` asks for, and `kubectl explain --output=plaintext-openapiv2` reads), built on
 /// first use from [`document`].
-pub fn document_protobuf() -> &'static Served {
+pub fn document_protobuf(enabled: &crate::discovery::EnabledGroupVersions) -> &'static Served {
     static DOC: OnceLock<Served> = OnceLock::new();
     DOC.get_or_init(|| {
-        let value: Value = serde_json::from_slice(&document().bytes).unwrap_or(Value::Null);
+        let value: Value = serde_json::from_slice(&document(enabled).bytes).unwrap_or(Value::Null);
         let bytes = to_protobuf(&value);
         let etag = etag(&bytes);
         Served { bytes, etag }

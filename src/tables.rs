@@ -6,9 +6,8 @@
 //! the `includeObject` query parameter says. This module is that conversion, without I/O, over
 //! objects as the API serves them (`serde_json::Value`):
 //!
-//! - [`negotiate_table`] / [`wants_table`]: upstream's media type negotiation
-//!   (`endpoints/handlers/negotiation`), reduced to "is this a request for a Table, of which
-//!   version, encoded how".
+//! - [`parse_accept`]: `Accept` clauses ordered as `goautoneg` orders them (negotiation itself,
+//!   Table or not, is `crate::negotiation`'s).
 //! - [`IncludeObject`]: the `includeObject` parameter with upstream's validation message.
 //! - [`to_table`] / [`build_table`]: the conversion. Resources kube-apiserver prints with
 //!   `pkg/printers/internalversion` get those columns and cells (the server always asks the
@@ -81,13 +80,6 @@ pub struct TableRequest {
     pub media_type: TableMediaType,
 }
 
-/// The media types a resource endpoint serves, in upstream's order.
-const SERVED_MEDIA_TYPES: [(&str, &str); 3] = [
-    ("application", "json"),
-    ("application", "yaml"),
-    ("application", "vnd.kubernetes.protobuf"),
-];
-
 /// One clause of an `Accept` header, as `goautoneg` parses it.
 pub(crate) struct AcceptClause<'a> {
     pub(crate) kind: &'a str,
@@ -152,82 +144,6 @@ pub(crate) fn parse_accept(header: &str) -> Vec<AcceptClause<'_>> {
     clauses
 }
 
-/// Upstream's negotiation for a resource endpoint (`NegotiateMediaTypeOptions` with the request
-/// scope's restrictions), answering whether the chosen media type converts to a `Table`.
-///
-/// The first clause (by `q` and specificity, then order) that matches a served media type and
-/// whose parameters the endpoint allows wins: `as=Table;g=meta.k8s.io;v=v1|v1beta1` is allowed
-/// for JSON and YAML; `as=PartialObjectMetadata[List]` is allowed too (and is not a `Table`);
-/// any other conversion, or `stream` other than `watch` (or on YAML), skips the clause. Without a
-/// winner the endpoint answers plain JSON, so `None`.
-pub fn negotiate_table(accept: &str) -> Option<TableRequest> {
-    if accept.is_empty() {
-        return None;
-    }
-    for clause in parse_accept(accept) {
-        for (kind, sub_kind) in SERVED_MEDIA_TYPES {
-            let matches = (clause.kind == kind
-                && (clause.sub_kind == sub_kind || clause.sub_kind == "*"))
-                || (clause.kind == "*" && clause.sub_kind == "*");
-            if !matches {
-                continue;
-            }
-            if let Some(accepted) = accept_clause(&clause, sub_kind) {
-                return accepted;
-            }
-        }
-    }
-    None
-}
-
-/// `acceptMediaTypeOptions` for one served media type: `None` when the clause must be skipped,
-/// `Some(table-or-not)` when it is accepted.
-fn accept_clause(clause: &AcceptClause<'_>, sub_kind: &str) -> Option<Option<TableRequest>> {
-    if let Some(stream) = clause.param("stream")
-        && !stream.is_empty()
-        && (stream != "watch" || sub_kind == "yaml")
-    {
-        return None;
-    }
-    if let Some(sv) = clause.param("sv")
-        && !sv.is_empty()
-        && sv != "v1"
-    {
-        return None;
-    }
-    let (kind, group, version) = (clause.param("as"), clause.param("g"), clause.param("v"));
-    if kind.is_none() && group.is_none() && version.is_none() {
-        return Some(None);
-    }
-    if group != Some("meta.k8s.io") {
-        return None;
-    }
-    let version = match version {
-        Some("v1") => TableVersion::V1,
-        Some("v1beta1") => TableVersion::V1Beta1,
-        _ => return None,
-    };
-    match kind {
-        Some("Table") => {
-            let media_type = match sub_kind {
-                "json" => TableMediaType::Json,
-                "yaml" => TableMediaType::Yaml,
-                _ => return None,
-            };
-            Some(Some(TableRequest {
-                version,
-                media_type,
-            }))
-        }
-        Some("PartialObjectMetadata" | "PartialObjectMetadataList") => Some(None),
-        _ => None,
-    }
-}
-
-/// Whether an `Accept` header asks for a `Table`, and of which version (see [`negotiate_table`]).
-pub fn wants_table(accept: &str) -> Option<TableVersion> {
-    negotiate_table(accept).map(|request| request.version)
-}
 
 // ---------------------------------------------------------------------------------------------
 // includeObject
@@ -3014,9 +2930,8 @@ mod tests {
             ),
         ];
         for (accept, want) in cases {
-            let got = negotiate_table(accept).map(|r| (r.version, r.media_type));
+            let got = crate::negotiation::negotiate(Some(accept)).and_then(|n| n.table()).map(|r| (r.version, r.media_type));
             assert_eq!(got, *want, "{accept}");
-            assert_eq!(wants_table(accept), want.map(|(v, _)| v), "{accept}");
         }
         assert_eq!(
             json.map(TableMediaType::content_type),

@@ -1,6 +1,8 @@
 //! Discovery and errors as a client sees them: kubectl's negotiation, the documents decoded back
 //! from every wire form, and error bodies read back as `Status`.
 
+mod common;
+
 use kapi::discovery::{self, EnabledGroupVersions};
 use kapi::request_info;
 use kapi::status::{ApiError, GroupResource};
@@ -84,4 +86,38 @@ fn errors_read_back_as_status() {
         assert_eq!(status.message.as_deref(), Some("deployments.apps \"web\" not found"));
         assert_eq!(status.code, Some(404));
     }
+}
+
+/// `--runtime-config` changes what is served, and discovery, OpenAPI and routing agree.
+#[test]
+fn runtime_config_selects_the_served_group_versions() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = common::start_with(dir.path(), &["--runtime-config", "api/all=true,batch/v1=false"]);
+    server.wait_ready();
+    let get = |path: &str| common::request(&server, "GET", path, "", b"");
+    // A beta group-version upstream leaves off is on with api/all.
+    assert_eq!(get("/apis/certificates.k8s.io/v1beta1").0, 200);
+    assert_eq!(get("/apis/admissionregistration.k8s.io/v1alpha1/mutatingadmissionpolicies").0, 200);
+    // The one switched off is gone everywhere.
+    assert_eq!(get("/apis/batch/v1/namespaces/default/jobs").0, 404);
+    let (_, groups) = get("/apis");
+    let groups: serde_json::Value = serde_json::from_str(&groups).unwrap();
+    // batch serves only v1: the group is gone.
+    assert!(groups["groups"].as_array().unwrap().iter().all(|g| g["name"] != "batch"), "{groups}");
+    assert!(groups["groups"].as_array().unwrap().iter().any(|g| g["name"] == "certificates.k8s.io"));
+    let (_, index) = get("/openapi/v3");
+    assert!(!index.contains("\"apis/batch/v1\""), "{index}");
+    assert!(index.contains("\"apis/certificates.k8s.io/v1beta1\""));
+    assert_eq!(get("/openapi/v3/apis/batch/v1").0, 404);
+    drop(server);
+
+    // An unknown group-version is refused at start.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kapi"))
+        .args(["serve", "--secure-port", "0", "--data-dir"])
+        .arg(dir.path().join("bad"))
+        .args(["--runtime-config", "nope.example.com/v1=true"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nope.example.com/v1"), "{}", String::from_utf8_lossy(&out.stderr));
 }

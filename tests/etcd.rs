@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use common::etcd::Etcd;
 use common::{request, start_with};
 use kapi::storage::etcd::{EtcdConfig, EtcdStore};
-use kapi::storage::{Storage, conformance};
+use kapi::storage::conformance;
 use serde_json::{Value, json};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -52,6 +52,27 @@ fn values_are_upstreams_both_ways() {
     assert_eq!((kind.api_version(), kind.kind.as_str()), ("apps/v1".to_owned(), "Deployment"));
     assert_eq!(decoded["spec"], created["spec"]);
     assert_eq!(decoded["metadata"]["uid"], created["metadata"]["uid"]);
+
+    // Upstream's exceptions to `/registry/<resource>/`: services, replication controllers,
+    // nodes; and the aggregator's group-keyed JSON values.
+    let svc = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
+                     "spec": {"ports": [{"port": 80}], "selector": {"app": "web"}}});
+    assert_eq!(request(&server, "POST", "/api/v1/namespaces/default/services", "application/json", svc.to_string().as_bytes()).0, 201);
+    let node = json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}});
+    assert_eq!(request(&server, "POST", "/api/v1/nodes", "application/json", node.to_string().as_bytes()).0, 201);
+    let apiservice = json!({"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": {"name": "v1.example.com"},
+                            "spec": {"group": "example.com", "version": "v1", "groupPriorityMinimum": 100, "versionPriority": 10}});
+    let (code, body) = request(&server, "POST", "/apis/apiregistration.k8s.io/v1/apiservices", "application/json", apiservice.to_string().as_bytes());
+    assert_eq!(code, 201, "{body}");
+    let keys = String::from_utf8(etcd.etcdctl(&["get", "--prefix", "--keys-only", "/registry/"])).unwrap();
+    for key in ["/registry/services/specs/default/web", "/registry/minions/n1", "/registry/apiregistration.k8s.io/apiservices/v1.example.com"] {
+        assert!(keys.lines().any(|l| l == key), "{key} missing from {keys}");
+    }
+    let stored = etcd.etcdctl(&["get", "--print-value-only", "/registry/apiregistration.k8s.io/apiservices/v1.example.com"]);
+    let stored: Value = serde_json::from_slice(&stored).expect("aggregator objects are stored as JSON");
+    assert_eq!(stored["kind"], "APIService");
+    let (code, body) = request(&server, "GET", "/apis/apiregistration.k8s.io/v1/apiservices/v1.example.com", "", b"");
+    assert_eq!(code, 200, "{body}");
 
     // A value written the way kube-apiserver writes it (upstream's own protobuf fixture) is
     // served by kapi.

@@ -179,17 +179,31 @@ fn pods_bind_once_and_evict_under_their_budget() {
     assert_eq!(code, 429, "{body}");
     assert_eq!(body["message"], "Cannot evict pod as it would violate the pod's disruption budget.");
     assert_eq!(body["details"]["causes"][0]["reason"], "DisruptionBudget", "{body}");
-    // A pending pod ignores the budget.
+    // A pending pod ignores the budget (bound to a node, it is deleted gracefully: marked).
     let (code, body) = call(&server, "POST", &format!("{pods}/p2/eviction"), eviction("p2"));
     assert_eq!(code, 201, "{body}");
-    assert_eq!(call(&server, "GET", &format!("{pods}/p2"), Value::Null).0, 404);
+    let (_, p2) = call(&server, "GET", &format!("{pods}/p2"), Value::Null);
+    assert!(p2["metadata"]["deletionTimestamp"].is_string(), "{p2}");
+    // An unscheduled pod goes at once.
+    assert_eq!(call(&server, "POST", pods, pod("p3", json!({"app": "x"}))).0, 201);
+    let (code, body) = call(&server, "POST", &format!("{pods}/p3/eviction"), eviction("p3"));
+    assert_eq!(code, 201, "{body}");
+    assert_eq!(call(&server, "GET", &format!("{pods}/p3"), Value::Null).0, 404);
     // Once the budget allows one disruption, the eviction goes through and is recorded.
     let allow = br#"{"status":{"observedGeneration":1,"disruptionsAllowed":1,"currentHealthy":2,"desiredHealthy":1,"expectedPods":2}}"#;
     let (code, text) = request(&server, "PATCH", &format!("{pdbs}/budget/status"), "application/merge-patch+json", allow);
     assert_eq!(code, 200, "{text}");
     let (code, body) = call(&server, "POST", &format!("{pods}/p1/eviction"), eviction("p1"));
     assert_eq!(code, 201, "{body}");
-    assert_eq!(call(&server, "GET", &format!("{pods}/p1"), Value::Null).0, 404);
+    // A scheduled pod is deleted gracefully: marked for its grace period (no kubelet finishes
+    // it here), until a delete with a zero grace period.
+    let (_, evicted) = call(&server, "GET", &format!("{pods}/p1"), Value::Null);
+    assert!(evicted["metadata"]["deletionTimestamp"].is_string(), "{evicted}");
+    assert_eq!(evicted["metadata"]["deletionGracePeriodSeconds"], 30, "{evicted}");
+    let (code, body) = call(&server, "DELETE", &format!("{pods}/p1"), json!({"gracePeriodSeconds": 0}));
+    assert_eq!(code, 200, "{body}");
+    let (code, body) = call(&server, "GET", &format!("{pods}/p1"), Value::Null);
+    assert_eq!(code, 404, "{body}");
     let (_, budget) = call(&server, "GET", &format!("{pdbs}/budget"), Value::Null);
     assert_eq!(budget["status"]["disruptionsAllowed"], 0, "{budget}");
     assert!(budget["status"]["disruptedPods"]["p1"].is_string(), "{budget}");

@@ -17,7 +17,6 @@ use tracing::warn;
 
 use crate::server::objects;
 use crate::storage::{KeyValue, ListOptions, Storage, StorageError};
-use kapi_apimachinery::codec::Format;
 
 /// The finalizer in `spec.finalizers` this controller is responsible for.
 const FINALIZER: &str = "kubernetes";
@@ -94,7 +93,7 @@ async fn finalize(store: &dyn Storage, kv: &KeyValue, ns: &Value) -> Result<bool
             meta.remove("resourceVersion");
         }
         let kind = objects::Kind { group: String::new(), version: "v1".into(), kind: "Namespace".into() };
-        let stored = objects::encode(&kind, Format::Protobuf, &finalized).map_err(internal)?;
+        let stored = objects::encode_stored(&kind, &finalized).map_err(internal)?;
         let updated = store.update(&kv.key, stored.into(), kv.mod_revision).await?;
         return delete_if_unfinalized(store, &updated, &finalized).await;
     }
@@ -121,7 +120,7 @@ async fn delete_contents(store: &dyn Storage, name: &str) -> Result<usize, Stora
     let mut prefixes: Vec<String> = kapi_api::scheme::RESOURCES
         .iter()
         .filter(|r| r.namespaced)
-        .map(|r| format!("/registry/{}/{name}/", r.resource))
+        .map(|r| crate::server::rest::key(r.group, r.resource, Some(name), None))
         .collect();
     prefixes.sort();
     prefixes.dedup();
@@ -140,7 +139,7 @@ async fn delete_contents(store: &dyn Storage, name: &str) -> Result<usize, Stora
                 if let Some(meta) = object["metadata"].as_object_mut() {
                     meta.remove("resourceVersion");
                 }
-                let stored = objects::encode(&kind, Format::Protobuf, &object).map_err(internal)?;
+                let stored = objects::encode_stored(&kind, &object).map_err(internal)?;
                 store.update(&kv.key, stored.into(), kv.mod_revision).await.map(drop)
             } else {
                 store.delete(&kv.key, Some(kv.mod_revision)).await.map(drop)

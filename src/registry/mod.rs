@@ -87,6 +87,25 @@ pub fn deletion_flow(group: &str, resource: &str, object: &serde_json::Value) ->
     }
 }
 
+/// The grace period of a delete for resources deleted gracefully (upstream's
+/// `CheckGracefulDelete`), `None` for the others: a pod not scheduled or already finished goes
+/// at once; otherwise the request's `gracePeriodSeconds`, else the pod's
+/// `terminationGracePeriodSeconds` (default 30). The kubelet ends the grace period by deleting
+/// with 0; without one, `kubectl delete --force --grace-period=0` does.
+pub fn grace_period(group: &str, resource: &str, object: &serde_json::Value, requested: Option<i64>) -> Option<i64> {
+    match (group, resource) {
+        ("", "pods") => {
+            let unscheduled = object["spec"]["nodeName"].as_str().is_none_or(str::is_empty);
+            let finished = matches!(object["status"]["phase"].as_str(), Some("Succeeded" | "Failed"));
+            if unscheduled || finished {
+                return Some(0);
+            }
+            Some(requested.unwrap_or_else(|| object["spec"]["terminationGracePeriodSeconds"].as_i64().unwrap_or(30)).max(0))
+        }
+        _ => None,
+    }
+}
+
 /// What changes on an object when it is marked for deletion besides `deletionTimestamp`: a
 /// namespace enters the `Terminating` phase.
 pub fn mark_deleting(group: &str, resource: &str, object: &mut serde_json::Value) {
@@ -143,6 +162,29 @@ pub fn storage_ttl(group: &str, resource: &str, event_ttl: std::time::Duration) 
         ("" | "events.k8s.io", "events") if !event_ttl.is_zero() => Some(event_ttl),
         _ => None,
     }
+}
+
+/// Where a resource's objects live under `/registry` (upstream's storage factory): the plural
+/// name, except the prefixes compiled into kube-apiserver (`SpecialDefaultResourcePrefixes`)
+/// and the groups whose servers key by group (apiextensions-apiserver, kube-aggregator).
+/// Resources served by two groups (core and `events.k8s.io` Events) share a prefix.
+pub fn storage_prefix(group: &str, resource: &str) -> std::borrow::Cow<'static, str> {
+    use std::borrow::Cow;
+    match (group, resource) {
+        ("", "replicationcontrollers") => Cow::Borrowed("controllers"),
+        ("", "endpoints") => Cow::Borrowed("services/endpoints"),
+        ("", "nodes") => Cow::Borrowed("minions"),
+        ("", "services") => Cow::Borrowed("services/specs"),
+        ("networking.k8s.io" | "extensions", "ingresses") => Cow::Borrowed("ingress"),
+        (group, resource) if stored_as_json(group) => Cow::Owned(format!("{group}/{resource}")),
+        (_, resource) => Cow::Owned(resource.to_owned()),
+    }
+}
+
+/// Groups whose objects upstream stores as JSON rather than protobuf (served by
+/// apiextensions-apiserver and kube-aggregator, `specialDefaultMediaTypes`).
+pub fn stored_as_json(group: &str) -> bool {
+    matches!(group, "apiextensions.k8s.io" | "apiregistration.k8s.io")
 }
 
 /// Whether the resource has a `status` subresource: then its main resource ignores status

@@ -196,7 +196,7 @@ pub async fn admit(
     svc: &mut Value,
 ) -> Result<(), Vec<FieldError>> {
     let stored = store
-        .list("/registry/services/", crate::storage::ListOptions::default())
+        .list(&crate::server::rest::key("", "services", None, None), crate::storage::ListOptions::default())
         .await
         .map_err(|e| vec![FieldError::internal("spec.clusterIPs", e)])?;
     let mut services = Vec::with_capacity(stored.kvs.len());

@@ -43,7 +43,7 @@ pub async fn delete(
     if let Some(reason) = crate::registry::undeletable(t.group, t.resource, name) {
         return Err(ApiError::forbidden(group_resource(t), name, reason));
     }
-    let outcome = delete_one(store, call, &key(t.resource, namespace, Some(name)), name, &options).await?;
+    let outcome = delete_one(store, call, &key(t.group, t.resource, namespace, Some(name)), name, &options).await?;
     Ok(deleted_response(call, outcome, &options))
 }
 
@@ -60,7 +60,7 @@ pub async fn delete_collection(
     let call = &ResourceCall { dry_run, body: Bytes::new(), ..*call };
     let opts = list_options(call)?;
     let filter = object_filter(t, &opts);
-    let prefix = key(t.resource, namespace, None);
+    let prefix = key(t.group, t.resource, namespace, None);
     let listed = store.list(&prefix, ListOptions::default()).await.map_err(|e| storage_error(e, call))?;
     let mut items = Vec::new();
     for kv in &listed.kvs {
@@ -157,20 +157,33 @@ pub async fn delete_one(
         if let (DeletionFlow::AwaitSystem { in_progress }, true) = (&flow, deleting) {
             return Err(ApiError::conflict_because(gr, name, in_progress));
         }
-        if has_finalizers || matches!(flow, DeletionFlow::AwaitSystem { .. }) {
-            if deleting {
-                // Already marked: the finalizers decide when it goes.
-                return Ok(Deleted::Pending(kind, old));
+        // Graceful deletion (pods): the object stays, marked, for its grace period; a later
+        // delete may only shorten it, and a zero period deletes at once.
+        let grace = crate::registry::grace_period(t.group, t.resource, &old, options["gracePeriodSeconds"].as_i64());
+        let pending_grace = old["metadata"]["deletionGracePeriodSeconds"].as_i64().unwrap_or(0);
+        let mark = if deleting {
+            match grace {
+                Some(g) if g < pending_grace => Some(g),
+                _ if has_finalizers || pending_grace > 0 => return Ok(Deleted::Pending(kind, old)),
+                _ => None,
             }
+        } else if has_finalizers || matches!(flow, DeletionFlow::AwaitSystem { .. }) || grace.is_some_and(|g| g > 0) {
+            Some(grace.unwrap_or(0))
+        } else {
+            None
+        };
+        if let Some(period) = mark
+            && (period > 0 || has_finalizers || matches!(flow, DeletionFlow::AwaitSystem { .. }))
+        {
             let mut marked = old.clone();
-            marked["metadata"]["deletionTimestamp"] = json!(chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string());
-            marked["metadata"]["deletionGracePeriodSeconds"] = json!(0);
+            let at = chrono::Utc::now() + chrono::Duration::seconds(period);
+            marked["metadata"]["deletionTimestamp"] = json!(at.format("%Y-%m-%dT%H:%M:%SZ").to_string());
+            marked["metadata"]["deletionGracePeriodSeconds"] = json!(period);
             crate::registry::mark_deleting(t.group, t.resource, &mut marked);
             if let Some(meta) = marked["metadata"].as_object_mut() {
                 meta.remove("resourceVersion");
             }
-            let stored = super::objects::encode(&kind, kapi_apimachinery::codec::Format::Protobuf, &marked)
-                .map_err(ApiError::internal)?;
+            let stored = super::objects::encode_stored(&kind, &marked).map_err(ApiError::internal)?;
             match write_update(store, call, k, stored.into(), current.mod_revision).await {
                 Ok(kv) => {
                     let (kind, value) = read(&kv)?;

@@ -76,6 +76,12 @@ pub struct ServeArgs {
     /// them until deleted).
     #[arg(long, default_value = "1h", value_parser = parse_duration)]
     pub event_ttl: std::time::Duration,
+    /// Group-versions to serve besides or instead of the default set (GA and upstream's
+    /// enabled betas): `api/all=true`, `api/beta=true`, `api/alpha=true`, `api/ga=false`,
+    /// `<group>/<version>=true|false`, `v1=...` for the core group; comma-separated, `=true`
+    /// implied.
+    #[arg(long, value_delimiter = ',')]
+    pub runtime_config: Vec<String>,
     /// etcd client URLs (comma-separated); without them kapi stores state in the embedded
     /// store under the data dir.
     #[arg(long, value_delimiter = ',')]
@@ -121,6 +127,9 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
         .context("--service-cluster-ip-range / --service-node-port-range")?;
     std::fs::create_dir_all(&args.data_dir)
         .with_context(|| format!("creating the data directory {}", args.data_dir.display()))?;
+    let enabled = crate::discovery::EnabledGroupVersions::from_runtime_config(&args.runtime_config)
+        .map_err(anyhow::Error::msg)
+        .context("--runtime-config")?;
     let mut checks = default_checks();
     let store: Arc<dyn Storage> = if args.etcd_servers.is_empty() {
         Arc::new(
@@ -176,7 +185,7 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
         network,
         event_ttl: args.event_ttl,
         checks,
-        enabled: crate::discovery::EnabledGroupVersions::defaults(),
+        enabled,
     });
     match &kubeconfig {
         Some(kubeconfig) => {
@@ -300,8 +309,8 @@ async fn dispatch(
             None => error_response(&ApiError::path_not_found()),
         },
         "version" if rest.trim_end_matches('/').is_empty() => json_response(StatusCode::OK, &version::info()),
-        "openapi" if rest.trim_end_matches('/') == "v2" => openapi_v2(accept, parts),
-        "openapi" => openapi(rest.trim_end_matches('/'), query),
+        "openapi" if rest.trim_end_matches('/') == "v2" => openapi_v2(accept, parts, &state.enabled),
+        "openapi" => openapi(rest.trim_end_matches('/'), query, &state.enabled),
         "metrics" if rest.is_empty() => {
             let mut resp = text_response(200, state.metrics.render());
             resp.headers_mut().insert(
@@ -423,7 +432,7 @@ fn aggregated_response<T: serde::Serialize>(format: Format, value: &T) -> Respon
 /// specificity) naming JSON or one of the two protobuf media types (gnostic's
 /// `openapi.v2.Document`) picks the form; none is an empty 406. The ETag is the form's SHA-512;
 /// `If-None-Match` with it is a 304.
-fn openapi_v2(accept: Option<&str>, parts: &http::request::Parts) -> Response<Body> {
+fn openapi_v2(accept: Option<&str>, parts: &http::request::Parts, enabled: &crate::discovery::EnabledGroupVersions) -> Response<Body> {
     use crate::openapi_v2::{PROTOBUF_MEDIA_TYPES, document, document_protobuf};
     let accept = accept.filter(|a| !a.is_empty()).unwrap_or("*/*");
     let served = [("json", false), (PROTOBUF_MEDIA_TYPES[0], true), (PROTOBUF_MEDIA_TYPES[1], true)];
@@ -435,9 +444,9 @@ fn openapi_v2(accept: Option<&str>, parts: &http::request::Parts) -> Response<Bo
     let mut resp = match chosen {
         Some((_, protobuf)) => {
             let (doc, content_type) = if *protobuf {
-                (document_protobuf(), "application/com.github.proto-openapi.spec.v2.v1.0+protobuf")
+                (document_protobuf(enabled), "application/com.github.proto-openapi.spec.v2.v1.0+protobuf")
             } else {
-                (document(), "application/json")
+                (document(enabled), "application/json")
             };
             let etag = format!("\"{}\"", doc.etag);
             let matches = parts
@@ -476,12 +485,13 @@ fn openapi_v2(accept: Option<&str>, parts: &http::request::Parts) -> Response<Bo
 }
 
 /// `/openapi/v3` (the index kubectl reads first) and `/openapi/v3/<group-version path>`.
-fn openapi(rest: &str, query: &str) -> Response<Body> {
+fn openapi(rest: &str, query: &str, enabled: &crate::discovery::EnabledGroupVersions) -> Response<Body> {
     use kapi_api::openapi::V3_DOCUMENTS;
     match rest {
         "v3" => {
             let paths: serde_json::Map<String, serde_json::Value> = V3_DOCUMENTS
                 .iter()
+                .filter(|(path, _, _)| enabled.serves_openapi_path(path))
                 .map(|(path, hash, _)| {
                     (path.to_string(), serde_json::json!({ "serverRelativeURL": format!("/openapi/v3/{path}?hash={hash}") }))
                 })
@@ -490,7 +500,7 @@ fn openapi(rest: &str, query: &str) -> Response<Body> {
         }
         _ => {
             let Some(path) = rest.strip_prefix("v3/") else { return error_response(&ApiError::path_not_found()) };
-            let Some((_, hash, doc)) = V3_DOCUMENTS.iter().find(|(p, _, _)| *p == path) else {
+            let Some((_, hash, doc)) = V3_DOCUMENTS.iter().find(|(p, _, _)| *p == path && enabled.serves_openapi_path(p)) else {
                 return error_response(&ApiError::path_not_found());
             };
             let mut resp = Response::new(body::full(Bytes::from_static(doc.as_bytes())));

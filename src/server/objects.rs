@@ -172,12 +172,28 @@ fn walk_unknown(raw: &Value, typed: &Value, path: &str, out: &mut Vec<String>) {
     }
 }
 
-/// Reads a stored value (protobuf with its envelope) back into JSON.
+/// Encodes an object for storage as upstream stores it: protobuf in the `k8s\0` envelope, or
+/// JSON with its `apiVersion` and `kind` for the groups upstream keeps in JSON
+/// ([`crate::registry::stored_as_json`]).
+pub fn encode_stored(kind: &Kind, value: &Value) -> Result<Vec<u8>, CodecError> {
+    if !crate::registry::stored_as_json(&kind.group) {
+        return encode(kind, Format::Protobuf, value);
+    }
+    let mut value = value.clone();
+    if let Some(obj) = value.as_object_mut() {
+        obj.insert("apiVersion".into(), Value::String(kind.api_version()));
+        obj.insert("kind".into(), Value::String(kind.kind.clone()));
+    }
+    Ok(serde_json::to_vec(&value)?)
+}
+
+/// Reads a stored value (protobuf with its envelope, or JSON) back into JSON.
 pub fn decode_stored(bytes: &[u8]) -> Result<(Kind, Value), CodecError> {
-    let tm = codec::peek_type_meta(Format::Protobuf, bytes, None)?;
+    let format = if bytes.starts_with(b"k8s\0") { Format::Protobuf } else { Format::Json };
+    let tm = codec::peek_type_meta(format, bytes, None)?;
     let (group, version) = tm.group_version();
     let kind = Kind { group: group.to_owned(), version: version.to_owned(), kind: tm.kind.clone() };
-    let value = decode(&kind, Format::Protobuf, bytes)?;
+    let value = decode(&kind, format, bytes)?;
     Ok((kind, value))
 }
 

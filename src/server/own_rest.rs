@@ -2,7 +2,6 @@
 //! (`registry::OwnRest`): pod binding and eviction, namespace finalize. The decisions are the
 //! registry's (`registry::pods`); this module reads and writes the objects.
 
-use kapi_apimachinery::codec::Format;
 use serde_json::{Value, json};
 
 use super::body::Body;
@@ -59,7 +58,7 @@ async fn bind(store: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&s
         }
         return Err(pods::invalid_binding(&name, &errs));
     }
-    let k = key("pods", namespace, Some(&name));
+    let k = key("", "pods", namespace, Some(&name));
     for _ in 0..ATTEMPTS {
         let current = current(store, call, &k, &name).await.map_err(|_| {
             ApiError::not_found(GroupResource::new("", "pods"), &name)
@@ -74,7 +73,7 @@ async fn bind(store: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&s
         if let Some(meta) = pod["metadata"].as_object_mut() {
             meta.remove("resourceVersion");
         }
-        let stored = objects::encode(&kind, Format::Protobuf, &pod).map_err(ApiError::internal)?;
+        let stored = objects::encode_stored(&kind, &pod).map_err(ApiError::internal)?;
         match write_update(store, call, &k, stored.into(), current.mod_revision).await {
             Ok(_) => return Ok(created_status(call)),
             Err(StorageError::Conflict { .. }) => continue,
@@ -93,13 +92,13 @@ async fn evict(store: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&
     let mut options = eviction.get("deleteOptions").cloned().filter(Value::is_object).unwrap_or_else(|| json!({}));
     let dry_run = call.dry_run || options["dryRun"].as_array().is_some_and(|v| v.iter().any(|d| d == "All"));
     let call = &ResourceCall { dry_run, body: bytes::Bytes::new(), ..*call };
-    let k = key("pods", namespace, Some(&name));
+    let k = key("", "pods", namespace, Some(&name));
     for _ in 0..ATTEMPTS {
         let current = current(store, call, &k, &name).await?;
         let (_, pod) = read(&current)?;
         if !pods::eviction_ignores_budget(&pod) {
             let listed = store
-                .list(&key("poddisruptionbudgets", namespace, None), Default::default())
+                .list(&key("policy", "poddisruptionbudgets", namespace, None), Default::default())
                 .await
                 .map_err(|e| storage_error(e, call))?;
             let stored: Vec<(crate::storage::KeyValue, Kind, Value)> = listed
@@ -124,7 +123,7 @@ async fn evict(store: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&
                 if let Some(meta) = pdb["metadata"].as_object_mut() {
                     meta.remove("resourceVersion");
                 }
-                let bytes = objects::encode(pdb_kind, Format::Protobuf, &pdb).map_err(ApiError::internal)?;
+                let bytes = objects::encode_stored(pdb_kind, &pdb).map_err(ApiError::internal)?;
                 match write_update(store, call, &pdb_kv.key, bytes.into(), pdb_kv.mod_revision).await {
                     Ok(_) => {}
                     Err(StorageError::Conflict { .. }) => continue,
@@ -149,7 +148,7 @@ async fn finalize(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::
     if body["metadata"]["name"].as_str().is_some_and(|n| n != name) {
         return Err(ApiError::bad_request("the name of the object does not match the name on the URL"));
     }
-    let k = key("namespaces", None, Some(&name));
+    let k = key("", "namespaces", None, Some(&name));
     for _ in 0..ATTEMPTS {
         let current = current(store, call, &k, &name).await?;
         let (kind, old) = read(&current)?;
@@ -171,7 +170,7 @@ async fn finalize(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::
         if let Some(meta) = value["metadata"].as_object_mut() {
             meta.remove("resourceVersion");
         }
-        let stored = objects::encode(&kind, Format::Protobuf, &value).map_err(ApiError::internal)?;
+        let stored = objects::encode_stored(&kind, &value).map_err(ApiError::internal)?;
         match write_update(store, call, &k, stored.into(), current.mod_revision).await {
             Ok(kv) => {
                 let (kind, value) = read(&kv)?;

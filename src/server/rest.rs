@@ -40,10 +40,11 @@ pub struct ResourceCall<'a> {
     pub body: Bytes,
 }
 
-/// The storage key of one object, or the prefix of a collection (upstream's layout:
-/// `/registry/<resource>/<namespace>/<name>`).
-pub fn key(resource: &str, namespace: Option<&str>, name: Option<&str>) -> String {
-    let mut k = format!("{PREFIX}/{resource}/");
+/// The storage key of one object, or the prefix of a collection: upstream's layout,
+/// `/registry/<prefix>/<namespace>/<name>` with the resource's storage prefix
+/// ([`crate::registry::storage_prefix`]: usually the plural name).
+pub fn key(group: &str, resource: &str, namespace: Option<&str>, name: Option<&str>) -> String {
+    let mut k = format!("{PREFIX}/{}/", crate::registry::storage_prefix(group, resource));
     if let Some(ns) = namespace {
         k.push_str(ns);
         k.push('/');
@@ -132,8 +133,10 @@ pub(super) async fn commit_update(
     stored: Bytes,
     expected: crate::storage::Revision,
 ) -> Result<KeyValue, StorageError> {
+    // Upstream's `ShouldDeleteDuringUpdate`: marked, no finalizer left, no grace period running.
     let finalized = value["metadata"]["deletionTimestamp"].is_string()
-        && value["metadata"]["finalizers"].as_array().is_none_or(Vec::is_empty);
+        && value["metadata"]["finalizers"].as_array().is_none_or(Vec::is_empty)
+        && value["metadata"]["deletionGracePeriodSeconds"].as_i64().unwrap_or(0) == 0;
     if !finalized {
         return write_update(store, call, key, stored, expected).await;
     }
@@ -258,7 +261,7 @@ async fn dispatch(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::
     let namespace = Some(call.info.namespace.as_str()).filter(|ns| !ns.is_empty() && t.namespaced);
     if t.action == "connect" || crate::registry::reads_from_kubelet(t.group, t.resource, t.subresource) {
         let name = call.info.name.as_str();
-        let current = current(store, call, &key(t.resource, namespace, Some(name)), name).await?;
+        let current = current(store, call, &key(t.group, t.resource, namespace, Some(name)), name).await?;
         let (_, object) = read(&current)?;
         return Err(crate::registry::connect_error(t.resource, t.subresource.unwrap_or_default(), name, &object));
     }
@@ -277,7 +280,7 @@ async fn dispatch(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::
         "get" => {
             let name = call.info.name.as_str();
             let kv = store
-                .get(&key(t.resource, namespace, Some(name)))
+                .get(&key(t.group, t.resource, namespace, Some(name)))
                 .await
                 .map_err(|e| storage_error(e, call))?
                 .ok_or_else(|| ApiError::not_found(group_resource(t), name))?;
@@ -308,7 +311,7 @@ async fn list(
     use crate::list_options::{ReadConsistency, continue_after, compacted_continue_error};
     let t = call.target;
     let opts = list_options(call)?;
-    let prefix = key(t.resource, namespace, None);
+    let prefix = key(t.group, t.resource, namespace, None);
     let plan = opts.list_plan(&prefix)?;
     let revision = match plan.consistency {
         ReadConsistency::Exact(r) => Some(r),
@@ -524,7 +527,7 @@ async fn create(
     if let Some(ns) = namespace {
         // NamespaceLifecycle: no objects in a namespace that does not exist.
         // NamespaceLifecycle: nor in one being deleted.
-        let Some(stored_ns) = store.get(&key("namespaces", None, Some(ns))).await.map_err(ApiError::from)? else {
+        let Some(stored_ns) = store.get(&key("", "namespaces", None, Some(ns))).await.map_err(ApiError::from)? else {
             return Err(ApiError::not_found(GroupResource::new("", "namespaces"), ns));
         };
         if let Some(reason) = crate::registry::namespace_refuses_content(&read(&stored_ns)?.1) {
@@ -578,8 +581,8 @@ async fn create(
         .await
         .map_err(|errs| ApiError::invalid(GroupKind::new(&kind.group, &kind.kind), &name, &errs))?;
 
-    let stored = objects::encode(&kind, Format::Protobuf, &value).map_err(ApiError::internal)?;
-    let k = key(t.resource, namespace, Some(&name));
+    let stored = objects::encode_stored(&kind, &value).map_err(ApiError::internal)?;
+    let k = key(t.group, t.resource, namespace, Some(&name));
     let kv = write_create(store, call, &k, stored.into()).await.map_err(|e| match e {
         StorageError::AlreadyExists { .. } => ApiError::already_exists(group_resource(t), &name),
         other => ApiError::from(other),
@@ -599,7 +602,7 @@ async fn update(
     if value["metadata"]["name"].as_str().is_some_and(|n| n != name) {
         return Err(ApiError::bad_request("the name of the object does not match the name on the URL"));
     }
-    let k = key(t.resource, namespace, Some(&name));
+    let k = key(t.group, t.resource, namespace, Some(&name));
     let current = current(store, call, &k, &name).await?;
     let (_, old) = read(&current)?;
     // Optimistic concurrency: a resourceVersion in the body must be the current one.
@@ -610,7 +613,7 @@ async fn update(
     }
     prepare_update(t, &old, &mut value, &name, namespace);
     validate(t, &kind, &name, Some(&old), &value)?;
-    let stored = objects::encode(&kind, Format::Protobuf, &value).map_err(ApiError::internal)?;
+    let stored = objects::encode_stored(&kind, &value).map_err(ApiError::internal)?;
     let kv = commit_update(store, call, &k, &value, stored.into(), current.mod_revision)
         .await
         .map_err(|e| storage_error(e, call))?;
@@ -671,7 +674,7 @@ async fn status(
 ) -> Result<http::Response<Body>, ApiError> {
     let t = call.target;
     let name = call.info.name.clone();
-    let k = key(t.resource, namespace, Some(&name));
+    let k = key(t.group, t.resource, namespace, Some(&name));
     let current = current(store, call, &k, &name).await?;
     let (kind, old) = read(&current)?;
     let proposed = match t.action {
@@ -698,7 +701,7 @@ async fn status(
     if let Some(meta) = value["metadata"].as_object_mut() {
         meta.remove("resourceVersion");
     }
-    let stored = objects::encode(&kind, Format::Protobuf, &value).map_err(ApiError::internal)?;
+    let stored = objects::encode_stored(&kind, &value).map_err(ApiError::internal)?;
     let kv = commit_update(store, call, &k, &value, stored.into(), current.mod_revision)
         .await
         .map_err(|e| storage_error(e, call))?;
@@ -737,7 +740,7 @@ async fn scale(
 ) -> Result<http::Response<Body>, ApiError> {
     let t = call.target;
     let name = call.info.name.clone();
-    let k = key(t.resource, namespace, Some(&name));
+    let k = key(t.group, t.resource, namespace, Some(&name));
     let scale_kind = Kind { group: "autoscaling".into(), version: "v1".into(), kind: "Scale".into() };
     for _ in 0..PATCH_ATTEMPTS {
         let current = current(store, call, &k, &name).await?;
@@ -769,7 +772,7 @@ async fn scale(
         let mut value = object.clone();
         value["spec"]["replicas"] = json!(replicas);
         prepare_update(t, &object, &mut value, &name, namespace);
-        let stored = objects::encode(&kind, Format::Protobuf, &value).map_err(ApiError::internal)?;
+        let stored = objects::encode_stored(&kind, &value).map_err(ApiError::internal)?;
         match commit_update(store, call, &k, &value, stored.into(), current.mod_revision).await {
             Ok(kv) => {
                 let (_, updated) = read(&kv)?;
@@ -825,7 +828,7 @@ async fn patch(
 ) -> Result<http::Response<Body>, ApiError> {
     let t = call.target;
     let name = call.info.name.clone();
-    let k = key(t.resource, namespace, Some(&name));
+    let k = key(t.group, t.resource, namespace, Some(&name));
     for _ in 0..PATCH_ATTEMPTS {
         let current = current(store, call, &k, &name).await?;
         let (kind, old) = read(&current)?;
@@ -843,7 +846,7 @@ async fn patch(
             .map_err(|e| ApiError::bad_request(format!("the patched object is not a valid {}: {e}", kind.kind)))?;
         prepare_update(t, &old, &mut patched, &name, namespace);
         validate(t, &kind, &name, Some(&old), &patched)?;
-        let stored = objects::encode(&kind, Format::Protobuf, &patched).map_err(ApiError::internal)?;
+        let stored = objects::encode_stored(&kind, &patched).map_err(ApiError::internal)?;
         match commit_update(store, call, &k, &patched, stored.into(), current.mod_revision).await {
             Ok(kv) => {
                 let (kind, value) = read(&kv)?;
@@ -872,7 +875,7 @@ pub async fn bootstrap(
 ) -> Result<(), ApiError> {
     let kind = Kind { group: String::new(), version: "v1".into(), kind: "Namespace".into() };
     for name in crate::registry::SYSTEM_NAMESPACES {
-        let k = key("namespaces", None, Some(name));
+        let k = key("", "namespaces", None, Some(name));
         if store.get(&k).await.map_err(ApiError::from)?.is_some() {
             continue;
         }
@@ -888,19 +891,19 @@ pub async fn bootstrap(
             "spec": { "finalizers": ["kubernetes"] },
             "status": { "phase": "Active" },
         });
-        let stored = objects::encode(&kind, Format::Protobuf, &value).map_err(ApiError::internal)?;
+        let stored = objects::encode_stored(&kind, &value).map_err(ApiError::internal)?;
         match store.create(&k, stored.into()).await {
             Ok(_) | Err(StorageError::AlreadyExists { .. }) => {}
             Err(e) => return Err(ApiError::internal(e)),
         }
     }
-    let k = key("services", Some("default"), Some("kubernetes"));
+    let k = key("", "services", Some("default"), Some("kubernetes"));
     if store.get(&k).await.map_err(ApiError::from)?.is_none() {
         let kind = Kind { group: String::new(), version: "v1".into(), kind: "Service".into() };
         let mut value = crate::registry::services::kubernetes_service(network, secure_port);
         value["metadata"]["uid"] = json!(uuid::Uuid::new_v4().to_string());
         value["metadata"]["creationTimestamp"] = json!(chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string());
-        let stored = objects::encode(&kind, Format::Protobuf, &value).map_err(ApiError::internal)?;
+        let stored = objects::encode_stored(&kind, &value).map_err(ApiError::internal)?;
         match store.create(&k, stored.into()).await {
             Ok(_) | Err(StorageError::AlreadyExists { .. }) => {}
             Err(e) => return Err(ApiError::internal(e)),
@@ -925,7 +928,7 @@ async fn watch(store: &Arc<dyn Storage>, call: &ResourceCall<'_>) -> Result<http
     let kind = kind_of(t);
     let req = super::watch::WatchRequest {
         encoder: watch_encoder(call)?,
-        prefix: key(t.resource, namespace, None),
+        prefix: key(t.group, t.resource, namespace, None),
         from,
         send_initial_events: opts.send_initial_events == Some(true),
         allow_bookmarks: opts.allow_watch_bookmarks,

@@ -136,22 +136,8 @@ impl EtcdStore {
         }
     }
 
-    /// The store key of an etcd key.
-    fn store_key(&self, key: &[u8]) -> Result<String, StorageError> {
-        let key = std::str::from_utf8(key).map_err(|e| internal("etcd key is not UTF-8", e))?;
-        Ok(match key.strip_prefix(&self.prefix) {
-            Some(rest) => format!("{STORE_PREFIX}{rest}"),
-            None => key.to_owned(),
-        })
-    }
-
     fn key_value(&self, kv: &etcd_client::KeyValue) -> Result<KeyValue, StorageError> {
-        Ok(KeyValue {
-            key: self.store_key(kv.key())?,
-            value: Bytes::copy_from_slice(kv.value()),
-            create_revision: kv.create_revision(),
-            mod_revision: kv.mod_revision(),
-        })
+        key_value(&self.prefix, kv)
     }
 
     /// One etcd request, retried while etcd cannot be reached (a member down: the client's
@@ -546,22 +532,28 @@ struct EtcdWatch {
 }
 
 impl EtcdWatch {
-    fn store_key(&self, key: &[u8]) -> Result<String, StorageError> {
-        let key = std::str::from_utf8(key).map_err(|e| internal("etcd key is not UTF-8", e))?;
-        Ok(match key.strip_prefix(&self.prefix) {
-            Some(rest) => format!("{STORE_PREFIX}{rest}"),
-            None => key.to_owned(),
-        })
-    }
-
     fn key_value(&self, kv: &etcd_client::KeyValue) -> Result<KeyValue, StorageError> {
-        Ok(KeyValue {
-            key: self.store_key(kv.key())?,
-            value: Bytes::copy_from_slice(kv.value()),
-            create_revision: kv.create_revision(),
-            mod_revision: kv.mod_revision(),
-        })
+        key_value(&self.prefix, kv)
     }
+}
+
+/// The store key of an etcd key: `prefix` (the configured `--etcd-prefix`) back to `/registry`.
+fn store_key(prefix: &str, key: &[u8]) -> Result<String, StorageError> {
+    let key = std::str::from_utf8(key).map_err(|e| internal("etcd key is not UTF-8", e))?;
+    Ok(match key.strip_prefix(prefix) {
+        Some(rest) => format!("{STORE_PREFIX}{rest}"),
+        None => key.to_owned(),
+    })
+}
+
+/// An etcd key-value as the store's.
+fn key_value(prefix: &str, kv: &etcd_client::KeyValue) -> Result<KeyValue, StorageError> {
+    Ok(KeyValue {
+        key: store_key(prefix, kv.key())?,
+        value: Bytes::copy_from_slice(kv.value()),
+        create_revision: kv.create_revision(),
+        mod_revision: kv.mod_revision(),
+    })
 }
 
 impl WatchSource for EtcdWatch {
@@ -591,7 +583,7 @@ impl WatchSource for EtcdWatch {
                             // Without the previous value (compacted away) the deletion still
                             // names its key.
                             let prev = prev.unwrap_or(KeyValue {
-                                key: self.store_key(kv.key())?,
+                                key: store_key(&self.prefix, kv.key())?,
                                 value: Bytes::new(),
                                 create_revision: 0,
                                 mod_revision: kv.mod_revision(),

@@ -20,8 +20,19 @@ pub struct Etcd {
     initial_cluster: String,
 }
 
+/// A free loopback port below the ephemeral range, distinct for every call in this process
+/// (tests run in parallel threads; asking the OS for port 0 and releasing it can hand the same
+/// port to two members).
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    use std::sync::atomic::{AtomicU16, Ordering};
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    let base = 20000 + (std::process::id() % 400) as u16 * 25;
+    loop {
+        let port = base + NEXT.fetch_add(1, Ordering::Relaxed) % 10000;
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
 }
 
 impl Etcd {
@@ -102,7 +113,11 @@ impl Etcd {
                 if ok {
                     break;
                 }
-                assert!(Instant::now() < deadline, "etcd member {} did not become healthy", m.name);
+                if Instant::now() >= deadline {
+                    let log = std::fs::read_to_string(m.data_dir.with_extension("log")).unwrap_or_default();
+                    let tail: Vec<&str> = log.lines().rev().take(20).collect();
+                    panic!("etcd member {} did not become healthy; its log ends:\n{}", m.name, tail.into_iter().rev().collect::<Vec<_>>().join("\n"));
+                }
                 std::thread::sleep(Duration::from_millis(100));
             }
         }
