@@ -67,6 +67,15 @@ fn created_objects_come_back_defaulted() {
     assert_eq!(spec["priority"], 0);
     assert_eq!(spec["preemptionPolicy"], "PreemptLowerPriority");
 
+    // A stored priority class gives its value; the class itself was defaulted.
+    let class = json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "high"}, "value": 1000});
+    let class = create(&server, "/apis/scheduling.k8s.io/v1/priorityclasses", class);
+    assert_eq!(class["preemptionPolicy"], "PreemptLowerPriority");
+    let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "important"},
+        "spec": {"priorityClassName": "high", "containers": [{"name": "c", "image": "busybox"}]}});
+    let created = create(&server, "/api/v1/namespaces/default/pods", pod);
+    assert_eq!(created["spec"]["priority"], 1000);
+
     // Updates and patches are defaulted too: a patch that removes the pull policy gets it back.
     let patch = json!({"spec": {"template": {"spec": {"containers": [{"name": "nginx", "imagePullPolicy": null}]}}}});
     let (code, text) = request(

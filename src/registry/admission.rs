@@ -98,7 +98,7 @@ pub fn priority(pod: &mut Value, classes: &[Value]) -> Result<(), Vec<FieldError
 pub async fn admit_pod(store: &dyn crate::storage::Storage, pod: &mut Value) -> Result<(), Vec<FieldError>> {
     default_toleration_seconds(pod);
     let stored = store
-        .list("/registry/priorityclasses/", crate::storage::ListOptions::default())
+        .list(&crate::server::rest::key("scheduling.k8s.io", "priorityclasses", None, None), crate::storage::ListOptions::default())
         .await
         .map_err(|e| vec![FieldError::internal("spec.priorityClassName", e)])?;
     let mut classes = Vec::with_capacity(stored.kvs.len());
