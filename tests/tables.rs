@@ -2,8 +2,7 @@
 
 use chrono::{DateTime, TimeDelta, Utc};
 use kapi::tables::{
-    IncludeObject, Table, TableMediaType, TableVersion, build_table, human_duration,
-    negotiate_table, to_table, wants_table,
+    IncludeObject, Table, TableMediaType, TableVersion, build_table, human_duration, to_table,
 };
 use serde_json::{Value, json};
 
@@ -24,10 +23,11 @@ fn ago(secs: i64) -> String {
 
 #[test]
 fn kubectl_get_pods_gets_a_table() {
-    let request = negotiate_table(KUBECTL_ACCEPT).expect("a table request");
+    let table_of = |accept| kapi::negotiation::negotiate(Some(accept)).and_then(|n| n.table());
+    let request = table_of(KUBECTL_ACCEPT).expect("a table request");
     assert_eq!(request.version, TableVersion::V1);
     assert_eq!(request.media_type, TableMediaType::Json);
-    assert_eq!(wants_table("application/json"), None);
+    assert_eq!(table_of("application/json"), None);
 
     let include = IncludeObject::from_query("?limit=500").unwrap();
     let pods = [json!({
