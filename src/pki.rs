@@ -149,6 +149,9 @@ pub struct Pki {
     client_cas: Vec<CertificateDer<'static>>,
     /// Present when kapi manages the PKI (`load_or_create`).
     managed: Option<Managed>,
+    /// The cluster's root CA bundle (PEM) that pods are given to verify the server
+    /// (`kube-root-ca.crt`): kapi's CA, or the `--client-ca-file` bundle.
+    root_ca_pem: Vec<u8>,
 }
 
 /// The parts of a kapi-managed PKI a kubeconfig needs: file contents, byte for byte.
@@ -245,6 +248,7 @@ impl Pki {
             serving_chain: serving.chain,
             serving_key: serving.key,
             client_cas: vec![ca.chain[0].clone()],
+            root_ca_pem: ca.cert_pem.clone(),
             managed: Some(Managed {
                 dir: paths.dir,
                 ca_pem: ca.cert_pem,
@@ -264,14 +268,20 @@ impl Pki {
             &PairPaths { cert: tls_cert_file.to_path_buf(), key: tls_private_key_file.to_path_buf() },
             &provider,
         )?;
-        let client_cas = read_certs(client_ca_file, &read(client_ca_file)?)?;
+        let root_ca_pem = read(client_ca_file)?;
+        let client_cas = read_certs(client_ca_file, &root_ca_pem)?;
         let mut roots = RootCertStore::empty();
         for ca in &client_cas {
             roots
                 .add(ca.clone())
                 .map_err(|source| PkiError::TrustAnchor { path: client_ca_file.to_path_buf(), source })?;
         }
-        Ok(Pki { serving_chain: serving.chain, serving_key: serving.key, client_cas, managed: None })
+        Ok(Pki { serving_chain: serving.chain, serving_key: serving.key, client_cas, managed: None, root_ca_pem })
+    }
+
+    /// The root CA bundle (PEM) published to every namespace as `kube-root-ca.crt`.
+    pub fn root_ca_pem(&self) -> String {
+        String::from_utf8_lossy(&self.root_ca_pem).into_owned()
     }
 
     /// Whether kapi made (and so holds) the admin credentials; not when the serving certificate

@@ -300,6 +300,15 @@ fn drive(store_flags: &[&str]) {
     // Pods: no node runs them, so logs and exec get upstream's answer for an unscheduled pod.
     server.ok(&["run", "p1", "-n", "demo", "--image=nginx"]);
     assert!(server.ok(&["get", "pods", "-n", "demo"]).contains("Pending"));
+    // Every namespace has its default ServiceAccount and CA bundle; pods run as it, with the
+    // token volume mounted (upstream's ServiceAccount admission).
+    assert_eq!(server.ok(&["get", "sa", "default", "-n", "demo", "-o", "name"]).trim(), "serviceaccount/default");
+    let ca = server.ok(&["get", "cm", "kube-root-ca.crt", "-n", "demo", "-o", "jsonpath={.data.ca\\.crt}"]);
+    assert!(ca.starts_with("-----BEGIN CERTIFICATE-----"), "{ca}");
+    let p1: serde_json::Value = serde_json::from_str(&server.ok(&["get", "pod", "p1", "-n", "demo", "-o", "json"])).unwrap();
+    assert_eq!(p1["spec"]["serviceAccountName"], "default");
+    assert_eq!(p1["spec"]["containers"][0]["volumeMounts"][0]["mountPath"], "/var/run/secrets/kubernetes.io/serviceaccount");
+    assert!(p1["spec"]["volumes"][0]["name"].as_str().unwrap().starts_with("kube-api-access-"), "{p1}");
     assert!(server.fails(&["logs", "p1", "-n", "demo"]).contains("pod p1 does not have a host assigned"));
     assert!(server.fails(&["exec", "p1", "-n", "demo", "--", "ls"]).contains("pod p1 does not have a host assigned"));
     let describe = server.ok(&["describe", "deployment", "web", "-n", "demo"]);
@@ -325,7 +334,10 @@ fn drive(store_flags: &[&str]) {
     // Deleting a namespace deletes what is in it.
     server.ok(&["delete", "ns", "demo"]);
     assert!(server.fails(&["get", "ns", "demo"]).contains(r#"namespaces "demo" not found"#));
-    assert!(server.ok(&["get", "cm", "-A", "-o", "name"]).trim().is_empty());
+    // What is left are the CA bundles every namespace has.
+    let config_maps = server.ok(&["get", "cm", "-A", "-o", "name"]);
+    assert!(config_maps.lines().all(|l| l == "configmap/kube-root-ca.crt"), "{config_maps}");
+    assert!(!server.ok(&["get", "cm", "-A"]).contains("demo"));
     assert!(server.ok(&["get", "deploy", "-A", "-o", "name"]).trim().is_empty());
 
     // Without a client certificate (a bearer token kapi does not know): 401 Unauthorized.

@@ -137,7 +137,7 @@ fn deletes_answer_as_upstream_and_collections_delete_by_selector() {
     assert_eq!(deleted, ["a", "b"]);
     let (_, list) = call(&server, "GET", cms, Value::Null);
     let left: Vec<&str> = list["items"].as_array().unwrap().iter().map(|i| i["metadata"]["name"].as_str().unwrap()).collect();
-    assert_eq!(left, ["d"]);
+    assert_eq!(left, ["d", "kube-root-ca.crt"]);
 }
 
 #[test]

@@ -3,3 +3,4 @@
 //! only through the storage interface, like any other client of the store.
 
 pub mod namespace;
+pub mod service_accounts;

@@ -176,6 +176,15 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
 
     rest::bootstrap(store.as_ref(), &network, addr.port()).await.context("creating the system namespaces and the kubernetes Service")?;
     crate::controllers::namespace::spawn(store.clone());
+    // The system namespaces' accounts exist before the server reports ready.
+    for ns in crate::registry::SYSTEM_NAMESPACES {
+        if let Some(kv) = store.get(&rest::key("", "namespaces", None, Some(ns))).await?
+            && let Ok((_, namespace)) = objects::decode_stored(&kv.value)
+        {
+            crate::controllers::service_accounts::ensure(store.as_ref(), &namespace, &pki.root_ca_pem()).await?;
+        }
+    }
+    crate::controllers::service_accounts::spawn(store.clone(), pki.root_ca_pem());
     if !args.etcd_compaction_interval.is_zero() {
         tokio::spawn(compact_periodically(store.clone(), args.etcd_compaction_interval));
     }
