@@ -542,6 +542,10 @@ impl Ctx<'_> {
 }
 
 fn function(name: &str, from: &str, to: &str, body: &[String], over: Option<String>, doc: &str) -> String {
+    // Fields that match move first; the hand-written field functions run after them and may
+    // read what they set (upstream's Convert_* runs after autoConvert_*).
+    let (manual, auto): (Vec<&String>, Vec<&String>) = body.iter().partition(|l| l.starts_with("crate::manual::"));
+    let body: Vec<&String> = auto.into_iter().chain(manual).collect();
     let mut s = String::new();
     if let Some(manual) = over {
         s.push_str(&format!(

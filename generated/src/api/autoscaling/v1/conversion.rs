@@ -91,9 +91,9 @@ pub fn HorizontalPodAutoscalerSpec_from_hub(in_: crate::hub::autoscaling::Horizo
     out.scale_target_ref = { let x = in_.scale_target_ref; crate::api::autoscaling::v1::conversion::CrossVersionObjectReference_from_hub(x) };
     out.min_replicas = in_.min_replicas;
     out.max_replicas = in_.max_replicas;
+    out.target_cpu_utilization_percentage = in_.target_cpu_utilization_percentage;
     crate::manual::autoscaling::convert_autoscaling_hub_HorizontalPodAutoscalerSpec_metrics_to_v1(in_.metrics, &mut out);
     crate::manual::autoscaling::convert_autoscaling_hub_HorizontalPodAutoscalerSpec_behavior_to_v1(in_.behavior, &mut out);
-    out.target_cpu_utilization_percentage = in_.target_cpu_utilization_percentage;
     out
 }
 
@@ -115,9 +115,9 @@ pub fn HorizontalPodAutoscalerStatus_from_hub(in_: crate::hub::autoscaling::Hori
     out.last_scale_time = in_.last_scale_time;
     out.current_replicas = in_.current_replicas.unwrap_or_default();
     out.desired_replicas = in_.desired_replicas;
+    out.current_cpu_utilization_percentage = in_.current_cpu_utilization_percentage;
     crate::manual::autoscaling::convert_autoscaling_hub_HorizontalPodAutoscalerStatus_currentMetrics_to_v1(in_.current_metrics, &mut out);
     crate::manual::autoscaling::convert_autoscaling_hub_HorizontalPodAutoscalerStatus_conditions_to_v1(in_.conditions, &mut out);
-    out.current_cpu_utilization_percentage = in_.current_cpu_utilization_percentage;
     out
 }
 

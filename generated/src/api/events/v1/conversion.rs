@@ -13,14 +13,14 @@ pub fn Event_to_hub(in_: super::Event) -> crate::api::core::v1::Event {
     out.metadata = in_.metadata.unwrap_or_default();
     out.event_time = Some(in_.event_time);
     out.series = in_.series.map(|x| crate::api::events::v1::conversion::EventSeries_to_hub(x));
-    crate::manual::events::convert_events_v1_Event_reportingController_to_hub(in_.reporting_controller, &mut out);
     out.reporting_instance = in_.reporting_instance;
     out.action = in_.action;
     out.reason = in_.reason;
-    crate::manual::events::convert_events_v1_Event_regarding_to_hub(in_.regarding, &mut out);
     out.related = in_.related;
-    crate::manual::events::convert_events_v1_Event_note_to_hub(in_.note, &mut out);
     out.r#type = in_.r#type;
+    crate::manual::events::convert_events_v1_Event_reportingController_to_hub(in_.reporting_controller, &mut out);
+    crate::manual::events::convert_events_v1_Event_regarding_to_hub(in_.regarding, &mut out);
+    crate::manual::events::convert_events_v1_Event_note_to_hub(in_.note, &mut out);
     crate::manual::events::convert_events_v1_Event_deprecatedSource_to_hub(in_.deprecated_source, &mut out);
     crate::manual::events::convert_events_v1_Event_deprecatedFirstTimestamp_to_hub(in_.deprecated_first_timestamp, &mut out);
     crate::manual::events::convert_events_v1_Event_deprecatedLastTimestamp_to_hub(in_.deprecated_last_timestamp, &mut out);
@@ -34,20 +34,20 @@ pub fn Event_from_hub(in_: crate::api::core::v1::Event) -> super::Event {
     out.kind = in_.kind;
     out.api_version = in_.api_version;
     out.metadata = Some(in_.metadata);
-    crate::manual::events::convert_events_hub_Event_involvedObject_to_v1(in_.involved_object, &mut out);
     out.reason = in_.reason;
-    crate::manual::events::convert_events_hub_Event_message_to_v1(in_.message, &mut out);
-    crate::manual::events::convert_events_hub_Event_source_to_v1(in_.source, &mut out);
-    crate::manual::events::convert_events_hub_Event_firstTimestamp_to_v1(in_.first_timestamp, &mut out);
-    crate::manual::events::convert_events_hub_Event_lastTimestamp_to_v1(in_.last_timestamp, &mut out);
-    crate::manual::events::convert_events_hub_Event_count_to_v1(in_.count, &mut out);
     out.r#type = in_.r#type;
     out.event_time = in_.event_time.unwrap_or_default();
     out.series = in_.series.map(|x| crate::api::events::v1::conversion::EventSeries_from_hub(x));
     out.action = in_.action;
     out.related = in_.related;
-    crate::manual::events::convert_events_hub_Event_reportingComponent_to_v1(in_.reporting_component, &mut out);
     out.reporting_instance = in_.reporting_instance;
+    crate::manual::events::convert_events_hub_Event_involvedObject_to_v1(in_.involved_object, &mut out);
+    crate::manual::events::convert_events_hub_Event_message_to_v1(in_.message, &mut out);
+    crate::manual::events::convert_events_hub_Event_source_to_v1(in_.source, &mut out);
+    crate::manual::events::convert_events_hub_Event_firstTimestamp_to_v1(in_.first_timestamp, &mut out);
+    crate::manual::events::convert_events_hub_Event_lastTimestamp_to_v1(in_.last_timestamp, &mut out);
+    crate::manual::events::convert_events_hub_Event_count_to_v1(in_.count, &mut out);
+    crate::manual::events::convert_events_hub_Event_reportingComponent_to_v1(in_.reporting_component, &mut out);
     out
 }
 

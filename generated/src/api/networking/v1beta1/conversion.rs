@@ -125,10 +125,10 @@ pub fn IngressBackend_to_hub(in_: super::IngressBackend) -> crate::hub::networki
 /// hub → `k8s.io.api.networking.v1beta1.IngressBackend`.
 pub fn IngressBackend_from_hub(in_: crate::hub::networking::IngressBackend) -> super::IngressBackend {
     let mut out = super::IngressBackend::default();
-    crate::manual::networking::convert_networking_hub_IngressBackend_service_to_v1beta1(in_.service, &mut out);
     out.resource = in_.resource;
     out.service_name = in_.service_name;
     out.service_port = in_.service_port;
+    crate::manual::networking::convert_networking_hub_IngressBackend_service_to_v1beta1(in_.service, &mut out);
     out
 }
 
@@ -310,10 +310,10 @@ pub fn IngressSpec_to_hub(in_: super::IngressSpec) -> crate::hub::networking::In
 pub fn IngressSpec_from_hub(in_: crate::hub::networking::IngressSpec) -> super::IngressSpec {
     let mut out = super::IngressSpec::default();
     out.ingress_class_name = in_.ingress_class_name;
-    crate::manual::networking::convert_networking_hub_IngressSpec_defaultBackend_to_v1beta1(in_.default_backend, &mut out);
     out.tls = in_.tls.into_iter().map(crate::api::networking::v1beta1::conversion::IngressTLS_from_hub).collect();
     out.rules = in_.rules.into_iter().map(crate::api::networking::v1beta1::conversion::IngressRule_from_hub).collect();
     out.backend = in_.backend.map(|x| crate::api::networking::v1beta1::conversion::IngressBackend_from_hub(x));
+    crate::manual::networking::convert_networking_hub_IngressSpec_defaultBackend_to_v1beta1(in_.default_backend, &mut out);
     out
 }
 

@@ -191,6 +191,7 @@ pub fn Device_to_hub(in_: super::Device) -> crate::hub::resource::Device {
 pub fn Device_from_hub(in_: crate::hub::resource::Device) -> super::Device {
     let mut out = super::Device::default();
     out.name = in_.name;
+    out.basic = in_.basic.map(|x| crate::api::resource::v1beta1::conversion::BasicDevice_from_hub(x));
     crate::manual::resource::convert_resource_hub_Device_attributes_to_v1beta1(in_.attributes, &mut out);
     crate::manual::resource::convert_resource_hub_Device_capacity_to_v1beta1(in_.capacity, &mut out);
     crate::manual::resource::convert_resource_hub_Device_consumesCounters_to_v1beta1(in_.consumes_counters, &mut out);
@@ -203,7 +204,6 @@ pub fn Device_from_hub(in_: crate::hub::resource::Device) -> super::Device {
     crate::manual::resource::convert_resource_hub_Device_bindingFailureConditions_to_v1beta1(in_.binding_failure_conditions, &mut out);
     crate::manual::resource::convert_resource_hub_Device_allowMultipleAllocations_to_v1beta1(in_.allow_multiple_allocations, &mut out);
     crate::manual::resource::convert_resource_hub_Device_nodeAllocatableResourceMappings_to_v1beta1(in_.node_allocatable_resource_mappings, &mut out);
-    out.basic = in_.basic.map(|x| crate::api::resource::v1beta1::conversion::BasicDevice_from_hub(x));
     out
 }
 
@@ -444,7 +444,6 @@ pub fn DeviceRequest_to_hub(in_: super::DeviceRequest) -> crate::hub::resource::
 pub fn DeviceRequest_from_hub(in_: crate::hub::resource::DeviceRequest) -> super::DeviceRequest {
     let mut out = super::DeviceRequest::default();
     out.name = in_.name;
-    crate::manual::resource::convert_resource_hub_DeviceRequest_exactly_to_v1beta1(in_.exactly, &mut out);
     out.first_available = in_.first_available.into_iter().map(crate::api::resource::v1beta1::conversion::DeviceSubRequest_from_hub).collect();
     out.device_class_name = in_.device_class_name;
     out.selectors = in_.selectors.into_iter().map(crate::api::resource::v1beta1::conversion::DeviceSelector_from_hub).collect();
@@ -453,6 +452,7 @@ pub fn DeviceRequest_from_hub(in_: crate::hub::resource::DeviceRequest) -> super
     out.admin_access = in_.admin_access;
     out.tolerations = in_.tolerations.into_iter().map(crate::api::resource::v1beta1::conversion::DeviceToleration_from_hub).collect();
     out.capacity = in_.capacity.map(|x| crate::api::resource::v1beta1::conversion::CapacityRequirements_from_hub(x));
+    crate::manual::resource::convert_resource_hub_DeviceRequest_exactly_to_v1beta1(in_.exactly, &mut out);
     out
 }
 
