@@ -70,6 +70,13 @@ pub trait Object:
     /// `(apiVersion, kind)` as set on this value.
     fn type_meta(&self) -> (Option<&str>, Option<&str>);
     fn set_type_meta(&mut self, api_version: &str, kind: &str);
+
+    /// Converts to the kind's hub (internal) type, boxed so the runtime can pick the target
+    /// version at run time (the hub of a group served in one version is the type itself).
+    fn into_hub(self) -> Box<dyn std::any::Any + Send>;
+
+    /// Converts from a hub value; gives it back when it is not this kind's hub type.
+    fn from_hub(hub: Box<dyn std::any::Any + Send>) -> Result<Self, Box<dyn std::any::Any + Send>>;
 }
 
 /// Called with the Rust type of a kind found in the scheme at run time; lets generic code (the

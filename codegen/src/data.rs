@@ -18,6 +18,31 @@ pub struct SchemeData {
     pub extra_kind: Vec<ExtraKind>,
     #[serde(default)]
     pub default_enabled: Vec<GroupVersionRef>,
+    #[serde(default)]
+    pub hub_alias: Vec<HubAlias>,
+    #[serde(default)]
+    pub conversion_override: Vec<ConversionOverride>,
+}
+
+/// A group whose types convert to another group's hub (their resources cohabit: one storage).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HubAlias {
+    pub group: String,
+    pub hub_group: String,
+    /// The cohabiting kind, stored as `hub_group/storage_version`.
+    pub kind: Option<String>,
+    pub storage_version: String,
+}
+
+/// A type whose whole conversion in one direction (`to_hub` or `from_hub`) is hand-written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConversionOverride {
+    pub package: String,
+    #[serde(rename = "type")]
+    pub type_name: String,
+    pub direction: String,
 }
 
 #[derive(Debug, Deserialize)]

@@ -22,6 +22,7 @@ pub fn header(_model: &Model) -> String {
 pub fn render(model: &Model) -> anyhow::Result<BTreeMap<String, String>> {
     let header = header(model);
     let mut files = BTreeMap::new();
+    let plan = crate::convert::plan(model)?;
 
     // The module tree: every prefix of every package's module path.
     let mut children: BTreeMap<Vec<String>, BTreeSet<String>> = BTreeMap::new();
@@ -47,6 +48,7 @@ pub fn render(model: &Model) -> anyhow::Result<BTreeMap<String, String>> {
             has_types: package.is_some_and(|p| !p.types.is_empty()),
             has_proto: package.is_some_and(|p| p.types.values().any(|t| t.proto)),
             has_register: package.is_some_and(|p| model.kinds.iter().any(|k| k.package == p.proto)),
+            has_conversion: package.is_some_and(|p| plan.conversions.contains_key(&p.proto)),
         };
         files.insert(path, view.render()?);
         if let Some(p) = package {
@@ -56,6 +58,9 @@ pub fn render(model: &Model) -> anyhow::Result<BTreeMap<String, String>> {
             files.insert(format!("{dir}/schema.rs"), SchemaView { header: &header, types: &infos }.render()?);
             let walks: Vec<WalkView> = p.types.values().map(walk_view).collect();
             files.insert(format!("{dir}/walk.rs"), WalkSourceView { header: &header, types: &walks }.render()?);
+            if let Some(fns) = plan.conversions.get(&p.proto) {
+                files.insert(format!("{dir}/conversion.rs"), ConversionView { header: &header, functions: fns }.render()?);
+            }
             if view.has_proto {
                 let protos: Vec<&TypeView> = types.iter().filter(|t| t.proto).collect();
                 files.insert(format!("{dir}/proto.rs"), ProtoView { header: &header, types: &protos }.render()?);
@@ -70,7 +75,22 @@ pub fn render(model: &Model) -> anyhow::Result<BTreeMap<String, String>> {
                         .map(|k| format!("{}/{}", k.gvk.api_version(), k.gvk.kind))
                         .collect();
                     if !gvks.is_empty() {
-                        objects.push(ObjectView { name: t.name.clone(), message: format!("{}.{}", p.proto, t.name), gvks });
+                        let (hub, to_hub, from_hub) = match plan.kind_hubs.get(&(p.proto.clone(), t.name.clone())) {
+                            Some(crate::convert::KindHub { hub_path, conversion_module: Some(m) }) => (
+                                hub_path.clone(),
+                                format!("{m}::{}_to_hub(self)", t.name),
+                                format!("{m}::{}_from_hub(*h)", t.name),
+                            ),
+                            _ => ("Self".to_owned(), "self".to_owned(), "*h".to_owned()),
+                        };
+                        objects.push(ObjectView {
+                            name: t.name.clone(),
+                            message: format!("{}.{}", p.proto, t.name),
+                            gvks,
+                            hub,
+                            to_hub,
+                            from_hub,
+                        });
                     }
                 }
                 files.insert(
@@ -81,7 +101,22 @@ pub fn render(model: &Model) -> anyhow::Result<BTreeMap<String, String>> {
         }
     }
 
-    files.insert("scheme.rs".into(), scheme_view(model, &header).render()?);
+    files.insert("scheme.rs".into(), scheme_view(model, &plan, &header).render()?);
+    let hub_groups: Vec<String> = plan.hubs.keys().cloned().collect();
+    files.insert("hub/mod.rs".into(), HubModView { header: &header, groups: &hub_groups }.render()?);
+    for (ident, types) in &plan.hubs {
+        let structs: Vec<String> = types.iter().map(|t| crate::convert::hub_struct(ident, t)).collect();
+        files.insert(format!("hub/{ident}.rs"), HubView { header: &header, group: ident, structs: &structs }.render()?);
+    }
+    let manual: Vec<ManualGroupView> = plan
+        .manual
+        .iter()
+        .map(|(ident, fns)| ManualGroupView {
+            ident: ident.clone(),
+            fns: fns.iter().map(|f| format!("{} — `{}`", f.doc, f.signature)).collect(),
+        })
+        .collect();
+    files.insert("manual.rs".into(), ManualView { header: &header, groups: &manual }.render()?);
     files.extend(openapi_files(model, &header)?);
     files.insert("routes.rs".into(), routes_view(model, &header).render()?);
     Ok(files)
@@ -108,6 +143,41 @@ struct ModuleView<'a> {
     has_types: bool,
     has_proto: bool,
     has_register: bool,
+    has_conversion: bool,
+}
+
+#[derive(Template)]
+#[template(path = "conversion.rs.txt", escape = "none")]
+struct ConversionView<'a> {
+    header: &'a str,
+    functions: &'a [String],
+}
+
+#[derive(Template)]
+#[template(path = "hub_mod.rs.txt", escape = "none")]
+struct HubModView<'a> {
+    header: &'a str,
+    groups: &'a [String],
+}
+
+#[derive(Template)]
+#[template(path = "hub.rs.txt", escape = "none")]
+struct HubView<'a> {
+    header: &'a str,
+    group: &'a str,
+    structs: &'a [String],
+}
+
+struct ManualGroupView {
+    ident: String,
+    fns: Vec<String>,
+}
+
+#[derive(Template)]
+#[template(path = "manual.rs.txt", escape = "none")]
+struct ManualView<'a> {
+    header: &'a str,
+    groups: &'a [ManualGroupView],
 }
 
 #[derive(Template)]
@@ -228,6 +298,10 @@ struct ObjectView {
     name: String,
     message: String,
     gvks: Vec<String>,
+    /// The hub type and the expressions converting `self` to it and a boxed `h` from it.
+    hub: String,
+    to_hub: String,
+    from_hub: String,
 }
 
 struct TypeView {
@@ -460,6 +534,8 @@ struct SchemeView<'a> {
     resources: Vec<ResourceRow>,
     group_versions: Vec<String>,
     groups: Vec<String>,
+    /// `(group, kind, storage GVK)` rows.
+    storage: Vec<String>,
 }
 
 struct KindRow {
@@ -488,7 +564,12 @@ fn str_slice(items: &[String]) -> String {
     format!("&[{}]", quoted.join(", "))
 }
 
-fn scheme_view<'a>(model: &Model, header: &'a str) -> SchemeView<'a> {
+fn scheme_view<'a>(model: &Model, plan: &crate::convert::Plan, header: &'a str) -> SchemeView<'a> {
+    let storage = plan
+        .storage
+        .iter()
+        .map(|(group, kind, gvk)| format!("({group:?}, {kind:?}, {})", gvk_literal(gvk)))
+        .collect();
     let kinds = model
         .kinds
         .iter()
@@ -565,7 +646,7 @@ fn scheme_view<'a>(model: &Model, header: &'a str) -> SchemeView<'a> {
             )
         })
         .collect();
-    SchemeView { header, kinds, resources, group_versions, groups }
+    SchemeView { header, kinds, resources, group_versions, groups, storage }
 }
 
 #[derive(Template)]

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
+pub mod convert;
 pub mod data;
 pub mod diff;
 pub mod emit;

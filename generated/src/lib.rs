@@ -6,6 +6,8 @@
 /// The Kubernetes version whose specs these types are generated from.
 pub const SPEC_VERSION: &str = "1.36.0";
 
+pub mod hub;
+pub mod manual;
 pub mod openapi;
 pub mod routes;
 pub mod scheme;

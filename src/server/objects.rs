@@ -172,10 +172,78 @@ fn walk_unknown(raw: &Value, typed: &Value, path: &str, out: &mut Vec<String>) {
     }
 }
 
-/// Encodes an object for storage as upstream stores it: protobuf in the `k8s\0` envelope, or
-/// JSON with its `apiVersion` and `kind` for the groups upstream keeps in JSON
+/// The kind `kind` is stored as: its resource's storage version (the generated
+/// `STORAGE_VERSIONS`; cohabiting kinds such as `events.k8s.io` `Event` are stored as core's).
+pub fn storage_kind(kind: &Kind) -> Kind {
+    kapi_api::scheme::STORAGE_VERSIONS
+        .iter()
+        .find(|(g, k, _)| *g == kind.group && *k == kind.kind)
+        .map_or_else(
+            || kind.clone(),
+            |(_, _, s)| Kind { group: s.group.to_owned(), version: s.version.to_owned(), kind: s.kind.to_owned() },
+        )
+}
+
+/// Converts an object from one version to another through the kinds' hub (internal) type, as
+/// upstream's scheme does (`from` → internal → `to`). The same kind is returned as is.
+pub fn convert(value: &Value, from: &Kind, to: &Kind) -> Result<Value, CodecError> {
+    if from == to {
+        return Ok(value.clone());
+    }
+    type Hub = Box<dyn std::any::Any + Send>;
+    struct ToHub<'a>(&'a Value);
+    impl KindVisitor for ToHub<'_> {
+        type Output = Result<Hub, CodecError>;
+        fn visit<T: Object>(self) -> Self::Output {
+            let obj: T = serde_json::from_value(self.0.clone())?;
+            Ok(obj.into_hub())
+        }
+    }
+    struct FromHub(Hub, TypeMeta);
+    impl KindVisitor for FromHub {
+        type Output = Result<Value, CodecError>;
+        fn visit<T: Object>(self) -> Self::Output {
+            let mut obj = T::from_hub(self.0).map_err(|_| CodecError::UnknownKind {
+                api_version: self.1.api_version.clone(),
+                kind: format!("{} (no conversion from this hub)", self.1.kind),
+            })?;
+            obj.set_type_meta(&self.1.api_version, &self.1.kind);
+            Ok(serde_json::to_value(&obj)?)
+        }
+    }
+    let hub = visit(from, ToHub(value))?;
+    visit(to, FromHub(hub, to.type_meta()))
+}
+
+/// A stored object as the version `to` asks for (same group and kind name as the URL's route).
+pub fn convert_stored(stored: &Kind, value: Value, group: &str, version: &str) -> Result<(Kind, Value), CodecError> {
+    let to = Kind { group: group.to_owned(), version: version.to_owned(), kind: stored.kind.clone() };
+    if &to == stored || kapi_api::scheme::visit_kind(group, version, &stored.kind, KindOnly).is_none() {
+        return Ok((stored.clone(), value));
+    }
+    let converted = convert(&value, stored, &to)?;
+    Ok((to, converted))
+}
+
+struct KindOnly;
+impl KindVisitor for KindOnly {
+    type Output = ();
+    fn visit<T: Object>(self) {}
+}
+
+/// Encodes an object for storage as upstream stores it: in its resource's storage version
+/// ([`storage_kind`], converted from `kind` when they differ), protobuf in the `k8s\0`
+/// envelope, or JSON with its `apiVersion` and `kind` for the groups upstream keeps in JSON
 /// ([`crate::registry::stored_as_json`]).
 pub fn encode_stored(kind: &Kind, value: &Value) -> Result<Vec<u8>, CodecError> {
+    let storage = storage_kind(kind);
+    let converted;
+    let (kind, value) = if storage != *kind {
+        converted = convert(value, kind, &storage)?;
+        (&storage, &converted)
+    } else {
+        (kind, value)
+    };
     if !crate::registry::stored_as_json(&kind.group) {
         return encode(kind, Format::Protobuf, value);
     }

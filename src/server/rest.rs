@@ -198,10 +198,15 @@ pub(super) async fn current(store: &dyn Storage, call: &ResourceCall<'_>, key: &
         .ok_or_else(|| ApiError::not_found(group_resource(call.target), name))
 }
 
-/// A stored object as the client sees it: its JSON with `resourceVersion` from the store.
+/// A stored object as the client sees it: in the version of the request's URL (converted from
+/// the storage version), with `resourceVersion` from the store.
 pub(super) fn read(kv: &KeyValue) -> Result<(Kind, Value), ApiError> {
-    let (kind, mut value) = objects::decode_stored(&kv.value)
+    let (kind, value) = objects::decode_stored(&kv.value)
         .map_err(|e| ApiError::internal(format!("decoding {}: {e}", kv.key)))?;
+    let (kind, mut value) = match REQUEST_VERSION.try_with(|(g, v)| objects::convert_stored(&kind, value.clone(), g, v)) {
+        Ok(converted) => converted.map_err(|e| ApiError::internal(format!("converting {}: {e}", kv.key)))?,
+        Err(_) => (kind, value),
+    };
     // A dry-run create was never written: it has no resourceVersion yet.
     if kv.mod_revision > 0 {
         value["metadata"]["resourceVersion"] = Value::String(kv.mod_revision.to_string());
@@ -237,9 +242,10 @@ pub async fn handle(store: &Arc<dyn Storage>, call: ResourceCall<'_>) -> http::R
             Err(e) => super::error_response(&e),
         };
     }
+    let version = (call.target.group.to_owned(), call.target.version.to_owned());
     let (result, warnings) = WARNINGS
         .scope(std::cell::RefCell::new(Vec::new()), async {
-            let result = dispatch(store.as_ref(), &call).await;
+            let result = REQUEST_VERSION.scope(version, dispatch(store.as_ref(), &call)).await;
             (result, WARNINGS.with(|w| w.take()))
         })
         .await;
@@ -466,6 +472,11 @@ pub(super) fn decode_body(call: &ResourceCall<'_>) -> Result<(Kind, Value), ApiE
         .map_err(|e| ApiError::bad_request(format!("the body of the request could not be decoded: {e}")))?;
     check_unknown_fields(call, format, &value)?;
     Ok((kind, value))
+}
+
+tokio::task_local! {
+    /// The group and version of the request's route: what [`read`] converts stored objects to.
+    static REQUEST_VERSION: (String, String);
 }
 
 tokio::task_local! {

@@ -160,7 +160,7 @@ async fn run(
     mut req: WatchRequest,
 ) {
     for kv in &initial {
-        if let Some(obj) = object(kv, kv.mod_revision)
+        if let Some(obj) = object(kv, kv.mod_revision, &req.api_version)
             && (req.filter)(&obj)
             && tx.send(req.encoder.event("ADDED", &obj)).await.is_err()
         {
@@ -193,7 +193,7 @@ async fn run(
                     return;
                 };
                 last = event.revision();
-                if let Some((kind, object)) = translate(&event, &req.filter)
+                if let Some((kind, object)) = translate(&event, &req.filter, &req.api_version)
                     && tx.send(req.encoder.event(kind, &object)).await.is_err()
                 {
                     return;
@@ -205,11 +205,11 @@ async fn run(
 
 /// A storage event as a watch event. An update moving an object out of the filter is a
 /// `DELETED` for this watcher, and one moving it in an `ADDED`, as upstream's filtered watches.
-fn translate(event: &Event, filter: &Filter) -> Option<(&'static str, Value)> {
+fn translate(event: &Event, filter: &Filter, api_version: &str) -> Option<(&'static str, Value)> {
     match event {
         Event::Put { kv, prev } => {
-            let obj = object(kv, kv.mod_revision)?;
-            let was = prev.as_ref().and_then(|p| object(p, p.mod_revision)).is_some_and(|o| filter(&o));
+            let obj = object(kv, kv.mod_revision, api_version)?;
+            let was = prev.as_ref().and_then(|p| object(p, p.mod_revision, api_version)).is_some_and(|o| filter(&o));
             match (was, filter(&obj)) {
                 (_, true) if prev.is_none() || !was => Some(("ADDED", obj)),
                 (true, true) => Some(("MODIFIED", obj)),
@@ -218,15 +218,18 @@ fn translate(event: &Event, filter: &Filter) -> Option<(&'static str, Value)> {
             }
         }
         Event::Delete { prev, revision } => {
-            let obj = object(prev, *revision)?;
+            let obj = object(prev, *revision, api_version)?;
             filter(&obj).then_some(("DELETED", obj))
         }
     }
 }
 
-/// A stored object as JSON with the given resourceVersion.
-fn object(kv: &KeyValue, revision: Revision) -> Option<Value> {
-    let (_, mut value) = objects::decode_stored(&kv.value).ok()?;
+/// A stored object as JSON with the given resourceVersion, in the watched `api_version`
+/// (converted from the storage version).
+fn object(kv: &KeyValue, revision: Revision, api_version: &str) -> Option<Value> {
+    let (kind, value) = objects::decode_stored(&kv.value).ok()?;
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    let (_, mut value) = objects::convert_stored(&kind, value, group, version).ok()?;
     value["metadata"]["resourceVersion"] = Value::String(revision.to_string());
     Some(value)
 }

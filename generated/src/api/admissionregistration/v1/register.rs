@@ -13,6 +13,15 @@ impl ::kapi_apimachinery::Object for super::MutatingAdmissionPolicy {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `crate::hub::admissionregistration::MutatingAdmissionPolicy`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::admissionregistration::v1::conversion::MutatingAdmissionPolicy_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::admissionregistration::MutatingAdmissionPolicy>().map(|h| crate::api::admissionregistration::v1::conversion::MutatingAdmissionPolicy_from_hub(*h))
+    }
 }
 
 /// Kinds: `admissionregistration.k8s.io/v1/MutatingAdmissionPolicyBinding`.
@@ -26,6 +35,15 @@ impl ::kapi_apimachinery::Object for super::MutatingAdmissionPolicyBinding {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `crate::hub::admissionregistration::MutatingAdmissionPolicyBinding`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::admissionregistration::v1::conversion::MutatingAdmissionPolicyBinding_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::admissionregistration::MutatingAdmissionPolicyBinding>().map(|h| crate::api::admissionregistration::v1::conversion::MutatingAdmissionPolicyBinding_from_hub(*h))
     }
 }
 
@@ -41,6 +59,15 @@ impl ::kapi_apimachinery::Object for super::MutatingAdmissionPolicyBindingList {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `crate::hub::admissionregistration::MutatingAdmissionPolicyBindingList`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::admissionregistration::v1::conversion::MutatingAdmissionPolicyBindingList_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::admissionregistration::MutatingAdmissionPolicyBindingList>().map(|h| crate::api::admissionregistration::v1::conversion::MutatingAdmissionPolicyBindingList_from_hub(*h))
+    }
 }
 
 /// Kinds: `admissionregistration.k8s.io/v1/MutatingAdmissionPolicyList`.
@@ -54,6 +81,15 @@ impl ::kapi_apimachinery::Object for super::MutatingAdmissionPolicyList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `crate::hub::admissionregistration::MutatingAdmissionPolicyList`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::admissionregistration::v1::conversion::MutatingAdmissionPolicyList_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::admissionregistration::MutatingAdmissionPolicyList>().map(|h| crate::api::admissionregistration::v1::conversion::MutatingAdmissionPolicyList_from_hub(*h))
     }
 }
 
@@ -69,6 +105,15 @@ impl ::kapi_apimachinery::Object for super::MutatingWebhookConfiguration {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `crate::hub::admissionregistration::MutatingWebhookConfiguration`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::admissionregistration::v1::conversion::MutatingWebhookConfiguration_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::admissionregistration::MutatingWebhookConfiguration>().map(|h| crate::api::admissionregistration::v1::conversion::MutatingWebhookConfiguration_from_hub(*h))
+    }
 }
 
 /// Kinds: `admissionregistration.k8s.io/v1/MutatingWebhookConfigurationList`.
@@ -82,6 +127,15 @@ impl ::kapi_apimachinery::Object for super::MutatingWebhookConfigurationList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `crate::hub::admissionregistration::MutatingWebhookConfigurationList`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::admissionregistration::v1::conversion::MutatingWebhookConfigurationList_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::admissionregistration::MutatingWebhookConfigurationList>().map(|h| crate::api::admissionregistration::v1::conversion::MutatingWebhookConfigurationList_from_hub(*h))
     }
 }
 
@@ -97,6 +151,15 @@ impl ::kapi_apimachinery::Object for super::ValidatingAdmissionPolicy {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `crate::hub::admissionregistration::ValidatingAdmissionPolicy`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::admissionregistration::v1::conversion::ValidatingAdmissionPolicy_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::admissionregistration::ValidatingAdmissionPolicy>().map(|h| crate::api::admissionregistration::v1::conversion::ValidatingAdmissionPolicy_from_hub(*h))
+    }
 }
 
 /// Kinds: `admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding`.
@@ -110,6 +173,15 @@ impl ::kapi_apimachinery::Object for super::ValidatingAdmissionPolicyBinding {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `crate::hub::admissionregistration::ValidatingAdmissionPolicyBinding`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::admissionregistration::v1::conversion::ValidatingAdmissionPolicyBinding_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::admissionregistration::ValidatingAdmissionPolicyBinding>().map(|h| crate::api::admissionregistration::v1::conversion::ValidatingAdmissionPolicyBinding_from_hub(*h))
     }
 }
 
@@ -125,6 +197,15 @@ impl ::kapi_apimachinery::Object for super::ValidatingAdmissionPolicyBindingList
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `crate::hub::admissionregistration::ValidatingAdmissionPolicyBindingList`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::admissionregistration::v1::conversion::ValidatingAdmissionPolicyBindingList_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::admissionregistration::ValidatingAdmissionPolicyBindingList>().map(|h| crate::api::admissionregistration::v1::conversion::ValidatingAdmissionPolicyBindingList_from_hub(*h))
+    }
 }
 
 /// Kinds: `admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyList`.
@@ -138,6 +219,15 @@ impl ::kapi_apimachinery::Object for super::ValidatingAdmissionPolicyList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `crate::hub::admissionregistration::ValidatingAdmissionPolicyList`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::admissionregistration::v1::conversion::ValidatingAdmissionPolicyList_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::admissionregistration::ValidatingAdmissionPolicyList>().map(|h| crate::api::admissionregistration::v1::conversion::ValidatingAdmissionPolicyList_from_hub(*h))
     }
 }
 
@@ -153,6 +243,15 @@ impl ::kapi_apimachinery::Object for super::ValidatingWebhookConfiguration {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `crate::hub::admissionregistration::ValidatingWebhookConfiguration`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::admissionregistration::v1::conversion::ValidatingWebhookConfiguration_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::admissionregistration::ValidatingWebhookConfiguration>().map(|h| crate::api::admissionregistration::v1::conversion::ValidatingWebhookConfiguration_from_hub(*h))
+    }
 }
 
 /// Kinds: `admissionregistration.k8s.io/v1/ValidatingWebhookConfigurationList`.
@@ -166,5 +265,14 @@ impl ::kapi_apimachinery::Object for super::ValidatingWebhookConfigurationList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `crate::hub::admissionregistration::ValidatingWebhookConfigurationList`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::admissionregistration::v1::conversion::ValidatingWebhookConfigurationList_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::admissionregistration::ValidatingWebhookConfigurationList>().map(|h| crate::api::admissionregistration::v1::conversion::ValidatingWebhookConfigurationList_from_hub(*h))
     }
 }

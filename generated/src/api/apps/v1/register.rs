@@ -13,6 +13,15 @@ impl ::kapi_apimachinery::Object for super::ControllerRevision {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
+    }
 }
 
 /// Kinds: `apps/v1/ControllerRevisionList`.
@@ -26,6 +35,15 @@ impl ::kapi_apimachinery::Object for super::ControllerRevisionList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
     }
 }
 
@@ -41,6 +59,15 @@ impl ::kapi_apimachinery::Object for super::DaemonSet {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
+    }
 }
 
 /// Kinds: `apps/v1/DaemonSetList`.
@@ -54,6 +81,15 @@ impl ::kapi_apimachinery::Object for super::DaemonSetList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
     }
 }
 
@@ -69,6 +105,15 @@ impl ::kapi_apimachinery::Object for super::Deployment {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
+    }
 }
 
 /// Kinds: `apps/v1/DeploymentList`.
@@ -82,6 +127,15 @@ impl ::kapi_apimachinery::Object for super::DeploymentList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
     }
 }
 
@@ -97,6 +151,15 @@ impl ::kapi_apimachinery::Object for super::ReplicaSet {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
+    }
 }
 
 /// Kinds: `apps/v1/ReplicaSetList`.
@@ -110,6 +173,15 @@ impl ::kapi_apimachinery::Object for super::ReplicaSetList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
     }
 }
 
@@ -125,6 +197,15 @@ impl ::kapi_apimachinery::Object for super::StatefulSet {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
+    }
 }
 
 /// Kinds: `apps/v1/StatefulSetList`.
@@ -138,5 +219,14 @@ impl ::kapi_apimachinery::Object for super::StatefulSetList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
     }
 }

@@ -13,6 +13,15 @@ impl ::kapi_apimachinery::Object for super::HorizontalPodAutoscaler {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `crate::hub::autoscaling::HorizontalPodAutoscaler`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::autoscaling::v2::conversion::HorizontalPodAutoscaler_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::autoscaling::HorizontalPodAutoscaler>().map(|h| crate::api::autoscaling::v2::conversion::HorizontalPodAutoscaler_from_hub(*h))
+    }
 }
 
 /// Kinds: `autoscaling/v2/HorizontalPodAutoscalerList`.
@@ -26,5 +35,14 @@ impl ::kapi_apimachinery::Object for super::HorizontalPodAutoscalerList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `crate::hub::autoscaling::HorizontalPodAutoscalerList`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::autoscaling::v2::conversion::HorizontalPodAutoscalerList_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::autoscaling::HorizontalPodAutoscalerList>().map(|h| crate::api::autoscaling::v2::conversion::HorizontalPodAutoscalerList_from_hub(*h))
     }
 }

@@ -13,6 +13,15 @@ impl ::kapi_apimachinery::Object for super::CertificateSigningRequest {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `crate::hub::certificates::CertificateSigningRequest`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::certificates::v1::conversion::CertificateSigningRequest_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::certificates::CertificateSigningRequest>().map(|h| crate::api::certificates::v1::conversion::CertificateSigningRequest_from_hub(*h))
+    }
 }
 
 /// Kinds: `certificates.k8s.io/v1/CertificateSigningRequestList`.
@@ -26,5 +35,14 @@ impl ::kapi_apimachinery::Object for super::CertificateSigningRequestList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `crate::hub::certificates::CertificateSigningRequestList`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::certificates::v1::conversion::CertificateSigningRequestList_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::certificates::CertificateSigningRequestList>().map(|h| crate::api::certificates::v1::conversion::CertificateSigningRequestList_from_hub(*h))
     }
 }

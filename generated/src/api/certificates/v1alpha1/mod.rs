@@ -7,3 +7,4 @@ mod schema;
 mod walk;
 mod proto;
 mod register;
+pub mod conversion;

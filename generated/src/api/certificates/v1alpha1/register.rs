@@ -13,6 +13,15 @@ impl ::kapi_apimachinery::Object for super::ClusterTrustBundle {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `crate::hub::certificates::ClusterTrustBundle`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::certificates::v1alpha1::conversion::ClusterTrustBundle_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::certificates::ClusterTrustBundle>().map(|h| crate::api::certificates::v1alpha1::conversion::ClusterTrustBundle_from_hub(*h))
+    }
 }
 
 /// Kinds: `certificates.k8s.io/v1alpha1/ClusterTrustBundleList`.
@@ -26,5 +35,14 @@ impl ::kapi_apimachinery::Object for super::ClusterTrustBundleList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `crate::hub::certificates::ClusterTrustBundleList`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::certificates::v1alpha1::conversion::ClusterTrustBundleList_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::certificates::ClusterTrustBundleList>().map(|h| crate::api::certificates::v1alpha1::conversion::ClusterTrustBundleList_from_hub(*h))
     }
 }

@@ -13,6 +13,15 @@ impl ::kapi_apimachinery::Object for super::CertificateSigningRequest {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `crate::hub::certificates::CertificateSigningRequest`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::certificates::v1beta1::conversion::CertificateSigningRequest_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::certificates::CertificateSigningRequest>().map(|h| crate::api::certificates::v1beta1::conversion::CertificateSigningRequest_from_hub(*h))
+    }
 }
 
 /// Kinds: `certificates.k8s.io/v1beta1/CertificateSigningRequestList`.
@@ -26,6 +35,15 @@ impl ::kapi_apimachinery::Object for super::CertificateSigningRequestList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `crate::hub::certificates::CertificateSigningRequestList`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::certificates::v1beta1::conversion::CertificateSigningRequestList_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::certificates::CertificateSigningRequestList>().map(|h| crate::api::certificates::v1beta1::conversion::CertificateSigningRequestList_from_hub(*h))
     }
 }
 
@@ -41,6 +59,15 @@ impl ::kapi_apimachinery::Object for super::ClusterTrustBundle {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `crate::hub::certificates::ClusterTrustBundle`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::certificates::v1beta1::conversion::ClusterTrustBundle_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::certificates::ClusterTrustBundle>().map(|h| crate::api::certificates::v1beta1::conversion::ClusterTrustBundle_from_hub(*h))
+    }
 }
 
 /// Kinds: `certificates.k8s.io/v1beta1/ClusterTrustBundleList`.
@@ -54,6 +81,15 @@ impl ::kapi_apimachinery::Object for super::ClusterTrustBundleList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `crate::hub::certificates::ClusterTrustBundleList`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::certificates::v1beta1::conversion::ClusterTrustBundleList_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::certificates::ClusterTrustBundleList>().map(|h| crate::api::certificates::v1beta1::conversion::ClusterTrustBundleList_from_hub(*h))
     }
 }
 
@@ -69,6 +105,15 @@ impl ::kapi_apimachinery::Object for super::PodCertificateRequest {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `crate::hub::certificates::PodCertificateRequest`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::certificates::v1beta1::conversion::PodCertificateRequest_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::certificates::PodCertificateRequest>().map(|h| crate::api::certificates::v1beta1::conversion::PodCertificateRequest_from_hub(*h))
+    }
 }
 
 /// Kinds: `certificates.k8s.io/v1beta1/PodCertificateRequestList`.
@@ -82,5 +127,14 @@ impl ::kapi_apimachinery::Object for super::PodCertificateRequestList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `crate::hub::certificates::PodCertificateRequestList`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::certificates::v1beta1::conversion::PodCertificateRequestList_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::certificates::PodCertificateRequestList>().map(|h| crate::api::certificates::v1beta1::conversion::PodCertificateRequestList_from_hub(*h))
     }
 }

@@ -13,6 +13,15 @@ impl ::kapi_apimachinery::Object for super::Lease {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `crate::hub::coordination::Lease`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::coordination::v1::conversion::Lease_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::coordination::Lease>().map(|h| crate::api::coordination::v1::conversion::Lease_from_hub(*h))
+    }
 }
 
 /// Kinds: `coordination.k8s.io/v1/LeaseList`.
@@ -26,5 +35,14 @@ impl ::kapi_apimachinery::Object for super::LeaseList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `crate::hub::coordination::LeaseList`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::coordination::v1::conversion::LeaseList_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::coordination::LeaseList>().map(|h| crate::api::coordination::v1::conversion::LeaseList_from_hub(*h))
     }
 }

@@ -13,6 +13,15 @@ impl ::kapi_apimachinery::Object for super::LeaseCandidate {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `crate::hub::coordination::LeaseCandidate`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::coordination::v1alpha2::conversion::LeaseCandidate_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::coordination::LeaseCandidate>().map(|h| crate::api::coordination::v1alpha2::conversion::LeaseCandidate_from_hub(*h))
+    }
 }
 
 /// Kinds: `coordination.k8s.io/v1alpha2/LeaseCandidateList`.
@@ -26,5 +35,14 @@ impl ::kapi_apimachinery::Object for super::LeaseCandidateList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `crate::hub::coordination::LeaseCandidateList`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::coordination::v1alpha2::conversion::LeaseCandidateList_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::coordination::LeaseCandidateList>().map(|h| crate::api::coordination::v1alpha2::conversion::LeaseCandidateList_from_hub(*h))
     }
 }

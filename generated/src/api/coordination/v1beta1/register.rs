@@ -13,6 +13,15 @@ impl ::kapi_apimachinery::Object for super::Lease {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `crate::hub::coordination::Lease`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::coordination::v1beta1::conversion::Lease_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::coordination::Lease>().map(|h| crate::api::coordination::v1beta1::conversion::Lease_from_hub(*h))
+    }
 }
 
 /// Kinds: `coordination.k8s.io/v1beta1/LeaseCandidate`.
@@ -26,6 +35,15 @@ impl ::kapi_apimachinery::Object for super::LeaseCandidate {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `crate::hub::coordination::LeaseCandidate`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::coordination::v1beta1::conversion::LeaseCandidate_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::coordination::LeaseCandidate>().map(|h| crate::api::coordination::v1beta1::conversion::LeaseCandidate_from_hub(*h))
     }
 }
 
@@ -41,6 +59,15 @@ impl ::kapi_apimachinery::Object for super::LeaseCandidateList {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `crate::hub::coordination::LeaseCandidateList`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::coordination::v1beta1::conversion::LeaseCandidateList_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::coordination::LeaseCandidateList>().map(|h| crate::api::coordination::v1beta1::conversion::LeaseCandidateList_from_hub(*h))
+    }
 }
 
 /// Kinds: `coordination.k8s.io/v1beta1/LeaseList`.
@@ -54,5 +81,14 @@ impl ::kapi_apimachinery::Object for super::LeaseList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `crate::hub::coordination::LeaseList`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::coordination::v1beta1::conversion::LeaseList_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::coordination::LeaseList>().map(|h| crate::api::coordination::v1beta1::conversion::LeaseList_from_hub(*h))
     }
 }

@@ -13,6 +13,15 @@ impl ::kapi_apimachinery::Object for super::Event {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `crate::api::core::v1::Event`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::events::v1::conversion::Event_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::api::core::v1::Event>().map(|h| crate::api::events::v1::conversion::Event_from_hub(*h))
+    }
 }
 
 /// Kinds: `events.k8s.io/v1/EventList`.
@@ -26,5 +35,14 @@ impl ::kapi_apimachinery::Object for super::EventList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `crate::api::core::v1::EventList`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::events::v1::conversion::EventList_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::api::core::v1::EventList>().map(|h| crate::api::events::v1::conversion::EventList_from_hub(*h))
     }
 }

@@ -13,6 +13,15 @@ impl ::kapi_apimachinery::Object for super::DaemonSet {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
+    }
 }
 
 /// Kinds: `extensions/v1beta1/DaemonSetList`.
@@ -26,6 +35,15 @@ impl ::kapi_apimachinery::Object for super::DaemonSetList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
     }
 }
 
@@ -41,6 +59,15 @@ impl ::kapi_apimachinery::Object for super::Deployment {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
+    }
 }
 
 /// Kinds: `extensions/v1beta1/DeploymentList`.
@@ -54,6 +81,15 @@ impl ::kapi_apimachinery::Object for super::DeploymentList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
     }
 }
 
@@ -69,6 +105,15 @@ impl ::kapi_apimachinery::Object for super::DeploymentRollback {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
+    }
 }
 
 /// Kinds: `extensions/v1beta1/Ingress`.
@@ -82,6 +127,15 @@ impl ::kapi_apimachinery::Object for super::Ingress {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
     }
 }
 
@@ -97,6 +151,15 @@ impl ::kapi_apimachinery::Object for super::IngressList {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
+    }
 }
 
 /// Kinds: `extensions/v1beta1/NetworkPolicy`.
@@ -110,6 +173,15 @@ impl ::kapi_apimachinery::Object for super::NetworkPolicy {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
     }
 }
 
@@ -125,6 +197,15 @@ impl ::kapi_apimachinery::Object for super::NetworkPolicyList {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
+    }
 }
 
 /// Kinds: `extensions/v1beta1/ReplicaSet`.
@@ -138,6 +219,15 @@ impl ::kapi_apimachinery::Object for super::ReplicaSet {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
     }
 }
 
@@ -153,6 +243,15 @@ impl ::kapi_apimachinery::Object for super::ReplicaSetList {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
+    }
 }
 
 /// Kinds: `extensions/v1beta1/Scale`.
@@ -166,5 +265,14 @@ impl ::kapi_apimachinery::Object for super::Scale {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
     }
 }

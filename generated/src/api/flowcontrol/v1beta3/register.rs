@@ -13,6 +13,15 @@ impl ::kapi_apimachinery::Object for super::FlowSchema {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
+    }
 }
 
 /// Kinds: `flowcontrol.apiserver.k8s.io/v1beta3/FlowSchemaList`.
@@ -26,6 +35,15 @@ impl ::kapi_apimachinery::Object for super::FlowSchemaList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
     }
 }
 
@@ -41,6 +59,15 @@ impl ::kapi_apimachinery::Object for super::PriorityLevelConfiguration {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
+    }
 }
 
 /// Kinds: `flowcontrol.apiserver.k8s.io/v1beta3/PriorityLevelConfigurationList`.
@@ -54,5 +81,14 @@ impl ::kapi_apimachinery::Object for super::PriorityLevelConfigurationList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
     }
 }

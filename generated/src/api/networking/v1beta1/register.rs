@@ -13,6 +13,15 @@ impl ::kapi_apimachinery::Object for super::IPAddress {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `crate::hub::networking::IPAddress`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::networking::v1beta1::conversion::IPAddress_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::networking::IPAddress>().map(|h| crate::api::networking::v1beta1::conversion::IPAddress_from_hub(*h))
+    }
 }
 
 /// Kinds: `networking.k8s.io/v1beta1/IPAddressList`.
@@ -26,6 +35,15 @@ impl ::kapi_apimachinery::Object for super::IPAddressList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `crate::hub::networking::IPAddressList`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::networking::v1beta1::conversion::IPAddressList_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::networking::IPAddressList>().map(|h| crate::api::networking::v1beta1::conversion::IPAddressList_from_hub(*h))
     }
 }
 
@@ -41,6 +59,15 @@ impl ::kapi_apimachinery::Object for super::Ingress {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `crate::hub::networking::Ingress`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::networking::v1beta1::conversion::Ingress_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::networking::Ingress>().map(|h| crate::api::networking::v1beta1::conversion::Ingress_from_hub(*h))
+    }
 }
 
 /// Kinds: `networking.k8s.io/v1beta1/IngressClass`.
@@ -54,6 +81,15 @@ impl ::kapi_apimachinery::Object for super::IngressClass {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `crate::hub::networking::IngressClass`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::networking::v1beta1::conversion::IngressClass_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::networking::IngressClass>().map(|h| crate::api::networking::v1beta1::conversion::IngressClass_from_hub(*h))
     }
 }
 
@@ -69,6 +105,15 @@ impl ::kapi_apimachinery::Object for super::IngressClassList {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `crate::hub::networking::IngressClassList`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::networking::v1beta1::conversion::IngressClassList_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::networking::IngressClassList>().map(|h| crate::api::networking::v1beta1::conversion::IngressClassList_from_hub(*h))
+    }
 }
 
 /// Kinds: `networking.k8s.io/v1beta1/IngressList`.
@@ -82,6 +127,15 @@ impl ::kapi_apimachinery::Object for super::IngressList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `crate::hub::networking::IngressList`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::networking::v1beta1::conversion::IngressList_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::networking::IngressList>().map(|h| crate::api::networking::v1beta1::conversion::IngressList_from_hub(*h))
     }
 }
 
@@ -97,6 +151,15 @@ impl ::kapi_apimachinery::Object for super::ServiceCIDR {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `crate::hub::networking::ServiceCIDR`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::networking::v1beta1::conversion::ServiceCIDR_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::networking::ServiceCIDR>().map(|h| crate::api::networking::v1beta1::conversion::ServiceCIDR_from_hub(*h))
+    }
 }
 
 /// Kinds: `networking.k8s.io/v1beta1/ServiceCIDRList`.
@@ -110,5 +173,14 @@ impl ::kapi_apimachinery::Object for super::ServiceCIDRList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `crate::hub::networking::ServiceCIDRList`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::networking::v1beta1::conversion::ServiceCIDRList_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::networking::ServiceCIDRList>().map(|h| crate::api::networking::v1beta1::conversion::ServiceCIDRList_from_hub(*h))
     }
 }

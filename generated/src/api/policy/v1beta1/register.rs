@@ -13,6 +13,15 @@ impl ::kapi_apimachinery::Object for super::Eviction {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
+    }
 }
 
 /// Kinds: `policy/v1beta1/PodDisruptionBudget`.
@@ -27,6 +36,15 @@ impl ::kapi_apimachinery::Object for super::PodDisruptionBudget {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
+    }
 }
 
 /// Kinds: `policy/v1beta1/PodDisruptionBudgetList`.
@@ -40,5 +58,14 @@ impl ::kapi_apimachinery::Object for super::PodDisruptionBudgetList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
     }
 }

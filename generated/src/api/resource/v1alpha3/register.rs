@@ -13,6 +13,15 @@ impl ::kapi_apimachinery::Object for super::DeviceTaintRule {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `crate::hub::resource::DeviceTaintRule`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::resource::v1alpha3::conversion::DeviceTaintRule_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::resource::DeviceTaintRule>().map(|h| crate::api::resource::v1alpha3::conversion::DeviceTaintRule_from_hub(*h))
+    }
 }
 
 /// Kinds: `resource.k8s.io/v1alpha3/DeviceTaintRuleList`.
@@ -26,6 +35,15 @@ impl ::kapi_apimachinery::Object for super::DeviceTaintRuleList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `crate::hub::resource::DeviceTaintRuleList`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::resource::v1alpha3::conversion::DeviceTaintRuleList_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::resource::DeviceTaintRuleList>().map(|h| crate::api::resource::v1alpha3::conversion::DeviceTaintRuleList_from_hub(*h))
     }
 }
 
@@ -41,6 +59,15 @@ impl ::kapi_apimachinery::Object for super::ResourcePoolStatusRequest {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `crate::hub::resource::ResourcePoolStatusRequest`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::resource::v1alpha3::conversion::ResourcePoolStatusRequest_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::resource::ResourcePoolStatusRequest>().map(|h| crate::api::resource::v1alpha3::conversion::ResourcePoolStatusRequest_from_hub(*h))
+    }
 }
 
 /// Kinds: `resource.k8s.io/v1alpha3/ResourcePoolStatusRequestList`.
@@ -54,5 +81,14 @@ impl ::kapi_apimachinery::Object for super::ResourcePoolStatusRequestList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `crate::hub::resource::ResourcePoolStatusRequestList`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::resource::v1alpha3::conversion::ResourcePoolStatusRequestList_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::resource::ResourcePoolStatusRequestList>().map(|h| crate::api::resource::v1alpha3::conversion::ResourcePoolStatusRequestList_from_hub(*h))
     }
 }

@@ -13,6 +13,15 @@ impl ::kapi_apimachinery::Object for super::DeviceClass {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `crate::hub::resource::DeviceClass`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::resource::v1beta2::conversion::DeviceClass_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::resource::DeviceClass>().map(|h| crate::api::resource::v1beta2::conversion::DeviceClass_from_hub(*h))
+    }
 }
 
 /// Kinds: `resource.k8s.io/v1beta2/DeviceClassList`.
@@ -26,6 +35,15 @@ impl ::kapi_apimachinery::Object for super::DeviceClassList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `crate::hub::resource::DeviceClassList`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::resource::v1beta2::conversion::DeviceClassList_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::resource::DeviceClassList>().map(|h| crate::api::resource::v1beta2::conversion::DeviceClassList_from_hub(*h))
     }
 }
 
@@ -41,6 +59,15 @@ impl ::kapi_apimachinery::Object for super::DeviceTaintRule {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `crate::hub::resource::DeviceTaintRule`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::resource::v1beta2::conversion::DeviceTaintRule_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::resource::DeviceTaintRule>().map(|h| crate::api::resource::v1beta2::conversion::DeviceTaintRule_from_hub(*h))
+    }
 }
 
 /// Kinds: `resource.k8s.io/v1beta2/DeviceTaintRuleList`.
@@ -54,6 +81,15 @@ impl ::kapi_apimachinery::Object for super::DeviceTaintRuleList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `crate::hub::resource::DeviceTaintRuleList`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::resource::v1beta2::conversion::DeviceTaintRuleList_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::resource::DeviceTaintRuleList>().map(|h| crate::api::resource::v1beta2::conversion::DeviceTaintRuleList_from_hub(*h))
     }
 }
 
@@ -69,6 +105,15 @@ impl ::kapi_apimachinery::Object for super::ResourceClaim {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `crate::hub::resource::ResourceClaim`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::resource::v1beta2::conversion::ResourceClaim_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::resource::ResourceClaim>().map(|h| crate::api::resource::v1beta2::conversion::ResourceClaim_from_hub(*h))
+    }
 }
 
 /// Kinds: `resource.k8s.io/v1beta2/ResourceClaimList`.
@@ -82,6 +127,15 @@ impl ::kapi_apimachinery::Object for super::ResourceClaimList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `crate::hub::resource::ResourceClaimList`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::resource::v1beta2::conversion::ResourceClaimList_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::resource::ResourceClaimList>().map(|h| crate::api::resource::v1beta2::conversion::ResourceClaimList_from_hub(*h))
     }
 }
 
@@ -97,6 +151,15 @@ impl ::kapi_apimachinery::Object for super::ResourceClaimTemplate {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `crate::hub::resource::ResourceClaimTemplate`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::resource::v1beta2::conversion::ResourceClaimTemplate_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::resource::ResourceClaimTemplate>().map(|h| crate::api::resource::v1beta2::conversion::ResourceClaimTemplate_from_hub(*h))
+    }
 }
 
 /// Kinds: `resource.k8s.io/v1beta2/ResourceClaimTemplateList`.
@@ -110,6 +173,15 @@ impl ::kapi_apimachinery::Object for super::ResourceClaimTemplateList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `crate::hub::resource::ResourceClaimTemplateList`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::resource::v1beta2::conversion::ResourceClaimTemplateList_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::resource::ResourceClaimTemplateList>().map(|h| crate::api::resource::v1beta2::conversion::ResourceClaimTemplateList_from_hub(*h))
     }
 }
 
@@ -125,6 +197,15 @@ impl ::kapi_apimachinery::Object for super::ResourceSlice {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `crate::hub::resource::ResourceSlice`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::resource::v1beta2::conversion::ResourceSlice_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::resource::ResourceSlice>().map(|h| crate::api::resource::v1beta2::conversion::ResourceSlice_from_hub(*h))
+    }
 }
 
 /// Kinds: `resource.k8s.io/v1beta2/ResourceSliceList`.
@@ -138,5 +219,14 @@ impl ::kapi_apimachinery::Object for super::ResourceSliceList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `crate::hub::resource::ResourceSliceList`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::resource::v1beta2::conversion::ResourceSliceList_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::resource::ResourceSliceList>().map(|h| crate::api::resource::v1beta2::conversion::ResourceSliceList_from_hub(*h))
     }
 }

@@ -13,6 +13,15 @@ impl ::kapi_apimachinery::Object for super::PriorityClass {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `crate::hub::scheduling::PriorityClass`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::scheduling::v1::conversion::PriorityClass_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::scheduling::PriorityClass>().map(|h| crate::api::scheduling::v1::conversion::PriorityClass_from_hub(*h))
+    }
 }
 
 /// Kinds: `scheduling.k8s.io/v1/PriorityClassList`.
@@ -26,5 +35,14 @@ impl ::kapi_apimachinery::Object for super::PriorityClassList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `crate::hub::scheduling::PriorityClassList`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::scheduling::v1::conversion::PriorityClassList_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::scheduling::PriorityClassList>().map(|h| crate::api::scheduling::v1::conversion::PriorityClassList_from_hub(*h))
     }
 }

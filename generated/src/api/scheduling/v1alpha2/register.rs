@@ -13,6 +13,15 @@ impl ::kapi_apimachinery::Object for super::PodGroup {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `crate::hub::scheduling::PodGroup`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::scheduling::v1alpha2::conversion::PodGroup_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::scheduling::PodGroup>().map(|h| crate::api::scheduling::v1alpha2::conversion::PodGroup_from_hub(*h))
+    }
 }
 
 /// Kinds: `scheduling.k8s.io/v1alpha2/PodGroupList`.
@@ -26,6 +35,15 @@ impl ::kapi_apimachinery::Object for super::PodGroupList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `crate::hub::scheduling::PodGroupList`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::scheduling::v1alpha2::conversion::PodGroupList_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::scheduling::PodGroupList>().map(|h| crate::api::scheduling::v1alpha2::conversion::PodGroupList_from_hub(*h))
     }
 }
 
@@ -41,6 +59,15 @@ impl ::kapi_apimachinery::Object for super::Workload {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `crate::hub::scheduling::Workload`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::scheduling::v1alpha2::conversion::Workload_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::scheduling::Workload>().map(|h| crate::api::scheduling::v1alpha2::conversion::Workload_from_hub(*h))
+    }
 }
 
 /// Kinds: `scheduling.k8s.io/v1alpha2/WorkloadList`.
@@ -54,5 +81,14 @@ impl ::kapi_apimachinery::Object for super::WorkloadList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `crate::hub::scheduling::WorkloadList`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::scheduling::v1alpha2::conversion::WorkloadList_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::scheduling::WorkloadList>().map(|h| crate::api::scheduling::v1alpha2::conversion::WorkloadList_from_hub(*h))
     }
 }

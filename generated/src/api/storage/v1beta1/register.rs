@@ -13,6 +13,15 @@ impl ::kapi_apimachinery::Object for super::CSIDriver {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `crate::hub::storage::CSIDriver`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::storage::v1beta1::conversion::CSIDriver_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::storage::CSIDriver>().map(|h| crate::api::storage::v1beta1::conversion::CSIDriver_from_hub(*h))
+    }
 }
 
 /// Kinds: `storage.k8s.io/v1beta1/CSIDriverList`.
@@ -26,6 +35,15 @@ impl ::kapi_apimachinery::Object for super::CSIDriverList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `crate::hub::storage::CSIDriverList`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::storage::v1beta1::conversion::CSIDriverList_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::storage::CSIDriverList>().map(|h| crate::api::storage::v1beta1::conversion::CSIDriverList_from_hub(*h))
     }
 }
 
@@ -41,6 +59,15 @@ impl ::kapi_apimachinery::Object for super::CSINode {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `crate::hub::storage::CSINode`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::storage::v1beta1::conversion::CSINode_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::storage::CSINode>().map(|h| crate::api::storage::v1beta1::conversion::CSINode_from_hub(*h))
+    }
 }
 
 /// Kinds: `storage.k8s.io/v1beta1/CSINodeList`.
@@ -54,6 +81,15 @@ impl ::kapi_apimachinery::Object for super::CSINodeList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `crate::hub::storage::CSINodeList`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::storage::v1beta1::conversion::CSINodeList_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::storage::CSINodeList>().map(|h| crate::api::storage::v1beta1::conversion::CSINodeList_from_hub(*h))
     }
 }
 
@@ -69,6 +105,15 @@ impl ::kapi_apimachinery::Object for super::CSIStorageCapacity {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `crate::hub::storage::CSIStorageCapacity`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::storage::v1beta1::conversion::CSIStorageCapacity_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::storage::CSIStorageCapacity>().map(|h| crate::api::storage::v1beta1::conversion::CSIStorageCapacity_from_hub(*h))
+    }
 }
 
 /// Kinds: `storage.k8s.io/v1beta1/CSIStorageCapacityList`.
@@ -82,6 +127,15 @@ impl ::kapi_apimachinery::Object for super::CSIStorageCapacityList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `crate::hub::storage::CSIStorageCapacityList`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::storage::v1beta1::conversion::CSIStorageCapacityList_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::storage::CSIStorageCapacityList>().map(|h| crate::api::storage::v1beta1::conversion::CSIStorageCapacityList_from_hub(*h))
     }
 }
 
@@ -97,6 +151,15 @@ impl ::kapi_apimachinery::Object for super::StorageClass {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `crate::hub::storage::StorageClass`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::storage::v1beta1::conversion::StorageClass_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::storage::StorageClass>().map(|h| crate::api::storage::v1beta1::conversion::StorageClass_from_hub(*h))
+    }
 }
 
 /// Kinds: `storage.k8s.io/v1beta1/StorageClassList`.
@@ -110,6 +173,15 @@ impl ::kapi_apimachinery::Object for super::StorageClassList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `crate::hub::storage::StorageClassList`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::storage::v1beta1::conversion::StorageClassList_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::storage::StorageClassList>().map(|h| crate::api::storage::v1beta1::conversion::StorageClassList_from_hub(*h))
     }
 }
 
@@ -125,6 +197,15 @@ impl ::kapi_apimachinery::Object for super::VolumeAttachment {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `crate::hub::storage::VolumeAttachment`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::storage::v1beta1::conversion::VolumeAttachment_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::storage::VolumeAttachment>().map(|h| crate::api::storage::v1beta1::conversion::VolumeAttachment_from_hub(*h))
+    }
 }
 
 /// Kinds: `storage.k8s.io/v1beta1/VolumeAttachmentList`.
@@ -138,6 +219,15 @@ impl ::kapi_apimachinery::Object for super::VolumeAttachmentList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `crate::hub::storage::VolumeAttachmentList`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::storage::v1beta1::conversion::VolumeAttachmentList_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::storage::VolumeAttachmentList>().map(|h| crate::api::storage::v1beta1::conversion::VolumeAttachmentList_from_hub(*h))
     }
 }
 
@@ -153,6 +243,15 @@ impl ::kapi_apimachinery::Object for super::VolumeAttributesClass {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `crate::hub::storage::VolumeAttributesClass`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::storage::v1beta1::conversion::VolumeAttributesClass_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::storage::VolumeAttributesClass>().map(|h| crate::api::storage::v1beta1::conversion::VolumeAttributesClass_from_hub(*h))
+    }
 }
 
 /// Kinds: `storage.k8s.io/v1beta1/VolumeAttributesClassList`.
@@ -166,5 +265,14 @@ impl ::kapi_apimachinery::Object for super::VolumeAttributesClassList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `crate::hub::storage::VolumeAttributesClassList`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(crate::api::storage::v1beta1::conversion::VolumeAttributesClassList_to_hub(self))
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<crate::hub::storage::VolumeAttributesClassList>().map(|h| crate::api::storage::v1beta1::conversion::VolumeAttributesClassList_from_hub(*h))
     }
 }

@@ -13,6 +13,15 @@ impl ::kapi_apimachinery::Object for super::APIGroup {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
+    }
 }
 
 /// Kinds: `v1/APIGroupList`.
@@ -26,6 +35,15 @@ impl ::kapi_apimachinery::Object for super::APIGroupList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
     }
 }
 
@@ -41,6 +59,15 @@ impl ::kapi_apimachinery::Object for super::APIResourceList {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
+    }
 }
 
 /// Kinds: `v1/APIVersions`.
@@ -54,6 +81,15 @@ impl ::kapi_apimachinery::Object for super::APIVersions {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
     }
 }
 
@@ -69,6 +105,15 @@ impl ::kapi_apimachinery::Object for super::CreateOptions {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
+    }
 }
 
 /// Kinds: `v1/DeleteOptions`, `admission.k8s.io/v1/DeleteOptions`, `admission.k8s.io/v1beta1/DeleteOptions`, `admissionregistration.k8s.io/v1/DeleteOptions`, `admissionregistration.k8s.io/v1alpha1/DeleteOptions`, `admissionregistration.k8s.io/v1beta1/DeleteOptions`, `apiextensions.k8s.io/v1/DeleteOptions`, `apiextensions.k8s.io/v1beta1/DeleteOptions`, `apiregistration.k8s.io/v1/DeleteOptions`, `apiregistration.k8s.io/v1beta1/DeleteOptions`, `apps/v1/DeleteOptions`, `apps/v1beta1/DeleteOptions`, `apps/v1beta2/DeleteOptions`, `authentication.k8s.io/v1/DeleteOptions`, `authentication.k8s.io/v1alpha1/DeleteOptions`, `authentication.k8s.io/v1beta1/DeleteOptions`, `authorization.k8s.io/v1/DeleteOptions`, `authorization.k8s.io/v1beta1/DeleteOptions`, `autoscaling/v1/DeleteOptions`, `autoscaling/v2/DeleteOptions`, `batch/v1/DeleteOptions`, `batch/v1beta1/DeleteOptions`, `certificates.k8s.io/v1/DeleteOptions`, `certificates.k8s.io/v1alpha1/DeleteOptions`, `certificates.k8s.io/v1beta1/DeleteOptions`, `coordination.k8s.io/v1/DeleteOptions`, `coordination.k8s.io/v1alpha2/DeleteOptions`, `coordination.k8s.io/v1beta1/DeleteOptions`, `discovery.k8s.io/v1/DeleteOptions`, `discovery.k8s.io/v1beta1/DeleteOptions`, `events.k8s.io/v1/DeleteOptions`, `events.k8s.io/v1beta1/DeleteOptions`, `extensions/v1beta1/DeleteOptions`, `flowcontrol.apiserver.k8s.io/v1/DeleteOptions`, `flowcontrol.apiserver.k8s.io/v1beta1/DeleteOptions`, `flowcontrol.apiserver.k8s.io/v1beta2/DeleteOptions`, `flowcontrol.apiserver.k8s.io/v1beta3/DeleteOptions`, `imagepolicy.k8s.io/v1alpha1/DeleteOptions`, `internal.apiserver.k8s.io/v1alpha1/DeleteOptions`, `networking.k8s.io/v1/DeleteOptions`, `networking.k8s.io/v1beta1/DeleteOptions`, `node.k8s.io/v1/DeleteOptions`, `node.k8s.io/v1alpha1/DeleteOptions`, `node.k8s.io/v1beta1/DeleteOptions`, `policy/v1/DeleteOptions`, `policy/v1beta1/DeleteOptions`, `rbac.authorization.k8s.io/v1/DeleteOptions`, `rbac.authorization.k8s.io/v1alpha1/DeleteOptions`, `rbac.authorization.k8s.io/v1beta1/DeleteOptions`, `resource.k8s.io/v1/DeleteOptions`, `resource.k8s.io/v1alpha3/DeleteOptions`, `resource.k8s.io/v1beta1/DeleteOptions`, `resource.k8s.io/v1beta2/DeleteOptions`, `scheduling.k8s.io/v1/DeleteOptions`, `scheduling.k8s.io/v1alpha2/DeleteOptions`, `scheduling.k8s.io/v1beta1/DeleteOptions`, `storage.k8s.io/v1/DeleteOptions`, `storage.k8s.io/v1alpha1/DeleteOptions`, `storage.k8s.io/v1beta1/DeleteOptions`, `storagemigration.k8s.io/v1beta1/DeleteOptions`.
@@ -82,6 +127,15 @@ impl ::kapi_apimachinery::Object for super::DeleteOptions {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
     }
 }
 
@@ -97,6 +151,15 @@ impl ::kapi_apimachinery::Object for super::GetOptions {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
+    }
 }
 
 /// Kinds: `v1/ListOptions`.
@@ -110,6 +173,15 @@ impl ::kapi_apimachinery::Object for super::ListOptions {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
     }
 }
 
@@ -125,6 +197,15 @@ impl ::kapi_apimachinery::Object for super::PartialObjectMetadata {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
+    }
 }
 
 /// Kinds: `meta.k8s.io/v1/PartialObjectMetadataList`.
@@ -138,6 +219,15 @@ impl ::kapi_apimachinery::Object for super::PartialObjectMetadataList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
     }
 }
 
@@ -153,6 +243,15 @@ impl ::kapi_apimachinery::Object for super::PatchOptions {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
+    }
 }
 
 /// Kinds: `v1/Status`.
@@ -166,6 +265,15 @@ impl ::kapi_apimachinery::Object for super::Status {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
     }
 }
 
@@ -181,6 +289,15 @@ impl ::kapi_apimachinery::Object for super::TableOptions {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
+    }
 }
 
 /// Kinds: `v1/UpdateOptions`.
@@ -195,6 +312,15 @@ impl ::kapi_apimachinery::Object for super::UpdateOptions {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
+    }
 }
 
 /// Kinds: `v1/WatchEvent`, `admission.k8s.io/v1/WatchEvent`, `admission.k8s.io/v1beta1/WatchEvent`, `admissionregistration.k8s.io/v1/WatchEvent`, `admissionregistration.k8s.io/v1alpha1/WatchEvent`, `admissionregistration.k8s.io/v1beta1/WatchEvent`, `apiextensions.k8s.io/v1/WatchEvent`, `apiextensions.k8s.io/v1beta1/WatchEvent`, `apiregistration.k8s.io/v1/WatchEvent`, `apiregistration.k8s.io/v1beta1/WatchEvent`, `apps/v1/WatchEvent`, `apps/v1beta1/WatchEvent`, `apps/v1beta2/WatchEvent`, `authentication.k8s.io/v1/WatchEvent`, `authentication.k8s.io/v1alpha1/WatchEvent`, `authentication.k8s.io/v1beta1/WatchEvent`, `authorization.k8s.io/v1/WatchEvent`, `authorization.k8s.io/v1beta1/WatchEvent`, `autoscaling/v1/WatchEvent`, `autoscaling/v2/WatchEvent`, `batch/v1/WatchEvent`, `batch/v1beta1/WatchEvent`, `certificates.k8s.io/v1/WatchEvent`, `certificates.k8s.io/v1alpha1/WatchEvent`, `certificates.k8s.io/v1beta1/WatchEvent`, `coordination.k8s.io/v1/WatchEvent`, `coordination.k8s.io/v1alpha2/WatchEvent`, `coordination.k8s.io/v1beta1/WatchEvent`, `discovery.k8s.io/v1/WatchEvent`, `discovery.k8s.io/v1beta1/WatchEvent`, `events.k8s.io/v1/WatchEvent`, `events.k8s.io/v1beta1/WatchEvent`, `extensions/v1beta1/WatchEvent`, `flowcontrol.apiserver.k8s.io/v1/WatchEvent`, `flowcontrol.apiserver.k8s.io/v1beta1/WatchEvent`, `flowcontrol.apiserver.k8s.io/v1beta2/WatchEvent`, `flowcontrol.apiserver.k8s.io/v1beta3/WatchEvent`, `imagepolicy.k8s.io/v1alpha1/WatchEvent`, `internal.apiserver.k8s.io/v1alpha1/WatchEvent`, `networking.k8s.io/v1/WatchEvent`, `networking.k8s.io/v1beta1/WatchEvent`, `node.k8s.io/v1/WatchEvent`, `node.k8s.io/v1alpha1/WatchEvent`, `node.k8s.io/v1beta1/WatchEvent`, `policy/v1/WatchEvent`, `policy/v1beta1/WatchEvent`, `rbac.authorization.k8s.io/v1/WatchEvent`, `rbac.authorization.k8s.io/v1alpha1/WatchEvent`, `rbac.authorization.k8s.io/v1beta1/WatchEvent`, `resource.k8s.io/v1/WatchEvent`, `resource.k8s.io/v1alpha3/WatchEvent`, `resource.k8s.io/v1beta1/WatchEvent`, `resource.k8s.io/v1beta2/WatchEvent`, `scheduling.k8s.io/v1/WatchEvent`, `scheduling.k8s.io/v1alpha2/WatchEvent`, `scheduling.k8s.io/v1beta1/WatchEvent`, `storage.k8s.io/v1/WatchEvent`, `storage.k8s.io/v1alpha1/WatchEvent`, `storage.k8s.io/v1beta1/WatchEvent`, `storagemigration.k8s.io/v1beta1/WatchEvent`.
@@ -208,5 +334,14 @@ impl ::kapi_apimachinery::Object for super::WatchEvent {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    /// Hub: `Self`.
+    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+        Box::new(self)
+    }
+
+    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
+        hub.downcast::<Self>().map(|h| *h)
     }
 }

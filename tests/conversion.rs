@@ -1,0 +1,116 @@
+//! Multi-version serving end to end: objects are stored in their resource's storage version and
+//! read back in the version of the URL, through the generated hub conversions.
+
+mod common;
+
+use common::{request, start, start_with};
+use serde_json::{Value, json};
+
+fn send(server: &common::Server, method: &str, path: &str, body: &Value) -> Value {
+    let (code, text) = request(server, method, path, "application/json", body.to_string().as_bytes());
+    assert!((200..300).contains(&code), "{method} {path}: {code} {text}");
+    serde_json::from_str(&text).unwrap()
+}
+
+fn get(server: &common::Server, path: &str) -> Value {
+    let (code, text) = request(server, "GET", path, "", b"");
+    assert_eq!(code, 200, "GET {path}: {text}");
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn hpa_round_trips_between_v2_and_v1() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    let metrics = json!([
+        {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 60}}},
+        {"type": "Pods", "pods": {"metric": {"name": "qps"}, "target": {"type": "AverageValue", "averageValue": "1k"}}},
+        {"type": "External", "external": {"metric": {"name": "queue"}, "target": {"type": "Value", "value": "30"}}}
+    ]);
+    let behavior = json!({"scaleDown": {"stabilizationWindowSeconds": 120, "selectPolicy": "Max",
+        "policies": [{"type": "Pods", "value": 2, "periodSeconds": 60}]}});
+    let v2 = "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers";
+    let v1 = "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers";
+    send(&server, "POST", v2, &json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "web"},
+        "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+                 "minReplicas": 1, "maxReplicas": 5, "metrics": metrics, "behavior": behavior}}));
+
+    let old = get(&server, &format!("{v1}/web"));
+    assert_eq!(old["apiVersion"], "autoscaling/v1");
+    assert_eq!(old["spec"]["targetCPUUtilizationPercentage"], 60);
+    assert!(old["spec"].get("metrics").is_none());
+    let ann = &old["metadata"]["annotations"];
+    assert!(ann["autoscaling.alpha.kubernetes.io/metrics"].as_str().unwrap().contains("queue"), "{old}");
+    assert!(ann["autoscaling.alpha.kubernetes.io/behavior"].is_string(), "{old}");
+
+    // Update through v1: raise maxReplicas, keep the annotations.
+    let mut updated = old.clone();
+    updated["spec"]["maxReplicas"] = json!(7);
+    send(&server, "PUT", &format!("{v1}/web"), &updated);
+
+    let new = get(&server, &format!("{v2}/web"));
+    assert_eq!(new["apiVersion"], "autoscaling/v2");
+    assert_eq!(new["spec"]["maxReplicas"], 7);
+    assert_eq!(new["spec"]["behavior"]["scaleDown"]["stabilizationWindowSeconds"], 120);
+    let got = new["spec"]["metrics"].as_array().unwrap();
+    assert_eq!(got.len(), 3, "{new}");
+    for m in metrics.as_array().unwrap() {
+        assert!(got.contains(m), "{m} missing from {new}");
+    }
+    assert!(new["metadata"].get("annotations").is_none_or(|a| a.as_object().unwrap().is_empty()), "{new}");
+
+    // Lists convert every item.
+    let list = get(&server, v1);
+    assert_eq!(list["items"][0]["spec"]["targetCPUUtilizationPercentage"], 60);
+}
+
+#[test]
+fn events_cohabit_between_core_and_events_k8s_io() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    let core = "/api/v1/namespaces/default/events";
+    let events = "/apis/events.k8s.io/v1/namespaces/default/events";
+    send(&server, "POST", core, &json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "a"},
+        "involvedObject": {"kind": "Pod", "name": "p", "namespace": "default"},
+        "reason": "Started", "message": "started container", "type": "Normal",
+        "source": {"component": "kubelet", "host": "n1"}, "count": 3,
+        "firstTimestamp": "2024-01-01T00:00:00Z", "lastTimestamp": "2024-01-01T00:01:00Z",
+        "eventTime": "2024-01-01T00:00:00.000000Z", "reportingComponent": "kubelet", "reportingInstance": "n1"}));
+    let e = get(&server, &format!("{events}/a"));
+    assert_eq!(e["apiVersion"], "events.k8s.io/v1");
+    assert_eq!(e["regarding"]["name"], "p");
+    assert_eq!(e["note"], "started container");
+    assert_eq!(e["deprecatedSource"]["host"], "n1");
+    assert_eq!(e["deprecatedCount"], 3);
+    assert_eq!(e["reportingController"], "kubelet");
+
+    send(&server, "POST", events, &json!({"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "b"},
+        "eventTime": "2024-01-01T00:00:00.000000Z", "regarding": {"kind": "Node", "name": "n1"},
+        "note": "rebooted", "reason": "Rebooted", "type": "Warning", "action": "Reboot",
+        "reportingController": "kubelet", "reportingInstance": "n1",
+        "series": {"count": 2, "lastObservedTime": "2024-01-01T00:05:00.000000Z"}}));
+    let c = get(&server, &format!("{core}/b"));
+    assert_eq!(c["apiVersion"], "v1");
+    assert_eq!(c["involvedObject"]["name"], "n1");
+    assert_eq!(c["message"], "rebooted");
+    assert_eq!(c["series"]["count"], 2);
+    assert_eq!(c["reportingComponent"], "kubelet");
+    let back = get(&server, &format!("{events}/b"));
+    assert_eq!(back["note"], "rebooted");
+    assert_eq!(back["series"]["count"], 2);
+}
+
+#[test]
+fn device_class_reads_back_in_every_served_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start_with(dir.path(), &["--runtime-config=api/all=true"]);
+    send(&server, "POST", "/apis/resource.k8s.io/v1beta1/deviceclasses", &json!({
+        "apiVersion": "resource.k8s.io/v1beta1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+        "spec": {"selectors": [{"cel": {"expression": "device.driver == \"gpu.example.com\""}}]}}));
+    for v in ["v1", "v1beta1", "v1beta2"] {
+        let got = get(&server, &format!("/apis/resource.k8s.io/{v}/deviceclasses/gpu"));
+        assert_eq!(got["apiVersion"], format!("resource.k8s.io/{v}"));
+        assert_eq!(got["spec"]["selectors"][0]["cel"]["expression"], "device.driver == \"gpu.example.com\"", "{v}: {got}");
+    }
+}
