@@ -38,6 +38,10 @@ pub struct WatchRequest {
     /// `None`: start with the current state (`resourceVersion` unset or `0`).
     pub from: Option<Revision>,
     pub send_initial_events: bool,
+    /// How fresh the initial events must be: `None` the latest state (a consistent read),
+    /// `Some(n)` any state at revision `>= n` (`resourceVersion=0`, or `sendInitialEvents`
+    /// with a resourceVersion), which the watch cache serves from memory.
+    pub initial_not_older_than: Option<Revision>,
     pub allow_bookmarks: bool,
     pub timeout: Duration,
     pub filter: Filter,
@@ -126,7 +130,8 @@ pub async fn start(store: Arc<dyn Storage>, mut req: WatchRequest) -> Result<htt
     let (initial, from) = match req.from {
         Some(rev) if !req.send_initial_events => (Vec::new(), rev),
         _ => {
-            let list = store.list(&req.prefix, ListOptions::default()).await.map_err(ApiError::from)?;
+            let options = ListOptions { not_older_than: req.initial_not_older_than, ..ListOptions::default() };
+            let list = store.list(&req.prefix, options).await.map_err(ApiError::from)?;
             (list.kvs, list.revision)
         }
     };
