@@ -231,8 +231,47 @@ fn translate(event: &Event, filter: &Filter) -> Option<(&'static str, Value)> {
 
 /// A stored object as JSON with the given resourceVersion.
 fn object(kv: &KeyValue, revision: Revision) -> Option<Value> {
-    let (_, mut value) = objects::decode_stored(&kv.value).ok()?;
+    let mut value = Value::clone(&*decoded(kv)?);
     value["metadata"]["resourceVersion"] = Value::String(revision.to_string());
+    Some(value)
+}
+
+/// How many decoded objects [`decoded`] keeps.
+const DECODED_CAPACITY: usize = 4096;
+
+/// Recently decoded stored objects by key and mod revision, oldest first. With the watch cache
+/// every watcher of a collection receives the same stored bytes, and decoding them is the
+/// costly step of an event, so it is done once for all watchers (upstream's cacher likewise
+/// shares an event's serialization between its watchers). Entries keep the bytes they were
+/// decoded from and are used only when the bytes match.
+#[allow(clippy::type_complexity)]
+static DECODED: std::sync::Mutex<(
+    std::collections::BTreeMap<(String, Revision), (Bytes, Arc<Value>)>,
+    std::collections::VecDeque<(String, Revision)>,
+)> = std::sync::Mutex::new((std::collections::BTreeMap::new(), std::collections::VecDeque::new()));
+
+fn decoded(kv: &KeyValue) -> Option<Arc<Value>> {
+    let id = (kv.key.clone(), kv.mod_revision);
+    {
+        let shared = DECODED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((bytes, value)) = shared.0.get(&id)
+            && *bytes == kv.value
+        {
+            return Some(value.clone());
+        }
+    }
+    let (_, value) = objects::decode_stored(&kv.value).ok()?;
+    let value = Arc::new(value);
+    let mut shared = DECODED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let (map, order) = &mut *shared;
+    if map.insert(id.clone(), (kv.value.clone(), value.clone())).is_none() {
+        order.push_back(id);
+        while order.len() > DECODED_CAPACITY {
+            if let Some(old) = order.pop_front() {
+                map.remove(&old);
+            }
+        }
+    }
     Some(value)
 }
 
@@ -257,6 +296,24 @@ mod tests {
 
     fn config_map(name: &str) -> Value {
         json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "resourceVersion": "7"}, "data": {"k": "v"}})
+    }
+
+    #[test]
+    fn watchers_share_decoded_objects_of_the_same_bytes() {
+        let kind = Kind { group: String::new(), version: "v1".into(), kind: "ConfigMap".into() };
+        let stored = |data: &str| {
+            let mut cm = config_map("shared");
+            cm["data"]["k"] = json!(data);
+            Bytes::from(objects::encode(&kind, Format::Protobuf, &cm).unwrap())
+        };
+        let kv = KeyValue { key: "/registry/configmaps/ns/shared-test".into(), value: stored("1"), create_revision: 3, mod_revision: 3 };
+        let first = decoded(&kv).unwrap();
+        assert!(Arc::ptr_eq(&first, &decoded(&kv.clone()).unwrap()), "decoded once");
+        // Same key and revision, other bytes (another store in the same process): decoded anew.
+        let other = KeyValue { value: stored("2"), ..kv.clone() };
+        assert_eq!(decoded(&other).unwrap()["data"]["k"], "2");
+        assert_eq!(object(&kv, 9).unwrap()["metadata"]["resourceVersion"], "9");
+        assert_eq!(object(&kv, 9).unwrap()["data"]["k"], "1");
     }
 
     #[test]
