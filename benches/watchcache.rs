@@ -33,6 +33,8 @@ type Result<T, E = Error> = std::result::Result<T, E>;
 
 const WATCHERS: usize = 1000;
 const WRITE_RATE: u64 = 100;
+/// Writer connections sharing the schedule.
+const WRITERS: usize = 4;
 const WRITE_DURATION: Duration = Duration::from_secs(10);
 const DRAIN_LIMIT: Duration = Duration::from_secs(20);
 const PODS: usize = 10_000;
@@ -66,7 +68,7 @@ fn run() -> Result<()> {
     // 1. Watch fan-out.
     let watchers_before = etcd_gauge(&etcd_url, "etcd_debugging_mvcc_watcher_total")?;
     let fanout = bench_fanout(&server, &etcd_url)?;
-    println!("\n1. {WATCHERS} HTTP watches of one collection, {WRITE_RATE} creates/s for {WRITE_DURATION:?}");
+    println!("\n1. {WATCHERS} HTTP watches of one collection, {WRITE_RATE} creates/s for {WRITE_DURATION:?} ({WRITERS} writer connections)");
     println!("   events delivered: {} of {}; writes achieved {:.0} /s", fanout.delivered, fanout.expected, fanout.write_rate);
     println!(
         "   delivery latency: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
@@ -197,20 +199,34 @@ fn bench_fanout(server: &Server, etcd_url: &str) -> Result<Fanout> {
     // Let every watch reach the server.
     std::thread::sleep(Duration::from_secs(2));
     let etcd_watchers = etcd_gauge(etcd_url, "etcd_debugging_mvcc_watcher_total")?;
+    // Writers on their own connections, each write due at its slot of the schedule, so that a
+    // slow answer does not hold the next write back.
     let start = Instant::now();
-    for i in 0..writes {
-        let due = start + Duration::from_micros(i as u64 * 1_000_000 / WRITE_RATE);
-        if let Some(wait) = due.checked_duration_since(Instant::now()) {
-            std::thread::sleep(wait);
-        }
-        let body = format!(
-            r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"cm-{i:05}"}},"data":{{"t":"{}"}}}}"#,
-            now_micros()
-        );
-        let response = conn.request("POST", path, body.as_bytes())?;
-        if response.status != 201 {
-            return Err(format!("creating cm-{i:05}: HTTP {}: {}", response.status, response.text()).into());
-        }
+    let writers: Vec<_> = (0..WRITERS)
+        .map(|w| {
+            let (tls, port) = (server.tls.clone(), server.port);
+            std::thread::spawn(move || -> Result<()> {
+                let mut conn = Conn::connect(&tls, port)?;
+                for i in (w..writes).step_by(WRITERS) {
+                    let due = start + Duration::from_micros(i as u64 * 1_000_000 / WRITE_RATE);
+                    if let Some(wait) = due.checked_duration_since(Instant::now()) {
+                        std::thread::sleep(wait);
+                    }
+                    let body = format!(
+                        r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"cm-{i:05}"}},"data":{{"t":"{}"}}}}"#,
+                        now_micros()
+                    );
+                    let response = conn.request("POST", path, body.as_bytes())?;
+                    if response.status != 201 {
+                        return Err(format!("creating cm-{i:05}: HTTP {}: {}", response.status, response.text()).into());
+                    }
+                }
+                Ok(())
+            })
+        })
+        .collect();
+    for w in writers {
+        w.join().map_err(|_| "a writer thread panicked")??;
     }
     let written_in = start.elapsed();
     for t in threads {

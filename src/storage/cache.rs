@@ -270,20 +270,31 @@ impl WatchCache {
             return Ok(None);
         }
         let state = resource.state();
-        if !state.ready {
-            return Ok(None);
-        }
-        let start = match &options.start_after {
-            Some(after) if after.as_str() >= prefix => Bound::Excluded(after.clone()),
-            _ => Bound::Included(prefix.to_owned()),
-        };
-        let limit = options.limit.filter(|l| *l > 0).unwrap_or(usize::MAX);
-        let mut under = state.objects.range((start, Bound::Unbounded)).take_while(|(k, _)| k.starts_with(prefix));
-        let kvs: Vec<KeyValue> = under.by_ref().take(limit).map(|(_, kv)| kv.clone()).collect();
-        let rest = under.count();
-        let more = rest > 0;
-        Ok(Some(ListResult { kvs, revision: state.revision, more, remaining: more.then_some(rest as i64) }))
+        Ok(state.ready.then(|| page(&state, prefix, options)))
     }
+
+    /// A read at exactly `revision` from the cache, if the cache is at that revision (the next
+    /// pages of a list it answered, read before any later event: its state is then the backend's
+    /// state at `revision`, even once the backend has compacted it).
+    fn exact_from_cache(&self, prefix: &str, options: &ListOptions, revision: Revision) -> Option<ListResult> {
+        let resource = lock(&self.resources).get(resource_prefix(prefix)?).cloned()?;
+        let state = resource.state();
+        (state.ready && state.revision == revision).then(|| page(&state, prefix, options))
+    }
+}
+
+/// One page of the cached keys under `prefix` at the cache's revision.
+fn page(state: &State, prefix: &str, options: &ListOptions) -> ListResult {
+    let start = match &options.start_after {
+        Some(after) if after.as_str() >= prefix => Bound::Excluded(after.clone()),
+        _ => Bound::Included(prefix.to_owned()),
+    };
+    let limit = options.limit.filter(|l| *l > 0).unwrap_or(usize::MAX);
+    let mut under = state.objects.range((start, Bound::Unbounded)).take_while(|(k, _)| k.starts_with(prefix));
+    let kvs: Vec<KeyValue> = under.by_ref().take(limit).map(|(_, kv)| kv.clone()).collect();
+    let rest = under.count();
+    let more = rest > 0;
+    ListResult { kvs, revision: state.revision, more, remaining: more.then_some(rest as i64) }
 }
 
 impl Drop for WatchCache {
@@ -456,7 +467,13 @@ impl Storage for WatchCache {
                         return Ok(result);
                     }
                 }
-                _ => {
+                Some(_) | None => {
+                    if let Some(revision) = options.revision
+                        && revision > 0
+                        && let Some(result) = self.exact_from_cache(prefix, &options, revision)
+                    {
+                        return Ok(result);
+                    }
                     // Warm the cache for later reads and watches of this resource.
                     let _ = self.resource(prefix);
                 }
@@ -650,6 +667,18 @@ mod tests {
         tokio::time::timeout(Duration::from_secs(10), watch.next()).await.expect("timed out").expect("ended").unwrap()
     }
 
+    /// Waits (briefly) for the backend watch count to reach `n`, then checks it is exactly `n`:
+    /// a cache's feed opens its backend watch just after its list.
+    async fn assert_watches(backend: &Counting, n: usize, what: &str) {
+        for _ in 0..500 {
+            if backend.watches.load(Ordering::SeqCst) >= n {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(backend.watches.load(Ordering::SeqCst), n, "{what}");
+    }
+
     fn any(min: Revision) -> ListOptions {
         ListOptions { not_older_than: Some(min), ..ListOptions::default() }
     }
@@ -701,7 +730,7 @@ mod tests {
             let prefix = if i % 2 == 0 { "/registry/pods/" } else { "/registry/pods/ns1/" };
             watches.push(cache.watch(prefix, r0).await.unwrap());
         }
-        assert_eq!(backend.watches.load(Ordering::SeqCst), 1, "one backend watch for 50 watchers");
+        assert_watches(&backend, 1, "one backend watch for 50 watchers").await;
         assert_eq!(cache.watchers(), 50);
         let mut written = Vec::new();
         for i in 0..10 {
@@ -718,7 +747,7 @@ mod tests {
         // Another resource gets its own (single) backend watch.
         let _other = cache.watch("/registry/configmaps/", 0).await.unwrap();
         let _again = cache.watch("/registry/configmaps/", 0).await.unwrap();
-        assert_eq!(backend.watches.load(Ordering::SeqCst), 2);
+        assert_watches(&backend, 2, "one more for another resource").await;
         drop(watches);
         cache.create("/registry/pods/ns1/late", v("x")).await.unwrap();
         assert_eq!(cache.watchers(), 2, "dropped watchers are forgotten");
@@ -762,6 +791,34 @@ mod tests {
         assert!(backend.lists.load(Ordering::SeqCst) > lists, "fell back to the backend");
     }
 
+    /// The next pages of a list the cache answered come from the cache while it is still at
+    /// the list's revision, even once the backend has compacted that revision.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn paging_a_cached_list_stays_in_the_cache() {
+        let (_dir, backend, cache) = setup(WatchCacheOptions::default());
+        for i in 0..6 {
+            cache.create(&format!("/registry/pods/a/{i}"), v("x")).await.unwrap();
+        }
+        let first = cache.list("/registry/pods/", ListOptions { limit: Some(4), ..any(0) }).await.unwrap();
+        assert_eq!((first.kvs.len(), first.more), (4, true));
+        cache.create("/registry/configmaps/a/c", v("c")).await.unwrap();
+        let current = cache.current_revision().await.unwrap();
+        cache.compact(current).await.unwrap();
+        let lists = backend.lists.load(Ordering::SeqCst);
+        let next = ListOptions {
+            revision: Some(first.revision),
+            start_after: first.kvs.last().map(|kv| kv.key.clone()),
+            ..ListOptions::default()
+        };
+        let second = cache.list("/registry/pods/", next.clone()).await.unwrap();
+        assert_eq!((second.kvs.len(), second.more, second.revision), (2, false, first.revision));
+        assert_eq!(backend.lists.load(Ordering::SeqCst), lists, "served by the cache");
+        // Once the cache has moved on, the backend answers (here: compacted).
+        let kv = cache.create("/registry/pods/a/late", v("x")).await.unwrap();
+        cache.list("/registry/pods/", any(kv.mod_revision)).await.unwrap();
+        assert!(matches!(cache.list("/registry/pods/", next).await, Err(StorageError::Compacted { .. })));
+    }
+
     /// A watch from before the cache existed is served by the backend; one from a compacted
     /// revision fails as on the backend.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -770,7 +827,7 @@ mod tests {
         let r0 = cache.current_revision().await.unwrap();
         let a = cache.create("/registry/pods/a/a", v("a")).await.unwrap();
         let _warm = cache.watch("/registry/pods/", 0).await.unwrap();
-        assert_eq!(backend.watches.load(Ordering::SeqCst), 1);
+        assert_watches(&backend, 1, "the cache's").await;
         let mut old = cache.watch("/registry/pods/", r0).await.unwrap();
         assert_eq!(backend.watches.load(Ordering::SeqCst), 2, "a watch from before the cache watches the backend");
         assert_eq!(next(&mut old).await, Event::Put { kv: a.clone(), prev: None });
