@@ -448,6 +448,10 @@ impl From<crate::storage::StorageError> for ApiError {
             StorageError::Compacted { requested, compacted } => {
                 ApiError::too_old_resource_version(requested.max(0) as u64, compacted.max(0) as u64)
             }
+            StorageError::FutureRevision { requested, current } => ApiError::timeout(
+                &format!("Too large resource version: {requested}, current: {current}"),
+                1,
+            ),
             other => ApiError::internal(other),
         }
     }

@@ -23,6 +23,88 @@ async fn conformance_suite_on_etcd() {
     }
 }
 
+/// The suite through the watch cache on etcd: watches come from the cache's one etcd watch
+/// per prefix.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conformance_suite_through_the_watch_cache_on_etcd() {
+    use kapi::storage::cache::{WatchCache, WatchCacheOptions};
+    let dir = tempfile::tempdir().unwrap();
+    let etcd = Etcd::start(dir.path());
+    let store = EtcdStore::connect(&EtcdConfig::new(vec![etcd.members[0].client_url.clone()])).await.unwrap();
+    assert!(!store.supports_progress_requests(), "Debian's etcd {} predates progress requests", store.version());
+    let cache = WatchCache::new(std::sync::Arc::new(store), WatchCacheOptions::default());
+    if let Err(failure) = conformance::run_all(&cache).await {
+        panic!("{failure}");
+    }
+}
+
+/// A gauge of etcd's `/metrics` (plain HTTP on the client URL).
+fn etcd_gauge(client_url: &str, name: &str) -> f64 {
+    use std::io::{Read, Write};
+    let address = client_url.trim_start_matches("http://");
+    let mut tcp = std::net::TcpStream::connect(address).unwrap();
+    write!(tcp, "GET /metrics HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n").unwrap();
+    let mut text = String::new();
+    tcp.read_to_string(&mut text).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(name).and_then(|v| v.strip_prefix(' ')).and_then(|v| v.trim().parse().ok()))
+        .unwrap_or_else(|| panic!("{name} not in etcd's metrics"))
+}
+
+/// kapi on etcd with its watch cache: twenty HTTP watches of one resource cost at most one etcd
+/// watch, all of them see a later write; lists read their writes; a NotOlderThan list at a
+/// revision etcd has not reached is upstream's 504.
+#[test]
+fn watch_cache_on_etcd_shares_one_watch() {
+    let dir = tempfile::tempdir().unwrap();
+    let etcd = Etcd::start(dir.path());
+    let server = start_with(&dir.path().join("kapi"), &["--etcd-servers", &etcd.endpoints()]);
+    server.wait_ready();
+    let url = etcd.members[0].client_url.clone();
+    let cms = "/api/v1/namespaces/default/configmaps";
+    let cm = |name: &str| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}).to_string();
+    assert_eq!(request(&server, "POST", cms, "application/json", cm("first").as_bytes()).0, 201);
+    let before = etcd_gauge(&url, "etcd_debugging_mvcc_watcher_total");
+    const WATCHERS: usize = 20;
+    let bodies = std::thread::scope(|scope| {
+        let watches: Vec<_> = (0..WATCHERS)
+            .map(|i| {
+                let server = &server;
+                scope.spawn(move || {
+                    let rv = if i % 2 == 0 { "0" } else { "" };
+                    request(server, "GET", &format!("{cms}?watch=1&resourceVersion={rv}&timeoutSeconds=4"), "", b"")
+                })
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(1500));
+        let during = etcd_gauge(&url, "etcd_debugging_mvcc_watcher_total");
+        assert!(during - before <= 1.0, "{WATCHERS} HTTP watches made {} etcd watches", during - before);
+        assert_eq!(request(&server, "POST", cms, "application/json", cm("watched").as_bytes()).0, 201);
+        watches.into_iter().map(|w| w.join().unwrap()).collect::<Vec<_>>()
+    });
+    for (i, (code, body)) in bodies.iter().enumerate() {
+        assert_eq!(*code, 200, "watch {i}: {body}");
+        assert!(body.contains("\"name\":\"first\""), "watch {i} starts with the current state: {body}");
+        assert!(body.contains("\"name\":\"watched\""), "watch {i} saw the write: {body}");
+    }
+
+    for i in 0..10 {
+        let (code, body) = request(&server, "POST", cms, "application/json", cm(&format!("ryw-{i}")).as_bytes());
+        assert_eq!(code, 201, "{body}");
+        let rv = serde_json::from_str::<Value>(&body).unwrap()["metadata"]["resourceVersion"].as_str().unwrap().to_owned();
+        for query in ["".to_owned(), format!("?resourceVersion={rv}&resourceVersionMatch=NotOlderThan")] {
+            let (code, list) = request(&server, "GET", &format!("{cms}{query}"), "", b"");
+            assert_eq!(code, 200, "{list}");
+            assert!(list.contains(&format!("\"name\":\"ryw-{i}\"")), "list{query} after a write misses it");
+        }
+        let (code, got) = request(&server, "GET", &format!("{cms}/ryw-{i}?resourceVersion={rv}"), "", b"");
+        assert_eq!(code, 200, "{got}");
+    }
+    let (code, body) = request(&server, "GET", &format!("{cms}?resourceVersion=999999&resourceVersionMatch=NotOlderThan"), "", b"");
+    assert_eq!(code, 504, "{body}");
+    assert!(body.contains("Too large resource version"), "{body}");
+}
+
 fn deployment(name: &str) -> Value {
     json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name, "labels": {"app": name}},
            "spec": {"replicas": 2, "selector": {"matchLabels": {"app": name}},

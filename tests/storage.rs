@@ -54,6 +54,59 @@ conformance_tests!(
     compaction,
 );
 
+/// The same checks through the watch cache over the embedded store, each on a fresh store:
+/// watches are served by the cache, reads and writes pass through to the store.
+mod cached {
+    use kapi::storage::cache::{WatchCache, WatchCacheOptions};
+    use kapi::storage::conformance;
+    use std::sync::Arc;
+
+    fn fresh() -> (tempfile::TempDir, WatchCache) {
+        let (dir, store) = super::fresh();
+        (dir, WatchCache::new(Arc::new(store), WatchCacheOptions::default()))
+    }
+
+    macro_rules! cached_conformance_tests {
+        ($($check:ident),* $(,)?) => {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $check() {
+                    let (_dir, store) = fresh();
+                    if let Err(failure) = conformance::$check(&store).await {
+                        panic!("{failure}");
+                    }
+                }
+            )*
+        };
+    }
+
+    cached_conformance_tests!(
+        empty_store,
+        revisions_increase_by_one_per_write,
+        create_and_get,
+        update_compares_and_swaps,
+        delete_compares_and_swaps,
+        invalid_input_is_rejected,
+        list_is_sorted_and_bounded_by_prefix,
+        list_at_revision,
+        list_paging_is_stable_across_writes,
+        watch_replays_then_follows_live,
+        watch_filters_by_prefix,
+        recreate_gets_a_new_create_revision,
+        watch_has_no_gap_under_concurrent_writers,
+        slow_watchers_do_not_block_writers,
+        compaction,
+    );
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn run_all_through_the_cache() {
+        let (_dir, store) = fresh();
+        if let Err(failure) = conformance::run_all(&store).await {
+            panic!("{failure}");
+        }
+    }
+}
+
 /// The whole suite on one store, as `run_all` promises works.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conformance_run_all_on_one_store() {

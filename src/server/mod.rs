@@ -98,6 +98,33 @@ pub struct ServeArgs {
     /// Client key for etcd (PEM).
     #[arg(long, requires = "etcd_certfile")]
     pub etcd_keyfile: Option<PathBuf>,
+    /// Serve watches and `resourceVersion=0` / `NotOlderThan` reads from an in-memory watch cache
+    /// per resource (kube-apiserver's `--watch-cache`).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    pub watch_cache: bool,
+    /// Per-resource watch cache settings, `resource[.group]#size` (comma-separated); size 0
+    /// disables the cache for that resource, other sizes keep it (windows are sized
+    /// dynamically, as upstream's).
+    #[arg(long, value_delimiter = ',')]
+    pub watch_cache_sizes: Vec<String>,
+}
+
+/// The store behind the watch cache (`--watch-cache`, `--watch-cache-sizes`).
+fn with_watch_cache(store: Arc<dyn Storage>, args: &ServeArgs) -> Result<Arc<dyn Storage>> {
+    use crate::storage::cache::{WatchCache, WatchCacheOptions, parse_watch_cache_sizes};
+    let sizes = parse_watch_cache_sizes(&args.watch_cache_sizes).map_err(anyhow::Error::msg).context("--watch-cache-sizes")?;
+    if !args.watch_cache {
+        return Ok(store);
+    }
+    // A cache covers one `/registry/<first segment>/` prefix (services and endpoints share
+    // `/registry/services/`, so disabling one disables both).
+    let disabled = sizes
+        .iter()
+        .filter(|s| s.size == 0)
+        .filter_map(|s| crate::storage::cache::resource_prefix(&rest::key(&s.group, &s.resource, None, None)).map(str::to_owned))
+        .collect();
+    info!(?disabled, "watch cache enabled");
+    Ok(Arc::new(WatchCache::new(store, WatchCacheOptions { disabled, ..WatchCacheOptions::default() })))
 }
 
 /// `5m`, `30s`, `1h` (Go's duration syntax, as kube-apiserver's flags take).
@@ -152,6 +179,7 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
         checks.push(health::storage_check("etcd", store.clone()));
         store
     };
+    let store = with_watch_cache(store, &args)?;
     let pki = match (&args.tls_cert_file, &args.tls_private_key_file, &args.client_ca_file) {
         (Some(cert), Some(key), Some(ca)) => Pki::from_files(cert, key, ca)?,
         // In-cluster clients reach the server at the `kubernetes` Service's address too.

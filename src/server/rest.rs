@@ -285,9 +285,13 @@ async fn dispatch(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::
     match t.action {
         "get" => {
             let name = call.info.name.as_str();
-            let kv = store
-                .get(&key(t.group, t.resource, namespace, Some(name)))
-                .await
+            // resourceVersion unset: a consistent read; `0` or `N`: not older than (the watch
+            // cache may answer), as upstream's GET.
+            let get_key = key(t.group, t.resource, namespace, Some(name));
+            let kv = match get_resource_version(call.query)? {
+                None => store.get(&get_key).await,
+                Some(rv) => store.get_not_older_than(&get_key, rv).await,
+            }
                 .map_err(|e| storage_error(e, call))?
                 .ok_or_else(|| ApiError::not_found(group_resource(t), name))?;
             let (kind, value) = read(&kv)?;
@@ -335,7 +339,17 @@ async fn list(
     let (more, remaining) = loop {
         let want = limit.map(|l| l - items.len());
         let page = store
-            .list(&prefix, ListOptions { revision: list_revision, limit: want, start_after: start_after.clone() })
+            .list(&prefix, ListOptions {
+                revision: list_revision,
+                limit: want,
+                start_after: start_after.clone(),
+                // resourceVersion=0 / NotOlderThan: the watch cache may answer (first page only;
+                // later pages read at its revision).
+                not_older_than: match plan.consistency {
+                    ReadConsistency::NotOlderThan(n) if list_revision.is_none() => Some(n),
+                    _ => None,
+                },
+            })
             .await
             .map_err(|e| match (e, &plan.continue_key) {
                 (StorageError::Compacted { .. }, Some(key)) => compacted_continue_error(key, &prefix),
@@ -386,6 +400,17 @@ async fn list(
         "items": items,
     });
     Ok(respond(&list_kind, call.accept, 200, &list))
+}
+
+/// A GET's `resourceVersion`: `None` when unset (a consistent read).
+fn get_resource_version(query: &str) -> Result<Option<crate::storage::Revision>, ApiError> {
+    let query = crate::list_options::parse_query(query);
+    match query.get("resourceVersion").and_then(|v| v.first()).filter(|v| !v.is_empty()) {
+        None => Ok(None),
+        Some(rv) => crate::list_options::parse_resource_version(rv)
+            .map(|n| Some(i64::try_from(n).unwrap_or(i64::MAX)))
+            .map_err(|e| ApiError::bad_request(format!("invalid resource version: {e}"))),
+    }
 }
 
 /// The request's list options, with the field selector checked against the resource.
@@ -942,6 +967,11 @@ async fn watch(store: &Arc<dyn Storage>, call: &ResourceCall<'_>) -> Result<http
         prefix: key(t.group, t.resource, namespace, None),
         from,
         send_initial_events: opts.send_initial_events == Some(true),
+        initial_not_older_than: match opts.resource_version.as_deref() {
+            Some("0") => Some(0),
+            _ if opts.send_initial_events == Some(true) => from,
+            _ => None,
+        },
         allow_bookmarks: opts.allow_watch_bookmarks,
         timeout,
         filter: object_filter(t, &opts),

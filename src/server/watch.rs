@@ -38,6 +38,10 @@ pub struct WatchRequest {
     /// `None`: start with the current state (`resourceVersion` unset or `0`).
     pub from: Option<Revision>,
     pub send_initial_events: bool,
+    /// How fresh the initial events must be: `None` the latest state (a consistent read),
+    /// `Some(n)` any state at revision `>= n` (`resourceVersion=0`, or `sendInitialEvents`
+    /// with a resourceVersion), which the watch cache serves from memory.
+    pub initial_not_older_than: Option<Revision>,
     pub allow_bookmarks: bool,
     pub timeout: Duration,
     pub filter: Filter,
@@ -126,7 +130,8 @@ pub async fn start(store: Arc<dyn Storage>, mut req: WatchRequest) -> Result<htt
     let (initial, from) = match req.from {
         Some(rev) if !req.send_initial_events => (Vec::new(), rev),
         _ => {
-            let list = store.list(&req.prefix, ListOptions::default()).await.map_err(ApiError::from)?;
+            let options = ListOptions { not_older_than: req.initial_not_older_than, ..ListOptions::default() };
+            let list = store.list(&req.prefix, options).await.map_err(ApiError::from)?;
             (list.kvs, list.revision)
         }
     };
@@ -227,11 +232,50 @@ fn translate(event: &Event, filter: &Filter, api_version: &str) -> Option<(&'sta
 /// A stored object as JSON with the given resourceVersion, in the watched `api_version`
 /// (converted from the storage version).
 fn object(kv: &KeyValue, revision: Revision, api_version: &str) -> Option<Value> {
-    let (kind, value) = objects::decode_stored(&kv.value).ok()?;
+    let (kind, value) = decoded(kv)?;
     let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-    let (_, mut value) = objects::convert_stored(&kind, value, group, version).ok()?;
+    let (_, mut value) = objects::convert_stored(&kind, Value::clone(&value), group, version).ok()?;
     value["metadata"]["resourceVersion"] = Value::String(revision.to_string());
     Some(value)
+}
+
+/// How many decoded objects [`decoded`] keeps.
+const DECODED_CAPACITY: usize = 4096;
+
+/// Recently decoded stored objects by key and mod revision, oldest first. With the watch cache
+/// every watcher of a collection receives the same stored bytes, and decoding them is the
+/// costly step of an event, so it is done once for all watchers (upstream's cacher likewise
+/// shares an event's serialization between its watchers). Entries keep the bytes they were
+/// decoded from and are used only when the bytes match.
+#[allow(clippy::type_complexity)]
+static DECODED: std::sync::Mutex<(
+    std::collections::BTreeMap<(String, Revision), (Bytes, objects::Kind, Arc<Value>)>,
+    std::collections::VecDeque<(String, Revision)>,
+)> = std::sync::Mutex::new((std::collections::BTreeMap::new(), std::collections::VecDeque::new()));
+
+fn decoded(kv: &KeyValue) -> Option<(objects::Kind, Arc<Value>)> {
+    let id = (kv.key.clone(), kv.mod_revision);
+    {
+        let shared = DECODED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((bytes, kind, value)) = shared.0.get(&id)
+            && *bytes == kv.value
+        {
+            return Some((kind.clone(), value.clone()));
+        }
+    }
+    let (kind, value) = objects::decode_stored(&kv.value).ok()?;
+    let value = Arc::new(value);
+    let mut shared = DECODED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let (map, order) = &mut *shared;
+    if map.insert(id.clone(), (kv.value.clone(), kind.clone(), value.clone())).is_none() {
+        order.push_back(id);
+        while order.len() > DECODED_CAPACITY {
+            if let Some(old) = order.pop_front() {
+                map.remove(&old);
+            }
+        }
+    }
+    Some((kind, value))
 }
 
 fn bookmark(req: &WatchRequest, revision: Revision) -> Value {
@@ -255,6 +299,24 @@ mod tests {
 
     fn config_map(name: &str) -> Value {
         json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "resourceVersion": "7"}, "data": {"k": "v"}})
+    }
+
+    #[test]
+    fn watchers_share_decoded_objects_of_the_same_bytes() {
+        let kind = Kind { group: String::new(), version: "v1".into(), kind: "ConfigMap".into() };
+        let stored = |data: &str| {
+            let mut cm = config_map("shared");
+            cm["data"]["k"] = json!(data);
+            Bytes::from(objects::encode(&kind, Format::Protobuf, &cm).unwrap())
+        };
+        let kv = KeyValue { key: "/registry/configmaps/ns/shared-test".into(), value: stored("1"), create_revision: 3, mod_revision: 3 };
+        let first = decoded(&kv).unwrap().1;
+        assert!(Arc::ptr_eq(&first, &decoded(&kv.clone()).unwrap().1), "decoded once");
+        // Same key and revision, other bytes (another store in the same process): decoded anew.
+        let other = KeyValue { value: stored("2"), ..kv.clone() };
+        assert_eq!(decoded(&other).unwrap().1["data"]["k"], "2");
+        assert_eq!(object(&kv, 9, "v1").unwrap()["metadata"]["resourceVersion"], "9");
+        assert_eq!(object(&kv, 9, "v1").unwrap()["data"]["k"], "1");
     }
 
     #[test]

@@ -300,10 +300,10 @@ pub async fn list_at_revision(store: &dyn Storage) -> Outcome {
     ensure_eq!(now.revision, latest, "revision of a latest list");
     ensure_eq!(store.list(prefix, at(latest)).await?, now, "list at the current revision");
 
-    let paged = store.list(prefix, ListOptions { revision: Some(r1), limit: Some(1), start_after: None }).await?;
+    let paged = store.list(prefix, ListOptions { revision: Some(r1), limit: Some(1), ..ListOptions::default() }).await?;
     ensure_eq!((paged.kvs, paged.more, paged.remaining), (vec![a1], true, Some(1)), "first page at r1");
     let rest =
-        store.list(prefix, ListOptions { revision: Some(r1), limit: Some(1), start_after: Some(key("a")) }).await?;
+        store.list(prefix, ListOptions { revision: Some(r1), limit: Some(1), start_after: Some(key("a")), ..ListOptions::default() }).await?;
     ensure_eq!((rest.kvs, rest.more, rest.remaining), (vec![b1], false, None), "second page at r1");
     Ok(())
 }
@@ -343,7 +343,7 @@ pub async fn list_paging_is_stable_across_writes(store: &dyn Storage) -> Outcome
         loop {
             let start_after = kvs.last().map(|kv: &KeyValue| kv.key.clone());
             let page =
-                store.list(prefix, ListOptions { revision: Some(snapshot), limit: Some(2), start_after }).await?;
+                store.list(prefix, ListOptions { revision: Some(snapshot), limit: Some(2), start_after, ..ListOptions::default() }).await?;
             ensure_eq!(page.revision, snapshot, "revision of page {pages}");
             ensure!(!page.kvs.is_empty(), "page {pages} is empty");
             let Some(expected_remaining) = 20usize.checked_sub(kvs.len() + page.kvs.len()) else {

@@ -965,7 +965,7 @@ mod tests {
         store.delete("/b/2", None).await.unwrap();
         for revision in [None, Some(old)] {
             let keys = |start_after: &str| {
-                let options = ListOptions { revision, limit: None, start_after: Some(start_after.into()) };
+                let options = ListOptions { revision, limit: None, start_after: Some(start_after.into()), ..ListOptions::default() };
                 let store = store.clone();
                 async move {
                     let listed = store.list("/b/", options).await.unwrap();

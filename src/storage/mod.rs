@@ -19,6 +19,7 @@
 //! `pkg/storage/testing/store_tests.go` against each of its stores); [`embedded`] is the backend
 //! kapi runs on without an etcd.
 
+pub mod cache;
 pub mod conformance;
 pub mod embedded;
 pub mod etcd;
@@ -69,6 +70,11 @@ pub struct ListOptions {
     pub limit: Option<usize>,
     /// Return only keys strictly after this one: the position a continue token encodes.
     pub start_after: Option<String>,
+    /// With `revision` unset: `None` (the default) is a consistent read of the latest state;
+    /// `Some(n)` accepts the state at any revision `>= n` (`resourceVersion=0` is `Some(0)`,
+    /// `resourceVersionMatch=NotOlderThan` `Some(rv)`), which lets the watch cache
+    /// ([`cache::WatchCache`]) answer from memory. Backends ignore it: the latest state qualifies.
+    pub not_older_than: Option<Revision>,
 }
 
 /// One page of [`Storage::list`].
@@ -170,6 +176,14 @@ pub enum StorageError {
 pub trait Storage: Send + Sync {
     /// The key's current value, or `None` if it does not exist.
     fn get<'a>(&'a self, key: &'a str) -> StorageFuture<'a, Option<KeyValue>>;
+
+    /// The key's value as of any revision `>= min_revision` (a `resourceVersion=0` or
+    /// `resourceVersion=N` get, which the watch cache answers from memory). Backends read the
+    /// latest value, which always qualifies.
+    fn get_not_older_than<'a>(&'a self, key: &'a str, min_revision: Revision) -> StorageFuture<'a, Option<KeyValue>> {
+        let _ = min_revision;
+        self.get(key)
+    }
 
     /// The keys starting with `prefix`, sorted, as of `options.revision`, paged by `limit` and
     /// `start_after`. A requested revision below 1 is [`StorageError::InvalidRevision`].

@@ -1,0 +1,595 @@
+//! `cargo bench --bench watchcache`: kapi on a real etcd (one member in a temporary directory)
+//! with its watch cache, each figure next to a baseline measured in the same run:
+//!
+//! 1. watch fan-out: `WATCHERS` HTTP watches of one collection while a writer creates
+//!    `WRITE_RATE` objects per second for `WRITE_DURATION`; the delay from the write being sent to
+//!    each watcher reading its event (p50, p99, max), and how many etcd watches that took
+//!    (etcd's `etcd_debugging_mvcc_watcher_total`);
+//! 2. creates per second through kapi against raw etcd puts from the `etcd-client` crate at the
+//!    same concurrency and value size (the stored pod's size);
+//! 3. resident memory of kapi with `PODS` pods, before and after the pods are in the watch
+//!    cache, and a LIST of all pods from the cache (`resourceVersion=0`) against one from etcd.
+//!
+//! A benchmark, not a test: nothing is asserted about timings. Every loop is bounded in count and
+//! time; all traffic goes to 127.0.0.1.
+
+#[path = "../tests/common/etcd.rs"]
+#[allow(dead_code)]
+mod etcd;
+
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+
+type Error = Box<dyn std::error::Error + Send + Sync>;
+type Result<T, E = Error> = std::result::Result<T, E>;
+
+const WATCHERS: usize = 1000;
+const WRITE_RATE: u64 = 100;
+/// Writer connections sharing the schedule.
+const WRITERS: usize = 4;
+const WRITE_DURATION: Duration = Duration::from_secs(10);
+const DRAIN_LIMIT: Duration = Duration::from_secs(20);
+const PODS: usize = 10_000;
+const CREATE_THREADS: usize = 8;
+const CREATE_TIME_LIMIT: Duration = Duration::from_secs(120);
+const PUTS: usize = 10_000;
+const LIST_REPS: usize = 3;
+
+fn main() -> ExitCode {
+    let started = Instant::now();
+    match run() {
+        Ok(()) => {
+            println!("\nbench ran in {:.1} s", started.elapsed().as_secs_f64());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("\nwatchcache bench failed after {:.1} s: {e}", started.elapsed().as_secs_f64());
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<()> {
+    let root = tempfile::Builder::new().prefix("kapi-watchcache-bench").tempdir()?;
+    println!("kapi watch cache bench: scratch files in {}", root.path().display());
+    let etcd = etcd::Etcd::start(root.path());
+    let etcd_url = etcd.members[0].client_url.clone();
+    let server = Server::start(&root.path().join("kapi"), &etcd.endpoints())?;
+    println!("kapi on etcd {etcd_url}, port {}", server.port);
+
+    // 1. Watch fan-out.
+    let watchers_before = etcd_gauge(&etcd_url, "etcd_debugging_mvcc_watcher_total")?;
+    let fanout = bench_fanout(&server, &etcd_url)?;
+    println!("\n1. {WATCHERS} HTTP watches of one collection, {WRITE_RATE} creates/s for {WRITE_DURATION:?} ({WRITERS} writer connections)");
+    println!("   events delivered: {} of {}; writes achieved {:.0} /s", fanout.delivered, fanout.expected, fanout.write_rate);
+    println!(
+        "   delivery latency: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+        fanout.p50.as_secs_f64() * 1e3,
+        fanout.p99.as_secs_f64() * 1e3,
+        fanout.max.as_secs_f64() * 1e3
+    );
+    println!(
+        "   etcd watchers: {} before, {} with {WATCHERS} watches open (kapi's watch cache: one per resource)",
+        watchers_before, fanout.etcd_watchers
+    );
+    println!("   kapi RSS with {WATCHERS} watches open: {}", mib(server.rss_kib()?));
+    let log = std::fs::read_to_string(root.path().join("kapi.log")).unwrap_or_default();
+    println!("   watchers closed for falling behind: {}", log.matches("fell behind").count());
+
+    // 2. Creates through kapi against raw etcd puts.
+    let creates = bench_creates(&server)?;
+    let value_len = stored_len(&etcd_url)?;
+    let puts = bench_puts(&etcd_url, value_len)?;
+    println!("\n2. creates, {CREATE_THREADS} concurrent clients, {value_len} B stored values");
+    println!("   kapi POST pods:      {:.0} /s ({} pods)", creates.rate(), creates.requests);
+    println!("   raw etcd puts:       {:.0} /s ({} puts, etcd-client, {CREATE_THREADS} tasks)", puts.rate(), puts.requests);
+    println!("   kapi ÷ raw etcd:     {:.3}", creates.rate() / puts.rate());
+
+    // 3. Memory and LIST with the pods cached.
+    std::thread::sleep(Duration::from_secs(1));
+    let before = server.rss_kib()?;
+    let mut conn = Conn::connect(&server.tls, server.port)?;
+    // A one-item page from the cache loads all pods into it without a large response.
+    time_list(&mut conn, "/api/v1/pods?resourceVersion=0&limit=1")?;
+    std::thread::sleep(Duration::from_secs(1));
+    let after = server.rss_kib()?;
+    let cached = time_list(&mut conn, "/api/v1/pods?resourceVersion=0")?;
+    let consistent = time_list(&mut conn, "/api/v1/pods")?;
+    println!("\n3. {} pods", creates.requests);
+    println!("   kapi RSS before the pods are cached: {}", mib(before));
+    println!("   kapi RSS with the pods in the watch cache: {} (+{})", mib(after), mib(after.saturating_sub(before)));
+    println!(
+        "   LIST all pods: {:.0} ms from the cache (resourceVersion=0), {:.0} ms from etcd (consistent), ratio {:.3}",
+        cached.as_secs_f64() * 1e3,
+        consistent.as_secs_f64() * 1e3,
+        cached.as_secs_f64() / consistent.as_secs_f64()
+    );
+    drop(server);
+    drop(etcd);
+    Ok(())
+}
+
+fn mib(kib: u64) -> String {
+    format!("{:.1} MiB", kib as f64 / 1024.0)
+}
+
+fn now_micros() -> u128 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_micros()
+}
+
+/// A gauge from etcd's `/metrics`.
+fn etcd_gauge(client_url: &str, name: &str) -> Result<f64> {
+    let address = client_url.trim_start_matches("http://");
+    let mut tcp = TcpStream::connect(address)?;
+    write!(tcp, "GET /metrics HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n")?;
+    let mut text = String::new();
+    tcp.read_to_string(&mut text)?;
+    text.lines()
+        .find_map(|l| l.strip_prefix(name).and_then(|v| v.strip_prefix(' ')).and_then(|v| v.trim().parse().ok()))
+        .ok_or_else(|| format!("{name} not in etcd's metrics").into())
+}
+
+struct Fanout {
+    expected: usize,
+    delivered: usize,
+    p50: Duration,
+    p99: Duration,
+    max: Duration,
+    etcd_watchers: f64,
+    /// The write rate achieved (the writer waits for each create's answer).
+    write_rate: f64,
+}
+
+/// `WATCHERS` threads each hold one watch; a writer creates ConfigMaps carrying their send time.
+fn bench_fanout(server: &Server, etcd_url: &str) -> Result<Fanout> {
+    let mut conn = Conn::connect(&server.tls, server.port)?;
+    let ns = br#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"bench"}}"#;
+    let created = conn.request("POST", "/api/v1/namespaces", ns)?;
+    if created.status != 201 {
+        return Err(format!("creating namespace bench: HTTP {}: {}", created.status, created.text()).into());
+    }
+    let path = "/api/v1/namespaces/bench/configmaps";
+    let list = conn.request("GET", path, b"")?;
+    let list: serde_json::Value = serde_json::from_slice(&list.body)?;
+    let rv = list["metadata"]["resourceVersion"].as_str().unwrap_or("0").to_owned();
+    let writes = (WRITE_RATE * WRITE_DURATION.as_secs()) as usize;
+    let latencies = Arc::new(Mutex::new(Vec::with_capacity(WATCHERS * writes)));
+    let ready = Arc::new(Barrier::new(WATCHERS + 1));
+    let failed = Arc::new(AtomicUsize::new(0));
+    let mut threads = Vec::new();
+    for _ in 0..WATCHERS {
+        let (tls, port, rv) = (server.tls.clone(), server.port, rv.clone());
+        let (latencies, ready, failed) = (latencies.clone(), ready.clone(), failed.clone());
+        threads.push(std::thread::Builder::new().stack_size(256 * 1024).spawn(move || {
+            let watch = Watch::open(&tls, port, &format!("{path}?watch=1&resourceVersion={rv}"));
+            ready.wait();
+            let mut watch = match watch {
+                Ok(w) => w,
+                Err(_) => {
+                    failed.fetch_add(1, Ordering::Relaxed);
+                    return;
+                }
+            };
+            let mut seen = Vec::with_capacity(writes);
+            // Generous: the writer may fall behind its schedule under load.
+            let deadline = Instant::now() + WRITE_DURATION * 4 + DRAIN_LIMIT;
+            while seen.len() < writes && Instant::now() < deadline {
+                match watch.next_line() {
+                    Ok(line) => {
+                        let received = now_micros();
+                        if let Some(sent) = sent_at(&line) {
+                            seen.push(Duration::from_micros(received.saturating_sub(sent) as u64));
+                        }
+                    }
+                    Err(_) => break,
+                }
+            }
+            latencies.lock().unwrap_or_else(|e| e.into_inner()).extend(seen);
+        })?);
+    }
+    ready.wait();
+    // Let every watch reach the server.
+    std::thread::sleep(Duration::from_secs(2));
+    let etcd_watchers = etcd_gauge(etcd_url, "etcd_debugging_mvcc_watcher_total")?;
+    // Writers on their own connections, each write due at its slot of the schedule, so that a
+    // slow answer does not hold the next write back.
+    let start = Instant::now();
+    let writers: Vec<_> = (0..WRITERS)
+        .map(|w| {
+            let (tls, port) = (server.tls.clone(), server.port);
+            std::thread::spawn(move || -> Result<()> {
+                let mut conn = Conn::connect(&tls, port)?;
+                for i in (w..writes).step_by(WRITERS) {
+                    let due = start + Duration::from_micros(i as u64 * 1_000_000 / WRITE_RATE);
+                    if let Some(wait) = due.checked_duration_since(Instant::now()) {
+                        std::thread::sleep(wait);
+                    }
+                    let body = format!(
+                        r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"cm-{i:05}"}},"data":{{"t":"{}"}}}}"#,
+                        now_micros()
+                    );
+                    let response = conn.request("POST", path, body.as_bytes())?;
+                    if response.status != 201 {
+                        return Err(format!("creating cm-{i:05}: HTTP {}: {}", response.status, response.text()).into());
+                    }
+                }
+                Ok(())
+            })
+        })
+        .collect();
+    for w in writers {
+        w.join().map_err(|_| "a writer thread panicked")??;
+    }
+    let written_in = start.elapsed();
+    for t in threads {
+        t.join().map_err(|_| "a watcher thread panicked")?;
+    }
+    let mut all = std::mem::take(&mut *latencies.lock().unwrap_or_else(|e| e.into_inner()));
+    all.sort();
+    let at = |q: f64| all.get(((all.len() as f64 * q) as usize).min(all.len().saturating_sub(1))).copied().unwrap_or_default();
+    if failed.load(Ordering::Relaxed) > 0 {
+        eprintln!("   ({} watches could not be opened)", failed.load(Ordering::Relaxed));
+    }
+    Ok(Fanout {
+        expected: WATCHERS * writes,
+        delivered: all.len(),
+        p50: at(0.50),
+        p99: at(0.99),
+        max: all.last().copied().unwrap_or_default(),
+        etcd_watchers,
+        write_rate: writes as f64 / written_in.as_secs_f64(),
+    })
+}
+
+/// The send time a watch event's object carries (`"t":"<µs>"`).
+fn sent_at(line: &[u8]) -> Option<u128> {
+    let at = find(line, b"\"t\":\"")? + 5;
+    let end = line[at..].iter().position(|b| *b == b'"')? + at;
+    std::str::from_utf8(&line[at..end]).ok()?.parse().ok()
+}
+
+/// One streamed watch response, read line by line (events are newline-terminated JSON).
+struct Watch {
+    conn: Conn,
+    lines: Vec<u8>,
+}
+
+impl Watch {
+    fn open(tls: &Arc<rustls::ClientConfig>, port: u16, path: &str) -> Result<Watch> {
+        let mut conn = Conn::connect(tls, port)?;
+        conn.stream.sock.set_read_timeout(Some(WRITE_DURATION * 4 + DRAIN_LIMIT))?;
+        let message = format!("GET {path} HTTP/1.1\r\nHost: localhost\r\nAccept: application/json\r\n\r\n");
+        conn.stream.write_all(message.as_bytes())?;
+        conn.stream.flush()?;
+        let head_end = loop {
+            if let Some(i) = find(&conn.buf, b"\r\n\r\n") {
+                break i;
+            }
+            conn.fill()?;
+        };
+        let head = String::from_utf8_lossy(&conn.buf[..head_end]).into_owned();
+        if !head.starts_with("HTTP/1.1 200") {
+            return Err(format!("watch: {}", head.lines().next().unwrap_or_default()).into());
+        }
+        conn.buf.drain(..head_end + 4);
+        Ok(Watch { conn, lines: Vec::new() })
+    }
+
+    /// The next event line; de-chunks as it goes.
+    fn next_line(&mut self) -> Result<Vec<u8>> {
+        loop {
+            if let Some(i) = self.lines.iter().position(|b| *b == b'\n') {
+                let line = self.lines[..i].to_vec();
+                self.lines.drain(..=i);
+                return Ok(line);
+            }
+            // One chunk: size line, data, CRLF.
+            let line_end = loop {
+                if let Some(i) = find(&self.conn.buf, b"\r\n") {
+                    break i;
+                }
+                self.conn.fill()?;
+            };
+            let size = usize::from_str_radix(std::str::from_utf8(&self.conn.buf[..line_end])?.trim(), 16)?;
+            if size == 0 {
+                return Err("the watch ended".into());
+            }
+            self.conn.buf.drain(..line_end + 2);
+            while self.conn.buf.len() < size + 2 {
+                self.conn.fill()?;
+            }
+            self.lines.extend_from_slice(&self.conn.buf[..size]);
+            self.conn.buf.drain(..size + 2);
+        }
+    }
+}
+
+/// Requests done by a set of client threads and the time they took.
+struct Load {
+    requests: usize,
+    elapsed: Duration,
+}
+
+impl Load {
+    fn rate(&self) -> f64 {
+        self.requests as f64 / self.elapsed.as_secs_f64()
+    }
+}
+
+fn pod_json(name: &str) -> Vec<u8> {
+    format!(
+        r#"{{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"{name}"}},"spec":{{"containers":[{{"name":"app","image":"registry.k8s.io/pause:3.10"}}]}}}}"#
+    )
+    .into_bytes()
+}
+
+/// `PODS` pods created by `CREATE_THREADS` keep-alive connections.
+fn bench_creates(server: &Server) -> Result<Load> {
+    let next = Arc::new(AtomicUsize::new(0));
+    let start = Instant::now();
+    let threads: Vec<_> = (0..CREATE_THREADS)
+        .map(|_| {
+            let (tls, port, next) = (server.tls.clone(), server.port, next.clone());
+            std::thread::spawn(move || -> Result<usize> {
+                let mut conn = Conn::connect(&tls, port)?;
+                let mut n = 0;
+                while start.elapsed() < CREATE_TIME_LIMIT {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= PODS {
+                        break;
+                    }
+                    let response = conn.request("POST", "/api/v1/namespaces/default/pods", &pod_json(&format!("pod-{i:05}")))?;
+                    if response.status != 201 {
+                        return Err(format!("creating pod-{i:05}: HTTP {}: {}", response.status, response.text()).into());
+                    }
+                    n += 1;
+                }
+                Ok(n)
+            })
+        })
+        .collect();
+    let mut requests = 0;
+    for t in threads {
+        requests += t.join().map_err(|_| "a client thread panicked")??;
+    }
+    Ok(Load { requests, elapsed: start.elapsed() })
+}
+
+/// The size of one stored pod in etcd.
+fn stored_len(etcd_url: &str) -> Result<usize> {
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    runtime.block_on(async {
+        let mut client = etcd_client::Client::connect([etcd_url], None).await?;
+        let got = client.get("/registry/pods/default/pod-00000", None).await?;
+        Ok(got.kvs().first().map_or(0, |kv| kv.value().len()))
+    })
+}
+
+/// `PUTS` raw puts of `value_len` bytes by `CREATE_THREADS` tasks sharing one client, as kapi's
+/// store shares one.
+fn bench_puts(etcd_url: &str, value_len: usize) -> Result<Load> {
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    runtime.block_on(async {
+        let client = etcd_client::Client::connect([etcd_url], None).await?;
+        let next = Arc::new(AtomicUsize::new(0));
+        let value = vec![b'x'; value_len];
+        let start = Instant::now();
+        let tasks: Vec<_> = (0..CREATE_THREADS)
+            .map(|_| {
+                let (mut kv, next, value) = (client.kv_client(), next.clone(), value.clone());
+                tokio::spawn(async move {
+                    let mut n = 0;
+                    while start.elapsed() < CREATE_TIME_LIMIT {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        if i >= PUTS {
+                            break;
+                        }
+                        kv.put(format!("/bench/raw/{i:05}"), value.clone(), None).await?;
+                        n += 1;
+                    }
+                    Ok::<usize, etcd_client::Error>(n)
+                })
+            })
+            .collect();
+        let mut requests = 0;
+        for t in tasks {
+            requests += t.await??;
+        }
+        Ok(Load { requests, elapsed: start.elapsed() })
+    })
+}
+
+/// One LIST, its time; the answer must be a 200.
+fn time_list(conn: &mut Conn, path: &str) -> Result<Duration> {
+    let mut best = Duration::MAX;
+    for _ in 0..LIST_REPS {
+        let start = Instant::now();
+        let response = conn.request("GET", path, b"")?;
+        if response.status != 200 {
+            return Err(format!("GET {path}: HTTP {}: {}", response.status, response.text()).into());
+        }
+        best = best.min(start.elapsed());
+    }
+    Ok(best)
+}
+
+/// A started `kapi serve` on etcd, killed when dropped.
+struct Server {
+    child: Child,
+    port: u16,
+    tls: Arc<rustls::ClientConfig>,
+}
+
+impl Server {
+    fn start(data: &Path, etcd: &str) -> Result<Server> {
+        std::fs::create_dir_all(data)?;
+        let log = std::fs::File::create(data.with_extension("log"))?;
+        let child = Command::new(env!("CARGO_BIN_EXE_kapi"))
+            .args(["serve", "--secure-port", "0", "--etcd-servers", etcd, "--data-dir"])
+            .arg(data)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()?;
+        let mut server = Server { child, port: 0, tls: Arc::new(client_config(None)?) };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        server.port = loop {
+            if let Ok(text) = std::fs::read_to_string(data.join("port"))
+                && let Ok(port) = text.trim().parse::<u16>()
+            {
+                break port;
+            }
+            if Instant::now() > deadline || server.child.try_wait()?.is_some() {
+                return Err("kapi serve did not start".into());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        server.tls = Arc::new(client_config(Some(&data.join("pki")))?);
+        loop {
+            if let Ok(mut conn) = Conn::connect(&server.tls, server.port)
+                && let Ok(response) = conn.request("GET", "/readyz", b"")
+                && response.status == 200
+            {
+                return Ok(server);
+            }
+            if Instant::now() > deadline {
+                return Err("kapi serve did not become ready".into());
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    fn rss_kib(&self) -> Result<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))?;
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+            .ok_or_else(|| "no VmRSS".into())
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// kapi's CA as the only root and the admin certificate (or nothing, before the PKI exists).
+fn client_config(pki: Option<&Path>) -> Result<rustls::ClientConfig> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = rustls::ClientConfig::builder_with_provider(provider).with_safe_default_protocol_versions()?;
+    let Some(pki) = pki else {
+        return Ok(builder.with_root_certificates(rustls::RootCertStore::empty()).with_no_client_auth());
+    };
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(CertificateDer::from_pem_file(pki.join("ca.crt"))?)?;
+    let certs = vec![CertificateDer::from_pem_file(pki.join("admin.crt"))?];
+    let key = PrivateKeyDer::from_pem_file(pki.join("admin.key"))?;
+    Ok(builder.with_root_certificates(roots).with_client_auth_cert(certs, key)?)
+}
+
+/// A keep-alive HTTP/1.1 connection over rustls.
+struct Conn {
+    stream: rustls::StreamOwned<rustls::ClientConnection, TcpStream>,
+    buf: Vec<u8>,
+}
+
+struct Response {
+    status: u16,
+    body: Vec<u8>,
+}
+
+impl Response {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body[..self.body.len().min(500)]).into_owned()
+    }
+}
+
+impl Conn {
+    fn connect(tls: &Arc<rustls::ClientConfig>, port: u16) -> Result<Conn> {
+        let tcp = TcpStream::connect(("127.0.0.1", port))?;
+        tcp.set_nodelay(true)?;
+        tcp.set_read_timeout(Some(Duration::from_secs(60)))?;
+        let conn = rustls::ClientConnection::new(tls.clone(), ServerName::try_from("localhost")?)?;
+        Ok(Conn { stream: rustls::StreamOwned::new(conn, tcp), buf: Vec::with_capacity(16 * 1024) })
+    }
+
+    fn request(&mut self, method: &str, path: &str, body: &[u8]) -> Result<Response> {
+        let mut message = format!("{method} {path} HTTP/1.1\r\nHost: localhost\r\nAccept: application/json\r\n");
+        if method != "GET" {
+            message.push_str(&format!("Content-Type: application/json\r\nContent-Length: {}\r\n", body.len()));
+        }
+        message.push_str("\r\n");
+        let mut message = message.into_bytes();
+        message.extend_from_slice(body);
+        self.stream.write_all(&message)?;
+        self.stream.flush()?;
+        self.read_response()
+    }
+
+    fn fill(&mut self) -> Result<()> {
+        let mut chunk = [0u8; 16 * 1024];
+        let n = self.stream.read(&mut chunk)?;
+        if n == 0 {
+            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "connection closed").into());
+        }
+        self.buf.extend_from_slice(&chunk[..n]);
+        Ok(())
+    }
+
+    fn read_response(&mut self) -> Result<Response> {
+        let head_end = loop {
+            if let Some(i) = find(&self.buf, b"\r\n\r\n") {
+                break i;
+            }
+            self.fill()?;
+        };
+        let head = std::str::from_utf8(&self.buf[..head_end])?.to_ascii_lowercase();
+        self.buf.drain(..head_end + 4);
+        let status: u16 = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).ok_or("bad status line")?;
+        let length = head.lines().find_map(|l| l.strip_prefix("content-length:")).and_then(|v| v.trim().parse().ok());
+        let body = if let Some(length) = length {
+            while self.buf.len() < length {
+                self.fill()?;
+            }
+            self.buf.drain(..length).collect()
+        } else if head.contains("transfer-encoding: chunked") {
+            let mut body = Vec::new();
+            loop {
+                let line_end = loop {
+                    if let Some(i) = find(&self.buf, b"\r\n") {
+                        break i;
+                    }
+                    self.fill()?;
+                };
+                let size = usize::from_str_radix(std::str::from_utf8(&self.buf[..line_end])?.trim(), 16)?;
+                self.buf.drain(..line_end + 2);
+                while self.buf.len() < size + 2 {
+                    self.fill()?;
+                }
+                body.extend_from_slice(&self.buf[..size]);
+                self.buf.drain(..size + 2);
+                if size == 0 {
+                    break body;
+                }
+            }
+        } else {
+            Vec::new()
+        };
+        Ok(Response { status, body })
+    }
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
