@@ -334,3 +334,24 @@ fn events_expire_with_their_lease() {
     });
     assert_eq!(request(&server, "GET", "/api/v1/namespaces/default/configmaps/kept", "", b"").0, 200);
 }
+
+/// etcd's progress notifications reach an idle watch as `Event::Progress`, so its bookmarks can
+/// move past writes elsewhere (upstream feeds bookmarks from them).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_watches_hear_progress() {
+    use kapi::storage::{Event, Storage};
+    let dir = tempfile::tempdir().unwrap();
+    let etcd = Etcd::start(dir.path());
+    let store = EtcdStore::connect(&EtcdConfig::new(vec![etcd.members[0].client_url.clone()])).await.unwrap();
+    let mut watch = store.watch("/registry/quiet/", 0).await.unwrap();
+    let elsewhere = store.create("/registry/busy/a", bytes::Bytes::from_static(b"x")).await.unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let event = tokio::time::timeout_at(deadline, watch.next()).await.expect("a progress notification").unwrap().unwrap();
+        match event {
+            Event::Progress { revision } if revision >= elsewhere.mod_revision => break,
+            Event::Progress { .. } => continue,
+            other => panic!("nothing changed under the watched prefix: {other:?}"),
+        }
+    }
+}

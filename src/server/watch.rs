@@ -226,6 +226,8 @@ fn translate(event: &Event, filter: &Filter, api_version: &str) -> Option<(&'sta
             let obj = object(prev, *revision, api_version)?;
             filter(&obj).then_some(("DELETED", obj))
         }
+        // Only moves the watch's position (its next bookmark).
+        Event::Progress { .. } => None,
     }
 }
 

@@ -340,6 +340,20 @@ impl Resource {
             Event::Delete { prev, .. } => {
                 state.objects.remove(&prev.key);
             }
+            // The cache is current up to `revision` without a change: it answers
+            // not-older-than reads at it, and its watchers learn the position (bookmarks).
+            Event::Progress { .. } => {
+                state.revision = revision;
+                // Every watcher follows the whole resource; a full one just misses this
+                // report (the next one, or its next event, says more).
+                let event = Arc::new(event);
+                state.watchers.retain(|watcher| {
+                    !matches!(watcher.tx.try_send(Ok(event.clone())), Err(mpsc::error::TrySendError::Closed(_)))
+                });
+                drop(state);
+                self.progress.send_replace(revision);
+                return;
+            }
         }
         state.revision = revision;
         let event = Arc::new(event);
@@ -487,6 +501,28 @@ impl Storage for WatchCache {
     fn create<'a>(&'a self, key: &'a str, value: Bytes) -> StorageFuture<'a, KeyValue> {
         Box::pin(async move {
             let kv = self.backend.create(key, value).await?;
+            self.note(kv.mod_revision);
+            Ok(kv)
+        })
+    }
+
+    fn create_with_ttl<'a>(&'a self, key: &'a str, value: Bytes, ttl: std::time::Duration) -> StorageFuture<'a, KeyValue> {
+        Box::pin(async move {
+            let kv = self.backend.create_with_ttl(key, value, ttl).await?;
+            self.note(kv.mod_revision);
+            Ok(kv)
+        })
+    }
+
+    fn update_with_ttl<'a>(
+        &'a self,
+        key: &'a str,
+        value: Bytes,
+        expected: Revision,
+        ttl: std::time::Duration,
+    ) -> StorageFuture<'a, KeyValue> {
+        Box::pin(async move {
+            let kv = self.backend.update_with_ttl(key, value, expected, ttl).await?;
             self.note(kv.mod_revision);
             Ok(kv)
         })

@@ -315,10 +315,10 @@ impl Inner {
                 Event::Delete { .. } => {
                     keys.remove(key).map_err(|e| engine(context(), e))?;
                 }
+                Event::Progress { .. } => return Err(internal(context(), "a write produced no change")),
             }
-            history
-                .insert(revision, EventRecord::from_event(&event).encode_to_vec().as_slice())
-                .map_err(|e| engine(context(), e))?;
+            let record = EventRecord::from_event(&event).ok_or_else(|| internal(context(), "a write produced no change"))?;
+            history.insert(revision, record.encode_to_vec().as_slice()).map_err(|e| engine(context(), e))?;
             meta.insert(META_REVISION, revision).map_err(|e| engine(context(), e))?;
             event
         };
@@ -421,6 +421,7 @@ impl Inner {
                 Event::Put { prev: Some(prev), .. } | Event::Delete { prev, .. } => {
                     state.insert(prev.key.clone(), prev);
                 }
+                Event::Progress { .. } => {}
             }
         }
         for kv in state.into_values() {
@@ -633,11 +634,13 @@ impl From<KeyValueRecord> for KeyValue {
 }
 
 impl EventRecord {
-    fn from_event(event: &Event) -> Self {
-        match event {
+    /// The history record of a write; `None` for a progress report, which is never stored.
+    fn from_event(event: &Event) -> Option<Self> {
+        Some(match event {
             Event::Put { kv, prev } => {
                 EventRecord { kind: EVENT_PUT, kv: Some(kv.into()), prev_kv: prev.as_ref().map(Into::into) }
             }
+            Event::Progress { .. } => return None,
             Event::Delete { prev, revision } => EventRecord {
                 kind: EVENT_DELETE,
                 kv: Some(KeyValueRecord {
@@ -647,7 +650,7 @@ impl EventRecord {
                 }),
                 prev_kv: Some(prev.into()),
             },
-        }
+        })
     }
 }
 
@@ -828,7 +831,7 @@ mod tests {
             Event::Delete { prev: kv("/a", "2", 3, 4), revision: 5 },
         ];
         for event in events {
-            let bytes = EventRecord::from_event(&event).encode_to_vec();
+            let bytes = EventRecord::from_event(&event).unwrap().encode_to_vec();
             assert_eq!(decode_event(event.revision(), &bytes).unwrap(), event);
             // Stored under another revision, or truncated, or garbage: reported, not trusted.
             assert!(matches!(decode_event(event.revision() + 1, &bytes), Err(E::Internal { .. })));

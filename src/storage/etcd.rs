@@ -574,6 +574,16 @@ impl WatchSource for EtcdWatch {
                 if resp.canceled() {
                     return Err(unavailable_msg(&format!("etcd canceled the watch: {}", resp.cancel_reason())));
                 }
+                // A response without events after the watch was created is a progress
+                // notification: everything up to its header revision has been sent. (The
+                // creation response carries the current revision before any replay, so it
+                // says nothing about progress.)
+                if resp.events().is_empty() && !resp.created() {
+                    if let Some(revision) = resp.header().map(|h| h.revision()) {
+                        self.pending.push_back(Event::Progress { revision });
+                    }
+                    continue;
+                }
                 for event in resp.events() {
                     let Some(kv) = event.kv() else { continue };
                     let prev = event.prev_kv().map(|p| self.key_value(p)).transpose()?;

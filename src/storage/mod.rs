@@ -102,6 +102,10 @@ pub enum Event {
     Put { kv: KeyValue, prev: Option<KeyValue> },
     /// The key was deleted at `revision`; `prev` is its last value.
     Delete { prev: KeyValue, revision: Revision },
+    /// Nothing under the watched prefix changed, and every event up to `revision` has been
+    /// delivered: etcd's progress notification. It lets an idle watch report a recent
+    /// position (upstream feeds its bookmarks from these). Not every backend sends them.
+    Progress { revision: Revision },
 }
 
 impl Event {
@@ -109,15 +113,16 @@ impl Event {
     pub fn revision(&self) -> Revision {
         match self {
             Event::Put { kv, .. } => kv.mod_revision,
-            Event::Delete { revision, .. } => *revision,
+            Event::Delete { revision, .. } | Event::Progress { revision } => *revision,
         }
     }
 
-    /// The key the event is about.
+    /// The key the event is about (empty for [`Event::Progress`], which is about none).
     pub fn key(&self) -> &str {
         match self {
             Event::Put { kv, .. } => &kv.key,
             Event::Delete { prev, .. } => &prev.key,
+            Event::Progress { .. } => "",
         }
     }
 }
