@@ -188,3 +188,37 @@ fn hpa_reads_upstream_annotations() {
     assert_eq!(back["status"]["currentMetrics"], status["status"]["currentMetrics"], "{back}");
     assert_eq!(back["status"]["conditions"], status["status"]["conditions"], "{back}");
 }
+
+/// Storage versions as upstream v1.36's: the preferred version, except where upstream keeps the
+/// version the previous release already had (`[[storage_version]]` in codegen/data/scheme.toml)
+/// and for cohabiting resources.
+#[test]
+fn storage_versions_follow_upstream() {
+    let storage = |group: &str, kind: &str| {
+        kapi_api::scheme::STORAGE_VERSIONS
+            .iter()
+            .find(|(g, k, _)| *g == group && *k == kind)
+            .map(|(_, _, s)| format!("{}/{}/{}", s.group, s.version, s.kind))
+            .unwrap_or_else(|| panic!("{group} {kind}: no storage version"))
+    };
+    assert_eq!(storage("autoscaling", "HorizontalPodAutoscaler"), "autoscaling/v2/HorizontalPodAutoscaler");
+    assert_eq!(storage("events.k8s.io", "Event"), "/v1/Event");
+    assert_eq!(storage("", "Event"), "/v1/Event");
+    assert_eq!(storage("networking.k8s.io", "IPAddress"), "networking.k8s.io/v1/IPAddress");
+    assert_eq!(storage("resource.k8s.io", "ResourceClaim"), "resource.k8s.io/v1/ResourceClaim");
+    assert_eq!(storage("storage.k8s.io", "VolumeAttributesClass"), "storage.k8s.io/v1/VolumeAttributesClass");
+    // GA in v1.36: stored as v1beta1 for one release, as upstream does.
+    assert_eq!(
+        storage("admissionregistration.k8s.io", "MutatingAdmissionPolicy"),
+        "admissionregistration.k8s.io/v1beta1/MutatingAdmissionPolicy"
+    );
+    assert_eq!(
+        storage("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding"),
+        "admissionregistration.k8s.io/v1beta1/MutatingAdmissionPolicyBinding"
+    );
+    // v1beta2 is new in v1.36; v1alpha3 existed in v1.35.
+    assert_eq!(storage("resource.k8s.io", "DeviceTaintRule"), "resource.k8s.io/v1alpha3/DeviceTaintRule");
+    // Beta-only and alpha-only resources: their preferred version.
+    assert_eq!(storage("certificates.k8s.io", "ClusterTrustBundle"), "certificates.k8s.io/v1beta1/ClusterTrustBundle");
+    assert_eq!(storage("coordination.k8s.io", "LeaseCandidate"), "coordination.k8s.io/v1beta1/LeaseCandidate");
+}
