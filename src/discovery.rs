@@ -19,8 +19,9 @@
 //!   `kapi_api::scheme::RESOURCES`; the verbs of connect subresources (`pods/exec`), which the
 //!   table leaves empty, from the methods of their routes, as upstream's installer maps them;
 //! - `storageVersionHash` is upstream's (first 8 bytes of the SHA-256 of
-//!   `<group>/<version>/<kind>`, base64) of the version the resource is stored in: the highest
-//!   priority served version of its group that has it, except for [`STORAGE_COHABITATION`].
+//!   `<group>/<version>/<kind>`, base64) of the kind the resource is stored as: the generated
+//!   `kapi_api::scheme::STORAGE_VERSIONS` (upstream's storage versions, cohabiting resources
+//!   such as `events.k8s.io` `events` stored as core's).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
@@ -48,23 +49,6 @@ pub const AGGREGATED_KIND: &str = "APIGroupDiscoveryList";
 pub const AGGREGATED_JSON_CONTENT_TYPE: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
 /// `freshness` of every version we serve ourselves (aggregated API servers may be `Stale`).
 pub const FRESHNESS_CURRENT: &str = "Current";
-
-/// A resource stored as another group's resource of the same name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Cohabitation {
-    pub group: &'static str,
-    pub resource: &'static str,
-    /// The group and version it is stored as.
-    pub storage_group: &'static str,
-    pub storage_version: &'static str,
-}
-
-/// Upstream's `AddCohabitatingResources` (`pkg/kubeapiserver/default_storage_factory_builder.go`)
-/// where both sides are still served by kube-apiserver v1.36: the `storageVersionHash` of such a
-/// resource is the storage one's.
-// TODO: move to codegen/data/scheme.toml (a fact outside the specs) and generate it.
-pub const STORAGE_COHABITATION: &[Cohabitation] =
-    &[Cohabitation { group: "events.k8s.io", resource: "events", storage_group: "", storage_version: "v1" }];
 
 /// Which served group-versions are enabled. Upstream's default is the generated
 /// `enabled_by_default`; `--runtime-config` switches group-versions on and off.
@@ -280,20 +264,10 @@ fn storage_kind(r: &ResourceInfo) -> Option<(&'static str, &'static str, &'stati
     if !r.verbs.contains(&"watch") {
         return None;
     }
-    let cohabitation = STORAGE_COHABITATION.iter().find(|c| c.group == r.group && c.resource == r.resource);
-    let group = cohabitation.map_or(r.group, |c| c.storage_group);
-    let mut versions: Vec<_> = GROUP_VERSIONS
+    kapi_api::scheme::STORAGE_VERSIONS
         .iter()
-        .filter(|gv| gv.group == group && gv.served)
-        .filter(|gv| cohabitation.is_none_or(|c| c.storage_version == gv.version))
-        .collect();
-    versions.sort_by_key(|gv| std::cmp::Reverse(gv.version_priority));
-    versions
-        .iter()
-        .find_map(|gv| {
-            RESOURCES.iter().find(|s| s.group == group && s.version == gv.version && s.resource == r.resource)
-        })
-        .map(|s| (s.kind.group, s.kind.version, s.kind.kind))
+        .find(|(g, k, _)| *g == r.group && *k == r.kind.kind)
+        .map(|(_, _, s)| (s.group, s.version, s.kind))
 }
 
 /// Upstream's `discovery.StorageVersionHash`: base64 of the first 8 bytes of the SHA-256 of

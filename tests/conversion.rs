@@ -41,8 +41,24 @@ fn hpa_round_trips_between_v2_and_v1() {
     assert_eq!(old["spec"]["targetCPUUtilizationPercentage"], 60);
     assert!(old["spec"].get("metrics").is_none());
     let ann = &old["metadata"]["annotations"];
-    assert!(ann["autoscaling.alpha.kubernetes.io/metrics"].as_str().unwrap().contains("queue"), "{old}");
-    assert!(ann["autoscaling.alpha.kubernetes.io/behavior"].is_string(), "{old}");
+    // Upstream's shapes: the other metrics as autoscaling/v1's (v2beta1-shaped) MetricSpec list ...
+    let annotation = |key: &str| -> Value { serde_json::from_str(ann[key].as_str().unwrap_or_else(|| panic!("{key}: {old}"))).unwrap() };
+    assert_eq!(
+        annotation("autoscaling.alpha.kubernetes.io/metrics"),
+        json!([
+            {"type": "Pods", "pods": {"metricName": "qps", "targetAverageValue": "1k"}},
+            {"type": "External", "external": {"metricName": "queue", "targetValue": "30"}}
+        ]),
+        "{old}"
+    );
+    // ... and the behavior as upstream marshals its internal type (Go field names, nil as null).
+    let b = annotation("autoscaling.alpha.kubernetes.io/behavior");
+    assert_eq!(b["ScaleDown"]["StabilizationWindowSeconds"], 120, "{b}");
+    assert_eq!(b["ScaleDown"]["SelectPolicy"], "Max", "{b}");
+    assert_eq!(b["ScaleDown"]["Policies"], json!([{"Type": "Pods", "Value": 2, "PeriodSeconds": 60}]), "{b}");
+    assert!(b["ScaleDown"].as_object().unwrap().contains_key("Tolerance"), "{b}");
+    assert!(b.as_object().unwrap().contains_key("ScaleUp"), "{b}");
+    assert!(ann.get("autoscaling.alpha.kubernetes.io/current-metrics").is_none(), "{old}");
 
     // Update through v1: raise maxReplicas, keep the annotations.
     let mut updated = old.clone();
@@ -113,4 +129,96 @@ fn device_class_reads_back_in_every_served_version() {
         assert_eq!(got["apiVersion"], format!("resource.k8s.io/{v}"));
         assert_eq!(got["spec"]["selectors"][0]["cel"]["expression"], "device.driver == \"gpu.example.com\"", "{v}: {got}");
     }
+}
+
+/// Annotations written by a real kube-apiserver (upstream's shapes: v1 metric lists, the internal
+/// behavior with Go field names) read back into autoscaling/v2 fields, and status annotations
+/// written as upstream writes them.
+#[test]
+fn hpa_reads_upstream_annotations() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    let v1 = "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers";
+    let v2 = "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers";
+    let metrics = json!([
+        {"type": "Pods", "pods": {"metricName": "qps", "targetAverageValue": "1k"}},
+        {"type": "Object", "object": {"target": {"kind": "Service", "name": "front"}, "metricName": "rps", "targetValue": "10"}},
+        {"type": "Resource", "resource": {"name": "memory", "targetAverageValue": "100Mi"}}
+    ]);
+    let behavior = json!({"ScaleUp": null, "ScaleDown": {"StabilizationWindowSeconds": 30, "SelectPolicy": "Min",
+        "Policies": [{"Type": "Percent", "Value": 10, "PeriodSeconds": 60}], "Tolerance": null}});
+    send(&server, "POST", v1, &json!({"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "api", "annotations": {
+            "autoscaling.alpha.kubernetes.io/metrics": metrics.to_string(),
+            "autoscaling.alpha.kubernetes.io/behavior": behavior.to_string(),
+            "keep": "me"}},
+        "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "api"},
+                 "maxReplicas": 4, "targetCPUUtilizationPercentage": 70}}));
+    let new = get(&server, &format!("{v2}/api"));
+    let got = new["spec"]["metrics"].as_array().unwrap();
+    assert_eq!(got.len(), 4, "{new}");
+    assert_eq!(got[0], json!({"type": "Pods", "pods": {"metric": {"name": "qps"}, "target": {"type": "AverageValue", "averageValue": "1k"}}}));
+    assert_eq!(got[1]["object"]["describedObject"]["name"], "front", "{new}");
+    assert_eq!(got[1]["object"]["target"], json!({"type": "Value", "value": "10"}), "{new}");
+    assert_eq!(got[2]["resource"]["target"], json!({"type": "AverageValue", "averageValue": "100Mi"}), "{new}");
+    assert_eq!(got[3]["resource"]["target"], json!({"type": "Utilization", "averageUtilization": 70}), "{new}");
+    assert_eq!(new["spec"]["behavior"]["scaleDown"]["selectPolicy"], "Min", "{new}");
+    assert_eq!(new["spec"]["behavior"]["scaleDown"]["policies"][0]["type"], "Percent", "{new}");
+    let ann = new["metadata"]["annotations"].as_object().unwrap();
+    assert_eq!(ann.keys().collect::<Vec<_>>(), ["keep"], "{new}");
+
+    // Status written through v2 shows in v1's annotations in v1's shapes.
+    let mut status = new.clone();
+    status["status"] = json!({"currentReplicas": 2, "desiredReplicas": 3,
+        "currentMetrics": [
+            {"type": "Resource", "resource": {"name": "cpu", "current": {"averageUtilization": 55, "averageValue": "200m"}}},
+            {"type": "Pods", "pods": {"metric": {"name": "qps"}, "current": {"averageValue": "900"}}}],
+        "conditions": [{"type": "AbleToScale", "status": "True", "lastTransitionTime": "2024-01-01T00:00:00Z", "reason": "ReadyForNewScale"}]});
+    send(&server, "PUT", &format!("{v2}/api/status"), &status);
+    let old = get(&server, &format!("{v1}/api"));
+    assert_eq!(old["status"]["currentCPUUtilizationPercentage"], 55, "{old}");
+    let ann = &old["metadata"]["annotations"];
+    let current: Value = serde_json::from_str(ann["autoscaling.alpha.kubernetes.io/current-metrics"].as_str().unwrap()).unwrap();
+    assert_eq!(current, json!([
+        {"type": "Resource", "resource": {"name": "cpu", "currentAverageUtilization": 55, "currentAverageValue": "200m"}},
+        {"type": "Pods", "pods": {"metricName": "qps", "currentAverageValue": "900"}}]), "{old}");
+    let conditions: Value = serde_json::from_str(ann["autoscaling.alpha.kubernetes.io/conditions"].as_str().unwrap()).unwrap();
+    assert_eq!(conditions, json!([{"type": "AbleToScale", "status": "True", "lastTransitionTime": "2024-01-01T00:00:00Z", "reason": "ReadyForNewScale"}]));
+    let back = get(&server, &format!("{v2}/api"));
+    assert_eq!(back["status"]["currentMetrics"], status["status"]["currentMetrics"], "{back}");
+    assert_eq!(back["status"]["conditions"], status["status"]["conditions"], "{back}");
+}
+
+/// Storage versions as upstream v1.36's: the preferred version, except where upstream keeps the
+/// version the previous release already had (`[[storage_version]]` in codegen/data/scheme.toml)
+/// and for cohabiting resources.
+#[test]
+fn storage_versions_follow_upstream() {
+    let storage = |group: &str, kind: &str| {
+        kapi_api::scheme::STORAGE_VERSIONS
+            .iter()
+            .find(|(g, k, _)| *g == group && *k == kind)
+            .map(|(_, _, s)| format!("{}/{}/{}", s.group, s.version, s.kind))
+            .unwrap_or_else(|| panic!("{group} {kind}: no storage version"))
+    };
+    assert_eq!(storage("autoscaling", "HorizontalPodAutoscaler"), "autoscaling/v2/HorizontalPodAutoscaler");
+    assert_eq!(storage("events.k8s.io", "Event"), "/v1/Event");
+    assert_eq!(storage("", "Event"), "/v1/Event");
+    assert_eq!(storage("networking.k8s.io", "IPAddress"), "networking.k8s.io/v1/IPAddress");
+    assert_eq!(storage("resource.k8s.io", "ResourceClaim"), "resource.k8s.io/v1/ResourceClaim");
+    assert_eq!(storage("storage.k8s.io", "VolumeAttributesClass"), "storage.k8s.io/v1/VolumeAttributesClass");
+    // GA in v1.36: stored as v1beta1 for one release, as upstream does.
+    assert_eq!(
+        storage("admissionregistration.k8s.io", "MutatingAdmissionPolicy"),
+        "admissionregistration.k8s.io/v1beta1/MutatingAdmissionPolicy"
+    );
+    assert_eq!(
+        storage("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding"),
+        "admissionregistration.k8s.io/v1beta1/MutatingAdmissionPolicyBinding"
+    );
+    // v1beta2 is new in v1.36; v1alpha3 existed in v1.35.
+    assert_eq!(storage("resource.k8s.io", "DeviceTaintRule"), "resource.k8s.io/v1alpha3/DeviceTaintRule");
+    // Beta-only and alpha-only resources: their preferred version.
+    assert_eq!(storage("certificates.k8s.io", "ClusterTrustBundle"), "certificates.k8s.io/v1beta1/ClusterTrustBundle");
+    assert_eq!(storage("coordination.k8s.io", "LeaseCandidate"), "coordination.k8s.io/v1beta1/LeaseCandidate");
 }

@@ -338,7 +338,7 @@ pub fn plan(model: &Model) -> Result<Plan> {
                             mod_path(p),
                             t.name
                         ),
-                        doc: "Overrides the whole conversion (`[[conversion_override]]`).".into(),
+                        doc: format!("`{p}.{}` → hub: overrides the whole conversion (`[[conversion_override]]`).", t.name),
                     });
                 }
                 // from hub
@@ -381,7 +381,7 @@ pub fn plan(model: &Model) -> Result<Plan> {
                             mod_path(p),
                             t.name
                         ),
-                        doc: "Overrides the whole conversion (`[[conversion_override]]`).".into(),
+                        doc: format!("Hub → `{p}.{}`: overrides the whole conversion (`[[conversion_override]]`).", t.name),
                     });
                 }
                 fns.push(function(
@@ -407,7 +407,12 @@ pub fn plan(model: &Model) -> Result<Plan> {
     let served: BTreeSet<(String, String)> =
         model.resources.iter().map(|r| (r.kind.group.clone(), r.kind.kind.clone())).collect();
     for (group, kind) in served {
-        let gvk = if let Some(a) = data.hub_alias.iter().find(|a| a.group == group && a.kind.as_deref() == Some(kind.as_str())) {
+        let gvk = if let Some(o) = data.storage_version.iter().find(|o| o.group == group && o.kind == kind) {
+            let Some(k) = model.kinds.iter().map(|k| &k.gvk).find(|k| k.group == group && k.kind == kind && k.version == o.version) else {
+                bail!("scheme.toml: storage_version {group}/{kind} {}: no such kind", o.version);
+            };
+            Some(k)
+        } else if let Some(a) = data.hub_alias.iter().find(|a| a.group == group && a.kind.as_deref() == Some(kind.as_str())) {
             model.kinds.iter().map(|k| &k.gvk).find(|k| k.group == a.hub_group && k.kind == kind && k.version == a.storage_version)
         } else {
             model
@@ -424,6 +429,45 @@ pub fn plan(model: &Model) -> Result<Plan> {
     }
 
     Ok(Plan { hubs, conversions, manual, kind_hubs, storage })
+}
+
+/// The hand-written functions `plan` needs that the modules in `sources` (group ident → the text
+/// of `generated/manual/<ident>.rs`) do not define, one message each naming the module, the
+/// function, and the type and field it converts. A name counts as defined when it occurs in the
+/// module as a whole word (functions defined through a macro are named in its invocation); the
+/// compiler has the last word, this check gives the message first.
+pub fn missing_manual(manual: &BTreeMap<String, Vec<ManualFn>>, sources: &BTreeMap<String, String>) -> Vec<String> {
+    let defines = |text: &str, name: &str| {
+        text.match_indices(name).any(|(i, _)| {
+            let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+            !text[..i].ends_with(ident) && !text[i + name.len()..].starts_with(ident)
+        })
+    };
+    let mut out = Vec::new();
+    for (ident, fns) in manual {
+        let text = sources.get(ident).map_or("", String::as_str);
+        for f in fns {
+            if !defines(text, &f.name) {
+                out.push(format!("generated/manual/{ident}.rs does not define `{}`: {}\n    expected: {}", f.name, f.doc, f.signature));
+            }
+        }
+    }
+    out
+}
+
+/// [`missing_manual`] against the modules in `dir` (`generated/manual/`), as an error.
+pub fn check_manual(plan: &Plan, dir: &std::path::Path) -> Result<()> {
+    let mut sources = BTreeMap::new();
+    for ident in plan.manual.keys() {
+        if let Ok(text) = std::fs::read_to_string(dir.join(format!("{ident}.rs"))) {
+            sources.insert(ident.clone(), text);
+        }
+    }
+    let missing = missing_manual(&plan.manual, &sources);
+    if !missing.is_empty() {
+        bail!("{} hand-written conversion function(s) missing (a field would be dropped):\n{}", missing.len(), missing.join("\n"));
+    }
+    Ok(())
 }
 
 fn hub_elem(elem: &Elem, members: &BTreeSet<&String>, ident: &str) -> Elem {
@@ -615,4 +659,62 @@ pub fn hub_struct(ident: &str, t: &HubType) -> String {
     }
     s.push_str("}\n");
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan_and_sources() -> (Plan, BTreeMap<String, String>) {
+        let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        let spec = crate::SpecDir::in_repo(repo, &crate::pinned_version(repo).unwrap());
+        let plan = plan(&crate::load_model(&spec).unwrap()).unwrap();
+        let dir = repo.join("generated/manual");
+        let sources = plan.manual.keys().map(|i| (i.clone(), std::fs::read_to_string(dir.join(format!("{i}.rs"))).unwrap())).collect();
+        (plan, sources)
+    }
+
+    /// Every `crate::manual::…` call the generated conversions make is in the list
+    /// `generated/src/manual.rs` documents and the check enforces, and the modules define them all.
+    #[test]
+    fn manual_list_names_every_called_function() {
+        let (plan, sources) = plan_and_sources();
+        let listed: BTreeSet<(String, String)> =
+            plan.manual.iter().flat_map(|(i, fns)| fns.iter().map(move |f| (i.clone(), f.name.clone()))).collect();
+        let mut called = 0;
+        for body in plan.conversions.values().flatten() {
+            for (i, _) in body.match_indices("crate::manual::") {
+                let path: String = body[i + "crate::manual::".len()..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == ':').collect();
+                let (ident, name) = path.split_once("::").unwrap();
+                assert!(listed.contains(&(ident.to_owned(), name.to_owned())), "{ident}::{name} is called but not listed");
+                called += 1;
+            }
+        }
+        assert!(called >= listed.len(), "{called} calls, {} listed", listed.len());
+        assert_eq!(missing_manual(&plan.manual, &sources), Vec::<String>::new());
+    }
+
+    /// Removing a hand-written function fails the check with a message naming the kind (type)
+    /// and the field.
+    #[test]
+    fn removing_a_manual_function_names_kind_and_field() {
+        let (plan, mut sources) = plan_and_sources();
+        let name = "convert_autoscaling_hub_HorizontalPodAutoscalerSpec_metrics_to_v1";
+        let text = sources.get_mut("autoscaling").unwrap();
+        assert!(text.contains(&format!("pub fn {name}(")));
+        *text = text.replace(name, "removed_function");
+        let missing = missing_manual(&plan.manual, &sources);
+        assert_eq!(missing.len(), 1, "{missing:?}");
+        assert!(missing[0].contains(name), "{}", missing[0]);
+        assert!(missing[0].contains("`HorizontalPodAutoscalerSpec` field `metrics`"), "{}", missing[0]);
+
+        // A whole-type override names its type too.
+        let (plan, mut sources) = plan_and_sources();
+        let name = "convert_autoscaling_hub_HorizontalPodAutoscaler_to_v1";
+        let text = sources.get_mut("autoscaling").unwrap();
+        *text = text.replace(&format!("fn {name}("), "fn removed(");
+        let missing = missing_manual(&plan.manual, &sources);
+        assert_eq!(missing.len(), 1, "{missing:?}");
+        assert!(missing[0].contains("k8s.io.api.autoscaling.v1.HorizontalPodAutoscaler"), "{}", missing[0]);
+    }
 }

@@ -22,6 +22,19 @@ pub struct SchemeData {
     pub hub_alias: Vec<HubAlias>,
     #[serde(default)]
     pub conversion_override: Vec<ConversionOverride>,
+    #[serde(default)]
+    pub storage_version: Vec<StorageVersion>,
+}
+
+/// A resource stored in another version than the preferred one (upstream's
+/// `NewStorageFactoryConfig` overrides and its rule that the storage version already exists in
+/// the previous release, so a rollback can read what was written).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StorageVersion {
+    pub group: String,
+    pub kind: String,
+    pub version: String,
 }
 
 /// A group whose types convert to another group's hub (their resources cohabit: one storage).

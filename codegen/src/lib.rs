@@ -97,6 +97,12 @@ fn load(spec: &SpecDir, strict_data: bool) -> Result<model::Model> {
 /// Generates every file of the `generated/` crate's `src/`, in memory.
 pub fn generate(spec: &SpecDir) -> Result<BTreeMap<String, String>> {
     let model = load_model(spec)?;
+    // A missing hand-written conversion fails here with the kind and field it converts (the
+    // compiler would fail too, naming only the function).
+    let manual = Path::new(env!("CARGO_MANIFEST_DIR")).join("../generated/manual");
+    if manual.is_dir() {
+        convert::check_manual(&convert::plan(&model)?, &manual)?;
+    }
     emit::render(&model)
 }
 

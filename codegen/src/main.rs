@@ -27,6 +27,9 @@ fn main() -> Result<()> {
     } else {
         kapi_codegen::load_other_model(&spec)?
     };
+    if version == pinned {
+        kapi_codegen::convert::check_manual(&kapi_codegen::convert::plan(&model)?, &repo.join("generated/manual"))?;
+    }
     let files = kapi_codegen::emit::render(&model).context("rendering")?;
     let generated_in = start.elapsed();
     if check {

@@ -10,6 +10,8 @@ use crate::hub::resource as hub;
 macro_rules! to_basic {
     ($name:ident, $field:ident, $ty:ty) => {
         pub fn $name(value: $ty, out: &mut v1beta1::Device) {
+            // Upstream's Convert_resource_Device_To_v1beta1_Device always sets `basic`.
+            out.basic.get_or_insert_default();
             let b = v1beta1::conversion::BasicDevice_from_hub(hub::BasicDevice { $field: value, ..Default::default() });
             if !is_default(&b.$field) {
                 out.basic.get_or_insert_default().$field = b.$field;
