@@ -561,9 +561,16 @@ async fn create(
     let t = call.target;
     let (kind, mut value) = decode_body(call)?;
     if let Some(ns) = namespace {
-        // NamespaceLifecycle: no objects in a namespace that does not exist.
-        // NamespaceLifecycle: nor in one being deleted.
-        let Some(stored_ns) = store.get(&key("", "namespaces", None, Some(ns))).await.map_err(ApiError::from)? else {
+        // NamespaceLifecycle: no objects in a namespace that does not exist, nor in one being
+        // deleted. Like upstream's plugin it reads the namespace from the cache and only asks
+        // the store when the cache does not have it (a namespace created a moment ago).
+        let ns_key = key("", "namespaces", None, Some(ns));
+        let cached = store.get_not_older_than(&ns_key, 0).await.map_err(ApiError::from)?;
+        let stored_ns = match cached {
+            Some(kv) => Some(kv),
+            None => store.get(&ns_key).await.map_err(ApiError::from)?,
+        };
+        let Some(stored_ns) = stored_ns else {
             return Err(ApiError::not_found(GroupResource::new("", "namespaces"), ns));
         };
         if let Some(reason) = crate::registry::namespace_refuses_content(&read(&stored_ns)?.1) {
