@@ -619,7 +619,9 @@ pub fn rust_type(card: &Card, elem: &Elem, optional: bool, boxed: bool, pkg: &st
     }
 }
 
-fn elem_rust(elem: &Elem, pkg: &str) -> String {
+/// The Rust type of one element in a generated struct of `pkg` (a proto package or
+/// `hub.<ident>`).
+pub(crate) fn elem_rust(elem: &Elem, pkg: &str) -> String {
     match elem {
         Elem::String => "String".into(),
         Elem::Bytes => "Vec<u8>".into(),

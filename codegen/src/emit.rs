@@ -368,33 +368,9 @@ fn proto_views(fields: &[Field], recv: &str) -> Vec<ProtoFieldView> {
     views
 }
 
-/// The Rust type of one element.
+/// The Rust type of one element (shared with the hub types' rendering).
 fn elem_type(elem: &Elem, p: &Package) -> String {
-    match elem {
-        Elem::String => "String".into(),
-        Elem::Bytes => "Vec<u8>".into(),
-        Elem::Int32 => "i32".into(),
-        Elem::Int64 => "i64".into(),
-        Elem::Bool => "bool".into(),
-        Elem::Double => "f64".into(),
-        Elem::Named(pkg, name) => format!("crate::{}::{name}", crate::naming::module_path(pkg).join("::")),
-        Elem::Special(s) => {
-            let schema = || format!("crate::{}::JSONSchemaProps", p.module.join("::"));
-            match s {
-                Special::Time => "::kapi_apimachinery::Time".into(),
-                Special::MicroTime => "::kapi_apimachinery::MicroTime".into(),
-                Special::Duration => "::kapi_apimachinery::Duration".into(),
-                Special::Quantity => "::kapi_apimachinery::Quantity".into(),
-                Special::IntOrString => "::kapi_apimachinery::IntOrString".into(),
-                Special::RawExtension => "::kapi_apimachinery::RawExtension".into(),
-                Special::FieldsV1 => "::kapi_apimachinery::FieldsV1".into(),
-                Special::Json => "::kapi_apimachinery::Json".into(),
-                Special::OrBool => format!("::kapi_apimachinery::JsonSchemaPropsOrBool<{}>", schema()),
-                Special::OrArray => format!("::kapi_apimachinery::JsonSchemaPropsOrArray<{}>", schema()),
-                Special::OrStringArray => format!("::kapi_apimachinery::JsonSchemaPropsOrStringArray<{}>", schema()),
-            }
-        }
-    }
+    crate::convert::elem_rust(elem, &p.proto)
 }
 
 /// prost's `encoding` module for an element.

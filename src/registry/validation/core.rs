@@ -688,10 +688,8 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::registry::validation::test_messages as messages;
 
-    fn messages(errs: &[FieldError]) -> Vec<String> {
-        errs.iter().map(ToString::to_string).collect()
-    }
 
     fn valid_pod() -> Value {
         json!({"metadata": {"name": "p"}, "spec": {

@@ -423,3 +423,9 @@ mod tests {
         assert_eq!(errs.len(), 1);
     }
 }
+
+/// Field errors as their messages (for the group modules' tests).
+#[cfg(test)]
+pub(crate) fn test_messages(errs: &[FieldError]) -> Vec<String> {
+    errs.iter().map(ToString::to_string).collect()
+}
