@@ -355,3 +355,18 @@ async fn idle_watches_hear_progress() {
         }
     }
 }
+
+/// Lists bigger than gRPC's default 4 MiB message (10k pods are) are read whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lists_larger_than_four_mebibytes() {
+    use kapi::storage::{ListOptions, Storage};
+    let dir = tempfile::tempdir().unwrap();
+    let etcd = Etcd::start(dir.path());
+    let store = EtcdStore::connect(&EtcdConfig::new(vec![etcd.members[0].client_url.clone()])).await.unwrap();
+    let value = bytes::Bytes::from(vec![b'x'; 1024 * 1024]);
+    for i in 0..6 {
+        store.create(&format!("/registry/big/{i}"), value.clone()).await.unwrap();
+    }
+    let list = store.list("/registry/big/", ListOptions::default()).await.unwrap();
+    assert_eq!(list.kvs.len(), 6);
+}

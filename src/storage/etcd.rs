@@ -140,6 +140,13 @@ impl EtcdStore {
         key_value(&self.prefix, kv)
     }
 
+    /// A KV client that accepts responses of any size: a list of a large collection (10k pods
+    /// are several MiB) exceeds gRPC's 4 MiB default, and upstream's etcd client lifts the
+    /// limit too.
+    fn kv(&self) -> etcd_client::KvClient {
+        self.client.kv_client().max_decoding_message_size(MAX_RESPONSE_BYTES)
+    }
+
     /// One etcd request, retried while etcd cannot be reached (a member down: the client's
     /// balancer may still route to it until it notices) for at most [`RETRY_BUDGET`], each
     /// attempt bounded by the request timeout. A write retried after its first attempt was
@@ -238,7 +245,7 @@ impl EtcdStore {
 
     async fn txn(&self, what: &'static str, txn: etcd_client::Txn) -> Result<etcd_client::TxnResponse, StorageError> {
         self.call(what, || {
-            let mut kv = self.client.kv_client();
+            let mut kv = self.kv();
             let txn = txn.clone();
             async move { kv.txn(txn).await }
         })
@@ -252,13 +259,17 @@ impl EtcdStore {
         options: Option<GetOptions>,
     ) -> Result<etcd_client::GetResponse, StorageError> {
         self.call(what, || {
-            let mut kv = self.client.kv_client();
+            let mut kv = self.kv();
             let (key, options) = (key.clone(), options.clone());
             async move { kv.get(key, options).await }
         })
         .await
     }
 }
+
+/// The largest etcd response kapi reads (upstream sets the client's receive limit to the
+/// maximum too; etcd bounds requests itself).
+const MAX_RESPONSE_BYTES: usize = i32::MAX as usize;
 
 /// How long a request keeps retrying an unreachable etcd before it fails with 503.
 const RETRY_BUDGET: Duration = Duration::from_secs(3);
@@ -455,7 +466,7 @@ impl Storage for EtcdStore {
             let key = if etcd_prefix.is_empty() { vec![0] } else { etcd_prefix.into_bytes() };
             let stream = self
                 .call("watch", || {
-                    let mut client = self.client.watch_client();
+                    let mut client = self.client.watch_client().max_decoding_message_size(MAX_RESPONSE_BYTES);
                     let (key, options) = (key.clone(), options.clone());
                     async move { client.watch(key, Some(options)).await }
                 })
@@ -499,7 +510,7 @@ impl Storage for EtcdStore {
                 return Ok(());
             }
             let compaction = self.call("compact", || {
-                let mut kv = self.client.kv_client();
+                let mut kv = self.kv();
                 async move { kv.compact(revision, Some(etcd_client::CompactionOptions::new().with_physical())).await }
             });
             match compaction.await {
