@@ -134,7 +134,7 @@ async fn delete_contents(store: &dyn Storage, name: &str) -> Result<usize, Stora
                     continue;
                 }
                 object["metadata"]["deletionTimestamp"] =
-                    json!(chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string());
+                    json!(objects::now());
                 object["metadata"]["deletionGracePeriodSeconds"] = json!(0);
                 if let Some(meta) = object["metadata"].as_object_mut() {
                     meta.remove("resourceVersion");

@@ -100,7 +100,7 @@ async fn create_if_absent(store: &dyn Storage, k: &str, kind: &str, mut object: 
         return Ok(());
     }
     object["metadata"]["uid"] = json!(uuid::Uuid::new_v4().to_string());
-    object["metadata"]["creationTimestamp"] = json!(chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string());
+    object["metadata"]["creationTimestamp"] = json!(objects::now());
     let kind = Kind { group: String::new(), version: "v1".into(), kind: kind.into() };
     let bytes = objects::encode_stored(&kind, &object).map_err(internal)?;
     match store.create(k, bytes.into()).await {

@@ -125,12 +125,6 @@ pub fn service_account(pod: &mut Value, account: &Value, suffix: &str) {
     }
 }
 
-/// Five characters as upstream's `SimpleNameGenerator` appends.
-fn random_suffix() -> String {
-    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-    uuid::Uuid::new_v4().into_bytes().iter().take(5).map(|b| ALPHABET[*b as usize % ALPHABET.len()] as char).collect()
-}
-
 /// The priority classes the API server creates at start-up (upstream's scheduling post-start
 /// hook), which exist on every cluster: (name, value).
 pub const SYSTEM_PRIORITY_CLASSES: &[(&str, i64)] =
@@ -196,7 +190,7 @@ pub async fn admit_pod(store: &dyn crate::storage::Storage, pod: &mut Value) -> 
         let namespace = pod["metadata"]["namespace"].as_str().unwrap_or_default().to_owned();
         let name = pod["spec"]["serviceAccountName"].as_str().filter(|n| !n.is_empty()).unwrap_or("default").to_owned();
         let account = service_account_named(store, &namespace, &name).await?;
-        service_account(pod, &account, &random_suffix());
+        service_account(pod, &account, &crate::server::objects::random_suffix());
     }
     default_toleration_seconds(pod);
     let stored = store

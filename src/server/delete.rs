@@ -177,7 +177,7 @@ pub async fn delete_one(
         {
             let mut marked = old.clone();
             let at = chrono::Utc::now() + chrono::Duration::seconds(period);
-            marked["metadata"]["deletionTimestamp"] = json!(at.format("%Y-%m-%dT%H:%M:%SZ").to_string());
+            marked["metadata"]["deletionTimestamp"] = json!(super::objects::timestamp(at));
             marked["metadata"]["deletionGracePeriodSeconds"] = json!(period);
             crate::registry::mark_deleting(t.group, t.resource, &mut marked);
             if let Some(meta) = marked["metadata"].as_object_mut() {

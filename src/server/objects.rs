@@ -31,6 +31,23 @@ fn visit<V: KindVisitor<Output = Result<R, CodecError>>, R>(kind: &Kind, visitor
         .unwrap_or_else(|| Err(CodecError::UnknownKind { api_version: kind.api_version(), kind: kind.kind.clone() }))
 }
 
+/// A `metav1.Time` as the API writes it: RFC 3339 in UTC, whole seconds.
+pub fn timestamp(at: chrono::DateTime<chrono::Utc>) -> String {
+    at.format("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// The current time as a `metav1.Time` ([`timestamp`]).
+pub fn now() -> String {
+    timestamp(chrono::Utc::now())
+}
+
+/// Five characters from upstream's consonant-heavy alphabet (`SimpleNameGenerator`: the
+/// `generateName` suffix, `kube-api-access-*` volume names).
+pub fn random_suffix() -> String {
+    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
+    uuid::Uuid::new_v4().into_bytes().iter().take(5).map(|b| ALPHABET[*b as usize % ALPHABET.len()] as char).collect()
+}
+
 /// Decodes a body of `kind` in `format` into its JSON value (checked against the type).
 pub fn decode(kind: &Kind, format: Format, bytes: &[u8]) -> Result<Value, CodecError> {
     struct V<'a>(Format, &'a [u8]);

@@ -30,10 +30,6 @@ pub async fn handle(
     }
 }
 
-fn now() -> String {
-    chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string()
-}
-
 /// The `Status` a create-like subresource answers with (upstream writes `code` 201 into it).
 fn created_status(call: &ResourceCall<'_>) -> http::Response<Body> {
     let kind = Kind { group: String::new(), version: "v1".into(), kind: "Status".into() };
@@ -69,7 +65,7 @@ async fn bind(store: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&s
         {
             return Err(ApiError::conflict(GroupResource::new("", "pods"), &name));
         }
-        pods::bind(&mut pod, &binding, &now())?;
+        pods::bind(&mut pod, &binding, &objects::now())?;
         if let Some(meta) = pod["metadata"].as_object_mut() {
             meta.remove("resourceVersion");
         }
@@ -119,7 +115,7 @@ async fn evict(store: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&
                     .find(|(_, _, v)| v["metadata"]["name"] == budget["metadata"]["name"])
                     .ok_or_else(|| ApiError::internal("disruption budget vanished"))?;
                 let mut pdb = (*budget).clone();
-                pods::charge_budget(&mut pdb, &name, &now())?;
+                pods::charge_budget(&mut pdb, &name, &objects::now())?;
                 if let Some(meta) = pdb["metadata"].as_object_mut() {
                     meta.remove("resourceVersion");
                 }

@@ -583,7 +583,7 @@ async fn create(
     let name = match meta.get("name").and_then(Value::as_str) {
         Some(n) if !n.is_empty() => n.to_owned(),
         _ => match meta.get("generateName").and_then(Value::as_str) {
-            Some(prefix) if !prefix.is_empty() => format!("{prefix}{}", random_suffix()),
+            Some(prefix) if !prefix.is_empty() => format!("{prefix}{}", objects::random_suffix()),
             _ => {
                 return Err(ApiError::invalid(
                     GroupKind::new(&kind.group, &kind.kind),
@@ -608,7 +608,7 @@ async fn create(
     meta.insert("uid".into(), Value::String(uuid::Uuid::new_v4().to_string()));
     meta.insert(
         "creationTimestamp".into(),
-        Value::String(chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string()),
+        Value::String(objects::now()),
     );
     if crate::registry::tracks_generation(t.group, t.resource) {
         meta.insert("generation".into(), json!(1));
@@ -902,13 +902,6 @@ async fn patch(
     Err(ApiError::conflict(group_resource(t), &name))
 }
 
-/// Upstream's generateName suffix: five characters from a consonant-heavy alphabet.
-fn random_suffix() -> String {
-    const ALPHABET: &[u8] = b"bcdfghjklmnpqrstvwxz2456789";
-    let bytes = uuid::Uuid::new_v4().into_bytes();
-    bytes.iter().take(5).map(|b| ALPHABET[*b as usize % ALPHABET.len()] as char).collect()
-}
-
 /// Creates the system namespaces and the `kubernetes` Service that do not exist yet. Idempotent,
 /// so any number of servers on one store may run it.
 pub async fn bootstrap(
@@ -928,7 +921,7 @@ pub async fn bootstrap(
             "metadata": {
                 "name": name,
                 "uid": uuid::Uuid::new_v4().to_string(),
-                "creationTimestamp": chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+                "creationTimestamp": objects::now(),
                 "labels": { "kubernetes.io/metadata.name": name },
             },
             "spec": { "finalizers": ["kubernetes"] },
@@ -945,7 +938,7 @@ pub async fn bootstrap(
         let kind = Kind { group: String::new(), version: "v1".into(), kind: "Service".into() };
         let mut value = crate::registry::services::kubernetes_service(network, secure_port);
         value["metadata"]["uid"] = json!(uuid::Uuid::new_v4().to_string());
-        value["metadata"]["creationTimestamp"] = json!(chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string());
+        value["metadata"]["creationTimestamp"] = json!(objects::now());
         let stored = objects::encode_stored(&kind, &value).map_err(ApiError::internal)?;
         match store.create(&k, stored.into()).await {
             Ok(_) | Err(StorageError::AlreadyExists { .. }) => {}
