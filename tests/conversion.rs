@@ -131,6 +131,87 @@ fn device_class_reads_back_in_every_served_version() {
     }
 }
 
+/// Validation runs on the internal object, whichever version the request used: a v1
+/// autoscaler's CPU target and its behavior annotation are checked as the internal metrics and
+/// behavior they convert to, with the internal field paths upstream reports.
+#[test]
+fn validation_sees_the_internal_object() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    let v1 = "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers";
+    let v2 = "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers";
+    let invalid = |method: &str, path: &str, body: Value| -> Vec<String> {
+        let (code, text) = request(&server, method, path, "application/json", body.to_string().as_bytes());
+        assert_eq!(code, 422, "{method} {path}: {text}");
+        let status: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(status["reason"], "Invalid", "{status}");
+        status["details"]["causes"].as_array().unwrap().iter().map(|c| format!("{}: {}", c["field"].as_str().unwrap(), c["message"].as_str().unwrap())).collect()
+    };
+    let hpa_v1 = |spec: Value, annotations: Value| json!({"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "web", "annotations": annotations}, "spec": spec});
+    let target = json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"});
+
+    let causes = invalid("POST", v1, hpa_v1(json!({"scaleTargetRef": target, "maxReplicas": 3, "targetCPUUtilizationPercentage": 0}), json!({})));
+    assert_eq!(causes, ["spec.metrics[0].resource.target.averageUtilization: Invalid value: 0: must be greater than 0"]);
+
+    let behavior = json!({"ScaleDown": {"Policies": [{"Type": "Pods", "Value": 0, "PeriodSeconds": 60}]}});
+    let causes = invalid("POST", v1, hpa_v1(json!({"scaleTargetRef": target, "maxReplicas": 3}),
+        json!({"autoscaling.alpha.kubernetes.io/behavior": behavior.to_string()})));
+    assert_eq!(causes, ["spec.behavior.scaleDown.policies[0].value: Invalid value: 0: must be greater than zero"]);
+
+    // The same rules through v2, on create and on an update through v1 of what v2 created.
+    let causes = invalid("POST", v2, json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "web"}, "spec": {"scaleTargetRef": target, "maxReplicas": 3,
+        "metrics": [{"type": "Pods", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}}}],
+        "behavior": {"scaleUp": {"policies": [{"type": "Pods", "value": 1, "periodSeconds": 4000}]}}}}));
+    assert_eq!(causes, [
+        "spec.metrics[0].pods: Required value: must populate information for the given metric source",
+        "spec.behavior.scaleUp.policies[0].periodSeconds: Invalid value: 4000: must be less than or equal to 1800",
+    ]);
+    send(&server, "POST", v2, &json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "web"}, "spec": {"scaleTargetRef": target, "minReplicas": 1, "maxReplicas": 3,
+        "metrics": [{"type": "External", "external": {"metric": {"name": "queue"}, "target": {"type": "Value", "value": "30"}}}]}}));
+    let mut old = get(&server, &format!("{v1}/web"));
+    old["spec"]["maxReplicas"] = json!(0);
+    let causes = invalid("PUT", &format!("{v1}/web"), old.clone());
+    assert_eq!(causes, [
+        "spec.maxReplicas: Invalid value: 0: must be greater than 0",
+        "spec.maxReplicas: Invalid value: 0: must be greater than or equal to `minReplicas`",
+    ]);
+    // Status rules apply to the status subresource, in the internal object too.
+    old["spec"]["maxReplicas"] = json!(3);
+    old["status"] = json!({"currentReplicas": -1, "desiredReplicas": 1});
+    let causes = invalid("PUT", &format!("{v1}/web/status"), old);
+    assert_eq!(causes, ["status.currentReplicas: Invalid value: -1: must be greater than or equal to 0"]);
+    // What v2 stored is intact after the refused writes.
+    let stored = get(&server, &format!("{v2}/web"));
+    assert_eq!(stored["spec"]["metrics"][0]["external"]["metric"]["name"], "queue", "{stored}");
+}
+
+/// Beta versions turned on with `--runtime-config` default their objects as upstream's
+/// `defaults.go` of that version does.
+#[test]
+fn beta_versions_are_defaulted() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start_with(dir.path(), &["--runtime-config=api/all=true"]);
+    let created = send(&server, "POST", "/apis/resource.k8s.io/v1beta1/namespaces/default/resourceclaims", &json!({
+        "apiVersion": "resource.k8s.io/v1beta1", "kind": "ResourceClaim", "metadata": {"name": "gpu"},
+        "spec": {"devices": {"requests": [{"name": "one", "deviceClassName": "gpu"}]}}}));
+    let request = &created["spec"]["devices"]["requests"][0];
+    assert_eq!((request["allocationMode"].as_str(), request["count"].as_i64()), (Some("ExactCount"), Some(1)), "{created}");
+    let v1 = get(&server, "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/gpu");
+    assert_eq!(v1["spec"]["devices"]["requests"][0]["exactly"]["count"], 1, "{v1}");
+
+    let policy = send(&server, "POST", "/apis/admissionregistration.k8s.io/v1alpha1/mutatingadmissionpolicies", &json!({
+        "apiVersion": "admissionregistration.k8s.io/v1alpha1", "kind": "MutatingAdmissionPolicy", "metadata": {"name": "p"},
+        "spec": {"reinvocationPolicy": "Never",
+            "matchConstraints": {"resourceRules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"]}]},
+            "mutations": [{"patchType": "ApplyConfiguration", "applyConfiguration": {"expression": "Object{}"}}]}}));
+    assert_eq!(policy["spec"]["failurePolicy"], "Fail", "{policy}");
+    assert_eq!(policy["spec"]["matchConstraints"]["matchPolicy"], "Equivalent", "{policy}");
+    assert_eq!(policy["spec"]["matchConstraints"]["resourceRules"][0]["scope"], "*", "{policy}");
+}
+
 /// Annotations written by a real kube-apiserver (upstream's shapes: v1 metric lists, the internal
 /// behavior with Go field names) read back into autoscaling/v2 fields, and status annotations
 /// written as upstream writes them.

@@ -8,6 +8,8 @@
 //! first decoded through its generated type (the canonical form the server stores), then:
 //!
 //! - external → hub → external must give it back unchanged;
+//! - the internal object as JSON (the hub serialised, what validation and admission read) must
+//!   convert back exactly as the hub itself does;
 //! - A → hub → B → hub → A must give it back unchanged, except for the differences upstream's own
 //!   conversions have (fields only one version has and no annotation preserves): [`LOSSY`] lists
 //!   them with the reason; any other difference fails.
@@ -18,7 +20,7 @@
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-use kapi::server::objects::{Kind, convert_via_hub, decode};
+use kapi::server::objects::{Kind, convert_via_hub, decode, from_internal, to_internal};
 use kapi_apimachinery::codec::Format;
 use proptest::prelude::*;
 use proptest::strategy::{BoxedStrategy, Just, Strategy};
@@ -330,6 +332,10 @@ fn check(kind: &Kind, family: &[Kind], raw: Value) -> Result<(), TestCaseError> 
     let lossy = d.len();
     d.retain(|p| !allowed(kind, &kind.version, "hub", p));
     prop_assert!(d.is_empty(), "{} → hub → {}: differs at {d:?}\nin:  {v0}\nout: {back}", kind_api_version(kind), kind.version);
+    // The internal object as JSON (what validation and admission read) holds the hub exactly.
+    let internal = to_internal(kind, v0.clone()).map_err(|e| TestCaseError::fail(format!("{kind:?} → internal: {e}")))?;
+    let from_json = from_internal(kind, &internal).map_err(|e| TestCaseError::fail(format!("internal → {kind:?}: {e}\n{internal}")))?;
+    prop_assert_eq!(&from_json, &back, "{} → internal JSON → back differs from the trip through the hub\ninternal: {}", kind_api_version(kind), internal);
     if lossy > 0 {
         let again = convert_via_hub(&back, kind, kind).map_err(|e| TestCaseError::fail(format!("{kind:?} → hub: {e}")))?;
         prop_assert_eq!(&again, &back, "second trip through the hub changed the object");

@@ -77,6 +77,18 @@ pub trait Object:
 
     /// Converts from a hub value; gives it back when it is not this kind's hub type.
     fn from_hub(hub: Box<dyn std::any::Any + Send>) -> Result<Self, Box<dyn std::any::Any + Send>>;
+
+    /// Whether the kind is its own hub (its group is served in one version), so its internal
+    /// object is its external JSON and converting between them is the identity.
+    const INTERNAL_IS_EXTERNAL: bool;
+
+    /// The internal object as JSON (the hub type serialised with the JSON names of the fields):
+    /// what the server's validation, admission and strategies read and change, whichever
+    /// version a request came in.
+    fn into_internal(self) -> Result<serde_json::Value, serde_json::Error>;
+
+    /// The object of this kind converted from an internal object ([`Object::into_internal`]).
+    fn from_internal(internal: serde_json::Value) -> Result<Self, serde_json::Error>;
 }
 
 /// Called with the Rust type of a kind found in the scheme at run time; lets generic code (the

@@ -653,10 +653,13 @@ pub(crate) fn elem_rust(elem: &Elem, pkg: &str) -> String {
 pub fn hub_struct(ident: &str, t: &HubType) -> String {
     let pkg = format!("{HUB_PREFIX}{ident}");
     let mut s = format!("/// Hub (internal) `{}` of the group: every field of every version.\n", t.name);
-    s.push_str("#[derive(Clone, Debug, Default, PartialEq)]\n");
+    // Serialised, the hub is the internal object validation, admission and strategies read.
+    s.push_str("#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]\n");
     s.push_str(&format!("pub struct {} {{\n", t.name));
     for f in &t.fields {
         s.push_str(&format!("    /// `{}`\n", f.json_name));
+        let serde = crate::emit::serde_attrs(&f.json_name, &f.rust_name, f.card, &f.elem, f.optional, false);
+        s.push_str(&format!("    #[serde({serde})]\n"));
         s.push_str(&format!("    pub {}: {},\n", f.rust_name, rust_type(&f.card, &f.elem, f.optional, f.boxed, &pkg)));
     }
     s.push_str("}\n");

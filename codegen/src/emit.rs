@@ -79,9 +79,9 @@ pub fn render(model: &Model) -> anyhow::Result<BTreeMap<String, String>> {
                             Some(crate::convert::KindHub { hub_path, conversion_module: Some(m) }) => (
                                 hub_path.clone(),
                                 format!("{m}::{}_to_hub(self)", t.name),
-                                format!("{m}::{}_from_hub(*h)", t.name),
+                                format!("{m}::{}_from_hub(h)", t.name),
                             ),
-                            _ => ("Self".to_owned(), "self".to_owned(), "*h".to_owned()),
+                            _ => ("Self".to_owned(), "self".to_owned(), "h".to_owned()),
                         };
                         objects.push(ObjectView {
                             name: t.name.clone(),
@@ -298,7 +298,7 @@ struct ObjectView {
     name: String,
     message: String,
     gvks: Vec<String>,
-    /// The hub type and the expressions converting `self` to it and a boxed `h` from it.
+    /// The hub type and the expressions converting `self` to it and a hub `h` from it.
     hub: String,
     to_hub: String,
     from_hub: String,
@@ -397,22 +397,33 @@ fn field_view(f: &Field, p: &Package) -> FieldView {
         Card::Map => format!("::std::collections::BTreeMap<String, {elem}>"),
     };
 
+    FieldView {
+        rust_name: f.rust_name.clone(),
+        rust_type,
+        doc: doc_lines(&f.doc),
+        serde: serde_attrs(&f.json_name, &f.rust_name, f.card, &f.elem, optional, f.required),
+    }
+}
+
+/// The `#[serde(...)]` arguments of a field, for the external types and the hub types alike:
+/// the JSON name, absent optional fields and empty lists or maps left out, `null` read as the
+/// zero value, bytes as base64.
+pub fn serde_attrs(json_name: &str, rust_name: &str, card: Card, elem: &Elem, optional: bool, required: bool) -> String {
     let mut serde = Vec::new();
-    if f.rust_name.trim_start_matches("r#") != f.json_name {
-        serde.push(format!("rename = \"{}\"", f.json_name));
+    if rust_name.trim_start_matches("r#") != json_name {
+        serde.push(format!("rename = \"{json_name}\""));
     }
     serde.push("default".to_owned());
-    let bytes = f.elem == Elem::Bytes;
-    match (f.card, optional) {
+    match (card, optional) {
         (Card::Single, true) => serde.push("skip_serializing_if = \"Option::is_none\"".into()),
-        (Card::Repeated, _) if !f.required => serde.push("skip_serializing_if = \"Vec::is_empty\"".into()),
-        (Card::Map, _) if !f.required => {
+        (Card::Repeated, _) if !required => serde.push("skip_serializing_if = \"Vec::is_empty\"".into()),
+        (Card::Map, _) if !required => {
             serde.push("skip_serializing_if = \"::std::collections::BTreeMap::is_empty\"".into())
         }
         _ => {}
     }
-    if bytes {
-        let with = match (f.card, optional) {
+    if *elem == Elem::Bytes {
+        let with = match (card, optional) {
             (Card::Single, true) => "base64_option",
             (Card::Single, false) => "base64_vec",
             (Card::Repeated, _) => "base64_list",
@@ -422,13 +433,7 @@ fn field_view(f: &Field, p: &Package) -> FieldView {
     } else if !optional {
         serde.push("deserialize_with = \"::kapi_apimachinery::serde_null::null_as_default\"".into());
     }
-
-    FieldView {
-        rust_name: f.rust_name.clone(),
-        rust_type,
-        doc: doc_lines(&f.doc),
-        serde: serde.join(", "),
-    }
+    serde.join(", ")
 }
 
 /// Protobuf statements for one field, reading and writing through `recv` (`self`, or the

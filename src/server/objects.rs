@@ -254,28 +254,68 @@ impl KindVisitor for KindOnly {
     fn visit<T: Object>(self) {}
 }
 
-/// Encodes an object for storage as upstream stores it: in its resource's storage version
-/// ([`storage_kind`], converted from `kind` when they differ), protobuf in the `k8s\0`
-/// envelope, or JSON with its `apiVersion` and `kind` for the groups upstream keeps in JSON
+/// Converts an external object (the JSON of `kind`, as decoded and defaulted from a request) to
+/// its internal object: the kind's hub type as JSON ([`Object::into_internal`]), what
+/// validation, admission and strategies work on whichever version the request used. A kind of a
+/// group served in one version is its own hub, so its object passes through unchanged.
+pub fn to_internal(kind: &Kind, external: Value) -> Result<Value, CodecError> {
+    struct V(Value);
+    impl KindVisitor for V {
+        type Output = Result<Value, CodecError>;
+        fn visit<T: Object>(self) -> Self::Output {
+            if T::INTERNAL_IS_EXTERNAL {
+                return Ok(self.0);
+            }
+            let obj: T = serde_json::from_value(self.0)?;
+            Ok(obj.into_internal()?)
+        }
+    }
+    visit(kind, V(external))
+}
+
+/// The external object of `kind` converted from an internal object: the reverse of
+/// [`to_internal`].
+pub fn from_internal(kind: &Kind, internal: &Value) -> Result<Value, CodecError> {
+    struct V<'a>(&'a Value, TypeMeta);
+    impl KindVisitor for V<'_> {
+        type Output = Result<Value, CodecError>;
+        fn visit<T: Object>(self) -> Self::Output {
+            let mut obj = T::from_internal(self.0.clone())?;
+            obj.set_type_meta(&self.1.api_version, &self.1.kind);
+            Ok(serde_json::to_value(&obj)?)
+        }
+    }
+    visit(kind, V(internal, kind.type_meta()))
+}
+
+/// Encodes an internal object of `kind`'s resource for storage as upstream stores it: converted
+/// to the resource's storage version ([`storage_kind`]), protobuf in the `k8s\0` envelope, or
+/// JSON with its `apiVersion` and `kind` for the groups upstream keeps in JSON
 /// ([`crate::registry::stored_as_json`]).
-pub fn encode_stored(kind: &Kind, value: &Value) -> Result<Vec<u8>, CodecError> {
+pub fn encode_internal(kind: &Kind, internal: &Value) -> Result<Vec<u8>, CodecError> {
+    struct V<'a>(&'a Value, TypeMeta, bool);
+    impl KindVisitor for V<'_> {
+        type Output = Result<Vec<u8>, CodecError>;
+        fn visit<T: Object>(self) -> Self::Output {
+            let mut obj = T::from_internal(self.0.clone())?;
+            obj.set_type_meta(&self.1.api_version, &self.1.kind);
+            if self.2 { Ok(serde_json::to_vec(&obj)?) } else { codec::encode(Format::Protobuf, &obj) }
+        }
+    }
     let storage = storage_kind(kind);
-    let converted;
-    let (kind, value) = if storage != *kind {
-        converted = convert(value, kind, &storage)?;
-        (&storage, &converted)
-    } else {
-        (kind, value)
-    };
-    if !crate::registry::stored_as_json(&kind.group) {
-        return encode(kind, Format::Protobuf, value);
-    }
-    let mut value = value.clone();
-    if let Some(obj) = value.as_object_mut() {
-        obj.insert("apiVersion".into(), Value::String(kind.api_version()));
-        obj.insert("kind".into(), Value::String(kind.kind.clone()));
-    }
-    Ok(serde_json::to_vec(&value)?)
+    visit(&storage, V(internal, storage.type_meta(), crate::registry::stored_as_json(&storage.group)))
+}
+
+/// Encodes an external object of `kind` for storage: [`to_internal`], then [`encode_internal`].
+pub fn encode_stored(kind: &Kind, value: &Value) -> Result<Vec<u8>, CodecError> {
+    encode_internal(kind, &to_internal(kind, value.clone())?)
+}
+
+/// Reads a stored value as its internal object (its kind is the storage version's).
+pub fn decode_stored_internal(bytes: &[u8]) -> Result<(Kind, Value), CodecError> {
+    let (kind, value) = decode_stored(bytes)?;
+    let internal = to_internal(&kind, value)?;
+    Ok((kind, internal))
 }
 
 /// Reads a stored value (protobuf with its envelope, or JSON) back into JSON.

@@ -166,12 +166,21 @@ pub(super) async fn write_delete(
 }
 
 /// Upstream's object validation for the resource as a 422 `Invalid`: create rules, or update
-/// rules (immutability included) when `old` is the stored object being replaced.
-fn validate(t: &kapi_apimachinery::scheme::RouteTarget, kind: &Kind, name: &str, old: Option<&Value>, value: &Value) -> Result<(), ApiError> {
+/// rules (immutability included) when `old` is the stored object being replaced; both are
+/// internal objects. `required` are the required-field errors of the request's object
+/// ([`Incoming`]).
+fn validate(
+    t: &kapi_apimachinery::scheme::RouteTarget,
+    kind: &Kind,
+    name: &str,
+    old: Option<&Value>,
+    value: &Value,
+    required: Vec<FieldError>,
+) -> Result<(), ApiError> {
     use crate::registry::validation::{validate_create, validate_update};
     let errs = match old {
-        None => validate_create(t.group, t.resource, value),
-        Some(old) => validate_update(t.group, t.resource, old, value),
+        None => validate_create(t.group, t.resource, value, required),
+        Some(old) => validate_update(t.group, t.resource, old, value, required),
     };
     if errs.is_empty() {
         return Ok(());
@@ -212,6 +221,34 @@ pub(super) fn read(kv: &KeyValue) -> Result<(Kind, Value), ApiError> {
         value["metadata"]["resourceVersion"] = Value::String(kv.mod_revision.to_string());
     }
     Ok((kind, value))
+}
+
+/// A stored object as the server works on it when it writes: its internal object
+/// ([`objects::to_internal`]), with `resourceVersion` from the store, and its stored kind.
+pub(super) fn read_internal(kv: &KeyValue) -> Result<(Kind, Value), ApiError> {
+    let (kind, mut value) = objects::decode_stored_internal(&kv.value)
+        .map_err(|e| ApiError::internal(format!("decoding {}: {e}", kv.key)))?;
+    if kv.mod_revision > 0 {
+        value["metadata"]["resourceVersion"] = Value::String(kv.mod_revision.to_string());
+    }
+    Ok((kind, value))
+}
+
+/// An object a request proposes, as the server works on it: the internal object (the external
+/// one decoded, defaulted and converted, upstream's decode → default → convert to internal)
+/// and the required-field errors found on the external one before conversion.
+pub(super) struct Incoming {
+    pub object: Value,
+    pub required: Vec<FieldError>,
+}
+
+impl Incoming {
+    pub(super) fn from_external(t: &kapi_apimachinery::scheme::RouteTarget, kind: &Kind, external: Value) -> Result<Incoming, ApiError> {
+        let required = crate::registry::validation::required_errors(t.group, t.resource, &external);
+        let object = objects::to_internal(kind, external)
+            .map_err(|e| ApiError::bad_request(format!("the object could not be converted from {}: {e}", kind.api_version())))?;
+        Ok(Incoming { object, required })
+    }
 }
 
 pub(super) fn respond(kind: &Kind, format: Format, code: u16, value: &Value) -> http::Response<Body> {
@@ -559,7 +596,8 @@ async fn create(
     namespace: Option<&str>,
 ) -> Result<http::Response<Body>, ApiError> {
     let t = call.target;
-    let (kind, mut value) = decode_body(call)?;
+    let (kind, external) = decode_body(call)?;
+    let Incoming { object: mut value, required } = Incoming::from_external(t, &kind, external)?;
     if let Some(ns) = namespace {
         // NamespaceLifecycle: no objects in a namespace that does not exist, nor in one being
         // deleted. Like upstream's plugin it reads the namespace from the cache and only asks
@@ -619,12 +657,12 @@ async fn create(
     value["metadata"] = Value::Object(meta);
     crate::registry::normalize_on_write(t.group, t.resource, &mut value);
     crate::registry::prepare_for_create(t.group, t.resource, &mut value);
-    validate(t, &kind, &name, None, &value)?;
+    validate(t, &kind, &name, None, &value, required)?;
     crate::registry::admit_create(store, call.network, t.group, t.resource, &mut value)
         .await
         .map_err(|errs| ApiError::invalid(GroupKind::new(&kind.group, &kind.kind), &name, &errs))?;
 
-    let stored = objects::encode_stored(&kind, &value).map_err(ApiError::internal)?;
+    let stored = objects::encode_internal(&kind, &value).map_err(ApiError::internal)?;
     let k = key(t.group, t.resource, namespace, Some(&name));
     let kv = write_create(store, call, &k, stored.into()).await.map_err(|e| match e {
         StorageError::AlreadyExists { .. } => ApiError::already_exists(group_resource(t), &name),
@@ -641,13 +679,14 @@ async fn update(
 ) -> Result<http::Response<Body>, ApiError> {
     let t = call.target;
     let name = call.info.name.clone();
-    let (kind, mut value) = decode_body(call)?;
+    let (kind, external) = decode_body(call)?;
+    let Incoming { object: mut value, required } = Incoming::from_external(t, &kind, external)?;
     if value["metadata"]["name"].as_str().is_some_and(|n| n != name) {
         return Err(ApiError::bad_request("the name of the object does not match the name on the URL"));
     }
     let k = key(t.group, t.resource, namespace, Some(&name));
     let current = current(store, call, &k, &name).await?;
-    let (_, old) = read(&current)?;
+    let (_, old) = read_internal(&current)?;
     // Optimistic concurrency: a resourceVersion in the body must be the current one.
     if let Some(rv) = value["metadata"]["resourceVersion"].as_str().filter(|rv| !rv.is_empty())
         && rv != current.mod_revision.to_string()
@@ -655,8 +694,8 @@ async fn update(
         return Err(ApiError::conflict(group_resource(t), &name));
     }
     prepare_update(t, &old, &mut value, &name, namespace);
-    validate(t, &kind, &name, Some(&old), &value)?;
-    let stored = objects::encode_stored(&kind, &value).map_err(ApiError::internal)?;
+    validate(t, &kind, &name, Some(&old), &value, required)?;
+    let stored = objects::encode_internal(&kind, &value).map_err(ApiError::internal)?;
     let kv = commit_update(store, call, &k, &value, stored.into(), current.mod_revision)
         .await
         .map_err(|e| storage_error(e, call))?;
@@ -719,12 +758,12 @@ async fn status(
     let name = call.info.name.clone();
     let k = key(t.group, t.resource, namespace, Some(&name));
     let current = current(store, call, &k, &name).await?;
-    let (kind, old) = read(&current)?;
+    let (kind, external) = read(&current)?;
     let proposed = match t.action {
-        "get" => return Ok(respond(&kind, call.accept, 200, &old)),
+        "get" => return Ok(respond(&kind, call.accept, 200, &external)),
         "put" => decode_body(call)?.1,
         "patch" => {
-            let bytes = serde_json::to_vec(&patched(call, &kind, &old)?).map_err(ApiError::internal)?;
+            let bytes = serde_json::to_vec(&patched(call, &kind, &external)?).map_err(ApiError::internal)?;
             objects::decode_defaulted(&kind, Format::Json, &bytes)
                 .map_err(|e| ApiError::bad_request(format!("the patched object is not a valid {}: {e}", kind.kind)))?
         }
@@ -735,6 +774,8 @@ async fn status(
     {
         return Err(ApiError::conflict(group_resource(t), &name));
     }
+    let proposed = Incoming::from_external(t, &kind, proposed)?.object;
+    let (_, old) = read_internal(&current)?;
     let mut value = old.clone();
     value["status"] = proposed.get("status").cloned().unwrap_or(Value::Null);
     let errs = crate::registry::validation::validate_status_update(t.group, t.resource, &old, &value);
@@ -744,7 +785,7 @@ async fn status(
     if let Some(meta) = value["metadata"].as_object_mut() {
         meta.remove("resourceVersion");
     }
-    let stored = objects::encode_stored(&kind, &value).map_err(ApiError::internal)?;
+    let stored = objects::encode_internal(&kind, &value).map_err(ApiError::internal)?;
     let kv = commit_update(store, call, &k, &value, stored.into(), current.mod_revision)
         .await
         .map_err(|e| storage_error(e, call))?;
@@ -787,7 +828,7 @@ async fn scale(
     let scale_kind = Kind { group: "autoscaling".into(), version: "v1".into(), kind: "Scale".into() };
     for _ in 0..PATCH_ATTEMPTS {
         let current = current(store, call, &k, &name).await?;
-        let (kind, object) = read(&current)?;
+        let (kind, object) = read_internal(&current)?;
         let scale = scale_of(t, &object)?;
         let proposed = match t.action {
             "get" => return Ok(respond(&scale_kind, call.accept, 200, &scale)),
@@ -815,10 +856,10 @@ async fn scale(
         let mut value = object.clone();
         value["spec"]["replicas"] = json!(replicas);
         prepare_update(t, &object, &mut value, &name, namespace);
-        let stored = objects::encode_stored(&kind, &value).map_err(ApiError::internal)?;
+        let stored = objects::encode_internal(&kind, &value).map_err(ApiError::internal)?;
         match commit_update(store, call, &k, &value, stored.into(), current.mod_revision).await {
             Ok(kv) => {
-                let (_, updated) = read(&kv)?;
+                let (_, updated) = read_internal(&kv)?;
                 return Ok(respond(&scale_kind, call.accept, 200, &scale_of(t, &updated)?));
             }
             Err(StorageError::Conflict { .. }) if precondition.is_none() => continue,
@@ -874,8 +915,8 @@ async fn patch(
     let k = key(t.group, t.resource, namespace, Some(&name));
     for _ in 0..PATCH_ATTEMPTS {
         let current = current(store, call, &k, &name).await?;
-        let (kind, old) = read(&current)?;
-        let mut patched = patched(call, &kind, &old)?;
+        let (kind, external) = read(&current)?;
+        let patched = patched(call, &kind, &external)?;
         // A resourceVersion in the patch is a precondition.
         let precondition = patched["metadata"]["resourceVersion"].as_str().map(str::to_owned);
         if let Some(rv) = &precondition
@@ -885,11 +926,13 @@ async fn patch(
         }
         // The patched object must still be a valid object of its kind.
         let bytes = serde_json::to_vec(&patched).map_err(ApiError::internal)?;
-        patched = objects::decode_defaulted(&kind, Format::Json, &bytes)
+        let patched = objects::decode_defaulted(&kind, Format::Json, &bytes)
             .map_err(|e| ApiError::bad_request(format!("the patched object is not a valid {}: {e}", kind.kind)))?;
+        let Incoming { object: mut patched, required } = Incoming::from_external(t, &kind, patched)?;
+        let (_, old) = read_internal(&current)?;
         prepare_update(t, &old, &mut patched, &name, namespace);
-        validate(t, &kind, &name, Some(&old), &patched)?;
-        let stored = objects::encode_stored(&kind, &patched).map_err(ApiError::internal)?;
+        validate(t, &kind, &name, Some(&old), &patched, required)?;
+        let stored = objects::encode_internal(&kind, &patched).map_err(ApiError::internal)?;
         match commit_update(store, call, &k, &patched, stored.into(), current.mod_revision).await {
             Ok(kv) => {
                 let (kind, value) = read(&kv)?;

@@ -2,462 +2,605 @@
 //! Hub (internal) types of the `admissionregistration` group.
 
 /// Hub (internal) `ApplyConfiguration` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ApplyConfiguration {
     /// `expression`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expression: Option<String>,
 }
 
 /// Hub (internal) `AuditAnnotation` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct AuditAnnotation {
     /// `key`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
     /// `valueExpression`
+    #[serde(rename = "valueExpression", default, skip_serializing_if = "Option::is_none")]
     pub value_expression: Option<String>,
 }
 
 /// Hub (internal) `ExpressionWarning` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ExpressionWarning {
     /// `fieldRef`
+    #[serde(rename = "fieldRef", default, skip_serializing_if = "Option::is_none")]
     pub field_ref: Option<String>,
     /// `warning`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warning: Option<String>,
 }
 
 /// Hub (internal) `JSONPatch` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct JSONPatch {
     /// `expression`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expression: Option<String>,
 }
 
 /// Hub (internal) `MatchCondition` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct MatchCondition {
     /// `name`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// `expression`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub expression: String,
 }
 
 /// Hub (internal) `MatchResources` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct MatchResources {
     /// `namespaceSelector`
+    #[serde(rename = "namespaceSelector", default, skip_serializing_if = "Option::is_none")]
     pub namespace_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// `objectSelector`
+    #[serde(rename = "objectSelector", default, skip_serializing_if = "Option::is_none")]
     pub object_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// `resourceRules`
+    #[serde(rename = "resourceRules", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub resource_rules: Vec<crate::hub::admissionregistration::NamedRuleWithOperations>,
     /// `excludeResourceRules`
+    #[serde(rename = "excludeResourceRules", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub exclude_resource_rules: Vec<crate::hub::admissionregistration::NamedRuleWithOperations>,
     /// `matchPolicy`
+    #[serde(rename = "matchPolicy", default, skip_serializing_if = "Option::is_none")]
     pub match_policy: Option<String>,
 }
 
 /// Hub (internal) `MutatingAdmissionPolicy` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct MutatingAdmissionPolicy {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec: Option<crate::hub::admissionregistration::MutatingAdmissionPolicySpec>,
 }
 
 /// Hub (internal) `MutatingAdmissionPolicyBinding` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct MutatingAdmissionPolicyBinding {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec: Option<crate::hub::admissionregistration::MutatingAdmissionPolicyBindingSpec>,
 }
 
 /// Hub (internal) `MutatingAdmissionPolicyBindingList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct MutatingAdmissionPolicyBindingList {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::admissionregistration::MutatingAdmissionPolicyBinding>,
 }
 
 /// Hub (internal) `MutatingAdmissionPolicyBindingSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct MutatingAdmissionPolicyBindingSpec {
     /// `policyName`
+    #[serde(rename = "policyName", default, skip_serializing_if = "Option::is_none")]
     pub policy_name: Option<String>,
     /// `paramRef`
+    #[serde(rename = "paramRef", default, skip_serializing_if = "Option::is_none")]
     pub param_ref: Option<crate::hub::admissionregistration::ParamRef>,
     /// `matchResources`
+    #[serde(rename = "matchResources", default, skip_serializing_if = "Option::is_none")]
     pub match_resources: Option<crate::hub::admissionregistration::MatchResources>,
 }
 
 /// Hub (internal) `MutatingAdmissionPolicyList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct MutatingAdmissionPolicyList {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::admissionregistration::MutatingAdmissionPolicy>,
 }
 
 /// Hub (internal) `MutatingAdmissionPolicySpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct MutatingAdmissionPolicySpec {
     /// `paramKind`
+    #[serde(rename = "paramKind", default, skip_serializing_if = "Option::is_none")]
     pub param_kind: Option<crate::hub::admissionregistration::ParamKind>,
     /// `matchConstraints`
+    #[serde(rename = "matchConstraints", default, skip_serializing_if = "Option::is_none")]
     pub match_constraints: Option<crate::hub::admissionregistration::MatchResources>,
     /// `variables`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub variables: Vec<crate::hub::admissionregistration::Variable>,
     /// `mutations`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub mutations: Vec<crate::hub::admissionregistration::Mutation>,
     /// `failurePolicy`
+    #[serde(rename = "failurePolicy", default, skip_serializing_if = "Option::is_none")]
     pub failure_policy: Option<String>,
     /// `matchConditions`
+    #[serde(rename = "matchConditions", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub match_conditions: Vec<crate::hub::admissionregistration::MatchCondition>,
     /// `reinvocationPolicy`
+    #[serde(rename = "reinvocationPolicy", default, skip_serializing_if = "Option::is_none")]
     pub reinvocation_policy: Option<String>,
 }
 
 /// Hub (internal) `MutatingWebhook` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct MutatingWebhook {
     /// `name`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// `clientConfig`
+    #[serde(rename = "clientConfig", default, skip_serializing_if = "Option::is_none")]
     pub client_config: Option<crate::hub::admissionregistration::WebhookClientConfig>,
     /// `rules`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub rules: Vec<crate::hub::admissionregistration::RuleWithOperations>,
     /// `failurePolicy`
+    #[serde(rename = "failurePolicy", default, skip_serializing_if = "Option::is_none")]
     pub failure_policy: Option<String>,
     /// `matchPolicy`
+    #[serde(rename = "matchPolicy", default, skip_serializing_if = "Option::is_none")]
     pub match_policy: Option<String>,
     /// `namespaceSelector`
+    #[serde(rename = "namespaceSelector", default, skip_serializing_if = "Option::is_none")]
     pub namespace_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// `objectSelector`
+    #[serde(rename = "objectSelector", default, skip_serializing_if = "Option::is_none")]
     pub object_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// `sideEffects`
+    #[serde(rename = "sideEffects", default, skip_serializing_if = "Option::is_none")]
     pub side_effects: Option<String>,
     /// `timeoutSeconds`
+    #[serde(rename = "timeoutSeconds", default, skip_serializing_if = "Option::is_none")]
     pub timeout_seconds: Option<i32>,
     /// `admissionReviewVersions`
+    #[serde(rename = "admissionReviewVersions", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub admission_review_versions: Vec<String>,
     /// `reinvocationPolicy`
+    #[serde(rename = "reinvocationPolicy", default, skip_serializing_if = "Option::is_none")]
     pub reinvocation_policy: Option<String>,
     /// `matchConditions`
+    #[serde(rename = "matchConditions", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub match_conditions: Vec<crate::hub::admissionregistration::MatchCondition>,
 }
 
 /// Hub (internal) `MutatingWebhookConfiguration` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct MutatingWebhookConfiguration {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `webhooks`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub webhooks: Vec<crate::hub::admissionregistration::MutatingWebhook>,
 }
 
 /// Hub (internal) `MutatingWebhookConfigurationList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct MutatingWebhookConfigurationList {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::admissionregistration::MutatingWebhookConfiguration>,
 }
 
 /// Hub (internal) `Mutation` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct Mutation {
     /// `patchType`
+    #[serde(rename = "patchType", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub patch_type: String,
     /// `applyConfiguration`
+    #[serde(rename = "applyConfiguration", default, skip_serializing_if = "Option::is_none")]
     pub apply_configuration: Option<crate::hub::admissionregistration::ApplyConfiguration>,
     /// `jsonPatch`
+    #[serde(rename = "jsonPatch", default, skip_serializing_if = "Option::is_none")]
     pub json_patch: Option<crate::hub::admissionregistration::JSONPatch>,
 }
 
 /// Hub (internal) `NamedRuleWithOperations` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct NamedRuleWithOperations {
     /// `resourceNames`
+    #[serde(rename = "resourceNames", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub resource_names: Vec<String>,
     /// `operations`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub operations: Vec<String>,
     /// `apiGroups`
+    #[serde(rename = "apiGroups", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub api_groups: Vec<String>,
     /// `apiVersions`
+    #[serde(rename = "apiVersions", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub api_versions: Vec<String>,
     /// `resources`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub resources: Vec<String>,
     /// `scope`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
 }
 
 /// Hub (internal) `ParamKind` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ParamKind {
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
 }
 
 /// Hub (internal) `ParamRef` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ParamRef {
     /// `name`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// `namespace`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
     /// `selector`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// `parameterNotFoundAction`
+    #[serde(rename = "parameterNotFoundAction", default, skip_serializing_if = "Option::is_none")]
     pub parameter_not_found_action: Option<String>,
 }
 
 /// Hub (internal) `RuleWithOperations` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct RuleWithOperations {
     /// `operations`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub operations: Vec<String>,
     /// `apiGroups`
+    #[serde(rename = "apiGroups", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub api_groups: Vec<String>,
     /// `apiVersions`
+    #[serde(rename = "apiVersions", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub api_versions: Vec<String>,
     /// `resources`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub resources: Vec<String>,
     /// `scope`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
 }
 
 /// Hub (internal) `ServiceReference` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ServiceReference {
     /// `namespace`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
     /// `name`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// `path`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// `port`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub port: Option<i32>,
 }
 
 /// Hub (internal) `TypeChecking` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct TypeChecking {
     /// `expressionWarnings`
+    #[serde(rename = "expressionWarnings", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub expression_warnings: Vec<crate::hub::admissionregistration::ExpressionWarning>,
 }
 
 /// Hub (internal) `ValidatingAdmissionPolicy` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ValidatingAdmissionPolicy {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec: Option<crate::hub::admissionregistration::ValidatingAdmissionPolicySpec>,
     /// `status`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<crate::hub::admissionregistration::ValidatingAdmissionPolicyStatus>,
 }
 
 /// Hub (internal) `ValidatingAdmissionPolicyBinding` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ValidatingAdmissionPolicyBinding {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec: Option<crate::hub::admissionregistration::ValidatingAdmissionPolicyBindingSpec>,
 }
 
 /// Hub (internal) `ValidatingAdmissionPolicyBindingList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ValidatingAdmissionPolicyBindingList {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::admissionregistration::ValidatingAdmissionPolicyBinding>,
 }
 
 /// Hub (internal) `ValidatingAdmissionPolicyBindingSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ValidatingAdmissionPolicyBindingSpec {
     /// `policyName`
+    #[serde(rename = "policyName", default, skip_serializing_if = "Option::is_none")]
     pub policy_name: Option<String>,
     /// `paramRef`
+    #[serde(rename = "paramRef", default, skip_serializing_if = "Option::is_none")]
     pub param_ref: Option<crate::hub::admissionregistration::ParamRef>,
     /// `matchResources`
+    #[serde(rename = "matchResources", default, skip_serializing_if = "Option::is_none")]
     pub match_resources: Option<crate::hub::admissionregistration::MatchResources>,
     /// `validationActions`
+    #[serde(rename = "validationActions", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub validation_actions: Vec<String>,
 }
 
 /// Hub (internal) `ValidatingAdmissionPolicyList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ValidatingAdmissionPolicyList {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::admissionregistration::ValidatingAdmissionPolicy>,
 }
 
 /// Hub (internal) `ValidatingAdmissionPolicySpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ValidatingAdmissionPolicySpec {
     /// `paramKind`
+    #[serde(rename = "paramKind", default, skip_serializing_if = "Option::is_none")]
     pub param_kind: Option<crate::hub::admissionregistration::ParamKind>,
     /// `matchConstraints`
+    #[serde(rename = "matchConstraints", default, skip_serializing_if = "Option::is_none")]
     pub match_constraints: Option<crate::hub::admissionregistration::MatchResources>,
     /// `validations`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub validations: Vec<crate::hub::admissionregistration::Validation>,
     /// `failurePolicy`
+    #[serde(rename = "failurePolicy", default, skip_serializing_if = "Option::is_none")]
     pub failure_policy: Option<String>,
     /// `auditAnnotations`
+    #[serde(rename = "auditAnnotations", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub audit_annotations: Vec<crate::hub::admissionregistration::AuditAnnotation>,
     /// `matchConditions`
+    #[serde(rename = "matchConditions", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub match_conditions: Vec<crate::hub::admissionregistration::MatchCondition>,
     /// `variables`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub variables: Vec<crate::hub::admissionregistration::Variable>,
 }
 
 /// Hub (internal) `ValidatingAdmissionPolicyStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ValidatingAdmissionPolicyStatus {
     /// `observedGeneration`
+    #[serde(rename = "observedGeneration", default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
     /// `typeChecking`
+    #[serde(rename = "typeChecking", default, skip_serializing_if = "Option::is_none")]
     pub type_checking: Option<crate::hub::admissionregistration::TypeChecking>,
     /// `conditions`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub conditions: Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>,
 }
 
 /// Hub (internal) `ValidatingWebhook` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ValidatingWebhook {
     /// `name`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// `clientConfig`
+    #[serde(rename = "clientConfig", default, skip_serializing_if = "Option::is_none")]
     pub client_config: Option<crate::hub::admissionregistration::WebhookClientConfig>,
     /// `rules`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub rules: Vec<crate::hub::admissionregistration::RuleWithOperations>,
     /// `failurePolicy`
+    #[serde(rename = "failurePolicy", default, skip_serializing_if = "Option::is_none")]
     pub failure_policy: Option<String>,
     /// `matchPolicy`
+    #[serde(rename = "matchPolicy", default, skip_serializing_if = "Option::is_none")]
     pub match_policy: Option<String>,
     /// `namespaceSelector`
+    #[serde(rename = "namespaceSelector", default, skip_serializing_if = "Option::is_none")]
     pub namespace_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// `objectSelector`
+    #[serde(rename = "objectSelector", default, skip_serializing_if = "Option::is_none")]
     pub object_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// `sideEffects`
+    #[serde(rename = "sideEffects", default, skip_serializing_if = "Option::is_none")]
     pub side_effects: Option<String>,
     /// `timeoutSeconds`
+    #[serde(rename = "timeoutSeconds", default, skip_serializing_if = "Option::is_none")]
     pub timeout_seconds: Option<i32>,
     /// `admissionReviewVersions`
+    #[serde(rename = "admissionReviewVersions", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub admission_review_versions: Vec<String>,
     /// `matchConditions`
+    #[serde(rename = "matchConditions", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub match_conditions: Vec<crate::hub::admissionregistration::MatchCondition>,
 }
 
 /// Hub (internal) `ValidatingWebhookConfiguration` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ValidatingWebhookConfiguration {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `webhooks`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub webhooks: Vec<crate::hub::admissionregistration::ValidatingWebhook>,
 }
 
 /// Hub (internal) `ValidatingWebhookConfigurationList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ValidatingWebhookConfigurationList {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::admissionregistration::ValidatingWebhookConfiguration>,
 }
 
 /// Hub (internal) `Validation` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct Validation {
     /// `expression`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expression: Option<String>,
     /// `message`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// `reason`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// `messageExpression`
+    #[serde(rename = "messageExpression", default, skip_serializing_if = "Option::is_none")]
     pub message_expression: Option<String>,
 }
 
 /// Hub (internal) `Variable` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct Variable {
     /// `name`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// `expression`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub expression: String,
 }
 
 /// Hub (internal) `WebhookClientConfig` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct WebhookClientConfig {
     /// `url`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     /// `service`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service: Option<crate::hub::admissionregistration::ServiceReference>,
     /// `caBundle`
+    #[serde(rename = "caBundle", default, skip_serializing_if = "Option::is_none", with = "::kapi_apimachinery::serde_bytes::base64_option")]
     pub ca_bundle: Option<Vec<u8>>,
 }

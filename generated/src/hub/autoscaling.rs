@@ -2,320 +2,412 @@
 //! Hub (internal) types of the `autoscaling` group.
 
 /// Hub (internal) `ContainerResourceMetricSource` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ContainerResourceMetricSource {
     /// `name`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// `target`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub target: crate::hub::autoscaling::MetricTarget,
     /// `container`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub container: String,
 }
 
 /// Hub (internal) `ContainerResourceMetricStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ContainerResourceMetricStatus {
     /// `name`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// `current`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub current: crate::hub::autoscaling::MetricValueStatus,
     /// `container`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub container: String,
 }
 
 /// Hub (internal) `CrossVersionObjectReference` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct CrossVersionObjectReference {
     /// `kind`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub kind: String,
     /// `name`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
 }
 
 /// Hub (internal) `ExternalMetricSource` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ExternalMetricSource {
     /// `metric`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub metric: crate::hub::autoscaling::MetricIdentifier,
     /// `target`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub target: crate::hub::autoscaling::MetricTarget,
 }
 
 /// Hub (internal) `ExternalMetricStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ExternalMetricStatus {
     /// `metric`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub metric: crate::hub::autoscaling::MetricIdentifier,
     /// `current`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub current: crate::hub::autoscaling::MetricValueStatus,
 }
 
 /// Hub (internal) `HPAScalingPolicy` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct HPAScalingPolicy {
     /// `type`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub r#type: String,
     /// `value`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub value: i32,
     /// `periodSeconds`
+    #[serde(rename = "periodSeconds", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub period_seconds: i32,
 }
 
 /// Hub (internal) `HPAScalingRules` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct HPAScalingRules {
     /// `stabilizationWindowSeconds`
+    #[serde(rename = "stabilizationWindowSeconds", default, skip_serializing_if = "Option::is_none")]
     pub stabilization_window_seconds: Option<i32>,
     /// `selectPolicy`
+    #[serde(rename = "selectPolicy", default, skip_serializing_if = "Option::is_none")]
     pub select_policy: Option<String>,
     /// `policies`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub policies: Vec<crate::hub::autoscaling::HPAScalingPolicy>,
     /// `tolerance`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tolerance: Option<::kapi_apimachinery::Quantity>,
 }
 
 /// Hub (internal) `HorizontalPodAutoscaler` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct HorizontalPodAutoscaler {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub spec: crate::hub::autoscaling::HorizontalPodAutoscalerSpec,
     /// `status`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<crate::hub::autoscaling::HorizontalPodAutoscalerStatus>,
 }
 
 /// Hub (internal) `HorizontalPodAutoscalerBehavior` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct HorizontalPodAutoscalerBehavior {
     /// `scaleUp`
+    #[serde(rename = "scaleUp", default, skip_serializing_if = "Option::is_none")]
     pub scale_up: Option<crate::hub::autoscaling::HPAScalingRules>,
     /// `scaleDown`
+    #[serde(rename = "scaleDown", default, skip_serializing_if = "Option::is_none")]
     pub scale_down: Option<crate::hub::autoscaling::HPAScalingRules>,
 }
 
 /// Hub (internal) `HorizontalPodAutoscalerCondition` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct HorizontalPodAutoscalerCondition {
     /// `type`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub r#type: String,
     /// `status`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub status: String,
     /// `lastTransitionTime`
+    #[serde(rename = "lastTransitionTime", default, skip_serializing_if = "Option::is_none")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
     /// `reason`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// `message`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
 }
 
 /// Hub (internal) `HorizontalPodAutoscalerList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct HorizontalPodAutoscalerList {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::autoscaling::HorizontalPodAutoscaler>,
 }
 
 /// Hub (internal) `HorizontalPodAutoscalerSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct HorizontalPodAutoscalerSpec {
     /// `scaleTargetRef`
+    #[serde(rename = "scaleTargetRef", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub scale_target_ref: crate::hub::autoscaling::CrossVersionObjectReference,
     /// `minReplicas`
+    #[serde(rename = "minReplicas", default, skip_serializing_if = "Option::is_none")]
     pub min_replicas: Option<i32>,
     /// `maxReplicas`
+    #[serde(rename = "maxReplicas", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub max_replicas: i32,
     /// `metrics`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub metrics: Vec<crate::hub::autoscaling::MetricSpec>,
     /// `behavior`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub behavior: Option<crate::hub::autoscaling::HorizontalPodAutoscalerBehavior>,
     /// `targetCPUUtilizationPercentage`
+    #[serde(rename = "targetCPUUtilizationPercentage", default, skip_serializing_if = "Option::is_none")]
     pub target_cpu_utilization_percentage: Option<i32>,
 }
 
 /// Hub (internal) `HorizontalPodAutoscalerStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct HorizontalPodAutoscalerStatus {
     /// `observedGeneration`
+    #[serde(rename = "observedGeneration", default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
     /// `lastScaleTime`
+    #[serde(rename = "lastScaleTime", default, skip_serializing_if = "Option::is_none")]
     pub last_scale_time: Option<::kapi_apimachinery::Time>,
     /// `currentReplicas`
+    #[serde(rename = "currentReplicas", default, skip_serializing_if = "Option::is_none")]
     pub current_replicas: Option<i32>,
     /// `desiredReplicas`
+    #[serde(rename = "desiredReplicas", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub desired_replicas: i32,
     /// `currentMetrics`
+    #[serde(rename = "currentMetrics", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub current_metrics: Vec<crate::hub::autoscaling::MetricStatus>,
     /// `conditions`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub conditions: Vec<crate::hub::autoscaling::HorizontalPodAutoscalerCondition>,
     /// `currentCPUUtilizationPercentage`
+    #[serde(rename = "currentCPUUtilizationPercentage", default, skip_serializing_if = "Option::is_none")]
     pub current_cpu_utilization_percentage: Option<i32>,
 }
 
 /// Hub (internal) `MetricIdentifier` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct MetricIdentifier {
     /// `name`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// `selector`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
 }
 
 /// Hub (internal) `MetricSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct MetricSpec {
     /// `type`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub r#type: String,
     /// `object`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub object: Option<crate::hub::autoscaling::ObjectMetricSource>,
     /// `pods`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pods: Option<crate::hub::autoscaling::PodsMetricSource>,
     /// `resource`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource: Option<crate::hub::autoscaling::ResourceMetricSource>,
     /// `containerResource`
+    #[serde(rename = "containerResource", default, skip_serializing_if = "Option::is_none")]
     pub container_resource: Option<crate::hub::autoscaling::ContainerResourceMetricSource>,
     /// `external`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub external: Option<crate::hub::autoscaling::ExternalMetricSource>,
 }
 
 /// Hub (internal) `MetricStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct MetricStatus {
     /// `type`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub r#type: String,
     /// `object`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub object: Option<crate::hub::autoscaling::ObjectMetricStatus>,
     /// `pods`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pods: Option<crate::hub::autoscaling::PodsMetricStatus>,
     /// `resource`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource: Option<crate::hub::autoscaling::ResourceMetricStatus>,
     /// `containerResource`
+    #[serde(rename = "containerResource", default, skip_serializing_if = "Option::is_none")]
     pub container_resource: Option<crate::hub::autoscaling::ContainerResourceMetricStatus>,
     /// `external`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub external: Option<crate::hub::autoscaling::ExternalMetricStatus>,
 }
 
 /// Hub (internal) `MetricTarget` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct MetricTarget {
     /// `type`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub r#type: String,
     /// `value`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<::kapi_apimachinery::Quantity>,
     /// `averageValue`
+    #[serde(rename = "averageValue", default, skip_serializing_if = "Option::is_none")]
     pub average_value: Option<::kapi_apimachinery::Quantity>,
     /// `averageUtilization`
+    #[serde(rename = "averageUtilization", default, skip_serializing_if = "Option::is_none")]
     pub average_utilization: Option<i32>,
 }
 
 /// Hub (internal) `MetricValueStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct MetricValueStatus {
     /// `value`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<::kapi_apimachinery::Quantity>,
     /// `averageValue`
+    #[serde(rename = "averageValue", default, skip_serializing_if = "Option::is_none")]
     pub average_value: Option<::kapi_apimachinery::Quantity>,
     /// `averageUtilization`
+    #[serde(rename = "averageUtilization", default, skip_serializing_if = "Option::is_none")]
     pub average_utilization: Option<i32>,
 }
 
 /// Hub (internal) `ObjectMetricSource` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ObjectMetricSource {
     /// `describedObject`
+    #[serde(rename = "describedObject", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub described_object: crate::hub::autoscaling::CrossVersionObjectReference,
     /// `target`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub target: crate::hub::autoscaling::MetricTarget,
     /// `metric`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub metric: crate::hub::autoscaling::MetricIdentifier,
 }
 
 /// Hub (internal) `ObjectMetricStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ObjectMetricStatus {
     /// `metric`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub metric: crate::hub::autoscaling::MetricIdentifier,
     /// `current`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub current: crate::hub::autoscaling::MetricValueStatus,
     /// `describedObject`
+    #[serde(rename = "describedObject", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub described_object: crate::hub::autoscaling::CrossVersionObjectReference,
 }
 
 /// Hub (internal) `PodsMetricSource` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct PodsMetricSource {
     /// `metric`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub metric: crate::hub::autoscaling::MetricIdentifier,
     /// `target`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub target: crate::hub::autoscaling::MetricTarget,
 }
 
 /// Hub (internal) `PodsMetricStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct PodsMetricStatus {
     /// `metric`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub metric: crate::hub::autoscaling::MetricIdentifier,
     /// `current`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub current: crate::hub::autoscaling::MetricValueStatus,
 }
 
 /// Hub (internal) `ResourceMetricSource` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ResourceMetricSource {
     /// `name`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// `target`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub target: crate::hub::autoscaling::MetricTarget,
 }
 
 /// Hub (internal) `ResourceMetricStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ResourceMetricStatus {
     /// `name`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// `current`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub current: crate::hub::autoscaling::MetricValueStatus,
 }
 
 /// Hub (internal) `Scale` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct Scale {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec: Option<crate::hub::autoscaling::ScaleSpec>,
     /// `status`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<crate::hub::autoscaling::ScaleStatus>,
 }
 
 /// Hub (internal) `ScaleSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ScaleSpec {
     /// `replicas`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
 }
 
 /// Hub (internal) `ScaleStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ScaleStatus {
     /// `replicas`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub replicas: i32,
     /// `selector`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub selector: Option<String>,
 }

@@ -2,190 +2,252 @@
 //! Hub (internal) types of the `certificates` group.
 
 /// Hub (internal) `CertificateSigningRequest` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct CertificateSigningRequest {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec: Option<crate::hub::certificates::CertificateSigningRequestSpec>,
     /// `status`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<crate::hub::certificates::CertificateSigningRequestStatus>,
 }
 
 /// Hub (internal) `CertificateSigningRequestCondition` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct CertificateSigningRequestCondition {
     /// `type`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// `status`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<String>,
     /// `reason`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// `message`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// `lastUpdateTime`
+    #[serde(rename = "lastUpdateTime", default, skip_serializing_if = "Option::is_none")]
     pub last_update_time: Option<::kapi_apimachinery::Time>,
     /// `lastTransitionTime`
+    #[serde(rename = "lastTransitionTime", default, skip_serializing_if = "Option::is_none")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
 }
 
 /// Hub (internal) `CertificateSigningRequestList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct CertificateSigningRequestList {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::certificates::CertificateSigningRequest>,
 }
 
 /// Hub (internal) `CertificateSigningRequestSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct CertificateSigningRequestSpec {
     /// `request`
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "::kapi_apimachinery::serde_bytes::base64_option")]
     pub request: Option<Vec<u8>>,
     /// `signerName`
+    #[serde(rename = "signerName", default, skip_serializing_if = "Option::is_none")]
     pub signer_name: Option<String>,
     /// `expirationSeconds`
+    #[serde(rename = "expirationSeconds", default, skip_serializing_if = "Option::is_none")]
     pub expiration_seconds: Option<i32>,
     /// `usages`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub usages: Vec<String>,
     /// `username`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub username: Option<String>,
     /// `uid`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uid: Option<String>,
     /// `groups`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub groups: Vec<String>,
     /// `extra`
+    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub extra: ::std::collections::BTreeMap<String, crate::hub::certificates::ExtraValue>,
 }
 
 /// Hub (internal) `CertificateSigningRequestStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct CertificateSigningRequestStatus {
     /// `conditions`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub conditions: Vec<crate::hub::certificates::CertificateSigningRequestCondition>,
     /// `certificate`
+    #[serde(default, skip_serializing_if = "Option::is_none", with = "::kapi_apimachinery::serde_bytes::base64_option")]
     pub certificate: Option<Vec<u8>>,
 }
 
 /// Hub (internal) `ClusterTrustBundle` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ClusterTrustBundle {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub spec: crate::hub::certificates::ClusterTrustBundleSpec,
 }
 
 /// Hub (internal) `ClusterTrustBundleList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ClusterTrustBundleList {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::certificates::ClusterTrustBundle>,
 }
 
 /// Hub (internal) `ClusterTrustBundleSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ClusterTrustBundleSpec {
     /// `signerName`
+    #[serde(rename = "signerName", default, skip_serializing_if = "Option::is_none")]
     pub signer_name: Option<String>,
     /// `trustBundle`
+    #[serde(rename = "trustBundle", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub trust_bundle: String,
 }
 
 /// Hub (internal) `ExtraValue` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ExtraValue {
     /// `items`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<String>,
 }
 
 /// Hub (internal) `PodCertificateRequest` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct PodCertificateRequest {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub spec: crate::hub::certificates::PodCertificateRequestSpec,
     /// `status`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<crate::hub::certificates::PodCertificateRequestStatus>,
 }
 
 /// Hub (internal) `PodCertificateRequestList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct PodCertificateRequestList {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::certificates::PodCertificateRequest>,
 }
 
 /// Hub (internal) `PodCertificateRequestSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct PodCertificateRequestSpec {
     /// `signerName`
+    #[serde(rename = "signerName", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub signer_name: String,
     /// `podName`
+    #[serde(rename = "podName", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub pod_name: String,
     /// `podUID`
+    #[serde(rename = "podUID", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub pod_uid: String,
     /// `serviceAccountName`
+    #[serde(rename = "serviceAccountName", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub service_account_name: String,
     /// `serviceAccountUID`
+    #[serde(rename = "serviceAccountUID", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub service_account_uid: String,
     /// `nodeName`
+    #[serde(rename = "nodeName", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub node_name: String,
     /// `nodeUID`
+    #[serde(rename = "nodeUID", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub node_uid: String,
     /// `maxExpirationSeconds`
+    #[serde(rename = "maxExpirationSeconds", default, skip_serializing_if = "Option::is_none")]
     pub max_expiration_seconds: Option<i32>,
     /// `pkixPublicKey`
+    #[serde(rename = "pkixPublicKey", default, skip_serializing_if = "Option::is_none", with = "::kapi_apimachinery::serde_bytes::base64_option")]
     pub pkix_public_key: Option<Vec<u8>>,
     /// `proofOfPossession`
+    #[serde(rename = "proofOfPossession", default, skip_serializing_if = "Option::is_none", with = "::kapi_apimachinery::serde_bytes::base64_option")]
     pub proof_of_possession: Option<Vec<u8>>,
     /// `stubPKCS10Request`
+    #[serde(rename = "stubPKCS10Request", default, with = "::kapi_apimachinery::serde_bytes::base64_vec")]
     pub stub_pkcs10_request: Vec<u8>,
     /// `unverifiedUserAnnotations`
+    #[serde(rename = "unverifiedUserAnnotations", default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub unverified_user_annotations: ::std::collections::BTreeMap<String, String>,
 }
 
 /// Hub (internal) `PodCertificateRequestStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct PodCertificateRequestStatus {
     /// `conditions`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub conditions: Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>,
     /// `certificateChain`
+    #[serde(rename = "certificateChain", default, skip_serializing_if = "Option::is_none")]
     pub certificate_chain: Option<String>,
     /// `notBefore`
+    #[serde(rename = "notBefore", default, skip_serializing_if = "Option::is_none")]
     pub not_before: Option<::kapi_apimachinery::Time>,
     /// `beginRefreshAt`
+    #[serde(rename = "beginRefreshAt", default, skip_serializing_if = "Option::is_none")]
     pub begin_refresh_at: Option<::kapi_apimachinery::Time>,
     /// `notAfter`
+    #[serde(rename = "notAfter", default, skip_serializing_if = "Option::is_none")]
     pub not_after: Option<::kapi_apimachinery::Time>,
 }

@@ -2,89 +2,118 @@
 //! Hub (internal) types of the `coordination` group.
 
 /// Hub (internal) `Lease` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct Lease {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec: Option<crate::hub::coordination::LeaseSpec>,
 }
 
 /// Hub (internal) `LeaseCandidate` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct LeaseCandidate {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub spec: crate::hub::coordination::LeaseCandidateSpec,
 }
 
 /// Hub (internal) `LeaseCandidateList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct LeaseCandidateList {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::coordination::LeaseCandidate>,
 }
 
 /// Hub (internal) `LeaseCandidateSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct LeaseCandidateSpec {
     /// `leaseName`
+    #[serde(rename = "leaseName", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub lease_name: String,
     /// `pingTime`
+    #[serde(rename = "pingTime", default, skip_serializing_if = "Option::is_none")]
     pub ping_time: Option<::kapi_apimachinery::MicroTime>,
     /// `renewTime`
+    #[serde(rename = "renewTime", default, skip_serializing_if = "Option::is_none")]
     pub renew_time: Option<::kapi_apimachinery::MicroTime>,
     /// `binaryVersion`
+    #[serde(rename = "binaryVersion", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub binary_version: String,
     /// `emulationVersion`
+    #[serde(rename = "emulationVersion", default, skip_serializing_if = "Option::is_none")]
     pub emulation_version: Option<String>,
     /// `strategy`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub strategy: String,
 }
 
 /// Hub (internal) `LeaseList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct LeaseList {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::coordination::Lease>,
 }
 
 /// Hub (internal) `LeaseSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct LeaseSpec {
     /// `holderIdentity`
+    #[serde(rename = "holderIdentity", default, skip_serializing_if = "Option::is_none")]
     pub holder_identity: Option<String>,
     /// `leaseDurationSeconds`
+    #[serde(rename = "leaseDurationSeconds", default, skip_serializing_if = "Option::is_none")]
     pub lease_duration_seconds: Option<i32>,
     /// `acquireTime`
+    #[serde(rename = "acquireTime", default, skip_serializing_if = "Option::is_none")]
     pub acquire_time: Option<::kapi_apimachinery::MicroTime>,
     /// `renewTime`
+    #[serde(rename = "renewTime", default, skip_serializing_if = "Option::is_none")]
     pub renew_time: Option<::kapi_apimachinery::MicroTime>,
     /// `leaseTransitions`
+    #[serde(rename = "leaseTransitions", default, skip_serializing_if = "Option::is_none")]
     pub lease_transitions: Option<i32>,
     /// `strategy`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub strategy: Option<String>,
     /// `preferredHolder`
+    #[serde(rename = "preferredHolder", default, skip_serializing_if = "Option::is_none")]
     pub preferred_holder: Option<String>,
 }

@@ -2,373 +2,474 @@
 //! Hub (internal) types of the `networking` group.
 
 /// Hub (internal) `HTTPIngressPath` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct HTTPIngressPath {
     /// `path`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// `pathType`
+    #[serde(rename = "pathType", default, skip_serializing_if = "Option::is_none")]
     pub path_type: Option<String>,
     /// `backend`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backend: Option<crate::hub::networking::IngressBackend>,
 }
 
 /// Hub (internal) `HTTPIngressRuleValue` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct HTTPIngressRuleValue {
     /// `paths`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub paths: Vec<crate::hub::networking::HTTPIngressPath>,
 }
 
 /// Hub (internal) `IPAddress` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct IPAddress {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub spec: crate::hub::networking::IPAddressSpec,
 }
 
 /// Hub (internal) `IPAddressList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct IPAddressList {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::networking::IPAddress>,
 }
 
 /// Hub (internal) `IPAddressSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct IPAddressSpec {
     /// `parentRef`
+    #[serde(rename = "parentRef", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub parent_ref: crate::hub::networking::ParentReference,
 }
 
 /// Hub (internal) `IPBlock` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct IPBlock {
     /// `cidr`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub cidr: String,
     /// `except`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub except: Vec<String>,
 }
 
 /// Hub (internal) `Ingress` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct Ingress {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec: Option<crate::hub::networking::IngressSpec>,
     /// `status`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<crate::hub::networking::IngressStatus>,
 }
 
 /// Hub (internal) `IngressBackend` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct IngressBackend {
     /// `service`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service: Option<crate::hub::networking::IngressServiceBackend>,
     /// `resource`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource: Option<crate::api::core::v1::TypedLocalObjectReference>,
     /// `serviceName`
+    #[serde(rename = "serviceName", default, skip_serializing_if = "Option::is_none")]
     pub service_name: Option<String>,
     /// `servicePort`
+    #[serde(rename = "servicePort", default, skip_serializing_if = "Option::is_none")]
     pub service_port: Option<::kapi_apimachinery::IntOrString>,
 }
 
 /// Hub (internal) `IngressClass` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct IngressClass {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec: Option<crate::hub::networking::IngressClassSpec>,
 }
 
 /// Hub (internal) `IngressClassList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct IngressClassList {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::networking::IngressClass>,
 }
 
 /// Hub (internal) `IngressClassParametersReference` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct IngressClassParametersReference {
     /// `apiGroup`
+    #[serde(rename = "apiGroup", default, skip_serializing_if = "Option::is_none")]
     pub api_group: Option<String>,
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `name`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// `scope`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
     /// `namespace`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
 }
 
 /// Hub (internal) `IngressClassSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct IngressClassSpec {
     /// `controller`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub controller: Option<String>,
     /// `parameters`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parameters: Option<crate::hub::networking::IngressClassParametersReference>,
 }
 
 /// Hub (internal) `IngressList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct IngressList {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::networking::Ingress>,
 }
 
 /// Hub (internal) `IngressLoadBalancerIngress` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct IngressLoadBalancerIngress {
     /// `ip`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ip: Option<String>,
     /// `hostname`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hostname: Option<String>,
     /// `ports`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub ports: Vec<crate::hub::networking::IngressPortStatus>,
 }
 
 /// Hub (internal) `IngressLoadBalancerStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct IngressLoadBalancerStatus {
     /// `ingress`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub ingress: Vec<crate::hub::networking::IngressLoadBalancerIngress>,
 }
 
 /// Hub (internal) `IngressPortStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct IngressPortStatus {
     /// `port`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub port: Option<i32>,
     /// `protocol`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
     /// `error`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }
 
 /// Hub (internal) `IngressRule` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct IngressRule {
     /// `host`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
     /// `http`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub http: Option<crate::hub::networking::HTTPIngressRuleValue>,
 }
 
 /// Hub (internal) `IngressServiceBackend` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct IngressServiceBackend {
     /// `name`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// `port`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub port: Option<crate::hub::networking::ServiceBackendPort>,
 }
 
 /// Hub (internal) `IngressSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct IngressSpec {
     /// `ingressClassName`
+    #[serde(rename = "ingressClassName", default, skip_serializing_if = "Option::is_none")]
     pub ingress_class_name: Option<String>,
     /// `defaultBackend`
+    #[serde(rename = "defaultBackend", default, skip_serializing_if = "Option::is_none")]
     pub default_backend: Option<crate::hub::networking::IngressBackend>,
     /// `tls`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub tls: Vec<crate::hub::networking::IngressTLS>,
     /// `rules`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub rules: Vec<crate::hub::networking::IngressRule>,
     /// `backend`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backend: Option<crate::hub::networking::IngressBackend>,
 }
 
 /// Hub (internal) `IngressStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct IngressStatus {
     /// `loadBalancer`
+    #[serde(rename = "loadBalancer", default, skip_serializing_if = "Option::is_none")]
     pub load_balancer: Option<crate::hub::networking::IngressLoadBalancerStatus>,
 }
 
 /// Hub (internal) `IngressTLS` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct IngressTLS {
     /// `hosts`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub hosts: Vec<String>,
     /// `secretName`
+    #[serde(rename = "secretName", default, skip_serializing_if = "Option::is_none")]
     pub secret_name: Option<String>,
 }
 
 /// Hub (internal) `NetworkPolicy` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct NetworkPolicy {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec: Option<crate::hub::networking::NetworkPolicySpec>,
 }
 
 /// Hub (internal) `NetworkPolicyEgressRule` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct NetworkPolicyEgressRule {
     /// `ports`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub ports: Vec<crate::hub::networking::NetworkPolicyPort>,
     /// `to`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub to: Vec<crate::hub::networking::NetworkPolicyPeer>,
 }
 
 /// Hub (internal) `NetworkPolicyIngressRule` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct NetworkPolicyIngressRule {
     /// `ports`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub ports: Vec<crate::hub::networking::NetworkPolicyPort>,
     /// `from`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub from: Vec<crate::hub::networking::NetworkPolicyPeer>,
 }
 
 /// Hub (internal) `NetworkPolicyList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct NetworkPolicyList {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::networking::NetworkPolicy>,
 }
 
 /// Hub (internal) `NetworkPolicyPeer` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct NetworkPolicyPeer {
     /// `podSelector`
+    #[serde(rename = "podSelector", default, skip_serializing_if = "Option::is_none")]
     pub pod_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// `namespaceSelector`
+    #[serde(rename = "namespaceSelector", default, skip_serializing_if = "Option::is_none")]
     pub namespace_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// `ipBlock`
+    #[serde(rename = "ipBlock", default, skip_serializing_if = "Option::is_none")]
     pub ip_block: Option<crate::hub::networking::IPBlock>,
 }
 
 /// Hub (internal) `NetworkPolicyPort` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct NetworkPolicyPort {
     /// `protocol`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
     /// `port`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub port: Option<::kapi_apimachinery::IntOrString>,
     /// `endPort`
+    #[serde(rename = "endPort", default, skip_serializing_if = "Option::is_none")]
     pub end_port: Option<i32>,
 }
 
 /// Hub (internal) `NetworkPolicySpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct NetworkPolicySpec {
     /// `podSelector`
+    #[serde(rename = "podSelector", default, skip_serializing_if = "Option::is_none")]
     pub pod_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// `ingress`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub ingress: Vec<crate::hub::networking::NetworkPolicyIngressRule>,
     /// `egress`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub egress: Vec<crate::hub::networking::NetworkPolicyEgressRule>,
     /// `policyTypes`
+    #[serde(rename = "policyTypes", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub policy_types: Vec<String>,
 }
 
 /// Hub (internal) `ParentReference` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ParentReference {
     /// `group`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
     /// `resource`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub resource: String,
     /// `namespace`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
     /// `name`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
 }
 
 /// Hub (internal) `ServiceBackendPort` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ServiceBackendPort {
     /// `name`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// `number`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub number: Option<i32>,
 }
 
 /// Hub (internal) `ServiceCIDR` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ServiceCIDR {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec: Option<crate::hub::networking::ServiceCIDRSpec>,
     /// `status`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<crate::hub::networking::ServiceCIDRStatus>,
 }
 
 /// Hub (internal) `ServiceCIDRList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ServiceCIDRList {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::networking::ServiceCIDR>,
 }
 
 /// Hub (internal) `ServiceCIDRSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ServiceCIDRSpec {
     /// `cidrs`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub cidrs: Vec<String>,
 }
 
 /// Hub (internal) `ServiceCIDRStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ServiceCIDRStatus {
     /// `conditions`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub conditions: Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>,
 }

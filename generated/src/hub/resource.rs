@@ -2,713 +2,934 @@
 //! Hub (internal) types of the `resource` group.
 
 /// Hub (internal) `AllocatedDeviceStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct AllocatedDeviceStatus {
     /// `driver`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub driver: String,
     /// `pool`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub pool: String,
     /// `device`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub device: String,
     /// `shareID`
+    #[serde(rename = "shareID", default, skip_serializing_if = "Option::is_none")]
     pub share_id: Option<String>,
     /// `conditions`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub conditions: Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>,
     /// `data`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<::kapi_apimachinery::RawExtension>,
     /// `networkData`
+    #[serde(rename = "networkData", default, skip_serializing_if = "Option::is_none")]
     pub network_data: Option<crate::hub::resource::NetworkDeviceData>,
 }
 
 /// Hub (internal) `AllocationResult` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct AllocationResult {
     /// `devices`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub devices: Option<crate::hub::resource::DeviceAllocationResult>,
     /// `nodeSelector`
+    #[serde(rename = "nodeSelector", default, skip_serializing_if = "Option::is_none")]
     pub node_selector: Option<crate::api::core::v1::NodeSelector>,
     /// `allocationTimestamp`
+    #[serde(rename = "allocationTimestamp", default, skip_serializing_if = "Option::is_none")]
     pub allocation_timestamp: Option<::kapi_apimachinery::Time>,
 }
 
 /// Hub (internal) `BasicDevice` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct BasicDevice {
     /// `attributes`
+    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub attributes: ::std::collections::BTreeMap<String, crate::hub::resource::DeviceAttribute>,
     /// `capacity`
+    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub capacity: ::std::collections::BTreeMap<String, crate::hub::resource::DeviceCapacity>,
     /// `consumesCounters`
+    #[serde(rename = "consumesCounters", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub consumes_counters: Vec<crate::hub::resource::DeviceCounterConsumption>,
     /// `nodeName`
+    #[serde(rename = "nodeName", default, skip_serializing_if = "Option::is_none")]
     pub node_name: Option<String>,
     /// `nodeSelector`
+    #[serde(rename = "nodeSelector", default, skip_serializing_if = "Option::is_none")]
     pub node_selector: Option<crate::api::core::v1::NodeSelector>,
     /// `allNodes`
+    #[serde(rename = "allNodes", default, skip_serializing_if = "Option::is_none")]
     pub all_nodes: Option<bool>,
     /// `taints`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub taints: Vec<crate::hub::resource::DeviceTaint>,
     /// `bindsToNode`
+    #[serde(rename = "bindsToNode", default, skip_serializing_if = "Option::is_none")]
     pub binds_to_node: Option<bool>,
     /// `bindingConditions`
+    #[serde(rename = "bindingConditions", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub binding_conditions: Vec<String>,
     /// `bindingFailureConditions`
+    #[serde(rename = "bindingFailureConditions", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub binding_failure_conditions: Vec<String>,
     /// `allowMultipleAllocations`
+    #[serde(rename = "allowMultipleAllocations", default, skip_serializing_if = "Option::is_none")]
     pub allow_multiple_allocations: Option<bool>,
     /// `nodeAllocatableResourceMappings`
+    #[serde(rename = "nodeAllocatableResourceMappings", default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub node_allocatable_resource_mappings: ::std::collections::BTreeMap<String, crate::hub::resource::NodeAllocatableResourceMapping>,
 }
 
 /// Hub (internal) `CELDeviceSelector` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct CELDeviceSelector {
     /// `expression`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub expression: String,
 }
 
 /// Hub (internal) `CapacityRequestPolicy` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct CapacityRequestPolicy {
     /// `default`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default: Option<::kapi_apimachinery::Quantity>,
     /// `validValues`
+    #[serde(rename = "validValues", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub valid_values: Vec<::kapi_apimachinery::Quantity>,
     /// `validRange`
+    #[serde(rename = "validRange", default, skip_serializing_if = "Option::is_none")]
     pub valid_range: Option<crate::hub::resource::CapacityRequestPolicyRange>,
 }
 
 /// Hub (internal) `CapacityRequestPolicyRange` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct CapacityRequestPolicyRange {
     /// `min`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub min: ::kapi_apimachinery::Quantity,
     /// `max`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max: Option<::kapi_apimachinery::Quantity>,
     /// `step`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step: Option<::kapi_apimachinery::Quantity>,
 }
 
 /// Hub (internal) `CapacityRequirements` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct CapacityRequirements {
     /// `requests`
+    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub requests: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
 }
 
 /// Hub (internal) `Counter` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct Counter {
     /// `value`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub value: ::kapi_apimachinery::Quantity,
 }
 
 /// Hub (internal) `CounterSet` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct CounterSet {
     /// `name`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// `counters`
+    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub counters: ::std::collections::BTreeMap<String, crate::hub::resource::Counter>,
 }
 
 /// Hub (internal) `Device` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct Device {
     /// `name`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// `attributes`
+    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub attributes: ::std::collections::BTreeMap<String, crate::hub::resource::DeviceAttribute>,
     /// `capacity`
+    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub capacity: ::std::collections::BTreeMap<String, crate::hub::resource::DeviceCapacity>,
     /// `consumesCounters`
+    #[serde(rename = "consumesCounters", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub consumes_counters: Vec<crate::hub::resource::DeviceCounterConsumption>,
     /// `nodeName`
+    #[serde(rename = "nodeName", default, skip_serializing_if = "Option::is_none")]
     pub node_name: Option<String>,
     /// `nodeSelector`
+    #[serde(rename = "nodeSelector", default, skip_serializing_if = "Option::is_none")]
     pub node_selector: Option<crate::api::core::v1::NodeSelector>,
     /// `allNodes`
+    #[serde(rename = "allNodes", default, skip_serializing_if = "Option::is_none")]
     pub all_nodes: Option<bool>,
     /// `taints`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub taints: Vec<crate::hub::resource::DeviceTaint>,
     /// `bindsToNode`
+    #[serde(rename = "bindsToNode", default, skip_serializing_if = "Option::is_none")]
     pub binds_to_node: Option<bool>,
     /// `bindingConditions`
+    #[serde(rename = "bindingConditions", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub binding_conditions: Vec<String>,
     /// `bindingFailureConditions`
+    #[serde(rename = "bindingFailureConditions", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub binding_failure_conditions: Vec<String>,
     /// `allowMultipleAllocations`
+    #[serde(rename = "allowMultipleAllocations", default, skip_serializing_if = "Option::is_none")]
     pub allow_multiple_allocations: Option<bool>,
     /// `nodeAllocatableResourceMappings`
+    #[serde(rename = "nodeAllocatableResourceMappings", default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub node_allocatable_resource_mappings: ::std::collections::BTreeMap<String, crate::hub::resource::NodeAllocatableResourceMapping>,
     /// `basic`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub basic: Option<crate::hub::resource::BasicDevice>,
 }
 
 /// Hub (internal) `DeviceAllocationConfiguration` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct DeviceAllocationConfiguration {
     /// `source`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub source: String,
     /// `requests`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub requests: Vec<String>,
     /// `opaque`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub opaque: Option<crate::hub::resource::OpaqueDeviceConfiguration>,
 }
 
 /// Hub (internal) `DeviceAllocationResult` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct DeviceAllocationResult {
     /// `results`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub results: Vec<crate::hub::resource::DeviceRequestAllocationResult>,
     /// `config`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub config: Vec<crate::hub::resource::DeviceAllocationConfiguration>,
 }
 
 /// Hub (internal) `DeviceAttribute` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct DeviceAttribute {
     /// `int`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub int: Option<i64>,
     /// `bool`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bool: Option<bool>,
     /// `string`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub string: Option<String>,
     /// `version`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
     /// `ints`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub ints: Vec<i64>,
     /// `bools`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub bools: Vec<bool>,
     /// `strings`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub strings: Vec<String>,
     /// `versions`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub versions: Vec<String>,
 }
 
 /// Hub (internal) `DeviceCapacity` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct DeviceCapacity {
     /// `value`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub value: ::kapi_apimachinery::Quantity,
     /// `requestPolicy`
+    #[serde(rename = "requestPolicy", default, skip_serializing_if = "Option::is_none")]
     pub request_policy: Option<crate::hub::resource::CapacityRequestPolicy>,
 }
 
 /// Hub (internal) `DeviceClaim` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct DeviceClaim {
     /// `requests`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub requests: Vec<crate::hub::resource::DeviceRequest>,
     /// `constraints`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub constraints: Vec<crate::hub::resource::DeviceConstraint>,
     /// `config`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub config: Vec<crate::hub::resource::DeviceClaimConfiguration>,
 }
 
 /// Hub (internal) `DeviceClaimConfiguration` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct DeviceClaimConfiguration {
     /// `requests`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub requests: Vec<String>,
     /// `opaque`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub opaque: Option<crate::hub::resource::OpaqueDeviceConfiguration>,
 }
 
 /// Hub (internal) `DeviceClass` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct DeviceClass {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub spec: crate::hub::resource::DeviceClassSpec,
 }
 
 /// Hub (internal) `DeviceClassConfiguration` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct DeviceClassConfiguration {
     /// `opaque`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub opaque: Option<crate::hub::resource::OpaqueDeviceConfiguration>,
 }
 
 /// Hub (internal) `DeviceClassList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct DeviceClassList {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::resource::DeviceClass>,
 }
 
 /// Hub (internal) `DeviceClassSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct DeviceClassSpec {
     /// `selectors`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub selectors: Vec<crate::hub::resource::DeviceSelector>,
     /// `config`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub config: Vec<crate::hub::resource::DeviceClassConfiguration>,
     /// `extendedResourceName`
+    #[serde(rename = "extendedResourceName", default, skip_serializing_if = "Option::is_none")]
     pub extended_resource_name: Option<String>,
 }
 
 /// Hub (internal) `DeviceConstraint` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct DeviceConstraint {
     /// `requests`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub requests: Vec<String>,
     /// `matchAttribute`
+    #[serde(rename = "matchAttribute", default, skip_serializing_if = "Option::is_none")]
     pub match_attribute: Option<String>,
     /// `distinctAttribute`
+    #[serde(rename = "distinctAttribute", default, skip_serializing_if = "Option::is_none")]
     pub distinct_attribute: Option<String>,
 }
 
 /// Hub (internal) `DeviceCounterConsumption` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct DeviceCounterConsumption {
     /// `counterSet`
+    #[serde(rename = "counterSet", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub counter_set: String,
     /// `counters`
+    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub counters: ::std::collections::BTreeMap<String, crate::hub::resource::Counter>,
 }
 
 /// Hub (internal) `DeviceRequest` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct DeviceRequest {
     /// `name`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// `exactly`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exactly: Option<crate::hub::resource::ExactDeviceRequest>,
     /// `firstAvailable`
+    #[serde(rename = "firstAvailable", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub first_available: Vec<crate::hub::resource::DeviceSubRequest>,
     /// `deviceClassName`
+    #[serde(rename = "deviceClassName", default, skip_serializing_if = "Option::is_none")]
     pub device_class_name: Option<String>,
     /// `selectors`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub selectors: Vec<crate::hub::resource::DeviceSelector>,
     /// `allocationMode`
+    #[serde(rename = "allocationMode", default, skip_serializing_if = "Option::is_none")]
     pub allocation_mode: Option<String>,
     /// `count`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<i64>,
     /// `adminAccess`
+    #[serde(rename = "adminAccess", default, skip_serializing_if = "Option::is_none")]
     pub admin_access: Option<bool>,
     /// `tolerations`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub tolerations: Vec<crate::hub::resource::DeviceToleration>,
     /// `capacity`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<crate::hub::resource::CapacityRequirements>,
 }
 
 /// Hub (internal) `DeviceRequestAllocationResult` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct DeviceRequestAllocationResult {
     /// `request`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub request: String,
     /// `driver`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub driver: String,
     /// `pool`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub pool: String,
     /// `device`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub device: String,
     /// `adminAccess`
+    #[serde(rename = "adminAccess", default, skip_serializing_if = "Option::is_none")]
     pub admin_access: Option<bool>,
     /// `tolerations`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub tolerations: Vec<crate::hub::resource::DeviceToleration>,
     /// `bindingConditions`
+    #[serde(rename = "bindingConditions", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub binding_conditions: Vec<String>,
     /// `bindingFailureConditions`
+    #[serde(rename = "bindingFailureConditions", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub binding_failure_conditions: Vec<String>,
     /// `shareID`
+    #[serde(rename = "shareID", default, skip_serializing_if = "Option::is_none")]
     pub share_id: Option<String>,
     /// `consumedCapacity`
+    #[serde(rename = "consumedCapacity", default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub consumed_capacity: ::std::collections::BTreeMap<String, ::kapi_apimachinery::Quantity>,
 }
 
 /// Hub (internal) `DeviceSelector` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct DeviceSelector {
     /// `cel`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cel: Option<crate::hub::resource::CELDeviceSelector>,
 }
 
 /// Hub (internal) `DeviceSubRequest` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct DeviceSubRequest {
     /// `name`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// `deviceClassName`
+    #[serde(rename = "deviceClassName", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub device_class_name: String,
     /// `selectors`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub selectors: Vec<crate::hub::resource::DeviceSelector>,
     /// `allocationMode`
+    #[serde(rename = "allocationMode", default, skip_serializing_if = "Option::is_none")]
     pub allocation_mode: Option<String>,
     /// `count`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<i64>,
     /// `tolerations`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub tolerations: Vec<crate::hub::resource::DeviceToleration>,
     /// `capacity`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<crate::hub::resource::CapacityRequirements>,
 }
 
 /// Hub (internal) `DeviceTaint` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct DeviceTaint {
     /// `key`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub key: String,
     /// `value`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
     /// `effect`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub effect: String,
     /// `timeAdded`
+    #[serde(rename = "timeAdded", default, skip_serializing_if = "Option::is_none")]
     pub time_added: Option<::kapi_apimachinery::Time>,
 }
 
 /// Hub (internal) `DeviceTaintRule` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct DeviceTaintRule {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub spec: crate::hub::resource::DeviceTaintRuleSpec,
     /// `status`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<crate::hub::resource::DeviceTaintRuleStatus>,
 }
 
 /// Hub (internal) `DeviceTaintRuleList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct DeviceTaintRuleList {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::resource::DeviceTaintRule>,
 }
 
 /// Hub (internal) `DeviceTaintRuleSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct DeviceTaintRuleSpec {
     /// `deviceSelector`
+    #[serde(rename = "deviceSelector", default, skip_serializing_if = "Option::is_none")]
     pub device_selector: Option<crate::hub::resource::DeviceTaintSelector>,
     /// `taint`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub taint: crate::hub::resource::DeviceTaint,
 }
 
 /// Hub (internal) `DeviceTaintRuleStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct DeviceTaintRuleStatus {
     /// `conditions`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub conditions: Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>,
 }
 
 /// Hub (internal) `DeviceTaintSelector` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct DeviceTaintSelector {
     /// `driver`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub driver: Option<String>,
     /// `pool`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pool: Option<String>,
     /// `device`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<String>,
 }
 
 /// Hub (internal) `DeviceToleration` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct DeviceToleration {
     /// `key`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
     /// `operator`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub operator: Option<String>,
     /// `value`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
     /// `effect`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub effect: Option<String>,
     /// `tolerationSeconds`
+    #[serde(rename = "tolerationSeconds", default, skip_serializing_if = "Option::is_none")]
     pub toleration_seconds: Option<i64>,
 }
 
 /// Hub (internal) `ExactDeviceRequest` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ExactDeviceRequest {
     /// `deviceClassName`
+    #[serde(rename = "deviceClassName", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub device_class_name: String,
     /// `selectors`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub selectors: Vec<crate::hub::resource::DeviceSelector>,
     /// `allocationMode`
+    #[serde(rename = "allocationMode", default, skip_serializing_if = "Option::is_none")]
     pub allocation_mode: Option<String>,
     /// `count`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<i64>,
     /// `adminAccess`
+    #[serde(rename = "adminAccess", default, skip_serializing_if = "Option::is_none")]
     pub admin_access: Option<bool>,
     /// `tolerations`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub tolerations: Vec<crate::hub::resource::DeviceToleration>,
     /// `capacity`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<crate::hub::resource::CapacityRequirements>,
 }
 
 /// Hub (internal) `NetworkDeviceData` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct NetworkDeviceData {
     /// `interfaceName`
+    #[serde(rename = "interfaceName", default, skip_serializing_if = "Option::is_none")]
     pub interface_name: Option<String>,
     /// `ips`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub ips: Vec<String>,
     /// `hardwareAddress`
+    #[serde(rename = "hardwareAddress", default, skip_serializing_if = "Option::is_none")]
     pub hardware_address: Option<String>,
 }
 
 /// Hub (internal) `NodeAllocatableResourceMapping` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct NodeAllocatableResourceMapping {
     /// `capacityKey`
+    #[serde(rename = "capacityKey", default, skip_serializing_if = "Option::is_none")]
     pub capacity_key: Option<String>,
     /// `allocationMultiplier`
+    #[serde(rename = "allocationMultiplier", default, skip_serializing_if = "Option::is_none")]
     pub allocation_multiplier: Option<::kapi_apimachinery::Quantity>,
 }
 
 /// Hub (internal) `OpaqueDeviceConfiguration` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct OpaqueDeviceConfiguration {
     /// `driver`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub driver: String,
     /// `parameters`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub parameters: ::kapi_apimachinery::RawExtension,
 }
 
 /// Hub (internal) `PoolStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct PoolStatus {
     /// `driver`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub driver: String,
     /// `poolName`
+    #[serde(rename = "poolName", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub pool_name: String,
     /// `generation`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub generation: i64,
     /// `resourceSliceCount`
+    #[serde(rename = "resourceSliceCount", default, skip_serializing_if = "Option::is_none")]
     pub resource_slice_count: Option<i32>,
     /// `totalDevices`
+    #[serde(rename = "totalDevices", default, skip_serializing_if = "Option::is_none")]
     pub total_devices: Option<i32>,
     /// `allocatedDevices`
+    #[serde(rename = "allocatedDevices", default, skip_serializing_if = "Option::is_none")]
     pub allocated_devices: Option<i32>,
     /// `availableDevices`
+    #[serde(rename = "availableDevices", default, skip_serializing_if = "Option::is_none")]
     pub available_devices: Option<i32>,
     /// `unavailableDevices`
+    #[serde(rename = "unavailableDevices", default, skip_serializing_if = "Option::is_none")]
     pub unavailable_devices: Option<i32>,
     /// `nodeName`
+    #[serde(rename = "nodeName", default, skip_serializing_if = "Option::is_none")]
     pub node_name: Option<String>,
     /// `validationError`
+    #[serde(rename = "validationError", default, skip_serializing_if = "Option::is_none")]
     pub validation_error: Option<String>,
 }
 
 /// Hub (internal) `ResourceClaim` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ResourceClaim {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub spec: crate::hub::resource::ResourceClaimSpec,
     /// `status`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<crate::hub::resource::ResourceClaimStatus>,
 }
 
 /// Hub (internal) `ResourceClaimConsumerReference` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ResourceClaimConsumerReference {
     /// `apiGroup`
+    #[serde(rename = "apiGroup", default, skip_serializing_if = "Option::is_none")]
     pub api_group: Option<String>,
     /// `resource`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub resource: String,
     /// `name`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// `uid`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub uid: String,
 }
 
 /// Hub (internal) `ResourceClaimList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ResourceClaimList {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::resource::ResourceClaim>,
 }
 
 /// Hub (internal) `ResourceClaimSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ResourceClaimSpec {
     /// `devices`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub devices: Option<crate::hub::resource::DeviceClaim>,
 }
 
 /// Hub (internal) `ResourceClaimStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ResourceClaimStatus {
     /// `allocation`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allocation: Option<crate::hub::resource::AllocationResult>,
     /// `reservedFor`
+    #[serde(rename = "reservedFor", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub reserved_for: Vec<crate::hub::resource::ResourceClaimConsumerReference>,
     /// `devices`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub devices: Vec<crate::hub::resource::AllocatedDeviceStatus>,
 }
 
 /// Hub (internal) `ResourceClaimTemplate` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ResourceClaimTemplate {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub spec: crate::hub::resource::ResourceClaimTemplateSpec,
 }
 
 /// Hub (internal) `ResourceClaimTemplateList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ResourceClaimTemplateList {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::resource::ResourceClaimTemplate>,
 }
 
 /// Hub (internal) `ResourceClaimTemplateSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ResourceClaimTemplateSpec {
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub spec: crate::hub::resource::ResourceClaimSpec,
 }
 
 /// Hub (internal) `ResourcePool` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ResourcePool {
     /// `name`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// `generation`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub generation: i64,
     /// `resourceSliceCount`
+    #[serde(rename = "resourceSliceCount", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub resource_slice_count: i64,
 }
 
 /// Hub (internal) `ResourcePoolStatusRequest` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ResourcePoolStatusRequest {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub metadata: crate::apimachinery::pkg::apis::meta::v1::ObjectMeta,
     /// `spec`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub spec: crate::hub::resource::ResourcePoolStatusRequestSpec,
     /// `status`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<crate::hub::resource::ResourcePoolStatusRequestStatus>,
 }
 
 /// Hub (internal) `ResourcePoolStatusRequestList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ResourcePoolStatusRequestList {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::resource::ResourcePoolStatusRequest>,
 }
 
 /// Hub (internal) `ResourcePoolStatusRequestSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ResourcePoolStatusRequestSpec {
     /// `driver`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub driver: String,
     /// `poolName`
+    #[serde(rename = "poolName", default, skip_serializing_if = "Option::is_none")]
     pub pool_name: Option<String>,
     /// `limit`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limit: Option<i32>,
 }
 
 /// Hub (internal) `ResourcePoolStatusRequestStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ResourcePoolStatusRequestStatus {
     /// `poolCount`
+    #[serde(rename = "poolCount", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub pool_count: i32,
     /// `pools`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub pools: Vec<crate::hub::resource::PoolStatus>,
     /// `conditions`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub conditions: Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>,
 }
 
 /// Hub (internal) `ResourceSlice` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ResourceSlice {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub spec: crate::hub::resource::ResourceSliceSpec,
 }
 
 /// Hub (internal) `ResourceSliceList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ResourceSliceList {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::resource::ResourceSlice>,
 }
 
 /// Hub (internal) `ResourceSliceSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ResourceSliceSpec {
     /// `driver`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub driver: String,
     /// `pool`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub pool: crate::hub::resource::ResourcePool,
     /// `nodeName`
+    #[serde(rename = "nodeName", default, skip_serializing_if = "Option::is_none")]
     pub node_name: Option<String>,
     /// `nodeSelector`
+    #[serde(rename = "nodeSelector", default, skip_serializing_if = "Option::is_none")]
     pub node_selector: Option<crate::api::core::v1::NodeSelector>,
     /// `allNodes`
+    #[serde(rename = "allNodes", default, skip_serializing_if = "Option::is_none")]
     pub all_nodes: Option<bool>,
     /// `devices`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub devices: Vec<crate::hub::resource::Device>,
     /// `perDeviceNodeSelection`
+    #[serde(rename = "perDeviceNodeSelection", default, skip_serializing_if = "Option::is_none")]
     pub per_device_node_selection: Option<bool>,
     /// `sharedCounters`
+    #[serde(rename = "sharedCounters", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub shared_counters: Vec<crate::hub::resource::CounterSet>,
 }

@@ -2,225 +2,287 @@
 //! Hub (internal) types of the `scheduling` group.
 
 /// Hub (internal) `BasicSchedulingPolicy` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct BasicSchedulingPolicy {
 }
 
 /// Hub (internal) `GangSchedulingPolicy` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct GangSchedulingPolicy {
     /// `minCount`
+    #[serde(rename = "minCount", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub min_count: i32,
 }
 
 /// Hub (internal) `PodGroup` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct PodGroup {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub spec: crate::hub::scheduling::PodGroupSpec,
     /// `status`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<crate::hub::scheduling::PodGroupStatus>,
 }
 
 /// Hub (internal) `PodGroupList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct PodGroupList {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::scheduling::PodGroup>,
 }
 
 /// Hub (internal) `PodGroupResourceClaim` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct PodGroupResourceClaim {
     /// `name`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// `resourceClaimName`
+    #[serde(rename = "resourceClaimName", default, skip_serializing_if = "Option::is_none")]
     pub resource_claim_name: Option<String>,
     /// `resourceClaimTemplateName`
+    #[serde(rename = "resourceClaimTemplateName", default, skip_serializing_if = "Option::is_none")]
     pub resource_claim_template_name: Option<String>,
 }
 
 /// Hub (internal) `PodGroupResourceClaimStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct PodGroupResourceClaimStatus {
     /// `name`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// `resourceClaimName`
+    #[serde(rename = "resourceClaimName", default, skip_serializing_if = "Option::is_none")]
     pub resource_claim_name: Option<String>,
 }
 
 /// Hub (internal) `PodGroupSchedulingConstraints` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct PodGroupSchedulingConstraints {
     /// `topology`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub topology: Vec<crate::hub::scheduling::TopologyConstraint>,
 }
 
 /// Hub (internal) `PodGroupSchedulingPolicy` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct PodGroupSchedulingPolicy {
     /// `basic`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub basic: Option<crate::hub::scheduling::BasicSchedulingPolicy>,
     /// `gang`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gang: Option<crate::hub::scheduling::GangSchedulingPolicy>,
 }
 
 /// Hub (internal) `PodGroupSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct PodGroupSpec {
     /// `podGroupTemplateRef`
+    #[serde(rename = "podGroupTemplateRef", default, skip_serializing_if = "Option::is_none")]
     pub pod_group_template_ref: Option<crate::hub::scheduling::PodGroupTemplateReference>,
     /// `schedulingPolicy`
+    #[serde(rename = "schedulingPolicy", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub scheduling_policy: crate::hub::scheduling::PodGroupSchedulingPolicy,
     /// `schedulingConstraints`
+    #[serde(rename = "schedulingConstraints", default, skip_serializing_if = "Option::is_none")]
     pub scheduling_constraints: Option<crate::hub::scheduling::PodGroupSchedulingConstraints>,
     /// `resourceClaims`
+    #[serde(rename = "resourceClaims", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub resource_claims: Vec<crate::hub::scheduling::PodGroupResourceClaim>,
     /// `disruptionMode`
+    #[serde(rename = "disruptionMode", default, skip_serializing_if = "Option::is_none")]
     pub disruption_mode: Option<String>,
     /// `priorityClassName`
+    #[serde(rename = "priorityClassName", default, skip_serializing_if = "Option::is_none")]
     pub priority_class_name: Option<String>,
     /// `priority`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority: Option<i32>,
 }
 
 /// Hub (internal) `PodGroupStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct PodGroupStatus {
     /// `conditions`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub conditions: Vec<crate::apimachinery::pkg::apis::meta::v1::Condition>,
     /// `resourceClaimStatuses`
+    #[serde(rename = "resourceClaimStatuses", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub resource_claim_statuses: Vec<crate::hub::scheduling::PodGroupResourceClaimStatus>,
 }
 
 /// Hub (internal) `PodGroupTemplate` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct PodGroupTemplate {
     /// `name`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// `schedulingPolicy`
+    #[serde(rename = "schedulingPolicy", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub scheduling_policy: crate::hub::scheduling::PodGroupSchedulingPolicy,
     /// `schedulingConstraints`
+    #[serde(rename = "schedulingConstraints", default, skip_serializing_if = "Option::is_none")]
     pub scheduling_constraints: Option<crate::hub::scheduling::PodGroupSchedulingConstraints>,
     /// `resourceClaims`
+    #[serde(rename = "resourceClaims", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub resource_claims: Vec<crate::hub::scheduling::PodGroupResourceClaim>,
     /// `disruptionMode`
+    #[serde(rename = "disruptionMode", default, skip_serializing_if = "Option::is_none")]
     pub disruption_mode: Option<String>,
     /// `priorityClassName`
+    #[serde(rename = "priorityClassName", default, skip_serializing_if = "Option::is_none")]
     pub priority_class_name: Option<String>,
     /// `priority`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub priority: Option<i32>,
 }
 
 /// Hub (internal) `PodGroupTemplateReference` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct PodGroupTemplateReference {
     /// `workload`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workload: Option<crate::hub::scheduling::WorkloadPodGroupTemplateReference>,
 }
 
 /// Hub (internal) `PriorityClass` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct PriorityClass {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `value`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<i32>,
     /// `globalDefault`
+    #[serde(rename = "globalDefault", default, skip_serializing_if = "Option::is_none")]
     pub global_default: Option<bool>,
     /// `description`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// `preemptionPolicy`
+    #[serde(rename = "preemptionPolicy", default, skip_serializing_if = "Option::is_none")]
     pub preemption_policy: Option<String>,
 }
 
 /// Hub (internal) `PriorityClassList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct PriorityClassList {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::scheduling::PriorityClass>,
 }
 
 /// Hub (internal) `TopologyConstraint` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct TopologyConstraint {
     /// `key`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub key: String,
 }
 
 /// Hub (internal) `TypedLocalObjectReference` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct TypedLocalObjectReference {
     /// `apiGroup`
+    #[serde(rename = "apiGroup", default, skip_serializing_if = "Option::is_none")]
     pub api_group: Option<String>,
     /// `kind`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub kind: String,
     /// `name`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
 }
 
 /// Hub (internal) `Workload` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct Workload {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
+    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub spec: crate::hub::scheduling::WorkloadSpec,
 }
 
 /// Hub (internal) `WorkloadList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct WorkloadList {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::scheduling::Workload>,
 }
 
 /// Hub (internal) `WorkloadPodGroupTemplateReference` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct WorkloadPodGroupTemplateReference {
     /// `workloadName`
+    #[serde(rename = "workloadName", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub workload_name: String,
     /// `podGroupTemplateName`
+    #[serde(rename = "podGroupTemplateName", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub pod_group_template_name: String,
 }
 
 /// Hub (internal) `WorkloadSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct WorkloadSpec {
     /// `controllerRef`
+    #[serde(rename = "controllerRef", default, skip_serializing_if = "Option::is_none")]
     pub controller_ref: Option<crate::hub::scheduling::TypedLocalObjectReference>,
     /// `podGroupTemplates`
+    #[serde(rename = "podGroupTemplates", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub pod_group_templates: Vec<crate::hub::scheduling::PodGroupTemplate>,
 }

@@ -2,286 +2,376 @@
 //! Hub (internal) types of the `storage` group.
 
 /// Hub (internal) `CSIDriver` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct CSIDriver {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec: Option<crate::hub::storage::CSIDriverSpec>,
 }
 
 /// Hub (internal) `CSIDriverList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct CSIDriverList {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::storage::CSIDriver>,
 }
 
 /// Hub (internal) `CSIDriverSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct CSIDriverSpec {
     /// `attachRequired`
+    #[serde(rename = "attachRequired", default, skip_serializing_if = "Option::is_none")]
     pub attach_required: Option<bool>,
     /// `podInfoOnMount`
+    #[serde(rename = "podInfoOnMount", default, skip_serializing_if = "Option::is_none")]
     pub pod_info_on_mount: Option<bool>,
     /// `volumeLifecycleModes`
+    #[serde(rename = "volumeLifecycleModes", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub volume_lifecycle_modes: Vec<String>,
     /// `storageCapacity`
+    #[serde(rename = "storageCapacity", default, skip_serializing_if = "Option::is_none")]
     pub storage_capacity: Option<bool>,
     /// `fsGroupPolicy`
+    #[serde(rename = "fsGroupPolicy", default, skip_serializing_if = "Option::is_none")]
     pub fs_group_policy: Option<String>,
     /// `tokenRequests`
+    #[serde(rename = "tokenRequests", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub token_requests: Vec<crate::hub::storage::TokenRequest>,
     /// `requiresRepublish`
+    #[serde(rename = "requiresRepublish", default, skip_serializing_if = "Option::is_none")]
     pub requires_republish: Option<bool>,
     /// `seLinuxMount`
+    #[serde(rename = "seLinuxMount", default, skip_serializing_if = "Option::is_none")]
     pub se_linux_mount: Option<bool>,
     /// `nodeAllocatableUpdatePeriodSeconds`
+    #[serde(rename = "nodeAllocatableUpdatePeriodSeconds", default, skip_serializing_if = "Option::is_none")]
     pub node_allocatable_update_period_seconds: Option<i64>,
     /// `serviceAccountTokenInSecrets`
+    #[serde(rename = "serviceAccountTokenInSecrets", default, skip_serializing_if = "Option::is_none")]
     pub service_account_token_in_secrets: Option<bool>,
     /// `preventPodSchedulingIfMissing`
+    #[serde(rename = "preventPodSchedulingIfMissing", default, skip_serializing_if = "Option::is_none")]
     pub prevent_pod_scheduling_if_missing: Option<bool>,
 }
 
 /// Hub (internal) `CSINode` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct CSINode {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec: Option<crate::hub::storage::CSINodeSpec>,
 }
 
 /// Hub (internal) `CSINodeDriver` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct CSINodeDriver {
     /// `name`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// `nodeID`
+    #[serde(rename = "nodeID", default, skip_serializing_if = "Option::is_none")]
     pub node_id: Option<String>,
     /// `topologyKeys`
+    #[serde(rename = "topologyKeys", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub topology_keys: Vec<String>,
     /// `allocatable`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allocatable: Option<crate::hub::storage::VolumeNodeResources>,
 }
 
 /// Hub (internal) `CSINodeList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct CSINodeList {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::storage::CSINode>,
 }
 
 /// Hub (internal) `CSINodeSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct CSINodeSpec {
     /// `drivers`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub drivers: Vec<crate::hub::storage::CSINodeDriver>,
 }
 
 /// Hub (internal) `CSIStorageCapacity` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct CSIStorageCapacity {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `nodeTopology`
+    #[serde(rename = "nodeTopology", default, skip_serializing_if = "Option::is_none")]
     pub node_topology: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// `storageClassName`
+    #[serde(rename = "storageClassName", default, skip_serializing_if = "Option::is_none")]
     pub storage_class_name: Option<String>,
     /// `capacity`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<::kapi_apimachinery::Quantity>,
     /// `maximumVolumeSize`
+    #[serde(rename = "maximumVolumeSize", default, skip_serializing_if = "Option::is_none")]
     pub maximum_volume_size: Option<::kapi_apimachinery::Quantity>,
 }
 
 /// Hub (internal) `CSIStorageCapacityList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct CSIStorageCapacityList {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::storage::CSIStorageCapacity>,
 }
 
 /// Hub (internal) `StorageClass` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct StorageClass {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `provisioner`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub provisioner: Option<String>,
     /// `parameters`
+    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub parameters: ::std::collections::BTreeMap<String, String>,
     /// `reclaimPolicy`
+    #[serde(rename = "reclaimPolicy", default, skip_serializing_if = "Option::is_none")]
     pub reclaim_policy: Option<String>,
     /// `mountOptions`
+    #[serde(rename = "mountOptions", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub mount_options: Vec<String>,
     /// `allowVolumeExpansion`
+    #[serde(rename = "allowVolumeExpansion", default, skip_serializing_if = "Option::is_none")]
     pub allow_volume_expansion: Option<bool>,
     /// `volumeBindingMode`
+    #[serde(rename = "volumeBindingMode", default, skip_serializing_if = "Option::is_none")]
     pub volume_binding_mode: Option<String>,
     /// `allowedTopologies`
+    #[serde(rename = "allowedTopologies", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub allowed_topologies: Vec<crate::api::core::v1::TopologySelectorTerm>,
 }
 
 /// Hub (internal) `StorageClassList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct StorageClassList {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::storage::StorageClass>,
 }
 
 /// Hub (internal) `TokenRequest` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct TokenRequest {
     /// `audience`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audience: Option<String>,
     /// `expirationSeconds`
+    #[serde(rename = "expirationSeconds", default, skip_serializing_if = "Option::is_none")]
     pub expiration_seconds: Option<i64>,
 }
 
 /// Hub (internal) `VolumeAttachment` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct VolumeAttachment {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `spec`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec: Option<crate::hub::storage::VolumeAttachmentSpec>,
     /// `status`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<crate::hub::storage::VolumeAttachmentStatus>,
 }
 
 /// Hub (internal) `VolumeAttachmentList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct VolumeAttachmentList {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::storage::VolumeAttachment>,
 }
 
 /// Hub (internal) `VolumeAttachmentSource` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct VolumeAttachmentSource {
     /// `persistentVolumeName`
+    #[serde(rename = "persistentVolumeName", default, skip_serializing_if = "Option::is_none")]
     pub persistent_volume_name: Option<String>,
     /// `inlineVolumeSpec`
+    #[serde(rename = "inlineVolumeSpec", default, skip_serializing_if = "Option::is_none")]
     pub inline_volume_spec: Option<crate::api::core::v1::PersistentVolumeSpec>,
 }
 
 /// Hub (internal) `VolumeAttachmentSpec` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct VolumeAttachmentSpec {
     /// `attacher`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attacher: Option<String>,
     /// `source`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<crate::hub::storage::VolumeAttachmentSource>,
     /// `nodeName`
+    #[serde(rename = "nodeName", default, skip_serializing_if = "Option::is_none")]
     pub node_name: Option<String>,
 }
 
 /// Hub (internal) `VolumeAttachmentStatus` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct VolumeAttachmentStatus {
     /// `attached`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attached: Option<bool>,
     /// `attachmentMetadata`
+    #[serde(rename = "attachmentMetadata", default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub attachment_metadata: ::std::collections::BTreeMap<String, String>,
     /// `attachError`
+    #[serde(rename = "attachError", default, skip_serializing_if = "Option::is_none")]
     pub attach_error: Option<crate::hub::storage::VolumeError>,
     /// `detachError`
+    #[serde(rename = "detachError", default, skip_serializing_if = "Option::is_none")]
     pub detach_error: Option<crate::hub::storage::VolumeError>,
 }
 
 /// Hub (internal) `VolumeAttributesClass` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct VolumeAttributesClass {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// `driverName`
+    #[serde(rename = "driverName", default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub driver_name: String,
     /// `parameters`
+    #[serde(default, skip_serializing_if = "::std::collections::BTreeMap::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub parameters: ::std::collections::BTreeMap<String, String>,
 }
 
 /// Hub (internal) `VolumeAttributesClassList` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct VolumeAttributesClassList {
     /// `kind`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// `apiVersion`
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
     /// `metadata`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// `items`
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::storage::VolumeAttributesClass>,
 }
 
 /// Hub (internal) `VolumeError` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct VolumeError {
     /// `time`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time: Option<::kapi_apimachinery::Time>,
     /// `message`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// `errorCode`
+    #[serde(rename = "errorCode", default, skip_serializing_if = "Option::is_none")]
     pub error_code: Option<i32>,
 }
 
 /// Hub (internal) `VolumeNodeResources` of the group: every field of every version.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct VolumeNodeResources {
     /// `count`
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
 }

@@ -1,45 +1,69 @@
-//! `resource.k8s.io/v1` (upstream `pkg/apis/resource/v1/defaults.go`): dynamic resource
-//! allocation requests and device taints.
+//! `resource.k8s.io` (upstream `pkg/apis/resource/<version>/defaults.go`, one file per served
+//! version: v1, and v1beta1, v1beta2 and v1alpha3 when `--runtime-config` turns them on):
+//! dynamic resource allocation requests, device taints and allocatable resource mappings.
+//!
+//! Each version has its own copy of the types with the same fields and upstream repeats the
+//! same functions for each, so the bodies are written once as macros and registered per
+//! version's type.
 
-use kapi_api::api::resource::v1 as resource;
-use kapi_apimachinery::Time;
+use kapi_api::api::resource::{v1, v1alpha3, v1beta1, v1beta2};
+use kapi_apimachinery::{Quantity, Time};
 
 use super::Registry;
 
+/// A request (or sub-request) asks for exactly one device unless told otherwise
+/// (`SetDefaults_ExactDeviceRequest`, `SetDefaults_DeviceSubRequest`). `count` is a Go
+/// non-pointer integer, so 0 is unset.
+macro_rules! exactly_one_device {
+    ($r:expr) => {{
+        let r = $r;
+        super::default_str(&mut r.allocation_mode, "ExactCount");
+        if r.allocation_mode.as_deref() == Some("ExactCount") {
+            super::default_int(&mut r.count, 1);
+        }
+    }};
+}
+
+/// A taint is added now, to the second (`SetDefaults_DeviceTaint`).
+macro_rules! taint_added_now {
+    ($t:expr) => {{
+        $t.time_added.get_or_insert_with(|| Time::now().truncate_to_seconds());
+    }};
+}
+
+/// Each node-allocatable resource mapping multiplies by one unless told otherwise
+/// (`SetDefaults_Device`, which sets it on the map values itself).
+macro_rules! multiplier_of_one {
+    ($d:expr) => {{
+        for mapping in $d.node_allocatable_resource_mappings.values_mut() {
+            mapping.allocation_multiplier.get_or_insert_with(|| Quantity::parse("1").expect("1 is a quantity"));
+        }
+    }};
+}
+
+/// v1beta1 requests hold the exact request's fields themselves; a request without a device
+/// class has sub-requests instead and is left alone (v1beta1's `SetDefaults_DeviceRequest`).
+pub fn set_defaults_v1beta1_device_request(r: &mut v1beta1::DeviceRequest) {
+    if r.device_class_name.as_deref().is_none_or(str::is_empty) {
+        return;
+    }
+    exactly_one_device!(r);
+}
+
 pub fn register(r: &mut Registry) {
-    r.add(set_defaults_device_request);
-    r.add(set_defaults_exact_device_request);
-    r.add(set_defaults_device_taint);
-}
-
-/// Each alternative of `firstAvailable` asks for exactly one device unless told otherwise; the
-/// last of several may ask for zero (count 0 stays), so the count is defaulted here, where the
-/// position is known, rather than on the sub-request.
-pub fn set_defaults_device_request(r: &mut resource::DeviceRequest) {
-    let n = r.first_available.len();
-    for (i, sub) in r.first_available.iter_mut().enumerate() {
-        if sub.allocation_mode.as_deref().is_none_or(str::is_empty) {
-            sub.allocation_mode = Some("ExactCount".into());
-        }
-        if (n == 1 || i < n - 1) && sub.allocation_mode.as_deref() == Some("ExactCount") && sub.count.is_none_or(|c| c == 0) {
-            sub.count = Some(1);
-        }
-    }
-}
-
-/// Exactly one device unless told otherwise.
-pub fn set_defaults_exact_device_request(r: &mut resource::ExactDeviceRequest) {
-    if r.allocation_mode.as_deref().is_none_or(str::is_empty) {
-        r.allocation_mode = Some("ExactCount".into());
-    }
-    if r.allocation_mode.as_deref() == Some("ExactCount") && r.count.is_none_or(|c| c == 0) {
-        r.count = Some(1);
-    }
-}
-
-/// A taint is added now (to the second).
-pub fn set_defaults_device_taint(t: &mut resource::DeviceTaint) {
-    t.time_added.get_or_insert_with(|| Time::now().truncate_to_seconds());
+    r.add(|x: &mut v1::ExactDeviceRequest| exactly_one_device!(x));
+    r.add(|x: &mut v1beta2::ExactDeviceRequest| exactly_one_device!(x));
+    r.add(set_defaults_v1beta1_device_request);
+    r.add(|x: &mut v1::DeviceSubRequest| exactly_one_device!(x));
+    r.add(|x: &mut v1beta2::DeviceSubRequest| exactly_one_device!(x));
+    r.add(|x: &mut v1beta1::DeviceSubRequest| exactly_one_device!(x));
+    r.add(|x: &mut v1::DeviceTaint| taint_added_now!(x));
+    r.add(|x: &mut v1beta2::DeviceTaint| taint_added_now!(x));
+    r.add(|x: &mut v1beta1::DeviceTaint| taint_added_now!(x));
+    r.add(|x: &mut v1alpha3::DeviceTaint| taint_added_now!(x));
+    r.add(|x: &mut v1::Device| multiplier_of_one!(x));
+    r.add(|x: &mut v1beta2::Device| multiplier_of_one!(x));
+    r.add(|x: &mut v1beta1::BasicDevice| multiplier_of_one!(x));
 }
 
 #[cfg(test)]
@@ -51,15 +75,45 @@ mod tests {
 
     #[test]
     fn claims_ask_for_one_device() {
-        assert_defaults::<resource::ResourceClaim>(
+        assert_defaults::<v1::ResourceClaim>(
             json!({"spec": {"devices": {"requests": [
                 {"name": "a", "exactly": {"deviceClassName": "gpu"}},
-                {"name": "b", "firstAvailable": [{"name": "x", "deviceClassName": "big"}, {"name": "y", "deviceClassName": "small"}]}]}}}),
+                {"name": "b", "firstAvailable": [{"name": "x", "deviceClassName": "big"}, {"name": "y", "deviceClassName": "small", "allocationMode": "All"}]}]}}}),
             json!({"spec": {"devices": {"requests": [
                 {"name": "a", "exactly": {"deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1}},
                 {"name": "b", "firstAvailable": [
                     {"name": "x", "deviceClassName": "big", "allocationMode": "ExactCount", "count": 1},
-                    {"name": "y", "deviceClassName": "small", "allocationMode": "ExactCount"}]}]}}}),
+                    {"name": "y", "deviceClassName": "small", "allocationMode": "All"}]}]}}}),
         );
+        assert_defaults::<v1beta2::ResourceClaim>(
+            json!({"spec": {"devices": {"requests": [{"name": "a", "exactly": {"deviceClassName": "gpu", "count": 2}}]}}}),
+            json!({"spec": {"devices": {"requests": [{"name": "a", "exactly": {"deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 2}}]}}}),
+        );
+    }
+
+    #[test]
+    fn v1beta1_requests_are_defaulted_in_place() {
+        assert_defaults::<v1beta1::ResourceClaim>(
+            json!({"spec": {"devices": {"requests": [
+                {"name": "a", "deviceClassName": "gpu"},
+                {"name": "b", "firstAvailable": [{"name": "x", "deviceClassName": "big"}]}]}}}),
+            json!({"spec": {"devices": {"requests": [
+                {"name": "a", "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1},
+                {"name": "b", "firstAvailable": [{"name": "x", "deviceClassName": "big", "allocationMode": "ExactCount", "count": 1}]}]}}}),
+        );
+    }
+
+    #[test]
+    fn taints_get_their_time_and_mappings_multiply_by_one() {
+        let mut rule: v1alpha3::DeviceTaintRule =
+            serde_json::from_value(json!({"spec": {"taint": {"key": "k", "effect": "NoSchedule"}}})).unwrap();
+        crate::registry::defaults::apply_defaults(&mut rule);
+        assert!(rule.spec.taint.time_added.is_some());
+        let slice = json!({"spec": {"driver": "d", "pool": {"name": "p", "resourceSliceCount": 1}, "devices": [
+            {"name": "dev", "nodeAllocatableResourceMappings": {"cpu": {}}}]}});
+        let mut slice: v1::ResourceSlice = serde_json::from_value(slice).unwrap();
+        crate::registry::defaults::apply_defaults(&mut slice);
+        let got = serde_json::to_value(&slice).unwrap();
+        assert_eq!(got["spec"]["devices"][0]["nodeAllocatableResourceMappings"]["cpu"]["allocationMultiplier"], "1");
     }
 }

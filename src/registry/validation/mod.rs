@@ -131,7 +131,7 @@ fn rules(group: &str, resource: &str) -> Option<Rules> {
         ("batch", "jobs") => r(batch::job, batch::job_update),
         ("batch", "cronjobs") => r(batch::cron_job, batch::cron_job_update),
         ("autoscaling", "horizontalpodautoscalers") => {
-            r(autoscaling::horizontal_pod_autoscaler, autoscaling::horizontal_pod_autoscaler_update)
+            with_status(autoscaling::horizontal_pod_autoscaler, autoscaling::horizontal_pod_autoscaler_update, autoscaling::status)
         }
         ("policy", "poddisruptionbudgets") => r(policy::pod_disruption_budget, policy::pod_disruption_budget_update),
         ("networking.k8s.io", "ingresses") => r(networking::ingress, |_, new| networking::ingress(new)),
@@ -145,23 +145,32 @@ fn rules(group: &str, resource: &str) -> Option<Rules> {
     }
 }
 
-/// Everything upstream checks when an object of the resource is created.
-pub fn validate_create(group: &str, resource: &str, object: &Value) -> Vec<FieldError> {
+/// The generic required-field errors of an external object (the request's version, before it
+/// is converted to its internal object): see [`schema`]. The REST code finds them at decoding
+/// and hands them to [`validate_create`] or [`validate_update`], which report them with the
+/// rules' errors in one answer.
+pub fn required_errors(group: &str, resource: &str, external: &Value) -> Vec<FieldError> {
+    schema::required_errors(group, resource, external)
+}
+
+/// Everything upstream checks when an object of the resource is created: the rules, on the
+/// internal object, and the `required` errors of its external form ([`required_errors`]).
+pub fn validate_create(group: &str, resource: &str, object: &Value, required: Vec<FieldError>) -> Vec<FieldError> {
     let mut errs = validate_object_meta(group, resource, object);
     if let Some(rules) = rules(group, resource) {
         errs.extend((rules.create)(object));
     }
-    merge_schema_errors(errs, schema::required_errors(group, resource, object))
+    merge_schema_errors(errs, required)
 }
 
-/// Everything upstream checks when `old` is replaced by `new` (update, patch, apply): the
-/// create checks on `new` plus what may not change.
-pub fn validate_update(group: &str, resource: &str, old: &Value, new: &Value) -> Vec<FieldError> {
+/// Everything upstream checks when `old` is replaced by `new` (update, patch, apply; both
+/// internal objects): the create checks on `new` plus what may not change.
+pub fn validate_update(group: &str, resource: &str, old: &Value, new: &Value, required: Vec<FieldError>) -> Vec<FieldError> {
     let mut errs = validate_object_meta(group, resource, new);
     if let Some(rules) = rules(group, resource) {
         errs.extend((rules.update)(old, new));
     }
-    merge_schema_errors(errs, schema::required_errors(group, resource, new))
+    merge_schema_errors(errs, required)
 }
 
 /// What upstream checks when the `status` subresource replaces `old`'s status: the resource's
@@ -397,12 +406,13 @@ mod tests {
         let shapes = [serde_json::json!({}), serde_json::json!({"spec": null, "metadata": {"name": "x"}}), serde_json::json!([1])];
         for r in kapi_api::scheme::RESOURCES {
             for v in &shapes {
-                let _ = validate_create(r.group, r.resource, v);
-                let _ = validate_update(r.group, r.resource, v, &shapes[0]);
+                let _ = validate_create(r.group, r.resource, v, required_errors(r.group, r.resource, v));
+                let _ = validate_update(r.group, r.resource, v, &shapes[0], required_errors(r.group, r.resource, v));
                 let _ = validate_status_update(r.group, r.resource, &shapes[0], v);
             }
         }
-        let errs = validate_create("apps", "deployments", &serde_json::json!({"metadata": {"name": "Bad"}}));
+        let deployment = serde_json::json!({"metadata": {"name": "Bad"}});
+        let errs = validate_create("apps", "deployments", &deployment, required_errors("apps", "deployments", &deployment));
         let fields: Vec<&str> = errs.iter().map(|e| e.field.as_str()).collect();
         assert_eq!(fields, ["metadata.name", "spec.selector", "spec.template.metadata.labels", "spec.template.spec.containers"]);
     }

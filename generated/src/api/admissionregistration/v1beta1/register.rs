@@ -20,7 +20,17 @@ impl ::kapi_apimachinery::Object for super::MutatingAdmissionPolicy {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::admissionregistration::MutatingAdmissionPolicy>().map(|h| crate::api::admissionregistration::v1beta1::conversion::MutatingAdmissionPolicy_from_hub(*h))
+        hub.downcast::<crate::hub::admissionregistration::MutatingAdmissionPolicy>().map(|h| { let h = *h; crate::api::admissionregistration::v1beta1::conversion::MutatingAdmissionPolicy_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::admissionregistration::v1beta1::conversion::MutatingAdmissionPolicy_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::admissionregistration::MutatingAdmissionPolicy>(internal).map(|h| crate::api::admissionregistration::v1beta1::conversion::MutatingAdmissionPolicy_from_hub(h))
     }
 }
 
@@ -43,7 +53,17 @@ impl ::kapi_apimachinery::Object for super::MutatingAdmissionPolicyBinding {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::admissionregistration::MutatingAdmissionPolicyBinding>().map(|h| crate::api::admissionregistration::v1beta1::conversion::MutatingAdmissionPolicyBinding_from_hub(*h))
+        hub.downcast::<crate::hub::admissionregistration::MutatingAdmissionPolicyBinding>().map(|h| { let h = *h; crate::api::admissionregistration::v1beta1::conversion::MutatingAdmissionPolicyBinding_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::admissionregistration::v1beta1::conversion::MutatingAdmissionPolicyBinding_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::admissionregistration::MutatingAdmissionPolicyBinding>(internal).map(|h| crate::api::admissionregistration::v1beta1::conversion::MutatingAdmissionPolicyBinding_from_hub(h))
     }
 }
 
@@ -66,7 +86,17 @@ impl ::kapi_apimachinery::Object for super::MutatingAdmissionPolicyBindingList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::admissionregistration::MutatingAdmissionPolicyBindingList>().map(|h| crate::api::admissionregistration::v1beta1::conversion::MutatingAdmissionPolicyBindingList_from_hub(*h))
+        hub.downcast::<crate::hub::admissionregistration::MutatingAdmissionPolicyBindingList>().map(|h| { let h = *h; crate::api::admissionregistration::v1beta1::conversion::MutatingAdmissionPolicyBindingList_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::admissionregistration::v1beta1::conversion::MutatingAdmissionPolicyBindingList_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::admissionregistration::MutatingAdmissionPolicyBindingList>(internal).map(|h| crate::api::admissionregistration::v1beta1::conversion::MutatingAdmissionPolicyBindingList_from_hub(h))
     }
 }
 
@@ -89,7 +119,17 @@ impl ::kapi_apimachinery::Object for super::MutatingAdmissionPolicyList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::admissionregistration::MutatingAdmissionPolicyList>().map(|h| crate::api::admissionregistration::v1beta1::conversion::MutatingAdmissionPolicyList_from_hub(*h))
+        hub.downcast::<crate::hub::admissionregistration::MutatingAdmissionPolicyList>().map(|h| { let h = *h; crate::api::admissionregistration::v1beta1::conversion::MutatingAdmissionPolicyList_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::admissionregistration::v1beta1::conversion::MutatingAdmissionPolicyList_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::admissionregistration::MutatingAdmissionPolicyList>(internal).map(|h| crate::api::admissionregistration::v1beta1::conversion::MutatingAdmissionPolicyList_from_hub(h))
     }
 }
 
@@ -112,7 +152,17 @@ impl ::kapi_apimachinery::Object for super::MutatingWebhookConfiguration {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::admissionregistration::MutatingWebhookConfiguration>().map(|h| crate::api::admissionregistration::v1beta1::conversion::MutatingWebhookConfiguration_from_hub(*h))
+        hub.downcast::<crate::hub::admissionregistration::MutatingWebhookConfiguration>().map(|h| { let h = *h; crate::api::admissionregistration::v1beta1::conversion::MutatingWebhookConfiguration_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::admissionregistration::v1beta1::conversion::MutatingWebhookConfiguration_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::admissionregistration::MutatingWebhookConfiguration>(internal).map(|h| crate::api::admissionregistration::v1beta1::conversion::MutatingWebhookConfiguration_from_hub(h))
     }
 }
 
@@ -135,7 +185,17 @@ impl ::kapi_apimachinery::Object for super::MutatingWebhookConfigurationList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::admissionregistration::MutatingWebhookConfigurationList>().map(|h| crate::api::admissionregistration::v1beta1::conversion::MutatingWebhookConfigurationList_from_hub(*h))
+        hub.downcast::<crate::hub::admissionregistration::MutatingWebhookConfigurationList>().map(|h| { let h = *h; crate::api::admissionregistration::v1beta1::conversion::MutatingWebhookConfigurationList_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::admissionregistration::v1beta1::conversion::MutatingWebhookConfigurationList_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::admissionregistration::MutatingWebhookConfigurationList>(internal).map(|h| crate::api::admissionregistration::v1beta1::conversion::MutatingWebhookConfigurationList_from_hub(h))
     }
 }
 
@@ -158,7 +218,17 @@ impl ::kapi_apimachinery::Object for super::ValidatingAdmissionPolicy {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::admissionregistration::ValidatingAdmissionPolicy>().map(|h| crate::api::admissionregistration::v1beta1::conversion::ValidatingAdmissionPolicy_from_hub(*h))
+        hub.downcast::<crate::hub::admissionregistration::ValidatingAdmissionPolicy>().map(|h| { let h = *h; crate::api::admissionregistration::v1beta1::conversion::ValidatingAdmissionPolicy_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::admissionregistration::v1beta1::conversion::ValidatingAdmissionPolicy_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::admissionregistration::ValidatingAdmissionPolicy>(internal).map(|h| crate::api::admissionregistration::v1beta1::conversion::ValidatingAdmissionPolicy_from_hub(h))
     }
 }
 
@@ -181,7 +251,17 @@ impl ::kapi_apimachinery::Object for super::ValidatingAdmissionPolicyBinding {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::admissionregistration::ValidatingAdmissionPolicyBinding>().map(|h| crate::api::admissionregistration::v1beta1::conversion::ValidatingAdmissionPolicyBinding_from_hub(*h))
+        hub.downcast::<crate::hub::admissionregistration::ValidatingAdmissionPolicyBinding>().map(|h| { let h = *h; crate::api::admissionregistration::v1beta1::conversion::ValidatingAdmissionPolicyBinding_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::admissionregistration::v1beta1::conversion::ValidatingAdmissionPolicyBinding_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::admissionregistration::ValidatingAdmissionPolicyBinding>(internal).map(|h| crate::api::admissionregistration::v1beta1::conversion::ValidatingAdmissionPolicyBinding_from_hub(h))
     }
 }
 
@@ -204,7 +284,17 @@ impl ::kapi_apimachinery::Object for super::ValidatingAdmissionPolicyBindingList
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::admissionregistration::ValidatingAdmissionPolicyBindingList>().map(|h| crate::api::admissionregistration::v1beta1::conversion::ValidatingAdmissionPolicyBindingList_from_hub(*h))
+        hub.downcast::<crate::hub::admissionregistration::ValidatingAdmissionPolicyBindingList>().map(|h| { let h = *h; crate::api::admissionregistration::v1beta1::conversion::ValidatingAdmissionPolicyBindingList_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::admissionregistration::v1beta1::conversion::ValidatingAdmissionPolicyBindingList_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::admissionregistration::ValidatingAdmissionPolicyBindingList>(internal).map(|h| crate::api::admissionregistration::v1beta1::conversion::ValidatingAdmissionPolicyBindingList_from_hub(h))
     }
 }
 
@@ -227,7 +317,17 @@ impl ::kapi_apimachinery::Object for super::ValidatingAdmissionPolicyList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::admissionregistration::ValidatingAdmissionPolicyList>().map(|h| crate::api::admissionregistration::v1beta1::conversion::ValidatingAdmissionPolicyList_from_hub(*h))
+        hub.downcast::<crate::hub::admissionregistration::ValidatingAdmissionPolicyList>().map(|h| { let h = *h; crate::api::admissionregistration::v1beta1::conversion::ValidatingAdmissionPolicyList_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::admissionregistration::v1beta1::conversion::ValidatingAdmissionPolicyList_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::admissionregistration::ValidatingAdmissionPolicyList>(internal).map(|h| crate::api::admissionregistration::v1beta1::conversion::ValidatingAdmissionPolicyList_from_hub(h))
     }
 }
 
@@ -250,7 +350,17 @@ impl ::kapi_apimachinery::Object for super::ValidatingWebhookConfiguration {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::admissionregistration::ValidatingWebhookConfiguration>().map(|h| crate::api::admissionregistration::v1beta1::conversion::ValidatingWebhookConfiguration_from_hub(*h))
+        hub.downcast::<crate::hub::admissionregistration::ValidatingWebhookConfiguration>().map(|h| { let h = *h; crate::api::admissionregistration::v1beta1::conversion::ValidatingWebhookConfiguration_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::admissionregistration::v1beta1::conversion::ValidatingWebhookConfiguration_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::admissionregistration::ValidatingWebhookConfiguration>(internal).map(|h| crate::api::admissionregistration::v1beta1::conversion::ValidatingWebhookConfiguration_from_hub(h))
     }
 }
 
@@ -273,6 +383,16 @@ impl ::kapi_apimachinery::Object for super::ValidatingWebhookConfigurationList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::admissionregistration::ValidatingWebhookConfigurationList>().map(|h| crate::api::admissionregistration::v1beta1::conversion::ValidatingWebhookConfigurationList_from_hub(*h))
+        hub.downcast::<crate::hub::admissionregistration::ValidatingWebhookConfigurationList>().map(|h| { let h = *h; crate::api::admissionregistration::v1beta1::conversion::ValidatingWebhookConfigurationList_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::admissionregistration::v1beta1::conversion::ValidatingWebhookConfigurationList_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::admissionregistration::ValidatingWebhookConfigurationList>(internal).map(|h| crate::api::admissionregistration::v1beta1::conversion::ValidatingWebhookConfigurationList_from_hub(h))
     }
 }

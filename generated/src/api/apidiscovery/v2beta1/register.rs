@@ -20,7 +20,17 @@ impl ::kapi_apimachinery::Object for super::APIGroupDiscovery {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -43,6 +53,16 @@ impl ::kapi_apimachinery::Object for super::APIGroupDiscoveryList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }

@@ -20,7 +20,17 @@ impl ::kapi_apimachinery::Object for super::HorizontalPodAutoscaler {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::autoscaling::HorizontalPodAutoscaler>().map(|h| crate::api::autoscaling::v2::conversion::HorizontalPodAutoscaler_from_hub(*h))
+        hub.downcast::<crate::hub::autoscaling::HorizontalPodAutoscaler>().map(|h| { let h = *h; crate::api::autoscaling::v2::conversion::HorizontalPodAutoscaler_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::autoscaling::v2::conversion::HorizontalPodAutoscaler_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::autoscaling::HorizontalPodAutoscaler>(internal).map(|h| crate::api::autoscaling::v2::conversion::HorizontalPodAutoscaler_from_hub(h))
     }
 }
 
@@ -43,6 +53,16 @@ impl ::kapi_apimachinery::Object for super::HorizontalPodAutoscalerList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::autoscaling::HorizontalPodAutoscalerList>().map(|h| crate::api::autoscaling::v2::conversion::HorizontalPodAutoscalerList_from_hub(*h))
+        hub.downcast::<crate::hub::autoscaling::HorizontalPodAutoscalerList>().map(|h| { let h = *h; crate::api::autoscaling::v2::conversion::HorizontalPodAutoscalerList_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::autoscaling::v2::conversion::HorizontalPodAutoscalerList_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::autoscaling::HorizontalPodAutoscalerList>(internal).map(|h| crate::api::autoscaling::v2::conversion::HorizontalPodAutoscalerList_from_hub(h))
     }
 }

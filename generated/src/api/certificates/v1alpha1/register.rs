@@ -20,7 +20,17 @@ impl ::kapi_apimachinery::Object for super::ClusterTrustBundle {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::certificates::ClusterTrustBundle>().map(|h| crate::api::certificates::v1alpha1::conversion::ClusterTrustBundle_from_hub(*h))
+        hub.downcast::<crate::hub::certificates::ClusterTrustBundle>().map(|h| { let h = *h; crate::api::certificates::v1alpha1::conversion::ClusterTrustBundle_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::certificates::v1alpha1::conversion::ClusterTrustBundle_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::certificates::ClusterTrustBundle>(internal).map(|h| crate::api::certificates::v1alpha1::conversion::ClusterTrustBundle_from_hub(h))
     }
 }
 
@@ -43,6 +53,16 @@ impl ::kapi_apimachinery::Object for super::ClusterTrustBundleList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::certificates::ClusterTrustBundleList>().map(|h| crate::api::certificates::v1alpha1::conversion::ClusterTrustBundleList_from_hub(*h))
+        hub.downcast::<crate::hub::certificates::ClusterTrustBundleList>().map(|h| { let h = *h; crate::api::certificates::v1alpha1::conversion::ClusterTrustBundleList_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::certificates::v1alpha1::conversion::ClusterTrustBundleList_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::certificates::ClusterTrustBundleList>(internal).map(|h| crate::api::certificates::v1alpha1::conversion::ClusterTrustBundleList_from_hub(h))
     }
 }

@@ -20,7 +20,17 @@ impl ::kapi_apimachinery::Object for super::CertificateSigningRequest {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::certificates::CertificateSigningRequest>().map(|h| crate::api::certificates::v1beta1::conversion::CertificateSigningRequest_from_hub(*h))
+        hub.downcast::<crate::hub::certificates::CertificateSigningRequest>().map(|h| { let h = *h; crate::api::certificates::v1beta1::conversion::CertificateSigningRequest_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::certificates::v1beta1::conversion::CertificateSigningRequest_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::certificates::CertificateSigningRequest>(internal).map(|h| crate::api::certificates::v1beta1::conversion::CertificateSigningRequest_from_hub(h))
     }
 }
 
@@ -43,7 +53,17 @@ impl ::kapi_apimachinery::Object for super::CertificateSigningRequestList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::certificates::CertificateSigningRequestList>().map(|h| crate::api::certificates::v1beta1::conversion::CertificateSigningRequestList_from_hub(*h))
+        hub.downcast::<crate::hub::certificates::CertificateSigningRequestList>().map(|h| { let h = *h; crate::api::certificates::v1beta1::conversion::CertificateSigningRequestList_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::certificates::v1beta1::conversion::CertificateSigningRequestList_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::certificates::CertificateSigningRequestList>(internal).map(|h| crate::api::certificates::v1beta1::conversion::CertificateSigningRequestList_from_hub(h))
     }
 }
 
@@ -66,7 +86,17 @@ impl ::kapi_apimachinery::Object for super::ClusterTrustBundle {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::certificates::ClusterTrustBundle>().map(|h| crate::api::certificates::v1beta1::conversion::ClusterTrustBundle_from_hub(*h))
+        hub.downcast::<crate::hub::certificates::ClusterTrustBundle>().map(|h| { let h = *h; crate::api::certificates::v1beta1::conversion::ClusterTrustBundle_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::certificates::v1beta1::conversion::ClusterTrustBundle_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::certificates::ClusterTrustBundle>(internal).map(|h| crate::api::certificates::v1beta1::conversion::ClusterTrustBundle_from_hub(h))
     }
 }
 
@@ -89,7 +119,17 @@ impl ::kapi_apimachinery::Object for super::ClusterTrustBundleList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::certificates::ClusterTrustBundleList>().map(|h| crate::api::certificates::v1beta1::conversion::ClusterTrustBundleList_from_hub(*h))
+        hub.downcast::<crate::hub::certificates::ClusterTrustBundleList>().map(|h| { let h = *h; crate::api::certificates::v1beta1::conversion::ClusterTrustBundleList_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::certificates::v1beta1::conversion::ClusterTrustBundleList_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::certificates::ClusterTrustBundleList>(internal).map(|h| crate::api::certificates::v1beta1::conversion::ClusterTrustBundleList_from_hub(h))
     }
 }
 
@@ -112,7 +152,17 @@ impl ::kapi_apimachinery::Object for super::PodCertificateRequest {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::certificates::PodCertificateRequest>().map(|h| crate::api::certificates::v1beta1::conversion::PodCertificateRequest_from_hub(*h))
+        hub.downcast::<crate::hub::certificates::PodCertificateRequest>().map(|h| { let h = *h; crate::api::certificates::v1beta1::conversion::PodCertificateRequest_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::certificates::v1beta1::conversion::PodCertificateRequest_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::certificates::PodCertificateRequest>(internal).map(|h| crate::api::certificates::v1beta1::conversion::PodCertificateRequest_from_hub(h))
     }
 }
 
@@ -135,6 +185,16 @@ impl ::kapi_apimachinery::Object for super::PodCertificateRequestList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::certificates::PodCertificateRequestList>().map(|h| crate::api::certificates::v1beta1::conversion::PodCertificateRequestList_from_hub(*h))
+        hub.downcast::<crate::hub::certificates::PodCertificateRequestList>().map(|h| { let h = *h; crate::api::certificates::v1beta1::conversion::PodCertificateRequestList_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::certificates::v1beta1::conversion::PodCertificateRequestList_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::certificates::PodCertificateRequestList>(internal).map(|h| crate::api::certificates::v1beta1::conversion::PodCertificateRequestList_from_hub(h))
     }
 }

@@ -20,7 +20,17 @@ impl ::kapi_apimachinery::Object for super::Lease {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::coordination::Lease>().map(|h| crate::api::coordination::v1beta1::conversion::Lease_from_hub(*h))
+        hub.downcast::<crate::hub::coordination::Lease>().map(|h| { let h = *h; crate::api::coordination::v1beta1::conversion::Lease_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::coordination::v1beta1::conversion::Lease_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::coordination::Lease>(internal).map(|h| crate::api::coordination::v1beta1::conversion::Lease_from_hub(h))
     }
 }
 
@@ -43,7 +53,17 @@ impl ::kapi_apimachinery::Object for super::LeaseCandidate {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::coordination::LeaseCandidate>().map(|h| crate::api::coordination::v1beta1::conversion::LeaseCandidate_from_hub(*h))
+        hub.downcast::<crate::hub::coordination::LeaseCandidate>().map(|h| { let h = *h; crate::api::coordination::v1beta1::conversion::LeaseCandidate_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::coordination::v1beta1::conversion::LeaseCandidate_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::coordination::LeaseCandidate>(internal).map(|h| crate::api::coordination::v1beta1::conversion::LeaseCandidate_from_hub(h))
     }
 }
 
@@ -66,7 +86,17 @@ impl ::kapi_apimachinery::Object for super::LeaseCandidateList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::coordination::LeaseCandidateList>().map(|h| crate::api::coordination::v1beta1::conversion::LeaseCandidateList_from_hub(*h))
+        hub.downcast::<crate::hub::coordination::LeaseCandidateList>().map(|h| { let h = *h; crate::api::coordination::v1beta1::conversion::LeaseCandidateList_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::coordination::v1beta1::conversion::LeaseCandidateList_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::coordination::LeaseCandidateList>(internal).map(|h| crate::api::coordination::v1beta1::conversion::LeaseCandidateList_from_hub(h))
     }
 }
 
@@ -89,6 +119,16 @@ impl ::kapi_apimachinery::Object for super::LeaseList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::coordination::LeaseList>().map(|h| crate::api::coordination::v1beta1::conversion::LeaseList_from_hub(*h))
+        hub.downcast::<crate::hub::coordination::LeaseList>().map(|h| { let h = *h; crate::api::coordination::v1beta1::conversion::LeaseList_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::coordination::v1beta1::conversion::LeaseList_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::coordination::LeaseList>(internal).map(|h| crate::api::coordination::v1beta1::conversion::LeaseList_from_hub(h))
     }
 }

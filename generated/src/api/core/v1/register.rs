@@ -20,7 +20,17 @@ impl ::kapi_apimachinery::Object for super::Binding {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -43,7 +53,17 @@ impl ::kapi_apimachinery::Object for super::ComponentStatus {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -66,7 +86,17 @@ impl ::kapi_apimachinery::Object for super::ComponentStatusList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -89,7 +119,17 @@ impl ::kapi_apimachinery::Object for super::ConfigMap {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -112,7 +152,17 @@ impl ::kapi_apimachinery::Object for super::ConfigMapList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -135,7 +185,17 @@ impl ::kapi_apimachinery::Object for super::Endpoints {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -158,7 +218,17 @@ impl ::kapi_apimachinery::Object for super::EndpointsList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -181,7 +251,17 @@ impl ::kapi_apimachinery::Object for super::Event {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -204,7 +284,17 @@ impl ::kapi_apimachinery::Object for super::EventList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -227,7 +317,17 @@ impl ::kapi_apimachinery::Object for super::LimitRange {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -250,7 +350,17 @@ impl ::kapi_apimachinery::Object for super::LimitRangeList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -273,7 +383,17 @@ impl ::kapi_apimachinery::Object for super::List {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -296,7 +416,17 @@ impl ::kapi_apimachinery::Object for super::Namespace {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -319,7 +449,17 @@ impl ::kapi_apimachinery::Object for super::NamespaceList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -342,7 +482,17 @@ impl ::kapi_apimachinery::Object for super::Node {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -365,7 +515,17 @@ impl ::kapi_apimachinery::Object for super::NodeList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -388,7 +548,17 @@ impl ::kapi_apimachinery::Object for super::NodeProxyOptions {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -411,7 +581,17 @@ impl ::kapi_apimachinery::Object for super::PersistentVolume {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -434,7 +614,17 @@ impl ::kapi_apimachinery::Object for super::PersistentVolumeClaim {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -457,7 +647,17 @@ impl ::kapi_apimachinery::Object for super::PersistentVolumeClaimList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -480,7 +680,17 @@ impl ::kapi_apimachinery::Object for super::PersistentVolumeList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -503,7 +713,17 @@ impl ::kapi_apimachinery::Object for super::Pod {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -526,7 +746,17 @@ impl ::kapi_apimachinery::Object for super::PodAttachOptions {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -549,7 +779,17 @@ impl ::kapi_apimachinery::Object for super::PodExecOptions {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -572,7 +812,17 @@ impl ::kapi_apimachinery::Object for super::PodList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -595,7 +845,17 @@ impl ::kapi_apimachinery::Object for super::PodLogOptions {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -618,7 +878,17 @@ impl ::kapi_apimachinery::Object for super::PodPortForwardOptions {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -641,7 +911,17 @@ impl ::kapi_apimachinery::Object for super::PodProxyOptions {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -664,7 +944,17 @@ impl ::kapi_apimachinery::Object for super::PodStatusResult {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -687,7 +977,17 @@ impl ::kapi_apimachinery::Object for super::PodTemplate {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -710,7 +1010,17 @@ impl ::kapi_apimachinery::Object for super::PodTemplateList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -733,7 +1043,17 @@ impl ::kapi_apimachinery::Object for super::RangeAllocation {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -756,7 +1076,17 @@ impl ::kapi_apimachinery::Object for super::ReplicationController {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -779,7 +1109,17 @@ impl ::kapi_apimachinery::Object for super::ReplicationControllerList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -802,7 +1142,17 @@ impl ::kapi_apimachinery::Object for super::ResourceQuota {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -825,7 +1175,17 @@ impl ::kapi_apimachinery::Object for super::ResourceQuotaList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -848,7 +1208,17 @@ impl ::kapi_apimachinery::Object for super::Secret {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -871,7 +1241,17 @@ impl ::kapi_apimachinery::Object for super::SecretList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -894,7 +1274,17 @@ impl ::kapi_apimachinery::Object for super::SerializedReference {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -917,7 +1307,17 @@ impl ::kapi_apimachinery::Object for super::Service {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -940,7 +1340,17 @@ impl ::kapi_apimachinery::Object for super::ServiceAccount {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -963,7 +1373,17 @@ impl ::kapi_apimachinery::Object for super::ServiceAccountList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -986,7 +1406,17 @@ impl ::kapi_apimachinery::Object for super::ServiceList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -1009,6 +1439,16 @@ impl ::kapi_apimachinery::Object for super::ServiceProxyOptions {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }

@@ -20,7 +20,17 @@ impl ::kapi_apimachinery::Object for super::IPAddress {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::networking::IPAddress>().map(|h| crate::api::networking::v1beta1::conversion::IPAddress_from_hub(*h))
+        hub.downcast::<crate::hub::networking::IPAddress>().map(|h| { let h = *h; crate::api::networking::v1beta1::conversion::IPAddress_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::networking::v1beta1::conversion::IPAddress_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::networking::IPAddress>(internal).map(|h| crate::api::networking::v1beta1::conversion::IPAddress_from_hub(h))
     }
 }
 
@@ -43,7 +53,17 @@ impl ::kapi_apimachinery::Object for super::IPAddressList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::networking::IPAddressList>().map(|h| crate::api::networking::v1beta1::conversion::IPAddressList_from_hub(*h))
+        hub.downcast::<crate::hub::networking::IPAddressList>().map(|h| { let h = *h; crate::api::networking::v1beta1::conversion::IPAddressList_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::networking::v1beta1::conversion::IPAddressList_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::networking::IPAddressList>(internal).map(|h| crate::api::networking::v1beta1::conversion::IPAddressList_from_hub(h))
     }
 }
 
@@ -66,7 +86,17 @@ impl ::kapi_apimachinery::Object for super::Ingress {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::networking::Ingress>().map(|h| crate::api::networking::v1beta1::conversion::Ingress_from_hub(*h))
+        hub.downcast::<crate::hub::networking::Ingress>().map(|h| { let h = *h; crate::api::networking::v1beta1::conversion::Ingress_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::networking::v1beta1::conversion::Ingress_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::networking::Ingress>(internal).map(|h| crate::api::networking::v1beta1::conversion::Ingress_from_hub(h))
     }
 }
 
@@ -89,7 +119,17 @@ impl ::kapi_apimachinery::Object for super::IngressClass {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::networking::IngressClass>().map(|h| crate::api::networking::v1beta1::conversion::IngressClass_from_hub(*h))
+        hub.downcast::<crate::hub::networking::IngressClass>().map(|h| { let h = *h; crate::api::networking::v1beta1::conversion::IngressClass_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::networking::v1beta1::conversion::IngressClass_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::networking::IngressClass>(internal).map(|h| crate::api::networking::v1beta1::conversion::IngressClass_from_hub(h))
     }
 }
 
@@ -112,7 +152,17 @@ impl ::kapi_apimachinery::Object for super::IngressClassList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::networking::IngressClassList>().map(|h| crate::api::networking::v1beta1::conversion::IngressClassList_from_hub(*h))
+        hub.downcast::<crate::hub::networking::IngressClassList>().map(|h| { let h = *h; crate::api::networking::v1beta1::conversion::IngressClassList_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::networking::v1beta1::conversion::IngressClassList_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::networking::IngressClassList>(internal).map(|h| crate::api::networking::v1beta1::conversion::IngressClassList_from_hub(h))
     }
 }
 
@@ -135,7 +185,17 @@ impl ::kapi_apimachinery::Object for super::IngressList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::networking::IngressList>().map(|h| crate::api::networking::v1beta1::conversion::IngressList_from_hub(*h))
+        hub.downcast::<crate::hub::networking::IngressList>().map(|h| { let h = *h; crate::api::networking::v1beta1::conversion::IngressList_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::networking::v1beta1::conversion::IngressList_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::networking::IngressList>(internal).map(|h| crate::api::networking::v1beta1::conversion::IngressList_from_hub(h))
     }
 }
 
@@ -158,7 +218,17 @@ impl ::kapi_apimachinery::Object for super::ServiceCIDR {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::networking::ServiceCIDR>().map(|h| crate::api::networking::v1beta1::conversion::ServiceCIDR_from_hub(*h))
+        hub.downcast::<crate::hub::networking::ServiceCIDR>().map(|h| { let h = *h; crate::api::networking::v1beta1::conversion::ServiceCIDR_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::networking::v1beta1::conversion::ServiceCIDR_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::networking::ServiceCIDR>(internal).map(|h| crate::api::networking::v1beta1::conversion::ServiceCIDR_from_hub(h))
     }
 }
 
@@ -181,6 +251,16 @@ impl ::kapi_apimachinery::Object for super::ServiceCIDRList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::networking::ServiceCIDRList>().map(|h| crate::api::networking::v1beta1::conversion::ServiceCIDRList_from_hub(*h))
+        hub.downcast::<crate::hub::networking::ServiceCIDRList>().map(|h| { let h = *h; crate::api::networking::v1beta1::conversion::ServiceCIDRList_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::networking::v1beta1::conversion::ServiceCIDRList_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::networking::ServiceCIDRList>(internal).map(|h| crate::api::networking::v1beta1::conversion::ServiceCIDRList_from_hub(h))
     }
 }

@@ -20,7 +20,17 @@ impl ::kapi_apimachinery::Object for super::ClusterRole {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -43,7 +53,17 @@ impl ::kapi_apimachinery::Object for super::ClusterRoleBinding {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -66,7 +86,17 @@ impl ::kapi_apimachinery::Object for super::ClusterRoleBindingList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -89,7 +119,17 @@ impl ::kapi_apimachinery::Object for super::ClusterRoleList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -112,7 +152,17 @@ impl ::kapi_apimachinery::Object for super::Role {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -135,7 +185,17 @@ impl ::kapi_apimachinery::Object for super::RoleBinding {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -158,7 +218,17 @@ impl ::kapi_apimachinery::Object for super::RoleBindingList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }
 
@@ -181,6 +251,16 @@ impl ::kapi_apimachinery::Object for super::RoleList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| *h)
+        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = true;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<Self>(internal).map(|h| h)
     }
 }

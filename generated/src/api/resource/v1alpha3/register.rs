@@ -20,7 +20,17 @@ impl ::kapi_apimachinery::Object for super::DeviceTaintRule {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::resource::DeviceTaintRule>().map(|h| crate::api::resource::v1alpha3::conversion::DeviceTaintRule_from_hub(*h))
+        hub.downcast::<crate::hub::resource::DeviceTaintRule>().map(|h| { let h = *h; crate::api::resource::v1alpha3::conversion::DeviceTaintRule_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::resource::v1alpha3::conversion::DeviceTaintRule_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::resource::DeviceTaintRule>(internal).map(|h| crate::api::resource::v1alpha3::conversion::DeviceTaintRule_from_hub(h))
     }
 }
 
@@ -43,7 +53,17 @@ impl ::kapi_apimachinery::Object for super::DeviceTaintRuleList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::resource::DeviceTaintRuleList>().map(|h| crate::api::resource::v1alpha3::conversion::DeviceTaintRuleList_from_hub(*h))
+        hub.downcast::<crate::hub::resource::DeviceTaintRuleList>().map(|h| { let h = *h; crate::api::resource::v1alpha3::conversion::DeviceTaintRuleList_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::resource::v1alpha3::conversion::DeviceTaintRuleList_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::resource::DeviceTaintRuleList>(internal).map(|h| crate::api::resource::v1alpha3::conversion::DeviceTaintRuleList_from_hub(h))
     }
 }
 
@@ -66,7 +86,17 @@ impl ::kapi_apimachinery::Object for super::ResourcePoolStatusRequest {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::resource::ResourcePoolStatusRequest>().map(|h| crate::api::resource::v1alpha3::conversion::ResourcePoolStatusRequest_from_hub(*h))
+        hub.downcast::<crate::hub::resource::ResourcePoolStatusRequest>().map(|h| { let h = *h; crate::api::resource::v1alpha3::conversion::ResourcePoolStatusRequest_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::resource::v1alpha3::conversion::ResourcePoolStatusRequest_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::resource::ResourcePoolStatusRequest>(internal).map(|h| crate::api::resource::v1alpha3::conversion::ResourcePoolStatusRequest_from_hub(h))
     }
 }
 
@@ -89,6 +119,16 @@ impl ::kapi_apimachinery::Object for super::ResourcePoolStatusRequestList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::resource::ResourcePoolStatusRequestList>().map(|h| crate::api::resource::v1alpha3::conversion::ResourcePoolStatusRequestList_from_hub(*h))
+        hub.downcast::<crate::hub::resource::ResourcePoolStatusRequestList>().map(|h| { let h = *h; crate::api::resource::v1alpha3::conversion::ResourcePoolStatusRequestList_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::resource::v1alpha3::conversion::ResourcePoolStatusRequestList_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::resource::ResourcePoolStatusRequestList>(internal).map(|h| crate::api::resource::v1alpha3::conversion::ResourcePoolStatusRequestList_from_hub(h))
     }
 }

@@ -20,7 +20,17 @@ impl ::kapi_apimachinery::Object for super::DeviceClass {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::resource::DeviceClass>().map(|h| crate::api::resource::v1beta1::conversion::DeviceClass_from_hub(*h))
+        hub.downcast::<crate::hub::resource::DeviceClass>().map(|h| { let h = *h; crate::api::resource::v1beta1::conversion::DeviceClass_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::resource::v1beta1::conversion::DeviceClass_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::resource::DeviceClass>(internal).map(|h| crate::api::resource::v1beta1::conversion::DeviceClass_from_hub(h))
     }
 }
 
@@ -43,7 +53,17 @@ impl ::kapi_apimachinery::Object for super::DeviceClassList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::resource::DeviceClassList>().map(|h| crate::api::resource::v1beta1::conversion::DeviceClassList_from_hub(*h))
+        hub.downcast::<crate::hub::resource::DeviceClassList>().map(|h| { let h = *h; crate::api::resource::v1beta1::conversion::DeviceClassList_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::resource::v1beta1::conversion::DeviceClassList_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::resource::DeviceClassList>(internal).map(|h| crate::api::resource::v1beta1::conversion::DeviceClassList_from_hub(h))
     }
 }
 
@@ -66,7 +86,17 @@ impl ::kapi_apimachinery::Object for super::ResourceClaim {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::resource::ResourceClaim>().map(|h| crate::api::resource::v1beta1::conversion::ResourceClaim_from_hub(*h))
+        hub.downcast::<crate::hub::resource::ResourceClaim>().map(|h| { let h = *h; crate::api::resource::v1beta1::conversion::ResourceClaim_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::resource::v1beta1::conversion::ResourceClaim_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::resource::ResourceClaim>(internal).map(|h| crate::api::resource::v1beta1::conversion::ResourceClaim_from_hub(h))
     }
 }
 
@@ -89,7 +119,17 @@ impl ::kapi_apimachinery::Object for super::ResourceClaimList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::resource::ResourceClaimList>().map(|h| crate::api::resource::v1beta1::conversion::ResourceClaimList_from_hub(*h))
+        hub.downcast::<crate::hub::resource::ResourceClaimList>().map(|h| { let h = *h; crate::api::resource::v1beta1::conversion::ResourceClaimList_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::resource::v1beta1::conversion::ResourceClaimList_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::resource::ResourceClaimList>(internal).map(|h| crate::api::resource::v1beta1::conversion::ResourceClaimList_from_hub(h))
     }
 }
 
@@ -112,7 +152,17 @@ impl ::kapi_apimachinery::Object for super::ResourceClaimTemplate {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::resource::ResourceClaimTemplate>().map(|h| crate::api::resource::v1beta1::conversion::ResourceClaimTemplate_from_hub(*h))
+        hub.downcast::<crate::hub::resource::ResourceClaimTemplate>().map(|h| { let h = *h; crate::api::resource::v1beta1::conversion::ResourceClaimTemplate_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::resource::v1beta1::conversion::ResourceClaimTemplate_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::resource::ResourceClaimTemplate>(internal).map(|h| crate::api::resource::v1beta1::conversion::ResourceClaimTemplate_from_hub(h))
     }
 }
 
@@ -135,7 +185,17 @@ impl ::kapi_apimachinery::Object for super::ResourceClaimTemplateList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::resource::ResourceClaimTemplateList>().map(|h| crate::api::resource::v1beta1::conversion::ResourceClaimTemplateList_from_hub(*h))
+        hub.downcast::<crate::hub::resource::ResourceClaimTemplateList>().map(|h| { let h = *h; crate::api::resource::v1beta1::conversion::ResourceClaimTemplateList_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::resource::v1beta1::conversion::ResourceClaimTemplateList_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::resource::ResourceClaimTemplateList>(internal).map(|h| crate::api::resource::v1beta1::conversion::ResourceClaimTemplateList_from_hub(h))
     }
 }
 
@@ -158,7 +218,17 @@ impl ::kapi_apimachinery::Object for super::ResourceSlice {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::resource::ResourceSlice>().map(|h| crate::api::resource::v1beta1::conversion::ResourceSlice_from_hub(*h))
+        hub.downcast::<crate::hub::resource::ResourceSlice>().map(|h| { let h = *h; crate::api::resource::v1beta1::conversion::ResourceSlice_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::resource::v1beta1::conversion::ResourceSlice_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::resource::ResourceSlice>(internal).map(|h| crate::api::resource::v1beta1::conversion::ResourceSlice_from_hub(h))
     }
 }
 
@@ -181,6 +251,16 @@ impl ::kapi_apimachinery::Object for super::ResourceSliceList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::resource::ResourceSliceList>().map(|h| crate::api::resource::v1beta1::conversion::ResourceSliceList_from_hub(*h))
+        hub.downcast::<crate::hub::resource::ResourceSliceList>().map(|h| { let h = *h; crate::api::resource::v1beta1::conversion::ResourceSliceList_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::resource::v1beta1::conversion::ResourceSliceList_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::resource::ResourceSliceList>(internal).map(|h| crate::api::resource::v1beta1::conversion::ResourceSliceList_from_hub(h))
     }
 }

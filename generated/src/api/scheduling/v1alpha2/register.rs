@@ -20,7 +20,17 @@ impl ::kapi_apimachinery::Object for super::PodGroup {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::scheduling::PodGroup>().map(|h| crate::api::scheduling::v1alpha2::conversion::PodGroup_from_hub(*h))
+        hub.downcast::<crate::hub::scheduling::PodGroup>().map(|h| { let h = *h; crate::api::scheduling::v1alpha2::conversion::PodGroup_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::scheduling::v1alpha2::conversion::PodGroup_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::scheduling::PodGroup>(internal).map(|h| crate::api::scheduling::v1alpha2::conversion::PodGroup_from_hub(h))
     }
 }
 
@@ -43,7 +53,17 @@ impl ::kapi_apimachinery::Object for super::PodGroupList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::scheduling::PodGroupList>().map(|h| crate::api::scheduling::v1alpha2::conversion::PodGroupList_from_hub(*h))
+        hub.downcast::<crate::hub::scheduling::PodGroupList>().map(|h| { let h = *h; crate::api::scheduling::v1alpha2::conversion::PodGroupList_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::scheduling::v1alpha2::conversion::PodGroupList_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::scheduling::PodGroupList>(internal).map(|h| crate::api::scheduling::v1alpha2::conversion::PodGroupList_from_hub(h))
     }
 }
 
@@ -66,7 +86,17 @@ impl ::kapi_apimachinery::Object for super::Workload {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::scheduling::Workload>().map(|h| crate::api::scheduling::v1alpha2::conversion::Workload_from_hub(*h))
+        hub.downcast::<crate::hub::scheduling::Workload>().map(|h| { let h = *h; crate::api::scheduling::v1alpha2::conversion::Workload_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::scheduling::v1alpha2::conversion::Workload_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::scheduling::Workload>(internal).map(|h| crate::api::scheduling::v1alpha2::conversion::Workload_from_hub(h))
     }
 }
 
@@ -89,6 +119,16 @@ impl ::kapi_apimachinery::Object for super::WorkloadList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::scheduling::WorkloadList>().map(|h| crate::api::scheduling::v1alpha2::conversion::WorkloadList_from_hub(*h))
+        hub.downcast::<crate::hub::scheduling::WorkloadList>().map(|h| { let h = *h; crate::api::scheduling::v1alpha2::conversion::WorkloadList_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::scheduling::v1alpha2::conversion::WorkloadList_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::scheduling::WorkloadList>(internal).map(|h| crate::api::scheduling::v1alpha2::conversion::WorkloadList_from_hub(h))
     }
 }

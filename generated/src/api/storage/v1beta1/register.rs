@@ -20,7 +20,17 @@ impl ::kapi_apimachinery::Object for super::CSIDriver {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::storage::CSIDriver>().map(|h| crate::api::storage::v1beta1::conversion::CSIDriver_from_hub(*h))
+        hub.downcast::<crate::hub::storage::CSIDriver>().map(|h| { let h = *h; crate::api::storage::v1beta1::conversion::CSIDriver_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::storage::v1beta1::conversion::CSIDriver_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::storage::CSIDriver>(internal).map(|h| crate::api::storage::v1beta1::conversion::CSIDriver_from_hub(h))
     }
 }
 
@@ -43,7 +53,17 @@ impl ::kapi_apimachinery::Object for super::CSIDriverList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::storage::CSIDriverList>().map(|h| crate::api::storage::v1beta1::conversion::CSIDriverList_from_hub(*h))
+        hub.downcast::<crate::hub::storage::CSIDriverList>().map(|h| { let h = *h; crate::api::storage::v1beta1::conversion::CSIDriverList_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::storage::v1beta1::conversion::CSIDriverList_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::storage::CSIDriverList>(internal).map(|h| crate::api::storage::v1beta1::conversion::CSIDriverList_from_hub(h))
     }
 }
 
@@ -66,7 +86,17 @@ impl ::kapi_apimachinery::Object for super::CSINode {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::storage::CSINode>().map(|h| crate::api::storage::v1beta1::conversion::CSINode_from_hub(*h))
+        hub.downcast::<crate::hub::storage::CSINode>().map(|h| { let h = *h; crate::api::storage::v1beta1::conversion::CSINode_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::storage::v1beta1::conversion::CSINode_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::storage::CSINode>(internal).map(|h| crate::api::storage::v1beta1::conversion::CSINode_from_hub(h))
     }
 }
 
@@ -89,7 +119,17 @@ impl ::kapi_apimachinery::Object for super::CSINodeList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::storage::CSINodeList>().map(|h| crate::api::storage::v1beta1::conversion::CSINodeList_from_hub(*h))
+        hub.downcast::<crate::hub::storage::CSINodeList>().map(|h| { let h = *h; crate::api::storage::v1beta1::conversion::CSINodeList_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::storage::v1beta1::conversion::CSINodeList_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::storage::CSINodeList>(internal).map(|h| crate::api::storage::v1beta1::conversion::CSINodeList_from_hub(h))
     }
 }
 
@@ -112,7 +152,17 @@ impl ::kapi_apimachinery::Object for super::CSIStorageCapacity {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::storage::CSIStorageCapacity>().map(|h| crate::api::storage::v1beta1::conversion::CSIStorageCapacity_from_hub(*h))
+        hub.downcast::<crate::hub::storage::CSIStorageCapacity>().map(|h| { let h = *h; crate::api::storage::v1beta1::conversion::CSIStorageCapacity_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::storage::v1beta1::conversion::CSIStorageCapacity_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::storage::CSIStorageCapacity>(internal).map(|h| crate::api::storage::v1beta1::conversion::CSIStorageCapacity_from_hub(h))
     }
 }
 
@@ -135,7 +185,17 @@ impl ::kapi_apimachinery::Object for super::CSIStorageCapacityList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::storage::CSIStorageCapacityList>().map(|h| crate::api::storage::v1beta1::conversion::CSIStorageCapacityList_from_hub(*h))
+        hub.downcast::<crate::hub::storage::CSIStorageCapacityList>().map(|h| { let h = *h; crate::api::storage::v1beta1::conversion::CSIStorageCapacityList_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::storage::v1beta1::conversion::CSIStorageCapacityList_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::storage::CSIStorageCapacityList>(internal).map(|h| crate::api::storage::v1beta1::conversion::CSIStorageCapacityList_from_hub(h))
     }
 }
 
@@ -158,7 +218,17 @@ impl ::kapi_apimachinery::Object for super::StorageClass {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::storage::StorageClass>().map(|h| crate::api::storage::v1beta1::conversion::StorageClass_from_hub(*h))
+        hub.downcast::<crate::hub::storage::StorageClass>().map(|h| { let h = *h; crate::api::storage::v1beta1::conversion::StorageClass_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::storage::v1beta1::conversion::StorageClass_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::storage::StorageClass>(internal).map(|h| crate::api::storage::v1beta1::conversion::StorageClass_from_hub(h))
     }
 }
 
@@ -181,7 +251,17 @@ impl ::kapi_apimachinery::Object for super::StorageClassList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::storage::StorageClassList>().map(|h| crate::api::storage::v1beta1::conversion::StorageClassList_from_hub(*h))
+        hub.downcast::<crate::hub::storage::StorageClassList>().map(|h| { let h = *h; crate::api::storage::v1beta1::conversion::StorageClassList_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::storage::v1beta1::conversion::StorageClassList_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::storage::StorageClassList>(internal).map(|h| crate::api::storage::v1beta1::conversion::StorageClassList_from_hub(h))
     }
 }
 
@@ -204,7 +284,17 @@ impl ::kapi_apimachinery::Object for super::VolumeAttachment {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::storage::VolumeAttachment>().map(|h| crate::api::storage::v1beta1::conversion::VolumeAttachment_from_hub(*h))
+        hub.downcast::<crate::hub::storage::VolumeAttachment>().map(|h| { let h = *h; crate::api::storage::v1beta1::conversion::VolumeAttachment_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::storage::v1beta1::conversion::VolumeAttachment_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::storage::VolumeAttachment>(internal).map(|h| crate::api::storage::v1beta1::conversion::VolumeAttachment_from_hub(h))
     }
 }
 
@@ -227,7 +317,17 @@ impl ::kapi_apimachinery::Object for super::VolumeAttachmentList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::storage::VolumeAttachmentList>().map(|h| crate::api::storage::v1beta1::conversion::VolumeAttachmentList_from_hub(*h))
+        hub.downcast::<crate::hub::storage::VolumeAttachmentList>().map(|h| { let h = *h; crate::api::storage::v1beta1::conversion::VolumeAttachmentList_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::storage::v1beta1::conversion::VolumeAttachmentList_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::storage::VolumeAttachmentList>(internal).map(|h| crate::api::storage::v1beta1::conversion::VolumeAttachmentList_from_hub(h))
     }
 }
 
@@ -250,7 +350,17 @@ impl ::kapi_apimachinery::Object for super::VolumeAttributesClass {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::storage::VolumeAttributesClass>().map(|h| crate::api::storage::v1beta1::conversion::VolumeAttributesClass_from_hub(*h))
+        hub.downcast::<crate::hub::storage::VolumeAttributesClass>().map(|h| { let h = *h; crate::api::storage::v1beta1::conversion::VolumeAttributesClass_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::storage::v1beta1::conversion::VolumeAttributesClass_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::storage::VolumeAttributesClass>(internal).map(|h| crate::api::storage::v1beta1::conversion::VolumeAttributesClass_from_hub(h))
     }
 }
 
@@ -273,6 +383,16 @@ impl ::kapi_apimachinery::Object for super::VolumeAttributesClassList {
     }
 
     fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::storage::VolumeAttributesClassList>().map(|h| crate::api::storage::v1beta1::conversion::VolumeAttributesClassList_from_hub(*h))
+        hub.downcast::<crate::hub::storage::VolumeAttributesClassList>().map(|h| { let h = *h; crate::api::storage::v1beta1::conversion::VolumeAttributesClassList_from_hub(h) })
+    }
+
+    const INTERNAL_IS_EXTERNAL: bool = false;
+
+    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(crate::api::storage::v1beta1::conversion::VolumeAttributesClassList_to_hub(self))
+    }
+
+    fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
+        ::serde_json::from_value::<crate::hub::storage::VolumeAttributesClassList>(internal).map(|h| crate::api::storage::v1beta1::conversion::VolumeAttributesClassList_from_hub(h))
     }
 }
