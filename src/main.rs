@@ -9,6 +9,11 @@ use clap::{Parser, Subcommand};
 
 use kapi_apimachinery::codec::{Format, TypeMeta};
 
+/// mimalloc instead of glibc's malloc: serving a write allocates and frees many small values
+/// (see ARCHITECTURE.md, "Performance").
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(name = "kapi", version, about = "A Kubernetes API server generated from the upstream specs")]
 #[command(args_conflicts_with_subcommands = true)]

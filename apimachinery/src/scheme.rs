@@ -71,6 +71,10 @@ pub trait Object:
     fn type_meta(&self) -> (Option<&str>, Option<&str>);
     fn set_type_meta(&mut self, api_version: &str, kind: &str);
 
+    /// Sets `metadata.resourceVersion` (a no-op for kinds without object or list metadata): the
+    /// store's revision, which is never stored in the object itself.
+    fn set_resource_version(&mut self, resource_version: &str);
+
     /// Converts to the kind's hub (internal) type, boxed so the runtime can pick the target
     /// version at run time (the hub of a group served in one version is the type itself).
     fn into_hub(self) -> Box<dyn std::any::Any + Send>;

@@ -83,7 +83,19 @@ pub fn render(model: &Model) -> anyhow::Result<BTreeMap<String, String>> {
                             ),
                             _ => ("Self".to_owned(), "self".to_owned(), "h".to_owned()),
                         };
+                        // `metadata.resourceVersion`, set on objects as the store answers them.
+                        let set_resource_version = t
+                            .fields
+                            .iter()
+                            .flat_map(Field::flattened)
+                            .find(|f| f.json_name == "metadata")
+                            .filter(|f| matches!(&f.elem, Elem::Named(_, n) if n == "ObjectMeta" || n == "ListMeta"))
+                            .map_or(String::new(), |f| {
+                                let meta = if f.card == Card::Single && !f.required { "self.metadata.get_or_insert_default()" } else { "self.metadata" };
+                                format!("{meta}.resource_version = Some(resource_version.to_owned());")
+                            });
                         objects.push(ObjectView {
+                            set_resource_version,
                             name: t.name.clone(),
                             message: format!("{}.{}", p.proto, t.name),
                             gvks,
@@ -300,6 +312,8 @@ struct ObjectView {
     gvks: Vec<String>,
     /// The hub type and the expressions converting `self` to it and a hub `h` from it.
     hub: String,
+    /// The body of `set_resource_version` (empty for kinds without object or list metadata).
+    set_resource_version: String,
     to_hub: String,
     from_hub: String,
 }

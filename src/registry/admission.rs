@@ -41,14 +41,14 @@ const MIRROR_POD_ANNOTATION: &str = "kubernetes.io/config.mirror";
 /// Where the service account volume is mounted in every container.
 pub const SERVICE_ACCOUNT_MOUNT_PATH: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
 
-/// A pod's service account, as stored. A namespace gets its `default` account from the
+/// A pod's service account, as cached (upstream's plugin reads it through an informer). A namespace gets its `default` account from the
 /// controller (`controllers::service_accounts`) right after it is created, so a pod created
 /// just then waits for it briefly rather than fail.
 async fn service_account_named(store: &dyn crate::storage::Storage, namespace: &str, name: &str) -> Result<Value, Vec<FieldError>> {
     let k = crate::server::rest::key("", "serviceaccounts", Some(namespace), Some(name));
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(2);
     loop {
-        match store.get(&k).await {
+        match store.get_cached(&k).await {
             Ok(Some(kv)) => {
                 return crate::server::objects::decode_stored(&kv.value)
                     .map(|(_, account)| account)
@@ -184,7 +184,8 @@ pub fn priority(pod: &mut Value, classes: &[Value]) -> Result<(), Vec<FieldError
     Ok(())
 }
 
-/// Both plugins on a new pod, reading the stored priority classes.
+/// Both plugins on a new pod, reading the priority classes as cached (upstream's plugin reads
+/// them through an informer).
 pub async fn admit_pod(store: &dyn crate::storage::Storage, pod: &mut Value) -> Result<(), Vec<FieldError>> {
     if pod["metadata"]["annotations"][MIRROR_POD_ANNOTATION].is_null() {
         let namespace = pod["metadata"]["namespace"].as_str().unwrap_or_default().to_owned();
@@ -193,17 +194,29 @@ pub async fn admit_pod(store: &dyn crate::storage::Storage, pod: &mut Value) -> 
         service_account(pod, &account, &crate::server::objects::random_suffix());
     }
     default_toleration_seconds(pod);
-    let stored = store
-        .list(&crate::server::rest::key("scheduling.k8s.io", "priorityclasses", None, None), crate::storage::ListOptions::default())
-        .await
-        .map_err(|e| vec![FieldError::internal("spec.priorityClassName", e)])?;
-    let mut classes = Vec::with_capacity(stored.kvs.len());
-    for kv in &stored.kvs {
-        let (_, value) = crate::server::objects::decode_stored(&kv.value)
-            .map_err(|e| vec![FieldError::internal("spec.priorityClassName", e)])?;
-        classes.push(value);
+    let mut classes = priority_classes(store, Some(0)).await?;
+    // A class created a moment ago may not be cached yet: one consistent read before refusing.
+    if let Some(named) = pod["spec"]["priorityClassName"].as_str().filter(|n| !n.is_empty())
+        && !classes.iter().any(|c| c["metadata"]["name"] == named)
+    {
+        classes = priority_classes(store, None).await?;
     }
     priority(pod, &classes)
+}
+
+/// The stored priority classes; `not_older_than` as in [`crate::storage::ListOptions`].
+async fn priority_classes(store: &dyn crate::storage::Storage, not_older_than: Option<crate::storage::Revision>) -> Result<Vec<Value>, Vec<FieldError>> {
+    let options = crate::storage::ListOptions { not_older_than, ..Default::default() };
+    let stored = store
+        .list(&crate::server::rest::key("scheduling.k8s.io", "priorityclasses", None, None), options)
+        .await
+        .map_err(|e| vec![FieldError::internal("spec.priorityClassName", e)])?;
+    stored
+        .kvs
+        .iter()
+        .map(|kv| crate::server::objects::decode_stored(&kv.value).map(|(_, class)| class))
+        .collect::<Result<_, _>>()
+        .map_err(|e| vec![FieldError::internal("spec.priorityClassName", e)])
 }
 
 #[cfg(test)]

@@ -288,18 +288,38 @@ pub fn from_internal(kind: &Kind, internal: &Value) -> Result<Value, CodecError>
     visit(kind, V(internal, kind.type_meta()))
 }
 
+/// An object of a kind chosen at run time, still typed: what a write encoded for storage, kept
+/// to answer the request without decoding the stored bytes again.
+pub trait TypedObject: Send {
+    /// Sets `metadata.resourceVersion` ([`Object::set_resource_version`]).
+    fn set_resource_version(&mut self, resource_version: &str);
+    /// The object in a wire format (as [`codec::encode`]).
+    fn encode(&self, format: Format) -> Result<Vec<u8>, CodecError>;
+}
+
+impl<T: Object> TypedObject for T {
+    fn set_resource_version(&mut self, resource_version: &str) {
+        Object::set_resource_version(self, resource_version);
+    }
+
+    fn encode(&self, format: Format) -> Result<Vec<u8>, CodecError> {
+        codec::encode(format, self)
+    }
+}
+
 /// Encodes an internal object of `kind`'s resource for storage as upstream stores it: converted
 /// to the resource's storage version ([`storage_kind`]), protobuf in the `k8s\0` envelope, or
 /// JSON with its `apiVersion` and `kind` for the groups upstream keeps in JSON
-/// ([`crate::registry::stored_as_json`]).
-pub fn encode_internal(kind: &Kind, internal: &Value) -> Result<Vec<u8>, CodecError> {
+/// ([`crate::registry::stored_as_json`]). Also gives back the typed storage-version object.
+pub fn encode_internal(kind: &Kind, internal: &Value) -> Result<(Vec<u8>, Box<dyn TypedObject>), CodecError> {
     struct V<'a>(&'a Value, TypeMeta, bool);
     impl KindVisitor for V<'_> {
-        type Output = Result<Vec<u8>, CodecError>;
+        type Output = Result<(Vec<u8>, Box<dyn TypedObject>), CodecError>;
         fn visit<T: Object>(self) -> Self::Output {
             let mut obj = T::from_internal(self.0.clone())?;
             obj.set_type_meta(&self.1.api_version, &self.1.kind);
-            if self.2 { Ok(serde_json::to_vec(&obj)?) } else { codec::encode(Format::Protobuf, &obj) }
+            let bytes = if self.2 { serde_json::to_vec(&obj)? } else { codec::encode(Format::Protobuf, &obj)? };
+            Ok((bytes, Box::new(obj)))
         }
     }
     let storage = storage_kind(kind);
@@ -308,7 +328,7 @@ pub fn encode_internal(kind: &Kind, internal: &Value) -> Result<Vec<u8>, CodecEr
 
 /// Encodes an external object of `kind` for storage: [`to_internal`], then [`encode_internal`].
 pub fn encode_stored(kind: &Kind, value: &Value) -> Result<Vec<u8>, CodecError> {
-    encode_internal(kind, &to_internal(kind, value.clone())?)
+    Ok(encode_internal(kind, &to_internal(kind, value.clone())?)?.0)
 }
 
 /// Reads a stored value as its internal object (its kind is the storage version's).

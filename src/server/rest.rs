@@ -252,7 +252,11 @@ impl Incoming {
 }
 
 pub(super) fn respond(kind: &Kind, format: Format, code: u16, value: &Value) -> http::Response<Body> {
-    match objects::encode(kind, format, value) {
+    respond_encoded(format, code, objects::encode(kind, format, value))
+}
+
+fn respond_encoded(format: Format, code: u16, body: Result<Vec<u8>, kapi_apimachinery::codec::CodecError>) -> http::Response<Body> {
+    match body {
         Ok(body) => {
             let mut resp = http::Response::new(super::body::full(body));
             *resp.status_mut() = http::StatusCode::from_u16(code).unwrap_or(http::StatusCode::OK);
@@ -264,6 +268,27 @@ pub(super) fn respond(kind: &Kind, format: Format, code: u16, value: &Value) -> 
         }
         Err(e) => super::error_response(&ApiError::internal(e)),
     }
+}
+
+/// The answer to a create or update: the object as stored, in the URL's version. When that is
+/// the storage version, the typed object the write encoded is the stored object, and answers
+/// without decoding the stored bytes again; otherwise the stored value is read ([`read`]).
+fn respond_written(
+    call: &ResourceCall<'_>,
+    kind: &Kind,
+    code: u16,
+    kv: &KeyValue,
+    mut written: Box<dyn objects::TypedObject>,
+) -> Result<http::Response<Body>, ApiError> {
+    if objects::storage_kind(kind) == *kind {
+        // A dry-run create was never written: it has no resourceVersion yet.
+        if kv.mod_revision > 0 {
+            written.set_resource_version(&kv.mod_revision.to_string());
+        }
+        return Ok(respond_encoded(call.accept, code, written.encode(call.accept)));
+    }
+    let (kind, value) = read(kv)?;
+    Ok(respond(&kind, call.accept, code, &value))
 }
 
 pub async fn handle(store: &Arc<dyn Storage>, call: ResourceCall<'_>) -> http::Response<Body> {
@@ -603,12 +628,7 @@ async fn create(
         // deleted. Like upstream's plugin it reads the namespace from the cache and only asks
         // the store when the cache does not have it (a namespace created a moment ago).
         let ns_key = key("", "namespaces", None, Some(ns));
-        let cached = store.get_not_older_than(&ns_key, 0).await.map_err(ApiError::from)?;
-        let stored_ns = match cached {
-            Some(kv) => Some(kv),
-            None => store.get(&ns_key).await.map_err(ApiError::from)?,
-        };
-        let Some(stored_ns) = stored_ns else {
+        let Some(stored_ns) = store.get_cached(&ns_key).await.map_err(ApiError::from)? else {
             return Err(ApiError::not_found(GroupResource::new("", "namespaces"), ns));
         };
         if let Some(reason) = crate::registry::namespace_refuses_content(&read(&stored_ns)?.1) {
@@ -662,14 +682,14 @@ async fn create(
         .await
         .map_err(|errs| ApiError::invalid(GroupKind::new(&kind.group, &kind.kind), &name, &errs))?;
 
-    let stored = objects::encode_internal(&kind, &value).map_err(ApiError::internal)?;
+    let (stored, written) = objects::encode_internal(&kind, &value).map_err(ApiError::internal)?;
+    drop(value);
     let k = key(t.group, t.resource, namespace, Some(&name));
     let kv = write_create(store, call, &k, stored.into()).await.map_err(|e| match e {
         StorageError::AlreadyExists { .. } => ApiError::already_exists(group_resource(t), &name),
         other => ApiError::from(other),
     })?;
-    let (kind, value) = read(&kv)?;
-    Ok(respond(&kind, call.accept, 201, &value))
+    respond_written(call, &kind, 201, &kv, written)
 }
 
 async fn update(
@@ -695,12 +715,11 @@ async fn update(
     }
     prepare_update(t, &old, &mut value, &name, namespace);
     validate(t, &kind, &name, Some(&old), &value, required)?;
-    let stored = objects::encode_internal(&kind, &value).map_err(ApiError::internal)?;
+    let (stored, written) = objects::encode_internal(&kind, &value).map_err(ApiError::internal)?;
     let kv = commit_update(store, call, &k, &value, stored.into(), current.mod_revision)
         .await
         .map_err(|e| storage_error(e, call))?;
-    let (kind, value) = read(&kv)?;
-    Ok(respond(&kind, call.accept, 200, &value))
+    respond_written(call, &kind, 200, &kv, written)
 }
 
 /// What an update may not change and what it maintains: identity and creation time are the
@@ -785,12 +804,11 @@ async fn status(
     if let Some(meta) = value["metadata"].as_object_mut() {
         meta.remove("resourceVersion");
     }
-    let stored = objects::encode_internal(&kind, &value).map_err(ApiError::internal)?;
+    let (stored, written) = objects::encode_internal(&kind, &value).map_err(ApiError::internal)?;
     let kv = commit_update(store, call, &k, &value, stored.into(), current.mod_revision)
         .await
         .map_err(|e| storage_error(e, call))?;
-    let (kind, value) = read(&kv)?;
-    Ok(respond(&kind, call.accept, 200, &value))
+    respond_written(call, &kind, 200, &kv, written)
 }
 
 /// Applies the request's patch to `old` (any patch type the route accepts).
@@ -856,7 +874,7 @@ async fn scale(
         let mut value = object.clone();
         value["spec"]["replicas"] = json!(replicas);
         prepare_update(t, &object, &mut value, &name, namespace);
-        let stored = objects::encode_internal(&kind, &value).map_err(ApiError::internal)?;
+        let (stored, _) = objects::encode_internal(&kind, &value).map_err(ApiError::internal)?;
         match commit_update(store, call, &k, &value, stored.into(), current.mod_revision).await {
             Ok(kv) => {
                 let (_, updated) = read_internal(&kv)?;
@@ -932,12 +950,9 @@ async fn patch(
         let (_, old) = read_internal(&current)?;
         prepare_update(t, &old, &mut patched, &name, namespace);
         validate(t, &kind, &name, Some(&old), &patched, required)?;
-        let stored = objects::encode_internal(&kind, &patched).map_err(ApiError::internal)?;
+        let (stored, written) = objects::encode_internal(&kind, &patched).map_err(ApiError::internal)?;
         match commit_update(store, call, &k, &patched, stored.into(), current.mod_revision).await {
-            Ok(kv) => {
-                let (kind, value) = read(&kv)?;
-                return Ok(respond(&kind, call.accept, 200, &value));
-            }
+            Ok(kv) => return respond_written(call, &kind, 200, &kv, written),
             Err(StorageError::Conflict { .. }) if precondition.is_none() => continue,
             Err(e) => return Err(storage_error(e, call)),
         }

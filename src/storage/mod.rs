@@ -190,6 +190,18 @@ pub trait Storage: Send + Sync {
         self.get(key)
     }
 
+    /// The key's value as upstream's admission plugins read objects, through an informer: the
+    /// cached value when there is one, else the store's (an object created a moment ago may not
+    /// be cached yet). Saves a round trip to etcd on every write that looks something up.
+    fn get_cached<'a>(&'a self, key: &'a str) -> StorageFuture<'a, Option<KeyValue>> {
+        Box::pin(async move {
+            match self.get_not_older_than(key, 0).await? {
+                Some(kv) => Ok(Some(kv)),
+                None => self.get(key).await,
+            }
+        })
+    }
+
     /// The keys starting with `prefix`, sorted, as of `options.revision`, paged by `limit` and
     /// `start_after`. A requested revision below 1 is [`StorageError::InvalidRevision`].
     fn list<'a>(&'a self, prefix: &'a str, options: ListOptions) -> StorageFuture<'a, ListResult>;

@@ -131,19 +131,14 @@ fn metric_spec(metric: &Value, path: &str, errs: &mut Vec<FieldError>) {
             "external" => {
                 metric_identifier(&source["metric"], &child(&p, "metric"), errs);
                 metric_target(&source["target"], &child(&p, "target"), errs);
-                let (value, average) = (&source["target"]["value"], &source["target"]["averageValue"]);
-                if value.is_null() && average.is_null() {
-                    errs.push(FieldError::required(
-                        child(&p, "target.averageValue"),
-                        "must set either a target value for metric or a per-pod target",
-                    ));
-                }
-                if !value.is_null() && !average.is_null() {
-                    errs.push(FieldError::forbidden(
-                        child(&p, "target.value"),
-                        "may not set both a target value for metric and a per-pod target",
-                    ));
-                }
+                exactly_one_target(
+                    &source["target"],
+                    &child(&p, "target"),
+                    ["value", "averageValue"],
+                    ("averageValue", "must set either a target value for metric or a per-pod target"),
+                    ("value", "may not set both a target value for metric and a per-pod target"),
+                    errs,
+                );
             }
             "pods" => {
                 metric_identifier(&source["metric"], &child(&p, "metric"), errs);
@@ -165,19 +160,14 @@ fn metric_spec(metric: &Value, path: &str, errs: &mut Vec<FieldError>) {
                     }
                 }
                 metric_target(&source["target"], &child(&p, "target"), errs);
-                let (utilization, average) = (&source["target"]["averageUtilization"], &source["target"]["averageValue"]);
-                if utilization.is_null() && average.is_null() {
-                    errs.push(FieldError::required(
-                        child(&p, "target.averageUtilization"),
-                        "must set either a target raw value or a target utilization",
-                    ));
-                }
-                if !utilization.is_null() && !average.is_null() {
-                    errs.push(FieldError::forbidden(
-                        child(&p, "target.averageValue"),
-                        "may not set both a target raw value and a target utilization",
-                    ));
-                }
+                exactly_one_target(
+                    &source["target"],
+                    &child(&p, "target"),
+                    ["averageUtilization", "averageValue"],
+                    ("averageUtilization", "must set either a target raw value or a target utilization"),
+                    ("averageValue", "may not set both a target raw value and a target utilization"),
+                    errs,
+                );
             }
         }
     }
@@ -191,6 +181,23 @@ fn metric_spec(metric: &Value, path: &str, errs: &mut Vec<FieldError>) {
         for other in present.iter().filter(|f| Some(**f) != expected) {
             errs.push(FieldError::forbidden(child(path, other), "must populate the given metric source only"));
         }
+    }
+}
+
+/// One of a target's two `fields` must be set and not both: `required` and `both` are the field
+/// and message of each error, which upstream words per metric source.
+fn exactly_one_target(
+    target: &Value,
+    path: &str,
+    fields: [&str; 2],
+    required: (&str, &str),
+    both: (&str, &str),
+    errs: &mut Vec<FieldError>,
+) {
+    match fields.map(|f| !target[f].is_null()) {
+        [false, false] => errs.push(FieldError::required(child(path, required.0), required.1)),
+        [true, true] => errs.push(FieldError::forbidden(child(path, both.0), both.1)),
+        _ => {}
     }
 }
 

@@ -13,7 +13,6 @@ use kapi_apimachinery::scheme::{FieldInfo, FieldShape};
 use kapi_apimachinery::{KindVisitor, Object};
 use serde_json::Value;
 
-use super::{child, index, key};
 use crate::status::FieldError;
 
 /// The required-field errors of `object`, a `group`/`resource` object.
@@ -21,8 +20,11 @@ pub fn required_errors(group: &str, resource: &str, object: &Value) -> Vec<Field
     let mut errs = Vec::new();
     let Some(fields) = fields_of(group, resource, object) else { return errs };
     let Some(obj) = object.as_object() else { return errs };
+    let mut path = String::with_capacity(64);
     for f in fields.iter().filter(|f| f.json_name != "status") {
-        check_field(f, obj.get(f.json_name), f.json_name, &mut errs);
+        path.clear();
+        path.push_str(f.json_name);
+        check_field(f, obj.get(f.json_name), &mut path, &mut errs);
     }
     errs
 }
@@ -49,14 +51,24 @@ fn fields_of(group: &str, resource: &str, object: &Value) -> Option<&'static [Fi
     kapi_api::scheme::visit_kind(info.kind.group, info.kind.version, info.kind.kind, V)
 }
 
-fn check_fields(fields: &'static [FieldInfo], value: &Value, path: &str, errs: &mut Vec<FieldError>) {
+/// Checks the fields of the object at `value`. `path` is its JSON path, extended in place as
+/// the walk descends and cut back after: a path string is only copied for an error, which keeps
+/// this check (run on every write) from allocating per field.
+fn check_fields(fields: &'static [FieldInfo], value: &Value, path: &mut String, errs: &mut Vec<FieldError>) {
     let Some(obj) = value.as_object() else { return };
     for f in fields {
-        check_field(f, obj.get(f.json_name), &child(path, f.json_name), errs);
+        let len = path.len();
+        if !path.is_empty() {
+            path.push('.');
+        }
+        path.push_str(f.json_name);
+        check_field(f, obj.get(f.json_name), path, errs);
+        path.truncate(len);
     }
 }
 
-fn check_field(f: &FieldInfo, value: Option<&Value>, path: &str, errs: &mut Vec<FieldError>) {
+fn check_field(f: &FieldInfo, value: Option<&Value>, path: &mut String, errs: &mut Vec<FieldError>) {
+    use std::fmt::Write;
     let missing = match value {
         None | Some(Value::Null) => true,
         Some(Value::String(s)) => s.is_empty() && f.shape == FieldShape::Scalar,
@@ -66,21 +78,26 @@ fn check_field(f: &FieldInfo, value: Option<&Value>, path: &str, errs: &mut Vec<
     };
     if missing {
         if f.required && !empty_allowed(path, value) {
-            errs.push(FieldError::required(path, ""));
+            errs.push(FieldError::required(path.clone(), ""));
         }
         return;
     }
     let (Some(value), Some(elem)) = (value, f.elem) else { return };
+    let len = path.len();
     match f.shape {
         FieldShape::Object => check_fields(elem(), value, path, errs),
         FieldShape::List => {
             for (i, item) in value.as_array().map_or(&[][..], Vec::as_slice).iter().enumerate() {
-                check_fields(elem(), item, &index(path, i), errs);
+                let _ = write!(path, "[{i}]");
+                check_fields(elem(), item, path, errs);
+                path.truncate(len);
             }
         }
         FieldShape::Map => {
             for (k, item) in value.as_object().into_iter().flatten() {
-                check_fields(elem(), item, &key(path, k), errs);
+                let _ = write!(path, "[{k}]");
+                check_fields(elem(), item, path, errs);
+                path.truncate(len);
             }
         }
         FieldShape::Scalar => {}

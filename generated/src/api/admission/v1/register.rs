@@ -14,6 +14,8 @@ impl ::kapi_apimachinery::Object for super::AdmissionReview {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, _resource_version: &str) {}
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)

@@ -14,6 +14,10 @@ impl ::kapi_apimachinery::Object for super::MutatingAdmissionPolicy {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
     /// Hub: `crate::hub::admissionregistration::MutatingAdmissionPolicy`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::admissionregistration::v1beta1::conversion::MutatingAdmissionPolicy_to_hub(self))
@@ -45,6 +49,10 @@ impl ::kapi_apimachinery::Object for super::MutatingAdmissionPolicyBinding {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `crate::hub::admissionregistration::MutatingAdmissionPolicyBinding`.
@@ -80,6 +88,10 @@ impl ::kapi_apimachinery::Object for super::MutatingAdmissionPolicyBindingList {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
     /// Hub: `crate::hub::admissionregistration::MutatingAdmissionPolicyBindingList`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::admissionregistration::v1beta1::conversion::MutatingAdmissionPolicyBindingList_to_hub(self))
@@ -111,6 +123,10 @@ impl ::kapi_apimachinery::Object for super::MutatingAdmissionPolicyList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `crate::hub::admissionregistration::MutatingAdmissionPolicyList`.
@@ -146,6 +162,10 @@ impl ::kapi_apimachinery::Object for super::MutatingWebhookConfiguration {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
     /// Hub: `crate::hub::admissionregistration::MutatingWebhookConfiguration`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::admissionregistration::v1beta1::conversion::MutatingWebhookConfiguration_to_hub(self))
@@ -177,6 +197,10 @@ impl ::kapi_apimachinery::Object for super::MutatingWebhookConfigurationList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `crate::hub::admissionregistration::MutatingWebhookConfigurationList`.
@@ -212,6 +236,10 @@ impl ::kapi_apimachinery::Object for super::ValidatingAdmissionPolicy {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
     /// Hub: `crate::hub::admissionregistration::ValidatingAdmissionPolicy`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::admissionregistration::v1beta1::conversion::ValidatingAdmissionPolicy_to_hub(self))
@@ -243,6 +271,10 @@ impl ::kapi_apimachinery::Object for super::ValidatingAdmissionPolicyBinding {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `crate::hub::admissionregistration::ValidatingAdmissionPolicyBinding`.
@@ -278,6 +310,10 @@ impl ::kapi_apimachinery::Object for super::ValidatingAdmissionPolicyBindingList
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
     /// Hub: `crate::hub::admissionregistration::ValidatingAdmissionPolicyBindingList`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::admissionregistration::v1beta1::conversion::ValidatingAdmissionPolicyBindingList_to_hub(self))
@@ -309,6 +345,10 @@ impl ::kapi_apimachinery::Object for super::ValidatingAdmissionPolicyList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `crate::hub::admissionregistration::ValidatingAdmissionPolicyList`.
@@ -344,6 +384,10 @@ impl ::kapi_apimachinery::Object for super::ValidatingWebhookConfiguration {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
     /// Hub: `crate::hub::admissionregistration::ValidatingWebhookConfiguration`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::admissionregistration::v1beta1::conversion::ValidatingWebhookConfiguration_to_hub(self))
@@ -375,6 +419,10 @@ impl ::kapi_apimachinery::Object for super::ValidatingWebhookConfigurationList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `crate::hub::admissionregistration::ValidatingWebhookConfigurationList`.

@@ -14,6 +14,10 @@ impl ::kapi_apimachinery::Object for super::Binding {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -45,6 +49,10 @@ impl ::kapi_apimachinery::Object for super::ComponentStatus {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `Self`.
@@ -80,6 +88,10 @@ impl ::kapi_apimachinery::Object for super::ComponentStatusList {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -111,6 +123,10 @@ impl ::kapi_apimachinery::Object for super::ConfigMap {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `Self`.
@@ -146,6 +162,10 @@ impl ::kapi_apimachinery::Object for super::ConfigMapList {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -177,6 +197,10 @@ impl ::kapi_apimachinery::Object for super::Endpoints {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `Self`.
@@ -212,6 +236,10 @@ impl ::kapi_apimachinery::Object for super::EndpointsList {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -243,6 +271,10 @@ impl ::kapi_apimachinery::Object for super::Event {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `Self`.
@@ -278,6 +310,10 @@ impl ::kapi_apimachinery::Object for super::EventList {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -309,6 +345,10 @@ impl ::kapi_apimachinery::Object for super::LimitRange {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `Self`.
@@ -344,6 +384,10 @@ impl ::kapi_apimachinery::Object for super::LimitRangeList {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -375,6 +419,10 @@ impl ::kapi_apimachinery::Object for super::List {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `Self`.
@@ -410,6 +458,10 @@ impl ::kapi_apimachinery::Object for super::Namespace {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -441,6 +493,10 @@ impl ::kapi_apimachinery::Object for super::NamespaceList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `Self`.
@@ -476,6 +532,10 @@ impl ::kapi_apimachinery::Object for super::Node {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -507,6 +567,10 @@ impl ::kapi_apimachinery::Object for super::NodeList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `Self`.
@@ -542,6 +606,8 @@ impl ::kapi_apimachinery::Object for super::NodeProxyOptions {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, _resource_version: &str) {}
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -573,6 +639,10 @@ impl ::kapi_apimachinery::Object for super::PersistentVolume {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `Self`.
@@ -608,6 +678,10 @@ impl ::kapi_apimachinery::Object for super::PersistentVolumeClaim {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -639,6 +713,10 @@ impl ::kapi_apimachinery::Object for super::PersistentVolumeClaimList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `Self`.
@@ -674,6 +752,10 @@ impl ::kapi_apimachinery::Object for super::PersistentVolumeList {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -705,6 +787,10 @@ impl ::kapi_apimachinery::Object for super::Pod {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `Self`.
@@ -740,6 +826,8 @@ impl ::kapi_apimachinery::Object for super::PodAttachOptions {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, _resource_version: &str) {}
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -773,6 +861,8 @@ impl ::kapi_apimachinery::Object for super::PodExecOptions {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, _resource_version: &str) {}
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -804,6 +894,10 @@ impl ::kapi_apimachinery::Object for super::PodList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `Self`.
@@ -839,6 +933,8 @@ impl ::kapi_apimachinery::Object for super::PodLogOptions {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, _resource_version: &str) {}
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -871,6 +967,8 @@ impl ::kapi_apimachinery::Object for super::PodPortForwardOptions {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    fn set_resource_version(&mut self, _resource_version: &str) {}
 
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
@@ -905,6 +1003,8 @@ impl ::kapi_apimachinery::Object for super::PodProxyOptions {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, _resource_version: &str) {}
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -936,6 +1036,10 @@ impl ::kapi_apimachinery::Object for super::PodStatusResult {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `Self`.
@@ -971,6 +1075,10 @@ impl ::kapi_apimachinery::Object for super::PodTemplate {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -1002,6 +1110,10 @@ impl ::kapi_apimachinery::Object for super::PodTemplateList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `Self`.
@@ -1037,6 +1149,10 @@ impl ::kapi_apimachinery::Object for super::RangeAllocation {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -1068,6 +1184,10 @@ impl ::kapi_apimachinery::Object for super::ReplicationController {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `Self`.
@@ -1103,6 +1223,10 @@ impl ::kapi_apimachinery::Object for super::ReplicationControllerList {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -1134,6 +1258,10 @@ impl ::kapi_apimachinery::Object for super::ResourceQuota {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `Self`.
@@ -1169,6 +1297,10 @@ impl ::kapi_apimachinery::Object for super::ResourceQuotaList {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -1200,6 +1332,10 @@ impl ::kapi_apimachinery::Object for super::Secret {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `Self`.
@@ -1235,6 +1371,10 @@ impl ::kapi_apimachinery::Object for super::SecretList {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -1268,6 +1408,8 @@ impl ::kapi_apimachinery::Object for super::SerializedReference {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, _resource_version: &str) {}
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -1299,6 +1441,10 @@ impl ::kapi_apimachinery::Object for super::Service {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `Self`.
@@ -1334,6 +1480,10 @@ impl ::kapi_apimachinery::Object for super::ServiceAccount {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -1365,6 +1515,10 @@ impl ::kapi_apimachinery::Object for super::ServiceAccountList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `Self`.
@@ -1400,6 +1554,10 @@ impl ::kapi_apimachinery::Object for super::ServiceList {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -1432,6 +1590,8 @@ impl ::kapi_apimachinery::Object for super::ServiceProxyOptions {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    fn set_resource_version(&mut self, _resource_version: &str) {}
 
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {

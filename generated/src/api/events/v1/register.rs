@@ -14,6 +14,10 @@ impl ::kapi_apimachinery::Object for super::Event {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
     /// Hub: `crate::api::core::v1::Event`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::events::v1::conversion::Event_to_hub(self))
@@ -45,6 +49,10 @@ impl ::kapi_apimachinery::Object for super::EventList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `crate::api::core::v1::EventList`.

@@ -14,6 +14,10 @@ impl ::kapi_apimachinery::Object for super::IPAddress {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
     /// Hub: `crate::hub::networking::IPAddress`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::networking::v1::conversion::IPAddress_to_hub(self))
@@ -45,6 +49,10 @@ impl ::kapi_apimachinery::Object for super::IPAddressList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `crate::hub::networking::IPAddressList`.
@@ -80,6 +88,10 @@ impl ::kapi_apimachinery::Object for super::Ingress {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
     /// Hub: `crate::hub::networking::Ingress`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::networking::v1::conversion::Ingress_to_hub(self))
@@ -111,6 +123,10 @@ impl ::kapi_apimachinery::Object for super::IngressClass {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `crate::hub::networking::IngressClass`.
@@ -146,6 +162,10 @@ impl ::kapi_apimachinery::Object for super::IngressClassList {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
     /// Hub: `crate::hub::networking::IngressClassList`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::networking::v1::conversion::IngressClassList_to_hub(self))
@@ -177,6 +197,10 @@ impl ::kapi_apimachinery::Object for super::IngressList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `crate::hub::networking::IngressList`.
@@ -212,6 +236,10 @@ impl ::kapi_apimachinery::Object for super::NetworkPolicy {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
     /// Hub: `crate::hub::networking::NetworkPolicy`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::networking::v1::conversion::NetworkPolicy_to_hub(self))
@@ -243,6 +271,10 @@ impl ::kapi_apimachinery::Object for super::NetworkPolicyList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `crate::hub::networking::NetworkPolicyList`.
@@ -278,6 +310,10 @@ impl ::kapi_apimachinery::Object for super::ServiceCIDR {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
     /// Hub: `crate::hub::networking::ServiceCIDR`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::networking::v1::conversion::ServiceCIDR_to_hub(self))
@@ -309,6 +345,10 @@ impl ::kapi_apimachinery::Object for super::ServiceCIDRList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `crate::hub::networking::ServiceCIDRList`.

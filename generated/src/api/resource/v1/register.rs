@@ -14,6 +14,10 @@ impl ::kapi_apimachinery::Object for super::DeviceClass {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
     /// Hub: `crate::hub::resource::DeviceClass`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::resource::v1::conversion::DeviceClass_to_hub(self))
@@ -45,6 +49,10 @@ impl ::kapi_apimachinery::Object for super::DeviceClassList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `crate::hub::resource::DeviceClassList`.
@@ -80,6 +88,10 @@ impl ::kapi_apimachinery::Object for super::ResourceClaim {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
     /// Hub: `crate::hub::resource::ResourceClaim`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::resource::v1::conversion::ResourceClaim_to_hub(self))
@@ -111,6 +123,10 @@ impl ::kapi_apimachinery::Object for super::ResourceClaimList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `crate::hub::resource::ResourceClaimList`.
@@ -146,6 +162,10 @@ impl ::kapi_apimachinery::Object for super::ResourceClaimTemplate {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
     /// Hub: `crate::hub::resource::ResourceClaimTemplate`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::resource::v1::conversion::ResourceClaimTemplate_to_hub(self))
@@ -177,6 +197,10 @@ impl ::kapi_apimachinery::Object for super::ResourceClaimTemplateList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `crate::hub::resource::ResourceClaimTemplateList`.
@@ -212,6 +236,10 @@ impl ::kapi_apimachinery::Object for super::ResourceSlice {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
     /// Hub: `crate::hub::resource::ResourceSlice`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::resource::v1::conversion::ResourceSlice_to_hub(self))
@@ -243,6 +271,10 @@ impl ::kapi_apimachinery::Object for super::ResourceSliceList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `crate::hub::resource::ResourceSliceList`.

@@ -14,6 +14,10 @@ impl ::kapi_apimachinery::Object for super::DeviceTaintRule {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
     /// Hub: `crate::hub::resource::DeviceTaintRule`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::resource::v1alpha3::conversion::DeviceTaintRule_to_hub(self))
@@ -45,6 +49,10 @@ impl ::kapi_apimachinery::Object for super::DeviceTaintRuleList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `crate::hub::resource::DeviceTaintRuleList`.
@@ -80,6 +88,10 @@ impl ::kapi_apimachinery::Object for super::ResourcePoolStatusRequest {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.resource_version = Some(resource_version.to_owned());
+    }
+
     /// Hub: `crate::hub::resource::ResourcePoolStatusRequest`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::resource::v1alpha3::conversion::ResourcePoolStatusRequest_to_hub(self))
@@ -111,6 +123,10 @@ impl ::kapi_apimachinery::Object for super::ResourcePoolStatusRequestList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `crate::hub::resource::ResourcePoolStatusRequestList`.

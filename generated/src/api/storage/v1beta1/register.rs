@@ -14,6 +14,10 @@ impl ::kapi_apimachinery::Object for super::CSIDriver {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
     /// Hub: `crate::hub::storage::CSIDriver`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::storage::v1beta1::conversion::CSIDriver_to_hub(self))
@@ -45,6 +49,10 @@ impl ::kapi_apimachinery::Object for super::CSIDriverList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `crate::hub::storage::CSIDriverList`.
@@ -80,6 +88,10 @@ impl ::kapi_apimachinery::Object for super::CSINode {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
     /// Hub: `crate::hub::storage::CSINode`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::storage::v1beta1::conversion::CSINode_to_hub(self))
@@ -111,6 +123,10 @@ impl ::kapi_apimachinery::Object for super::CSINodeList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `crate::hub::storage::CSINodeList`.
@@ -146,6 +162,10 @@ impl ::kapi_apimachinery::Object for super::CSIStorageCapacity {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
     /// Hub: `crate::hub::storage::CSIStorageCapacity`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::storage::v1beta1::conversion::CSIStorageCapacity_to_hub(self))
@@ -177,6 +197,10 @@ impl ::kapi_apimachinery::Object for super::CSIStorageCapacityList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `crate::hub::storage::CSIStorageCapacityList`.
@@ -212,6 +236,10 @@ impl ::kapi_apimachinery::Object for super::StorageClass {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
     /// Hub: `crate::hub::storage::StorageClass`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::storage::v1beta1::conversion::StorageClass_to_hub(self))
@@ -243,6 +271,10 @@ impl ::kapi_apimachinery::Object for super::StorageClassList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `crate::hub::storage::StorageClassList`.
@@ -278,6 +310,10 @@ impl ::kapi_apimachinery::Object for super::VolumeAttachment {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
     /// Hub: `crate::hub::storage::VolumeAttachment`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::storage::v1beta1::conversion::VolumeAttachment_to_hub(self))
@@ -309,6 +345,10 @@ impl ::kapi_apimachinery::Object for super::VolumeAttachmentList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `crate::hub::storage::VolumeAttachmentList`.
@@ -344,6 +384,10 @@ impl ::kapi_apimachinery::Object for super::VolumeAttributesClass {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
     /// Hub: `crate::hub::storage::VolumeAttributesClass`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::storage::v1beta1::conversion::VolumeAttributesClass_to_hub(self))
@@ -375,6 +419,10 @@ impl ::kapi_apimachinery::Object for super::VolumeAttributesClassList {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `crate::hub::storage::VolumeAttributesClassList`.

@@ -14,6 +14,8 @@ impl ::kapi_apimachinery::Object for super::APIGroup {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, _resource_version: &str) {}
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -46,6 +48,8 @@ impl ::kapi_apimachinery::Object for super::APIGroupList {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    fn set_resource_version(&mut self, _resource_version: &str) {}
 
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
@@ -80,6 +84,8 @@ impl ::kapi_apimachinery::Object for super::APIResourceList {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, _resource_version: &str) {}
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -112,6 +118,8 @@ impl ::kapi_apimachinery::Object for super::APIVersions {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    fn set_resource_version(&mut self, _resource_version: &str) {}
 
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
@@ -146,6 +154,8 @@ impl ::kapi_apimachinery::Object for super::CreateOptions {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, _resource_version: &str) {}
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -178,6 +188,8 @@ impl ::kapi_apimachinery::Object for super::DeleteOptions {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    fn set_resource_version(&mut self, _resource_version: &str) {}
 
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
@@ -212,6 +224,8 @@ impl ::kapi_apimachinery::Object for super::GetOptions {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, _resource_version: &str) {}
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -245,6 +259,8 @@ impl ::kapi_apimachinery::Object for super::ListOptions {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, _resource_version: &str) {}
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -276,6 +292,10 @@ impl ::kapi_apimachinery::Object for super::PartialObjectMetadata {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `Self`.
@@ -311,6 +331,10 @@ impl ::kapi_apimachinery::Object for super::PartialObjectMetadataList {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -344,6 +368,8 @@ impl ::kapi_apimachinery::Object for super::PatchOptions {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, _resource_version: &str) {}
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -375,6 +401,10 @@ impl ::kapi_apimachinery::Object for super::Status {
     fn set_type_meta(&mut self, api_version: &str, kind: &str) {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
     /// Hub: `Self`.
@@ -410,6 +440,8 @@ impl ::kapi_apimachinery::Object for super::TableOptions {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, _resource_version: &str) {}
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -443,6 +475,8 @@ impl ::kapi_apimachinery::Object for super::UpdateOptions {
         self.kind = Some(kind.to_owned());
     }
 
+    fn set_resource_version(&mut self, _resource_version: &str) {}
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -475,6 +509,8 @@ impl ::kapi_apimachinery::Object for super::WatchEvent {
         self.api_version = Some(api_version.to_owned());
         self.kind = Some(kind.to_owned());
     }
+
+    fn set_resource_version(&mut self, _resource_version: &str) {}
 
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
