@@ -76,6 +76,23 @@ fn created_objects_come_back_defaulted() {
     let created = create(&server, "/api/v1/namespaces/default/pods", pod);
     assert_eq!(created["spec"]["priority"], 1000);
 
+    // Admission plugins refuse with upstream's 403 (`admission.NewForbidden`), not a 422.
+    for (spec, message) in [
+        (json!({"priorityClassName": "nope"}), "pods \"refused\" is forbidden: no PriorityClass with name nope was found"),
+        (
+            json!({"serviceAccountName": "ghost"}),
+            "pods \"refused\" is forbidden: error looking up service account default/ghost: serviceaccount \"ghost\" not found",
+        ),
+    ] {
+        let mut pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "refused"},
+            "spec": {"containers": [{"name": "c", "image": "busybox"}]}});
+        pod["spec"].as_object_mut().unwrap().extend(spec.as_object().unwrap().clone());
+        let (code, text) = request(&server, "POST", "/api/v1/namespaces/default/pods", "application/json", pod.to_string().as_bytes());
+        let status: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!((code, status["reason"].as_str()), (403, Some("Forbidden")), "{text}");
+        assert_eq!(status["message"], message, "{text}");
+    }
+
     // Updates and patches are defaulted too: a patch that removes the pull policy gets it back.
     let patch = json!({"spec": {"template": {"spec": {"containers": [{"name": "nginx", "imagePullPolicy": null}]}}}});
     let (code, text) = request(

@@ -7,7 +7,7 @@
 
 use serde_json::{Value, json};
 
-use crate::status::FieldError;
+use super::Rejection;
 
 /// `DefaultTolerationSeconds` (`plugin/pkg/admission/defaulttolerationseconds`): a pod that
 /// does not tolerate a node being not ready or unreachable (`NoExecute`) tolerates it for 300s,
@@ -44,7 +44,7 @@ pub const SERVICE_ACCOUNT_MOUNT_PATH: &str = "/var/run/secrets/kubernetes.io/ser
 /// A pod's service account, as cached (upstream's plugin reads it through an informer). A namespace gets its `default` account from the
 /// controller (`controllers::service_accounts`) right after it is created, so a pod created
 /// just then waits for it briefly rather than fail.
-async fn service_account_named(store: &dyn crate::storage::Storage, namespace: &str, name: &str) -> Result<Value, Vec<FieldError>> {
+async fn service_account_named(store: &dyn crate::storage::Storage, namespace: &str, name: &str) -> Result<Value, Rejection> {
     let k = crate::server::rest::key("", "serviceaccounts", Some(namespace), Some(name));
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(2);
     loop {
@@ -52,18 +52,17 @@ async fn service_account_named(store: &dyn crate::storage::Storage, namespace: &
             Ok(Some(kv)) => {
                 return crate::server::objects::decode_stored(&kv.value)
                     .map(|(_, account)| account)
-                    .map_err(|e| vec![FieldError::internal("spec.serviceAccountName", e)]);
+                    .map_err(|e| Rejection::Internal(format!("decoding service account {namespace}/{name}: {e}")));
             }
             Ok(None) if tokio::time::Instant::now() < deadline && name == "default" => {
                 tokio::time::sleep(std::time::Duration::from_millis(50)).await;
             }
             Ok(None) => {
-                return Err(vec![FieldError::forbidden(
-                    "spec.serviceAccountName",
-                    format!("error looking up service account {namespace}/{name}: serviceaccount \"{name}\" not found"),
-                )]);
+                return Err(Rejection::Forbidden(format!(
+                    "error looking up service account {namespace}/{name}: serviceaccount \"{name}\" not found"
+                )));
             }
-            Err(e) => return Err(vec![FieldError::internal("spec.serviceAccountName", e)]),
+            Err(e) => return Err(Rejection::Internal(format!("looking up service account {namespace}/{name}: {e}"))),
         }
     }
 }
@@ -134,7 +133,7 @@ pub const SYSTEM_PRIORITY_CLASSES: &[(&str, i64)] =
 /// from its priority class; without one, from the global default class if there is one (its
 /// name is recorded), else priority 0 preempting lower priorities. `classes` are the stored
 /// priority classes.
-pub fn priority(pod: &mut Value, classes: &[Value]) -> Result<(), Vec<FieldError>> {
+pub fn priority(pod: &mut Value, classes: &[Value]) -> Result<(), Rejection> {
     let spec = &mut pod["spec"];
     let name = spec["priorityClassName"].as_str().unwrap_or_default().to_owned();
     let class_policy = |c: &Value| c["preemptionPolicy"].as_str().unwrap_or("PreemptLowerPriority").to_owned();
@@ -156,28 +155,19 @@ pub fn priority(pod: &mut Value, classes: &[Value]) -> Result<(), Vec<FieldError
         match classes.iter().find(|c| c["metadata"]["name"] == json!(name)) {
             Some(c) => (c["value"].as_i64().unwrap_or_default(), class_policy(c)),
             None => {
-                return Err(vec![FieldError::forbidden(
-                    "spec.priorityClassName",
-                    format!("no PriorityClass with name {name} was found"),
-                )]);
+                return Err(Rejection::Forbidden(format!("no PriorityClass with name {name} was found")));
             }
         }
     };
     if let Some(given) = spec["priority"].as_i64().filter(|p| *p != value) {
-        return Err(vec![FieldError::forbidden(
-            "spec.priority",
-            format!(
-                "the integer value of priority ({given}) must not be provided in pod spec; priority admission controller computed {value} from the given PriorityClass name"
-            ),
-        )]);
+        return Err(Rejection::Forbidden(format!(
+            "the integer value of priority ({given}) must not be provided in pod spec; priority admission controller computed {value} from the given PriorityClass name"
+        )));
     }
     if let Some(given) = spec["preemptionPolicy"].as_str().filter(|p| *p != policy) {
-        return Err(vec![FieldError::forbidden(
-            "spec.preemptionPolicy",
-            format!(
-                "the string value of PreemptionPolicy ({given}) must not be provided in pod spec; priority admission controller computed {policy} from the given PriorityClass name"
-            ),
-        )]);
+        return Err(Rejection::Forbidden(format!(
+            "the string value of PreemptionPolicy ({given}) must not be provided in pod spec; priority admission controller computed {policy} from the given PriorityClass name"
+        )));
     }
     spec["priority"] = json!(value);
     spec["preemptionPolicy"] = json!(policy);
@@ -186,7 +176,7 @@ pub fn priority(pod: &mut Value, classes: &[Value]) -> Result<(), Vec<FieldError
 
 /// Both plugins on a new pod, reading the priority classes as cached (upstream's plugin reads
 /// them through an informer).
-pub async fn admit_pod(store: &dyn crate::storage::Storage, pod: &mut Value) -> Result<(), Vec<FieldError>> {
+pub async fn admit_pod(store: &dyn crate::storage::Storage, pod: &mut Value) -> Result<(), Rejection> {
     if pod["metadata"]["annotations"][MIRROR_POD_ANNOTATION].is_null() {
         let namespace = pod["metadata"]["namespace"].as_str().unwrap_or_default().to_owned();
         let name = pod["spec"]["serviceAccountName"].as_str().filter(|n| !n.is_empty()).unwrap_or("default").to_owned();
@@ -205,18 +195,18 @@ pub async fn admit_pod(store: &dyn crate::storage::Storage, pod: &mut Value) -> 
 }
 
 /// The stored priority classes; `not_older_than` as in [`crate::storage::ListOptions`].
-async fn priority_classes(store: &dyn crate::storage::Storage, not_older_than: Option<crate::storage::Revision>) -> Result<Vec<Value>, Vec<FieldError>> {
+async fn priority_classes(store: &dyn crate::storage::Storage, not_older_than: Option<crate::storage::Revision>) -> Result<Vec<Value>, Rejection> {
     let options = crate::storage::ListOptions { not_older_than, ..Default::default() };
     let stored = store
         .list(&crate::server::rest::key("scheduling.k8s.io", "priorityclasses", None, None), options)
         .await
-        .map_err(|e| vec![FieldError::internal("spec.priorityClassName", e)])?;
+        .map_err(|e| Rejection::Internal(format!("listing priority classes: {e}")))?;
     stored
         .kvs
         .iter()
         .map(|kv| crate::server::objects::decode_stored(&kv.value).map(|(_, class)| class))
         .collect::<Result<_, _>>()
-        .map_err(|e| vec![FieldError::internal("spec.priorityClassName", e)])
+        .map_err(|e| Rejection::Internal(format!("decoding a priority class: {e}")))
 }
 
 #[cfg(test)]
@@ -291,10 +281,10 @@ mod tests {
         assert_eq!(pod["spec"]["priority"], 2_000_001_000);
 
         let mut unknown = json!({"spec": {"priorityClassName": "nope"}});
-        let errs = priority(&mut unknown, &classes).unwrap_err();
-        assert!(errs[0].to_string().contains("no PriorityClass with name nope was found"), "{errs:?}");
+        let err = priority(&mut unknown, &classes).unwrap_err();
+        assert!(matches!(&err, Rejection::Forbidden(m) if m == "no PriorityClass with name nope was found"), "{err:?}");
         let mut wrong = json!({"spec": {"priority": 5}});
-        let errs = priority(&mut wrong, &[]).unwrap_err();
-        assert!(errs[0].to_string().contains("the integer value of priority (5) must not be provided"), "{errs:?}");
+        let err = priority(&mut wrong, &[]).unwrap_err();
+        assert!(matches!(&err, Rejection::Forbidden(m) if m.starts_with("the integer value of priority (5) must not be provided")), "{err:?}");
     }
 }

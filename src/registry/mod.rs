@@ -239,18 +239,37 @@ pub fn reads_from_kubelet(group: &str, resource: &str, subresource: Option<&str>
     matches!((group, resource, subresource), ("", "pods", Some("log")))
 }
 
+/// Why a new object was refused by [`admit_create`], answered as upstream answers each.
+#[derive(Debug)]
+pub enum Rejection {
+    /// Field errors found while allocating (a Service's cluster IP or node port): a 422
+    /// `Invalid`, as upstream's registry reports them.
+    Invalid(Vec<crate::status::FieldError>),
+    /// An admission plugin's refusal (`admission.NewForbidden`): a 403,
+    /// `pods "x" is forbidden: <message>`.
+    Forbidden(String),
+    /// The store failed or held something unreadable: a 500.
+    Internal(String),
+}
+
+impl From<Vec<crate::status::FieldError>> for Rejection {
+    fn from(errs: Vec<crate::status::FieldError>) -> Self {
+        Rejection::Invalid(errs)
+    }
+}
+
 /// What a resource does to a new object beyond defaults and validation, with the store at
 /// hand (upstream's admission and `BeforeCreate` work that reads other objects): a Service gets
-/// its cluster IP and node ports, a pod its default tolerations and its priority.
+/// its cluster IP and node ports, a pod its service account, default tolerations and priority.
 pub async fn admit_create(
     store: &dyn crate::storage::Storage,
     network: &services::ServiceNetwork,
     group: &str,
     resource: &str,
     object: &mut serde_json::Value,
-) -> Result<(), Vec<crate::status::FieldError>> {
+) -> Result<(), Rejection> {
     match (group, resource) {
-        ("", "services") => services::admit(store, network, object).await,
+        ("", "services") => Ok(services::admit(store, network, object).await?),
         ("", "pods") => admission::admit_pod(store, object).await,
         _ => Ok(()),
     }

@@ -678,9 +678,14 @@ async fn create(
     crate::registry::normalize_on_write(t.group, t.resource, &mut value);
     crate::registry::prepare_for_create(t.group, t.resource, &mut value);
     validate(t, &kind, &name, None, &value, required)?;
-    crate::registry::admit_create(store, call.network, t.group, t.resource, &mut value)
-        .await
-        .map_err(|errs| ApiError::invalid(GroupKind::new(&kind.group, &kind.kind), &name, &errs))?;
+    crate::registry::admit_create(store, call.network, t.group, t.resource, &mut value).await.map_err(|rejection| {
+        use crate::registry::Rejection;
+        match rejection {
+            Rejection::Invalid(errs) => ApiError::invalid(GroupKind::new(&kind.group, &kind.kind), &name, &errs),
+            Rejection::Forbidden(message) => ApiError::forbidden(group_resource(t), &name, message),
+            Rejection::Internal(message) => ApiError::internal(message),
+        }
+    })?;
 
     let (stored, written) = objects::encode_internal(&kind, &value).map_err(ApiError::internal)?;
     drop(value);
