@@ -10,7 +10,7 @@ use clap::{Parser, Subcommand};
 use kapi_apimachinery::codec::{Format, TypeMeta};
 
 /// mimalloc instead of glibc's malloc: serving a write allocates and frees many small values
-/// (see ARCHITECTURE.md, "Performance").
+/// (see ARCHITECTURE.md, "Performance"; built without transparent huge pages, see Cargo.toml).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
