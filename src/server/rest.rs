@@ -393,8 +393,14 @@ async fn list(
     let filter = object_filter(t, &opts);
 
     // Read pages until `limit` objects match the selectors or the collection ends, all at one
-    // revision (a continue token pins it), as upstream's store does.
-    let mut items = Vec::new();
+    // revision (a continue token pins it), as upstream's store does. A plain JSON list (the
+    // common case for clients) is written item by item as the items are read, so a list of
+    // many objects never holds all of them as JSON values at once.
+    let mut items = if call.table.is_none() && call.convert.is_none() && call.accept == Format::Json {
+        ListItems::Json { bytes: Vec::new(), count: 0 }
+    } else {
+        ListItems::Values(Vec::new())
+    };
     let mut start_after = plan.start_after();
     let mut list_revision = revision;
     let mut last_key = None;
@@ -429,7 +435,7 @@ async fn list(
                 obj.remove("kind");
                 obj.remove("apiVersion");
             }
-            items.push(value);
+            items.push(value).map_err(ApiError::internal)?;
         }
         start_after = last_key.clone();
         if !page.more || limit.is_some_and(|l| items.len() >= l) {
@@ -447,14 +453,28 @@ async fn list(
             list_meta["remainingItemCount"] = json!(n);
         }
     }
+    let item_kind = kind_of(t);
+    let list_kind = Kind { kind: format!("{}List", item_kind.kind), ..item_kind.clone() };
+    let items = match items {
+        ListItems::Values(items) => items,
+        ListItems::Json { bytes, .. } => {
+            // The list's own fields, then `"items":[…]` spliced in before the closing brace.
+            let head = json!({"kind": list_kind.kind, "apiVersion": list_kind.api_version(), "metadata": list_meta});
+            let mut body = serde_json::to_vec(&head).map_err(ApiError::internal)?;
+            body.pop();
+            body.reserve(bytes.len() + 12);
+            body.extend_from_slice(b",\"items\":[");
+            body.extend_from_slice(&bytes);
+            body.extend_from_slice(b"]}");
+            return Ok(respond_encoded(Format::Json, 200, Ok(body)));
+        }
+    };
     if let Some(table) = call.table {
         return table_response(call, table, &items, Some(&list_meta));
     }
-    let item_kind = kind_of(t);
     if let Some(convert) = call.convert {
         return super::metadata::list_response(convert, call.accept, &item_kind, &items, &list_meta);
     }
-    let list_kind = Kind { kind: format!("{}List", item_kind.kind), ..item_kind.clone() };
     let list = json!({
         "kind": list_kind.kind,
         "apiVersion": list_kind.api_version(),
@@ -462,6 +482,36 @@ async fn list(
         "items": items,
     });
     Ok(respond(&list_kind, call.accept, 200, &list))
+}
+
+/// The items of a list being read: JSON values (for tables, metadata-only lists and the other
+/// formats), or for a plain JSON list its items already written out, comma-separated.
+enum ListItems {
+    Values(Vec<Value>),
+    Json { bytes: Vec<u8>, count: usize },
+}
+
+impl ListItems {
+    fn push(&mut self, item: Value) -> Result<(), serde_json::Error> {
+        match self {
+            ListItems::Values(items) => items.push(item),
+            ListItems::Json { bytes, count } => {
+                if *count > 0 {
+                    bytes.push(b',');
+                }
+                serde_json::to_writer(&mut *bytes, &item)?;
+                *count += 1;
+            }
+        }
+        Ok(())
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            ListItems::Values(items) => items.len(),
+            ListItems::Json { count, .. } => *count,
+        }
+    }
 }
 
 /// A GET's `resourceVersion`: `None` when unset (a consistent read).
