@@ -311,12 +311,12 @@ impl<T: Object> TypedObject for T {
 /// to the resource's storage version ([`storage_kind`]), protobuf in the `k8s\0` envelope, or
 /// JSON with its `apiVersion` and `kind` for the groups upstream keeps in JSON
 /// ([`crate::registry::stored_as_json`]). Also gives back the typed storage-version object.
-pub fn encode_internal(kind: &Kind, internal: &Value) -> Result<(Vec<u8>, Box<dyn TypedObject>), CodecError> {
-    struct V<'a>(&'a Value, TypeMeta, bool);
-    impl KindVisitor for V<'_> {
+pub fn encode_internal(kind: &Kind, internal: Value) -> Result<(Vec<u8>, Box<dyn TypedObject>), CodecError> {
+    struct V(Value, TypeMeta, bool);
+    impl KindVisitor for V {
         type Output = Result<(Vec<u8>, Box<dyn TypedObject>), CodecError>;
         fn visit<T: Object>(self) -> Self::Output {
-            let mut obj = T::from_internal(self.0.clone())?;
+            let mut obj = T::from_internal(self.0)?;
             obj.set_type_meta(&self.1.api_version, &self.1.kind);
             let bytes = if self.2 { serde_json::to_vec(&obj)? } else { codec::encode(Format::Protobuf, &obj)? };
             Ok((bytes, Box::new(obj)))
@@ -328,7 +328,7 @@ pub fn encode_internal(kind: &Kind, internal: &Value) -> Result<(Vec<u8>, Box<dy
 
 /// Encodes an external object of `kind` for storage: [`to_internal`], then [`encode_internal`].
 pub fn encode_stored(kind: &Kind, value: &Value) -> Result<Vec<u8>, CodecError> {
-    Ok(encode_internal(kind, &to_internal(kind, value.clone())?)?.0)
+    Ok(encode_internal(kind, to_internal(kind, value.clone())?)?.0)
 }
 
 /// Reads a stored value as its internal object (its kind is the storage version's).

@@ -123,20 +123,26 @@ pub(super) async fn write_update(
     Ok(KeyValue { value, ..current })
 }
 
-/// Stores an updated object; when it is being deleted and its last finalizer is gone, the
-/// deletion completes instead (upstream's generic store does the same after an update).
-pub(super) async fn commit_update(
+/// Upstream's `ShouldDeleteDuringUpdate`: the object is marked for deletion, no finalizer is
+/// left and no grace period is running, so an update completes the deletion instead.
+fn deletion_completes(object: &Value) -> bool {
+    let meta = &object["metadata"];
+    meta["deletionTimestamp"].is_string()
+        && meta["finalizers"].as_array().is_none_or(Vec::is_empty)
+        && meta["deletionGracePeriodSeconds"].as_i64().unwrap_or(0) == 0
+}
+
+/// Stores an updated object; when it is being deleted and its last finalizer is gone
+/// (`finalized`, [`deletion_completes`]), the deletion completes instead (upstream's generic
+/// store does the same after an update).
+async fn commit_update(
     store: &dyn Storage,
     call: &ResourceCall<'_>,
     key: &str,
-    value: &Value,
+    finalized: bool,
     stored: Bytes,
     expected: crate::storage::Revision,
 ) -> Result<KeyValue, StorageError> {
-    // Upstream's `ShouldDeleteDuringUpdate`: marked, no finalizer left, no grace period running.
-    let finalized = value["metadata"]["deletionTimestamp"].is_string()
-        && value["metadata"]["finalizers"].as_array().is_none_or(Vec::is_empty)
-        && value["metadata"]["deletionGracePeriodSeconds"].as_i64().unwrap_or(0) == 0;
     if !finalized {
         return write_update(store, call, key, stored, expected).await;
     }
@@ -737,8 +743,7 @@ async fn create(
         }
     })?;
 
-    let (stored, written) = objects::encode_internal(&kind, &value).map_err(ApiError::internal)?;
-    drop(value);
+    let (stored, written) = objects::encode_internal(&kind, value).map_err(ApiError::internal)?;
     let k = key(t.group, t.resource, namespace, Some(&name));
     let kv = write_create(store, call, &k, stored.into()).await.map_err(|e| match e {
         StorageError::AlreadyExists { .. } => ApiError::already_exists(group_resource(t), &name),
@@ -770,8 +775,9 @@ async fn update(
     }
     prepare_update(t, &old, &mut value, &name, namespace);
     validate(t, &kind, &name, Some(&old), &value, required)?;
-    let (stored, written) = objects::encode_internal(&kind, &value).map_err(ApiError::internal)?;
-    let kv = commit_update(store, call, &k, &value, stored.into(), current.mod_revision)
+    let finalized = deletion_completes(&value);
+    let (stored, written) = objects::encode_internal(&kind, value).map_err(ApiError::internal)?;
+    let kv = commit_update(store, call, &k, finalized, stored.into(), current.mod_revision)
         .await
         .map_err(|e| storage_error(e, call))?;
     respond_written(call, &kind, 200, &kv, written)
@@ -832,14 +838,18 @@ async fn status(
     let name = call.info.name.clone();
     let k = key(t.group, t.resource, namespace, Some(&name));
     let current = current(store, call, &k, &name).await?;
-    let (kind, external) = read(&current)?;
-    let proposed = match t.action {
-        "get" => return Ok(respond(&kind, call.accept, 200, &external)),
-        "put" => decode_body(call)?.1,
+    let (kind, proposed) = match t.action {
+        "get" => {
+            let (kind, external) = read(&current)?;
+            return Ok(respond(&kind, call.accept, 200, &external));
+        }
+        "put" => decode_body(call)?,
         "patch" => {
+            let (kind, external) = read(&current)?;
             let bytes = serde_json::to_vec(&patched(call, &kind, &external)?).map_err(ApiError::internal)?;
-            objects::decode_defaulted(&kind, Format::Json, &bytes)
-                .map_err(|e| ApiError::bad_request(format!("the patched object is not a valid {}: {e}", kind.kind)))?
+            let proposed = objects::decode_defaulted(&kind, Format::Json, &bytes)
+                .map_err(|e| ApiError::bad_request(format!("the patched object is not a valid {}: {e}", kind.kind)))?;
+            (kind, proposed)
         }
         other => return Err(ApiError::method_not_supported(group_resource(t), other)),
     };
@@ -859,8 +869,9 @@ async fn status(
     if let Some(meta) = value["metadata"].as_object_mut() {
         meta.remove("resourceVersion");
     }
-    let (stored, written) = objects::encode_internal(&kind, &value).map_err(ApiError::internal)?;
-    let kv = commit_update(store, call, &k, &value, stored.into(), current.mod_revision)
+    let finalized = deletion_completes(&value);
+    let (stored, written) = objects::encode_internal(&kind, value).map_err(ApiError::internal)?;
+    let kv = commit_update(store, call, &k, finalized, stored.into(), current.mod_revision)
         .await
         .map_err(|e| storage_error(e, call))?;
     respond_written(call, &kind, 200, &kv, written)
@@ -929,8 +940,9 @@ async fn scale(
         let mut value = object.clone();
         value["spec"]["replicas"] = json!(replicas);
         prepare_update(t, &object, &mut value, &name, namespace);
-        let (stored, _) = objects::encode_internal(&kind, &value).map_err(ApiError::internal)?;
-        match commit_update(store, call, &k, &value, stored.into(), current.mod_revision).await {
+        let finalized = deletion_completes(&value);
+        let (stored, _) = objects::encode_internal(&kind, value).map_err(ApiError::internal)?;
+        match commit_update(store, call, &k, finalized, stored.into(), current.mod_revision).await {
             Ok(kv) => {
                 let (_, updated) = read_internal(&kv)?;
                 return Ok(respond(&scale_kind, call.accept, 200, &scale_of(t, &updated)?));
@@ -1005,8 +1017,9 @@ async fn patch(
         let (_, old) = read_internal(&current)?;
         prepare_update(t, &old, &mut patched, &name, namespace);
         validate(t, &kind, &name, Some(&old), &patched, required)?;
-        let (stored, written) = objects::encode_internal(&kind, &patched).map_err(ApiError::internal)?;
-        match commit_update(store, call, &k, &patched, stored.into(), current.mod_revision).await {
+        let finalized = deletion_completes(&patched);
+        let (stored, written) = objects::encode_internal(&kind, patched).map_err(ApiError::internal)?;
+        match commit_update(store, call, &k, finalized, stored.into(), current.mod_revision).await {
             Ok(kv) => return respond_written(call, &kind, 200, &kv, written),
             Err(StorageError::Conflict { .. }) if precondition.is_none() => continue,
             Err(e) => return Err(storage_error(e, call)),
