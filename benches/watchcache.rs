@@ -6,7 +6,9 @@
 //!    each watcher reading its event (p50, p99, max), and how many etcd watches that took
 //!    (etcd's `etcd_debugging_mvcc_watcher_total`);
 //! 2. creates per second through kapi against raw etcd puts from the `etcd-client` crate at the
-//!    same concurrency and value size (the stored pod's size);
+//!    same concurrency and value size (the stored pod's size), and against raw etcd creates (the
+//!    guarded transaction a create is); with the CPU time each costs kapi, etcd and the client,
+//!    since all share the machine's cores;
 //! 3. resident memory of kapi with `PODS` pods, before and after the pods are in the watch
 //!    cache, and a LIST of all pods from the cache (`resourceVersion=0`) against one from etcd.
 //!
@@ -84,14 +86,50 @@ fn run() -> Result<()> {
     let log = std::fs::read_to_string(root.path().join("kapi.log")).unwrap_or_default();
     println!("   watchers closed for falling behind: {}", log.matches("fell behind").count());
 
-    // 2. Creates through kapi against raw etcd puts.
+    // 2. Creates through kapi against raw etcd puts, with the CPU time each process spent.
+    let etcd_pid = etcd.members[0].child.as_ref().map(Child::id).ok_or("etcd is not running")?;
+    let processes = [("kapi", server.child.id()), ("etcd", etcd_pid), ("client", std::process::id())];
+    let before = cpu_micros(&processes)?;
     let creates = bench_creates(&server)?;
+    let during_creates = cpu_delta(&before, &cpu_micros(&processes)?);
     let value_len = stored_len(&etcd_url)?;
-    let puts = bench_puts(&etcd_url, value_len)?;
+    let before = cpu_micros(&processes)?;
+    let puts = bench_puts(&etcd_url, value_len, false)?;
+    let during_puts = cpu_delta(&before, &cpu_micros(&processes)?);
+    let before = cpu_micros(&processes)?;
+    let guarded = bench_puts(&etcd_url, value_len, true)?;
+    let during_guarded = cpu_delta(&before, &cpu_micros(&processes)?);
     println!("\n2. creates, {CREATE_THREADS} concurrent clients, {value_len} B stored values");
     println!("   kapi POST pods:      {:.0} /s ({} pods)", creates.rate(), creates.requests);
     println!("   raw etcd puts:       {:.0} /s ({} puts, etcd-client, {CREATE_THREADS} tasks)", puts.rate(), puts.requests);
     println!("   kapi ÷ raw etcd:     {:.3}", creates.rate() / puts.rate());
+    println!(
+        "   raw etcd creates:    {:.0} /s (a put only if the key is new, the transaction kapi and kube-apiserver create with)",
+        guarded.rate()
+    );
+    println!("   kapi ÷ raw creates:  {:.3}", creates.rate() / guarded.rate());
+    // Every process shares the machine's cores, so a rate is bounded by the CPU time one
+    // operation costs all of them together.
+    let per_op = |cpu: &[u64], n: usize| -> Vec<f64> { cpu.iter().map(|&us| us as f64 / n as f64).collect() };
+    let create_cpu = per_op(&during_creates, creates.requests);
+    let put_cpu = per_op(&during_puts, puts.requests);
+    let guarded_cpu = per_op(&during_guarded, guarded.requests);
+    for (label, cpu) in [("per kapi create", &create_cpu), ("per raw put", &put_cpu), ("per raw create", &guarded_cpu)] {
+        let parts: Vec<String> = processes.iter().zip(cpu.iter()).map(|((name, _), us)| format!("{name} {us:.0}")).collect();
+        println!("   CPU µs {label:<16} {} (total {:.0})", parts.join(", "), cpu.iter().sum::<f64>());
+    }
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let busy = |cpu: &[u64], load: &Load| cpu.iter().sum::<u64>() as f64 / 1e6 / load.elapsed.as_secs_f64();
+    println!(
+        "   cores busy: {:.2} during kapi creates, {:.2} during raw puts, {:.2} during raw creates, of {cores}",
+        busy(&during_creates, &creates),
+        busy(&during_puts, &puts),
+        busy(&during_guarded, &guarded)
+    );
+    println!(
+        "   ÷ raw puts if kapi's own CPU were free: {:.3} (raw put's CPU ÷ etcd's and the client's per kapi create)",
+        put_cpu.iter().sum::<f64>() / create_cpu[1..].iter().sum::<f64>()
+    );
 
     // 3. Memory and LIST with the pods cached.
     std::thread::sleep(Duration::from_secs(1));
@@ -115,6 +153,32 @@ fn run() -> Result<()> {
     drop(server);
     drop(etcd);
     Ok(())
+}
+
+/// User plus system CPU time of each process so far, in microseconds (`/proc/<pid>/stat`, all
+/// threads).
+fn cpu_micros(processes: &[(&str, u32)]) -> Result<Vec<u64>> {
+    // The kernel reports these in clock ticks of USER_HZ, which is 100 on every Linux ABI.
+    const MICROS_PER_TICK: u64 = 10_000;
+    processes
+        .iter()
+        .map(|(name, pid)| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+            // The command name is in parentheses and may contain spaces: count fields after it.
+            let after_name = stat.rsplit_once(')').map(|(_, rest)| rest).ok_or("no command name in stat")?;
+            let fields: Vec<&str> = after_name.split_whitespace().collect();
+            // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the name.
+            let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok());
+            match (ticks(11), ticks(12)) {
+                (Some(user), Some(system)) => Ok((user + system) * MICROS_PER_TICK),
+                _ => Err(format!("no CPU times in /proc/{pid}/stat ({name})").into()),
+            }
+        })
+        .collect()
+}
+
+fn cpu_delta(before: &[u64], after: &[u64]) -> Vec<u64> {
+    before.iter().zip(after).map(|(b, a)| a.saturating_sub(*b)).collect()
 }
 
 fn mib(kib: u64) -> String {
@@ -373,14 +437,17 @@ fn stored_len(etcd_url: &str) -> Result<usize> {
     })
 }
 
-/// `PUTS` raw puts of `value_len` bytes by `CREATE_THREADS` tasks sharing one client, as kapi's
-/// store shares one.
-fn bench_puts(etcd_url: &str, value_len: usize) -> Result<Load> {
+/// `PUTS` raw writes of `value_len` bytes by `CREATE_THREADS` tasks sharing one client, as
+/// kapi's store shares one: plain puts, or (`guarded`) creates as kapi and kube-apiserver write
+/// them, a transaction putting the key only if it does not exist.
+fn bench_puts(etcd_url: &str, value_len: usize, guarded: bool) -> Result<Load> {
+    use etcd_client::{Compare, CompareOp, Txn, TxnOp};
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     runtime.block_on(async {
         let client = etcd_client::Client::connect([etcd_url], None).await?;
         let next = Arc::new(AtomicUsize::new(0));
         let value = vec![b'x'; value_len];
+        let prefix = if guarded { "/bench/guarded" } else { "/bench/raw" };
         let start = Instant::now();
         let tasks: Vec<_> = (0..CREATE_THREADS)
             .map(|_| {
@@ -392,7 +459,15 @@ fn bench_puts(etcd_url: &str, value_len: usize) -> Result<Load> {
                         if i >= PUTS {
                             break;
                         }
-                        kv.put(format!("/bench/raw/{i:05}"), value.clone(), None).await?;
+                        let key = format!("{prefix}/{i:05}");
+                        if guarded {
+                            let create = Txn::new()
+                                .when([Compare::create_revision(key.clone(), CompareOp::Equal, 0)])
+                                .and_then([TxnOp::put(key, value.clone(), None)]);
+                            kv.txn(create).await?;
+                        } else {
+                            kv.put(key, value.clone(), None).await?;
+                        }
                         n += 1;
                     }
                     Ok::<usize, etcd_client::Error>(n)

@@ -28,7 +28,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Serve the Kubernetes API over HTTPS (the default).
-    Serve(kapi::server::ServeArgs),
+    Serve(Box<kapi::server::ServeArgs>),
     /// Read an object in JSON, YAML or Kubernetes protobuf and print it as YAML (or JSON).
     ///
     /// The tool for reading raw etcd values: `etcdctl get --print-value-only KEY | kapi decode`.
@@ -78,7 +78,7 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<()> {
     let command = match cli.command {
         Some(c) => c,
-        None => Command::Serve(cli.serve),
+        None => Command::Serve(Box::new(cli.serve)),
     };
     match command {
         Command::Serve(args) => {
@@ -90,7 +90,7 @@ fn run(cli: Cli) -> Result<()> {
                 .with_writer(std::io::stderr)
                 .init();
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-            runtime.block_on(kapi::server::serve(args))
+            runtime.block_on(kapi::server::serve(*args))
         }
         Command::Decode(args) => codec_command(args, Format::Yaml),
         Command::Encode(args) => codec_command(args, Format::Protobuf),

@@ -387,26 +387,60 @@ enum Segment {
     Rest,
 }
 
-fn compiled_routes() -> &'static [(Vec<Segment>, &'static Route)] {
-    static COMPILED: OnceLock<Vec<(Vec<Segment>, &'static Route)>> = OnceLock::new();
+type CompiledRoute = (Vec<Segment>, &'static Route);
+
+/// The route templates, split into segments once, and bucketed by their group-version prefix
+/// (`api/v1`, `apis/<group>/<version>`): a request is matched against the routes of its own
+/// group-version only (about a thirtieth of the table) and the few outside any.
+struct CompiledRoutes {
+    /// Keyed by the prefix's segments joined with `/`.
+    by_group_version: std::collections::HashMap<String, Vec<CompiledRoute>>,
+    other: Vec<CompiledRoute>,
+}
+
+/// The group-version prefix of a path or template (`api/<v>`, `apis/<g>/<v>`), if its segments
+/// there are literal.
+fn group_version_prefix<'a, S: Copy>(segments: &[S], literal: impl Fn(S) -> Option<&'a str>) -> Option<String> {
+    match segments.first().copied().and_then(&literal)? {
+        "api" => Some(format!("api/{}", literal(*segments.get(1)?)?)),
+        "apis" => Some(format!("apis/{}/{}", literal(*segments.get(1)?)?, literal(*segments.get(2)?)?)),
+        _ => None,
+    }
+}
+
+fn compiled_routes() -> &'static CompiledRoutes {
+    static COMPILED: OnceLock<CompiledRoutes> = OnceLock::new();
     COMPILED.get_or_init(|| {
-        ROUTES
-            .iter()
-            .map(|route| {
-                let segments = route
-                    .path
-                    .split('/')
-                    .filter(|s| !s.is_empty())
-                    .map(|s| match s {
-                        "{path}" => Segment::Rest,
-                        s if s.starts_with('{') && s.ends_with('}') => Segment::Param,
-                        s => Segment::Literal(s),
-                    })
-                    .collect();
-                (segments, route)
-            })
-            .collect()
+        let mut compiled = CompiledRoutes { by_group_version: Default::default(), other: Vec::new() };
+        for route in ROUTES {
+            let segments: Vec<Segment> = route
+                .path
+                .split('/')
+                .filter(|s| !s.is_empty())
+                .map(|s| match s {
+                    "{path}" => Segment::Rest,
+                    s if s.starts_with('{') && s.ends_with('}') => Segment::Param,
+                    s => Segment::Literal(s),
+                })
+                .collect();
+            let prefix = group_version_prefix(&segments, |s| match s {
+                Segment::Literal(l) => Some(l),
+                _ => None,
+            });
+            match prefix {
+                Some(prefix) => compiled.by_group_version.entry(prefix).or_default().push((segments, route)),
+                None => compiled.other.push((segments, route)),
+            }
+        }
+        compiled
     })
+}
+
+/// The compiled routes that may match `path`.
+fn candidate_routes(path: &[&str]) -> impl Iterator<Item = &'static CompiledRoute> {
+    let compiled = compiled_routes();
+    let own = group_version_prefix(path, Some).and_then(|prefix| compiled.by_group_version.get(prefix.as_str()));
+    own.into_iter().flatten().chain(&compiled.other)
 }
 
 /// How well `template` matches `path`: `None` if not at all, else the number of literal
@@ -444,8 +478,7 @@ fn match_score(template: &[Segment], path: &[&str]) -> Option<(usize, bool)> {
 pub fn match_route(info: &RequestInfo, method: &str) -> Option<&'static Route> {
     let path: Vec<&str> = info.path.split('/').filter(|s| !s.is_empty()).collect();
     let find = |method: &str| {
-        compiled_routes()
-            .iter()
+        candidate_routes(&path)
             .filter(|(_, route)| route.method == method)
             .filter_map(|(template, route)| match_score(template, &path).map(|score| (score, *route)))
             .max_by_key(|(score, _)| *score)
@@ -457,8 +490,7 @@ pub fn match_route(info: &RequestInfo, method: &str) -> Option<&'static Route> {
 /// The methods some route accepts at this path, for a 405's `Allow` (empty: a 404).
 pub fn allowed_methods(info: &RequestInfo) -> Vec<&'static str> {
     let path: Vec<&str> = info.path.split('/').filter(|s| !s.is_empty()).collect();
-    let mut methods: Vec<&'static str> = compiled_routes()
-        .iter()
+    let mut methods: Vec<&'static str> = candidate_routes(&path)
         .filter(|(template, _)| match_score(template, &path).is_some())
         .map(|(_, route)| route.method)
         .collect();

@@ -411,6 +411,10 @@ fn discovery_document(
 ) -> Option<Response<Body>> {
     use crate::discovery;
     let segments: Vec<&str> = if rest.is_empty() { Vec::new() } else { rest.split('/').collect() };
+    // Resource requests, the common case, are deeper than any discovery document.
+    if segments.len() > 2 {
+        return None;
+    }
     let aggregated = discovery::negotiate_aggregated(accept);
     match (prefix, segments.as_slice()) {
         ("api", []) => Some(match aggregated {

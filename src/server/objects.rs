@@ -33,7 +33,8 @@ fn visit<V: KindVisitor<Output = Result<R, CodecError>>, R>(kind: &Kind, visitor
 
 /// A `metav1.Time` as the API writes it: RFC 3339 in UTC, whole seconds.
 pub fn timestamp(at: chrono::DateTime<chrono::Utc>) -> String {
-    at.format("%Y-%m-%dT%H:%M:%SZ").to_string()
+    // The fixed RFC 3339 writer, not a strftime pattern parsed on every call.
+    at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
 /// The current time as a `metav1.Time` ([`timestamp`]).

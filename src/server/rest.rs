@@ -218,8 +218,9 @@ pub(super) async fn current(store: &dyn Storage, call: &ResourceCall<'_>, key: &
 pub(super) fn read(kv: &KeyValue) -> Result<(Kind, Value), ApiError> {
     let (kind, value) = objects::decode_stored(&kv.value)
         .map_err(|e| ApiError::internal(format!("decoding {}: {e}", kv.key)))?;
-    let (kind, mut value) = match REQUEST_VERSION.try_with(|(g, v)| objects::convert_stored(&kind, value.clone(), g, v)) {
-        Ok(converted) => converted.map_err(|e| ApiError::internal(format!("converting {}: {e}", kv.key)))?,
+    let (kind, mut value) = match REQUEST_VERSION.try_with(|(g, v)| (g.clone(), v.clone())) {
+        Ok((group, version)) => objects::convert_stored(&kind, value, &group, &version)
+            .map_err(|e| ApiError::internal(format!("converting {}: {e}", kv.key)))?,
         Err(_) => (kind, value),
     };
     // A dry-run create was never written: it has no resourceVersion yet.
@@ -687,7 +688,10 @@ async fn create(
         let Some(stored_ns) = store.get_cached(&ns_key).await.map_err(ApiError::from)? else {
             return Err(ApiError::not_found(GroupResource::new("", "namespaces"), ns));
         };
-        if let Some(reason) = crate::registry::namespace_refuses_content(&read(&stored_ns)?.1) {
+        // Namespaces have one version: the stored object is the one to look at, unconverted.
+        let (_, stored_ns) = objects::decode_stored(&stored_ns.value)
+            .map_err(|e| ApiError::internal(format!("decoding {}: {e}", stored_ns.key)))?;
+        if let Some(reason) = crate::registry::namespace_refuses_content(&stored_ns) {
             let name = value["metadata"]["name"].as_str().unwrap_or_default();
             return Err(ApiError::forbidden(group_resource(t), name, reason));
         }

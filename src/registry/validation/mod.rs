@@ -397,6 +397,12 @@ pub(super) fn selector_matches(selector: &Value, labels: &Value) -> bool {
     crate::selectors::LabelSelector::from_json(selector).is_ok_and(|s| s.matches_json(labels))
 }
 
+/// Field errors as their messages (for the group modules' tests).
+#[cfg(test)]
+pub(crate) fn test_messages(errs: &[FieldError]) -> Vec<String> {
+    errs.iter().map(ToString::to_string).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -432,10 +438,4 @@ mod tests {
         let errs = validate_object_meta("", "pods", &serde_json::json!({"metadata": {"name": "ok", "labels": {"bad key!": "v"}}}));
         assert_eq!(errs.len(), 1);
     }
-}
-
-/// Field errors as their messages (for the group modules' tests).
-#[cfg(test)]
-pub(crate) fn test_messages(errs: &[FieldError]) -> Vec<String> {
-    errs.iter().map(ToString::to_string).collect()
 }
