@@ -1,6 +1,7 @@
 //! Object lifecycle beyond create/update, end to end against a started server: namespace
 //! termination (Terminating phase, NamespaceLifecycle, the in-process finalizer), delete
-//! answers and options, deletecollection, pod binding and eviction.
+//! answers and options, deletecollection, pod binding and eviction, and the subresources that
+//! write one part of an object (CSR approval, ephemeral containers).
 
 mod common;
 
@@ -207,4 +208,92 @@ fn pods_bind_once_and_evict_under_their_budget() {
     let (_, budget) = call(&server, "GET", &format!("{pdbs}/budget"), Value::Null);
     assert_eq!(budget["status"]["disruptionsAllowed"], 0, "{budget}");
     assert!(budget["status"]["disruptedPods"]["p1"].is_string(), "{budget}");
+}
+
+#[test]
+fn certificate_requests_record_their_requester_and_are_approved_through_approval() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    let base = "/apis/certificates.k8s.io/v1/certificatesigningrequests";
+    // The body names someone else: the server records the client certificate's user.
+    let csr = json!({"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+        "metadata": {"name": "alice"},
+        "spec": {"request": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0K", "signerName": "example.com/signer",
+                 "usages": ["client auth"], "username": "mallory",
+                 "expirationSeconds": 86400},
+        "status": {"conditions": [{"type": "Approved", "status": "True"}]}});
+    let (code, created) = call(&server, "POST", base, csr);
+    assert_eq!(code, 201, "{created}");
+    assert_eq!(created["spec"]["username"], "kapi-admin", "{created}");
+    assert!(created["spec"]["groups"].as_array().unwrap().contains(&json!("system:authenticated")), "{created}");
+    assert!(created["status"].get("conditions").is_none(), "a new request has no conditions: {created}");
+
+    // Approved and Denied are not the status endpoint's to add.
+    let mut approved = created.clone();
+    approved["status"]["conditions"] = json!([{"type": "Approved", "status": "True", "reason": "Test"}]);
+    let (code, refused) = call(&server, "PUT", &format!("{base}/alice/status"), approved.clone());
+    assert_eq!(code, 422, "{refused}");
+    assert!(refused["message"].as_str().unwrap().contains("updates may not add a condition of type \"Approved\""), "{refused}");
+
+    // The approval endpoint adds it, with the server's timestamps, and leaves the spec alone.
+    approved["spec"]["usages"] = json!(["server auth"]);
+    let (code, stored) = call(&server, "PUT", &format!("{base}/alice/approval"), approved);
+    assert_eq!(code, 200, "{stored}");
+    let condition = &stored["status"]["conditions"][0];
+    assert_eq!((condition["type"].as_str(), condition["reason"].as_str()), (Some("Approved"), Some("Test")), "{stored}");
+    assert!(condition["lastUpdateTime"].is_string() && condition["lastTransitionTime"].is_string(), "{stored}");
+    assert_eq!(stored["spec"]["usages"], json!(["client auth"]), "{stored}");
+
+    // Denied next to Approved, or Approved taken away, is refused.
+    let (code, refused) = call(&server, "PATCH", &format!("{base}/alice/approval"), json!(null));
+    assert_eq!(code, 415, "a patch needs a patch content type: {refused}");
+    let both = json!({"status": {"conditions": [{"type": "Approved", "status": "True"}, {"type": "Denied", "status": "True"}]}});
+    let (code, text) = request(&server, "PATCH", &format!("{base}/alice/approval"), "application/merge-patch+json", both.to_string().as_bytes());
+    assert_eq!(code, 422, "{text}");
+    assert!(text.contains("Approved and Denied conditions are mutually exclusive"), "{text}");
+    let none = json!({"status": {"conditions": []}});
+    let (code, text) = request(&server, "PATCH", &format!("{base}/alice/approval"), "application/merge-patch+json", none.to_string().as_bytes());
+    assert_eq!(code, 422, "{text}");
+    assert!(text.contains("updates may not remove a condition of type \\\"Approved\\\""), "{text}");
+}
+
+#[test]
+fn ephemeral_containers_are_only_added_through_their_subresource() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    let path = "/api/v1/namespaces/default/pods/web";
+    let (code, created) = call(&server, "POST", "/api/v1/namespaces/default/pods", pod("web", json!({})));
+    assert_eq!(code, 201, "{created}");
+
+    let debug = json!({"name": "debugger", "image": "busybox", "targetContainerName": "c", "command": ["sh"]});
+    let mut with_debugger = created.clone();
+    with_debugger["spec"]["ephemeralContainers"] = json!([debug]);
+    // Not through the pod itself.
+    let (code, refused) = call(&server, "PUT", path, with_debugger.clone());
+    assert_eq!(code, 422, "{refused}");
+    let (code, stored) = call(&server, "PUT", &format!("{path}/ephemeralcontainers"), with_debugger.clone());
+    assert_eq!(code, 200, "{stored}");
+    assert_eq!(stored["spec"]["ephemeralContainers"][0]["name"], "debugger", "{stored}");
+    assert_eq!(stored["spec"]["ephemeralContainers"][0]["terminationMessagePolicy"], "File", "defaulted: {stored}");
+    let (_, read) = call(&server, "GET", &format!("{path}/ephemeralcontainers"), json!(null));
+    assert_eq!(read["spec"]["ephemeralContainers"], stored["spec"]["ephemeralContainers"]);
+
+    // Existing ones stay as they are; new ones follow the ephemeral container rules.
+    let mut changed = stored.clone();
+    changed["spec"]["ephemeralContainers"][0]["image"] = json!("alpine");
+    changed["spec"]["ephemeralContainers"].as_array_mut().unwrap().push(
+        json!({"name": "second", "image": "busybox", "targetContainerName": "nope", "ports": [{"containerPort": 80}]}),
+    );
+    let (code, refused) = call(&server, "PUT", &format!("{path}/ephemeralcontainers"), changed);
+    assert_eq!(code, 422, "{refused}");
+    let causes: Vec<&str> = refused["details"]["causes"].as_array().unwrap().iter().map(|c| c["field"].as_str().unwrap()).collect();
+    assert!(causes.contains(&"spec.ephemeralContainers[1].ports"), "{refused}");
+    assert!(causes.contains(&"spec.ephemeralContainers[1].targetContainerName"), "{refused}");
+    let message = refused["message"].as_str().unwrap();
+    assert!(message.contains("existing ephemeral containers \"debugger\" may not be changed"), "{refused}");
+    let mut removed = stored.clone();
+    removed["spec"]["ephemeralContainers"] = json!([]);
+    let (code, refused) = call(&server, "PUT", &format!("{path}/ephemeralcontainers"), removed);
+    assert_eq!(code, 422, "{refused}");
+    assert!(refused["message"].as_str().unwrap().contains("may not be removed"), "{refused}");
 }

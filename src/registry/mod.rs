@@ -2,6 +2,7 @@
 //! (`pkg/registry/<group>/<resource>/strategy.go`), kept as data and small functions, one place
 //! per group, never as kind checks in the handlers.
 
+pub mod certificates;
 pub mod pods;
 pub mod services;
 pub mod validation;
@@ -34,7 +35,7 @@ pub fn tracks_generation(group: &str, resource: &str) -> bool {
 /// (possibly generated) name and carries the `kubernetes` finalizer, a job gets its generated
 /// selector. Upstream also defaults objects again when it reads them back; the status phases it
 /// then gives volumes and claims (whose status a create clears) are set here once.
-pub fn prepare_for_create(group: &str, resource: &str, object: &mut serde_json::Value) {
+pub fn prepare_for_create(group: &str, resource: &str, user: Option<&crate::pki::UserInfo>, object: &mut serde_json::Value) {
     // Status is the server's to write: a created object starts with none.
     if has_status_subresource(group, resource)
         && let Some(obj) = object.as_object_mut()
@@ -59,6 +60,7 @@ pub fn prepare_for_create(group: &str, resource: &str, object: &mut serde_json::
             object["status"]["phase"] = serde_json::json!("Pending");
         }
         ("batch", "jobs") => defaults::batch::generate_job_selector(object),
+        ("certificates.k8s.io", "certificatesigningrequests") => certificates::record_requester(object, user),
         _ => {}
     }
 }
@@ -193,6 +195,65 @@ pub fn has_status_subresource(group: &str, resource: &str) -> bool {
     kapi_api::scheme::RESOURCES
         .iter()
         .any(|r| r.group == group && r.resource == resource && r.subresources.iter().any(|s| s.name == "status"))
+}
+
+/// A subresource through which a write changes one part of the stored object (upstream's
+/// per-subresource strategies): the part taken from the request, and the rules checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PartialWrite {
+    /// `<resource>/status`: the status.
+    Status,
+    /// `certificatesigningrequests/approval`: the status's conditions (Approved, Denied).
+    Approval,
+    /// `pods/ephemeralcontainers`: `spec.ephemeralContainers`.
+    EphemeralContainers,
+}
+
+/// The partial write a subresource is, if it is one.
+pub fn partial_write(group: &str, resource: &str, subresource: &str) -> Option<PartialWrite> {
+    match (group, resource, subresource) {
+        ("certificates.k8s.io", "certificatesigningrequests", "approval") => Some(PartialWrite::Approval),
+        ("", "pods", "ephemeralcontainers") => Some(PartialWrite::EphemeralContainers),
+        (_, _, "status") if has_status_subresource(group, resource) => Some(PartialWrite::Status),
+        _ => None,
+    }
+}
+
+impl PartialWrite {
+    /// The object to store: the stored one with this subresource's part from the request.
+    pub fn merge(self, group: &str, resource: &str, old: &serde_json::Value, proposed: &serde_json::Value) -> serde_json::Value {
+        let mut new = old.clone();
+        let (field, from): (&str, &serde_json::Value) = match self {
+            PartialWrite::Status => ("status", proposed),
+            PartialWrite::Approval => ("conditions", &proposed["status"]),
+            PartialWrite::EphemeralContainers => ("ephemeralContainers", &proposed["spec"]),
+        };
+        let into = match self {
+            PartialWrite::Status => &mut new,
+            PartialWrite::Approval => &mut new["status"],
+            PartialWrite::EphemeralContainers => &mut new["spec"],
+        };
+        match from.get(field) {
+            Some(part) => into[field] = part.clone(),
+            None => {
+                if let Some(obj) = into.as_object_mut() {
+                    obj.remove(field);
+                }
+            }
+        }
+        if (group, resource) == ("certificates.k8s.io", "certificatesigningrequests") {
+            certificates::populate_condition_timestamps(&mut new, old);
+        }
+        new
+    }
+
+    pub fn validate(self, group: &str, resource: &str, old: &serde_json::Value, new: &serde_json::Value) -> Vec<crate::status::FieldError> {
+        match self {
+            PartialWrite::Status => validation::validate_status_update(group, resource, old, new),
+            PartialWrite::Approval => validation::validate_approval_update(old, new),
+            PartialWrite::EphemeralContainers => validation::validate_ephemeral_containers_update(old, new),
+        }
+    }
 }
 
 /// Where a resource with a `scale` subresource keeps what `autoscaling/v1` `Scale` shows:

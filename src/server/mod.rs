@@ -381,8 +381,10 @@ async fn dispatch(
                 Ok(d) => d,
                 Err(e) => return error_response(&e),
             };
+            let user = parts.extensions.get::<chain::Authenticated>().and_then(|a| a.0.as_deref());
             let call = rest::ResourceCall {
                 info,
+                user,
                 target,
                 query,
                 content_type,

@@ -21,6 +21,8 @@ pub const PREFIX: &str = "/registry";
 /// One resource request, resolved against the route table.
 pub struct ResourceCall<'a> {
     pub info: &'a RequestInfo,
+    /// Who asks (their client certificate's user), for what a strategy records of them.
+    pub user: Option<&'a crate::pki::UserInfo>,
     pub target: &'static kapi_apimachinery::scheme::RouteTarget,
     pub query: &'a str,
     pub content_type: Option<&'a str>,
@@ -345,11 +347,13 @@ async fn dispatch(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::
     }
     match t.subresource {
         None => {}
-        Some("status") => return status(store, call, namespace).await,
         Some("scale") if crate::registry::scale_facts(t.group, t.resource).is_some() => {
             return scale(store, call, namespace).await;
         }
-        Some(_) => return Err(ApiError::method_not_supported(group_resource(t), t.action)),
+        Some(sub) => match crate::registry::partial_write(t.group, t.resource, sub) {
+            Some(write) => return partial(store, call, namespace, write).await,
+            None => return Err(ApiError::method_not_supported(group_resource(t), t.action)),
+        },
     }
     match t.action {
         "get" => {
@@ -736,7 +740,7 @@ async fn create(
     meta.remove("resourceVersion");
     value["metadata"] = Value::Object(meta);
     crate::registry::normalize_on_write(t.group, t.resource, &mut value);
-    crate::registry::prepare_for_create(t.group, t.resource, &mut value);
+    crate::registry::prepare_for_create(t.group, t.resource, call.user, &mut value);
     validate(t, &kind, &name, None, &value, required)?;
     crate::registry::admit_create(store, call.network, t.group, t.resource, &mut value).await.map_err(|rejection| {
         use crate::registry::Rejection;
@@ -832,11 +836,14 @@ fn prepare_update(
     }
 }
 
-/// `<resource>/status`: reads the object; writes (update or patch) change only its status.
-async fn status(
+/// `<resource>/status` and the other subresources that are a view of part of the object
+/// (`registry::PartialWrite`): reads give the object; writes (update or patch) change only
+/// that part.
+async fn partial(
     store: &dyn Storage,
     call: &ResourceCall<'_>,
     namespace: Option<&str>,
+    write: crate::registry::PartialWrite,
 ) -> Result<http::Response<Body>, ApiError> {
     let t = call.target;
     let name = call.info.name.clone();
@@ -864,9 +871,8 @@ async fn status(
     }
     let proposed = Incoming::from_external(t, &kind, proposed)?.object;
     let (_, old) = read_internal(&current)?;
-    let mut value = old.clone();
-    value["status"] = proposed.get("status").cloned().unwrap_or(Value::Null);
-    let errs = crate::registry::validation::validate_status_update(t.group, t.resource, &old, &value);
+    let mut value = write.merge(t.group, t.resource, &old, &proposed);
+    let errs = write.validate(t.group, t.resource, &old, &value);
     if !errs.is_empty() {
         return Err(ApiError::invalid(GroupKind::new(&kind.group, &kind.kind), &name, &errs));
     }

@@ -83,6 +83,53 @@ pub fn pod_update(old: &Value, new: &Value) -> Vec<FieldError> {
     errs
 }
 
+/// `ValidatePodEphemeralContainersUpdate`: ephemeral containers are only ever added, each a
+/// container without ports, probes, lifecycle or resources, targeting a container the pod has.
+pub fn pod_ephemeral_containers_update(old: &Value, new: &Value) -> Vec<FieldError> {
+    const PATH: &str = "spec.ephemeralContainers";
+    let mut errs = Vec::new();
+    let spec = &new["spec"];
+    let volumes: BTreeSet<String> = items(&spec["volumes"]).iter().map(|v| str_of(&v["name"]).to_owned()).collect();
+    let mut names: BTreeSet<String> = ["initContainers", "containers"]
+        .iter()
+        .flat_map(|list| items(&spec[*list]))
+        .map(|c| str_of(&c["name"]).to_owned())
+        .collect();
+    let targets = names.clone();
+    containers(&spec["ephemeralContainers"], PATH, &volumes, &mut names, &mut errs);
+    let is_set = |v: &Value| match v {
+        Value::Null => false,
+        Value::Object(o) => !o.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        _ => true,
+    };
+    let new_containers = items(&spec["ephemeralContainers"]);
+    for (i, c) in new_containers.iter().enumerate() {
+        let p = index(PATH, i);
+        for field in ["ports", "livenessProbe", "readinessProbe", "startupProbe", "lifecycle", "resources", "resizePolicy", "restartPolicy"] {
+            if is_set(&c[field]) {
+                errs.push(FieldError::forbidden(child(&p, field), "cannot be set for an Ephemeral Container"));
+            }
+        }
+        if let Some(target) = c["targetContainerName"].as_str().filter(|t| !t.is_empty())
+            && !targets.contains(target)
+        {
+            errs.push(FieldError::not_found(child(&p, "targetContainerName"), target));
+        }
+    }
+    for was in items(&old["spec"]["ephemeralContainers"]) {
+        let name = str_of(&was["name"]);
+        match new_containers.iter().find(|c| str_of(&c["name"]) == name) {
+            None => errs.push(FieldError::forbidden(PATH, format!("existing ephemeral containers {name:?} may not be removed\n"))),
+            Some(is) if is != was => {
+                errs.push(FieldError::forbidden(PATH, format!("existing ephemeral containers {name:?} may not be changed\n")));
+            }
+            Some(_) => {}
+        }
+    }
+    errs
+}
+
 /// `ValidatePodSpec` (the parts kapi checks) at `path`.
 pub(super) fn pod_spec(spec: &Value, path: &str, errs: &mut Vec<FieldError>) {
     let volumes = volumes(spec, &child(path, "volumes"), errs);

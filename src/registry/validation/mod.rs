@@ -10,6 +10,7 @@
 mod apps;
 mod autoscaling;
 mod batch;
+mod certificates;
 mod core;
 mod networking;
 mod policy;
@@ -109,12 +110,13 @@ struct Rules {
     create: fn(&Value) -> Vec<FieldError>,
     update: fn(&Value, &Value) -> Vec<FieldError>,
     /// What a write of the `status` subresource is checked for beyond required fields.
-    status: fn(&Value) -> Vec<FieldError>,
+    /// Old and new object of a status write.
+    status: fn(&Value, &Value) -> Vec<FieldError>,
 }
 
 /// The per-resource rules: the one place that maps a resource to its group module.
 fn rules(group: &str, resource: &str) -> Option<Rules> {
-    let r = |create, update| Some(Rules { create, update, status: |_| Vec::new() });
+    let r = |create, update| Some(Rules { create, update, status: |_, _| Vec::new() });
     let with_status = |create, update, status| Some(Rules { create, update, status });
     match (group, resource) {
         ("", "pods") => r(core::pod, core::pod_update),
@@ -124,14 +126,16 @@ fn rules(group: &str, resource: &str) -> Option<Rules> {
         ("", "configmaps") => r(core::config_map, core::config_map_update),
         ("", "secrets") => r(core::secret, core::secret_update),
         ("", "persistentvolumeclaims") => r(core::persistent_volume_claim, core::persistent_volume_claim_update),
-        ("apps", "deployments") => with_status(apps::deployment, apps::deployment_update, apps::status),
-        ("apps", "replicasets") => with_status(apps::replica_set, apps::replica_set_update, apps::status),
-        ("apps", "statefulsets") => with_status(apps::stateful_set, apps::stateful_set_update, apps::status),
-        ("apps", "daemonsets") => with_status(apps::daemon_set, apps::daemon_set_update, apps::status),
+        ("apps", "deployments") => with_status(apps::deployment, apps::deployment_update, |_, new| apps::status(new)),
+        ("apps", "replicasets") => with_status(apps::replica_set, apps::replica_set_update, |_, new| apps::status(new)),
+        ("apps", "statefulsets") => with_status(apps::stateful_set, apps::stateful_set_update, |_, new| apps::status(new)),
+        ("apps", "daemonsets") => with_status(apps::daemon_set, apps::daemon_set_update, |_, new| apps::status(new)),
         ("batch", "jobs") => r(batch::job, batch::job_update),
         ("batch", "cronjobs") => r(batch::cron_job, batch::cron_job_update),
         ("autoscaling", "horizontalpodautoscalers") => {
-            with_status(autoscaling::horizontal_pod_autoscaler, autoscaling::horizontal_pod_autoscaler_update, autoscaling::status)
+            with_status(autoscaling::horizontal_pod_autoscaler, autoscaling::horizontal_pod_autoscaler_update, |_, new| {
+                autoscaling::status(new)
+            })
         }
         ("policy", "poddisruptionbudgets") => r(policy::pod_disruption_budget, policy::pod_disruption_budget_update),
         ("networking.k8s.io", "ingresses") => r(networking::ingress, |_, new| networking::ingress(new)),
@@ -141,6 +145,11 @@ fn rules(group: &str, resource: &str) -> Option<Rules> {
         ("rbac.authorization.k8s.io", "roles" | "clusterroles") => r(rbac::role, |_, new| rbac::role(new)),
         ("rbac.authorization.k8s.io", "rolebindings" | "clusterrolebindings") => r(rbac::binding, rbac::binding_update),
         ("storage.k8s.io", "storageclasses") => r(storage::storage_class, storage::storage_class_update),
+        ("certificates.k8s.io", "certificatesigningrequests") => with_status(
+            certificates::certificate_signing_request,
+            certificates::certificate_signing_request_update,
+            certificates::status_update,
+        ),
         _ => None,
     }
 }
@@ -175,8 +184,23 @@ pub fn validate_update(group: &str, resource: &str, old: &Value, new: &Value, re
 
 /// What upstream checks when the `status` subresource replaces `old`'s status: the resource's
 /// status rules (metadata and spec are the stored ones, so they are not checked again).
-pub fn validate_status_update(group: &str, resource: &str, _old: &Value, new: &Value) -> Vec<FieldError> {
-    rules(group, resource).map(|r| (r.status)(new)).unwrap_or_default()
+pub fn validate_status_update(group: &str, resource: &str, old: &Value, new: &Value) -> Vec<FieldError> {
+    rules(group, resource).map(|r| (r.status)(old, new)).unwrap_or_default()
+}
+
+/// A certificate signing request's `approval` write: only its Approved and Denied conditions
+/// change.
+pub fn validate_approval_update(old: &Value, new: &Value) -> Vec<FieldError> {
+    let mut errs = validate_object_meta("certificates.k8s.io", "certificatesigningrequests", new);
+    errs.extend(certificates::approval_update(old, new));
+    errs
+}
+
+/// A pod's `ephemeralcontainers` write: containers are only added.
+pub fn validate_ephemeral_containers_update(old: &Value, new: &Value) -> Vec<FieldError> {
+    let mut errs = validate_object_meta("", "pods", new);
+    errs.extend(core::pod_ephemeral_containers_update(old, new));
+    errs
 }
 
 /// Appends the generic required-field errors a hand-written rule did not already report.
