@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{request, start};
+use common::{request, start, start_with};
 use serde_json::{Value, json};
 
 fn create(server: &common::Server, path: &str, body: Value) -> Value {
@@ -116,4 +116,52 @@ fn created_objects_come_back_defaulted() {
     assert_eq!(job["metadata"]["labels"]["batch.kubernetes.io/job-name"], "pi");
     assert_eq!(job["spec"]["backoffLimit"], 6);
     server.kill();
+}
+
+/// Alpha and beta versions turned on with `--runtime-config` default their objects as upstream's
+/// `defaults.go` and declarative `+default`s of that version do, and the stored object reads
+/// back defaulted.
+#[test]
+fn alpha_and_beta_versions_are_defaulted() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start_with(dir.path(), &["--runtime-config=api/all=true"]);
+    server.wait_ready();
+
+    let path = "/apis/certificates.k8s.io/v1beta1/namespaces/default/podcertificaterequests";
+    let request = json!({"apiVersion": "certificates.k8s.io/v1beta1", "kind": "PodCertificateRequest", "metadata": {"name": "pcr"},
+        "spec": {"signerName": "example.com/signer", "podName": "p", "podUID": "11111111-1111-1111-1111-111111111111",
+                 "serviceAccountName": "default", "serviceAccountUID": "22222222-2222-2222-2222-222222222222",
+                 "nodeName": "node-1", "nodeUID": "33333333-3333-3333-3333-333333333333",
+                 "pkixPublicKey": "AA==", "proofOfPossession": "AA==", "stubPKCS10Request": "AA=="}});
+    let created = create(&server, path, request);
+    assert_eq!(created["spec"]["maxExpirationSeconds"], 86_400, "{created}");
+    assert_eq!(get(&server, &format!("{path}/pcr"))["spec"]["maxExpirationSeconds"], 86_400);
+
+    let path = "/apis/scheduling.k8s.io/v1alpha2/namespaces/default/podgroups";
+    let group = json!({"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "PodGroup", "metadata": {"name": "gang"},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}}});
+    let created = create(&server, path, group);
+    assert_eq!(created["spec"]["disruptionMode"], "Pod", "{created}");
+    assert_eq!(get(&server, &format!("{path}/gang"))["spec"]["disruptionMode"], "Pod");
+    let workload = json!({"apiVersion": "scheduling.k8s.io/v1alpha2", "kind": "Workload", "metadata": {"name": "w"},
+        "spec": {"podGroupTemplates": [{"name": "t", "schedulingPolicy": {"basic": {}}}]}});
+    let created = create(&server, "/apis/scheduling.k8s.io/v1alpha2/namespaces/default/workloads", workload);
+    assert!(created["spec"]["podGroupTemplates"][0].get("disruptionMode").is_none(), "templates have no default: {created}");
+
+    let path = "/apis/resource.k8s.io/v1alpha3/resourcepoolstatusrequests";
+    let pools = json!({"apiVersion": "resource.k8s.io/v1alpha3", "kind": "ResourcePoolStatusRequest", "metadata": {"name": "gpus"},
+        "spec": {"driver": "gpu.example.com"}});
+    let created = create(&server, path, pools);
+    assert_eq!(created["spec"]["limit"], 100, "{created}");
+
+    let path = "/apis/resource.k8s.io/v1beta2/namespaces/default/resourceclaims";
+    let claim = json!({"apiVersion": "resource.k8s.io/v1beta2", "kind": "ResourceClaim", "metadata": {"name": "tolerant"},
+        "spec": {"devices": {"requests": [{"name": "one", "exactly": {"deviceClassName": "gpu",
+            "tolerations": [{"key": "maintenance", "value": "planned", "effect": "NoSchedule"}, {"key": "flaky", "operator": "Exists"}]}}]}}});
+    let created = create(&server, path, claim);
+    let tolerations = &created["spec"]["devices"]["requests"][0]["exactly"]["tolerations"];
+    assert_eq!(tolerations[0]["operator"], "Equal", "{created}");
+    assert_eq!(tolerations[1]["operator"], "Exists", "{created}");
+    let v1 = get(&server, "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/tolerant");
+    assert_eq!(v1["spec"]["devices"]["requests"][0]["exactly"]["tolerations"][0]["operator"], "Equal", "{v1}");
 }

@@ -25,6 +25,7 @@ pub mod apiregistration;
 pub mod apps;
 pub mod autoscaling;
 pub mod batch;
+pub mod certificates;
 pub mod core;
 pub mod discovery;
 pub mod flowcontrol;
@@ -73,6 +74,7 @@ static REGISTRY: LazyLock<Registry> = LazyLock::new(|| {
     apiextensions::register(&mut r);
     apiregistration::register(&mut r);
     resource::register(&mut r);
+    certificates::register(&mut r);
     r
 });
 

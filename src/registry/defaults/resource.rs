@@ -1,6 +1,7 @@
 //! `resource.k8s.io` (upstream `pkg/apis/resource/<version>/defaults.go`, one file per served
-//! version: v1, and v1beta1, v1beta2 and v1alpha3 when `--runtime-config` turns them on):
-//! dynamic resource allocation requests, device taints and allocatable resource mappings.
+//! version: v1, and v1beta1, v1beta2 and v1alpha3 when `--runtime-config` turns them on, plus
+//! the declarative `+default`s of their types): dynamic resource allocation requests, device
+//! taints and tolerations, allocatable resource mappings and pool status requests.
 //!
 //! Each version has its own copy of the types with the same fields and upstream repeats the
 //! same functions for each, so the bodies are written once as macros and registered per
@@ -31,6 +32,15 @@ macro_rules! taint_added_now {
     }};
 }
 
+/// A device toleration matches the taint's value unless it says `Exists` (a declarative
+/// `+default` on a non-pointer string, so `""` is unset). `DeviceToleration` appears only in
+/// requests, sub-requests and allocation results, where upstream's generated code defaults it.
+macro_rules! tolerate_equal {
+    ($t:expr) => {{
+        super::default_str(&mut $t.operator, "Equal");
+    }};
+}
+
 /// Each node-allocatable resource mapping multiplies by one unless told otherwise
 /// (`SetDefaults_Device`, which sets it on the map values itself).
 macro_rules! multiplier_of_one {
@@ -50,6 +60,12 @@ pub fn set_defaults_v1beta1_device_request(r: &mut v1beta1::DeviceRequest) {
     exactly_one_device!(r);
 }
 
+/// A pool status request reports at most 100 pools unless it asks for another limit
+/// (`SetDefaults_ResourcePoolStatusRequestSpec`, v1alpha3 only).
+pub fn set_defaults_v1alpha3_resource_pool_status_request_spec(s: &mut v1alpha3::ResourcePoolStatusRequestSpec) {
+    s.limit.get_or_insert(100);
+}
+
 pub fn register(r: &mut Registry) {
     r.add(|x: &mut v1::ExactDeviceRequest| exactly_one_device!(x));
     r.add(|x: &mut v1beta2::ExactDeviceRequest| exactly_one_device!(x));
@@ -64,6 +80,10 @@ pub fn register(r: &mut Registry) {
     r.add(|x: &mut v1::Device| multiplier_of_one!(x));
     r.add(|x: &mut v1beta2::Device| multiplier_of_one!(x));
     r.add(|x: &mut v1beta1::BasicDevice| multiplier_of_one!(x));
+    r.add(|x: &mut v1::DeviceToleration| tolerate_equal!(x));
+    r.add(|x: &mut v1beta2::DeviceToleration| tolerate_equal!(x));
+    r.add(|x: &mut v1beta1::DeviceToleration| tolerate_equal!(x));
+    r.add(set_defaults_v1alpha3_resource_pool_status_request_spec);
 }
 
 #[cfg(test)]
@@ -100,6 +120,37 @@ mod tests {
             json!({"spec": {"devices": {"requests": [
                 {"name": "a", "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1},
                 {"name": "b", "firstAvailable": [{"name": "x", "deviceClassName": "big", "allocationMode": "ExactCount", "count": 1}]}]}}}),
+        );
+    }
+
+    /// Tolerations in every place a claim holds them, in every version that has them.
+    #[test]
+    fn tolerations_match_equal_values() {
+        let given = json!([{"key": "k", "value": "v"}, {"key": "x", "operator": "Exists"}, {"key": "e", "operator": ""}]);
+        let defaulted = json!([{"key": "k", "operator": "Equal", "value": "v"}, {"key": "x", "operator": "Exists"}, {"key": "e", "operator": "Equal"}]);
+        let claim = |t: &serde_json::Value| {
+            json!({"spec": {"devices": {"requests": [
+                {"name": "a", "exactly": {"deviceClassName": "gpu", "allocationMode": "All", "tolerations": t}},
+                {"name": "b", "firstAvailable": [{"name": "x", "deviceClassName": "big", "allocationMode": "All", "tolerations": t}]}]}},
+                "status": {"allocation": {"devices": {"results": [{"request": "a", "driver": "d", "pool": "p", "device": "g", "tolerations": t}]}}}})
+        };
+        assert_defaults::<v1::ResourceClaim>(claim(&given), claim(&defaulted));
+        assert_defaults::<v1beta2::ResourceClaim>(claim(&given), claim(&defaulted));
+        let v1beta1_claim = |t: &serde_json::Value| {
+            json!({"spec": {"devices": {"requests": [{"name": "a", "deviceClassName": "gpu", "allocationMode": "All", "tolerations": t}]}}})
+        };
+        assert_defaults::<v1beta1::ResourceClaim>(v1beta1_claim(&given), v1beta1_claim(&defaulted));
+    }
+
+    #[test]
+    fn pool_status_requests_report_a_hundred_pools() {
+        assert_defaults::<v1alpha3::ResourcePoolStatusRequest>(
+            json!({"spec": {"driver": "gpu.example.com"}}),
+            json!({"metadata": {}, "spec": {"driver": "gpu.example.com", "limit": 100}}),
+        );
+        assert_defaults::<v1alpha3::ResourcePoolStatusRequest>(
+            json!({"metadata": {}, "spec": {"driver": "gpu.example.com", "limit": 5}}),
+            json!({"metadata": {}, "spec": {"driver": "gpu.example.com", "limit": 5}}),
         );
     }
 
