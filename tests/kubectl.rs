@@ -331,6 +331,24 @@ fn drive(store_flags: &[&str]) {
     );
     assert!(metrics.contains("apiserver_request_duration_seconds_bucket{"));
 
+    // The reviews: answered, never stored (everything is allowed until RBAC exists).
+    assert_eq!(server.ok(&["auth", "can-i", "create", "pods", "-n", "demo"]).trim(), "yes");
+    let whoami = server.ok(&["auth", "whoami"]);
+    assert!(whoami.contains("kapi-admin") && whoami.contains("system:authenticated"), "{whoami}");
+    let rules = server.ok(&["auth", "can-i", "--list", "-n", "demo"]);
+    assert!(rules.lines().any(|l| l.starts_with("*.*")), "{rules}");
+    // Approving a certificate request goes through its approval subresource.
+    let csr = dir.path().join("csr.yaml");
+    std::fs::write(
+        &csr,
+        "apiVersion: certificates.k8s.io/v1\nkind: CertificateSigningRequest\nmetadata: {name: alice}\nspec:\n  request: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0K\n  signerName: example.com/signer\n  usages: [client auth]\n",
+    )
+    .unwrap();
+    server.ok(&["create", "-f", csr.to_str().unwrap()]);
+    server.ok(&["certificate", "approve", "alice"]);
+    let csrs = server.ok(&["get", "csr", "alice"]);
+    assert!(csrs.contains("kapi-admin") && csrs.contains("Approved"), "{csrs}");
+
     // Deleting a namespace deletes what is in it.
     server.ok(&["delete", "ns", "demo"]);
     assert!(server.fails(&["get", "ns", "demo"]).contains(r#"namespaces "demo" not found"#));

@@ -4,6 +4,7 @@
 
 pub mod certificates;
 pub mod pods;
+pub mod reviews;
 pub mod services;
 pub mod validation;
 
@@ -274,7 +275,7 @@ pub fn scale_facts(group: &str, resource: &str) -> Option<ScaleFacts> {
 }
 
 /// Requests served by a resource's own REST code instead of the generic store (upstream's
-/// `BindingREST`, `EvictionREST`, `FinalizeREST`).
+/// `BindingREST`, `EvictionREST`, `FinalizeREST`, the review resources' REST).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OwnRest {
     /// `pods/<name>/binding` and the legacy `bindings` collection: assign a pod to a node.
@@ -283,6 +284,8 @@ pub enum OwnRest {
     PodEviction,
     /// `namespaces/<name>/finalize`: replace a namespace's `spec.finalizers` only.
     NamespaceFinalize,
+    /// The authentication and authorization reviews: answered, never stored.
+    Review(reviews::Review),
 }
 
 pub fn own_rest(group: &str, resource: &str, subresource: Option<&str>) -> Option<OwnRest> {
@@ -290,6 +293,7 @@ pub fn own_rest(group: &str, resource: &str, subresource: Option<&str>) -> Optio
         ("", "pods", Some("binding")) | ("", "bindings", None) => Some(OwnRest::PodBinding),
         ("", "pods", Some("eviction")) => Some(OwnRest::PodEviction),
         ("", "namespaces", Some("finalize")) => Some(OwnRest::NamespaceFinalize),
+        (_, _, None) => reviews::review(group, resource).map(OwnRest::Review),
         _ => None,
     }
 }

@@ -1,5 +1,5 @@
 //! Requests a resource serves with its own REST code rather than the generic store
-//! (`registry::OwnRest`): pod binding and eviction, namespace finalize. The decisions are the
+//! (`registry::OwnRest`): pod binding and eviction, namespace finalize, the reviews. The decisions are the
 //! registry's (`registry::pods`); this module reads and writes the objects.
 
 use serde_json::{Value, json};
@@ -26,6 +26,7 @@ pub async fn handle(
         (OwnRest::PodBinding, "post") => bind(store, call, namespace).await,
         (OwnRest::PodEviction, "post") => evict(store, call, namespace).await,
         (OwnRest::NamespaceFinalize, "put") => finalize(store, call).await,
+        (OwnRest::Review(review), "post") => answer_review(call, namespace, review),
         (_, action) => Err(ApiError::method_not_supported(GroupResource::new(t.group, t.resource), action)),
     }
 }
@@ -35,6 +36,24 @@ fn created_status(call: &ResourceCall<'_>) -> http::Response<Body> {
     let kind = Kind { group: String::new(), version: "v1".into(), kind: "Status".into() };
     let status = json!({ "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201 });
     respond(&kind, call.accept, 201, &status)
+}
+
+/// `POST` of a review: the request comes back with its status answered (201, as a create).
+fn answer_review(
+    call: &ResourceCall<'_>,
+    namespace: Option<&str>,
+    review: crate::registry::reviews::Review,
+) -> Result<http::Response<Body>, ApiError> {
+    use crate::registry::reviews::{Refusal, answer};
+    let (kind, mut object) = decode_body(call)?;
+    if let Some(ns) = namespace {
+        object["metadata"]["namespace"] = Value::String(ns.to_owned());
+    }
+    answer(review, &mut object, call.user, namespace, &objects::now()).map_err(|refusal| match refusal {
+        Refusal::BadRequest(message) => ApiError::bad_request(message),
+        Refusal::Invalid(errs) => ApiError::invalid(crate::status::GroupKind::new(&kind.group, &kind.kind), "", &errs),
+    })?;
+    Ok(respond(&kind, call.accept, 201, &object))
 }
 
 /// `POST pods/<name>/binding` (or `bindings` with the pod named in the body).
