@@ -124,11 +124,6 @@ pub fn service_account(pod: &mut Value, account: &Value, suffix: &str) {
     }
 }
 
-/// The priority classes the API server creates at start-up (upstream's scheduling post-start
-/// hook), which exist on every cluster: (name, value).
-pub const SYSTEM_PRIORITY_CLASSES: &[(&str, i64)] =
-    &[("system-node-critical", 2_000_001_000), ("system-cluster-critical", 2_000_000_000)];
-
 /// `Priority` (`plugin/pkg/admission/priority`): a pod's `priority` and `preemptionPolicy` come
 /// from its priority class; without one, from the global default class if there is one (its
 /// name is recorded), else priority 0 preempting lower priorities. `classes` are the stored
@@ -149,8 +144,9 @@ pub fn priority(pod: &mut Value, classes: &[Value]) -> Result<(), Rejection> {
             }
             None => (0, "PreemptLowerPriority".to_owned()),
         }
-    } else if let Some((_, value)) = SYSTEM_PRIORITY_CLASSES.iter().find(|(n, _)| *n == name) {
-        (*value, "PreemptLowerPriority".to_owned())
+    } else if let Some(class) = super::bootstrap::SYSTEM_PRIORITY_CLASSES.iter().find(|c| c.name == name) {
+        // The start-up classes (`registry::bootstrap`), known even before the store has them.
+        (class.value, "PreemptLowerPriority".to_owned())
     } else {
         match classes.iter().find(|c| c["metadata"]["name"] == json!(name)) {
             Some(c) => (c["value"].as_i64().unwrap_or_default(), class_policy(c)),

@@ -12,6 +12,9 @@ pub mod validation;
 pub mod defaults;
 /// Upstream's mutating admission plugins for new pods (tolerations, priority).
 pub mod admission;
+/// The objects created at start-up (system namespaces, the `kubernetes` Service, system
+/// priority classes, flow-control configuration), as data.
+pub mod bootstrap;
 
 /// Whether the resource's strategy maintains `metadata.generation` (set to 1 on create and
 /// bumped when the spec changes). Upstream's strategies for these resources do; others (e.g.

@@ -202,7 +202,7 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     };
     std::fs::write(args.data_dir.join("port"), addr.port().to_string())?;
 
-    rest::bootstrap(store.as_ref(), &network, addr.port()).await.context("creating the system namespaces and the kubernetes Service")?;
+    rest::bootstrap(store.as_ref(), &network, addr.port()).await.context("creating the objects every cluster starts with")?;
     crate::controllers::namespace::spawn(store.clone());
     // The system namespaces' accounts exist before the server reports ready.
     for ns in crate::registry::SYSTEM_NAMESPACES {

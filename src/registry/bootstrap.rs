@@ -1,0 +1,392 @@
+//! The objects the API server creates at start-up, as data: the system namespaces and the
+//! `kubernetes` Service (upstream's `bootstrap-controller`), the system priority classes
+//! (the `scheduling/bootstrap-system-priority-classes` post-start hook,
+//! `pkg/apis/scheduling` `SystemPriorityClasses`) and API Priority and Fairness' mandatory and
+//! suggested configuration (`k8s.io/apiserver/pkg/apis/flowcontrol/bootstrap`, ensured by the
+//! `priority-and-fairness-config-producer` hook). `server::rest::bootstrap` creates whichever
+//! of them is missing; nothing here knows about storage.
+
+use serde_json::{Value, json};
+
+use super::services::ServiceNetwork;
+
+/// One object to create at start-up when it does not exist.
+#[derive(Debug, Clone)]
+pub struct BootstrapObject {
+    pub group: &'static str,
+    pub version: &'static str,
+    pub kind: &'static str,
+    pub resource: &'static str,
+    /// The external object in `group/version`; `metadata.name` (and `namespace`) locate it.
+    pub object: Value,
+    /// A mandatory flow-control object: its spec is always restored (see [`restores_spec`]).
+    pub mandatory: bool,
+}
+
+/// A priority class every cluster has.
+#[derive(Debug, Clone, Copy)]
+pub struct SystemPriorityClass {
+    pub name: &'static str,
+    pub value: i64,
+    pub description: &'static str,
+}
+
+/// Upstream's `SystemCriticalPriority` (`2 * HighestUserDefinablePriority`).
+const SYSTEM_CRITICAL_PRIORITY: i64 = 2_000_000_000;
+
+/// The system priority classes (`scheduling.SystemPriorityClasses()`), also what the
+/// `Priority` admission plugin knows when the store does not have them.
+pub const SYSTEM_PRIORITY_CLASSES: &[SystemPriorityClass] = &[
+    SystemPriorityClass {
+        name: "system-node-critical",
+        value: SYSTEM_CRITICAL_PRIORITY + 1000,
+        description: "Used for system critical pods that must not be moved from their current node.",
+    },
+    SystemPriorityClass {
+        name: "system-cluster-critical",
+        value: SYSTEM_CRITICAL_PRIORITY,
+        description: "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.",
+    },
+];
+
+/// The annotation marking a flow-control object the server keeps up to date
+/// (`flowcontrol.AutoUpdateAnnotationKey`).
+pub const AUTO_UPDATE_ANNOTATION: &str = "apf.kubernetes.io/autoupdate-spec";
+
+/// Every object to ensure at start-up, in creation order.
+pub fn objects(network: &ServiceNetwork, secure_port: u16) -> Vec<BootstrapObject> {
+    let mut out = Vec::new();
+    for name in super::SYSTEM_NAMESPACES {
+        out.push(core("Namespace", "namespaces", namespace(name)));
+    }
+    out.push(core("Service", "services", super::services::kubernetes_service(network, secure_port)));
+    for pc in SYSTEM_PRIORITY_CLASSES {
+        out.push(BootstrapObject {
+            group: "scheduling.k8s.io",
+            version: "v1",
+            kind: "PriorityClass",
+            resource: "priorityclasses",
+            object: json!({
+                "apiVersion": "scheduling.k8s.io/v1",
+                "kind": "PriorityClass",
+                "metadata": {"name": pc.name},
+                "value": pc.value,
+                "description": pc.description,
+            }),
+            mandatory: false,
+        });
+    }
+    for (mandatory, spec) in priority_levels() {
+        out.push(flow_control("PriorityLevelConfiguration", "prioritylevelconfigurations", mandatory, spec));
+    }
+    for (mandatory, spec) in flow_schemas() {
+        out.push(flow_control("FlowSchema", "flowschemas", mandatory, spec));
+    }
+    out
+}
+
+/// Whether the server writes its spec back over a stored copy of a start-up object that
+/// differs (upstream's flow-control config ensurer): always for a mandatory object; for a
+/// suggested one while its `apf.kubernetes.io/autoupdate-spec` annotation is true, or, without
+/// the annotation, while nobody has changed it (`generation` 1). Other start-up objects are
+/// only created.
+pub fn restores_spec(wanted: &BootstrapObject, stored: &Value) -> bool {
+    if wanted.group != "flowcontrol.apiserver.k8s.io" {
+        return false;
+    }
+    if wanted.mandatory {
+        return true;
+    }
+    match stored["metadata"]["annotations"][AUTO_UPDATE_ANNOTATION].as_str() {
+        // Go's `strconv.ParseBool` true forms; anything else (false, or unparseable) is no.
+        Some(v) => matches!(v, "1" | "t" | "T" | "true" | "TRUE" | "True"),
+        None => stored["metadata"]["generation"].as_i64() == Some(1),
+    }
+}
+
+/// The part of a mandatory object's spec that users may change and the server keeps when it
+/// restores the rest: the `exempt` section of the `exempt` priority level (its concurrency
+/// shares and lendable percent).
+pub fn keep_on_restore(resource: &str, current: &Value, wanted: &mut Value) {
+    if resource == "prioritylevelconfigurations" && !wanted["spec"]["exempt"].is_null() && !current["spec"]["exempt"].is_null() {
+        wanted["spec"]["exempt"] = current["spec"]["exempt"].clone();
+    }
+}
+
+fn core(kind: &'static str, resource: &'static str, object: Value) -> BootstrapObject {
+    BootstrapObject { group: "", version: "v1", kind, resource, object, mandatory: false }
+}
+
+fn namespace(name: &str) -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": name, "labels": {"kubernetes.io/metadata.name": name}},
+        "spec": {"finalizers": ["kubernetes"]},
+        "status": {"phase": "Active"},
+    })
+}
+
+/// A flow-control object from `(name, spec)`, annotated for automatic update as upstream's
+/// bootstrap objects all are.
+fn flow_control(kind: &'static str, resource: &'static str, mandatory: bool, (name, spec): (&str, Value)) -> BootstrapObject {
+    BootstrapObject {
+        group: "flowcontrol.apiserver.k8s.io",
+        version: "v1",
+        kind,
+        resource,
+        object: json!({
+            "apiVersion": "flowcontrol.apiserver.k8s.io/v1",
+            "kind": kind,
+            "metadata": {"name": name, "annotations": {AUTO_UPDATE_ANNOTATION: "true"}},
+            "spec": spec,
+        }),
+        mandatory,
+    }
+}
+
+// Well-known identities (`k8s.io/apiserver/pkg/authentication/user`, `.../serviceaccount`).
+const SYSTEM_PRIVILEGED_GROUP: &str = "system:masters";
+const NODES_GROUP: &str = "system:nodes";
+const ALL_UNAUTHENTICATED: &str = "system:unauthenticated";
+const ALL_AUTHENTICATED: &str = "system:authenticated";
+const ALL_SERVICE_ACCOUNTS: &str = "system:serviceaccounts";
+const KUBE_CONTROLLER_MANAGER: &str = "system:kube-controller-manager";
+const KUBE_SCHEDULER: &str = "system:kube-scheduler";
+/// `flowcontrol.VerbAll`, `APIGroupAll`, `ResourceAll`, `NamespaceEvery`, `NonResourceAll`,
+/// `NameAll`.
+const ALL: &str = "*";
+
+/// (mandatory, (name, spec)) of every priority level, mandatory first.
+fn priority_levels() -> Vec<(bool, (&'static str, Value))> {
+    vec![
+        (true, ("exempt", json!({"type": "Exempt", "exempt": {"nominalConcurrencyShares": 0, "lendablePercent": 0}}))),
+        (true, ("catch-all", json!({"type": "Limited", "limited": {"nominalConcurrencyShares": 5, "lendablePercent": 0, "limitResponse": {"type": "Reject"}}}))),
+        (false, ("system", limited(30, 33, 64, 6, 50))),
+        (false, ("node-high", limited(40, 25, 64, 6, 50))),
+        (false, ("leader-election", limited(10, 0, 16, 4, 50))),
+        (false, ("workload-high", limited(40, 50, 128, 6, 50))),
+        (false, ("workload-low", limited(100, 90, 128, 6, 50))),
+        (false, ("global-default", limited(20, 50, 128, 6, 50))),
+    ]
+}
+
+/// A `Limited` priority level that queues: shares, lendable percent, queues, hand size, queue
+/// length limit.
+fn limited(shares: i32, lendable: i32, queues: i32, hand_size: i32, queue_length_limit: i32) -> Value {
+    json!({
+        "type": "Limited",
+        "limited": {
+            "nominalConcurrencyShares": shares,
+            "lendablePercent": lendable,
+            "limitResponse": {
+                "type": "Queue",
+                "queuing": {"queues": queues, "handSize": hand_size, "queueLengthLimit": queue_length_limit},
+            },
+        },
+    })
+}
+
+/// (mandatory, (name, spec)) of every flow schema, mandatory first.
+fn flow_schemas() -> Vec<(bool, (&'static str, Value))> {
+    let everything = |subjects: Vec<Value>| {
+        json!({
+            "subjects": subjects,
+            "resourceRules": [resource_rule(&[ALL], &[ALL], &[ALL], &[ALL], true)],
+            "nonResourceRules": [{"verbs": [ALL], "nonResourceURLs": [ALL]}],
+        })
+    };
+    let leader_election_verbs: &[&str] = &["get", "create", "update"];
+    let mut system_leader_election = users(&[KUBE_CONTROLLER_MANAGER, KUBE_SCHEDULER]);
+    system_leader_election.extend(kube_system_service_accounts(&[ALL]));
+    let mut endpoint_controller = users(&[KUBE_CONTROLLER_MANAGER]);
+    endpoint_controller.extend(kube_system_service_accounts(&["endpoint-controller", "endpointslicemirroring-controller"]));
+    vec![
+        (true, ("exempt", schema("exempt", 1, None, everything(groups(&[SYSTEM_PRIVILEGED_GROUP]))))),
+        (true, ("catch-all", schema("catch-all", 10000, Some("ByUser"), everything(groups(&[ALL_UNAUTHENTICATED, ALL_AUTHENTICATED]))))),
+        (
+            false,
+            (
+                "probes",
+                schema(
+                    "exempt",
+                    2,
+                    None,
+                    json!({
+                        "subjects": groups(&[ALL_UNAUTHENTICATED, ALL_AUTHENTICATED]),
+                        "nonResourceRules": [{"verbs": ["get"], "nonResourceURLs": ["/healthz", "/readyz", "/livez"]}],
+                    }),
+                ),
+            ),
+        ),
+        (
+            false,
+            (
+                "system-leader-election",
+                schema(
+                    "leader-election",
+                    100,
+                    Some("ByUser"),
+                    json!({
+                        "subjects": system_leader_election,
+                        "resourceRules": [resource_rule(leader_election_verbs, &["coordination.k8s.io"], &["leases"], &[ALL], false)],
+                    }),
+                ),
+            ),
+        ),
+        (
+            false,
+            (
+                "endpoint-controller",
+                schema(
+                    "workload-high",
+                    150,
+                    Some("ByUser"),
+                    json!({
+                        "subjects": endpoint_controller,
+                        "resourceRules": [resource_rule(leader_election_verbs, &[""], &["endpoints"], &[ALL], false)],
+                    }),
+                ),
+            ),
+        ),
+        (
+            false,
+            (
+                "workload-leader-election",
+                schema(
+                    "leader-election",
+                    200,
+                    Some("ByUser"),
+                    json!({
+                        "subjects": kube_system_service_accounts(&[ALL]),
+                        "resourceRules": [
+                            resource_rule(leader_election_verbs, &[""], &["endpoints", "configmaps"], &[ALL], false),
+                            resource_rule(leader_election_verbs, &["coordination.k8s.io"], &["leases"], &[ALL], false),
+                        ],
+                    }),
+                ),
+            ),
+        ),
+        (
+            false,
+            (
+                "system-node-high",
+                schema(
+                    "node-high",
+                    400,
+                    Some("ByUser"),
+                    json!({
+                        "subjects": groups(&[NODES_GROUP]),
+                        "resourceRules": [
+                            resource_rule(&[ALL], &[""], &["nodes", "nodes/status"], &[ALL], true),
+                            resource_rule(&[ALL], &["coordination.k8s.io"], &["leases"], &[ALL], false),
+                        ],
+                    }),
+                ),
+            ),
+        ),
+        (false, ("system-nodes", schema("system", 500, Some("ByUser"), everything(groups(&[NODES_GROUP]))))),
+        (false, ("kube-controller-manager", schema("workload-high", 800, Some("ByNamespace"), everything(users(&[KUBE_CONTROLLER_MANAGER]))))),
+        (false, ("kube-scheduler", schema("workload-high", 800, Some("ByNamespace"), everything(users(&[KUBE_SCHEDULER]))))),
+        (
+            false,
+            ("kube-system-service-accounts", schema("workload-high", 900, Some("ByNamespace"), everything(kube_system_service_accounts(&[ALL])))),
+        ),
+        (false, ("service-accounts", schema("workload-low", 9000, Some("ByUser"), everything(groups(&[ALL_SERVICE_ACCOUNTS]))))),
+        (false, ("global-default", schema("global-default", 9900, Some("ByUser"), everything(groups(&[ALL_UNAUTHENTICATED, ALL_AUTHENTICATED]))))),
+    ]
+}
+
+/// A flow schema's spec: its priority level, precedence, distinguisher (none: every request of
+/// the schema is one flow) and its one rule.
+fn schema(priority_level: &str, matching_precedence: i32, distinguisher: Option<&str>, rule: Value) -> Value {
+    let mut spec = json!({
+        "priorityLevelConfiguration": {"name": priority_level},
+        "matchingPrecedence": matching_precedence,
+        "rules": [rule],
+    });
+    if let Some(method) = distinguisher {
+        spec["distinguisherMethod"] = json!({"type": method});
+    }
+    spec
+}
+
+fn resource_rule(verbs: &[&str], api_groups: &[&str], resources: &[&str], namespaces: &[&str], cluster_scope: bool) -> Value {
+    json!({"verbs": verbs, "apiGroups": api_groups, "resources": resources, "namespaces": namespaces, "clusterScope": cluster_scope})
+}
+
+fn groups(names: &[&str]) -> Vec<Value> {
+    names.iter().map(|n| json!({"kind": "Group", "group": {"name": n}})).collect()
+}
+
+fn users(names: &[&str]) -> Vec<Value> {
+    names.iter().map(|n| json!({"kind": "User", "user": {"name": n}})).collect()
+}
+
+fn kube_system_service_accounts(names: &[&str]) -> Vec<Value> {
+    names.iter().map(|n| json!({"kind": "ServiceAccount", "serviceAccount": {"name": n, "namespace": "kube-system"}})).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flow_schemas_name_existing_priority_levels_and_unique_names() {
+        let objects = objects(&ServiceNetwork::default(), 6443);
+        let names_of = |kind: &str| -> Vec<String> {
+            objects.iter().filter(|o| o.kind == kind).map(|o| o.object["metadata"]["name"].as_str().unwrap().to_owned()).collect()
+        };
+        let levels = names_of("PriorityLevelConfiguration");
+        let schemas = names_of("FlowSchema");
+        assert_eq!(levels.len(), 8);
+        assert_eq!(schemas.len(), 13);
+        for o in objects.iter().filter(|o| o.kind == "FlowSchema") {
+            let level = o.object["spec"]["priorityLevelConfiguration"]["name"].as_str().unwrap();
+            assert!(levels.iter().any(|l| l == level), "{level}");
+            assert_eq!(o.object["metadata"]["annotations"][AUTO_UPDATE_ANNOTATION], "true");
+        }
+        let mut unique = schemas.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), schemas.len());
+        let mandatory: Vec<_> = objects.iter().filter(|o| o.mandatory).map(|o| (o.kind, o.object["metadata"]["name"].as_str().unwrap())).collect();
+        assert_eq!(
+            mandatory,
+            [
+                ("PriorityLevelConfiguration", "exempt"),
+                ("PriorityLevelConfiguration", "catch-all"),
+                ("FlowSchema", "exempt"),
+                ("FlowSchema", "catch-all")
+            ]
+        );
+    }
+
+    #[test]
+    fn which_stored_copies_get_their_spec_back() {
+        let objects = objects(&ServiceNetwork::default(), 6443);
+        let find = |kind: &str, name: &str| objects.iter().find(|o| o.kind == kind && o.object["metadata"]["name"] == name).unwrap();
+        let (catch_all, global) = (find("FlowSchema", "catch-all"), find("FlowSchema", "global-default"));
+        let stored = |annotation: Option<&str>, generation: i64| {
+            let mut o = json!({"metadata": {"generation": generation}});
+            if let Some(a) = annotation {
+                o["metadata"]["annotations"][AUTO_UPDATE_ANNOTATION] = json!(a);
+            }
+            o
+        };
+        assert!(restores_spec(catch_all, &stored(Some("false"), 4)));
+        assert!(restores_spec(global, &stored(Some("true"), 4)));
+        assert!(!restores_spec(global, &stored(Some("false"), 1)));
+        assert!(restores_spec(global, &stored(None, 1)));
+        assert!(!restores_spec(global, &stored(None, 2)));
+        assert!(!restores_spec(find("PriorityClass", "system-node-critical"), &stored(Some("true"), 1)));
+    }
+
+    #[test]
+    fn restoring_keeps_the_exempt_levels_user_fields() {
+        let current = json!({"spec": {"type": "Exempt", "exempt": {"nominalConcurrencyShares": 7, "lendablePercent": 3}}});
+        let mut wanted = json!({"spec": {"type": "Exempt", "exempt": {"nominalConcurrencyShares": 0, "lendablePercent": 0}}});
+        keep_on_restore("prioritylevelconfigurations", &current, &mut wanted);
+        assert_eq!(wanted, current);
+    }
+}
