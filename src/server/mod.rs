@@ -245,6 +245,12 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
             },
             () = &mut shutdown => { info!("shutting down"); return Ok(()); }
         };
+        // As Go's net package does for every TCP connection: small TLS records (a handshake
+        // flight, a short answer, a watch event) go out at once instead of waiting on Nagle's
+        // algorithm for the peer's delayed ACK (~40 ms).
+        if let Err(e) = tcp.set_nodelay(true) {
+            warn!(%peer, error = %e, "could not disable Nagle's algorithm");
+        }
         let tls = tls.clone();
         let state = state.clone();
         tokio::spawn(async move {
