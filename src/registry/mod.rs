@@ -245,9 +245,7 @@ impl PartialWrite {
                 }
             }
         }
-        if (group, resource) == ("certificates.k8s.io", "certificatesigningrequests") {
-            certificates::populate_condition_timestamps(&mut new, old);
-        }
+        prepare_partial_write(group, resource, &mut new, old);
         new
     }
 
@@ -257,6 +255,14 @@ impl PartialWrite {
             PartialWrite::Approval => validation::validate_approval_update(old, new),
             PartialWrite::EphemeralContainers => validation::validate_ephemeral_containers_update(old, new),
         }
+    }
+}
+
+/// What a resource's strategy fills in on an object a subresource write produced, from the
+/// stored one (upstream's status and approval strategies' `PrepareForUpdate`).
+fn prepare_partial_write(group: &str, resource: &str, new: &mut serde_json::Value, old: &serde_json::Value) {
+    if let ("certificates.k8s.io", "certificatesigningrequests") = (group, resource) {
+        certificates::populate_condition_timestamps(new, old);
     }
 }
 
