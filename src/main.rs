@@ -146,7 +146,14 @@ fn codec_command(args: CodecArgs, default_to: Format) -> Result<()> {
             _ => bail!("--kind {k:?}: expected apiVersion/Kind, e.g. apps/v1/Deployment or v1/Pod"),
         },
     };
-    let mut out = kapi::convert::convert(&input, from, to, kind.as_ref())?;
+    let mut out = match kapi::convert::convert(&input, from, to, kind.as_ref()) {
+        // `etcdctl get --print-value-only` ends every value with a newline, which is not part
+        // of a protobuf value: try again without it before reporting the first error.
+        Err(e) if input.starts_with(b"k8s\0") && input.ends_with(b"\n") => {
+            kapi::convert::convert(&input[..input.len() - 1], from, to, kind.as_ref()).map_err(|_| e)?
+        }
+        converted => converted?,
+    };
     if to == Format::Json {
         out = kapi::convert::pretty_json(&out)?;
     }

@@ -31,6 +31,21 @@ fn decode_protobuf_prints_the_yaml_fixture() {
     }
 }
 
+/// As piped from `etcdctl get --print-value-only`, which adds a newline after the value.
+#[test]
+fn decode_reads_a_value_etcdctl_printed() {
+    let mut value = std::fs::read(fixture("apps.v1.Deployment.pb")).unwrap();
+    value.push(b'\n');
+    let path = std::env::temp_dir().join(format!("kapi-cli-etcdctl-{}.pb", std::process::id()));
+    std::fs::write(&path, &value).unwrap();
+    let out = kapi(&["decode", path.to_str().unwrap()]);
+    let _ = std::fs::remove_file(&path);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let got: serde_json::Value = serde_yaml_ng::from_slice(&out.stdout).unwrap();
+    let want: serde_json::Value = serde_yaml_ng::from_slice(&std::fs::read(fixture("apps.v1.Deployment.yaml")).unwrap()).unwrap();
+    assert_eq!(got, want);
+}
+
 #[test]
 fn encode_json_to_protobuf_equals_the_pb_fixture() {
     for kind in ["apps.v1.Deployment", "core.v1.Service", "rbac.authorization.k8s.io.v1.ClusterRole"] {
