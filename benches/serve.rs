@@ -169,10 +169,7 @@ fn run() -> Result<()> {
         format!("{} serde_json::to_vec of the same list", ms(encode_time)),
         list_time.as_secs_f64() / encode_time.as_secs_f64(),
     ));
-    rows.push(row(
-        "RSS after the LISTs",
-        format!("{} (peak {})", mib(after_lists.rss_kib), mib(after_lists.hwm_kib)),
-    ));
+    rows.push(row("RSS after the LISTs", format!("{} (peak {})", mib(after_lists.rss_kib), mib(after_lists.hwm_kib))));
     server.stop()?;
 
     print_table(&rows);
@@ -461,15 +458,10 @@ impl Conn {
         self.buf.drain(..head_end + 4);
         let mut lines = head.split("\r\n");
         let status_line = lines.next().unwrap_or_default();
-        let status: u16 = status_line
-            .split_whitespace()
-            .nth(1)
-            .and_then(|s| s.parse().ok())
-            .ok_or_else(|| format!("bad status line {status_line:?}"))?;
-        let headers: Vec<(String, String)> = lines
-            .filter_map(|l| l.split_once(':'))
-            .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
-            .collect();
+        let status: u16 =
+            status_line.split_whitespace().nth(1).and_then(|s| s.parse().ok()).ok_or_else(|| format!("bad status line {status_line:?}"))?;
+        let headers: Vec<(String, String)> =
+            lines.filter_map(|l| l.split_once(':')).map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned())).collect();
         let header = |name: &str| headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str());
         let body = if let Some(length) = header("content-length") {
             let length: usize = length.parse().map_err(|_| format!("bad Content-Length {length:?}"))?;
@@ -657,8 +649,8 @@ impl BareServer {
         use http_body_util::Full;
         use hyper_util::rt::{TokioExecutor, TokioIo};
 
-        let tls = kapi::pki::Pki::from_files(&pki.join("apiserver.crt"), &pki.join("apiserver.key"), &pki.join("ca.crt"))?
-            .server_config()?;
+        let tls =
+            kapi::pki::Pki::from_files(&pki.join("apiserver.crt"), &pki.join("apiserver.key"), &pki.join("ca.crt"))?.server_config()?;
         let acceptor = tokio_rustls::TlsAcceptor::from(tls);
         let body = Bytes::from(reference.body.clone());
         let headers: Arc<Vec<(String, String)>> = Arc::new(

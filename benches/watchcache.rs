@@ -70,7 +70,9 @@ fn run() -> Result<()> {
     // 1. Watch fan-out.
     let watchers_before = etcd_gauge(&etcd_url, "etcd_debugging_mvcc_watcher_total")?;
     let fanout = bench_fanout(&server, &etcd_url)?;
-    println!("\n1. {WATCHERS} HTTP watches of one collection, {WRITE_RATE} creates/s for {WRITE_DURATION:?} ({WRITERS} writer connections)");
+    println!(
+        "\n1. {WATCHERS} HTTP watches of one collection, {WRITE_RATE} creates/s for {WRITE_DURATION:?} ({WRITERS} writer connections)"
+    );
     println!("   events delivered: {} of {}; writes achieved {:.0} /s", fanout.delivered, fanout.expected, fanout.write_rate);
     println!(
         "   delivery latency: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",

@@ -11,9 +11,8 @@ pub fn convert(bytes: &[u8], from: Option<Format>, to: Format, kind: Option<&Typ
     let from = from.unwrap_or_else(|| Format::detect(bytes));
     let tm = codec::peek_type_meta(from, bytes, kind)?;
     let (group, version) = tm.group_version();
-    kapi_api::scheme::visit_kind(group, version, &tm.kind, Convert { bytes, from, to }).ok_or_else(|| {
-        CodecError::UnknownKind { api_version: tm.api_version.clone(), kind: tm.kind.clone() }
-    })?
+    kapi_api::scheme::visit_kind(group, version, &tm.kind, Convert { bytes, from, to })
+        .ok_or_else(|| CodecError::UnknownKind { api_version: tm.api_version.clone(), kind: tm.kind.clone() })?
 }
 
 struct Convert<'a> {

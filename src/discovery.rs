@@ -30,8 +30,8 @@ use kapi_api::api::apidiscovery::v2::{
     APIGroupDiscovery, APIGroupDiscoveryList, APIResourceDiscovery, APISubresourceDiscovery, APIVersionDiscovery,
 };
 use kapi_api::apimachinery::pkg::apis::meta::v1::{
-    APIGroup, APIGroupList, APIResource, APIResourceList, APIVersions, GroupVersionForDiscovery, GroupVersionKind,
-    ListMeta, ObjectMeta, ServerAddressByClientCIDR, Verbs,
+    APIGroup, APIGroupList, APIResource, APIResourceList, APIVersions, GroupVersionForDiscovery, GroupVersionKind, ListMeta, ObjectMeta,
+    ServerAddressByClientCIDR, Verbs,
 };
 use kapi_api::routes::ROUTES;
 use kapi_api::scheme::{GROUP_VERSIONS, GROUPS, RESOURCES};
@@ -194,8 +194,7 @@ fn group_version_string(group: &str, version: &str) -> String {
 }
 
 fn discovery_group(name: &str, versions: &[&str]) -> Option<APIGroup> {
-    let to_gv =
-        |v: &str| GroupVersionForDiscovery { group_version: group_version_string(name, v), version: v.to_owned() };
+    let to_gv = |v: &str| GroupVersionForDiscovery { group_version: group_version_string(name, v), version: v.to_owned() };
     let preferred = versions.first()?;
     Some(APIGroup {
         kind: None,
@@ -212,11 +211,8 @@ fn discovery_group(name: &str, versions: &[&str]) -> Option<APIGroup> {
 /// priority and the first as preferred. As kube-aggregator writes it: no
 /// `serverAddressByClientCIDRs`.
 pub fn api_group_list(enabled: &EnabledGroupVersions) -> APIGroupList {
-    let groups = GROUPS
-        .iter()
-        .filter(|g| !g.name.is_empty())
-        .filter_map(|g| discovery_group(g.name, &enabled.versions_of(g.name)))
-        .collect();
+    let groups =
+        GROUPS.iter().filter(|g| !g.name.is_empty()).filter_map(|g| discovery_group(g.name, &enabled.versions_of(g.name))).collect();
     APIGroupList { kind: Some("APIGroupList".to_owned()), api_version: Some("v1".to_owned()), groups }
 }
 
@@ -411,9 +407,7 @@ pub fn aggregated_legacy(enabled: &EnabledGroupVersions) -> APIGroupDiscoveryLis
 /// Aggregated discovery of `/apis`: every named group with an enabled version, in the order of
 /// [`api_group_list`], versions by priority.
 pub fn aggregated_apis(enabled: &EnabledGroupVersions) -> APIGroupDiscoveryList {
-    discovery_list(
-        GROUPS.iter().filter(|g| !g.name.is_empty()).filter_map(|g| group_discovery(enabled, g.name)).collect(),
-    )
+    discovery_list(GROUPS.iter().filter(|g| !g.name.is_empty()).filter_map(|g| group_discovery(enabled, g.name)).collect())
 }
 
 /// One clause of an `Accept` header.
@@ -450,9 +444,7 @@ fn parse_accept(header: &str) -> Vec<AcceptClause<'_>> {
         .collect();
     // Highest q first, then specific types before wildcards; otherwise the client's order.
     clauses.sort_by(|a, b| {
-        b.q.total_cmp(&a.q)
-            .then((a.media_type == "*").cmp(&(b.media_type == "*")))
-            .then((a.sub_type == "*").cmp(&(b.sub_type == "*")))
+        b.q.total_cmp(&a.q).then((a.media_type == "*").cmp(&(b.media_type == "*"))).then((a.sub_type == "*").cmp(&(b.sub_type == "*")))
     });
     clauses
 }
@@ -472,17 +464,16 @@ pub fn negotiate_aggregated(accept: Option<&str>) -> Option<Format> {
     ];
     for clause in parse_accept(accept) {
         let param = |name: &str| clause.params.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
-        let aggregated = param("g") == Some(AGGREGATED_GROUP)
-            && param("v") == Some(AGGREGATED_VERSION)
-            && param("as") == Some(AGGREGATED_KIND);
+        let aggregated =
+            param("g") == Some(AGGREGATED_GROUP) && param("v") == Some(AGGREGATED_VERSION) && param("as") == Some(AGGREGATED_KIND);
         if !aggregated || param("stream").is_some_and(|s| !s.is_empty() && s != "watch") {
             continue;
         }
         let media_type = clause.media_type.to_ascii_lowercase();
         let sub_type = clause.sub_type.to_ascii_lowercase();
-        let served = SERVED.iter().find(|(_, t, s)| {
-            (media_type == *t && (sub_type == *s || sub_type == "*")) || (media_type == "*" && sub_type == "*")
-        });
+        let served = SERVED
+            .iter()
+            .find(|(_, t, s)| (media_type == *t && (sub_type == *s || sub_type == "*")) || (media_type == "*" && sub_type == "*"));
         if let Some((format, _, _)) = served {
             return Some(*format);
         }
@@ -630,10 +621,7 @@ mod tests {
         }
         assert_eq!(resource(&apps, "deployments").short_names, ["deploy"]);
         let scale = resource(&apps, "deployments/scale");
-        assert_eq!(
-            (scale.group.as_deref(), scale.version.as_deref(), scale.kind.as_str()),
-            (Some("autoscaling"), Some("v1"), "Scale")
-        );
+        assert_eq!((scale.group.as_deref(), scale.version.as_deref(), scale.kind.as_str()), (Some("autoscaling"), Some("v1"), "Scale"));
         assert_eq!(scale.verbs.items, ["get", "patch", "update"]);
 
         // Stored as the core group's events (cohabitation).
@@ -732,12 +720,7 @@ mod tests {
         let apps = json["items"].as_array().unwrap().iter().find(|i| i["metadata"]["name"] == "apps").unwrap();
         assert_eq!(apps["versions"][0]["version"], "v1");
         assert_eq!(apps["versions"][0]["freshness"], "Current");
-        let deployments = apps["versions"][0]["resources"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["resource"] == "deployments")
-            .unwrap();
+        let deployments = apps["versions"][0]["resources"].as_array().unwrap().iter().find(|r| r["resource"] == "deployments").unwrap();
         assert_eq!(
             deployments,
             &json!({"resource":"deployments","responseKind":{"group":"","version":"","kind":"Deployment"},
@@ -749,8 +732,7 @@ mod tests {
                         {"subresource":"status","responseKind":{"group":"","version":"","kind":"Deployment"},"verbs":["get","patch","update"]}]})
         );
         // Same order as /apis.
-        let names: Vec<String> =
-            apis.items.iter().map(|i| i.metadata.as_ref().unwrap().name.clone().unwrap()).collect();
+        let names: Vec<String> = apis.items.iter().map(|i| i.metadata.as_ref().unwrap().name.clone().unwrap()).collect();
         let legacy: Vec<String> = api_group_list(&enabled()).groups.into_iter().map(|g| g.name).collect();
         assert_eq!(names, legacy);
 
@@ -758,11 +740,9 @@ mod tests {
         assert_eq!(core.items.len(), 1);
         let core = serde_json::to_value(&core.items[0]).unwrap();
         assert_eq!(core["metadata"], json!({}));
-        let nodes =
-            core["versions"][0]["resources"].as_array().unwrap().iter().find(|r| r["resource"] == "nodes").unwrap();
+        let nodes = core["versions"][0]["resources"].as_array().unwrap().iter().find(|r| r["resource"] == "nodes").unwrap();
         assert_eq!(nodes["scope"], "Cluster");
-        let pods =
-            core["versions"][0]["resources"].as_array().unwrap().iter().find(|r| r["resource"] == "pods").unwrap();
+        let pods = core["versions"][0]["resources"].as_array().unwrap().iter().find(|r| r["resource"] == "pods").unwrap();
         let exec = pods["subresources"].as_array().unwrap().iter().find(|s| s["subresource"] == "exec").unwrap();
         assert_eq!(
             exec,

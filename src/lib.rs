@@ -12,6 +12,7 @@ pub mod negotiation;
 pub mod openapi_v2;
 pub mod patch;
 pub mod pki;
+pub mod private_files;
 pub mod registry;
 pub mod request_info;
 pub mod selectors;

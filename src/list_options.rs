@@ -152,22 +152,18 @@ impl ListOptions {
             if !rv.is_empty() && rv != "0" {
                 return Err(ApiError::bad_request("specifying resource version is not allowed when using continue"));
             }
-            let consistency =
-                if decoded.revision > 0 { ReadConsistency::Exact(decoded.revision) } else { ReadConsistency::Latest };
+            let consistency = if decoded.revision > 0 { ReadConsistency::Exact(decoded.revision) } else { ReadConsistency::Latest };
             return Ok(ListPlan { consistency, continue_key: Some(decoded.start_key) });
         }
         if rv.is_empty() {
             return Ok(ListPlan { consistency: ReadConsistency::Latest, continue_key: None });
         }
-        let parsed =
-            parse_resource_version(rv).map_err(|e| ApiError::bad_request(format!("invalid resource version: {e}")))?;
+        let parsed = parse_resource_version(rv).map_err(|e| ApiError::bad_request(format!("invalid resource version: {e}")))?;
         let parsed = Revision::try_from(parsed).unwrap_or(Revision::MAX);
         let consistency = match self.resource_version_match {
             Some(ResourceVersionMatch::NotOlderThan) => ReadConsistency::NotOlderThan(parsed),
             Some(ResourceVersionMatch::Exact) if parsed == 0 => {
-                return Err(ApiError::bad_request(
-                    "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
-                ));
+                return Err(ApiError::bad_request("resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\""));
             }
             Some(ResourceVersionMatch::Exact) => ReadConsistency::Exact(parsed),
             None if self.page_limit().is_some() && parsed > 0 => ReadConsistency::Exact(parsed),
@@ -189,17 +185,11 @@ fn validate(
     let mut errs = Vec::new();
     if watch {
         if send_initial_events.is_some() && resource_version_match != Some("NotOlderThan") {
-            errs.push(FieldError::forbidden(
-                MATCH,
-                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
-            ));
+            errs.push(FieldError::forbidden(MATCH, "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"));
         }
         if let Some(m) = resource_version_match {
             if send_initial_events.is_none() {
-                errs.push(FieldError::forbidden(
-                    MATCH,
-                    "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
-                ));
+                errs.push(FieldError::forbidden(MATCH, "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"));
             }
             if m != "NotOlderThan" {
                 errs.push(FieldError::not_supported(MATCH, m, &["NotOlderThan"]));
@@ -212,10 +202,7 @@ fn validate(
     }
     if let Some(m) = resource_version_match {
         if resource_version.is_none() {
-            errs.push(FieldError::forbidden(
-                MATCH,
-                "resourceVersionMatch is forbidden unless resourceVersion is provided",
-            ));
+            errs.push(FieldError::forbidden(MATCH, "resourceVersionMatch is forbidden unless resourceVersion is provided"));
         }
         if continue_token.is_some() {
             errs.push(FieldError::forbidden(MATCH, "resourceVersionMatch is forbidden when continue is provided"));
@@ -224,10 +211,7 @@ fn validate(
             errs.push(FieldError::not_supported(MATCH, m, &["Exact", "NotOlderThan", ""]));
         }
         if m == "Exact" && resource_version == Some("0") {
-            errs.push(FieldError::forbidden(
-                MATCH,
-                "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
-            ));
+            errs.push(FieldError::forbidden(MATCH, "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\""));
         }
     }
     if send_initial_events.is_some() {
@@ -323,8 +307,10 @@ fn go_bool(s: &str) -> bool {
     !(s == "0" || s.eq_ignore_ascii_case("false"))
 }
 
-/// Go's `strconv.ParseInt(s, 10, 64)` with its error text.
-fn go_parse_int(s: &str) -> Result<i64, String> {
+/// Go's `strconv.ParseInt(s, 10, 64)` with its error text (`strconv.ParseInt: parsing "x":
+/// invalid syntax`, `... value out of range` beyond the int64 range), as `DecodeParameters`
+/// reports a query parameter that is no int64.
+pub(crate) fn go_parse_int(s: &str) -> Result<i64, String> {
     s.parse::<i64>().map_err(|e| num_error("ParseInt", s, e.kind()))
 }
 
@@ -419,10 +405,7 @@ pub fn encode_continue_key(key: &str, key_prefix: &str, revision: i64) -> Result
 /// `base64.RawURLEncoding` write it.
 pub fn encode_continue(revision: i64, start_relative: &str) -> String {
     use base64::Engine as _;
-    let json = format!(
-        "{{\"v\":\"{CONTINUE_TOKEN_VERSION}\",\"rv\":{revision},\"start\":{}}}",
-        go_json_string(start_relative)
-    );
+    let json = format!("{{\"v\":\"{CONTINUE_TOKEN_VERSION}\",\"rv\":{revision},\"start\":{}}}", go_json_string(start_relative));
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json)
 }
 
@@ -566,10 +549,7 @@ impl GoContinueToken {
             serde_json::Value::Object(o) => o,
             serde_json::Value::Null => return Ok(token),
             other => {
-                return Err(format!(
-                    "json: cannot unmarshal {} into Go value of type storage.continueToken",
-                    go_json_kind(&other)
-                ));
+                return Err(format!("json: cannot unmarshal {} into Go value of type storage.continueToken", go_json_kind(&other)));
             }
         };
         let mut first_error = None;
@@ -578,9 +558,8 @@ impl GoContinueToken {
                 serde_json::Value::Number(n) => format!("number {n}"),
                 other => go_json_kind(other).to_owned(),
             };
-            first_error.get_or_insert_with(|| {
-                format!("json: cannot unmarshal {kind} into Go struct field continueToken.{field} of type {want}")
-            });
+            first_error
+                .get_or_insert_with(|| format!("json: cannot unmarshal {kind} into Go struct field continueToken.{field} of type {want}"));
         };
         for (k, v) in &object {
             let field = ["v", "rv", "start"].into_iter().find(|f| k.eq_ignore_ascii_case(f));
@@ -674,9 +653,7 @@ mod tests {
         assert!(o.label_selector.is_empty() && o.field_selector.is_empty());
 
         // Upstream's bool conversion: only "false" (any case) and "0" are false.
-        for (v, want) in
-            [("true", true), ("1", true), ("", true), ("yes", true), ("FALSE", false), ("0", false), ("False", false)]
-        {
+        for (v, want) in [("true", true), ("1", true), ("", true), ("yes", true), ("FALSE", false), ("0", false), ("False", false)] {
             assert_eq!(ListOptions::from_query(&format!("watch={v}")).unwrap().watch, want, "{v:?}");
         }
         assert!(ListOptions::from_query("watch").unwrap().watch);
@@ -693,10 +670,7 @@ mod tests {
         let cases = [
             ("limit=abc", "strconv.ParseInt: parsing \"abc\": invalid syntax"),
             ("limit=", "strconv.ParseInt: parsing \"\": invalid syntax"),
-            (
-                "timeoutSeconds=99999999999999999999",
-                "strconv.ParseInt: parsing \"99999999999999999999\": value out of range",
-            ),
+            ("timeoutSeconds=99999999999999999999", "strconv.ParseInt: parsing \"99999999999999999999\": value out of range"),
             ("timeoutSeconds=1.5&limit=x", "strconv.ParseInt: parsing \"1.5\": invalid syntax"),
             ("labelSelector=a%20in%20b&limit=x", "strconv.ParseInt: parsing \"x\": invalid syntax"),
             ("labelSelector=a%20in%20b", "unable to parse requirement: found 'b' expected: '('"),
@@ -778,6 +752,84 @@ mod tests {
         }
     }
 
+    // Numbers a client controls: parsed as Go parses them, refused with its words beyond the
+    // int64/uint64 range, and saturating where they meet revisions.
+    #[test]
+    fn huge_numbers() {
+        let huge = "9".repeat(10_000);
+        for (param, value, want) in [
+            ("timeoutSeconds", i64::MAX.to_string(), Ok(i64::MAX)),
+            ("timeoutSeconds", i64::MIN.to_string(), Ok(i64::MIN)),
+            ("timeoutSeconds", "-1".to_owned(), Ok(-1)),
+            ("timeoutSeconds", "0".to_owned(), Ok(0)),
+            ("timeoutSeconds", "9223372036854775808".to_owned(), Err("value out of range")),
+            ("timeoutSeconds", huge.clone(), Err("value out of range")),
+            ("timeoutSeconds", format!("-{huge}"), Err("value out of range")),
+            ("timeoutSeconds", "1e9".to_owned(), Err("invalid syntax")),
+            ("limit", i64::MAX.to_string(), Ok(i64::MAX)),
+            ("limit", i64::MIN.to_string(), Ok(i64::MIN)),
+            ("limit", huge.clone(), Err("value out of range")),
+        ] {
+            let got = ListOptions::from_query(&format!("{param}={value}"));
+            let short = &value[..value.len().min(30)];
+            match want {
+                Ok(n) => {
+                    let o = got.unwrap();
+                    assert_eq!(if param == "limit" { o.limit } else { o.timeout_seconds }, Some(n), "{param}={short}");
+                }
+                Err(why) => {
+                    let e = got.unwrap_err();
+                    assert_eq!(
+                        (e.code, e.message),
+                        (400, format!("strconv.ParseInt: parsing {}: {why}", go_quote(&value))),
+                        "{param}={short}"
+                    );
+                }
+            }
+        }
+        assert_eq!(ListOptions::from_query(&format!("limit={}", i64::MAX)).unwrap().page_limit(), Some(i64::MAX));
+        assert_eq!(ListOptions::from_query(&format!("limit={}", i64::MIN)).unwrap().page_limit(), None);
+        assert_eq!(ListOptions::from_query("limit=-1").unwrap().page_limit(), None);
+        assert_eq!(ListOptions::from_query("limit=0").unwrap().page_limit(), None);
+
+        // resourceVersion is a uint64; beyond the revisions' int64 range it saturates.
+        let plan = |q: &str| ListOptions::from_query(q).unwrap().list_plan("/registry/pods/").map(|p| p.consistency);
+        assert_eq!(plan("resourceVersion=18446744073709551615"), Ok(ReadConsistency::NotOlderThan(Revision::MAX)));
+        assert_eq!(plan("resourceVersion=9223372036854775808&limit=1"), Ok(ReadConsistency::Exact(Revision::MAX)));
+        assert_eq!(plan("resourceVersion=9223372036854775807&resourceVersionMatch=Exact"), Ok(ReadConsistency::Exact(Revision::MAX)));
+        let e = plan("resourceVersion=18446744073709551616").unwrap_err();
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            (
+                400,
+                "invalid resource version: resourceVersion: Invalid value: \"18446744073709551616\": strconv.ParseUint: parsing \"18446744073709551616\": value out of range"
+            )
+        );
+        let e = plan(&format!("resourceVersion={huge}")).unwrap_err();
+        assert!(e.message.ends_with(": value out of range"), "{}", &e.message[..80]);
+
+        // Continue tokens carry an int64 revision: the extremes decode, anything beyond is Go's
+        // type error, and no value reaches arithmetic.
+        use base64::Engine as _;
+        let token = |rv: &str| {
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!(r#"{{"v":"meta.k8s.io/v1","rv":{rv},"start":"a"}}"#))
+        };
+        let plan = |t: &str| ListOptions::from_query(&format!("continue={t}")).unwrap().list_plan("/registry/pods/").map(|p| p.consistency);
+        assert_eq!(plan(&token(&i64::MAX.to_string())), Ok(ReadConsistency::Exact(i64::MAX)));
+        assert_eq!(plan(&token(&i64::MIN.to_string())), Ok(ReadConsistency::Latest));
+        assert_eq!(plan(&token("-1")), Ok(ReadConsistency::Latest));
+        for rv in ["9223372036854775808", "-9223372036854775809", "1.5"] {
+            let e = plan(&token(rv)).unwrap_err();
+            assert_eq!(e.code, 400);
+            assert!(e.message.contains("json: cannot unmarshal number") && e.message.ends_with("of type int64"), "{}", e.message);
+        }
+        assert_eq!(plan(&token(&huge)).unwrap_err().code, 400);
+        assert_eq!(
+            plan(&token("0")).unwrap_err().message,
+            "invalid continue token: continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
+        );
+    }
+
     #[test]
     fn query_decoding() {
         let q = parse_query("a=1&b=x+y%2Fz&a=2&&c&d=%zz&e;f=1&g=%E2%9C%93&h=%41%4a");
@@ -853,10 +905,7 @@ mod tests {
                 b64(r#"{"v":"meta.k8s.io/v1","rv":0,"start":"key"}"#),
                 Err("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"),
             ),
-            (
-                b64(r#"{"v":"meta.k8s.io/v1","rv":1}"#),
-                Err("continue key is not valid: encoded start key empty (version meta.k8s.io/v1)"),
-            ),
+            (b64(r#"{"v":"meta.k8s.io/v1","rv":1}"#), Err("continue key is not valid: encoded start key empty (version meta.k8s.io/v1)")),
             (
                 b64(r#"{"v":"meta.k8s.io/v2","rv":1,"start":"key"}"#),
                 Err("continue key is not valid: server does not recognize this encoded version meta.k8s.io/v2"),
@@ -865,22 +914,13 @@ mod tests {
             (b64("null"), Err("continue key is not valid: server does not recognize this encoded version ")),
             (
                 b64(r#"{"v":"meta.k8s.io/v1","rv":"1","start":"key"}"#),
-                Err(
-                    "continue key is not valid: json: cannot unmarshal string into Go struct field continueToken.rv of type int64",
-                ),
+                Err("continue key is not valid: json: cannot unmarshal string into Go struct field continueToken.rv of type int64"),
             ),
             (
                 b64(r#"{"v":1,"rv":1,"start":"key"}"#),
-                Err(
-                    "continue key is not valid: json: cannot unmarshal number 1 into Go struct field continueToken.v of type string",
-                ),
+                Err("continue key is not valid: json: cannot unmarshal number 1 into Go struct field continueToken.v of type string"),
             ),
-            (
-                b64("[]"),
-                Err(
-                    "continue key is not valid: json: cannot unmarshal array into Go value of type storage.continueToken",
-                ),
-            ),
+            (b64("[]"), Err("continue key is not valid: json: cannot unmarshal array into Go value of type storage.continueToken")),
             (b64(""), Err("continue key is not valid: unexpected end of JSON input")),
             (b64("{\"v\":"), Err("continue key is not valid: unexpected end of JSON input")),
             (b64("x"), Err("continue key is not valid: invalid character 'x' looking for beginning of value")),
@@ -931,10 +971,7 @@ mod tests {
             ("resourceVersion=10".to_owned(), Ok(ReadConsistency::NotOlderThan(10))),
             ("resourceVersion=10&limit=5".to_owned(), Ok(ReadConsistency::Exact(10))),
             ("resourceVersion=0&limit=5".to_owned(), Ok(ReadConsistency::NotOlderThan(0))),
-            (
-                "resourceVersion=10&limit=5&resourceVersionMatch=NotOlderThan".to_owned(),
-                Ok(ReadConsistency::NotOlderThan(10)),
-            ),
+            ("resourceVersion=10&limit=5&resourceVersionMatch=NotOlderThan".to_owned(), Ok(ReadConsistency::NotOlderThan(10))),
             ("resourceVersion=10&resourceVersionMatch=Exact".to_owned(), Ok(ReadConsistency::Exact(10))),
             (
                 "resourceVersion=abc".to_owned(),
@@ -944,26 +981,16 @@ mod tests {
             ),
             (
                 "resourceVersion=-1".to_owned(),
-                Err(
-                    "invalid resource version: resourceVersion: Invalid value: \"-1\": strconv.ParseUint: parsing \"-1\": invalid syntax",
-                ),
+                Err("invalid resource version: resourceVersion: Invalid value: \"-1\": strconv.ParseUint: parsing \"-1\": invalid syntax"),
             ),
             (
                 "resourceVersion=%2B1".to_owned(),
-                Err(
-                    "invalid resource version: resourceVersion: Invalid value: \"+1\": strconv.ParseUint: parsing \"+1\": invalid syntax",
-                ),
+                Err("invalid resource version: resourceVersion: Invalid value: \"+1\": strconv.ParseUint: parsing \"+1\": invalid syntax"),
             ),
             (format!("continue={token}"), Ok(ReadConsistency::Exact(42))),
             (format!("continue={token}&resourceVersion=0"), Ok(ReadConsistency::Exact(42))),
-            (
-                format!("continue={token}&resourceVersion=5"),
-                Err("specifying resource version is not allowed when using continue"),
-            ),
-            (
-                "continue=abc!".to_owned(),
-                Err("invalid continue token: continue key is not valid: illegal base64 data at input byte 3"),
-            ),
+            (format!("continue={token}&resourceVersion=5"), Err("specifying resource version is not allowed when using continue")),
+            ("continue=abc!".to_owned(), Err("invalid continue token: continue key is not valid: illegal base64 data at input byte 3")),
         ];
         for (q, want) in cases {
             let got = plan(&q).map(|p| p.consistency).map_err(|e| {

@@ -137,10 +137,7 @@ fn accept_clause(clause: &crate::tables::AcceptClause<'_>, format: Format) -> Op
 /// (`MediaTypesForSerializer`).
 pub fn not_acceptable(watch: bool) -> ApiError {
     if watch {
-        ApiError::not_acceptable(&[
-            "application/json;stream=watch",
-            "application/vnd.kubernetes.protobuf;stream=watch",
-        ])
+        ApiError::not_acceptable(&["application/json;stream=watch", "application/vnd.kubernetes.protobuf;stream=watch"])
     } else {
         ApiError::not_acceptable(&[codec::JSON, codec::YAML, codec::PROTOBUF])
     }
@@ -199,7 +196,10 @@ mod tests {
                 n(Protobuf, Some(PartialObjectMetadataList(v1))),
             ),
             ("application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1", n(Json, Some(PartialObjectMetadata(v1)))),
-            ("application/yaml;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1", n(Yaml, Some(PartialObjectMetadata(TableVersion::V1Beta1)))),
+            (
+                "application/yaml;as=PartialObjectMetadata;g=meta.k8s.io;v=v1beta1",
+                n(Yaml, Some(PartialObjectMetadata(TableVersion::V1Beta1))),
+            ),
             // q orders clauses before position does.
             ("application/json;q=0.5,application/vnd.kubernetes.protobuf", n(Protobuf, None)),
         ];

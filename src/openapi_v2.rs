@@ -134,7 +134,8 @@ fn parameter(p: &Value) -> Value {
 fn operation(op: &Value) -> Value {
     let mut out = Map::new();
     let Some(op) = op.as_object() else { return op.clone() };
-    let mut params: Vec<Value> = op.get("parameters").and_then(Value::as_array).map_or_else(Vec::new, |ps| ps.iter().map(parameter).collect());
+    let mut params: Vec<Value> =
+        op.get("parameters").and_then(Value::as_array).map_or_else(Vec::new, |ps| ps.iter().map(parameter).collect());
     let mut consumes: Vec<Value> = op.get("x-consumes").and_then(Value::as_array).cloned().unwrap_or_default();
     if let Some(body) = op.get("requestBody") {
         let content = body["content"].as_object();
@@ -691,9 +692,15 @@ mod tests {
             json!({"type": "string", "format": "int-or-string"})
         );
         let path = &v2["paths"]["/apis/apps/v1/namespaces/{namespace}/deployments"];
-        assert_eq!(path["parameters"][0], json!({"in": "path", "name": "namespace", "required": true, "type": "string", "uniqueItems": true}));
+        assert_eq!(
+            path["parameters"][0],
+            json!({"in": "path", "name": "namespace", "required": true, "type": "string", "uniqueItems": true})
+        );
         let post = &path["post"];
-        assert_eq!(post["parameters"][0], json!({"in": "body", "name": "body", "required": true, "schema": {"$ref": "#/definitions/io.k8s.api.apps.v1.Deployment"}}));
+        assert_eq!(
+            post["parameters"][0],
+            json!({"in": "body", "name": "body", "required": true, "schema": {"$ref": "#/definitions/io.k8s.api.apps.v1.Deployment"}})
+        );
         assert_eq!(post["consumes"], json!(["*/*"]));
         assert_eq!(post["produces"], json!(["application/json", "application/yaml"]));
         assert_eq!(post["responses"]["201"]["schema"]["$ref"], "#/definitions/io.k8s.api.apps.v1.Deployment");

@@ -7,8 +7,9 @@
 //!
 //! - [`PatchType::Json`] (`application/json-patch+json`): RFC 6902 through the `json-patch` crate,
 //!   with upstream's quirks and error wording (upstream uses `gopkg.in/evanphx/json-patch.v4`):
-//!   at most [`MAX_JSON_PATCH_OPERATIONS`] operations, a `test` of `null` passes on a missing key,
-//!   a failed operation is a 422.
+//!   at most [`MAX_JSON_PATCH_OPERATIONS`] operations (a 413), `copy` operations adding at most
+//!   [`MAX_JSON_PATCH_COPY_BYTES`] in all, no value nested deeper than [`MAX_PATCHED_DEPTH`], a
+//!   `test` of `null` passes on a missing key, a failed operation is a 422.
 //! - [`PatchType::Merge`] (`application/merge-patch+json`): RFC 7386 as evanphx's `MergePatch`
 //!   does it: `null` deletes, objects merge recursively, anything else (lists included) replaces;
 //!   `null`s inside newly added objects are dropped.
@@ -20,6 +21,16 @@
 //!   implemented yet ([`PatchError::ApplyNotSupported`]).
 //!
 //! Every [`PatchError`] carries the HTTP code upstream answers with ([`PatchError::status_code`]).
+//!
+//! # Bounds
+//!
+//! The work and memory of a patch are bounded by its body (at most 3 MiB) and the object:
+//! merge and strategic merge patches take every value of the result from the object or the
+//! patch, once (the result is at most the two together, and no deeper than the deeper of them);
+//! a JSON patch also adds at most [`MAX_JSON_PATCH_COPY_BYTES`] by copying, and its operations
+//! are refused before they would nest a value deeper than [`MAX_PATCHED_DEPTH`] (paths can name
+//! places far deeper than any body nests). The patch body itself is read by `serde_json`, whose
+//! recursion limit (127 levels) refuses deeper bodies as syntax errors (400).
 //!
 //! # Strategic merge patch
 //!
@@ -65,6 +76,17 @@ use serde_json::{Map, Value};
 
 /// The most operations a JSON patch may have (`maxJSONPatchOperations` in upstream's handler).
 pub const MAX_JSON_PATCH_OPERATIONS: usize = 10_000;
+
+/// The most bytes the `copy` operations of one JSON patch may add: evanphx's
+/// `AccumulatedCopySizeLimit`, which kube-apiserver sets from `JSONPatchMaxCopyBytes`, 3 MiB by
+/// default (`k8s.io/apiserver/pkg/server/config.go`).
+pub const MAX_JSON_PATCH_COPY_BYTES: u64 = 3 * 1024 * 1024;
+
+/// The deepest a JSON patch may nest a value: the nesting `serde_json` reads (127 levels of
+/// lists and objects), so that a patched object can be decoded, stored and read back as any
+/// request body can. (Upstream's decoders stop at 10000 levels; a request body here cannot go
+/// past 127 either.)
+pub const MAX_PATCHED_DEPTH: usize = 127;
 
 const DIRECTIVE_MARKER: &str = "$patch";
 const DELETE_DIRECTIVE: &str = "delete";
@@ -134,7 +156,8 @@ pub enum PatchError {
     #[error("The allowed maximum operations in a JSON patch is {max}, got {0}", max = MAX_JSON_PATCH_OPERATIONS)]
     TooManyOperations(usize),
     /// A JSON patch operation failed (a `test` that does not hold, a path that does not exist,
-    /// an unknown `op`); `message` is evanphx's wording.
+    /// an unknown `op`, `copy` operations past [`MAX_JSON_PATCH_COPY_BYTES`], a value nested past
+    /// [`MAX_PATCHED_DEPTH`]); `message` is evanphx's wording.
     #[error("{message}")]
     JsonPatchFailed {
         /// The index of the failed operation in the patch.
@@ -224,12 +247,7 @@ impl PatchError {
 /// Applies `patch` (the request body) of `patch_type` to `original` (the object's JSON form)
 /// and returns the patched JSON form. `fields` are the kind's field facts
 /// (`<Kind as TypeInfo>::fields()`), used by strategic merge patch only.
-pub fn apply_patch(
-    original: &Value,
-    patch: &[u8],
-    patch_type: PatchType,
-    fields: &'static [FieldInfo],
-) -> Result<Value, PatchError> {
+pub fn apply_patch(original: &Value, patch: &[u8], patch_type: PatchType, fields: &'static [FieldInfo]) -> Result<Value, PatchError> {
     match patch_type {
         PatchType::Json => json_patch(original, patch),
         PatchType::Merge => merge_patch(original, patch),
@@ -255,16 +273,26 @@ fn json_patch(original: &Value, body: &[u8]) -> Result<Value, PatchError> {
         return Err(PatchError::TooManyOperations(operations.len()));
     }
     let mut doc = original.clone();
+    let mut bounds = JsonPatchBounds { copied: 0, depth: measure(&doc).depth };
     for (index, operation) in operations.into_iter().enumerate() {
-        apply_json_patch_operation(&mut doc, operation)
+        apply_json_patch_operation(&mut doc, operation, &mut bounds)
             .map_err(|message| PatchError::JsonPatchFailed { operation: index, message })?;
     }
     Ok(doc)
 }
 
+/// What one JSON patch has done so far that its limits bound.
+struct JsonPatchBounds {
+    /// The bytes `copy` operations added (evanphx's `accumulatedCopySize`).
+    copied: u64,
+    /// At least the nesting depth of the document (exact at the start; `move` raises it by the
+    /// levels it moves a value down).
+    depth: usize,
+}
+
 /// Applies one operation through the `json-patch` crate; on failure, says why in evanphx's words
 /// (the document is left as it was).
-fn apply_json_patch_operation(doc: &mut Value, operation: Value) -> Result<(), String> {
+fn apply_json_patch_operation(doc: &mut Value, operation: Value, bounds: &mut JsonPatchBounds) -> Result<(), String> {
     let Value::Object(mut operation) = operation else {
         return Err("Unexpected kind: unknown".to_owned());
     };
@@ -272,13 +300,11 @@ fn apply_json_patch_operation(doc: &mut Value, operation: Value) -> Result<(), S
     if !matches!(kind.as_str(), "add" | "remove" | "replace" | "move" | "copy" | "test") {
         return Err(format!("Unexpected kind: {kind}"));
     }
-    let path = string_member(&operation, "path")
-        .ok_or_else(|| format!("{kind} operation failed to decode path: missing value"))?;
+    let path = string_member(&operation, "path").ok_or_else(|| format!("{kind} operation failed to decode path: missing value"))?;
     let from = match kind.as_str() {
-        "move" | "copy" => Some(
-            string_member(&operation, "from")
-                .ok_or_else(|| format!("{kind} operation failed to decode from: missing value"))?,
-        ),
+        "move" | "copy" => {
+            Some(string_member(&operation, "from").ok_or_else(|| format!("{kind} operation failed to decode from: missing value"))?)
+        }
         _ => None,
     };
     // evanphx treats a missing `value` as `null`.
@@ -296,16 +322,153 @@ fn apply_json_patch_operation(doc: &mut Value, operation: Value) -> Result<(), S
     // evanphx finds no parent for the root (RFC 6902 would replace the document on `add`), nor
     // for a path not starting with `/`.
     let missing_path = (!path.is_empty() && !path.starts_with('/')) || (kind == "add" && path.is_empty());
-    let parsed = if missing_path {
-        None
-    } else {
-        serde_json::from_value::<json_patch::PatchOperation>(Value::Object(operation.clone())).ok()
-    };
+    let parsed = if missing_path { None } else { serde_json::from_value::<json_patch::PatchOperation>(Value::Object(operation)).ok() };
     let Some(parsed) = parsed else {
         return Err(json_patch_failure(doc, &kind, &path, from.as_deref(), None));
     };
+    check_json_patch_bounds(doc, &parsed, &kind, &path, from.as_deref(), bounds)?;
     json_patch::patch(doc, std::slice::from_ref(&parsed))
         .map_err(|err| json_patch_failure(doc, &kind, &path, from.as_deref(), Some(err.kind)))
+}
+
+/// Refuses an operation that would take the patch past its limits, before it is applied (so
+/// nothing is copied or nested beyond them):
+/// - `copy` operations may add at most [`MAX_JSON_PATCH_COPY_BYTES`] in all, measured as
+///   evanphx measures them (the length of the copied value as Go's `json.Marshal` writes it),
+///   with evanphx's `AccumulatedCopySizeError` message. As there, the check comes once the
+///   source and the destination's parent are found.
+/// - No value may end up nested deeper than [`MAX_PATCHED_DEPTH`]: the depth of an added,
+///   replacing or copied value is measured; a `move` to a deeper place is judged by the
+///   document's depth (which bounds the moved value's) plus the levels it goes down, so that a
+///   move never walks the value it moves.
+///
+/// Values added or replacing others come from the body and are inserted once each, so with
+/// these limits a patched document is at most the original, plus the body, plus
+/// [`MAX_JSON_PATCH_COPY_BYTES`] (as Go writes them).
+fn check_json_patch_bounds(
+    doc: &Value,
+    operation: &json_patch::PatchOperation,
+    kind: &str,
+    path: &str,
+    from: Option<&str>,
+    bounds: &mut JsonPatchBounds,
+) -> Result<(), String> {
+    use json_patch::PatchOperation;
+    let levels = |pointer: &str| pointer.bytes().filter(|b| *b == b'/').count();
+    let destination_found = || parent_of(doc, path).is_some_and(|p| p.is_object() || p.is_array());
+    let too_deep = || format!("{kind} operation does not apply: the patched object would be nested deeper than {MAX_PATCHED_DEPTH} levels");
+    let depth = match operation {
+        PatchOperation::Add(op) if destination_found() => levels(path) + measure(&op.value).depth,
+        PatchOperation::Replace(op) if doc.pointer(path).is_some() => levels(path) + measure(&op.value).depth,
+        PatchOperation::Copy(_) => {
+            let from = from.unwrap_or_default();
+            let source = if from.starts_with('/') { doc.pointer(from) } else { None };
+            let Some(source) = source.filter(|_| destination_found()) else { return Ok(()) };
+            let measured = measure(source);
+            bounds.copied = bounds.copied.saturating_add(measured.go_json_bytes);
+            if bounds.copied > MAX_JSON_PATCH_COPY_BYTES {
+                return Err(format!(
+                    "Unable to complete the copy, the accumulated size increase of copy is {}, exceeding the limit {MAX_JSON_PATCH_COPY_BYTES}",
+                    bounds.copied
+                ));
+            }
+            levels(path) + measured.depth
+        }
+        PatchOperation::Move(_) => {
+            let from = from.unwrap_or_default();
+            let (up, down) = (levels(from), levels(path));
+            let into_itself = path.strip_prefix(from).is_some_and(|rest| rest.starts_with('/'));
+            if down <= up || into_itself || doc.pointer(from).is_none() || !destination_found() {
+                return Ok(());
+            }
+            bounds.depth.saturating_add(down - up)
+        }
+        _ => return Ok(()),
+    };
+    if depth > MAX_PATCHED_DEPTH {
+        return Err(too_deep());
+    }
+    bounds.depth = bounds.depth.max(depth);
+    Ok(())
+}
+
+/// A value's size and depth.
+struct Measured {
+    /// The length of the value as Go's `encoding/json` writes it (compact, HTML-safe escaping).
+    go_json_bytes: u64,
+    /// The nesting depth: 0 for a scalar, 1 for a list or object of scalars (or empty), ...
+    depth: usize,
+}
+
+/// Measures a value without recursion (its depth is not bounded yet when it is measured).
+fn measure(value: &Value) -> Measured {
+    let mut measured = Measured { go_json_bytes: 0, depth: 0 };
+    let mut stack = vec![(value, 0usize)];
+    while let Some((value, level)) = stack.pop() {
+        let bytes = match value {
+            Value::Null | Value::Bool(true) => 4,
+            Value::Bool(false) => 5,
+            Value::Number(n) => go_json_number_len(n),
+            Value::String(s) => go_json_string_len(s),
+            Value::Array(items) => {
+                measured.depth = measured.depth.max(level + 1);
+                stack.extend(items.iter().map(|item| (item, level + 1)));
+                // Brackets and commas.
+                2 + items.len().saturating_sub(1) as u64
+            }
+            Value::Object(map) => {
+                measured.depth = measured.depth.max(level + 1);
+                stack.extend(map.values().map(|item| (item, level + 1)));
+                // Braces, commas, colons and keys.
+                2 + map.len().saturating_sub(1) as u64 + map.keys().map(|k| 1 + go_json_string_len(k)).sum::<u64>()
+            }
+        };
+        measured.go_json_bytes = measured.go_json_bytes.saturating_add(bytes);
+    }
+    measured
+}
+
+/// The length of a string as Go's `encoding/json` writes it: quoted, `"` `\` and the control
+/// characters `\b` `\f` `\n` `\r` `\t` as two-character escapes, other control characters and
+/// `<` `>` `&` U+2028 U+2029 as `\uXXXX`.
+fn go_json_string_len(s: &str) -> u64 {
+    let escaped: u64 = s
+        .chars()
+        .map(|c| match c {
+            '"' | '\\' | '\u{8}' | '\u{c}' | '\n' | '\r' | '\t' => 2,
+            '\0'..='\u{1f}' | '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => 6,
+            c => c.len_utf8() as u64,
+        })
+        .sum();
+    2 + escaped
+}
+
+/// The length of a number as Go's `encoding/json` writes it: integers in decimal, floats in the
+/// shortest form, `%f`-like from 1e-6 to below 1e21, exponent form (`1e+21`, `1e-7`) outside.
+fn go_json_number_len(n: &serde_json::Number) -> u64 {
+    if n.is_i64() || n.is_u64() {
+        return n.to_string().len() as u64;
+    }
+    let f = n.as_f64().unwrap_or_default();
+    let sign = u64::from(f.is_sign_negative());
+    let abs = f.abs();
+    if abs == 0.0 {
+        return sign + 1;
+    }
+    // The shortest digits and the decimal exponent of the first one.
+    let scientific = format!("{abs:e}");
+    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let digits = mantissa.bytes().filter(u8::is_ascii_digit).count() as i64;
+    let exponent: i64 = exponent.parse().unwrap_or_default();
+    let body = if !(1e-6..1e21).contains(&abs) {
+        let exponent_digits = exponent.unsigned_abs().to_string().len() as i64;
+        digits + i64::from(digits > 1) + 2 + if exponent >= 0 { exponent_digits.max(2) } else { exponent_digits }
+    } else if exponent >= 0 {
+        (exponent + 1).max(digits) + i64::from(digits > exponent + 1)
+    } else {
+        2 + (-exponent - 1) + digits
+    };
+    sign + body as u64
 }
 
 fn string_member(operation: &Map<String, Value>, name: &str) -> Option<String> {
@@ -319,13 +482,7 @@ fn parent_of<'a>(doc: &'a Value, path: &str) -> Option<&'a Value> {
 }
 
 /// evanphx's message for a failed operation, from the operation and the (unchanged) document.
-fn json_patch_failure(
-    doc: &Value,
-    kind: &str,
-    path: &str,
-    from: Option<&str>,
-    error: Option<json_patch::PatchErrorKind>,
-) -> String {
+fn json_patch_failure(doc: &Value, kind: &str, path: &str, from: Option<&str>, error: Option<json_patch::PatchErrorKind>) -> String {
     let container = parent_of(doc, path).filter(|p| p.is_object() || p.is_array());
     let last = path.rsplit_once('/').map(|(_, last)| last.replace("~1", "/").replace("~0", "~")).unwrap_or_default();
     match (kind, error) {
@@ -340,9 +497,7 @@ fn json_patch_failure(
             Some(Value::Object(_)) => {
                 format!("error in remove for path: '{path}': Unable to remove nonexistent key: {last}: missing value")
             }
-            Some(_) => format!(
-                "error in remove for path: '{path}': Unable to access invalid index: {last}: invalid index referenced"
-            ),
+            Some(_) => format!("error in remove for path: '{path}': Unable to access invalid index: {last}: invalid index referenced"),
             None => format!("remove operation does not apply: doc is missing path: \"{path}\": missing value"),
         },
         ("replace", _) if container.is_some() => {
@@ -350,18 +505,12 @@ fn json_patch_failure(
         }
         ("replace", _) => format!("replace operation does not apply: doc is missing path: {path}: missing value"),
         (_, Some(json_patch::PatchErrorKind::CannotMoveInsideItself)) => {
-            format!(
-                "{kind} operation does not apply: cannot move {} into its own child {path}",
-                from.unwrap_or_default()
-            )
+            format!("{kind} operation does not apply: cannot move {} into its own child {path}", from.unwrap_or_default())
         }
         (_, Some(json_patch::PatchErrorKind::InvalidPointer)) => {
             format!("{kind} operation does not apply: doc is missing destination path: {path}: missing value")
         }
-        _ => format!(
-            "{kind} operation does not apply: doc is missing from path: {}: missing value",
-            from.unwrap_or_default()
-        ),
+        _ => format!("{kind} operation does not apply: doc is missing from path: {}: missing value", from.unwrap_or_default()),
     }
 }
 
@@ -535,11 +684,7 @@ impl FieldMeta {
 
 /// Merges `patch` into `original` (upstream's `mergeMap` with the server's options: parallel
 /// lists are applied, unmatched `null`s ignored).
-fn merge_map(
-    mut original: Map<String, Value>,
-    mut patch: Map<String, Value>,
-    schema: Schema,
-) -> Result<Map<String, Value>, PatchError> {
+fn merge_map(mut original: Map<String, Value>, mut patch: Map<String, Value>, schema: Schema) -> Result<Map<String, Value>, PatchError> {
     if let Some(directive) = patch.get(DIRECTIVE_MARKER) {
         return match directive.as_str() {
             Some(REPLACE_DIRECTIVE) => {
@@ -615,11 +760,7 @@ fn apply_retain_keys(original: &mut Map<String, Value>, patch: &mut Map<String, 
 /// `$setElementOrder/<field>`: merges the field's list (when the patch has it) and orders the
 /// result as the directive says, the original's other elements kept in their places (upstream's
 /// `mergePatchIntoOriginal`). The field and the directive leave the patch.
-fn merge_ordered_lists(
-    original: &mut Map<String, Value>,
-    patch: &mut Map<String, Value>,
-    schema: Schema,
-) -> Result<(), PatchError> {
+fn merge_ordered_lists(original: &mut Map<String, Value>, patch: &mut Map<String, Value>, schema: Schema) -> Result<(), PatchError> {
     let directives: Vec<String> = patch.keys().filter(|k| k.starts_with(SET_ELEMENT_ORDER_PREFIX)).cloned().collect();
     for directive in directives {
         let Some(order) = patch.remove(&directive) else { continue };
@@ -633,9 +774,7 @@ fn merge_ordered_lists(
         let merged = match (&original_list, patch_list.clone()) {
             (Some(original_list), None) => original_list.clone(),
             (None, Some(patch_list)) => clean_list(patch_list),
-            (Some(original_list), Some(patch_list)) => {
-                merge_list_field(original_list.clone(), patch_list, &meta, false)?
-            }
+            (Some(original_list), Some(patch_list)) => merge_list_field(original_list.clone(), patch_list, &meta, false)?,
             (None, None) => continue,
         };
         let (patch_items, server_only) = partition(merged, &order, meta.merge_key)?;
@@ -705,12 +844,7 @@ fn merge_key_value<'a>(element: &'a Value, merge_key: &str) -> Result<&'a Value,
 
 /// Merges a list field by its strategy (upstream's `mergeSliceHandler`): `merge` (or a deletion
 /// list) merges, anything else replaces.
-fn merge_list_field(
-    original: Vec<Value>,
-    patch: Vec<Value>,
-    meta: &FieldMeta,
-    is_delete_list: bool,
-) -> Result<Vec<Value>, PatchError> {
+fn merge_list_field(original: Vec<Value>, patch: Vec<Value>, meta: &FieldMeta, is_delete_list: bool) -> Result<Vec<Value>, PatchError> {
     if meta.strategy == MERGE_DIRECTIVE || is_delete_list {
         merge_list(original, patch, meta.schema, meta.merge_key, is_delete_list)
     } else {
@@ -756,11 +890,7 @@ fn merge_list(
 /// `$patch` in list elements (upstream's `mergeSliceWithSpecialElements`): `delete` removes
 /// every original element with that key, `replace` makes the patch's other elements the list.
 /// Returns the original and the patch elements left to merge.
-fn apply_list_directives(
-    mut original: Vec<Value>,
-    patch: Vec<Value>,
-    merge_key: &str,
-) -> Result<(Vec<Value>, Vec<Value>), PatchError> {
+fn apply_list_directives(mut original: Vec<Value>, patch: Vec<Value>, merge_key: &str) -> Result<(Vec<Value>, Vec<Value>), PatchError> {
     let mut plain = Vec::with_capacity(patch.len());
     let mut replace = false;
     for element in patch {
@@ -787,12 +917,7 @@ fn apply_list_directives(
 
 /// Merges each patch element into the original element with the same key, or appends it
 /// (upstream's `mergeSliceWithoutSpecialElements`).
-fn merge_elements(
-    mut original: Vec<Value>,
-    patch: &[Value],
-    merge_key: &str,
-    schema: Schema,
-) -> Result<Vec<Value>, PatchError> {
+fn merge_elements(mut original: Vec<Value>, patch: &[Value], merge_key: &str, schema: Schema) -> Result<Vec<Value>, PatchError> {
     for element in patch {
         let key = merge_key_value(element, merge_key)?;
         let mut found = None;
@@ -855,12 +980,7 @@ fn normalize_element_order(
 }
 
 /// Sorts `items` by their positions in `order`, deletions last (upstream's `normalizeSliceOrder`).
-fn normalize_list_order(
-    items: Vec<Value>,
-    order: &[Value],
-    merge_key: &str,
-    kind: GoType,
-) -> Result<Vec<Value>, PatchError> {
+fn normalize_list_order(items: Vec<Value>, order: &[Value], merge_key: &str, kind: GoType) -> Result<Vec<Value>, PatchError> {
     let (items, deletions) = if kind == GoType::Object {
         for element in items.iter().chain(order) {
             merge_key_value(element, merge_key)?;
@@ -869,8 +989,7 @@ fn normalize_list_order(
     } else {
         (items, Vec::new())
     };
-    let mut keyed: Vec<(Option<usize>, Value)> =
-        items.into_iter().map(|v| (index_in(order, &v, merge_key, kind), v)).collect();
+    let mut keyed: Vec<(Option<usize>, Value)> = items.into_iter().map(|v| (index_in(order, &v, merge_key, kind), v)).collect();
     if keyed.iter().all(|(position, _)| position.is_some()) {
         keyed.sort_by_key(|(position, _)| *position);
     } else {
@@ -917,13 +1036,7 @@ fn index_in(list: &[Value], value: &Value, merge_key: &str, kind: GoType) -> Opt
 
 /// Interleaves two sorted lists: an element of `left` goes before the first element of `right`
 /// that comes after it in `server_order` (upstream's `mergeSortedSlice`).
-fn merge_sorted(
-    left: Vec<Value>,
-    right: Vec<Value>,
-    server_order: &[Value],
-    merge_key: &str,
-    kind: GoType,
-) -> Vec<Value> {
+fn merge_sorted(left: Vec<Value>, right: Vec<Value>, server_order: &[Value], merge_key: &str, kind: GoType) -> Vec<Value> {
     let mut out = Vec::with_capacity(left.len() + right.len());
     let mut left = left.into_iter().peekable();
     let mut right = right.into_iter().peekable();
@@ -932,12 +1045,10 @@ fn merge_sorted(
             (None, None) => break,
             (Some(_), None) => true,
             (None, Some(_)) => false,
-            (Some(l), Some(r)) => {
-                match (index_in(server_order, l, merge_key, kind), index_in(server_order, r, merge_key, kind)) {
-                    (Some(l), Some(r)) => l < r,
-                    _ => false,
-                }
-            }
+            (Some(l), Some(r)) => match (index_in(server_order, l, merge_key, kind), index_in(server_order, r, merge_key, kind)) {
+                (Some(l), Some(r)) => l < r,
+                _ => false,
+            },
         };
         out.extend(if take_left { left.next() } else { right.next() });
     }
@@ -1161,11 +1272,7 @@ mod tests {
         list("nonMergingIntList", None, None, None),
         field("simpleMap", FieldShape::Map),
         FieldInfo { patch_strategy: Some("replace"), ..field("replacingItem", FieldShape::Object) },
-        FieldInfo {
-            patch_strategy: Some("retainKeys"),
-            elem: Some(retain_keys_merge_item),
-            ..field("retainKeysMap", FieldShape::Object)
-        },
+        FieldInfo { patch_strategy: Some("retainKeys"), elem: Some(retain_keys_merge_item), ..field("retainKeysMap", FieldShape::Object) },
         list("retainKeysMergingList", Some("merge,retainKeys"), Some("name"), Some(merge_item)),
         FieldInfo { elem: Some(merge_item), ..field("mapOfItems", FieldShape::Map) },
         FieldInfo { patch_strategy: Some("merge,replace"), ..field("badStrategy", FieldShape::Object) },
@@ -1194,12 +1301,7 @@ mod tests {
     /// customStrategicMergePatchRawTestCases and strategicMergePatchRawTestCases), applied as
     /// the server applies them.
     const SMP_CASES: &[(&str, &str, &str, &str)] = &[
-        (
-            "unique scalars when merging lists",
-            "mergingIntList: [1, 2]",
-            "mergingIntList: [2, 3]",
-            "mergingIntList: [1, 2, 3]",
-        ),
+        ("unique scalars when merging lists", "mergingIntList: [1, 2]", "mergingIntList: [2, 3]", "mergingIntList: [1, 2, 3]"),
         ("delete map from nested map", "simpleMap: {key1: 1, key2: 1}", "simpleMap: {$patch: delete}", "simpleMap: {}"),
         (
             "delete all items from merging list",
@@ -1427,19 +1529,9 @@ mod tests {
             "simpleMap: {key2: null}",
             "simpleMap: {key1: 1, other: a}",
         ),
-        (
-            "add field and delete field from map",
-            "{name: 1, other: a}",
-            "{name: null, value: 1}",
-            "{value: 1, other: a}",
-        ),
+        ("add field and delete field from map", "{name: 1, other: a}", "{name: null, value: 1}", "{value: 1, other: a}"),
         ("a null for a missing field is ignored", "name: 1", "{value: null}", "name: 1"),
-        (
-            "replace list of scalars",
-            "nonMergingIntList: [1, 2]",
-            "nonMergingIntList: [2, 3]",
-            "nonMergingIntList: [2, 3]",
-        ),
+        ("replace list of scalars", "nonMergingIntList: [1, 2]", "nonMergingIntList: [2, 3]", "nonMergingIntList: [2, 3]"),
         (
             "replace list of maps",
             "nonMergingList: [{name: 1, value: a}, {name: 2}]",
@@ -1507,12 +1599,7 @@ mod tests {
             "mapOfItems: {x: {mergingList: [{name: 2}]}}",
             "mapOfItems: {x: {mergingList: [{name: 2}, {name: 1, value: a}]}}",
         ),
-        (
-            "scalars of the same type are replaced",
-            "{name: a, value: 1}",
-            "{name: b, value: 2.5}",
-            "{name: b, value: 2.5}",
-        ),
+        ("scalars of the same type are replaced", "{name: a, value: 1}", "{name: b, value: 2.5}", "{name: b, value: 2.5}"),
         ("an empty patch changes nothing", "{name: a, mergingIntList: [1]}", "{}", "{name: a, mergingIntList: [1]}"),
         (
             "$patch: merge in an object is an unknown patch type",
@@ -1538,18 +1625,8 @@ mod tests {
             "mergingList: [{value: 1, $patch: delete}]",
             "error: does not contain declared merge key: name",
         ),
-        (
-            "lists of lists",
-            "mergingIntList: [1]",
-            "mergingIntList: [[2]]",
-            "error: list element types are not identical",
-        ),
-        (
-            "lists of lists in an empty list",
-            "mergingIntList: []",
-            "mergingIntList: [[2]]",
-            "error: lists of lists are not supported",
-        ),
+        ("lists of lists", "mergingIntList: [1]", "mergingIntList: [[2]]", "error: list element types are not identical"),
+        ("lists of lists in an empty list", "mergingIntList: []", "mergingIntList: [[2]]", "error: lists of lists are not supported"),
         (
             "mixed element types",
             "mergingIntList: [1, 2]",
@@ -1629,24 +1706,15 @@ mod tests {
 
     #[test]
     fn json_patch_operations() {
-        let doc =
-            json!({"metadata": {"name": "web", "labels": {"app": "web"}}, "spec": {"replicas": 1, "list": [1, 2]}});
+        let doc = json!({"metadata": {"name": "web", "labels": {"app": "web"}}, "spec": {"replicas": 1, "list": [1, 2]}});
         let cases: &[(&str, Value, Value)] = &[
-            (
-                "add",
-                json!([{"op": "add", "path": "/metadata/labels/tier", "value": "fe"}]),
-                json!({"app": "web", "tier": "fe"}),
-            ),
+            ("add", json!([{"op": "add", "path": "/metadata/labels/tier", "value": "fe"}]), json!({"app": "web", "tier": "fe"})),
             (
                 "add with an escaped key",
                 json!([{"op": "add", "path": "/metadata/labels/example.com~1team", "value": "a"}]),
                 json!({"app": "web", "example.com/team": "a"}),
             ),
-            (
-                "replace",
-                json!([{"op": "replace", "path": "/metadata/labels/app", "value": "api"}]),
-                json!({"app": "api"}),
-            ),
+            ("replace", json!([{"op": "replace", "path": "/metadata/labels/app", "value": "api"}]), json!({"app": "api"})),
             ("remove", json!([{"op": "remove", "path": "/metadata/labels/app"}]), json!({})),
             (
                 "test then replace",
@@ -1676,8 +1744,7 @@ mod tests {
         }
         let got = json_patch_result(doc.clone(), json!([{"op": "add", "path": "/spec/list/-", "value": 3}])).unwrap();
         assert_eq!(got["spec"]["list"], json!([1, 2, 3]));
-        let got =
-            json_patch_result(doc.clone(), json!([{"op": "replace", "path": "/spec/replicas", "value": 3}])).unwrap();
+        let got = json_patch_result(doc.clone(), json!([{"op": "replace", "path": "/spec/replicas", "value": 3}])).unwrap();
         assert_eq!(got["spec"]["replicas"], json!(3));
         assert_eq!(json_patch_result(doc.clone(), json!(null)).unwrap(), doc);
     }
@@ -1686,10 +1753,7 @@ mod tests {
     fn json_patch_failures() {
         let doc = json!({"metadata": {"name": "web", "labels": {"app": "web"}}, "spec": {"list": [1]}});
         let cases: &[(Value, &str)] = &[
-            (
-                json!([{"op": "test", "path": "/metadata/name", "value": "api"}]),
-                "testing value /metadata/name failed: test failed",
-            ),
+            (json!([{"op": "test", "path": "/metadata/name", "value": "api"}]), "testing value /metadata/name failed: test failed"),
             (
                 json!([{"op": "test", "path": "/metadata/labels/nope", "value": "x"}]),
                 "testing value /metadata/labels/nope failed: test failed",
@@ -1726,10 +1790,7 @@ mod tests {
                 json!([{"op": "move", "from": "/nope", "path": "/x"}]),
                 "move operation does not apply: doc is missing from path: /nope: missing value",
             ),
-            (
-                json!([{"op": "add", "path": "", "value": {}}]),
-                "add operation does not apply: doc is missing path: \"\": missing value",
-            ),
+            (json!([{"op": "add", "path": "", "value": {}}]), "add operation does not apply: doc is missing path: \"\": missing value"),
             (
                 json!([{"op": "add", "path": "metadata", "value": {}}]),
                 "add operation does not apply: doc is missing path: \"metadata\": missing value",
@@ -1765,11 +1826,138 @@ mod tests {
         assert_eq!(err.to_string(), "json: cannot unmarshal string into Go value of type jsonpatch.Operation");
         let err = apply_patch(&doc, b"[{", PatchType::Json, &[]).unwrap_err();
         assert_eq!(err.status_code(), 400);
-        let too_many: Vec<Value> =
-            (0..=MAX_JSON_PATCH_OPERATIONS).map(|_| json!({"op": "test", "path": "", "value": {}})).collect();
+        let too_many: Vec<Value> = (0..=MAX_JSON_PATCH_OPERATIONS).map(|_| json!({"op": "test", "path": "", "value": {}})).collect();
         let err = json_patch_result(doc, Value::Array(too_many)).unwrap_err();
         assert_eq!(err.to_string(), "The allowed maximum operations in a JSON patch is 10000, got 10001");
         assert_eq!(err.status_code(), 413);
+    }
+
+    /// A document of `levels` nested objects `{"a": {"a": ... {}}}`.
+    fn nested_objects(levels: usize) -> Value {
+        (1..levels).fold(json!({}), |inner, _| json!({ "a": inner }))
+    }
+
+    /// A path through `levels` `a` keys, then `last`.
+    fn nested_path(levels: usize, last: &str) -> String {
+        format!("{}/{last}", "/a".repeat(levels))
+    }
+
+    #[test]
+    fn json_patch_copies_are_bounded_as_upstream_bounds_them() {
+        // Each copy doubles the document: 200 bytes would be 800 MB after 22 copies.
+        let doc = json!({"d": {"v": "x".repeat(200)}});
+        let operations: Vec<Value> = (0..22).map(|i| json!({"op": "copy", "from": "/d", "path": format!("/d/c{i}")})).collect();
+        // What evanphx counts: each copied value as Go writes it (here as serde_json does too).
+        let (mut simulated, mut accumulated) = (doc.clone(), 0u64);
+        while accumulated <= MAX_JSON_PATCH_COPY_BYTES {
+            let copied = simulated["d"].clone();
+            accumulated += serde_json::to_string(&copied).unwrap().len() as u64;
+            let key = format!("c{}", simulated["d"].as_object().unwrap().len() - 1);
+            simulated["d"][key] = copied;
+        }
+        let err = json_patch_result(doc.clone(), Value::Array(operations)).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("Unable to complete the copy, the accumulated size increase of copy is {accumulated}, exceeding the limit 3145728")
+        );
+        assert_eq!(err.status_code(), 422);
+        assert!(matches!(err, PatchError::JsonPatchFailed { operation: 13, .. }), "{err:?}");
+        // Copies within the limit are fine, and count across the whole patch.
+        let operations: Vec<Value> = (0..13).map(|i| json!({"op": "copy", "from": "/d", "path": format!("/d/c{i}")})).collect();
+        let got = json_patch_result(doc.clone(), Value::Array(operations)).unwrap();
+        assert!(serde_json::to_string(&got).unwrap().len() < 2 * MAX_JSON_PATCH_COPY_BYTES as usize);
+        // A copy that cannot apply fails as it would have, before anything is counted.
+        let err = json_patch_result(doc, json!([{"op": "copy", "from": "/nope", "path": "/x"}])).unwrap_err();
+        assert_eq!(err.to_string(), "copy operation does not apply: doc is missing from path: /nope: missing value");
+    }
+
+    #[test]
+    fn copied_sizes_are_measured_as_go_writes_json() {
+        let cases = [
+            (json!(null), 4),
+            (json!(false), 5),
+            (json!(-12), 3),
+            (json!(1.5), 3),
+            (json!(-2.5), 4),
+            (json!(123456789.0), 9),
+            (json!(1e20), 21),
+            (json!(1e21), 5),  // 1e+21
+            (json!(1e100), 6), // 1e+100
+            (json!(0.000001), 8),
+            (json!(1.5e-7), 6), // 1.5e-7
+            (json!(1e-10), 5),  // 1e-10
+            (json!("<a&b>"), 22),
+            (json!("é\n\"\u{1}\u{2028}"), 2 + 2 + 2 + 2 + 6 + 6),
+            (json!([]), 2),
+            (json!([1, [2], {}]), 10),
+            (json!({"a": 1, "b<": [true]}), 24),
+        ];
+        for (value, bytes) in cases {
+            assert_eq!(measure(&value).go_json_bytes, bytes, "{value}");
+        }
+        assert_eq!(measure(&json!(1)).depth, 0);
+        assert_eq!(measure(&json!({"a": [1, {"b": []}], "c": {}})).depth, 4);
+        assert_eq!(measure(&nested_objects(300)).depth, 300);
+    }
+
+    #[test]
+    fn json_patches_cannot_nest_deeper_than_a_body_can() {
+        let too_deep = |kind: &str| format!("{kind} operation does not apply: the patched object would be nested deeper than 127 levels");
+        let doc = nested_objects(100);
+        // A value 27 levels deep at the bottom of 100 makes 127: the result reads back.
+        let fits =
+            json_patch_result(doc.clone(), json!([{"op": "add", "path": nested_path(99, "x"), "value": nested_objects(27)}])).unwrap();
+        assert_eq!(measure(&fits).depth, 127);
+        serde_json::from_str::<Value>(&fits.to_string()).unwrap();
+        for (operation, kind) in [
+            (json!({"op": "add", "path": nested_path(99, "x"), "value": nested_objects(28)}), "add"),
+            (json!({"op": "replace", "path": nested_path(98, "a"), "value": nested_objects(29)}), "replace"),
+            (json!({"op": "copy", "from": "/a", "path": nested_path(99, "x")}), "copy"),
+        ] {
+            let err = json_patch_result(doc.clone(), json!([operation])).unwrap_err();
+            assert_eq!(err.to_string(), too_deep(kind), "{operation}");
+            assert_eq!(err.status_code(), 422);
+        }
+        // Moving a value down: judged by the document's depth and how far down it goes.
+        let doc = json!({"deep": nested_objects(120), "b": {"c": 1}});
+        let err = json_patch_result(doc.clone(), json!([{"op": "move", "from": "/b", "path": "/deep/a/a/a/a/a/a/a/b"}])).unwrap_err();
+        assert_eq!(err.to_string(), too_deep("move"));
+        let got = json_patch_result(doc.clone(), json!([{"op": "move", "from": "/b", "path": "/deep/a/a/a/a/a/b"}])).unwrap();
+        assert_eq!(got["deep"]["a"]["a"]["a"]["a"]["a"]["b"], json!({"c": 1}));
+        json_patch_result(doc, json!([{"op": "move", "from": "/deep/a/a", "path": "/up"}])).unwrap();
+        // Copies of a value into itself, path after path: each doubles its depth, the third is
+        // refused (no stack is blown on the way).
+        let doc = json!({"a": nested_objects(30)});
+        let operations = json!([
+            {"op": "copy", "from": "/a", "path": nested_path(30, "a")},
+            {"op": "copy", "from": "/a", "path": nested_path(60, "a")},
+        ]);
+        let got = json_patch_result(doc.clone(), operations.clone()).unwrap();
+        assert_eq!(measure(&got).depth, 121);
+        let mut operations = operations.as_array().unwrap().clone();
+        operations.push(json!({"op": "copy", "from": "/a", "path": nested_path(120, "a")}));
+        let err = json_patch_result(doc, Value::Array(operations)).unwrap_err();
+        assert_eq!(err.to_string(), too_deep("copy"));
+    }
+
+    #[test]
+    fn patch_bodies_nested_too_deep_are_syntax_errors() {
+        let deep = |levels: usize| format!("{}{}", "[".repeat(levels), "]".repeat(levels)).into_bytes();
+        let object = |levels: usize| format!("{}1{}", "{\"a\":".repeat(levels), "}".repeat(levels)).into_bytes();
+        let original = json!({"a": 1});
+        for patch_type in [PatchType::Json, PatchType::Merge, PatchType::StrategicMerge] {
+            for body in [deep(100_000), object(100_000), object(128)] {
+                let err = apply_patch(&original, &body, patch_type, MERGE_ITEM).unwrap_err();
+                assert_eq!(err.status_code(), 400, "{patch_type:?}: {err}");
+            }
+        }
+        // As deep as a body may be: merged without trouble.
+        let patch = object(127);
+        let deep_original: Value = serde_json::from_slice(&object(126)).unwrap();
+        for patch_type in [PatchType::Merge, PatchType::StrategicMerge] {
+            let got = apply_patch(&deep_original, &patch, patch_type, MERGE_ITEM).unwrap();
+            assert_eq!(measure(&got).depth, 127, "{patch_type:?}");
+        }
     }
 
     // -----------------------------------------------------------------------------------------
@@ -1794,24 +1982,14 @@ mod tests {
                 json!({"a": {"b": null, "c": [{"d": null, "e": 1}]}}),
                 json!({"a": {"c": [{"e": 1}]}}),
             ),
-            (
-                "an object replacing a scalar loses its nulls",
-                json!({"a": 1}),
-                json!({"a": {"b": null, "c": 2}}),
-                json!({"a": {"c": 2}}),
-            ),
+            ("an object replacing a scalar loses its nulls", json!({"a": 1}), json!({"a": {"b": null, "c": 2}}), json!({"a": {"c": 2}})),
             ("a scalar replaces an object", json!({"a": {"b": 1}}), json!({"a": 2}), json!({"a": 2})),
-            (
-                "directives are plain keys",
-                json!({"a": 1}),
-                json!({"$patch": "delete"}),
-                json!({"a": 1, "$patch": "delete"}),
-            ),
+            ("directives are plain keys", json!({"a": 1}), json!({"$patch": "delete"}), json!({"a": 1, "$patch": "delete"})),
             ("a list patch becomes the document", json!({"a": 1}), json!([{"b": null}]), json!([{}])),
         ];
         for (description, original, patch, expected) in cases {
-            let got = apply_patch(original, patch.to_string().as_bytes(), PatchType::Merge, &[])
-                .unwrap_or_else(|e| panic!("{description}: {e}"));
+            let got =
+                apply_patch(original, patch.to_string().as_bytes(), PatchType::Merge, &[]).unwrap_or_else(|e| panic!("{description}: {e}"));
             assert_eq!(got, *expected, "{description}");
         }
     }
@@ -1899,5 +2077,37 @@ mod tests {
         assert_eq!(go_type_name(&json!(1)), "int64");
         assert_eq!(go_type_name(&json!(1.5)), "float64");
         assert_eq!(go_type_name(&json!({})), "map[string]interface {}");
+    }
+}
+#[cfg(test)]
+mod tmp_timing {
+    use super::*;
+    #[test]
+    fn tmp_smp_timing() {
+        for n in [5_000usize, 10_000, 20_000] {
+            let elems: Vec<Value> = (0..n).map(|i| serde_json::json!({"name": format!("n{i}")})).collect();
+            let orig_elems: Vec<Value> = (0..n).map(|i| serde_json::json!({"name": format!("o{i}")})).collect();
+            let patch = serde_json::json!({"mergingList": elems});
+            let original = serde_json::json!({"mergingList": orig_elems});
+            let body = patch.to_string();
+            let t = std::time::Instant::now();
+            let r = apply_patch(&original, body.as_bytes(), PatchType::StrategicMerge, tests_fields());
+            eprintln!("n={n} body={} {:?} ok={}", body.len(), t.elapsed(), r.is_ok());
+        }
+    }
+    fn tests_fields() -> &'static [FieldInfo] {
+        static F: &[FieldInfo] = &[FieldInfo {
+            json_name: "mergingList",
+            description: "",
+            required: false,
+            shape: FieldShape::List,
+            patch_strategy: Some("merge"),
+            patch_merge_key: Some("name"),
+            list_type: None,
+            list_map_keys: &[],
+            map_type: None,
+            elem: None,
+        }];
+        F
     }
 }

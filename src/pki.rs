@@ -4,7 +4,11 @@
 //! Without given files kapi keeps its own PKI under `<data-dir>/pki/` (as kubeadm keeps
 //! `/etc/kubernetes/pki`): a CA (`ca.crt`, `ca.key`), the serving certificate it signs
 //! (`apiserver.crt`, `apiserver.key`) and an admin client certificate (`admin.crt`, `admin.key`,
-//! user `kapi-admin` in group `system:masters`). Keys are ECDSA P-256 in PKCS#8, written 0600. A
+//! user `kapi-admin` in group `system:masters`). Keys are ECDSA P-256 in PKCS#8, written 0600 in
+//! a 0700 directory (certificates 0644), as kubeadm and client-go's `keyutil` write keys; a start
+//! that finds the directory or a key open to group or others warns and restricts it
+//! ([`crate::private_files`]). The CA key stays beside the leaves, as in kubeadm's layout: the
+//! directory is private either way, and data directories of earlier versions keep working. A
 //! later start reuses the files byte for byte; it re-issues a leaf certificate from the existing CA
 //! (keeping the leaf's key) only when the leaf lacks a requested name, no longer verifies against
 //! the CA, or is within [`RENEW_BEFORE_DAYS`] of expiry. Missing halves of a pair and unreadable
@@ -28,8 +32,8 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rcgen::{
-    BasicConstraints, CertificateParams, DistinguishedName, DnType, DnValue, ExtendedKeyUsagePurpose, IsCa, Issuer,
-    KeyIdMethod, KeyPair, KeyUsagePurpose, PKCS_ECDSA_P256_SHA256, PublicKeyData, SanType, SerialNumber,
+    BasicConstraints, CertificateParams, DistinguishedName, DnType, DnValue, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyIdMethod, KeyPair,
+    KeyUsagePurpose, PKCS_ECDSA_P256_SHA256, PublicKeyData, SanType, SerialNumber,
 };
 use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::ServerCertVerifier;
@@ -190,8 +194,7 @@ struct PairPaths {
 
 impl Paths {
     fn new(dir: PathBuf) -> Self {
-        let pair =
-            |name: &str| PairPaths { cert: dir.join(format!("{name}.crt")), key: dir.join(format!("{name}.key")) };
+        let pair = |name: &str| PairPaths { cert: dir.join(format!("{name}.crt")), key: dir.join(format!("{name}.key")) };
         Paths { ca: pair("ca"), serving: pair("apiserver"), admin: pair("admin"), dir }
     }
 }
@@ -215,6 +218,12 @@ impl Pki {
         if !exists(&paths.dir)? {
             create_fresh(data_dir, &paths, &names)?;
         }
+        // A PKI written by an older kapi, or copied in, may be open to others: its keys are
+        // kapi's own, so they are restricted (certificates are public and stay as they are).
+        crate::private_files::restrict(&paths.dir, crate::private_files::PRIVATE_DIR_MODE, "the PKI directory");
+        for key in [&paths.ca.key, &paths.serving.key, &paths.admin.key] {
+            crate::private_files::restrict(key, crate::private_files::PRIVATE_FILE_MODE, "the private key");
+        }
 
         let ca = match pair_present(&paths.ca)? {
             true => load_pair(&paths.ca, &provider)?,
@@ -235,9 +244,7 @@ impl Pki {
         };
         check_ca(&paths.ca.cert, &ca.chain[0])?;
         let mut roots = RootCertStore::empty();
-        roots
-            .add(ca.chain[0].clone())
-            .map_err(|source| PkiError::TrustAnchor { path: paths.ca.cert.clone(), source })?;
+        roots.add(ca.chain[0].clone()).map_err(|source| PkiError::TrustAnchor { path: paths.ca.cert.clone(), source })?;
         let roots = Arc::new(roots);
         let mut issuer = None;
 
@@ -249,12 +256,7 @@ impl Pki {
             serving_key: serving.key,
             client_cas: vec![ca.chain[0].clone()],
             root_ca_pem: ca.cert_pem.clone(),
-            managed: Some(Managed {
-                dir: paths.dir,
-                ca_pem: ca.cert_pem,
-                admin_cert_pem: admin.cert_pem,
-                admin_key_pem: admin.key_pem,
-            }),
+            managed: Some(Managed { dir: paths.dir, ca_pem: ca.cert_pem, admin_cert_pem: admin.cert_pem, admin_key_pem: admin.key_pem }),
         })
     }
 
@@ -264,17 +266,14 @@ impl Pki {
     /// [`Pki::write_kubeconfig`] refuses it.
     pub fn from_files(tls_cert_file: &Path, tls_private_key_file: &Path, client_ca_file: &Path) -> Result<Pki> {
         let provider = provider();
-        let serving = load_pair(
-            &PairPaths { cert: tls_cert_file.to_path_buf(), key: tls_private_key_file.to_path_buf() },
-            &provider,
-        )?;
+        // The operator's file: reported when open to others, never changed.
+        crate::private_files::report_loose(tls_private_key_file, crate::private_files::PRIVATE_FILE_MODE, "--tls-private-key-file");
+        let serving = load_pair(&PairPaths { cert: tls_cert_file.to_path_buf(), key: tls_private_key_file.to_path_buf() }, &provider)?;
         let root_ca_pem = read(client_ca_file)?;
         let client_cas = read_certs(client_ca_file, &root_ca_pem)?;
         let mut roots = RootCertStore::empty();
         for ca in &client_cas {
-            roots
-                .add(ca.clone())
-                .map_err(|source| PkiError::TrustAnchor { path: client_ca_file.to_path_buf(), source })?;
+            roots.add(ca.clone()).map_err(|source| PkiError::TrustAnchor { path: client_ca_file.to_path_buf(), source })?;
         }
         Ok(Pki { serving_chain: serving.chain, serving_key: serving.key, client_cas, managed: None, root_ca_pem })
     }
@@ -320,9 +319,7 @@ impl Pki {
                 .map_err(PkiError::Verifier)?;
             builder.with_client_cert_verifier(verifier)
         };
-        let mut config = builder
-            .with_single_cert(self.serving_chain.clone(), self.serving_key.clone_key())
-            .map_err(PkiError::Tls)?;
+        let mut config = builder.with_single_cert(self.serving_chain.clone(), self.serving_key.clone_key()).map_err(PkiError::Tls)?;
         config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
         Ok(Arc::new(config))
     }
@@ -379,9 +376,7 @@ fn attribute_string(attr: &AttributeTypeAndValue<'_>) -> Option<String> {
     let value = attr.attr_value();
     let data = value.data;
     match value.header.tag() {
-        Tag::Utf8String | Tag::PrintableString | Tag::Ia5String | Tag::NumericString => {
-            std::str::from_utf8(data).ok().map(str::to_string)
-        }
+        Tag::Utf8String | Tag::PrintableString | Tag::Ia5String | Tag::NumericString => std::str::from_utf8(data).ok().map(str::to_string),
         // Go reads T61String bytes as they are.
         Tag::T61String => Some(String::from_utf8_lossy(data).into_owned()),
         Tag::BmpString => {
@@ -453,7 +448,7 @@ impl Leaf {
 /// First start: everything is created in a staging directory that is then renamed to `pki`, so a
 /// crash never leaves half a PKI behind.
 fn create_fresh(data_dir: &Path, paths: &Paths, names: &[SanName]) -> Result<()> {
-    create_dir(data_dir, false)?;
+    create_dir(data_dir, true)?;
     let staging = data_dir.join(format!(".{PKI_DIR}.tmp"));
     if exists(&staging)? {
         fs::remove_dir_all(&staging).map_err(io_err("removing the stale", &staging))?;
@@ -491,12 +486,8 @@ fn new_ca() -> Result<(Vec<u8>, Vec<u8>, Issuer<'static, KeyPair>)> {
 
 /// A new leaf key and certificate (PEMs) signed by `issuer`.
 fn new_leaf(leaf: Leaf, names: &[SanName], issuer: &Issuer<'_, KeyPair>) -> Result<(Vec<u8>, Vec<u8>)> {
-    let key = KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256)
-        .map_err(|source| PkiError::Generate { what: leaf.what(), source })?;
-    let cert = leaf
-        .params(names)?
-        .signed_by(&key, issuer)
-        .map_err(|source| PkiError::Generate { what: leaf.what(), source })?;
+    let key = KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256).map_err(|source| PkiError::Generate { what: leaf.what(), source })?;
+    let cert = leaf.params(names)?.signed_by(&key, issuer).map_err(|source| PkiError::Generate { what: leaf.what(), source })?;
     Ok((cert.pem().into_bytes(), key.serialize_pem().into_bytes()))
 }
 
@@ -524,22 +515,15 @@ fn load_leaf(
 
     tracing::warn!(cert = %pair.cert.display(), "re-issuing the {} from the CA: it {reason}", leaf.what());
     let issuer = ca_issuer(&paths.ca, ca, issuer)?;
-    let spki = parse_cert(&loaded.chain[0])
-        .map_err(|source| PkiError::Certificate { path: pair.cert.clone(), source })?
-        .public_key()
-        .raw
-        .to_vec();
+    let spki =
+        parse_cert(&loaded.chain[0]).map_err(|source| PkiError::Certificate { path: pair.cert.clone(), source })?.public_key().raw.to_vec();
     let public_key = ExistingKey::from_spki(&spki).ok_or_else(|| PkiError::Invalid {
         path: pair.key.clone(),
         reason: "kapi cannot re-issue a certificate for this kind of key".to_string(),
     })?;
-    let cert = leaf
-        .params(names)?
-        .signed_by(&public_key, issuer)
-        .map_err(|source| PkiError::Generate { what: leaf.what(), source })?;
+    let cert = leaf.params(names)?.signed_by(&public_key, issuer).map_err(|source| PkiError::Generate { what: leaf.what(), source })?;
     // The issuer name must be the CA's subject byte for byte, or no verifier builds the chain.
-    let ca_cert =
-        parse_cert(&ca.chain[0]).map_err(|source| PkiError::Certificate { path: paths.ca.cert.clone(), source })?;
+    let ca_cert = parse_cert(&ca.chain[0]).map_err(|source| PkiError::Certificate { path: paths.ca.cert.clone(), source })?;
     let issued = parse_cert(cert.der()).map_err(|source| PkiError::Certificate { path: pair.cert.clone(), source })?;
     if issued.issuer().as_raw() != ca_cert.subject().as_raw() {
         return Err(PkiError::Invalid {
@@ -550,10 +534,7 @@ fn load_leaf(
     write_file(&pair.cert, cert.pem().as_bytes(), 0o644)?;
     let reloaded = load_pair(pair, provider)?;
     if let Some(reason) = leaf_problem(leaf, &pair.cert, &reloaded.chain, names, roots, provider)? {
-        return Err(PkiError::Invalid {
-            path: pair.cert.clone(),
-            reason: format!("the re-issued certificate {reason}"),
-        });
+        return Err(PkiError::Invalid { path: pair.cert.clone(), reason: format!("the re-issued certificate {reason}") });
     }
     Ok(reloaded)
 }
@@ -610,21 +591,15 @@ fn leaf_problem(
             if !missing.is_empty() {
                 return Ok(Some(format!("lacks the names {}", missing.join(", "))));
             }
-            let verifier = WebPkiServerVerifier::builder_with_provider(roots.clone(), provider)
-                .build()
-                .map_err(PkiError::Verifier)?;
-            let localhost = ServerName::try_from(DEFAULT_SERVING_DNS_NAMES[0]).map_err(|_| PkiError::InvalidHost {
-                host: DEFAULT_SERVING_DNS_NAMES[0].to_string(),
-                reason: "not a DNS name",
-            })?;
+            let verifier = WebPkiServerVerifier::builder_with_provider(roots.clone(), provider).build().map_err(PkiError::Verifier)?;
+            let localhost = ServerName::try_from(DEFAULT_SERVING_DNS_NAMES[0])
+                .map_err(|_| PkiError::InvalidHost { host: DEFAULT_SERVING_DNS_NAMES[0].to_string(), reason: "not a DNS name" })?;
             if let Err(err) = verifier.verify_server_cert(&chain[0], &chain[1..], &localhost, &[], now) {
                 return Ok(Some(format!("does not verify against the CA as a serving certificate: {err}")));
             }
         }
         Leaf::Admin => {
-            let verifier = WebPkiClientVerifier::builder_with_provider(roots.clone(), provider)
-                .build()
-                .map_err(PkiError::Verifier)?;
+            let verifier = WebPkiClientVerifier::builder_with_provider(roots.clone(), provider).build().map_err(PkiError::Verifier)?;
             if let Err(err) = verifier.verify_client_cert(&chain[0], &chain[1..], now) {
                 return Ok(Some(format!("does not verify against the CA as a client certificate: {err}")));
             }
@@ -642,10 +617,8 @@ fn ca_issuer<'a>(
     if issuer.is_none() {
         let key_pem = std::str::from_utf8(&ca.key_pem)
             .map_err(|_| PkiError::Invalid { path: paths.key.clone(), reason: "not a PEM text file".to_string() })?;
-        let key =
-            KeyPair::from_pem(key_pem).map_err(|source| PkiError::SigningKey { path: paths.key.clone(), source })?;
-        let cert =
-            parse_cert(&ca.chain[0]).map_err(|source| PkiError::Certificate { path: paths.cert.clone(), source })?;
+        let key = KeyPair::from_pem(key_pem).map_err(|source| PkiError::SigningKey { path: paths.key.clone(), source })?;
+        let cert = parse_cert(&ca.chain[0]).map_err(|source| PkiError::Certificate { path: paths.cert.clone(), source })?;
         let mut params = CertificateParams::default();
         params.distinguished_name = dn_from_x509(cert.subject()).ok_or_else(|| PkiError::Invalid {
             path: paths.cert.clone(),
@@ -656,8 +629,7 @@ fn ca_issuer<'a>(
             Some(id) => KeyIdMethod::PreSpecified(id),
             None => KeyIdMethod::Sha256,
         };
-        params.key_usages =
-            vec![KeyUsagePurpose::DigitalSignature, KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
+        params.key_usages = vec![KeyUsagePurpose::DigitalSignature, KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign];
         *issuer = Some(Issuer::new(params, key));
     }
     // Filled just above when it was empty.
@@ -710,10 +682,7 @@ fn check_ca(path: &Path, der: &CertificateDer<'_>) -> Result<()> {
     if cert.validity().not_after.timestamp() <= unix_now() {
         return Err(PkiError::Invalid {
             path: path.to_path_buf(),
-            reason: format!(
-                "the CA expired on {}; remove the PKI directory to start a new one",
-                cert.validity().not_after
-            ),
+            reason: format!("the CA expired on {}; remove the PKI directory to start a new one", cert.validity().not_after),
         });
     }
     Ok(())
@@ -735,9 +704,7 @@ fn load_pair(pair: &PairPaths, provider: &CryptoProvider) -> Result<LoadedPair> 
     let chain = read_certs(&pair.cert, &cert_pem)?;
     let key_pem = read(&pair.key)?;
     let key = PrivateKeyDer::from_pem_slice(&key_pem).map_err(|err| match err {
-        pem::Error::NoItemsFound => {
-            PkiError::Invalid { path: pair.key.clone(), reason: "contains no PEM private key block".to_string() }
-        }
+        pem::Error::NoItemsFound => PkiError::Invalid { path: pair.key.clone(), reason: "contains no PEM private key block".to_string() },
         source => PkiError::Pem { path: pair.key.clone(), source },
     })?;
     let signing_key = provider
@@ -757,10 +724,7 @@ fn read_certs(path: &Path, bytes: &[u8]) -> Result<Vec<CertificateDer<'static>>>
         .collect::<Result<Vec<_>, _>>()
         .map_err(|source| PkiError::Pem { path: path.to_path_buf(), source })?;
     if certs.is_empty() {
-        return Err(PkiError::Invalid {
-            path: path.to_path_buf(),
-            reason: "contains no PEM CERTIFICATE block".to_string(),
-        });
+        return Err(PkiError::Invalid { path: path.to_path_buf(), reason: "contains no PEM CERTIFICATE block".to_string() });
     }
     for cert in &certs {
         parse_cert(cert).map_err(|source| PkiError::Certificate { path: path.to_path_buf(), source })?;
@@ -853,9 +817,7 @@ impl SanName {
     fn to_san(&self) -> Result<SanType> {
         Ok(match self {
             SanName::Dns(name) => SanType::DnsName(
-                name.as_str()
-                    .try_into()
-                    .map_err(|_| PkiError::InvalidHost { host: name.clone(), reason: "not an IA5 string" })?,
+                name.as_str().try_into().map_err(|_| PkiError::InvalidHost { host: name.clone(), reason: "not an IA5 string" })?,
             ),
             SanName::Ip(ip) => SanType::IpAddress(*ip),
         })
@@ -962,9 +924,7 @@ fn kubeconfig_yaml(server_url: &str, ca_pem: &[u8], cert_pem: &[u8], key_pem: &[
         api_version: "v1",
         clusters: vec![Named {
             name: KUBECONFIG_CLUSTER,
-            item: Cluster {
-                cluster: ClusterFields { certificate_authority_data: base64_encode(ca_pem), server: server_url },
-            },
+            item: Cluster { cluster: ClusterFields { certificate_authority_data: base64_encode(ca_pem), server: server_url } },
         }],
         contexts: vec![Named {
             name: KUBECONFIG_CLUSTER,
@@ -975,12 +935,7 @@ fn kubeconfig_yaml(server_url: &str, ca_pem: &[u8], cert_pem: &[u8], key_pem: &[
         preferences: Preferences {},
         users: vec![Named {
             name: ADMIN_USER,
-            item: User {
-                user: UserFields {
-                    client_certificate_data: base64_encode(cert_pem),
-                    client_key_data: base64_encode(key_pem),
-                },
-            },
+            item: User { user: UserFields { client_certificate_data: base64_encode(cert_pem), client_key_data: base64_encode(key_pem) } },
         }],
     };
     serde_yaml_ng::to_string(&config).map_err(PkiError::Kubeconfig)
@@ -1109,15 +1064,9 @@ mod tests {
 
     #[test]
     fn base64_matches_rfc4648_vectors() {
-        for (input, want) in [
-            ("", ""),
-            ("f", "Zg=="),
-            ("fo", "Zm8="),
-            ("foo", "Zm9v"),
-            ("foob", "Zm9vYg=="),
-            ("fooba", "Zm9vYmE="),
-            ("foobar", "Zm9vYmFy"),
-        ] {
+        for (input, want) in
+            [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="), ("fooba", "Zm9vYmE="), ("foobar", "Zm9vYmFy")]
+        {
             assert_eq!(base64_encode(input.as_bytes()), want, "{input:?}");
         }
         assert_eq!(base64_encode(&[0xfb, 0xff, 0xfe]), "+//+");
@@ -1185,11 +1134,8 @@ mod tests {
         // rcgen writes each attribute type once; write an OU and patch its OID (2.5.4.11) into
         // O (2.5.4.10), as a certificate from another tool with two O attributes. The signature
         // no longer verifies, which this function does not check.
-        let mut der = cert_with_subject(&[
-            (DnType::OrganizationName, "a"),
-            (DnType::OrganizationalUnitName, "b"),
-            (DnType::CommonName, "u"),
-        ]);
+        let mut der =
+            cert_with_subject(&[(DnType::OrganizationName, "a"), (DnType::OrganizationalUnitName, "b"), (DnType::CommonName, "u")]);
         let ou = [0x06, 0x03, 0x55, 0x04, 0x0b];
         let at = der.windows(ou.len()).rposition(|w| w == ou).expect("OU attribute"); // the subject follows the issuer
         der[at + 4] = 0x0a;
@@ -1298,12 +1244,85 @@ mod tests {
         let dir = temp();
         Pki::load_or_create(dir.path(), &[]).unwrap();
         let pki = dir.path().join(PKI_DIR);
-        let given =
-            Pki::from_files(&pki.join("apiserver.crt"), &pki.join("apiserver.key"), &pki.join("ca.crt")).unwrap();
-        assert!(matches!(
-            given.write_kubeconfig(dir.path(), "https://127.0.0.1:6443"),
-            Err(PkiError::NoAdminCredentials)
-        ));
+        let given = Pki::from_files(&pki.join("apiserver.crt"), &pki.join("apiserver.key"), &pki.join("ca.crt")).unwrap();
+        assert!(matches!(given.write_kubeconfig(dir.path(), "https://127.0.0.1:6443"), Err(PkiError::NoAdminCredentials)));
         assert!(given.server_config().is_ok());
+    }
+
+    #[cfg(unix)]
+    fn mode(path: &Path) -> u32 {
+        use std::os::unix::fs::PermissionsExt;
+        fs::metadata(path).unwrap().permissions().mode() & 0o777
+    }
+
+    #[cfg(unix)]
+    fn chmod(path: &Path, mode: u32) {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(path, fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_new_pki_is_private() {
+        let dir = temp();
+        let data = dir.path().join("new/kapi-data");
+        let pki = Pki::load_or_create(&data, &[]).unwrap();
+        let path = pki.write_kubeconfig(&data, "https://127.0.0.1:6443").unwrap();
+        assert_eq!(mode(&data), 0o700);
+        assert_eq!(mode(&data.join(PKI_DIR)), 0o700);
+        for key in ["ca.key", "apiserver.key", "admin.key"] {
+            assert_eq!(mode(&data.join(PKI_DIR).join(key)), 0o600, "{key}");
+        }
+        for cert in ["ca.crt", "apiserver.crt", "admin.crt"] {
+            assert_eq!(mode(&data.join(PKI_DIR).join(cert)), 0o644, "{cert}");
+        }
+        assert_eq!(mode(&path), 0o600);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn an_open_pki_of_an_earlier_start_is_restricted() {
+        let dir = temp();
+        let pki_dir = dir.path().join(PKI_DIR);
+        Pki::load_or_create(dir.path(), &[]).unwrap();
+        let before: Vec<Vec<u8>> =
+            ["ca.key", "apiserver.key", "admin.key", "ca.crt"].iter().map(|f| fs::read(pki_dir.join(f)).unwrap()).collect();
+        chmod(&pki_dir, 0o755);
+        for key in ["ca.key", "apiserver.key", "admin.key"] {
+            chmod(&pki_dir.join(key), 0o644);
+        }
+        chmod(&pki_dir.join("ca.crt"), 0o664);
+        let path = dir.path().join(KUBECONFIG_FILE);
+        fs::write(&path, "old").unwrap();
+        chmod(&path, 0o644);
+
+        let pki = Pki::load_or_create(dir.path(), &[]).unwrap();
+        assert_eq!(mode(&pki_dir), 0o700);
+        for key in ["ca.key", "apiserver.key", "admin.key"] {
+            assert_eq!(mode(&pki_dir.join(key)), 0o600, "{key}");
+        }
+        // Certificates are public: left as they are.
+        assert_eq!(mode(&pki_dir.join("ca.crt")), 0o664);
+        let after: Vec<Vec<u8>> =
+            ["ca.key", "apiserver.key", "admin.key", "ca.crt"].iter().map(|f| fs::read(pki_dir.join(f)).unwrap()).collect();
+        assert_eq!(before, after, "same files, byte for byte");
+        // The kubeconfig is rewritten private.
+        pki.write_kubeconfig(dir.path(), "https://127.0.0.1:6443").unwrap();
+        assert_eq!(mode(&path), 0o600);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_key_given_by_flag_is_only_reported() {
+        let dir = temp();
+        Pki::load_or_create(dir.path(), &[]).unwrap();
+        let given = temp();
+        for file in ["apiserver.crt", "apiserver.key", "ca.crt"] {
+            fs::copy(dir.path().join(PKI_DIR).join(file), given.path().join(file)).unwrap();
+        }
+        let key = given.path().join("apiserver.key");
+        chmod(&key, 0o644);
+        Pki::from_files(&given.path().join("apiserver.crt"), &key, &given.path().join("ca.crt")).unwrap();
+        assert_eq!(mode(&key), 0o644);
     }
 }

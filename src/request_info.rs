@@ -100,12 +100,8 @@ impl RequestInfoFactory {
     /// is); `query` is the raw query string without `?`.
     pub fn parse(&self, method: &str, path: &str, query: Option<&str>) -> Result<RequestInfo, RequestInfoError> {
         let decoded = percent_decode(path, false).ok_or_else(|| RequestInfoError::InvalidPath(path.to_owned()))?;
-        let mut info = RequestInfo {
-            is_resource_request: false,
-            path: decoded.clone(),
-            verb: method.to_ascii_lowercase(),
-            ..Default::default()
-        };
+        let mut info =
+            RequestInfo { is_resource_request: false, path: decoded.clone(), verb: method.to_ascii_lowercase(), ..Default::default() };
 
         // Every `parts[0]` below is in bounds: resource paths have at least one part after the
         // prefix, group, version and special verb (the length checks on the way say so).
@@ -204,15 +200,95 @@ pub fn parse(method: &str, path: &str, query: Option<&str>) -> Result<RequestInf
 }
 
 /// Splits a path into its segments, ignoring leading and trailing slashes (upstream's
-/// `splitPath`; inner empty segments are kept).
+/// `splitPath`; inner empty segments are kept). Request info and route matching both split
+/// with it, so they can never disagree about which segment is which.
 fn split_path(path: &str) -> Vec<String> {
+    path_segments(path).map(str::to_owned).collect()
+}
+
+fn path_segments(path: &str) -> impl Iterator<Item = &str> {
     let trimmed = path.trim_matches('/');
-    if trimmed.is_empty() { Vec::new() } else { trimmed.split('/').map(str::to_owned).collect() }
+    trimmed.split('/').filter(move |_| !trimmed.is_empty())
+}
+
+/// Go's `cleanPath` (net/http's `ServeMux`): `path.Clean` (one slash between segments, no `.`
+/// segments, a `..` removes the segment before it and stops at the root), a leading slash
+/// added, and a trailing slash kept. A path that is already clean comes back borrowed.
+pub fn clean_path(path: &str) -> std::borrow::Cow<'_, str> {
+    let mut segments: Vec<&str> = Vec::new();
+    for segment in path.split('/') {
+        match segment {
+            "" | "." => {}
+            ".." => {
+                segments.pop();
+            }
+            s => segments.push(s),
+        }
+    }
+    let mut clean = String::with_capacity(path.len() + 1);
+    for segment in &segments {
+        clean.push('/');
+        clean.push_str(segment);
+    }
+    if clean.is_empty() || (path.ends_with('/') && !segments.is_empty()) {
+        clean.push('/');
+    }
+    if clean == path { std::borrow::Cow::Borrowed(path) } else { std::borrow::Cow::Owned(clean) }
+}
+
+/// Where a request whose path is not clean is sent instead (`None` when it is clean), as Go's
+/// `ServeMux` redirects it: the cleaned form of the *decoded* path, escaped again, with the
+/// query kept. Cleaning the decoded path means an escaped `/`, `.` or `..` (`a%2F..%2Fb`) is
+/// redirected too, so nothing after this step meets a path whose segments change meaning once
+/// decoded. `Err` for a path with an invalid escape (400, as Go's server answers).
+pub fn unclean_path_redirect(raw_path: &str, query: Option<&str>) -> Result<Option<String>, RequestInfoError> {
+    let decoded = percent_decode(raw_path, false).ok_or_else(|| RequestInfoError::InvalidPath(raw_path.to_owned()))?;
+    let clean = clean_path(&decoded);
+    if clean == decoded {
+        return Ok(None);
+    }
+    let mut location = escape_path(&clean);
+    if let Some(q) = query.filter(|q| !q.is_empty()) {
+        location.push('?');
+        location.push_str(q);
+    }
+    Ok(Some(location))
+}
+
+/// Go's `URL.EscapedPath` for a path without a raw form: unreserved characters and
+/// `$&+,/:;=@` stay, everything else is `%XX`.
+fn escape_path(path: &str) -> String {
+    use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+    const PATH: &AsciiSet = &NON_ALPHANUMERIC
+        .remove(b'-')
+        .remove(b'_')
+        .remove(b'.')
+        .remove(b'~')
+        .remove(b'$')
+        .remove(b'&')
+        .remove(b'+')
+        .remove(b',')
+        .remove(b'/')
+        .remove(b':')
+        .remove(b';')
+        .remove(b'=')
+        .remove(b'@');
+    utf8_percent_encode(path, PATH).to_string()
 }
 
 /// Upstream's `path.IsValidPathSegmentName`: not `.`/`..`, no `/` or `%`.
 fn is_valid_path_segment_name(name: &str) -> bool {
-    name != "." && name != ".." && !name.contains('/') && !name.contains('%')
+    path_segment_name_errors(name).is_empty()
+}
+
+/// Upstream's `path.IsValidPathSegmentName` with its messages: a name that becomes one segment
+/// of a storage key or URL may not be `.` or `..` and may not contain `/` or `%`.
+pub fn path_segment_name_errors(name: &str) -> Vec<String> {
+    if name == "." || name == ".." {
+        vec![format!("may not be '{name}'")]
+    } else {
+        ["/", "%"].iter().filter(|bad| name.contains(*bad)).map(|bad| format!("may not contain '{bad}'")).collect()
+    }
 }
 
 /// Decodes `%XX` escapes (and `+` as space when `plus_is_space`, for query components), as
@@ -285,8 +361,7 @@ impl ListOptionsView {
     fn from_query(query: &Query) -> Self {
         // Go's Convert_Slice_string_To_bool: "0" and "false" (any case) are false.
         let watch = query.first("watch").is_some_and(|v| v != "0" && !v.eq_ignore_ascii_case("false"));
-        let ints_ok =
-            ["limit", "timeoutSeconds"].iter().all(|k| query.first(k).is_none_or(|v| v.parse::<i64>().is_ok()));
+        let ints_ok = ["limit", "timeoutSeconds"].iter().all(|k| query.first(k).is_none_or(|v| v.parse::<i64>().is_ok()));
         let selector = query.first("fieldSelector").map(parse_field_selector);
         match selector {
             Some(Err(())) => Self { watch, exact_name: None },
@@ -483,7 +558,7 @@ fn match_score(template: &[Segment], path: &[&str]) -> Option<(usize, bool)> {
 /// Routes of every served group-version are matched; whether one is enabled is the caller's
 /// check. `None` is a 404 (or, if another method matches, a 405).
 pub fn match_route(info: &RequestInfo, method: &str) -> Option<&'static Route> {
-    let path: Vec<&str> = info.path.split('/').filter(|s| !s.is_empty()).collect();
+    let path: Vec<&str> = path_segments(&info.path).collect();
     let find = |method: &str| {
         candidate_routes(&path)
             .filter(|(_, route)| route.method == method)
@@ -496,11 +571,9 @@ pub fn match_route(info: &RequestInfo, method: &str) -> Option<&'static Route> {
 
 /// The methods some route accepts at this path, for a 405's `Allow` (empty: a 404).
 pub fn allowed_methods(info: &RequestInfo) -> Vec<&'static str> {
-    let path: Vec<&str> = info.path.split('/').filter(|s| !s.is_empty()).collect();
-    let mut methods: Vec<&'static str> = candidate_routes(&path)
-        .filter(|(template, _)| match_score(template, &path).is_some())
-        .map(|(_, route)| route.method)
-        .collect();
+    let path: Vec<&str> = path_segments(&info.path).collect();
+    let mut methods: Vec<&'static str> =
+        candidate_routes(&path).filter(|(template, _)| match_score(template, &path).is_some()).map(|(_, route)| route.method).collect();
     methods.sort_unstable();
     methods.dedup();
     methods
@@ -509,6 +582,57 @@ pub fn allowed_methods(info: &RequestInfo) -> Vec<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clean_path_is_gos() {
+        // Cases from Go's path.Clean and net/http cleanPath tests.
+        let cases = [
+            ("", "/"),
+            ("/", "/"),
+            ("/api/v1/pods", "/api/v1/pods"),
+            ("/api/v1/", "/api/v1/"),
+            ("//api/v1", "/api/v1"),
+            ("/api/v1//namespaces/x/configmaps", "/api/v1/namespaces/x/configmaps"),
+            ("/api/v1/./namespaces", "/api/v1/namespaces"),
+            ("/api/v1/namespaces/a/../b/pods", "/api/v1/namespaces/b/pods"),
+            ("/../../api", "/api"),
+            ("/api/..", "/"),
+            ("/api/../", "/"),
+            ("/a/b/.//", "/a/b/"),
+            ("api/v1", "/api/v1"),
+            ("/abc/def/../../..", "/"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(clean_path(input), want, "{input:?}");
+        }
+        assert!(matches!(clean_path("/api/v1/pods"), std::borrow::Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn unclean_paths_are_redirected_to_their_clean_form() {
+        let cases = [
+            ("/api/v1/pods", None, None),
+            ("/api/v1//namespaces/sa/configmaps", None, Some("/api/v1/namespaces/sa/configmaps")),
+            ("/api/v1//namespaces/sa/configmaps", Some("dryRun=All"), Some("/api/v1/namespaces/sa/configmaps?dryRun=All")),
+            // Escaped separators are cleaned after decoding, as Go's URL.Path is.
+            ("/api/v1/namespaces/a%2F..%2Fb/pods", None, Some("/api/v1/namespaces/b/pods")),
+            ("/api/v1/namespaces/%2E%2E/pods", None, Some("/api/v1/pods")),
+            ("/api/v1/namespaces/x/pods/a%20b/..", None, Some("/api/v1/namespaces/x/pods")),
+            // Characters Go escapes come back escaped.
+            ("/api/v1/namespaces/x/pods/a%20b//", None, Some("/api/v1/namespaces/x/pods/a%20b/")),
+        ];
+        for (path, query, want) in cases {
+            assert_eq!(unclean_path_redirect(path, query).unwrap().as_deref(), want, "{path:?}");
+        }
+        assert!(unclean_path_redirect("/api/v1/%zz", None).is_err());
+    }
+
+    #[test]
+    fn request_info_and_routes_split_paths_alike() {
+        // An empty segment is a segment for both (the chain redirects such paths first).
+        let info = parse("DELETE", "/api/v1//namespaces/x/configmaps", None).unwrap();
+        assert!(match_route(&info, "DELETE").is_none());
+    }
 
     fn parts(p: &[&str]) -> Vec<String> {
         p.iter().map(|s| (*s).to_owned()).collect()
@@ -657,8 +781,7 @@ mod tests {
 
     #[test]
     fn selectors_are_recorded_for_collection_verbs() {
-        let info =
-            parse("GET", "/api/v1/pods", Some("labelSelector=app%3Dweb&fieldSelector=spec.nodeName=n1")).unwrap();
+        let info = parse("GET", "/api/v1/pods", Some("labelSelector=app%3Dweb&fieldSelector=spec.nodeName=n1")).unwrap();
         assert_eq!(info.label_selector, "app=web");
         assert_eq!(info.field_selector, "spec.nodeName=n1");
         let info = parse("DELETE", "/api/v1/namespaces/d/pods", Some("labelSelector=a+b")).unwrap();
@@ -732,10 +855,7 @@ mod tests {
         assert_eq!((r.action, r.subresource, r.kind.kind), ("connect", Some("exec"), "PodExecOptions"));
 
         let r = route("PUT", "/apis/apps/v1/namespaces/d/deployments/web/scale").unwrap().target.unwrap();
-        assert_eq!(
-            (r.action, r.subresource, r.kind.group, r.kind.kind),
-            ("put", Some("scale"), "autoscaling", "Scale")
-        );
+        assert_eq!((r.action, r.subresource, r.kind.group, r.kind.kind), ("put", Some("scale"), "autoscaling", "Scale"));
 
         let r = route("PUT", "/api/v1/namespaces/ns/finalize").unwrap().target.unwrap();
         assert_eq!((r.resource, r.subresource, r.namespaced, r.named), ("namespaces", Some("finalize"), false, true));

@@ -192,10 +192,7 @@ pub fn label_key_errors(value: &str) -> Vec<String> {
         errs.push(format!("name part {}", max_len_error(LABEL_KEY_MAX_LENGTH)));
     }
     if !is_label_key_name(name) {
-        errs.push(format!(
-            "name part {}",
-            regex_error(LABEL_KEY_ERR, LABEL_KEY_FMT, &["MyName", "my.name", "123-abc"])
-        ));
+        errs.push(format!("name part {}", regex_error(LABEL_KEY_ERR, LABEL_KEY_FMT, &["MyName", "my.name", "123-abc"])));
     }
     errs
 }
@@ -305,10 +302,8 @@ impl Requirement {
                 "values: Invalid value: {}: for 'in', 'notin' operators, values set can't be empty",
                 go_string_slice(&values)
             )),
-            Operator::Equals | Operator::DoubleEquals | Operator::NotEquals if n != 1 => errs.push(format!(
-                "values: Invalid value: {}: exact-match compatibility requires one single value",
-                go_string_slice(&values)
-            )),
+            Operator::Equals | Operator::DoubleEquals | Operator::NotEquals if n != 1 => errs
+                .push(format!("values: Invalid value: {}: exact-match compatibility requires one single value", go_string_slice(&values))),
             Operator::Exists | Operator::DoesNotExist if n != 0 => errs.push(format!(
                 "values: Invalid value: {}: values set must be empty for exists and does not exist",
                 go_string_slice(&values)
@@ -322,11 +317,7 @@ impl Requirement {
                 }
                 for (i, v) in values.iter().enumerate() {
                     if v.parse::<i64>().is_err() {
-                        errs.push(invalid_field(
-                            &format!("values[{i}]"),
-                            v,
-                            "for 'Gt', 'Lt' operators, the value must be an integer",
-                        ));
+                        errs.push(invalid_field(&format!("values[{i}]"), v, "for 'Gt', 'Lt' operators, the value must be an integer"));
                     }
                 }
             }
@@ -362,9 +353,7 @@ impl Requirement {
             Operator::In | Operator::Equals | Operator::DoubleEquals => {
                 lookup(&self.key).is_some_and(|v| self.values.iter().any(|x| x == v))
             }
-            Operator::NotIn | Operator::NotEquals => {
-                lookup(&self.key).is_none_or(|v| !self.values.iter().any(|x| x == v))
-            }
+            Operator::NotIn | Operator::NotEquals => lookup(&self.key).is_none_or(|v| !self.values.iter().any(|x| x == v)),
             Operator::Exists => lookup(&self.key).is_some(),
             Operator::DoesNotExist => lookup(&self.key).is_none(),
             Operator::GreaterThan | Operator::LessThan => {
@@ -443,10 +432,8 @@ impl LabelSelector {
     /// A selector requiring exactly these labels (`labels.SelectorFromSet`), without validating
     /// them.
     pub fn from_set(labels: &BTreeMap<String, String>) -> Self {
-        let requirements = labels
-            .iter()
-            .map(|(k, v)| Requirement { key: k.clone(), operator: Operator::Equals, values: vec![v.clone()] })
-            .collect();
+        let requirements =
+            labels.iter().map(|(k, v)| Requirement { key: k.clone(), operator: Operator::Equals, values: vec![v.clone()] }).collect();
         Self { requirements, nothing: false }
     }
 
@@ -468,10 +455,7 @@ impl LabelSelector {
                 "Exists" => Operator::Exists,
                 "DoesNotExist" => Operator::DoesNotExist,
                 other => {
-                    return Err(SelectorError::LabelSelectorObject(format!(
-                        "{} is not a valid pod selector operator",
-                        go_quote(other)
-                    )));
+                    return Err(SelectorError::LabelSelectorObject(format!("{} is not a valid pod selector operator", go_quote(other))));
                 }
             };
             let r = Requirement::new(expr.key.clone(), operator, expr.values.clone())
@@ -946,10 +930,7 @@ pub fn unescape_field_value(value: &str) -> Result<String, SelectorError> {
             '\\' => in_slash = true,
             // Go prints the rune with %v: its code point.
             ',' | '=' => {
-                return Err(SelectorError::Field(format!(
-                    "invalid field selector: unescaped character in value: {}",
-                    c as u32
-                )));
+                return Err(SelectorError::Field(format!("invalid field selector: unescaped character in value: {}", c as u32)));
             }
             c => out.push(c),
         }
@@ -987,9 +968,7 @@ fn split_field_terms(selector: &str) -> Vec<&str> {
 fn split_field_term(term: &str) -> Option<(&str, FieldOperator, &str)> {
     for (i, _) in term.char_indices() {
         let rest = &term[i..];
-        for (op, operator) in
-            [("!=", FieldOperator::NotEquals), ("==", FieldOperator::Equals), ("=", FieldOperator::Equals)]
-        {
+        for (op, operator) in [("!=", FieldOperator::NotEquals), ("==", FieldOperator::Equals), ("=", FieldOperator::Equals)] {
             if let Some(value) = rest.strip_prefix(op) {
                 return Some((&term[..i], operator, value));
             }
@@ -1244,23 +1223,15 @@ const CORE_FIELDS: &[ResourceFields] = &[
 // `reportingComponent`) and `events.k8s.io/v1` (`regarding`, `deprecatedSource.component`,
 // `reportingController`); each value reads whichever shape the object has.
 const EVENT_KIND: FieldSource = FieldSource::Text(&[&["involvedObject", "kind"], &["regarding", "kind"]]);
-const EVENT_NAMESPACE: FieldSource =
-    FieldSource::Text(&[&["involvedObject", "namespace"], &["regarding", "namespace"]]);
+const EVENT_NAMESPACE: FieldSource = FieldSource::Text(&[&["involvedObject", "namespace"], &["regarding", "namespace"]]);
 const EVENT_NAME: FieldSource = FieldSource::Text(&[&["involvedObject", "name"], &["regarding", "name"]]);
 const EVENT_UID: FieldSource = FieldSource::Text(&[&["involvedObject", "uid"], &["regarding", "uid"]]);
-const EVENT_API_VERSION: FieldSource =
-    FieldSource::Text(&[&["involvedObject", "apiVersion"], &["regarding", "apiVersion"]]);
-const EVENT_RESOURCE_VERSION: FieldSource =
-    FieldSource::Text(&[&["involvedObject", "resourceVersion"], &["regarding", "resourceVersion"]]);
-const EVENT_FIELD_PATH: FieldSource =
-    FieldSource::Text(&[&["involvedObject", "fieldPath"], &["regarding", "fieldPath"]]);
+const EVENT_API_VERSION: FieldSource = FieldSource::Text(&[&["involvedObject", "apiVersion"], &["regarding", "apiVersion"]]);
+const EVENT_RESOURCE_VERSION: FieldSource = FieldSource::Text(&[&["involvedObject", "resourceVersion"], &["regarding", "resourceVersion"]]);
+const EVENT_FIELD_PATH: FieldSource = FieldSource::Text(&[&["involvedObject", "fieldPath"], &["regarding", "fieldPath"]]);
 const EVENT_REPORTING: FieldSource = FieldSource::Text(&[&["reportingComponent"], &["reportingController"]]);
-const EVENT_SOURCE: FieldSource = FieldSource::Text(&[
-    &["source", "component"],
-    &["deprecatedSource", "component"],
-    &["reportingComponent"],
-    &["reportingController"],
-]);
+const EVENT_SOURCE: FieldSource =
+    FieldSource::Text(&[&["source", "component"], &["deprecatedSource", "component"], &["reportingComponent"], &["reportingController"]]);
 
 /// `events.k8s.io` (`pkg/apis/events/v1/conversion.go`): its own names, mapped to the core
 /// event's field set.
@@ -1342,8 +1313,7 @@ const RESOURCE_FIELDS: &[ResourceFields] = &[ResourceFields {
 }];
 
 /// Every group's table.
-const ALL_FIELDS: &[&[ResourceFields]] =
-    &[CORE_FIELDS, EVENTS_FIELDS, BATCH_FIELDS, CERTIFICATES_FIELDS, RESOURCE_FIELDS];
+const ALL_FIELDS: &[&[ResourceFields]] = &[CORE_FIELDS, EVENTS_FIELDS, BATCH_FIELDS, CERTIFICATES_FIELDS, RESOURCE_FIELDS];
 
 /// The field selector table of a resource, if upstream registers a field label conversion for
 /// it; `None` means only `metadata.name` and `metadata.namespace`.
@@ -1388,12 +1358,9 @@ fn json_at<'a>(object: &'a Value, path: &[&str]) -> Option<&'a Value> {
 
 fn source_value(object: &Value, source: FieldSource) -> Option<String> {
     Some(match source {
-        FieldSource::Text(alternatives) => alternatives
-            .iter()
-            .filter_map(|p| json_at(object, p).and_then(Value::as_str))
-            .find(|s| !s.is_empty())
-            .unwrap_or("")
-            .to_owned(),
+        FieldSource::Text(alternatives) => {
+            alternatives.iter().filter_map(|p| json_at(object, p).and_then(Value::as_str)).find(|s| !s.is_empty()).unwrap_or("").to_owned()
+        }
         FieldSource::Flag(path) => json_at(object, path).and_then(Value::as_bool).unwrap_or(false).to_string(),
         FieldSource::Count(path) => json_at(object, path).and_then(Value::as_i64).unwrap_or(0).to_string(),
         FieldSource::PodIp => json_at(object, &["status", "podIPs"])
@@ -1518,10 +1485,7 @@ mod tests {
         for s in ["x=a||y=b", "x==a==b", "!x=a", "x<a"] {
             assert!(LabelSelector::parse(s).is_err(), "{s:?} should fail");
         }
-        assert_eq!(
-            LabelSelector::parse("x=a,a=x").unwrap().to_string(),
-            LabelSelector::parse("a=x,x=a").unwrap().to_string()
-        );
+        assert_eq!(LabelSelector::parse("x=a,a=x").unwrap().to_string(), LabelSelector::parse("a=x,x=a").unwrap().to_string());
     }
 
     fn req(key: &str, op: Operator, values: &[&str]) -> Requirement {
@@ -1535,10 +1499,7 @@ mod tests {
         let cases: Vec<(&str, Option<Vec<Requirement>>)> = vec![
             ("", Some(vec![])),
             ("\rx", Some(vec![req("x", Exists, &[])])),
-            (
-                "this-is-a-dns.domain.com/key-with-dash",
-                Some(vec![req("this-is-a-dns.domain.com/key-with-dash", Exists, &[])]),
-            ),
+            ("this-is-a-dns.domain.com/key-with-dash", Some(vec![req("this-is-a-dns.domain.com/key-with-dash", Exists, &[])])),
             (
                 "this-is-another-dns.domain.com/key-with-dash in (so,what)",
                 Some(vec![req("this-is-another-dns.domain.com/key-with-dash", In, &["so", "what"])]),
@@ -1555,22 +1516,14 @@ mod tests {
             ("x in ()", Some(vec![req("x", In, &[""])])),
             (
                 "x notin (abc,,def),bar,z in (),w",
-                Some(vec![
-                    req("bar", Exists, &[]),
-                    req("w", Exists, &[]),
-                    req("x", NotIn, &["", "abc", "def"]),
-                    req("z", In, &[""]),
-                ]),
+                Some(vec![req("bar", Exists, &[]), req("w", Exists, &[]), req("x", NotIn, &["", "abc", "def"]), req("z", In, &[""])]),
             ),
             ("x,y in (a)", Some(vec![req("x", Exists, &[]), req("y", In, &["a"])])),
             ("x=a", Some(vec![req("x", Equals, &["a"])])),
             ("x>1", Some(vec![req("x", GreaterThan, &["1"])])),
             ("x<7", Some(vec![req("x", LessThan, &["7"])])),
             ("x=a,y!=b", Some(vec![req("x", Equals, &["a"]), req("y", NotEquals, &["b"])])),
-            (
-                "x=a,y!=b,z in (h,i,j)",
-                Some(vec![req("x", Equals, &["a"]), req("y", NotEquals, &["b"]), req("z", In, &["h", "i", "j"])]),
-            ),
+            ("x=a,y!=b,z in (h,i,j)", Some(vec![req("x", Equals, &["a"]), req("y", NotEquals, &["b"]), req("z", In, &["h", "i", "j"])])),
             ("x=a||y=b", None),
             ("x,y", Some(vec![req("x", Exists, &[]), req("y", Exists, &[])])),
             ("x,,y", None),
@@ -1683,10 +1636,7 @@ mod tests {
     #[test]
     fn nul_bytes_read_as_end_of_input() {
         // A NUL where a token starts ends the selector; after a token it separates.
-        assert_eq!(
-            LabelSelector::parse("a=b, \0junk(").unwrap_err().to_string(),
-            "found '', expected: identifier after ','"
-        );
+        assert_eq!(LabelSelector::parse("a=b, \0junk(").unwrap_err().to_string(), "found '', expected: identifier after ','");
         assert_eq!(
             LabelSelector::parse("a=b,\0junk(").unwrap_err().to_string(),
             "unable to parse requirement: found '(', expected: in, notin, =, ==, !=, gt, lt"
@@ -1736,8 +1686,7 @@ mod tests {
         for (s, labels, want) in cases {
             let sel = LabelSelector::parse(s).unwrap();
             assert_eq!(sel.matches(&set(labels)), *want, "{s:?} on {labels:?}");
-            let json: Value =
-                labels.iter().map(|(k, v)| ((*k).to_owned(), json!(v))).collect::<serde_json::Map<_, _>>().into();
+            let json: Value = labels.iter().map(|(k, v)| ((*k).to_owned(), json!(v))).collect::<serde_json::Map<_, _>>().into();
             assert_eq!(sel.matches_json(&json), *want, "{s:?} on JSON {labels:?}");
         }
         assert!(LabelSelector::everything().matches(&set(&[("x", "y")])));
@@ -1753,10 +1702,7 @@ mod tests {
     fn requirement_strings() {
         use Operator::*;
         let cases: &[(&[Requirement], &str)] = &[
-            (
-                &[req("x", In, &["abc", "def"]), req("y", NotIn, &["jkl"]), req("z", Exists, &[])],
-                "x in (abc,def),y notin (jkl),z",
-            ),
+            (&[req("x", In, &["abc", "def"]), req("y", NotIn, &["jkl"]), req("z", Exists, &[])], "x in (abc,def),y notin (jkl),z"),
             (
                 &[req("x", NotIn, &["abc", "def"]), req("y", NotEquals, &["jkl"]), req("z", DoesNotExist, &[])],
                 "x notin (abc,def),y!=jkl,!z",
@@ -1766,12 +1712,7 @@ mod tests {
                 "x notin (abc),y in (jkl,mno),z notin ()",
             ),
             (
-                &[
-                    req("x", Equals, &["abc"]),
-                    req("y", DoubleEquals, &["jkl"]),
-                    req("z", NotEquals, &["a"]),
-                    req("z", Exists, &[]),
-                ],
+                &[req("x", Equals, &["abc"]), req("y", DoubleEquals, &["jkl"]), req("z", NotEquals, &["a"]), req("z", Exists, &[])],
                 "x=abc,y==jkl,z!=a,z",
             ),
             (&[req("x", GreaterThan, &["2"]), req("y", LessThan, &["8"]), req("z", Exists, &[])], "x>2,y<8,z"),
@@ -1857,10 +1798,7 @@ mod tests {
             err(json!({"matchLabels": {"a/b/c": "x"}})),
             "key: Invalid value: \"a/b/c\": a valid label key must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
         );
-        assert!(
-            err(json!({"matchLabels": {"a": "-"}}))
-                .starts_with("values[0][a]: Invalid value: \"-\": a valid label must")
-        );
+        assert!(err(json!({"matchLabels": {"a": "-"}})).starts_with("values[0][a]: Invalid value: \"-\": a valid label must"));
     }
 
     #[test]
@@ -1923,9 +1861,7 @@ mod tests {
     // upstream fields TestEscapeValue
     #[test]
     fn field_escaping() {
-        for (raw, escaped) in
-            [("", ""), ("a", "a"), ("=", r"\="), (",", r"\,"), (r"\", r"\\"), (r"\=\,\", r"\\\=\\\,\\")]
-        {
+        for (raw, escaped) in [("", ""), ("a", "a"), ("=", r"\="), (",", r"\,"), (r"\", r"\\"), (r"\=\,\", r"\\\=\\\,\\")] {
             assert_eq!(escape_field_value(raw), escaped);
             assert_eq!(unescape_field_value(escaped).unwrap(), raw);
         }
@@ -1951,14 +1887,8 @@ mod tests {
         }
         assert_eq!(FieldSelector::parse("x=a,a=x").unwrap().to_string(), "a=x,x=a");
         assert_eq!(FieldSelector::parse("b==c").unwrap().to_string(), "b=c");
-        assert_eq!(
-            FieldSelector::parse("x=a,b").unwrap_err().to_string(),
-            "invalid selector: 'x=a,b'; can't understand 'b'"
-        );
-        assert_eq!(
-            FieldSelector::parse("x==a==b").unwrap_err().to_string(),
-            "invalid field selector: unescaped character in value: 61"
-        );
+        assert_eq!(FieldSelector::parse("x=a,b").unwrap_err().to_string(), "invalid selector: 'x=a,b'; can't understand 'b'");
+        assert_eq!(FieldSelector::parse("x==a==b").unwrap_err().to_string(), "invalid field selector: unescaped character in value: 61");
     }
 
     // upstream fields TestSelectorMatches
@@ -1973,11 +1903,7 @@ mod tests {
             ("x=y", &[("x", "z")], false),
             ("x=y,z=w", &[("x", "w"), ("z", "w")], false),
             ("x!=y,z!=w", &[("x", "z"), ("z", "w")], false),
-            (
-                "foo=bar,baz=blah,complex=\\=value\\\\\\,\\\\",
-                &[("foo", "bar"), ("baz", "blah"), ("complex", r"=value\,\")],
-                true,
-            ),
+            ("foo=bar,baz=blah,complex=\\=value\\\\\\,\\\\", &[("foo", "bar"), ("baz", "blah"), ("complex", r"=value\,\")], true),
             ("foo=bar,foobar=bar,baz=blah", &[("foo", "bar"), ("baz", "blah")], false),
             ("missing=", &[], true),
             ("missing!=x", &[], true),
@@ -2010,40 +1936,16 @@ mod tests {
             ("", "v1", "pods", "spec.nodeName=n1,status.phase!=Running", Ok("spec.nodeName=n1,status.phase!=Running")),
             ("", "v1", "pods", "spec.host=n1", Ok("spec.nodeName=n1")),
             ("", "v1", "pods", "spec.foo=x", Err("field label not supported: spec.foo")),
-            (
-                "",
-                "v1",
-                "nodes",
-                "spec.unschedulable=false,metadata.name=a",
-                Ok("metadata.name=a,spec.unschedulable=false"),
-            ),
+            ("", "v1", "nodes", "spec.unschedulable=false,metadata.name=a", Ok("metadata.name=a,spec.unschedulable=false")),
             ("", "v1", "nodes", "metadata.namespace=a", Err("field label not supported: metadata.namespace")),
             ("", "v1", "namespaces", "status.phase=Active", Ok("status.phase=Active")),
             ("", "v1", "secrets", "type=Opaque", Ok("type=Opaque")),
             ("", "v1", "services", "spec.type=ClusterIP", Ok("spec.type=ClusterIP")),
             ("", "v1", "replicationcontrollers", "status.replicas=1", Ok("status.replicas=1")),
-            (
-                "",
-                "v1",
-                "events",
-                "involvedObject.name=a,reportingComponent=b",
-                Ok("involvedObject.name=a,reportingComponent=b"),
-            ),
+            ("", "v1", "events", "involvedObject.name=a,reportingComponent=b", Ok("involvedObject.name=a,reportingComponent=b")),
             ("", "v1", "events", "regarding.name=a", Err("field label not supported: regarding.name")),
-            (
-                "events.k8s.io",
-                "v1",
-                "events",
-                "regarding.name=a,reportingController=b",
-                Ok("involvedObject.name=a,reportingComponent=b"),
-            ),
-            (
-                "events.k8s.io",
-                "v1",
-                "events",
-                "involvedObject.name=a",
-                Err("field label not supported: involvedObject.name"),
-            ),
+            ("events.k8s.io", "v1", "events", "regarding.name=a,reportingController=b", Ok("involvedObject.name=a,reportingComponent=b")),
+            ("events.k8s.io", "v1", "events", "involvedObject.name=a", Err("field label not supported: involvedObject.name")),
             ("", "v1", "configmaps", "metadata.namespace=a", Ok("metadata.namespace=a")),
             (
                 "",
@@ -2057,25 +1959,11 @@ mod tests {
                 "v1",
                 "replicasets",
                 "status.replicas=1",
-                Err(
-                    "\"status.replicas\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\"",
-                ),
+                Err("\"status.replicas\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\""),
             ),
             ("batch", "v1", "jobs", "status.successful=1", Ok("status.successful=1")),
-            (
-                "batch",
-                "v1",
-                "jobs",
-                "status.succeeded=1",
-                Err("field label \"status.succeeded\" not supported for batchv1.Job"),
-            ),
-            (
-                "certificates.k8s.io",
-                "v1",
-                "certificatesigningrequests",
-                "spec.signerName=a/b",
-                Ok("spec.signerName=a/b"),
-            ),
+            ("batch", "v1", "jobs", "status.succeeded=1", Err("field label \"status.succeeded\" not supported for batchv1.Job")),
+            ("certificates.k8s.io", "v1", "certificatesigningrequests", "spec.signerName=a/b", Ok("spec.signerName=a/b")),
             (
                 "certificates.k8s.io",
                 "v1",
@@ -2126,10 +2014,7 @@ mod tests {
         assert!(sel.matches_fields(&selectable_fields("", "pods", &pod)));
 
         let node = json!({"metadata": {"name": "n"}, "spec": {"unschedulable": true}});
-        assert_eq!(
-            selectable_fields("", "nodes", &node),
-            set(&[("metadata.name", "n"), ("spec.unschedulable", "true")])
-        );
+        assert_eq!(selectable_fields("", "nodes", &node), set(&[("metadata.name", "n"), ("spec.unschedulable", "true")]));
 
         let job = json!({"metadata": {"name": "j", "namespace": "ns"}, "status": {"succeeded": 2}});
         assert_eq!(selectable_fields("batch", "jobs", &job)["status.successful"], "2");
@@ -2155,14 +2040,10 @@ mod tests {
         assert_eq!(fields["involvedObject.name"], "p");
         assert_eq!(fields["reportingComponent"], "ctrl");
         assert_eq!(fields["source"], "old");
-        let sel =
-            FieldSelector::parse("regarding.kind=Pod").unwrap().convert_for("events.k8s.io", "v1", "events").unwrap();
+        let sel = FieldSelector::parse("regarding.kind=Pod").unwrap().convert_for("events.k8s.io", "v1", "events").unwrap();
         assert!(sel.matches_fields(&fields));
 
         let cm = json!({"metadata": {"name": "c", "namespace": "ns"}, "data": {"x": "y"}});
-        assert_eq!(
-            selectable_fields("", "configmaps", &cm),
-            set(&[("metadata.name", "c"), ("metadata.namespace", "ns")])
-        );
+        assert_eq!(selectable_fields("", "configmaps", &cm), set(&[("metadata.name", "c"), ("metadata.namespace", "ns")]));
     }
 }

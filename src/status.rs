@@ -23,8 +23,7 @@ use crate::request_info::RequestInfo;
 
 /// The text upstream's generic store puts in every 409 for a stale `resourceVersion`
 /// (`OptimisticLockErrorMsg` in `k8s.io/apiserver/pkg/registry/generic/registry/store.go`).
-pub const OPTIMISTIC_LOCK_ERROR_MSG: &str =
-    "the object has been modified; please apply your changes to the latest version and try again";
+pub const OPTIMISTIC_LOCK_ERROR_MSG: &str = "the object has been modified; please apply your changes to the latest version and try again";
 
 /// etcd3 store: a list at a compacted revision.
 pub const EXPIRED_LIST: &str = "The resourceVersion for the provided list is too old.";
@@ -178,8 +177,7 @@ impl ApiError {
     /// 404 for a path no route serves, as upstream's not-found handler writes it:
     /// `the server could not find the requested resource` with empty details.
     pub fn path_not_found() -> Self {
-        Self::new(404, StatusReason::NotFound, "the server could not find the requested resource")
-            .with_details(StatusDetails::default())
+        Self::new(404, StatusReason::NotFound, "the server could not find the requested resource").with_details(StatusDetails::default())
     }
 
     /// 409 `AlreadyExists`: `pods "x" already exists`.
@@ -190,10 +188,8 @@ impl ApiError {
 
     /// 409 `AlreadyExists` when `generateName` produced a taken name (`NewGenerateNameConflict`).
     pub fn generate_name_conflict(resource: GroupResource<'_>, name: &str, retry_after_seconds: i32) -> Self {
-        let message = format!(
-            "{resource} {} already exists, the server was not able to generate a unique name for the object",
-            go_quote(name)
-        );
+        let message =
+            format!("{resource} {} already exists, the server was not able to generate a unique name for the object", go_quote(name));
         let mut details = resource_details(resource, name);
         details.retry_after_seconds = non_zero(retry_after_seconds);
         Self::new(409, StatusReason::AlreadyExists, message).with_details(details)
@@ -223,23 +219,14 @@ impl ApiError {
     pub fn invalid(kind: GroupKind<'_>, name: &str, errors: &[FieldError]) -> Self {
         let causes = errors
             .iter()
-            .map(|e| StatusCause {
-                reason: Some(e.error_type.reason().to_owned()),
-                message: Some(e.body()),
-                field: non_empty(&e.field),
-            })
+            .map(|e| StatusCause { reason: Some(e.error_type.reason().to_owned()), message: Some(e.body()), field: non_empty(&e.field) })
             .collect();
         let message = match aggregate(errors.iter().map(ToString::to_string)) {
             None => format!("{kind} {} is invalid", go_quote(name)),
             Some(agg) => format!("{kind} {} is invalid: {agg}", go_quote(name)),
         };
-        let details = StatusDetails {
-            name: non_empty(name),
-            group: non_empty(kind.group),
-            kind: non_empty(kind.kind),
-            causes,
-            ..Default::default()
-        };
+        let details =
+            StatusDetails { name: non_empty(name), group: non_empty(kind.group), kind: non_empty(kind.kind), causes, ..Default::default() };
         Self::new(422, StatusReason::Invalid, message).with_details(details)
     }
 
@@ -279,11 +266,8 @@ impl ApiError {
         let mut message = if !info.is_resource_request {
             format!("User {} cannot {} path {}", go_quote(user), info.verb, go_quote(&info.path))
         } else {
-            let resource = if info.subresource.is_empty() {
-                info.resource.clone()
-            } else {
-                format!("{}/{}", info.resource, info.subresource)
-            };
+            let resource =
+                if info.subresource.is_empty() { info.resource.clone() } else { format!("{}/{}", info.resource, info.subresource) };
             let scope = if info.namespace.is_empty() {
                 "at the cluster scope".to_owned()
             } else {
@@ -318,10 +302,7 @@ impl ApiError {
     /// 415 `UnsupportedMediaType`: `the body of the request was in an unknown format - accepted
     /// media types include: ...`.
     pub fn unsupported_media_type(accepted: &[&str]) -> Self {
-        let message = format!(
-            "the body of the request was in an unknown format - accepted media types include: {}",
-            accepted.join(", ")
-        );
+        let message = format!("the body of the request was in an unknown format - accepted media types include: {}", accepted.join(", "));
         Self::new(415, StatusReason::UnsupportedMediaType, message)
     }
 
@@ -365,19 +346,15 @@ impl ApiError {
     /// 500 `InternalError`: `Internal error occurred: <err>`, the error also as the one cause.
     pub fn internal(err: impl fmt::Display) -> Self {
         let text = err.to_string();
-        let details = StatusDetails {
-            causes: vec![StatusCause { message: Some(text.clone()), ..Default::default() }],
-            ..Default::default()
-        };
+        let details =
+            StatusDetails { causes: vec![StatusCause { message: Some(text.clone()), ..Default::default() }], ..Default::default() };
         Self::new(500, StatusReason::InternalError, format!("Internal error occurred: {text}")).with_details(details)
     }
 
     /// 500 `ServerTimeout` (`NewServerTimeout`): `The get operation against pods could not be
     /// completed at this time, please try again.`
     pub fn server_timeout(resource: GroupResource<'_>, operation: &str, retry_after_seconds: i32) -> Self {
-        let message = format!(
-            "The {operation} operation against {resource} could not be completed at this time, please try again."
-        );
+        let message = format!("The {operation} operation against {resource} could not be completed at this time, please try again.");
         let mut details = resource_details(resource, operation);
         details.retry_after_seconds = non_zero(retry_after_seconds);
         Self::new(500, StatusReason::ServerTimeout, message).with_details(details)
@@ -448,10 +425,22 @@ impl From<crate::storage::StorageError> for ApiError {
             StorageError::Compacted { requested, compacted } => {
                 ApiError::too_old_resource_version(requested.max(0) as u64, compacted.max(0) as u64)
             }
-            StorageError::FutureRevision { requested, current } => ApiError::timeout(
-                &format!("Too large resource version: {requested}, current: {current}"),
-                1,
+            StorageError::FutureRevision { requested, current } => {
+                ApiError::timeout(&format!("Too large resource version: {requested}, current: {current}"), 1)
+            }
+            // kube-apiserver passes etcd's error through unconverted (`InterpretCreateError`,
+            // `InterpretUpdateError` keep it), so `ErrorToAPIStatus` makes it a 500 with no
+            // reason and the error's text: etcd's `ErrRequestTooLarge`, or, above the 2 MiB its
+            // client sends, gRPC's (test/integration/apiserver `TestObjectSizeResponses`).
+            StorageError::RequestTooLarge { size, .. } if size > crate::storage::MAX_SEND_BYTES => ApiError::new(
+                500,
+                StatusReason::Unknown,
+                format!(
+                    "rpc error: code = ResourceExhausted desc = trying to send message larger than max ({size} vs. {})",
+                    crate::storage::MAX_SEND_BYTES
+                ),
             ),
+            StorageError::RequestTooLarge { .. } => ApiError::new(500, StatusReason::Unknown, "etcdserver: request is too large"),
             other => ApiError::internal(other),
         }
     }
@@ -563,12 +552,7 @@ pub struct FieldError {
 }
 
 impl FieldError {
-    pub fn new(
-        error_type: FieldErrorType,
-        field: impl Into<String>,
-        bad_value: BadValue,
-        detail: impl Into<String>,
-    ) -> Self {
+    pub fn new(error_type: FieldErrorType, field: impl Into<String>, bad_value: BadValue, detail: impl Into<String>) -> Self {
         Self { error_type, field: field.into(), bad_value, detail: detail.into() }
     }
 
@@ -643,9 +627,7 @@ impl FieldError {
     pub fn body(&self) -> String {
         use FieldErrorType as T;
         let mut s = match (self.error_type, &self.bad_value) {
-            (T::Required | T::Forbidden | T::TooLong | T::Internal, _) | (_, BadValue::Omitted) => {
-                self.error_type.description().to_owned()
-            }
+            (T::Required | T::Forbidden | T::TooLong | T::Internal, _) | (_, BadValue::Omitted) => self.error_type.description().to_owned(),
             (t, v) => {
                 let value = match v {
                     BadValue::Omitted => String::new(), // handled by the arm above
@@ -691,12 +673,7 @@ fn aggregate(messages: impl Iterator<Item = String>) -> Option<String> {
 }
 
 fn resource_details(resource: GroupResource<'_>, name: &str) -> StatusDetails {
-    StatusDetails {
-        name: non_empty(name),
-        group: non_empty(resource.group),
-        kind: non_empty(resource.resource),
-        ..Default::default()
-    }
+    StatusDetails { name: non_empty(name), group: non_empty(resource.group), kind: non_empty(resource.resource), ..Default::default() }
 }
 
 /// Go's `omitempty` for strings.
@@ -873,11 +850,7 @@ mod tests {
                        "reason":"MethodNotAllowed","details":{"kind":"componentstatuses"},"code":405}),
             ),
             (
-                ApiError::not_acceptable(&[
-                    "application/json",
-                    "application/yaml",
-                    "application/vnd.kubernetes.protobuf",
-                ]),
+                ApiError::not_acceptable(&["application/json", "application/yaml", "application/vnd.kubernetes.protobuf"]),
                 json!({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",
                        "message":"only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf",
                        "reason":"NotAcceptable","code":406}),
@@ -971,10 +944,7 @@ mod tests {
             ..Default::default()
         };
         let e = ApiError::forbidden_request(&info, "bob", "");
-        assert_eq!(
-            e.message,
-            r#"pods "x" is forbidden: User "bob" cannot get resource "pods" in API group "" in the namespace "default""#
-        );
+        assert_eq!(e.message, r#"pods "x" is forbidden: User "bob" cannot get resource "pods" in API group "" in the namespace "default""#);
         info.subresource = "log".into();
         info.namespace.clear();
         info.name.clear();
@@ -1019,10 +989,7 @@ mod tests {
         assert_eq!(FieldError::type_invalid("a", "x", "").error_type.reason(), "FieldValueTypeInvalid");
         // A cause without a field omits it, as Go's omitempty does.
         let e = ApiError::invalid(GroupKind::new("", "Pod"), "x", &[FieldError::forbidden("", "no")]);
-        assert_eq!(
-            status_json(&e)["details"]["causes"],
-            json!([{"reason":"FieldValueForbidden","message":"Forbidden: no"}])
-        );
+        assert_eq!(status_json(&e)["details"]["causes"], json!([{"reason":"FieldValueForbidden","message":"Forbidden: no"}]));
     }
 
     #[test]

@@ -97,11 +97,7 @@ pub(crate) struct AcceptClause<'a> {
 
 impl AcceptClause<'_> {
     pub(crate) fn param(&self, key: &str) -> Option<&str> {
-        self.params
-            .iter()
-            .rev()
-            .find(|(k, _)| *k == key)
-            .map(|(_, v)| *v)
+        self.params.iter().rev().find(|(k, _)| *k == key).map(|(_, v)| *v)
     }
 }
 
@@ -119,12 +115,7 @@ pub(crate) fn parse_accept(header: &str) -> Vec<AcceptClause<'_>> {
             None if kind == "*" => "*",
             None => continue,
         };
-        let mut clause = AcceptClause {
-            kind,
-            sub_kind,
-            q: 1.0,
-            params: Vec::new(),
-        };
+        let mut clause = AcceptClause { kind, sub_kind, q: 1.0, params: Vec::new() };
         for param in pieces {
             let Some((key, value)) = param.split_once('=') else {
                 continue;
@@ -150,7 +141,6 @@ pub(crate) fn parse_accept(header: &str) -> Vec<AcceptClause<'_>> {
     }
     clauses
 }
-
 
 // ---------------------------------------------------------------------------------------------
 // includeObject
@@ -234,7 +224,6 @@ pub enum TableError {
     InvalidIncludeObject(String),
 }
 
-
 // ---------------------------------------------------------------------------------------------
 // The Table
 
@@ -317,10 +306,7 @@ pub fn to_table(
     include: IncludeObject,
     now: DateTime<Utc>,
 ) -> Value {
-    let options = TableOptions {
-        include_object: include,
-        ..TableOptions::default()
-    };
+    let options = TableOptions { include_object: include, ..TableOptions::default() };
     to_table_with(group, resource, objects, list_meta, &options, now)
 }
 
@@ -376,29 +362,18 @@ pub fn build_table(
         }
         Convertor::ApiService => {
             // kube-aggregator's convertor always sets its columns, whatever noHeaders says.
-            let rows = objects
-                .iter()
-                .map(|object| (apiservice_row(Obj(object), &ctx), Vec::new(), object));
+            let rows = objects.iter().map(|object| (apiservice_row(Obj(object), &ctx), Vec::new(), object));
             (Some(definitions(APISERVICE_COLUMNS)), Some(rows.collect()))
         }
         Convertor::Default => {
             // The default convertor appends to a nil slice: an empty list has `"rows": null`.
-            let rows = objects
-                .iter()
-                .map(|object| (default_row(Obj(object)), Vec::new(), object))
-                .collect::<Vec<_>>();
+            let rows = objects.iter().map(|object| (default_row(Obj(object)), Vec::new(), object)).collect::<Vec<_>>();
             let columns = (!options.no_headers).then(|| definitions(DEFAULT_COLUMNS));
             (columns, (!rows.is_empty()).then_some(rows))
         }
     };
     let rows = rows.map(|rows| {
-        rows.into_iter()
-            .map(|(cells, conditions, object)| TableRow {
-                cells,
-                conditions,
-                object: row_object(object, options),
-            })
-            .collect()
+        rows.into_iter().map(|(cells, conditions, object)| TableRow { cells, conditions, object: row_object(object, options) }).collect()
     });
     Table {
         kind: "Table".to_string(),
@@ -424,11 +399,7 @@ pub fn has_specific_columns(group: &str, resource: &str) -> bool {
 }
 
 fn table_meta(objects: &[Value], list_meta: Option<&Value>) -> ListMeta {
-    let text = |v: Option<&Value>| {
-        v.and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-            .map(str::to_string)
-    };
+    let text = |v: Option<&Value>| v.and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string);
     match list_meta {
         Some(meta) => ListMeta {
             resource_version: text(meta.get("resourceVersion")),
@@ -437,14 +408,9 @@ fn table_meta(objects: &[Value], list_meta: Option<&Value>) -> ListMeta {
             ..ListMeta::default()
         },
         None => match objects {
-            [object] => ListMeta {
-                resource_version: text(
-                    object
-                        .get("metadata")
-                        .and_then(|m| m.get("resourceVersion")),
-                ),
-                ..ListMeta::default()
-            },
+            [object] => {
+                ListMeta { resource_version: text(object.get("metadata").and_then(|m| m.get("resourceVersion"))), ..ListMeta::default() }
+            }
             _ => ListMeta::default(),
         },
     }
@@ -462,10 +428,7 @@ fn row_object(object: &Value, options: &TableOptions) -> Value {
             };
             let mut partial = Map::new();
             partial.insert("kind".to_string(), Value::from("PartialObjectMetadata"));
-            partial.insert(
-                "apiVersion".to_string(),
-                Value::from(options.version.api_version()),
-            );
+            partial.insert("apiVersion".to_string(), Value::from(options.version.api_version()));
             partial.insert("metadata".to_string(), metadata);
             Value::Object(partial)
         }
@@ -499,33 +462,19 @@ impl Doc {
     fn text(self) -> Cow<'static, str> {
         match self {
             Doc::Text(text) => Cow::Borrowed(text),
-            Doc::Field(fields, name) => Cow::Borrowed(
-                fields().iter().find(|f| f.json_name == name).map_or("", |f| f.description),
-            ),
+            Doc::Field(fields, name) => Cow::Borrowed(fields().iter().find(|f| f.json_name == name).map_or("", |f| f.description)),
             Doc::Proto(fields, name) => groups::proto_doc(fields, name),
         }
     }
 }
 
 const fn col(name: &'static str, type_: &'static str, description: Doc) -> Col {
-    Col {
-        name,
-        type_,
-        format: "",
-        description,
-        priority: 0,
-    }
+    Col { name, type_, format: "", description, priority: 0 }
 }
 
 /// A priority-1 column: shown by kubectl only with `-o wide`.
 const fn wide(name: &'static str, type_: &'static str, description: Doc) -> Col {
-    Col {
-        name,
-        type_,
-        format: "",
-        description,
-        priority: 1,
-    }
+    Col { name, type_, format: "", description, priority: 1 }
 }
 
 fn definitions(columns: &[Col]) -> Vec<TableColumnDefinition> {
@@ -605,9 +554,7 @@ fn convertor(group: &str, resource: &str) -> Convertor {
         ("storage.k8s.io", "csidrivers") => &groups::CSI_DRIVERS,
         ("storage.k8s.io", "csistoragecapacities") => &groups::CSI_STORAGE_CAPACITIES,
         ("admissionregistration.k8s.io", "validatingadmissionpolicies") => &groups::VALIDATING_ADMISSION_POLICIES,
-        ("admissionregistration.k8s.io", "validatingadmissionpolicybindings") => {
-            &groups::VALIDATING_ADMISSION_POLICY_BINDINGS
-        }
+        ("admissionregistration.k8s.io", "validatingadmissionpolicybindings") => &groups::VALIDATING_ADMISSION_POLICY_BINDINGS,
         ("admissionregistration.k8s.io", "mutatingadmissionpolicies") => &groups::MUTATING_ADMISSION_POLICIES,
         ("admissionregistration.k8s.io", "mutatingadmissionpolicybindings") => &groups::MUTATING_ADMISSION_POLICY_BINDINGS,
         ("flowcontrol.apiserver.k8s.io", "flowschemas") => &groups::FLOW_SCHEMAS,
@@ -630,30 +577,18 @@ fn convertor(group: &str, resource: &str) -> Convertor {
     Convertor::Printer(printer)
 }
 
-const NAME: Col = Col {
-    name: "Name",
-    type_: "string",
-    format: "name",
-    description: D_OBJECT_META_NAME,
-    priority: 0,
-};
+const NAME: Col = Col { name: "Name", type_: "string", format: "name", description: D_OBJECT_META_NAME, priority: 0 };
 const AGE: Col = col("Age", "string", D_OBJECT_META_CREATION_TIMESTAMP);
-const CONTAINERS: Col = wide("Containers", "string", Doc::Text("Names of each container in the template."),
-);
-const IMAGES: Col = wide("Images", "string", Doc::Text("Images referenced by each container in the template."),
-);
+const CONTAINERS: Col = wide("Containers", "string", Doc::Text("Names of each container in the template."));
+const IMAGES: Col = wide("Images", "string", Doc::Text("Images referenced by each container in the template."));
 
 /// `rest.DefaultTableConvertor`.
-const DEFAULT_COLUMNS: &[Col] = &[
-    NAME,
-    col("Created At", "date", D_OBJECT_META_CREATION_TIMESTAMP),
-];
+const DEFAULT_COLUMNS: &[Col] = &[NAME, col("Created At", "date", D_OBJECT_META_CREATION_TIMESTAMP)];
 
 /// kube-aggregator's `APIService` convertor.
 const APISERVICE_COLUMNS: &[Col] = &[
     NAME,
-    col("Service", "string", Doc::Text("The reference to the service that hosts this API endpoint."),
-    ),
+    col("Service", "string", Doc::Text("The reference to the service that hosts this API endpoint.")),
     col("Available", "string", Doc::Text("Whether this service is available.")),
     AGE,
 ];
@@ -695,10 +630,7 @@ impl<'a> Obj<'a> {
 
     fn int(self, path: &[&str]) -> i64 {
         match self.at(path) {
-            Some(Value::Number(n)) => n
-                .as_i64()
-                .or_else(|| n.as_f64().map(|f| f as i64))
-                .unwrap_or(0),
+            Some(Value::Number(n)) => n.as_i64().or_else(|| n.as_f64().map(|f| f as i64)).unwrap_or(0),
             _ => 0,
         }
     }
@@ -712,9 +644,7 @@ impl<'a> Obj<'a> {
     }
 
     fn list(self, path: &[&str]) -> &'a [Value] {
-        self.at(path)
-            .and_then(Value::as_array)
-            .map_or(&[], Vec::as_slice)
+        self.at(path).and_then(Value::as_array).map_or(&[], Vec::as_slice)
     }
 
     fn map(self, path: &[&str]) -> Option<&'a Map<String, Value>> {
@@ -738,23 +668,17 @@ impl<'a> Obj<'a> {
     }
 
     fn annotation(self, key: &str) -> Option<&'a str> {
-        self.map(&["metadata", "annotations"])
-            .and_then(|a| a.get(key))
-            .and_then(Value::as_str)
+        self.map(&["metadata", "annotations"]).and_then(|a| a.get(key)).and_then(Value::as_str)
     }
 
     /// The first element of `path`'s list whose `type` is `kind`.
     fn condition(self, path: &[&str], kind: &str) -> Option<Obj<'a>> {
-        self.list(path)
-            .iter()
-            .map(Obj)
-            .find(|c| c.str(&["type"]) == kind)
+        self.list(path).iter().map(Obj).find(|c| c.str(&["type"]) == kind)
     }
 
     /// `status.conditions` has a `kind` condition, and the first one is `True`.
     fn condition_true(self, kind: &str) -> bool {
-        self.condition(&["status", "conditions"], kind)
-            .is_some_and(|c| c.str(&["status"]) == "True")
+        self.condition(&["status", "conditions"], kind).is_some_and(|c| c.str(&["status"]) == "True")
     }
 }
 
@@ -773,8 +697,7 @@ impl Ctx {
     }
 
     fn since_time(&self, time: Time) -> String {
-        let now = i128::from(self.now.timestamp()) * NANOS
-            + i128::from(self.now.timestamp_subsec_nanos());
+        let now = i128::from(self.now.timestamp()) * NANOS + i128::from(self.now.timestamp_subsec_nanos());
         let then = i128::from(time.unix_seconds()) * NANOS + i128::from(time.subsec_nanos());
         human_nanos(now - then)
     }
@@ -817,11 +740,7 @@ fn human_nanos(nanos: i128) -> String {
     let minutes = nanos / (60 * NANOS);
     if minutes < 10 {
         let s = seconds % 60;
-        return if s == 0 {
-            format!("{minutes}m")
-        } else {
-            format!("{minutes}m{s}s")
-        };
+        return if s == 0 { format!("{minutes}m") } else { format!("{minutes}m{s}s") };
     }
     if minutes < 60 * 3 {
         return format!("{minutes}m");
@@ -829,33 +748,21 @@ fn human_nanos(nanos: i128) -> String {
     let hours = nanos / (3600 * NANOS);
     if hours < 8 {
         let m = minutes % 60;
-        return if m == 0 {
-            format!("{hours}h")
-        } else {
-            format!("{hours}h{m}m")
-        };
+        return if m == 0 { format!("{hours}h") } else { format!("{hours}h{m}m") };
     }
     if hours < 48 {
         return format!("{hours}h");
     }
     if hours < 24 * 8 {
         let h = hours % 24;
-        return if h == 0 {
-            format!("{}d", hours / 24)
-        } else {
-            format!("{}d{h}h", hours / 24)
-        };
+        return if h == 0 { format!("{}d", hours / 24) } else { format!("{}d{h}h", hours / 24) };
     }
     if hours < 24 * 365 * 2 {
         return format!("{}d", hours / 24);
     }
     if hours < 24 * 365 * 8 {
         let dy = (hours / 24) % 365;
-        return if dy == 0 {
-            format!("{}y", hours / 24 / 365)
-        } else {
-            format!("{}y{dy}d", hours / 24 / 365)
-        };
+        return if dy == 0 { format!("{}y", hours / 24 / 365) } else { format!("{}y{dy}d", hours / 24 / 365) };
     }
     format!("{}y", hours / 24 / 365)
 }
@@ -868,11 +775,7 @@ fn s(text: impl Into<String>) -> Value {
 }
 
 fn or_none(text: &str) -> String {
-    if text.is_empty() {
-        "<none>".to_string()
-    } else {
-        text.to_string()
-    }
+    if text.is_empty() { "<none>".to_string() } else { text.to_string() }
 }
 
 /// `printBoolPtr`.
@@ -907,32 +810,16 @@ fn int_or_string(value: &Value) -> String {
 /// `layoutContainerCells`: names and images, comma-joined.
 fn containers(spec: Obj<'_>) -> (String, String) {
     let list = spec.list(&["containers"]);
-    let names = list
-        .iter()
-        .map(|c| Obj(c).str(&["name"]))
-        .collect::<Vec<_>>()
-        .join(",");
-    let images = list
-        .iter()
-        .map(|c| Obj(c).str(&["image"]))
-        .collect::<Vec<_>>()
-        .join(",");
+    let names = list.iter().map(|c| Obj(c).str(&["name"])).collect::<Vec<_>>().join(",");
+    let images = list.iter().map(|c| Obj(c).str(&["image"])).collect::<Vec<_>>().join(",");
     (names, images)
 }
 
 /// `labels.FormatLabels`: sorted `key=value`s, `<none>` when empty.
 fn format_labels(map: Option<&Map<String, Value>>) -> String {
-    let mut pairs = map
-        .into_iter()
-        .flatten()
-        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
-        .collect::<Vec<_>>();
+    let mut pairs = map.into_iter().flatten().map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default())).collect::<Vec<_>>();
     pairs.sort();
-    if pairs.is_empty() {
-        "<none>".to_string()
-    } else {
-        pairs.join(",")
-    }
+    if pairs.is_empty() { "<none>".to_string() } else { pairs.join(",") }
 }
 
 /// `metav1.LabelSelectorAsSelector(selector).String()`; `None` when the selector does not
@@ -954,11 +841,7 @@ fn selector_string(selector: Option<&Value>) -> Option<String> {
     for expression in selector.list(&["matchExpressions"]) {
         let expression = Obj(expression);
         let key = expression.str(&["key"]);
-        let mut values = expression
-            .list(&["values"])
-            .iter()
-            .map(|v| v.as_str().unwrap_or_default().to_string())
-            .collect::<Vec<_>>();
+        let mut values = expression.list(&["values"]).iter().map(|v| v.as_str().unwrap_or_default().to_string()).collect::<Vec<_>>();
         if !valid_label_key(key) || !values.iter().all(|v| valid_label_value(v)) {
             return None;
         }
@@ -979,13 +862,7 @@ fn selector_string(selector: Option<&Value>) -> Option<String> {
     }
     // `Selector.Add` sorts requirements by key (stably, at these sizes).
     requirements.sort_by(|a, b| a.0.cmp(&b.0));
-    Some(
-        requirements
-            .into_iter()
-            .map(|(_, text)| text)
-            .collect::<Vec<_>>()
-            .join(","),
-    )
+    Some(requirements.into_iter().map(|(_, text)| text).collect::<Vec<_>>().join(","))
 }
 
 /// `metav1.FormatLabelSelector`: `<error>` when it does not convert, `<none>` when empty.
@@ -1005,9 +882,7 @@ fn valid_label_name(name: &str) -> bool {
         && bytes.len() <= 63
         && bytes[0].is_ascii_alphanumeric()
         && bytes[bytes.len() - 1].is_ascii_alphanumeric()
-        && bytes
-            .iter()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+        && bytes.iter().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
 }
 
 /// A DNS-1123 subdomain (a label key's prefix).
@@ -1017,19 +892,14 @@ fn valid_dns_subdomain(text: &str) -> bool {
             let bytes = label.as_bytes();
             !bytes.is_empty()
                 && (bytes[0].is_ascii_lowercase() || bytes[0].is_ascii_digit())
-                && (bytes[bytes.len() - 1].is_ascii_lowercase()
-                    || bytes[bytes.len() - 1].is_ascii_digit())
-                && bytes
-                    .iter()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+                && (bytes[bytes.len() - 1].is_ascii_lowercase() || bytes[bytes.len() - 1].is_ascii_digit())
+                && bytes.iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
         })
 }
 
 fn valid_label_key(key: &str) -> bool {
     match key.split_once('/') {
-        Some((prefix, name)) => {
-            !prefix.is_empty() && valid_dns_subdomain(prefix) && valid_label_name(name)
-        }
+        Some((prefix, name)) => !prefix.is_empty() && valid_dns_subdomain(prefix) && valid_label_name(name),
         None => valid_label_name(key),
     }
 }
@@ -1041,17 +911,12 @@ fn valid_label_value(value: &str) -> bool {
 /// `helper.GetAccessModesAsString`: the modes present, in upstream's order, abbreviated.
 fn access_modes(modes: &[Value]) -> String {
     let has = |mode: &str| modes.iter().any(|m| m.as_str() == Some(mode));
-    [
-        ("ReadWriteOnce", "RWO"),
-        ("ReadOnlyMany", "ROX"),
-        ("ReadWriteMany", "RWX"),
-        ("ReadWriteOncePod", "RWOP"),
-    ]
-    .into_iter()
-    .filter(|(mode, _)| has(mode))
-    .map(|(_, short)| short)
-    .collect::<Vec<_>>()
-    .join(",")
+    [("ReadWriteOnce", "RWO"), ("ReadOnlyMany", "ROX"), ("ReadWriteMany", "RWX"), ("ReadWriteOncePod", "RWOP")]
+        .into_iter()
+        .filter(|(mode, _)| has(mode))
+        .map(|(_, short)| short)
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// The storage class of a volume or claim: the beta annotation when present, else the field.
@@ -1086,11 +951,7 @@ fn load_balancer(status: Obj<'_>) -> String {
 
 /// `net.JoinHostPort`.
 fn join_host_port(host: &str, port: i64) -> String {
-    if host.contains(':') {
-        format!("[{host}]:{port}")
-    } else {
-        format!("{host}:{port}")
-    }
+    if host.contains(':') { format!("[{host}]:{port}") } else { format!("{host}:{port}") }
 }
 
 /// `listWithMoreString`.
@@ -1118,18 +979,12 @@ fn default_row(o: Obj<'_>) -> Vec<Value> {
 
 fn apiservice_row(o: Obj<'_>, ctx: &Ctx) -> Vec<Value> {
     let service = match o.at(&["spec", "service"]) {
-        Some(svc) => format!(
-            "{}/{}",
-            Obj(svc).str(&["namespace"]),
-            Obj(svc).str(&["name"])
-        ),
+        Some(svc) => format!("{}/{}", Obj(svc).str(&["namespace"]), Obj(svc).str(&["name"])),
         None => "Local".to_string(),
     };
     let available = match o.condition(&["status", "conditions"], "Available") {
         None => "Unknown".to_string(),
-        Some(c) if c.str(&["status"]) == "True" || c.str(&["reason"]).is_empty() => {
-            c.str(&["status"]).to_string()
-        }
+        Some(c) if c.str(&["status"]) == "True" || c.str(&["reason"]).is_empty() => c.str(&["status"]).to_string(),
         Some(c) => format!("{} ({})", c.str(&["status"]), c.str(&["reason"])),
     };
     vec![s(o.name()), s(service), s(available), s(ctx.age(o))]
@@ -1140,11 +995,14 @@ fn apiservice_row(o: Obj<'_>, ctx: &Ctx) -> Vec<Value> {
 static PODS: Printer = Printer {
     columns: &[
         NAME,
-        col("Ready", "string", Doc::Text("The aggregate readiness state of this pod for accepting traffic."),
-        ),
-        col("Status", "string", Doc::Text("The aggregate status of the containers in this pod."),
-        ),
-        col("Restarts", "string", Doc::Text("The number of times the containers in this pod have been restarted and when the last container in this pod has restarted."),
+        col("Ready", "string", Doc::Text("The aggregate readiness state of this pod for accepting traffic.")),
+        col("Status", "string", Doc::Text("The aggregate status of the containers in this pod.")),
+        col(
+            "Restarts",
+            "string",
+            Doc::Text(
+                "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted.",
+            ),
         ),
         AGE,
         wide("IP", "string", D_POD_STATUS_POD_IP),
@@ -1174,18 +1032,9 @@ fn pod_row(pod: Obj<'_>, ctx: &Ctx) -> Row {
     // A sidecar: an init container with `restartPolicy: Always` (the last of a name counts, as
     // in upstream's map).
     let sidecar = |name: &str| {
-        init_specs
-            .iter()
-            .rev()
-            .map(Obj)
-            .find(|c| c.str(&["name"]) == name)
-            .is_some_and(|c| c.str(&["restartPolicy"]) == "Always")
+        init_specs.iter().rev().map(Obj).find(|c| c.str(&["name"]) == name).is_some_and(|c| c.str(&["restartPolicy"]) == "Always")
     };
-    let total = spec.list(&["containers"]).len()
-        + init_specs
-            .iter()
-            .filter(|c| Obj(c).str(&["restartPolicy"]) == "Always")
-            .count();
+    let total = spec.list(&["containers"]).len() + init_specs.iter().filter(|c| Obj(c).str(&["restartPolicy"]) == "Always").count();
     let mut ready = 0usize;
     let mut restarts = 0i64;
     let mut sidecar_restarts = 0i64;
@@ -1199,20 +1048,13 @@ fn pod_row(pod: Obj<'_>, ctx: &Ctx) -> Row {
     };
     let conditions = status.list(&["conditions"]);
     for condition in conditions.iter().map(Obj) {
-        if condition.str(&["type"]) == "PodScheduled"
-            && condition.str(&["reason"]) == "SchedulingGated"
-        {
+        if condition.str(&["type"]) == "PodScheduled" && condition.str(&["reason"]) == "SchedulingGated" {
             reason = "SchedulingGated".to_string();
         }
     }
 
     let mut initializing = false;
-    for (i, container) in status
-        .list(&["initContainerStatuses"])
-        .iter()
-        .map(Obj)
-        .enumerate()
-    {
+    for (i, container) in status.list(&["initContainerStatuses"]).iter().map(Obj).enumerate() {
         let count = container.int(&["restartCount"]);
         let finished = container
             .has(&["lastState", "terminated"])
@@ -1244,10 +1086,7 @@ fn pod_row(pod: Obj<'_>, ctx: &Ctx) -> Row {
                 "" => format!("Init:ExitCode:{}", terminated.int(&["exitCode"])),
                 given => format!("Init:{given}"),
             }
-        } else if container.has(&["state", "waiting"])
-            && !waiting_reason.is_empty()
-            && waiting_reason != "PodInitializing"
-        {
+        } else if container.has(&["state", "waiting"]) && !waiting_reason.is_empty() && waiting_reason != "PodInitializing" {
             format!("Init:{waiting_reason}")
         } else {
             format!("Init:{i}/{}", init_specs.len())
@@ -1256,11 +1095,7 @@ fn pod_row(pod: Obj<'_>, ctx: &Ctx) -> Row {
         break;
     }
 
-    let initialized = conditions
-        .iter()
-        .map(Obj)
-        .find(|c| c.str(&["type"]) == "Initialized")
-        .is_some_and(|c| c.str(&["status"]) == "True");
+    let initialized = conditions.iter().map(Obj).find(|c| c.str(&["type"]) == "Initialized").is_some_and(|c| c.str(&["status"]) == "True");
     if !initializing || initialized {
         restarts = sidecar_restarts;
         last_restart = last_sidecar_restart;
@@ -1269,10 +1104,7 @@ fn pod_row(pod: Obj<'_>, ctx: &Ctx) -> Row {
         for container in status.list(&["containerStatuses"]).iter().rev().map(Obj) {
             restarts += container.int(&["restartCount"]);
             if container.has(&["lastState", "terminated"]) {
-                last_restart = later(
-                    last_restart,
-                    parse_time(container.at(&["lastState", "terminated", "finishedAt"])),
-                );
+                last_restart = later(last_restart, parse_time(container.at(&["lastState", "terminated", "finishedAt"])));
             }
             let waiting_reason = container.str(&["state", "waiting", "reason"]);
             let terminated = container.obj(&["state", "terminated"]);
@@ -1297,10 +1129,7 @@ fn pod_row(pod: Obj<'_>, ctx: &Ctx) -> Row {
         // A pod whose last reason is "Completed" is still running while a container runs, and
         // has failed when another container ended in error.
         if reason == "Completed" {
-            let pod_ready = conditions
-                .iter()
-                .map(Obj)
-                .any(|c| c.str(&["type"]) == "Ready" && c.str(&["status"]) == "True");
+            let pod_ready = conditions.iter().map(Obj).any(|c| c.str(&["type"]) == "Ready" && c.str(&["status"]) == "True");
             if has_running && pod_ready {
                 reason = "Running".to_string();
             } else if !error_reason.is_empty() {
@@ -1324,10 +1153,7 @@ fn pod_row(pod: Obj<'_>, ctx: &Ctx) -> Row {
 
     // v1 → internal conversion: `podIP` wins over `podIPs[0]` when both are set.
     let pod_ip = match status.str(&["podIP"]) {
-        "" => status
-            .list(&["podIPs"])
-            .first()
-            .map_or("", |ip| Obj(ip).str(&["ip"])),
+        "" => status.list(&["podIPs"]).first().map_or("", |ip| Obj(ip).str(&["ip"])),
         ip => ip,
     };
     let gates = spec.list(&["readinessGates"]);
@@ -1338,11 +1164,7 @@ fn pod_row(pod: Obj<'_>, ctx: &Ctx) -> Row {
             .iter()
             .filter(|gate| {
                 let kind = Obj(gate).str(&["conditionType"]);
-                conditions
-                    .iter()
-                    .map(Obj)
-                    .find(|c| c.str(&["type"]) == kind)
-                    .is_some_and(|c| c.str(&["status"]) == "True")
+                conditions.iter().map(Obj).find(|c| c.str(&["type"]) == kind).is_some_and(|c| c.str(&["status"]) == "True")
             })
             .count();
         format!("{true_count}/{}", gates.len())
@@ -1359,10 +1181,7 @@ fn pod_row(pod: Obj<'_>, ctx: &Ctx) -> Row {
         s(readiness),
     ];
     let conditions = match phase {
-        "Succeeded" => vec![completed(
-            "Succeeded",
-            "The pod has completed successfully.",
-        )],
+        "Succeeded" => vec![completed("Succeeded", "The pod has completed successfully.")],
         "Failed" => vec![completed("Failed", "The pod failed.")],
         _ => Vec::new(),
     };
@@ -1383,23 +1202,13 @@ fn completed(reason: &str, message: &str) -> TableRowCondition {
 static POD_TEMPLATES: Printer = Printer {
     columns: &[
         NAME,
-        col("Containers", "string", Doc::Text("Names of each container in the template."),
-        ),
-        col("Images", "string", Doc::Text("Images referenced by each container in the template."),
-        ),
+        col("Containers", "string", Doc::Text("Names of each container in the template.")),
+        col("Images", "string", Doc::Text("Images referenced by each container in the template.")),
         col("Pod Labels", "string", Doc::Text("The labels for the pod template.")),
     ],
     row: |o, _| {
         let (names, images) = containers(o.obj(&["template", "spec"]));
-        (
-            vec![
-                s(o.name()),
-                s(names),
-                s(images),
-                s(format_labels(o.map(&["template", "metadata", "labels"]))),
-            ],
-            Vec::new(),
-        )
+        (vec![s(o.name()), s(names), s(images), s(format_labels(o.map(&["template", "metadata", "labels"])))], Vec::new())
     },
     order: None,
 };
@@ -1408,16 +1217,8 @@ static REPLICATION_CONTROLLERS: Printer = Printer {
     columns: &[
         NAME,
         col("Desired", "integer", D_REPLICATION_CONTROLLER_SPEC_REPLICAS),
-        col(
-            "Current",
-            "integer",
-            D_REPLICATION_CONTROLLER_STATUS_REPLICAS,
-        ),
-        col(
-            "Ready",
-            "integer",
-            D_REPLICATION_CONTROLLER_STATUS_READY_REPLICAS,
-        ),
+        col("Current", "integer", D_REPLICATION_CONTROLLER_STATUS_REPLICAS),
+        col("Ready", "integer", D_REPLICATION_CONTROLLER_STATUS_READY_REPLICAS),
         AGE,
         CONTAINERS,
         IMAGES,
@@ -1473,11 +1274,7 @@ static DEPLOYMENTS: Printer = Printer {
         NAME,
         col("Ready", "string", Doc::Text("Number of the pod with ready state")),
         col("Up-to-date", "string", D_DEPLOYMENT_STATUS_UPDATED_REPLICAS),
-        col(
-            "Available",
-            "string",
-            D_DEPLOYMENT_STATUS_AVAILABLE_REPLICAS,
-        ),
+        col("Available", "string", D_DEPLOYMENT_STATUS_AVAILABLE_REPLICAS),
         AGE,
         CONTAINERS,
         IMAGES,
@@ -1485,15 +1282,10 @@ static DEPLOYMENTS: Printer = Printer {
     ],
     row: |o, ctx| {
         let (names, images) = containers(o.obj(&["spec", "template", "spec"]));
-        let selector =
-            selector_string(o.at(&["spec", "selector"])).unwrap_or_else(|| "<invalid>".to_string());
+        let selector = selector_string(o.at(&["spec", "selector"])).unwrap_or_else(|| "<invalid>".to_string());
         let cells = vec![
             s(o.name()),
-            s(format!(
-                "{}/{}",
-                o.int(&["status", "readyReplicas"]),
-                o.int(&["spec", "replicas"])
-            )),
+            s(format!("{}/{}", o.int(&["status", "readyReplicas"]), o.int(&["spec", "replicas"]))),
             Value::from(o.int(&["status", "updatedReplicas"])),
             Value::from(o.int(&["status", "availableReplicas"])),
             s(ctx.age(o)),
@@ -1507,24 +1299,11 @@ static DEPLOYMENTS: Printer = Printer {
 };
 
 static STATEFUL_SETS: Printer = Printer {
-    columns: &[
-        NAME,
-        col("Ready", "string", Doc::Text("Number of the pod with ready state")),
-        AGE,
-        CONTAINERS,
-        IMAGES,
-    ],
+    columns: &[NAME, col("Ready", "string", Doc::Text("Number of the pod with ready state")), AGE, CONTAINERS, IMAGES],
     row: |o, ctx| {
         let (names, images) = containers(o.obj(&["spec", "template", "spec"]));
-        let ready = format!(
-            "{}/{}",
-            o.int(&["status", "readyReplicas"]),
-            o.int(&["spec", "replicas"])
-        );
-        (
-            vec![s(o.name()), s(ready), s(ctx.age(o)), s(names), s(images)],
-            Vec::new(),
-        )
+        let ready = format!("{}/{}", o.int(&["status", "readyReplicas"]), o.int(&["spec", "replicas"]));
+        (vec![s(o.name()), s(ready), s(ctx.age(o)), s(names), s(images)], Vec::new())
     },
     order: None,
 };
@@ -1532,22 +1311,10 @@ static STATEFUL_SETS: Printer = Printer {
 static DAEMON_SETS: Printer = Printer {
     columns: &[
         NAME,
-        col(
-            "Desired",
-            "integer",
-            D_DAEMON_SET_STATUS_DESIRED_NUMBER_SCHEDULED,
-        ),
-        col(
-            "Current",
-            "integer",
-            D_DAEMON_SET_STATUS_CURRENT_NUMBER_SCHEDULED,
-        ),
+        col("Desired", "integer", D_DAEMON_SET_STATUS_DESIRED_NUMBER_SCHEDULED),
+        col("Current", "integer", D_DAEMON_SET_STATUS_CURRENT_NUMBER_SCHEDULED),
         col("Ready", "integer", D_DAEMON_SET_STATUS_NUMBER_READY),
-        col(
-            "Up-to-date",
-            "integer",
-            D_DAEMON_SET_STATUS_UPDATED_NUMBER_SCHEDULED,
-        ),
+        col("Up-to-date", "integer", D_DAEMON_SET_STATUS_UPDATED_NUMBER_SCHEDULED),
         col("Available", "integer", D_DAEMON_SET_STATUS_NUMBER_AVAILABLE),
         col("Node Selector", "string", D_POD_SPEC_NODE_SELECTOR),
         AGE,
@@ -1564,12 +1331,7 @@ static DAEMON_SETS: Printer = Printer {
             Value::from(o.int(&["status", "numberReady"])),
             Value::from(o.int(&["status", "updatedNumberScheduled"])),
             Value::from(o.int(&["status", "numberAvailable"])),
-            s(format_labels(o.map(&[
-                "spec",
-                "template",
-                "spec",
-                "nodeSelector",
-            ]))),
+            s(format_labels(o.map(&["spec", "template", "spec", "nodeSelector"]))),
             s(ctx.age(o)),
             s(names),
             s(images),
@@ -1605,17 +1367,13 @@ fn job_row(o: Obj<'_>, ctx: &Ctx) -> Row {
         format!("{succeeded}/1")
     };
     let start = parse_time(o.at(&["status", "startTime"]));
-    let duration = match (
-        o.has(&["status", "startTime"]),
-        o.has(&["status", "completionTime"]),
-    ) {
+    let duration = match (o.has(&["status", "startTime"]), o.has(&["status", "completionTime"])) {
         (false, _) => String::new(),
         (true, false) => ctx.since_time(start.unwrap_or_default()),
         (true, true) => {
             let end = parse_time(o.at(&["status", "completionTime"])).unwrap_or_default();
             let start = start.unwrap_or_default();
-            let nanos = (i128::from(end.unix_seconds()) - i128::from(start.unix_seconds())) * NANOS
-                + i128::from(end.subsec_nanos())
+            let nanos = (i128::from(end.unix_seconds()) - i128::from(start.unix_seconds())) * NANOS + i128::from(end.subsec_nanos())
                 - i128::from(start.subsec_nanos());
             human_nanos(nanos)
         }
@@ -1656,22 +1414,15 @@ static CRON_JOBS: Printer = Printer {
         col("Timezone", "string", D_CRON_JOB_SPEC_TIME_ZONE),
         col("Suspend", "boolean", D_CRON_JOB_SPEC_SUSPEND),
         col("Active", "integer", D_CRON_JOB_STATUS_ACTIVE),
-        col(
-            "Last Schedule",
-            "string",
-            D_CRON_JOB_STATUS_LAST_SCHEDULE_TIME,
-        ),
+        col("Last Schedule", "string", D_CRON_JOB_STATUS_LAST_SCHEDULE_TIME),
         AGE,
         CONTAINERS,
         IMAGES,
         wide("Selector", "string", D_JOB_SPEC_SELECTOR),
     ],
     row: |o, ctx| {
-        let last = if o.has(&["status", "lastScheduleTime"]) {
-            ctx.since(o.at(&["status", "lastScheduleTime"]))
-        } else {
-            "<none>".to_string()
-        };
+        let last =
+            if o.has(&["status", "lastScheduleTime"]) { ctx.since(o.at(&["status", "lastScheduleTime"])) } else { "<none>".to_string() };
         let job = o.obj(&["spec", "jobTemplate", "spec"]);
         let (names, images) = containers(job.obj(&["template", "spec"]));
         let cells = vec![
@@ -1699,22 +1450,14 @@ static CONTROLLER_REVISIONS: Printer = Printer {
         AGE,
     ],
     row: |o, ctx| {
-        let owner = o
-            .list(&["metadata", "ownerReferences"])
-            .iter()
-            .map(Obj)
-            .find(|r| r.bool(&["controller"]));
+        let owner = o.list(&["metadata", "ownerReferences"]).iter().map(Obj).find(|r| r.bool(&["controller"]));
         let controller = match owner {
             None => "<none>".to_string(),
             Some(owner) => {
                 let api_version = owner.str(&["apiVersion"]);
                 let group = api_version.split_once('/').map_or("", |(group, _)| group);
                 let kind = owner.str(&["kind"]);
-                let group_kind = if group.is_empty() {
-                    kind.to_string()
-                } else {
-                    format!("{kind}.{group}")
-                };
+                let group_kind = if group.is_empty() { kind.to_string() } else { format!("{kind}.{group}") };
                 if group.is_empty() && kind.is_empty() {
                     owner.str(&["name"]).to_string()
                 } else {
@@ -1722,15 +1465,7 @@ static CONTROLLER_REVISIONS: Printer = Printer {
                 }
             }
         };
-        (
-            vec![
-                s(o.name()),
-                s(controller),
-                Value::from(o.int(&["revision"])),
-                s(ctx.age(o)),
-            ],
-            Vec::new(),
-        )
+        (vec![s(o.name()), s(controller), Value::from(o.int(&["revision"])), s(ctx.age(o))], Vec::new())
     },
     order: None,
 };
@@ -1738,19 +1473,13 @@ static CONTROLLER_REVISIONS: Printer = Printer {
 static POD_DISRUPTION_BUDGETS: Printer = Printer {
     columns: &[
         NAME,
-        col("Min Available", "string", Doc::Text("The minimum number of pods that must be available."),
-        ),
-        col("Max Unavailable", "string", Doc::Text("The maximum number of pods that may be unavailable."),
-        ),
-        col("Allowed Disruptions", "integer", Doc::Text("Calculated number of pods that may be disrupted at this time."),
-        ),
+        col("Min Available", "string", Doc::Text("The minimum number of pods that must be available.")),
+        col("Max Unavailable", "string", Doc::Text("The maximum number of pods that may be unavailable.")),
+        col("Allowed Disruptions", "integer", Doc::Text("Calculated number of pods that may be disrupted at this time.")),
         AGE,
     ],
     row: |o, ctx| {
-        let bound = |field: &str| {
-            o.at(&["spec", field])
-                .map_or_else(|| "N/A".to_string(), int_or_string)
-        };
+        let bound = |field: &str| o.at(&["spec", field]).map_or_else(|| "N/A".to_string(), int_or_string);
         let cells = vec![
             s(o.name()),
             s(bound("minAvailable")),
@@ -1786,21 +1515,14 @@ fn service_row(o: Obj<'_>, ctx: &Ctx) -> Row {
         Some(ip) => ip,
         None => spec.str(&["clusterIP"]),
     };
-    let external_ips = spec
-        .list(&["externalIPs"])
-        .iter()
-        .filter_map(Value::as_str)
-        .collect::<Vec<_>>();
+    let external_ips = spec.list(&["externalIPs"]).iter().filter_map(Value::as_str).collect::<Vec<_>>();
     let external_ip = match spec.str(&["type"]) {
         "ClusterIP" | "NodePort" if external_ips.is_empty() => "<none>".to_string(),
         "ClusterIP" | "NodePort" => external_ips.join(","),
         "LoadBalancer" => {
             let balancers = load_balancer(o.obj(&["status", "loadBalancer"]));
             if !external_ips.is_empty() {
-                let mut all = balancers
-                    .split(',')
-                    .filter(|ip| !ip.is_empty())
-                    .collect::<Vec<_>>();
+                let mut all = balancers.split(',').filter(|ip| !ip.is_empty()).collect::<Vec<_>>();
                 all.extend(external_ips.iter().copied());
                 all.join(",")
             } else if !balancers.is_empty() {
@@ -1817,13 +1539,8 @@ fn service_row(o: Obj<'_>, ctx: &Ctx) -> Row {
         .iter()
         .map(Obj)
         .map(|p| {
-            let (port, node_port, protocol) =
-                (p.int(&["port"]), p.int(&["nodePort"]), p.str(&["protocol"]));
-            if node_port > 0 {
-                format!("{port}:{node_port}/{protocol}")
-            } else {
-                format!("{port}/{protocol}")
-            }
+            let (port, node_port, protocol) = (p.int(&["port"]), p.int(&["nodePort"]), p.str(&["protocol"]));
+            if node_port > 0 { format!("{port}:{node_port}/{protocol}") } else { format!("{port}/{protocol}") }
         })
         .collect::<Vec<_>>()
         .join(",");
@@ -1841,12 +1558,7 @@ fn service_row(o: Obj<'_>, ctx: &Ctx) -> Row {
 
 static ENDPOINTS: Printer = Printer {
     columns: &[NAME, col("Endpoints", "string", D_ENDPOINTS_SUBSETS), AGE],
-    row: |o, ctx| {
-        (
-            vec![s(o.name()), s(format_endpoints(o)), s(ctx.age(o))],
-            Vec::new(),
-        )
-    },
+    row: |o, ctx| (vec![s(o.name()), s(format_endpoints(o)), s(ctx.age(o))], Vec::new()),
     order: None,
 };
 
@@ -1887,11 +1599,7 @@ fn format_endpoints(o: Obj<'_>) -> String {
         }
     }
     let text = list.join(",");
-    if more {
-        format!("{text} + {} more...", count - MAX)
-    } else {
-        text
-    }
+    if more { format!("{text} + {} more...", count - MAX) } else { text }
 }
 
 static ENDPOINT_SLICES: Printer = Printer {
@@ -1933,16 +1641,7 @@ static ENDPOINT_SLICES: Printer = Printer {
             }
         }
         let endpoints = list_with_more(&endpoints, more, count, MAX);
-        (
-            vec![
-                s(o.name()),
-                s(o.str(&["addressType"])),
-                s(ports),
-                s(endpoints),
-                s(ctx.age(o)),
-            ],
-            Vec::new(),
-        )
+        (vec![s(o.name()), s(o.str(&["addressType"])), s(ports), s(endpoints), s(ctx.age(o))], Vec::new())
     },
     order: None,
 };
@@ -1950,12 +1649,9 @@ static ENDPOINT_SLICES: Printer = Printer {
 static INGRESSES: Printer = Printer {
     columns: &[
         NAME,
-        col("Class", "string", Doc::Text("The name of the IngressClass resource that should be used for additional configuration"),
-        ),
-        col("Hosts", "string", Doc::Text("Hosts that incoming requests are matched against before the ingress rule"),
-        ),
-        col("Address", "string", Doc::Text("Address is a list containing ingress points for the load-balancer"),
-        ),
+        col("Class", "string", Doc::Text("The name of the IngressClass resource that should be used for additional configuration")),
+        col("Hosts", "string", Doc::Text("Hosts that incoming requests are matched against before the ingress rule")),
+        col("Address", "string", Doc::Text("Address is a list containing ingress points for the load-balancer")),
         col("Ports", "string", Doc::Text("Ports of TLS configurations that open")),
         AGE,
     ],
@@ -1976,11 +1672,7 @@ static INGRESSES: Printer = Printer {
             (false, true) => format!("{} + {} more...", hosts.join(","), rules.len() - 3),
             (false, false) => hosts.join(","),
         };
-        let ports = if o.list(&["spec", "tls"]).is_empty() {
-            "80"
-        } else {
-            "80, 443"
-        };
+        let ports = if o.list(&["spec", "tls"]).is_empty() { "80" } else { "80, 443" };
         let cells = vec![
             s(o.name()),
             s(o.opt_str(&["spec", "ingressClassName"]).unwrap_or("<none>")),
@@ -1997,10 +1689,8 @@ static INGRESSES: Printer = Printer {
 static INGRESS_CLASSES: Printer = Printer {
     columns: &[
         NAME,
-        col("Controller", "string", Doc::Text("Controller that is responsible for handling this class"),
-        ),
-        col("Parameters", "string", Doc::Text("A reference to a resource with additional parameters"),
-        ),
+        col("Controller", "string", Doc::Text("Controller that is responsible for handling this class")),
+        col("Parameters", "string", Doc::Text("A reference to a resource with additional parameters")),
         AGE,
     ],
     row: |o, ctx| {
@@ -2018,37 +1708,18 @@ static INGRESS_CLASSES: Printer = Printer {
                 format!("{text}/{}", p.str(&["name"]))
             }
         };
-        (
-            vec![
-                s(name),
-                s(o.str(&["spec", "controller"])),
-                s(parameters),
-                s(ctx.age(o)),
-            ],
-            Vec::new(),
-        )
+        (vec![s(name), s(o.str(&["spec", "controller"])), s(parameters), s(ctx.age(o))], Vec::new())
     },
     order: None,
 };
 
 static NETWORK_POLICIES: Printer = Printer {
-    columns: &[
-        NAME,
-        col("Pod-Selector", "string", D_NETWORK_POLICY_SPEC_POD_SELECTOR),
-        AGE,
-    ],
+    columns: &[NAME, col("Pod-Selector", "string", D_NETWORK_POLICY_SPEC_POD_SELECTOR), AGE],
     row: |o, ctx| {
         // `podSelector` is a struct, never nil: missing is the empty selector.
         let empty = Value::Object(Map::new());
         let selector = o.at(&["spec", "podSelector"]).unwrap_or(&empty);
-        (
-            vec![
-                s(o.name()),
-                s(format_label_selector(Some(selector))),
-                s(ctx.age(o)),
-            ],
-            Vec::new(),
-        )
+        (vec![s(o.name()), s(format_label_selector(Some(selector))), s(ctx.age(o))], Vec::new())
     },
     order: None,
 };
@@ -2065,16 +1736,8 @@ static NODES: Printer = Printer {
         wide("Internal-IP", "string", D_NODE_STATUS_ADDRESSES),
         wide("External-IP", "string", D_NODE_STATUS_ADDRESSES),
         wide("OS-Image", "string", D_NODE_SYSTEM_INFO_OS_IMAGE),
-        wide(
-            "Kernel-Version",
-            "string",
-            D_NODE_SYSTEM_INFO_KERNEL_VERSION,
-        ),
-        wide(
-            "Container-Runtime",
-            "string",
-            D_NODE_SYSTEM_INFO_CONTAINER_RUNTIME_VERSION,
-        ),
+        wide("Kernel-Version", "string", D_NODE_SYSTEM_INFO_KERNEL_VERSION),
+        wide("Container-Runtime", "string", D_NODE_SYSTEM_INFO_CONTAINER_RUNTIME_VERSION),
     ],
     row: node_row,
     order: None,
@@ -2082,11 +1745,7 @@ static NODES: Printer = Printer {
 
 fn node_row(o: Obj<'_>, ctx: &Ctx) -> Row {
     // Conditions go through a map by type: the last Ready condition counts.
-    let ready = o
-        .list(&["status", "conditions"])
-        .iter()
-        .map(Obj)
-        .rfind(|c| c.str(&["type"]) == "Ready");
+    let ready = o.list(&["status", "conditions"]).iter().map(Obj).rfind(|c| c.str(&["type"]) == "Ready");
     let mut status = vec![match ready {
         Some(c) if c.str(&["status"]) == "True" => "Ready",
         Some(_) => "NotReady",
@@ -2142,17 +1801,8 @@ fn node_row(o: Obj<'_>, ctx: &Ctx) -> Row {
 }
 
 static NAMESPACES: Printer = Printer {
-    columns: &[
-        NAME,
-        col("Status", "string", Doc::Text("The status of the namespace")),
-        AGE,
-    ],
-    row: |o, ctx| {
-        (
-            vec![s(o.name()), s(o.str(&["status", "phase"])), s(ctx.age(o))],
-            Vec::new(),
-        )
-    },
+    columns: &[NAME, col("Status", "string", Doc::Text("The status of the namespace")), AGE],
+    row: |o, ctx| (vec![s(o.name()), s(o.str(&["status", "phase"])), s(ctx.age(o))], Vec::new()),
     order: None,
 };
 
@@ -2160,41 +1810,20 @@ static CONFIG_MAPS: Printer = Printer {
     columns: &[NAME, col("Data", "string", D_CONFIG_MAP_DATA), AGE],
     row: |o, ctx| {
         let count = o.len(&["data"]) + o.len(&["binaryData"]);
-        (
-            vec![s(o.name()), Value::from(count), s(ctx.age(o))],
-            Vec::new(),
-        )
+        (vec![s(o.name()), Value::from(count), s(ctx.age(o))], Vec::new())
     },
     order: None,
 };
 
 static SECRETS: Printer = Printer {
-    columns: &[
-        NAME,
-        col("Type", "string", D_SECRET_TYPE),
-        col("Data", "string", D_SECRET_DATA),
-        AGE,
-    ],
-    row: |o, ctx| {
-        (
-            vec![
-                s(o.name()),
-                s(o.str(&["type"])),
-                Value::from(o.len(&["data"])),
-                s(ctx.age(o)),
-            ],
-            Vec::new(),
-        )
-    },
+    columns: &[NAME, col("Type", "string", D_SECRET_TYPE), col("Data", "string", D_SECRET_DATA), AGE],
+    row: |o, ctx| (vec![s(o.name()), s(o.str(&["type"])), Value::from(o.len(&["data"])), s(ctx.age(o))], Vec::new()),
     order: None,
 };
 
 /// Since v1.35 without the SECRETS count (kubernetes#117160).
-static SERVICE_ACCOUNTS: Printer = Printer {
-    columns: &[NAME, AGE],
-    row: |o, ctx| (vec![s(o.name()), s(ctx.age(o))], Vec::new()),
-    order: None,
-};
+static SERVICE_ACCOUNTS: Printer =
+    Printer { columns: &[NAME, AGE], row: |o, ctx| (vec![s(o.name()), s(ctx.age(o))], Vec::new()), order: None };
 
 static COMPONENT_STATUSES: Printer = Printer {
     columns: &[
@@ -2211,15 +1840,7 @@ static COMPONENT_STATUSES: Printer = Printer {
             Some(_) => "Unhealthy",
         };
         let field = |name: &str| healthy.map_or("", |c| c.str(&[name]));
-        (
-            vec![
-                s(o.name()),
-                s(status),
-                s(field("message")),
-                s(field("error")),
-            ],
-            Vec::new(),
-        )
+        (vec![s(o.name()), s(status), s(field("message")), s(field("error"))], Vec::new())
     },
     order: None,
 };
@@ -2227,41 +1848,26 @@ static COMPONENT_STATUSES: Printer = Printer {
 static RESOURCE_QUOTAS: Printer = Printer {
     columns: &[
         NAME,
-        col("Request", "string", Doc::Text("Request represents a minimum amount of cpu/memory that a container may consume."),
-        ),
-        col("Limit", "string", Doc::Text("Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node."),
+        col("Request", "string", Doc::Text("Request represents a minimum amount of cpu/memory that a container may consume.")),
+        col(
+            "Limit",
+            "string",
+            Doc::Text("Limits control the maximum amount of cpu/memory that a container may use independent of contention on the node."),
         ),
         AGE,
     ],
     row: |o, ctx| {
-        let mut names = o
-            .map(&["status", "hard"])
-            .into_iter()
-            .flatten()
-            .map(|(k, _)| k.as_str())
-            .collect::<Vec<_>>();
+        let mut names = o.map(&["status", "hard"]).into_iter().flatten().map(|(k, _)| k.as_str()).collect::<Vec<_>>();
         names.sort_unstable();
         let (mut requests, mut limits) = (Vec::new(), Vec::new());
         for name in names {
-            let entry = format!(
-                "{name}: {}/{}",
-                quantity(o.at(&["status", "used", name])),
-                quantity(o.at(&["status", "hard", name]))
-            );
+            let entry = format!("{name}: {}/{}", quantity(o.at(&["status", "used", name])), quantity(o.at(&["status", "hard", name])));
             match name.split_once('.') {
                 Some(("limits", _)) => limits.push(entry),
                 _ => requests.push(entry),
             }
         }
-        (
-            vec![
-                s(o.name()),
-                s(requests.join(", ")),
-                s(limits.join(", ")),
-                s(ctx.age(o)),
-            ],
-            Vec::new(),
-        )
+        (vec![s(o.name()), s(requests.join(", ")), s(limits.join(", ")), s(ctx.age(o))], Vec::new())
     },
     order: None,
 };
@@ -2279,10 +1885,7 @@ static EVENTS: Printer = Printer {
         col("Message", "string", D_EVENT_MESSAGE),
         wide("First Seen", "string", D_EVENT_FIRST_TIMESTAMP),
         wide("Count", "string", D_EVENT_COUNT),
-        Col {
-            priority: 1,
-            ..NAME
-        },
+        Col { priority: 1, ..NAME },
     ],
     row: event_row,
     order: None,
@@ -2304,10 +1907,7 @@ fn event_as_core(event: &Value) -> Value {
     ];
     let mut core = Map::new();
     for (key, value) in fields {
-        let key = renames
-            .iter()
-            .find(|(from, _)| from == key)
-            .map_or(key.as_str(), |(_, to)| to);
+        let key = renames.iter().find(|(from, _)| from == key).map_or(key.as_str(), |(_, to)| to);
         core.insert(key.to_string(), value.clone());
     }
     Value::Object(core)
@@ -2319,11 +1919,7 @@ fn event_row(o: Obj<'_>, ctx: &Ctx) -> Row {
     } else {
         ctx.since(o.at(&["eventTime"]))
     };
-    let mut last = if parse_time(o.at(&["lastTimestamp"])).is_some() {
-        ctx.since(o.at(&["lastTimestamp"]))
-    } else {
-        first.clone()
-    };
+    let mut last = if parse_time(o.at(&["lastTimestamp"])).is_some() { ctx.since(o.at(&["lastTimestamp"])) } else { first.clone() };
     let mut count = o.int(&["count"]);
     if o.has(&["series"]) {
         last = ctx.since(o.at(&["series", "lastObservedTime"]));
@@ -2339,22 +1935,11 @@ fn event_row(o: Obj<'_>, ctx: &Ctx) -> Row {
         name => format!("{kind}/{name}"),
     };
     let first_non_empty = |a: &'_ str, b: &'_ str| {
-        if a.is_empty() {
-            b.to_string()
-        } else {
-            a.to_string()
-        }
+        if a.is_empty() { b.to_string() } else { a.to_string() }
     };
-    let component = first_non_empty(
-        o.str(&["source", "component"]),
-        o.str(&["reportingComponent"]),
-    );
+    let component = first_non_empty(o.str(&["source", "component"]), o.str(&["reportingComponent"]));
     let instance = first_non_empty(o.str(&["source", "host"]), o.str(&["reportingInstance"]));
-    let source = if instance.is_empty() {
-        component
-    } else {
-        format!("{component}, {instance}")
-    };
+    let source = if instance.is_empty() { component } else { format!("{component}, {instance}") };
     let cells = vec![
         s(last),
         s(o.str(&["type"])),
@@ -2376,21 +1961,12 @@ static PERSISTENT_VOLUMES: Printer = Printer {
     columns: &[
         NAME,
         col("Capacity", "string", D_PERSISTENT_VOLUME_SPEC_CAPACITY),
-        col(
-            "Access Modes",
-            "string",
-            D_PERSISTENT_VOLUME_SPEC_ACCESS_MODES,
-        ),
-        col(
-            "Reclaim Policy",
-            "string",
-            D_PERSISTENT_VOLUME_SPEC_PERSISTENT_VOLUME_RECLAIM_POLICY,
-        ),
+        col("Access Modes", "string", D_PERSISTENT_VOLUME_SPEC_ACCESS_MODES),
+        col("Reclaim Policy", "string", D_PERSISTENT_VOLUME_SPEC_PERSISTENT_VOLUME_RECLAIM_POLICY),
         col("Status", "string", D_PERSISTENT_VOLUME_STATUS_PHASE),
         col("Claim", "string", D_PERSISTENT_VOLUME_SPEC_CLAIM_REF),
         col("StorageClass", "string", Doc::Text("StorageClass of the pv")),
-        col("VolumeAttributesClass", "string", Doc::Text("VolumeAttributesClass of the pv"),
-        ),
+        col("VolumeAttributesClass", "string", Doc::Text("VolumeAttributesClass of the pv")),
         col("Reason", "string", D_PERSISTENT_VOLUME_STATUS_REASON),
         AGE,
         wide("VolumeMode", "string", D_PERSISTENT_VOLUME_SPEC_VOLUME_MODE),
@@ -2400,11 +1976,7 @@ static PERSISTENT_VOLUMES: Printer = Printer {
             Some(c) => format!("{}/{}", c.str(&["namespace"]), c.str(&["name"])),
             None => String::new(),
         };
-        let phase = if o.deleting() {
-            "Terminating"
-        } else {
-            o.str(&["status", "phase"])
-        };
+        let phase = if o.deleting() { "Terminating" } else { o.str(&["status", "phase"]) };
         let cells = vec![
             s(o.name()),
             s(quantity(o.at(&["spec", "capacity", "storage"]))),
@@ -2413,8 +1985,7 @@ static PERSISTENT_VOLUMES: Printer = Printer {
             s(phase),
             s(claim),
             s(storage_class(o)),
-            s(o.opt_str(&["spec", "volumeAttributesClassName"])
-                .unwrap_or("<unset>")),
+            s(o.opt_str(&["spec", "volumeAttributesClassName"]).unwrap_or("<unset>")),
             s(o.str(&["status", "reason"])),
             s(ctx.age(o)),
             s(o.opt_str(&["spec", "volumeMode"]).unwrap_or("<unset>")),
@@ -2428,46 +1999,22 @@ static PERSISTENT_VOLUME_CLAIMS: Printer = Printer {
     columns: &[
         NAME,
         col("Status", "string", D_PERSISTENT_VOLUME_CLAIM_STATUS_PHASE),
-        col(
-            "Volume",
-            "string",
-            D_PERSISTENT_VOLUME_CLAIM_SPEC_VOLUME_NAME,
-        ),
-        col(
-            "Capacity",
-            "string",
-            D_PERSISTENT_VOLUME_CLAIM_STATUS_CAPACITY,
-        ),
-        col(
-            "Access Modes",
-            "string",
-            D_PERSISTENT_VOLUME_CLAIM_STATUS_ACCESS_MODES,
-        ),
+        col("Volume", "string", D_PERSISTENT_VOLUME_CLAIM_SPEC_VOLUME_NAME),
+        col("Capacity", "string", D_PERSISTENT_VOLUME_CLAIM_STATUS_CAPACITY),
+        col("Access Modes", "string", D_PERSISTENT_VOLUME_CLAIM_STATUS_ACCESS_MODES),
         col("StorageClass", "string", Doc::Text("StorageClass of the pvc")),
-        col("VolumeAttributesClass", "string", Doc::Text("VolumeAttributesClass of the pvc"),
-        ),
+        col("VolumeAttributesClass", "string", Doc::Text("VolumeAttributesClass of the pvc")),
         AGE,
-        wide(
-            "VolumeMode",
-            "string",
-            D_PERSISTENT_VOLUME_CLAIM_SPEC_VOLUME_MODE,
-        ),
+        wide("VolumeMode", "string", D_PERSISTENT_VOLUME_CLAIM_SPEC_VOLUME_MODE),
     ],
     row: |o, ctx| {
-        let phase = if o.deleting() {
-            "Terminating"
-        } else {
-            o.str(&["status", "phase"])
-        };
+        let phase = if o.deleting() { "Terminating" } else { o.str(&["status", "phase"]) };
         let volume = o.str(&["spec", "volumeName"]);
         // What the claim got, once it is bound to a volume.
         let (capacity, modes) = if volume.is_empty() {
             (String::new(), String::new())
         } else {
-            (
-                quantity(o.at(&["status", "capacity", "storage"])),
-                access_modes(o.list(&["status", "accessModes"])),
-            )
+            (quantity(o.at(&["status", "capacity", "storage"])), access_modes(o.list(&["status", "accessModes"])))
         };
         let cells = vec![
             s(o.name()),
@@ -2476,8 +2023,7 @@ static PERSISTENT_VOLUME_CLAIMS: Printer = Printer {
             s(capacity),
             s(modes),
             s(storage_class(o)),
-            s(o.opt_str(&["spec", "volumeAttributesClassName"])
-                .unwrap_or("<unset>")),
+            s(o.opt_str(&["spec", "volumeAttributesClassName"]).unwrap_or("<unset>")),
             s(ctx.age(o)),
             s(o.opt_str(&["spec", "volumeMode"]).unwrap_or("<unset>")),
         ];
@@ -2491,24 +2037,13 @@ static STORAGE_CLASSES: Printer = Printer {
         NAME,
         col("Provisioner", "string", D_STORAGE_CLASS_PROVISIONER),
         col("ReclaimPolicy", "string", D_STORAGE_CLASS_RECLAIM_POLICY),
-        col(
-            "VolumeBindingMode",
-            "string",
-            D_STORAGE_CLASS_VOLUME_BINDING_MODE,
-        ),
-        col(
-            "AllowVolumeExpansion",
-            "string",
-            D_STORAGE_CLASS_ALLOW_VOLUME_EXPANSION,
-        ),
+        col("VolumeBindingMode", "string", D_STORAGE_CLASS_VOLUME_BINDING_MODE),
+        col("AllowVolumeExpansion", "string", D_STORAGE_CLASS_ALLOW_VOLUME_EXPANSION),
         AGE,
     ],
     row: |o, ctx| {
         let mut name = o.name().to_string();
-        let default = [
-            "storageclass.kubernetes.io/is-default-class",
-            "storageclass.beta.kubernetes.io/is-default-class",
-        ];
+        let default = ["storageclass.kubernetes.io/is-default-class", "storageclass.beta.kubernetes.io/is-default-class"];
         if default.iter().any(|key| o.annotation(key) == Some("true")) {
             name.push_str(" (default)");
         }
@@ -2528,32 +2063,17 @@ static STORAGE_CLASSES: Printer = Printer {
 // --- access control, coordination, scheduling, admission
 
 fn role_binding_row(o: Obj<'_>, ctx: &Ctx) -> Row {
-    let role = format!(
-        "{}/{}",
-        o.str(&["roleRef", "kind"]),
-        o.str(&["roleRef", "name"])
-    );
+    let role = format!("{}/{}", o.str(&["roleRef", "kind"]), o.str(&["roleRef", "name"]));
     let (mut users, mut groups, mut accounts) = (Vec::new(), Vec::new(), Vec::new());
     for subject in o.list(&["subjects"]).iter().map(Obj) {
         match subject.str(&["kind"]) {
-            "ServiceAccount" => accounts.push(format!(
-                "{}/{}",
-                subject.str(&["namespace"]),
-                subject.str(&["name"])
-            )),
+            "ServiceAccount" => accounts.push(format!("{}/{}", subject.str(&["namespace"]), subject.str(&["name"]))),
             "User" => users.push(subject.str(&["name"]).to_string()),
             "Group" => groups.push(subject.str(&["name"]).to_string()),
             _ => {}
         }
     }
-    let cells = vec![
-        s(o.name()),
-        s(role),
-        s(ctx.age(o)),
-        s(users.join(", ")),
-        s(groups.join(", ")),
-        s(accounts.join(", ")),
-    ];
+    let cells = vec![s(o.name()), s(role), s(ctx.age(o)), s(users.join(", ")), s(groups.join(", ")), s(accounts.join(", "))];
     (cells, Vec::new())
 }
 
@@ -2564,8 +2084,7 @@ static ROLE_BINDINGS: Printer = Printer {
         AGE,
         wide("Users", "string", Doc::Text("Users in the roleBinding")),
         wide("Groups", "string", Doc::Text("Groups in the roleBinding")),
-        wide("ServiceAccounts", "string", Doc::Text("ServiceAccounts in the roleBinding"),
-        ),
+        wide("ServiceAccounts", "string", Doc::Text("ServiceAccounts in the roleBinding")),
     ],
     row: role_binding_row,
     order: None,
@@ -2578,29 +2097,15 @@ static CLUSTER_ROLE_BINDINGS: Printer = Printer {
         AGE,
         wide("Users", "string", Doc::Text("Users in the clusterRoleBinding")),
         wide("Groups", "string", Doc::Text("Groups in the clusterRoleBinding")),
-        wide("ServiceAccounts", "string", Doc::Text("ServiceAccounts in the clusterRoleBinding"),
-        ),
+        wide("ServiceAccounts", "string", Doc::Text("ServiceAccounts in the clusterRoleBinding")),
     ],
     row: role_binding_row,
     order: None,
 };
 
 static LEASES: Printer = Printer {
-    columns: &[
-        NAME,
-        col("Holder", "string", D_LEASE_SPEC_HOLDER_IDENTITY),
-        AGE,
-    ],
-    row: |o, ctx| {
-        (
-            vec![
-                s(o.name()),
-                s(o.str(&["spec", "holderIdentity"])),
-                s(ctx.age(o)),
-            ],
-            Vec::new(),
-        )
-    },
+    columns: &[NAME, col("Holder", "string", D_LEASE_SPEC_HOLDER_IDENTITY), AGE],
+    row: |o, ctx| (vec![s(o.name()), s(o.str(&["spec", "holderIdentity"])), s(ctx.age(o))], Vec::new()),
     order: None,
 };
 
@@ -2610,11 +2115,7 @@ static PRIORITY_CLASSES: Printer = Printer {
         col("Value", "integer", D_PRIORITY_CLASS_VALUE),
         col("Global-Default", "boolean", D_PRIORITY_CLASS_GLOBAL_DEFAULT),
         AGE,
-        col(
-            "PreemptionPolicy",
-            "string",
-            D_PRIORITY_CLASS_PREEMPTION_POLICY,
-        ),
+        col("PreemptionPolicy", "string", D_PRIORITY_CLASS_PREEMPTION_POLICY),
     ],
     row: |o, ctx| {
         let cells = vec![
@@ -2632,31 +2133,18 @@ static PRIORITY_CLASSES: Printer = Printer {
 static RUNTIME_CLASSES: Printer = Printer {
     // Upstream describes Handler with ObjectMeta's (absent) "handler" doc: empty.
     columns: &[NAME, col("Handler", "string", Doc::Text("")), AGE],
-    row: |o, ctx| {
-        (
-            vec![s(o.name()), s(o.str(&["handler"])), s(ctx.age(o))],
-            Vec::new(),
-        )
-    },
+    row: |o, ctx| (vec![s(o.name()), s(o.str(&["handler"])), s(ctx.age(o))], Vec::new()),
     order: None,
 };
 
 fn webhooks_row(o: Obj<'_>, ctx: &Ctx) -> Row {
-    (
-        vec![
-            s(o.name()),
-            Value::from(o.list(&["webhooks"]).len()),
-            s(ctx.age(o)),
-        ],
-        Vec::new(),
-    )
+    (vec![s(o.name()), Value::from(o.list(&["webhooks"]).len()), s(ctx.age(o))], Vec::new())
 }
 
 static MUTATING_WEBHOOKS: Printer = Printer {
     columns: &[
         NAME,
-        col("Webhooks", "integer", Doc::Text("Webhooks indicates the number of webhooks registered in this configuration"),
-        ),
+        col("Webhooks", "integer", Doc::Text("Webhooks indicates the number of webhooks registered in this configuration")),
         AGE,
     ],
     row: webhooks_row,
@@ -2666,8 +2154,7 @@ static MUTATING_WEBHOOKS: Printer = Printer {
 static VALIDATING_WEBHOOKS: Printer = Printer {
     columns: &[
         NAME,
-        col("Webhooks", "integer", Doc::Text("Webhooks indicates the number of webhooks registered in this configuration"),
-        ),
+        col("Webhooks", "integer", Doc::Text("Webhooks indicates the number of webhooks registered in this configuration")),
         AGE,
     ],
     row: webhooks_row,
@@ -2680,7 +2167,8 @@ static VALIDATING_WEBHOOKS: Printer = Printer {
 /// `meta/v1` `ObjectMeta.name`.
 const D_OBJECT_META_NAME: Doc = Doc::Field(<kapi_api::apimachinery::pkg::apis::meta::v1::ObjectMeta as TypeInfo>::fields, "name");
 /// `meta/v1` `ObjectMeta.creationTimestamp`.
-const D_OBJECT_META_CREATION_TIMESTAMP: Doc = Doc::Field(<kapi_api::apimachinery::pkg::apis::meta::v1::ObjectMeta as TypeInfo>::fields, "creationTimestamp");
+const D_OBJECT_META_CREATION_TIMESTAMP: Doc =
+    Doc::Field(<kapi_api::apimachinery::pkg::apis::meta::v1::ObjectMeta as TypeInfo>::fields, "creationTimestamp");
 /// `core/v1` `PodStatus.podIP`.
 const D_POD_STATUS_POD_IP: Doc = Doc::Field(<kapi_api::api::core::v1::PodStatus as TypeInfo>::fields, "podIP");
 /// `core/v1` `PodSpec.nodeName`.
@@ -2690,31 +2178,40 @@ const D_POD_STATUS_NOMINATED_NODE_NAME: Doc = Doc::Field(<kapi_api::api::core::v
 /// `core/v1` `PodSpec.readinessGates`.
 const D_POD_SPEC_READINESS_GATES: Doc = Doc::Field(<kapi_api::api::core::v1::PodSpec as TypeInfo>::fields, "readinessGates");
 /// `core/v1` `ReplicationControllerSpec.replicas`.
-const D_REPLICATION_CONTROLLER_SPEC_REPLICAS: Doc = Doc::Field(<kapi_api::api::core::v1::ReplicationControllerSpec as TypeInfo>::fields, "replicas");
+const D_REPLICATION_CONTROLLER_SPEC_REPLICAS: Doc =
+    Doc::Field(<kapi_api::api::core::v1::ReplicationControllerSpec as TypeInfo>::fields, "replicas");
 /// `core/v1` `ReplicationControllerStatus.replicas`.
-const D_REPLICATION_CONTROLLER_STATUS_REPLICAS: Doc = Doc::Field(<kapi_api::api::core::v1::ReplicationControllerStatus as TypeInfo>::fields, "replicas");
+const D_REPLICATION_CONTROLLER_STATUS_REPLICAS: Doc =
+    Doc::Field(<kapi_api::api::core::v1::ReplicationControllerStatus as TypeInfo>::fields, "replicas");
 /// `core/v1` `ReplicationControllerStatus.readyReplicas`.
-const D_REPLICATION_CONTROLLER_STATUS_READY_REPLICAS: Doc = Doc::Field(<kapi_api::api::core::v1::ReplicationControllerStatus as TypeInfo>::fields, "readyReplicas");
+const D_REPLICATION_CONTROLLER_STATUS_READY_REPLICAS: Doc =
+    Doc::Field(<kapi_api::api::core::v1::ReplicationControllerStatus as TypeInfo>::fields, "readyReplicas");
 /// `core/v1` `ReplicationControllerSpec.selector`.
-const D_REPLICATION_CONTROLLER_SPEC_SELECTOR: Doc = Doc::Field(<kapi_api::api::core::v1::ReplicationControllerSpec as TypeInfo>::fields, "selector");
+const D_REPLICATION_CONTROLLER_SPEC_SELECTOR: Doc =
+    Doc::Field(<kapi_api::api::core::v1::ReplicationControllerSpec as TypeInfo>::fields, "selector");
 /// `apps/v1` `ReplicaSetSpec.replicas`.
 const D_REPLICA_SET_SPEC_REPLICAS: Doc = Doc::Field(<kapi_api::api::apps::v1::ReplicaSetSpec as TypeInfo>::fields, "replicas");
 /// `apps/v1` `ReplicaSetStatus.replicas`.
 const D_REPLICA_SET_STATUS_REPLICAS: Doc = Doc::Field(<kapi_api::api::apps::v1::ReplicaSetStatus as TypeInfo>::fields, "replicas");
 /// `apps/v1` `ReplicaSetStatus.readyReplicas`.
-const D_REPLICA_SET_STATUS_READY_REPLICAS: Doc = Doc::Field(<kapi_api::api::apps::v1::ReplicaSetStatus as TypeInfo>::fields, "readyReplicas");
+const D_REPLICA_SET_STATUS_READY_REPLICAS: Doc =
+    Doc::Field(<kapi_api::api::apps::v1::ReplicaSetStatus as TypeInfo>::fields, "readyReplicas");
 /// `apps/v1` `ReplicaSetSpec.selector`.
 const D_REPLICA_SET_SPEC_SELECTOR: Doc = Doc::Field(<kapi_api::api::apps::v1::ReplicaSetSpec as TypeInfo>::fields, "selector");
 /// `apps/v1` `DaemonSetStatus.desiredNumberScheduled`.
-const D_DAEMON_SET_STATUS_DESIRED_NUMBER_SCHEDULED: Doc = Doc::Field(<kapi_api::api::apps::v1::DaemonSetStatus as TypeInfo>::fields, "desiredNumberScheduled");
+const D_DAEMON_SET_STATUS_DESIRED_NUMBER_SCHEDULED: Doc =
+    Doc::Field(<kapi_api::api::apps::v1::DaemonSetStatus as TypeInfo>::fields, "desiredNumberScheduled");
 /// `apps/v1` `DaemonSetStatus.currentNumberScheduled`.
-const D_DAEMON_SET_STATUS_CURRENT_NUMBER_SCHEDULED: Doc = Doc::Field(<kapi_api::api::apps::v1::DaemonSetStatus as TypeInfo>::fields, "currentNumberScheduled");
+const D_DAEMON_SET_STATUS_CURRENT_NUMBER_SCHEDULED: Doc =
+    Doc::Field(<kapi_api::api::apps::v1::DaemonSetStatus as TypeInfo>::fields, "currentNumberScheduled");
 /// `apps/v1` `DaemonSetStatus.numberReady`.
 const D_DAEMON_SET_STATUS_NUMBER_READY: Doc = Doc::Field(<kapi_api::api::apps::v1::DaemonSetStatus as TypeInfo>::fields, "numberReady");
 /// `apps/v1` `DaemonSetStatus.updatedNumberScheduled`.
-const D_DAEMON_SET_STATUS_UPDATED_NUMBER_SCHEDULED: Doc = Doc::Field(<kapi_api::api::apps::v1::DaemonSetStatus as TypeInfo>::fields, "updatedNumberScheduled");
+const D_DAEMON_SET_STATUS_UPDATED_NUMBER_SCHEDULED: Doc =
+    Doc::Field(<kapi_api::api::apps::v1::DaemonSetStatus as TypeInfo>::fields, "updatedNumberScheduled");
 /// `apps/v1` `DaemonSetStatus.numberAvailable`.
-const D_DAEMON_SET_STATUS_NUMBER_AVAILABLE: Doc = Doc::Field(<kapi_api::api::apps::v1::DaemonSetStatus as TypeInfo>::fields, "numberAvailable");
+const D_DAEMON_SET_STATUS_NUMBER_AVAILABLE: Doc =
+    Doc::Field(<kapi_api::api::apps::v1::DaemonSetStatus as TypeInfo>::fields, "numberAvailable");
 /// `core/v1` `PodSpec.nodeSelector`.
 const D_POD_SPEC_NODE_SELECTOR: Doc = Doc::Field(<kapi_api::api::core::v1::PodSpec as TypeInfo>::fields, "nodeSelector");
 /// `apps/v1` `DaemonSetSpec.selector`.
@@ -2732,7 +2229,8 @@ const D_CRON_JOB_SPEC_SUSPEND: Doc = Doc::Field(<kapi_api::api::batch::v1::CronJ
 /// `batch/v1` `CronJobStatus.active`.
 const D_CRON_JOB_STATUS_ACTIVE: Doc = Doc::Field(<kapi_api::api::batch::v1::CronJobStatus as TypeInfo>::fields, "active");
 /// `batch/v1` `CronJobStatus.lastScheduleTime`.
-const D_CRON_JOB_STATUS_LAST_SCHEDULE_TIME: Doc = Doc::Field(<kapi_api::api::batch::v1::CronJobStatus as TypeInfo>::fields, "lastScheduleTime");
+const D_CRON_JOB_STATUS_LAST_SCHEDULE_TIME: Doc =
+    Doc::Field(<kapi_api::api::batch::v1::CronJobStatus as TypeInfo>::fields, "lastScheduleTime");
 /// `core/v1` `ServiceSpec.type`.
 const D_SERVICE_SPEC_TYPE: Doc = Doc::Field(<kapi_api::api::core::v1::ServiceSpec as TypeInfo>::fields, "type");
 /// `core/v1` `ServiceSpec.clusterIP`.
@@ -2754,7 +2252,8 @@ const D_NODE_SYSTEM_INFO_OS_IMAGE: Doc = Doc::Field(<kapi_api::api::core::v1::No
 /// `core/v1` `NodeSystemInfo.kernelVersion`.
 const D_NODE_SYSTEM_INFO_KERNEL_VERSION: Doc = Doc::Field(<kapi_api::api::core::v1::NodeSystemInfo as TypeInfo>::fields, "kernelVersion");
 /// `core/v1` `NodeSystemInfo.containerRuntimeVersion`.
-const D_NODE_SYSTEM_INFO_CONTAINER_RUNTIME_VERSION: Doc = Doc::Field(<kapi_api::api::core::v1::NodeSystemInfo as TypeInfo>::fields, "containerRuntimeVersion");
+const D_NODE_SYSTEM_INFO_CONTAINER_RUNTIME_VERSION: Doc =
+    Doc::Field(<kapi_api::api::core::v1::NodeSystemInfo as TypeInfo>::fields, "containerRuntimeVersion");
 /// `core/v1` `Event.lastTimestamp`.
 const D_EVENT_LAST_TIMESTAMP: Doc = Doc::Field(<kapi_api::api::core::v1::Event as TypeInfo>::fields, "lastTimestamp");
 /// `core/v1` `Event.type`.
@@ -2780,9 +2279,11 @@ const D_SECRET_DATA: Doc = Doc::Field(<kapi_api::api::core::v1::Secret as TypeIn
 /// `core/v1` `PersistentVolumeSpec.capacity`.
 const D_PERSISTENT_VOLUME_SPEC_CAPACITY: Doc = Doc::Field(<kapi_api::api::core::v1::PersistentVolumeSpec as TypeInfo>::fields, "capacity");
 /// `core/v1` `PersistentVolumeSpec.accessModes`.
-const D_PERSISTENT_VOLUME_SPEC_ACCESS_MODES: Doc = Doc::Field(<kapi_api::api::core::v1::PersistentVolumeSpec as TypeInfo>::fields, "accessModes");
+const D_PERSISTENT_VOLUME_SPEC_ACCESS_MODES: Doc =
+    Doc::Field(<kapi_api::api::core::v1::PersistentVolumeSpec as TypeInfo>::fields, "accessModes");
 /// `core/v1` `PersistentVolumeSpec.persistentVolumeReclaimPolicy`.
-const D_PERSISTENT_VOLUME_SPEC_PERSISTENT_VOLUME_RECLAIM_POLICY: Doc = Doc::Field(<kapi_api::api::core::v1::PersistentVolumeSpec as TypeInfo>::fields, "persistentVolumeReclaimPolicy");
+const D_PERSISTENT_VOLUME_SPEC_PERSISTENT_VOLUME_RECLAIM_POLICY: Doc =
+    Doc::Field(<kapi_api::api::core::v1::PersistentVolumeSpec as TypeInfo>::fields, "persistentVolumeReclaimPolicy");
 /// `core/v1` `PersistentVolumeStatus.phase`.
 const D_PERSISTENT_VOLUME_STATUS_PHASE: Doc = Doc::Field(<kapi_api::api::core::v1::PersistentVolumeStatus as TypeInfo>::fields, "phase");
 /// `core/v1` `PersistentVolumeSpec.claimRef`.
@@ -2790,21 +2291,29 @@ const D_PERSISTENT_VOLUME_SPEC_CLAIM_REF: Doc = Doc::Field(<kapi_api::api::core:
 /// `core/v1` `PersistentVolumeStatus.reason`.
 const D_PERSISTENT_VOLUME_STATUS_REASON: Doc = Doc::Field(<kapi_api::api::core::v1::PersistentVolumeStatus as TypeInfo>::fields, "reason");
 /// `core/v1` `PersistentVolumeSpec.volumeMode`.
-const D_PERSISTENT_VOLUME_SPEC_VOLUME_MODE: Doc = Doc::Field(<kapi_api::api::core::v1::PersistentVolumeSpec as TypeInfo>::fields, "volumeMode");
+const D_PERSISTENT_VOLUME_SPEC_VOLUME_MODE: Doc =
+    Doc::Field(<kapi_api::api::core::v1::PersistentVolumeSpec as TypeInfo>::fields, "volumeMode");
 /// `core/v1` `PersistentVolumeClaimStatus.phase`.
-const D_PERSISTENT_VOLUME_CLAIM_STATUS_PHASE: Doc = Doc::Field(<kapi_api::api::core::v1::PersistentVolumeClaimStatus as TypeInfo>::fields, "phase");
+const D_PERSISTENT_VOLUME_CLAIM_STATUS_PHASE: Doc =
+    Doc::Field(<kapi_api::api::core::v1::PersistentVolumeClaimStatus as TypeInfo>::fields, "phase");
 /// `core/v1` `PersistentVolumeClaimSpec.volumeName`.
-const D_PERSISTENT_VOLUME_CLAIM_SPEC_VOLUME_NAME: Doc = Doc::Field(<kapi_api::api::core::v1::PersistentVolumeClaimSpec as TypeInfo>::fields, "volumeName");
+const D_PERSISTENT_VOLUME_CLAIM_SPEC_VOLUME_NAME: Doc =
+    Doc::Field(<kapi_api::api::core::v1::PersistentVolumeClaimSpec as TypeInfo>::fields, "volumeName");
 /// `core/v1` `PersistentVolumeClaimStatus.capacity`.
-const D_PERSISTENT_VOLUME_CLAIM_STATUS_CAPACITY: Doc = Doc::Field(<kapi_api::api::core::v1::PersistentVolumeClaimStatus as TypeInfo>::fields, "capacity");
+const D_PERSISTENT_VOLUME_CLAIM_STATUS_CAPACITY: Doc =
+    Doc::Field(<kapi_api::api::core::v1::PersistentVolumeClaimStatus as TypeInfo>::fields, "capacity");
 /// `core/v1` `PersistentVolumeClaimStatus.accessModes`.
-const D_PERSISTENT_VOLUME_CLAIM_STATUS_ACCESS_MODES: Doc = Doc::Field(<kapi_api::api::core::v1::PersistentVolumeClaimStatus as TypeInfo>::fields, "accessModes");
+const D_PERSISTENT_VOLUME_CLAIM_STATUS_ACCESS_MODES: Doc =
+    Doc::Field(<kapi_api::api::core::v1::PersistentVolumeClaimStatus as TypeInfo>::fields, "accessModes");
 /// `core/v1` `PersistentVolumeClaimSpec.volumeMode`.
-const D_PERSISTENT_VOLUME_CLAIM_SPEC_VOLUME_MODE: Doc = Doc::Field(<kapi_api::api::core::v1::PersistentVolumeClaimSpec as TypeInfo>::fields, "volumeMode");
+const D_PERSISTENT_VOLUME_CLAIM_SPEC_VOLUME_MODE: Doc =
+    Doc::Field(<kapi_api::api::core::v1::PersistentVolumeClaimSpec as TypeInfo>::fields, "volumeMode");
 /// `apps/v1` `DeploymentStatus.updatedReplicas`.
-const D_DEPLOYMENT_STATUS_UPDATED_REPLICAS: Doc = Doc::Field(<kapi_api::api::apps::v1::DeploymentStatus as TypeInfo>::fields, "updatedReplicas");
+const D_DEPLOYMENT_STATUS_UPDATED_REPLICAS: Doc =
+    Doc::Field(<kapi_api::api::apps::v1::DeploymentStatus as TypeInfo>::fields, "updatedReplicas");
 /// `apps/v1` `DeploymentStatus.availableReplicas`.
-const D_DEPLOYMENT_STATUS_AVAILABLE_REPLICAS: Doc = Doc::Field(<kapi_api::api::apps::v1::DeploymentStatus as TypeInfo>::fields, "availableReplicas");
+const D_DEPLOYMENT_STATUS_AVAILABLE_REPLICAS: Doc =
+    Doc::Field(<kapi_api::api::apps::v1::DeploymentStatus as TypeInfo>::fields, "availableReplicas");
 /// `apps/v1` `DeploymentSpec.selector`.
 const D_DEPLOYMENT_SPEC_SELECTOR: Doc = Doc::Field(<kapi_api::api::apps::v1::DeploymentSpec as TypeInfo>::fields, "selector");
 /// `core/v1` `ConfigMap.data`.
@@ -2821,17 +2330,22 @@ const D_STORAGE_CLASS_PROVISIONER: Doc = Doc::Field(<kapi_api::api::storage::v1:
 /// `storage/v1` `StorageClass.reclaimPolicy`.
 const D_STORAGE_CLASS_RECLAIM_POLICY: Doc = Doc::Field(<kapi_api::api::storage::v1::StorageClass as TypeInfo>::fields, "reclaimPolicy");
 /// `storage/v1` `StorageClass.volumeBindingMode`.
-const D_STORAGE_CLASS_VOLUME_BINDING_MODE: Doc = Doc::Field(<kapi_api::api::storage::v1::StorageClass as TypeInfo>::fields, "volumeBindingMode");
+const D_STORAGE_CLASS_VOLUME_BINDING_MODE: Doc =
+    Doc::Field(<kapi_api::api::storage::v1::StorageClass as TypeInfo>::fields, "volumeBindingMode");
 /// `storage/v1` `StorageClass.allowVolumeExpansion`.
-const D_STORAGE_CLASS_ALLOW_VOLUME_EXPANSION: Doc = Doc::Field(<kapi_api::api::storage::v1::StorageClass as TypeInfo>::fields, "allowVolumeExpansion");
+const D_STORAGE_CLASS_ALLOW_VOLUME_EXPANSION: Doc =
+    Doc::Field(<kapi_api::api::storage::v1::StorageClass as TypeInfo>::fields, "allowVolumeExpansion");
 /// `scheduling/v1` `PriorityClass.value`.
 const D_PRIORITY_CLASS_VALUE: Doc = Doc::Field(<kapi_api::api::scheduling::v1::PriorityClass as TypeInfo>::fields, "value");
 /// `scheduling/v1` `PriorityClass.globalDefault`.
-const D_PRIORITY_CLASS_GLOBAL_DEFAULT: Doc = Doc::Field(<kapi_api::api::scheduling::v1::PriorityClass as TypeInfo>::fields, "globalDefault");
+const D_PRIORITY_CLASS_GLOBAL_DEFAULT: Doc =
+    Doc::Field(<kapi_api::api::scheduling::v1::PriorityClass as TypeInfo>::fields, "globalDefault");
 /// `scheduling/v1` `PriorityClass.preemptionPolicy`.
-const D_PRIORITY_CLASS_PREEMPTION_POLICY: Doc = Doc::Field(<kapi_api::api::scheduling::v1::PriorityClass as TypeInfo>::fields, "preemptionPolicy");
+const D_PRIORITY_CLASS_PREEMPTION_POLICY: Doc =
+    Doc::Field(<kapi_api::api::scheduling::v1::PriorityClass as TypeInfo>::fields, "preemptionPolicy");
 /// `networking/v1` `NetworkPolicySpec.podSelector`.
-const D_NETWORK_POLICY_SPEC_POD_SELECTOR: Doc = Doc::Field(<kapi_api::api::networking::v1::NetworkPolicySpec as TypeInfo>::fields, "podSelector");
+const D_NETWORK_POLICY_SPEC_POD_SELECTOR: Doc =
+    Doc::Field(<kapi_api::api::networking::v1::NetworkPolicySpec as TypeInfo>::fields, "podSelector");
 /// `discovery/v1` `EndpointSlice.addressType`.
 const D_ENDPOINT_SLICE_ADDRESS_TYPE: Doc = Doc::Field(<kapi_api::api::discovery::v1::EndpointSlice as TypeInfo>::fields, "addressType");
 /// `discovery/v1` `EndpointSlice.ports`.
@@ -2847,16 +2361,12 @@ mod tests {
     use serde_json::json;
 
     fn now() -> DateTime<Utc> {
-        DateTime::parse_from_rfc3339("2026-03-01T12:00:00Z")
-            .map(|t| t.with_timezone(&Utc))
-            .unwrap()
+        DateTime::parse_from_rfc3339("2026-03-01T12:00:00Z").map(|t| t.with_timezone(&Utc)).unwrap()
     }
 
     /// The RFC 3339 time `secs` seconds before [`now`].
     fn ago(secs: i64) -> String {
-        (now() - TimeDelta::seconds(secs))
-            .format("%Y-%m-%dT%H:%M:%SZ")
-            .to_string()
+        (now() - TimeDelta::seconds(secs)).format("%Y-%m-%dT%H:%M:%SZ").to_string()
     }
 
     fn meta(name: &str, age_secs: i64) -> Value {
@@ -2865,14 +2375,7 @@ mod tests {
     }
 
     fn table(group: &str, resource: &str, objects: &[Value]) -> Value {
-        to_table(
-            group,
-            resource,
-            objects,
-            Some(&json!({"resourceVersion": "100"})),
-            IncludeObject::Metadata,
-            now(),
-        )
+        to_table(group, resource, objects, Some(&json!({"resourceVersion": "100"})), IncludeObject::Metadata, now())
     }
 
     /// Column names with their priority.
@@ -2881,12 +2384,7 @@ mod tests {
             .as_array()
             .unwrap()
             .iter()
-            .map(|c| {
-                (
-                    c["name"].as_str().unwrap().to_string(),
-                    c["priority"].as_i64().unwrap(),
-                )
-            })
+            .map(|c| (c["name"].as_str().unwrap().to_string(), c["priority"].as_i64().unwrap()))
             .collect()
     }
 
@@ -2966,86 +2464,44 @@ mod tests {
                 "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json",
                 Some((TableVersion::V1, TableMediaType::Json)),
             ),
-            (
-                "application/json;as=Table;v=v1beta1;g=meta.k8s.io, application/json",
-                Some((TableVersion::V1Beta1, TableMediaType::Json)),
-            ),
+            ("application/json;as=Table;v=v1beta1;g=meta.k8s.io, application/json", Some((TableVersion::V1Beta1, TableMediaType::Json))),
             (
                 "application/json;as=Table;v=v2;g=meta.k8s.io,application/json;as=Table;v=v1;g=meta.k8s.io",
                 Some((TableVersion::V1, TableMediaType::Json)),
             ),
-            (
-                "application/yaml;as=Table;v=v1;g=meta.k8s.io",
-                Some((TableVersion::V1, TableMediaType::Yaml)),
-            ),
-            (
-                "*/*;as=Table;v=v1;g=meta.k8s.io",
-                Some((TableVersion::V1, TableMediaType::Json)),
-            ),
-            (
-                "application/json;as=Table;v=v1;g=meta.k8s.io;stream=watch",
-                Some((TableVersion::V1, TableMediaType::Json)),
-            ),
+            ("application/yaml;as=Table;v=v1;g=meta.k8s.io", Some((TableVersion::V1, TableMediaType::Yaml))),
+            ("*/*;as=Table;v=v1;g=meta.k8s.io", Some((TableVersion::V1, TableMediaType::Json))),
+            ("application/json;as=Table;v=v1;g=meta.k8s.io;stream=watch", Some((TableVersion::V1, TableMediaType::Json))),
             ("application/json", None),
             ("", None),
             ("*/*", None),
             ("text/html", None),
             ("application/json;as=Table;v=v1", None),
             ("application/json;as=Table;v=v1;g=example.com", None),
-            (
-                "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io",
-                None,
-            ),
-            (
-                "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io,application/json",
-                None,
-            ),
-            (
-                "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1;g=meta.k8s.io",
-                None,
-            ),
+            ("application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io", None),
+            ("application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io,application/json", None),
+            ("application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1;g=meta.k8s.io", None),
             // q orders the clauses: the plain JSON clause wins.
-            (
-                "application/json;q=0.5;as=Table;v=v1;g=meta.k8s.io,application/json",
-                None,
-            ),
-            (
-                "application/json;q=0.5,application/json;as=Table;v=v1;g=meta.k8s.io",
-                Some((TableVersion::V1, TableMediaType::Json)),
-            ),
+            ("application/json;q=0.5;as=Table;v=v1;g=meta.k8s.io,application/json", None),
+            ("application/json;q=0.5,application/json;as=Table;v=v1;g=meta.k8s.io", Some((TableVersion::V1, TableMediaType::Json))),
         ];
         for (accept, want) in cases {
             let got = crate::negotiation::negotiate(Some(accept)).and_then(|n| n.table()).map(|r| (r.version, r.media_type));
             assert_eq!(got, *want, "{accept}");
         }
-        assert_eq!(
-            json.map(TableMediaType::content_type),
-            Some("application/json")
-        );
+        assert_eq!(json.map(TableMediaType::content_type), Some("application/json"));
     }
 
     #[test]
     fn include_object_parses_like_upstream() {
         assert_eq!(IncludeObject::parse(""), Ok(IncludeObject::Metadata));
-        assert_eq!(
-            IncludeObject::parse("Metadata"),
-            Ok(IncludeObject::Metadata)
-        );
+        assert_eq!(IncludeObject::parse("Metadata"), Ok(IncludeObject::Metadata));
         assert_eq!(IncludeObject::parse("Object"), Ok(IncludeObject::Object));
         assert_eq!(IncludeObject::parse("None"), Ok(IncludeObject::None));
         assert_eq!(IncludeObject::from_query(""), Ok(IncludeObject::Metadata));
-        assert_eq!(
-            IncludeObject::from_query("?limit=500&includeObject=Object"),
-            Ok(IncludeObject::Object)
-        );
-        assert_eq!(
-            IncludeObject::from_query("includeObject=None&includeObject=Object"),
-            Ok(IncludeObject::None)
-        );
-        assert_eq!(
-            IncludeObject::from_query("watch=1&resourceVersion=5"),
-            Ok(IncludeObject::Metadata)
-        );
+        assert_eq!(IncludeObject::from_query("?limit=500&includeObject=Object"), Ok(IncludeObject::Object));
+        assert_eq!(IncludeObject::from_query("includeObject=None&includeObject=Object"), Ok(IncludeObject::None));
+        assert_eq!(IncludeObject::from_query("watch=1&resourceVersion=5"), Ok(IncludeObject::Metadata));
         let err = IncludeObject::from_query("includeObject=obj%22ect").unwrap_err();
         assert_eq!(
             err.to_string(),
@@ -3061,20 +2517,10 @@ mod tests {
         let pod = json!({"kind": "Pod", "apiVersion": "v1", "metadata": meta("web", 60),
                          "spec": {"containers": [{"name": "c", "image": "nginx"}]}, "status": {"phase": "Pending"}});
         let list_meta = json!({"resourceVersion": "7", "continue": "abc", "remainingItemCount": 3});
-        let t = to_table(
-            "",
-            "pods",
-            std::slice::from_ref(&pod),
-            Some(&list_meta),
-            IncludeObject::Metadata,
-            now(),
-        );
+        let t = to_table("", "pods", std::slice::from_ref(&pod), Some(&list_meta), IncludeObject::Metadata, now());
         assert_eq!(t["kind"], "Table");
         assert_eq!(t["apiVersion"], "meta.k8s.io/v1");
-        assert_eq!(
-            t["metadata"],
-            json!({"resourceVersion": "7", "continue": "abc", "remainingItemCount": 3})
-        );
+        assert_eq!(t["metadata"], json!({"resourceVersion": "7", "continue": "abc", "remainingItemCount": 3}));
         assert_eq!(
             t["rows"][0]["object"],
             json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": pod["metadata"]})
@@ -3082,64 +2528,26 @@ mod tests {
         assert!(t["rows"][0].get("conditions").is_none());
 
         // A get: the object's resourceVersion.
-        let t = to_table(
-            "",
-            "pods",
-            std::slice::from_ref(&pod),
-            None,
-            IncludeObject::Object,
-            now(),
-        );
+        let t = to_table("", "pods", std::slice::from_ref(&pod), None, IncludeObject::Object, now());
         assert_eq!(t["metadata"], json!({"resourceVersion": "42"}));
         assert_eq!(t["rows"][0]["object"], pod);
 
         // None: the object is written as null, as Go writes an empty RawExtension.
-        let t = to_table(
-            "",
-            "pods",
-            std::slice::from_ref(&pod),
-            None,
-            IncludeObject::None,
-            now(),
-        );
-        assert_eq!(
-            t["rows"][0].as_object().unwrap().get("object"),
-            Some(&Value::Null)
-        );
+        let t = to_table("", "pods", std::slice::from_ref(&pod), None, IncludeObject::None, now());
+        assert_eq!(t["rows"][0].as_object().unwrap().get("object"), Some(&Value::Null));
 
         // v1beta1 and noHeaders (watch events after the first).
-        let options = TableOptions {
-            include_object: IncludeObject::Metadata,
-            no_headers: true,
-            version: TableVersion::V1Beta1,
-        };
+        let options = TableOptions { include_object: IncludeObject::Metadata, no_headers: true, version: TableVersion::V1Beta1 };
         let t = to_table_with("", "pods", &[pod], None, &options, now());
         assert_eq!(t["apiVersion"], "meta.k8s.io/v1beta1");
         assert_eq!(t["rows"][0]["object"]["apiVersion"], "meta.k8s.io/v1beta1");
-        assert_eq!(
-            t.as_object().unwrap().get("columnDefinitions"),
-            Some(&Value::Null)
-        );
+        assert_eq!(t.as_object().unwrap().get("columnDefinitions"), Some(&Value::Null));
 
         // Empty lists: printers give [], the default convertor null.
-        let t = to_table(
-            "",
-            "pods",
-            &[],
-            Some(&json!({"resourceVersion": "9"})),
-            IncludeObject::Metadata,
-            now(),
-        );
+        let t = to_table("", "pods", &[], Some(&json!({"resourceVersion": "9"})), IncludeObject::Metadata, now());
         assert_eq!(t["rows"], json!([]));
         assert_eq!(t["metadata"], json!({"resourceVersion": "9"}));
-        let t = to_table(
-            "rbac.authorization.k8s.io",
-            "roles",
-            &[],
-            Some(&json!({})),
-            IncludeObject::Metadata,
-            now(),
-        );
+        let t = to_table("rbac.authorization.k8s.io", "roles", &[], Some(&json!({})), IncludeObject::Metadata, now());
         assert_eq!(t.as_object().unwrap().get("rows"), Some(&Value::Null));
         assert_eq!(t["metadata"], json!({}));
     }
@@ -3148,38 +2556,18 @@ mod tests {
     fn table_json_is_a_table() {
         let pod = json!({"kind": "Pod", "apiVersion": "v1", "metadata": meta("web", 60),
                          "spec": {"containers": [{"name": "c", "image": "nginx"}]}, "status": {"phase": "Succeeded"}});
-        for include in [
-            IncludeObject::None,
-            IncludeObject::Metadata,
-            IncludeObject::Object,
-        ] {
-            let value = to_table(
-                "",
-                "pods",
-                std::slice::from_ref(&pod),
-                Some(&json!({"resourceVersion": "1"})),
-                include,
-                now(),
-            );
+        for include in [IncludeObject::None, IncludeObject::Metadata, IncludeObject::Object] {
+            let value = to_table("", "pods", std::slice::from_ref(&pod), Some(&json!({"resourceVersion": "1"})), include, now());
             let typed: Table = serde_json::from_value(value.clone()).expect("a Table");
             assert_eq!(serde_json::to_value(&typed).unwrap(), value);
             assert_eq!(typed.metadata.resource_version.as_deref(), Some("1"));
             let row = &typed.rows.as_ref().unwrap()[0];
-            assert_eq!(
-                row.conditions,
-                vec![completed(
-                    "Succeeded",
-                    "The pod has completed successfully."
-                )]
-            );
+            assert_eq!(row.conditions, vec![completed("Succeeded", "The pod has completed successfully.")]);
             if include == IncludeObject::Metadata {
                 let partial: kapi_api::apimachinery::pkg::apis::meta::v1::PartialObjectMetadata =
                     serde_json::from_value(row.object.clone()).expect("PartialObjectMetadata");
                 assert_eq!(partial.kind.as_deref(), Some("PartialObjectMetadata"));
-                assert_eq!(
-                    partial.metadata.and_then(|m| m.name).as_deref(),
-                    Some("web")
-                );
+                assert_eq!(partial.metadata.and_then(|m| m.name).as_deref(), Some("web"));
             }
         }
         let columns = serde_json::from_value::<Vec<TableColumnDefinition>>(
@@ -3202,13 +2590,7 @@ mod tests {
                 {"name": "Created At", "type": "date", "format": "", "description": D_OBJECT_META_CREATION_TIMESTAMP.text(), "priority": 0},
             ])
         );
-        assert_eq!(
-            rows(&t),
-            vec![
-                vec![json!("reader"), json!(ago(90))],
-                vec![json!("undated"), json!("0001-01-01T00:00:00Z")]
-            ]
-        );
+        assert_eq!(rows(&t), vec![vec![json!("reader"), json!(ago(90))], vec![json!("undated"), json!("0001-01-01T00:00:00Z")]]);
         assert!(!has_specific_columns("rbac.authorization.k8s.io", "roles"));
         assert!(!has_specific_columns("example.com", "widgets"));
         assert!(has_specific_columns("", "pods"));
@@ -3222,20 +2604,12 @@ mod tests {
                             "spec": {"service": {"namespace": "kube-system", "name": "metrics-server"}},
                             "status": {"conditions": [{"type": "Available", "status": "False", "reason": "MissingEndpoints"}]}});
         let t = table("apiregistration.k8s.io", "apiservices", &[local, remote]);
-        assert_eq!(
-            columns(&t),
-            named(&[("Name", 0), ("Service", 0), ("Available", 0), ("Age", 0)])
-        );
+        assert_eq!(columns(&t), named(&[("Name", 0), ("Service", 0), ("Available", 0), ("Age", 0)]));
         assert_eq!(
             rows(&t),
             vec![
                 vec![json!("v1.apps"), json!("Local"), json!("True"), json!("5m")],
-                vec![
-                    json!("v1beta1.metrics.k8s.io"),
-                    json!("kube-system/metrics-server"),
-                    json!("False (MissingEndpoints)"),
-                    json!("30s")
-                ],
+                vec![json!("v1beta1.metrics.k8s.io"), json!("kube-system/metrics-server"), json!("False (MissingEndpoints)"), json!("30s")],
             ]
         );
     }
@@ -3278,12 +2652,7 @@ mod tests {
                    "state": {"running": {"startedAt": ago(200)}}})
         };
         let cases: Vec<(&str, Value, Value, [&str; 4])> = vec![
-            (
-                "unscheduled",
-                json!({}),
-                json!({"phase": "Pending"}),
-                ["0/1", "Pending", "0", "<none>"],
-            ),
+            ("unscheduled", json!({}), json!({"phase": "Pending"}), ["0/1", "Pending", "0", "<none>"]),
             (
                 "creating",
                 json!({}),
@@ -3405,13 +2774,10 @@ mod tests {
 
     #[test]
     fn pod_wide_cells_and_conditions() {
-        let mut object = pod(
-            json!({"phase": "Running", "podIP": "10.0.0.9", "nominatedNodeName": "node-2",
+        let mut object = pod(json!({"phase": "Running", "podIP": "10.0.0.9", "nominatedNodeName": "node-2",
                                     "conditions": [{"type": "Ready", "status": "True"}, {"type": "example.com/lb", "status": "True"}],
-                                    "containerStatuses": [{"name": "app", "ready": true, "restartCount": 0, "state": {"running": {}}}]}),
-        );
-        object["spec"]["readinessGates"] =
-            json!([{"conditionType": "example.com/lb"}, {"conditionType": "example.com/dns"}]);
+                                    "containerStatuses": [{"name": "app", "ready": true, "restartCount": 0, "state": {"running": {}}}]}));
+        object["spec"]["readinessGates"] = json!([{"conditionType": "example.com/lb"}, {"conditionType": "example.com/dns"}]);
         assert_eq!(
             one_row("", "pods", object.clone()),
             vec![
@@ -3441,10 +2807,7 @@ mod tests {
     // --- Workloads
 
     fn template(containers: &[(&str, &str)]) -> Value {
-        let containers = containers
-            .iter()
-            .map(|(n, i)| json!({"name": n, "image": i}))
-            .collect::<Vec<_>>();
+        let containers = containers.iter().map(|(n, i)| json!({"name": n, "image": i})).collect::<Vec<_>>();
         json!({"metadata": {"labels": {"app": "web"}}, "spec": {"containers": containers}})
     }
 
@@ -3470,10 +2833,7 @@ mod tests {
                 ("Selector", 1)
             ])
         );
-        assert_eq!(
-            t["columnDefinitions"][2]["description"],
-            D_DEPLOYMENT_STATUS_UPDATED_REPLICAS.text().as_ref()
-        );
+        assert_eq!(t["columnDefinitions"][2]["description"], D_DEPLOYMENT_STATUS_UPDATED_REPLICAS.text().as_ref());
         assert_eq!(
             rows(&t)[0],
             vec![
@@ -3492,16 +2852,7 @@ mod tests {
             "selector": {"matchExpressions": [{"key": "app", "operator": "Foo"}]}, "template": template(&[("c", "i")])}});
         assert_eq!(
             one_row("apps", "deployments", fresh),
-            vec![
-                json!("new"),
-                json!("0/1"),
-                json!(0),
-                json!(0),
-                json!("5s"),
-                json!("c"),
-                json!("i"),
-                json!("<invalid>")
-            ]
+            vec![json!("new"), json!("0/1"), json!(0), json!(0), json!("5s"), json!("c"), json!("i"), json!("<invalid>")]
         );
     }
 
@@ -3543,26 +2894,8 @@ mod tests {
         let sts = json!({"metadata": meta("db", 86400 * 3),
             "spec": {"replicas": 3, "template": template(&[("postgres", "postgres:17")])}, "status": {"readyReplicas": 1}});
         let t = table("apps", "statefulsets", &[sts]);
-        assert_eq!(
-            columns(&t),
-            named(&[
-                ("Name", 0),
-                ("Ready", 0),
-                ("Age", 0),
-                ("Containers", 1),
-                ("Images", 1)
-            ])
-        );
-        assert_eq!(
-            rows(&t)[0],
-            vec![
-                json!("db"),
-                json!("1/3"),
-                json!("3d"),
-                json!("postgres"),
-                json!("postgres:17")
-            ]
-        );
+        assert_eq!(columns(&t), named(&[("Name", 0), ("Ready", 0), ("Age", 0), ("Containers", 1), ("Images", 1)]));
+        assert_eq!(rows(&t)[0], vec![json!("db"), json!("1/3"), json!("3d"), json!("postgres"), json!("postgres:17")]);
 
         let mut ds_template = template(&[("agent", "agent:2")]);
         ds_template["spec"]["nodeSelector"] = json!({"kubernetes.io/os": "linux"});
@@ -3738,114 +3071,35 @@ mod tests {
                 "ports": [{"port": 80, "nodePort": 30080, "protocol": "TCP"}, {"port": 53, "protocol": "UDP"}]}),
                 json!({}),
             ),
-            svc(
-                "headless",
-                json!({"type": "ClusterIP", "clusterIP": "None", "selector": {"app": "db"}}),
-                json!({}),
-            ),
+            svc("headless", json!({"type": "ClusterIP", "clusterIP": "None", "selector": {"app": "db"}}), json!({})),
             svc(
                 "lb",
                 json!({"type": "LoadBalancer", "clusterIPs": ["10.96.7.7"], "ports": [{"port": 80, "nodePort": 31000, "protocol": "TCP"}]}),
                 json!({"loadBalancer": {"ingress": [{"ip": "203.0.113.9"}, {"hostname": "a.example.com"}, {"ip": "203.0.113.2"}]}}),
             ),
-            svc(
-                "lb-pending",
-                json!({"type": "LoadBalancer", "clusterIP": "10.96.7.8", "externalIPs": []}),
-                json!({}),
-            ),
+            svc("lb-pending", json!({"type": "LoadBalancer", "clusterIP": "10.96.7.8", "externalIPs": []}), json!({})),
             svc(
                 "lb-external",
                 json!({"type": "LoadBalancer", "clusterIP": "10.96.7.9", "externalIPs": ["198.51.100.1"]}),
                 json!({"loadBalancer": {"ingress": [{"ip": "203.0.113.3"}]}}),
             ),
-            svc(
-                "db",
-                json!({"type": "ExternalName", "externalName": "db.example.com"}),
-                json!({}),
-            ),
+            svc("db", json!({"type": "ExternalName", "externalName": "db.example.com"}), json!({})),
         ];
         let t = table("", "services", &objects);
         assert_eq!(
             columns(&t),
-            named(&[
-                ("Name", 0),
-                ("Type", 0),
-                ("Cluster-IP", 0),
-                ("External-IP", 0),
-                ("Port(s)", 0),
-                ("Age", 0),
-                ("Selector", 1)
-            ])
+            named(&[("Name", 0), ("Type", 0), ("Cluster-IP", 0), ("External-IP", 0), ("Port(s)", 0), ("Age", 0), ("Selector", 1)])
         );
         let expected = [
-            [
-                "kubernetes",
-                "ClusterIP",
-                "10.96.0.1",
-                "<none>",
-                "443/TCP",
-                "30h",
-                "<none>",
-            ],
-            [
-                "web",
-                "NodePort",
-                "10.96.4.2",
-                "<none>",
-                "80:30080/TCP,53/UDP",
-                "30h",
-                "app=web,tier=front",
-            ],
-            [
-                "headless",
-                "ClusterIP",
-                "None",
-                "<none>",
-                "<none>",
-                "30h",
-                "app=db",
-            ],
-            [
-                "lb",
-                "LoadBalancer",
-                "10.96.7.7",
-                "203.0.113.2,203.0.113.9,a.example.com",
-                "80:31000/TCP",
-                "30h",
-                "<none>",
-            ],
-            [
-                "lb-pending",
-                "LoadBalancer",
-                "10.96.7.8",
-                "<pending>",
-                "<none>",
-                "30h",
-                "<none>",
-            ],
-            [
-                "lb-external",
-                "LoadBalancer",
-                "10.96.7.9",
-                "203.0.113.3,198.51.100.1",
-                "<none>",
-                "30h",
-                "<none>",
-            ],
-            [
-                "db",
-                "ExternalName",
-                "<none>",
-                "db.example.com",
-                "<none>",
-                "30h",
-                "<none>",
-            ],
+            ["kubernetes", "ClusterIP", "10.96.0.1", "<none>", "443/TCP", "30h", "<none>"],
+            ["web", "NodePort", "10.96.4.2", "<none>", "80:30080/TCP,53/UDP", "30h", "app=web,tier=front"],
+            ["headless", "ClusterIP", "None", "<none>", "<none>", "30h", "app=db"],
+            ["lb", "LoadBalancer", "10.96.7.7", "203.0.113.2,203.0.113.9,a.example.com", "80:31000/TCP", "30h", "<none>"],
+            ["lb-pending", "LoadBalancer", "10.96.7.8", "<pending>", "<none>", "30h", "<none>"],
+            ["lb-external", "LoadBalancer", "10.96.7.9", "203.0.113.3,198.51.100.1", "<none>", "30h", "<none>"],
+            ["db", "ExternalName", "<none>", "db.example.com", "<none>", "30h", "<none>"],
         ];
-        let expected = expected
-            .iter()
-            .map(|row| row.iter().map(|c| json!(c)).collect::<Vec<_>>())
-            .collect::<Vec<_>>();
+        let expected = expected.iter().map(|row| row.iter().map(|c| json!(c)).collect::<Vec<_>>()).collect::<Vec<_>>();
         assert_eq!(rows(&t), expected);
     }
 
@@ -3858,14 +3112,8 @@ mod tests {
         let headless = json!({"metadata": meta("h", 100), "subsets": [{"addresses": [{"ip": "10.0.0.5"}, {"ip": "10.0.0.6"}]}]});
         let empty = json!({"metadata": meta("none", 100)});
         let t = table("", "endpoints", &[many, few, headless, empty]);
-        assert_eq!(
-            columns(&t),
-            named(&[("Name", 0), ("Endpoints", 0), ("Age", 0)])
-        );
-        let cells = rows(&t)
-            .into_iter()
-            .map(|r| r[1].clone())
-            .collect::<Vec<_>>();
+        assert_eq!(columns(&t), named(&[("Name", 0), ("Endpoints", 0), ("Age", 0)]));
+        let cells = rows(&t).into_iter().map(|r| r[1].clone()).collect::<Vec<_>>();
         assert_eq!(
             cells,
             vec![
@@ -3880,25 +3128,10 @@ mod tests {
             "ports": [{"name": "http", "port": 80}, {"name": "named"}, {}, {"port": 8443}],
             "endpoints": [{"addresses": ["10.0.0.1"]}, {"addresses": ["10.0.0.2"]}]});
         let t = table("discovery.k8s.io", "endpointslices", &[slice]);
-        assert_eq!(
-            columns(&t),
-            named(&[
-                ("Name", 0),
-                ("AddressType", 0),
-                ("Ports", 0),
-                ("Endpoints", 0),
-                ("Age", 0)
-            ])
-        );
+        assert_eq!(columns(&t), named(&[("Name", 0), ("AddressType", 0), ("Ports", 0), ("Endpoints", 0), ("Age", 0)]));
         assert_eq!(
             rows(&t)[0],
-            vec![
-                json!("web-abc"),
-                json!("IPv4"),
-                json!("80,named,* + 1 more..."),
-                json!("10.0.0.1,10.0.0.2"),
-                json!("100s")
-            ]
+            vec![json!("web-abc"), json!("IPv4"), json!("80,named,* + 1 more..."), json!("10.0.0.1,10.0.0.2"), json!("100s")]
         );
     }
 
@@ -3910,17 +3143,7 @@ mod tests {
             "status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.10"}]}}});
         let plain = json!({"metadata": meta("catch-all", 4000), "spec": {"defaultBackend": {}}});
         let t = table("networking.k8s.io", "ingresses", &[ing, plain]);
-        assert_eq!(
-            columns(&t),
-            named(&[
-                ("Name", 0),
-                ("Class", 0),
-                ("Hosts", 0),
-                ("Address", 0),
-                ("Ports", 0),
-                ("Age", 0)
-            ])
-        );
+        assert_eq!(columns(&t), named(&[("Name", 0), ("Class", 0), ("Hosts", 0), ("Address", 0), ("Ports", 0), ("Age", 0)]));
         assert_eq!(
             rows(&t),
             vec![
@@ -3932,14 +3155,7 @@ mod tests {
                     json!("80, 443"),
                     json!("66m")
                 ],
-                vec![
-                    json!("catch-all"),
-                    json!("<none>"),
-                    json!("*"),
-                    json!(""),
-                    json!("80"),
-                    json!("66m")
-                ],
+                vec![json!("catch-all"), json!("<none>"), json!("*"), json!(""), json!("80"), json!("66m")],
             ]
         );
     }
@@ -4027,16 +3243,10 @@ mod tests {
                 json!({"metadata": meta("old", 86400 * 800), "status": {"phase": "Terminating"}}),
             ],
         );
-        assert_eq!(
-            columns(&t),
-            named(&[("Name", 0), ("Status", 0), ("Age", 0)])
-        );
+        assert_eq!(columns(&t), named(&[("Name", 0), ("Status", 0), ("Age", 0)]));
         assert_eq!(
             rows(&t),
-            vec![
-                vec![json!("team-a"), json!("Active"), json!("400d")],
-                vec![json!("old"), json!("Terminating"), json!("2y70d")]
-            ]
+            vec![vec![json!("team-a"), json!("Active"), json!("400d")], vec![json!("old"), json!("Terminating"), json!("2y70d")]]
         );
 
         let t = table(
@@ -4062,29 +3272,12 @@ mod tests {
         let t = table(
             "",
             "secrets",
-            &[
-                json!({"metadata": meta("tls", 7200), "type": "kubernetes.io/tls", "data": {"tls.crt": "", "tls.key": ""}}),
-            ],
+            &[json!({"metadata": meta("tls", 7200), "type": "kubernetes.io/tls", "data": {"tls.crt": "", "tls.key": ""}})],
         );
-        assert_eq!(
-            columns(&t),
-            named(&[("Name", 0), ("Type", 0), ("Data", 0), ("Age", 0)])
-        );
-        assert_eq!(
-            rows(&t)[0],
-            vec![
-                json!("tls"),
-                json!("kubernetes.io/tls"),
-                json!(2),
-                json!("120m")
-            ]
-        );
+        assert_eq!(columns(&t), named(&[("Name", 0), ("Type", 0), ("Data", 0), ("Age", 0)]));
+        assert_eq!(rows(&t)[0], vec![json!("tls"), json!("kubernetes.io/tls"), json!(2), json!("120m")]);
 
-        let t = table(
-            "",
-            "serviceaccounts",
-            &[json!({"metadata": meta("default", 86400), "secrets": [{"name": "old-token"}]})],
-        );
+        let t = table("", "serviceaccounts", &[json!({"metadata": meta("default", 86400), "secrets": [{"name": "old-token"}]})]);
         assert_eq!(columns(&t), named(&[("Name", 0), ("Age", 0)]));
         assert_eq!(rows(&t)[0], vec![json!("default"), json!("24h")]);
     }
@@ -4185,14 +3378,7 @@ mod tests {
             ]
         );
         // The row's object is the object as served, not the converted one.
-        let t = to_table(
-            "events.k8s.io",
-            "events",
-            std::slice::from_ref(&v1),
-            None,
-            IncludeObject::Object,
-            now(),
-        );
+        let t = to_table("events.k8s.io", "events", std::slice::from_ref(&v1), None, IncludeObject::Object, now());
         assert_eq!(t["rows"][0]["object"], v1);
     }
 
@@ -4330,27 +3516,10 @@ mod tests {
             "subjects": [{"kind": "User", "name": "alice"}, {"kind": "Group", "name": "devs"},
                          {"kind": "ServiceAccount", "name": "ci", "namespace": "tools"}, {"kind": "User", "name": "bob"}]});
         let t = table("rbac.authorization.k8s.io", "rolebindings", &[rb]);
-        assert_eq!(
-            columns(&t),
-            named(&[
-                ("Name", 0),
-                ("Role", 0),
-                ("Age", 0),
-                ("Users", 1),
-                ("Groups", 1),
-                ("ServiceAccounts", 1)
-            ])
-        );
+        assert_eq!(columns(&t), named(&[("Name", 0), ("Role", 0), ("Age", 0), ("Users", 1), ("Groups", 1), ("ServiceAccounts", 1)]));
         assert_eq!(
             rows(&t)[0],
-            vec![
-                json!("edit"),
-                json!("ClusterRole/edit"),
-                json!("60s"),
-                json!("alice, bob"),
-                json!("devs"),
-                json!("tools/ci")
-            ]
+            vec![json!("edit"), json!("ClusterRole/edit"), json!("60s"), json!("alice, bob"), json!("devs"), json!("tools/ci")]
         );
 
         let pdb = json!({"metadata": meta("web", 60), "spec": {"minAvailable": 2}, "status": {"disruptionsAllowed": 1}});
@@ -4359,29 +3528,13 @@ mod tests {
         assert_eq!(
             rows(&t),
             vec![
-                vec![
-                    json!("web"),
-                    json!("2"),
-                    json!("N/A"),
-                    json!(1),
-                    json!("60s")
-                ],
-                vec![
-                    json!("db"),
-                    json!("N/A"),
-                    json!("25%"),
-                    json!(0),
-                    json!("60s")
-                ]
+                vec![json!("web"), json!("2"), json!("N/A"), json!(1), json!("60s")],
+                vec![json!("db"), json!("N/A"), json!("25%"), json!(0), json!("60s")]
             ]
         );
 
-        let lease =
-            json!({"metadata": meta("kube-scheduler", 60), "spec": {"holderIdentity": "cp-1_abc"}});
-        assert_eq!(
-            one_row("coordination.k8s.io", "leases", lease),
-            vec![json!("kube-scheduler"), json!("cp-1_abc"), json!("60s")]
-        );
+        let lease = json!({"metadata": meta("kube-scheduler", 60), "spec": {"holderIdentity": "cp-1_abc"}});
+        assert_eq!(one_row("coordination.k8s.io", "leases", lease), vec![json!("kube-scheduler"), json!("cp-1_abc"), json!("60s")]);
 
         let quota = json!({"metadata": meta("compute", 60), "status": {
             "hard": {"requests.cpu": "2", "limits.memory": "2Gi", "pods": "10", "limits.cpu": "4000m"},
@@ -4400,12 +3553,7 @@ mod tests {
             "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "web", "controller": true}]}, "revision": 3});
         assert_eq!(
             one_row("apps", "controllerrevisions", cr),
-            vec![
-                json!("web-6b7"),
-                json!("statefulset.apps/web"),
-                json!(3),
-                json!("60s")
-            ]
+            vec![json!("web-6b7"), json!("statefulset.apps/web"), json!(3), json!("60s")]
         );
 
         let class = json!({"metadata": {"name": "nginx", "creationTimestamp": ago(60),
@@ -4413,76 +3561,39 @@ mod tests {
             "spec": {"controller": "k8s.io/ingress-nginx", "parameters": {"apiGroup": "k8s.example.com", "kind": "IngressParameters", "name": "p"}}});
         assert_eq!(
             one_row("networking.k8s.io", "ingressclasses", class),
-            vec![
-                json!("nginx (default)"),
-                json!("k8s.io/ingress-nginx"),
-                json!("IngressParameters.k8s.example.com/p"),
-                json!("60s")
-            ]
+            vec![json!("nginx (default)"), json!("k8s.io/ingress-nginx"), json!("IngressParameters.k8s.example.com/p"), json!("60s")]
         );
 
         let np = json!({"metadata": meta("deny", 60), "spec": {"podSelector": {}}});
-        assert_eq!(
-            one_row("networking.k8s.io", "networkpolicies", np),
-            vec![json!("deny"), json!("<none>"), json!("60s")]
-        );
+        assert_eq!(one_row("networking.k8s.io", "networkpolicies", np), vec![json!("deny"), json!("<none>"), json!("60s")]);
 
         let pc = json!({"metadata": meta("high", 60), "value": 1000, "globalDefault": false, "preemptionPolicy": "Never"});
         assert_eq!(
             one_row("scheduling.k8s.io", "priorityclasses", pc),
-            vec![
-                json!("high"),
-                json!(1000),
-                json!(false),
-                json!("60s"),
-                json!("Never")
-            ]
+            vec![json!("high"), json!(1000), json!(false), json!("60s"), json!("Never")]
         );
 
-        let hooks =
-            json!({"metadata": meta("policy", 60), "webhooks": [{"name": "a"}, {"name": "b"}]});
+        let hooks = json!({"metadata": meta("policy", 60), "webhooks": [{"name": "a"}, {"name": "b"}]});
         assert_eq!(
-            one_row(
-                "admissionregistration.k8s.io",
-                "validatingwebhookconfigurations",
-                hooks
-            ),
+            one_row("admissionregistration.k8s.io", "validatingwebhookconfigurations", hooks),
             vec![json!("policy"), json!(2), json!("60s")]
         );
 
         let cs = json!({"metadata": {"name": "etcd-0"}, "conditions": [{"type": "Healthy", "status": "True", "message": "ok"}]});
-        assert_eq!(
-            one_row("", "componentstatuses", cs),
-            vec![json!("etcd-0"), json!("Healthy"), json!("ok"), json!("")]
-        );
+        assert_eq!(one_row("", "componentstatuses", cs), vec![json!("etcd-0"), json!("Healthy"), json!("ok"), json!("")]);
 
         let rc = json!({"metadata": meta("rc", 60), "spec": {"replicas": 2, "selector": {"app": "x"}, "template": template(&[("c", "i")])},
             "status": {"replicas": 2, "readyReplicas": 1}});
         assert_eq!(
             one_row("", "replicationcontrollers", rc),
-            vec![
-                json!("rc"),
-                json!(2),
-                json!(2),
-                json!(1),
-                json!("60s"),
-                json!("c"),
-                json!("i"),
-                json!("app=x")
-            ]
+            vec![json!("rc"), json!(2), json!(2), json!(1), json!("60s"), json!("c"), json!("i"), json!("app=x")]
         );
 
         let pt = json!({"metadata": meta("pt", 60), "template": template(&[("c", "i")])});
-        assert_eq!(
-            one_row("", "podtemplates", pt),
-            vec![json!("pt"), json!("c"), json!("i"), json!("app=web")]
-        );
+        assert_eq!(one_row("", "podtemplates", pt), vec![json!("pt"), json!("c"), json!("i"), json!("app=web")]);
 
         let rt = json!({"metadata": meta("gvisor", 60), "handler": "runsc"});
-        assert_eq!(
-            one_row("node.k8s.io", "runtimeclasses", rt),
-            vec![json!("gvisor"), json!("runsc"), json!("60s")]
-        );
+        assert_eq!(one_row("node.k8s.io", "runtimeclasses", rt), vec![json!("gvisor"), json!("runsc"), json!("60s")]);
     }
 
     #[test]
@@ -4491,27 +3602,12 @@ mod tests {
             (json!(null), "<none>"),
             (json!({}), "<none>"),
             (json!({"matchLabels": {"b": "2", "a": "1"}}), "a=1,b=2"),
-            (
-                json!({"matchExpressions": [{"key": "env", "operator": "NotIn", "values": ["prod"]}]}),
-                "env notin (prod)",
-            ),
-            (
-                json!({"matchExpressions": [{"key": "gpu", "operator": "Exists"}]}),
-                "gpu",
-            ),
-            (
-                json!({"matchExpressions": [{"key": "gpu", "operator": "Exists", "values": ["x"]}]}),
-                "<error>",
-            ),
-            (
-                json!({"matchExpressions": [{"key": "env", "operator": "In"}]}),
-                "<error>",
-            ),
+            (json!({"matchExpressions": [{"key": "env", "operator": "NotIn", "values": ["prod"]}]}), "env notin (prod)"),
+            (json!({"matchExpressions": [{"key": "gpu", "operator": "Exists"}]}), "gpu"),
+            (json!({"matchExpressions": [{"key": "gpu", "operator": "Exists", "values": ["x"]}]}), "<error>"),
+            (json!({"matchExpressions": [{"key": "env", "operator": "In"}]}), "<error>"),
             (json!({"matchLabels": {"bad key!": "x"}}), "<error>"),
-            (
-                json!({"matchLabels": {"example.com/app": "web"}}),
-                "example.com/app=web",
-            ),
+            (json!({"matchLabels": {"example.com/app": "web"}}), "example.com/app=web"),
         ];
         for (selector, want) in cases {
             assert_eq!(format_label_selector(Some(selector)), *want, "{selector}");
@@ -4536,9 +3632,7 @@ mod tests {
         let Ok(version) = std::fs::read_to_string(root.join("VERSION")) else {
             return;
         };
-        let path = root
-            .join(format!("v{}", version.trim()))
-            .join("openapi/swagger.json");
+        let path = root.join(format!("v{}", version.trim())).join("openapi/swagger.json");
         let Ok(text) = std::fs::read_to_string(&path) else {
             return;
         }; // a clone without specs
@@ -4550,250 +3644,66 @@ mod tests {
     }
 
     const SERVED_DESCRIPTIONS: &[(Doc, &str, &str)] = &[
-        (
-            D_OBJECT_META_NAME,
-            "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
-            "name",
-        ),
-        (
-            D_OBJECT_META_CREATION_TIMESTAMP,
-            "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
-            "creationTimestamp",
-        ),
+        (D_OBJECT_META_NAME, "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", "name"),
+        (D_OBJECT_META_CREATION_TIMESTAMP, "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", "creationTimestamp"),
         (D_POD_STATUS_POD_IP, "io.k8s.api.core.v1.PodStatus", "podIP"),
-        (
-            D_POD_SPEC_NODE_NAME,
-            "io.k8s.api.core.v1.PodSpec",
-            "nodeName",
-        ),
-        (
-            D_POD_STATUS_NOMINATED_NODE_NAME,
-            "io.k8s.api.core.v1.PodStatus",
-            "nominatedNodeName",
-        ),
-        (
-            D_POD_SPEC_READINESS_GATES,
-            "io.k8s.api.core.v1.PodSpec",
-            "readinessGates",
-        ),
-        (
-            D_REPLICATION_CONTROLLER_SPEC_REPLICAS,
-            "io.k8s.api.core.v1.ReplicationControllerSpec",
-            "replicas",
-        ),
-        (
-            D_REPLICATION_CONTROLLER_STATUS_REPLICAS,
-            "io.k8s.api.core.v1.ReplicationControllerStatus",
-            "replicas",
-        ),
-        (
-            D_REPLICATION_CONTROLLER_STATUS_READY_REPLICAS,
-            "io.k8s.api.core.v1.ReplicationControllerStatus",
-            "readyReplicas",
-        ),
-        (
-            D_REPLICATION_CONTROLLER_SPEC_SELECTOR,
-            "io.k8s.api.core.v1.ReplicationControllerSpec",
-            "selector",
-        ),
-        (
-            D_POD_SPEC_NODE_SELECTOR,
-            "io.k8s.api.core.v1.PodSpec",
-            "nodeSelector",
-        ),
-        (
-            D_JOB_STATUS_SUCCEEDED,
-            "io.k8s.api.batch.v1.JobStatus",
-            "succeeded",
-        ),
-        (
-            D_JOB_SPEC_SELECTOR,
-            "io.k8s.api.batch.v1.JobSpec",
-            "selector",
-        ),
-        (
-            D_SERVICE_SPEC_TYPE,
-            "io.k8s.api.core.v1.ServiceSpec",
-            "type",
-        ),
-        (
-            D_SERVICE_SPEC_CLUSTER_IP,
-            "io.k8s.api.core.v1.ServiceSpec",
-            "clusterIP",
-        ),
-        (
-            D_SERVICE_SPEC_EXTERNAL_IPS,
-            "io.k8s.api.core.v1.ServiceSpec",
-            "externalIPs",
-        ),
-        (
-            D_SERVICE_SPEC_PORTS,
-            "io.k8s.api.core.v1.ServiceSpec",
-            "ports",
-        ),
-        (
-            D_SERVICE_SPEC_SELECTOR,
-            "io.k8s.api.core.v1.ServiceSpec",
-            "selector",
-        ),
-        (
-            D_ENDPOINTS_SUBSETS,
-            "io.k8s.api.core.v1.Endpoints",
-            "subsets",
-        ),
-        (
-            D_NODE_SYSTEM_INFO_KUBELET_VERSION,
-            "io.k8s.api.core.v1.NodeSystemInfo",
-            "kubeletVersion",
-        ),
-        (
-            D_NODE_STATUS_ADDRESSES,
-            "io.k8s.api.core.v1.NodeStatus",
-            "addresses",
-        ),
-        (
-            D_NODE_SYSTEM_INFO_OS_IMAGE,
-            "io.k8s.api.core.v1.NodeSystemInfo",
-            "osImage",
-        ),
-        (
-            D_NODE_SYSTEM_INFO_KERNEL_VERSION,
-            "io.k8s.api.core.v1.NodeSystemInfo",
-            "kernelVersion",
-        ),
-        (
-            D_NODE_SYSTEM_INFO_CONTAINER_RUNTIME_VERSION,
-            "io.k8s.api.core.v1.NodeSystemInfo",
-            "containerRuntimeVersion",
-        ),
-        (
-            D_EVENT_LAST_TIMESTAMP,
-            "io.k8s.api.core.v1.Event",
-            "lastTimestamp",
-        ),
+        (D_POD_SPEC_NODE_NAME, "io.k8s.api.core.v1.PodSpec", "nodeName"),
+        (D_POD_STATUS_NOMINATED_NODE_NAME, "io.k8s.api.core.v1.PodStatus", "nominatedNodeName"),
+        (D_POD_SPEC_READINESS_GATES, "io.k8s.api.core.v1.PodSpec", "readinessGates"),
+        (D_REPLICATION_CONTROLLER_SPEC_REPLICAS, "io.k8s.api.core.v1.ReplicationControllerSpec", "replicas"),
+        (D_REPLICATION_CONTROLLER_STATUS_REPLICAS, "io.k8s.api.core.v1.ReplicationControllerStatus", "replicas"),
+        (D_REPLICATION_CONTROLLER_STATUS_READY_REPLICAS, "io.k8s.api.core.v1.ReplicationControllerStatus", "readyReplicas"),
+        (D_REPLICATION_CONTROLLER_SPEC_SELECTOR, "io.k8s.api.core.v1.ReplicationControllerSpec", "selector"),
+        (D_POD_SPEC_NODE_SELECTOR, "io.k8s.api.core.v1.PodSpec", "nodeSelector"),
+        (D_JOB_STATUS_SUCCEEDED, "io.k8s.api.batch.v1.JobStatus", "succeeded"),
+        (D_JOB_SPEC_SELECTOR, "io.k8s.api.batch.v1.JobSpec", "selector"),
+        (D_SERVICE_SPEC_TYPE, "io.k8s.api.core.v1.ServiceSpec", "type"),
+        (D_SERVICE_SPEC_CLUSTER_IP, "io.k8s.api.core.v1.ServiceSpec", "clusterIP"),
+        (D_SERVICE_SPEC_EXTERNAL_IPS, "io.k8s.api.core.v1.ServiceSpec", "externalIPs"),
+        (D_SERVICE_SPEC_PORTS, "io.k8s.api.core.v1.ServiceSpec", "ports"),
+        (D_SERVICE_SPEC_SELECTOR, "io.k8s.api.core.v1.ServiceSpec", "selector"),
+        (D_ENDPOINTS_SUBSETS, "io.k8s.api.core.v1.Endpoints", "subsets"),
+        (D_NODE_SYSTEM_INFO_KUBELET_VERSION, "io.k8s.api.core.v1.NodeSystemInfo", "kubeletVersion"),
+        (D_NODE_STATUS_ADDRESSES, "io.k8s.api.core.v1.NodeStatus", "addresses"),
+        (D_NODE_SYSTEM_INFO_OS_IMAGE, "io.k8s.api.core.v1.NodeSystemInfo", "osImage"),
+        (D_NODE_SYSTEM_INFO_KERNEL_VERSION, "io.k8s.api.core.v1.NodeSystemInfo", "kernelVersion"),
+        (D_NODE_SYSTEM_INFO_CONTAINER_RUNTIME_VERSION, "io.k8s.api.core.v1.NodeSystemInfo", "containerRuntimeVersion"),
+        (D_EVENT_LAST_TIMESTAMP, "io.k8s.api.core.v1.Event", "lastTimestamp"),
         (D_EVENT_TYPE, "io.k8s.api.core.v1.Event", "type"),
         (D_EVENT_REASON, "io.k8s.api.core.v1.Event", "reason"),
-        (
-            D_EVENT_INVOLVED_OBJECT,
-            "io.k8s.api.core.v1.Event",
-            "involvedObject",
-        ),
-        (
-            D_OBJECT_REFERENCE_FIELD_PATH,
-            "io.k8s.api.core.v1.ObjectReference",
-            "fieldPath",
-        ),
+        (D_EVENT_INVOLVED_OBJECT, "io.k8s.api.core.v1.Event", "involvedObject"),
+        (D_OBJECT_REFERENCE_FIELD_PATH, "io.k8s.api.core.v1.ObjectReference", "fieldPath"),
         (D_EVENT_SOURCE, "io.k8s.api.core.v1.Event", "source"),
         (D_EVENT_MESSAGE, "io.k8s.api.core.v1.Event", "message"),
-        (
-            D_EVENT_FIRST_TIMESTAMP,
-            "io.k8s.api.core.v1.Event",
-            "firstTimestamp",
-        ),
+        (D_EVENT_FIRST_TIMESTAMP, "io.k8s.api.core.v1.Event", "firstTimestamp"),
         (D_EVENT_COUNT, "io.k8s.api.core.v1.Event", "count"),
         (D_SECRET_TYPE, "io.k8s.api.core.v1.Secret", "type"),
         (D_SECRET_DATA, "io.k8s.api.core.v1.Secret", "data"),
-        (
-            D_PERSISTENT_VOLUME_SPEC_CAPACITY,
-            "io.k8s.api.core.v1.PersistentVolumeSpec",
-            "capacity",
-        ),
-        (
-            D_PERSISTENT_VOLUME_SPEC_ACCESS_MODES,
-            "io.k8s.api.core.v1.PersistentVolumeSpec",
-            "accessModes",
-        ),
+        (D_PERSISTENT_VOLUME_SPEC_CAPACITY, "io.k8s.api.core.v1.PersistentVolumeSpec", "capacity"),
+        (D_PERSISTENT_VOLUME_SPEC_ACCESS_MODES, "io.k8s.api.core.v1.PersistentVolumeSpec", "accessModes"),
         (
             D_PERSISTENT_VOLUME_SPEC_PERSISTENT_VOLUME_RECLAIM_POLICY,
             "io.k8s.api.core.v1.PersistentVolumeSpec",
             "persistentVolumeReclaimPolicy",
         ),
-        (
-            D_PERSISTENT_VOLUME_STATUS_PHASE,
-            "io.k8s.api.core.v1.PersistentVolumeStatus",
-            "phase",
-        ),
-        (
-            D_PERSISTENT_VOLUME_SPEC_CLAIM_REF,
-            "io.k8s.api.core.v1.PersistentVolumeSpec",
-            "claimRef",
-        ),
-        (
-            D_PERSISTENT_VOLUME_STATUS_REASON,
-            "io.k8s.api.core.v1.PersistentVolumeStatus",
-            "reason",
-        ),
-        (
-            D_PERSISTENT_VOLUME_SPEC_VOLUME_MODE,
-            "io.k8s.api.core.v1.PersistentVolumeSpec",
-            "volumeMode",
-        ),
-        (
-            D_PERSISTENT_VOLUME_CLAIM_STATUS_PHASE,
-            "io.k8s.api.core.v1.PersistentVolumeClaimStatus",
-            "phase",
-        ),
-        (
-            D_PERSISTENT_VOLUME_CLAIM_SPEC_VOLUME_NAME,
-            "io.k8s.api.core.v1.PersistentVolumeClaimSpec",
-            "volumeName",
-        ),
-        (
-            D_PERSISTENT_VOLUME_CLAIM_STATUS_CAPACITY,
-            "io.k8s.api.core.v1.PersistentVolumeClaimStatus",
-            "capacity",
-        ),
-        (
-            D_PERSISTENT_VOLUME_CLAIM_STATUS_ACCESS_MODES,
-            "io.k8s.api.core.v1.PersistentVolumeClaimStatus",
-            "accessModes",
-        ),
-        (
-            D_PERSISTENT_VOLUME_CLAIM_SPEC_VOLUME_MODE,
-            "io.k8s.api.core.v1.PersistentVolumeClaimSpec",
-            "volumeMode",
-        ),
+        (D_PERSISTENT_VOLUME_STATUS_PHASE, "io.k8s.api.core.v1.PersistentVolumeStatus", "phase"),
+        (D_PERSISTENT_VOLUME_SPEC_CLAIM_REF, "io.k8s.api.core.v1.PersistentVolumeSpec", "claimRef"),
+        (D_PERSISTENT_VOLUME_STATUS_REASON, "io.k8s.api.core.v1.PersistentVolumeStatus", "reason"),
+        (D_PERSISTENT_VOLUME_SPEC_VOLUME_MODE, "io.k8s.api.core.v1.PersistentVolumeSpec", "volumeMode"),
+        (D_PERSISTENT_VOLUME_CLAIM_STATUS_PHASE, "io.k8s.api.core.v1.PersistentVolumeClaimStatus", "phase"),
+        (D_PERSISTENT_VOLUME_CLAIM_SPEC_VOLUME_NAME, "io.k8s.api.core.v1.PersistentVolumeClaimSpec", "volumeName"),
+        (D_PERSISTENT_VOLUME_CLAIM_STATUS_CAPACITY, "io.k8s.api.core.v1.PersistentVolumeClaimStatus", "capacity"),
+        (D_PERSISTENT_VOLUME_CLAIM_STATUS_ACCESS_MODES, "io.k8s.api.core.v1.PersistentVolumeClaimStatus", "accessModes"),
+        (D_PERSISTENT_VOLUME_CLAIM_SPEC_VOLUME_MODE, "io.k8s.api.core.v1.PersistentVolumeClaimSpec", "volumeMode"),
         (D_CONFIG_MAP_DATA, "io.k8s.api.core.v1.ConfigMap", "data"),
-        (
-            D_LEASE_SPEC_HOLDER_IDENTITY,
-            "io.k8s.api.coordination.v1.LeaseSpec",
-            "holderIdentity",
-        ),
-        (
-            D_STORAGE_CLASS_PROVISIONER,
-            "io.k8s.api.storage.v1.StorageClass",
-            "provisioner",
-        ),
-        (
-            D_STORAGE_CLASS_RECLAIM_POLICY,
-            "io.k8s.api.storage.v1.StorageClass",
-            "reclaimPolicy",
-        ),
-        (
-            D_STORAGE_CLASS_VOLUME_BINDING_MODE,
-            "io.k8s.api.storage.v1.StorageClass",
-            "volumeBindingMode",
-        ),
-        (
-            D_STORAGE_CLASS_ALLOW_VOLUME_EXPANSION,
-            "io.k8s.api.storage.v1.StorageClass",
-            "allowVolumeExpansion",
-        ),
-        (
-            D_PRIORITY_CLASS_VALUE,
-            "io.k8s.api.scheduling.v1.PriorityClass",
-            "value",
-        ),
-        (
-            D_PRIORITY_CLASS_GLOBAL_DEFAULT,
-            "io.k8s.api.scheduling.v1.PriorityClass",
-            "globalDefault",
-        ),
-        (
-            D_PRIORITY_CLASS_PREEMPTION_POLICY,
-            "io.k8s.api.scheduling.v1.PriorityClass",
-            "preemptionPolicy",
-        ),
+        (D_LEASE_SPEC_HOLDER_IDENTITY, "io.k8s.api.coordination.v1.LeaseSpec", "holderIdentity"),
+        (D_STORAGE_CLASS_PROVISIONER, "io.k8s.api.storage.v1.StorageClass", "provisioner"),
+        (D_STORAGE_CLASS_RECLAIM_POLICY, "io.k8s.api.storage.v1.StorageClass", "reclaimPolicy"),
+        (D_STORAGE_CLASS_VOLUME_BINDING_MODE, "io.k8s.api.storage.v1.StorageClass", "volumeBindingMode"),
+        (D_STORAGE_CLASS_ALLOW_VOLUME_EXPANSION, "io.k8s.api.storage.v1.StorageClass", "allowVolumeExpansion"),
+        (D_PRIORITY_CLASS_VALUE, "io.k8s.api.scheduling.v1.PriorityClass", "value"),
+        (D_PRIORITY_CLASS_GLOBAL_DEFAULT, "io.k8s.api.scheduling.v1.PriorityClass", "globalDefault"),
+        (D_PRIORITY_CLASS_PREEMPTION_POLICY, "io.k8s.api.scheduling.v1.PriorityClass", "preemptionPolicy"),
         (D_REPLICA_SET_SPEC_REPLICAS, "io.k8s.api.apps.v1.ReplicaSetSpec", "replicas"),
         (D_REPLICA_SET_STATUS_REPLICAS, "io.k8s.api.apps.v1.ReplicaSetStatus", "replicas"),
         (D_REPLICA_SET_STATUS_READY_REPLICAS, "io.k8s.api.apps.v1.ReplicaSetStatus", "readyReplicas"),

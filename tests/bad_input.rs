@@ -24,11 +24,35 @@ fn bad_requests_get_status_errors_and_the_server_survives() {
     let cases: Vec<(&str, &str, Vec<u8>, u16, &str)> = vec![
         ("malformed JSON", "application/json", br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"#.to_vec(), 400, "BadRequest"),
         ("malformed YAML", "application/yaml", b"apiVersion: v1\nkind: ConfigMap\nmetadata: [\n".to_vec(), 400, "BadRequest"),
-        ("malformed protobuf", "application/vnd.kubernetes.protobuf", b"k8s\0\x0a\x0f\x0a\x02v1\x12\x09ConfigMap\x12\x05\x0a\xff".to_vec(), 400, "BadRequest"),
+        (
+            "malformed protobuf",
+            "application/vnd.kubernetes.protobuf",
+            b"k8s\0\x0a\x0f\x0a\x02v1\x12\x09ConfigMap\x12\x05\x0a\xff".to_vec(),
+            400,
+            "BadRequest",
+        ),
         ("protobuf without magic", "application/vnd.kubernetes.protobuf", b"\x0a\x02v1".to_vec(), 400, "BadRequest"),
-        ("wrong kind for the URL", "application/json", br#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"x"}}"#.to_vec(), 400, "BadRequest"),
-        ("wrong field type", "application/json", br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"},"data":[1]}"#.to_vec(), 400, "BadRequest"),
-        ("invalid name", "application/json", br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"Bad_Name"}}"#.to_vec(), 422, "Invalid"),
+        (
+            "wrong kind for the URL",
+            "application/json",
+            br#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"x"}}"#.to_vec(),
+            400,
+            "BadRequest",
+        ),
+        (
+            "wrong field type",
+            "application/json",
+            br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"},"data":[1]}"#.to_vec(),
+            400,
+            "BadRequest",
+        ),
+        (
+            "invalid name",
+            "application/json",
+            br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"Bad_Name"}}"#.to_vec(),
+            422,
+            "Invalid",
+        ),
         ("no name", "application/json", br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{}}"#.to_vec(), 422, "Invalid"),
         ("unsupported media type", "text/html", b"<html/>".to_vec(), 415, "UnsupportedMediaType"),
         ("body over 3 MiB", "application/json", big.into_bytes(), 413, "RequestEntityTooLarge"),
@@ -45,13 +69,8 @@ fn bad_requests_get_status_errors_and_the_server_survives() {
     assert_eq!(request(&server, "GET", "/api/v1/namespaces/default/widgets", "", b"").0, 404);
     assert_eq!(request(&server, "GET", "/api/v1/namespaces/default/configmaps/nope", "", b"").0, 404);
     // Still serving after all of it.
-    let (code, _) = request(
-        &server,
-        "POST",
-        configmaps,
-        "application/json",
-        br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"fine"}}"#,
-    );
+    let (code, _) =
+        request(&server, "POST", configmaps, "application/json", br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"fine"}}"#);
     assert_eq!(code, 201);
     assert_eq!(request(&server, "GET", "/readyz", "text/plain", b"").0, 200);
 }
@@ -104,7 +123,8 @@ fn invalid_objects_get_upstreams_field_errors() {
     invalid("POST", &format!("{deployments}?dryRun=All"), "application/json", &deployment(r#"{"app":"web"}"#, r#"{"app":"x"}"#));
 
     // The selector of a stored deployment does not change: update and patch.
-    let (code, text) = request(&server, "POST", deployments, "application/json", deployment(r#"{"app":"web"}"#, r#"{"app":"web"}"#).as_bytes());
+    let (code, text) =
+        request(&server, "POST", deployments, "application/json", deployment(r#"{"app":"web"}"#, r#"{"app":"web"}"#).as_bytes());
     assert_eq!(code, 201, "{text}");
     let status = invalid(
         "PUT",
@@ -123,21 +143,12 @@ fn invalid_objects_get_upstreams_field_errors() {
         r#"{"spec":{"selector":{"matchLabels":{"tier":"x"}},"template":{"metadata":{"labels":{"tier":"x"}}}}}"#,
     );
     // Changes that keep the selector are fine.
-    let (code, text) = request(
-        &server,
-        "PATCH",
-        &format!("{deployments}/web"),
-        "application/merge-patch+json",
-        br#"{"spec":{"replicas":3}}"#,
-    );
+    let (code, text) =
+        request(&server, "PATCH", &format!("{deployments}/web"), "application/merge-patch+json", br#"{"spec":{"replicas":3}}"#);
     assert_eq!(code, 200, "{text}");
     // Status writes are checked too.
-    let status = invalid(
-        "PATCH",
-        &format!("{deployments}/web/status"),
-        "application/merge-patch+json",
-        r#"{"status":{"readyReplicas":-1}}"#,
-    );
+    let status =
+        invalid("PATCH", &format!("{deployments}/web/status"), "application/merge-patch+json", r#"{"status":{"readyReplicas":-1}}"#);
     assert_eq!(
         status["message"],
         "Deployment.apps \"web\" is invalid: status.readyReplicas: Invalid value: -1: must be greater than or equal to 0"
@@ -165,8 +176,5 @@ fn invalid_objects_get_upstreams_field_errors() {
     );
     assert_eq!(code, 201, "{text}");
     let status = invalid("PATCH", &format!("{configmaps}/frozen"), "application/merge-patch+json", r#"{"data":{"a":"2"}}"#);
-    assert_eq!(
-        status["message"],
-        "ConfigMap \"frozen\" is invalid: data: Forbidden: field is immutable when `immutable` is set"
-    );
+    assert_eq!(status["message"], "ConfigMap \"frozen\" is invalid: data: Forbidden: field is immutable when `immutable` is set");
 }

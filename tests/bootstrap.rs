@@ -29,12 +29,7 @@ fn call(server: &common::Server, method: &str, path: &str, content_type: &str, b
 fn list(server: &common::Server, path: &str) -> BTreeMap<String, Value> {
     let (code, body) = call(server, "GET", path, JSON, Value::Null);
     assert_eq!(code, 200, "{body}");
-    body["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|item| (item["metadata"]["name"].as_str().unwrap().to_owned(), item.clone()))
-        .collect()
+    body["items"].as_array().unwrap().iter().map(|item| (item["metadata"]["name"].as_str().unwrap().to_owned(), item.clone())).collect()
 }
 
 fn resource_versions(objects: &BTreeMap<String, Value>) -> BTreeMap<String, String> {

@@ -25,8 +25,7 @@ fn decode_protobuf_prints_the_yaml_fixture() {
         let out = kapi(&["decode", fixture(&format!("{kind}.pb")).to_str().unwrap()]);
         assert!(out.status.success(), "{kind}: {}", String::from_utf8_lossy(&out.stderr));
         let got: serde_json::Value = serde_yaml_ng::from_slice(&out.stdout).unwrap();
-        let want: serde_json::Value =
-            serde_yaml_ng::from_slice(&std::fs::read(fixture(&format!("{kind}.yaml"))).unwrap()).unwrap();
+        let want: serde_json::Value = serde_yaml_ng::from_slice(&std::fs::read(fixture(&format!("{kind}.yaml"))).unwrap()).unwrap();
         assert_eq!(got, want, "{kind}");
     }
 }

@@ -31,10 +31,15 @@ fn hpa_round_trips_between_v2_and_v1() {
         "policies": [{"type": "Pods", "value": 2, "periodSeconds": 60}]}});
     let v2 = "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers";
     let v1 = "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers";
-    send(&server, "POST", v2, &json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+    send(
+        &server,
+        "POST",
+        v2,
+        &json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
         "metadata": {"name": "web"},
         "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
-                 "minReplicas": 1, "maxReplicas": 5, "metrics": metrics, "behavior": behavior}}));
+                 "minReplicas": 1, "maxReplicas": 5, "metrics": metrics, "behavior": behavior}}),
+    );
 
     let old = get(&server, &format!("{v1}/web"));
     assert_eq!(old["apiVersion"], "autoscaling/v1");
@@ -87,12 +92,17 @@ fn events_cohabit_between_core_and_events_k8s_io() {
     let server = start(dir.path());
     let core = "/api/v1/namespaces/default/events";
     let events = "/apis/events.k8s.io/v1/namespaces/default/events";
-    send(&server, "POST", core, &json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "a"},
+    send(
+        &server,
+        "POST",
+        core,
+        &json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "a"},
         "involvedObject": {"kind": "Pod", "name": "p", "namespace": "default"},
         "reason": "Started", "message": "started container", "type": "Normal",
         "source": {"component": "kubelet", "host": "n1"}, "count": 3,
         "firstTimestamp": "2024-01-01T00:00:00Z", "lastTimestamp": "2024-01-01T00:01:00Z",
-        "eventTime": "2024-01-01T00:00:00.000000Z", "reportingComponent": "kubelet", "reportingInstance": "n1"}));
+        "eventTime": "2024-01-01T00:00:00.000000Z", "reportingComponent": "kubelet", "reportingInstance": "n1"}),
+    );
     let e = get(&server, &format!("{events}/a"));
     assert_eq!(e["apiVersion"], "events.k8s.io/v1");
     assert_eq!(e["regarding"]["name"], "p");
@@ -101,11 +111,16 @@ fn events_cohabit_between_core_and_events_k8s_io() {
     assert_eq!(e["deprecatedCount"], 3);
     assert_eq!(e["reportingController"], "kubelet");
 
-    send(&server, "POST", events, &json!({"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "b"},
+    send(
+        &server,
+        "POST",
+        events,
+        &json!({"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "b"},
         "eventTime": "2024-01-01T00:00:00.000000Z", "regarding": {"kind": "Node", "name": "n1"},
         "note": "rebooted", "reason": "Rebooted", "type": "Warning", "action": "Reboot",
         "reportingController": "kubelet", "reportingInstance": "n1",
-        "series": {"count": 2, "lastObservedTime": "2024-01-01T00:05:00.000000Z"}}));
+        "series": {"count": 2, "lastObservedTime": "2024-01-01T00:05:00.000000Z"}}),
+    );
     let c = get(&server, &format!("{core}/b"));
     assert_eq!(c["apiVersion"], "v1");
     assert_eq!(c["involvedObject"]["name"], "n1");
@@ -121,9 +136,14 @@ fn events_cohabit_between_core_and_events_k8s_io() {
 fn device_class_reads_back_in_every_served_version() {
     let dir = tempfile::tempdir().unwrap();
     let server = start_with(dir.path(), &["--runtime-config=api/all=true"]);
-    send(&server, "POST", "/apis/resource.k8s.io/v1beta1/deviceclasses", &json!({
+    send(
+        &server,
+        "POST",
+        "/apis/resource.k8s.io/v1beta1/deviceclasses",
+        &json!({
         "apiVersion": "resource.k8s.io/v1beta1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
-        "spec": {"selectors": [{"cel": {"expression": "device.driver == \"gpu.example.com\""}}]}}));
+        "spec": {"selectors": [{"cel": {"expression": "device.driver == \"gpu.example.com\""}}]}}),
+    );
     for v in ["v1", "v1beta1", "v1beta2"] {
         let got = get(&server, &format!("/apis/resource.k8s.io/{v}/deviceclasses/gpu"));
         assert_eq!(got["apiVersion"], format!("resource.k8s.io/{v}"));
@@ -145,39 +165,68 @@ fn validation_sees_the_internal_object() {
         assert_eq!(code, 422, "{method} {path}: {text}");
         let status: Value = serde_json::from_str(&text).unwrap();
         assert_eq!(status["reason"], "Invalid", "{status}");
-        status["details"]["causes"].as_array().unwrap().iter().map(|c| format!("{}: {}", c["field"].as_str().unwrap(), c["message"].as_str().unwrap())).collect()
+        status["details"]["causes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| format!("{}: {}", c["field"].as_str().unwrap(), c["message"].as_str().unwrap()))
+            .collect()
     };
-    let hpa_v1 = |spec: Value, annotations: Value| json!({"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler",
-        "metadata": {"name": "web", "annotations": annotations}, "spec": spec});
+    let hpa_v1 = |spec: Value, annotations: Value| {
+        json!({"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "web", "annotations": annotations}, "spec": spec})
+    };
     let target = json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"});
 
-    let causes = invalid("POST", v1, hpa_v1(json!({"scaleTargetRef": target, "maxReplicas": 3, "targetCPUUtilizationPercentage": 0}), json!({})));
+    let causes =
+        invalid("POST", v1, hpa_v1(json!({"scaleTargetRef": target, "maxReplicas": 3, "targetCPUUtilizationPercentage": 0}), json!({})));
     assert_eq!(causes, ["spec.metrics[0].resource.target.averageUtilization: Invalid value: 0: must be greater than 0"]);
 
     let behavior = json!({"ScaleDown": {"Policies": [{"Type": "Pods", "Value": 0, "PeriodSeconds": 60}]}});
-    let causes = invalid("POST", v1, hpa_v1(json!({"scaleTargetRef": target, "maxReplicas": 3}),
-        json!({"autoscaling.alpha.kubernetes.io/behavior": behavior.to_string()})));
+    let causes = invalid(
+        "POST",
+        v1,
+        hpa_v1(
+            json!({"scaleTargetRef": target, "maxReplicas": 3}),
+            json!({"autoscaling.alpha.kubernetes.io/behavior": behavior.to_string()}),
+        ),
+    );
     assert_eq!(causes, ["spec.behavior.scaleDown.policies[0].value: Invalid value: 0: must be greater than zero"]);
 
     // The same rules through v2, on create and on an update through v1 of what v2 created.
-    let causes = invalid("POST", v2, json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+    let causes = invalid(
+        "POST",
+        v2,
+        json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
         "metadata": {"name": "web"}, "spec": {"scaleTargetRef": target, "maxReplicas": 3,
         "metrics": [{"type": "Pods", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}}}],
-        "behavior": {"scaleUp": {"policies": [{"type": "Pods", "value": 1, "periodSeconds": 4000}]}}}}));
-    assert_eq!(causes, [
-        "spec.metrics[0].pods: Required value: must populate information for the given metric source",
-        "spec.behavior.scaleUp.policies[0].periodSeconds: Invalid value: 4000: must be less than or equal to 1800",
-    ]);
-    send(&server, "POST", v2, &json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+        "behavior": {"scaleUp": {"policies": [{"type": "Pods", "value": 1, "periodSeconds": 4000}]}}}}),
+    );
+    assert_eq!(
+        causes,
+        [
+            "spec.metrics[0].pods: Required value: must populate information for the given metric source",
+            "spec.behavior.scaleUp.policies[0].periodSeconds: Invalid value: 4000: must be less than or equal to 1800",
+        ]
+    );
+    send(
+        &server,
+        "POST",
+        v2,
+        &json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
         "metadata": {"name": "web"}, "spec": {"scaleTargetRef": target, "minReplicas": 1, "maxReplicas": 3,
-        "metrics": [{"type": "External", "external": {"metric": {"name": "queue"}, "target": {"type": "Value", "value": "30"}}}]}}));
+        "metrics": [{"type": "External", "external": {"metric": {"name": "queue"}, "target": {"type": "Value", "value": "30"}}}]}}),
+    );
     let mut old = get(&server, &format!("{v1}/web"));
     old["spec"]["maxReplicas"] = json!(0);
     let causes = invalid("PUT", &format!("{v1}/web"), old.clone());
-    assert_eq!(causes, [
-        "spec.maxReplicas: Invalid value: 0: must be greater than 0",
-        "spec.maxReplicas: Invalid value: 0: must be greater than or equal to `minReplicas`",
-    ]);
+    assert_eq!(
+        causes,
+        [
+            "spec.maxReplicas: Invalid value: 0: must be greater than 0",
+            "spec.maxReplicas: Invalid value: 0: must be greater than or equal to `minReplicas`",
+        ]
+    );
     // Status rules apply to the status subresource, in the internal object too.
     old["spec"]["maxReplicas"] = json!(3);
     old["status"] = json!({"currentReplicas": -1, "desiredReplicas": 1});
@@ -194,19 +243,29 @@ fn validation_sees_the_internal_object() {
 fn beta_versions_are_defaulted() {
     let dir = tempfile::tempdir().unwrap();
     let server = start_with(dir.path(), &["--runtime-config=api/all=true"]);
-    let created = send(&server, "POST", "/apis/resource.k8s.io/v1beta1/namespaces/default/resourceclaims", &json!({
+    let created = send(
+        &server,
+        "POST",
+        "/apis/resource.k8s.io/v1beta1/namespaces/default/resourceclaims",
+        &json!({
         "apiVersion": "resource.k8s.io/v1beta1", "kind": "ResourceClaim", "metadata": {"name": "gpu"},
-        "spec": {"devices": {"requests": [{"name": "one", "deviceClassName": "gpu"}]}}}));
+        "spec": {"devices": {"requests": [{"name": "one", "deviceClassName": "gpu"}]}}}),
+    );
     let request = &created["spec"]["devices"]["requests"][0];
     assert_eq!((request["allocationMode"].as_str(), request["count"].as_i64()), (Some("ExactCount"), Some(1)), "{created}");
     let v1 = get(&server, "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/gpu");
     assert_eq!(v1["spec"]["devices"]["requests"][0]["exactly"]["count"], 1, "{v1}");
 
-    let policy = send(&server, "POST", "/apis/admissionregistration.k8s.io/v1alpha1/mutatingadmissionpolicies", &json!({
+    let policy = send(
+        &server,
+        "POST",
+        "/apis/admissionregistration.k8s.io/v1alpha1/mutatingadmissionpolicies",
+        &json!({
         "apiVersion": "admissionregistration.k8s.io/v1alpha1", "kind": "MutatingAdmissionPolicy", "metadata": {"name": "p"},
         "spec": {"reinvocationPolicy": "Never",
             "matchConstraints": {"resourceRules": [{"operations": ["CREATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"]}]},
-            "mutations": [{"patchType": "ApplyConfiguration", "applyConfiguration": {"expression": "Object{}"}}]}}));
+            "mutations": [{"patchType": "ApplyConfiguration", "applyConfiguration": {"expression": "Object{}"}}]}}),
+    );
     assert_eq!(policy["spec"]["failurePolicy"], "Fail", "{policy}");
     assert_eq!(policy["spec"]["matchConstraints"]["matchPolicy"], "Equivalent", "{policy}");
     assert_eq!(policy["spec"]["matchConstraints"]["resourceRules"][0]["scope"], "*", "{policy}");
@@ -228,17 +287,25 @@ fn hpa_reads_upstream_annotations() {
     ]);
     let behavior = json!({"ScaleUp": null, "ScaleDown": {"StabilizationWindowSeconds": 30, "SelectPolicy": "Min",
         "Policies": [{"Type": "Percent", "Value": 10, "PeriodSeconds": 60}], "Tolerance": null}});
-    send(&server, "POST", v1, &json!({"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler",
+    send(
+        &server,
+        "POST",
+        v1,
+        &json!({"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler",
         "metadata": {"name": "api", "annotations": {
             "autoscaling.alpha.kubernetes.io/metrics": metrics.to_string(),
             "autoscaling.alpha.kubernetes.io/behavior": behavior.to_string(),
             "keep": "me"}},
         "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "api"},
-                 "maxReplicas": 4, "targetCPUUtilizationPercentage": 70}}));
+                 "maxReplicas": 4, "targetCPUUtilizationPercentage": 70}}),
+    );
     let new = get(&server, &format!("{v2}/api"));
     let got = new["spec"]["metrics"].as_array().unwrap();
     assert_eq!(got.len(), 4, "{new}");
-    assert_eq!(got[0], json!({"type": "Pods", "pods": {"metric": {"name": "qps"}, "target": {"type": "AverageValue", "averageValue": "1k"}}}));
+    assert_eq!(
+        got[0],
+        json!({"type": "Pods", "pods": {"metric": {"name": "qps"}, "target": {"type": "AverageValue", "averageValue": "1k"}}})
+    );
     assert_eq!(got[1]["object"]["describedObject"]["name"], "front", "{new}");
     assert_eq!(got[1]["object"]["target"], json!({"type": "Value", "value": "10"}), "{new}");
     assert_eq!(got[2]["resource"]["target"], json!({"type": "AverageValue", "averageValue": "100Mi"}), "{new}");
@@ -260,11 +327,18 @@ fn hpa_reads_upstream_annotations() {
     assert_eq!(old["status"]["currentCPUUtilizationPercentage"], 55, "{old}");
     let ann = &old["metadata"]["annotations"];
     let current: Value = serde_json::from_str(ann["autoscaling.alpha.kubernetes.io/current-metrics"].as_str().unwrap()).unwrap();
-    assert_eq!(current, json!([
+    assert_eq!(
+        current,
+        json!([
         {"type": "Resource", "resource": {"name": "cpu", "currentAverageUtilization": 55, "currentAverageValue": "200m"}},
-        {"type": "Pods", "pods": {"metricName": "qps", "currentAverageValue": "900"}}]), "{old}");
+        {"type": "Pods", "pods": {"metricName": "qps", "currentAverageValue": "900"}}]),
+        "{old}"
+    );
     let conditions: Value = serde_json::from_str(ann["autoscaling.alpha.kubernetes.io/conditions"].as_str().unwrap()).unwrap();
-    assert_eq!(conditions, json!([{"type": "AbleToScale", "status": "True", "lastTransitionTime": "2024-01-01T00:00:00Z", "reason": "ReadyForNewScale"}]));
+    assert_eq!(
+        conditions,
+        json!([{"type": "AbleToScale", "status": "True", "lastTransitionTime": "2024-01-01T00:00:00Z", "reason": "ReadyForNewScale"}])
+    );
     let back = get(&server, &format!("{v2}/api"));
     assert_eq!(back["status"]["currentMetrics"], status["status"]["currentMetrics"], "{back}");
     assert_eq!(back["status"]["conditions"], status["status"]["conditions"], "{back}");

@@ -19,10 +19,7 @@ fn kubectl_gets_aggregated_discovery_it_can_read() {
     let format = discovery::negotiate_aggregated(Some(KUBECTL_ACCEPT)).expect("aggregated");
     assert_eq!(format, Format::Json);
     // client-go checks these parameters to tell the aggregated form from the legacy one.
-    assert_eq!(
-        discovery::aggregated_content_type(format),
-        "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
-    );
+    assert_eq!(discovery::aggregated_content_type(format), "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList");
     let enabled = EnabledGroupVersions::default();
     for doc in [discovery::aggregated_legacy(&enabled), discovery::aggregated_apis(&enabled)] {
         for format in [Format::Json, Format::Yaml, Format::Protobuf] {
@@ -44,8 +41,7 @@ fn legacy_documents_round_trip() {
     for group in &groups.groups {
         for v in &group.versions {
             let list = discovery::api_resource_list(&enabled, &group.name, &v.version).unwrap();
-            let back: APIResourceList =
-                codec::decode(Format::Protobuf, &codec::encode(Format::Protobuf, &list).unwrap()).unwrap();
+            let back: APIResourceList = codec::decode(Format::Protobuf, &codec::encode(Format::Protobuf, &list).unwrap()).unwrap();
             assert_eq!(back, list, "{}", v.group_version);
         }
     }
@@ -58,11 +54,7 @@ fn every_discovered_resource_has_routes() {
         let prefix = if group.is_empty() { "/api/v1".to_owned() } else { format!("/apis/{group}/{version}") };
         let list = discovery::api_resource_list(&enabled, group, version).unwrap();
         for r in list.resources.iter().filter(|r| !r.name.contains('/')) {
-            let path = if r.namespaced {
-                format!("{prefix}/namespaces/ns/{}/x", r.name)
-            } else {
-                format!("{prefix}/{}/x", r.name)
-            };
+            let path = if r.namespaced { format!("{prefix}/namespaces/ns/{}/x", r.name) } else { format!("{prefix}/{}/x", r.name) };
             let method = if r.verbs.items.iter().any(|v| v == "get") { "GET" } else { "POST" };
             let path = if method == "POST" { path.trim_end_matches("/x").to_owned() } else { path };
             let info = request_info::parse(method, &path, None).unwrap();

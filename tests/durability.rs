@@ -91,8 +91,7 @@ fn restart_keeps_resource_versions_and_watches_resume() {
     let again: serde_json::Value = serde_json::from_str(&body).unwrap();
     assert_eq!(again["metadata"]["resourceVersion"], rv.as_str(), "same resourceVersion after restart");
 
-    let (code, body) =
-        request(&server, "GET", &format!("{CONFIGMAPS}?watch=1&resourceVersion={rv}&timeoutSeconds=1"), "", b"");
+    let (code, body) = request(&server, "GET", &format!("{CONFIGMAPS}?watch=1&resourceVersion={rv}&timeoutSeconds=1"), "", b"");
     assert_eq!(code, 200);
     // The body is chunked: keep the lines that are events.
     let events: Vec<(String, String)> = body
@@ -103,10 +102,8 @@ fn restart_keeps_resource_versions_and_watches_resume() {
             (e["type"].as_str().unwrap().to_owned(), e["object"]["metadata"]["name"].as_str().unwrap().to_owned())
         })
         .collect();
-    let expected: Vec<(String, String)> = [("ADDED", "after-1"), ("ADDED", "after-2"), ("DELETED", "after-1")]
-        .iter()
-        .map(|(t, n)| (t.to_string(), n.to_string()))
-        .collect();
+    let expected: Vec<(String, String)> =
+        [("ADDED", "after-1"), ("ADDED", "after-2"), ("DELETED", "after-1")].iter().map(|(t, n)| (t.to_string(), n.to_string())).collect();
     assert_eq!(events, expected);
     server.kill();
 }

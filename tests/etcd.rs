@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use common::etcd::Etcd;
 use common::{request, start_with};
-use kapi::storage::etcd::{EtcdConfig, EtcdStore};
 use kapi::storage::conformance;
+use kapi::storage::etcd::{EtcdConfig, EtcdStore};
 use serde_json::{Value, json};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -144,10 +144,13 @@ fn values_are_upstreams_both_ways() {
     assert_eq!(request(&server, "POST", "/api/v1/nodes", "application/json", node.to_string().as_bytes()).0, 201);
     let apiservice = json!({"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": {"name": "v1.example.com"},
                             "spec": {"group": "example.com", "version": "v1", "groupPriorityMinimum": 100, "versionPriority": 10}});
-    let (code, body) = request(&server, "POST", "/apis/apiregistration.k8s.io/v1/apiservices", "application/json", apiservice.to_string().as_bytes());
+    let (code, body) =
+        request(&server, "POST", "/apis/apiregistration.k8s.io/v1/apiservices", "application/json", apiservice.to_string().as_bytes());
     assert_eq!(code, 201, "{body}");
     let keys = String::from_utf8(etcd.etcdctl(&["get", "--prefix", "--keys-only", "/registry/"])).unwrap();
-    for key in ["/registry/services/specs/default/web", "/registry/minions/n1", "/registry/apiregistration.k8s.io/apiservices/v1.example.com"] {
+    for key in
+        ["/registry/services/specs/default/web", "/registry/minions/n1", "/registry/apiregistration.k8s.io/apiservices/v1.example.com"]
+    {
         assert!(keys.lines().any(|l| l == key), "{key} missing from {keys}");
     }
     let stored = etcd.etcdctl(&["get", "--print-value-only", "/registry/apiregistration.k8s.io/apiservices/v1.example.com"]);
@@ -329,9 +332,7 @@ fn events_expire_with_their_lease() {
     let listing = String::from_utf8(etcd.etcdctl(&["get", "/registry/configmaps/default/kept", "-w", "json"])).unwrap();
     let listing: Value = serde_json::from_str(&listing).unwrap();
     assert!(listing["kvs"][0].get("lease").is_none_or(|l| l == 0), "{listing}");
-    wait_for("the event to expire", Duration::from_secs(15), || {
-        request(&server, "GET", &format!("{events}/e1"), "", b"").0 == 404
-    });
+    wait_for("the event to expire", Duration::from_secs(15), || request(&server, "GET", &format!("{events}/e1"), "", b"").0 == 404);
     assert_eq!(request(&server, "GET", "/api/v1/namespaces/default/configmaps/kept", "", b"").0, 200);
 }
 

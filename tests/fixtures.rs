@@ -80,16 +80,16 @@ fn upstream_fixtures_round_trip() {
         record(
             "json",
             name,
-            convert(json, Format::Json, Format::Json).map_err(|e| e.to_string()).and_then(|out| {
-                if json_value(&out) == json_value(json) { Ok(()) } else { Err("JSON value differs".into()) }
-            }),
+            convert(json, Format::Json, Format::Json)
+                .map_err(|e| e.to_string())
+                .and_then(|out| if json_value(&out) == json_value(json) { Ok(()) } else { Err("JSON value differs".into()) }),
         );
         record(
             "yaml",
             name,
-            convert(yaml, Format::Yaml, Format::Yaml).map_err(|e| e.to_string()).and_then(|out| {
-                if yaml_value(&out) == yaml_value(yaml) { Ok(()) } else { Err("YAML value differs".into()) }
-            }),
+            convert(yaml, Format::Yaml, Format::Yaml)
+                .map_err(|e| e.to_string())
+                .and_then(|out| if yaml_value(&out) == yaml_value(yaml) { Ok(()) } else { Err("YAML value differs".into()) }),
         );
         record(
             "json→protobuf",
@@ -104,8 +104,7 @@ fn upstream_fixtures_round_trip() {
     }
     assert_eq!(total, 185, "expected upstream's 185 fixture kinds");
     if !failures.is_empty() {
-        let report: Vec<String> =
-            failures.iter().map(|(form, f)| format!("{form}: {} failed\n  {}", f.len(), f.join("\n  "))).collect();
+        let report: Vec<String> = failures.iter().map(|(form, f)| format!("{form}: {} failed\n  {}", f.len(), f.join("\n  "))).collect();
         panic!("{}", report.join("\n"));
     }
 }

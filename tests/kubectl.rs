@@ -117,8 +117,7 @@ fn drive(store_flags: &[&str]) {
     assert!(!yaml.contains("generateName") && !yaml.contains("selfLink"), "{yaml}");
     server.ok(&["create", "configmap", "cm1", "-n", "demo", "--from-literal=a=b"]);
     assert_eq!(server.ok(&["get", "cm", "cm1", "-n", "demo", "-o", "jsonpath={.data.a}"]), "b");
-    let cm: serde_json::Value =
-        serde_json::from_str(&server.ok(&["get", "configmap", "cm1", "-n", "demo", "-o", "json"])).unwrap();
+    let cm: serde_json::Value = serde_json::from_str(&server.ok(&["get", "configmap", "cm1", "-n", "demo", "-o", "json"])).unwrap();
     assert_eq!(cm["metadata"]["namespace"], "demo");
     assert!(cm["metadata"]["uid"].as_str().is_some_and(|u| u.len() == 36));
     assert!(cm["metadata"]["creationTimestamp"].as_str().is_some_and(|t| t.ends_with('Z')));
@@ -204,12 +203,26 @@ fn drive(store_flags: &[&str]) {
     };
     std::fs::write(&manifest, app(2, "nginx:1.25")).unwrap();
     let applied = server.ok(&["apply", "-f", manifest.to_str().unwrap()]);
-    for line in ["deployment.apps/web created", "service/web created", "configmap/settings created", "secret/token created", "job.batch/once created"] {
+    for line in [
+        "deployment.apps/web created",
+        "service/web created",
+        "configmap/settings created",
+        "secret/token created",
+        "job.batch/once created",
+    ] {
         assert!(applied.contains(line), "{line} missing from {applied}");
     }
     std::fs::write(&manifest, app(3, "nginx:1.26")).unwrap();
     assert!(server.ok(&["apply", "-f", manifest.to_str().unwrap()]).contains("deployment.apps/web configured"));
-    let deploy = server.ok(&["get", "deploy", "web", "-n", "demo", "-o", "jsonpath={.spec.replicas} {.spec.template.spec.containers[0].image} {.metadata.generation}"]);
+    let deploy = server.ok(&[
+        "get",
+        "deploy",
+        "web",
+        "-n",
+        "demo",
+        "-o",
+        "jsonpath={.spec.replicas} {.spec.template.spec.containers[0].image} {.metadata.generation}",
+    ]);
     assert_eq!(deploy, "3 nginx:1.26 2");
     let wide = server.ok(&["get", "deploy", "-n", "demo", "-o", "wide"]);
     assert!(wide.starts_with("NAME   READY   UP-TO-DATE   AVAILABLE   AGE   CONTAINERS   IMAGES       SELECTOR"), "{wide}");
@@ -230,7 +243,12 @@ fn drive(store_flags: &[&str]) {
     let typo = dir.path().join("typo.yaml");
     std::fs::write(&typo, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: typo\n  namespace: demo\n  lables: {a: b}\n").unwrap();
     let err = server.fails(&["apply", "-f", typo.to_str().unwrap()]);
-    assert!(err.contains(r#"ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "metadata.lables""#), "{err}");
+    assert!(
+        err.contains(
+            r#"ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "metadata.lables""#
+        ),
+        "{err}"
+    );
     let out = server.kubectl(&["apply", "-f", typo.to_str().unwrap(), "--validate=warn"]);
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains(r#"unknown field "metadata.lables""#));
@@ -270,10 +288,27 @@ fn drive(store_flags: &[&str]) {
     server.ok(&["annotate", "cm", "settings", "-n", "demo", "note=hi"]);
     server.ok(&["patch", "cm", "settings", "-n", "demo", "--type=merge", "-p", r#"{"data":{"extra":"1"}}"#]);
     server.ok(&["patch", "cm", "settings", "-n", "demo", "--type=json", "-p", r#"[{"op":"remove","path":"/data/mode"}]"#]);
-    server.ok(&["patch", "deploy", "web", "-n", "demo", "-p", r#"{"spec":{"template":{"spec":{"containers":[{"name":"web","env":[{"name":"A","value":"b"}]}]}}}}"#]);
-    let cm = server.ok(&["get", "cm", "settings", "-n", "demo", "-o", "jsonpath={.metadata.labels.tier} {.metadata.annotations.note} {.data}"]);
+    server.ok(&[
+        "patch",
+        "deploy",
+        "web",
+        "-n",
+        "demo",
+        "-p",
+        r#"{"spec":{"template":{"spec":{"containers":[{"name":"web","env":[{"name":"A","value":"b"}]}]}}}}"#,
+    ]);
+    let cm =
+        server.ok(&["get", "cm", "settings", "-n", "demo", "-o", "jsonpath={.metadata.labels.tier} {.metadata.annotations.note} {.data}"]);
     assert_eq!(cm, r#"web hi {"extra":"1"}"#);
-    let container = server.ok(&["get", "deploy", "web", "-n", "demo", "-o", "jsonpath={.spec.template.spec.containers[0].image} {.spec.template.spec.containers[0].env[0].value}"]);
+    let container = server.ok(&[
+        "get",
+        "deploy",
+        "web",
+        "-n",
+        "demo",
+        "-o",
+        "jsonpath={.spec.template.spec.containers[0].image} {.spec.template.spec.containers[0].env[0].value}",
+    ]);
     assert_eq!(container, "nginx:1.26 b", "strategic merge kept the image and added env");
     server.ok(&["scale", "deploy", "web", "-n", "demo", "--replicas=5"]);
     assert_eq!(server.ok(&["get", "deploy", "web", "-n", "demo", "-o", "jsonpath={.spec.replicas}"]), "5");
@@ -368,12 +403,7 @@ fn drive(store_flags: &[&str]) {
         ),
     )
     .unwrap();
-    let out = Command::new("kubectl")
-        .args(["get", "ns", "--kubeconfig"])
-        .arg(&anonymous)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = Command::new("kubectl").args(["get", "ns", "--kubeconfig"]).arg(&anonymous).stdin(Stdio::null()).output().unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("Unauthorized"));
     server.stop();

@@ -148,9 +148,7 @@ fn pods_bind_once_and_evict_under_their_budget() {
     server.wait_ready();
     let pods = "/api/v1/namespaces/default/pods";
     assert_eq!(call(&server, "POST", pods, pod("p1", json!({"app": "x"}))).0, 201);
-    let binding = |pod: &str, node: &str| {
-        json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": pod}, "target": {"kind": "Node", "name": node}})
-    };
+    let binding = |pod: &str, node: &str| json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": pod}, "target": {"kind": "Node", "name": node}});
     let (code, body) = call(&server, "POST", &format!("{pods}/p1/binding"), binding("p1", "node-1"));
     assert_eq!(code, 201, "{body}");
     assert_eq!(body["status"], "Success");
@@ -248,11 +246,13 @@ fn certificate_requests_record_their_requester_and_are_approved_through_approval
     let (code, refused) = call(&server, "PATCH", &format!("{base}/alice/approval"), json!(null));
     assert_eq!(code, 415, "a patch needs a patch content type: {refused}");
     let both = json!({"status": {"conditions": [{"type": "Approved", "status": "True"}, {"type": "Denied", "status": "True"}]}});
-    let (code, text) = request(&server, "PATCH", &format!("{base}/alice/approval"), "application/merge-patch+json", both.to_string().as_bytes());
+    let (code, text) =
+        request(&server, "PATCH", &format!("{base}/alice/approval"), "application/merge-patch+json", both.to_string().as_bytes());
     assert_eq!(code, 422, "{text}");
     assert!(text.contains("Approved and Denied conditions are mutually exclusive"), "{text}");
     let none = json!({"status": {"conditions": []}});
-    let (code, text) = request(&server, "PATCH", &format!("{base}/alice/approval"), "application/merge-patch+json", none.to_string().as_bytes());
+    let (code, text) =
+        request(&server, "PATCH", &format!("{base}/alice/approval"), "application/merge-patch+json", none.to_string().as_bytes());
     assert_eq!(code, 422, "{text}");
     assert!(text.contains("updates may not remove a condition of type \\\"Approved\\\""), "{text}");
 }
@@ -281,9 +281,10 @@ fn ephemeral_containers_are_only_added_through_their_subresource() {
     // Existing ones stay as they are; new ones follow the ephemeral container rules.
     let mut changed = stored.clone();
     changed["spec"]["ephemeralContainers"][0]["image"] = json!("alpine");
-    changed["spec"]["ephemeralContainers"].as_array_mut().unwrap().push(
-        json!({"name": "second", "image": "busybox", "targetContainerName": "nope", "ports": [{"containerPort": 80}]}),
-    );
+    changed["spec"]["ephemeralContainers"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"name": "second", "image": "busybox", "targetContainerName": "nope", "ports": [{"containerPort": 80}]}));
     let (code, refused) = call(&server, "PUT", &format!("{path}/ephemeralcontainers"), changed);
     assert_eq!(code, 422, "{refused}");
     let causes: Vec<&str> = refused["details"]["causes"].as_array().unwrap().iter().map(|c| c["field"].as_str().unwrap()).collect();

@@ -69,14 +69,8 @@ fn deployment_cases() -> Vec<Case> {
             vec![
                 ("/spec/template/spec/containers/0/name", json!("app")),
                 ("/spec/template/spec/containers/0/image", json!("nginx:1.27")),
-                (
-                    "/spec/template/spec/containers/0/env",
-                    json!([{"name": "A", "value": "1"}, {"name": "B", "value": "2"}]),
-                ),
-                (
-                    "/spec/template/spec/containers/1",
-                    json!({"name": "sidecar", "image": "busybox", "args": ["sleep", "3600"]}),
-                ),
+                ("/spec/template/spec/containers/0/env", json!([{"name": "A", "value": "1"}, {"name": "B", "value": "2"}])),
+                ("/spec/template/spec/containers/1", json!({"name": "sidecar", "image": "busybox", "args": ["sleep", "3600"]})),
                 ("/spec/replicas", json!(2)),
             ],
         ),
@@ -111,10 +105,7 @@ fn deployment_cases() -> Vec<Case> {
             "$patch: delete removes a container",
             StrategicMerge,
             json!({"spec": {"template": {"spec": {"containers": [{"name": "sidecar", "$patch": "delete"}]}}}}),
-            vec![
-                ("/spec/template/spec/containers/0/name", json!("app")),
-                ("/spec/template/spec/containers/1", Value::Null),
-            ],
+            vec![("/spec/template/spec/containers/0/name", json!("app")), ("/spec/template/spec/containers/1", Value::Null)],
         ),
         (
             "$setElementOrder/containers reorders the containers",
@@ -295,10 +286,7 @@ fn deployment_cases() -> Vec<Case> {
                 "$setElementOrder/containers": [{"name": "app"}],
                 "containers": [{"$patch": "delete", "name": "sidecar"}]
             }}}}),
-            vec![
-                ("/spec/template/spec/containers/0/name", json!("app")),
-                ("/spec/template/spec/containers/1", Value::Null),
-            ],
+            vec![("/spec/template/spec/containers/0/name", json!("app")), ("/spec/template/spec/containers/1", Value::Null)],
         ),
         (
             "kubectl patch --type json",
@@ -308,11 +296,7 @@ fn deployment_cases() -> Vec<Case> {
                 {"op": "add", "path": "/metadata/labels/env", "value": "prod"},
                 {"op": "remove", "path": "/spec/template/spec/containers/1"}
             ]),
-            vec![
-                ("/spec/replicas", json!(4)),
-                ("/metadata/labels/env", json!("prod")),
-                ("/spec/template/spec/containers/1", Value::Null),
-            ],
+            vec![("/spec/replicas", json!(4)), ("/metadata/labels/env", json!("prod")), ("/spec/template/spec/containers/1", Value::Null)],
         ),
     ]
 }
@@ -326,8 +310,7 @@ fn kubectl_patches_on_a_deployment() {
             assert_eq!(actual, expected, "{description}: {pointer}");
         }
         // What the handler does next: decode into the kind.
-        serde_json::from_value::<Deployment>(got)
-            .unwrap_or_else(|e| panic!("{description}: result does not decode: {e}"));
+        serde_json::from_value::<Deployment>(got).unwrap_or_else(|e| panic!("{description}: result does not decode: {e}"));
     }
 }
 

@@ -262,11 +262,9 @@ fn kubeconfig_has_the_shape_kubectl_expects() {
     assert_eq!(mode(&path), 0o600);
 
     // The real kubectl reads it offline.
-    let Some(out) = run_optional(
-        "kubectl",
-        &["config", "view", "--kubeconfig", path.to_str().unwrap(), "--raw", "-o", "json"],
-        data.path(),
-    ) else {
+    let Some(out) =
+        run_optional("kubectl", &["config", "view", "--kubeconfig", path.to_str().unwrap(), "--raw", "-o", "json"], data.path())
+    else {
         return;
     };
     assert!(out.status.success(), "kubectl config view: {}", String::from_utf8_lossy(&out.stderr));
@@ -275,9 +273,7 @@ fn kubeconfig_has_the_shape_kubectl_expects() {
     assert_eq!(view["clusters"][0]["cluster"]["server"], "https://localhost:7443");
     assert_eq!(view["users"][0]["name"], "kapi-admin");
     assert_eq!(base64_decode(view["users"][0]["user"]["client-key-data"].as_str().unwrap()), files["admin.key"]);
-    let Some(out) =
-        run_optional("kubectl", &["config", "current-context", "--kubeconfig", path.to_str().unwrap()], data.path())
-    else {
+    let Some(out) = run_optional("kubectl", &["config", "current-context", "--kubeconfig", path.to_str().unwrap()], data.path()) else {
         return;
     };
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "kapi");
@@ -298,16 +294,10 @@ fn openssl_verifies_the_chain_and_purposes() {
             return;
         };
         let text = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success() && text.trim_end().ends_with(": OK"),
-            "{cert}: {text}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.status.success() && text.trim_end().ends_with(": OK"), "{cert}: {text}{}", String::from_utf8_lossy(&out.stderr));
     }
     // openssl reads the PKCS#8 keys too.
-    let Some(out) =
-        run_optional("openssl", &["pkey", "-in", dir.join("admin.key").to_str().unwrap(), "-noout"], data.path())
-    else {
+    let Some(out) = run_optional("openssl", &["pkey", "-in", dir.join("admin.key").to_str().unwrap(), "-noout"], data.path()) else {
         return;
     };
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -326,12 +316,8 @@ fn client(ca_pem: &[u8], identity: Option<(&[u8], &[u8])>, tls12_only: bool) -> 
     for cert in CertificateDer::pem_slice_iter(ca_pem) {
         roots.add(cert.unwrap()).unwrap();
     }
-    let versions: &[&rustls::SupportedProtocolVersion] =
-        if tls12_only { &[&rustls::version::TLS12] } else { rustls::DEFAULT_VERSIONS };
-    let builder = ClientConfig::builder_with_provider(ring())
-        .with_protocol_versions(versions)
-        .unwrap()
-        .with_root_certificates(roots);
+    let versions: &[&rustls::SupportedProtocolVersion] = if tls12_only { &[&rustls::version::TLS12] } else { rustls::DEFAULT_VERSIONS };
+    let builder = ClientConfig::builder_with_provider(ring()).with_protocol_versions(versions).unwrap().with_root_certificates(roots);
     let mut config = match identity {
         Some((cert, key)) => builder
             .with_client_auth_cert(
@@ -366,8 +352,7 @@ async fn serve_one(config: Arc<ServerConfig>) -> (SocketAddr, tokio::task::JoinH
             .and_then(|certs| certs.first())
             .map(|cert| user_from_client_cert(cert.as_ref()).map_err(|e| e.to_string()))
             .transpose()?;
-        let accepted =
-            Accepted { user, alpn: conn.alpn_protocol().map(<[u8]>::to_vec), version: conn.protocol_version() };
+        let accepted = Accepted { user, alpn: conn.alpn_protocol().map(<[u8]>::to_vec), version: conn.protocol_version() };
         tls.write_all(b"ok").await.map_err(|e| e.to_string())?;
         tls.shutdown().await.map_err(|e| e.to_string())?;
         Ok(accepted)
@@ -390,11 +375,8 @@ async fn admin_certificate_authenticates_over_tls() {
     let data = tempfile::tempdir().unwrap();
     let pki = Pki::load_or_create(data.path(), &[]).unwrap();
     let dir = pki_dir(data.path());
-    let (ca, cert, key) = (
-        fs::read(dir.join("ca.crt")).unwrap(),
-        fs::read(dir.join("admin.crt")).unwrap(),
-        fs::read(dir.join("admin.key")).unwrap(),
-    );
+    let (ca, cert, key) =
+        (fs::read(dir.join("ca.crt")).unwrap(), fs::read(dir.join("admin.crt")).unwrap(), fs::read(dir.join("admin.key")).unwrap());
     let config = pki.server_config().unwrap();
     assert_eq!(config.alpn_protocols, [b"h2".to_vec(), b"http/1.1".to_vec()]);
 
@@ -502,12 +484,7 @@ async fn kubectl_talks_tls_with_the_admin_kubeconfig() {
             let users_tx = users_tx.clone();
             tokio::spawn(async move {
                 let Ok(mut tls) = acceptor.accept(tcp).await else { return };
-                let user = tls
-                    .get_ref()
-                    .1
-                    .peer_certificates()
-                    .and_then(|c| c.first())
-                    .and_then(|c| user_from_client_cert(c.as_ref()).ok());
+                let user = tls.get_ref().1.peer_certificates().and_then(|c| c.first()).and_then(|c| user_from_client_cert(c.as_ref()).ok());
                 let mut request = Vec::new();
                 let mut buf = [0u8; 4096];
                 while !request.windows(4).any(|w| w == b"\r\n\r\n") {
@@ -532,11 +509,7 @@ async fn kubectl_talks_tls_with_the_admin_kubeconfig() {
     let home = data.path().to_path_buf();
     let kubeconfig_arg = kubeconfig.to_str().unwrap().to_string();
     let out = tokio::task::spawn_blocking(move || {
-        run_optional(
-            "kubectl",
-            &["--kubeconfig", &kubeconfig_arg, "--request-timeout", "20s", "get", "--raw", "/healthz"],
-            &home,
-        )
+        run_optional("kubectl", &["--kubeconfig", &kubeconfig_arg, "--request-timeout", "20s", "get", "--raw", "/healthz"], &home)
     })
     .await
     .unwrap();
@@ -549,10 +522,7 @@ async fn kubectl_talks_tls_with_the_admin_kubeconfig() {
     while let Ok((line, user)) = users_rx.try_recv() {
         assert_eq!(
             user,
-            Some(UserInfo {
-                name: "kapi-admin".into(),
-                groups: vec!["system:masters".into(), "system:authenticated".into()]
-            }),
+            Some(UserInfo { name: "kapi-admin".into(), groups: vec!["system:masters".into(), "system:authenticated".into()] }),
             "{line}"
         );
         lines.push(line);

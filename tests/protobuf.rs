@@ -14,13 +14,8 @@ fn protobuf_requests_and_responses() {
     server.wait_ready();
     let json = br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"pb","labels":{"a":""}},"data":{"k":"v"}}"#;
     let body = kapi::convert::convert(json, Some(Format::Json), Format::Protobuf, None).unwrap();
-    let (code, created) = request_with(
-        &server,
-        "POST",
-        "/api/v1/namespaces/default/configmaps",
-        &[("Content-Type", PROTOBUF), ("Accept", PROTOBUF)],
-        &body,
-    );
+    let (code, created) =
+        request_with(&server, "POST", "/api/v1/namespaces/default/configmaps", &[("Content-Type", PROTOBUF), ("Accept", PROTOBUF)], &body);
     assert_eq!(code, 201, "{}", String::from_utf8_lossy(&created));
     assert!(created.starts_with(b"k8s\0"));
 
@@ -93,8 +88,7 @@ fn protobuf_watch_streams_framed_events() {
     assert_eq!(code, 200);
     assert_eq!(header(&headers, "content-type"), Some(WATCH_PB));
     let events = frames(&body);
-    let seen: Vec<(&str, &str)> =
-        events.iter().map(|(t, o)| (t.as_str(), o["data"]["k"].as_str().unwrap_or_default())).collect();
+    let seen: Vec<(&str, &str)> = events.iter().map(|(t, o)| (t.as_str(), o["data"]["k"].as_str().unwrap_or_default())).collect();
     assert_eq!(seen, [("ADDED", "v1"), ("MODIFIED", "v2"), ("DELETED", "v2")]);
     for (_, object) in &events {
         assert_eq!((object["apiVersion"].as_str(), object["kind"].as_str()), (Some("v1"), Some("ConfigMap")));
@@ -275,7 +269,9 @@ fn table_watch_sends_headers_once() {
     let lines = json_lines(&body);
     assert_eq!(lines.len(), 2);
     let columns = |line: &serde_json::Value| -> Vec<String> {
-        line["object"]["columnDefinitions"].as_array().map_or_else(Vec::new, |c| c.iter().map(|d| d["name"].as_str().unwrap().to_owned()).collect())
+        line["object"]["columnDefinitions"]
+            .as_array()
+            .map_or_else(Vec::new, |c| c.iter().map(|d| d["name"].as_str().unwrap().to_owned()).collect())
     };
     assert_eq!(columns(&lines[0]), ["Name", "Data", "Age"]);
     assert!(lines[1]["object"]["columnDefinitions"].is_null(), "later events have no headers");

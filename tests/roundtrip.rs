@@ -71,14 +71,7 @@ const LOSSY: &[(&str, &str, &str, &str, &str, &str)] = &[
         "v1 → internal makes v1's implicit 80% CPU target explicit when there is no metric at all \
          (upstream's Convert_v1_HorizontalPodAutoscaler_To_autoscaling_HorizontalPodAutoscaler)",
     ),
-    (
-        "autoscaling",
-        "HorizontalPodAutoscaler",
-        "v1",
-        "v2",
-        "spec.targetCPUUtilizationPercentage",
-        "the same implicit 80% CPU target",
-    ),
+    ("autoscaling", "HorizontalPodAutoscaler", "v1", "v2", "spec.targetCPUUtilizationPercentage", "the same implicit 80% CPU target"),
     (
         "autoscaling",
         "HorizontalPodAutoscaler",
@@ -187,8 +180,25 @@ fn pick(values: &[&'static str]) -> BoxedStrategy<Value> {
 }
 
 /// Strings likely to hit the hand-written conversions' special cases (HPA's CPU metric, ...).
-const STRINGS: &[&str] = &["a", "b", "cpu", "memory", "Resource", "Pods", "Object", "External", "ContainerResource",
-    "Utilization", "Value", "AverageValue", "Max", "Min", "True", "False", "x.example.com"];
+const STRINGS: &[&str] = &[
+    "a",
+    "b",
+    "cpu",
+    "memory",
+    "Resource",
+    "Pods",
+    "Object",
+    "External",
+    "ContainerResource",
+    "Utilization",
+    "Value",
+    "AverageValue",
+    "Max",
+    "Min",
+    "True",
+    "False",
+    "x.example.com",
+];
 const KEYS: &[&str] = &["a", "b", "cpu", "k.example.com/x"];
 
 fn strategy(schema: &Value, depth: u32) -> BoxedStrategy<Value> {
@@ -196,9 +206,7 @@ fn strategy(schema: &Value, depth: u32) -> BoxedStrategy<Value> {
         let name = r.trim_start_matches("#/definitions/");
         return match name {
             "io.k8s.apimachinery.pkg.apis.meta.v1.Time" => pick(&["2024-01-01T00:00:00Z", "2025-06-30T12:34:56Z"]),
-            "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime" => {
-                pick(&["2024-01-01T00:00:00.000000Z", "2025-06-30T12:34:56.123456Z"])
-            }
+            "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime" => pick(&["2024-01-01T00:00:00.000000Z", "2025-06-30T12:34:56.123456Z"]),
             "io.k8s.apimachinery.pkg.api.resource.Quantity" => pick(&["1", "500m", "2Gi", "1k"]),
             "io.k8s.apimachinery.pkg.util.intstr.IntOrString" => {
                 prop_oneof![(0i64..100).prop_map(Value::from), pick(&["http", "50%"])].boxed()
@@ -335,7 +343,13 @@ fn check(kind: &Kind, family: &[Kind], raw: Value) -> Result<(), TestCaseError> 
     // The internal object as JSON (what validation and admission read) holds the hub exactly.
     let internal = to_internal(kind, v0.clone()).map_err(|e| TestCaseError::fail(format!("{kind:?} → internal: {e}")))?;
     let from_json = from_internal(kind, &internal).map_err(|e| TestCaseError::fail(format!("internal → {kind:?}: {e}\n{internal}")))?;
-    prop_assert_eq!(&from_json, &back, "{} → internal JSON → back differs from the trip through the hub\ninternal: {}", kind_api_version(kind), internal);
+    prop_assert_eq!(
+        &from_json,
+        &back,
+        "{} → internal JSON → back differs from the trip through the hub\ninternal: {}",
+        kind_api_version(kind),
+        internal
+    );
     if lossy > 0 {
         let again = convert_via_hub(&back, kind, kind).map_err(|e| TestCaseError::fail(format!("{kind:?} → hub: {e}")))?;
         prop_assert_eq!(&again, &back, "second trip through the hub changed the object");
@@ -390,7 +404,10 @@ fn every_multi_version_kind_round_trips() {
             let mut runner = if std::env::var_os("KAPI_ROUNDTRIP_RANDOM").is_some() {
                 TestRunner::new(config)
             } else {
-                TestRunner::new_with_rng(config, proptest::test_runner::TestRng::deterministic_rng(proptest::test_runner::RngAlgorithm::ChaCha))
+                TestRunner::new_with_rng(
+                    config,
+                    proptest::test_runner::TestRng::deterministic_rng(proptest::test_runner::RngAlgorithm::ChaCha),
+                )
             };
             let result = runner.run(&strategy, |raw| check(kind, family, raw));
             objects += cases();

@@ -47,12 +47,8 @@ fn groups_resources_and_routes() {
 
     let paths: std::collections::BTreeSet<&str> = ROUTES.iter().map(|r| r.path).collect();
     assert_eq!(paths.len(), 562);
-    let exec = ROUTES
-        .iter()
-        .find(|r| r.path == "/api/v1/namespaces/{namespace}/pods/{name}/exec" && r.method == "POST")
-        .unwrap()
-        .target
-        .unwrap();
+    let exec =
+        ROUTES.iter().find(|r| r.path == "/api/v1/namespaces/{namespace}/pods/{name}/exec" && r.method == "POST").unwrap().target.unwrap();
     assert_eq!((exec.action, exec.subresource, exec.kind.kind), ("connect", Some("exec"), "PodExecOptions"));
     let patch = ROUTES
         .iter()

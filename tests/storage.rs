@@ -6,9 +6,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use bytes::Bytes;
-use kapi::storage::{
-    EmbeddedOptions, EmbeddedStore, Event, ListOptions, Revision, Storage, StorageError, WatchStream, conformance,
-};
+use kapi::storage::{EmbeddedOptions, EmbeddedStore, Event, ListOptions, Revision, Storage, StorageError, WatchStream, conformance};
 use tempfile::TempDir;
 
 fn fresh() -> (TempDir, EmbeddedStore) {

@@ -1,24 +1,19 @@
 //! Server-side printing through the public API, as the REST layer uses it for `kubectl get`.
 
 use chrono::{DateTime, TimeDelta, Utc};
-use kapi::tables::{
-    IncludeObject, Table, TableMediaType, TableVersion, build_table, human_duration, to_table,
-};
+use kapi::tables::{IncludeObject, Table, TableMediaType, TableVersion, build_table, human_duration, to_table};
 use serde_json::{Value, json};
 
 /// What kubectl v1.32 sends for `kubectl get`.
-const KUBECTL_ACCEPT: &str = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
+const KUBECTL_ACCEPT: &str =
+    "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
 
 fn now() -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339("2026-03-01T12:00:00Z")
-        .map(|t| t.with_timezone(&Utc))
-        .unwrap()
+    DateTime::parse_from_rfc3339("2026-03-01T12:00:00Z").map(|t| t.with_timezone(&Utc)).unwrap()
 }
 
 fn ago(secs: i64) -> String {
-    (now() - TimeDelta::seconds(secs))
-        .format("%Y-%m-%dT%H:%M:%SZ")
-        .to_string()
+    (now() - TimeDelta::seconds(secs)).format("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
 #[test]
@@ -37,52 +32,14 @@ fn kubectl_get_pods_gets_a_table() {
         "status": {"phase": "Running", "podIP": "10.244.1.3", "conditions": [{"type": "Ready", "status": "True"}],
                    "containerStatuses": [{"name": "app", "ready": true, "restartCount": 0, "state": {"running": {}}}]}
     })];
-    let table = to_table(
-        "",
-        "pods",
-        &pods,
-        Some(&json!({"resourceVersion": "12"})),
-        include,
-        now(),
-    );
+    let table = to_table("", "pods", &pods, Some(&json!({"resourceVersion": "12"})), include, now());
 
     assert_eq!(table["kind"], "Table");
     assert_eq!(table["apiVersion"], "meta.k8s.io/v1");
     assert_eq!(table["metadata"], json!({"resourceVersion": "12"}));
-    let headers: Vec<&str> = table["columnDefinitions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(
-        headers,
-        [
-            "Name",
-            "Ready",
-            "Status",
-            "Restarts",
-            "Age",
-            "IP",
-            "Node",
-            "Nominated Node",
-            "Readiness Gates"
-        ]
-    );
-    assert_eq!(
-        table["rows"][0]["cells"],
-        json!([
-            "web-0",
-            "1/1",
-            "Running",
-            "0",
-            "2m5s",
-            "10.244.1.3",
-            "node-1",
-            "<none>",
-            "<none>"
-        ])
-    );
+    let headers: Vec<&str> = table["columnDefinitions"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(headers, ["Name", "Ready", "Status", "Restarts", "Age", "IP", "Node", "Nominated Node", "Readiness Gates"]);
+    assert_eq!(table["rows"][0]["cells"], json!(["web-0", "1/1", "Running", "0", "2m5s", "10.244.1.3", "node-1", "<none>", "<none>"]));
     assert_eq!(table["rows"][0]["object"]["kind"], "PartialObjectMetadata");
     assert_eq!(table["rows"][0]["object"]["metadata"]["name"], "web-0");
 
@@ -94,22 +51,13 @@ fn kubectl_get_pods_gets_a_table() {
 #[test]
 fn unknown_resources_get_the_default_columns() {
     let widget = json!({"metadata": {"name": "w", "resourceVersion": "3", "creationTimestamp": "2026-02-28T10:00:00Z"}});
-    let options = kapi::tables::TableOptions {
-        include_object: IncludeObject::None,
-        ..Default::default()
-    };
+    let options = kapi::tables::TableOptions { include_object: IncludeObject::None, ..Default::default() };
     let table = build_table("example.com", "widgets", &[widget], None, &options, now());
     let columns = table.column_definitions.unwrap();
-    assert_eq!(
-        columns.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
-        ["Name", "Created At"]
-    );
+    assert_eq!(columns.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["Name", "Created At"]);
     assert_eq!(columns[1].type_, "date");
     let rows = table.rows.unwrap();
-    assert_eq!(
-        rows[0].cells,
-        vec![json!("w"), json!("2026-02-28T10:00:00Z")]
-    );
+    assert_eq!(rows[0].cells, vec![json!("w"), json!("2026-02-28T10:00:00Z")]);
     assert_eq!(rows[0].object, Value::Null);
     assert_eq!(table.metadata.resource_version.as_deref(), Some("3"));
     assert_eq!(human_duration(TimeDelta::hours(26)), "26h");
@@ -124,10 +72,7 @@ fn meta(name: &str, age_secs: i64) -> Value {
 
 /// The cells of each row of a table of `objects`.
 fn cells(group: &str, resource: &str, objects: &[Value]) -> Vec<Vec<Value>> {
-    let options = kapi::tables::TableOptions {
-        include_object: IncludeObject::None,
-        ..Default::default()
-    };
+    let options = kapi::tables::TableOptions { include_object: IncludeObject::None, ..Default::default() };
     build_table(group, resource, objects, None, &options, now())
         .rows
         .expect("printers always have rows")
@@ -139,20 +84,13 @@ fn cells(group: &str, resource: &str, objects: &[Value]) -> Vec<Vec<Value>> {
 fn one(group: &str, resource: &str, object: Value) -> Vec<Value> {
     let mut rows = cells(group, resource, &[object]);
     let row = rows.remove(0);
-    assert_eq!(
-        row.len(),
-        kapi::tables::column_definitions(group, resource).len(),
-        "a cell per column: {row:?}"
-    );
+    assert_eq!(row.len(), kapi::tables::column_definitions(group, resource).len(), "a cell per column: {row:?}");
     row
 }
 
 /// Column names with type, format and priority.
 fn headers(group: &str, resource: &str) -> Vec<(String, String, String, i32)> {
-    kapi::tables::column_definitions(group, resource)
-        .into_iter()
-        .map(|c| (c.name, c.type_, c.format, c.priority))
-        .collect()
+    kapi::tables::column_definitions(group, resource).into_iter().map(|c| (c.name, c.type_, c.format, c.priority)).collect()
 }
 
 fn names(group: &str, resource: &str) -> Vec<String> {
@@ -161,10 +99,7 @@ fn names(group: &str, resource: &str) -> Vec<String> {
 
 #[test]
 fn horizontal_pod_autoscalers_print_targets_like_upstream() {
-    assert_eq!(
-        names("autoscaling", "horizontalpodautoscalers"),
-        ["Name", "Reference", "Targets", "MinPods", "MaxPods", "Replicas", "Age"]
-    );
+    assert_eq!(names("autoscaling", "horizontalpodautoscalers"), ["Name", "Reference", "Targets", "MinPods", "MaxPods", "Replicas", "Age"]);
     let hpa = |metrics: Value, current: Value| {
         json!({"metadata": meta("web", 90),
                "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "web", "apiVersion": "apps/v1"},
@@ -236,7 +171,15 @@ fn autoscaling_v1_objects_print_as_their_internal_object() {
     let rows = cells("autoscaling", "horizontalpodautoscalers", &[item]);
     assert_eq!(
         rows[0],
-        vec![json!("api"), json!("StatefulSet/api"), json!("cpu: 40%/50%, memory: 512Mi/1Gi"), json!("<unset>"), json!(4), json!(1), json!("60s")]
+        vec![
+            json!("api"),
+            json!("StatefulSet/api"),
+            json!("cpu: 40%/50%, memory: 512Mi/1Gi"),
+            json!("<unset>"),
+            json!(4),
+            json!(1),
+            json!("60s")
+        ]
     );
 }
 
@@ -251,7 +194,14 @@ fn certificates() {
         "status": {"conditions": [{"type": "Approved", "status": "True", "reason": "AutoApproved"}], "certificate": "LS0tLS1CRUdJTg=="}});
     assert_eq!(
         one("certificates.k8s.io", "certificatesigningrequests", csr),
-        vec![json!("csr-1"), json!("30s"), json!("kubernetes.io/kube-apiserver-client"), json!("alice"), json!("24h"), json!("Approved,Issued")]
+        vec![
+            json!("csr-1"),
+            json!("30s"),
+            json!("kubernetes.io/kube-apiserver-client"),
+            json!("alice"),
+            json!("24h"),
+            json!("Approved,Issued")
+        ]
     );
     let denied = json!({"metadata": meta("csr-2", 30), "spec": {"request": "LS0t", "username": "bob"},
         "status": {"conditions": [{"type": "Approved", "status": "True"}, {"type": "Denied", "status": "True"}, {"type": "Failed", "status": "True"}]}});
@@ -269,15 +219,31 @@ fn certificates() {
 
     assert_eq!(
         headers("certificates.k8s.io", "podcertificaterequests").into_iter().map(|h| (h.0, h.3)).collect::<Vec<_>>(),
-        [("Name", 0), ("PodName", 0), ("ServiceAccountName", 0), ("NodeName", 0), ("SignerName", 0), ("State", 0), ("UnverifiedUserAnnotations", 0)]
-            .map(|(n, p)| (n.to_string(), p))
+        [
+            ("Name", 0),
+            ("PodName", 0),
+            ("ServiceAccountName", 0),
+            ("NodeName", 0),
+            ("SignerName", 0),
+            ("State", 0),
+            ("UnverifiedUserAnnotations", 0)
+        ]
+        .map(|(n, p)| (n.to_string(), p))
     );
     let pcr = json!({"metadata": meta("web-0-abc", 5), "spec": {"podName": "web-0", "serviceAccountName": "default", "nodeName": "node-1",
         "signerName": "example.com/pod", "unverifiedUserAnnotations": {"b": "2", "a": "1"}},
         "status": {"conditions": [{"type": "Issued", "status": "True"}]}});
     assert_eq!(
         one("certificates.k8s.io", "podcertificaterequests", pcr),
-        vec![json!("web-0-abc"), json!("web-0"), json!("default"), json!("node-1"), json!("example.com/pod"), json!("Issued"), json!("a=1,b=2")]
+        vec![
+            json!("web-0-abc"),
+            json!("web-0"),
+            json!("default"),
+            json!("node-1"),
+            json!("example.com/pod"),
+            json!("Issued"),
+            json!("a=1,b=2")
+        ]
     );
     let pending = json!({"metadata": meta("p", 5), "spec": {"podName": "p"}});
     let row = one("certificates.k8s.io", "podcertificaterequests", pending);
@@ -318,7 +284,16 @@ fn lease_candidates_and_storage() {
     let bare = json!({"metadata": meta("csi.example.com", 20), "spec": {}});
     assert_eq!(
         one("storage.k8s.io", "csidrivers", bare),
-        vec![json!("csi.example.com"), json!(true), json!(false), json!(false), json!("<unset>"), json!(false), json!("<none>"), json!("20s")]
+        vec![
+            json!("csi.example.com"),
+            json!(true),
+            json!(false),
+            json!(false),
+            json!("<unset>"),
+            json!(false),
+            json!("<none>"),
+            json!("20s")
+        ]
     );
     let full = json!({"metadata": meta("d", 20), "spec": {"attachRequired": false, "podInfoOnMount": true, "storageCapacity": true,
         "tokenRequests": [{"audience": "vault"}, {"audience": "aws", "expirationSeconds": 3600}], "requiresRepublish": true,
@@ -358,7 +333,9 @@ fn admission_policies_and_bindings() {
             json!({"selector": {"matchLabels": {"env": "prod", "app": "x"},
                                 "matchExpressions": [{"key": "tier", "operator": "In", "values": ["a", "b"]}]}})
         ),
-        json!("&LabelSelector{MatchLabels:map[string]string{app: x,env: prod,},MatchExpressions:[]LabelSelectorRequirement{LabelSelectorRequirement{Key:tier,Operator:In,Values:[a b],},},}")
+        json!(
+            "&LabelSelector{MatchLabels:map[string]string{app: x,env: prod,},MatchExpressions:[]LabelSelectorRequirement{LabelSelectorRequirement{Key:tier,Operator:In,Values:[a b],},},}"
+        )
     );
     assert_eq!(
         param("validatingadmissionpolicybindings", json!({"selector": {}})),
@@ -369,10 +346,7 @@ fn admission_policies_and_bindings() {
 #[test]
 fn flow_control() {
     let g = "flowcontrol.apiserver.k8s.io";
-    assert_eq!(
-        names(g, "flowschemas"),
-        ["Name", "PriorityLevel", "MatchingPrecedence", "DistinguisherMethod", "Age", "MissingPL"]
-    );
+    assert_eq!(names(g, "flowschemas"), ["Name", "PriorityLevel", "MatchingPrecedence", "DistinguisherMethod", "Age", "MissingPL"]);
     let schema = |name: &str, precedence: i64, extra: Value| {
         let mut fs = json!({"metadata": meta(name, 50), "spec": {"priorityLevelConfiguration": {"name": "workload-low"},
             "matchingPrecedence": precedence}});
@@ -442,7 +416,10 @@ fn storage_versions_and_migrations() {
     );
     let svm = json!({"metadata": meta("m", 70), "spec": {"resource": {"group": "apps", "resource": "deployments"}},
         "status": {"conditions": [{"type": "Running", "status": "True"}, {"type": "Succeeded", "status": "True"}, {"type": "Failed", "status": "False"}]}});
-    assert_eq!(one("storagemigration.k8s.io", "storageversionmigrations", svm), vec![json!("m"), json!("deployments.apps"), json!("Succeeded")]);
+    assert_eq!(
+        one("storagemigration.k8s.io", "storageversionmigrations", svm),
+        vec![json!("m"), json!("deployments.apps"), json!("Succeeded")]
+    );
     let core = json!({"metadata": meta("n", 70), "spec": {"resource": {"resource": "secrets"}}});
     assert_eq!(one("storagemigration.k8s.io", "storageversionmigrations", core)[1..], [json!("secrets"), json!("Unknown")]);
 }
@@ -464,14 +441,20 @@ fn dynamic_resource_allocation() {
     };
     assert_eq!(claim(json!({}), false), json!("pending"));
     assert_eq!(claim(json!({"allocation": {"devices": {}}}), false), json!("allocated"));
-    assert_eq!(claim(json!({"allocation": {}, "reservedFor": [{"resource": "pods", "name": "p", "uid": "u"}]}), false), json!("allocated,reserved"));
+    assert_eq!(
+        claim(json!({"allocation": {}, "reservedFor": [{"resource": "pods", "name": "p", "uid": "u"}]}), false),
+        json!("allocated,reserved")
+    );
     assert_eq!(claim(json!({}), true), json!("deleted"));
     assert_eq!(claim(json!({"allocation": {}}), true), json!("deleted,allocated"));
 
     let slice = json!({"metadata": meta("node-1-gpu", 80), "spec": {"nodeName": "node-1", "driver": "gpu.example.com",
         "pool": {"name": "node-1", "generation": 1, "resourceSliceCount": 1}}});
     assert_eq!(names(g, "resourceslices"), ["Name", "Node", "Driver", "Pool", "Age"]);
-    assert_eq!(one(g, "resourceslices", slice), vec![json!("node-1-gpu"), json!("node-1"), json!("gpu.example.com"), json!("node-1"), json!("80s")]);
+    assert_eq!(
+        one(g, "resourceslices", slice),
+        vec![json!("node-1-gpu"), json!("node-1"), json!("gpu.example.com"), json!("node-1"), json!("80s")]
+    );
 
     assert_eq!(
         names(g, "resourcepoolstatusrequests"),
@@ -480,7 +463,18 @@ fn dynamic_resource_allocation() {
     let pending = json!({"metadata": meta("r", 80), "spec": {"driver": "gpu.example.com"}});
     assert_eq!(
         one(g, "resourcepoolstatusrequests", pending),
-        vec![json!("r"), json!("gpu.example.com"), json!("-"), json!("-"), json!("-"), json!("-"), json!("-"), json!(0), json!("Pending"), json!("<none>")]
+        vec![
+            json!("r"),
+            json!("gpu.example.com"),
+            json!("-"),
+            json!("-"),
+            json!("-"),
+            json!("-"),
+            json!("-"),
+            json!(0),
+            json!("Pending"),
+            json!("<none>")
+        ]
     );
     let done = json!({"metadata": meta("r", 80), "spec": {"driver": "gpu.example.com"}, "status": {"poolCount": 3,
         "conditions": [{"type": "Complete", "status": "True", "lastTransitionTime": ago(15), "reason": "Done", "message": ""}],
@@ -489,11 +483,25 @@ fn dynamic_resource_allocation() {
                    "validationError": "bad"}]}});
     assert_eq!(
         one(g, "resourcepoolstatusrequests", done),
-        vec![json!("r"), json!("gpu.example.com"), json!(6), json!(3), json!(3), json!(0), json!(1), json!(3), json!("Complete (2/3 pools)"), json!("15s")]
+        vec![
+            json!("r"),
+            json!("gpu.example.com"),
+            json!(6),
+            json!(3),
+            json!(3),
+            json!(0),
+            json!(1),
+            json!(3),
+            json!("Complete (2/3 pools)"),
+            json!("15s")
+        ]
     );
     let failed = json!({"metadata": meta("r", 80), "spec": {"driver": "d"}, "status": {"poolCount": 1,
         "conditions": [{"type": "Failed", "status": "True", "lastTransitionTime": ago(15)}], "pools": [{"totalDevices": 4}]}});
-    assert_eq!(one(g, "resourcepoolstatusrequests", failed)[2..], [json!("-"), json!("-"), json!("-"), json!("-"), json!("-"), json!(1), json!("Failed"), json!("<none>")]);
+    assert_eq!(
+        one(g, "resourcepoolstatusrequests", failed)[2..],
+        [json!("-"), json!("-"), json!("-"), json!("-"), json!("-"), json!(1), json!("Failed"), json!("<none>")]
+    );
 
     assert_eq!(names(g, "devicetaintrules"), ["Name", "Key", "Value", "Effect", "TimeAdded", "Age"]);
     let rule = json!({"metadata": meta("maintenance", 80), "spec": {"deviceSelector": {"driver": "gpu.example.com"},
@@ -509,10 +517,7 @@ fn dynamic_resource_allocation() {
 #[test]
 fn service_cidrs_and_ip_addresses() {
     let cidr = json!({"metadata": meta("kubernetes", 100), "spec": {"cidrs": ["10.96.0.0/16", "fd00::/108"]}});
-    assert_eq!(
-        one("networking.k8s.io", "servicecidrs", cidr),
-        vec![json!("kubernetes"), json!("10.96.0.0/16,fd00::/108"), json!("100s")]
-    );
+    assert_eq!(one("networking.k8s.io", "servicecidrs", cidr), vec![json!("kubernetes"), json!("10.96.0.0/16,fd00::/108"), json!("100s")]);
     // Upstream declares two columns and prints the age as a third cell.
     assert_eq!(names("networking.k8s.io", "ipaddresses"), ["Name", "ParentRef"]);
     let ip = |parent: Value| json!({"metadata": meta("10.96.0.1", 100), "spec": {"parentRef": parent}});
@@ -557,7 +562,11 @@ fn scheduling_workloads_and_pod_groups() {
     let row = one(
         g,
         "podgroups",
-        group(gang, workload, json!([{"type": "PodGroupScheduled", "status": "True"}, {"type": "DisruptionTarget", "status": "True", "reason": "Preempted"}])),
+        group(
+            gang,
+            workload,
+            json!([{"type": "PodGroupScheduled", "status": "True"}, {"type": "DisruptionTarget", "status": "True", "reason": "Preempted"}]),
+        ),
     );
     assert_eq!(row[3], json!("Preempted"));
     let row = one(g, "podgroups", group(json!({}), json!(null), json!([])));
@@ -577,10 +586,22 @@ fn new_printer_descriptions_match_the_pinned_spec() {
         ("autoscaling", "horizontalpodautoscalers", "Replicas", "autoscaling.v2.HorizontalPodAutoscalerStatus", "currentReplicas"),
         ("certificates.k8s.io", "clustertrustbundles", "SignerName", "certificates.v1beta1.ClusterTrustBundleSpec", "signerName"),
         ("certificates.k8s.io", "podcertificaterequests", "PodName", "certificates.v1beta1.PodCertificateRequestSpec", "podName"),
-        ("certificates.k8s.io", "podcertificaterequests", "ServiceAccountName", "certificates.v1beta1.PodCertificateRequestSpec", "serviceAccountName"),
+        (
+            "certificates.k8s.io",
+            "podcertificaterequests",
+            "ServiceAccountName",
+            "certificates.v1beta1.PodCertificateRequestSpec",
+            "serviceAccountName",
+        ),
         ("certificates.k8s.io", "podcertificaterequests", "NodeName", "certificates.v1beta1.PodCertificateRequestSpec", "nodeName"),
         ("certificates.k8s.io", "podcertificaterequests", "SignerName", "certificates.v1beta1.PodCertificateRequestSpec", "signerName"),
-        ("certificates.k8s.io", "podcertificaterequests", "UnverifiedUserAnnotations", "certificates.v1beta1.PodCertificateRequestSpec", "unverifiedUserAnnotations"),
+        (
+            "certificates.k8s.io",
+            "podcertificaterequests",
+            "UnverifiedUserAnnotations",
+            "certificates.v1beta1.PodCertificateRequestSpec",
+            "unverifiedUserAnnotations",
+        ),
         ("coordination.k8s.io", "leasecandidates", "LeaseName", "coordination.v1alpha2.LeaseCandidateSpec", "leaseName"),
         ("storage.k8s.io", "volumeattributesclasses", "DriverName", "storage.v1.VolumeAttributesClass", "driverName"),
         ("storage.k8s.io", "volumeattachments", "Attacher", "storage.v1.VolumeAttachmentSpec", "attacher"),
@@ -599,12 +620,36 @@ fn new_printer_descriptions_match_the_pinned_spec() {
         ("flowcontrol.apiserver.k8s.io", "flowschemas", "MatchingPrecedence", "flowcontrol.v1.FlowSchemaSpec", "matchingPrecedence"),
         ("flowcontrol.apiserver.k8s.io", "flowschemas", "DistinguisherMethod", "flowcontrol.v1.FlowSchemaSpec", "distinguisherMethod"),
         ("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations", "Type", "flowcontrol.v1.PriorityLevelConfigurationSpec", "type"),
-        ("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations", "NominalConcurrencyShares", "flowcontrol.v1.LimitedPriorityLevelConfiguration", "nominalConcurrencyShares"),
+        (
+            "flowcontrol.apiserver.k8s.io",
+            "prioritylevelconfigurations",
+            "NominalConcurrencyShares",
+            "flowcontrol.v1.LimitedPriorityLevelConfiguration",
+            "nominalConcurrencyShares",
+        ),
         ("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations", "Queues", "flowcontrol.v1.QueuingConfiguration", "queues"),
         ("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations", "HandSize", "flowcontrol.v1.QueuingConfiguration", "handSize"),
-        ("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations", "QueueLengthLimit", "flowcontrol.v1.QueuingConfiguration", "queueLengthLimit"),
-        ("internal.apiserver.k8s.io", "storageversions", "CommonEncodingVersion", "apiserverinternal.v1alpha1.StorageVersionStatus", "commonEncodingVersion"),
-        ("internal.apiserver.k8s.io", "storageversions", "StorageVersions", "apiserverinternal.v1alpha1.StorageVersionStatus", "storageVersions"),
+        (
+            "flowcontrol.apiserver.k8s.io",
+            "prioritylevelconfigurations",
+            "QueueLengthLimit",
+            "flowcontrol.v1.QueuingConfiguration",
+            "queueLengthLimit",
+        ),
+        (
+            "internal.apiserver.k8s.io",
+            "storageversions",
+            "CommonEncodingVersion",
+            "apiserverinternal.v1alpha1.StorageVersionStatus",
+            "commonEncodingVersion",
+        ),
+        (
+            "internal.apiserver.k8s.io",
+            "storageversions",
+            "StorageVersions",
+            "apiserverinternal.v1alpha1.StorageVersionStatus",
+            "storageVersions",
+        ),
         ("resource.k8s.io", "resourceslices", "Node", "resource.v1.ResourceSliceSpec", "nodeName"),
         ("resource.k8s.io", "resourceslices", "Driver", "resource.v1.ResourceSliceSpec", "driver"),
         ("resource.k8s.io", "resourceslices", "Pool", "resource.v1.ResourcePool", "name"),
@@ -625,17 +670,11 @@ fn new_printer_descriptions_match_the_pinned_spec() {
     };
     // Columns with upstream's own text, and ObjectMeta's absent docs.
     assert_eq!(description("coordination.k8s.io", "leasecandidates", "BinaryVersion"), "");
-    assert_eq!(
-        description("certificates.k8s.io", "podcertificaterequests", "State"),
-        "Is the request Pending, Issued, Denied, or Failed?"
-    );
+    assert_eq!(description("certificates.k8s.io", "podcertificaterequests", "State"), "Is the request Pending, Issued, Denied, or Failed?");
     // Formatted from the Go comment, as upstream's generated SwaggerDoc has it.
     let csr = "certificatesigningrequests";
     assert_eq!(description("certificates.k8s.io", csr, "Requestor"), "Base64-encoded PKCS#10 CSR data");
-    assert_eq!(
-        description("certificates.k8s.io", csr, "Condition"),
-        "Conditions applied to the request, such as approval or denial."
-    );
+    assert_eq!(description("certificates.k8s.io", csr, "Condition"), "Conditions applied to the request, such as approval or denial.");
     assert_eq!(
         description("certificates.k8s.io", csr, "SignerName"),
         "Requested signer for the request. It is a qualified name in the form: `scope-hostname.io/name`. If empty, it will be defaulted:\n 1. If it's a kubelet client certificate, it is assigned\n    \"kubernetes.io/kube-apiserver-client-kubelet\".\n 2. If it's a kubelet serving certificate, it is assigned\n    \"kubernetes.io/kubelet-serving\".\n 3. Otherwise, it is assigned \"kubernetes.io/legacy-unknown\".\nDistribution of trust for signers happens out of band. You can select on this field using `spec.signerName`."
@@ -653,10 +692,6 @@ fn new_printer_descriptions_match_the_pinned_spec() {
     let spec: Value = serde_json::from_str(&text).unwrap();
     for (group, resource, column, definition, field) in cases {
         let want = &spec["definitions"][format!("io.k8s.api.{definition}")]["properties"][field]["description"];
-        assert_eq!(
-            want.as_str(),
-            Some(description(group, resource, column).as_str()),
-            "{resource} {column}: {definition}.{field}"
-        );
+        assert_eq!(want.as_str(), Some(description(group, resource, column).as_str()), "{resource} {column}: {definition}.{field}");
     }
 }

@@ -59,9 +59,6 @@ fn spec_files_are_not_committed() {
     let out = std::process::Command::new("git").args(["ls-files"]).current_dir(repo()).output();
     let Ok(out) = out else { return }; // not a git checkout (e.g. a source tarball)
     let files = String::from_utf8_lossy(&out.stdout);
-    let leaked: Vec<&str> = files
-        .lines()
-        .filter(|f| f.ends_with("swagger.json") || f.ends_with(".proto") || f.ends_with(".pb"))
-        .collect();
+    let leaked: Vec<&str> = files.lines().filter(|f| f.ends_with("swagger.json") || f.ends_with(".proto") || f.ends_with(".pb")).collect();
     assert!(leaked.is_empty(), "upstream spec files are tracked: {leaked:?}");
 }

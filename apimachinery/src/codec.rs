@@ -109,13 +109,7 @@ impl Message for TypeMeta {
         prost::encoding::string::encode(1, &self.api_version, buf);
         prost::encoding::string::encode(2, &self.kind, buf);
     }
-    fn merge_field(
-        &mut self,
-        tag: u32,
-        wire_type: WireType,
-        buf: &mut impl Buf,
-        ctx: DecodeContext,
-    ) -> Result<(), prost::DecodeError> {
+    fn merge_field(&mut self, tag: u32, wire_type: WireType, buf: &mut impl Buf, ctx: DecodeContext) -> Result<(), prost::DecodeError> {
         match tag {
             1 => prost::encoding::string::merge(wire_type, &mut self.api_version, buf, ctx),
             2 => prost::encoding::string::merge(wire_type, &mut self.kind, buf, ctx),
@@ -149,13 +143,7 @@ impl Message for Unknown {
         prost::encoding::string::encode(3, &self.content_encoding, buf);
         prost::encoding::string::encode(4, &self.content_type, buf);
     }
-    fn merge_field(
-        &mut self,
-        tag: u32,
-        wire_type: WireType,
-        buf: &mut impl Buf,
-        ctx: DecodeContext,
-    ) -> Result<(), prost::DecodeError> {
+    fn merge_field(&mut self, tag: u32, wire_type: WireType, buf: &mut impl Buf, ctx: DecodeContext) -> Result<(), prost::DecodeError> {
         match tag {
             1 => prost::encoding::message::merge(wire_type, &mut self.type_meta, buf, ctx),
             2 => prost::encoding::bytes::merge(wire_type, self.raw.get_or_insert_with(Vec::new), buf, ctx),
@@ -244,10 +232,257 @@ pub fn read_watch_frame(stream: &[u8]) -> Result<Option<(String, Vec<u8>, usize)
     Ok(Some((event_type, raw, 4 + len)))
 }
 
-/// YAML text to JSON bytes, as `sigs.k8s.io/yaml` does before decoding.
+/// YAML text to JSON bytes, as `sigs.k8s.io/yaml` does before decoding. Aliases are expanded
+/// within a budget ([`yaml_to_value`]).
 pub fn yaml_to_json(bytes: &[u8]) -> Result<Vec<u8>, CodecError> {
-    let value: serde_json::Value = serde_yaml_ng::from_slice(bytes)?;
-    Ok(serde_json::to_vec(&value)?)
+    Ok(serde_json::to_vec(&yaml_to_value(bytes)?)?)
+}
+
+/// go-yaml's refusal of a document whose aliases expand too far (`yaml: document contains
+/// excessive aliasing`), shown here as `invalid YAML: document contains excessive aliasing`.
+pub const EXCESSIVE_ALIASING: &str = "document contains excessive aliasing";
+
+/// Any document may expand its aliases to this many units (see [`yaml_to_value`]).
+const YAML_EXPANSION_FLOOR: u64 = 1 << 20;
+/// ... or to this many units per byte of the document ...
+const YAML_EXPANSION_PER_BYTE: u64 = 4;
+/// ... but aliases take no document past this many units.
+const YAML_EXPANSION_CAP: u64 = 4 << 20;
+
+/// The most units a document of `len` bytes may expand to: what a document of that length could
+/// cost without aliases (`3 * len + 1`, [`yaml_to_value`]), or `4 * len` units within
+/// `[1 Mi, 4 Mi]`, whichever is more.
+fn yaml_expansion_budget(len: usize) -> u64 {
+    let len = len as u64;
+    (3 * len + 1).max((YAML_EXPANSION_PER_BYTE * len).clamp(YAML_EXPANSION_FLOOR, YAML_EXPANSION_CAP))
+}
+
+/// A YAML document as JSON, as `serde_yaml_ng::from_slice::<serde_json::Value>` reads it (same
+/// values, key order, numbers and errors), with alias expansion bounded.
+///
+/// `serde_yaml_ng` replays an anchored node at each alias, so a short document can stand for a
+/// huge one (a 100 kB string referenced 20,000 times, or "billion laughs": nine levels of lists
+/// of ten aliases to the level below). The value is built here by a visitor that counts what it
+/// builds, in units: one per node (scalar, list, map, key) plus one per byte of each scalar and
+/// key. A document without aliases costs at most `3 * len + 1` units: every node but an empty
+/// document's stands for at least one byte of YAML and its text for no more than its source
+/// (escapes such as `\L` aside, at most 3 bytes for 2), so such a document is never refused. Once
+/// the count passes [`yaml_expansion_budget`] the conversion stops, before the next scalar is
+/// copied, with go-yaml's [`EXCESSIVE_ALIASING`] error (as also for `serde_yaml_ng`'s own
+/// "repetition limit exceeded", which counts alias jumps).
+///
+/// So a document of `len` bytes builds at most `max(3 * len + 1, min(max(1 Mi, 4 * len), 4 Mi))`
+/// units: for a request body (at most 3 MiB) at most 9 Mi + 1 units, i.e. at most about 9 MiB of
+/// text or 9 Mi `serde_json::Value` nodes (some 32 to 100 bytes each), what a 3 MiB document
+/// without aliases can already cost. (go-yaml bounds the share of nodes decoded through aliases
+/// instead, `allowedAliasRatio`; its Go strings are shared, not copied, per alias, so it counts
+/// no bytes.)
+fn yaml_to_value(bytes: &[u8]) -> Result<serde_json::Value, CodecError> {
+    yaml_to_value_within(bytes, yaml_expansion_budget(bytes.len()))
+}
+
+fn yaml_to_value_within(bytes: &[u8], budget: u64) -> Result<serde_json::Value, CodecError> {
+    use serde::de::DeserializeSeed;
+    let budget = YamlBudget { left: std::cell::Cell::new(budget), exceeded: std::cell::Cell::new(false) };
+    YamlValue(&budget).deserialize(serde_yaml_ng::Deserializer::from_slice(bytes)).map_err(|err| {
+        if budget.exceeded.get() || err.to_string() == "repetition limit exceeded" {
+            CodecError::Yaml(serde::de::Error::custom(EXCESSIVE_ALIASING))
+        } else {
+            CodecError::Yaml(err)
+        }
+    })
+}
+
+/// What is left of a conversion's units ([`yaml_to_value`]).
+struct YamlBudget {
+    left: std::cell::Cell<u64>,
+    exceeded: std::cell::Cell<bool>,
+}
+
+impl YamlBudget {
+    /// Spends a node and `bytes` bytes of text, or fails once the budget is gone.
+    fn spend<E: serde::de::Error>(&self, bytes: usize) -> Result<(), E> {
+        match self.left.get().checked_sub(1 + bytes as u64) {
+            Some(left) => {
+                self.left.set(left);
+                Ok(())
+            }
+            None => {
+                self.exceeded.set(true);
+                Err(E::custom(EXCESSIVE_ALIASING))
+            }
+        }
+    }
+}
+
+/// Builds a `serde_json::Value` exactly as its own `Deserialize` impl does (serde_json's
+/// `ValueVisitor`, with this workspace's `raw_value` feature), spending [`YamlBudget`] units.
+#[derive(Clone, Copy)]
+struct YamlValue<'b>(&'b YamlBudget);
+
+impl<'de> serde::de::DeserializeSeed<'de> for YamlValue<'_> {
+    type Value = serde_json::Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for YamlValue<'_> {
+    type Value = serde_json::Value;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+        formatter.write_str("any valid JSON value")
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, value: bool) -> Result<Self::Value, E> {
+        self.0.spend(0)?;
+        Ok(serde_json::Value::Bool(value))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, value: i64) -> Result<Self::Value, E> {
+        self.0.spend(0)?;
+        Ok(serde_json::Value::Number(value.into()))
+    }
+
+    fn visit_i128<E: serde::de::Error>(self, value: i128) -> Result<Self::Value, E> {
+        self.0.spend(0)?;
+        serde_json::Number::deserialize(serde::de::value::I128Deserializer::<E>::new(value)).map(serde_json::Value::Number)
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, value: u64) -> Result<Self::Value, E> {
+        self.0.spend(0)?;
+        Ok(serde_json::Value::Number(value.into()))
+    }
+
+    fn visit_u128<E: serde::de::Error>(self, value: u128) -> Result<Self::Value, E> {
+        self.0.spend(0)?;
+        serde_json::Number::deserialize(serde::de::value::U128Deserializer::<E>::new(value)).map(serde_json::Value::Number)
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, value: f64) -> Result<Self::Value, E> {
+        self.0.spend(0)?;
+        Ok(serde_json::Number::from_f64(value).map_or(serde_json::Value::Null, serde_json::Value::Number))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, value: &str) -> Result<Self::Value, E> {
+        self.0.spend(value.len())?;
+        Ok(serde_json::Value::String(value.to_owned()))
+    }
+
+    fn visit_string<E: serde::de::Error>(self, value: String) -> Result<Self::Value, E> {
+        self.0.spend(value.len())?;
+        Ok(serde_json::Value::String(value))
+    }
+
+    fn visit_none<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+        self.0.spend(0)?;
+        Ok(serde_json::Value::Null)
+    }
+
+    fn visit_some<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        serde::de::DeserializeSeed::deserialize(self, deserializer)
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+        self.0.spend(0)?;
+        Ok(serde_json::Value::Null)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        self.0.spend(0)?;
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(self)? {
+            items.push(item);
+        }
+        Ok(serde_json::Value::Array(items))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        self.0.spend(0)?;
+        match map.next_key_seed(YamlKey { budget: self.0, first: true })? {
+            None => Ok(serde_json::Value::Object(serde_json::Map::new())),
+            // serde_json's `KeyClassifier`: a first key naming its raw value token makes the
+            // value a JSON text to parse.
+            Some(first) if first == RAW_VALUE_TOKEN => {
+                let raw = map.next_value_seed(YamlRawValue(self.0))?;
+                serde_json::from_str(&raw).map_err(serde::de::Error::custom)
+            }
+            Some(first) => {
+                let mut values = serde_json::Map::new();
+                values.insert(first, map.next_value_seed(self)?);
+                while let Some(key) = map.next_key_seed(YamlKey { budget: self.0, first: false })? {
+                    values.insert(key, map.next_value_seed(self)?);
+                }
+                Ok(serde_json::Value::Object(values))
+            }
+        }
+    }
+}
+
+/// `serde_json`'s private token for raw values (`serde_json::raw::TOKEN`).
+const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
+
+/// A map key, as `serde_json` reads one: the first through its `KeyClassifier` ("a string key"),
+/// the others as `String`s ("a string").
+struct YamlKey<'b> {
+    budget: &'b YamlBudget,
+    first: bool,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for YamlKey<'_> {
+    type Value = String;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for YamlKey<'_> {
+    type Value = String;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+        formatter.write_str(if self.first { "a string key" } else { "a string" })
+    }
+
+    fn visit_str<E: serde::de::Error>(self, value: &str) -> Result<Self::Value, E> {
+        self.budget.spend(value.len())?;
+        Ok(value.to_owned())
+    }
+
+    fn visit_string<E: serde::de::Error>(self, value: String) -> Result<Self::Value, E> {
+        self.budget.spend(value.len())?;
+        Ok(value)
+    }
+}
+
+/// The JSON text of a raw value (serde_json's `BoxedFromString`).
+struct YamlRawValue<'b>(&'b YamlBudget);
+
+impl<'de> serde::de::DeserializeSeed<'de> for YamlRawValue<'_> {
+    type Value = String;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for YamlRawValue<'_> {
+    type Value = String;
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+        formatter.write_str("raw value")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, value: &str) -> Result<Self::Value, E> {
+        self.0.spend(value.len())?;
+        Ok(value.to_owned())
+    }
+
+    fn visit_string<E: serde::de::Error>(self, value: String) -> Result<Self::Value, E> {
+        self.0.spend(value.len())?;
+        Ok(value)
+    }
 }
 
 /// JSON bytes to YAML text, with keys sorted as upstream's output has them.
@@ -306,10 +541,7 @@ pub fn encode<T: Object>(format: Format, obj: &T) -> Result<Vec<u8>, CodecError>
         Format::Yaml => json_to_yaml(&serde_json::to_vec(obj)?),
         Format::Protobuf => {
             let (api_version, kind) = obj.type_meta();
-            let type_meta = TypeMeta {
-                api_version: api_version.unwrap_or_default().to_owned(),
-                kind: kind.unwrap_or_default().to_owned(),
-            };
+            let type_meta = TypeMeta { api_version: api_version.unwrap_or_default().to_owned(), kind: kind.unwrap_or_default().to_owned() };
             Ok(encode_envelope(&Unknown {
                 type_meta,
                 raw: Some(obj.encode_to_vec()),
@@ -356,10 +588,7 @@ mod tests {
         };
         let bytes = encode_envelope(&u);
         // magic, typeMeta{apiVersion "v1", kind "Pod"}, raw, and the two empty strings.
-        assert_eq!(
-            bytes,
-            b"k8s\0\x0a\x09\x0a\x02v1\x12\x03Pod\x12\x02\x0a\x00\x1a\x00\x22\x00".to_vec()
-        );
+        assert_eq!(bytes, b"k8s\0\x0a\x09\x0a\x02v1\x12\x03Pod\x12\x02\x0a\x00\x1a\x00\x22\x00".to_vec());
         assert_eq!(decode_envelope(&bytes).unwrap(), u);
         assert!(matches!(decode_envelope(b"nope"), Err(CodecError::MissingMagic)));
         assert!(decode_envelope(b"k8s\0\x0a\xff").is_err());
@@ -382,6 +611,146 @@ mod tests {
         let (t, raw, _) = read_watch_frame(&two[used..]).unwrap().unwrap();
         assert_eq!((t.as_str(), raw.as_slice()), ("BOOKMARK", &b"x"[..]));
         assert!(read_watch_frame(&frame[..frame.len() - 1]).unwrap().is_none());
+    }
+
+    /// The conversion as it was before its budget: `serde_yaml_ng` straight into a `Value`.
+    fn unbounded_yaml_to_json(bytes: &[u8]) -> Result<Vec<u8>, String> {
+        let value: serde_json::Value = serde_yaml_ng::from_slice(bytes).map_err(|e| CodecError::from(e).to_string())?;
+        Ok(serde_json::to_vec(&value).unwrap())
+    }
+
+    fn excessive_aliasing(bytes: &[u8]) -> bool {
+        matches!(yaml_to_json(bytes), Err(err) if err.to_string() == "invalid YAML: document contains excessive aliasing")
+    }
+
+    #[test]
+    fn yaml_converts_as_serde_yaml_ng_does() {
+        let documents = [
+            "",
+            "~",
+            "a: 1\na: 2",
+            "1: a\ntrue: b\nnull: c\n~: d\n1.5: e",
+            "? [a]\n: 1",
+            "a: 1\n? [a]\n: 1",
+            "a: 1\n? {b: 1}\n: 1",
+            "a: !foo 1",
+            "a: !!str 1",
+            "a: !!binary aGVsbG8=",
+            "<<: {a: 1}\nb: 2",
+            "a: .nan\nb: .inf\nc: 0x1F\nd: 1e3\nf: -99999999999999999999\ng: 0o17\nh: +5\ni: 1_000\nj: -.inf",
+            "e: 99999999999999999999999",
+            "a: 340282366920938463463374607431768211456",
+            "a: -170141183460469231731687303715884105729",
+            "a: 18446744073709551616",
+            "a: -9223372036854775809",
+            "a: &x [*x]",
+            "---\na: 1\n---\nb: 2",
+            "a: *nope",
+            "a: yes\nb: on\nc: True\nd: FALSE\ne: Null",
+            "[1, 2]\n",
+            "'x'",
+            "!!null ''",
+            "a: [1, {b: c}, [d, e], \"f\\u00e9\\L\", 'g''h']",
+            "a: |\n  line one\n  line two\nb: >-\n  folded\n  text\n",
+            "a: &a {b: 1, c: [2, 3]}\nd: *a\ne: [*a, *a]\n",
+            "$serde_json::private::RawValue: '[1, {\"a\": 2}]'",
+            "$serde_json::private::RawValue: '[1,'",
+            "$serde_json::private::RawValue: [1]",
+            "a: 1\n$serde_json::private::RawValue: '[1]'",
+            "{a, b: , : c}",
+            "[a: b, : , c]",
+            "- - - x\n  - y\n-\n- ? z\n",
+            "a:\n  - b\n  -   c: d\n      e: f\n",
+            "key: value\n  bad indent: x\n",
+            "a: \"unterminated",
+            "\t- tab",
+            "a: b: c",
+            "%YAML 1.2\n---\na: 1\n",
+            "a: !!int 3\nb: !!float 3\nc: !!bool true",
+            "a: !!int x",
+            "? |\n  block key\n: v",
+            "a: 2001-12-14t21:59:43.10-05:00",
+        ];
+        for document in documents {
+            let want = unbounded_yaml_to_json(document.as_bytes());
+            let got = yaml_to_json(document.as_bytes()).map_err(|e| e.to_string());
+            assert_eq!(got, want, "{document:?}");
+        }
+        let deep = format!("{}{}", "[".repeat(128), "]".repeat(128));
+        assert_eq!(yaml_to_json(deep.as_bytes()).map_err(|e| e.to_string()), unbounded_yaml_to_json(deep.as_bytes()));
+        let too_deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        assert_eq!(yaml_to_json(too_deep.as_bytes()).unwrap_err().to_string(), "invalid YAML: recursion limit exceeded at line 1 column 129");
+    }
+
+    #[test]
+    fn yaml_with_a_few_anchors_converts() {
+        let document = "defaults: &defaults\n  image: nginx\n  ports: [80, 443]\ncontainers:\n- name: a\n  <<: *defaults\n- name: b\n  spec: *defaults\n- *defaults\n";
+        let json: serde_json::Value = serde_json::from_slice(&yaml_to_json(document.as_bytes()).unwrap()).unwrap();
+        assert_eq!(json["containers"][1]["spec"]["ports"], serde_json::json!([80, 443]));
+        assert_eq!(json["containers"][2]["image"], "nginx");
+        // Many aliases to small nodes in a small document: within the floor of 1 Mi units.
+        let mut document = String::from("base: &b {name: x, value: y}\nitems:\n");
+        for _ in 0..20_000 {
+            document.push_str("- *b\n");
+        }
+        assert_eq!(yaml_to_json(document.as_bytes()).unwrap(), unbounded_yaml_to_json(document.as_bytes()).unwrap());
+    }
+
+    #[test]
+    fn yaml_documents_without_aliases_cost_at_most_three_units_a_byte() {
+        let big_string = format!("data:\n  key: {}\n", "x".repeat(3 << 20));
+        let many_keys: String = (0..200_000).map(|i| format!("k{i}: v\n")).collect();
+        let nulls = "- \n".repeat(1 << 20);
+        let empty_pairs = format!("[{}]", "{:},".repeat(1 << 18));
+        let single_pairs = format!("[{}]", ":,".repeat(1 << 19));
+        let flow_keys = format!("{{{}}}", (0..100_000).map(|i| format!("k{i},")).collect::<String>());
+        let nested = "- ".repeat(120) + "x\n";
+        let line_separators = format!("a: \"{}\"\n", "\\L".repeat(1 << 20));
+        for document in [big_string, many_keys, nulls, empty_pairs, single_pairs, flow_keys, nested, line_separators] {
+            let bytes = document.as_bytes();
+            let tight = yaml_to_value_within(bytes, 3 * bytes.len() as u64 + 1).map_err(|e| e.to_string());
+            assert!(tight.is_ok(), "{:?}...: {tight:?}", &document[..40.min(document.len())]);
+            assert_eq!(serde_json::to_vec(&tight.unwrap()).unwrap(), unbounded_yaml_to_json(bytes).unwrap());
+        }
+    }
+
+    #[test]
+    fn yaml_alias_expansion_is_bounded() {
+        // A 100 kB string referenced 20,000 times: 2 GB expanded, from a 200 kB document.
+        let mut document = format!("a: &a {}\nb:\n", "x".repeat(100_000));
+        for _ in 0..20_000 {
+            document.push_str("- *a\n");
+        }
+        assert!(excessive_aliasing(document.as_bytes()));
+        // Billion laughs: nine levels of ten aliases to the level below.
+        let mut document = String::from("l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+        for level in 1..=9 {
+            let aliases = vec![format!("*l{}", level - 1); 10].join(", ");
+            document.push_str(&format!("l{level}: &l{level} [{aliases}]\n"));
+        }
+        assert!(excessive_aliasing(document.as_bytes()));
+        // Fewer levels of longer strings: stopped by the budget, not by serde_yaml_ng's count
+        // of alias jumps.
+        let mut document = format!("l0: &l0 [{}]\n", vec!["x".repeat(1000); 10].join(", "));
+        for level in 1..=4 {
+            let aliases = vec![format!("*l{}", level - 1); 10].join(", ");
+            document.push_str(&format!("l{level}: &l{level} [{aliases}]\n"));
+        }
+        assert!(excessive_aliasing(document.as_bytes()));
+        // Also when the conversion is part of decoding.
+        assert!(matches!(
+            peek_type_meta(Format::Yaml, document.as_bytes(), None),
+            Err(CodecError::Yaml(err)) if err.to_string() == EXCESSIVE_ALIASING
+        ));
+    }
+
+    #[test]
+    fn yaml_expansion_budgets() {
+        assert_eq!(yaml_expansion_budget(0), 1 << 20);
+        assert_eq!(yaml_expansion_budget(1000), 1 << 20);
+        assert_eq!(yaml_expansion_budget(512 << 10), 2 << 20);
+        assert_eq!(yaml_expansion_budget(1 << 20), 4 << 20);
+        assert_eq!(yaml_expansion_budget(3 << 20), (9 << 20) + 1);
     }
 
     #[test]

@@ -44,9 +44,7 @@ impl Duration {
 
     /// Whole seconds; saturates at the `i64` nanosecond range.
     pub const fn from_secs(secs: i64) -> Duration {
-        Duration {
-            nanos: secs.saturating_mul(SECOND as i64),
-        }
+        Duration { nanos: secs.saturating_mul(SECOND as i64) }
     }
 
     pub const fn as_nanos(&self) -> i64 {
@@ -55,9 +53,7 @@ impl Duration {
 
     /// The span as a `std::time::Duration`, or `None` when negative.
     pub fn to_std(&self) -> Option<std::time::Duration> {
-        u64::try_from(self.nanos)
-            .ok()
-            .map(std::time::Duration::from_nanos)
+        u64::try_from(self.nanos).ok().map(std::time::Duration::from_nanos)
     }
 
     /// Go's `time.ParseDuration`: `[-+]?([0-9]*(\.[0-9]*)?[a-z]+)+` with units ns, us, µs, μs, ms,
@@ -108,15 +104,9 @@ impl Duration {
             }
 
             // The unit runs up to the next '.' or digit (both ASCII, so this is a char boundary).
-            let unit_len = s
-                .bytes()
-                .position(|b| b == b'.' || b.is_ascii_digit())
-                .unwrap_or(s.len());
+            let unit_len = s.bytes().position(|b| b == b'.' || b.is_ascii_digit()).unwrap_or(s.len());
             if unit_len == 0 {
-                return Err(ParseDurationError(format!(
-                    "time: missing unit in duration {}",
-                    go_quote(text)
-                )));
+                return Err(ParseDurationError(format!("time: missing unit in duration {}", go_quote(text))));
             }
             let (unit_name, rest) = s.split_at(unit_len);
             s = rest;
@@ -128,11 +118,7 @@ impl Duration {
                 "m" => MINUTE,
                 "h" => HOUR,
                 _ => {
-                    return Err(ParseDurationError(format!(
-                        "time: unknown unit {} in duration {}",
-                        go_quote(unit_name),
-                        go_quote(text)
-                    )));
+                    return Err(ParseDurationError(format!("time: unknown unit {} in duration {}", go_quote(unit_name), go_quote(text))));
                 }
             };
             if whole > (1u64 << 63) / unit {
@@ -152,16 +138,12 @@ impl Duration {
             }
         }
         if neg {
-            return Ok(Duration {
-                nanos: (total as i64).wrapping_neg(),
-            });
+            return Ok(Duration { nanos: (total as i64).wrapping_neg() });
         }
         if total > i64::MAX as u64 {
             return Err(invalid());
         }
-        Ok(Duration {
-            nanos: total as i64,
-        })
+        Ok(Duration { nanos: total as i64 })
     }
 }
 
@@ -335,9 +317,7 @@ impl FromStr for Duration {
 impl From<std::time::Duration> for Duration {
     /// Saturates at `i64::MAX` nanoseconds (about 292 years).
     fn from(d: std::time::Duration) -> Self {
-        Duration {
-            nanos: i64::try_from(d.as_nanos()).unwrap_or(i64::MAX),
-        }
+        Duration { nanos: i64::try_from(d.as_nanos()).unwrap_or(i64::MAX) }
     }
 }
 
@@ -376,13 +356,7 @@ impl prost::Message for Duration {
         int64::encode(1, &self.nanos, buf);
     }
 
-    fn merge_field(
-        &mut self,
-        tag: u32,
-        wire_type: WireType,
-        buf: &mut impl Buf,
-        ctx: DecodeContext,
-    ) -> Result<(), DecodeError> {
+    fn merge_field(&mut self, tag: u32, wire_type: WireType, buf: &mut impl Buf, ctx: DecodeContext) -> Result<(), DecodeError> {
         match tag {
             1 => int64::merge(wire_type, &mut self.nanos, buf, ctx),
             _ => skip_field(wire_type, tag, buf, ctx),
@@ -487,11 +461,7 @@ mod tests {
             ("0.100000000000000000000h", 6 * M),
             ("0.830103483285477580700h", 49 * M + 48 * S + 372539827),
         ] {
-            assert_eq!(
-                Duration::parse(text),
-                Ok(Duration::from_nanos(nanos)),
-                "{text}"
-            );
+            assert_eq!(Duration::parse(text), Ok(Duration::from_nanos(nanos)), "{text}");
         }
     }
 
@@ -509,48 +479,21 @@ mod tests {
             ("+.s", r#"time: invalid duration "+.s""#),
             ("1d", r#"time: unknown unit "d" in duration "1d""#),
             ("\u{fffd}", r#"time: invalid duration "\xef\xbf\xbd""#),
-            (
-                "1\u{fffd}",
-                r#"time: unknown unit "\xef\xbf\xbd" in duration "1\xef\xbf\xbd""#,
-            ),
-            (
-                "9223372036854775808ns",
-                r#"time: invalid duration "9223372036854775808ns""#,
-            ),
-            (
-                "9223372036854775.808us",
-                r#"time: invalid duration "9223372036854775.808us""#,
-            ),
-            (
-                "9223372036854ms775us808ns",
-                r#"time: invalid duration "9223372036854ms775us808ns""#,
-            ),
-            (
-                "-9223372036854775809ns",
-                r#"time: invalid duration "-9223372036854775809ns""#,
-            ),
-            (
-                "99999999999999999999h",
-                r#"time: invalid duration "99999999999999999999h""#,
-            ),
+            ("1\u{fffd}", r#"time: unknown unit "\xef\xbf\xbd" in duration "1\xef\xbf\xbd""#),
+            ("9223372036854775808ns", r#"time: invalid duration "9223372036854775808ns""#),
+            ("9223372036854775.808us", r#"time: invalid duration "9223372036854775.808us""#),
+            ("9223372036854ms775us808ns", r#"time: invalid duration "9223372036854ms775us808ns""#),
+            ("-9223372036854775809ns", r#"time: invalid duration "-9223372036854775809ns""#),
+            ("99999999999999999999h", r#"time: invalid duration "99999999999999999999h""#),
             ("1h\"", r#"time: unknown unit "h\"" in duration "1h\"""#),
         ] {
-            assert_eq!(
-                Duration::parse(text).unwrap_err().to_string(),
-                message,
-                "{text:?}"
-            );
+            assert_eq!(Duration::parse(text).unwrap_err().to_string(), message, "{text:?}");
         }
     }
 
     #[test]
     fn protobuf_bytes() {
-        for (nanos, expected) in [
-            (0, "0800"),
-            (1, "0801"),
-            (H, "0880c0e285e368"),
-            (-1, "08ffffffffffffffffff01"),
-        ] {
+        for (nanos, expected) in [(0, "0800"), (1, "0801"), (H, "0880c0e285e368"), (-1, "08ffffffffffffffffff01")] {
             let d = Duration::from_nanos(nanos);
             let bytes = d.encode_to_vec();
             assert_eq!(hex(&bytes), expected);
@@ -558,12 +501,7 @@ mod tests {
             assert_eq!(Duration::decode(bytes.as_slice()).unwrap(), d);
         }
         assert_eq!(Duration::decode(&[][..]).unwrap(), Duration::ZERO);
-        for bad in [
-            &[0x08][..],
-            &[0x0a, 0x01][..],
-            &[0x08, 0xff][..],
-            &[0x0f][..],
-        ] {
+        for bad in [&[0x08][..], &[0x0a, 0x01][..], &[0x08, 0xff][..], &[0x0f][..]] {
             assert!(Duration::decode(bad).is_err(), "{bad:?}");
         }
     }
@@ -573,10 +511,7 @@ mod tests {
         let d = Duration::from_nanos(90 * S);
         assert_eq!(serde_json::to_string(&d).unwrap(), r#""1m30s""#);
         assert_eq!(serde_json::from_str::<Duration>(r#""1m30s""#).unwrap(), d);
-        assert_eq!(
-            serde_json::to_string(&Duration::from_nanos(1500)).unwrap(),
-            "\"1.5\u{b5}s\""
-        );
+        assert_eq!(serde_json::to_string(&Duration::from_nanos(1500)).unwrap(), "\"1.5\u{b5}s\"");
         for bad in ["null", "5", r#""5""#, r#""""#, "{}"] {
             assert!(serde_json::from_str::<Duration>(bad).is_err(), "{bad}");
         }

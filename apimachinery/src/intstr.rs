@@ -141,25 +141,19 @@ impl<'de> Deserialize<'de> for IntOrString {
             }
 
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<IntOrString, E> {
-                i32::try_from(v).map(IntOrString::Int).map_err(|_| {
-                    E::custom(format!(
-                        "json: cannot unmarshal number {v} into Go value of type int32"
-                    ))
-                })
+                i32::try_from(v)
+                    .map(IntOrString::Int)
+                    .map_err(|_| E::custom(format!("json: cannot unmarshal number {v} into Go value of type int32")))
             }
 
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<IntOrString, E> {
-                i32::try_from(v).map(IntOrString::Int).map_err(|_| {
-                    E::custom(format!(
-                        "json: cannot unmarshal number {v} into Go value of type int32"
-                    ))
-                })
+                i32::try_from(v)
+                    .map(IntOrString::Int)
+                    .map_err(|_| E::custom(format!("json: cannot unmarshal number {v} into Go value of type int32")))
             }
 
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<IntOrString, E> {
-                Err(E::custom(format!(
-                    "json: cannot unmarshal number {v} into Go value of type int32"
-                )))
+                Err(E::custom(format!("json: cannot unmarshal number {v} into Go value of type int32")))
             }
 
             fn visit_str<E: de::Error>(self, v: &str) -> Result<IntOrString, E> {
@@ -209,27 +203,17 @@ impl prost::Message for IntOrString {
     /// Fields arrive in tag order from upstream, so `type` selects the variant before its value
     /// arrives. A value for the variant not selected is read and dropped (upstream keeps it in the
     /// unused field, where nothing reads it).
-    fn merge_field(
-        &mut self,
-        tag: u32,
-        wire_type: WireType,
-        buf: &mut impl Buf,
-        ctx: DecodeContext,
-    ) -> Result<(), DecodeError> {
+    fn merge_field(&mut self, tag: u32, wire_type: WireType, buf: &mut impl Buf, ctx: DecodeContext) -> Result<(), DecodeError> {
         match tag {
             1 => {
                 let mut code = 0i64;
                 int64::merge(wire_type, &mut code, buf, ctx)?;
                 match (code, &*self) {
                     (TYPE_INT, IntOrString::String(_)) => *self = IntOrString::Int(0),
-                    (TYPE_STRING, IntOrString::Int(_)) => {
-                        *self = IntOrString::String(String::new())
-                    }
+                    (TYPE_STRING, IntOrString::Int(_)) => *self = IntOrString::String(String::new()),
                     (TYPE_INT | TYPE_STRING, _) => {}
                     _ => {
-                        return Err(decode_error(
-                            "invalid IntOrString type (want 0 for int or 1 for string)",
-                        ));
+                        return Err(decode_error("invalid IntOrString type (want 0 for int or 1 for string)"));
                     }
                 }
                 Ok(())
@@ -281,10 +265,7 @@ mod tests {
     }
 
     fn unhex(s: &str) -> Vec<u8> {
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
+        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
     }
 
     #[test]
@@ -310,15 +291,9 @@ mod tests {
         // Empty message: the zero value.
         assert_eq!(IntOrString::decode(&[][..]).unwrap(), IntOrString::Int(0));
         // Only a type: the variant's zero value.
-        assert_eq!(
-            IntOrString::decode(&unhex("0801")[..]).unwrap(),
-            IntOrString::String(String::new())
-        );
+        assert_eq!(IntOrString::decode(&unhex("0801")[..]).unwrap(), IntOrString::String(String::new()));
         // Unknown fields are skipped.
-        assert_eq!(
-            IntOrString::decode(&unhex("08001007200a")[..]).unwrap(),
-            IntOrString::Int(7)
-        );
+        assert_eq!(IntOrString::decode(&unhex("08001007200a")[..]).unwrap(), IntOrString::Int(7));
         // Errors, never panics.
         for bad in ["0802", "08", "1a05616263", "0a00", "0f", "080110001a02ff"] {
             assert!(IntOrString::decode(&unhex(bad)[..]).is_err(), "{bad}");
@@ -336,19 +311,8 @@ mod tests {
             assert_eq!(serde_json::to_string(&value).unwrap(), json);
             assert_eq!(serde_json::from_str::<IntOrString>(json).unwrap(), value);
         }
-        assert_eq!(
-            serde_json::from_str::<IntOrString>("null").unwrap(),
-            IntOrString::Int(0)
-        );
-        for bad in [
-            "1.5",
-            "1.0",
-            "2147483648",
-            "-2147483649",
-            "true",
-            "{}",
-            "[]",
-        ] {
+        assert_eq!(serde_json::from_str::<IntOrString>("null").unwrap(), IntOrString::Int(0));
+        for bad in ["1.5", "1.0", "2147483648", "-2147483649", "true", "{}", "[]"] {
             assert!(serde_json::from_str::<IntOrString>(bad).is_err(), "{bad}");
         }
     }
@@ -360,10 +324,7 @@ mod tests {
         assert_eq!(IntOrString::parse("-42"), IntOrString::Int(-42));
         assert_eq!(IntOrString::parse("4x"), IntOrString::String("4x".into()));
         assert_eq!(IntOrString::parse(" 4"), IntOrString::String(" 4".into()));
-        assert_eq!(
-            IntOrString::parse("3000000000"),
-            IntOrString::String("3000000000".into())
-        );
+        assert_eq!(IntOrString::parse("3000000000"), IntOrString::String("3000000000".into()));
         assert_eq!(IntOrString::String("12".into()).int_value(), 12);
         assert_eq!(IntOrString::String("x".into()).int_value(), 0);
         assert_eq!(IntOrString::Int(3).to_string(), "3");

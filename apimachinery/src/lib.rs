@@ -25,7 +25,7 @@ pub use duration::Duration;
 pub use intstr::IntOrString;
 pub use quantity::Quantity;
 pub use raw::{FieldsV1, Json, RawExtension};
-pub use scheme::{KindVisitor, Object, TypeInfo};
 pub use schema_or::{JsonSchemaPropsOrArray, JsonSchemaPropsOrBool, JsonSchemaPropsOrStringArray};
+pub use scheme::{KindVisitor, Object, TypeInfo};
 pub use time::{MicroTime, Time};
 pub use walk::Walk;

@@ -45,10 +45,7 @@ use std::str::FromStr;
 
 use prost::DecodeError;
 use prost::bytes::{Buf, BufMut};
-use prost::encoding::{
-    DecodeContext, WireType, encode_key, encode_varint, encoded_len_varint, key_len, skip_field,
-    string,
-};
+use prost::encoding::{DecodeContext, WireType, encode_key, encode_varint, encoded_len_varint, key_len, skip_field, string};
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
@@ -62,9 +59,7 @@ const MAX_BINARY: &[u8] = b"9223372036854775807";
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum QuantityError {
     /// Upstream's `ErrFormatWrong`.
-    #[error(
-        "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
-    )]
+    #[error("quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")]
     FormatWrong,
     /// Upstream's `ErrNumeric`. Its parser only reaches it for numbers its scanner has already
     /// accepted, so this parser never returns it; it is here so callers can match upstream's set.
@@ -135,14 +130,7 @@ fn scan(s: &str) -> Result<Scan<'_>, QuantityError> {
         Some(b'+') => pos += 1,
         _ => {}
     }
-    let done = |positive, num, denom| {
-        Ok(Scan {
-            positive,
-            num,
-            denom,
-            suffix: "",
-        })
-    };
+    let done = |positive, num, denom| Ok(Scan { positive, num, denom, suffix: "" });
 
     // Leading zeros; nothing else means zero.
     while pos < end && b[pos] == b'0' {
@@ -160,11 +148,7 @@ fn scan(s: &str) -> Result<Scan<'_>, QuantityError> {
     if pos >= end {
         return done(positive, &s[num_start..], "");
     }
-    let num = if pos == num_start {
-        "0"
-    } else {
-        &s[num_start..pos]
-    };
+    let num = if pos == num_start { "0" } else { &s[num_start..pos] };
 
     let mut denom = "";
     if b[pos] == b'.' {
@@ -192,12 +176,7 @@ fn scan(s: &str) -> Result<Scan<'_>, QuantityError> {
     if pos < end {
         return Err(QuantityError::FormatWrong);
     }
-    Ok(Scan {
-        positive,
-        num,
-        denom,
-        suffix: &s[suffix_start..],
-    })
+    Ok(Scan { positive, num, denom, suffix: &s[suffix_start..] })
 }
 
 /// Upstream's suffixer: (base, exponent, format).
@@ -243,11 +222,7 @@ fn normalize(digits: &mut Vec<u8>, exp: &mut i64) {
     trim_leading_zeros(digits);
     let zeros = digits.iter().rev().take_while(|&&d| d == b'0').count();
     digits.truncate(digits.len() - zeros);
-    *exp = if digits.is_empty() {
-        0
-    } else {
-        exp.saturating_add(zeros as i64)
-    };
+    *exp = if digits.is_empty() { 0 } else { exp.saturating_add(zeros as i64) };
 }
 
 /// `digits *= factor` in place (ASCII decimal digits).
@@ -320,17 +295,9 @@ impl Quantity {
             return Err(QuantityError::FormatWrong);
         }
         if s == "0" {
-            return Ok(Quantity {
-                repr: "0".to_string(),
-                ..Quantity::default()
-            });
+            return Ok(Quantity { repr: "0".to_string(), ..Quantity::default() });
         }
-        let Scan {
-            positive,
-            num,
-            denom,
-            suffix,
-        } = scan(s)?;
+        let Scan { positive, num, denom, suffix } = scan(s)?;
         let (base, exponent, mut format) = interpret(suffix).ok_or(QuantityError::Suffix)?;
 
         // The exact value: (num.denom) × base^exponent.
@@ -370,18 +337,8 @@ impl Quantity {
         }
 
         let neg = !positive && !digits.is_empty();
-        let mut q = Quantity {
-            neg,
-            digits,
-            exp,
-            format,
-            repr: String::new(),
-        };
-        q.repr = if reuses_input(num, denom, base, exponent) {
-            s.to_string()
-        } else {
-            q.canonical()
-        };
+        let mut q = Quantity { neg, digits, exp, format, repr: String::new() };
+        q.repr = if reuses_input(num, denom, base, exponent) { s.to_string() } else { q.canonical() };
         Ok(q)
     }
 
@@ -405,24 +362,14 @@ impl Quantity {
         let mut exp = exp;
         normalize(&mut digits, &mut exp);
         let neg = value < 0;
-        let mut q = Quantity {
-            neg,
-            digits,
-            exp,
-            format,
-            repr: String::new(),
-        };
+        let mut q = Quantity { neg, digits, exp, format, repr: String::new() };
         q.repr = q.canonical();
         q
     }
 
     /// The string upstream writes for this quantity (JSON and protobuf).
     pub fn as_str(&self) -> &str {
-        if self.repr.is_empty() {
-            "0"
-        } else {
-            &self.repr
-        }
+        if self.repr.is_empty() { "0" } else { &self.repr }
     }
 
     /// The format remembered from the suffix.
@@ -507,8 +454,7 @@ impl Quantity {
         }
         let v = self.scaled_value(0);
         // Saturated results are only exact if the value really is that bound.
-        let exact = v != i64::MAX && v != i64::MIN
-            || Quantity::from_parts(v, 0, Format::DecimalSI).cmp_value(self) == Ordering::Equal;
+        let exact = v != i64::MAX && v != i64::MIN || Quantity::from_parts(v, 0, Format::DecimalSI).cmp_value(self) == Ordering::Equal;
         exact.then_some(v)
     }
 
@@ -517,26 +463,15 @@ impl Quantity {
         if self.digits.is_empty() {
             return 0.0;
         }
-        let text = format!(
-            "{}{}e{}",
-            if self.neg { "-" } else { "" },
-            std::str::from_utf8(&self.digits).unwrap_or("0"),
-            self.exp
-        );
-        text.parse().unwrap_or(if self.neg {
-            f64::NEG_INFINITY
-        } else {
-            f64::INFINITY
-        })
+        let text = format!("{}{}e{}", if self.neg { "-" } else { "" }, std::str::from_utf8(&self.digits).unwrap_or("0"), self.exp);
+        text.parse().unwrap_or(if self.neg { f64::NEG_INFINITY } else { f64::INFINITY })
     }
 
     fn cmp_value(&self, other: &Quantity) -> Ordering {
         match (self.signum(), other.signum()) {
             (a, b) if a != b => a.cmp(&b),
             (Ordering::Equal, _) => Ordering::Equal,
-            (Ordering::Greater, _) => {
-                cmp_magnitude(&self.digits, self.exp, &other.digits, other.exp)
-            }
+            (Ordering::Greater, _) => cmp_magnitude(&self.digits, self.exp, &other.digits, other.exp),
             _ => cmp_magnitude(&other.digits, other.exp, &self.digits, self.exp),
         }
     }
@@ -757,13 +692,7 @@ impl prost::Message for Quantity {
         buf.put_slice(s.as_bytes());
     }
 
-    fn merge_field(
-        &mut self,
-        tag: u32,
-        wire_type: WireType,
-        buf: &mut impl Buf,
-        ctx: DecodeContext,
-    ) -> Result<(), DecodeError> {
+    fn merge_field(&mut self, tag: u32, wire_type: WireType, buf: &mut impl Buf, ctx: DecodeContext) -> Result<(), DecodeError> {
         match tag {
             1 => {
                 let mut s = String::new();
@@ -900,13 +829,7 @@ mod tests {
                 let text = format!("{prefix}{input}");
                 let got = q(&text);
                 let want = Quantity::from_parts(mantissa * sign, exp, format);
-                assert_eq!(
-                    got,
-                    want,
-                    "{text}: value {} vs {}",
-                    got.as_str(),
-                    want.as_str()
-                );
+                assert_eq!(got, want, "{text}: value {} vs {}", got.as_str(), want.as_str());
                 assert_eq!(got.format(), expected.format(), "{text}: format");
             }
         }
@@ -1040,10 +963,7 @@ mod tests {
             (Quantity::new_milli(1234000, Format::DecimalSI), "1234"),
             (Quantity::new_milli(1024, Format::BinarySI), "1024m"),
             (Quantity::new_milli(1000000, Format::DecimalExponent), "1e3"),
-            (
-                Quantity::new_milli(1024 * 1024, Format::BinarySI),
-                "1048576m",
-            ),
+            (Quantity::new_milli(1024 * 1024, Format::BinarySI), "1048576m"),
             (Quantity::new_scaled(1, -9), "1n"),
             (Quantity::new_scaled(1000, -9), "1u"),
             (Quantity::new_scaled(1, -6), "1u"),
@@ -1082,18 +1002,8 @@ mod tests {
             let v = q(input);
             assert_eq!((v.value(), v.milli_value()), (value, milli), "{input}");
         }
-        for (from, to, expected) in [
-            (-9, -9, 1),
-            (-9, 0, 1),
-            (-6, -9, 1000),
-            (0, -9, 1_000_000_000),
-            (2, -2, 10_000),
-        ] {
-            assert_eq!(
-                Quantity::new_scaled(1, from).scaled_value(to),
-                expected,
-                "{from} -> {to}"
-            );
+        for (from, to, expected) in [(-9, -9, 1), (-9, 0, 1), (-6, -9, 1000), (0, -9, 1_000_000_000), (2, -2, 10_000)] {
+            assert_eq!(Quantity::new_scaled(1, from).scaled_value(to), expected, "{from} -> {to}");
         }
         assert_eq!(q("1k").as_i64(), Some(1000));
         assert_eq!(q("1500m").as_i64(), None);
@@ -1159,10 +1069,7 @@ mod tests {
         ] {
             assert_eq!(Quantity::parse(input).unwrap_err(), err, "{input:?}");
         }
-        assert_eq!(
-            QuantityError::FormatWrong.to_string(),
-            format!("quantities must match the regular expression '{SPLIT_RE}'")
-        );
+        assert_eq!(QuantityError::FormatWrong.to_string(), format!("quantities must match the regular expression '{SPLIT_RE}'"));
         // Exponents up to the int32 range parse without materialising digits.
         assert_eq!(q("1E2147483647").as_str(), "10e2147483646");
         assert_eq!(q("1E-2147483647").as_str(), "1e-9");
@@ -1186,32 +1093,20 @@ mod tests {
         ] {
             let v: Quantity = serde_json::from_str(json).unwrap();
             assert_eq!(v.as_str(), expected, "{json}");
-            assert_eq!(
-                serde_json::to_string(&v).unwrap(),
-                format!("\"{expected}\"")
-            );
+            assert_eq!(serde_json::to_string(&v).unwrap(), format!("\"{expected}\""));
         }
         assert_eq!(serde_json::to_string(&Quantity::zero()).unwrap(), r#""0""#);
         for bad in [r#""""#, r#""1x""#, "true", "{}", "[]"] {
             assert!(serde_json::from_str::<Quantity>(bad).is_err(), "{bad}");
         }
-        let err = serde_json::from_str::<Quantity>(r#""abc""#)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.starts_with("quantities must match the regular expression"),
-            "{err}"
-        );
+        let err = serde_json::from_str::<Quantity>(r#""abc""#).unwrap_err().to_string();
+        assert!(err.starts_with("quantities must match the regular expression"), "{err}");
     }
 
     #[test]
     fn protobuf_bytes() {
-        for (input, expected) in [
-            ("0", &b"\x0a\x010"[..]),
-            ("100m", b"\x0a\x04100m"),
-            ("1.5Gi", b"\x0a\x061536Mi"),
-            ("+1", b"\x0a\x02+1"),
-        ] {
+        for (input, expected) in [("0", &b"\x0a\x010"[..]), ("100m", b"\x0a\x04100m"), ("1.5Gi", b"\x0a\x061536Mi"), ("+1", b"\x0a\x02+1")]
+        {
             let v = q(input);
             let bytes = v.encode_to_vec();
             assert_eq!(bytes, expected, "{input}");
@@ -1224,24 +1119,14 @@ mod tests {
         assert!(Quantity::decode(&[][..]).unwrap().is_zero());
         // Unknown fields are skipped.
         assert_eq!(Quantity::decode(&b"\x10\x01\x0a\x011"[..]).unwrap(), q("1"));
-        for bad in [
-            &b"\x0a\x00"[..],
-            b"\x0a\x03abc",
-            b"\x0a\x05100m",
-            b"\x08\x01\x0a",
-            b"\x0a\x01\xff",
-            b"\x0f",
-        ] {
+        for bad in [&b"\x0a\x00"[..], b"\x0a\x03abc", b"\x0a\x05100m", b"\x08\x01\x0a", b"\x0a\x01\xff", b"\x0f"] {
             assert!(Quantity::decode(bad).is_err(), "{bad:?}");
         }
     }
 
     #[test]
     fn fuzzish_inputs_do_not_panic() {
-        let alphabet = [
-            "0", "1", "9", ".", "-", "+", "e", "E", "i", "K", "M", "G", "k", "m", "n", "u", "P",
-            "T", "5", " ",
-        ];
+        let alphabet = ["0", "1", "9", ".", "-", "+", "e", "E", "i", "K", "M", "G", "k", "m", "n", "u", "P", "T", "5", " "];
         let mut seed: u64 = 0x9e3779b97f4a7c15;
         for _ in 0..20_000 {
             seed ^= seed << 13;
@@ -1259,8 +1144,7 @@ mod tests {
             }
             if let Ok(v) = Quantity::parse(&s) {
                 // Whatever is written parses back to the same value.
-                let again = Quantity::parse(v.as_str())
-                    .unwrap_or_else(|e| panic!("{s:?} -> {:?}: {e}", v.as_str()));
+                let again = Quantity::parse(v.as_str()).unwrap_or_else(|e| panic!("{s:?} -> {:?}: {e}", v.as_str()));
                 assert_eq!(again, v, "{s:?} -> {:?}", v.as_str());
                 let _ = (v.value(), v.milli_value(), v.as_f64(), v.as_i64());
             }

@@ -64,9 +64,7 @@ pub fn compact_json(input: &[u8]) -> Vec<u8> {
 /// Validates `raw` as one JSON document and returns it compacted, as Go's encoder does with a
 /// `MarshalJSON` result.
 fn validated_json(raw: &[u8], go_type: &str) -> Result<String, String> {
-    let fail = |detail: &dyn fmt::Display| {
-        format!("json: error calling MarshalJSON for type {go_type}: {detail}")
-    };
+    let fail = |detail: &dyn fmt::Display| format!("json: error calling MarshalJSON for type {go_type}: {detail}");
     serde_json::from_slice::<serde::de::IgnoredAny>(raw).map_err(|e| fail(&e))?;
     String::from_utf8(compact_json(raw)).map_err(|e| fail(&e))
 }
@@ -235,22 +233,12 @@ mod tests {
     fn compact_like_go() {
         for (input, expected) in [
             ("{}", "{}"),
-            (
-                " { \"a\" : [ 1 , 2.50 , -0e0 ] ,\n\t\"b\":null } ",
-                r#"{"a":[1,2.50,-0e0],"b":null}"#,
-            ),
-            (
-                r#"{"s":" spaced \" \\ out ","u":"\u00e9"}"#,
-                r#"{"s":" spaced \" \\ out ","u":"\u00e9"}"#,
-            ),
+            (" { \"a\" : [ 1 , 2.50 , -0e0 ] ,\n\t\"b\":null } ", r#"{"a":[1,2.50,-0e0],"b":null}"#),
+            (r#"{"s":" spaced \" \\ out ","u":"\u00e9"}"#, r#"{"s":" spaced \" \\ out ","u":"\u00e9"}"#),
             ("\"x\\\\\"", "\"x\\\\\""),
             ("[ \"a b\" , \"\\\" c\" ]", "[\"a b\",\"\\\" c\"]"),
         ] {
-            assert_eq!(
-                String::from_utf8(compact_json(input.as_bytes())).unwrap(),
-                expected,
-                "{input}"
-            );
+            assert_eq!(String::from_utf8(compact_json(input.as_bytes())).unwrap(), expected, "{input}");
         }
     }
 
@@ -273,10 +261,7 @@ mod tests {
         let compact = r#"{"apiVersion":"example.com/v1","kind":"CustomType","spec":{"replicas":1},"status":{"available":1}}"#;
         let h: Holder = serde_json::from_str(json).unwrap();
         assert_eq!(h.object.as_bytes(), compact.as_bytes());
-        assert_eq!(
-            serde_json::to_string(&h).unwrap(),
-            format!(r#"{{"object":{compact}}}"#)
-        );
+        assert_eq!(serde_json::to_string(&h).unwrap(), format!(r#"{{"object":{compact}}}"#));
         // Protobuf: field 1, verbatim bytes.
         let pb = h.object.encode_to_vec();
         assert_eq!(pb[0], 0x0a);
@@ -290,10 +275,7 @@ mod tests {
         let h: Holder = serde_json::from_str(r#"{"object":null,"fields":null}"#).unwrap();
         assert_eq!(h, Holder::default());
         assert_eq!(serde_json::to_string(&h).unwrap(), r#"{"object":null}"#);
-        assert_eq!(
-            serde_json::to_string(&RawExtension::from_bytes(Vec::new())).unwrap(),
-            "null"
-        );
+        assert_eq!(serde_json::to_string(&RawExtension::from_bytes(Vec::new())).unwrap(), "null");
         // Scalars and arrays are documents too, kept as written.
         for text in ["true", "12.50", r#""s""#, "[1,{\"b\":2,\"a\":1}]", "1e400"] {
             let v = Json::from_json(text).unwrap();
@@ -311,10 +293,7 @@ mod tests {
         // serde_json::Value (de)serialisers go through RawValue as well.
         assert_eq!(serde_json::to_value(&f).unwrap(), value);
         assert_eq!(serde_json::from_value::<FieldsV1>(value).unwrap(), f);
-        assert_eq!(
-            FieldsV1::from_value(&serde_json::Value::Null),
-            FieldsV1::default()
-        );
+        assert_eq!(FieldsV1::from_value(&serde_json::Value::Null), FieldsV1::default());
     }
 
     #[test]
@@ -329,54 +308,24 @@ mod tests {
         let f = FieldsV1::from_bytes(*b"{}");
         assert_eq!(hex(&f.encode_to_vec()), "0a027b7d");
         assert_eq!(f.encoded_len(), 4);
-        assert_eq!(
-            Json::decode(&[0x0a, 0x01, b'1'][..]).unwrap(),
-            Json::from_bytes(*b"1")
-        );
-        assert_eq!(
-            RawExtension::decode(&[][..]).unwrap(),
-            RawExtension::default()
-        );
-        for bad in [
-            &[0x0a][..],
-            &[0x0a, 0x05, b'x'][..],
-            &[0x08, 0x01, 0x0f][..],
-            &[0x0d][..],
-        ] {
+        assert_eq!(Json::decode(&[0x0a, 0x01, b'1'][..]).unwrap(), Json::from_bytes(*b"1"));
+        assert_eq!(RawExtension::decode(&[][..]).unwrap(), RawExtension::default());
+        for bad in [&[0x0a][..], &[0x0a, 0x05, b'x'][..], &[0x08, 0x01, 0x0f][..], &[0x0d][..]] {
             assert!(RawExtension::decode(bad).is_err(), "{bad:?}");
         }
         // Unknown fields are skipped.
-        assert_eq!(
-            Json::decode(&[0x10, 0x01, 0x0a, 0x01, b'2'][..]).unwrap(),
-            Json::from_bytes(*b"2")
-        );
+        assert_eq!(Json::decode(&[0x10, 0x01, 0x0a, 0x01, b'2'][..]).unwrap(), Json::from_bytes(*b"2"));
     }
 
     #[test]
     fn non_json_bytes_fail_to_encode_without_panicking() {
-        for raw in [
-            &b"k8s\x00\x0a\x02v1"[..],
-            b"{",
-            b"1 2",
-            b"\xff",
-            b"{\"a\":\"\xff\"}",
-        ] {
+        for raw in [&b"k8s\x00\x0a\x02v1"[..], b"{", b"1 2", b"\xff", b"{\"a\":\"\xff\"}"] {
             let err = serde_json::to_string(&RawExtension::from_bytes(raw)).unwrap_err();
-            assert!(
-                err.to_string()
-                    .starts_with("json: error calling MarshalJSON for type runtime.RawExtension: "),
-                "{err}"
-            );
+            assert!(err.to_string().starts_with("json: error calling MarshalJSON for type runtime.RawExtension: "), "{err}");
         }
         // Whitespace around a stored document is dropped on output, as Go's encoder does.
-        assert_eq!(
-            serde_json::to_string(&Json::from_bytes(*b" {\"a\": 1}\n")).unwrap(),
-            r#"{"a":1}"#
-        );
-        assert_eq!(
-            format!("{:?}", RawExtension::from_bytes(*b"\xff")),
-            "RawExtension([ff])"
-        );
+        assert_eq!(serde_json::to_string(&Json::from_bytes(*b" {\"a\": 1}\n")).unwrap(), r#"{"a":1}"#);
+        assert_eq!(format!("{:?}", RawExtension::from_bytes(*b"\xff")), "RawExtension([ff])");
     }
 
     #[test]

@@ -28,15 +28,9 @@ use serde::de::{self, DeserializeOwned, Deserializer, MapAccess, SeqAccess, Visi
 use serde::{Deserialize, Serialize, Serializer};
 
 /// What the schema type must provide; the generated `JSONSchemaProps` has all of it.
-pub trait Schema:
-    prost::Message + Default + Clone + PartialEq + Debug + Serialize + DeserializeOwned
-{
-}
+pub trait Schema: prost::Message + Default + Clone + PartialEq + Debug + Serialize + DeserializeOwned {}
 
-impl<T: prost::Message + Default + Clone + PartialEq + Debug + Serialize + DeserializeOwned> Schema
-    for T
-{
-}
+impl<T: prost::Message + Default + Clone + PartialEq + Debug + Serialize + DeserializeOwned> Schema for T {}
 
 /// Merges a length-delimited schema message into an optional boxed schema.
 fn merge_schema<T: Schema>(
@@ -45,12 +39,7 @@ fn merge_schema<T: Schema>(
     buf: &mut impl Buf,
     ctx: DecodeContext,
 ) -> Result<(), DecodeError> {
-    message::merge(
-        wire_type,
-        slot.get_or_insert_with(Box::default).as_mut(),
-        buf,
-        ctx,
-    )
+    message::merge(wire_type, slot.get_or_insert_with(Box::default).as_mut(), buf, ctx)
 }
 
 /// `JSONSchemaPropsOrBool`: `additionalProperties`/`additionalItems`, either a bool or a schema.
@@ -64,18 +53,12 @@ pub struct JsonSchemaPropsOrBool<T> {
 
 impl<T> JsonSchemaPropsOrBool<T> {
     pub fn from_bool(allows: bool) -> Self {
-        JsonSchemaPropsOrBool {
-            allows,
-            schema: None,
-        }
+        JsonSchemaPropsOrBool { allows, schema: None }
     }
 
     /// A schema, which also allows (as decoding a schema object does).
     pub fn from_schema(schema: T) -> Self {
-        JsonSchemaPropsOrBool {
-            allows: true,
-            schema: Some(Box::new(schema)),
-        }
+        JsonSchemaPropsOrBool { allows: true, schema: Some(Box::new(schema)) }
     }
 }
 
@@ -100,18 +83,12 @@ impl<'de, T: DeserializeOwned> Deserialize<'de> for JsonSchemaPropsOrBool<T> {
             }
 
             fn visit_bool<E: de::Error>(self, allows: bool) -> Result<Self::Value, E> {
-                Ok(JsonSchemaPropsOrBool {
-                    allows,
-                    schema: None,
-                })
+                Ok(JsonSchemaPropsOrBool { allows, schema: None })
             }
 
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
                 let schema = T::deserialize(MapAccessDeserializer::new(map))?;
-                Ok(JsonSchemaPropsOrBool {
-                    allows: true,
-                    schema: Some(Box::new(schema)),
-                })
+                Ok(JsonSchemaPropsOrBool { allows: true, schema: Some(Box::new(schema)) })
             }
 
             fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
@@ -156,13 +133,7 @@ impl<T: Schema> prost::Message for JsonSchemaPropsOrBool<T> {
         }
     }
 
-    fn merge_field(
-        &mut self,
-        tag: u32,
-        wire_type: WireType,
-        buf: &mut impl Buf,
-        ctx: DecodeContext,
-    ) -> Result<(), DecodeError> {
+    fn merge_field(&mut self, tag: u32, wire_type: WireType, buf: &mut impl Buf, ctx: DecodeContext) -> Result<(), DecodeError> {
         match tag {
             1 => pbool::merge(wire_type, &mut self.allows, buf, ctx),
             2 => merge_schema(&mut self.schema, wire_type, buf, ctx),
@@ -171,11 +142,7 @@ impl<T: Schema> prost::Message for JsonSchemaPropsOrBool<T> {
     }
 
     fn encoded_len(&self) -> usize {
-        pbool::encoded_len(1, &self.allows)
-            + self
-                .schema
-                .as_ref()
-                .map_or(0, |s| message::encoded_len(2, s.as_ref()))
+        pbool::encoded_len(1, &self.allows) + self.schema.as_ref().map_or(0, |s| message::encoded_len(2, s.as_ref()))
     }
 
     fn clear(&mut self) {
@@ -195,17 +162,11 @@ pub struct JsonSchemaPropsOrArray<T> {
 
 impl<T> JsonSchemaPropsOrArray<T> {
     pub fn from_schema(schema: T) -> Self {
-        JsonSchemaPropsOrArray {
-            schema: Some(Box::new(schema)),
-            json_schemas: Vec::new(),
-        }
+        JsonSchemaPropsOrArray { schema: Some(Box::new(schema)), json_schemas: Vec::new() }
     }
 
     pub fn from_schemas(json_schemas: Vec<T>) -> Self {
-        JsonSchemaPropsOrArray {
-            schema: None,
-            json_schemas,
-        }
+        JsonSchemaPropsOrArray { schema: None, json_schemas }
     }
 }
 
@@ -264,25 +225,15 @@ impl<'de, T: DeserializeOwned + Default> Deserialize<'de> for JsonSchemaPropsOrA
 
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
                 let schema = T::deserialize(MapAccessDeserializer::new(map))?;
-                Ok(JsonSchemaPropsOrArray {
-                    schema: Some(Box::new(schema)),
-                    json_schemas: Vec::new(),
-                })
+                Ok(JsonSchemaPropsOrArray { schema: Some(Box::new(schema)), json_schemas: Vec::new() })
             }
 
             fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-                let json_schemas =
-                    Vec::<NullIsDefault<T>>::deserialize(SeqAccessDeserializer::new(seq))?;
-                Ok(JsonSchemaPropsOrArray {
-                    schema: None,
-                    json_schemas: json_schemas.into_iter().map(|s| s.0).collect(),
-                })
+                let json_schemas = Vec::<NullIsDefault<T>>::deserialize(SeqAccessDeserializer::new(seq))?;
+                Ok(JsonSchemaPropsOrArray { schema: None, json_schemas: json_schemas.into_iter().map(|s| s.0).collect() })
             }
 
-            ignore_other_json_values!(JsonSchemaPropsOrArray {
-                schema: None,
-                json_schemas: Vec::new()
-            });
+            ignore_other_json_values!(JsonSchemaPropsOrArray { schema: None, json_schemas: Vec::new() });
         }
 
         deserializer.deserialize_any(OrArrayVisitor(PhantomData))
@@ -306,13 +257,7 @@ impl<T: Schema> prost::Message for JsonSchemaPropsOrArray<T> {
         message::encode_repeated(2, &self.json_schemas, buf);
     }
 
-    fn merge_field(
-        &mut self,
-        tag: u32,
-        wire_type: WireType,
-        buf: &mut impl Buf,
-        ctx: DecodeContext,
-    ) -> Result<(), DecodeError> {
+    fn merge_field(&mut self, tag: u32, wire_type: WireType, buf: &mut impl Buf, ctx: DecodeContext) -> Result<(), DecodeError> {
         match tag {
             1 => merge_schema(&mut self.schema, wire_type, buf, ctx),
             2 => message::merge_repeated(wire_type, &mut self.json_schemas, buf, ctx),
@@ -321,10 +266,7 @@ impl<T: Schema> prost::Message for JsonSchemaPropsOrArray<T> {
     }
 
     fn encoded_len(&self) -> usize {
-        self.schema
-            .as_ref()
-            .map_or(0, |s| message::encoded_len(1, s.as_ref()))
-            + message::encoded_len_repeated(2, &self.json_schemas)
+        self.schema.as_ref().map_or(0, |s| message::encoded_len(1, s.as_ref())) + message::encoded_len_repeated(2, &self.json_schemas)
     }
 
     fn clear(&mut self) {
@@ -345,17 +287,11 @@ pub struct JsonSchemaPropsOrStringArray<T> {
 
 impl<T> JsonSchemaPropsOrStringArray<T> {
     pub fn from_schema(schema: T) -> Self {
-        JsonSchemaPropsOrStringArray {
-            schema: Some(Box::new(schema)),
-            property: Vec::new(),
-        }
+        JsonSchemaPropsOrStringArray { schema: Some(Box::new(schema)), property: Vec::new() }
     }
 
     pub fn from_properties(property: Vec<String>) -> Self {
-        JsonSchemaPropsOrStringArray {
-            schema: None,
-            property,
-        }
+        JsonSchemaPropsOrStringArray { schema: None, property }
     }
 }
 
@@ -384,25 +320,15 @@ impl<'de, T: DeserializeOwned> Deserialize<'de> for JsonSchemaPropsOrStringArray
 
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
                 let schema = T::deserialize(MapAccessDeserializer::new(map))?;
-                Ok(JsonSchemaPropsOrStringArray {
-                    schema: Some(Box::new(schema)),
-                    property: Vec::new(),
-                })
+                Ok(JsonSchemaPropsOrStringArray { schema: Some(Box::new(schema)), property: Vec::new() })
             }
 
             fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-                let property =
-                    Vec::<NullIsDefault<String>>::deserialize(SeqAccessDeserializer::new(seq))?;
-                Ok(JsonSchemaPropsOrStringArray {
-                    schema: None,
-                    property: property.into_iter().map(|s| s.0).collect(),
-                })
+                let property = Vec::<NullIsDefault<String>>::deserialize(SeqAccessDeserializer::new(seq))?;
+                Ok(JsonSchemaPropsOrStringArray { schema: None, property: property.into_iter().map(|s| s.0).collect() })
             }
 
-            ignore_other_json_values!(JsonSchemaPropsOrStringArray {
-                schema: None,
-                property: Vec::new()
-            });
+            ignore_other_json_values!(JsonSchemaPropsOrStringArray { schema: None, property: Vec::new() });
         }
 
         deserializer.deserialize_any(OrStringArrayVisitor(PhantomData))
@@ -417,13 +343,7 @@ impl<T: Schema> prost::Message for JsonSchemaPropsOrStringArray<T> {
         string::encode_repeated(2, &self.property, buf);
     }
 
-    fn merge_field(
-        &mut self,
-        tag: u32,
-        wire_type: WireType,
-        buf: &mut impl Buf,
-        ctx: DecodeContext,
-    ) -> Result<(), DecodeError> {
+    fn merge_field(&mut self, tag: u32, wire_type: WireType, buf: &mut impl Buf, ctx: DecodeContext) -> Result<(), DecodeError> {
         match tag {
             1 => merge_schema(&mut self.schema, wire_type, buf, ctx),
             2 => string::merge_repeated(wire_type, &mut self.property, buf, ctx),
@@ -432,10 +352,7 @@ impl<T: Schema> prost::Message for JsonSchemaPropsOrStringArray<T> {
     }
 
     fn encoded_len(&self) -> usize {
-        self.schema
-            .as_ref()
-            .map_or(0, |s| message::encoded_len(1, s.as_ref()))
-            + string::encoded_len_repeated(2, &self.property)
+        self.schema.as_ref().map_or(0, |s| message::encoded_len(1, s.as_ref())) + string::encoded_len_repeated(2, &self.property)
     }
 
     fn clear(&mut self) {
@@ -456,11 +373,7 @@ mod tests {
         #[serde(default, rename = "type", skip_serializing_if = "String::is_empty")]
         type_: String,
         #[prost(message, optional, tag = "2")]
-        #[serde(
-            default,
-            rename = "additionalProperties",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, rename = "additionalProperties", skip_serializing_if = "Option::is_none")]
         additional_properties: Option<JsonSchemaPropsOrBool<TestSchema>>,
         #[prost(message, optional, tag = "3")]
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -468,10 +381,7 @@ mod tests {
     }
 
     fn schema(type_: &str) -> TestSchema {
-        TestSchema {
-            type_: type_.to_string(),
-            ..Default::default()
-        }
+        TestSchema { type_: type_.to_string(), ..Default::default() }
     }
 
     fn hex(bytes: &[u8]) -> String {
@@ -479,10 +389,7 @@ mod tests {
     }
 
     fn unhex(s: &str) -> Vec<u8> {
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
+        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
     }
 
     type OrBool = JsonSchemaPropsOrBool<TestSchema>;
@@ -491,46 +398,19 @@ mod tests {
 
     #[test]
     fn or_bool_json() {
-        assert_eq!(
-            serde_json::from_str::<OrBool>("true").unwrap(),
-            OrBool::from_bool(true)
-        );
-        assert_eq!(
-            serde_json::from_str::<OrBool>("false").unwrap(),
-            OrBool::from_bool(false)
-        );
-        assert_eq!(
-            serde_json::from_str::<OrBool>(r#"{"type":"string"}"#).unwrap(),
-            OrBool::from_schema(schema("string"))
-        );
-        assert_eq!(
-            serde_json::from_str::<OrBool>("{}").unwrap(),
-            OrBool::from_schema(schema(""))
-        );
+        assert_eq!(serde_json::from_str::<OrBool>("true").unwrap(), OrBool::from_bool(true));
+        assert_eq!(serde_json::from_str::<OrBool>("false").unwrap(), OrBool::from_bool(false));
+        assert_eq!(serde_json::from_str::<OrBool>(r#"{"type":"string"}"#).unwrap(), OrBool::from_schema(schema("string")));
+        assert_eq!(serde_json::from_str::<OrBool>("{}").unwrap(), OrBool::from_schema(schema("")));
         for bad in ["null", "1", r#""true""#, "[]", "[true]"] {
             let err = serde_json::from_str::<OrBool>(bad).unwrap_err().to_string();
-            assert!(
-                err.starts_with("boolean or JSON schema expected"),
-                "{bad}: {err}"
-            );
+            assert!(err.starts_with("boolean or JSON schema expected"), "{bad}: {err}");
         }
-        assert_eq!(
-            serde_json::to_string(&OrBool::from_bool(false)).unwrap(),
-            "false"
-        );
-        assert_eq!(
-            serde_json::to_string(&OrBool::from_bool(true)).unwrap(),
-            "true"
-        );
-        assert_eq!(
-            serde_json::to_string(&OrBool::from_schema(schema("x"))).unwrap(),
-            r#"{"type":"x"}"#
-        );
+        assert_eq!(serde_json::to_string(&OrBool::from_bool(false)).unwrap(), "false");
+        assert_eq!(serde_json::to_string(&OrBool::from_bool(true)).unwrap(), "true");
+        assert_eq!(serde_json::to_string(&OrBool::from_schema(schema("x"))).unwrap(), r#"{"type":"x"}"#);
         // The schema wins over `allows` when both are set.
-        let odd = OrBool {
-            allows: false,
-            schema: Some(Box::new(schema("x"))),
-        };
+        let odd = OrBool { allows: false, schema: Some(Box::new(schema("x"))) };
         assert_eq!(serde_json::to_string(&odd).unwrap(), r#"{"type":"x"}"#);
     }
 
@@ -554,46 +434,27 @@ mod tests {
 
     #[test]
     fn or_array_json() {
-        assert_eq!(
-            serde_json::from_str::<OrArray>(r#"{"type":"a"}"#).unwrap(),
-            OrArray::from_schema(schema("a"))
-        );
+        assert_eq!(serde_json::from_str::<OrArray>(r#"{"type":"a"}"#).unwrap(), OrArray::from_schema(schema("a")));
         assert_eq!(
             serde_json::from_str::<OrArray>(r#"[{"type":"a"},null,{}]"#).unwrap(),
             OrArray::from_schemas(vec![schema("a"), schema(""), schema("")])
         );
         // Anything else is the empty value, without error, as upstream.
         for other in ["null", "1", "true", r#""s""#, "[]"] {
-            assert_eq!(
-                serde_json::from_str::<OrArray>(other).unwrap(),
-                OrArray::default(),
-                "{other}"
-            );
+            assert_eq!(serde_json::from_str::<OrArray>(other).unwrap(), OrArray::default(), "{other}");
         }
         assert!(serde_json::from_str::<OrArray>("[1]").is_err());
         assert_eq!(serde_json::to_string(&OrArray::default()).unwrap(), "null");
-        assert_eq!(
-            serde_json::to_string(&OrArray::from_schema(schema("a"))).unwrap(),
-            r#"{"type":"a"}"#
-        );
-        let both = OrArray {
-            schema: Some(Box::new(schema("a"))),
-            json_schemas: vec![schema("b")],
-        };
+        assert_eq!(serde_json::to_string(&OrArray::from_schema(schema("a"))).unwrap(), r#"{"type":"a"}"#);
+        let both = OrArray { schema: Some(Box::new(schema("a"))), json_schemas: vec![schema("b")] };
         assert_eq!(serde_json::to_string(&both).unwrap(), r#"[{"type":"b"}]"#);
     }
 
     #[test]
     fn or_array_protobuf() {
-        let value = OrArray {
-            schema: Some(Box::new(schema("a"))),
-            json_schemas: vec![schema("b"), schema("")],
-        };
+        let value = OrArray { schema: Some(Box::new(schema("a"))), json_schemas: vec![schema("b"), schema("")] };
         let bytes = value.encode_to_vec();
-        assert_eq!(
-            hex(&bytes),
-            "0a030a0161".to_string() + "12030a0162" + "1200"
-        );
+        assert_eq!(hex(&bytes), "0a030a0161".to_string() + "12030a0162" + "1200");
         assert_eq!(value.encoded_len(), bytes.len());
         assert_eq!(OrArray::decode(bytes.as_slice()).unwrap(), value);
         assert!(OrArray::default().encode_to_vec().is_empty());
@@ -604,43 +465,21 @@ mod tests {
 
     #[test]
     fn or_string_array_json_and_protobuf() {
-        assert_eq!(
-            serde_json::from_str::<OrStrings>(r#"["a","b"]"#).unwrap(),
-            OrStrings::from_properties(vec!["a".into(), "b".into()])
-        );
+        assert_eq!(serde_json::from_str::<OrStrings>(r#"["a","b"]"#).unwrap(), OrStrings::from_properties(vec!["a".into(), "b".into()]));
         assert_eq!(
             serde_json::from_str::<OrStrings>(r#"["a",null]"#).unwrap(),
             OrStrings::from_properties(vec!["a".into(), String::new()])
         );
-        assert_eq!(
-            serde_json::from_str::<OrStrings>(r#"{"type":"a"}"#).unwrap(),
-            OrStrings::from_schema(schema("a"))
-        );
+        assert_eq!(serde_json::from_str::<OrStrings>(r#"{"type":"a"}"#).unwrap(), OrStrings::from_schema(schema("a")));
         for other in ["null", "1", "false", r#""s""#] {
-            assert_eq!(
-                serde_json::from_str::<OrStrings>(other).unwrap(),
-                OrStrings::default(),
-                "{other}"
-            );
+            assert_eq!(serde_json::from_str::<OrStrings>(other).unwrap(), OrStrings::default(), "{other}");
         }
         assert!(serde_json::from_str::<OrStrings>("[1]").is_err());
-        assert_eq!(
-            serde_json::to_string(&OrStrings::default()).unwrap(),
-            "null"
-        );
-        assert_eq!(
-            serde_json::to_string(&OrStrings::from_properties(vec!["x".into()])).unwrap(),
-            r#"["x"]"#
-        );
-        assert_eq!(
-            serde_json::to_string(&OrStrings::from_schema(schema("a"))).unwrap(),
-            r#"{"type":"a"}"#
-        );
+        assert_eq!(serde_json::to_string(&OrStrings::default()).unwrap(), "null");
+        assert_eq!(serde_json::to_string(&OrStrings::from_properties(vec!["x".into()])).unwrap(), r#"["x"]"#);
+        assert_eq!(serde_json::to_string(&OrStrings::from_schema(schema("a"))).unwrap(), r#"{"type":"a"}"#);
 
-        let value = OrStrings {
-            schema: Some(Box::new(schema("a"))),
-            property: vec!["x".into(), String::new()],
-        };
+        let value = OrStrings { schema: Some(Box::new(schema("a"))), property: vec!["x".into(), String::new()] };
         let bytes = value.encode_to_vec();
         assert_eq!(hex(&bytes), "0a030a01611201781200");
         assert_eq!(value.encoded_len(), bytes.len());
@@ -652,18 +491,9 @@ mod tests {
     fn recursive_schemas() {
         let json = r#"{"type":"object","additionalProperties":{"type":"array","items":[{"additionalProperties":false}]}}"#;
         let value: TestSchema = serde_json::from_str(json).unwrap();
-        let inner = value
-            .additional_properties
-            .as_ref()
-            .unwrap()
-            .schema
-            .as_ref()
-            .unwrap();
+        let inner = value.additional_properties.as_ref().unwrap().schema.as_ref().unwrap();
         assert_eq!(inner.type_, "array");
-        assert_eq!(
-            inner.items.as_ref().unwrap().json_schemas[0].additional_properties,
-            Some(OrBool::from_bool(false))
-        );
+        assert_eq!(inner.items.as_ref().unwrap().json_schemas[0].additional_properties, Some(OrBool::from_bool(false)));
         assert_eq!(serde_json::to_string(&value).unwrap(), json);
         let bytes = value.encode_to_vec();
         assert_eq!(TestSchema::decode(bytes.as_slice()).unwrap(), value);

@@ -45,8 +45,7 @@ pub fn decode(text: &str) -> Result<Vec<u8>, String> {
     };
     result.map_err(|err| {
         let at = match err {
-            base64::DecodeError::InvalidByte(at, _)
-            | base64::DecodeError::InvalidLastSymbol(at, _) => at,
+            base64::DecodeError::InvalidByte(at, _) | base64::DecodeError::InvalidLastSymbol(at, _) => at,
             base64::DecodeError::InvalidLength(at) => at,
             base64::DecodeError::InvalidPadding => text.len(),
         };
@@ -159,19 +158,14 @@ pub mod base64_vec {
 pub mod base64_option {
     use super::*;
 
-    pub fn serialize<S: Serializer>(
-        value: &Option<Vec<u8>>,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
+    pub fn serialize<S: Serializer>(value: &Option<Vec<u8>>, serializer: S) -> Result<S::Ok, S::Error> {
         match value {
             Some(bytes) => serializer.serialize_str(&encode(bytes)),
             None => serializer.serialize_none(),
         }
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(
-        deserializer: D,
-    ) -> Result<Option<Vec<u8>>, D::Error> {
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Vec<u8>>, D::Error> {
         deserializer.deserialize_option(OptionBytesVisitor)
     }
 }
@@ -181,10 +175,7 @@ pub mod base64_option {
 pub mod base64_map {
     use super::*;
 
-    pub fn serialize<S: Serializer>(
-        value: &BTreeMap<String, Vec<u8>>,
-        serializer: S,
-    ) -> Result<S::Ok, S::Error> {
+    pub fn serialize<S: Serializer>(value: &BTreeMap<String, Vec<u8>>, serializer: S) -> Result<S::Ok, S::Error> {
         let mut map = serializer.serialize_map(Some(value.len()))?;
         for (k, v) in value {
             map.serialize_entry(k, &encode(v))?;
@@ -192,9 +183,7 @@ pub mod base64_map {
         map.end()
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(
-        deserializer: D,
-    ) -> Result<BTreeMap<String, Vec<u8>>, D::Error> {
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<BTreeMap<String, Vec<u8>>, D::Error> {
         struct MapVisitor;
         impl<'de> Visitor<'de> for MapVisitor {
             type Value = BTreeMap<String, Vec<u8>>;
@@ -240,9 +229,7 @@ pub mod base64_list {
         seq.end()
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(
-        deserializer: D,
-    ) -> Result<Vec<Vec<u8>>, D::Error> {
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<Vec<u8>>, D::Error> {
         struct ListVisitor;
         impl<'de> Visitor<'de> for ListVisitor {
             type Value = Vec<Vec<u8>>;
@@ -284,11 +271,7 @@ mod tests {
     struct Holder {
         #[serde(default, with = "base64_vec")]
         v: Vec<u8>,
-        #[serde(
-            default,
-            with = "base64_option",
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(default, with = "base64_option", skip_serializing_if = "Option::is_none")]
         o: Option<Vec<u8>>,
         #[serde(default, with = "base64_map")]
         m: BTreeMap<String, Vec<u8>>,
@@ -298,13 +281,7 @@ mod tests {
 
     #[test]
     fn encode_matches_go_std_encoding() {
-        for (bytes, text) in [
-            (&b""[..], ""),
-            (b"f", "Zg=="),
-            (b"fo", "Zm8="),
-            (b"foo", "Zm9v"),
-            (b"\x00\xff\xfe", "AP/+"),
-        ] {
+        for (bytes, text) in [(&b""[..], ""), (b"f", "Zg=="), (b"fo", "Zm8="), (b"foo", "Zm9v"), (b"\x00\xff\xfe", "AP/+")] {
             assert_eq!(encode(bytes), text);
             assert_eq!(decode(text).unwrap(), bytes);
         }
@@ -319,10 +296,7 @@ mod tests {
         // Padding is required, the URL alphabet is rejected, garbage is rejected.
         for bad in ["Zg", "Zm8", "_-8=", "Zm9v!", "Zg==Zg==", "===="] {
             let err = decode(bad).unwrap_err();
-            assert!(
-                err.starts_with("illegal base64 data at input byte "),
-                "{bad}: {err}"
-            );
+            assert!(err.starts_with("illegal base64 data at input byte "), "{bad}: {err}");
         }
     }
 
@@ -331,34 +305,18 @@ mod tests {
         let h = Holder {
             v: b"foo".to_vec(),
             o: Some(Vec::new()),
-            m: BTreeMap::from([
-                ("a".to_string(), b"fo".to_vec()),
-                ("b".to_string(), Vec::new()),
-            ]),
+            m: BTreeMap::from([("a".to_string(), b"fo".to_vec()), ("b".to_string(), Vec::new())]),
             l: vec![b"f".to_vec(), Vec::new()],
         };
         let json = serde_json::to_string(&h).unwrap();
-        assert_eq!(
-            json,
-            r#"{"v":"Zm9v","o":"","m":{"a":"Zm8=","b":""},"l":["Zg==",""]}"#
-        );
+        assert_eq!(json, r#"{"v":"Zm9v","o":"","m":{"a":"Zm8=","b":""},"l":["Zg==",""]}"#);
         assert_eq!(serde_json::from_str::<Holder>(&json).unwrap(), h);
     }
 
     #[test]
     fn json_null_and_arrays() {
-        let h: Holder =
-            serde_json::from_str(r#"{"v":null,"o":null,"m":{"a":null},"l":[null,"Zg=="]}"#)
-                .unwrap();
-        assert_eq!(
-            h,
-            Holder {
-                v: vec![],
-                o: None,
-                m: BTreeMap::from([("a".to_string(), vec![])]),
-                l: vec![vec![], b"f".to_vec()],
-            }
-        );
+        let h: Holder = serde_json::from_str(r#"{"v":null,"o":null,"m":{"a":null},"l":[null,"Zg=="]}"#).unwrap();
+        assert_eq!(h, Holder { v: vec![], o: None, m: BTreeMap::from([("a".to_string(), vec![])]), l: vec![vec![], b"f".to_vec()] });
         let h: Holder = serde_json::from_str(r#"{"v":[1,2,255],"m":null,"l":null}"#).unwrap();
         assert_eq!(h.v, vec![1, 2, 255]);
         assert!(h.m.is_empty() && h.l.is_empty());

@@ -110,15 +110,7 @@ impl Instant {
         if year < 0 {
             out.push('-');
         }
-        out.push_str(&format!(
-            "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",
-            year.unsigned_abs(),
-            month,
-            day,
-            rem / 3600,
-            rem / 60 % 60,
-            rem % 60
-        ));
+        out.push_str(&format!("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", year.unsigned_abs(), month, day, rem / 3600, rem / 60 % 60, rem % 60));
         let digits = format!("{nanos:09}");
         match frac {
             Some(0) => {}
@@ -176,11 +168,7 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
     let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
     let year = yoe + era * 400 + i128::from(month <= 2);
-    (
-        year.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64,
-        month,
-        day,
-    )
+    (year.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64, month, day)
 }
 
 /// A proleptic Gregorian date to days since 1970-01-01 (inverse of [`civil_from_days`]).
@@ -214,35 +202,18 @@ enum Fraction {
 
 /// Go's `time.Parse` for the RFC 3339 layouts used by `Time` and `MicroTime`, returning UTC
 /// (unix seconds, nanos). Errors carry Go's `ParseError` text.
-fn parse_rfc3339(
-    value: &str,
-    layout: &'static str,
-    fraction: Fraction,
-) -> Result<(i64, i64), ParseTimeError> {
+fn parse_rfc3339(value: &str, layout: &'static str, fraction: Fraction) -> Result<(i64, i64), ParseTimeError> {
     let quote = go_quote;
     let cannot = |rest: &str, elem: &str| {
-        ParseTimeError(format!(
-            "parsing time {} as {}: cannot parse {} as {}",
-            quote(value),
-            quote(layout),
-            quote(rest),
-            quote(elem)
-        ))
+        ParseTimeError(format!("parsing time {} as {}: cannot parse {} as {}", quote(value), quote(layout), quote(rest), quote(elem)))
     };
-    let out_of_range = |what: &str| {
-        ParseTimeError(format!(
-            "parsing time {}: {what} out of range",
-            quote(value)
-        ))
-    };
+    let out_of_range = |what: &str| ParseTimeError(format!("parsing time {}: {what} out of range", quote(value)));
 
     let b = value.as_bytes();
     let mut pos = 0usize;
     let digits = |pos: usize, n: usize| -> Option<i64> {
         let s = b.get(pos..pos + n)?;
-        s.iter()
-            .all(u8::is_ascii_digit)
-            .then(|| s.iter().fold(0i64, |acc, d| acc * 10 + i64::from(d - b'0')))
+        s.iter().all(u8::is_ascii_digit).then(|| s.iter().fold(0i64, |acc, d| acc * 10 + i64::from(d - b'0')))
     };
     let rest = |pos: usize| value.get(pos..).unwrap_or("");
 
@@ -299,10 +270,7 @@ fn parse_rfc3339(
     match fraction {
         Fraction::Optional => {
             if is_sep(b.get(pos)) && b.get(pos + 1).is_some_and(u8::is_ascii_digit) {
-                let n = b[pos + 1..]
-                    .iter()
-                    .take_while(|c| c.is_ascii_digit())
-                    .count();
+                let n = b[pos + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
                 nanos = frac_nanos(&b[pos + 1..pos + 1 + n]);
                 pos += 1 + n;
             }
@@ -326,9 +294,7 @@ fn parse_rfc3339(
             Some(b'-') => -1,
             _ => return Err(cannot(rest(pos), "Z07:00")),
         };
-        let (Some(hh), Some(b':'), Some(mm)) =
-            (digits(pos + 1, 2), b.get(pos + 3), digits(pos + 4, 2))
-        else {
+        let (Some(hh), Some(b':'), Some(mm)) = (digits(pos + 1, 2), b.get(pos + 3), digits(pos + 4, 2)) else {
             return Err(cannot(rest(pos), "Z07:00"));
         };
         if hh > 24 {
@@ -341,11 +307,7 @@ fn parse_rfc3339(
         sign * (hh * 3600 + mm * 60)
     };
     if pos < b.len() {
-        return Err(ParseTimeError(format!(
-            "parsing time {}: extra text: {}",
-            quote(value),
-            quote(rest(pos))
-        )));
+        return Err(ParseTimeError(format!("parsing time {}: extra text: {}", quote(value), quote(rest(pos)))));
     }
     if day < 1 || day > i64::from(days_in_month(year, month as u32)) {
         return Err(out_of_range("day"));
@@ -531,11 +493,7 @@ impl Time {
     /// Upstream's `MarshalQueryParameter`: RFC 3339 with nanoseconds (trailing zeros dropped),
     /// or the empty string for the zero time.
     pub fn to_query_parameter(&self) -> String {
-        if self.is_zero() {
-            String::new()
-        } else {
-            self.0.format(None)
-        }
+        if self.is_zero() { String::new() } else { self.0.format(None) }
     }
 
     /// Upstream's `UnmarshalQueryParameter`: empty or `null` is the zero time, otherwise
@@ -566,10 +524,7 @@ impl MicroTime {
         if self.is_zero() {
             return MicroTime::zero();
         }
-        MicroTime::from_unix(
-            self.unix_seconds(),
-            i64::from(self.subsec_nanos() / 1000 * 1000),
-        )
+        MicroTime::from_unix(self.unix_seconds(), i64::from(self.subsec_nanos() / 1000 * 1000))
     }
 
     /// Upstream's `MarshalQueryParameter`: the JSON form, or the empty string for the zero time.
@@ -659,13 +614,7 @@ impl prost::Message for Time {
         encode_timestamp(&self.0, false, buf);
     }
 
-    fn merge_field(
-        &mut self,
-        tag: u32,
-        wire_type: WireType,
-        buf: &mut impl Buf,
-        ctx: DecodeContext,
-    ) -> Result<(), DecodeError> {
+    fn merge_field(&mut self, tag: u32, wire_type: WireType, buf: &mut impl Buf, ctx: DecodeContext) -> Result<(), DecodeError> {
         merge_timestamp(&mut self.0, false, tag, wire_type, buf, ctx)
     }
 
@@ -683,13 +632,7 @@ impl prost::Message for MicroTime {
         encode_timestamp(&self.0, true, buf);
     }
 
-    fn merge_field(
-        &mut self,
-        tag: u32,
-        wire_type: WireType,
-        buf: &mut impl Buf,
-        ctx: DecodeContext,
-    ) -> Result<(), DecodeError> {
+    fn merge_field(&mut self, tag: u32, wire_type: WireType, buf: &mut impl Buf, ctx: DecodeContext) -> Result<(), DecodeError> {
         merge_timestamp(&mut self.0, true, tag, wire_type, buf, ctx)
     }
 
@@ -712,10 +655,7 @@ mod tests {
     }
 
     fn unhex(s: &str) -> Vec<u8> {
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
+        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
     }
 
     #[test]
@@ -737,11 +677,7 @@ mod tests {
         assert_eq!(serde_json::to_string(&Time::zero()).unwrap(), "null");
         assert_eq!(serde_json::from_str::<Time>("null").unwrap(), Time::zero());
         // Go's zero instant is the zero time.
-        assert!(
-            serde_json::from_str::<Time>(r#""0001-01-01T00:00:00Z""#)
-                .unwrap()
-                .is_zero()
-        );
+        assert!(serde_json::from_str::<Time>(r#""0001-01-01T00:00:00Z""#).unwrap().is_zero());
     }
 
     #[test]
@@ -757,11 +693,7 @@ mod tests {
             ("2008-01-01T1:01:01Z", 0),
         ] {
             let t = Time::parse_rfc3339(text).unwrap();
-            assert_eq!(
-                (t.unix_seconds(), t.subsec_nanos()),
-                (base.unix_seconds(), nanos),
-                "{text}"
-            );
+            assert_eq!((t.unix_seconds(), t.subsec_nanos()), (base.unix_seconds(), nanos), "{text}");
             assert_eq!(t.to_rfc3339().unwrap(), "2008-01-01T01:01:01Z");
         }
     }
@@ -769,38 +701,17 @@ mod tests {
     #[test]
     fn parse_errors() {
         for (text, message) in [
-            (
-                "",
-                r#"parsing time "" as "2006-01-02T15:04:05Z07:00": cannot parse "" as "2006""#,
-            ),
+            ("", r#"parsing time "" as "2006-01-02T15:04:05Z07:00": cannot parse "" as "2006""#),
             (
                 "2008-01-01 01:01:01Z",
                 r#"parsing time "2008-01-01 01:01:01Z" as "2006-01-02T15:04:05Z07:00": cannot parse " 01:01:01Z" as "T""#,
             ),
-            (
-                "2008-13-01T01:01:01Z",
-                r#"parsing time "2008-13-01T01:01:01Z": month out of range"#,
-            ),
-            (
-                "2007-02-29T01:01:01Z",
-                r#"parsing time "2007-02-29T01:01:01Z": day out of range"#,
-            ),
-            (
-                "2008-01-01T24:01:01Z",
-                r#"parsing time "2008-01-01T24:01:01Z": hour out of range"#,
-            ),
-            (
-                "2008-01-01T01:01:60Z",
-                r#"parsing time "2008-01-01T01:01:60Z": second out of range"#,
-            ),
-            (
-                "2008-01-01T01:01:01Zx",
-                r#"parsing time "2008-01-01T01:01:01Zx": extra text: "x""#,
-            ),
-            (
-                "2008-01-01T01:01:01",
-                r#"parsing time "2008-01-01T01:01:01" as "2006-01-02T15:04:05Z07:00": cannot parse "" as "Z07:00""#,
-            ),
+            ("2008-13-01T01:01:01Z", r#"parsing time "2008-13-01T01:01:01Z": month out of range"#),
+            ("2007-02-29T01:01:01Z", r#"parsing time "2007-02-29T01:01:01Z": day out of range"#),
+            ("2008-01-01T24:01:01Z", r#"parsing time "2008-01-01T24:01:01Z": hour out of range"#),
+            ("2008-01-01T01:01:60Z", r#"parsing time "2008-01-01T01:01:60Z": second out of range"#),
+            ("2008-01-01T01:01:01Zx", r#"parsing time "2008-01-01T01:01:01Zx": extra text: "x""#),
+            ("2008-01-01T01:01:01", r#"parsing time "2008-01-01T01:01:01" as "2006-01-02T15:04:05Z07:00": cannot parse "" as "Z07:00""#),
             (
                 "2008-01-01T01:01:01.Z",
                 r#"parsing time "2008-01-01T01:01:01.Z" as "2006-01-02T15:04:05Z07:00": cannot parse ".Z" as "Z07:00""#,
@@ -818,11 +729,7 @@ mod tests {
                 r#"parsing time "2008-01-01T01:01:01\xc3\xa9" as "2006-01-02T15:04:05Z07:00": cannot parse "\xc3\xa9" as "Z07:00""#,
             ),
         ] {
-            assert_eq!(
-                Time::parse_rfc3339(text).unwrap_err().to_string(),
-                message,
-                "{text:?}"
-            );
+            assert_eq!(Time::parse_rfc3339(text).unwrap_err().to_string(), message, "{text:?}");
         }
         for bad in ["5", "true", "{}", r#""yesterday""#] {
             assert!(serde_json::from_str::<Time>(bad).is_err(), "{bad}");
@@ -832,38 +739,20 @@ mod tests {
     #[test]
     fn json_micro_time() {
         let t = MicroTime::from_unix(1_041_382_861, 3_000);
-        assert_eq!(
-            serde_json::to_string(&t).unwrap(),
-            r#""2003-01-01T01:01:01.000003Z""#
-        );
-        assert_eq!(
-            serde_json::from_str::<MicroTime>(r#""2003-01-01T01:01:01.000003Z""#).unwrap(),
-            t
-        );
+        assert_eq!(serde_json::to_string(&t).unwrap(), r#""2003-01-01T01:01:01.000003Z""#);
+        assert_eq!(serde_json::from_str::<MicroTime>(r#""2003-01-01T01:01:01.000003Z""#).unwrap(), t);
         // Truncated (not rounded) to microseconds.
         let t = MicroTime::from_unix(1_041_382_861, 999_999_999);
         assert_eq!(t.to_rfc3339().unwrap(), "2003-01-01T01:01:01.999999Z");
-        assert_eq!(
-            MicroTime::from_unix(0, 0).to_rfc3339().unwrap(),
-            "1970-01-01T00:00:00.000000Z"
-        );
-        assert_eq!(
-            MicroTime::parse_rfc3339("2003-01-01T02:01:01.000003+01:00").unwrap(),
-            MicroTime::from_unix(1_041_382_861, 3_000)
-        );
+        assert_eq!(MicroTime::from_unix(0, 0).to_rfc3339().unwrap(), "1970-01-01T00:00:00.000000Z");
+        assert_eq!(MicroTime::parse_rfc3339("2003-01-01T02:01:01.000003+01:00").unwrap(), MicroTime::from_unix(1_041_382_861, 3_000));
         assert_eq!(serde_json::to_string(&MicroTime::zero()).unwrap(), "null");
         // RFC3339Micro wants exactly six digits.
-        for bad in [
-            "2003-01-01T01:01:01Z",
-            "2003-01-01T01:01:01.00003Z",
-            "2003-01-01T01:01:01.0000031Z",
-        ] {
+        for bad in ["2003-01-01T01:01:01Z", "2003-01-01T01:01:01.00003Z", "2003-01-01T01:01:01.0000031Z"] {
             assert!(MicroTime::parse_rfc3339(bad).is_err(), "{bad}");
         }
         assert_eq!(
-            MicroTime::parse_rfc3339("2003-01-01T01:01:01Z")
-                .unwrap_err()
-                .to_string(),
+            MicroTime::parse_rfc3339("2003-01-01T01:01:01Z").unwrap_err().to_string(),
             r#"parsing time "2003-01-01T01:01:01Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "Z" as ".000000""#
         );
     }
@@ -922,10 +811,7 @@ mod tests {
         assert_eq!((t.unix_seconds(), t.subsec_nanos()), (0, 999_999_999));
         assert_eq!(hex(&t.encode_to_vec()), "080010ff93ebdc03");
         // Field order does not matter.
-        assert_eq!(
-            MicroTime::decode(&unhex("10b8170801")[..]).unwrap(),
-            MicroTime::from_unix(1, 3000)
-        );
+        assert_eq!(MicroTime::decode(&unhex("10b8170801")[..]).unwrap(), MicroTime::from_unix(1, 3000));
     }
 
     #[test]
@@ -951,10 +837,7 @@ mod tests {
         }
         let t = Time::from_unix(-62_167_219_200 - 86_400, 0); // 0000-01-01 minus a day
         assert_eq!(t.to_rfc3339().unwrap(), "-0001-12-31T00:00:00Z");
-        assert_eq!(
-            Time::from_unix(253_402_300_800, 0).to_rfc3339().unwrap(),
-            "10000-01-01T00:00:00Z"
-        );
+        assert_eq!(Time::from_unix(253_402_300_800, 0).to_rfc3339().unwrap(), "10000-01-01T00:00:00Z");
     }
 
     #[test]
@@ -966,19 +849,10 @@ mod tests {
         assert!(!now.is_zero());
         assert_eq!(Time::from_chrono(now.to_chrono().unwrap()), now);
         assert_eq!(Time::zero().unix_seconds(), GO_ZERO_UNIX);
-        assert_eq!(
-            Time::from_unix(1, 5).to_query_parameter(),
-            "1970-01-01T00:00:01.000000005Z"
-        );
-        assert_eq!(
-            Time::from_query_parameter("1970-01-01T00:00:01.5Z").unwrap(),
-            Time::from_unix(1, 500_000_000)
-        );
+        assert_eq!(Time::from_unix(1, 5).to_query_parameter(), "1970-01-01T00:00:01.000000005Z");
+        assert_eq!(Time::from_query_parameter("1970-01-01T00:00:01.5Z").unwrap(), Time::from_unix(1, 500_000_000));
         assert!(Time::from_query_parameter("").unwrap().is_zero());
-        assert_eq!(
-            format!("{:?}", Time::from_unix(0, 0)),
-            "Time(1970-01-01T00:00:00Z)"
-        );
+        assert_eq!(format!("{:?}", Time::from_unix(0, 0)), "Time(1970-01-01T00:00:00Z)");
         assert_eq!(format!("{:?}", MicroTime::zero()), "MicroTime(zero)");
     }
 }

@@ -8,9 +8,9 @@
 
 use std::collections::BTreeMap;
 
+use prost::DecodeError;
 use prost::bytes::{Buf, BufMut};
 use prost::encoding::{DecodeContext, WireType, encode_key, encode_varint, encoded_len_varint, key_len};
-use prost::DecodeError;
 
 /// Encodes a map field as upstream does: one entry message per key, in key order, each with its
 /// key (tag 1) and value (tag 2) always present.

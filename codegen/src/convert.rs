@@ -176,8 +176,7 @@ pub fn plan(model: &Model) -> Result<Plan> {
     let mut reach: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for p in pkg_group.keys() {
         let mut seen = BTreeSet::new();
-        let mut stack: Vec<String> =
-            model.kinds.iter().filter(|k| &k.package == p).map(|k| k.type_name.clone()).collect();
+        let mut stack: Vec<String> = model.kinds.iter().filter(|k| &k.package == p).map(|k| k.type_name.clone()).collect();
         while let Some(n) = stack.pop() {
             let Some(t) = model.packages[p].types.get(&n) else { continue };
             if !seen.insert(n) {
@@ -296,7 +295,8 @@ pub fn plan(model: &Model) -> Result<Plan> {
                 for f in &ext_fields {
                     let target = hub_fields.iter().find(|h| h.json_name == f.json_name);
                     let expr = target.and_then(|h| {
-                        let from = Side { card: f.card, elem: f.elem.clone(), optional: f.card == Card::Single && !f.required, boxed: f.boxed };
+                        let from =
+                            Side { card: f.card, elem: f.elem.clone(), optional: f.card == Card::Single && !f.required, boxed: f.boxed };
                         let to = Side { card: h.card, elem: h.elem.clone(), optional: h.optional, boxed: h.boxed };
                         ctx.convert(&format!("in_.{}", f.rust_name), &from, &to, Dir::ToHub, p)
                     });
@@ -347,7 +347,8 @@ pub fn plan(model: &Model) -> Result<Plan> {
                     let target = ext_fields.iter().find(|f| f.json_name == h.json_name);
                     let expr = target.and_then(|f| {
                         let from = Side { card: h.card, elem: h.elem.clone(), optional: h.optional, boxed: h.boxed };
-                        let to = Side { card: f.card, elem: f.elem.clone(), optional: f.card == Card::Single && !f.required, boxed: f.boxed };
+                        let to =
+                            Side { card: f.card, elem: f.elem.clone(), optional: f.card == Card::Single && !f.required, boxed: f.boxed };
                         ctx.convert(&format!("in_.{}", h.rust_name), &from, &to, Dir::FromHub, p)
                     });
                     match (expr, target) {
@@ -404,8 +405,7 @@ pub fn plan(model: &Model) -> Result<Plan> {
 
     // Storage versions.
     let mut storage = Vec::new();
-    let served: BTreeSet<(String, String)> =
-        model.resources.iter().map(|r| (r.kind.group.clone(), r.kind.kind.clone())).collect();
+    let served: BTreeSet<(String, String)> = model.resources.iter().map(|r| (r.kind.group.clone(), r.kind.kind.clone())).collect();
     for (group, kind) in served {
         let gvk = if let Some(o) = data.storage_version.iter().find(|o| o.group == group && o.kind == kind) {
             let Some(k) = model.kinds.iter().map(|k| &k.gvk).find(|k| k.group == group && k.kind == kind && k.version == o.version) else {
@@ -420,7 +420,9 @@ pub fn plan(model: &Model) -> Result<Plan> {
                 .iter()
                 .map(|k| &k.gvk)
                 .filter(|k| k.group == group && k.kind == kind)
-                .filter_map(|k| model.group_versions.iter().find(|g| g.group == k.group && g.version == k.version && g.served).map(|g| (k, g)))
+                .filter_map(|k| {
+                    model.group_versions.iter().find(|g| g.group == k.group && g.version == k.version && g.served).map(|g| (k, g))
+                })
                 .max_by_key(|(k, g)| (g.enabled_by_default, g.version_priority, std::cmp::Reverse(k.version.clone())))
                 .map(|(k, _)| k)
         };
@@ -592,10 +594,10 @@ fn function(name: &str, from: &str, to: &str, body: &[String], over: Option<Stri
     let body: Vec<&String> = auto.into_iter().chain(manual).collect();
     let mut s = String::new();
     if let Some(manual) = over {
+        s.push_str(&format!("/// {doc}: hand-written (`{manual}`).\npub fn {name}(in_: {from}) -> {to} {{\n    {manual}(in_)\n}}\n\n"));
         s.push_str(&format!(
-            "/// {doc}: hand-written (`{manual}`).\npub fn {name}(in_: {from}) -> {to} {{\n    {manual}(in_)\n}}\n\n"
+            "/// {doc}, field by field (what the hand-written conversion builds on).\npub fn auto_{name}(in_: {from}) -> {to} {{\n"
         ));
-        s.push_str(&format!("/// {doc}, field by field (what the hand-written conversion builds on).\npub fn auto_{name}(in_: {from}) -> {to} {{\n"));
     } else {
         s.push_str(&format!("/// {doc}.\npub fn {name}(in_: {from}) -> {to} {{\n"));
     }
@@ -689,7 +691,10 @@ mod tests {
         let mut called = 0;
         for body in plan.conversions.values().flatten() {
             for (i, _) in body.match_indices("crate::manual::") {
-                let path: String = body[i + "crate::manual::".len()..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == ':').collect();
+                let path: String = body[i + "crate::manual::".len()..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == ':')
+                    .collect();
                 let (ident, name) = path.split_once("::").unwrap();
                 assert!(listed.contains(&(ident.to_owned(), name.to_owned())), "{ident}::{name} is called but not listed");
                 called += 1;

@@ -32,8 +32,7 @@ pub fn render(model: &Model) -> anyhow::Result<BTreeMap<String, String>> {
         }
         children.entry(p.module.clone()).or_default();
     }
-    let packages_by_module: BTreeMap<&Vec<String>, &Package> =
-        model.packages.values().map(|p| (&p.module, p)).collect();
+    let packages_by_module: BTreeMap<&Vec<String>, &Package> = model.packages.values().map(|p| (&p.module, p)).collect();
 
     for (module, kids) in &children {
         let package = packages_by_module.get(module).copied();
@@ -50,7 +49,13 @@ pub fn render(model: &Model) -> anyhow::Result<BTreeMap<String, String>> {
             has_register: package.is_some_and(|p| model.kinds.iter().any(|k| k.package == p.proto)),
             has_conversion: package.is_some_and(|p| plan.conversions.contains_key(&p.proto)),
         };
-        files.insert(path, view.render()?);
+        let mut text = view.render()?;
+        if module.is_empty() {
+            // `lib.rs` is the one generated file rustfmt reads (it skips the modules), and
+            // rustfmt wants a final newline.
+            text.push('\n');
+        }
+        files.insert(path, text);
         if let Some(p) = package {
             let types: Vec<TypeView> = p.types.values().map(|t| type_view(t, p)).collect();
             files.insert(format!("{dir}/types.rs"), TypesView { header: &header, types: &types }.render()?);
@@ -76,11 +81,9 @@ pub fn render(model: &Model) -> anyhow::Result<BTreeMap<String, String>> {
                         .collect();
                     if !gvks.is_empty() {
                         let (hub, to_hub, from_hub) = match plan.kind_hubs.get(&(p.proto.clone(), t.name.clone())) {
-                            Some(crate::convert::KindHub { hub_path, conversion_module: Some(m) }) => (
-                                hub_path.clone(),
-                                format!("{m}::{}_to_hub(self)", t.name),
-                                format!("{m}::{}_from_hub(h)", t.name),
-                            ),
+                            Some(crate::convert::KindHub { hub_path, conversion_module: Some(m) }) => {
+                                (hub_path.clone(), format!("{m}::{}_to_hub(self)", t.name), format!("{m}::{}_from_hub(h)", t.name))
+                            }
                             _ => ("Self".to_owned(), "self".to_owned(), "h".to_owned()),
                         };
                         // `metadata.resourceVersion`, set on objects as the store answers them.
@@ -91,7 +94,11 @@ pub fn render(model: &Model) -> anyhow::Result<BTreeMap<String, String>> {
                             .find(|f| f.json_name == "metadata")
                             .filter(|f| matches!(&f.elem, Elem::Named(_, n) if n == "ObjectMeta" || n == "ListMeta"))
                             .map_or(String::new(), |f| {
-                                let meta = if f.card == Card::Single && !f.required { "self.metadata.get_or_insert_default()" } else { "self.metadata" };
+                                let meta = if f.card == Card::Single && !f.required {
+                                    "self.metadata.get_or_insert_default()"
+                                } else {
+                                    "self.metadata"
+                                };
                                 format!("{meta}.resource_version = Some(resource_version.to_owned());")
                             });
                         objects.push(ObjectView {
@@ -105,10 +112,7 @@ pub fn render(model: &Model) -> anyhow::Result<BTreeMap<String, String>> {
                         });
                     }
                 }
-                files.insert(
-                    format!("{dir}/register.rs"),
-                    RegisterView { header: &header, objects: &objects }.render()?,
-                );
+                files.insert(format!("{dir}/register.rs"), RegisterView { header: &header, objects: &objects }.render()?);
             }
         }
     }
@@ -244,9 +248,9 @@ fn type_info_view(model: &Model, t: &TypeDef) -> TypeInfoView {
                         ),
                     ),
                 },
-                Elem::Special(
-                    Special::RawExtension | Special::FieldsV1 | Special::OrBool | Special::OrArray | Special::OrStringArray,
-                ) => (true, "None".to_owned()),
+                Elem::Special(Special::RawExtension | Special::FieldsV1 | Special::OrBool | Special::OrArray | Special::OrStringArray) => {
+                    (true, "None".to_owned())
+                }
                 _ => (false, "None".to_owned()),
             };
             let transparent_single = matches!(&f.elem, Elem::Named(p, n) if lookup(p, n).is_some_and(|t| t.transparent_list));
@@ -289,13 +293,8 @@ struct WalkView {
 }
 
 fn walk_view(t: &TypeDef) -> WalkView {
-    let fields = t
-        .fields
-        .iter()
-        .flat_map(|f| f.flattened())
-        .filter(|f| matches!(f.elem, Elem::Named(..)))
-        .map(|f| f.rust_name.clone())
-        .collect();
+    let fields =
+        t.fields.iter().flat_map(|f| f.flattened()).filter(|f| matches!(f.elem, Elem::Named(..))).map(|f| f.rust_name.clone()).collect();
     WalkView { name: t.name.clone(), fields }
 }
 
@@ -431,9 +430,7 @@ pub fn serde_attrs(json_name: &str, rust_name: &str, card: Card, elem: &Elem, op
     match (card, optional) {
         (Card::Single, true) => serde.push("skip_serializing_if = \"Option::is_none\"".into()),
         (Card::Repeated, _) if !required => serde.push("skip_serializing_if = \"Vec::is_empty\"".into()),
-        (Card::Map, _) if !required => {
-            serde.push("skip_serializing_if = \"::std::collections::BTreeMap::is_empty\"".into())
-        }
+        (Card::Map, _) if !required => serde.push("skip_serializing_if = \"::std::collections::BTreeMap::is_empty\"".into()),
         _ => {}
     }
     if *elem == Elem::Bytes {
@@ -508,12 +505,8 @@ fn proto_view(f: &Field, recv: &str) -> Option<ProtoFieldView> {
                 "::kapi_apimachinery::wire::encode_map({tag}, &{name}, buf, ::prost::encoding::string::encode, \
                  ::prost::encoding::string::encoded_len, {m}::encode, {m}::encoded_len);"
             ),
-            format!(
-                "::kapi_apimachinery::wire::merge_map(&mut {name}, buf, ctx, ::prost::encoding::string::merge, {m}::merge)"
-            ),
-            format!(
-                "::kapi_apimachinery::wire::encoded_len_map({tag}, &{name}, ::prost::encoding::string::encoded_len, {m}::encoded_len)"
-            ),
+            format!("::kapi_apimachinery::wire::merge_map(&mut {name}, buf, ctx, ::prost::encoding::string::merge, {m}::merge)"),
+            format!("::kapi_apimachinery::wire::encoded_len_map({tag}, &{name}, ::prost::encoding::string::encoded_len, {m}::encoded_len)"),
         ),
     };
     Some(ProtoFieldView { tag, json_name: f.json_name.clone(), encode, merge, len })
@@ -548,10 +541,7 @@ struct ResourceRow {
 }
 
 fn gvk_literal(g: &crate::model::Gvk) -> String {
-    format!(
-        "GroupVersionKind {{ group: {:?}, version: {:?}, kind: {:?} }}",
-        g.group, g.version, g.kind
-    )
+    format!("GroupVersionKind {{ group: {:?}, version: {:?}, kind: {:?} }}", g.group, g.version, g.kind)
 }
 
 fn str_slice(items: &[String]) -> String {
@@ -560,11 +550,7 @@ fn str_slice(items: &[String]) -> String {
 }
 
 fn scheme_view<'a>(model: &Model, plan: &crate::convert::Plan, header: &'a str) -> SchemeView<'a> {
-    let storage = plan
-        .storage
-        .iter()
-        .map(|(group, kind, gvk)| format!("({group:?}, {kind:?}, {})", gvk_literal(gvk)))
-        .collect();
+    let storage = plan.storage.iter().map(|(group, kind, gvk)| format!("({group:?}, {kind:?}, {})", gvk_literal(gvk))).collect();
     let kinds = model
         .kinds
         .iter()
@@ -674,10 +660,7 @@ fn routes_view<'a>(model: &Model, header: &'a str) -> RoutesView<'a> {
                     str_slice(&t.patch_types)
                 ),
             };
-            format!(
-                "Route {{ path: {:?}, method: {:?}, operation_id: {:?}, target: {target} }}",
-                r.path, r.method, r.operation_id
-            )
+            format!("Route {{ path: {:?}, method: {:?}, operation_id: {:?}, target: {target} }}", r.path, r.method, r.operation_id)
         })
         .collect();
     RoutesView { header, routes }

@@ -85,8 +85,8 @@ pub fn is_envelope_message(full: &str) -> bool {
 /// `JSONSchemaProps`, whose JSON names are JSON Schema keywords (`$ref`, `$schema`) and
 /// Kubernetes extensions (`x-kubernetes-list-type`) that are not valid proto identifiers.
 pub fn json_name(message: &str, proto_field: &str, log: &mut Log) -> String {
-    let is_schema_props = message.starts_with("k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.")
-        && message.ends_with(".JSONSchemaProps");
+    let is_schema_props =
+        message.starts_with("k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.") && message.ends_with(".JSONSchemaProps");
     if is_schema_props {
         let renamed = match proto_field {
             "ref" => Some("$ref".to_owned()),
@@ -133,8 +133,12 @@ pub fn is_type_meta_field(json_name: &str) -> bool {
 
 pub fn type_meta_doc(json_name: &str) -> &'static str {
     match json_name {
-        "kind" => "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
-        _ => "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+        "kind" => {
+            "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds"
+        }
+        _ => {
+            "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources"
+        }
     }
 }
 

@@ -22,11 +22,7 @@ fn main() -> Result<()> {
     };
     let spec = kapi_codegen::SpecDir::in_repo(repo, &version);
     let start = Instant::now();
-    let model = if version == pinned {
-        kapi_codegen::load_model(&spec)?
-    } else {
-        kapi_codegen::load_other_model(&spec)?
-    };
+    let model = if version == pinned { kapi_codegen::load_model(&spec)? } else { kapi_codegen::load_other_model(&spec)? };
     if version == pinned {
         kapi_codegen::convert::check_manual(&kapi_codegen::convert::plan(&model)?, &repo.join("generated/manual"))?;
     }

@@ -187,8 +187,7 @@ pub fn build(inputs: &Inputs<'_>) -> Result<Model> {
     let mut fixup_log = fixups::Log::default();
 
     let kinds = collect_kinds(inputs, &schemas)?;
-    let kind_types: BTreeSet<(String, String)> =
-        kinds.iter().map(|k| (k.package.clone(), k.type_name.clone())).collect();
+    let kind_types: BTreeSet<(String, String)> = kinds.iter().map(|k| (k.package.clone(), k.type_name.clone())).collect();
 
     // Types from protobuf messages, joined with their OpenAPI definitions.
     for (full, msg) in &inputs.protos.messages {
@@ -241,11 +240,7 @@ pub fn build(inputs: &Inputs<'_>) -> Result<Model> {
 fn insert_type(packages: &mut BTreeMap<String, Package>, ty: TypeDef) {
     packages
         .entry(ty.package.clone())
-        .or_insert_with(|| Package {
-            proto: ty.package.clone(),
-            module: naming::module_path(&ty.package),
-            types: BTreeMap::new(),
-        })
+        .or_insert_with(|| Package { proto: ty.package.clone(), module: naming::module_path(&ty.package), types: BTreeMap::new() })
         .types
         .insert(ty.name.clone(), ty);
 }
@@ -266,9 +261,7 @@ fn schemas(openapi: &OpenAPI) -> BTreeMap<&str, &Schema> {
 /// the two staging repositories).
 pub fn definition_for_message(full: &str) -> String {
     let rest = full.strip_prefix("k8s.io.").unwrap_or(full);
-    let rest = rest
-        .replace("apiextensions_apiserver.", "apiextensions-apiserver.")
-        .replace("kube_aggregator.", "kube-aggregator.");
+    let rest = rest.replace("apiextensions_apiserver.", "apiextensions-apiserver.").replace("kube_aggregator.", "kube-aggregator.");
     format!("io.k8s.{rest}")
 }
 
@@ -308,9 +301,7 @@ fn sibling_schema<'a>(full: &str, schemas: &BTreeMap<&str, &'a Schema>) -> Optio
             (n == name && def_pkg.starts_with("io.k8s.api.")).then_some((def_group != same_group, version, *s))
         })
         .collect();
-    candidates.sort_by_key(|(other_group, v, _)| {
-        (*other_group, v.contains("alpha"), v.contains("beta"), std::cmp::Reverse(v.to_string()))
-    });
+    candidates.sort_by_key(|(other_group, v, _)| (*other_group, v.contains("alpha"), v.contains("beta"), std::cmp::Reverse(v.to_string())));
     candidates.first().map(|(_, _, s)| *s)
 }
 
@@ -343,9 +334,7 @@ impl Join<'_> {
         }
         let Some(inner) = self.protos.messages.get(m) else { return false };
         !inner.fields.is_empty()
-            && inner.fields.iter().all(|f| {
-                props.keys().any(|p| p.eq_ignore_ascii_case(&f.name)) || self.sibling_embeds_nested(f)
-            })
+            && inner.fields.iter().all(|f| props.keys().any(|p| p.eq_ignore_ascii_case(&f.name)) || self.sibling_embeds_nested(f))
     }
 
     fn sibling_embeds_nested(&self, f: &proto::Field) -> bool {
@@ -393,9 +382,7 @@ fn join_type(
             used_props.insert(json_name.clone());
             check_shape(full, &json_name, card, scalar, p)?;
         }
-        let doc = prop
-            .and_then(description_of)
-            .unwrap_or_else(|| f.doc.clone());
+        let doc = prop.and_then(description_of).unwrap_or_else(|| f.doc.clone());
         fields.push(Field {
             rust_name: naming::field_name(&json_name),
             required: required.contains(json_name.as_str()),
@@ -428,10 +415,7 @@ fn join_type(
         if embedded_candidates.is_empty() {
             bail!("property {name} of {} has no field in proto message {full}", schema.unwrap().0);
         }
-        leftover.insert(
-            name.to_string(),
-            PropInfo { required: required.contains(name), doc: description_of(prop), ext: field_ext(prop) },
-        );
+        leftover.insert(name.to_string(), PropInfo { required: required.contains(name), doc: description_of(prop), ext: field_ext(prop) });
     }
     // Kinds always carry TypeMeta in JSON, also those the OpenAPI document does not describe.
     if is_kind {
@@ -461,9 +445,7 @@ fn join_type(
     all.extend(fields);
     check_unique_names(full, &all)?;
 
-    let doc = schema
-        .and_then(|(_, s)| s.schema_data.description.clone())
-        .unwrap_or_else(|| msg.doc.clone());
+    let doc = schema.and_then(|(_, s)| s.schema_data.description.clone()).unwrap_or_else(|| msg.doc.clone());
     Ok(TypeDef {
         name: msg.name.clone(),
         package: msg.package.clone(),
@@ -485,11 +467,8 @@ fn scalar_is_message(kind: &FieldKind) -> bool {
 /// required flags, docs and `x-kubernetes-*` facts from the outer definition, and checks that the
 /// inlined JSON names are exactly the properties no proto field matched.
 fn expand_embedded(packages: &mut BTreeMap<String, Package>) -> Result<()> {
-    let snapshot: BTreeMap<(String, String), TypeDef> = packages
-        .values()
-        .flat_map(|p| p.types.values())
-        .map(|t| ((t.package.clone(), t.name.clone()), t.clone()))
-        .collect();
+    let snapshot: BTreeMap<(String, String), TypeDef> =
+        packages.values().flat_map(|p| p.types.values()).map(|t| ((t.package.clone(), t.name.clone()), t.clone())).collect();
     fn inline_of(snapshot: &BTreeMap<(String, String), TypeDef>, pkg: &str, name: &str) -> Result<Vec<Field>> {
         let Some(inner) = snapshot.get(&(pkg.to_owned(), name.to_owned())) else {
             bail!("embedded type {pkg}.{name} not found");
@@ -817,13 +796,7 @@ fn collect_kinds(inputs: &Inputs<'_>, schemas: &BTreeMap<&str, &Schema>) -> Resu
 }
 
 fn group_versions(inputs: &Inputs<'_>, kinds: &[KindDef]) -> Result<Vec<GroupVersion>> {
-    let served: BTreeSet<(String, String)> = inputs
-        .openapi
-        .paths
-        .paths
-        .keys()
-        .filter_map(|p| routes::group_version_of_path(p))
-        .collect();
+    let served: BTreeSet<(String, String)> = inputs.openapi.paths.paths.keys().filter_map(|p| routes::group_version_of_path(p)).collect();
     let mut all: BTreeSet<(String, String)> = served.clone();
     all.extend(kinds.iter().map(|k| (k.gvk.group.clone(), k.gvk.version.clone())));
     let mut out = Vec::new();
@@ -834,8 +807,7 @@ fn group_versions(inputs: &Inputs<'_>, kinds: &[KindDef]) -> Result<Vec<GroupVer
             bail!("scheme.toml: served group-version {group}/{version} has no [[group_version]] priority");
         }
         let ga = !version.contains("alpha") && !version.contains("beta");
-        let enabled_by_default = is_served
-            && (ga || inputs.data.default_enabled.iter().any(|d| d.group == group && d.version == version));
+        let enabled_by_default = is_served && (ga || inputs.data.default_enabled.iter().any(|d| d.group == group && d.version == version));
         out.push(GroupVersion {
             group_priority: prio.map_or(0, |p| p.group_priority),
             version_priority: prio.map_or(0, |p| p.version_priority),

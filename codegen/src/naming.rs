@@ -5,11 +5,7 @@
 /// raw identifiers (`type` → `r#type`). JSON names that are not identifiers (`$ref`,
 /// `x-kubernetes-list-type`) lose their punctuation.
 pub fn field_name(json: &str) -> String {
-    let cleaned: String = json
-        .trim_start_matches('$')
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
+    let cleaned: String = json.trim_start_matches('$').chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
     let snake = snake_case(&cleaned);
     if is_keyword(&snake) { format!("r#{snake}") } else { snake }
 }
@@ -38,8 +34,7 @@ pub fn snake_case(name: &str) -> String {
             let mut run: String = chars[start..i].iter().collect();
             let next_lower = i < chars.len() && chars[i].is_ascii_lowercase();
             if run.len() > 1 && next_lower {
-                let plural_s = chars[i] == 's'
-                    && (i + 1 == chars.len() || !chars[i + 1].is_ascii_lowercase());
+                let plural_s = chars[i] == 's' && (i + 1 == chars.len() || !chars[i + 1].is_ascii_lowercase());
                 if plural_s {
                     run.push('s');
                     i += 1;
@@ -72,22 +67,62 @@ pub fn snake_case(name: &str) -> String {
 fn is_keyword(s: &str) -> bool {
     matches!(
         s,
-        "as" | "break" | "const" | "continue" | "crate" | "else" | "enum" | "extern" | "false" | "fn"
-            | "for" | "if" | "impl" | "in" | "let" | "loop" | "match" | "mod" | "move" | "mut" | "pub"
-            | "ref" | "return" | "self" | "static" | "struct" | "super" | "trait" | "true" | "type"
-            | "unsafe" | "use" | "where" | "while" | "async" | "await" | "dyn" | "abstract"
-            | "become" | "box" | "do" | "final" | "macro" | "override" | "priv" | "typeof"
-            | "unsized" | "virtual" | "yield" | "try" | "gen"
+        "as" | "break"
+            | "const"
+            | "continue"
+            | "crate"
+            | "else"
+            | "enum"
+            | "extern"
+            | "false"
+            | "fn"
+            | "for"
+            | "if"
+            | "impl"
+            | "in"
+            | "let"
+            | "loop"
+            | "match"
+            | "mod"
+            | "move"
+            | "mut"
+            | "pub"
+            | "ref"
+            | "return"
+            | "self"
+            | "static"
+            | "struct"
+            | "super"
+            | "trait"
+            | "true"
+            | "type"
+            | "unsafe"
+            | "use"
+            | "where"
+            | "while"
+            | "async"
+            | "await"
+            | "dyn"
+            | "abstract"
+            | "become"
+            | "box"
+            | "do"
+            | "final"
+            | "macro"
+            | "override"
+            | "priv"
+            | "typeof"
+            | "unsized"
+            | "virtual"
+            | "yield"
+            | "try"
+            | "gen"
     )
 }
 
 /// The Rust module path of a proto package: `k8s.io.api.apps.v1` → `["api", "apps", "v1"]`.
 pub fn module_path(proto_package: &str) -> Vec<String> {
-    proto_package
-        .trim_start_matches("k8s.io.")
-        .split('.')
-        .map(|s| s.replace('-', "_"))
-        .collect()
+    proto_package.trim_start_matches("k8s.io.").split('.').map(|s| s.replace('-', "_")).collect()
 }
 
 /// The proto package of an OpenAPI definition name (without the type name):

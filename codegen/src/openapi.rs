@@ -12,8 +12,7 @@ use serde_json::{Map, Value, json};
 /// Loads `swagger.json` (v2) or an OpenAPI v3 document into the `openapiv3` model.
 pub fn load(path: &Path) -> Result<openapiv3::OpenAPI> {
     let text = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    let doc: Value =
-        serde_json::from_slice(&text).with_context(|| format!("parsing {}", path.display()))?;
+    let doc: Value = serde_json::from_slice(&text).with_context(|| format!("parsing {}", path.display()))?;
     let v3 = if doc.get("swagger").is_some() { v2_to_v3(doc)? } else { doc };
     serde_json::from_value(v3).with_context(|| format!("reading {} as OpenAPI v3", path.display()))
 }
@@ -60,8 +59,7 @@ fn convert_schema(schema: Value) -> Value {
                 if map.is_empty() {
                     return reference;
                 }
-                let mut rest: Map<String, Value> =
-                    map.into_iter().map(|(k, v)| (k, convert_schema(v))).collect();
+                let mut rest: Map<String, Value> = map.into_iter().map(|(k, v)| (k, convert_schema(v))).collect();
                 rest.insert("allOf".into(), json!([reference]));
                 return Value::Object(rest);
             }
@@ -69,10 +67,9 @@ fn convert_schema(schema: Value) -> Value {
                 map.into_iter()
                     .map(|(k, v)| match (k.as_str(), v) {
                         // Maps from names to schemas: a property may be called `$ref`.
-                        ("properties", Value::Object(props)) => (
-                            k,
-                            Value::Object(props.into_iter().map(|(n, s)| (n, convert_schema(s))).collect()),
-                        ),
+                        ("properties", Value::Object(props)) => {
+                            (k, Value::Object(props.into_iter().map(|(n, s)| (n, convert_schema(s))).collect()))
+                        }
                         (_, v) => (k, convert_schema(v)),
                     })
                     .collect(),
@@ -160,10 +157,8 @@ fn convert_parameters(params: &Value) -> (Vec<Value>, Option<(Value, Option<Stri
 
 fn convert_operation(op: &Value) -> Value {
     let mut out = Map::new();
-    let consumes: Vec<Value> =
-        op.get("consumes").and_then(Value::as_array).cloned().unwrap_or_default();
-    let produces: Vec<Value> =
-        op.get("produces").and_then(Value::as_array).cloned().unwrap_or_default();
+    let consumes: Vec<Value> = op.get("consumes").and_then(Value::as_array).cloned().unwrap_or_default();
+    let produces: Vec<Value> = op.get("produces").and_then(Value::as_array).cloned().unwrap_or_default();
     for (k, v) in op.as_object().into_iter().flatten() {
         match k.as_str() {
             "parameters" => {
@@ -188,8 +183,7 @@ fn convert_operation(op: &Value) -> Value {
                 let mut responses = Map::new();
                 for (code, resp) in v.as_object().into_iter().flatten() {
                     let mut r = Map::new();
-                    let description =
-                        resp.get("description").cloned().unwrap_or_else(|| json!(""));
+                    let description = resp.get("description").cloned().unwrap_or_else(|| json!(""));
                     r.insert("description".into(), description);
                     if let Some(schema) = resp.get("schema") {
                         let schema = convert_schema(schema.clone());
@@ -258,8 +252,7 @@ pub fn split_by_group_version(doc: &openapiv3::OpenAPI, spec_version: &str) -> R
                 _ => {}
             }
         }
-        let components: Map<String, Value> =
-            needed.iter().filter_map(|n| schemas.get(n).map(|s| (n.clone(), s.clone()))).collect();
+        let components: Map<String, Value> = needed.iter().filter_map(|n| schemas.get(n).map(|s| (n.clone(), s.clone()))).collect();
         out.insert(
             gv,
             json!({
@@ -297,10 +290,7 @@ mod tests {
             "produces": ["application/json"]
         });
         let v3 = convert_operation(&op);
-        assert_eq!(
-            v3["requestBody"]["content"]["application/json-patch+json"]["schema"]["$ref"],
-            "#/components/schemas/P"
-        );
+        assert_eq!(v3["requestBody"]["content"]["application/json-patch+json"]["schema"]["$ref"], "#/components/schemas/P");
         assert_eq!(v3["parameters"][0]["schema"]["type"], "string");
         assert_eq!(v3["x-consumes"][0], "application/json-patch+json");
         assert_eq!(v3["responses"]["200"]["content"]["application/json"]["schema"]["type"], "string");

@@ -77,12 +77,9 @@ pub fn load(root: &Path) -> Result<ProtoSet> {
     if files.is_empty() {
         bail!("no .proto files under {}", root.display());
     }
-    let mut compiler = protox::Compiler::new([root])
-        .with_context(|| format!("setting up the proto compiler for {}", root.display()))?;
+    let mut compiler = protox::Compiler::new([root]).with_context(|| format!("setting up the proto compiler for {}", root.display()))?;
     compiler.include_source_info(true).include_imports(true);
-    compiler
-        .open_files(&files)
-        .map_err(|e| anyhow::anyhow!("compiling protos under {}: {e}", root.display()))?;
+    compiler.open_files(&files).map_err(|e| anyhow::anyhow!("compiling protos under {}: {e}", root.display()))?;
     let set = compiler.file_descriptor_set();
 
     let mut out = ProtoSet::default();

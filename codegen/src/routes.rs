@@ -85,9 +85,7 @@ pub fn collect(openapi: &OpenAPI) -> Result<Vec<Route>> {
                 None => None,
                 Some(action) => {
                     let gvk = op.extensions.get("x-kubernetes-group-version-kind");
-                    let field = |k: &str| {
-                        gvk.and_then(|g| g.get(k)).and_then(|v| v.as_str()).unwrap_or_default().to_owned()
-                    };
+                    let field = |k: &str| gvk.and_then(|g| g.get(k)).and_then(|v| v.as_str()).unwrap_or_default().to_owned();
                     let gvk = Gvk { group: field("group"), version: field("version"), kind: field("kind") };
                     let patch_types = if action == "patch" {
                         op.extensions
@@ -196,11 +194,7 @@ pub fn resources(routes: &[Route], data: &SchemeData, kinds: &BTreeSet<Gvk>, str
         let subresources = subs
             .iter()
             .filter(|(((g, v, r), _), _)| *g == group && *v == version && *r == resource)
-            .map(|((_, name), (kind, verbs))| Subresource {
-                name: name.clone(),
-                kind: kind.clone(),
-                verbs: sorted_verbs(verbs),
-            })
+            .map(|((_, name), (kind, verbs))| Subresource { name: name.clone(), kind: kind.clone(), verbs: sorted_verbs(verbs) })
             .collect();
         let list = Gvk { kind: format!("{}List", kind.kind), ..kind.clone() };
         out.push(Resource {

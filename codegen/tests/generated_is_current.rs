@@ -33,17 +33,12 @@ fn generated_is_current_and_deterministic() {
 #[test]
 fn model_covers_the_specs() {
     let model = kapi_codegen::load_model(&spec()).unwrap();
-    let swagger: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(spec().swagger()).unwrap()).unwrap();
+    let swagger: serde_json::Value = serde_json::from_slice(&std::fs::read(spec().swagger()).unwrap()).unwrap();
     let definitions = swagger["definitions"].as_object().unwrap();
     let paths = swagger["paths"].as_object().unwrap();
     // One type per definition: every definition is generated or mapped to a special type.
-    let generated: std::collections::BTreeSet<String> = model
-        .packages
-        .values()
-        .flat_map(|p| p.types.values())
-        .filter_map(|t| t.definition.clone())
-        .collect();
+    let generated: std::collections::BTreeSet<String> =
+        model.packages.values().flat_map(|p| p.types.values()).filter_map(|t| t.definition.clone()).collect();
     let missing: Vec<&String> = definitions
         .keys()
         .filter(|d| !generated.contains(*d))
@@ -54,10 +49,7 @@ fn model_covers_the_specs() {
         .collect();
     assert!(missing.is_empty(), "definitions without a type: {missing:?}");
     // Every (path, method) is a route.
-    let methods: usize = paths
-        .values()
-        .map(|item| item.as_object().unwrap().keys().filter(|k| *k != "parameters").count())
-        .sum();
+    let methods: usize = paths.values().map(|item| item.as_object().unwrap().keys().filter(|k| *k != "parameters").count()).sum();
     assert_eq!(model.routes.len(), methods);
     let route_paths: std::collections::BTreeSet<&str> = model.routes.iter().map(|r| r.path.as_str()).collect();
     assert_eq!(route_paths.len(), paths.len());

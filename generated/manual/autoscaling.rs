@@ -64,23 +64,36 @@ fn cpu_status(percent: i32) -> hub::MetricStatus {
 /// The first CPU resource metric gives v1's target, if it is a utilization
 /// (`Convert_autoscaling_HorizontalPodAutoscalerSpec_To_v1_HorizontalPodAutoscalerSpec`); the
 /// other metrics go to the annotation (whole object).
-pub fn convert_autoscaling_hub_HorizontalPodAutoscalerSpec_metrics_to_v1(value: Vec<hub::MetricSpec>, out: &mut v1::HorizontalPodAutoscalerSpec) {
+pub fn convert_autoscaling_hub_HorizontalPodAutoscalerSpec_metrics_to_v1(
+    value: Vec<hub::MetricSpec>,
+    out: &mut v1::HorizontalPodAutoscalerSpec,
+) {
     if let Some(r) = value.iter().filter(|m| m.r#type == "Resource").find_map(|m| m.resource.as_ref().filter(|r| r.name == "cpu")) {
         out.target_cpu_utilization_percentage = r.target.average_utilization;
     }
 }
 
 /// Kept in the `behavior` annotation by the whole-object conversion.
-pub fn convert_autoscaling_hub_HorizontalPodAutoscalerSpec_behavior_to_v1(_value: Option<hub::HorizontalPodAutoscalerBehavior>, _out: &mut v1::HorizontalPodAutoscalerSpec) {}
+pub fn convert_autoscaling_hub_HorizontalPodAutoscalerSpec_behavior_to_v1(
+    _value: Option<hub::HorizontalPodAutoscalerBehavior>,
+    _out: &mut v1::HorizontalPodAutoscalerSpec,
+) {
+}
 
-pub fn convert_autoscaling_hub_HorizontalPodAutoscalerSpec_targetCPUUtilizationPercentage_to_v2(value: Option<i32>, out: &mut v2::HorizontalPodAutoscalerSpec) {
+pub fn convert_autoscaling_hub_HorizontalPodAutoscalerSpec_targetCPUUtilizationPercentage_to_v2(
+    value: Option<i32>,
+    out: &mut v2::HorizontalPodAutoscalerSpec,
+) {
     let Some(p) = value else { return };
     out.metrics.retain(|m| !is_cpu_utilization(&v2::conversion::MetricSpec_to_hub(m.clone())));
     out.metrics.push(v2::conversion::MetricSpec_from_hub(cpu_metric(p)));
 }
 
 /// The last CPU resource metric with a utilization gives v1's current utilization.
-pub fn convert_autoscaling_hub_HorizontalPodAutoscalerStatus_currentMetrics_to_v1(value: Vec<hub::MetricStatus>, out: &mut v1::HorizontalPodAutoscalerStatus) {
+pub fn convert_autoscaling_hub_HorizontalPodAutoscalerStatus_currentMetrics_to_v1(
+    value: Vec<hub::MetricStatus>,
+    out: &mut v1::HorizontalPodAutoscalerStatus,
+) {
     for m in &value {
         if let Some(r) = m.resource.as_ref().filter(|r| m.r#type == "Resource" && r.name == "cpu")
             && let Some(u) = r.current.average_utilization
@@ -91,9 +104,16 @@ pub fn convert_autoscaling_hub_HorizontalPodAutoscalerStatus_currentMetrics_to_v
 }
 
 /// Kept in the `conditions` annotation by the whole-object conversion.
-pub fn convert_autoscaling_hub_HorizontalPodAutoscalerStatus_conditions_to_v1(_value: Vec<hub::HorizontalPodAutoscalerCondition>, _out: &mut v1::HorizontalPodAutoscalerStatus) {}
+pub fn convert_autoscaling_hub_HorizontalPodAutoscalerStatus_conditions_to_v1(
+    _value: Vec<hub::HorizontalPodAutoscalerCondition>,
+    _out: &mut v1::HorizontalPodAutoscalerStatus,
+) {
+}
 
-pub fn convert_autoscaling_hub_HorizontalPodAutoscalerStatus_currentCPUUtilizationPercentage_to_v2(value: Option<i32>, out: &mut v2::HorizontalPodAutoscalerStatus) {
+pub fn convert_autoscaling_hub_HorizontalPodAutoscalerStatus_currentCPUUtilizationPercentage_to_v2(
+    value: Option<i32>,
+    out: &mut v2::HorizontalPodAutoscalerStatus,
+) {
     let Some(p) = value else { return };
     out.current_metrics.push(v2::conversion::MetricStatus_from_hub(cpu_status(p)));
 }
@@ -225,7 +245,10 @@ fn condition_to_v1(c: &hub::HorizontalPodAutoscalerCondition) -> Value {
     let mut o = Map::new();
     o.insert("type".into(), json!(c.r#type));
     o.insert("status".into(), json!(c.status));
-    o.insert("lastTransitionTime".into(), c.last_transition_time.as_ref().map_or(Value::Null, |t| serde_json::to_value(t).unwrap_or(Value::Null)));
+    o.insert(
+        "lastTransitionTime".into(),
+        c.last_transition_time.as_ref().map_or(Value::Null, |t| serde_json::to_value(t).unwrap_or(Value::Null)),
+    );
     put(&mut o, "reason", &c.reason.as_ref().filter(|s| !s.is_empty()));
     put(&mut o, "message", &c.message.as_ref().filter(|s| !s.is_empty()));
     obj(o)
@@ -317,8 +340,11 @@ fn metric_spec_from_v1(v: &Value) -> Result<hub::MetricSpec, ()> {
         out.resource = Some(hub::ResourceMetricSource { name: string(s, "name")?, target: resource_target(s)? });
     }
     if let Some(s) = field(v, "containerResource") {
-        out.container_resource =
-            Some(hub::ContainerResourceMetricSource { name: string(s, "name")?, target: resource_target(s)?, container: string(s, "container")? });
+        out.container_resource = Some(hub::ContainerResourceMetricSource {
+            name: string(s, "name")?,
+            target: resource_target(s)?,
+            container: string(s, "container")?,
+        });
     }
     if let Some(s) = field(v, "external") {
         let value: Option<Quantity> = typed(s, "targetValue")?;
@@ -342,7 +368,11 @@ fn metric_status_from_v1(v: &Value) -> Result<hub::MetricStatus, ()> {
     if let Some(s) = field(v, "object") {
         out.object = Some(hub::ObjectMetricStatus {
             metric: hub::MetricIdentifier { name: string(s, "metricName")?, selector: typed::<Selector>(s, "selector")? },
-            current: hub::MetricValueStatus { value: zero(typed(s, "currentValue")?), average_value: typed(s, "averageValue")?, average_utilization: None },
+            current: hub::MetricValueStatus {
+                value: zero(typed(s, "currentValue")?),
+                average_value: typed(s, "averageValue")?,
+                average_utilization: None,
+            },
             described_object: reference_from_v1(field(s, "target"))?,
         });
     }
@@ -363,8 +393,11 @@ fn metric_status_from_v1(v: &Value) -> Result<hub::MetricStatus, ()> {
         out.resource = Some(hub::ResourceMetricStatus { name: string(s, "name")?, current: resource_current(s)? });
     }
     if let Some(s) = field(v, "containerResource") {
-        out.container_resource =
-            Some(hub::ContainerResourceMetricStatus { name: string(s, "name")?, current: resource_current(s)?, container: string(s, "container")? });
+        out.container_resource = Some(hub::ContainerResourceMetricStatus {
+            name: string(s, "name")?,
+            current: resource_current(s)?,
+            container: string(s, "container")?,
+        });
     }
     if let Some(s) = field(v, "external") {
         out.external = Some(hub::ExternalMetricStatus {

@@ -42,10 +42,7 @@ pub fn convert_networking_hub_IngressBackend_service_to_v1beta1(
     });
 }
 
-pub fn convert_networking_hub_IngressSpec_defaultBackend_to_v1beta1(
-    value: Option<hub::IngressBackend>,
-    out: &mut v1beta1::IngressSpec,
-) {
+pub fn convert_networking_hub_IngressSpec_defaultBackend_to_v1beta1(value: Option<hub::IngressBackend>, out: &mut v1beta1::IngressSpec) {
     if out.backend.is_none() {
         out.backend = value.map(v1beta1::conversion::IngressBackend_from_hub);
     }

@@ -72,10 +72,7 @@ pub fn convert_resource_hub_Device_basic_to_v1beta2(value: Option<hub::BasicDevi
 macro_rules! to_exactly {
     ($name:ident, $ver:ident, $field:ident, $ty:ty, $wrap:expr) => {
         pub fn $name(value: $ty, out: &mut $ver::DeviceRequest) {
-            let e = $ver::conversion::ExactDeviceRequest_from_hub(hub::ExactDeviceRequest {
-                $field: $wrap(value),
-                ..Default::default()
-            });
+            let e = $ver::conversion::ExactDeviceRequest_from_hub(hub::ExactDeviceRequest { $field: $wrap(value), ..Default::default() });
             if !is_default(&e.$field) {
                 out.exactly.get_or_insert_default().$field = e.$field;
             }

@@ -133,8 +133,7 @@ async fn delete_contents(store: &dyn Storage, name: &str) -> Result<usize, Stora
                 if object["metadata"]["deletionTimestamp"].is_string() {
                     continue;
                 }
-                object["metadata"]["deletionTimestamp"] =
-                    json!(objects::now());
+                object["metadata"]["deletionTimestamp"] = json!(objects::now());
                 object["metadata"]["deletionGracePeriodSeconds"] = json!(0);
                 if let Some(meta) = object["metadata"].as_object_mut() {
                     meta.remove("resourceVersion");

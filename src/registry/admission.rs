@@ -81,16 +81,12 @@ pub fn service_account(pod: &mut Value, account: &Value, suffix: &str) {
     {
         pod["spec"]["imagePullSecrets"] = json!(secrets.iter().map(|s| json!({"name": s["name"]})).collect::<Vec<_>>());
     }
-    let automount = pod["spec"]["automountServiceAccountToken"]
-        .as_bool()
-        .or_else(|| account["automountServiceAccountToken"].as_bool())
-        .unwrap_or(true);
+    let automount =
+        pod["spec"]["automountServiceAccountToken"].as_bool().or_else(|| account["automountServiceAccountToken"].as_bool()).unwrap_or(true);
     if !automount {
         return;
     }
-    let mounted = |c: &Value| {
-        c["volumeMounts"].as_array().is_some_and(|m| m.iter().any(|m| m["mountPath"] == SERVICE_ACCOUNT_MOUNT_PATH))
-    };
+    let mounted = |c: &Value| c["volumeMounts"].as_array().is_some_and(|m| m.iter().any(|m| m["mountPath"] == SERVICE_ACCOUNT_MOUNT_PATH));
     let volume = format!("kube-api-access-{suffix}");
     let mut used = false;
     for list in ["initContainers", "containers"] {
@@ -133,10 +129,7 @@ pub fn priority(pod: &mut Value, classes: &[Value]) -> Result<(), Rejection> {
     let name = spec["priorityClassName"].as_str().unwrap_or_default().to_owned();
     let class_policy = |c: &Value| c["preemptionPolicy"].as_str().unwrap_or("PreemptLowerPriority").to_owned();
     let (value, policy) = if name.is_empty() {
-        let default = classes
-            .iter()
-            .filter(|c| c["globalDefault"] == json!(true))
-            .min_by_key(|c| c["value"].as_i64().unwrap_or_default());
+        let default = classes.iter().filter(|c| c["globalDefault"] == json!(true)).min_by_key(|c| c["value"].as_i64().unwrap_or_default());
         match default {
             Some(c) => {
                 spec["priorityClassName"] = c["metadata"]["name"].clone();
@@ -191,7 +184,10 @@ pub async fn admit_pod(store: &dyn crate::storage::Storage, pod: &mut Value) -> 
 }
 
 /// The stored priority classes; `not_older_than` as in [`crate::storage::ListOptions`].
-async fn priority_classes(store: &dyn crate::storage::Storage, not_older_than: Option<crate::storage::Revision>) -> Result<Vec<Value>, Rejection> {
+async fn priority_classes(
+    store: &dyn crate::storage::Storage,
+    not_older_than: Option<crate::storage::Revision>,
+) -> Result<Vec<Value>, Rejection> {
     let options = crate::storage::ListOptions { not_older_than, ..Default::default() };
     let stored = store
         .list(&crate::server::rest::key("scheduling.k8s.io", "priorityclasses", None, None), options)
@@ -249,7 +245,8 @@ mod tests {
         let mut all = json!({"spec": {"tolerations": [{"operator": "Exists"}]}});
         default_toleration_seconds(&mut all);
         assert_eq!(all["spec"]["tolerations"], json!([{"operator": "Exists"}]));
-        let mut one = json!({"spec": {"tolerations": [{"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"}]}});
+        let mut one =
+            json!({"spec": {"tolerations": [{"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"}]}});
         default_toleration_seconds(&mut one);
         assert_eq!(one["spec"]["tolerations"].as_array().unwrap().len(), 2);
         assert_eq!(one["spec"]["tolerations"][1]["key"], "node.kubernetes.io/not-ready");
@@ -281,6 +278,9 @@ mod tests {
         assert!(matches!(&err, Rejection::Forbidden(m) if m == "no PriorityClass with name nope was found"), "{err:?}");
         let mut wrong = json!({"spec": {"priority": 5}});
         let err = priority(&mut wrong, &[]).unwrap_err();
-        assert!(matches!(&err, Rejection::Forbidden(m) if m.starts_with("the integer value of priority (5) must not be provided")), "{err:?}");
+        assert!(
+            matches!(&err, Rejection::Forbidden(m) if m.starts_with("the integer value of priority (5) must not be provided")),
+            "{err:?}"
+        );
     }
 }

@@ -161,7 +161,13 @@ const ALL: &str = "*";
 fn priority_levels() -> Vec<(bool, (&'static str, Value))> {
     vec![
         (true, ("exempt", json!({"type": "Exempt", "exempt": {"nominalConcurrencyShares": 0, "lendablePercent": 0}}))),
-        (true, ("catch-all", json!({"type": "Limited", "limited": {"nominalConcurrencyShares": 5, "lendablePercent": 0, "limitResponse": {"type": "Reject"}}}))),
+        (
+            true,
+            (
+                "catch-all",
+                json!({"type": "Limited", "limited": {"nominalConcurrencyShares": 5, "lendablePercent": 0, "limitResponse": {"type": "Reject"}}}),
+            ),
+        ),
         (false, ("system", limited(30, 33, 64, 6, 50))),
         (false, ("node-high", limited(40, 25, 64, 6, 50))),
         (false, ("leader-election", limited(10, 0, 16, 4, 50))),
@@ -286,14 +292,26 @@ fn flow_schemas() -> Vec<(bool, (&'static str, Value))> {
             ),
         ),
         (false, ("system-nodes", schema("system", 500, Some("ByUser"), everything(groups(&[NODES_GROUP]))))),
-        (false, ("kube-controller-manager", schema("workload-high", 800, Some("ByNamespace"), everything(users(&[KUBE_CONTROLLER_MANAGER]))))),
+        (
+            false,
+            ("kube-controller-manager", schema("workload-high", 800, Some("ByNamespace"), everything(users(&[KUBE_CONTROLLER_MANAGER])))),
+        ),
         (false, ("kube-scheduler", schema("workload-high", 800, Some("ByNamespace"), everything(users(&[KUBE_SCHEDULER]))))),
         (
             false,
-            ("kube-system-service-accounts", schema("workload-high", 900, Some("ByNamespace"), everything(kube_system_service_accounts(&[ALL])))),
+            (
+                "kube-system-service-accounts",
+                schema("workload-high", 900, Some("ByNamespace"), everything(kube_system_service_accounts(&[ALL]))),
+            ),
         ),
         (false, ("service-accounts", schema("workload-low", 9000, Some("ByUser"), everything(groups(&[ALL_SERVICE_ACCOUNTS]))))),
-        (false, ("global-default", schema("global-default", 9900, Some("ByUser"), everything(groups(&[ALL_UNAUTHENTICATED, ALL_AUTHENTICATED]))))),
+        (
+            false,
+            (
+                "global-default",
+                schema("global-default", 9900, Some("ByUser"), everything(groups(&[ALL_UNAUTHENTICATED, ALL_AUTHENTICATED]))),
+            ),
+        ),
     ]
 }
 
@@ -350,7 +368,8 @@ mod tests {
         unique.sort();
         unique.dedup();
         assert_eq!(unique.len(), schemas.len());
-        let mandatory: Vec<_> = objects.iter().filter(|o| o.mandatory).map(|o| (o.kind, o.object["metadata"]["name"].as_str().unwrap())).collect();
+        let mandatory: Vec<_> =
+            objects.iter().filter(|o| o.mandatory).map(|o| (o.kind, o.object["metadata"]["name"].as_str().unwrap())).collect();
         assert_eq!(
             mandatory,
             [

@@ -8,13 +8,13 @@ pub mod reviews;
 pub mod services;
 pub mod validation;
 
-/// Upstream's `SetDefaults_*`, one module per API group (applied to request bodies on decoding).
-pub mod defaults;
 /// Upstream's mutating admission plugins for new pods (tolerations, priority).
 pub mod admission;
 /// The objects created at start-up (system namespaces, the `kubernetes` Service, system
 /// priority classes, flow-control configuration), as data.
 pub mod bootstrap;
+/// Upstream's `SetDefaults_*`, one module per API group (applied to request bodies on decoding).
+pub mod defaults;
 
 /// Whether the resource's strategy maintains `metadata.generation` (set to 1 on create and
 /// bumped when the spec changes). Upstream's strategies for these resources do; others (e.g.
@@ -84,11 +84,9 @@ pub enum DeletionFlow {
 /// `spec.finalizers` are not empty is only marked.
 pub fn deletion_flow(group: &str, resource: &str, object: &serde_json::Value) -> DeletionFlow {
     match (group, resource) {
-        ("", "namespaces") if object["spec"]["finalizers"].as_array().is_some_and(|f| !f.is_empty()) => {
-            DeletionFlow::AwaitSystem {
-                in_progress: "The system is ensuring all content is removed from this namespace.  Upon completion, this namespace will automatically be purged by the system.",
-            }
-        }
+        ("", "namespaces") if object["spec"]["finalizers"].as_array().is_some_and(|f| !f.is_empty()) => DeletionFlow::AwaitSystem {
+            in_progress: "The system is ensuring all content is removed from this namespace.  Upon completion, this namespace will automatically be purged by the system.",
+        },
         _ => DeletionFlow::Generic,
     }
 }
@@ -132,17 +130,13 @@ pub fn undeletable(group: &str, resource: &str, name: &str) -> Option<&'static s
 /// Whether a delete answers with the deleted object (`ReturnDeletedObject` in the resource's
 /// upstream store) rather than a `Status` naming it.
 pub fn returns_deleted_object(group: &str, resource: &str) -> bool {
-    matches!(
-        (group, resource),
-        ("", "pods" | "namespaces" | "services" | "serviceaccounts") | ("storage.k8s.io", "storageclasses")
-    )
+    matches!((group, resource), ("", "pods" | "namespaces" | "services" | "serviceaccounts") | ("storage.k8s.io", "storageclasses"))
 }
 
 /// Why no new object may be created in a namespace (upstream's NamespaceLifecycle admission
 /// plugin), given the namespace as stored.
 pub fn namespace_refuses_content(namespace: &serde_json::Value) -> Option<String> {
-    let terminating = namespace["metadata"]["deletionTimestamp"].is_string()
-        || namespace["status"]["phase"] == "Terminating";
+    let terminating = namespace["metadata"]["deletionTimestamp"].is_string() || namespace["status"]["phase"] == "Terminating";
     let name = namespace["metadata"]["name"].as_str().unwrap_or_default();
     terminating.then(|| format!("unable to create new content in namespace {name} because it is being terminated"))
 }

@@ -183,6 +183,9 @@ mod tests {
         assert_eq!(pdb["status"]["disruptionsAllowed"], 0);
         let err = charge_budget(&mut pdb, "q", "now").unwrap_err();
         assert_eq!(err.code, 429);
-        assert_eq!(err.details.unwrap().causes[0].message.as_deref(), Some("The disruption budget b needs 1 healthy pods and has 2 currently"));
+        assert_eq!(
+            err.details.unwrap().causes[0].message.as_deref(),
+            Some("The disruption budget b needs 1 healthy pods and has 2 currently")
+        );
     }
 }

@@ -135,7 +135,9 @@ fn access_review_errors(review: Review, spec: &Value, namespace: Option<&str>) -
 /// A struct pointer as Go's `%v` prints it in a field error: `&{...}` of its values.
 fn struct_text(v: &Value) -> String {
     match v {
-        Value::Object(o) => format!("&{{{}}}", o.values().map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned)).collect::<Vec<_>>().join(" ")),
+        Value::Object(o) => {
+            format!("&{{{}}}", o.values().map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_owned)).collect::<Vec<_>>().join(" "))
+        }
         other => other.to_string(),
     }
 }

@@ -97,7 +97,11 @@ pub fn allocate(svc: &mut Value, net: &ServiceNetwork, taken: &Allocated) -> Res
         let ip = match requested {
             Some(text) => match text.parse::<Ipv4Addr>() {
                 Err(_) => {
-                    errs.push(FieldError::invalid("spec.clusterIPs[0]", text.as_str(), "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"));
+                    errs.push(FieldError::invalid(
+                        "spec.clusterIPs[0]",
+                        text.as_str(),
+                        "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
+                    ));
                     None
                 }
                 Ok(ip) if !net.contains(ip) => {
@@ -190,19 +194,14 @@ pub fn allocate(svc: &mut Value, net: &ServiceNetwork, taken: &Allocated) -> Res
 /// Allocates a new Service's cluster IP and node ports against every stored Service. (Its
 /// defaults, `SetDefaults_Service`, were applied when the body was decoded:
 /// `defaults::core::set_defaults_service`.)
-pub async fn admit(
-    store: &dyn crate::storage::Storage,
-    net: &ServiceNetwork,
-    svc: &mut Value,
-) -> Result<(), Vec<FieldError>> {
+pub async fn admit(store: &dyn crate::storage::Storage, net: &ServiceNetwork, svc: &mut Value) -> Result<(), Vec<FieldError>> {
     let stored = store
         .list(&crate::server::rest::key("", "services", None, None), crate::storage::ListOptions::default())
         .await
         .map_err(|e| vec![FieldError::internal("spec.clusterIPs", e)])?;
     let mut services = Vec::with_capacity(stored.kvs.len());
     for kv in &stored.kvs {
-        let (_, value) = crate::server::objects::decode_stored(&kv.value)
-            .map_err(|e| vec![FieldError::internal("spec.clusterIPs", e)])?;
+        let (_, value) = crate::server::objects::decode_stored(&kv.value).map_err(|e| vec![FieldError::internal("spec.clusterIPs", e)])?;
         services.push(value);
     }
     allocate(svc, net, &Allocated::from_services(&services))

@@ -1,19 +1,23 @@
 //! The request chain: a tower stack written in request order, as kube-apiserver's
-//! `DefaultBuildHandlerChain` runs it — panic recovery → request info → authentication →
-//! authorization → the handler. Each step either enriches the request (the user, the request
-//! info) or answers it with a `Status`; nothing after a step that answered runs.
+//! `DefaultBuildHandlerChain` runs it — panic recovery → path cleaning → request info →
+//! authentication → authorization → the handler under its deadline. Each step either enriches
+//! the request (the user, the request info) or answers it with a `Status`; nothing after a step
+//! that answered runs.
 
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use http::{Request, Response};
+use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use tower::{Layer, Service, ServiceBuilder};
 
 use super::body::Body;
+use super::connection::{ConnectionActivity, InFlight};
 use super::{ServerState, error_response};
 use crate::pki::UserInfo;
 use crate::request_info::RequestInfo;
@@ -26,10 +30,12 @@ type BoxFuture = Pin<Box<dyn Future<Output = Result<Response<Body>, Infallible>>
 #[derive(Clone, Debug)]
 pub struct Authenticated(pub Option<Arc<UserInfo>>);
 
-/// The service answering the requests of one connection, whose client certificate made `user`.
+/// The service answering the requests of one connection, whose client certificate made `user`;
+/// `activity` counts its requests in flight (the connection's idle timeout reads it).
 pub fn service(
     state: Arc<ServerState>,
     user: Option<Arc<UserInfo>>,
+    activity: Arc<ConnectionActivity>,
 ) -> impl Service<Request<Incoming>, Response = Response<Body>, Error = Infallible, Future: Send> + Clone + Send + 'static {
     ServiceBuilder::new()
         .layer(RecoverPanicsLayer)
@@ -37,23 +43,135 @@ pub fn service(
             req.extensions_mut().insert(Authenticated(user.clone()));
             None
         }))
+        .layer(StepLayer::new(clean_path))
         .layer(StepLayer::new(request_info))
         .layer(StepLayer::new(authenticate))
         .layer(StepLayer::new(authorize))
         .service(tower::service_fn(move |req: Request<Incoming>| {
             let state = state.clone();
+            // Counted from here until the answer's body has been sent or dropped.
+            let in_flight = activity.start();
             async move {
                 // Instrumentation (upstream's `InstrumentRouteFunc`): count and time the answer.
                 let started = std::time::Instant::now();
                 let info = req.extensions().get::<RequestInfo>().cloned().unwrap_or_default();
                 let method = req.method().as_str().to_owned();
                 let dry_run = req.uri().query().is_some_and(|q| q.contains("dryRun=All"));
-                let resp = super::handle(&state, req).await;
+                let resp = match request_deadline(&info, req.uri().query(), state.request_timeout) {
+                    Err(e) => error_response(&e),
+                    Ok(None) => super::handle(&state, req).await,
+                    Ok(Some(deadline)) => match tokio::time::timeout(deadline, super::handle(&state, req)).await {
+                        Ok(resp) => resp,
+                        // Upstream's timeout filter answers so and cancels the handler's context;
+                        // dropping the handler's future cancels its work here.
+                        Err(_) => error_response(&ApiError::timeout(
+                            "request did not complete within requested timeout - context deadline exceeded",
+                            0,
+                        )),
+                    },
+                };
                 let code = resp.status().as_u16();
                 state.metrics.observe(&info, &method, dry_run, code, started.elapsed().as_secs_f64());
-                Ok::<_, Infallible>(resp)
+                Ok::<_, Infallible>(track_body(resp, in_flight))
             }
         }))
+}
+
+/// The answer with its body holding the request's in-flight mark until the body is done.
+fn track_body(resp: Response<Body>, in_flight: InFlight) -> Response<Body> {
+    resp.map(|body| TrackedBody { inner: body, _in_flight: in_flight }.boxed())
+}
+
+struct TrackedBody {
+    inner: Body,
+    _in_flight: InFlight,
+}
+
+impl hyper::body::Body for TrackedBody {
+    type Data = bytes::Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<hyper::body::Frame<bytes::Bytes>, Infallible>>> {
+        Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// How long the handler may take (upstream's `WithRequestDeadline`): `None` for long-running
+/// requests (watches), else the `timeout` query parameter (a Go duration) when it is positive
+/// and shorter than `maximum` (`--request-timeout`), else `maximum`. A `timeout` that does not
+/// parse is upstream's 400.
+fn request_deadline(info: &RequestInfo, query: Option<&str>, maximum: Duration) -> Result<Option<Duration>, ApiError> {
+    if info.verb == "watch" {
+        return Ok(None);
+    }
+    let timeout = query
+        .unwrap_or_default()
+        .split('&')
+        .filter_map(|pair| pair.split_once('=').or(Some((pair, ""))))
+        .find(|(key, _)| *key == "timeout")
+        .map(|(_, value)| percent_encoding::percent_decode_str(&value.replace('+', " ")).decode_utf8_lossy().into_owned());
+    let Some(timeout) = timeout.filter(|t| !t.is_empty()) else { return Ok(Some(maximum)) };
+    let parsed = kapi_apimachinery::Duration::parse(&timeout)
+        .map_err(|e| ApiError::bad_request(format!("invalid timeout specified in the request URL - {e}")))?;
+    Ok(Some(match parsed.to_std() {
+        Some(t) if !t.is_zero() && t < maximum => t,
+        _ => maximum,
+    }))
+}
+
+/// A path that is not clean (`//`, `/./`, `/../`, also once decoded) is redirected to its
+/// clean form with a 301, as Go's `ServeMux` does, before anything reads it: request info and
+/// routing would otherwise see different segments (an empty namespace segment made a
+/// namespaced DELETE act cluster-wide). Clients change the method of a followed 301 to GET, so
+/// a redirected write is never replayed.
+fn clean_path(req: &mut Request<Incoming>) -> Option<Response<Body>> {
+    let location = match crate::request_info::unclean_path_redirect(req.uri().path(), req.uri().query()) {
+        Ok(None) => return None,
+        Ok(Some(location)) => location,
+        Err(e) => return Some(error_response(&ApiError::from(e))),
+    };
+    Some(moved_permanently(req.method(), &location))
+}
+
+/// Go's `http.Redirect` with 301: `Location`, and for GET a short HTML body.
+fn moved_permanently(method: &http::Method, location: &str) -> Response<Body> {
+    let body = match *method {
+        http::Method::GET => format!("<a href=\"{}\">Moved Permanently</a>.\n\n", html_escape(location)),
+        _ => String::new(),
+    };
+    let mut resp = Response::new(super::body::full(body));
+    *resp.status_mut() = http::StatusCode::MOVED_PERMANENTLY;
+    if let Ok(v) = http::HeaderValue::from_str(location) {
+        resp.headers_mut().insert(http::header::LOCATION, v);
+    }
+    if matches!(*method, http::Method::GET | http::Method::HEAD) {
+        resp.headers_mut().insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("text/html; charset=utf-8"));
+    }
+    resp
+}
+
+/// Go's `html.EscapeString`.
+fn html_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '\'' => out.push_str("&#39;"),
+            '"' => out.push_str("&#34;"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Parses the request info once, for everything after (upstream's `WithRequestInfo`).
@@ -134,6 +252,15 @@ where
     }
 }
 
+/// A spawned task that is aborted when its handle is dropped.
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 /// A panic in a handler becomes a 500 `Status` instead of a dropped connection (upstream's
 /// `WithPanicRecovery`).
 #[derive(Clone)]
@@ -166,9 +293,12 @@ where
     }
 
     fn call(&mut self, req: Request<Incoming>) -> BoxFuture {
-        let handling = tokio::spawn(self.inner.call(req));
+        // The handler runs in its own task so that a panic is caught; the task is aborted when
+        // this future is dropped (the client reset the stream or closed the connection), so
+        // no work goes on for a client that left, as upstream cancels the request's context.
+        let mut handling = AbortOnDrop(tokio::spawn(self.inner.call(req)));
         Box::pin(async move {
-            Ok(match handling.await {
+            Ok(match (&mut handling.0).await {
                 Ok(Ok(resp)) => resp,
                 Ok(Err(never)) => match never {},
                 Err(e) => {
@@ -177,5 +307,49 @@ where
                 }
             })
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// kube-apiserver's `--request-timeout` default.
+    const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+
+    fn info(verb: &str) -> RequestInfo {
+        RequestInfo { verb: verb.to_owned(), ..Default::default() }
+    }
+
+    #[test]
+    fn request_deadlines_follow_upstream() {
+        let cases: [(&str, Option<&str>, Option<Duration>); 8] = [
+            ("get", None, Some(REQUEST_TIMEOUT)),
+            ("get", Some("timeout=5s"), Some(Duration::from_secs(5))),
+            ("list", Some("limit=1&timeout=1m30s"), Some(REQUEST_TIMEOUT)),
+            ("get", Some("timeout=0s"), Some(REQUEST_TIMEOUT)),
+            ("get", Some("timeout=-5s"), Some(REQUEST_TIMEOUT)),
+            ("get", Some("timeout=2562047h"), Some(REQUEST_TIMEOUT)),
+            ("create", Some("timeout=250ms"), Some(Duration::from_millis(250))),
+            ("watch", Some("timeout=5s"), None),
+        ];
+        for (verb, query, want) in cases {
+            assert_eq!(request_deadline(&info(verb), query, REQUEST_TIMEOUT).unwrap(), want, "{verb} {query:?}");
+        }
+        let err = request_deadline(&info("get"), Some("timeout=soon"), REQUEST_TIMEOUT).unwrap_err();
+        assert_eq!(err.code, 400);
+        assert_eq!(err.message, "invalid timeout specified in the request URL - time: invalid duration \"soon\"");
+        assert_eq!(request_deadline(&info("get"), Some("timeout=99999999999999999999h"), REQUEST_TIMEOUT).unwrap_err().code, 400);
+    }
+
+    #[test]
+    fn redirects_are_gos() {
+        let resp = moved_permanently(&http::Method::GET, "/api/v1/pods?x=<1>");
+        assert_eq!(resp.status(), 301);
+        assert_eq!(resp.headers()[http::header::LOCATION], "/api/v1/pods?x=<1>");
+        assert_eq!(resp.headers()[http::header::CONTENT_TYPE], "text/html; charset=utf-8");
+        let resp = moved_permanently(&http::Method::DELETE, "/api/v1/pods");
+        assert!(resp.headers().get(http::header::CONTENT_TYPE).is_none());
+        assert_eq!(html_escape("<a href='x'>&\"</a>"), "&lt;a href=&#39;x&#39;&gt;&amp;&#34;&lt;/a&gt;");
     }
 }

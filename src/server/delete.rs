@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 use super::body::Body;
 use super::objects::Kind;
 use super::rest::{
-    ResourceCall, current, delete_options, group_resource, key, kind_of, list_options, object_filter, read, respond,
-    storage_error, write_delete, write_update,
+    ResourceCall, current, delete_options, group_resource, key, kind_of, list_options, object_filter, read, respond, storage_error,
+    write_delete, write_update,
 };
 use crate::registry::DeletionFlow;
 use crate::status::{ApiError, FieldError, GroupKind};
@@ -30,11 +30,7 @@ pub enum Deleted {
 }
 
 /// `DELETE <resource>/<name>`.
-pub async fn delete(
-    store: &dyn Storage,
-    call: &ResourceCall<'_>,
-    namespace: Option<&str>,
-) -> Result<http::Response<Body>, ApiError> {
+pub async fn delete(store: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&str>) -> Result<http::Response<Body>, ApiError> {
     let t = call.target;
     let name = call.info.name.as_str();
     let options = checked_delete_options(call)?;
@@ -97,35 +93,39 @@ pub async fn delete_collection(
 
 /// The request's `DeleteOptions`, checked as upstream's `ValidateDeleteOptions`.
 fn checked_delete_options(call: &ResourceCall<'_>) -> Result<Value, ApiError> {
-    let mut options = delete_options(call)?;
-    // Query parameters are the other way to give them (kubectl sends a body).
-    let query = crate::list_options::parse_query(call.query);
-    if let Some(policy) = query.get("propagationPolicy").and_then(|v| v.first()) {
-        options["propagationPolicy"] = json!(policy);
-    }
-    if let Some(seconds) = query.get("gracePeriodSeconds").and_then(|v| v.first()) {
-        let seconds: i64 = seconds
-            .parse()
-            .map_err(|_| ApiError::bad_request(format!("invalid gracePeriodSeconds {seconds:?}: not an integer")))?;
-        options["gracePeriodSeconds"] = json!(seconds);
-    }
+    let body = if call.body.iter().all(u8::is_ascii_whitespace) { None } else { Some(delete_options(call)?) };
+    delete_options_from(body, call.query)
+}
+
+/// `DeleteOptions` from the decoded body, or, without a body, from the query (upstream's
+/// `DeleteResource` reads one or the other, never both), then `ValidateDeleteOptions`. A
+/// `gracePeriodSeconds` that is not an int64 is `DecodeParameters`' 400 (`strconv.ParseInt:
+/// parsing "x": invalid syntax` / `value out of range`). Upstream does not refuse a negative
+/// grace period: the delete path treats it as 1 ([`requested_grace_period`]).
+fn delete_options_from(body: Option<Value>, query: &str) -> Result<Value, ApiError> {
+    let options = match body {
+        Some(options) => options,
+        None => {
+            let query = crate::list_options::parse_query(query);
+            let first = |k: &str| query.get(k).and_then(|v| v.first());
+            let mut options = json!({});
+            if let Some(policy) = first("propagationPolicy") {
+                options["propagationPolicy"] = json!(policy);
+            }
+            if let Some(seconds) = first("gracePeriodSeconds") {
+                options["gracePeriodSeconds"] = json!(crate::list_options::go_parse_int(seconds).map_err(ApiError::bad_request)?);
+            }
+            options
+        }
+    };
     let mut errs = Vec::new();
     if let Some(policy) = options.get("propagationPolicy").and_then(Value::as_str) {
         if !options["orphanDependents"].is_null() {
-            errs.push(FieldError::invalid(
-                "propagationPolicy",
-                policy,
-                "orphanDependents and deletionPropagation cannot be both set",
-            ));
+            errs.push(FieldError::invalid("propagationPolicy", policy, "orphanDependents and deletionPropagation cannot be both set"));
         }
-        const POLICIES: &[&str] = &["Background", "Foreground", "Orphan"];
-        if !POLICIES.contains(&policy) {
-            errs.push(FieldError::not_supported("propagationPolicy", policy, POLICIES));
+        if !matches!(policy, "Foreground" | "Background" | "Orphan") {
+            errs.push(FieldError::not_supported("propagationPolicy", policy, &["Foreground", "Background", "Orphan", "nil"]));
         }
-    }
-    if options["gracePeriodSeconds"].as_i64().is_some_and(|s| s < 0) {
-        let seconds = options["gracePeriodSeconds"].as_i64().unwrap_or_default();
-        errs.push(FieldError::invalid("gracePeriodSeconds", seconds, "must be greater than or equal to 0"));
     }
     if errs.is_empty() {
         return Ok(options);
@@ -133,18 +133,60 @@ fn checked_delete_options(call: &ResourceCall<'_>) -> Result<Value, ApiError> {
     Err(ApiError::invalid(GroupKind::new("meta.k8s.io", "DeleteOptions"), "", &errs))
 }
 
+/// The grace period a delete asks for: upstream's `BeforeDelete` treats a negative one as 1
+/// second ("Negative values will be treated as the value `1s` on the delete path"), and so
+/// does kapi; it never reaches time arithmetic negative.
+fn requested_grace_period(options: &Value) -> Option<i64> {
+    options["gracePeriodSeconds"].as_i64().map(|s| if s < 0 { 1 } else { s })
+}
+
+/// The latest instant a `metav1.Time` can hold on the wire: RFC 3339 has four-digit years,
+/// and Go clients cannot parse a later one.
+fn max_timestamp() -> chrono::DateTime<chrono::Utc> {
+    chrono::NaiveDate::from_ymd_opt(9999, 12, 31)
+        .and_then(|d| d.and_hms_opt(23, 59, 59))
+        .map_or(chrono::DateTime::<chrono::Utc>::MAX_UTC, |t| t.and_utc())
+}
+
+/// `at` moved by `seconds`, saturating at [`max_timestamp`] and the Unix epoch instead of
+/// overflowing. Upstream computes `now + time.Second * time.Duration(grace)`, which wraps for
+/// grace periods beyond ~292 years; kapi's deletion timestamp stays the latest it can write.
+fn shifted(at: chrono::DateTime<chrono::Utc>, seconds: i64) -> chrono::DateTime<chrono::Utc> {
+    let shifted = chrono::TimeDelta::try_seconds(seconds).and_then(|d| at.checked_add_signed(d));
+    let earliest = chrono::DateTime::<chrono::Utc>::UNIX_EPOCH;
+    match shifted {
+        Some(t) => t.clamp(earliest, max_timestamp()),
+        None if seconds < 0 => earliest,
+        None => max_timestamp(),
+    }
+}
+
+/// A shortened grace period of an object already being deleted, as upstream's `BeforeDelete`:
+/// the deletion timestamp moves back by the old period and forward by the new one, but not
+/// into the past; a graceful (non-zero) period whose time has already run out becomes 1.
+/// Returns the period and the new deletion timestamp. An unreadable timestamp counts as
+/// marked now.
+fn shortened_grace(
+    deletion_timestamp: &Value,
+    old_period: i64,
+    new_period: i64,
+    now: chrono::DateTime<chrono::Utc>,
+) -> (i64, chrono::DateTime<chrono::Utc>) {
+    let marked = deletion_timestamp
+        .as_str()
+        .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+        .map_or_else(|| shifted(now, old_period), |t| t.with_timezone(&chrono::Utc));
+    // Both periods are non-negative here, so the difference cannot overflow.
+    let at = shifted(marked, new_period.saturating_sub(old_period));
+    if at < now { (if new_period == 0 { 0 } else { 1 }, now) } else { (new_period, at) }
+}
+
 /// Deletes the object at `key`, or marks it when finalizers (its own, or a system's such as a
 /// namespace's `kubernetes`) have to run first.
 ///
 /// The garbage collector is not part of kapi yet, so `propagationPolicy` is accepted but adds
 /// no `orphan` or `foregroundDeletion` finalizer: nothing would ever remove them.
-pub async fn delete_one(
-    store: &dyn Storage,
-    call: &ResourceCall<'_>,
-    k: &str,
-    name: &str,
-    options: &Value,
-) -> Result<Deleted, ApiError> {
+pub async fn delete_one(store: &dyn Storage, call: &ResourceCall<'_>, k: &str, name: &str, options: &Value) -> Result<Deleted, ApiError> {
     let t = call.target;
     let gr = group_resource(t);
     for _ in 0..DELETE_ATTEMPTS {
@@ -159,24 +201,28 @@ pub async fn delete_one(
         }
         // Graceful deletion (pods): the object stays, marked, for its grace period; a later
         // delete may only shorten it, and a zero period deletes at once.
-        let grace = crate::registry::grace_period(t.group, t.resource, &old, options["gracePeriodSeconds"].as_i64());
-        let pending_grace = old["metadata"]["deletionGracePeriodSeconds"].as_i64().unwrap_or(0);
+        let requested = requested_grace_period(options);
+        let grace = crate::registry::grace_period(t.group, t.resource, &old, requested);
+        // A negative period stored by someone else counts as 1, as upstream's `BeforeDelete`.
+        let pending_grace = old["metadata"]["deletionGracePeriodSeconds"].as_i64().map_or(0, |s| if s < 0 { 1 } else { s });
+        let now = chrono::Utc::now();
         let mark = if deleting {
-            match grace {
-                Some(g) if g < pending_grace => Some(g),
+            // Only a period the client gives may shorten a pending graceful deletion.
+            match grace.and(requested) {
+                Some(g) if g < pending_grace => Some(shortened_grace(&old["metadata"]["deletionTimestamp"], pending_grace, g, now)),
                 _ if has_finalizers || pending_grace > 0 => return Ok(Deleted::Pending(kind, old)),
                 _ => None,
             }
         } else if has_finalizers || matches!(flow, DeletionFlow::AwaitSystem { .. }) || grace.is_some_and(|g| g > 0) {
-            Some(grace.unwrap_or(0))
+            let period = grace.unwrap_or(0);
+            Some((period, shifted(now, period)))
         } else {
             None
         };
-        if let Some(period) = mark
+        if let Some((period, at)) = mark
             && (period > 0 || has_finalizers || matches!(flow, DeletionFlow::AwaitSystem { .. }))
         {
             let mut marked = old.clone();
-            let at = chrono::Utc::now() + chrono::Duration::seconds(period);
             marked["metadata"]["deletionTimestamp"] = json!(super::objects::timestamp(at));
             marked["metadata"]["deletionGracePeriodSeconds"] = json!(period);
             crate::registry::mark_deleting(t.group, t.resource, &mut marked);
@@ -257,6 +303,176 @@ fn deleted_response(call: &ResourceCall<'_>, outcome: Deleted, options: &Value) 
             }
             let status = json!({ "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details });
             respond(&status_kind, call.accept, 200, &status)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::embedded::EmbeddedStore;
+
+    fn at(text: &str) -> chrono::DateTime<chrono::Utc> {
+        chrono::DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&chrono::Utc)
+    }
+
+    fn from_query(query: &str) -> Result<Value, ApiError> {
+        delete_options_from(None, query)
+    }
+
+    #[test]
+    fn grace_periods_in_the_query_are_int64s() {
+        for (query, want) in [
+            ("gracePeriodSeconds=0", 0),
+            ("gracePeriodSeconds=-1", -1),
+            ("gracePeriodSeconds=9223372036854775807", i64::MAX),
+            ("gracePeriodSeconds=-9223372036854775808", i64::MIN),
+        ] {
+            assert_eq!(from_query(query).unwrap()["gracePeriodSeconds"], json!(want), "{query}");
+        }
+        let huge = "9".repeat(10_000);
+        for (value, why) in [
+            ("9223372036854775808", "value out of range"),
+            ("-9223372036854775809", "value out of range"),
+            (&huge, "value out of range"),
+            ("1e3", "invalid syntax"),
+            ("1.5", "invalid syntax"),
+            ("", "invalid syntax"),
+        ] {
+            let e = from_query(&format!("gracePeriodSeconds={value}")).unwrap_err();
+            let want = format!("strconv.ParseInt: parsing \"{value}\": {why}");
+            assert_eq!((e.code, e.message.as_str()), (400, want.as_str()), "{}", &value[..value.len().min(40)]);
+        }
+        // A body wins over the query, as upstream reads one or the other.
+        let options = delete_options_from(Some(json!({"gracePeriodSeconds": 5})), "gracePeriodSeconds=x&propagationPolicy=Bad").unwrap();
+        assert_eq!(options, json!({"gracePeriodSeconds": 5}));
+        let e = from_query("propagationPolicy=Sometimes").unwrap_err();
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            (
+                422,
+                "DeleteOptions.meta.k8s.io \"\" is invalid: propagationPolicy: Unsupported value: \"Sometimes\": supported values: \"Foreground\", \"Background\", \"Orphan\", \"nil\""
+            )
+        );
+    }
+
+    #[test]
+    fn negative_grace_periods_count_as_one_second() {
+        for (seconds, want) in [(json!(-1), Some(1)), (json!(i64::MIN), Some(1)), (json!(0), Some(0)), (json!(i64::MAX), Some(i64::MAX))] {
+            assert_eq!(requested_grace_period(&json!({ "gracePeriodSeconds": seconds })), want, "{seconds}");
+        }
+        assert_eq!(requested_grace_period(&json!({})), None);
+    }
+
+    #[test]
+    fn deletion_timestamps_saturate() {
+        let now = at("2026-01-02T03:04:05Z");
+        assert_eq!(shifted(now, 0), now);
+        assert_eq!(shifted(now, 30), at("2026-01-02T03:04:35Z"));
+        // Go's Duration would wrap past ~292 years; the timestamp stays the latest RFC 3339 can
+        // write (chrono itself would panic on `now + i64::MAX seconds`).
+        for seconds in [i64::MAX, i64::MAX / 1000, 8_000 * 366 * 86_400] {
+            assert_eq!(super::super::objects::timestamp(shifted(now, seconds)), "9999-12-31T23:59:59Z", "{seconds}");
+        }
+        // The largest period Go's Duration holds, and one past it (where Go wraps): exact.
+        assert_eq!(shifted(now, 9_223_372_036), at("2318-04-14T02:51:21Z"));
+        assert_eq!(shifted(now, 9_223_372_037), at("2318-04-14T02:51:22Z"));
+        for seconds in [i64::MIN, -1 - i64::MAX / 1000, -100 * 366 * 86_400] {
+            assert_eq!(shifted(now, seconds), chrono::DateTime::<chrono::Utc>::UNIX_EPOCH, "{seconds}");
+        }
+    }
+
+    #[test]
+    fn shortened_grace_periods_move_the_timestamp_back_as_upstream() {
+        let now = at("2026-01-02T03:04:05Z");
+        // Marked 10s ago with 30s: 20s remain; shortening to 5s ends 5s after the mark.
+        let marked = json!("2026-01-02T03:04:25Z");
+        assert_eq!(shortened_grace(&marked, 30, 15, now), (15, at("2026-01-02T03:04:10Z")));
+        // Already past: now, and a graceful period becomes 1.
+        assert_eq!(shortened_grace(&marked, 30, 5, now), (1, now));
+        assert_eq!(shortened_grace(&marked, 30, 0, now), (0, now));
+        // The largest periods never overflow.
+        let far = json!("9999-12-31T23:59:59Z");
+        assert_eq!(shortened_grace(&far, i64::MAX, 0, now), (0, now));
+        assert_eq!(shortened_grace(&far, i64::MAX, 7, now), (1, now));
+        assert_eq!(shortened_grace(&far, i64::MAX, i64::MAX - 1, now), (i64::MAX - 1, at("9999-12-31T23:59:58Z")));
+        assert_eq!(shortened_grace(&json!("not a time"), 30, 10, now), (10, at("2026-01-02T03:04:15Z")));
+    }
+
+    /// Deletes a scheduled, running pod (deleted gracefully) with each of the given options in
+    /// turn, through the real store, and returns its metadata after each.
+    async fn delete_pod_with(options: &[Value]) -> Vec<Result<Value, ApiError>> {
+        let dir = tempfile::tempdir().unwrap();
+        let store = EmbeddedStore::open(dir.path().join("store.redb")).unwrap();
+        let route = kapi_api::routes::ROUTES
+            .iter()
+            .find(|r| r.path == "/api/v1/namespaces/{namespace}/pods/{name}" && r.method == "DELETE")
+            .unwrap();
+        let info = crate::request_info::parse("DELETE", "/api/v1/namespaces/ns/pods/p", None).unwrap();
+        let network = crate::registry::services::ServiceNetwork::parse("10.0.0.0/24", "30000-32767").unwrap();
+        let call = ResourceCall {
+            info: &info,
+            user: None,
+            target: route.target.as_ref().unwrap(),
+            query: "",
+            content_type: None,
+            accept: kapi_apimachinery::codec::Format::Json,
+            table: None,
+            convert: None,
+            dry_run: false,
+            network: &network,
+            ttl: None,
+            body: Bytes::new(),
+        };
+        let kind = Kind { group: String::new(), version: "v1".into(), kind: "Pod".into() };
+        let pod = json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "ns", "uid": "u-1", "creationTimestamp": "2026-01-01T00:00:00Z"},
+            "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "i"}]},
+            "status": {"phase": "Running"},
+        });
+        let k = key("", "pods", Some("ns"), Some("p"));
+        store.create(&k, super::super::objects::encode_stored(&kind, &pod).unwrap().into()).await.unwrap();
+        let mut out = Vec::new();
+        for o in options {
+            let o = delete_options_from(Some(o.clone()), "");
+            let result = match o {
+                Ok(o) => delete_one(&store, &call, &k, "p", &o).await.map(|d| match d {
+                    Deleted::Gone(_, v) => json!({"gone": v["metadata"]}),
+                    Deleted::Pending(_, v) => v["metadata"].clone(),
+                }),
+                Err(e) => Err(e),
+            };
+            out.push(result);
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn huge_and_negative_grace_periods_never_panic() {
+        let got = delete_pod_with(&[json!({"gracePeriodSeconds": i64::MAX}), json!({"gracePeriodSeconds": 10})]).await;
+        let first = got[0].as_ref().unwrap();
+        assert_eq!(
+            (first["deletionGracePeriodSeconds"].as_i64(), first["deletionTimestamp"].as_str()),
+            (Some(i64::MAX), Some("9999-12-31T23:59:59Z"))
+        );
+        // Shortened: the old end minus i64::MAX seconds is long past, so now, with 1s left.
+        let second = got[1].as_ref().unwrap();
+        assert_eq!(second["deletionGracePeriodSeconds"], 1, "{second}");
+
+        // Negative periods are 1 second (upstream's `BeforeDelete`), then 0 deletes.
+        for negative in [-1, i64::MIN] {
+            let got = delete_pod_with(&[json!({"gracePeriodSeconds": negative}), json!({"gracePeriodSeconds": 0})]).await;
+            let first = got[0].as_ref().unwrap();
+            assert_eq!(first["deletionGracePeriodSeconds"], 1, "{negative}: {first}");
+            assert!(got[1].as_ref().unwrap()["gone"].is_object(), "{negative}: {:?}", got[1]);
+        }
+        let got = delete_pod_with(&[json!({"gracePeriodSeconds": 0})]).await;
+        assert!(got[0].as_ref().unwrap()["gone"].is_object());
+        // Pending with the largest period: a longer one changes nothing.
+        let got = delete_pod_with(&[json!({"gracePeriodSeconds": i64::MAX - 1}), json!({"gracePeriodSeconds": i64::MAX}), json!({})]).await;
+        for r in &got {
+            assert_eq!(r.as_ref().unwrap()["deletionGracePeriodSeconds"].as_i64(), Some(i64::MAX - 1));
         }
     }
 }

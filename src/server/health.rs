@@ -54,8 +54,7 @@ pub struct HealthResponse {
 
 /// Answers `/<endpoint>` or `/<endpoint>/<check>` (`rest` is what follows the endpoint name).
 pub fn answer(endpoint: &str, rest: &str, query: &str, checks: &[Check]) -> Option<HealthResponse> {
-    let params: Vec<(&str, &str)> =
-        query.split('&').filter(|p| !p.is_empty()).map(|p| p.split_once('=').unwrap_or((p, ""))).collect();
+    let params: Vec<(&str, &str)> = query.split('&').filter(|p| !p.is_empty()).map(|p| p.split_once('=').unwrap_or((p, ""))).collect();
     let verbose = params.iter().any(|(k, _)| *k == "verbose");
     let excluded: Vec<&str> = params.iter().filter(|(k, _)| *k == "exclude").map(|(_, v)| *v).collect();
 
@@ -100,10 +99,7 @@ mod tests {
     use super::*;
 
     fn checks(storage_ok: bool) -> Vec<Check> {
-        vec![
-            Check::new("ping", || Ok(())),
-            Check::new("etcd", move || if storage_ok { Ok(()) } else { Err("storage unreachable".into()) }),
-        ]
+        vec![Check::new("ping", || Ok(())), Check::new("etcd", move || if storage_ok { Ok(()) } else { Err("storage unreachable".into()) })]
     }
 
     #[test]

@@ -10,31 +10,37 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
+use kapi_apimachinery::scheme::RouteTarget;
+
 use crate::request_info::RequestInfo;
 
+/// The labels of `apiserver_request_duration_seconds`. Every value comes from a fixed set (the
+/// route table, upstream's verbs and scopes), never from the request's path or method as sent,
+/// so made-up URLs and methods cannot add series.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct RequestLabels {
-    pub verb: String,
-    pub dry_run: String,
-    pub group: String,
-    pub version: String,
-    pub resource: String,
-    pub subresource: String,
-    pub scope: String,
-    pub component: String,
+    pub verb: &'static str,
+    pub dry_run: &'static str,
+    pub group: &'static str,
+    pub version: &'static str,
+    pub resource: &'static str,
+    pub subresource: &'static str,
+    pub scope: &'static str,
+    pub component: &'static str,
 }
 
+/// The labels of `apiserver_request_total`: [`RequestLabels`] and the answer's status code.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct RequestCodeLabels {
-    pub verb: String,
-    pub dry_run: String,
-    pub group: String,
-    pub version: String,
-    pub resource: String,
-    pub subresource: String,
-    pub scope: String,
-    pub component: String,
-    pub code: String,
+    pub verb: &'static str,
+    pub dry_run: &'static str,
+    pub group: &'static str,
+    pub version: &'static str,
+    pub resource: &'static str,
+    pub subresource: &'static str,
+    pub scope: &'static str,
+    pub component: &'static str,
+    pub code: u16,
 }
 
 /// Upstream's buckets for `apiserver_request_duration_seconds`.
@@ -50,8 +56,7 @@ pub struct Metrics {
 impl Default for Metrics {
     fn default() -> Self {
         let requests = Family::<RequestCodeLabels, Counter>::default();
-        let durations =
-            Family::<RequestLabels, Histogram>::new_with_constructor(|| Histogram::new(DURATION_BUCKETS));
+        let durations = Family::<RequestLabels, Histogram>::new_with_constructor(|| Histogram::new(DURATION_BUCKETS));
         let mut registry = Registry::default();
         registry.register(
             "apiserver_request",
@@ -73,8 +78,7 @@ impl Metrics {
         let labels = labels(info, method, dry_run);
         self.durations.get_or_create(&labels).observe(seconds);
         let RequestLabels { verb, dry_run, group, version, resource, subresource, scope, component } = labels;
-        let with_code =
-            RequestCodeLabels { verb, dry_run, group, version, resource, subresource, scope, component, code: code.to_string() };
+        let with_code = RequestCodeLabels { verb, dry_run, group, version, resource, subresource, scope, component, code };
         self.requests.get_or_create(&with_code).inc();
     }
 
@@ -88,33 +92,117 @@ impl Metrics {
     }
 }
 
-/// Upstream's label values: kube verbs in upper case (`LIST`, `WATCH`, ...), the request's scope.
+/// The verbs upstream reports (`validRequestMethods`); any other is [`OTHER_VERB`].
+const VALID_VERBS: &[&str] = &[
+    "APPLY",
+    "CONNECT",
+    "CREATE",
+    "DELETE",
+    "DELETECOLLECTION",
+    "GET",
+    "LIST",
+    "PATCH",
+    "POST",
+    "PROXY",
+    "PUT",
+    "UPDATE",
+    "WATCH",
+    "WATCHLIST",
+];
+/// Upstream's `OtherRequestMethod`.
+const OTHER_VERB: &str = "other";
+/// Subresources reported with the verb `CONNECT` (upstream's `validConnectRequests`).
+const CONNECT_SUBRESOURCES: &[&str] = &["log", "exec", "portforward", "attach", "proxy"];
+/// Health endpoints upstream instruments with their path as the subresource (and no
+/// component).
+const HEALTH_PATHS: &[&str] = &["/healthz", "/livez", "/readyz"];
+/// Upstream's `APIServerComponent`.
+const COMPONENT: &str = "apiserver";
+
+/// Upstream's label values (`MonitorRequest` as `InstrumentRouteFunc` calls it), all from bounded
+/// sets: group, version, resource and subresource from the route of the generated table the
+/// request matches (none when it matches no resource route), the scope from that route as
+/// upstream's installer fixes it, the verb from upstream's fixed list (`cleanVerb`).
 fn labels(info: &RequestInfo, method: &str, dry_run: bool) -> RequestLabels {
-    let verb = if info.is_resource_request { info.verb.to_uppercase() } else { method.to_uppercase() };
-    let scope = if !info.is_resource_request {
-        ""
-    } else if !info.name.is_empty() && info.verb != "list" && info.verb != "watch" {
+    let target = crate::request_info::match_route(info, method).and_then(|route| route.target.as_ref());
+    let scope = target.map_or("", route_scope);
+    let method = method.to_ascii_uppercase();
+    // `CanonicalVerb`: a GET (or HEAD) of a collection is a LIST.
+    let canonical = match method.as_str() {
+        "GET" | "HEAD" if scope != "resource" && !scope.is_empty() => "LIST",
+        "GET" | "HEAD" => "GET",
+        other => other,
+    };
+    // `cleanVerb`/`CleanVerb`: watches (the legacy `/watch/` routes, `?watch=true`), connect
+    // subresources, then the fixed list.
+    let verb = if target.is_some_and(|t| matches!(t.action, "watch" | "watchlist"))
+        || (info.verb == "watch" && matches!(canonical, "GET" | "LIST"))
+    {
+        "WATCH"
+    } else if target.and_then(|t| t.subresource).is_some_and(|s| CONNECT_SUBRESOURCES.contains(&s)) {
+        "CONNECT"
+    } else {
+        VALID_VERBS.iter().copied().find(|v| *v == canonical).unwrap_or(OTHER_VERB)
+    };
+    let dry_run = if dry_run { "All" } else { "" };
+    match target {
+        Some(t) => RequestLabels {
+            verb,
+            dry_run,
+            group: t.group,
+            version: t.version,
+            resource: t.resource,
+            subresource: t.subresource.unwrap_or(""),
+            scope,
+            component: COMPONENT,
+        },
+        None => {
+            // Not a resource route: no resource labels. The health endpoints carry their path
+            // as upstream's `healthz` instrumentation does.
+            let health = HEALTH_PATHS.iter().copied().find(|p| *p == info.path);
+            RequestLabels {
+                verb,
+                dry_run,
+                group: "",
+                version: "",
+                resource: "",
+                subresource: health.unwrap_or(""),
+                scope: "",
+                component: if health.is_some() { "" } else { COMPONENT },
+            }
+        }
+    }
+}
+
+/// The scope upstream's installer gives a route's metrics: `resource` for a named object, a
+/// create, or a `{path}` tail; otherwise `namespace` within one namespace and `cluster` across
+/// all (or for cluster-scoped resources).
+fn route_scope(target: &RouteTarget) -> &'static str {
+    if target.named || target.has_subpath || target.action == "post" {
         "resource"
-    } else if !info.namespace.is_empty() {
+    } else if target.namespaced {
         "namespace"
     } else {
         "cluster"
-    };
-    RequestLabels {
-        verb,
-        dry_run: if dry_run { "All".into() } else { String::new() },
-        group: info.api_group.clone(),
-        version: info.api_version.clone(),
-        resource: info.resource.clone(),
-        subresource: info.subresource.clone(),
-        scope: scope.into(),
-        component: "apiserver".into(),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn observe(metrics: &Metrics, method: &str, path: &str, query: Option<&str>) {
+        let info = crate::request_info::parse(method, path, query).unwrap_or_default();
+        metrics.observe(&info, method, false, 404, 0.001);
+    }
+
+    fn series(metrics: &Metrics) -> usize {
+        metrics.render().lines().filter(|l| l.starts_with("apiserver_request_total{")).count()
+    }
+
+    fn labels_of(method: &str, path: &str, query: Option<&str>) -> RequestLabels {
+        labels(&crate::request_info::parse(method, path, query).unwrap(), method, false)
+    }
 
     #[test]
     fn renders_upstream_names() {
@@ -125,5 +213,70 @@ mod tests {
         assert!(text.contains("apiserver_request_total{"), "{text}");
         assert!(text.contains(r#"verb="LIST""#) && text.contains(r#"scope="namespace""#) && text.contains(r#"code="200""#), "{text}");
         assert!(text.contains("apiserver_request_duration_seconds_bucket{"), "{text}");
+    }
+
+    #[test]
+    fn labels_come_from_the_matched_route() {
+        let l = labels_of("GET", "/apis/apps/v1/namespaces/ns-1/deployments/web-7f9", None);
+        assert_eq!((l.verb, l.group, l.version, l.resource, l.subresource, l.scope), ("GET", "apps", "v1", "deployments", "", "resource"));
+        let l = labels_of("GET", "/api/v1/pods", Some("watch=true"));
+        assert_eq!((l.verb, l.resource, l.scope), ("WATCH", "pods", "cluster"));
+        let l = labels_of("GET", "/api/v1/watch/namespaces/x/configmaps", None);
+        assert_eq!((l.verb, l.resource, l.scope), ("WATCH", "configmaps", "namespace"));
+        // Creates are `POST` with the resource scope, as upstream's installer sets them.
+        let l = labels_of("POST", "/api/v1/namespaces/x/configmaps", None);
+        assert_eq!((l.verb, l.resource, l.scope), ("POST", "configmaps", "resource"));
+        let l = labels_of("PUT", "/apis/apps/v1/namespaces/x/deployments/d/status", None);
+        assert_eq!((l.verb, l.resource, l.subresource, l.scope), ("PUT", "deployments", "status", "resource"));
+        let l = labels_of("DELETE", "/api/v1/namespaces/x/configmaps", None);
+        assert_eq!((l.verb, l.scope), ("DELETE", "namespace"));
+        let l = labels_of("GET", "/api/v1/namespaces/x/pods/p/log", None);
+        assert_eq!((l.verb, l.subresource), ("CONNECT", "log"));
+        let l = labels_of("HEAD", "/api/v1/nodes", None);
+        assert_eq!((l.verb, l.scope), ("LIST", "cluster"));
+        // A method upstream does not know is `other` (and matches no route).
+        let l = labels_of("BREW", "/api/v1/namespaces/x/configmaps/c", None);
+        assert_eq!((l.verb, l.resource), ("other", ""));
+        // No route: no resource labels at all.
+        let l = labels_of("GET", "/api/v1/namespaces/x/madeups/y", None);
+        assert_eq!((l.verb, l.group, l.version, l.resource, l.subresource, l.scope, l.component), ("GET", "", "", "", "", "", "apiserver"));
+        let l = labels_of("GET", "/healthz", None);
+        assert_eq!((l.subresource, l.component), ("/healthz", ""));
+    }
+
+    #[test]
+    fn made_up_requests_add_no_series() {
+        let metrics = Metrics::default();
+        // Every shape of path at least once, to count what a fixed set of labels gives.
+        for (method, path) in [
+            ("GET", "/x"),
+            ("GET", "/api/v1/namespaces/a/madeup"),
+            ("GET", "/apis/made.up/v1/things"),
+            ("GET", "/api/v1/namespaces/a/configmaps/b"),
+            ("FOO", "/x"),
+        ] {
+            observe(&metrics, method, path, None);
+        }
+        let before = series(&metrics);
+        for i in 0..1000 {
+            let paths = [
+                format!("/made-up-{i}"),
+                format!("/api/v1/namespaces/ns-{i}/madeup-{i}/obj-{i}/sub-{i}"),
+                format!("/apis/group-{i}.example/v{i}/things-{i}"),
+                format!("/api/v1/namespaces/ns-{i}/configmaps/name-{i}"),
+                format!("/healthz/x-{i}"),
+                format!("/api/v1/namespaces/ns-{i}/pods/p/madeup-{i}"),
+            ];
+            let methods = [format!("M{i}"), "GET".to_owned()];
+            for path in &paths {
+                for method in &methods {
+                    observe(&metrics, method, path, Some(&format!("watch={i}&timeoutSeconds={i}")));
+                }
+            }
+        }
+        let after = series(&metrics);
+        // At most the verbs a made-up request can be reported with (GET, WATCH, other) for
+        // the route and no-route label sets.
+        assert!(after <= before + 4, "{before} series before, {after} after");
     }
 }

@@ -9,6 +9,7 @@
 
 pub mod body;
 pub mod chain;
+pub mod connection;
 pub mod delete;
 pub mod health;
 pub mod metadata;
@@ -29,8 +30,8 @@ use http::{Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo};
-use tokio::net::TcpListener;
 use kapi_apimachinery::codec::{self, CodecError, Format};
+use tokio::net::TcpListener;
 use tracing::{info, warn};
 
 use self::body::Body;
@@ -107,6 +108,25 @@ pub struct ServeArgs {
     /// dynamically, as upstream's).
     #[arg(long, value_delimiter = ',')]
     pub watch_cache_sizes: Vec<String>,
+    /// How long a request that is not a watch may take, body upload included, before it is
+    /// answered 504 (kube-apiserver's flag); a shorter `?timeout=` wins.
+    #[arg(long, default_value = "1m", value_parser = parse_duration)]
+    pub request_timeout: std::time::Duration,
+    /// Client connections open at once; more wait in the listen backlog until one closes.
+    #[arg(long, default_value_t = connection::ConnectionLimits::default().max_connections)]
+    pub max_connections: usize,
+    /// How long a client may take for the TLS handshake and then for its first request's
+    /// headers (Go's `ReadHeaderTimeout` as kube-apiserver sets it).
+    #[arg(long, default_value = "32s", value_parser = parse_duration)]
+    pub read_header_timeout: std::time::Duration,
+    /// How long a connection may stay open with no request in flight (kube-apiserver's
+    /// `IdleTimeout`).
+    #[arg(long, default_value = "90s", value_parser = parse_duration)]
+    pub idle_timeout: std::time::Duration,
+    /// The most HTTP/2 streams a client may open on one connection (kube-apiserver's flag and
+    /// default).
+    #[arg(long, default_value_t = connection::ConnectionLimits::default().http2_max_streams)]
+    pub http2_max_streams_per_connection: u32,
 }
 
 /// The store behind the watch cache (`--watch-cache`, `--watch-cache-sizes`).
@@ -143,6 +163,8 @@ pub struct ServerState {
     pub checks: Vec<health::Check>,
     /// The group-versions served (upstream's default set; `--runtime-config` later).
     pub enabled: crate::discovery::EnabledGroupVersions,
+    /// `--request-timeout`.
+    pub request_timeout: std::time::Duration,
 }
 
 /// The largest request body accepted (upstream's limit for most requests is 3 MiB).
@@ -152,8 +174,8 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     let network = crate::registry::services::ServiceNetwork::parse(&args.service_cluster_ip_range, &args.service_node_port_range)
         .map_err(anyhow::Error::msg)
         .context("--service-cluster-ip-range / --service-node-port-range")?;
-    std::fs::create_dir_all(&args.data_dir)
-        .with_context(|| format!("creating the data directory {}", args.data_dir.display()))?;
+    crate::private_files::prepare_data_dir(&args.data_dir, args.etcd_servers.is_empty())
+        .with_context(|| format!("preparing the data directory {}", args.data_dir.display()))?;
     let enabled = crate::discovery::EnabledGroupVersions::from_runtime_config(&args.runtime_config)
         .map_err(anyhow::Error::msg)
         .context("--runtime-config")?;
@@ -183,10 +205,7 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     let pki = match (&args.tls_cert_file, &args.tls_private_key_file, &args.client_ca_file) {
         (Some(cert), Some(key), Some(ca)) => Pki::from_files(cert, key, ca)?,
         // In-cluster clients reach the server at the `kubernetes` Service's address too.
-        _ => Pki::load_or_create(
-            &args.data_dir,
-            &[args.bind_address.to_string(), network.kubernetes_service_ip().to_string()],
-        )?,
+        _ => Pki::load_or_create(&args.data_dir, &[args.bind_address.to_string(), network.kubernetes_service_ip().to_string()])?,
     };
     let tls = tokio_rustls::TlsAcceptor::from(pki.server_config()?);
 
@@ -223,7 +242,15 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
         event_ttl: args.event_ttl,
         checks,
         enabled,
+        request_timeout: args.request_timeout,
     });
+    let limits = connection::ConnectionLimits {
+        max_connections: args.max_connections.max(1),
+        http2_max_streams: args.http2_max_streams_per_connection.max(1),
+        tls_handshake_timeout: args.read_header_timeout,
+        header_read_timeout: args.read_header_timeout,
+        idle_timeout: args.idle_timeout,
+    };
     match &kubeconfig {
         Some(kubeconfig) => {
             info!(%url, kubeconfig = %kubeconfig.display(), "serving");
@@ -237,11 +264,29 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
 
     let shutdown = shutdown_signal();
     tokio::pin!(shutdown);
+    let connections = Arc::new(tokio::sync::Semaphore::new(limits.max_connections));
+    let mut backoff = connection::AcceptBackoff::default();
     loop {
+        // A connection slot first (Go's `netutil.LimitListener`): at the cap, clients wait in
+        // the listen backlog rather than costing a file descriptor and a task each.
+        let slot = tokio::select! {
+            slot = connections.clone().acquire_owned() => match slot {
+                Ok(slot) => slot,
+                Err(_) => return Ok(()),
+            },
+            () = &mut shutdown => { info!("shutting down"); return Ok(()); }
+        };
         let (tcp, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok(conn) => conn,
-                Err(e) => { warn!(error = %e, "accept failed"); continue; }
+                Ok(conn) => { backoff.succeeded(); conn }
+                Err(e) => {
+                    // Out of file descriptors and the like: back off as Go's server does
+                    // instead of spinning on the error.
+                    let delay = backoff.failed();
+                    warn!(error = %e, ?delay, "accept failed; retrying");
+                    tokio::time::sleep(delay).await;
+                    continue;
+                }
             },
             () = &mut shutdown => { info!("shutting down"); return Ok(()); }
         };
@@ -254,27 +299,83 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
         let tls = tls.clone();
         let state = state.clone();
         tokio::spawn(async move {
-            let stream = match tls.accept(tcp).await {
-                Ok(s) => s,
-                Err(e) => {
-                    warn!(%peer, error = %e, "TLS handshake failed");
-                    return;
-                }
-            };
-            let user = stream
-                .get_ref()
-                .1
-                .peer_certificates()
-                .and_then(|certs| certs.first())
-                .and_then(|cert| crate::pki::user_from_client_cert(cert.as_ref()).ok());
-            let service = hyper_util::service::TowerToHyperService::new(chain::service(state, user.map(Arc::new)));
-            let builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
-            if let Err(e) = builder.serve_connection(TokioIo::new(stream), service).await {
-                warn!(%peer, error = %e, "connection ended with an error");
-            }
+            serve_connection(state, tls, tcp, peer, limits).await;
+            drop(slot);
         });
     }
 }
+
+/// One client connection: the TLS handshake under its deadline, then HTTP/1.1 or HTTP/2 until
+/// the client closes it or it has been idle for the idle timeout (see `connection`).
+async fn serve_connection(
+    state: Arc<ServerState>,
+    tls: tokio_rustls::TlsAcceptor,
+    tcp: tokio::net::TcpStream,
+    peer: SocketAddr,
+    limits: connection::ConnectionLimits,
+) {
+    let stream = match tokio::time::timeout(limits.tls_handshake_timeout, tls.accept(tcp)).await {
+        Ok(Ok(s)) => s,
+        Ok(Err(e)) => {
+            warn!(%peer, error = %e, "TLS handshake failed");
+            return;
+        }
+        Err(_) => {
+            info!(%peer, "TLS handshake timed out");
+            return;
+        }
+    };
+    let user = stream
+        .get_ref()
+        .1
+        .peer_certificates()
+        .and_then(|certs| certs.first())
+        .and_then(|cert| crate::pki::user_from_client_cert(cert.as_ref()).ok());
+    let activity = Arc::new(connection::ConnectionActivity::default());
+    let service = hyper_util::service::TowerToHyperService::new(chain::service(state, user.map(Arc::new), activity.clone()));
+    let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(hyper_util::rt::TokioTimer::new())
+        // hyper's header timer also runs while a keep-alive connection waits for its next
+        // request, where Go waits the idle timeout instead; the first request's 32 s deadline
+        // is the idle watch's below.
+        .header_read_timeout(limits.idle_timeout.max(limits.header_read_timeout))
+        // Go's `MaxHeaderBytes` (1 MiB) bounds what a request's head may buffer.
+        .max_buf_size(MAX_HEADER_BYTES);
+    builder
+        .http2()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .max_concurrent_streams(limits.http2_max_streams)
+        .max_header_list_size(MAX_HEADER_BYTES as u32);
+    let conn = builder.serve_connection(TokioIo::new(stream), service);
+    tokio::pin!(conn);
+    let idle = activity.idle(limits.header_read_timeout, limits.idle_timeout);
+    tokio::pin!(idle);
+    let result = tokio::select! {
+        result = conn.as_mut() => result,
+        () = &mut idle => {
+            // Idle for the timeout (or no first request in time): close after what is in
+            // flight, as Go's server closes idle keep-alive connections; a client that still
+            // holds it open after a short grace is cut off.
+            conn.as_mut().graceful_shutdown();
+            match tokio::time::timeout(IDLE_CLOSE_GRACE, conn.as_mut()).await {
+                Ok(result) => result,
+                Err(_) if activity.in_flight() == 0 => Ok(()),
+                Err(_) => conn.as_mut().await,
+            }
+        }
+    };
+    if let Err(e) = result {
+        warn!(%peer, error = %e, "connection ended with an error");
+    }
+}
+
+/// Go's `http.DefaultMaxHeaderBytes`, which kube-apiserver sets explicitly.
+const MAX_HEADER_BYTES: usize = 1 << 20;
+
+/// How long an idle connection that was asked to close may take to do so.
+const IDLE_CLOSE_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Upstream's compactor: every interval, compact up to the revision seen at the previous tick,
 /// so that history one interval deep stays available to watches and continue tokens.
@@ -336,13 +437,7 @@ pub async fn handle(state: &ServerState, req: Request<Incoming>) -> Response<Bod
     dispatch(state, &parts, &path, &query, body).await
 }
 
-async fn dispatch(
-    state: &ServerState,
-    parts: &http::request::Parts,
-    path: &str,
-    query: &str,
-    body: Bytes,
-) -> Response<Body> {
+async fn dispatch(state: &ServerState, parts: &http::request::Parts, path: &str, query: &str, body: Bytes) -> Response<Body> {
     let trimmed = path.trim_start_matches('/');
     let (first, rest) = trimmed.split_once('/').map_or((trimmed, ""), |(a, b)| (a, b));
     let accept = parts.headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
@@ -356,10 +451,7 @@ async fn dispatch(
         "openapi" => openapi(rest.trim_end_matches('/'), query, &state.enabled),
         "metrics" if rest.is_empty() => {
             let mut resp = text_response(200, state.metrics.render());
-            resp.headers_mut().insert(
-                header::CONTENT_TYPE,
-                header::HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
-            );
+            resp.headers_mut().insert(header::CONTENT_TYPE, header::HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"));
             resp
         }
         "api" | "apis" => {
@@ -498,13 +590,8 @@ fn openapi_v2(accept: Option<&str>, parts: &http::request::Parts, enabled: &crat
                 (document(enabled), "application/json")
             };
             let etag = format!("\"{}\"", doc.etag);
-            let matches = parts
-                .headers
-                .get_all(header::IF_NONE_MATCH)
-                .iter()
-                .filter_map(|v| v.to_str().ok())
-                .flat_map(|v| v.split(','))
-                .any(|tag| {
+            let matches =
+                parts.headers.get_all(header::IF_NONE_MATCH).iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(',')).any(|tag| {
                     let tag = tag.trim();
                     tag == "*" || tag.strip_prefix("W/").unwrap_or(tag) == etag
                 });

@@ -193,13 +193,10 @@ fn walk_unknown(raw: &Value, typed: &Value, path: &str, out: &mut Vec<String>) {
 /// The kind `kind` is stored as: its resource's storage version (the generated
 /// `STORAGE_VERSIONS`; cohabiting kinds such as `events.k8s.io` `Event` are stored as core's).
 pub fn storage_kind(kind: &Kind) -> Kind {
-    kapi_api::scheme::STORAGE_VERSIONS
-        .iter()
-        .find(|(g, k, _)| *g == kind.group && *k == kind.kind)
-        .map_or_else(
-            || kind.clone(),
-            |(_, _, s)| Kind { group: s.group.to_owned(), version: s.version.to_owned(), kind: s.kind.to_owned() },
-        )
+    kapi_api::scheme::STORAGE_VERSIONS.iter().find(|(g, k, _)| *g == kind.group && *k == kind.kind).map_or_else(
+        || kind.clone(),
+        |(_, _, s)| Kind { group: s.group.to_owned(), version: s.version.to_owned(), kind: s.kind.to_owned() },
+    )
 }
 
 /// Converts an object from one version to another through the kinds' hub (internal) type, as

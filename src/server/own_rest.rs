@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use super::body::Body;
 use super::delete::delete_one;
 use super::objects::{self, Kind};
-use super::rest::{ResourceCall, current, decode_body, key, read, respond, storage_error, write_update};
+use super::rest::{ResourceCall, current, decode_body, key, object_key, read, respond, storage_error, write_update};
 use crate::registry::{OwnRest, pods};
 use crate::status::{ApiError, GroupResource};
 use crate::storage::{Storage, StorageError};
@@ -73,11 +73,9 @@ async fn bind(store: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&s
         }
         return Err(pods::invalid_binding(&name, &errs));
     }
-    let k = key("", "pods", namespace, Some(&name));
+    let k = object_key("", "pods", namespace, &name)?;
     for _ in 0..ATTEMPTS {
-        let current = current(store, call, &k, &name).await.map_err(|_| {
-            ApiError::not_found(GroupResource::new("", "pods"), &name)
-        })?;
+        let current = current(store, call, &k, &name).await.map_err(|_| ApiError::not_found(GroupResource::new("", "pods"), &name))?;
         let (kind, mut pod) = read(&current)?;
         if let Some(rv) = binding["metadata"]["resourceVersion"].as_str().filter(|rv| !rv.is_empty())
             && rv != current.mod_revision.to_string()
@@ -107,7 +105,7 @@ async fn evict(store: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&
     let mut options = eviction.get("deleteOptions").cloned().filter(Value::is_object).unwrap_or_else(|| json!({}));
     let dry_run = call.dry_run || options["dryRun"].as_array().is_some_and(|v| v.iter().any(|d| d == "All"));
     let call = &ResourceCall { dry_run, body: bytes::Bytes::new(), ..*call };
-    let k = key("", "pods", namespace, Some(&name));
+    let k = object_key("", "pods", namespace, &name)?;
     for _ in 0..ATTEMPTS {
         let current = current(store, call, &k, &name).await?;
         let (_, pod) = read(&current)?;
@@ -116,11 +114,8 @@ async fn evict(store: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&
                 .list(&key("policy", "poddisruptionbudgets", namespace, None), Default::default())
                 .await
                 .map_err(|e| storage_error(e, call))?;
-            let stored: Vec<(crate::storage::KeyValue, Kind, Value)> = listed
-                .kvs
-                .into_iter()
-                .map(|kv| read(&kv).map(|(kind, v)| (kv, kind, v)))
-                .collect::<Result<_, _>>()?;
+            let stored: Vec<(crate::storage::KeyValue, Kind, Value)> =
+                listed.kvs.into_iter().map(|kv| read(&kv).map(|(kind, v)| (kv, kind, v))).collect::<Result<_, _>>()?;
             let budgets: Vec<Value> = stored.iter().map(|(_, _, v)| v.clone()).collect();
             let matching = pods::budgets_for(&pod, &budgets);
             if matching.len() > 1 {
@@ -163,7 +158,7 @@ async fn finalize(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::
     if body["metadata"]["name"].as_str().is_some_and(|n| n != name) {
         return Err(ApiError::bad_request("the name of the object does not match the name on the URL"));
     }
-    let k = key("", "namespaces", None, Some(&name));
+    let k = object_key("", "namespaces", None, &name)?;
     for _ in 0..ATTEMPTS {
         let current = current(store, call, &k, &name).await?;
         let (kind, old) = read(&current)?;

@@ -57,6 +57,21 @@ pub fn key(group: &str, resource: &str, namespace: Option<&str>, name: Option<&s
     k
 }
 
+/// The storage key of one named object, refusing a name that is not one path segment, as
+/// upstream's `NamespaceKeyFunc`/`NoNamespaceKeyFunc` do (400 `Name parameter invalid`): a
+/// name with a `/` would otherwise address another namespace's keys or a collection. Every key
+/// built from a client's name goes through here.
+pub fn object_key(group: &str, resource: &str, namespace: Option<&str>, name: &str) -> Result<String, ApiError> {
+    if name.is_empty() {
+        return Err(ApiError::bad_request("Name parameter required."));
+    }
+    let errors = crate::request_info::path_segment_name_errors(name);
+    if !errors.is_empty() {
+        return Err(ApiError::bad_request(format!("Name parameter invalid: {}: {}", crate::status::go_quote(name), errors.join(";"))));
+    }
+    Ok(key(group, resource, namespace, Some(name)))
+}
+
 pub(super) fn group_resource(t: &kapi_apimachinery::scheme::RouteTarget) -> GroupResource<'static> {
     GroupResource::new(t.group, t.resource)
 }
@@ -83,10 +98,7 @@ pub fn parse_dry_run(query: &str) -> Result<bool, ApiError> {
     match query.get("dryRun").map(Vec::as_slice) {
         None | Some([]) => Ok(false),
         Some(values) if values.iter().all(|v| v == "All") => Ok(true),
-        Some(values) => Err(ApiError::bad_request(format!(
-            "Invalid dryRun: {}: supported values: \"All\"",
-            values.join(",")
-        ))),
+        Some(values) => Err(ApiError::bad_request(format!("Invalid dryRun: {}: supported values: \"All\"", values.join(",")))),
     }
 }
 
@@ -208,18 +220,13 @@ pub(super) fn delete_options(call: &ResourceCall<'_>) -> Result<Value, ApiError>
 
 /// The stored object at `key`, or the resource's 404.
 pub(super) async fn current(store: &dyn Storage, call: &ResourceCall<'_>, key: &str, name: &str) -> Result<KeyValue, ApiError> {
-    store
-        .get(key)
-        .await
-        .map_err(|e| storage_error(e, call))?
-        .ok_or_else(|| ApiError::not_found(group_resource(call.target), name))
+    store.get(key).await.map_err(|e| storage_error(e, call))?.ok_or_else(|| ApiError::not_found(group_resource(call.target), name))
 }
 
 /// A stored object as the client sees it: in the version of the request's URL (converted from
 /// the storage version), with `resourceVersion` from the store.
 pub(super) fn read(kv: &KeyValue) -> Result<(Kind, Value), ApiError> {
-    let (kind, value) = objects::decode_stored(&kv.value)
-        .map_err(|e| ApiError::internal(format!("decoding {}: {e}", kv.key)))?;
+    let (kind, value) = objects::decode_stored(&kv.value).map_err(|e| ApiError::internal(format!("decoding {}: {e}", kv.key)))?;
     let (kind, mut value) = match REQUEST_VERSION.try_with(|(g, v)| (g.clone(), v.clone())) {
         Ok((group, version)) => objects::convert_stored(&kind, value, &group, &version)
             .map_err(|e| ApiError::internal(format!("converting {}: {e}", kv.key)))?,
@@ -235,8 +242,8 @@ pub(super) fn read(kv: &KeyValue) -> Result<(Kind, Value), ApiError> {
 /// A stored object as the server works on it when it writes: its internal object
 /// ([`objects::to_internal`]), with `resourceVersion` from the store, and its stored kind.
 pub(super) fn read_internal(kv: &KeyValue) -> Result<(Kind, Value), ApiError> {
-    let (kind, mut value) = objects::decode_stored_internal(&kv.value)
-        .map_err(|e| ApiError::internal(format!("decoding {}: {e}", kv.key)))?;
+    let (kind, mut value) =
+        objects::decode_stored_internal(&kv.value).map_err(|e| ApiError::internal(format!("decoding {}: {e}", kv.key)))?;
     if kv.mod_revision > 0 {
         value["metadata"]["resourceVersion"] = Value::String(kv.mod_revision.to_string());
     }
@@ -269,10 +276,7 @@ fn respond_encoded(format: Format, code: u16, body: Result<Vec<u8>, kapi_apimach
         Ok(body) => {
             let mut resp = http::Response::new(super::body::full(body));
             *resp.status_mut() = http::StatusCode::from_u16(code).unwrap_or(http::StatusCode::OK);
-            resp.headers_mut().insert(
-                http::header::CONTENT_TYPE,
-                http::HeaderValue::from_static(format.content_type()),
-            );
+            resp.headers_mut().insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static(format.content_type()));
             resp
         }
         Err(e) => super::error_response(&ApiError::internal(e)),
@@ -338,7 +342,7 @@ async fn dispatch(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::
     let namespace = Some(call.info.namespace.as_str()).filter(|ns| !ns.is_empty() && t.namespaced);
     if t.action == "connect" || crate::registry::reads_from_kubelet(t.group, t.resource, t.subresource) {
         let name = call.info.name.as_str();
-        let current = current(store, call, &key(t.group, t.resource, namespace, Some(name)), name).await?;
+        let current = current(store, call, &object_key(t.group, t.resource, namespace, name)?, name).await?;
         let (_, object) = read(&current)?;
         return Err(crate::registry::connect_error(t.resource, t.subresource.unwrap_or_default(), name, &object));
     }
@@ -360,13 +364,13 @@ async fn dispatch(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::
             let name = call.info.name.as_str();
             // resourceVersion unset: a consistent read; `0` or `N`: not older than (the watch
             // cache may answer), as upstream's GET.
-            let get_key = key(t.group, t.resource, namespace, Some(name));
+            let get_key = object_key(t.group, t.resource, namespace, name)?;
             let kv = match get_resource_version(call.query)? {
                 None => store.get(&get_key).await,
                 Some(rv) => store.get_not_older_than(&get_key, rv).await,
             }
-                .map_err(|e| storage_error(e, call))?
-                .ok_or_else(|| ApiError::not_found(group_resource(t), name))?;
+            .map_err(|e| storage_error(e, call))?
+            .ok_or_else(|| ApiError::not_found(group_resource(t), name))?;
             let (kind, value) = read(&kv)?;
             if let Some(table) = call.table {
                 return table_response(call, table, std::slice::from_ref(&value), None);
@@ -386,12 +390,8 @@ async fn dispatch(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::
     }
 }
 
-async fn list(
-    store: &dyn Storage,
-    call: &ResourceCall<'_>,
-    namespace: Option<&str>,
-) -> Result<http::Response<Body>, ApiError> {
-    use crate::list_options::{ReadConsistency, continue_after, compacted_continue_error};
+async fn list(store: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&str>) -> Result<http::Response<Body>, ApiError> {
+    use crate::list_options::{ReadConsistency, compacted_continue_error, continue_after};
     let t = call.target;
     let opts = list_options(call)?;
     let prefix = key(t.group, t.resource, namespace, None);
@@ -418,17 +418,20 @@ async fn list(
     let (more, remaining) = loop {
         let want = limit.map(|l| l - items.len());
         let page = store
-            .list(&prefix, ListOptions {
-                revision: list_revision,
-                limit: want,
-                start_after: start_after.clone(),
-                // resourceVersion=0 / NotOlderThan: the watch cache may answer (first page only;
-                // later pages read at its revision).
-                not_older_than: match plan.consistency {
-                    ReadConsistency::NotOlderThan(n) if list_revision.is_none() => Some(n),
-                    _ => None,
+            .list(
+                &prefix,
+                ListOptions {
+                    revision: list_revision,
+                    limit: want,
+                    start_after: start_after.clone(),
+                    // resourceVersion=0 / NotOlderThan: the watch cache may answer (first page only;
+                    // later pages read at its revision).
+                    not_older_than: match plan.consistency {
+                        ReadConsistency::NotOlderThan(n) if list_revision.is_none() => Some(n),
+                        _ => None,
+                    },
                 },
-            })
+            )
             .await
             .map_err(|e| match (e, &plan.continue_key) {
                 (StorageError::Compacted { .. }, Some(key)) => compacted_continue_error(key, &prefix),
@@ -458,7 +461,8 @@ async fn list(
     if more && let Some(last) = &last_key {
         list_meta["continue"] = json!(continue_after(last, &prefix, revision).map_err(ApiError::internal)?);
         // Upstream counts what remains only when nothing is filtered out.
-        if opts.label_selector.is_empty() && opts.field_selector.is_empty()
+        if opts.label_selector.is_empty()
+            && opts.field_selector.is_empty()
             && let Some(n) = remaining
         {
             list_meta["remainingItemCount"] = json!(n);
@@ -555,9 +559,7 @@ pub(super) fn object_filter(t: &kapi_apimachinery::scheme::RouteTarget, opts: &c
     let (group, resource) = (t.group, t.resource);
     Arc::new(move |obj: &Value| {
         let labels_ok = labels.is_empty() || labels.matches_json(&obj["metadata"]["labels"]);
-        labels_ok
-            && (fields.is_empty()
-                || fields.matches_fields(&crate::selectors::selectable_fields(group, resource, obj)))
+        labels_ok && (fields.is_empty() || fields.matches_fields(&crate::selectors::selectable_fields(group, resource, obj)))
     })
 }
 
@@ -575,14 +577,17 @@ fn table_response(
     let body = match table.media_type {
         TableMediaType::Json => serde_json::to_vec(&value).map_err(ApiError::internal)?,
         TableMediaType::Yaml => {
-            kapi_apimachinery::codec::json_to_yaml(&serde_json::to_vec(&value).map_err(ApiError::internal)?)
-                .map_err(ApiError::internal)?
+            kapi_apimachinery::codec::json_to_yaml(&serde_json::to_vec(&value).map_err(ApiError::internal)?).map_err(ApiError::internal)?
         }
     };
-    let content_type = format!("{};as=Table;v={};g=meta.k8s.io", table.media_type.content_type(), match table.version {
-        crate::tables::TableVersion::V1 => "v1",
-        crate::tables::TableVersion::V1Beta1 => "v1beta1",
-    });
+    let content_type = format!(
+        "{};as=Table;v={};g=meta.k8s.io",
+        table.media_type.content_type(),
+        match table.version {
+            crate::tables::TableVersion::V1 => "v1",
+            crate::tables::TableVersion::V1Beta1 => "v1beta1",
+        }
+    );
     let mut resp = http::Response::new(super::body::full(body));
     if let Ok(v) = http::HeaderValue::from_str(&content_type) {
         resp.headers_mut().insert(http::header::CONTENT_TYPE, v);
@@ -616,10 +621,58 @@ pub(super) fn decode_body(call: &ResourceCall<'_>) -> Result<(Kind, Value), ApiE
             kind.api_version()
         )));
     }
-    let value = objects::decode_defaulted(&kind, format, &call.body)
+    let mut value = objects::decode_defaulted(&kind, format, &call.body)
         .map_err(|e| ApiError::bad_request(format!("the body of the request could not be decoded: {e}")))?;
     check_unknown_fields(call, format, &value)?;
+    ensure_namespace_matches_request(call, &mut value)?;
     Ok((kind, value))
+}
+
+/// The namespace the request addresses: the URL's for a namespaced resource, none otherwise.
+fn request_namespace<'a>(call: &'a ResourceCall<'_>) -> &'a str {
+    if call.target.namespaced { &call.info.namespace } else { "" }
+}
+
+/// Upstream's `EnsureObjectNamespaceMatchesRequestNamespace`, run on every body before anything
+/// reads it (create, update, subresources): a body without a namespace takes the request's, a
+/// cluster-scoped object's namespace is cleared, and a body naming another namespace than the
+/// URL is a 400 — never a lookup or a write in the body's namespace.
+fn ensure_namespace_matches_request(call: &ResourceCall<'_>, object: &mut Value) -> Result<(), ApiError> {
+    let wanted = request_namespace(call);
+    let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) else { return Ok(()) };
+    match meta.get("namespace").and_then(Value::as_str).unwrap_or_default() {
+        given if given == wanted => {}
+        "" => {
+            meta.insert("namespace".into(), Value::String(wanted.to_owned()));
+        }
+        _ if wanted.is_empty() => {
+            meta.remove("namespace");
+        }
+        _ => {
+            return Err(ApiError::bad_request("the namespace of the provided object does not match the namespace sent on the request"));
+        }
+    }
+    Ok(())
+}
+
+/// Upstream's `checkName` on a patched object: a patch may not rename the object or move it to
+/// another namespace.
+fn check_patched_identity(call: &ResourceCall<'_>, patched: &Value) -> Result<(), ApiError> {
+    let name = patched["metadata"]["name"].as_str().unwrap_or_default();
+    if name != call.info.name {
+        return Err(ApiError::bad_request(format!(
+            "the name of the object ({name}) does not match the name on the URL ({})",
+            call.info.name
+        )));
+    }
+    let wanted = request_namespace(call);
+    let namespace = patched["metadata"]["namespace"].as_str().unwrap_or_default();
+    if !wanted.is_empty() && !namespace.is_empty() && namespace != wanted {
+        return Err(ApiError::bad_request(format!(
+            "the namespace of the object ({namespace}) does not match the namespace on the request ({wanted})"
+        )));
+    }
+    Ok(())
 }
 
 tokio::task_local! {
@@ -651,9 +704,7 @@ fn check_unknown_fields(call: &ResourceCall<'_>, format: Format, typed: &Value) 
         }
     };
     if !matches!(mode, "Strict" | "Warn") {
-        return Err(ApiError::bad_request(format!(
-            "fieldValidation: Invalid value: {mode:?}: must be one of Ignore, Warn, or Strict"
-        )));
+        return Err(ApiError::bad_request(format!("fieldValidation: Invalid value: {mode:?}: must be one of Ignore, Warn, or Strict")));
     }
     let unknown = objects::unknown_fields(&raw, typed);
     if unknown.is_empty() {
@@ -676,11 +727,7 @@ fn check_unknown_fields(call: &ResourceCall<'_>, format: Format, typed: &Value) 
     Ok(())
 }
 
-async fn create(
-    store: &dyn Storage,
-    call: &ResourceCall<'_>,
-    namespace: Option<&str>,
-) -> Result<http::Response<Body>, ApiError> {
+async fn create(store: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&str>) -> Result<http::Response<Body>, ApiError> {
     let t = call.target;
     let (kind, external) = decode_body(call)?;
     let Incoming { object: mut value, required } = Incoming::from_external(t, &kind, external)?;
@@ -693,8 +740,8 @@ async fn create(
             return Err(ApiError::not_found(GroupResource::new("", "namespaces"), ns));
         };
         // Namespaces have one version: the stored object is the one to look at, unconverted.
-        let (_, stored_ns) = objects::decode_stored(&stored_ns.value)
-            .map_err(|e| ApiError::internal(format!("decoding {}: {e}", stored_ns.key)))?;
+        let (_, stored_ns) =
+            objects::decode_stored(&stored_ns.value).map_err(|e| ApiError::internal(format!("decoding {}: {e}", stored_ns.key)))?;
         if let Some(reason) = crate::registry::namespace_refuses_content(&stored_ns) {
             let name = value["metadata"]["name"].as_str().unwrap_or_default();
             return Err(ApiError::forbidden(group_resource(t), name, reason));
@@ -716,22 +763,11 @@ async fn create(
         },
     };
     if let Some(ns) = namespace {
-        match meta.get("namespace").and_then(Value::as_str) {
-            Some(body_ns) if !body_ns.is_empty() && body_ns != ns => {
-                return Err(ApiError::bad_request(
-                    "the namespace of the provided object does not match the namespace sent on the request",
-                ));
-            }
-            _ => {}
-        }
         meta.insert("namespace".into(), Value::String(ns.to_owned()));
     }
     meta.insert("name".into(), Value::String(name.clone()));
     meta.insert("uid".into(), Value::String(uuid::Uuid::new_v4().to_string()));
-    meta.insert(
-        "creationTimestamp".into(),
-        Value::String(objects::now()),
-    );
+    meta.insert("creationTimestamp".into(), Value::String(objects::now()));
     if crate::registry::tracks_generation(t.group, t.resource) {
         meta.insert("generation".into(), json!(1));
     } else {
@@ -752,7 +788,7 @@ async fn create(
     })?;
 
     let (stored, written) = objects::encode_internal(&kind, value).map_err(ApiError::internal)?;
-    let k = key(t.group, t.resource, namespace, Some(&name));
+    let k = object_key(t.group, t.resource, namespace, &name)?;
     let kv = write_create(store, call, &k, stored.into()).await.map_err(|e| match e {
         StorageError::AlreadyExists { .. } => ApiError::already_exists(group_resource(t), &name),
         other => ApiError::from(other),
@@ -760,11 +796,7 @@ async fn create(
     respond_written(call, &kind, 201, &kv, written)
 }
 
-async fn update(
-    store: &dyn Storage,
-    call: &ResourceCall<'_>,
-    namespace: Option<&str>,
-) -> Result<http::Response<Body>, ApiError> {
+async fn update(store: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&str>) -> Result<http::Response<Body>, ApiError> {
     let t = call.target;
     let name = call.info.name.clone();
     let (kind, external) = decode_body(call)?;
@@ -772,7 +804,7 @@ async fn update(
     if value["metadata"]["name"].as_str().is_some_and(|n| n != name) {
         return Err(ApiError::bad_request("the name of the object does not match the name on the URL"));
     }
-    let k = key(t.group, t.resource, namespace, Some(&name));
+    let k = object_key(t.group, t.resource, namespace, &name)?;
     let current = current(store, call, &k, &name).await?;
     let (_, old) = read_internal(&current)?;
     // Optimistic concurrency: a resourceVersion in the body must be the current one.
@@ -785,21 +817,13 @@ async fn update(
     validate(t, &kind, &name, Some(&old), &value, required)?;
     let finalized = deletion_completes(&value);
     let (stored, written) = objects::encode_internal(&kind, value).map_err(ApiError::internal)?;
-    let kv = commit_update(store, call, &k, finalized, stored.into(), current.mod_revision)
-        .await
-        .map_err(|e| storage_error(e, call))?;
+    let kv = commit_update(store, call, &k, finalized, stored.into(), current.mod_revision).await.map_err(|e| storage_error(e, call))?;
     respond_written(call, &kind, 200, &kv, written)
 }
 
 /// What an update may not change and what it maintains: identity and creation time are the
 /// stored object's, `generation` follows spec changes, `resourceVersion` is never stored.
-fn prepare_update(
-    t: &kapi_apimachinery::scheme::RouteTarget,
-    old: &Value,
-    value: &mut Value,
-    name: &str,
-    namespace: Option<&str>,
-) {
+fn prepare_update(t: &kapi_apimachinery::scheme::RouteTarget, old: &Value, value: &mut Value, name: &str, namespace: Option<&str>) {
     crate::registry::normalize_on_write(t.group, t.resource, value);
     for field in ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"] {
         match old["metadata"].get(field) {
@@ -847,7 +871,7 @@ async fn partial(
 ) -> Result<http::Response<Body>, ApiError> {
     let t = call.target;
     let name = call.info.name.clone();
-    let k = key(t.group, t.resource, namespace, Some(&name));
+    let k = object_key(t.group, t.resource, namespace, &name)?;
     let current = current(store, call, &k, &name).await?;
     let (kind, proposed) = match t.action {
         "get" => {
@@ -857,7 +881,9 @@ async fn partial(
         "put" => decode_body(call)?,
         "patch" => {
             let (kind, external) = read(&current)?;
-            let bytes = serde_json::to_vec(&patched(call, &kind, &external)?).map_err(ApiError::internal)?;
+            let patched = patched(call, &kind, &external)?;
+            check_patched_identity(call, &patched)?;
+            let bytes = serde_json::to_vec(&patched).map_err(ApiError::internal)?;
             let proposed = objects::decode_defaulted(&kind, Format::Json, &bytes)
                 .map_err(|e| ApiError::bad_request(format!("the patched object is not a valid {}: {e}", kind.kind)))?;
             (kind, proposed)
@@ -881,9 +907,7 @@ async fn partial(
     }
     let finalized = deletion_completes(&value);
     let (stored, written) = objects::encode_internal(&kind, value).map_err(ApiError::internal)?;
-    let kv = commit_update(store, call, &k, finalized, stored.into(), current.mod_revision)
-        .await
-        .map_err(|e| storage_error(e, call))?;
+    let kv = commit_update(store, call, &k, finalized, stored.into(), current.mod_revision).await.map_err(|e| storage_error(e, call))?;
     respond_written(call, &kind, 200, &kv, written)
 }
 
@@ -911,14 +935,10 @@ fn patched(call: &ResourceCall<'_>, kind: &Kind, old: &Value) -> Result<Value, A
 
 /// `<resource>/scale`: the object seen as an `autoscaling/v1` `Scale`; writes change only
 /// `spec.replicas` of the object.
-async fn scale(
-    store: &dyn Storage,
-    call: &ResourceCall<'_>,
-    namespace: Option<&str>,
-) -> Result<http::Response<Body>, ApiError> {
+async fn scale(store: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&str>) -> Result<http::Response<Body>, ApiError> {
     let t = call.target;
     let name = call.info.name.clone();
-    let k = key(t.group, t.resource, namespace, Some(&name));
+    let k = object_key(t.group, t.resource, namespace, &name)?;
     let scale_kind = Kind { group: "autoscaling".into(), version: "v1".into(), kind: "Scale".into() };
     for _ in 0..PATCH_ATTEMPTS {
         let current = current(store, call, &k, &name).await?;
@@ -966,8 +986,8 @@ async fn scale(
 
 /// The `Scale` view of an object (upstream's `scaleFrom*`).
 fn scale_of(t: &kapi_apimachinery::scheme::RouteTarget, object: &Value) -> Result<Value, ApiError> {
-    let facts = crate::registry::scale_facts(t.group, t.resource)
-        .ok_or_else(|| ApiError::method_not_supported(group_resource(t), t.action))?;
+    let facts =
+        crate::registry::scale_facts(t.group, t.resource).ok_or_else(|| ApiError::method_not_supported(group_resource(t), t.action))?;
     let selector = if facts.selector_is_map {
         let labels: std::collections::BTreeMap<String, String> =
             serde_json::from_value(object["spec"]["selector"].clone()).unwrap_or_default();
@@ -1000,18 +1020,15 @@ fn scale_of(t: &kapi_apimachinery::scheme::RouteTarget, object: &Value) -> Resul
 /// without a resourceVersion precondition on conflict).
 const PATCH_ATTEMPTS: usize = 5;
 
-async fn patch(
-    store: &dyn Storage,
-    call: &ResourceCall<'_>,
-    namespace: Option<&str>,
-) -> Result<http::Response<Body>, ApiError> {
+async fn patch(store: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&str>) -> Result<http::Response<Body>, ApiError> {
     let t = call.target;
     let name = call.info.name.clone();
-    let k = key(t.group, t.resource, namespace, Some(&name));
+    let k = object_key(t.group, t.resource, namespace, &name)?;
     for _ in 0..PATCH_ATTEMPTS {
         let current = current(store, call, &k, &name).await?;
         let (kind, external) = read(&current)?;
         let patched = patched(call, &kind, &external)?;
+        check_patched_identity(call, &patched)?;
         // A resourceVersion in the patch is a precondition.
         let precondition = patched["metadata"]["resourceVersion"].as_str().map(str::to_owned);
         if let Some(rv) = &precondition
@@ -1044,11 +1061,7 @@ async fn patch(
 /// spec upstream restores (`registry::bootstrap::restores_spec`) when the stored one differs. Idempotent, so any number of servers on
 /// one store may run it: a create that loses to another replica's, or an update that loses a
 /// race, is left to the winner.
-pub async fn bootstrap(
-    store: &dyn Storage,
-    network: &crate::registry::services::ServiceNetwork,
-    secure_port: u16,
-) -> Result<(), ApiError> {
+pub async fn bootstrap(store: &dyn Storage, network: &crate::registry::services::ServiceNetwork, secure_port: u16) -> Result<(), ApiError> {
     for wanted in crate::registry::bootstrap::objects(network, secure_port) {
         let kind = Kind { group: wanted.group.into(), version: wanted.version.into(), kind: wanted.kind.into() };
         let meta = &wanted.object["metadata"];
@@ -1074,9 +1087,8 @@ pub async fn bootstrap(
             continue;
         }
         // Both sides as stored bytes read back, so only a real difference counts.
-        let (_, mut spec) = objects::encode_stored(&kind, &value)
-            .and_then(|bytes| objects::decode_stored(&bytes))
-            .map_err(ApiError::internal)?;
+        let (_, mut spec) =
+            objects::encode_stored(&kind, &value).and_then(|bytes| objects::decode_stored(&bytes)).map_err(ApiError::internal)?;
         crate::registry::bootstrap::keep_on_restore(wanted.resource, &stored, &mut spec);
         if stored["spec"] == spec["spec"] {
             continue;
@@ -1096,19 +1108,21 @@ pub async fn bootstrap(
     Ok(())
 }
 
+/// The longest watch timeout honoured (a year).
+const MAX_WATCH_TIMEOUT_SECONDS: i64 = 365 * 24 * 3600;
+
 async fn watch(store: &Arc<dyn Storage>, call: &ResourceCall<'_>) -> Result<http::Response<Body>, ApiError> {
     let t = call.target;
     let namespace = Some(call.info.namespace.as_str()).filter(|ns| !ns.is_empty() && t.namespaced);
     let opts = list_options(call)?;
     let from = match opts.resource_version.as_deref() {
         None | Some("") | Some("0") => None,
-        Some(rv) => Some(
-            crate::list_options::parse_resource_version(rv)
-                .map_err(|e| ApiError::bad_request(e.to_string()))? as i64,
-        ),
+        Some(rv) => Some(crate::list_options::parse_resource_version(rv).map_err(|e| ApiError::bad_request(e.to_string()))? as i64),
     };
     // Upstream's default: a random time between the minimum request timeout and twice it.
-    let timeout = Duration::from_secs(opts.timeout_seconds.filter(|s| *s > 0).map_or(1800, |s| s as u64));
+    // Clamped to a year: a larger `timeoutSeconds` cannot be told apart by a client, and an
+    // unbounded one would overflow the deadline's arithmetic.
+    let timeout = Duration::from_secs(opts.timeout_seconds.filter(|s| *s > 0).map_or(1800, |s| s.min(MAX_WATCH_TIMEOUT_SECONDS) as u64));
     let kind = kind_of(t);
     let req = super::watch::WatchRequest {
         encoder: watch_encoder(call)?,
@@ -1133,16 +1147,15 @@ async fn watch(store: &Arc<dyn Storage>, call: &ResourceCall<'_>) -> Result<http
 /// `PartialObjectMetadataList` cannot be made of one object; upstream then sends the objects
 /// unconverted.
 fn watch_encoder(call: &ResourceCall<'_>) -> Result<super::watch::Encoder, ApiError> {
-    use crate::negotiation::Conversion;
     use super::watch::Conversion as Convert;
+    use crate::negotiation::Conversion;
     let format = match call.accept {
         Format::Yaml => return Err(crate::negotiation::not_acceptable(true)),
         f => f,
     };
     let conversion = match call.convert {
         Some(Conversion::Table(version)) => {
-            let include_object = crate::tables::IncludeObject::from_query(call.query)
-                .map_err(|e| ApiError::bad_request(e.to_string()))?;
+            let include_object = crate::tables::IncludeObject::from_query(call.query).map_err(|e| ApiError::bad_request(e.to_string()))?;
             let options = crate::tables::TableOptions { include_object, no_headers: false, version };
             Some(Convert::Table { group: call.target.group, resource: call.target.resource, options })
         }

@@ -124,6 +124,11 @@ const BOOKMARK_INTERVAL: Duration = Duration::from_secs(60);
 
 /// Starts the watch; the response streams until the timeout, the client leaving, or an error.
 pub async fn start(store: Arc<dyn Storage>, mut req: WatchRequest) -> Result<http::Response<Body>, ApiError> {
+    // A resourceVersion is an unsigned 64-bit number; one beyond the revisions' range can only
+    // arrive here wrapped below zero. It is a revision from the future, as upstream's watch
+    // cache sees it (a 504 "Too large resource version"), not an invalid one.
+    req.from = req.from.map(future_if_negative);
+    req.initial_not_older_than = req.initial_not_older_than.map(future_if_negative);
     let (tx, body) = body::channel(64);
     // Set the starting point up front, so that a bad request is an error response, not a
     // stream that ends at once.
@@ -179,7 +184,7 @@ async fn run(
             return;
         }
     }
-    let deadline = tokio::time::Instant::now() + req.timeout;
+    let deadline = watch_deadline(tokio::time::Instant::now(), req.timeout);
     let mut ticker = tokio::time::interval(BOOKMARK_INTERVAL);
     ticker.tick().await;
     loop {
@@ -206,6 +211,29 @@ async fn run(
             }
         }
     }
+}
+
+/// The longest timeout upstream can represent: Go's `time.Duration` holds `i64::MAX`
+/// nanoseconds (about 292 years).
+const GO_MAX_DURATION: Duration = Duration::new(9_223_372_036, 854_775_807);
+
+/// When a watch started at `now` ends. Upstream computes `time.Duration(timeoutSeconds) *
+/// time.Second`, which wraps beyond [`GO_MAX_DURATION`]: for every `timeoutSeconds` from
+/// 9223372037 to 18446744073 (`i64::MAX` included, which becomes -1s) the product is negative
+/// and the watch ends at once. kapi ends every watch whose timeout is beyond that range at
+/// once, without computing a wrap (the client sees a watch that timed out, and watches again),
+/// and never overflows the clock: a deadline the clock cannot hold is about 30 years away.
+fn watch_deadline(now: tokio::time::Instant, timeout: Duration) -> tokio::time::Instant {
+    if timeout > GO_MAX_DURATION {
+        return now;
+    }
+    now.checked_add(timeout).or_else(|| now.checked_add(Duration::from_secs(86_400 * 365 * 30))).unwrap_or(now)
+}
+
+/// A negative revision asked for (a resourceVersion beyond `i64::MAX`, wrapped) as the
+/// furthest future revision.
+fn future_if_negative(revision: Revision) -> Revision {
+    if revision < 0 { Revision::MAX } else { revision }
 }
 
 /// A storage event as a watch event. An update moving an object out of the filter is a
@@ -343,8 +371,7 @@ mod tests {
         assert_eq!(object, config_map("a"));
 
         // An ERROR carries the Status as it is, whatever the conversion.
-        let mut encoder =
-            Encoder { format: Format::Protobuf, conversion: Some(Conversion::PartialObjectMetadata(TableVersion::V1)) };
+        let mut encoder = Encoder { format: Format::Protobuf, conversion: Some(Conversion::PartialObjectMetadata(TableVersion::V1)) };
         let status = serde_json::to_value(ApiError::too_old_resource_version(1, 5).to_status()).unwrap();
         let frame = encoder.error(&status);
         let (kind, raw, _) = codec::read_watch_frame(&frame).unwrap().unwrap();
@@ -355,8 +382,7 @@ mod tests {
 
     #[test]
     fn conversions_apply_to_each_object() {
-        let mut encoder =
-            Encoder { format: Format::Protobuf, conversion: Some(Conversion::PartialObjectMetadata(TableVersion::V1)) };
+        let mut encoder = Encoder { format: Format::Protobuf, conversion: Some(Conversion::PartialObjectMetadata(TableVersion::V1)) };
         let (_, raw, _) = codec::read_watch_frame(&encoder.event("ADDED", &config_map("a"))).unwrap().unwrap();
         let (kind, object) = objects::decode_stored(&raw).unwrap();
         assert_eq!((kind.group.as_str(), kind.kind.as_str()), ("meta.k8s.io", "PartialObjectMetadata"));
@@ -373,5 +399,62 @@ mod tests {
         assert!(second["object"]["columnDefinitions"].is_null(), "headers only on the first event");
         assert_eq!(second["object"]["rows"][0]["cells"][0], "b");
         assert!(second["object"]["rows"][0]["object"].is_null());
+    }
+
+    #[test]
+    fn huge_timeouts_never_overflow() {
+        let now = tokio::time::Instant::now();
+        // Beyond Go's Duration: upstream's product wraps (i64::MAX seconds is -1s); ended at once.
+        for timeout in
+            [Duration::MAX, Duration::from_secs(u64::MAX), Duration::from_secs(i64::MAX as u64), Duration::from_secs(9_223_372_037)]
+        {
+            assert_eq!(watch_deadline(now, timeout), now, "{timeout:?}");
+        }
+        // Up to it, exactly as asked.
+        assert_eq!(watch_deadline(now, GO_MAX_DURATION), now + GO_MAX_DURATION);
+        assert_eq!(watch_deadline(now, Duration::from_secs(9_223_372_036)), now + Duration::from_secs(9_223_372_036));
+        assert_eq!(watch_deadline(now, Duration::from_secs(1800)), now + Duration::from_secs(1800));
+    }
+
+    #[tokio::test]
+    async fn a_wrapped_resource_version_is_from_the_future() {
+        assert_eq!(future_if_negative(-1), Revision::MAX);
+        assert_eq!(future_if_negative(i64::MIN), Revision::MAX);
+        assert_eq!(future_if_negative(0), 0);
+        assert_eq!(future_if_negative(7), 7);
+
+        let dir = tempfile::tempdir().unwrap();
+        let store: Arc<dyn Storage> = Arc::new(crate::storage::embedded::EmbeddedStore::open(dir.path().join("store.redb")).unwrap());
+        let request = |from: Option<Revision>, send_initial_events: bool, timeout: Duration| WatchRequest {
+            prefix: "/registry/configmaps/".into(),
+            from,
+            send_initial_events,
+            initial_not_older_than: if send_initial_events { from } else { None },
+            allow_bookmarks: true,
+            timeout,
+            filter: Arc::new(|_: &Value| true),
+            api_version: "v1".into(),
+            kind: "ConfigMap".into(),
+            encoder: Encoder { format: Format::Json, conversion: None },
+        };
+        // resourceVersion=18446744073709551615 arrives as -1 (`u64 as i64`).
+        // (With `sendInitialEvents` the initial list's freshness is the watch cache's to check.)
+        for (from, initial) in [(-1, false), (i64::MIN, false), (i64::MAX, false)] {
+            let e = start(store.clone(), request(Some(from), initial, Duration::from_secs(5))).await.unwrap_err();
+            assert_eq!(e.code, 504, "{from} {initial}: {}", e.message);
+            assert!(e.message.starts_with("Timeout: Too large resource version"), "{}", e.message);
+        }
+        // A watch with the longest timeout Go can hold runs (a panicked task would have ended
+        // the stream) ...
+        use http_body_util::BodyExt as _;
+        let resp = start(store.clone(), request(None, false, GO_MAX_DURATION)).await.unwrap();
+        assert_eq!(resp.status(), 200);
+        let mut body = resp.into_body();
+        assert!(tokio::time::timeout(Duration::from_millis(200), body.frame()).await.is_err(), "the watch ended");
+        // ... and one beyond it ends at once, as upstream's wrapped timeout does.
+        let resp = start(store.clone(), request(None, false, Duration::from_secs(i64::MAX as u64))).await.unwrap();
+        assert_eq!(resp.status(), 200);
+        let mut body = resp.into_body();
+        assert!(tokio::time::timeout(Duration::from_secs(5), body.frame()).await.unwrap().is_none(), "the watch went on");
     }
 }

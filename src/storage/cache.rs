@@ -51,9 +51,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use tokio::sync::{mpsc, watch};
 
-use super::{
-    Event, KeyValue, ListOptions, ListResult, Revision, Storage, StorageError, StorageFuture, WatchSource, WatchStream,
-};
+use super::{Event, KeyValue, ListOptions, ListResult, Revision, Storage, StorageError, StorageFuture, WatchSource, WatchStream};
 
 /// Tuning of a [`WatchCache`].
 #[derive(Clone, Debug)]
@@ -259,12 +257,7 @@ impl WatchCache {
         Ok(tokio::time::timeout(self.options.catch_up, progress.wait_for(|r| *r >= revision)).await.is_ok())
     }
 
-    async fn list_from_cache(
-        &self,
-        prefix: &str,
-        options: &ListOptions,
-        min: Revision,
-    ) -> Result<Option<ListResult>, StorageError> {
+    async fn list_from_cache(&self, prefix: &str, options: &ListOptions, min: Revision) -> Result<Option<ListResult>, StorageError> {
         let Some(resource) = self.ready(prefix).await else { return Ok(None) };
         if !self.caught_up(&resource, min).await? {
             return Ok(None);
@@ -347,9 +340,9 @@ impl Resource {
                 // Every watcher follows the whole resource; a full one just misses this
                 // report (the next one, or its next event, says more).
                 let event = Arc::new(event);
-                state.watchers.retain(|watcher| {
-                    !matches!(watcher.tx.try_send(Ok(event.clone())), Err(mpsc::error::TrySendError::Closed(_)))
-                });
+                state
+                    .watchers
+                    .retain(|watcher| !matches!(watcher.tx.try_send(Ok(event.clone())), Err(mpsc::error::TrySendError::Closed(_))));
                 drop(state);
                 self.progress.send_replace(revision);
                 return;
@@ -566,12 +559,8 @@ impl Storage for WatchCache {
                     None
                 } else {
                     let start = state.window.partition_point(|(_, e)| e.revision() <= from);
-                    let replay: VecDeque<Arc<Event>> = state
-                        .window
-                        .range(start..)
-                        .filter(|(_, e)| e.key().starts_with(prefix))
-                        .map(|(_, e)| e.clone())
-                        .collect();
+                    let replay: VecDeque<Arc<Event>> =
+                        state.window.range(start..).filter(|(_, e)| e.key().starts_with(prefix)).map(|(_, e)| e.clone()).collect();
                     let (tx, rx) = mpsc::channel(self.options.watcher_buffer + 1);
                     state.watchers.push(Watcher { prefix: prefix.to_owned(), tx });
                     Some((replay, rx))
@@ -689,8 +678,7 @@ mod tests {
     fn setup(options: WatchCacheOptions) -> (tempfile::TempDir, Arc<Counting>, WatchCache) {
         let dir = tempfile::tempdir().unwrap();
         let inner = EmbeddedStore::open(dir.path().join("s.redb")).unwrap();
-        let counting =
-            Arc::new(Counting { inner, watches: AtomicUsize::new(0), lists: AtomicUsize::new(0), gets: AtomicUsize::new(0) });
+        let counting = Arc::new(Counting { inner, watches: AtomicUsize::new(0), lists: AtomicUsize::new(0), gets: AtomicUsize::new(0) });
         let cache = WatchCache::new(counting.clone(), options);
         (dir, counting, cache)
     }
@@ -774,8 +762,7 @@ mod tests {
             written.push(cache.create(&format!("/registry/pods/{ns}/p{i}"), v("x")).await.unwrap());
         }
         for (i, watch) in watches.iter_mut().enumerate() {
-            let expected: Vec<&KeyValue> =
-                written.iter().filter(|kv| i % 2 == 0 || kv.key.starts_with("/registry/pods/ns1/")).collect();
+            let expected: Vec<&KeyValue> = written.iter().filter(|kv| i % 2 == 0 || kv.key.starts_with("/registry/pods/ns1/")).collect();
             for kv in expected {
                 assert_eq!(next(watch).await, Event::Put { kv: kv.clone(), prev: None }, "watcher {i}");
             }
@@ -815,10 +802,7 @@ mod tests {
         assert_eq!((page.kvs.len(), page.more, page.remaining), (5, true, Some(16)));
         // A revision beyond the store is "too large".
         let current = cache.current_revision().await.unwrap();
-        assert!(matches!(
-            cache.list("/registry/pods/", any(current + 5)).await,
-            Err(StorageError::FutureRevision { .. })
-        ));
+        assert!(matches!(cache.list("/registry/pods/", any(current + 5)).await, Err(StorageError::FutureRevision { .. })));
         // A revision written elsewhere: the cache cannot tell it is current, the backend answers.
         let other = cache.create("/registry/configmaps/a/c", v("c")).await.unwrap();
         let lists = backend.lists.load(Ordering::SeqCst);
@@ -880,10 +864,7 @@ mod tests {
         let _evicted = cache.watch("/registry/pods/", a.mod_revision).await.unwrap();
         assert_eq!(backend.watches.load(Ordering::SeqCst), 3, "evicted from the window");
         cache.compact(last.mod_revision - 1).await.unwrap();
-        assert!(matches!(
-            cache.watch("/registry/pods/", last.mod_revision - 2).await,
-            Err(StorageError::Compacted { .. })
-        ));
+        assert!(matches!(cache.watch("/registry/pods/", last.mod_revision - 2).await, Err(StorageError::Compacted { .. })));
     }
 
     /// A watcher that does not read is closed with an overflow; the others go on.
@@ -906,10 +887,8 @@ mod tests {
     /// Disabled resources and prefixes above a resource go to the backend.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn disabled_resources_are_not_cached() {
-        let options = WatchCacheOptions {
-            disabled: ["/registry/events/".to_owned()].into_iter().collect(),
-            ..WatchCacheOptions::default()
-        };
+        let options =
+            WatchCacheOptions { disabled: ["/registry/events/".to_owned()].into_iter().collect(), ..WatchCacheOptions::default() };
         let (_dir, backend, cache) = setup(options);
         let _a = cache.watch("/registry/events/", 0).await.unwrap();
         let _b = cache.watch("/registry/events/", 0).await.unwrap();

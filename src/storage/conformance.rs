@@ -7,12 +7,15 @@
 //! prefix (`/conformance/<check>/`), so the checks can share one store when run one after the
 //! other, which is what [`run_all`] does; a backend's tests can also run each on a fresh store.
 //! [`empty_store`] needs a store nobody has written to, and [`compaction`] makes history before
-//! it unreadable, so [`run_all`] runs them first and last. Checks need a tokio runtime with
+//! it unreadable, so [`run_all`] runs them first and last. [`keys_expire_after_their_ttl`]
+//! waits a few seconds for etcd's leases (whole seconds, revoked by the leader's sweep), and
+//! leaves no key behind that could expire during a later check. Checks need a tokio runtime with
 //! timers (every wait is bounded, so a broken backend fails instead of hanging).
 //!
 //! Checks report failures as values rather than panicking: this module is compiled into the
 //! library, and the caller (a test) decides how to fail.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::future::Future;
 use std::panic::Location;
@@ -23,7 +26,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
-use super::{Event, KeyValue, ListOptions, ListResult, Revision, Storage, StorageError, WatchStream};
+use super::{Event, KeyValue, ListOptions, ListResult, MAX_REQUEST_BYTES, Revision, Storage, StorageError, WatchStream};
 
 /// Why a check failed, and where.
 #[derive(Debug)]
@@ -106,18 +109,16 @@ pub async fn run_all(store: &dyn Storage) -> Outcome {
     update_compares_and_swaps(store).await.map_err(|f| f.in_check("update_compares_and_swaps"))?;
     delete_compares_and_swaps(store).await.map_err(|f| f.in_check("delete_compares_and_swaps"))?;
     invalid_input_is_rejected(store).await.map_err(|f| f.in_check("invalid_input_is_rejected"))?;
-    list_is_sorted_and_bounded_by_prefix(store)
-        .await
-        .map_err(|f| f.in_check("list_is_sorted_and_bounded_by_prefix"))?;
+    list_is_sorted_and_bounded_by_prefix(store).await.map_err(|f| f.in_check("list_is_sorted_and_bounded_by_prefix"))?;
     list_at_revision(store).await.map_err(|f| f.in_check("list_at_revision"))?;
     list_paging_is_stable_across_writes(store).await.map_err(|f| f.in_check("list_paging_is_stable_across_writes"))?;
     watch_replays_then_follows_live(store).await.map_err(|f| f.in_check("watch_replays_then_follows_live"))?;
     watch_filters_by_prefix(store).await.map_err(|f| f.in_check("watch_filters_by_prefix"))?;
     recreate_gets_a_new_create_revision(store).await.map_err(|f| f.in_check("recreate_gets_a_new_create_revision"))?;
-    watch_has_no_gap_under_concurrent_writers(store)
-        .await
-        .map_err(|f| f.in_check("watch_has_no_gap_under_concurrent_writers"))?;
+    watch_has_no_gap_under_concurrent_writers(store).await.map_err(|f| f.in_check("watch_has_no_gap_under_concurrent_writers"))?;
     slow_watchers_do_not_block_writers(store).await.map_err(|f| f.in_check("slow_watchers_do_not_block_writers"))?;
+    too_large_writes_are_refused(store).await.map_err(|f| f.in_check("too_large_writes_are_refused"))?;
+    keys_expire_after_their_ttl(store).await.map_err(|f| f.in_check("keys_expire_after_their_ttl"))?;
     compaction(store).await.map_err(|f| f.in_check("compaction"))?;
     Ok(())
 }
@@ -239,11 +240,7 @@ pub async fn invalid_input_is_rejected(store: &dyn Storage) -> Outcome {
         StorageError::FutureRevision { requested, current: c } if requested == current + 1 && c == current,
         "list at a future revision"
     );
-    ensure_err!(
-        store.watch("/", current + 1).await,
-        StorageError::FutureRevision { .. },
-        "watch from a future revision"
-    );
+    ensure_err!(store.watch("/", current + 1).await, StorageError::FutureRevision { .. }, "watch from a future revision");
     Ok(())
 }
 
@@ -302,8 +299,9 @@ pub async fn list_at_revision(store: &dyn Storage) -> Outcome {
 
     let paged = store.list(prefix, ListOptions { revision: Some(r1), limit: Some(1), ..ListOptions::default() }).await?;
     ensure_eq!((paged.kvs, paged.more, paged.remaining), (vec![a1], true, Some(1)), "first page at r1");
-    let rest =
-        store.list(prefix, ListOptions { revision: Some(r1), limit: Some(1), start_after: Some(key("a")), ..ListOptions::default() }).await?;
+    let rest = store
+        .list(prefix, ListOptions { revision: Some(r1), limit: Some(1), start_after: Some(key("a")), ..ListOptions::default() })
+        .await?;
     ensure_eq!((rest.kvs, rest.more, rest.remaining), (vec![b1], false, None), "second page at r1");
     Ok(())
 }
@@ -352,11 +350,7 @@ pub async fn list_paging_is_stable_across_writes(store: &dyn Storage) -> Outcome
             kvs.extend(page.kvs);
             pages += 1;
             ensure_eq!(page.more, expected_remaining > 0, "more on page {pages}");
-            ensure_eq!(
-                page.remaining,
-                (expected_remaining > 0).then_some(expected_remaining as i64),
-                "remaining on page {pages}"
-            );
+            ensure_eq!(page.remaining, (expected_remaining > 0).then_some(expected_remaining as i64), "remaining on page {pages}");
             if !page.more {
                 break;
             }
@@ -390,16 +384,8 @@ pub async fn watch_replays_then_follows_live(store: &dyn Storage) -> Outcome {
     let mut from_middle = store.watch(prefix, a2.mod_revision).await?;
     let mut from_now = store.watch(prefix, 0).await?;
     let mut from_current = store.watch(prefix, b1.mod_revision).await?;
-    ensure_eq!(
-        next_event(&mut from_start, "replayed create").await?,
-        Event::Put { kv: a1.clone(), prev: None },
-        "replayed create"
-    );
-    ensure_eq!(
-        next_event(&mut from_start, "replayed update").await?,
-        Event::Put { kv: a2.clone(), prev: Some(a1) },
-        "replayed update"
-    );
+    ensure_eq!(next_event(&mut from_start, "replayed create").await?, Event::Put { kv: a1.clone(), prev: None }, "replayed create");
+    ensure_eq!(next_event(&mut from_start, "replayed update").await?, Event::Put { kv: a2.clone(), prev: Some(a1) }, "replayed update");
     let b_created = Event::Put { kv: b1.clone(), prev: None };
     ensure_eq!(next_event(&mut from_start, "replayed b").await?, b_created, "replayed b");
     ensure_eq!(next_event(&mut from_middle, "replayed b").await?, b_created, "replay from the middle");
@@ -615,6 +601,92 @@ pub async fn slow_watchers_do_not_block_writers(store: &dyn Storage) -> Outcome 
             }
         }
     }
+    Ok(())
+}
+
+/// Writes over etcd's default request limit (1.5 MiB) fail with `RequestTooLarge` naming the
+/// key and its size, change nothing and bump no revision; a write well under it succeeds.
+pub async fn too_large_writes_are_refused(store: &dyn Storage) -> Outcome {
+    let key = "/conformance/size/a";
+    let r0 = store.current_revision().await?;
+    let too_large = |size: usize| Bytes::from(vec![b'x'; size]);
+    let is = |size: usize| move |error: &StorageError| matches!(error, StorageError::RequestTooLarge { key: k, size: s } if k == key && *s == key.len() + size);
+    for size in [MAX_REQUEST_BYTES, 3 * 1024 * 1024] {
+        let created = store.create(key, too_large(size)).await;
+        ensure!(created.as_ref().is_err_and(is(size)), "create of {size} bytes: {:?}", created.map(|kv| kv.mod_revision));
+        let created = store.create_with_ttl(key, too_large(size), Duration::from_secs(60)).await;
+        ensure!(created.as_ref().is_err_and(is(size)), "create with a TTL of {size} bytes: {:?}", created.map(|kv| kv.mod_revision));
+    }
+    ensure_eq!(store.current_revision().await?, r0, "revision after refused creates");
+    ensure_eq!(store.get(key).await?, None, "get after refused creates");
+    let fits = store.create(key, too_large(1024 * 1024)).await?;
+    let updated = store.update(key, too_large(MAX_REQUEST_BYTES), fits.mod_revision).await;
+    ensure!(updated.as_ref().is_err_and(is(MAX_REQUEST_BYTES)), "update too large: {:?}", updated.map(|kv| kv.mod_revision));
+    let updated = store.update_with_ttl(key, too_large(MAX_REQUEST_BYTES), fits.mod_revision, Duration::from_secs(60)).await;
+    ensure!(updated.as_ref().is_err_and(is(MAX_REQUEST_BYTES)), "update with a TTL too large: {:?}", updated.map(|kv| kv.mod_revision));
+    ensure_eq!(store.current_revision().await?, fits.mod_revision, "revision after refused updates");
+    ensure!(store.get(key).await? == Some(fits.clone()), "the value changed after refused updates");
+    store.delete(key, Some(fits.mod_revision)).await?;
+    Ok(())
+}
+
+/// Keys written with a TTL are deleted once it has passed, as etcd deletes the keys of an
+/// expired lease: each at a new revision after the last write, reported to watchers as a
+/// deletion of the key's last value and kept in history. A later write replaces the deadline:
+/// without TTL the key stays, with a longer TTL it stays longer, with a shorter one it goes
+/// sooner. Waits for etcd's lease granularity (whole seconds, at least the minimum TTL etcd
+/// grants), so it takes a few seconds.
+pub async fn keys_expire_after_their_ttl(store: &dyn Storage) -> Outcome {
+    const SHORT: Duration = Duration::from_secs(1);
+    const LONG: Duration = Duration::from_secs(600);
+    let prefix = "/conformance/ttl/";
+    let key = |k: &str| format!("{prefix}{k}");
+    let r0 = store.current_revision().await?;
+    let mut watch = store.watch(prefix, r0).await?;
+    let kept = store.create_with_ttl(&key("kept"), bytes("1"), SHORT).await?;
+    let extended = store.create_with_ttl(&key("extended"), bytes("1"), SHORT).await?;
+    let shortened = store.create_with_ttl(&key("shortened"), bytes("1"), LONG).await?;
+    let plain = store.create(&key("plain"), bytes("1")).await?;
+    let expiring = store.create_with_ttl(&key("expiring"), bytes("1"), SHORT).await?;
+    let kept = store.update(&key("kept"), bytes("2"), kept.mod_revision).await?;
+    let extended = store.update_with_ttl(&key("extended"), bytes("2"), extended.mod_revision, LONG).await?;
+    let shortened = store.update_with_ttl(&key("shortened"), bytes("2"), shortened.mod_revision, SHORT).await?;
+    let written = shortened.mod_revision;
+    ensure_eq!(written, r0 + 8, "revision of the last write");
+    for revision in r0 + 1..=written {
+        ensure_eq!(next_event(&mut watch, "a write").await?.revision(), revision, "revision of a write");
+    }
+    let mut deleted = BTreeMap::new();
+    for _ in 0..2 {
+        match next_event(&mut watch, "an expiry").await? {
+            Event::Delete { prev, revision } => {
+                deleted.insert(prev.key.clone(), (prev, revision));
+            }
+            other => return Err(Failure::new(format!("expected an expiry, got {other:?}"))),
+        }
+    }
+    let last = |k: &str| deleted.get(&key(k)).map(|(prev, _)| prev.clone());
+    ensure_eq!(last("expiring"), Some(expiring.clone()), "the expired key's last value");
+    ensure_eq!(last("shortened"), Some(shortened.clone()), "the shortened key's last value");
+    let mut revisions: Vec<Revision> = deleted.values().map(|(_, revision)| *revision).collect();
+    revisions.sort_unstable();
+    ensure_eq!(revisions, vec![written + 1, written + 2], "revisions of the expiries");
+    // The first deadlines of `kept` and `extended` were earlier than `expiring`'s.
+    expect_quiet(&mut watch, "the watch after the expiries").await?;
+    ensure_eq!(store.current_revision().await?, written + 2, "revision after the expiries");
+    ensure_eq!(store.get(&key("expiring")).await?, None, "get of an expired key");
+    let listed = store.list(prefix, ListOptions::default()).await?;
+    ensure_eq!(listed.kvs, vec![extended.clone(), kept, plain], "keys after the expiries");
+    let before = store.list(prefix, ListOptions { revision: Some(written), ..ListOptions::default() }).await?;
+    ensure_eq!(before.kvs.len(), 5, "keys at the revision before the expiries");
+    let mut replay = store.watch(prefix, written).await?;
+    for _ in 0..2 {
+        let event = next_event(&mut replay, "a replayed expiry").await?;
+        let expected = deleted.get(event.key()).map(|(prev, revision)| Event::Delete { prev: prev.clone(), revision: *revision });
+        ensure_eq!(Some(event), expected, "replayed expiry");
+    }
+    // Nothing may expire during a later check.
+    store.delete(&key("extended"), Some(extended.mod_revision)).await?;
     Ok(())
 }
 

@@ -17,14 +17,10 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use bytes::Bytes;
-use etcd_client::{
-    Client, Compare, CompareOp, ConnectOptions, DeleteOptions, EventType, GetOptions, TxnOp, TxnOpResponse,
-    WatchOptions,
-};
+use etcd_client::{Client, Compare, CompareOp, ConnectOptions, DeleteOptions, EventType, GetOptions, TxnOp, TxnOpResponse, WatchOptions};
 
 use super::{
-    Event, KeyValue, ListOptions, ListResult, Revision, Storage, StorageError, StorageFuture, WatchSource, WatchStream,
-    check_key,
+    Event, KeyValue, ListOptions, ListResult, Revision, Storage, StorageError, StorageFuture, WatchSource, WatchStream, check_key,
 };
 
 /// The key upstream's compactor keeps the last compacted revision in (outside any prefix).
@@ -162,10 +158,7 @@ impl EtcdStore {
             let error = match tokio::time::timeout(self.request_timeout, attempt()).await {
                 Ok(Ok(value)) => return Ok(value),
                 Ok(Err(e)) => classify(what, e),
-                Err(_) => StorageError::Unavailable {
-                    context: format!("{what}: etcd request timed out"),
-                    source: "timeout".into(),
-                },
+                Err(_) => StorageError::Unavailable { context: format!("{what}: etcd request timed out"), source: "timeout".into() },
             };
             if !matches!(error, StorageError::Unavailable { .. }) || start.elapsed() + pause > RETRY_BUDGET {
                 return Err(error);
@@ -203,10 +196,12 @@ impl EtcdStore {
         check_key(key)?;
         let k = self.etcd_key(key);
         let put = lease.map(|id| etcd_client::PutOptions::new().with_lease(id));
-        let txn = etcd_client::Txn::new()
-            .when([Compare::create_revision(k.clone(), CompareOp::Equal, 0)])
-            .and_then([TxnOp::put(k, value.to_vec(), put)]);
-        let resp = self.txn("create", txn).await?;
+        let txn = etcd_client::Txn::new().when([Compare::create_revision(k.clone(), CompareOp::Equal, 0)]).and_then([TxnOp::put(
+            k,
+            value.to_vec(),
+            put,
+        )]);
+        let resp = self.txn("create", txn).await.map_err(|e| too_large(e, key, &value))?;
         if !resp.succeeded() {
             return Err(StorageError::AlreadyExists { key: key.to_owned() });
         }
@@ -225,7 +220,7 @@ impl EtcdStore {
             .when([Compare::mod_revision(k.clone(), CompareOp::Equal, expected)])
             .and_then([TxnOp::put(k.clone(), value.to_vec(), Some(put))])
             .or_else([TxnOp::get(k, None)]);
-        let resp = self.txn("update", txn).await?;
+        let resp = self.txn("update", txn).await.map_err(|e| too_large(e, key, &value))?;
         let revision = header_revision(resp.header());
         if resp.succeeded() {
             let create_revision = match resp.op_responses().first() {
@@ -252,12 +247,7 @@ impl EtcdStore {
         .await
     }
 
-    async fn range(
-        &self,
-        what: &'static str,
-        key: Vec<u8>,
-        options: Option<GetOptions>,
-    ) -> Result<etcd_client::GetResponse, StorageError> {
+    async fn range(&self, what: &'static str, key: Vec<u8>, options: Option<GetOptions>) -> Result<etcd_client::GetResponse, StorageError> {
         self.call(what, || {
             let mut kv = self.kv();
             let (key, options) = (key.clone(), options.clone());
@@ -275,9 +265,7 @@ const MAX_RESPONSE_BYTES: usize = i32::MAX as usize;
 const RETRY_BUDGET: Duration = Duration::from_secs(3);
 
 fn tls_options(config: &EtcdConfig) -> Result<etcd_client::TlsOptions, StorageError> {
-    let read = |path: &std::path::Path| {
-        std::fs::read(path).map_err(|e| internal_owned(format!("reading {}", path.display()), e))
-    };
+    let read = |path: &std::path::Path| std::fs::read(path).map_err(|e| internal_owned(format!("reading {}", path.display()), e));
     let mut tls = etcd_client::TlsOptions::new();
     if let Some(ca) = &config.ca_file {
         tls = tls.ca_certificate(etcd_client::Certificate::from_pem(read(ca)?));
@@ -307,6 +295,10 @@ fn classify(what: &'static str, e: etcd_client::Error) -> StorageError {
     if message.contains("required revision has been compacted") {
         return StorageError::Compacted { requested: 0, compacted: 0 };
     }
+    if is_request_too_large(&e) {
+        // The caller knows the key and size (`too_large`); never retried.
+        return StorageError::RequestTooLarge { key: String::new(), size: 0 };
+    }
     match &e {
         etcd_client::Error::GRpcStatus(status)
             if !matches!(
@@ -318,6 +310,33 @@ fn classify(what: &'static str, e: etcd_client::Error) -> StorageError {
         }
         etcd_client::Error::InvalidArgs(_) | etcd_client::Error::Utf8Error(_) => internal(what, e),
         _ => unavailable(what, e),
+    }
+}
+
+/// Whether etcd refused a request for its size: `etcdserver: request is too large`
+/// (`InvalidArgument`, over `--max-request-bytes`) or, for a request beyond etcd's gRPC receive
+/// limit (`--max-request-bytes` + 512 KiB), gRPC's `ResourceExhausted` "received message larger
+/// than max" (or the client's own "encoded message length too large"). Other `ResourceExhausted`
+/// answers (a full database: `mvcc: database space exceeded`) are not about the request.
+fn is_request_too_large(e: &etcd_client::Error) -> bool {
+    match e {
+        etcd_client::Error::GRpcStatus(status) => match status.code() {
+            tonic::Code::InvalidArgument => status.message().contains("request is too large"),
+            tonic::Code::ResourceExhausted => {
+                let message = status.message();
+                message.contains("received message larger than max") || message.contains("encoded message length too large")
+            }
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// [`classify`]'s [`StorageError::RequestTooLarge`] with the write's key and size filled in.
+fn too_large(error: StorageError, key: &str, value: &[u8]) -> StorageError {
+    match error {
+        StorageError::RequestTooLarge { .. } => StorageError::RequestTooLarge { key: key.to_owned(), size: key.len() + value.len() },
+        other => other,
     }
 }
 
@@ -471,12 +490,7 @@ impl Storage for EtcdStore {
                     async move { client.watch(key, Some(options)).await }
                 })
                 .await?;
-            Ok(WatchStream::new(EtcdWatch {
-                stream,
-                pending: VecDeque::new(),
-                prefix: self.prefix.clone(),
-                from_revision,
-            }))
+            Ok(WatchStream::new(EtcdWatch { stream, pending: VecDeque::new(), prefix: self.prefix.clone(), from_revision }))
         })
     }
 
@@ -501,9 +515,11 @@ impl Storage for EtcdStore {
                 return Err(StorageError::FutureRevision { requested: revision, current: now });
             }
             let version = current.kvs().first().map_or(0, |kv| kv.version());
-            let txn = etcd_client::Txn::new()
-                .when([Compare::version(COMPACT_REV_KEY, CompareOp::Equal, version)])
-                .and_then([TxnOp::put(COMPACT_REV_KEY, revision.to_string(), None)]);
+            let txn = etcd_client::Txn::new().when([Compare::version(COMPACT_REV_KEY, CompareOp::Equal, version)]).and_then([TxnOp::put(
+                COMPACT_REV_KEY,
+                revision.to_string(),
+                None,
+            )]);
             let resp = self.txn("compact", txn).await?;
             if !resp.succeeded() {
                 // Another server compacted meanwhile.
@@ -523,11 +539,7 @@ impl Storage for EtcdStore {
     fn compacted_revision(&self) -> StorageFuture<'_, Revision> {
         Box::pin(async move {
             let resp = self.range("compacted revision", COMPACT_REV_KEY.into(), None).await?;
-            Ok(resp
-                .kvs()
-                .first()
-                .and_then(|kv| std::str::from_utf8(kv.value()).ok()?.parse().ok())
-                .unwrap_or(0))
+            Ok(resp.kvs().first().and_then(|kv| std::str::from_utf8(kv.value()).ok()?.parse().ok()).unwrap_or(0))
         })
     }
 }
@@ -621,4 +633,36 @@ impl WatchSource for EtcdWatch {
 
 fn unavailable_msg(message: &str) -> StorageError {
     StorageError::Unavailable { context: message.to_owned(), source: message.to_owned().into() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grpc(code: tonic::Code, message: &str) -> etcd_client::Error {
+        etcd_client::Error::GRpcStatus(tonic::Status::new(code, message))
+    }
+
+    #[test]
+    fn etcds_size_refusals_are_request_too_large_and_not_retried() {
+        let refusals = [
+            grpc(tonic::Code::InvalidArgument, "etcdserver: request is too large"),
+            grpc(tonic::Code::ResourceExhausted, "grpc: received message larger than max (3145800 vs. 2097152)"),
+            grpc(
+                tonic::Code::ResourceExhausted,
+                "Error, encoded message length too large: found 3145800 bytes, the limit is: 2097152 bytes",
+            ),
+        ];
+        for refusal in refusals {
+            let error = too_large(classify("create", refusal), "/registry/a", &[0; 10]);
+            assert!(matches!(&error, StorageError::RequestTooLarge { key, size: 21 } if key == "/registry/a"), "{error:?}");
+        }
+        // A full database is not about the request.
+        let full = classify("create", grpc(tonic::Code::ResourceExhausted, "etcdserver: mvcc: database space exceeded"));
+        assert!(matches!(full, StorageError::Internal { .. }), "{full:?}");
+        assert!(matches!(
+            classify("get", grpc(tonic::Code::InvalidArgument, "etcdserver: key is not provided")),
+            StorageError::Internal { .. }
+        ));
+    }
 }

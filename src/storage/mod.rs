@@ -152,6 +152,12 @@ pub enum StorageError {
     InvalidKey { key: String, reason: &'static str },
     #[error("invalid revision {revision}: {reason}")]
     InvalidRevision { revision: Revision, reason: &'static str },
+    /// The write is larger than the store takes: etcd refuses requests over its
+    /// `--max-request-bytes` (1.5 MiB by default, [`MAX_REQUEST_BYTES`]) and the embedded store
+    /// applies the same limit. `size` is the key's and the value's bytes. Retrying will not help;
+    /// the REST layer answers as kube-apiserver does (500 `etcdserver: request is too large`).
+    #[error("writing {key:?} is too large a request: {size} bytes of key and value")]
+    RequestTooLarge { key: String, size: usize },
     /// The watcher fell `capacity` events behind and was closed so that writers never wait for
     /// it; the client must watch again (or re-list), as upstream's watch cache terminates
     /// watchers that cannot keep up.
@@ -213,17 +219,20 @@ pub trait Storage: Send + Sync {
     /// Replaces `key`'s value if its mod revision is still `expected_mod_revision`
     /// ([`StorageError::Conflict`] otherwise, [`StorageError::NotFound`] if it does not exist).
     /// Returns the new key-value.
-    fn update<'a>(&'a self, key: &'a str, value: Bytes, expected_mod_revision: Revision)
-    -> StorageFuture<'a, KeyValue>;
+    fn update<'a>(&'a self, key: &'a str, value: Bytes, expected_mod_revision: Revision) -> StorageFuture<'a, KeyValue>;
 
     /// [`Storage::create`], the key expiring `ttl` after this write (upstream attaches an etcd
-    /// lease of `--event-ttl` to every Event write). A backend without expiry keeps the key.
+    /// lease of `--event-ttl` to every Event write). Expiry is a deletion at a new revision,
+    /// which watchers see as [`Event::Delete`]; a later write replaces the deadline (a plain
+    /// [`Storage::update`] makes the key permanent again, as a put without a lease on etcd).
+    /// A backend without expiry keeps the key.
     fn create_with_ttl<'a>(&'a self, key: &'a str, value: Bytes, ttl: std::time::Duration) -> StorageFuture<'a, KeyValue> {
         let _ = ttl;
         self.create(key, value)
     }
 
-    /// [`Storage::update`], the key expiring `ttl` after this write.
+    /// [`Storage::update`], the key expiring `ttl` after this write (replacing any earlier
+    /// deadline).
     fn update_with_ttl<'a>(
         &'a self,
         key: &'a str,
@@ -237,11 +246,7 @@ pub trait Storage: Send + Sync {
 
     /// Deletes `key`, if `expected_mod_revision` is `None` or equals its mod revision. Returns
     /// the deleted key-value and the revision of the deletion.
-    fn delete<'a>(
-        &'a self,
-        key: &'a str,
-        expected_mod_revision: Option<Revision>,
-    ) -> StorageFuture<'a, (KeyValue, Revision)>;
+    fn delete<'a>(&'a self, key: &'a str, expected_mod_revision: Option<Revision>) -> StorageFuture<'a, (KeyValue, Revision)>;
 
     /// Watches the keys starting with `prefix`: the stream yields, in revision order and without
     /// gaps or duplicates, every event with a revision greater than `from_revision`, first from
@@ -312,6 +317,26 @@ impl fmt::Debug for WatchStream {
     }
 }
 
+/// etcd's default `--max-request-bytes` (1.5 MiB): the largest write etcd accepts unless
+/// configured otherwise, and the embedded store's limit on a key and value together. etcd counts
+/// the whole encoded request (the key once more in the transaction's compare, and some 50 bytes
+/// of framing), so it refuses slightly smaller objects than the embedded store.
+pub const MAX_REQUEST_BYTES: usize = 1_572_864;
+
+/// The largest request kube-apiserver's etcd client sends (clientv3's default
+/// `MaxCallSendMsgSize`, 2 MiB, which kube-apiserver does not change): larger writes fail in
+/// the client with gRPC's `ResourceExhausted` before reaching etcd, with another message.
+pub const MAX_SEND_BYTES: usize = 2 * 1024 * 1024;
+
+/// Refuses a write of `value` to `key` over [`MAX_REQUEST_BYTES`].
+pub(crate) fn check_request_size(key: &str, value: &[u8]) -> Result<(), StorageError> {
+    let size = key.len().saturating_add(value.len());
+    if size > MAX_REQUEST_BYTES {
+        return Err(StorageError::RequestTooLarge { key: key.to_owned(), size });
+    }
+    Ok(())
+}
+
 /// Rejects keys no backend can store meaningfully: the empty key would sit under every prefix
 /// (etcd rejects it too).
 pub(crate) fn check_key(key: &str) -> Result<(), StorageError> {
@@ -337,18 +362,12 @@ mod tests {
     }
 
     fn put(key: &str, rev: Revision) -> Event {
-        Event::Put {
-            kv: KeyValue { key: key.into(), value: Bytes::new(), create_revision: rev, mod_revision: rev },
-            prev: None,
-        }
+        Event::Put { kv: KeyValue { key: key.into(), value: Bytes::new(), create_revision: rev, mod_revision: rev }, prev: None }
     }
 
     #[tokio::test]
     async fn watch_stream_is_fused_after_an_error() {
-        let script = Script(
-            vec![Ok(Some(put("/a", 2))), Err(StorageError::WatchOverflow { capacity: 1 }), Ok(Some(put("/b", 3)))]
-                .into(),
-        );
+        let script = Script(vec![Ok(Some(put("/a", 2))), Err(StorageError::WatchOverflow { capacity: 1 }), Ok(Some(put("/b", 3)))].into());
         let mut stream = WatchStream::new(script);
         assert_eq!(stream.next().await.unwrap().unwrap(), put("/a", 2));
         assert!(matches!(stream.next().await, Some(Err(StorageError::WatchOverflow { capacity: 1 }))));
@@ -371,6 +390,24 @@ mod tests {
         assert_eq!((put.key(), put.revision()), ("/a", 4));
         let delete = Event::Delete { prev: kv, revision: 5 };
         assert_eq!((delete.key(), delete.revision()), ("/a", 5));
+    }
+
+    #[test]
+    fn writes_over_the_request_limit_answer_as_kube_apiserver_on_etcd() {
+        use crate::status::{ApiError, StatusReason};
+        let key = "/registry/configmaps/default/big";
+        assert!(check_request_size(key, &vec![0; MAX_REQUEST_BYTES - key.len()]).is_ok());
+        let error = check_request_size(key, &vec![0; MAX_REQUEST_BYTES - key.len() + 1]).unwrap_err();
+        assert!(matches!(&error, StorageError::RequestTooLarge { key: k, size } if k == key && *size == MAX_REQUEST_BYTES + 1));
+        // `ErrorToAPIStatus` on etcd's unconverted `ErrRequestTooLarge`: 500, no reason.
+        let status = ApiError::from(error).to_status();
+        assert_eq!((status.code, status.reason, status.details), (Some(500), None, None));
+        assert_eq!(status.message.as_deref(), Some("etcdserver: request is too large"));
+        // Beyond what kube-apiserver's etcd client sends: gRPC's error, also a 500.
+        let api = ApiError::from(StorageError::RequestTooLarge { key: key.into(), size: 3_000_000 });
+        assert_eq!((api.code, api.reason), (500, StatusReason::Unknown));
+        assert_eq!(api.message, "rpc error: code = ResourceExhausted desc = trying to send message larger than max (3000000 vs. 2097152)");
+        assert_eq!(api.retry_after_seconds(), None);
     }
 
     #[test]

@@ -15,10 +15,7 @@ use std::cmp::Ordering;
 use kapi_apimachinery::{Object, TypeInfo};
 use serde_json::Value;
 
-use super::{
-    AGE, Col, Ctx, Doc, NAME, NANOS, Obj, Printer, Row, col, format_labels, human_nanos,
-    list_with_more, quantity, s,
-};
+use super::{AGE, Col, Ctx, Doc, NAME, NANOS, Obj, Printer, Row, col, format_labels, human_nanos, list_with_more, quantity, s};
 
 // ---------------------------------------------------------------------------------------------
 // autoscaling
@@ -36,11 +33,7 @@ pub(super) static HORIZONTAL_POD_AUTOSCALERS: Printer = Printer {
     row: |o, ctx| {
         let internal = hpa_internal(o);
         let hpa = internal.as_ref().map_or(o, Obj);
-        let reference = format!(
-            "{}/{}",
-            hpa.str(&["spec", "scaleTargetRef", "kind"]),
-            hpa.str(&["spec", "scaleTargetRef", "name"])
-        );
+        let reference = format!("{}/{}", hpa.str(&["spec", "scaleTargetRef", "kind"]), hpa.str(&["spec", "scaleTargetRef", "name"]));
         let min_pods = match hpa.at(&["spec", "minReplicas"]) {
             Some(_) => hpa.int(&["spec", "minReplicas"]).to_string(),
             None => "<unset>".to_string(),
@@ -48,10 +41,7 @@ pub(super) static HORIZONTAL_POD_AUTOSCALERS: Printer = Printer {
         let cells = vec![
             s(hpa.name()),
             s(reference),
-            s(format_hpa_metrics(
-                hpa.list(&["spec", "metrics"]),
-                hpa.list(&["status", "currentMetrics"]),
-            )),
+            s(format_hpa_metrics(hpa.list(&["spec", "metrics"]), hpa.list(&["status", "currentMetrics"]))),
             s(min_pods),
             Value::from(hpa.int(&["spec", "maxReplicas"])),
             Value::from(hpa.int(&["status", "currentReplicas"])),
@@ -85,8 +75,7 @@ fn hpa_internal(o: Obj<'_>) -> Option<Value> {
         return None;
     }
     let had_cpu_target = o.has(&["spec", "targetCPUUtilizationPercentage"]);
-    let typed: kapi_api::api::autoscaling::v1::HorizontalPodAutoscaler =
-        serde_json::from_value(o.0.clone()).ok()?;
+    let typed: kapi_api::api::autoscaling::v1::HorizontalPodAutoscaler = serde_json::from_value(o.0.clone()).ok()?;
     let mut internal = typed.into_internal().ok()?;
     if had_cpu_target {
         restore_cpu_position(&mut internal);
@@ -101,9 +90,7 @@ fn hpa_internal(o: Obj<'_>) -> Option<Value> {
 fn restore_cpu_position(internal: &mut Value) {
     let is_cpu = |m: &Value, field: &str, value: &str| {
         let m = Obj(m);
-        m.str(&["type"]) == "Resource"
-            && m.str(&["resource", "name"]) == "cpu"
-            && m.has(&["resource", field, value])
+        m.str(&["type"]) == "Resource" && m.str(&["resource", "name"]) == "cpu" && m.has(&["resource", field, value])
     };
     let positions = Obj(internal)
         .list(&["status", "currentMetrics"])
@@ -119,11 +106,7 @@ fn restore_cpu_position(internal: &mut Value) {
         return;
     };
     let last = metrics.len().saturating_sub(1);
-    if position < last
-        && metrics
-            .last()
-            .is_some_and(|m| is_cpu(m, "target", "averageUtilization"))
-    {
+    if position < last && metrics.last().is_some_and(|m| is_cpu(m, "target", "averageUtilization")) {
         let cpu = metrics.remove(last);
         metrics.insert(position, cpu);
     }
@@ -143,61 +126,33 @@ fn format_hpa_metrics(specs: &[Value], statuses: &[Value]) -> String {
     if specs.is_empty() {
         return "<none>".to_string();
     }
-    let status = |i: usize, source: &str| {
-        statuses
-            .get(i)
-            .map(Obj)
-            .filter(|st| st.has(&[source]))
-            .map(|st| st.obj(&[source, "current"]))
-    };
+    let status = |i: usize, source: &str| statuses.get(i).map(Obj).filter(|st| st.has(&[source])).map(|st| st.obj(&[source, "current"]));
     let mut list = Vec::new();
     for (i, spec) in specs.iter().map(Obj).enumerate() {
         let unknown = || "<unknown>".to_string();
         let text = match spec.str(&["type"]) {
             source_type @ ("External" | "Object") => {
-                let source = if source_type == "External" {
-                    "external"
-                } else {
-                    "object"
-                };
+                let source = if source_type == "External" { "external" } else { "object" };
                 let target = spec.obj(&[source, "target"]);
                 if target.has(&["averageValue"]) {
-                    let current = status(i, source)
-                        .and_then(|c| c.at(&["averageValue"]))
-                        .map_or_else(unknown, |q| quantity(Some(q)));
-                    format!(
-                        "{current}/{} (avg)",
-                        quantity_ptr(target.at(&["averageValue"]))
-                    )
+                    let current = status(i, source).and_then(|c| c.at(&["averageValue"])).map_or_else(unknown, |q| quantity(Some(q)));
+                    format!("{current}/{} (avg)", quantity_ptr(target.at(&["averageValue"])))
                 } else {
-                    let current =
-                        status(i, source).map_or_else(unknown, |c| quantity_ptr(c.at(&["value"])));
+                    let current = status(i, source).map_or_else(unknown, |c| quantity_ptr(c.at(&["value"])));
                     format!("{current}/{}", quantity_ptr(target.at(&["value"])))
                 }
             }
             "Pods" => {
-                let current = status(i, "pods")
-                    .map_or_else(unknown, |c| quantity_ptr(c.at(&["averageValue"])));
-                format!(
-                    "{current}/{}",
-                    quantity_ptr(spec.at(&["pods", "target", "averageValue"]))
-                )
+                let current = status(i, "pods").map_or_else(unknown, |c| quantity_ptr(c.at(&["averageValue"])));
+                format!("{current}/{}", quantity_ptr(spec.at(&["pods", "target", "averageValue"])))
             }
             source_type @ ("Resource" | "ContainerResource") => {
-                let source = if source_type == "Resource" {
-                    "resource"
-                } else {
-                    "containerResource"
-                };
+                let source = if source_type == "Resource" { "resource" } else { "containerResource" };
                 let name = spec.str(&[source, "name"]);
                 let target = spec.obj(&[source, "target"]);
                 if target.has(&["averageValue"]) {
-                    let current = status(i, source)
-                        .map_or_else(unknown, |c| quantity_ptr(c.at(&["averageValue"])));
-                    format!(
-                        "{name}: {current}/{}",
-                        quantity_ptr(target.at(&["averageValue"]))
-                    )
+                    let current = status(i, source).map_or_else(unknown, |c| quantity_ptr(c.at(&["averageValue"])));
+                    format!("{name}: {current}/{}", quantity_ptr(target.at(&["averageValue"])))
                 } else {
                     let current = status(i, source)
                         .filter(|c| c.has(&["averageUtilization"]))
@@ -232,11 +187,7 @@ pub(super) static CERTIFICATE_SIGNING_REQUESTS: Printer = Printer {
         AGE,
         col("SignerName", "string", D_CSR_V1BETA1_SPEC_SIGNER_NAME),
         col("Requestor", "string", D_CSR_V1BETA1_SPEC_REQUEST),
-        col(
-            "RequestedDuration",
-            "string",
-            D_CSR_V1BETA1_SPEC_EXPIRATION_SECONDS,
-        ),
+        col("RequestedDuration", "string", D_CSR_V1BETA1_SPEC_EXPIRATION_SECONDS),
         col("Condition", "string", D_CSR_V1BETA1_STATUS_CONDITIONS),
     ],
     row: |o, ctx| {
@@ -248,14 +199,7 @@ pub(super) static CERTIFICATE_SIGNING_REQUESTS: Printer = Printer {
             Some(_) => human_nanos(i128::from(o.int(&["spec", "expirationSeconds"])) * NANOS),
             None => "<none>".to_string(),
         };
-        let cells = vec![
-            s(o.name()),
-            s(ctx.age(o)),
-            s(signer),
-            s(o.str(&["spec", "username"])),
-            s(duration),
-            s(csr_condition(o)),
-        ];
+        let cells = vec![s(o.name()), s(ctx.age(o)), s(signer), s(o.str(&["spec", "username"])), s(duration), s(csr_condition(o))];
         (cells, Vec::new())
     },
     order: None,
@@ -284,10 +228,7 @@ fn csr_condition(o: Obj<'_>) -> String {
 
 /// Upstream's columns have no Age.
 pub(super) static CLUSTER_TRUST_BUNDLES: Printer = Printer {
-    columns: &[
-        NAME,
-        col("SignerName", "string", D_CTB_V1BETA1_SPEC_SIGNER_NAME),
-    ],
+    columns: &[NAME, col("SignerName", "string", D_CTB_V1BETA1_SPEC_SIGNER_NAME)],
     row: |o, _| {
         let signer = match o.str(&["spec", "signerName"]) {
             "" => "<none>",
@@ -304,23 +245,11 @@ pub(super) static POD_CERTIFICATE_REQUESTS: Printer = Printer {
     columns: &[
         NAME,
         col("PodName", "string", D_PCR_SPEC_POD_NAME),
-        col(
-            "ServiceAccountName",
-            "string",
-            D_PCR_SPEC_SERVICE_ACCOUNT_NAME,
-        ),
+        col("ServiceAccountName", "string", D_PCR_SPEC_SERVICE_ACCOUNT_NAME),
         col("NodeName", "string", D_PCR_SPEC_NODE_NAME),
         col("SignerName", "string", D_PCR_SPEC_SIGNER_NAME),
-        col(
-            "State",
-            "string",
-            Doc::Text("Is the request Pending, Issued, Denied, or Failed?"),
-        ),
-        col(
-            "UnverifiedUserAnnotations",
-            "string",
-            D_PCR_SPEC_UNVERIFIED_USER_ANNOTATIONS,
-        ),
+        col("State", "string", Doc::Text("Is the request Pending, Issued, Denied, or Failed?")),
+        col("UnverifiedUserAnnotations", "string", D_PCR_SPEC_UNVERIFIED_USER_ANNOTATIONS),
     ],
     row: |o, _| {
         // The last of the mutually exclusive terminal conditions counts, whatever its status.
@@ -379,22 +308,14 @@ pub(super) static LEASE_CANDIDATES: Printer = Printer {
 
 pub(super) static VOLUME_ATTRIBUTES_CLASSES: Printer = Printer {
     columns: &[NAME, col("DriverName", "string", D_VAC_DRIVER_NAME), AGE],
-    row: |o, ctx| {
-        (
-            vec![s(o.name()), s(o.str(&["driverName"])), s(ctx.age(o))],
-            Vec::new(),
-        )
-    },
+    row: |o, ctx| (vec![s(o.name()), s(o.str(&["driverName"])), s(ctx.age(o))], Vec::new()),
     order: None,
 };
 
 pub(super) static VOLUME_ATTACHMENTS: Printer = Printer {
     columns: &[
         NAME,
-        Col {
-            format: "name",
-            ..col("Attacher", "string", D_VA_SPEC_ATTACHER)
-        },
+        Col { format: "name", ..col("Attacher", "string", D_VA_SPEC_ATTACHER) },
         col("PV", "string", D_VA_SOURCE_PERSISTENT_VOLUME_NAME),
         col("Node", "string", D_VA_SPEC_NODE_NAME),
         col("Attached", "boolean", D_VA_STATUS_ATTACHED),
@@ -415,25 +336,8 @@ pub(super) static VOLUME_ATTACHMENTS: Printer = Printer {
 };
 
 pub(super) static CSI_NODES: Printer = Printer {
-    columns: &[
-        NAME,
-        col(
-            "Drivers",
-            "integer",
-            Doc::Text("Drivers indicates the number of CSI drivers registered on the node"),
-        ),
-        AGE,
-    ],
-    row: |o, ctx| {
-        (
-            vec![
-                s(o.name()),
-                Value::from(o.len(&["spec", "drivers"])),
-                s(ctx.age(o)),
-            ],
-            Vec::new(),
-        )
-    },
+    columns: &[NAME, col("Drivers", "integer", Doc::Text("Drivers indicates the number of CSI drivers registered on the node")), AGE],
+    row: |o, ctx| (vec![s(o.name()), Value::from(o.len(&["spec", "drivers"])), s(ctx.age(o))], Vec::new()),
     order: None,
 };
 
@@ -444,11 +348,7 @@ pub(super) static CSI_DRIVERS: Printer = Printer {
         col("PodInfoOnMount", "boolean", D_CSI_DRIVER_POD_INFO_ON_MOUNT),
         col("StorageCapacity", "boolean", D_CSI_DRIVER_STORAGE_CAPACITY),
         col("TokenRequests", "string", D_CSI_DRIVER_TOKEN_REQUESTS),
-        col(
-            "RequiresRepublish",
-            "boolean",
-            D_CSI_DRIVER_REQUIRES_REPUBLISH,
-        ),
+        col("RequiresRepublish", "boolean", D_CSI_DRIVER_REQUIRES_REPUBLISH),
         col("Modes", "string", D_CSI_DRIVER_VOLUME_LIFECYCLE_MODES),
         AGE,
     ],
@@ -456,19 +356,9 @@ pub(super) static CSI_DRIVERS: Printer = Printer {
         let spec = o.obj(&["spec"]);
         let token_requests = match spec.at(&["tokenRequests"]) {
             None => "<unset>".to_string(),
-            Some(_) => spec
-                .list(&["tokenRequests"])
-                .iter()
-                .map(|t| Obj(t).str(&["audience"]))
-                .collect::<Vec<_>>()
-                .join(","),
+            Some(_) => spec.list(&["tokenRequests"]).iter().map(|t| Obj(t).str(&["audience"])).collect::<Vec<_>>().join(","),
         };
-        let modes = spec
-            .list(&["volumeLifecycleModes"])
-            .iter()
-            .map(|m| m.as_str().unwrap_or_default())
-            .collect::<Vec<_>>()
-            .join(",");
+        let modes = spec.list(&["volumeLifecycleModes"]).iter().map(|m| m.as_str().unwrap_or_default()).collect::<Vec<_>>().join(",");
         let cells = vec![
             s(o.name()),
             Value::from(spec.opt_bool(&["attachRequired"]).unwrap_or(true)),
@@ -476,11 +366,7 @@ pub(super) static CSI_DRIVERS: Printer = Printer {
             Value::from(spec.bool(&["storageCapacity"])),
             s(token_requests),
             Value::from(spec.bool(&["requiresRepublish"])),
-            s(if modes.is_empty() {
-                "<none>".to_string()
-            } else {
-                modes
-            }),
+            s(if modes.is_empty() { "<none>".to_string() } else { modes }),
             s(ctx.age(o)),
         ];
         (cells, Vec::new())
@@ -492,11 +378,7 @@ pub(super) static CSI_DRIVERS: Printer = Printer {
 pub(super) static CSI_STORAGE_CAPACITIES: Printer = Printer {
     columns: &[
         NAME,
-        col(
-            "StorageClassName",
-            "string",
-            D_CSI_STORAGE_CAPACITY_STORAGE_CLASS_NAME,
-        ),
+        col("StorageClassName", "string", D_CSI_STORAGE_CAPACITY_STORAGE_CLASS_NAME),
         col("Capacity", "string", D_CSI_STORAGE_CAPACITY_CAPACITY),
     ],
     row: |o, _| {
@@ -504,10 +386,7 @@ pub(super) static CSI_STORAGE_CAPACITIES: Printer = Printer {
             None => "<unset>".to_string(),
             some => quantity(some),
         };
-        (
-            vec![s(o.name()), s(o.str(&["storageClassName"])), s(capacity)],
-            Vec::new(),
-        )
+        (vec![s(o.name()), s(o.str(&["storageClassName"])), s(capacity)], Vec::new())
     },
     order: None,
 };
@@ -515,11 +394,7 @@ pub(super) static CSI_STORAGE_CAPACITIES: Printer = Printer {
 // ---------------------------------------------------------------------------------------------
 // admission policies
 
-const PARAM_KIND: Col = col(
-    "ParamKind",
-    "string",
-    Doc::Text("ParamKind specifies the kind of resources used to parameterize this policy"),
-);
+const PARAM_KIND: Col = col("ParamKind", "string", Doc::Text("ParamKind specifies the kind of resources used to parameterize this policy"));
 
 fn param_kind(o: Obj<'_>) -> String {
     match o.at(&["spec", "paramKind"]).map(Obj) {
@@ -531,23 +406,12 @@ fn param_kind(o: Obj<'_>) -> String {
 pub(super) static VALIDATING_ADMISSION_POLICIES: Printer = Printer {
     columns: &[
         NAME,
-        col(
-            "Validations",
-            "integer",
-            Doc::Text(
-                "Validations indicates the number of validation rules defined in this configuration",
-            ),
-        ),
+        col("Validations", "integer", Doc::Text("Validations indicates the number of validation rules defined in this configuration")),
         PARAM_KIND,
         AGE,
     ],
     row: |o, ctx| {
-        let cells = vec![
-            s(o.name()),
-            Value::from(o.len(&["spec", "validations"])),
-            s(param_kind(o)),
-            s(ctx.age(o)),
-        ];
+        let cells = vec![s(o.name()), Value::from(o.len(&["spec", "validations"])), s(param_kind(o)), s(ctx.age(o))];
         (cells, Vec::new())
     },
     order: None,
@@ -556,23 +420,12 @@ pub(super) static VALIDATING_ADMISSION_POLICIES: Printer = Printer {
 pub(super) static MUTATING_ADMISSION_POLICIES: Printer = Printer {
     columns: &[
         NAME,
-        col(
-            "Mutations",
-            "integer",
-            Doc::Text(
-                "Mutation indicates the number of mutations rules defined in this configuration",
-            ),
-        ),
+        col("Mutations", "integer", Doc::Text("Mutation indicates the number of mutations rules defined in this configuration")),
         PARAM_KIND,
         AGE,
     ],
     row: |o, ctx| {
-        let cells = vec![
-            s(o.name()),
-            Value::from(o.len(&["spec", "mutations"])),
-            s(param_kind(o)),
-            s(ctx.age(o)),
-        ];
+        let cells = vec![s(o.name()), Value::from(o.len(&["spec", "mutations"])), s(param_kind(o)), s(ctx.age(o))];
         (cells, Vec::new())
     },
     order: None,
@@ -580,16 +433,8 @@ pub(super) static MUTATING_ADMISSION_POLICIES: Printer = Printer {
 
 const POLICY_BINDING_COLUMNS: &[Col] = &[
     NAME,
-    col(
-        "PolicyName",
-        "string",
-        Doc::Text("PolicyName indicates the policy definition which the policy binding binded to"),
-    ),
-    col(
-        "ParamRef",
-        "string",
-        Doc::Text("ParamRef indicates the param resource which sets the configuration param"),
-    ),
+    col("PolicyName", "string", Doc::Text("PolicyName indicates the policy definition which the policy binding binded to")),
+    col("ParamRef", "string", Doc::Text("ParamRef indicates the param resource which sets the configuration param")),
     AGE,
 ];
 
@@ -609,63 +454,34 @@ fn policy_binding_row(o: Obj<'_>, ctx: &Ctx) -> Row {
             },
         },
     };
-    let cells = vec![
-        s(o.name()),
-        s(o.str(&["spec", "policyName"])),
-        s(param),
-        s(ctx.age(o)),
-    ];
+    let cells = vec![s(o.name()), s(o.str(&["spec", "policyName"])), s(param), s(ctx.age(o))];
     (cells, Vec::new())
 }
 
 /// `(*metav1.LabelSelector).String()`, the protobuf-generated stringer:
 /// `&LabelSelector{MatchLabels:map[string]string{k: v,},MatchExpressions:[]LabelSelectorRequirement{LabelSelectorRequirement{Key:k,Operator:In,Values:[a b],},},}`.
 fn go_label_selector(selector: Obj<'_>) -> String {
-    let mut labels = selector
-        .map(&["matchLabels"])
-        .into_iter()
-        .flatten()
-        .map(|(k, v)| (k.as_str(), v.as_str().unwrap_or_default()))
-        .collect::<Vec<_>>();
+    let mut labels =
+        selector.map(&["matchLabels"]).into_iter().flatten().map(|(k, v)| (k.as_str(), v.as_str().unwrap_or_default())).collect::<Vec<_>>();
     labels.sort_unstable();
-    let labels = labels
-        .iter()
-        .map(|(k, v)| format!("{k}: {v},"))
-        .collect::<String>();
+    let labels = labels.iter().map(|(k, v)| format!("{k}: {v},")).collect::<String>();
     let expressions = selector
         .list(&["matchExpressions"])
         .iter()
         .map(Obj)
         .map(|e| {
-            let values = e
-                .list(&["values"])
-                .iter()
-                .map(|v| v.as_str().unwrap_or_default())
-                .collect::<Vec<_>>()
-                .join(" ");
-            format!(
-                "LabelSelectorRequirement{{Key:{},Operator:{},Values:[{values}],}},",
-                e.str(&["key"]),
-                e.str(&["operator"])
-            )
+            let values = e.list(&["values"]).iter().map(|v| v.as_str().unwrap_or_default()).collect::<Vec<_>>().join(" ");
+            format!("LabelSelectorRequirement{{Key:{},Operator:{},Values:[{values}],}},", e.str(&["key"]), e.str(&["operator"]))
         })
         .collect::<String>();
-    format!(
-        "&LabelSelector{{MatchLabels:map[string]string{{{labels}}},MatchExpressions:[]LabelSelectorRequirement{{{expressions}}},}}"
-    )
+    format!("&LabelSelector{{MatchLabels:map[string]string{{{labels}}},MatchExpressions:[]LabelSelectorRequirement{{{expressions}}},}}")
 }
 
-pub(super) static VALIDATING_ADMISSION_POLICY_BINDINGS: Printer = Printer {
-    columns: POLICY_BINDING_COLUMNS,
-    row: policy_binding_row,
-    order: None,
-};
+pub(super) static VALIDATING_ADMISSION_POLICY_BINDINGS: Printer =
+    Printer { columns: POLICY_BINDING_COLUMNS, row: policy_binding_row, order: None };
 
-pub(super) static MUTATING_ADMISSION_POLICY_BINDINGS: Printer = Printer {
-    columns: POLICY_BINDING_COLUMNS,
-    row: policy_binding_row,
-    order: None,
-};
+pub(super) static MUTATING_ADMISSION_POLICY_BINDINGS: Printer =
+    Printer { columns: POLICY_BINDING_COLUMNS, row: policy_binding_row, order: None };
 
 // ---------------------------------------------------------------------------------------------
 // flow control
@@ -674,31 +490,17 @@ pub(super) static FLOW_SCHEMAS: Printer = Printer {
     columns: &[
         NAME,
         col("PriorityLevel", "string", D_PL_REFERENCE_NAME),
-        col(
-            "MatchingPrecedence",
-            "string",
-            D_FLOW_SCHEMA_SPEC_MATCHING_PRECEDENCE,
-        ),
-        col(
-            "DistinguisherMethod",
-            "string",
-            D_FLOW_SCHEMA_SPEC_DISTINGUISHER_METHOD,
-        ),
+        col("MatchingPrecedence", "string", D_FLOW_SCHEMA_SPEC_MATCHING_PRECEDENCE),
+        col("DistinguisherMethod", "string", D_FLOW_SCHEMA_SPEC_DISTINGUISHER_METHOD),
         AGE,
-        col(
-            "MissingPL",
-            "string",
-            Doc::Text("references a broken or non-existent PriorityLevelConfiguration"),
-        ),
+        col("MissingPL", "string", Doc::Text("references a broken or non-existent PriorityLevelConfiguration")),
     ],
     row: |o, ctx| {
         let distinguisher = match o.at(&["spec", "distinguisherMethod"]) {
             Some(method) => Obj(method).str(&["type"]).to_string(),
             None => "<none>".to_string(),
         };
-        let missing = o
-            .condition(&["status", "conditions"], "Dangling")
-            .map_or("?", |c| c.str(&["status"]));
+        let missing = o.condition(&["status", "conditions"], "Dangling").map_or("?", |c| c.str(&["status"]));
         let cells = vec![
             s(o.name()),
             s(o.str(&["spec", "priorityLevelConfiguration", "name"])),
@@ -716,20 +518,14 @@ pub(super) static FLOW_SCHEMAS: Printer = Printer {
 fn flow_schema_order(a: &Value, b: &Value) -> Ordering {
     let (a, b) = (Obj(a), Obj(b));
     let precedence = |o: Obj<'_>| o.int(&["spec", "matchingPrecedence"]);
-    precedence(a)
-        .cmp(&precedence(b))
-        .then_with(|| a.name().cmp(b.name()))
+    precedence(a).cmp(&precedence(b)).then_with(|| a.name().cmp(b.name()))
 }
 
 pub(super) static PRIORITY_LEVEL_CONFIGURATIONS: Printer = Printer {
     columns: &[
         NAME,
         col("Type", "string", D_PLC_SPEC_TYPE),
-        col(
-            "NominalConcurrencyShares",
-            "string",
-            D_LIMITED_PLC_NOMINAL_CONCURRENCY_SHARES,
-        ),
+        col("NominalConcurrencyShares", "string", D_LIMITED_PLC_NOMINAL_CONCURRENCY_SHARES),
         col("Queues", "string", D_QUEUING_QUEUES),
         col("HandSize", "string", D_QUEUING_HAND_SIZE),
         col("QueueLengthLimit", "string", D_QUEUING_QUEUE_LENGTH_LIMIT),
@@ -746,15 +542,7 @@ pub(super) static PRIORITY_LEVEL_CONFIGURATIONS: Printer = Printer {
                 length = Value::from(queuing.int(&["queueLengthLimit"]));
             }
         }
-        let cells = vec![
-            s(o.name()),
-            s(o.str(&["spec", "type"])),
-            shares,
-            queues,
-            hand_size,
-            length,
-            s(ctx.age(o)),
-        ];
+        let cells = vec![s(o.name()), s(o.str(&["spec", "type"])), shares, queues, hand_size, length, s(ctx.age(o))];
         (cells, Vec::new())
     },
     order: None,
@@ -766,11 +554,7 @@ pub(super) static PRIORITY_LEVEL_CONFIGURATIONS: Printer = Printer {
 pub(super) static STORAGE_VERSIONS: Printer = Printer {
     columns: &[
         NAME,
-        col(
-            "CommonEncodingVersion",
-            "string",
-            D_SV_STATUS_COMMON_ENCODING_VERSION,
-        ),
+        col("CommonEncodingVersion", "string", D_SV_STATUS_COMMON_ENCODING_VERSION),
         col("StorageVersions", "string", D_SV_STATUS_STORAGE_VERSIONS),
         AGE,
     ],
@@ -781,24 +565,12 @@ pub(super) static STORAGE_VERSIONS: Printer = Printer {
             .iter()
             .take(MAX)
             .map(Obj)
-            .map(|v| {
-                format!(
-                    "{}={}",
-                    v.str(&["apiServerID"]),
-                    v.str(&["encodingVersion"])
-                )
-            })
+            .map(|v| format!("{}={}", v.str(&["apiServerID"]), v.str(&["encodingVersion"])))
             .collect::<Vec<_>>();
         let cells = vec![
             s(o.name()),
-            s(o.opt_str(&["status", "commonEncodingVersion"])
-                .unwrap_or("<unset>")),
-            s(list_with_more(
-                &list,
-                versions.len() > MAX,
-                versions.len(),
-                MAX,
-            )),
+            s(o.opt_str(&["status", "commonEncodingVersion"]).unwrap_or("<unset>")),
+            s(list_with_more(&list, versions.len() > MAX, versions.len(), MAX)),
             s(ctx.age(o)),
         ];
         (cells, Vec::new())
@@ -818,17 +590,11 @@ pub(super) static STORAGE_VERSION_MIGRATIONS: Printer = Printer {
         let mut status = "Unknown";
         for condition in o.list(&["status", "conditions"]).iter().map(Obj) {
             let kind = condition.str(&["type"]);
-            if condition.str(&["status"]) == "True"
-                && matches!(kind, "Running" | "Failed" | "Succeeded")
-            {
+            if condition.str(&["status"]) == "True" && matches!(kind, "Running" | "Failed" | "Succeeded") {
                 status = kind;
             }
         }
-        let cells = vec![
-            s(o.name()),
-            s(group_resource(o.obj(&["spec", "resource"]))),
-            s(status),
-        ];
+        let cells = vec![s(o.name()), s(group_resource(o.obj(&["spec", "resource"]))), s(status)];
         (cells, Vec::new())
     },
     order: None,
@@ -849,28 +615,12 @@ fn name_and_age(o: Obj<'_>, ctx: &Ctx) -> Row {
     (vec![s(o.name()), s(ctx.age(o))], Vec::new())
 }
 
-pub(super) static DEVICE_CLASSES: Printer = Printer {
-    columns: &[NAME, AGE],
-    row: name_and_age,
-    order: None,
-};
+pub(super) static DEVICE_CLASSES: Printer = Printer { columns: &[NAME, AGE], row: name_and_age, order: None };
 
-pub(super) static RESOURCE_CLAIM_TEMPLATES: Printer = Printer {
-    columns: &[NAME, AGE],
-    row: name_and_age,
-    order: None,
-};
+pub(super) static RESOURCE_CLAIM_TEMPLATES: Printer = Printer { columns: &[NAME, AGE], row: name_and_age, order: None };
 
 pub(super) static RESOURCE_CLAIMS: Printer = Printer {
-    columns: &[
-        NAME,
-        col(
-            "State",
-            "string",
-            Doc::Text("A summary of the current state (allocated, pending, reserved, etc.)."),
-        ),
-        AGE,
-    ],
+    columns: &[NAME, col("State", "string", Doc::Text("A summary of the current state (allocated, pending, reserved, etc.).")), AGE],
     row: |o, ctx| {
         let mut states = Vec::new();
         if o.deleting() {
@@ -884,10 +634,7 @@ pub(super) static RESOURCE_CLAIMS: Printer = Printer {
         } else if !o.deleting() {
             states.push("pending");
         }
-        (
-            vec![s(o.name()), s(states.join(",")), s(ctx.age(o))],
-            Vec::new(),
-        )
+        (vec![s(o.name()), s(states.join(",")), s(ctx.age(o))], Vec::new())
     },
     order: None,
 };
@@ -902,13 +649,7 @@ pub(super) static RESOURCE_SLICES: Printer = Printer {
     ],
     row: |o, ctx| {
         let spec = o.obj(&["spec"]);
-        let cells = vec![
-            s(o.name()),
-            s(spec.str(&["nodeName"])),
-            s(spec.str(&["driver"])),
-            s(spec.str(&["pool", "name"])),
-            s(ctx.age(o)),
-        ];
+        let cells = vec![s(o.name()), s(spec.str(&["nodeName"])), s(spec.str(&["driver"])), s(spec.str(&["pool", "name"])), s(ctx.age(o))];
         (cells, Vec::new())
     },
     order: None,
@@ -918,47 +659,15 @@ pub(super) static RESOURCE_SLICES: Printer = Printer {
 pub(super) static RESOURCE_POOL_STATUS_REQUESTS: Printer = Printer {
     columns: &[
         NAME,
-        col(
-            "Driver",
-            "string",
-            Doc::Text("The driver to query pools for."),
-        ),
-        col(
-            "Total",
-            "string",
-            Doc::Text("Total number of devices across all pools."),
-        ),
-        col(
-            "Available",
-            "string",
-            Doc::Text("Number of available devices across all pools."),
-        ),
-        col(
-            "Allocated",
-            "string",
-            Doc::Text("Number of allocated devices across all pools."),
-        ),
-        col(
-            "Unavailable",
-            "string",
-            Doc::Text("Number of unavailable devices across all pools."),
-        ),
-        col(
-            "Errors",
-            "string",
-            Doc::Text("Number of pools with validation errors."),
-        ),
-        col(
-            "Pools",
-            "integer",
-            Doc::Text("Total number of matching pools."),
-        ),
+        col("Driver", "string", Doc::Text("The driver to query pools for.")),
+        col("Total", "string", Doc::Text("Total number of devices across all pools.")),
+        col("Available", "string", Doc::Text("Number of available devices across all pools.")),
+        col("Allocated", "string", Doc::Text("Number of allocated devices across all pools.")),
+        col("Unavailable", "string", Doc::Text("Number of unavailable devices across all pools.")),
+        col("Errors", "string", Doc::Text("Number of pools with validation errors.")),
+        col("Pools", "integer", Doc::Text("Total number of matching pools.")),
         col("Status", "string", Doc::Text("Processing status.")),
-        col(
-            "Completed",
-            "string",
-            Doc::Text("Time since the observation completed."),
-        ),
+        col("Completed", "string", Doc::Text("Time since the observation completed.")),
     ],
     row: resource_pool_status_request_row,
     order: None,
@@ -968,8 +677,7 @@ fn resource_pool_status_request_row(o: Obj<'_>, ctx: &Ctx) -> Row {
     let dash = || s("-");
     let mut status = "Pending".to_string();
     let mut pool_count = 0;
-    let (mut total, mut available, mut allocated, mut unavailable, mut errors) =
-        (dash(), dash(), dash(), dash(), dash());
+    let (mut total, mut available, mut allocated, mut unavailable, mut errors) = (dash(), dash(), dash(), dash(), dash());
     let mut completed = "<none>".to_string();
     if let Some(st) = o.at(&["status"]).map(Obj) {
         let mut failed = false;
@@ -1002,12 +710,7 @@ fn resource_pool_status_request_row(o: Obj<'_>, ctx: &Ctx) -> Row {
             available = Value::from(sum("availableDevices"));
             allocated = Value::from(sum("allocatedDevices"));
             unavailable = Value::from(sum("unavailableDevices"));
-            errors = Value::from(
-                pools
-                    .iter()
-                    .filter(|p| Obj(p).has(&["validationError"]))
-                    .count(),
-            );
+            errors = Value::from(pools.iter().filter(|p| Obj(p).has(&["validationError"])).count());
         }
     }
     let cells = vec![
@@ -1040,14 +743,7 @@ pub(super) static DEVICE_TAINT_RULES: Printer = Printer {
             Some(time) => ctx.since(Some(time)),
             None => String::new(),
         };
-        let cells = vec![
-            s(o.name()),
-            s(taint.str(&["key"])),
-            s(taint.str(&["value"])),
-            s(taint.str(&["effect"])),
-            s(added),
-            s(ctx.age(o)),
-        ];
+        let cells = vec![s(o.name()), s(taint.str(&["key"])), s(taint.str(&["value"])), s(taint.str(&["effect"])), s(added), s(ctx.age(o))];
         (cells, Vec::new())
     },
     order: None,
@@ -1059,12 +755,7 @@ pub(super) static DEVICE_TAINT_RULES: Printer = Printer {
 pub(super) static SERVICE_CIDRS: Printer = Printer {
     columns: &[NAME, col("CIDRs", "string", D_SERVICE_CIDR_SPEC_CIDRS), AGE],
     row: |o, ctx| {
-        let cidrs = o
-            .list(&["spec", "cidrs"])
-            .iter()
-            .map(|c| c.as_str().unwrap_or_default())
-            .collect::<Vec<_>>()
-            .join(",");
+        let cidrs = o.list(&["spec", "cidrs"]).iter().map(|c| c.as_str().unwrap_or_default()).collect::<Vec<_>>().join(",");
         (vec![s(o.name()), s(cidrs), s(ctx.age(o))], Vec::new())
     },
     order: None,
@@ -1073,17 +764,13 @@ pub(super) static SERVICE_CIDRS: Printer = Printer {
 /// Upstream declares two columns but appends the age as a third cell to every row; the rows are
 /// served as upstream serves them.
 pub(super) static IP_ADDRESSES: Printer = Printer {
-    columns: &[
-        NAME,
-        col("ParentRef", "string", D_IP_ADDRESS_SPEC_PARENT_REF),
-    ],
+    columns: &[NAME, col("ParentRef", "string", D_IP_ADDRESS_SPEC_PARENT_REF)],
     row: |o, ctx| {
         let parent = match o.at(&["spec", "parentRef"]).map(Obj) {
             None => "<none>".to_string(),
             Some(reference) => {
                 let mut text = group_resource(reference).to_lowercase();
-                if let Some(namespace) = reference.opt_str(&["namespace"]).filter(|n| !n.is_empty())
-                {
+                if let Some(namespace) = reference.opt_str(&["namespace"]).filter(|n| !n.is_empty()) {
                     text = format!("{text}/{namespace}");
                 }
                 format!("{text}/{}", reference.str(&["name"]))
@@ -1097,44 +784,23 @@ pub(super) static IP_ADDRESSES: Printer = Printer {
 // ---------------------------------------------------------------------------------------------
 // scheduling
 
-pub(super) static WORKLOADS: Printer = Printer {
-    columns: &[NAME, AGE],
-    row: name_and_age,
-    order: None,
-};
+pub(super) static WORKLOADS: Printer = Printer { columns: &[NAME, AGE], row: name_and_age, order: None };
 
 pub(super) static POD_GROUPS: Printer = Printer {
     columns: &[
         NAME,
         col("Policy", "string", D_POD_GROUP_SPEC_SCHEDULING_POLICY),
-        col(
-            "Workload",
-            "string",
-            Doc::Text("Name of the referenced Workload object"),
-        ),
+        col("Workload", "string", Doc::Text("Name of the referenced Workload object")),
         col("Status", "string", Doc::Text("Status of the PodGroup")),
         AGE,
     ],
     row: |o, ctx| {
-        let policy = if o.has(&["spec", "schedulingPolicy", "gang"]) {
-            "Gang"
-        } else {
-            "Basic"
-        };
+        let policy = if o.has(&["spec", "schedulingPolicy", "gang"]) { "Gang" } else { "Basic" };
         // Conditions go through a map by type: the last of a type counts.
-        let condition = |kind: &str| {
-            o.list(&["status", "conditions"])
-                .iter()
-                .map(Obj)
-                .rfind(|c| c.str(&["type"]) == kind)
-        };
+        let condition = |kind: &str| o.list(&["status", "conditions"]).iter().map(Obj).rfind(|c| c.str(&["type"]) == kind);
         let mut status = "Pending";
         if let Some(scheduled) = condition("PodGroupScheduled") {
-            status = if scheduled.str(&["status"]) == "True" {
-                "Scheduled"
-            } else {
-                "Unschedulable"
-            };
+            status = if scheduled.str(&["status"]) == "True" { "Scheduled" } else { "Unschedulable" };
         }
         if let Some(disruption) = condition("DisruptionTarget") {
             status = disruption.str(&["reason"]);
@@ -1143,13 +809,7 @@ pub(super) static POD_GROUPS: Printer = Printer {
             Some(reference) => Obj(reference).str(&["workload", "workloadName"]),
             None => "<none>",
         };
-        let cells = vec![
-            s(o.name()),
-            s(policy),
-            s(workload),
-            s(status),
-            s(ctx.age(o)),
-        ];
+        let cells = vec![s(o.name()), s(policy), s(workload), s(status), s(ctx.age(o))];
         (cells, Vec::new())
     },
     order: None,
@@ -1250,9 +910,6 @@ pub(super) fn swagger_doc(comment: &str) -> String {
 
 /// The description a `Doc::Proto` column shows.
 pub(super) fn proto_doc(fields: Fields, name: &str) -> Cow<'static, str> {
-    let raw = fields()
-        .iter()
-        .find(|f| f.json_name == name)
-        .map_or("", |f| f.description);
+    let raw = fields().iter().find(|f| f.json_name == name).map_or("", |f| f.description);
     Cow::Owned(swagger_doc(raw))
 }

@@ -118,7 +118,11 @@ impl Etcd {
                 if Instant::now() >= deadline {
                     let log = std::fs::read_to_string(m.data_dir.with_extension("log")).unwrap_or_default();
                     let tail: Vec<&str> = log.lines().rev().take(20).collect();
-                    panic!("etcd member {} did not become healthy; its log ends:\n{}", m.name, tail.into_iter().rev().collect::<Vec<_>>().join("\n"));
+                    panic!(
+                        "etcd member {} did not become healthy; its log ends:\n{}",
+                        m.name,
+                        tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+                    );
                 }
                 std::thread::sleep(Duration::from_millis(100));
             }

@@ -61,7 +61,10 @@ pub fn start_replica(dir: &Path, pki: &Path, args: &[&str]) -> Server {
 }
 
 /// Starts `kapi serve` and waits for the port it picked.
-#[expect(clippy::zombie_processes, reason = "the child is returned inside a tuple, which the lint does not follow; Server's drop waits for it")]
+#[expect(
+    clippy::zombie_processes,
+    reason = "the child is returned inside a tuple, which the lint does not follow; Server's drop waits for it"
+)]
 fn spawn(dir: &Path, args: &[&str]) -> (Child, u16) {
     let _ = std::fs::remove_file(dir.join("port"));
     let mut child = Command::new(env!("CARGO_BIN_EXE_kapi"))
@@ -105,8 +108,7 @@ fn connect((child, port): (Child, u16), pki: &Path) -> Server {
 /// One HTTP/1.1 request; returns the status code and the body, or code 0 when the server could
 /// not be reached or went away.
 pub fn request(server: &Server, method: &str, path: &str, content_type: &str, body: &[u8]) -> (u16, String) {
-    let (code, bytes) =
-        request_with(server, method, path, &[("Content-Type", content_type), ("Accept", "application/json")], body);
+    let (code, bytes) = request_with(server, method, path, &[("Content-Type", content_type), ("Accept", "application/json")], body);
     (code, String::from_utf8_lossy(&bytes).into_owned())
 }
 
@@ -189,5 +191,41 @@ impl Server {
     pub fn kill(mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// A TLS connection to the server with the admin certificate, handshake done, for tests that
+/// hold connections open or write requests byte by byte.
+pub fn tls_stream(server: &Server) -> std::io::Result<rustls::StreamOwned<rustls::ClientConnection, TcpStream>> {
+    tls_stream_within(server, Duration::from_secs(20))
+}
+
+/// [`tls_stream`], failing when the server does not answer a read within `timeout`.
+pub fn tls_stream_within(server: &Server, timeout: Duration) -> std::io::Result<rustls::StreamOwned<rustls::ClientConnection, TcpStream>> {
+    let name = ServerName::try_from("localhost").unwrap();
+    let mut conn = rustls::ClientConnection::new(server.tls.clone(), name).unwrap();
+    let mut tcp = TcpStream::connect(("127.0.0.1", server.port))?;
+    tcp.set_read_timeout(Some(timeout))?;
+    while conn.is_handshaking() {
+        conn.complete_io(&mut tcp)?;
+    }
+    Ok(rustls::StreamOwned::new(conn, tcp))
+}
+
+impl Server {
+    /// The server's resident memory in KiB (`VmRSS`).
+    pub fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    }
+
+    /// How many file descriptors the server has open.
+    pub fn open_fds(&self) -> usize {
+        std::fs::read_dir(format!("/proc/{}/fd", self.child.id())).map(|d| d.count()).unwrap_or(0)
     }
 }

@@ -133,9 +133,6 @@ mod tests {
                 "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}},
                 "revisionHistoryLimit": 10}}),
         );
-        assert_defaults::<apps::ReplicaSet>(
-            json!({"spec": {"selector": {}}}),
-            json!({"spec": {"replicas": 1, "selector": {}}}),
-        );
+        assert_defaults::<apps::ReplicaSet>(json!({"spec": {"selector": {}}}), json!({"spec": {"replicas": 1, "selector": {}}}));
     }
 }

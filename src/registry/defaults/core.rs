@@ -147,9 +147,8 @@ pub fn set_defaults_service(svc: &mut core::Service) {
         Some("ClientIP") => {
             let timeout = spec.session_affinity_config.as_ref().and_then(|c| c.client_ip.as_ref()).and_then(|c| c.timeout_seconds);
             if timeout.is_none() {
-                spec.session_affinity_config = Some(core::SessionAffinityConfig {
-                    client_ip: Some(core::ClientIPConfig { timeout_seconds: Some(10800) }),
-                });
+                spec.session_affinity_config =
+                    Some(core::SessionAffinityConfig { client_ip: Some(core::ClientIPConfig { timeout_seconds: Some(10800) }) });
             }
         }
         _ => {}
@@ -165,8 +164,7 @@ pub fn set_defaults_service(svc: &mut core::Service) {
     }
     let ty = spec.r#type.clone().unwrap_or_default();
     // `service.ExternallyAccessible`: load balancers, node ports, and cluster IPs with external IPs.
-    let externally_accessible =
-        ty == "LoadBalancer" || ty == "NodePort" || (ty == "ClusterIP" && !spec.external_ips.is_empty());
+    let externally_accessible = ty == "LoadBalancer" || ty == "NodePort" || (ty == "ClusterIP" && !spec.external_ips.is_empty());
     if externally_accessible {
         default_str(&mut spec.external_traffic_policy, "Cluster");
     }
@@ -386,9 +384,10 @@ pub fn pod_qos_class(spec: &core::PodSpec) -> &'static str {
     let mut requests: BTreeMap<&str, i64> = BTreeMap::new();
     let mut limits: BTreeMap<&str, i64> = BTreeMap::new();
     let mut guaranteed = true;
-    let pod_level = spec.resources.as_ref().filter(|r| {
-        QOS.iter().any(|n| r.requests.get(*n).is_some_and(positive) || r.limits.get(*n).is_some_and(positive))
-    });
+    let pod_level = spec
+        .resources
+        .as_ref()
+        .filter(|r| QOS.iter().any(|n| r.requests.get(*n).is_some_and(positive) || r.limits.get(*n).is_some_and(positive)));
     let all: Vec<&core::ResourceRequirements> = match pod_level {
         Some(r) => vec![r],
         None => spec.containers.iter().chain(&spec.init_containers).filter_map(|c| c.resources.as_ref()).collect(),

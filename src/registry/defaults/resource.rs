@@ -127,7 +127,8 @@ mod tests {
     #[test]
     fn tolerations_match_equal_values() {
         let given = json!([{"key": "k", "value": "v"}, {"key": "x", "operator": "Exists"}, {"key": "e", "operator": ""}]);
-        let defaulted = json!([{"key": "k", "operator": "Equal", "value": "v"}, {"key": "x", "operator": "Exists"}, {"key": "e", "operator": "Equal"}]);
+        let defaulted =
+            json!([{"key": "k", "operator": "Equal", "value": "v"}, {"key": "x", "operator": "Exists"}, {"key": "e", "operator": "Equal"}]);
         let claim = |t: &serde_json::Value| {
             json!({"spec": {"devices": {"requests": [
                 {"name": "a", "exactly": {"deviceClassName": "gpu", "allocationMode": "All", "tolerations": t}},
@@ -136,9 +137,7 @@ mod tests {
         };
         assert_defaults::<v1::ResourceClaim>(claim(&given), claim(&defaulted));
         assert_defaults::<v1beta2::ResourceClaim>(claim(&given), claim(&defaulted));
-        let v1beta1_claim = |t: &serde_json::Value| {
-            json!({"spec": {"devices": {"requests": [{"name": "a", "deviceClassName": "gpu", "allocationMode": "All", "tolerations": t}]}}})
-        };
+        let v1beta1_claim = |t: &serde_json::Value| json!({"spec": {"devices": {"requests": [{"name": "a", "deviceClassName": "gpu", "allocationMode": "All", "tolerations": t}]}}});
         assert_defaults::<v1beta1::ResourceClaim>(v1beta1_claim(&given), v1beta1_claim(&defaulted));
     }
 

@@ -6,8 +6,8 @@ use serde_json::Value;
 
 use super::core::{pod_template_spec, template_restart_always};
 use super::{
-    FIELD_IMMUTABLE, IS_NEGATIVE, bad_value, items, json_value, label_selector, non_negative, selector_is_empty,
-    selector_matches, selector_value,
+    FIELD_IMMUTABLE, IS_NEGATIVE, bad_value, items, json_value, label_selector, non_negative, selector_is_empty, selector_matches,
+    selector_value,
 };
 use crate::status::FieldError;
 
@@ -24,11 +24,7 @@ fn selector_and_template(spec: &Value, kind: &str, errs: &mut Vec<FieldError>) {
     let template = &spec["template"];
     let labels = &template["metadata"]["labels"];
     if !selector_matches(selector, labels) {
-        errs.push(FieldError::invalid(
-            "spec.template.metadata.labels",
-            json_value(labels),
-            "`selector` does not match template `labels`",
-        ));
+        errs.push(FieldError::invalid("spec.template.metadata.labels", json_value(labels), "`selector` does not match template `labels`"));
     }
     pod_template_spec(template, "spec.template", errs);
     template_restart_always(template, "spec.template", kind, errs);
@@ -67,10 +63,7 @@ fn deployment_strategy(strategy: &Value, errs: &mut Vec<FieldError>) {
     match strategy["type"].as_str().unwrap_or_default() {
         "Recreate" => {
             if !rolling.is_null() {
-                errs.push(FieldError::forbidden(
-                    "spec.strategy.rollingUpdate",
-                    "may not be specified when strategy `type` is 'Recreate'",
-                ));
+                errs.push(FieldError::forbidden("spec.strategy.rollingUpdate", "may not be specified when strategy `type` is 'Recreate'"));
             }
         }
         "RollingUpdate" | "" => {
@@ -205,8 +198,15 @@ pub fn stateful_set(ss: &Value) -> Vec<FieldError> {
 }
 
 /// What a stateful set update may change (upstream's `ValidateStatefulSetUpdate`).
-const STATEFUL_SET_MUTABLE: &[&str] =
-    &["replicas", "ordinals", "template", "updateStrategy", "revisionHistoryLimit", "persistentVolumeClaimRetentionPolicy", "minReadySeconds"];
+const STATEFUL_SET_MUTABLE: &[&str] = &[
+    "replicas",
+    "ordinals",
+    "template",
+    "updateStrategy",
+    "revisionHistoryLimit",
+    "persistentVolumeClaimRetentionPolicy",
+    "minReadySeconds",
+];
 
 pub fn stateful_set_update(old: &Value, new: &Value) -> Vec<FieldError> {
     let mut errs = stateful_set(new);
@@ -241,7 +241,6 @@ mod tests {
     use super::*;
     use crate::registry::validation::test_messages as messages;
 
-
     fn valid() -> Value {
         json!({"spec": {
             "replicas": 2,
@@ -265,7 +264,10 @@ mod tests {
         d["spec"]["selector"] = json!({});
         assert_eq!(
             messages(&deployment(&d)),
-            ["spec.selector: Required value", "spec.template.metadata.labels: Invalid value: {\"app\":\"web\"}: `selector` does not match template `labels`"]
+            [
+                "spec.selector: Required value",
+                "spec.template.metadata.labels: Invalid value: {\"app\":\"web\"}: `selector` does not match template `labels`"
+            ]
         );
         let mut d = valid();
         d["spec"]["replicas"] = json!(-1);
@@ -280,7 +282,9 @@ mod tests {
             ]
         );
         d["spec"]["strategy"] = json!({"type": "Sideways"});
-        assert!(messages(&deployment(&d)).contains(&"spec.strategy.type: Unsupported value: \"Sideways\": supported values: \"Recreate\", \"RollingUpdate\"".to_owned()));
+        assert!(messages(&deployment(&d)).contains(
+            &"spec.strategy.type: Unsupported value: \"Sideways\": supported values: \"Recreate\", \"RollingUpdate\"".to_owned()
+        ));
     }
 
     #[test]
@@ -294,7 +298,12 @@ mod tests {
             ["spec.selector: Invalid value: {\"matchLabels\":{\"app\":\"web\",\"tier\":\"x\"}}: field is immutable"]
         );
         new["spec"]["selector"]["matchExpressions"] = json!([{"key": "a", "operator": "Exists"}]);
-        assert!(messages(&replica_set_update(&old, &new)).last().unwrap().contains(r#"{"matchLabels":{"app":"web","tier":"x"},"matchExpressions":[{"key":"a","operator":"Exists"}]}"#));
+        assert!(
+            messages(&replica_set_update(&old, &new))
+                .last()
+                .unwrap()
+                .contains(r#"{"matchLabels":{"app":"web","tier":"x"},"matchExpressions":[{"key":"a","operator":"Exists"}]}"#)
+        );
         let mut scaled = valid();
         scaled["spec"]["replicas"] = json!(5);
         assert!(deployment_update(&old, &scaled).is_empty());
@@ -316,7 +325,9 @@ mod tests {
         new["spec"]["serviceName"] = json!("other");
         assert_eq!(
             messages(&stateful_set_update(&old, &new)),
-            ["spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"]
+            [
+                "spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"
+            ]
         );
     }
 }

@@ -40,11 +40,7 @@ fn spec(spec: &Value, min_replicas_lower_bound: i64) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let min = spec["minReplicas"].as_i64();
     if let Some(min) = min.filter(|m| *m < min_replicas_lower_bound) {
-        errs.push(FieldError::invalid(
-            "spec.minReplicas",
-            min,
-            format!("must be greater than or equal to {min_replicas_lower_bound}"),
-        ));
+        errs.push(FieldError::invalid("spec.minReplicas", min, format!("must be greater than or equal to {min_replicas_lower_bound}")));
     }
     let max = spec["maxReplicas"].as_i64().unwrap_or(0);
     if max < 1 {
@@ -112,10 +108,8 @@ fn metric_spec(metric: &Value, path: &str, errs: &mut Vec<FieldError>) {
         errs.push(FieldError::not_supported(child(path, "type"), kind, &valid));
     }
     // The first source present is validated; more than one is an error on the others.
-    let present: Vec<&str> = ["object", "external", "pods", "resource", "containerResource"]
-        .into_iter()
-        .filter(|f| !metric[*f].is_null())
-        .collect();
+    let present: Vec<&str> =
+        ["object", "external", "pods", "resource", "containerResource"].into_iter().filter(|f| !metric[*f].is_null()).collect();
     if let Some(first) = present.first() {
         let source = &metric[*first];
         let p = child(path, first);
@@ -269,7 +263,11 @@ fn scaling_rules(rules: &Value, path: &str, errs: &mut Vec<FieldError>) {
             errs.push(FieldError::invalid(child(&p, "periodSeconds"), period, "must be greater than zero"));
         }
         if period > MAX_PERIOD_SECONDS {
-            errs.push(FieldError::invalid(child(&p, "periodSeconds"), period, format!("must be less than or equal to {MAX_PERIOD_SECONDS}")));
+            errs.push(FieldError::invalid(
+                child(&p, "periodSeconds"),
+                period,
+                format!("must be less than or equal to {MAX_PERIOD_SECONDS}"),
+            ));
         }
     }
 }
@@ -285,13 +283,17 @@ mod tests {
         let hpa = json!({"spec": {"minReplicas": 1, "maxReplicas": 5, "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
             "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}]}});
         assert!(horizontal_pod_autoscaler(&hpa).is_empty());
-        let errs: Vec<String> = horizontal_pod_autoscaler(&json!({"spec": {"minReplicas": 3, "maxReplicas": 2, "scaleTargetRef": {"kind": "Deployment"}}}))
-            .iter()
-            .map(ToString::to_string)
-            .collect();
+        let errs: Vec<String> =
+            horizontal_pod_autoscaler(&json!({"spec": {"minReplicas": 3, "maxReplicas": 2, "scaleTargetRef": {"kind": "Deployment"}}}))
+                .iter()
+                .map(ToString::to_string)
+                .collect();
         assert_eq!(
             errs,
-            ["spec.maxReplicas: Invalid value: 2: must be greater than or equal to `minReplicas`", "spec.scaleTargetRef.name: Required value"]
+            [
+                "spec.maxReplicas: Invalid value: 2: must be greater than or equal to `minReplicas`",
+                "spec.scaleTargetRef.name: Required value"
+            ]
         );
     }
 }

@@ -5,7 +5,9 @@
 use serde_json::Value;
 
 use super::core::pod_template_spec;
-use super::{FIELD_IMMUTABLE, bad_value, child, json_value, label_selector, non_negative, selector_is_empty, selector_matches, selector_value};
+use super::{
+    FIELD_IMMUTABLE, bad_value, child, json_value, label_selector, non_negative, selector_is_empty, selector_matches, selector_value,
+};
 use crate::status::FieldError;
 
 /// `ValidateJobSpec` at `path` (`spec`, or `spec.jobTemplate.spec` in a cron job).
@@ -184,7 +186,6 @@ mod tests {
 
     use super::*;
     use crate::registry::validation::test_messages as messages;
-
 
     fn valid_job() -> Value {
         json!({"spec": {"backoffLimit": 6, "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "a", "image": "busybox"}]}}}})

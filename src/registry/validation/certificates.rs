@@ -94,11 +94,7 @@ fn validate(csr: &Value, old: Option<&Value>) -> Vec<FieldError> {
     if let Some(seconds) = spec["expirationSeconds"].as_i64()
         && seconds < 600
     {
-        errs.push(FieldError::invalid(
-            "spec.expirationSeconds",
-            seconds,
-            "may not specify a duration less than 600 seconds (10 minutes)",
-        ));
+        errs.push(FieldError::invalid("spec.expirationSeconds", seconds, "may not specify a duration less than 600 seconds (10 minutes)"));
     }
     condition_errors(csr, old, &mut errs);
     errs

@@ -8,8 +8,8 @@ use kapi_apimachinery::Quantity;
 use serde_json::Value;
 
 use super::{
-    IS_NEGATIVE, child, dns_label, dns_subdomain, immutable, index, items, json_value, key,
-    labels, non_negative, one_of, port_name_errors, port_num_errors, str_of,
+    IS_NEGATIVE, child, dns_label, dns_subdomain, immutable, index, items, json_value, key, labels, non_negative, one_of, port_name_errors,
+    port_num_errors, str_of,
 };
 use crate::status::FieldError;
 
@@ -90,11 +90,8 @@ pub fn pod_ephemeral_containers_update(old: &Value, new: &Value) -> Vec<FieldErr
     let mut errs = Vec::new();
     let spec = &new["spec"];
     let volumes: BTreeSet<String> = items(&spec["volumes"]).iter().map(|v| str_of(&v["name"]).to_owned()).collect();
-    let mut names: BTreeSet<String> = ["initContainers", "containers"]
-        .iter()
-        .flat_map(|list| items(&spec[*list]))
-        .map(|c| str_of(&c["name"]).to_owned())
-        .collect();
+    let mut names: BTreeSet<String> =
+        ["initContainers", "containers"].iter().flat_map(|list| items(&spec[*list])).map(|c| str_of(&c["name"]).to_owned()).collect();
     let targets = names.clone();
     containers(&spec["ephemeralContainers"], PATH, &volumes, &mut names, &mut errs);
     let is_set = |v: &Value| match v {
@@ -106,7 +103,8 @@ pub fn pod_ephemeral_containers_update(old: &Value, new: &Value) -> Vec<FieldErr
     let new_containers = items(&spec["ephemeralContainers"]);
     for (i, c) in new_containers.iter().enumerate() {
         let p = index(PATH, i);
-        for field in ["ports", "livenessProbe", "readinessProbe", "startupProbe", "lifecycle", "resources", "resizePolicy", "restartPolicy"] {
+        for field in ["ports", "livenessProbe", "readinessProbe", "startupProbe", "lifecycle", "resources", "resizePolicy", "restartPolicy"]
+        {
             if is_set(&c[field]) {
                 errs.push(FieldError::forbidden(child(&p, field), "cannot be set for an Ephemeral Container"));
             }
@@ -223,7 +221,11 @@ fn env(vars: &Value, path: &str, errs: &mut Vec<FieldError>) {
             .count();
         let fp = child(&p, "valueFrom");
         if sources == 0 {
-            errs.push(FieldError::invalid(fp, "", "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`"));
+            errs.push(FieldError::invalid(
+                fp,
+                "",
+                "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`",
+            ));
         } else if !str_of(&var["value"]).is_empty() {
             errs.push(FieldError::invalid(fp, "", "may not be specified when `value` is not empty"));
         } else if sources > 1 {
@@ -253,7 +255,9 @@ fn probe(probe: &Value, path: &str, errs: &mut Vec<FieldError>) {
     if let Some(scheme) = probe["httpGet"]["scheme"].as_str().filter(|s| !s.is_empty() && !["HTTP", "HTTPS"].contains(s)) {
         errs.push(FieldError::not_supported(child(path, "httpGet.scheme"), scheme, &["HTTP", "HTTPS"]));
     }
-    for field in ["initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold", "failureThreshold", "terminationGracePeriodSeconds"] {
+    for field in
+        ["initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold", "failureThreshold", "terminationGracePeriodSeconds"]
+    {
         non_negative(&probe[field], &child(path, field), errs);
     }
 }
@@ -307,7 +311,11 @@ fn tolerations(list: &Value, path: &str, errs: &mut Vec<FieldError>) {
             }
             "Exists" => {
                 if !value.is_empty() {
-                    errs.push(FieldError::invalid(child(&p, "operator"), super::json_value(t), "value must be empty when `operator` is 'Exists'"));
+                    errs.push(FieldError::invalid(
+                        child(&p, "operator"),
+                        super::json_value(t),
+                        "value must be empty when `operator` is 'Exists'",
+                    ));
                 }
             }
             other => errs.push(FieldError::not_supported(child(&p, "operator"), other, &["Equal", "Exists"])),
@@ -737,7 +745,6 @@ mod tests {
     use super::*;
     use crate::registry::validation::test_messages as messages;
 
-
     fn valid_pod() -> Value {
         json!({"metadata": {"name": "p"}, "spec": {
             "containers": [{"name": "app", "image": "nginx", "ports": [{"containerPort": 80, "protocol": "TCP"}],
@@ -758,18 +765,62 @@ mod tests {
         let cases: &[(&str, Value, &str)] = &[
             ("/spec/containers", json!([]), "spec.containers: Required value"),
             ("/spec/containers/0/image", json!(""), "spec.containers[0].image: Required value"),
-            ("/spec/containers/0/name", json!("App"), "spec.containers[0].name: Invalid value: \"App\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"),
-            ("/spec/containers/0/ports/0/containerPort", json!(70000), "spec.containers[0].ports[0].containerPort: Invalid value: 70000: must be between 1 and 65535, inclusive"),
-            ("/spec/containers/0/ports/0/protocol", json!("HTTP"), "spec.containers[0].ports[0].protocol: Unsupported value: \"HTTP\": supported values: \"SCTP\", \"TCP\", \"UDP\""),
-            ("/spec/containers/0/imagePullPolicy", json!("Sometimes"), "spec.containers[0].imagePullPolicy: Unsupported value: \"Sometimes\": supported values: \"Always\", \"IfNotPresent\", \"Never\""),
-            ("/spec/restartPolicy", json!("Sometimes"), "spec.restartPolicy: Unsupported value: \"Sometimes\": supported values: \"Always\", \"OnFailure\", \"Never\""),
-            ("/spec/dnsPolicy", json!("X"), "spec.dnsPolicy: Unsupported value: \"X\": supported values: \"ClusterFirstWithHostNet\", \"ClusterFirst\", \"Default\", \"None\""),
+            (
+                "/spec/containers/0/name",
+                json!("App"),
+                "spec.containers[0].name: Invalid value: \"App\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+            ),
+            (
+                "/spec/containers/0/ports/0/containerPort",
+                json!(70000),
+                "spec.containers[0].ports[0].containerPort: Invalid value: 70000: must be between 1 and 65535, inclusive",
+            ),
+            (
+                "/spec/containers/0/ports/0/protocol",
+                json!("HTTP"),
+                "spec.containers[0].ports[0].protocol: Unsupported value: \"HTTP\": supported values: \"SCTP\", \"TCP\", \"UDP\"",
+            ),
+            (
+                "/spec/containers/0/imagePullPolicy",
+                json!("Sometimes"),
+                "spec.containers[0].imagePullPolicy: Unsupported value: \"Sometimes\": supported values: \"Always\", \"IfNotPresent\", \"Never\"",
+            ),
+            (
+                "/spec/restartPolicy",
+                json!("Sometimes"),
+                "spec.restartPolicy: Unsupported value: \"Sometimes\": supported values: \"Always\", \"OnFailure\", \"Never\"",
+            ),
+            (
+                "/spec/dnsPolicy",
+                json!("X"),
+                "spec.dnsPolicy: Unsupported value: \"X\": supported values: \"ClusterFirstWithHostNet\", \"ClusterFirst\", \"Default\", \"None\"",
+            ),
             ("/spec/containers/0/volumeMounts/0/name", json!("other"), "spec.containers[0].volumeMounts[0].name: Not found: \"other\""),
-            ("/spec/containers/0/env", json!([{"name": "A=B", "value": "x"}]), "spec.containers[0].env[0].name: Invalid value: \"A=B\": a valid environment variable name must consist only of printable ASCII characters other than '='"),
-            ("/spec/containers/0/livenessProbe", json!({"httpGet": {"port": 0}}), "spec.containers[0].livenessProbe.httpGet.port: Invalid value: 0: must be between 1 and 65535, inclusive"),
-            ("/spec/containers/0/readinessProbe", json!({}), "spec.containers[0].readinessProbe: Required value: must specify a handler type"),
-            ("/spec/tolerations", json!([{"operator": "Equal", "value": "x"}]), "spec.tolerations[0].operator: Invalid value: \"Equal\": operator must be Exists when `key` is empty, which means \"match all values and all keys\""),
-            ("/spec/containers/0/resources/requests/cpu", json!("2"), "spec.containers[0].resources.requests[cpu]: Invalid value: \"2\": must be less than or equal to cpu limit of 1"),
+            (
+                "/spec/containers/0/env",
+                json!([{"name": "A=B", "value": "x"}]),
+                "spec.containers[0].env[0].name: Invalid value: \"A=B\": a valid environment variable name must consist only of printable ASCII characters other than '='",
+            ),
+            (
+                "/spec/containers/0/livenessProbe",
+                json!({"httpGet": {"port": 0}}),
+                "spec.containers[0].livenessProbe.httpGet.port: Invalid value: 0: must be between 1 and 65535, inclusive",
+            ),
+            (
+                "/spec/containers/0/readinessProbe",
+                json!({}),
+                "spec.containers[0].readinessProbe: Required value: must specify a handler type",
+            ),
+            (
+                "/spec/tolerations",
+                json!([{"operator": "Equal", "value": "x"}]),
+                "spec.tolerations[0].operator: Invalid value: \"Equal\": operator must be Exists when `key` is empty, which means \"match all values and all keys\"",
+            ),
+            (
+                "/spec/containers/0/resources/requests/cpu",
+                json!("2"),
+                "spec.containers[0].resources.requests[cpu]: Invalid value: \"2\": must be less than or equal to cpu limit of 1",
+            ),
         ];
         for (pointer, value, want) in cases {
             let mut p = valid_pod();
@@ -795,7 +846,9 @@ mod tests {
         new["spec"]["restartPolicy"] = json!("Never");
         let errs = pod_update(&old, &new);
         assert_eq!(errs.len(), 1);
-        assert!(errs[0].to_string().starts_with("spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`"));
+        assert!(
+            errs[0].to_string().starts_with("spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`")
+        );
     }
 
     #[test]
@@ -821,7 +874,9 @@ mod tests {
         assert_eq!(messages(&service(&json!({"spec": {}}))), ["spec.ports: Required value"]);
         assert!(service(&json!({"spec": {"clusterIP": "None"}})).is_empty());
         assert_eq!(
-            messages(&service(&json!({"spec": {"type": "Magic", "ports": [{"port": 0, "name": "a"}, {"port": 80, "name": "a", "nodePort": 30000}], "sessionAffinity": "Sticky"}}))),
+            messages(&service(
+                &json!({"spec": {"type": "Magic", "ports": [{"port": 0, "name": "a"}, {"port": 80, "name": "a", "nodePort": 30000}], "sessionAffinity": "Sticky"}})
+            )),
             [
                 "spec.type: Unsupported value: \"Magic\": supported values: \"ClusterIP\", \"ExternalName\", \"LoadBalancer\", \"NodePort\"",
                 "spec.ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive",
@@ -854,7 +909,10 @@ mod tests {
         assert!(config_map_update(&old, &old).is_empty());
         assert_eq!(
             messages(&config_map_update(&old, &json!({"data": {"a": "2"}}))),
-            ["immutable: Forbidden: field is immutable when `immutable` is set", "data: Forbidden: field is immutable when `immutable` is set"]
+            [
+                "immutable: Forbidden: field is immutable when `immutable` is set",
+                "data: Forbidden: field is immutable when `immutable` is set"
+            ]
         );
 
         assert!(secret(&json!({"data": {"a": "eA=="}})).is_empty());
@@ -862,16 +920,16 @@ mod tests {
             messages(&secret(&json!({"type": "kubernetes.io/tls", "data": {"tls.crt": "eA=="}}))),
             ["data[tls.key]: Required value"]
         );
-        assert_eq!(
-            messages(&secret(&json!({"type": "kubernetes.io/dockerconfigjson"}))),
-            ["data[.dockerconfigjson]: Required value"]
-        );
+        assert_eq!(messages(&secret(&json!({"type": "kubernetes.io/dockerconfigjson"}))), ["data[.dockerconfigjson]: Required value"]);
         assert_eq!(
             messages(&secret(&json!({"type": "kubernetes.io/service-account-token"}))),
             ["metadata.annotations[kubernetes.io/service-account.name]: Required value"]
         );
         assert_eq!(
-            messages(&secret_update(&json!({"type": "Opaque"}), &json!({"type": "kubernetes.io/basic-auth", "data": {"username": "eA=="}}))),
+            messages(&secret_update(
+                &json!({"type": "Opaque"}),
+                &json!({"type": "kubernetes.io/basic-auth", "data": {"username": "eA=="}})
+            )),
             ["type: Invalid value: \"kubernetes.io/basic-auth\": field is immutable"]
         );
     }

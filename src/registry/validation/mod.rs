@@ -15,8 +15,8 @@ mod core;
 mod networking;
 mod policy;
 mod rbac;
-mod schema;
 mod scheduling;
+mod schema;
 mod storage;
 
 use serde_json::Value;
@@ -58,11 +58,7 @@ fn name_errors(rule: NameRule, name: &str) -> Vec<String> {
 
 /// `IsValidPathSegmentName`.
 pub(super) fn path_segment_errors(name: &str) -> Vec<String> {
-    if name == "." || name == ".." {
-        vec![format!("may not be '{name}'")]
-    } else {
-        ["/", "%"].iter().filter(|bad| name.contains(*bad)).map(|bad| format!("may not contain '{bad}'")).collect()
-    }
+    crate::request_info::path_segment_name_errors(name)
 }
 
 /// The most bytes all annotations of an object may take (keys and values).
@@ -387,14 +383,12 @@ pub(super) fn label_selector(selector: &Value, path: &str, errs: &mut Vec<FieldE
         let p = index(&child(path, "matchExpressions"), i);
         let has_values = expr["values"].as_array().is_some_and(|v| !v.is_empty());
         match str_of(&expr["operator"]) {
-            "In" | "NotIn" if !has_values => errs.push(FieldError::required(
-                child(&p, "values"),
-                "must be specified when `operator` is 'In' or 'NotIn'",
-            )),
-            "Exists" | "DoesNotExist" if has_values => errs.push(FieldError::forbidden(
-                child(&p, "values"),
-                "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
-            )),
+            "In" | "NotIn" if !has_values => {
+                errs.push(FieldError::required(child(&p, "values"), "must be specified when `operator` is 'In' or 'NotIn'"))
+            }
+            "Exists" | "DoesNotExist" if has_values => {
+                errs.push(FieldError::forbidden(child(&p, "values"), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
+            }
             "In" | "NotIn" | "Exists" | "DoesNotExist" => {}
             other => errs.push(FieldError::invalid(child(&p, "operator"), other, "not a valid selector operator")),
         }
@@ -408,8 +402,7 @@ pub(super) fn label_selector(selector: &Value, path: &str, errs: &mut Vec<FieldE
 /// Whether a `metav1.LabelSelector` selects nothing in particular (absent or empty; the typed
 /// decoding cannot tell the two apart, so both count as absent).
 pub(super) fn selector_is_empty(selector: &Value) -> bool {
-    selector["matchLabels"].as_object().is_none_or(|m| m.is_empty())
-        && selector["matchExpressions"].as_array().is_none_or(|m| m.is_empty())
+    selector["matchLabels"].as_object().is_none_or(|m| m.is_empty()) && selector["matchExpressions"].as_array().is_none_or(|m| m.is_empty())
 }
 
 /// Whether `selector` (a `metav1.LabelSelector`) matches `labels` (upstream's
@@ -449,9 +442,8 @@ mod tests {
 
     #[test]
     fn names_follow_each_resources_rule() {
-        let invalid = |g: &str, r: &str, name: &str| {
-            !validate_object_meta(g, r, &serde_json::json!({"metadata": {"name": name}})).is_empty()
-        };
+        let invalid =
+            |g: &str, r: &str, name: &str| !validate_object_meta(g, r, &serde_json::json!({"metadata": {"name": name}})).is_empty();
         assert!(!invalid("", "configmaps", "a.b-c"));
         assert!(invalid("", "configmaps", "Bad_Name"));
         assert!(invalid("", "namespaces", "a.b"));

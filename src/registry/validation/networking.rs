@@ -168,14 +168,16 @@ mod tests {
     use super::*;
     use crate::registry::validation::test_messages as messages;
 
-
     #[test]
     fn ingresses() {
         let ing = json!({"spec": {"rules": [{"host": "example.com", "http": {"paths": [
             {"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "web", "port": {"number": 80}}}}
         ]}}]}});
         assert_eq!(messages(&ingress(&ing)), Vec::<String>::new());
-        assert_eq!(messages(&ingress(&json!({"spec": {}}))), ["spec: Invalid value: null: either `defaultBackend` or `rules` must be specified"]);
+        assert_eq!(
+            messages(&ingress(&json!({"spec": {}}))),
+            ["spec: Invalid value: null: either `defaultBackend` or `rules` must be specified"]
+        );
         let mut bad = ing.clone();
         bad["spec"]["rules"][0]["http"]["paths"][0]["pathType"] = json!("Fuzzy");
         bad["spec"]["rules"][0]["http"]["paths"][0]["backend"]["service"]["port"] = json!({});
@@ -188,7 +190,10 @@ mod tests {
         );
         bad["spec"]["rules"][0]["http"]["paths"][0]["pathType"] = json!("Exact");
         bad["spec"]["rules"][0]["http"]["paths"][0]["path"] = json!("relative");
-        assert!(messages(&ingress(&bad)).contains(&"spec.rules[0].http.paths[0].path: Invalid value: \"relative\": must be an absolute path".to_owned()));
+        assert!(
+            messages(&ingress(&bad))
+                .contains(&"spec.rules[0].http.paths[0].path: Invalid value: \"relative\": must be an absolute path".to_owned())
+        );
     }
 
     #[test]
@@ -196,7 +201,10 @@ mod tests {
         assert!(endpoint_slice(&json!({"addressType": "IPv4", "endpoints": [{"addresses": ["10.0.0.1"]}]})).is_empty());
         assert_eq!(
             messages(&endpoint_slice(&json!({"addressType": "IPv5", "ports": [{"port": 0}]}))),
-            ["addressType: Unsupported value: \"IPv5\": supported values: \"FQDN\", \"IPv4\", \"IPv6\"", "ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive"]
+            [
+                "addressType: Unsupported value: \"IPv5\": supported values: \"FQDN\", \"IPv4\", \"IPv6\"",
+                "ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive"
+            ]
         );
     }
 

@@ -97,7 +97,6 @@ mod tests {
     use super::*;
     use crate::registry::validation::test_messages as messages;
 
-
     #[test]
     fn roles_and_bindings() {
         let r = json!({"kind": "Role", "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]});
@@ -115,7 +114,9 @@ mod tests {
         changed["roleRef"]["name"] = json!("other");
         assert_eq!(
             messages(&binding_update(&b, &changed)),
-            ["roleRef: Invalid value: {\"apiGroup\":\"rbac.authorization.k8s.io\",\"kind\":\"Role\",\"name\":\"other\"}: cannot change roleRef"]
+            [
+                "roleRef: Invalid value: {\"apiGroup\":\"rbac.authorization.k8s.io\",\"kind\":\"Role\",\"name\":\"other\"}: cannot change roleRef"
+            ]
         );
         let crb = json!({"kind": "ClusterRoleBinding", "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r"}, "subjects": [{"kind": "ServiceAccount", "name": "s"}]});
         assert_eq!(

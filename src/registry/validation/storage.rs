@@ -47,7 +47,10 @@ mod tests {
         let sc = json!({"provisioner": "example.com/disk", "reclaimPolicy": "Delete", "volumeBindingMode": "Immediate"});
         assert!(storage_class(&sc).is_empty());
         let errs: Vec<String> = storage_class(&json!({"reclaimPolicy": "Recycle"})).iter().map(ToString::to_string).collect();
-        assert_eq!(errs, ["provisioner: Required value", "reclaimPolicy: Unsupported value: \"Recycle\": supported values: \"Delete\", \"Retain\""]);
+        assert_eq!(
+            errs,
+            ["provisioner: Required value", "reclaimPolicy: Unsupported value: \"Recycle\": supported values: \"Delete\", \"Retain\""]
+        );
         let mut changed = sc.clone();
         changed["parameters"] = json!({"type": "ssd"});
         assert_eq!(storage_class_update(&sc, &changed)[0].to_string(), "parameters: Forbidden: updates to parameters are forbidden.");
