@@ -3,7 +3,8 @@
 //! first. Upstream's `endpoints/handlers/negotiation` (`NegotiateMediaTypeOptions`,
 //! `acceptMediaTypeOptions`) with the request scope's `AllowsMediaTypeTransform`, without I/O.
 //!
-//! The `Accept` clauses are ordered as `goautoneg` orders them ([`crate::tables::parse_accept`]);
+//! The `Accept` clauses are ordered as `goautoneg` orders them ([`crate::tables::parse_accept`],
+//! in O(n log n) of the header's length; a header past Go's 1 MiB header limit matches nothing);
 //! the first clause that matches a served media type (JSON, YAML, protobuf, in that order) and
 //! whose parameters the endpoint allows wins:
 //! - `stream=watch` is allowed on JSON and protobuf (YAML has no stream serializer);
@@ -206,6 +207,78 @@ mod tests {
         for (accept, want) in cases {
             assert_eq!(negotiate(Some(accept)), *want, "{accept}");
         }
+    }
+
+    /// `goautoneg`'s ordering as Go's insertion sort does it: the reference the fast ordering of
+    /// `parse_accept` must agree with. Clauses are `(q, kind, sub_kind, index)`.
+    fn insertion_sorted(mut clauses: Vec<(f64, String, String, usize)>) -> Vec<usize> {
+        let less = |a: &(f64, String, String, usize), b: &(f64, String, String, usize)| {
+            a.0 > b.0 || (a.1 != "*" && b.1 == "*") || (a.2 != "*" && b.2 == "*")
+        };
+        for i in 1..clauses.len() {
+            let mut j = i;
+            while j > 0 && less(&clauses[j], &clauses[j - 1]) {
+                clauses.swap(j, j - 1);
+                j -= 1;
+            }
+        }
+        clauses.into_iter().map(|c| c.3).collect()
+    }
+
+    /// The `i` parameters of the parsed clauses, in order.
+    fn parsed_order(header: &str) -> Vec<usize> {
+        crate::tables::parse_accept(header).iter().map(|c| c.param("i").unwrap().parse().unwrap()).collect()
+    }
+
+    #[test]
+    fn accept_clauses_are_ordered_as_the_insertion_sort_orders_them() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n) as usize
+        };
+        let ranges = ["a/b", "*/*", "a/*", "*/b", "*", " a / b "];
+        let qs = ["", ";q=1", ";q=0.5", ";q=0.5", ";q=0.2", ";q=0", ";q=-0", ";q=x", ";q=NaN", ";q=inf", ";q=0.9;x=y"];
+        for _ in 0..3000 {
+            let n = 1 + next(40);
+            let mut header = Vec::new();
+            let mut clauses = Vec::new();
+            for i in 0..n {
+                let (range, q) = (ranges[next(ranges.len() as u64)], qs[next(qs.len() as u64)]);
+                header.push(format!("{range};i={i}{q}"));
+                let (kind, sub_kind) = range.split_once('/').map_or(("*", "*"), |(k, s)| (k.trim(), s.trim()));
+                let q = q.split(';').find_map(|p| p.strip_prefix("q=")).map_or(1.0, |v| v.parse::<f32>().map(f64::from).unwrap_or(0.0));
+                clauses.push((q, kind.to_owned(), sub_kind.to_owned(), i));
+            }
+            let header = header.join(",");
+            assert_eq!(parsed_order(&header), insertion_sorted(clauses), "{header}");
+        }
+    }
+
+    #[test]
+    fn long_accept_headers_are_read_in_n_log_n() {
+        // 1 MiB of clauses, in the orders that make an insertion sort quadratic: each specific
+        // clause moves past every wildcard before it, each clause past every one before it.
+        let clauses = (1 << 20) / "a/b;i=123456,*/*;i=123456,".len();
+        let alternating: String = (0..clauses).map(|i| format!("a/b;i={},*/*;i={},", 2 * i, 2 * i + 1)).collect();
+        let order = parsed_order(&alternating);
+        let want: Vec<usize> = (0..clauses).map(|i| 2 * i).chain((0..clauses).map(|i| 2 * i + 1)).collect();
+        assert_eq!(order, want);
+        let rising_clauses = (1 << 20) / "a/b;q=0.123456;i=123456,".len();
+        let rising: String = (0..rising_clauses).map(|i| format!("a/b;q=0.{:06};i={i},", i + 1)).collect();
+        assert!(rising.len() <= crate::tables::MAX_ACCEPT_BYTES, "{}", rising.len());
+        assert_eq!(parsed_order(&rising), (0..rising_clauses).rev().collect::<Vec<_>>());
+        // The common shapes: many plain clauses, one clause with a huge parameter list.
+        let plain = "a/b,".repeat((1 << 20) / 4);
+        assert_eq!(crate::tables::parse_accept(&plain).len(), (1 << 20) / 4 + 1 - 1);
+        let params = format!("application/json{}", ";a=b".repeat(((1 << 20) - 16) / 4));
+        assert_eq!(negotiate(Some(&params)), Some(Negotiated { format: Format::Json, convert: None }));
+        // Past Go's header limit nothing is acceptable (Go's server answers 431 before this).
+        let too_long = format!("application/json,{}", "a/b,".repeat((1 << 20) / 4));
+        assert!(crate::tables::parse_accept(&too_long).is_empty());
+        assert_eq!(negotiate(Some(&too_long)), None);
     }
 
     #[test]

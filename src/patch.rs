@@ -32,6 +32,13 @@
 //! places far deeper than any body nests). The patch body itself is read by `serde_json`, whose
 //! recursion limit (127 levels) refuses deeper bodies as syntax errors (400).
 //!
+//! Time is near-linear too: strategic merge patch finds list elements by merge key or value
+//! through hashed indexes where upstream scans the list for each element (quadratic in the
+//! length of a list), with the same results. What stays quadratic is what upstream does too: a
+//! JSON patch's `add`/`remove` at the front of a long list shift it once per operation, and
+//! elements missing from the order they are sorted by (not seen with the server's own
+//! lists) are still ordered by an insertion sort with upstream's comparator.
+//!
 //! # Strategic merge patch
 //!
 //! A field's merge behaviour comes from its `x-kubernetes-patch-strategy` and
@@ -70,6 +77,8 @@
 //!   them in and relies on its decoder to ignore them; this way the result always decodes.
 //! - JSON numbers are one type: upstream (Go) tells integers from floats when checking that a
 //!   list's elements share a type.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use kapi_apimachinery::scheme::{FieldInfo, FieldShape};
 use serde_json::{Map, Value};
@@ -213,11 +222,13 @@ impl PatchError {
     /// The HTTP status upstream answers with: 400 for bodies that cannot be read as the patch
     /// type, 413 for too many JSON patch operations, 415 for server-side apply (what upstream
     /// answers when the apply patch type is not served), 422 for a failed JSON patch operation
-    /// and for lists of lists (upstream's `NewGenericServerResponse(422, ...)`: reason `Invalid`,
-    /// message "the server rejected our request due to an error in our request", this error's
-    /// text as the cause), and 500 for every other strategic merge error (upstream returns them
-    /// as plain errors, which become `InternalError`-coded statuses with this text as message and
-    /// an empty reason).
+    /// (the copy limit and the depth limit included) and for lists of lists (upstream's
+    /// `NewGenericServerResponse(422, ..., isUnexpectedResponse=false)`: reason `Invalid`,
+    /// message "the server rejected our request due to an error in our request", no causes, so
+    /// upstream does not send this error's text, nor does `ApiError::unprocessable_patch`), and
+    /// 500 for every other strategic merge error (upstream
+    /// returns them as plain errors, which become `InternalError`-coded statuses with this text
+    /// as message and an empty reason).
     pub fn status_code(&self) -> u16 {
         match self {
             PatchError::ApplyNotSupported => 415,
@@ -273,7 +284,7 @@ fn json_patch(original: &Value, body: &[u8]) -> Result<Value, PatchError> {
         return Err(PatchError::TooManyOperations(operations.len()));
     }
     let mut doc = original.clone();
-    let mut bounds = JsonPatchBounds { copied: 0, depth: measure(&doc).depth };
+    let mut bounds = JsonPatchBounds { copied: 0, depth: depth_of(&doc), move_walk: MAX_MOVE_WALK_NODES };
     for (index, operation) in operations.into_iter().enumerate() {
         apply_json_patch_operation(&mut doc, operation, &mut bounds)
             .map_err(|message| PatchError::JsonPatchFailed { operation: index, message })?;
@@ -285,10 +296,15 @@ fn json_patch(original: &Value, body: &[u8]) -> Result<Value, PatchError> {
 struct JsonPatchBounds {
     /// The bytes `copy` operations added (evanphx's `accumulatedCopySize`).
     copied: u64,
-    /// At least the nesting depth of the document (exact at the start; `move` raises it by the
-    /// levels it moves a value down).
+    /// At least the nesting depth of the document (exact at the start).
     depth: usize,
+    /// The nodes `move` operations may still walk to measure the depth of what they move.
+    move_walk: usize,
 }
+
+/// The most nodes the `move` operations of a JSON patch walk, in all, to measure what they move
+/// down when the document's depth does not already show it fits ([`check_json_patch_bounds`]).
+const MAX_MOVE_WALK_NODES: usize = 1 << 20;
 
 /// Applies one operation through the `json-patch` crate; on failure, says why in evanphx's words
 /// (the document is left as it was).
@@ -319,6 +335,11 @@ fn apply_json_patch_operation(doc: &mut Value, operation: Value, bounds: &mut Js
     {
         return Ok(());
     }
+    // evanphx finds nothing to copy or move from the root (RFC 6902 would copy the document)
+    // nor from a path without `/` (nor counts such a copy against its copy limit).
+    if from.as_deref().is_some_and(|from| !from.contains('/')) {
+        return Err(json_patch_failure(doc, &kind, &path, from.as_deref(), None));
+    }
     // evanphx finds no parent for the root (RFC 6902 would replace the document on `add`), nor
     // for a path not starting with `/`.
     let missing_path = (!path.is_empty() && !path.starts_with('/')) || (kind == "add" && path.is_empty());
@@ -338,9 +359,11 @@ fn apply_json_patch_operation(doc: &mut Value, operation: Value, bounds: &mut Js
 ///   with evanphx's `AccumulatedCopySizeError` message. As there, the check comes once the
 ///   source and the destination's parent are found.
 /// - No value may end up nested deeper than [`MAX_PATCHED_DEPTH`]: the depth of an added,
-///   replacing or copied value is measured; a `move` to a deeper place is judged by the
-///   document's depth (which bounds the moved value's) plus the levels it goes down, so that a
-///   move never walks the value it moves.
+///   replacing or copied value is measured; a `move` to a deeper place is first judged by the
+///   document's depth (which bounds the moved value's) plus the levels it goes down, and only
+///   when that is too deep is the moved value walked, at most [`MAX_MOVE_WALK_NODES`] nodes in
+///   all (past them, the first judgement stands), so that moves cannot make a patch walk the
+///   document over and over.
 ///
 /// Values added or replacing others come from the body and are inserted once each, so with
 /// these limits a patched document is at most the original, plus the body, plus
@@ -358,8 +381,8 @@ fn check_json_patch_bounds(
     let destination_found = || parent_of(doc, path).is_some_and(|p| p.is_object() || p.is_array());
     let too_deep = || format!("{kind} operation does not apply: the patched object would be nested deeper than {MAX_PATCHED_DEPTH} levels");
     let depth = match operation {
-        PatchOperation::Add(op) if destination_found() => levels(path) + measure(&op.value).depth,
-        PatchOperation::Replace(op) if doc.pointer(path).is_some() => levels(path) + measure(&op.value).depth,
+        PatchOperation::Add(op) if destination_found() => levels(path) + depth_of(&op.value),
+        PatchOperation::Replace(op) if doc.pointer(path).is_some() => levels(path) + depth_of(&op.value),
         PatchOperation::Copy(_) => {
             let from = from.unwrap_or_default();
             let source = if from.starts_with('/') { doc.pointer(from) } else { None };
@@ -378,10 +401,15 @@ fn check_json_patch_bounds(
             let from = from.unwrap_or_default();
             let (up, down) = (levels(from), levels(path));
             let into_itself = path.strip_prefix(from).is_some_and(|rest| rest.starts_with('/'));
-            if down <= up || into_itself || doc.pointer(from).is_none() || !destination_found() {
+            let Some(moved) = doc.pointer(from).filter(|_| down > up && !into_itself && destination_found()) else {
                 return Ok(());
+            };
+            // The moved value is at most as deep as the document below `from`; only when that
+            // does not show it fits is it walked (within a budget for the whole patch).
+            match bounds.depth.saturating_add(down - up) {
+                fits if fits <= MAX_PATCHED_DEPTH => fits,
+                bound => depth_within(moved, &mut bounds.move_walk).map_or(bound, |depth| down + depth),
             }
-            bounds.depth.saturating_add(down - up)
         }
         _ => return Ok(()),
     };
@@ -398,6 +426,33 @@ struct Measured {
     go_json_bytes: u64,
     /// The nesting depth: 0 for a scalar, 1 for a list or object of scalars (or empty), ...
     depth: usize,
+}
+
+/// The nesting depth of `value`: 0 for a scalar, 1 for a list or object of scalars (or empty).
+fn depth_of(value: &Value) -> usize {
+    let mut unbounded = usize::MAX;
+    depth_within(value, &mut unbounded).unwrap_or(usize::MAX)
+}
+
+/// The depth of `value`, walking at most `budget` nodes (taken from it); `None` past that.
+fn depth_within(value: &Value, budget: &mut usize) -> Option<usize> {
+    let mut depth = 0;
+    let mut stack = vec![(value, 0usize)];
+    while let Some((value, level)) = stack.pop() {
+        *budget = budget.checked_sub(1)?;
+        match value {
+            Value::Array(items) => {
+                depth = depth.max(level + 1);
+                stack.extend(items.iter().map(|item| (item, level + 1)));
+            }
+            Value::Object(map) => {
+                depth = depth.max(level + 1);
+                stack.extend(map.values().map(|item| (item, level + 1)));
+            }
+            _ => {}
+        }
+    }
+    Some(depth)
 }
 
 /// Measures a value without recursion (its depth is not bounded yet when it is measured).
@@ -743,7 +798,8 @@ fn merge_map(mut original: Map<String, Value>, mut patch: Map<String, Value>, sc
 fn apply_retain_keys(original: &mut Map<String, Value>, patch: &mut Map<String, Value>) -> Result<(), PatchError> {
     let Some(retain) = patch.remove(RETAIN_KEYS_DIRECTIVE) else { return Ok(()) };
     let Value::Array(retain) = retain else { return Err(PatchError::BadRetainKeysFormat) };
-    let listed = |key: &str| retain.iter().any(|k| k.as_str() == Some(key));
+    let retained: HashSet<&str> = retain.iter().filter_map(Value::as_str).collect();
+    let listed = |key: &str| retained.contains(key);
     let unlisted_patch_key = patch.iter().any(|(key, value)| {
         !value.is_null()
             && !key.starts_with(DELETE_FROM_PRIMITIVE_LIST_PREFIX)
@@ -866,11 +922,13 @@ fn merge_list(
     let kind = list_element_type(&[original.as_slice(), patch.as_slice()])?;
     let (server_order, patch, merged) = if kind != GoType::Object {
         if is_delete_list {
-            return Ok(original.into_iter().filter(|v| !patch.contains(v)).collect());
+            let deleted: HashSet<Key<'_>> = patch.iter().map(Key).collect();
+            return Ok(original.iter().filter(|v| !deleted.contains(&Key(v))).cloned().collect());
         }
+        let mut seen = HashSet::with_capacity(original.len() + patch.len());
         let mut merged = Vec::with_capacity(original.len() + patch.len());
         for value in original.iter().chain(&patch) {
-            if !merged.contains(value) {
+            if seen.insert(Key(value)) {
                 merged.push(value.clone());
             }
         }
@@ -891,42 +949,54 @@ fn merge_list(
 /// every original element with that key, `replace` makes the patch's other elements the list.
 /// Returns the original and the patch elements left to merge.
 fn apply_list_directives(mut original: Vec<Value>, patch: Vec<Value>, merge_key: &str) -> Result<(Vec<Value>, Vec<Value>), PatchError> {
-    let mut plain = Vec::with_capacity(patch.len());
     let mut replace = false;
-    for element in patch {
-        let Value::Object(map) = &element else { return Err(bad_arg_type(GO_MAP, &element)) };
-        let Some(directive) = map.get(DIRECTIVE_MARKER) else {
-            plain.push(element);
-            continue;
-        };
+    let mut deleted = HashSet::new();
+    for element in &patch {
+        let Value::Object(map) = element else { return Err(bad_arg_type(GO_MAP, element)) };
+        let Some(directive) = map.get(DIRECTIVE_MARKER) else { continue };
         match directive.as_str() {
             Some(DELETE_DIRECTIVE) => {
                 let key = map.get(merge_key).ok_or_else(|| no_merge_key(map, merge_key))?;
-                if let Some(index) = original.iter().position(|v| !v.is_object()) {
+                // Deletions only take objects away, so the first deletion finds any non-object.
+                if deleted.is_empty()
+                    && let Some(index) = original.iter().position(|v| !v.is_object())
+                {
                     return Err(PatchError::NotAMap(index));
                 }
-                original.retain(|v| v.get(merge_key) != Some(key));
+                deleted.insert(Key(key));
             }
             Some(REPLACE_DIRECTIVE) => replace = true,
             Some(MERGE_DIRECTIVE) => return Err(PatchError::MergeDirectiveInList),
             _ => return Err(PatchError::UnknownDirective { directive: go_format(directive), map: go_format_map(map) }),
         }
     }
+    if !deleted.is_empty() {
+        original.retain(|v| !v.get(merge_key).is_some_and(|key| deleted.contains(&Key(key))));
+    }
+    drop(deleted);
+    let plain: Vec<Value> = patch.into_iter().filter(|v| !v.as_object().is_some_and(|m| m.contains_key(DIRECTIVE_MARKER))).collect();
     Ok(if replace { (clean_list(plain), Vec::new()) } else { (original, plain) })
 }
 
 /// Merges each patch element into the original element with the same key, or appends it
-/// (upstream's `mergeSliceWithoutSpecialElements`).
+/// (upstream's `mergeSliceWithoutSpecialElements`). The first original element with the key is
+/// found through an index of the keys (kept up to date as merges and appends change them); a
+/// non-object before it (or anywhere, when there is none) is an error, as scanning finds it.
 fn merge_elements(mut original: Vec<Value>, patch: &[Value], merge_key: &str, schema: Schema) -> Result<Vec<Value>, PatchError> {
+    let first_non_object = original.iter().position(|v| !v.is_object());
+    let mut by_key: HashMap<OwnedKey, BTreeSet<usize>> = HashMap::new();
+    for (index, element) in original.iter().enumerate() {
+        if let Some(key) = element.as_object().and_then(|m| m.get(merge_key)) {
+            by_key.entry(OwnedKey(key.clone())).or_default().insert(index);
+        }
+    }
     for element in patch {
-        let key = merge_key_value(element, merge_key)?;
-        let mut found = None;
-        for (index, candidate) in original.iter().enumerate() {
-            let Value::Object(candidate) = candidate else { return Err(PatchError::NotAMap(index)) };
-            if candidate.get(merge_key) == Some(key) {
-                found = Some(index);
-                break;
-            }
+        let key = OwnedKey(merge_key_value(element, merge_key)?.clone());
+        let found = by_key.get(&key).and_then(|indices| indices.first().copied());
+        if let Some(index) = first_non_object
+            && found.is_none_or(|found| index < found)
+        {
+            return Err(PatchError::NotAMap(index));
         }
         let Value::Object(patch_map) = element else { return Err(bad_arg_type(GO_MAP, element)) };
         match found {
@@ -934,32 +1004,52 @@ fn merge_elements(mut original: Vec<Value>, patch: &[Value], merge_key: &str, sc
                 if let Value::Object(target) = &mut original[index] {
                     *target = merge_map(std::mem::take(target), patch_map.clone(), schema)?;
                 }
+                // A merge can change the key (a `null` in it deletes it).
+                if original[index].get(merge_key) != Some(&key.0) {
+                    by_key.entry(key).or_default().remove(&index);
+                    if let Some(changed) = original[index].get(merge_key) {
+                        by_key.entry(OwnedKey(changed.clone())).or_default().insert(index);
+                    }
+                }
             }
-            None => original.extend(clean(element.clone())),
+            None => {
+                if let Some(appended) = clean(element.clone()) {
+                    if let Some(key) = appended.get(merge_key) {
+                        by_key.entry(OwnedKey(key.clone())).or_default().insert(original.len());
+                    }
+                    original.push(appended);
+                }
+            }
         }
     }
     Ok(original)
 }
 
 /// Splits `merged` into the elements present in `by` (by merge key, or by value for scalars)
-/// and the others.
+/// and the others. As scanning `by` for an element's key would, a non-object in `by` before the
+/// first element with the key (or anywhere, when none has it) is an error.
 fn partition(merged: Vec<Value>, by: &[Value], merge_key: &str) -> Result<(Vec<Value>, Vec<Value>), PatchError> {
     if merge_key.is_empty() {
-        return Ok(merged.into_iter().partition(|v| by.contains(v)));
+        let present: HashSet<Key<'_>> = by.iter().map(Key).collect();
+        return Ok(merged.into_iter().partition(|v| present.contains(&Key(v))));
+    }
+    let first_non_object = by.iter().position(|v| !v.is_object());
+    let mut first_with_key: HashMap<Key<'_>, usize> = HashMap::with_capacity(by.len());
+    for (index, element) in by.iter().enumerate() {
+        if let Some(key) = element.as_object().and_then(|m| m.get(merge_key)) {
+            first_with_key.entry(Key(key)).or_insert(index);
+        }
     }
     let mut present = Vec::with_capacity(merged.len());
     let mut absent = Vec::new();
     for element in merged {
-        let key = merge_key_value(&element, merge_key)?;
-        let mut found = false;
-        for (index, candidate) in by.iter().enumerate() {
-            let Value::Object(candidate) = candidate else { return Err(PatchError::NotAMap(index)) };
-            if candidate.get(merge_key) == Some(key) {
-                found = true;
-                break;
-            }
+        let found = first_with_key.get(&Key(merge_key_value(&element, merge_key)?)).copied();
+        if let Some(index) = first_non_object
+            && found.is_none_or(|found| index < found)
+        {
+            return Err(PatchError::NotAMap(index));
         }
-        if found { present.push(element) } else { absent.push(element) }
+        if found.is_some() { present.push(element) } else { absent.push(element) }
     }
     Ok((present, absent))
 }
@@ -976,7 +1066,8 @@ fn normalize_element_order(
 ) -> Result<Vec<Value>, PatchError> {
     let patch_items = normalize_list_order(patch_items, patch_order, merge_key, kind)?;
     let server_only = normalize_list_order(server_only, server_order, merge_key, kind)?;
-    Ok(merge_sorted(server_only, patch_items, server_order, merge_key, kind))
+    let server_positions = Positions::new(server_order, merge_key, kind);
+    Ok(merge_sorted(server_only, patch_items, &server_positions))
 }
 
 /// Sorts `items` by their positions in `order`, deletions last (upstream's `normalizeSliceOrder`).
@@ -989,7 +1080,8 @@ fn normalize_list_order(items: Vec<Value>, order: &[Value], merge_key: &str, kin
     } else {
         (items, Vec::new())
     };
-    let mut keyed: Vec<(Option<usize>, Value)> = items.into_iter().map(|v| (index_in(order, &v, merge_key, kind), v)).collect();
+    let positions = Positions::new(order, merge_key, kind);
+    let mut keyed: Vec<(Option<usize>, Value)> = items.into_iter().map(|v| (positions.of(&v), v)).collect();
     if keyed.iter().all(|(position, _)| position.is_some()) {
         keyed.sort_by_key(|(position, _)| *position);
     } else {
@@ -1024,19 +1116,36 @@ fn split_deletions(items: Vec<Value>) -> Result<(Vec<Value>, Vec<Value>), PatchE
     Ok(items.into_iter().partition(|v| v.get(DIRECTIVE_MARKER).and_then(Value::as_str) != Some(DELETE_DIRECTIVE)))
 }
 
-/// The position of `value` in `list`: by merge key for objects, by value otherwise.
-fn index_in(list: &[Value], value: &Value, merge_key: &str, kind: GoType) -> Option<usize> {
-    if kind == GoType::Object {
-        let key = value.as_object().and_then(|m| m.get(merge_key));
-        list.iter().position(|v| v.as_object().and_then(|m| m.get(merge_key)) == key)
-    } else {
-        list.iter().position(|v| v == value)
+/// The first position of each element of a list: by merge key for objects (an element without
+/// one under `None`), by value otherwise.
+struct Positions<'a> {
+    first: HashMap<Option<Key<'a>>, usize>,
+    merge_key: &'a str,
+    kind: GoType,
+}
+
+impl<'a> Positions<'a> {
+    fn new(list: &'a [Value], merge_key: &'a str, kind: GoType) -> Positions<'a> {
+        let mut first = HashMap::with_capacity(list.len());
+        for (index, element) in list.iter().enumerate() {
+            first.entry(Self::key(element, merge_key, kind)).or_insert(index);
+        }
+        Positions { first, merge_key, kind }
+    }
+
+    fn key<'v>(value: &'v Value, merge_key: &str, kind: GoType) -> Option<Key<'v>> {
+        if kind == GoType::Object { value.as_object().and_then(|m| m.get(merge_key)).map(Key) } else { Some(Key(value)) }
+    }
+
+    /// The position of `value` in the list.
+    fn of(&self, value: &Value) -> Option<usize> {
+        self.first.get(&Self::key(value, self.merge_key, self.kind)).copied()
     }
 }
 
 /// Interleaves two sorted lists: an element of `left` goes before the first element of `right`
-/// that comes after it in `server_order` (upstream's `mergeSortedSlice`).
-fn merge_sorted(left: Vec<Value>, right: Vec<Value>, server_order: &[Value], merge_key: &str, kind: GoType) -> Vec<Value> {
+/// that comes after it in the server's order (upstream's `mergeSortedSlice`).
+fn merge_sorted(left: Vec<Value>, right: Vec<Value>, server_order: &Positions<'_>) -> Vec<Value> {
     let mut out = Vec::with_capacity(left.len() + right.len());
     let mut left = left.into_iter().peekable();
     let mut right = right.into_iter().peekable();
@@ -1045,7 +1154,7 @@ fn merge_sorted(left: Vec<Value>, right: Vec<Value>, server_order: &[Value], mer
             (None, None) => break,
             (Some(_), None) => true,
             (None, Some(_)) => false,
-            (Some(l), Some(r)) => match (index_in(server_order, l, merge_key, kind), index_in(server_order, r, merge_key, kind)) {
+            (Some(l), Some(r)) => match (server_order.of(l), server_order.of(r)) {
                 (Some(l), Some(r)) => l < r,
                 _ => false,
             },
@@ -1053,6 +1162,70 @@ fn merge_sorted(left: Vec<Value>, right: Vec<Value>, server_order: &[Value], mer
         out.extend(if take_left { left.next() } else { right.next() });
     }
     out
+}
+
+/// A JSON value as a hash key: equal when the values are equal (numbers by their kind and value,
+/// `-0.0` as `0.0`, objects as maps).
+#[derive(Clone, Copy, Debug)]
+struct Key<'a>(&'a Value);
+
+impl PartialEq for Key<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
+
+impl Eq for Key<'_> {}
+
+impl std::hash::Hash for Key<'_> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        hash_value(self.0, state);
+    }
+}
+
+/// [`Key`] owning its value.
+#[derive(Debug)]
+struct OwnedKey(Value);
+
+impl PartialEq for OwnedKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
+
+impl Eq for OwnedKey {}
+
+impl std::hash::Hash for OwnedKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        hash_value(&self.0, state);
+    }
+}
+
+fn hash_value<H: std::hash::Hasher>(value: &Value, state: &mut H) {
+    use std::hash::Hash;
+    match value {
+        Value::Null => 0u8.hash(state),
+        Value::Bool(b) => (1u8, b).hash(state),
+        // serde_json's numbers are equal when of the same kind (a non-negative integer is always
+        // unsigned) and value.
+        Value::Number(n) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
+            (Some(u), _, _) => (2u8, u).hash(state),
+            (None, Some(i), _) => (3u8, i).hash(state),
+            (None, None, f) => (4u8, (f.unwrap_or_default() + 0.0).to_bits()).hash(state),
+        },
+        Value::String(s) => (5u8, s).hash(state),
+        Value::Array(items) => {
+            (6u8, items.len()).hash(state);
+            items.iter().for_each(|item| hash_value(item, state));
+        }
+        Value::Object(map) => {
+            (7u8, map.len()).hash(state);
+            for (key, item) in map {
+                key.hash(state);
+                hash_value(item, state);
+            }
+        }
+    }
 }
 
 /// The JSON types Go tells apart in decoded JSON (`reflect.TypeOf` of an `interface{}`).
@@ -1680,6 +1853,48 @@ mod tests {
     }
 
     #[test]
+    fn strategic_merge_patches_of_long_lists_take_linear_time() {
+        // Lookups by merge key and by value are hashed: lists as long as a 3 MiB body can hold
+        // merge in one pass (upstream scans the list for each element).
+        let n = 20_000;
+        let named = |prefix: &str, range: std::ops::Range<usize>| -> Vec<Value> {
+            range.map(|i| json!({"name": format!("{prefix}{i}")})).collect()
+        };
+        let original = json!({"mergingList": named("x", 0..n), "mergingIntList": (0..n).collect::<Vec<_>>()});
+        let mut patch_list = named("x", n / 2..n);
+        patch_list.extend(named("y", 0..n));
+        patch_list.push(json!({"name": "x0", "$patch": "delete"}));
+        let patch = json!({
+            "mergingList": patch_list,
+            "mergingIntList": (n / 2..2 * n).collect::<Vec<_>>(),
+            "$deleteFromPrimitiveList/mergingIntList": (0..n / 4).collect::<Vec<_>>(),
+        });
+        let got = smp(&original, &patch).unwrap();
+        let list = got["mergingList"].as_array().unwrap();
+        assert_eq!(list.len(), 2 * n - 1);
+        assert_eq!(
+            (list[0]["name"].as_str(), list[n - 2]["name"].as_str(), list[n - 1]["name"].as_str()),
+            (Some("x1"), Some("x19999"), Some("y0"))
+        );
+        let ints = got["mergingIntList"].as_array().unwrap();
+        assert_eq!(
+            (ints.len(), ints[0].as_u64(), ints.last().and_then(Value::as_u64)),
+            (2 * n - n / 4, Some(n as u64 / 4), Some(2 * n as u64 - 1))
+        );
+        // $setElementOrder over the whole list, and $retainKeys over many keys.
+        let order: Vec<Value> = named("x", 0..n).into_iter().rev().collect();
+        let patch = json!({"$setElementOrder/mergingList": order, "mergingList": [{"name": "x5", "value": 1}]});
+        let got = smp(&original, &patch).unwrap();
+        assert_eq!((got["mergingList"][0]["name"].as_str(), got["mergingList"][n - 6]["value"].as_i64()), (Some("x19999"), Some(1)));
+        let keys: Map<String, Value> = (0..n).map(|i| (format!("k{i}"), json!(i))).collect();
+        let original = json!({"retainKeysMap": {"name": "a", "value": "b"}});
+        let mut patch = keys.clone();
+        patch.insert("$retainKeys".into(), Value::Array(keys.keys().map(|k| json!(k)).collect()));
+        let got = smp(&original, &json!({"retainKeysMap": patch})).unwrap();
+        assert_eq!(got["retainKeysMap"].as_object().unwrap().len(), n);
+    }
+
+    #[test]
     fn strategic_merge_patch_of_null_changes_nothing() {
         let original = json!({"name": "a"});
         let got = apply_patch(&original, b"null", PatchType::StrategicMerge, MERGE_ITEM).unwrap();
@@ -1794,6 +2009,12 @@ mod tests {
             (
                 json!([{"op": "add", "path": "metadata", "value": {}}]),
                 "add operation does not apply: doc is missing path: \"metadata\": missing value",
+            ),
+            (json!([{"op": "copy", "from": "", "path": "/x"}]), "copy operation does not apply: doc is missing from path: : missing value"),
+            (json!([{"op": "move", "from": "", "path": "/x"}]), "move operation does not apply: doc is missing from path: : missing value"),
+            (
+                json!([{"op": "copy", "from": "metadata", "path": "/x"}]),
+                "copy operation does not apply: doc is missing from path: metadata: missing value",
             ),
             (json!([{"op": "frobnicate", "path": "/x"}]), "Unexpected kind: frobnicate"),
             (json!([{"path": "/x"}]), "Unexpected kind: unknown"),
@@ -1918,13 +2139,23 @@ mod tests {
             assert_eq!(err.to_string(), too_deep(kind), "{operation}");
             assert_eq!(err.status_code(), 422);
         }
-        // Moving a value down: judged by the document's depth and how far down it goes.
-        let doc = json!({"deep": nested_objects(120), "b": {"c": 1}});
-        let err = json_patch_result(doc.clone(), json!([{"op": "move", "from": "/b", "path": "/deep/a/a/a/a/a/a/a/b"}])).unwrap_err();
+        // Moving a value down: judged by the document's depth and how far down it goes, then
+        // (when that is too deep) by the moved value's own depth.
+        let doc = json!({"deep": nested_objects(120), "b": nested_objects(10)});
+        let got = json_patch_result(doc.clone(), json!([{"op": "move", "from": "/b", "path": format!("/deep{}", nested_path(115, "b"))}]))
+            .unwrap();
+        assert_eq!(measure(&got).depth, 127);
+        let err = json_patch_result(doc.clone(), json!([{"op": "move", "from": "/b", "path": format!("/deep{}", nested_path(116, "b"))}]))
+            .unwrap_err();
         assert_eq!(err.to_string(), too_deep("move"));
-        let got = json_patch_result(doc.clone(), json!([{"op": "move", "from": "/b", "path": "/deep/a/a/a/a/a/b"}])).unwrap();
-        assert_eq!(got["deep"]["a"]["a"]["a"]["a"]["a"]["b"], json!({"c": 1}));
+        let err = json_patch_result(doc.clone(), json!([{"op": "move", "from": "/deep", "path": "/b/a/a/a/a/a/a/x"}])).unwrap_err();
+        assert_eq!(err.to_string(), too_deep("move"));
+        json_patch_result(doc.clone(), json!([{"op": "move", "from": "/deep", "path": "/b/a/a/a/a/a/x"}])).unwrap();
         json_patch_result(doc, json!([{"op": "move", "from": "/deep/a/a", "path": "/up"}])).unwrap();
+        let mut budget = 5;
+        assert_eq!(depth_within(&json!([[1], {"a": 2}]), &mut budget), Some(2));
+        assert_eq!(budget, 0);
+        assert_eq!(depth_within(&json!([1]), &mut budget), None);
         // Copies of a value into itself, path after path: each doubles its depth, the third is
         // refused (no stack is blown on the way).
         let doc = json!({"a": nested_objects(30)});
@@ -2077,37 +2308,5 @@ mod tests {
         assert_eq!(go_type_name(&json!(1)), "int64");
         assert_eq!(go_type_name(&json!(1.5)), "float64");
         assert_eq!(go_type_name(&json!({})), "map[string]interface {}");
-    }
-}
-#[cfg(test)]
-mod tmp_timing {
-    use super::*;
-    #[test]
-    fn tmp_smp_timing() {
-        for n in [5_000usize, 10_000, 20_000] {
-            let elems: Vec<Value> = (0..n).map(|i| serde_json::json!({"name": format!("n{i}")})).collect();
-            let orig_elems: Vec<Value> = (0..n).map(|i| serde_json::json!({"name": format!("o{i}")})).collect();
-            let patch = serde_json::json!({"mergingList": elems});
-            let original = serde_json::json!({"mergingList": orig_elems});
-            let body = patch.to_string();
-            let t = std::time::Instant::now();
-            let r = apply_patch(&original, body.as_bytes(), PatchType::StrategicMerge, tests_fields());
-            eprintln!("n={n} body={} {:?} ok={}", body.len(), t.elapsed(), r.is_ok());
-        }
-    }
-    fn tests_fields() -> &'static [FieldInfo] {
-        static F: &[FieldInfo] = &[FieldInfo {
-            json_name: "mergingList",
-            description: "",
-            required: false,
-            shape: FieldShape::List,
-            patch_strategy: Some("merge"),
-            patch_merge_key: Some("name"),
-            list_type: None,
-            list_map_keys: &[],
-            map_type: None,
-            elem: None,
-        }];
-        F
     }
 }

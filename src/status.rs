@@ -230,6 +230,16 @@ impl ApiError {
         Self::new(422, StatusReason::Invalid, message).with_details(details)
     }
 
+    /// 422 as upstream's `NewGenericServerResponse(422, ...)` writes it for a JSON patch that
+    /// does not apply or a strategic merge patch it finds unprocessable: the generic message,
+    /// reason `Invalid`, empty details. Upstream passes `isUnexpectedResponse=false`, so the
+    /// patch library's own text is not sent; it is logged instead.
+    pub fn unprocessable_patch(server_message: &str) -> Self {
+        tracing::debug!(error = server_message, "patch refused as unprocessable");
+        Self::new(422, StatusReason::Invalid, "the server rejected our request due to an error in our request")
+            .with_details(StatusDetails::default())
+    }
+
     /// 400 `BadRequest` with the given message.
     pub fn bad_request(message: impl Into<String>) -> Self {
         Self::new(400, StatusReason::BadRequest, message)

@@ -101,9 +101,18 @@ impl AcceptClause<'_> {
     }
 }
 
+/// The longest `Accept` header read: Go's `http.Server` refuses requests whose headers pass
+/// `DefaultMaxHeaderBytes` (1 MiB) with a 431 before any handler sees them; a longer header
+/// here yields no clauses (so nothing is acceptable).
+pub(crate) const MAX_ACCEPT_BYTES: usize = 1 << 20;
+
 /// `goautoneg.ParseAccept`: clauses, then ordered by `q` and specificity (Go's insertion sort
-/// for short slices, with `goautoneg`'s comparison).
+/// for short slices, with `goautoneg`'s comparison; [`goautoneg_order`] gives the insertion
+/// sort's result in O(n log n)).
 pub(crate) fn parse_accept(header: &str) -> Vec<AcceptClause<'_>> {
+    if header.len() > MAX_ACCEPT_BYTES {
+        return Vec::new();
+    }
     let mut clauses = Vec::new();
     for part in header.split(',') {
         let mut pieces = part.split(';');
@@ -129,17 +138,229 @@ pub(crate) fn parse_accept(header: &str) -> Vec<AcceptClause<'_>> {
         }
         clauses.push(clause);
     }
-    let less = |a: &AcceptClause<'_>, b: &AcceptClause<'_>| {
-        a.q > b.q || (a.kind != "*" && b.kind == "*") || (a.sub_kind != "*" && b.sub_kind == "*")
-    };
-    for i in 1..clauses.len() {
-        let mut j = i;
-        while j > 0 && less(&clauses[j], &clauses[j - 1]) {
-            clauses.swap(j, j - 1);
-            j -= 1;
+    let keys: Vec<AcceptOrderKey> =
+        clauses.iter().map(|c| AcceptOrderKey { q: c.q, any_kind: c.kind == "*", any_sub_kind: c.sub_kind == "*" }).collect();
+    let mut slots: Vec<Option<AcceptClause<'_>>> = clauses.into_iter().map(Some).collect();
+    goautoneg_order(&keys).into_iter().filter_map(|i| slots[i].take()).collect()
+}
+
+/// What `goautoneg` compares clauses by.
+#[derive(Clone, Copy, Debug)]
+struct AcceptOrderKey {
+    q: f64,
+    any_kind: bool,
+    any_sub_kind: bool,
+}
+
+impl AcceptOrderKey {
+    /// `goautoneg`'s `Less`: a higher `q`, or a type where the other has `*`, or a subtype where
+    /// the other has `*`. Not an order (`a/b;q=0.5` and `*/*` are each less than the other).
+    fn less(self, other: AcceptOrderKey) -> bool {
+        self.q > other.q || (!self.any_kind && other.any_kind) || (!self.any_sub_kind && other.any_sub_kind)
+    }
+
+    /// The wildcard class: bit 1 for `*` as type, bit 0 for `*` as subtype.
+    fn class(self) -> usize {
+        usize::from(self.any_kind) << 1 | usize::from(self.any_sub_kind)
+    }
+
+    /// `q` as a key ordered as `!(x.q > y.q)` needs: numbers in numeric order (`-0` = `0`), NaN
+    /// above all (no `q` is greater than NaN); never 0.
+    fn q_key(self) -> u64 {
+        if self.q.is_nan() {
+            return u64::MAX;
+        }
+        let bits = (self.q + 0.0).to_bits();
+        if bits >> 63 == 1 { !bits } else { bits | 1 << 63 }
+    }
+
+    /// The least [`q_key`](Self::q_key) of a clause this one is not less than by `q`: its own,
+    /// or any (1) when its `q` is NaN.
+    fn q_threshold(self) -> u64 {
+        if self.q.is_nan() { 1 } else { self.q_key() }
+    }
+}
+
+/// The order an insertion sort with [`AcceptOrderKey::less`] leaves `keys` in (indices into
+/// `keys`), in O(n log n) where the sort itself is quadratic.
+///
+/// The insertion sort moves each clause `x` left past the clauses it is less than, so it lands
+/// right after the last clause `y` placed before it that it is not less than: `!(x.q > y.q)`
+/// and `y` with `*` only where `x` has it (a wildcard class that is a subset of `x`'s), or at
+/// the front when there is none. That clause is found in a search tree of the sequence built so
+/// far that keeps, per subtree and wildcard class, the greatest `q` ([`OrderTree`]).
+fn goautoneg_order(keys: &[AcceptOrderKey]) -> Vec<usize> {
+    // Already in order (the usual case): nothing moves.
+    if keys.windows(2).all(|pair| !pair[1].less(pair[0])) {
+        return (0..keys.len()).collect();
+    }
+    let mut sequence = OrderTree::with_capacity(keys.len());
+    for key in keys {
+        let classes = (0..4).filter(|class| class & !key.class() == 0).fold(0u8, |mask, class| mask | 1 << class);
+        let after = sequence.last_at_least(classes, key.q_threshold());
+        sequence.insert_after(after, key.class(), key.q_key());
+    }
+    sequence.in_order()
+}
+
+/// A sequence of `(class, key)` elements (numbered in insertion order) with insertion after any
+/// element and "the last element of these classes with a key of at least this", both in
+/// O(log n) expected: a treap ordered by position, each node keeping the greatest key of each
+/// class in its subtree.
+struct OrderTree {
+    nodes: Vec<OrderNode>,
+    root: usize,
+    seed: u64,
+}
+
+#[derive(Clone, Copy)]
+struct OrderNode {
+    left: usize,
+    right: usize,
+    parent: usize,
+    priority: u64,
+    class: usize,
+    key: u64,
+    /// The greatest key per class in the subtree (0: none).
+    greatest: [u64; 4],
+}
+
+const NO_NODE: usize = usize::MAX;
+
+impl OrderTree {
+    fn with_capacity(capacity: usize) -> OrderTree {
+        OrderTree { nodes: Vec::with_capacity(capacity), root: NO_NODE, seed: 0x9e37_79b9_7f4a_7c15 }
+    }
+
+    /// Whether the subtree of `node` has an element of `classes` (a bit set) with a key of at
+    /// least `threshold`.
+    fn has(&self, node: usize, classes: u8, threshold: u64) -> bool {
+        node != NO_NODE && (0..4).any(|class| classes & 1 << class != 0 && self.nodes[node].greatest[class] >= threshold)
+    }
+
+    /// The last element of `classes` with a key of at least `threshold` (`threshold` > 0).
+    fn last_at_least(&self, classes: u8, threshold: u64) -> Option<usize> {
+        let mut node = self.root;
+        if !self.has(node, classes, threshold) {
+            return None;
+        }
+        loop {
+            let n = self.nodes[node];
+            if self.has(n.right, classes, threshold) {
+                node = n.right;
+            } else if classes & 1 << n.class != 0 && n.key >= threshold {
+                return Some(node);
+            } else {
+                node = n.left;
+            }
         }
     }
-    clauses
+
+    fn leftmost(&self, mut node: usize) -> usize {
+        while self.nodes[node].left != NO_NODE {
+            node = self.nodes[node].left;
+        }
+        node
+    }
+
+    /// Recomputes the greatest keys of `node` from its own and its children's.
+    fn update(&mut self, node: usize) {
+        let n = self.nodes[node];
+        let mut greatest = [0; 4];
+        greatest[n.class] = n.key;
+        for child in [n.left, n.right] {
+            if child != NO_NODE {
+                for (mine, theirs) in greatest.iter_mut().zip(self.nodes[child].greatest) {
+                    *mine = (*mine).max(theirs);
+                }
+            }
+        }
+        self.nodes[node].greatest = greatest;
+    }
+
+    /// Inserts a new element right after `after` (at the front for `None`).
+    fn insert_after(&mut self, after: Option<usize>, class: usize, key: u64) {
+        // xorshift64: priorities independent of the input.
+        self.seed ^= self.seed << 13;
+        self.seed ^= self.seed >> 7;
+        self.seed ^= self.seed << 17;
+        let node = self.nodes.len();
+        let mut greatest = [0; 4];
+        greatest[class] = key;
+        self.nodes.push(OrderNode { left: NO_NODE, right: NO_NODE, parent: NO_NODE, priority: self.seed, class, key, greatest });
+        if self.root == NO_NODE {
+            self.root = node;
+            return;
+        }
+        let (parent, as_left) = match after {
+            None => (self.leftmost(self.root), true),
+            Some(after) if self.nodes[after].right == NO_NODE => (after, false),
+            Some(after) => (self.leftmost(self.nodes[after].right), true),
+        };
+        if as_left {
+            self.nodes[parent].left = node;
+        } else {
+            self.nodes[parent].right = node;
+        }
+        self.nodes[node].parent = parent;
+        let mut ancestor = parent;
+        while ancestor != NO_NODE {
+            let greatest = &mut self.nodes[ancestor].greatest[class];
+            *greatest = (*greatest).max(key);
+            ancestor = self.nodes[ancestor].parent;
+        }
+        while self.nodes[node].parent != NO_NODE && self.nodes[self.nodes[node].parent].priority < self.nodes[node].priority {
+            self.rotate_up(node);
+        }
+    }
+
+    /// Rotates `node` above its parent, keeping the sequence.
+    fn rotate_up(&mut self, node: usize) {
+        let parent = self.nodes[node].parent;
+        let grandparent = self.nodes[parent].parent;
+        let moved = if self.nodes[parent].left == node {
+            let moved = self.nodes[node].right;
+            self.nodes[parent].left = moved;
+            self.nodes[node].right = parent;
+            moved
+        } else {
+            let moved = self.nodes[node].left;
+            self.nodes[parent].right = moved;
+            self.nodes[node].left = parent;
+            moved
+        };
+        if moved != NO_NODE {
+            self.nodes[moved].parent = parent;
+        }
+        self.nodes[parent].parent = node;
+        self.nodes[node].parent = grandparent;
+        if grandparent == NO_NODE {
+            self.root = node;
+        } else if self.nodes[grandparent].left == parent {
+            self.nodes[grandparent].left = node;
+        } else {
+            self.nodes[grandparent].right = node;
+        }
+        self.update(parent);
+        self.update(node);
+    }
+
+    /// The elements in sequence order.
+    fn in_order(&self) -> Vec<usize> {
+        let mut out = Vec::with_capacity(self.nodes.len());
+        let mut stack = Vec::new();
+        let mut node = self.root;
+        loop {
+            while node != NO_NODE {
+                stack.push(node);
+                node = self.nodes[node].left;
+            }
+            let Some(top) = stack.pop() else { break };
+            out.push(top);
+            node = self.nodes[top].right;
+        }
+        out
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -108,6 +108,23 @@ fn drive(store_flags: &[&str]) {
         assert!(namespaces.contains(&format!("namespace/{ns}\n")), "{ns} missing: {namespaces}");
     }
 
+    // componentstatuses are probed at each request: nothing serves the scheduler or the
+    // controller manager here, so they are Unhealthy with the prober's message; etcd (when
+    // kapi runs on one) is Healthy.
+    let statuses = server.ok(&["get", "componentstatuses"]);
+    assert!(statuses.starts_with("NAME"), "{statuses}");
+    for component in ["scheduler", "controller-manager"] {
+        let line = statuses.lines().find(|l| l.starts_with(&format!("{component} "))).unwrap_or_else(|| panic!("{component}: {statuses}"));
+        assert!(line.contains("Unhealthy") && line.contains("connect: connection refused"), "{line}");
+    }
+    match store_flags.is_empty() {
+        true => assert!(!statuses.contains("etcd-0"), "{statuses}"),
+        false => assert!(statuses.lines().any(|l| l.split_whitespace().collect::<Vec<_>>() == ["etcd-0", "Healthy", "ok"]), "{statuses}"),
+    }
+    assert_eq!(server.ok(&["get", "cs", "scheduler", "-o", "jsonpath={.conditions[0].status}"]), "False");
+    let missing = server.fails(&["get", "cs", "nothing"]);
+    assert!(missing.contains(r#"componentstatuses "nothing" not found"#), "{missing}");
+
     assert_eq!(server.ok(&["create", "ns", "demo"]).trim(), "namespace/demo created");
     // Server-side tables with upstream's columns.
     let table = server.ok(&["get", "ns", "demo"]);

@@ -516,3 +516,27 @@ fn huge_numbers_are_range_checked_not_panics() {
     assert!(code == 200 || code == 422 || code == 400, "{code} {body}");
     server.wait_ready();
 }
+
+#[test]
+fn a_watch_whose_client_stops_reading_still_ends_at_its_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    server.wait_ready();
+    create_namespace(&server, "w");
+    // 200 objects of 100 kB: more than the watch's 64-frame buffer and the socket buffers hold.
+    let data = "d".repeat(100_000);
+    for i in 0..200 {
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("cm{i}")}, "data": {"d": data}});
+        assert_eq!(call(&server, "POST", "/api/v1/namespaces/w/configmaps", &cm).0, 201);
+    }
+    let mut watch = common::tls_stream(&server).unwrap();
+    watch
+        .write_all(b"GET /api/v1/namespaces/w/configmaps?watch=1&resourceVersion=0&timeoutSeconds=2 HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        .unwrap();
+    // Not reading while the deadline passes: the server's sends block on the full buffers.
+    std::thread::sleep(Duration::from_secs(4));
+    let mut received = Vec::new();
+    let _ = watch.read_to_end(&mut received);
+    let events = received.windows(7).filter(|w| w == b"\"ADDED\"").count();
+    assert!(events > 0 && events < 200, "{events} events arrived: the watch went on past its timeout");
+}

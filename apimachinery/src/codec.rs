@@ -2,7 +2,8 @@
 //!
 //! - JSON: serde over the generated types.
 //! - YAML: converted to JSON first and decoded as JSON, and encoded as JSON then converted, as
-//!   upstream's `sigs.k8s.io/yaml` does (so keys come out sorted, as upstream's do).
+//!   upstream's `sigs.k8s.io/yaml` does (so keys come out sorted, as upstream's do). Alias
+//!   expansion is bounded by the document's length ([`yaml_to_json`]).
 //! - Protobuf: the 4-byte magic `k8s\0` followed by a `runtime.Unknown` whose `typeMeta` names
 //!   the kind and whose `raw` is the object's own message.
 //!
@@ -679,7 +680,10 @@ mod tests {
         let deep = format!("{}{}", "[".repeat(128), "]".repeat(128));
         assert_eq!(yaml_to_json(deep.as_bytes()).map_err(|e| e.to_string()), unbounded_yaml_to_json(deep.as_bytes()));
         let too_deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
-        assert_eq!(yaml_to_json(too_deep.as_bytes()).unwrap_err().to_string(), "invalid YAML: recursion limit exceeded at line 1 column 129");
+        assert_eq!(
+            yaml_to_json(too_deep.as_bytes()).unwrap_err().to_string(),
+            "invalid YAML: recursion limit exceeded at line 1 column 129"
+        );
     }
 
     #[test]
@@ -698,20 +702,30 @@ mod tests {
 
     #[test]
     fn yaml_documents_without_aliases_cost_at_most_three_units_a_byte() {
-        let big_string = format!("data:\n  key: {}\n", "x".repeat(3 << 20));
-        let many_keys: String = (0..200_000).map(|i| format!("k{i}: v\n")).collect();
-        let nulls = "- \n".repeat(1 << 20);
-        let empty_pairs = format!("[{}]", "{:},".repeat(1 << 18));
-        let single_pairs = format!("[{}]", ":,".repeat(1 << 19));
-        let flow_keys = format!("{{{}}}", (0..100_000).map(|i| format!("k{i},")).collect::<String>());
+        // The densest shapes: nodes of one or two bytes, text longer than its escapes.
+        let nulls = "- \n".repeat(1 << 16);
+        let empty_pairs = format!("[{}]", "{? },".repeat(1 << 16));
+        let single_pairs = format!("[{}]", "a: ,".repeat(1 << 16));
+        let empty_keys = "- ? \n".repeat(1 << 16);
+        let flow_keys = format!("{{{}}}", (0..1 << 16).map(|i| format!("k{i},")).collect::<String>());
         let nested = "- ".repeat(120) + "x\n";
-        let line_separators = format!("a: \"{}\"\n", "\\L".repeat(1 << 20));
-        for document in [big_string, many_keys, nulls, empty_pairs, single_pairs, flow_keys, nested, line_separators] {
+        let line_separators = format!("a: \"{}\"\n", "\\L".repeat(1 << 16));
+        for document in [nulls, empty_pairs, single_pairs, empty_keys, flow_keys, nested, line_separators] {
             let bytes = document.as_bytes();
             let tight = yaml_to_value_within(bytes, 3 * bytes.len() as u64 + 1).map_err(|e| e.to_string());
             assert!(tight.is_ok(), "{:?}...: {tight:?}", &document[..40.min(document.len())]);
             assert_eq!(serde_json::to_vec(&tight.unwrap()).unwrap(), unbounded_yaml_to_json(bytes).unwrap());
         }
+        // A large document (a request body's 3 MiB, past the 4 Mi units aliases may reach)
+        // converts whole.
+        let mut document = String::from("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\ndata:\n");
+        let mut key = 0;
+        while document.len() < (3 << 20) - 64 {
+            document.push_str(&format!("  key-{key}: {key} {}\n", "v".repeat(100)));
+            key += 1;
+        }
+        let json: serde_json::Value = serde_json::from_slice(&yaml_to_json(document.as_bytes()).unwrap()).unwrap();
+        assert_eq!(json["data"].as_object().unwrap().len(), key);
     }
 
     #[test]

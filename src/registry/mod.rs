@@ -3,6 +3,7 @@
 //! per group, never as kind checks in the handlers.
 
 pub mod certificates;
+pub mod componentstatuses;
 pub mod pods;
 pub mod reviews;
 pub mod services;
@@ -289,6 +290,9 @@ pub enum OwnRest {
     NamespaceFinalize,
     /// The authentication and authorization reviews: answered, never stored.
     Review(reviews::Review),
+    /// `componentstatuses`: the control plane's health, probed at each request
+    /// (`componentstatuses.rs`).
+    ComponentStatuses,
 }
 
 pub fn own_rest(group: &str, resource: &str, subresource: Option<&str>) -> Option<OwnRest> {
@@ -296,6 +300,7 @@ pub fn own_rest(group: &str, resource: &str, subresource: Option<&str>) -> Optio
         ("", "pods", Some("binding")) | ("", "bindings", None) => Some(OwnRest::PodBinding),
         ("", "pods", Some("eviction")) => Some(OwnRest::PodEviction),
         ("", "namespaces", Some("finalize")) => Some(OwnRest::NamespaceFinalize),
+        ("", "componentstatuses", None) => Some(OwnRest::ComponentStatuses),
         (_, _, None) => reviews::review(group, resource).map(OwnRest::Review),
         _ => None,
     }

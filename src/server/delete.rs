@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 use super::body::Body;
 use super::objects::Kind;
 use super::rest::{
-    ResourceCall, current, delete_options, group_resource, key, kind_of, list_options, object_filter, read, respond, storage_error,
-    write_delete, write_update,
+    ResourceCall, current, delete_options, group_resource, key, kind_of, list_options, object_filter, object_key, read, respond,
+    storage_error, write_delete, write_update,
 };
 use crate::registry::DeletionFlow;
 use crate::status::{ApiError, FieldError, GroupKind};
@@ -39,7 +39,7 @@ pub async fn delete(store: &dyn Storage, call: &ResourceCall<'_>, namespace: Opt
     if let Some(reason) = crate::registry::undeletable(t.group, t.resource, name) {
         return Err(ApiError::forbidden(group_resource(t), name, reason));
     }
-    let outcome = delete_one(store, call, &key(t.group, t.resource, namespace, Some(name)), name, &options).await?;
+    let outcome = delete_one(store, call, &object_key(t.group, t.resource, namespace, name)?, name, &options).await?;
     Ok(deleted_response(call, outcome, &options))
 }
 
@@ -421,6 +421,7 @@ mod tests {
             convert: None,
             dry_run: false,
             network: &network,
+            etcd_servers: &[],
             ttl: None,
             body: Bytes::new(),
         };

@@ -32,14 +32,8 @@ pub struct RequestLabels {
 /// The labels of `apiserver_request_total`: [`RequestLabels`] and the answer's status code.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct RequestCodeLabels {
-    pub verb: &'static str,
-    pub dry_run: &'static str,
-    pub group: &'static str,
-    pub version: &'static str,
-    pub resource: &'static str,
-    pub subresource: &'static str,
-    pub scope: &'static str,
-    pub component: &'static str,
+    #[prometheus(flatten)]
+    pub request: RequestLabels,
     pub code: u16,
 }
 
@@ -77,9 +71,7 @@ impl Metrics {
     pub fn observe(&self, info: &RequestInfo, method: &str, dry_run: bool, code: u16, seconds: f64) {
         let labels = labels(info, method, dry_run);
         self.durations.get_or_create(&labels).observe(seconds);
-        let RequestLabels { verb, dry_run, group, version, resource, subresource, scope, component } = labels;
-        let with_code = RequestCodeLabels { verb, dry_run, group, version, resource, subresource, scope, component, code };
-        self.requests.get_or_create(&with_code).inc();
+        self.requests.get_or_create(&RequestCodeLabels { request: labels, code }).inc();
     }
 
     /// The Prometheus text exposition.

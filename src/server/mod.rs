@@ -165,6 +165,8 @@ pub struct ServerState {
     pub enabled: crate::discovery::EnabledGroupVersions,
     /// `--request-timeout`.
     pub request_timeout: std::time::Duration,
+    /// `--etcd-servers`, for `componentstatuses`.
+    pub etcd_servers: Vec<String>,
 }
 
 /// The largest request body accepted (upstream's limit for most requests is 3 MiB).
@@ -243,6 +245,7 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
         checks,
         enabled,
         request_timeout: args.request_timeout,
+        etcd_servers: args.etcd_servers.clone(),
     });
     let limits = connection::ConnectionLimits {
         max_connections: args.max_connections.max(1),
@@ -491,6 +494,7 @@ async fn dispatch(state: &ServerState, parts: &http::request::Parts, path: &str,
                 convert: negotiated.convert,
                 dry_run,
                 network: &state.network,
+                etcd_servers: &state.etcd_servers,
                 ttl: crate::registry::storage_ttl(target.group, target.resource, state.event_ttl),
                 body,
             };

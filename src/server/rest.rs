@@ -36,6 +36,8 @@ pub struct ResourceCall<'a> {
     pub dry_run: bool,
     /// Service address and port ranges, for allocation.
     pub network: &'a crate::registry::services::ServiceNetwork,
+    /// `--etcd-servers` (empty on the embedded store), which `componentstatuses` probes.
+    pub etcd_servers: &'a [String],
     /// How long the resource's objects live after their last write (`--event-ttl` for Events,
     /// see `registry::storage_ttl`), if they expire.
     pub ttl: Option<Duration>,
@@ -293,6 +295,20 @@ fn respond_written(
     kv: &KeyValue,
     mut written: Box<dyn objects::TypedObject>,
 ) -> Result<http::Response<Body>, ApiError> {
+    // `as=Table` / `as=PartialObjectMetadata` apply to write answers too, as upstream's
+    // `transformResponseObject` does for every verb.
+    let converted = match (call.table, call.convert) {
+        (Some(table), _) => Some(read(kv).and_then(|(_, value)| table_response(call, table, std::slice::from_ref(&value), None))),
+        (None, Some(convert)) => {
+            Some(read(kv).and_then(|(kind, value)| super::metadata::object_response(convert, call.accept, &kind, &value)))
+        }
+        (None, None) => None,
+    };
+    if let Some(converted) = converted {
+        let mut resp = converted?;
+        *resp.status_mut() = http::StatusCode::from_u16(code).unwrap_or(http::StatusCode::OK);
+        return Ok(resp);
+    }
     if objects::storage_kind(kind) == *kind {
         // A dry-run create was never written: it has no resourceVersion yet.
         if kv.mod_revision > 0 {
@@ -564,7 +580,7 @@ pub(super) fn object_filter(t: &kapi_apimachinery::scheme::RouteTarget, opts: &c
 }
 
 /// Objects as a `meta.k8s.io` Table with the resource's columns (upstream's printers).
-fn table_response(
+pub(super) fn table_response(
     call: &ResourceCall<'_>,
     table: crate::tables::TableRequest,
     objects: &[Value],
@@ -612,8 +628,10 @@ pub(super) fn body_format(call: &ResourceCall<'_>) -> Result<Format, ApiError> {
 pub(super) fn decode_body(call: &ResourceCall<'_>) -> Result<(Kind, Value), ApiError> {
     let format = body_format(call)?;
     let kind = kind_of(call.target);
-    let tm = kapi_apimachinery::codec::peek_type_meta(format, &call.body, None)
-        .map_err(|e| ApiError::bad_request(format!("the body of the request could not be decoded: {e}")))?;
+    let undecodable =
+        |e: kapi_apimachinery::codec::CodecError| ApiError::bad_request(format!("the body of the request could not be decoded: {e}"));
+    let given = body_type_meta(format, &call.body).map_err(undecodable)?;
+    let tm = type_meta_with_defaults(given, &kind);
     if tm.api_version != kind.api_version() || tm.kind != kind.kind {
         return Err(ApiError::bad_request(format!(
             "the API version in the data ({}) does not match the expected API version ({})",
@@ -621,11 +639,43 @@ pub(super) fn decode_body(call: &ResourceCall<'_>) -> Result<(Kind, Value), ApiE
             kind.api_version()
         )));
     }
-    let mut value = objects::decode_defaulted(&kind, format, &call.body)
-        .map_err(|e| ApiError::bad_request(format!("the body of the request could not be decoded: {e}")))?;
+    let mut value = objects::decode_defaulted(&kind, format, &call.body).map_err(undecodable)?;
+    // A body without `apiVersion`/`kind` (typed clients leave them out) carries the URL's from
+    // here on, as the object upstream's decoder returns does.
+    if let Some(object) = value.as_object_mut() {
+        object.insert("apiVersion".into(), Value::String(tm.api_version));
+        object.insert("kind".into(), Value::String(tm.kind));
+    }
     check_unknown_fields(call, format, &value)?;
     ensure_namespace_matches_request(call, &mut value)?;
     Ok((kind, value))
+}
+
+/// The `apiVersion` and `kind` a body names, either possibly empty.
+fn body_type_meta(format: Format, body: &[u8]) -> Result<kapi_apimachinery::codec::TypeMeta, kapi_apimachinery::codec::CodecError> {
+    use kapi_apimachinery::codec;
+    Ok(match format {
+        Format::Json => serde_json::from_slice(body)?,
+        Format::Yaml => serde_json::from_slice(&codec::yaml_to_json(body)?)?,
+        Format::Protobuf => codec::decode_envelope(body)?.type_meta,
+    })
+}
+
+/// Go's `gvkWithDefaults` with the URL's kind as the default: a missing kind is the URL's, a
+/// missing group and version are the URL's, and so is a missing version of the URL's group.
+fn type_meta_with_defaults(given: kapi_apimachinery::codec::TypeMeta, url: &Kind) -> kapi_apimachinery::codec::TypeMeta {
+    let kind = if given.kind.is_empty() { url.kind.clone() } else { given.kind };
+    let (group, version) = match given.api_version.split_once('/') {
+        Some((group, version)) => (group.to_owned(), version.to_owned()),
+        None => (String::new(), given.api_version),
+    };
+    let (group, version) = match (group.is_empty(), version.is_empty()) {
+        (true, true) => (url.group.clone(), url.version.clone()),
+        (_, true) if group == url.group => (group, url.version.clone()),
+        _ => (group, version),
+    };
+    let api_version = if group.is_empty() { version } else { format!("{group}/{version}") };
+    kapi_apimachinery::codec::TypeMeta { api_version, kind }
 }
 
 /// The namespace the request addresses: the URL's for a namespaced resource, none otherwise.
@@ -923,11 +973,7 @@ fn patched(call: &ResourceCall<'_>, kind: &Kind, old: &Value) -> Result<Value, A
     let fields = objects::fields(kind).unwrap_or(&[]);
     apply_patch(old, &call.body, patch_type, fields).map_err(|e| match e.status_code() {
         415 => ApiError::unsupported_media_type(&accepted),
-        422 => ApiError::invalid(
-            GroupKind::new(&kind.group, &kind.kind),
-            old["metadata"]["name"].as_str().unwrap_or_default(),
-            &[FieldError::invalid("patch", "", e.to_string())],
-        ),
+        422 => ApiError::unprocessable_patch(&e.to_string()),
         413 => ApiError::request_entity_too_large(&e.to_string()),
         _ => ApiError::bad_request(e.to_string()),
     })
@@ -1108,21 +1154,24 @@ pub async fn bootstrap(store: &dyn Storage, network: &crate::registry::services:
     Ok(())
 }
 
-/// The longest watch timeout honoured (a year).
-const MAX_WATCH_TIMEOUT_SECONDS: i64 = 365 * 24 * 3600;
-
 async fn watch(store: &Arc<dyn Storage>, call: &ResourceCall<'_>) -> Result<http::Response<Body>, ApiError> {
     let t = call.target;
     let namespace = Some(call.info.namespace.as_str()).filter(|ns| !ns.is_empty() && t.namespaced);
     let opts = list_options(call)?;
     let from = match opts.resource_version.as_deref() {
         None | Some("") | Some("0") => None,
-        Some(rv) => Some(crate::list_options::parse_resource_version(rv).map_err(|e| ApiError::bad_request(e.to_string()))? as i64),
+        Some(rv) => Some(
+            i64::try_from(crate::list_options::parse_resource_version(rv).map_err(|e| ApiError::bad_request(e.to_string()))?)
+                .unwrap_or(i64::MAX),
+        ),
     };
     // Upstream's default: a random time between the minimum request timeout and twice it.
-    // Clamped to a year: a larger `timeoutSeconds` cannot be told apart by a client, and an
-    // unbounded one would overflow the deadline's arithmetic.
-    let timeout = Duration::from_secs(opts.timeout_seconds.filter(|s| *s > 0).map_or(1800, |s| s.min(MAX_WATCH_TIMEOUT_SECONDS) as u64));
+    // Unset or 0: the default. A negative one ends the watch at once, as upstream's negative
+    // duration does; `watch::watch_deadline` keeps a huge one from overflowing.
+    let timeout = match opts.timeout_seconds {
+        None | Some(0) => Duration::from_secs(1800),
+        Some(s) => Duration::from_secs(u64::try_from(s).unwrap_or(0)),
+    };
     let kind = kind_of(t);
     let req = super::watch::WatchRequest {
         encoder: watch_encoder(call)?,
@@ -1163,4 +1212,32 @@ fn watch_encoder(call: &ResourceCall<'_>) -> Result<super::watch::Encoder, ApiEr
         Some(Conversion::PartialObjectMetadataList(_)) | None => None,
     };
     Ok(super::watch::Encoder { format, conversion })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_type_meta_comes_from_the_url_as_go_defaults_it() {
+        use kapi_apimachinery::codec::TypeMeta;
+        let deployments = Kind { group: "apps".into(), version: "v1".into(), kind: "Deployment".into() };
+        let pods = Kind { group: String::new(), version: "v1".into(), kind: "Pod".into() };
+        let tm = |api_version: &str, kind: &str| TypeMeta { api_version: api_version.into(), kind: kind.into() };
+        let cases = [
+            (&deployments, tm("", ""), tm("apps/v1", "Deployment")),
+            (&deployments, tm("apps/v1", ""), tm("apps/v1", "Deployment")),
+            (&deployments, tm("", "Deployment"), tm("apps/v1", "Deployment")),
+            // A group without a version takes the URL's version when the groups agree.
+            (&deployments, tm("apps/", "Deployment"), tm("apps/v1", "Deployment")),
+            // What the body names is kept, to be refused when it contradicts the URL.
+            (&deployments, tm("v1", ""), tm("v1", "Deployment")),
+            (&deployments, tm("apps/v1beta2", "Deployment"), tm("apps/v1beta2", "Deployment")),
+            (&pods, tm("", ""), tm("v1", "Pod")),
+            (&pods, tm("", "ConfigMap"), tm("v1", "ConfigMap")),
+        ];
+        for (url, given, want) in cases {
+            assert_eq!(type_meta_with_defaults(given.clone(), url), want, "{given:?}");
+        }
+    }
 }

@@ -169,10 +169,12 @@ async fn run(
     mut last: Revision,
     mut req: WatchRequest,
 ) {
+    // From the start: initial events count against the timeout too.
+    let deadline = watch_deadline(tokio::time::Instant::now(), req.timeout);
     for kv in &initial {
         if let Some(obj) = object(kv, kv.mod_revision, &req.api_version)
             && (req.filter)(&obj)
-            && tx.send(req.encoder.event("ADDED", &obj)).await.is_err()
+            && !send_before(&tx, req.encoder.event("ADDED", &obj), deadline).await
         {
             return;
         }
@@ -180,11 +182,10 @@ async fn run(
     if req.send_initial_events && req.allow_bookmarks {
         let mut bookmark = bookmark(&req, last);
         bookmark["metadata"]["annotations"] = json!({ "k8s.io/initial-events-end": "true" });
-        if tx.send(req.encoder.event("BOOKMARK", &bookmark)).await.is_err() {
+        if !send_before(&tx, req.encoder.event("BOOKMARK", &bookmark), deadline).await {
             return;
         }
     }
-    let deadline = watch_deadline(tokio::time::Instant::now(), req.timeout);
     let mut ticker = tokio::time::interval(BOOKMARK_INTERVAL);
     ticker.tick().await;
     loop {
@@ -193,7 +194,7 @@ async fn run(
             () = tx.closed() => return,
             _ = ticker.tick(), if req.allow_bookmarks => {
                 let bookmark = bookmark(&req, last);
-                if tx.send(req.encoder.event("BOOKMARK", &bookmark)).await.is_err() {
+                if !send_before(&tx, req.encoder.event("BOOKMARK", &bookmark), deadline).await {
                     return;
                 }
             }
@@ -204,13 +205,20 @@ async fn run(
                 };
                 last = event.revision();
                 if let Some((kind, object)) = translate(&event, &req.filter, &req.api_version)
-                    && tx.send(req.encoder.event(kind, &object)).await.is_err()
+                    && !send_before(&tx, req.encoder.event(kind, &object), deadline).await
                 {
                     return;
                 }
             }
         }
     }
+}
+
+/// Sends one frame unless the watch's deadline passes first — a client that stopped reading
+/// must not hold the watch (and its place in the store's feed) past its timeout — or the client
+/// left. `false`: the watch is over.
+async fn send_before(tx: &mpsc::Sender<Bytes>, frame: Bytes, deadline: tokio::time::Instant) -> bool {
+    matches!(tokio::time::timeout_at(deadline, tx.send(frame)).await, Ok(Ok(())))
 }
 
 /// The longest timeout upstream can represent: Go's `time.Duration` holds `i64::MAX`
