@@ -279,9 +279,9 @@ struct RecoverPanics<S> {
     inner: S,
 }
 
-impl<S> Service<Request<Incoming>> for RecoverPanics<S>
+impl<S, B> Service<Request<B>> for RecoverPanics<S>
 where
-    S: Service<Request<Incoming>, Response = Response<Body>, Error = Infallible>,
+    S: Service<Request<B>, Response = Response<Body>, Error = Infallible>,
     S::Future: Send + 'static,
 {
     type Response = Response<Body>;
@@ -292,7 +292,7 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, req: Request<Incoming>) -> BoxFuture {
+    fn call(&mut self, req: Request<B>) -> BoxFuture {
         // The handler runs in its own task so that a panic is caught; the task is aborted when
         // this future is dropped (the client reset the stream or closed the connection), so
         // no work goes on for a client that left, as upstream cancels the request's context.
@@ -340,6 +340,50 @@ mod tests {
         assert_eq!(err.code, 400);
         assert_eq!(err.message, "invalid timeout specified in the request URL - time: invalid duration \"soon\"");
         assert_eq!(request_deadline(&info("get"), Some("timeout=99999999999999999999h"), REQUEST_TIMEOUT).unwrap_err().code, 400);
+    }
+
+    /// Sets its flag when dropped: whether a handler's future was dropped (cancelled).
+    struct DroppedFlag(Arc<std::sync::atomic::AtomicBool>);
+
+    impl Drop for DroppedFlag {
+        fn drop(&mut self) {
+            self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_handler_is_cancelled_when_its_client_goes_away() {
+        let dropped = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = dropped.clone();
+        let handler = tower::service_fn(move |_: Request<()>| {
+            let guard = DroppedFlag(flag.clone());
+            async move {
+                // A handler that would go on for good (a slow store, a blocked send).
+                std::future::pending::<()>().await;
+                drop(guard);
+                Ok::<_, Infallible>(Response::new(super::super::body::full("never")))
+            }
+        });
+        let mut service = RecoverPanicsLayer.layer(handler);
+        let answer = service.call(Request::new(()));
+        // Let the spawned handler start, then drop the answer as hyper does when the
+        // connection resets.
+        let answer = tokio::time::timeout(Duration::from_millis(50), answer).await;
+        assert!(answer.is_err(), "the handler answered");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(dropped.load(std::sync::atomic::Ordering::SeqCst), "the handler went on after its client left");
+    }
+
+    #[tokio::test]
+    async fn a_panicking_handler_is_a_500() {
+        let handler = tower::service_fn(|_: Request<()>| async {
+            if true {
+                panic!("boom");
+            }
+            Ok::<_, Infallible>(Response::new(super::super::body::full("")))
+        });
+        let resp = RecoverPanicsLayer.layer(handler).call(Request::new(())).await.unwrap();
+        assert_eq!(resp.status(), 500);
     }
 
     #[test]
