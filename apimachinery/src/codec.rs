@@ -679,7 +679,10 @@ mod tests {
         let deep = format!("{}{}", "[".repeat(128), "]".repeat(128));
         assert_eq!(yaml_to_json(deep.as_bytes()).map_err(|e| e.to_string()), unbounded_yaml_to_json(deep.as_bytes()));
         let too_deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
-        assert_eq!(yaml_to_json(too_deep.as_bytes()).unwrap_err().to_string(), "invalid YAML: recursion limit exceeded at line 1 column 129");
+        assert_eq!(
+            yaml_to_json(too_deep.as_bytes()).unwrap_err().to_string(),
+            "invalid YAML: recursion limit exceeded at line 1 column 129"
+        );
     }
 
     #[test]
