@@ -136,6 +136,15 @@ const LOSSY: &[(&str, &str, &str, &str, &str, &str)] = &[
         "internal → v1beta1 always sets `basic` (Convert_resource_Device_To_v1beta1_Device): an \
          absent `basic` comes back `{}`",
     ),
+    (
+        "resource.k8s.io",
+        "ResourceSlice",
+        "*",
+        "v1beta1",
+        "spec.allNodes",
+        "v1beta1's `AllNodes` is a Go `bool` with omitempty (a `*bool` in v1 and v1beta2): its JSON \
+         never holds `false`, so `allNodes: false` comes back absent",
+    ),
 ];
 
 fn defs() -> &'static Map<String, Value> {

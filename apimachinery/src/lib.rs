@@ -10,6 +10,7 @@
 
 pub mod codec;
 pub mod duration;
+pub mod go;
 pub mod intstr;
 pub mod quantity;
 pub mod raw;

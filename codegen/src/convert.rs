@@ -660,7 +660,7 @@ pub fn hub_struct(ident: &str, t: &HubType) -> String {
     s.push_str(&format!("pub struct {} {{\n", t.name));
     for f in &t.fields {
         s.push_str(&format!("    /// `{}`\n", f.json_name));
-        let serde = crate::emit::serde_attrs(&f.json_name, &f.rust_name, f.card, &f.elem, f.optional, false);
+        let serde = crate::emit::serde_attrs(&f.json_name, &f.rust_name, f.card, &f.elem, f.optional, false, None);
         s.push_str(&format!("    #[serde({serde})]\n"));
         s.push_str(&format!("    pub {}: {},\n", f.rust_name, rust_type(&f.card, &f.elem, f.optional, f.boxed, &pkg)));
     }

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use askama::Template;
 
-use crate::model::{Card, Elem, Field, Model, Package, Special, TypeDef};
+use crate::model::{Card, Elem, Field, GoInfo, GoKind, Model, Package, Special, TypeDef};
 
 /// The first line of every generated file. The spec version is named once, in `lib.rs`
 /// (`SPEC_VERSION`), not here: an upgrade then changes only the files whose content changed,
@@ -369,14 +369,14 @@ fn type_view(t: &TypeDef, p: &Package) -> TypeView {
         transparent: t.transparent_list,
         proto: t.proto,
         fields: t.fields.iter().flat_map(|f| f.flattened()).map(|f| field_view(f, p)).collect(),
-        proto_fields: proto_views(&t.fields, "self"),
+        proto_fields: proto_views(&t.fields, "self", &p.proto),
     }
 }
 
 /// Protobuf code for `fields` in tag order (upstream writes fields by number, whatever the order
 /// of declaration).
-fn proto_views(fields: &[Field], recv: &str) -> Vec<ProtoFieldView> {
-    let mut views: Vec<ProtoFieldView> = fields.iter().filter_map(|f| proto_view(f, recv)).collect();
+fn proto_views(fields: &[Field], recv: &str, package: &str) -> Vec<ProtoFieldView> {
+    let mut views: Vec<ProtoFieldView> = fields.iter().filter_map(|f| proto_view(f, recv, package)).collect();
     views.sort_by_key(|v| v.tag);
     views
 }
@@ -414,26 +414,82 @@ fn field_view(f: &Field, p: &Package) -> FieldView {
         rust_name: f.rust_name.clone(),
         rust_type,
         doc: doc_lines(&f.doc),
-        serde: serde_attrs(&f.json_name, &f.rust_name, f.card, &f.elem, optional, f.required),
+        serde: serde_attrs(&f.json_name, &f.rust_name, f.card, &f.elem, optional, f.required, f.go.as_ref()),
     }
 }
 
 /// The `#[serde(...)]` arguments of a field, for the external types and the hub types alike:
-/// the JSON name, absent optional fields and empty lists or maps left out, `null` read as the
-/// zero value, bytes as base64.
-pub fn serde_attrs(json_name: &str, rust_name: &str, card: Card, elem: &Elem, optional: bool, required: bool) -> String {
+/// the JSON name, `null` read as the zero value, bytes as base64, and what is written for an
+/// absent or zero value. With the Go field's facts (`go`) that is Go's `encoding/json` rule for
+/// the field (see `kapi_apimachinery::go`); without (hub types, JSON-only definitions) absent
+/// optional fields and empty lists or maps are left out.
+pub fn serde_attrs(
+    json_name: &str,
+    rust_name: &str,
+    card: Card,
+    elem: &Elem,
+    optional: bool,
+    required: bool,
+    go: Option<&GoInfo>,
+) -> String {
+    const GO: &str = "::kapi_apimachinery::go";
     let mut serde = Vec::new();
     if rust_name.trim_start_matches("r#") != json_name {
         serde.push(format!("rename = \"{json_name}\""));
     }
     serde.push("default".to_owned());
-    match (card, optional) {
-        (Card::Single, true) => serde.push("skip_serializing_if = \"Option::is_none\"".into()),
-        (Card::Repeated, _) if !required => serde.push("skip_serializing_if = \"Vec::is_empty\"".into()),
-        (Card::Map, _) if !required => serde.push("skip_serializing_if = \"::std::collections::BTreeMap::is_empty\"".into()),
-        _ => {}
+    let bytes = *elem == Elem::Bytes;
+    // How the field is written: `skip_serializing_if`, `serialize_with` (or both).
+    let (skip, ser): (Option<String>, Option<String>) = match go {
+        None => (
+            match (card, optional) {
+                (Card::Single, true) => Some("Option::is_none".into()),
+                (Card::Repeated, _) if !required => Some("Vec::is_empty".into()),
+                (Card::Map, _) if !required => Some("::std::collections::BTreeMap::is_empty".into()),
+                _ => None,
+            },
+            None,
+        ),
+        Some(go) => {
+            let omit = go.omitempty || go.omitzero;
+            match card {
+                Card::Repeated if omit => (Some("Vec::is_empty".into()), None),
+                Card::Repeated if !bytes => (None, Some(format!("{GO}::vec_or_null"))),
+                Card::Map if omit => (Some("::std::collections::BTreeMap::is_empty".into()), None),
+                Card::Map if !bytes => (None, Some(format!("{GO}::map_or_null"))),
+                // Lists and maps of `[]byte` without omitempty: none upstream; written as before.
+                Card::Repeated | Card::Map => (None, None),
+                Card::Single => match (go.kind, optional) {
+                    // A nil pointer (or []byte) is left out with omitempty/omitzero, else `null`.
+                    (GoKind::Pointer | GoKind::Nilable, true) if omit && bytes => (Some(format!("{GO}::bytes_opt_is_empty")), None),
+                    (GoKind::Pointer | GoKind::Nilable, true) if omit => (Some("Option::is_none".into()), None),
+                    (GoKind::Pointer | GoKind::Nilable, true) => (None, None),
+                    (GoKind::Nilable, false) if bytes && omit => (Some("Vec::is_empty".into()), None),
+                    (GoKind::Nilable, false) if bytes => (None, Some(format!("{GO}::bytes_or_null"))),
+                    // A pointer to a struct the specs call required is bare in Rust: its default
+                    // stands for nil. (Scalars and special types keep their zero value: a
+                    // `*resource.Quantity` may well point to "0".)
+                    (GoKind::Pointer, false) if matches!(elem, Elem::Named(..)) && omit => (Some(format!("{GO}::is_zero")), None),
+                    (GoKind::Pointer, false) if matches!(elem, Elem::Named(..)) => (None, Some(format!("{GO}::default_as_null"))),
+                    (GoKind::Pointer | GoKind::Nilable, false) => (None, None),
+                    // A value scalar: omitempty/omitzero leave out its zero value; without, an
+                    // absent value is written as the zero value.
+                    (GoKind::Value, true) if is_scalar(elem) && omit => (Some(format!("{GO}::opt_is_zero")), None),
+                    (GoKind::Value, false) if is_scalar(elem) && omit => (Some(format!("{GO}::is_zero")), None),
+                    (GoKind::Value, _) if is_scalar(elem) => (None, optional.then(|| format!("{GO}::opt_or_default"))),
+                    // A value struct: omitzero leaves out its zero value (IsZero); omitempty never
+                    // omits it, so absent is written as its default.
+                    (GoKind::Value, true) if go.omitzero => (Some(format!("{GO}::opt_is_zero_struct")), None),
+                    (GoKind::Value, true) => (None, Some(format!("{GO}::opt_or_default"))),
+                    (GoKind::Value, false) => (None, None),
+                },
+            }
+        }
+    };
+    if let Some(skip) = skip {
+        serde.push(format!("skip_serializing_if = \"{skip}\""));
     }
-    if *elem == Elem::Bytes {
+    if bytes && ser.is_none() {
         let with = match (card, optional) {
             (Card::Single, true) => "base64_option",
             (Card::Single, false) => "base64_vec",
@@ -441,21 +497,33 @@ pub fn serde_attrs(json_name: &str, rust_name: &str, card: Card, elem: &Elem, op
             (Card::Map, _) => "base64_map",
         };
         serde.push(format!("with = \"::kapi_apimachinery::serde_bytes::{with}\""));
-    } else if !optional {
-        serde.push("deserialize_with = \"::kapi_apimachinery::serde_null::null_as_default\"".into());
+    } else {
+        if let Some(ser) = ser {
+            serde.push(format!("serialize_with = \"{ser}\""));
+        }
+        if bytes {
+            serde.push("deserialize_with = \"::kapi_apimachinery::serde_bytes::base64_vec::deserialize\"".into());
+        } else if !optional {
+            serde.push("deserialize_with = \"::kapi_apimachinery::serde_null::null_as_default\"".into());
+        }
     }
     serde.join(", ")
 }
 
+/// Whether an element is a Go scalar (its zero value is `false`, `0` or `""`).
+fn is_scalar(elem: &Elem) -> bool {
+    matches!(elem, Elem::String | Elem::Int32 | Elem::Int64 | Elem::Bool | Elem::Double)
+}
+
 /// Protobuf statements for one field, reading and writing through `recv` (`self`, or the
 /// closure argument inside an embedded struct's nested message).
-fn proto_view(f: &Field, recv: &str) -> Option<ProtoFieldView> {
+fn proto_view(f: &Field, recv: &str, package: &str) -> Option<ProtoFieldView> {
     let tag = f.tag?;
     if !f.inline.is_empty() {
         // Go embeds a struct: always written, as a nested message of the inlined fields.
-        let inner = proto_views(&f.inline, recv);
+        let inner = proto_views(&f.inline, recv, package);
         // Merging happens inside `merge_loop`'s closure, which gets the receiver as `this`.
-        let inner_merge = proto_views(&f.inline, "this");
+        let inner_merge = proto_views(&f.inline, "this", package);
         let inner_len = match inner.as_slice() {
             [] => "0".to_owned(),
             [one] => one.len.clone(),
@@ -484,7 +552,27 @@ fn proto_view(f: &Field, recv: &str) -> Option<ProtoFieldView> {
     let m = codec_module(&f.elem);
     let name = format!("{recv}.{}", f.rust_name);
     let optional = f.card == Card::Single && !f.required;
+    // A Go value field kept as `Option`: gogo's marshaller always writes it, so absent is written
+    // as the zero value (a value struct as its default message, with its own value fields).
+    let value = f.go.is_some_and(|g| g.kind == GoKind::Value);
+    // A Go pointer to a struct the specs call required is bare in Rust: its default stands for
+    // nil, which gogo does not write.
+    let bare_pointer =
+        !optional && f.card == Card::Single && matches!(f.elem, Elem::Named(..)) && f.go.is_some_and(|g| g.kind == GoKind::Pointer);
     let (encode, merge, len) = match f.card {
+        Card::Single if bare_pointer => (
+            format!("if !::kapi_apimachinery::go::is_zero(&{name}) {{ {m}::encode({tag}, &{name}, buf); }}"),
+            format!("{m}::merge(wire_type, &mut {name}, buf, ctx)"),
+            format!("if ::kapi_apimachinery::go::is_zero(&{name}) {{ 0 }} else {{ {m}::encoded_len({tag}, &{name}) }}"),
+        ),
+        Card::Single if optional && value => {
+            let ty = crate::convert::elem_rust(&f.elem, package);
+            (
+                format!("match &{name} {{ Some(v) => {m}::encode({tag}, v, buf), None => {m}::encode({tag}, &<{ty}>::default(), buf) }}"),
+                format!("{m}::merge(wire_type, {name}.get_or_insert_with(Default::default), buf, ctx)"),
+                format!("{name}.as_ref().map_or_else(|| {m}::encoded_len({tag}, &<{ty}>::default()), |v| {m}::encoded_len({tag}, v))"),
+            )
+        }
         Card::Single if optional => (
             format!("if let Some(v) = &{name} {{ {m}::encode({tag}, v, buf); }}"),
             format!("{m}::merge(wire_type, {name}.get_or_insert_with(Default::default), buf, ctx)"),

@@ -12,7 +12,8 @@ use anyhow::{Result, bail};
 use crate::model::Special;
 
 /// Fixups that must fire at least once for the current specs.
-const EXPECTED: &[&str] = &["json_schema_props_names", "json_only_version_info", "proto_name_case"];
+const EXPECTED: &[&str] =
+    &["json_schema_props_names", "json_only_version_info", "proto_name_case", "type_meta_without_definition", "watch_event_type_meta"];
 
 #[derive(Default)]
 pub struct Log {
@@ -152,6 +153,30 @@ pub fn json_only_definition(definition: &str, log: &mut Log) -> Result<()> {
         }
         other => bail!("OpenAPI definition {other} has no proto message"),
     }
+}
+
+/// A Go struct embeds `metav1.TypeMeta`, but the specs give its type no `apiVersion`/`kind`:
+/// go-to-protobuf leaves TypeMeta out of every message, so those JSON fields come from the
+/// OpenAPI definition or the kind's registration, and a type with neither (`meta/v1`
+/// `ApplyOptions` and `List`, never served as objects; in other versions, unserved kinds) has
+/// no place to take them from. The type keeps no `apiVersion`/`kind`.
+pub fn type_meta_without_definition(has_definition: bool, is_kind: bool, log: &mut Log) -> bool {
+    if has_definition || is_kind {
+        return false;
+    }
+    log.applied("type_meta_without_definition");
+    true
+}
+
+/// `meta/v1` `WatchEvent` is registered as a kind in every group version (so the model gives it
+/// `apiVersion`/`kind`), but its Go struct has no TypeMeta: upstream never writes them in a
+/// watch event. Without a Go field to take the rule from, they are written only when set.
+pub fn watch_event_type_meta(message: &str, log: &mut Log) -> bool {
+    if message != "k8s.io.apimachinery.pkg.apis.meta.v1.WatchEvent" {
+        return false;
+    }
+    log.applied("watch_event_type_meta");
+    true
 }
 
 #[cfg(test)]

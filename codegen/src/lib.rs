@@ -19,6 +19,7 @@ pub mod data;
 pub mod diff;
 pub mod emit;
 pub mod fixups;
+pub mod gosrc;
 pub mod model;
 pub mod naming;
 pub mod openapi;
@@ -46,9 +47,14 @@ impl SpecDir {
         self.root.join("proto")
     }
 
+    /// Upstream's Go sources of the same packages (pointer or value, `omitempty`, `omitzero`).
+    pub fn go_root(&self) -> PathBuf {
+        self.root.join("go")
+    }
+
     /// Whether the spec files are there (they are git-ignored; `api-specs/fill` fetches them).
     pub fn is_filled(&self) -> bool {
-        self.swagger().is_file() && self.proto_root().is_dir()
+        self.swagger().is_file() && self.proto_root().is_dir() && self.go_root().is_dir()
     }
 
     /// Every input file, for `cargo:rerun-if-changed`.
@@ -56,6 +62,9 @@ impl SpecDir {
         let mut out = vec![self.swagger()];
         for p in proto::find_files(&self.proto_root())? {
             out.push(self.proto_root().join(p));
+        }
+        for p in gosrc::find_files(&self.go_root())? {
+            out.push(self.go_root().join(p));
         }
         Ok(out)
     }
@@ -85,8 +94,9 @@ fn load(spec: &SpecDir, strict_data: bool) -> Result<model::Model> {
     }
     let openapi = openapi::load(&spec.swagger())?;
     let protos = proto::load(&spec.proto_root())?;
+    let go = gosrc::load(&spec.go_root())?;
     let data = data::load()?;
-    model::build(&model::Inputs { spec_version: &spec.version, strict_data, openapi: &openapi, protos: &protos, data: &data })
+    model::build(&model::Inputs { spec_version: &spec.version, strict_data, openapi: &openapi, protos: &protos, go: &go, data: &data })
 }
 
 /// Generates every file of the `generated/` crate's `src/`, in memory.

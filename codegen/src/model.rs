@@ -75,6 +75,33 @@ pub struct Field {
     /// For a Go embedded struct: its fields, which JSON inlines into this type while protobuf
     /// keeps them in a nested message under `tag`. Empty otherwise.
     pub inline: Vec<Field>,
+    /// The Go field's value semantics (pointer or value, `omitempty`, `omitzero`), which decide
+    /// what Go's encoders write for an absent or zero value. `None` for types with no Go source
+    /// in the specs (JSON-only definitions such as `version.Info`).
+    pub go: Option<GoInfo>,
+}
+
+/// What upstream's Go struct says about a field (see [`crate::gosrc`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GoInfo {
+    pub kind: GoKind,
+    /// `json:",omitempty"`: zero scalars, nil pointers and empty slices, maps and `[]byte` are
+    /// left out of JSON (value structs never are).
+    pub omitempty: bool,
+    /// `json:",omitzero"` (Go 1.24): zero values, structs included, are left out of JSON.
+    pub omitzero: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GoKind {
+    /// `*T`: nil is `null` in JSON (or omitted) and not written in protobuf.
+    Pointer,
+    /// A slice, map or `[]byte` (also through a named type such as `ResourceList`): nil is
+    /// `null` in JSON (or omitted) and has no protobuf entries.
+    Nilable,
+    /// A scalar or struct value: always written in protobuf, as its zero value when absent, and in
+    /// JSON too unless `omitempty` (scalars) or `omitzero` leaves the zero value out.
+    Value,
 }
 
 impl Field {
@@ -178,6 +205,8 @@ pub struct Inputs<'a> {
     pub strict_data: bool,
     pub openapi: &'a OpenAPI,
     pub protos: &'a ProtoSet,
+    /// Upstream's Go packages by import path (`k8s.io/api/core/v1`).
+    pub go: &'a BTreeMap<String, crate::gosrc::GoPackage>,
     pub data: &'a SchemeData,
 }
 
@@ -199,8 +228,9 @@ pub fn build(inputs: &Inputs<'_>) -> Result<Model> {
         let is_kind = kind_types.contains(&(msg.package.clone(), msg.name.clone()));
         let sibling = if schema.is_none() { sibling_schema(full, &schemas) } else { None };
         let join = Join { protos: inputs.protos, sibling };
-        let ty = join_type(full, msg, schema.map(|s| (definition.as_str(), s)), is_kind, &join, &mut fixup_log)
+        let mut ty = join_type(full, msg, schema.map(|s| (definition.as_str(), s)), is_kind, &join, &mut fixup_log)
             .with_context(|| format!("joining {full} with {definition}"))?;
+        join_go(&mut ty, is_kind, inputs.go, &mut fixup_log).with_context(|| format!("joining {full} with its Go struct"))?;
         insert_type(&mut packages, ty);
     }
 
@@ -394,6 +424,7 @@ fn join_type(
             elem: elem_of(scalar),
             boxed: false,
             inline: Vec::new(),
+            go: None,
         });
         if embedded {
             embedded_candidates.push(fields.last().expect("just pushed").json_name.clone());
@@ -440,6 +471,7 @@ fn join_type(
             boxed: false,
             ext: FieldExt::default(),
             inline: Vec::new(),
+            go: None,
         })
         .collect();
     all.extend(fields);
@@ -457,6 +489,145 @@ fn join_type(
         leftover,
         embedded_candidates,
     })
+}
+
+/// Adds the Go struct's facts to every field of a joined type: proto fields match Go fields by
+/// their `protobuf` tag number (go-to-protobuf derives the message from the struct), and the JSON
+/// name must be the `json` tag's; `apiVersion`/`kind` come from the embedded `metav1.TypeMeta`.
+/// A field that one side has and the other lacks is an error naming both.
+fn join_go(ty: &mut TypeDef, is_kind: bool, go: &BTreeMap<String, crate::gosrc::GoPackage>, log: &mut fixups::Log) -> Result<()> {
+    let full = format!("{}.{}", ty.package, ty.name);
+    let import = crate::gosrc::import_path(&ty.package);
+    let Some((import, st)) = go_struct(go, &import, &ty.name)? else {
+        // go-to-protobuf's wrapper of a named slice type (`type ExtraValue []string`).
+        let named = go.get(&import).and_then(|p| p.named.get(&ty.name));
+        if let (Some(named), [items]) = (named, ty.fields.as_mut_slice())
+            && named.starts_with("[]")
+            && items.card == Card::Repeated
+        {
+            items.go = Some(GoInfo { kind: GoKind::Nilable, omitempty: false, omitzero: false });
+            return Ok(());
+        }
+        bail!("{full}: no Go struct {} in {import}", ty.name);
+    };
+    let named_kind = |f: &crate::gosrc::GoField| -> GoKind {
+        let ty_expr = f.ty.as_str();
+        if ty_expr.starts_with('*') {
+            return GoKind::Pointer;
+        }
+        if ty_expr.starts_with("[]") || ty_expr.starts_with("map[") {
+            return GoKind::Nilable;
+        }
+        // A named slice or map type (`ResourceList`, `corev1.ResourceList`).
+        let (pkg, name) = match (&f.type_import, ty_expr.split_once('.')) {
+            (Some(p), Some((_, n))) => (p.as_str(), n),
+            _ => (import.as_str(), ty_expr),
+        };
+        match go.get(pkg).and_then(|p| p.named.get(name)) {
+            Some(t) if t.starts_with("[]") || t.starts_with("map[") => GoKind::Nilable,
+            _ => GoKind::Value,
+        }
+    };
+    let mut used = BTreeSet::new();
+    let mut type_meta = None;
+    for f in &st.fields {
+        let json = f.json.clone().unwrap_or_default();
+        if f.proto_number.is_none() {
+            if f.embedded && f.name == "TypeMeta" && json.inline {
+                type_meta = Some(f);
+                continue;
+            }
+            if json.skip {
+                continue;
+            }
+            bail!("{full}: Go field {} has no protobuf tag, so no proto field", f.name);
+        }
+    }
+    for field in ty.fields.iter_mut() {
+        let Some(tag) = field.tag else {
+            // apiVersion/kind: metav1.TypeMeta's fields.
+            let Some(tm) = type_meta else {
+                if fixups::watch_event_type_meta(&full, log) {
+                    continue;
+                }
+                bail!("{full}: JSON field {} (TypeMeta) but the Go struct does not embed metav1.TypeMeta", field.json_name);
+            };
+            let (_, meta) = go_struct(go, &go_import_of(go, &import, &tm.ty), "TypeMeta")?.context("metav1.TypeMeta not found")?;
+            let Some(gf) = meta.fields.iter().find(|g| g.json.as_ref().is_some_and(|j| j.name == field.json_name)) else {
+                bail!("{full}: TypeMeta has no Go field for {}", field.json_name);
+            };
+            field.go = Some(go_info(gf, named_kind(gf)));
+            continue;
+        };
+        let Some(gf) = st.fields.iter().find(|g| g.proto_number == Some(tag)) else {
+            bail!("{full}: proto field {} (number {tag}) has no Go field with that protobuf tag", field.json_name);
+        };
+        used.insert(gf.name.clone());
+        let json = gf.json.clone().unwrap_or_default();
+        let embedded_inline = gf.embedded && (json.inline || json.name.is_empty());
+        if !embedded_inline && json.name != field.json_name {
+            bail!("{full}: Go field {} has JSON name {:?}, the specs say {:?}", gf.name, json.name, field.json_name);
+        }
+        let kind = named_kind(gf);
+        let expected_nilable =
+            matches!(field.card, Card::Repeated | Card::Map) || (field.card == Card::Single && field.elem == Elem::Bytes);
+        // A named slice type (`type Verbs []string`) is a single wrapper message in proto.
+        let named_slice = kind == GoKind::Nilable && field.card == Card::Single && matches!(field.elem, Elem::Named(..));
+        if expected_nilable != (kind == GoKind::Nilable) && kind != GoKind::Pointer && !named_slice {
+            bail!("{full}: Go field {} has type {}, the proto field is {:?} of {:?}", gf.name, gf.ty, field.card, field.elem);
+        }
+        field.go = Some(go_info(gf, kind));
+    }
+    for f in &st.fields {
+        if f.proto_number.is_some() && !used.contains(&f.name) {
+            bail!("{full}: Go field {} (protobuf tag {:?}) has no proto field", f.name, f.proto_number);
+        }
+    }
+    if type_meta.is_some()
+        && !ty.fields.iter().any(|f| f.tag.is_none())
+        && !fixups::type_meta_without_definition(ty.definition.is_some(), is_kind, log)
+    {
+        bail!("{full}: the Go struct embeds metav1.TypeMeta but the type has no apiVersion/kind");
+    }
+    Ok(())
+}
+
+fn go_info(f: &crate::gosrc::GoField, kind: GoKind) -> GoInfo {
+    let json = f.json.clone().unwrap_or_default();
+    GoInfo { kind, omitempty: json.omitempty, omitzero: json.omitzero }
+}
+
+/// The import path a (possibly qualified) type expression of package `import` refers to.
+fn go_import_of(go: &BTreeMap<String, crate::gosrc::GoPackage>, import: &str, ty_expr: &str) -> String {
+    let base = ty_expr.trim_start_matches('*');
+    match base.split_once('.') {
+        // Upstream's API packages import metav1 under that name or as `v1`.
+        Some(_) if go.contains_key("k8s.io/apimachinery/pkg/apis/meta/v1") => "k8s.io/apimachinery/pkg/apis/meta/v1".to_owned(),
+        _ => import.to_owned(),
+    }
+}
+
+/// The Go struct `name` of package `import` and the package that declares it, following a type alias (`type Table = v1.Table`).
+fn go_struct<'a>(
+    go: &'a BTreeMap<String, crate::gosrc::GoPackage>,
+    import: &str,
+    name: &str,
+) -> Result<Option<(String, &'a crate::gosrc::GoStruct)>> {
+    let Some(pkg) = go.get(import) else { bail!("no Go sources for package {import} (run api-specs/fill)") };
+    if let Some(st) = pkg.structs.get(name) {
+        return Ok(Some((import.to_owned(), st)));
+    }
+    if let Some((path, target)) = pkg.aliases.get(name) {
+        return go_struct(go, path, target);
+    }
+    // `type A B` of the same package: B's fields.
+    if let Some(target) = pkg.named.get(name)
+        && target.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && target != name
+    {
+        return go_struct(go, import, target);
+    }
+    Ok(None)
 }
 
 fn scalar_is_message(kind: &FieldKind) -> bool {
@@ -650,6 +821,7 @@ fn json_only_type(definition: &str, schema: &Schema) -> Result<TypeDef> {
             boxed: false,
             ext: field_ext(prop),
             inline: Vec::new(),
+            go: None,
         });
     }
     Ok(TypeDef {

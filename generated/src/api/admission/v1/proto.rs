@@ -9,21 +9,21 @@ use ::prost::DecodeError;
 impl ::prost::Message for super::AdmissionRequest {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.uid { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.kind { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.resource { ::prost::encoding::message::encode(3, v, buf); }
-        if let Some(v) = &self.sub_resource { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.name { ::prost::encoding::string::encode(5, v, buf); }
-        if let Some(v) = &self.namespace { ::prost::encoding::string::encode(6, v, buf); }
-        if let Some(v) = &self.operation { ::prost::encoding::string::encode(7, v, buf); }
-        if let Some(v) = &self.user_info { ::prost::encoding::message::encode(8, v, buf); }
-        if let Some(v) = &self.object { ::prost::encoding::message::encode(9, v, buf); }
-        if let Some(v) = &self.old_object { ::prost::encoding::message::encode(10, v, buf); }
+        match &self.uid { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.kind { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::apimachinery::pkg::apis::meta::v1::GroupVersionKind>::default(), buf) }
+        match &self.resource { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::apimachinery::pkg::apis::meta::v1::GroupVersionResource>::default(), buf) }
+        match &self.sub_resource { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
+        match &self.name { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
+        match &self.namespace { Some(v) => ::prost::encoding::string::encode(6, v, buf), None => ::prost::encoding::string::encode(6, &<String>::default(), buf) }
+        match &self.operation { Some(v) => ::prost::encoding::string::encode(7, v, buf), None => ::prost::encoding::string::encode(7, &<String>::default(), buf) }
+        match &self.user_info { Some(v) => ::prost::encoding::message::encode(8, v, buf), None => ::prost::encoding::message::encode(8, &<crate::api::authentication::v1::UserInfo>::default(), buf) }
+        match &self.object { Some(v) => ::prost::encoding::message::encode(9, v, buf), None => ::prost::encoding::message::encode(9, &<::kapi_apimachinery::RawExtension>::default(), buf) }
+        match &self.old_object { Some(v) => ::prost::encoding::message::encode(10, v, buf), None => ::prost::encoding::message::encode(10, &<::kapi_apimachinery::RawExtension>::default(), buf) }
         if let Some(v) = &self.dry_run { ::prost::encoding::bool::encode(11, v, buf); }
-        if let Some(v) = &self.options { ::prost::encoding::message::encode(12, v, buf); }
+        match &self.options { Some(v) => ::prost::encoding::message::encode(12, v, buf), None => ::prost::encoding::message::encode(12, &<::kapi_apimachinery::RawExtension>::default(), buf) }
         if let Some(v) = &self.request_kind { ::prost::encoding::message::encode(13, v, buf); }
         if let Some(v) = &self.request_resource { ::prost::encoding::message::encode(14, v, buf); }
-        if let Some(v) = &self.request_sub_resource { ::prost::encoding::string::encode(15, v, buf); }
+        match &self.request_sub_resource { Some(v) => ::prost::encoding::string::encode(15, v, buf), None => ::prost::encoding::string::encode(15, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -95,21 +95,21 @@ impl ::prost::Message for super::AdmissionRequest {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.uid.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.kind.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.resource.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
-            + self.sub_resource.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
-            + self.namespace.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
-            + self.operation.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(7, v))
-            + self.user_info.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(8, v))
-            + self.object.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(9, v))
-            + self.old_object.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(10, v))
+            + self.uid.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.kind.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::apimachinery::pkg::apis::meta::v1::GroupVersionKind>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.resource.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::apimachinery::pkg::apis::meta::v1::GroupVersionResource>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.sub_resource.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.namespace.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(6, &<String>::default()), |v| ::prost::encoding::string::encoded_len(6, v))
+            + self.operation.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(7, &<String>::default()), |v| ::prost::encoding::string::encoded_len(7, v))
+            + self.user_info.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(8, &<crate::api::authentication::v1::UserInfo>::default()), |v| ::prost::encoding::message::encoded_len(8, v))
+            + self.object.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(9, &<::kapi_apimachinery::RawExtension>::default()), |v| ::prost::encoding::message::encoded_len(9, v))
+            + self.old_object.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(10, &<::kapi_apimachinery::RawExtension>::default()), |v| ::prost::encoding::message::encoded_len(10, v))
             + self.dry_run.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(11, v))
-            + self.options.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(12, v))
+            + self.options.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(12, &<::kapi_apimachinery::RawExtension>::default()), |v| ::prost::encoding::message::encoded_len(12, v))
             + self.request_kind.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(13, v))
             + self.request_resource.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(14, v))
-            + self.request_sub_resource.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(15, v))
+            + self.request_sub_resource.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(15, &<String>::default()), |v| ::prost::encoding::string::encoded_len(15, v))
     }
 
     fn clear(&mut self) {
@@ -120,8 +120,8 @@ impl ::prost::Message for super::AdmissionRequest {
 impl ::prost::Message for super::AdmissionResponse {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.uid { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.allowed { ::prost::encoding::bool::encode(2, v, buf); }
+        match &self.uid { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.allowed { Some(v) => ::prost::encoding::bool::encode(2, v, buf), None => ::prost::encoding::bool::encode(2, &<bool>::default(), buf) }
         if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
         if let Some(v) = &self.patch { ::prost::encoding::bytes::encode(4, v, buf); }
         if let Some(v) = &self.patch_type { ::prost::encoding::string::encode(5, v, buf); }
@@ -166,8 +166,8 @@ impl ::prost::Message for super::AdmissionResponse {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.uid.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.allowed.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(2, v))
+            + self.uid.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.allowed.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(2, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(2, v))
             + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
             + self.patch.as_ref().map_or(0, |v| ::prost::encoding::bytes::encoded_len(4, v))
             + self.patch_type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))

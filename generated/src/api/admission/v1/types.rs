@@ -10,19 +10,19 @@ pub struct AdmissionRequest {
     /// The UID is meant to track the round trip (request/response) between the KAS and the WebHook, not the user request.
     /// It is suitable for correlating log entries between the webhook and apiserver, for either auditing or debugging.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub uid: Option<String>,
     /// kind is the fully-qualified type of object being submitted (for example, v1.Pod or autoscaling.v1.Scale)
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub kind: Option<crate::apimachinery::pkg::apis::meta::v1::GroupVersionKind>,
     /// resource is the fully-qualified resource being requested (for example, v1.pods)
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub resource: Option<crate::apimachinery::pkg::apis::meta::v1::GroupVersionResource>,
     /// subResource is the subresource being requested, if any (for example, "status" or "scale")
     /// +optional
-    #[serde(rename = "subResource", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "subResource", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub sub_resource: Option<String>,
     /// requestKind is the fully-qualified type of the original API request (for example, v1.Pod or autoscaling.v1.Scale).
     /// If this is specified and differs from the value in "kind", an equivalent match and conversion was performed.
@@ -54,33 +54,33 @@ pub struct AdmissionRequest {
     /// If this is specified and differs from the value in "subResource", an equivalent match and conversion was performed.
     /// See documentation for the "matchPolicy" field in the webhook configuration type.
     /// +optional
-    #[serde(rename = "requestSubResource", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "requestSubResource", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub request_sub_resource: Option<String>,
     /// name is the name of the object as presented in the request.  On a CREATE operation, the client may omit name and
     /// rely on the server to generate the name.  If that is the case, this field will contain an empty string.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub name: Option<String>,
     /// namespace is the namespace associated with the request (if any).
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub namespace: Option<String>,
     /// operation is the operation being performed. This may be different than the operation
     /// requested. e.g. a patch can result in either a CREATE or UPDATE Operation.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub operation: Option<String>,
     /// userInfo is information about the requesting user
     /// +optional
-    #[serde(rename = "userInfo", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "userInfo", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub user_info: Option<crate::api::authentication::v1::UserInfo>,
     /// object is the object from the incoming request.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub object: Option<::kapi_apimachinery::RawExtension>,
     /// oldObject is the existing object. Only populated for DELETE and UPDATE requests.
     /// +optional
-    #[serde(rename = "oldObject", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "oldObject", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub old_object: Option<::kapi_apimachinery::RawExtension>,
     /// dryRun indicates that modifications will definitely not be persisted for this request.
     /// Defaults to false.
@@ -93,7 +93,7 @@ pub struct AdmissionRequest {
     /// Operation might be a CREATE, in which case the Options will a
     /// `meta.k8s.io/v1.CreateOptions` even though the caller provided `meta.k8s.io/v1.PatchOptions`.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub options: Option<::kapi_apimachinery::RawExtension>,
 }
 
@@ -105,11 +105,11 @@ pub struct AdmissionResponse {
     /// uid is an identifier for the individual request/response.
     /// This must be copied over from the corresponding AdmissionRequest.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub uid: Option<String>,
     /// allowed indicates whether or not the admission request was permitted.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub allowed: Option<bool>,
     /// status is the result contains extra details into why an admission request was denied.
     /// This field IS NOT consulted in any way if "Allowed" is "true".
@@ -118,7 +118,7 @@ pub struct AdmissionResponse {
     pub status: Option<crate::apimachinery::pkg::apis::meta::v1::Status>,
     /// patch is the patch body. Currently we only support "JSONPatch" which implements RFC 6902.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none", with = "::kapi_apimachinery::serde_bytes::base64_option")]
+    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::bytes_opt_is_empty", with = "::kapi_apimachinery::serde_bytes::base64_option")]
     pub patch: Option<Vec<u8>>,
     /// patchType is the type of Patch. Currently we only allow "JSONPatch".
     /// +optional
@@ -147,10 +147,10 @@ pub struct AdmissionResponse {
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct AdmissionReview {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// request describes the attributes for the admission request.
     /// +optional

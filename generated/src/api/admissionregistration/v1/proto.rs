@@ -9,7 +9,7 @@ use ::prost::DecodeError;
 impl ::prost::Message for super::ApplyConfiguration {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.expression { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.expression { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -25,7 +25,7 @@ impl ::prost::Message for super::ApplyConfiguration {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.expression.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.expression.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
     }
 
     fn clear(&mut self) {
@@ -102,7 +102,7 @@ impl ::prost::Message for super::ExpressionWarning {
 impl ::prost::Message for super::JSONPatch {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.expression { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.expression { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -118,7 +118,7 @@ impl ::prost::Message for super::JSONPatch {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.expression.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.expression.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
     }
 
     fn clear(&mut self) {
@@ -213,8 +213,8 @@ impl ::prost::Message for super::MatchResources {
 impl ::prost::Message for super::MutatingAdmissionPolicy {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::admissionregistration::v1::MutatingAdmissionPolicySpec>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -234,8 +234,8 @@ impl ::prost::Message for super::MutatingAdmissionPolicy {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::admissionregistration::v1::MutatingAdmissionPolicySpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -246,8 +246,8 @@ impl ::prost::Message for super::MutatingAdmissionPolicy {
 impl ::prost::Message for super::MutatingAdmissionPolicyBinding {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::admissionregistration::v1::MutatingAdmissionPolicyBindingSpec>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -267,8 +267,8 @@ impl ::prost::Message for super::MutatingAdmissionPolicyBinding {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::admissionregistration::v1::MutatingAdmissionPolicyBindingSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -279,7 +279,7 @@ impl ::prost::Message for super::MutatingAdmissionPolicyBinding {
 impl ::prost::Message for super::MutatingAdmissionPolicyBindingList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -300,7 +300,7 @@ impl ::prost::Message for super::MutatingAdmissionPolicyBindingList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -312,7 +312,7 @@ impl ::prost::Message for super::MutatingAdmissionPolicyBindingList {
 impl ::prost::Message for super::MutatingAdmissionPolicyBindingSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.policy_name { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.policy_name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         if let Some(v) = &self.param_ref { ::prost::encoding::message::encode(2, v, buf); }
         if let Some(v) = &self.match_resources { ::prost::encoding::message::encode(3, v, buf); }
     }
@@ -338,7 +338,7 @@ impl ::prost::Message for super::MutatingAdmissionPolicyBindingSpec {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.policy_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.policy_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + self.param_ref.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
             + self.match_resources.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
     }
@@ -351,7 +351,7 @@ impl ::prost::Message for super::MutatingAdmissionPolicyBindingSpec {
 impl ::prost::Message for super::MutatingAdmissionPolicyList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -372,7 +372,7 @@ impl ::prost::Message for super::MutatingAdmissionPolicyList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -390,7 +390,7 @@ impl ::prost::Message for super::MutatingAdmissionPolicySpec {
         ::prost::encoding::message::encode_repeated(4, &self.mutations, buf);
         if let Some(v) = &self.failure_policy { ::prost::encoding::string::encode(5, v, buf); }
         ::prost::encoding::message::encode_repeated(6, &self.match_conditions, buf);
-        if let Some(v) = &self.reinvocation_policy { ::prost::encoding::string::encode(7, v, buf); }
+        match &self.reinvocation_policy { Some(v) => ::prost::encoding::string::encode(7, v, buf), None => ::prost::encoding::string::encode(7, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -436,7 +436,7 @@ impl ::prost::Message for super::MutatingAdmissionPolicySpec {
             + ::prost::encoding::message::encoded_len_repeated(4, &self.mutations)
             + self.failure_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
             + ::prost::encoding::message::encoded_len_repeated(6, &self.match_conditions)
-            + self.reinvocation_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(7, v))
+            + self.reinvocation_policy.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(7, &<String>::default()), |v| ::prost::encoding::string::encoded_len(7, v))
     }
 
     fn clear(&mut self) {
@@ -540,7 +540,7 @@ impl ::prost::Message for super::MutatingWebhook {
 impl ::prost::Message for super::MutatingWebhookConfiguration {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.webhooks, buf);
     }
 
@@ -561,7 +561,7 @@ impl ::prost::Message for super::MutatingWebhookConfiguration {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.webhooks)
     }
 
@@ -573,7 +573,7 @@ impl ::prost::Message for super::MutatingWebhookConfiguration {
 impl ::prost::Message for super::MutatingWebhookConfigurationList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -594,7 +594,7 @@ impl ::prost::Message for super::MutatingWebhookConfigurationList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -678,8 +678,8 @@ impl ::prost::Message for super::NamedRuleWithOperations {
 impl ::prost::Message for super::ParamKind {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.api_version { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.kind { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.api_version { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.kind { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -699,8 +699,8 @@ impl ::prost::Message for super::ParamKind {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.api_version.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.kind.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.api_version.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.kind.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -711,8 +711,8 @@ impl ::prost::Message for super::ParamKind {
 impl ::prost::Message for super::ParamRef {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.namespace { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.namespace { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
         if let Some(v) = &self.selector { ::prost::encoding::message::encode(3, v, buf); }
         if let Some(v) = &self.parameter_not_found_action { ::prost::encoding::string::encode(4, v, buf); }
     }
@@ -742,8 +742,8 @@ impl ::prost::Message for super::ParamRef {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.namespace.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.namespace.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
             + self.selector.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
             + self.parameter_not_found_action.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
     }
@@ -906,9 +906,9 @@ impl ::prost::Message for super::TypeChecking {
 impl ::prost::Message for super::ValidatingAdmissionPolicy {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::admissionregistration::v1::ValidatingAdmissionPolicySpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::admissionregistration::v1::ValidatingAdmissionPolicyStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -932,9 +932,9 @@ impl ::prost::Message for super::ValidatingAdmissionPolicy {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::admissionregistration::v1::ValidatingAdmissionPolicySpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::admissionregistration::v1::ValidatingAdmissionPolicyStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -945,7 +945,7 @@ impl ::prost::Message for super::ValidatingAdmissionPolicy {
 impl ::prost::Message for super::ValidatingAdmissionPolicyBinding {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
         ::prost::encoding::message::encode(2, &self.spec, buf);
     }
 
@@ -966,7 +966,7 @@ impl ::prost::Message for super::ValidatingAdmissionPolicyBinding {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len(2, &self.spec)
     }
 
@@ -978,7 +978,7 @@ impl ::prost::Message for super::ValidatingAdmissionPolicyBinding {
 impl ::prost::Message for super::ValidatingAdmissionPolicyBindingList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -999,7 +999,7 @@ impl ::prost::Message for super::ValidatingAdmissionPolicyBindingList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -1056,7 +1056,7 @@ impl ::prost::Message for super::ValidatingAdmissionPolicyBindingSpec {
 impl ::prost::Message for super::ValidatingAdmissionPolicyList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -1077,7 +1077,7 @@ impl ::prost::Message for super::ValidatingAdmissionPolicyList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -1152,7 +1152,7 @@ impl ::prost::Message for super::ValidatingAdmissionPolicySpec {
 impl ::prost::Message for super::ValidatingAdmissionPolicyStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.observed_generation { ::prost::encoding::int64::encode(1, v, buf); }
+        match &self.observed_generation { Some(v) => ::prost::encoding::int64::encode(1, v, buf), None => ::prost::encoding::int64::encode(1, &<i64>::default(), buf) }
         if let Some(v) = &self.type_checking { ::prost::encoding::message::encode(2, v, buf); }
         ::prost::encoding::message::encode_repeated(3, &self.conditions, buf);
     }
@@ -1178,7 +1178,7 @@ impl ::prost::Message for super::ValidatingAdmissionPolicyStatus {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.observed_generation.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(1, v))
+            + self.observed_generation.as_ref().map_or_else(|| ::prost::encoding::int64::encoded_len(1, &<i64>::default()), |v| ::prost::encoding::int64::encoded_len(1, v))
             + self.type_checking.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
             + ::prost::encoding::message::encoded_len_repeated(3, &self.conditions)
     }
@@ -1278,7 +1278,7 @@ impl ::prost::Message for super::ValidatingWebhook {
 impl ::prost::Message for super::ValidatingWebhookConfiguration {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.webhooks, buf);
     }
 
@@ -1299,7 +1299,7 @@ impl ::prost::Message for super::ValidatingWebhookConfiguration {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.webhooks)
     }
 
@@ -1311,7 +1311,7 @@ impl ::prost::Message for super::ValidatingWebhookConfiguration {
 impl ::prost::Message for super::ValidatingWebhookConfigurationList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -1332,7 +1332,7 @@ impl ::prost::Message for super::ValidatingWebhookConfigurationList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -1345,9 +1345,9 @@ impl ::prost::Message for super::Validation {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.expression, buf);
-        if let Some(v) = &self.message { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.message { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
         if let Some(v) = &self.reason { ::prost::encoding::string::encode(3, v, buf); }
-        if let Some(v) = &self.message_expression { ::prost::encoding::string::encode(4, v, buf); }
+        match &self.message_expression { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -1376,9 +1376,9 @@ impl ::prost::Message for super::Validation {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len(1, &self.expression)
-            + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.message.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
             + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
-            + self.message_expression.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.message_expression.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
     }
 
     fn clear(&mut self) {

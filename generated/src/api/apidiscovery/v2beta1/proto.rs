@@ -9,7 +9,7 @@ use ::prost::DecodeError;
 impl ::prost::Message for super::APIGroupDiscovery {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.versions, buf);
     }
 
@@ -30,7 +30,7 @@ impl ::prost::Message for super::APIGroupDiscovery {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.versions)
     }
 
@@ -42,7 +42,7 @@ impl ::prost::Message for super::APIGroupDiscovery {
 impl ::prost::Message for super::APIGroupDiscoveryList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -63,7 +63,7 @@ impl ::prost::Message for super::APIGroupDiscoveryList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -75,10 +75,10 @@ impl ::prost::Message for super::APIGroupDiscoveryList {
 impl ::prost::Message for super::APIResourceDiscovery {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.resource { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.resource { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         if let Some(v) = &self.response_kind { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.scope { ::prost::encoding::string::encode(3, v, buf); }
-        if let Some(v) = &self.singular_resource { ::prost::encoding::string::encode(4, v, buf); }
+        match &self.scope { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
+        match &self.singular_resource { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
         ::prost::encoding::string::encode_repeated(5, &self.verbs, buf);
         ::prost::encoding::string::encode_repeated(6, &self.short_names, buf);
         ::prost::encoding::string::encode_repeated(7, &self.categories, buf);
@@ -126,10 +126,10 @@ impl ::prost::Message for super::APIResourceDiscovery {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.resource.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.resource.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + self.response_kind.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.scope.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
-            + self.singular_resource.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.scope.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.singular_resource.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
             + ::prost::encoding::string::encoded_len_repeated(5, &self.verbs)
             + ::prost::encoding::string::encoded_len_repeated(6, &self.short_names)
             + ::prost::encoding::string::encoded_len_repeated(7, &self.categories)
@@ -144,7 +144,7 @@ impl ::prost::Message for super::APIResourceDiscovery {
 impl ::prost::Message for super::APISubresourceDiscovery {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.subresource { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.subresource { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         if let Some(v) = &self.response_kind { ::prost::encoding::message::encode(2, v, buf); }
         ::prost::encoding::message::encode_repeated(3, &self.accepted_types, buf);
         ::prost::encoding::string::encode_repeated(4, &self.verbs, buf);
@@ -175,7 +175,7 @@ impl ::prost::Message for super::APISubresourceDiscovery {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.subresource.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.subresource.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + self.response_kind.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
             + ::prost::encoding::message::encoded_len_repeated(3, &self.accepted_types)
             + ::prost::encoding::string::encoded_len_repeated(4, &self.verbs)
@@ -189,9 +189,9 @@ impl ::prost::Message for super::APISubresourceDiscovery {
 impl ::prost::Message for super::APIVersionDiscovery {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.version { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.version { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.resources, buf);
-        if let Some(v) = &self.freshness { ::prost::encoding::string::encode(3, v, buf); }
+        match &self.freshness { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -215,9 +215,9 @@ impl ::prost::Message for super::APIVersionDiscovery {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.version.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.version.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.resources)
-            + self.freshness.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.freshness.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
     }
 
     fn clear(&mut self) {

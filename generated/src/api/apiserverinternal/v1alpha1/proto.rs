@@ -55,8 +55,8 @@ impl ::prost::Message for super::StorageVersion {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::message::encode(1, &self.metadata, buf);
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::apiserverinternal::v1alpha1::StorageVersionSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::apiserverinternal::v1alpha1::StorageVersionStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -81,8 +81,8 @@ impl ::prost::Message for super::StorageVersion {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::message::encoded_len(1, &self.metadata)
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::apiserverinternal::v1alpha1::StorageVersionSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::apiserverinternal::v1alpha1::StorageVersionStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -95,8 +95,8 @@ impl ::prost::Message for super::StorageVersionCondition {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.r#type, buf);
         ::prost::encoding::string::encode(2, &self.status, buf);
-        if let Some(v) = &self.observed_generation { ::prost::encoding::int64::encode(3, v, buf); }
-        if let Some(v) = &self.last_transition_time { ::prost::encoding::message::encode(4, v, buf); }
+        match &self.observed_generation { Some(v) => ::prost::encoding::int64::encode(3, v, buf), None => ::prost::encoding::int64::encode(3, &<i64>::default(), buf) }
+        match &self.last_transition_time { Some(v) => ::prost::encoding::message::encode(4, v, buf), None => ::prost::encoding::message::encode(4, &<::kapi_apimachinery::Time>::default(), buf) }
         ::prost::encoding::string::encode(5, &self.reason, buf);
         ::prost::encoding::string::encode(6, &self.message, buf);
     }
@@ -136,8 +136,8 @@ impl ::prost::Message for super::StorageVersionCondition {
         0
             + ::prost::encoding::string::encoded_len(1, &self.r#type)
             + ::prost::encoding::string::encoded_len(2, &self.status)
-            + self.observed_generation.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(3, v))
-            + self.last_transition_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
+            + self.observed_generation.as_ref().map_or_else(|| ::prost::encoding::int64::encoded_len(3, &<i64>::default()), |v| ::prost::encoding::int64::encoded_len(3, v))
+            + self.last_transition_time.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(4, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(4, v))
             + ::prost::encoding::string::encoded_len(5, &self.reason)
             + ::prost::encoding::string::encoded_len(6, &self.message)
     }
@@ -150,7 +150,7 @@ impl ::prost::Message for super::StorageVersionCondition {
 impl ::prost::Message for super::StorageVersionList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -171,7 +171,7 @@ impl ::prost::Message for super::StorageVersionList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 

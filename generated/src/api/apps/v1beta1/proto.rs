@@ -9,9 +9,9 @@ use ::prost::DecodeError;
 impl ::prost::Message for super::ControllerRevision {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.data { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.revision { ::prost::encoding::int64::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.data { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<::kapi_apimachinery::RawExtension>::default(), buf) }
+        match &self.revision { Some(v) => ::prost::encoding::int64::encode(3, v, buf), None => ::prost::encoding::int64::encode(3, &<i64>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -35,9 +35,9 @@ impl ::prost::Message for super::ControllerRevision {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.data.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.revision.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.data.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<::kapi_apimachinery::RawExtension>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.revision.as_ref().map_or_else(|| ::prost::encoding::int64::encoded_len(3, &<i64>::default()), |v| ::prost::encoding::int64::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -48,7 +48,7 @@ impl ::prost::Message for super::ControllerRevision {
 impl ::prost::Message for super::ControllerRevisionList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -69,7 +69,7 @@ impl ::prost::Message for super::ControllerRevisionList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -81,9 +81,9 @@ impl ::prost::Message for super::ControllerRevisionList {
 impl ::prost::Message for super::Deployment {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::apps::v1beta1::DeploymentSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::apps::v1beta1::DeploymentStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -107,9 +107,9 @@ impl ::prost::Message for super::Deployment {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::apps::v1beta1::DeploymentSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::apps::v1beta1::DeploymentStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -120,12 +120,12 @@ impl ::prost::Message for super::Deployment {
 impl ::prost::Message for super::DeploymentCondition {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.r#type { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.reason { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.message { ::prost::encoding::string::encode(5, v, buf); }
-        if let Some(v) = &self.last_update_time { ::prost::encoding::message::encode(6, v, buf); }
-        if let Some(v) = &self.last_transition_time { ::prost::encoding::message::encode(7, v, buf); }
+        match &self.r#type { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.reason { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
+        match &self.message { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
+        match &self.last_update_time { Some(v) => ::prost::encoding::message::encode(6, v, buf), None => ::prost::encoding::message::encode(6, &<::kapi_apimachinery::Time>::default(), buf) }
+        match &self.last_transition_time { Some(v) => ::prost::encoding::message::encode(7, v, buf), None => ::prost::encoding::message::encode(7, &<::kapi_apimachinery::Time>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -161,12 +161,12 @@ impl ::prost::Message for super::DeploymentCondition {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.r#type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
-            + self.last_update_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(6, v))
-            + self.last_transition_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(7, v))
+            + self.r#type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.reason.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.message.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.last_update_time.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(6, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(6, v))
+            + self.last_transition_time.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(7, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(7, v))
     }
 
     fn clear(&mut self) {
@@ -177,7 +177,7 @@ impl ::prost::Message for super::DeploymentCondition {
 impl ::prost::Message for super::DeploymentList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -198,7 +198,7 @@ impl ::prost::Message for super::DeploymentList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -210,9 +210,9 @@ impl ::prost::Message for super::DeploymentList {
 impl ::prost::Message for super::DeploymentRollback {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         ::kapi_apimachinery::wire::encode_map(2, &self.updated_annotations, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len);
-        if let Some(v) = &self.rollback_to { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.rollback_to { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::apps::v1beta1::RollbackConfig>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -236,9 +236,9 @@ impl ::prost::Message for super::DeploymentRollback {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + ::kapi_apimachinery::wire::encoded_len_map(2, &self.updated_annotations, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encoded_len)
-            + self.rollback_to.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.rollback_to.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::apps::v1beta1::RollbackConfig>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -251,11 +251,11 @@ impl ::prost::Message for super::DeploymentSpec {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(v) = &self.replicas { ::prost::encoding::int32::encode(1, v, buf); }
         if let Some(v) = &self.selector { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.template { ::prost::encoding::message::encode(3, v, buf); }
-        if let Some(v) = &self.strategy { ::prost::encoding::message::encode(4, v, buf); }
-        if let Some(v) = &self.min_ready_seconds { ::prost::encoding::int32::encode(5, v, buf); }
+        match &self.template { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::core::v1::PodTemplateSpec>::default(), buf) }
+        match &self.strategy { Some(v) => ::prost::encoding::message::encode(4, v, buf), None => ::prost::encoding::message::encode(4, &<crate::api::apps::v1beta1::DeploymentStrategy>::default(), buf) }
+        match &self.min_ready_seconds { Some(v) => ::prost::encoding::int32::encode(5, v, buf), None => ::prost::encoding::int32::encode(5, &<i32>::default(), buf) }
         if let Some(v) = &self.revision_history_limit { ::prost::encoding::int32::encode(6, v, buf); }
-        if let Some(v) = &self.paused { ::prost::encoding::bool::encode(7, v, buf); }
+        match &self.paused { Some(v) => ::prost::encoding::bool::encode(7, v, buf), None => ::prost::encoding::bool::encode(7, &<bool>::default(), buf) }
         if let Some(v) = &self.rollback_to { ::prost::encoding::message::encode(8, v, buf); }
         if let Some(v) = &self.progress_deadline_seconds { ::prost::encoding::int32::encode(9, v, buf); }
     }
@@ -307,11 +307,11 @@ impl ::prost::Message for super::DeploymentSpec {
         0
             + self.replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(1, v))
             + self.selector.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.template.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
-            + self.strategy.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
-            + self.min_ready_seconds.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(5, v))
+            + self.template.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::core::v1::PodTemplateSpec>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.strategy.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(4, &<crate::api::apps::v1beta1::DeploymentStrategy>::default()), |v| ::prost::encoding::message::encoded_len(4, v))
+            + self.min_ready_seconds.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(5, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(5, v))
             + self.revision_history_limit.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(6, v))
-            + self.paused.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(7, v))
+            + self.paused.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(7, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(7, v))
             + self.rollback_to.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(8, v))
             + self.progress_deadline_seconds.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(9, v))
     }
@@ -324,13 +324,13 @@ impl ::prost::Message for super::DeploymentSpec {
 impl ::prost::Message for super::DeploymentStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.observed_generation { ::prost::encoding::int64::encode(1, v, buf); }
-        if let Some(v) = &self.replicas { ::prost::encoding::int32::encode(2, v, buf); }
-        if let Some(v) = &self.updated_replicas { ::prost::encoding::int32::encode(3, v, buf); }
-        if let Some(v) = &self.available_replicas { ::prost::encoding::int32::encode(4, v, buf); }
-        if let Some(v) = &self.unavailable_replicas { ::prost::encoding::int32::encode(5, v, buf); }
+        match &self.observed_generation { Some(v) => ::prost::encoding::int64::encode(1, v, buf), None => ::prost::encoding::int64::encode(1, &<i64>::default(), buf) }
+        match &self.replicas { Some(v) => ::prost::encoding::int32::encode(2, v, buf), None => ::prost::encoding::int32::encode(2, &<i32>::default(), buf) }
+        match &self.updated_replicas { Some(v) => ::prost::encoding::int32::encode(3, v, buf), None => ::prost::encoding::int32::encode(3, &<i32>::default(), buf) }
+        match &self.available_replicas { Some(v) => ::prost::encoding::int32::encode(4, v, buf), None => ::prost::encoding::int32::encode(4, &<i32>::default(), buf) }
+        match &self.unavailable_replicas { Some(v) => ::prost::encoding::int32::encode(5, v, buf), None => ::prost::encoding::int32::encode(5, &<i32>::default(), buf) }
         ::prost::encoding::message::encode_repeated(6, &self.conditions, buf);
-        if let Some(v) = &self.ready_replicas { ::prost::encoding::int32::encode(7, v, buf); }
+        match &self.ready_replicas { Some(v) => ::prost::encoding::int32::encode(7, v, buf), None => ::prost::encoding::int32::encode(7, &<i32>::default(), buf) }
         if let Some(v) = &self.collision_count { ::prost::encoding::int32::encode(8, v, buf); }
         if let Some(v) = &self.terminating_replicas { ::prost::encoding::int32::encode(9, v, buf); }
     }
@@ -380,13 +380,13 @@ impl ::prost::Message for super::DeploymentStatus {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.observed_generation.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(1, v))
-            + self.replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(2, v))
-            + self.updated_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(3, v))
-            + self.available_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(4, v))
-            + self.unavailable_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(5, v))
+            + self.observed_generation.as_ref().map_or_else(|| ::prost::encoding::int64::encoded_len(1, &<i64>::default()), |v| ::prost::encoding::int64::encoded_len(1, v))
+            + self.replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(2, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(2, v))
+            + self.updated_replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(3, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(3, v))
+            + self.available_replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(4, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(4, v))
+            + self.unavailable_replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(5, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(5, v))
             + ::prost::encoding::message::encoded_len_repeated(6, &self.conditions)
-            + self.ready_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(7, v))
+            + self.ready_replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(7, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(7, v))
             + self.collision_count.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(8, v))
             + self.terminating_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(9, v))
     }
@@ -399,7 +399,7 @@ impl ::prost::Message for super::DeploymentStatus {
 impl ::prost::Message for super::DeploymentStrategy {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.r#type { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.r#type { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         if let Some(v) = &self.rolling_update { ::prost::encoding::message::encode(2, v, buf); }
     }
 
@@ -420,7 +420,7 @@ impl ::prost::Message for super::DeploymentStrategy {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.r#type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.r#type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + self.rolling_update.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
     }
 
@@ -432,7 +432,7 @@ impl ::prost::Message for super::DeploymentStrategy {
 impl ::prost::Message for super::RollbackConfig {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.revision { ::prost::encoding::int64::encode(1, v, buf); }
+        match &self.revision { Some(v) => ::prost::encoding::int64::encode(1, v, buf), None => ::prost::encoding::int64::encode(1, &<i64>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -448,7 +448,7 @@ impl ::prost::Message for super::RollbackConfig {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.revision.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(1, v))
+            + self.revision.as_ref().map_or_else(|| ::prost::encoding::int64::encoded_len(1, &<i64>::default()), |v| ::prost::encoding::int64::encoded_len(1, v))
     }
 
     fn clear(&mut self) {
@@ -525,9 +525,9 @@ impl ::prost::Message for super::RollingUpdateStatefulSetStrategy {
 impl ::prost::Message for super::Scale {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::apps::v1beta1::ScaleSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::apps::v1beta1::ScaleStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -551,9 +551,9 @@ impl ::prost::Message for super::Scale {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::apps::v1beta1::ScaleSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::apps::v1beta1::ScaleStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -564,7 +564,7 @@ impl ::prost::Message for super::Scale {
 impl ::prost::Message for super::ScaleSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.replicas { ::prost::encoding::int32::encode(1, v, buf); }
+        match &self.replicas { Some(v) => ::prost::encoding::int32::encode(1, v, buf), None => ::prost::encoding::int32::encode(1, &<i32>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -580,7 +580,7 @@ impl ::prost::Message for super::ScaleSpec {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(1, v))
+            + self.replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(1, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(1, v))
     }
 
     fn clear(&mut self) {
@@ -591,9 +591,9 @@ impl ::prost::Message for super::ScaleSpec {
 impl ::prost::Message for super::ScaleStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.replicas { ::prost::encoding::int32::encode(1, v, buf); }
+        match &self.replicas { Some(v) => ::prost::encoding::int32::encode(1, v, buf), None => ::prost::encoding::int32::encode(1, &<i32>::default(), buf) }
         ::kapi_apimachinery::wire::encode_map(2, &self.selector, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len);
-        if let Some(v) = &self.target_selector { ::prost::encoding::string::encode(3, v, buf); }
+        match &self.target_selector { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -617,9 +617,9 @@ impl ::prost::Message for super::ScaleStatus {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(1, v))
+            + self.replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(1, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(1, v))
             + ::kapi_apimachinery::wire::encoded_len_map(2, &self.selector, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encoded_len)
-            + self.target_selector.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.target_selector.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -630,9 +630,9 @@ impl ::prost::Message for super::ScaleStatus {
 impl ::prost::Message for super::StatefulSet {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::apps::v1beta1::StatefulSetSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::apps::v1beta1::StatefulSetStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -656,9 +656,9 @@ impl ::prost::Message for super::StatefulSet {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::apps::v1beta1::StatefulSetSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::apps::v1beta1::StatefulSetStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -669,11 +669,11 @@ impl ::prost::Message for super::StatefulSet {
 impl ::prost::Message for super::StatefulSetCondition {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.r#type { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.last_transition_time { ::prost::encoding::message::encode(3, v, buf); }
-        if let Some(v) = &self.reason { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.message { ::prost::encoding::string::encode(5, v, buf); }
+        match &self.r#type { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.last_transition_time { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<::kapi_apimachinery::Time>::default(), buf) }
+        match &self.reason { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
+        match &self.message { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -705,11 +705,11 @@ impl ::prost::Message for super::StatefulSetCondition {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.r#type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.last_transition_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
-            + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.r#type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.last_transition_time.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.reason.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.message.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
     }
 
     fn clear(&mut self) {
@@ -720,7 +720,7 @@ impl ::prost::Message for super::StatefulSetCondition {
 impl ::prost::Message for super::StatefulSetList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -741,7 +741,7 @@ impl ::prost::Message for super::StatefulSetList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -753,7 +753,7 @@ impl ::prost::Message for super::StatefulSetList {
 impl ::prost::Message for super::StatefulSetOrdinals {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.start { ::prost::encoding::int32::encode(1, v, buf); }
+        match &self.start { Some(v) => ::prost::encoding::int32::encode(1, v, buf), None => ::prost::encoding::int32::encode(1, &<i32>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -769,7 +769,7 @@ impl ::prost::Message for super::StatefulSetOrdinals {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.start.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(1, v))
+            + self.start.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(1, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(1, v))
     }
 
     fn clear(&mut self) {
@@ -780,8 +780,8 @@ impl ::prost::Message for super::StatefulSetOrdinals {
 impl ::prost::Message for super::StatefulSetPersistentVolumeClaimRetentionPolicy {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.when_deleted { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.when_scaled { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.when_deleted { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.when_scaled { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -801,8 +801,8 @@ impl ::prost::Message for super::StatefulSetPersistentVolumeClaimRetentionPolicy
 
     fn encoded_len(&self) -> usize {
         0
-            + self.when_deleted.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.when_scaled.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.when_deleted.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.when_scaled.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -815,13 +815,13 @@ impl ::prost::Message for super::StatefulSetSpec {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(v) = &self.replicas { ::prost::encoding::int32::encode(1, v, buf); }
         if let Some(v) = &self.selector { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.template { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.template { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::core::v1::PodTemplateSpec>::default(), buf) }
         ::prost::encoding::message::encode_repeated(4, &self.volume_claim_templates, buf);
-        if let Some(v) = &self.service_name { ::prost::encoding::string::encode(5, v, buf); }
-        if let Some(v) = &self.pod_management_policy { ::prost::encoding::string::encode(6, v, buf); }
-        if let Some(v) = &self.update_strategy { ::prost::encoding::message::encode(7, v, buf); }
+        match &self.service_name { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
+        match &self.pod_management_policy { Some(v) => ::prost::encoding::string::encode(6, v, buf), None => ::prost::encoding::string::encode(6, &<String>::default(), buf) }
+        match &self.update_strategy { Some(v) => ::prost::encoding::message::encode(7, v, buf), None => ::prost::encoding::message::encode(7, &<crate::api::apps::v1beta1::StatefulSetUpdateStrategy>::default(), buf) }
         if let Some(v) = &self.revision_history_limit { ::prost::encoding::int32::encode(8, v, buf); }
-        if let Some(v) = &self.min_ready_seconds { ::prost::encoding::int32::encode(9, v, buf); }
+        match &self.min_ready_seconds { Some(v) => ::prost::encoding::int32::encode(9, v, buf), None => ::prost::encoding::int32::encode(9, &<i32>::default(), buf) }
         if let Some(v) = &self.persistent_volume_claim_retention_policy { ::prost::encoding::message::encode(10, v, buf); }
         if let Some(v) = &self.ordinals { ::prost::encoding::message::encode(11, v, buf); }
     }
@@ -881,13 +881,13 @@ impl ::prost::Message for super::StatefulSetSpec {
         0
             + self.replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(1, v))
             + self.selector.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.template.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.template.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::core::v1::PodTemplateSpec>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
             + ::prost::encoding::message::encoded_len_repeated(4, &self.volume_claim_templates)
-            + self.service_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
-            + self.pod_management_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
-            + self.update_strategy.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(7, v))
+            + self.service_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.pod_management_policy.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(6, &<String>::default()), |v| ::prost::encoding::string::encoded_len(6, v))
+            + self.update_strategy.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(7, &<crate::api::apps::v1beta1::StatefulSetUpdateStrategy>::default()), |v| ::prost::encoding::message::encoded_len(7, v))
             + self.revision_history_limit.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(8, v))
-            + self.min_ready_seconds.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(9, v))
+            + self.min_ready_seconds.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(9, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(9, v))
             + self.persistent_volume_claim_retention_policy.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(10, v))
             + self.ordinals.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(11, v))
     }
@@ -901,15 +901,15 @@ impl ::prost::Message for super::StatefulSetStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(v) = &self.observed_generation { ::prost::encoding::int64::encode(1, v, buf); }
-        if let Some(v) = &self.replicas { ::prost::encoding::int32::encode(2, v, buf); }
-        if let Some(v) = &self.ready_replicas { ::prost::encoding::int32::encode(3, v, buf); }
-        if let Some(v) = &self.current_replicas { ::prost::encoding::int32::encode(4, v, buf); }
-        if let Some(v) = &self.updated_replicas { ::prost::encoding::int32::encode(5, v, buf); }
-        if let Some(v) = &self.current_revision { ::prost::encoding::string::encode(6, v, buf); }
-        if let Some(v) = &self.update_revision { ::prost::encoding::string::encode(7, v, buf); }
+        match &self.replicas { Some(v) => ::prost::encoding::int32::encode(2, v, buf), None => ::prost::encoding::int32::encode(2, &<i32>::default(), buf) }
+        match &self.ready_replicas { Some(v) => ::prost::encoding::int32::encode(3, v, buf), None => ::prost::encoding::int32::encode(3, &<i32>::default(), buf) }
+        match &self.current_replicas { Some(v) => ::prost::encoding::int32::encode(4, v, buf), None => ::prost::encoding::int32::encode(4, &<i32>::default(), buf) }
+        match &self.updated_replicas { Some(v) => ::prost::encoding::int32::encode(5, v, buf), None => ::prost::encoding::int32::encode(5, &<i32>::default(), buf) }
+        match &self.current_revision { Some(v) => ::prost::encoding::string::encode(6, v, buf), None => ::prost::encoding::string::encode(6, &<String>::default(), buf) }
+        match &self.update_revision { Some(v) => ::prost::encoding::string::encode(7, v, buf), None => ::prost::encoding::string::encode(7, &<String>::default(), buf) }
         if let Some(v) = &self.collision_count { ::prost::encoding::int32::encode(9, v, buf); }
         ::prost::encoding::message::encode_repeated(10, &self.conditions, buf);
-        if let Some(v) = &self.available_replicas { ::prost::encoding::int32::encode(11, v, buf); }
+        match &self.available_replicas { Some(v) => ::prost::encoding::int32::encode(11, v, buf), None => ::prost::encoding::int32::encode(11, &<i32>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -962,15 +962,15 @@ impl ::prost::Message for super::StatefulSetStatus {
     fn encoded_len(&self) -> usize {
         0
             + self.observed_generation.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(1, v))
-            + self.replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(2, v))
-            + self.ready_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(3, v))
-            + self.current_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(4, v))
-            + self.updated_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(5, v))
-            + self.current_revision.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
-            + self.update_revision.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(7, v))
+            + self.replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(2, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(2, v))
+            + self.ready_replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(3, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(3, v))
+            + self.current_replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(4, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(4, v))
+            + self.updated_replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(5, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(5, v))
+            + self.current_revision.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(6, &<String>::default()), |v| ::prost::encoding::string::encoded_len(6, v))
+            + self.update_revision.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(7, &<String>::default()), |v| ::prost::encoding::string::encoded_len(7, v))
             + self.collision_count.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(9, v))
             + ::prost::encoding::message::encoded_len_repeated(10, &self.conditions)
-            + self.available_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(11, v))
+            + self.available_replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(11, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(11, v))
     }
 
     fn clear(&mut self) {
@@ -981,7 +981,7 @@ impl ::prost::Message for super::StatefulSetStatus {
 impl ::prost::Message for super::StatefulSetUpdateStrategy {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.r#type { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.r#type { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         if let Some(v) = &self.rolling_update { ::prost::encoding::message::encode(2, v, buf); }
     }
 
@@ -1002,7 +1002,7 @@ impl ::prost::Message for super::StatefulSetUpdateStrategy {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.r#type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.r#type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + self.rolling_update.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
     }
 

@@ -9,9 +9,9 @@ use ::prost::DecodeError;
 impl ::prost::Message for super::ControllerRevision {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.data { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.revision { ::prost::encoding::int64::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.data { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<::kapi_apimachinery::RawExtension>::default(), buf) }
+        match &self.revision { Some(v) => ::prost::encoding::int64::encode(3, v, buf), None => ::prost::encoding::int64::encode(3, &<i64>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -35,9 +35,9 @@ impl ::prost::Message for super::ControllerRevision {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.data.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.revision.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.data.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<::kapi_apimachinery::RawExtension>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.revision.as_ref().map_or_else(|| ::prost::encoding::int64::encoded_len(3, &<i64>::default()), |v| ::prost::encoding::int64::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -48,7 +48,7 @@ impl ::prost::Message for super::ControllerRevision {
 impl ::prost::Message for super::ControllerRevisionList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -69,7 +69,7 @@ impl ::prost::Message for super::ControllerRevisionList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -81,9 +81,9 @@ impl ::prost::Message for super::ControllerRevisionList {
 impl ::prost::Message for super::DaemonSet {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::apps::v1beta2::DaemonSetSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::apps::v1beta2::DaemonSetStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -107,9 +107,9 @@ impl ::prost::Message for super::DaemonSet {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::apps::v1beta2::DaemonSetSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::apps::v1beta2::DaemonSetStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -120,11 +120,11 @@ impl ::prost::Message for super::DaemonSet {
 impl ::prost::Message for super::DaemonSetCondition {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.r#type { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.last_transition_time { ::prost::encoding::message::encode(3, v, buf); }
-        if let Some(v) = &self.reason { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.message { ::prost::encoding::string::encode(5, v, buf); }
+        match &self.r#type { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.last_transition_time { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<::kapi_apimachinery::Time>::default(), buf) }
+        match &self.reason { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
+        match &self.message { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -156,11 +156,11 @@ impl ::prost::Message for super::DaemonSetCondition {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.r#type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.last_transition_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
-            + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.r#type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.last_transition_time.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.reason.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.message.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
     }
 
     fn clear(&mut self) {
@@ -171,7 +171,7 @@ impl ::prost::Message for super::DaemonSetCondition {
 impl ::prost::Message for super::DaemonSetList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -192,7 +192,7 @@ impl ::prost::Message for super::DaemonSetList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -205,9 +205,9 @@ impl ::prost::Message for super::DaemonSetSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(v) = &self.selector { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.template { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.update_strategy { ::prost::encoding::message::encode(3, v, buf); }
-        if let Some(v) = &self.min_ready_seconds { ::prost::encoding::int32::encode(4, v, buf); }
+        match &self.template { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::core::v1::PodTemplateSpec>::default(), buf) }
+        match &self.update_strategy { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::apps::v1beta2::DaemonSetUpdateStrategy>::default(), buf) }
+        match &self.min_ready_seconds { Some(v) => ::prost::encoding::int32::encode(4, v, buf), None => ::prost::encoding::int32::encode(4, &<i32>::default(), buf) }
         if let Some(v) = &self.revision_history_limit { ::prost::encoding::int32::encode(6, v, buf); }
     }
 
@@ -241,9 +241,9 @@ impl ::prost::Message for super::DaemonSetSpec {
     fn encoded_len(&self) -> usize {
         0
             + self.selector.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.template.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.update_strategy.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
-            + self.min_ready_seconds.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(4, v))
+            + self.template.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::core::v1::PodTemplateSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.update_strategy.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::apps::v1beta2::DaemonSetUpdateStrategy>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.min_ready_seconds.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(4, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(4, v))
             + self.revision_history_limit.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(6, v))
     }
 
@@ -255,14 +255,14 @@ impl ::prost::Message for super::DaemonSetSpec {
 impl ::prost::Message for super::DaemonSetStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.current_number_scheduled { ::prost::encoding::int32::encode(1, v, buf); }
-        if let Some(v) = &self.number_misscheduled { ::prost::encoding::int32::encode(2, v, buf); }
-        if let Some(v) = &self.desired_number_scheduled { ::prost::encoding::int32::encode(3, v, buf); }
-        if let Some(v) = &self.number_ready { ::prost::encoding::int32::encode(4, v, buf); }
-        if let Some(v) = &self.observed_generation { ::prost::encoding::int64::encode(5, v, buf); }
-        if let Some(v) = &self.updated_number_scheduled { ::prost::encoding::int32::encode(6, v, buf); }
-        if let Some(v) = &self.number_available { ::prost::encoding::int32::encode(7, v, buf); }
-        if let Some(v) = &self.number_unavailable { ::prost::encoding::int32::encode(8, v, buf); }
+        match &self.current_number_scheduled { Some(v) => ::prost::encoding::int32::encode(1, v, buf), None => ::prost::encoding::int32::encode(1, &<i32>::default(), buf) }
+        match &self.number_misscheduled { Some(v) => ::prost::encoding::int32::encode(2, v, buf), None => ::prost::encoding::int32::encode(2, &<i32>::default(), buf) }
+        match &self.desired_number_scheduled { Some(v) => ::prost::encoding::int32::encode(3, v, buf), None => ::prost::encoding::int32::encode(3, &<i32>::default(), buf) }
+        match &self.number_ready { Some(v) => ::prost::encoding::int32::encode(4, v, buf), None => ::prost::encoding::int32::encode(4, &<i32>::default(), buf) }
+        match &self.observed_generation { Some(v) => ::prost::encoding::int64::encode(5, v, buf), None => ::prost::encoding::int64::encode(5, &<i64>::default(), buf) }
+        match &self.updated_number_scheduled { Some(v) => ::prost::encoding::int32::encode(6, v, buf), None => ::prost::encoding::int32::encode(6, &<i32>::default(), buf) }
+        match &self.number_available { Some(v) => ::prost::encoding::int32::encode(7, v, buf), None => ::prost::encoding::int32::encode(7, &<i32>::default(), buf) }
+        match &self.number_unavailable { Some(v) => ::prost::encoding::int32::encode(8, v, buf), None => ::prost::encoding::int32::encode(8, &<i32>::default(), buf) }
         if let Some(v) = &self.collision_count { ::prost::encoding::int32::encode(9, v, buf); }
         ::prost::encoding::message::encode_repeated(10, &self.conditions, buf);
     }
@@ -316,14 +316,14 @@ impl ::prost::Message for super::DaemonSetStatus {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.current_number_scheduled.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(1, v))
-            + self.number_misscheduled.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(2, v))
-            + self.desired_number_scheduled.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(3, v))
-            + self.number_ready.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(4, v))
-            + self.observed_generation.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(5, v))
-            + self.updated_number_scheduled.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(6, v))
-            + self.number_available.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(7, v))
-            + self.number_unavailable.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(8, v))
+            + self.current_number_scheduled.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(1, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(1, v))
+            + self.number_misscheduled.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(2, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(2, v))
+            + self.desired_number_scheduled.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(3, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(3, v))
+            + self.number_ready.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(4, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(4, v))
+            + self.observed_generation.as_ref().map_or_else(|| ::prost::encoding::int64::encoded_len(5, &<i64>::default()), |v| ::prost::encoding::int64::encoded_len(5, v))
+            + self.updated_number_scheduled.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(6, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(6, v))
+            + self.number_available.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(7, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(7, v))
+            + self.number_unavailable.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(8, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(8, v))
             + self.collision_count.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(9, v))
             + ::prost::encoding::message::encoded_len_repeated(10, &self.conditions)
     }
@@ -336,7 +336,7 @@ impl ::prost::Message for super::DaemonSetStatus {
 impl ::prost::Message for super::DaemonSetUpdateStrategy {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.r#type { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.r#type { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         if let Some(v) = &self.rolling_update { ::prost::encoding::message::encode(2, v, buf); }
     }
 
@@ -357,7 +357,7 @@ impl ::prost::Message for super::DaemonSetUpdateStrategy {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.r#type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.r#type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + self.rolling_update.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
     }
 
@@ -369,9 +369,9 @@ impl ::prost::Message for super::DaemonSetUpdateStrategy {
 impl ::prost::Message for super::Deployment {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::apps::v1beta2::DeploymentSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::apps::v1beta2::DeploymentStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -395,9 +395,9 @@ impl ::prost::Message for super::Deployment {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::apps::v1beta2::DeploymentSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::apps::v1beta2::DeploymentStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -408,12 +408,12 @@ impl ::prost::Message for super::Deployment {
 impl ::prost::Message for super::DeploymentCondition {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.r#type { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.reason { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.message { ::prost::encoding::string::encode(5, v, buf); }
-        if let Some(v) = &self.last_update_time { ::prost::encoding::message::encode(6, v, buf); }
-        if let Some(v) = &self.last_transition_time { ::prost::encoding::message::encode(7, v, buf); }
+        match &self.r#type { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.reason { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
+        match &self.message { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
+        match &self.last_update_time { Some(v) => ::prost::encoding::message::encode(6, v, buf), None => ::prost::encoding::message::encode(6, &<::kapi_apimachinery::Time>::default(), buf) }
+        match &self.last_transition_time { Some(v) => ::prost::encoding::message::encode(7, v, buf), None => ::prost::encoding::message::encode(7, &<::kapi_apimachinery::Time>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -449,12 +449,12 @@ impl ::prost::Message for super::DeploymentCondition {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.r#type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
-            + self.last_update_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(6, v))
-            + self.last_transition_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(7, v))
+            + self.r#type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.reason.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.message.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.last_update_time.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(6, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(6, v))
+            + self.last_transition_time.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(7, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(7, v))
     }
 
     fn clear(&mut self) {
@@ -465,7 +465,7 @@ impl ::prost::Message for super::DeploymentCondition {
 impl ::prost::Message for super::DeploymentList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -486,7 +486,7 @@ impl ::prost::Message for super::DeploymentList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -500,11 +500,11 @@ impl ::prost::Message for super::DeploymentSpec {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(v) = &self.replicas { ::prost::encoding::int32::encode(1, v, buf); }
         if let Some(v) = &self.selector { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.template { ::prost::encoding::message::encode(3, v, buf); }
-        if let Some(v) = &self.strategy { ::prost::encoding::message::encode(4, v, buf); }
-        if let Some(v) = &self.min_ready_seconds { ::prost::encoding::int32::encode(5, v, buf); }
+        match &self.template { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::core::v1::PodTemplateSpec>::default(), buf) }
+        match &self.strategy { Some(v) => ::prost::encoding::message::encode(4, v, buf), None => ::prost::encoding::message::encode(4, &<crate::api::apps::v1beta2::DeploymentStrategy>::default(), buf) }
+        match &self.min_ready_seconds { Some(v) => ::prost::encoding::int32::encode(5, v, buf), None => ::prost::encoding::int32::encode(5, &<i32>::default(), buf) }
         if let Some(v) = &self.revision_history_limit { ::prost::encoding::int32::encode(6, v, buf); }
-        if let Some(v) = &self.paused { ::prost::encoding::bool::encode(7, v, buf); }
+        match &self.paused { Some(v) => ::prost::encoding::bool::encode(7, v, buf), None => ::prost::encoding::bool::encode(7, &<bool>::default(), buf) }
         if let Some(v) = &self.progress_deadline_seconds { ::prost::encoding::int32::encode(9, v, buf); }
     }
 
@@ -551,11 +551,11 @@ impl ::prost::Message for super::DeploymentSpec {
         0
             + self.replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(1, v))
             + self.selector.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.template.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
-            + self.strategy.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
-            + self.min_ready_seconds.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(5, v))
+            + self.template.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::core::v1::PodTemplateSpec>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.strategy.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(4, &<crate::api::apps::v1beta2::DeploymentStrategy>::default()), |v| ::prost::encoding::message::encoded_len(4, v))
+            + self.min_ready_seconds.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(5, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(5, v))
             + self.revision_history_limit.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(6, v))
-            + self.paused.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(7, v))
+            + self.paused.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(7, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(7, v))
             + self.progress_deadline_seconds.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(9, v))
     }
 
@@ -567,13 +567,13 @@ impl ::prost::Message for super::DeploymentSpec {
 impl ::prost::Message for super::DeploymentStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.observed_generation { ::prost::encoding::int64::encode(1, v, buf); }
-        if let Some(v) = &self.replicas { ::prost::encoding::int32::encode(2, v, buf); }
-        if let Some(v) = &self.updated_replicas { ::prost::encoding::int32::encode(3, v, buf); }
-        if let Some(v) = &self.available_replicas { ::prost::encoding::int32::encode(4, v, buf); }
-        if let Some(v) = &self.unavailable_replicas { ::prost::encoding::int32::encode(5, v, buf); }
+        match &self.observed_generation { Some(v) => ::prost::encoding::int64::encode(1, v, buf), None => ::prost::encoding::int64::encode(1, &<i64>::default(), buf) }
+        match &self.replicas { Some(v) => ::prost::encoding::int32::encode(2, v, buf), None => ::prost::encoding::int32::encode(2, &<i32>::default(), buf) }
+        match &self.updated_replicas { Some(v) => ::prost::encoding::int32::encode(3, v, buf), None => ::prost::encoding::int32::encode(3, &<i32>::default(), buf) }
+        match &self.available_replicas { Some(v) => ::prost::encoding::int32::encode(4, v, buf), None => ::prost::encoding::int32::encode(4, &<i32>::default(), buf) }
+        match &self.unavailable_replicas { Some(v) => ::prost::encoding::int32::encode(5, v, buf), None => ::prost::encoding::int32::encode(5, &<i32>::default(), buf) }
         ::prost::encoding::message::encode_repeated(6, &self.conditions, buf);
-        if let Some(v) = &self.ready_replicas { ::prost::encoding::int32::encode(7, v, buf); }
+        match &self.ready_replicas { Some(v) => ::prost::encoding::int32::encode(7, v, buf), None => ::prost::encoding::int32::encode(7, &<i32>::default(), buf) }
         if let Some(v) = &self.collision_count { ::prost::encoding::int32::encode(8, v, buf); }
         if let Some(v) = &self.terminating_replicas { ::prost::encoding::int32::encode(9, v, buf); }
     }
@@ -623,13 +623,13 @@ impl ::prost::Message for super::DeploymentStatus {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.observed_generation.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(1, v))
-            + self.replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(2, v))
-            + self.updated_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(3, v))
-            + self.available_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(4, v))
-            + self.unavailable_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(5, v))
+            + self.observed_generation.as_ref().map_or_else(|| ::prost::encoding::int64::encoded_len(1, &<i64>::default()), |v| ::prost::encoding::int64::encoded_len(1, v))
+            + self.replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(2, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(2, v))
+            + self.updated_replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(3, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(3, v))
+            + self.available_replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(4, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(4, v))
+            + self.unavailable_replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(5, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(5, v))
             + ::prost::encoding::message::encoded_len_repeated(6, &self.conditions)
-            + self.ready_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(7, v))
+            + self.ready_replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(7, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(7, v))
             + self.collision_count.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(8, v))
             + self.terminating_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(9, v))
     }
@@ -642,7 +642,7 @@ impl ::prost::Message for super::DeploymentStatus {
 impl ::prost::Message for super::DeploymentStrategy {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.r#type { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.r#type { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         if let Some(v) = &self.rolling_update { ::prost::encoding::message::encode(2, v, buf); }
     }
 
@@ -663,7 +663,7 @@ impl ::prost::Message for super::DeploymentStrategy {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.r#type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.r#type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + self.rolling_update.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
     }
 
@@ -675,9 +675,9 @@ impl ::prost::Message for super::DeploymentStrategy {
 impl ::prost::Message for super::ReplicaSet {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::apps::v1beta2::ReplicaSetSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::apps::v1beta2::ReplicaSetStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -701,9 +701,9 @@ impl ::prost::Message for super::ReplicaSet {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::apps::v1beta2::ReplicaSetSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::apps::v1beta2::ReplicaSetStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -714,11 +714,11 @@ impl ::prost::Message for super::ReplicaSet {
 impl ::prost::Message for super::ReplicaSetCondition {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.r#type { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.last_transition_time { ::prost::encoding::message::encode(3, v, buf); }
-        if let Some(v) = &self.reason { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.message { ::prost::encoding::string::encode(5, v, buf); }
+        match &self.r#type { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.last_transition_time { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<::kapi_apimachinery::Time>::default(), buf) }
+        match &self.reason { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
+        match &self.message { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -750,11 +750,11 @@ impl ::prost::Message for super::ReplicaSetCondition {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.r#type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.last_transition_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
-            + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.r#type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.last_transition_time.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.reason.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.message.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
     }
 
     fn clear(&mut self) {
@@ -765,7 +765,7 @@ impl ::prost::Message for super::ReplicaSetCondition {
 impl ::prost::Message for super::ReplicaSetList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -786,7 +786,7 @@ impl ::prost::Message for super::ReplicaSetList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -800,8 +800,8 @@ impl ::prost::Message for super::ReplicaSetSpec {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(v) = &self.replicas { ::prost::encoding::int32::encode(1, v, buf); }
         if let Some(v) = &self.selector { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.template { ::prost::encoding::message::encode(3, v, buf); }
-        if let Some(v) = &self.min_ready_seconds { ::prost::encoding::int32::encode(4, v, buf); }
+        match &self.template { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::core::v1::PodTemplateSpec>::default(), buf) }
+        match &self.min_ready_seconds { Some(v) => ::prost::encoding::int32::encode(4, v, buf), None => ::prost::encoding::int32::encode(4, &<i32>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -831,8 +831,8 @@ impl ::prost::Message for super::ReplicaSetSpec {
         0
             + self.replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(1, v))
             + self.selector.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.template.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
-            + self.min_ready_seconds.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(4, v))
+            + self.template.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::core::v1::PodTemplateSpec>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.min_ready_seconds.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(4, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(4, v))
     }
 
     fn clear(&mut self) {
@@ -843,11 +843,11 @@ impl ::prost::Message for super::ReplicaSetSpec {
 impl ::prost::Message for super::ReplicaSetStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.replicas { ::prost::encoding::int32::encode(1, v, buf); }
-        if let Some(v) = &self.fully_labeled_replicas { ::prost::encoding::int32::encode(2, v, buf); }
-        if let Some(v) = &self.observed_generation { ::prost::encoding::int64::encode(3, v, buf); }
-        if let Some(v) = &self.ready_replicas { ::prost::encoding::int32::encode(4, v, buf); }
-        if let Some(v) = &self.available_replicas { ::prost::encoding::int32::encode(5, v, buf); }
+        match &self.replicas { Some(v) => ::prost::encoding::int32::encode(1, v, buf), None => ::prost::encoding::int32::encode(1, &<i32>::default(), buf) }
+        match &self.fully_labeled_replicas { Some(v) => ::prost::encoding::int32::encode(2, v, buf), None => ::prost::encoding::int32::encode(2, &<i32>::default(), buf) }
+        match &self.observed_generation { Some(v) => ::prost::encoding::int64::encode(3, v, buf), None => ::prost::encoding::int64::encode(3, &<i64>::default(), buf) }
+        match &self.ready_replicas { Some(v) => ::prost::encoding::int32::encode(4, v, buf), None => ::prost::encoding::int32::encode(4, &<i32>::default(), buf) }
+        match &self.available_replicas { Some(v) => ::prost::encoding::int32::encode(5, v, buf), None => ::prost::encoding::int32::encode(5, &<i32>::default(), buf) }
         ::prost::encoding::message::encode_repeated(6, &self.conditions, buf);
         if let Some(v) = &self.terminating_replicas { ::prost::encoding::int32::encode(7, v, buf); }
     }
@@ -889,11 +889,11 @@ impl ::prost::Message for super::ReplicaSetStatus {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(1, v))
-            + self.fully_labeled_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(2, v))
-            + self.observed_generation.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(3, v))
-            + self.ready_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(4, v))
-            + self.available_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(5, v))
+            + self.replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(1, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(1, v))
+            + self.fully_labeled_replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(2, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(2, v))
+            + self.observed_generation.as_ref().map_or_else(|| ::prost::encoding::int64::encoded_len(3, &<i64>::default()), |v| ::prost::encoding::int64::encoded_len(3, v))
+            + self.ready_replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(4, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(4, v))
+            + self.available_replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(5, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(5, v))
             + ::prost::encoding::message::encoded_len_repeated(6, &self.conditions)
             + self.terminating_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(7, v))
     }
@@ -1005,9 +1005,9 @@ impl ::prost::Message for super::RollingUpdateStatefulSetStrategy {
 impl ::prost::Message for super::Scale {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::apps::v1beta2::ScaleSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::apps::v1beta2::ScaleStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -1031,9 +1031,9 @@ impl ::prost::Message for super::Scale {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::apps::v1beta2::ScaleSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::apps::v1beta2::ScaleStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -1044,7 +1044,7 @@ impl ::prost::Message for super::Scale {
 impl ::prost::Message for super::ScaleSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.replicas { ::prost::encoding::int32::encode(1, v, buf); }
+        match &self.replicas { Some(v) => ::prost::encoding::int32::encode(1, v, buf), None => ::prost::encoding::int32::encode(1, &<i32>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -1060,7 +1060,7 @@ impl ::prost::Message for super::ScaleSpec {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(1, v))
+            + self.replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(1, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(1, v))
     }
 
     fn clear(&mut self) {
@@ -1071,9 +1071,9 @@ impl ::prost::Message for super::ScaleSpec {
 impl ::prost::Message for super::ScaleStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.replicas { ::prost::encoding::int32::encode(1, v, buf); }
+        match &self.replicas { Some(v) => ::prost::encoding::int32::encode(1, v, buf), None => ::prost::encoding::int32::encode(1, &<i32>::default(), buf) }
         ::kapi_apimachinery::wire::encode_map(2, &self.selector, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len);
-        if let Some(v) = &self.target_selector { ::prost::encoding::string::encode(3, v, buf); }
+        match &self.target_selector { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -1097,9 +1097,9 @@ impl ::prost::Message for super::ScaleStatus {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(1, v))
+            + self.replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(1, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(1, v))
             + ::kapi_apimachinery::wire::encoded_len_map(2, &self.selector, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encoded_len)
-            + self.target_selector.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.target_selector.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -1110,9 +1110,9 @@ impl ::prost::Message for super::ScaleStatus {
 impl ::prost::Message for super::StatefulSet {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::apps::v1beta2::StatefulSetSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::apps::v1beta2::StatefulSetStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -1136,9 +1136,9 @@ impl ::prost::Message for super::StatefulSet {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::apps::v1beta2::StatefulSetSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::apps::v1beta2::StatefulSetStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -1149,11 +1149,11 @@ impl ::prost::Message for super::StatefulSet {
 impl ::prost::Message for super::StatefulSetCondition {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.r#type { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.last_transition_time { ::prost::encoding::message::encode(3, v, buf); }
-        if let Some(v) = &self.reason { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.message { ::prost::encoding::string::encode(5, v, buf); }
+        match &self.r#type { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.last_transition_time { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<::kapi_apimachinery::Time>::default(), buf) }
+        match &self.reason { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
+        match &self.message { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -1185,11 +1185,11 @@ impl ::prost::Message for super::StatefulSetCondition {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.r#type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.last_transition_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
-            + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.r#type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.last_transition_time.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.reason.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.message.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
     }
 
     fn clear(&mut self) {
@@ -1200,7 +1200,7 @@ impl ::prost::Message for super::StatefulSetCondition {
 impl ::prost::Message for super::StatefulSetList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -1221,7 +1221,7 @@ impl ::prost::Message for super::StatefulSetList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -1233,7 +1233,7 @@ impl ::prost::Message for super::StatefulSetList {
 impl ::prost::Message for super::StatefulSetOrdinals {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.start { ::prost::encoding::int32::encode(1, v, buf); }
+        match &self.start { Some(v) => ::prost::encoding::int32::encode(1, v, buf), None => ::prost::encoding::int32::encode(1, &<i32>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -1249,7 +1249,7 @@ impl ::prost::Message for super::StatefulSetOrdinals {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.start.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(1, v))
+            + self.start.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(1, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(1, v))
     }
 
     fn clear(&mut self) {
@@ -1260,8 +1260,8 @@ impl ::prost::Message for super::StatefulSetOrdinals {
 impl ::prost::Message for super::StatefulSetPersistentVolumeClaimRetentionPolicy {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.when_deleted { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.when_scaled { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.when_deleted { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.when_scaled { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -1281,8 +1281,8 @@ impl ::prost::Message for super::StatefulSetPersistentVolumeClaimRetentionPolicy
 
     fn encoded_len(&self) -> usize {
         0
-            + self.when_deleted.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.when_scaled.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.when_deleted.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.when_scaled.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -1295,13 +1295,13 @@ impl ::prost::Message for super::StatefulSetSpec {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(v) = &self.replicas { ::prost::encoding::int32::encode(1, v, buf); }
         if let Some(v) = &self.selector { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.template { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.template { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::core::v1::PodTemplateSpec>::default(), buf) }
         ::prost::encoding::message::encode_repeated(4, &self.volume_claim_templates, buf);
-        if let Some(v) = &self.service_name { ::prost::encoding::string::encode(5, v, buf); }
-        if let Some(v) = &self.pod_management_policy { ::prost::encoding::string::encode(6, v, buf); }
-        if let Some(v) = &self.update_strategy { ::prost::encoding::message::encode(7, v, buf); }
+        match &self.service_name { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
+        match &self.pod_management_policy { Some(v) => ::prost::encoding::string::encode(6, v, buf), None => ::prost::encoding::string::encode(6, &<String>::default(), buf) }
+        match &self.update_strategy { Some(v) => ::prost::encoding::message::encode(7, v, buf), None => ::prost::encoding::message::encode(7, &<crate::api::apps::v1beta2::StatefulSetUpdateStrategy>::default(), buf) }
         if let Some(v) = &self.revision_history_limit { ::prost::encoding::int32::encode(8, v, buf); }
-        if let Some(v) = &self.min_ready_seconds { ::prost::encoding::int32::encode(9, v, buf); }
+        match &self.min_ready_seconds { Some(v) => ::prost::encoding::int32::encode(9, v, buf), None => ::prost::encoding::int32::encode(9, &<i32>::default(), buf) }
         if let Some(v) = &self.persistent_volume_claim_retention_policy { ::prost::encoding::message::encode(10, v, buf); }
         if let Some(v) = &self.ordinals { ::prost::encoding::message::encode(11, v, buf); }
     }
@@ -1361,13 +1361,13 @@ impl ::prost::Message for super::StatefulSetSpec {
         0
             + self.replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(1, v))
             + self.selector.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.template.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.template.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::core::v1::PodTemplateSpec>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
             + ::prost::encoding::message::encoded_len_repeated(4, &self.volume_claim_templates)
-            + self.service_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
-            + self.pod_management_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
-            + self.update_strategy.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(7, v))
+            + self.service_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.pod_management_policy.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(6, &<String>::default()), |v| ::prost::encoding::string::encoded_len(6, v))
+            + self.update_strategy.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(7, &<crate::api::apps::v1beta2::StatefulSetUpdateStrategy>::default()), |v| ::prost::encoding::message::encoded_len(7, v))
             + self.revision_history_limit.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(8, v))
-            + self.min_ready_seconds.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(9, v))
+            + self.min_ready_seconds.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(9, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(9, v))
             + self.persistent_volume_claim_retention_policy.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(10, v))
             + self.ordinals.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(11, v))
     }
@@ -1380,16 +1380,16 @@ impl ::prost::Message for super::StatefulSetSpec {
 impl ::prost::Message for super::StatefulSetStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.observed_generation { ::prost::encoding::int64::encode(1, v, buf); }
-        if let Some(v) = &self.replicas { ::prost::encoding::int32::encode(2, v, buf); }
-        if let Some(v) = &self.ready_replicas { ::prost::encoding::int32::encode(3, v, buf); }
-        if let Some(v) = &self.current_replicas { ::prost::encoding::int32::encode(4, v, buf); }
-        if let Some(v) = &self.updated_replicas { ::prost::encoding::int32::encode(5, v, buf); }
-        if let Some(v) = &self.current_revision { ::prost::encoding::string::encode(6, v, buf); }
-        if let Some(v) = &self.update_revision { ::prost::encoding::string::encode(7, v, buf); }
+        match &self.observed_generation { Some(v) => ::prost::encoding::int64::encode(1, v, buf), None => ::prost::encoding::int64::encode(1, &<i64>::default(), buf) }
+        match &self.replicas { Some(v) => ::prost::encoding::int32::encode(2, v, buf), None => ::prost::encoding::int32::encode(2, &<i32>::default(), buf) }
+        match &self.ready_replicas { Some(v) => ::prost::encoding::int32::encode(3, v, buf), None => ::prost::encoding::int32::encode(3, &<i32>::default(), buf) }
+        match &self.current_replicas { Some(v) => ::prost::encoding::int32::encode(4, v, buf), None => ::prost::encoding::int32::encode(4, &<i32>::default(), buf) }
+        match &self.updated_replicas { Some(v) => ::prost::encoding::int32::encode(5, v, buf), None => ::prost::encoding::int32::encode(5, &<i32>::default(), buf) }
+        match &self.current_revision { Some(v) => ::prost::encoding::string::encode(6, v, buf), None => ::prost::encoding::string::encode(6, &<String>::default(), buf) }
+        match &self.update_revision { Some(v) => ::prost::encoding::string::encode(7, v, buf), None => ::prost::encoding::string::encode(7, &<String>::default(), buf) }
         if let Some(v) = &self.collision_count { ::prost::encoding::int32::encode(9, v, buf); }
         ::prost::encoding::message::encode_repeated(10, &self.conditions, buf);
-        if let Some(v) = &self.available_replicas { ::prost::encoding::int32::encode(11, v, buf); }
+        match &self.available_replicas { Some(v) => ::prost::encoding::int32::encode(11, v, buf), None => ::prost::encoding::int32::encode(11, &<i32>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -1441,16 +1441,16 @@ impl ::prost::Message for super::StatefulSetStatus {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.observed_generation.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(1, v))
-            + self.replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(2, v))
-            + self.ready_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(3, v))
-            + self.current_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(4, v))
-            + self.updated_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(5, v))
-            + self.current_revision.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
-            + self.update_revision.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(7, v))
+            + self.observed_generation.as_ref().map_or_else(|| ::prost::encoding::int64::encoded_len(1, &<i64>::default()), |v| ::prost::encoding::int64::encoded_len(1, v))
+            + self.replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(2, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(2, v))
+            + self.ready_replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(3, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(3, v))
+            + self.current_replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(4, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(4, v))
+            + self.updated_replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(5, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(5, v))
+            + self.current_revision.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(6, &<String>::default()), |v| ::prost::encoding::string::encoded_len(6, v))
+            + self.update_revision.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(7, &<String>::default()), |v| ::prost::encoding::string::encoded_len(7, v))
             + self.collision_count.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(9, v))
             + ::prost::encoding::message::encoded_len_repeated(10, &self.conditions)
-            + self.available_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(11, v))
+            + self.available_replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(11, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(11, v))
     }
 
     fn clear(&mut self) {
@@ -1461,7 +1461,7 @@ impl ::prost::Message for super::StatefulSetStatus {
 impl ::prost::Message for super::StatefulSetUpdateStrategy {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.r#type { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.r#type { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         if let Some(v) = &self.rolling_update { ::prost::encoding::message::encode(2, v, buf); }
     }
 
@@ -1482,7 +1482,7 @@ impl ::prost::Message for super::StatefulSetUpdateStrategy {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.r#type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.r#type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + self.rolling_update.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
     }
 

@@ -9,8 +9,8 @@ use ::prost::DecodeError;
 impl ::prost::Message for super::SelfSubjectReview {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(2, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::authentication::v1alpha1::SelfSubjectReviewStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -30,8 +30,8 @@ impl ::prost::Message for super::SelfSubjectReview {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::authentication::v1alpha1::SelfSubjectReviewStatus>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -42,7 +42,7 @@ impl ::prost::Message for super::SelfSubjectReview {
 impl ::prost::Message for super::SelfSubjectReviewStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.user_info { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.user_info { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::api::authentication::v1::UserInfo>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -58,7 +58,7 @@ impl ::prost::Message for super::SelfSubjectReviewStatus {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.user_info.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.user_info.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::api::authentication::v1::UserInfo>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
     }
 
     fn clear(&mut self) {

@@ -36,8 +36,8 @@ impl ::prost::Message for super::ExtraValue {
 impl ::prost::Message for super::SelfSubjectReview {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(2, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::authentication::v1beta1::SelfSubjectReviewStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -57,8 +57,8 @@ impl ::prost::Message for super::SelfSubjectReview {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::authentication::v1beta1::SelfSubjectReviewStatus>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -69,7 +69,7 @@ impl ::prost::Message for super::SelfSubjectReview {
 impl ::prost::Message for super::SelfSubjectReviewStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.user_info { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.user_info { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::api::authentication::v1::UserInfo>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -85,7 +85,7 @@ impl ::prost::Message for super::SelfSubjectReviewStatus {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.user_info.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.user_info.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::api::authentication::v1::UserInfo>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
     }
 
     fn clear(&mut self) {
@@ -96,9 +96,9 @@ impl ::prost::Message for super::SelfSubjectReviewStatus {
 impl ::prost::Message for super::TokenReview {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::authentication::v1beta1::TokenReviewSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::authentication::v1beta1::TokenReviewStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -122,9 +122,9 @@ impl ::prost::Message for super::TokenReview {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::authentication::v1beta1::TokenReviewSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::authentication::v1beta1::TokenReviewStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -135,7 +135,7 @@ impl ::prost::Message for super::TokenReview {
 impl ::prost::Message for super::TokenReviewSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.token { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.token { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         ::prost::encoding::string::encode_repeated(2, &self.audiences, buf);
     }
 
@@ -156,7 +156,7 @@ impl ::prost::Message for super::TokenReviewSpec {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.token.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.token.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + ::prost::encoding::string::encoded_len_repeated(2, &self.audiences)
     }
 
@@ -168,9 +168,9 @@ impl ::prost::Message for super::TokenReviewSpec {
 impl ::prost::Message for super::TokenReviewStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.authenticated { ::prost::encoding::bool::encode(1, v, buf); }
-        if let Some(v) = &self.user { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.error { ::prost::encoding::string::encode(3, v, buf); }
+        match &self.authenticated { Some(v) => ::prost::encoding::bool::encode(1, v, buf), None => ::prost::encoding::bool::encode(1, &<bool>::default(), buf) }
+        match &self.user { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::authentication::v1beta1::UserInfo>::default(), buf) }
+        match &self.error { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
         ::prost::encoding::string::encode_repeated(4, &self.audiences, buf);
     }
 
@@ -199,9 +199,9 @@ impl ::prost::Message for super::TokenReviewStatus {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.authenticated.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(1, v))
-            + self.user.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.error.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.authenticated.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(1, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(1, v))
+            + self.user.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::authentication::v1beta1::UserInfo>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.error.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
             + ::prost::encoding::string::encoded_len_repeated(4, &self.audiences)
     }
 
@@ -213,8 +213,8 @@ impl ::prost::Message for super::TokenReviewStatus {
 impl ::prost::Message for super::UserInfo {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.username { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.uid { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.username { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.uid { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
         ::prost::encoding::string::encode_repeated(3, &self.groups, buf);
         ::kapi_apimachinery::wire::encode_map(4, &self.extra, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::message::encode, ::prost::encoding::message::encoded_len);
     }
@@ -244,8 +244,8 @@ impl ::prost::Message for super::UserInfo {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.username.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.uid.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.username.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.uid.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
             + ::prost::encoding::string::encoded_len_repeated(3, &self.groups)
             + ::kapi_apimachinery::wire::encoded_len_map(4, &self.extra, ::prost::encoding::string::encoded_len, ::prost::encoding::message::encoded_len)
     }

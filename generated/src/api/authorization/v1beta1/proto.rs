@@ -36,9 +36,9 @@ impl ::prost::Message for super::ExtraValue {
 impl ::prost::Message for super::LocalSubjectAccessReview {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::authorization::v1beta1::SubjectAccessReviewSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::authorization::v1beta1::SubjectAccessReviewStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -62,9 +62,9 @@ impl ::prost::Message for super::LocalSubjectAccessReview {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::authorization::v1beta1::SubjectAccessReviewSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::authorization::v1beta1::SubjectAccessReviewStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -75,8 +75,8 @@ impl ::prost::Message for super::LocalSubjectAccessReview {
 impl ::prost::Message for super::NonResourceAttributes {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.path { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.verb { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.path { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.verb { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -96,8 +96,8 @@ impl ::prost::Message for super::NonResourceAttributes {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.path.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.verb.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.path.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.verb.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -141,13 +141,13 @@ impl ::prost::Message for super::NonResourceRule {
 impl ::prost::Message for super::ResourceAttributes {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.namespace { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.verb { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.group { ::prost::encoding::string::encode(3, v, buf); }
-        if let Some(v) = &self.version { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.resource { ::prost::encoding::string::encode(5, v, buf); }
-        if let Some(v) = &self.subresource { ::prost::encoding::string::encode(6, v, buf); }
-        if let Some(v) = &self.name { ::prost::encoding::string::encode(7, v, buf); }
+        match &self.namespace { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.verb { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.group { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
+        match &self.version { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
+        match &self.resource { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
+        match &self.subresource { Some(v) => ::prost::encoding::string::encode(6, v, buf), None => ::prost::encoding::string::encode(6, &<String>::default(), buf) }
+        match &self.name { Some(v) => ::prost::encoding::string::encode(7, v, buf), None => ::prost::encoding::string::encode(7, &<String>::default(), buf) }
         if let Some(v) = &self.field_selector { ::prost::encoding::message::encode(8, v, buf); }
         if let Some(v) = &self.label_selector { ::prost::encoding::message::encode(9, v, buf); }
     }
@@ -197,13 +197,13 @@ impl ::prost::Message for super::ResourceAttributes {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.namespace.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.verb.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.group.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
-            + self.version.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.resource.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
-            + self.subresource.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
-            + self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(7, v))
+            + self.namespace.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.verb.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.group.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.version.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.resource.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.subresource.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(6, &<String>::default()), |v| ::prost::encoding::string::encoded_len(6, v))
+            + self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(7, &<String>::default()), |v| ::prost::encoding::string::encoded_len(7, v))
             + self.field_selector.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(8, v))
             + self.label_selector.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(9, v))
     }
@@ -261,9 +261,9 @@ impl ::prost::Message for super::ResourceRule {
 impl ::prost::Message for super::SelfSubjectAccessReview {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::authorization::v1beta1::SelfSubjectAccessReviewSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::authorization::v1beta1::SubjectAccessReviewStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -287,9 +287,9 @@ impl ::prost::Message for super::SelfSubjectAccessReview {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::authorization::v1beta1::SelfSubjectAccessReviewSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::authorization::v1beta1::SubjectAccessReviewStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -333,9 +333,9 @@ impl ::prost::Message for super::SelfSubjectAccessReviewSpec {
 impl ::prost::Message for super::SelfSubjectRulesReview {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::authorization::v1beta1::SelfSubjectRulesReviewSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::authorization::v1beta1::SubjectRulesReviewStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -359,9 +359,9 @@ impl ::prost::Message for super::SelfSubjectRulesReview {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::authorization::v1beta1::SelfSubjectRulesReviewSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::authorization::v1beta1::SubjectRulesReviewStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -372,7 +372,7 @@ impl ::prost::Message for super::SelfSubjectRulesReview {
 impl ::prost::Message for super::SelfSubjectRulesReviewSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.namespace { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.namespace { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -388,7 +388,7 @@ impl ::prost::Message for super::SelfSubjectRulesReviewSpec {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.namespace.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.namespace.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
     }
 
     fn clear(&mut self) {
@@ -399,9 +399,9 @@ impl ::prost::Message for super::SelfSubjectRulesReviewSpec {
 impl ::prost::Message for super::SubjectAccessReview {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::authorization::v1beta1::SubjectAccessReviewSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::authorization::v1beta1::SubjectAccessReviewStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -425,9 +425,9 @@ impl ::prost::Message for super::SubjectAccessReview {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::authorization::v1beta1::SubjectAccessReviewSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::authorization::v1beta1::SubjectAccessReviewStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -440,10 +440,10 @@ impl ::prost::Message for super::SubjectAccessReviewSpec {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(v) = &self.resource_attributes { ::prost::encoding::message::encode(1, v, buf); }
         if let Some(v) = &self.non_resource_attributes { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.user { ::prost::encoding::string::encode(3, v, buf); }
+        match &self.user { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
         ::prost::encoding::string::encode_repeated(4, &self.group, buf);
         ::kapi_apimachinery::wire::encode_map(5, &self.extra, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::message::encode, ::prost::encoding::message::encoded_len);
-        if let Some(v) = &self.uid { ::prost::encoding::string::encode(6, v, buf); }
+        match &self.uid { Some(v) => ::prost::encoding::string::encode(6, v, buf), None => ::prost::encoding::string::encode(6, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -481,10 +481,10 @@ impl ::prost::Message for super::SubjectAccessReviewSpec {
         0
             + self.resource_attributes.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
             + self.non_resource_attributes.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.user.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.user.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
             + ::prost::encoding::string::encoded_len_repeated(4, &self.group)
             + ::kapi_apimachinery::wire::encoded_len_map(5, &self.extra, ::prost::encoding::string::encoded_len, ::prost::encoding::message::encoded_len)
-            + self.uid.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
+            + self.uid.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(6, &<String>::default()), |v| ::prost::encoding::string::encoded_len(6, v))
     }
 
     fn clear(&mut self) {
@@ -495,10 +495,10 @@ impl ::prost::Message for super::SubjectAccessReviewSpec {
 impl ::prost::Message for super::SubjectAccessReviewStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.allowed { ::prost::encoding::bool::encode(1, v, buf); }
-        if let Some(v) = &self.reason { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.evaluation_error { ::prost::encoding::string::encode(3, v, buf); }
-        if let Some(v) = &self.denied { ::prost::encoding::bool::encode(4, v, buf); }
+        match &self.allowed { Some(v) => ::prost::encoding::bool::encode(1, v, buf), None => ::prost::encoding::bool::encode(1, &<bool>::default(), buf) }
+        match &self.reason { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.evaluation_error { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
+        match &self.denied { Some(v) => ::prost::encoding::bool::encode(4, v, buf), None => ::prost::encoding::bool::encode(4, &<bool>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -526,10 +526,10 @@ impl ::prost::Message for super::SubjectAccessReviewStatus {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.allowed.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(1, v))
-            + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.evaluation_error.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
-            + self.denied.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(4, v))
+            + self.allowed.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(1, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(1, v))
+            + self.reason.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.evaluation_error.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.denied.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(4, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(4, v))
     }
 
     fn clear(&mut self) {
@@ -542,8 +542,8 @@ impl ::prost::Message for super::SubjectRulesReviewStatus {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::message::encode_repeated(1, &self.resource_rules, buf);
         ::prost::encoding::message::encode_repeated(2, &self.non_resource_rules, buf);
-        if let Some(v) = &self.incomplete { ::prost::encoding::bool::encode(3, v, buf); }
-        if let Some(v) = &self.evaluation_error { ::prost::encoding::string::encode(4, v, buf); }
+        match &self.incomplete { Some(v) => ::prost::encoding::bool::encode(3, v, buf), None => ::prost::encoding::bool::encode(3, &<bool>::default(), buf) }
+        match &self.evaluation_error { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -573,8 +573,8 @@ impl ::prost::Message for super::SubjectRulesReviewStatus {
         0
             + ::prost::encoding::message::encoded_len_repeated(1, &self.resource_rules)
             + ::prost::encoding::message::encoded_len_repeated(2, &self.non_resource_rules)
-            + self.incomplete.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(3, v))
-            + self.evaluation_error.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.incomplete.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(3, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(3, v))
+            + self.evaluation_error.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
     }
 
     fn clear(&mut self) {

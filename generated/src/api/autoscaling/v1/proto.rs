@@ -9,10 +9,10 @@ use ::prost::DecodeError;
 impl ::prost::Message for super::ContainerResourceMetricSource {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         if let Some(v) = &self.target_average_utilization { ::prost::encoding::int32::encode(2, v, buf); }
         if let Some(v) = &self.target_average_value { ::prost::encoding::message::encode(3, v, buf); }
-        if let Some(v) = &self.container { ::prost::encoding::string::encode(5, v, buf); }
+        match &self.container { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -40,10 +40,10 @@ impl ::prost::Message for super::ContainerResourceMetricSource {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + self.target_average_utilization.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(2, v))
             + self.target_average_value.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
-            + self.container.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.container.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
     }
 
     fn clear(&mut self) {
@@ -54,10 +54,10 @@ impl ::prost::Message for super::ContainerResourceMetricSource {
 impl ::prost::Message for super::ContainerResourceMetricStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         if let Some(v) = &self.current_average_utilization { ::prost::encoding::int32::encode(2, v, buf); }
-        if let Some(v) = &self.current_average_value { ::prost::encoding::message::encode(3, v, buf); }
-        if let Some(v) = &self.container { ::prost::encoding::string::encode(4, v, buf); }
+        match &self.current_average_value { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<::kapi_apimachinery::Quantity>::default(), buf) }
+        match &self.container { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -85,10 +85,10 @@ impl ::prost::Message for super::ContainerResourceMetricStatus {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + self.current_average_utilization.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(2, v))
-            + self.current_average_value.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
-            + self.container.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.current_average_value.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<::kapi_apimachinery::Quantity>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.container.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
     }
 
     fn clear(&mut self) {
@@ -101,7 +101,7 @@ impl ::prost::Message for super::CrossVersionObjectReference {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.kind, buf);
         ::prost::encoding::string::encode(2, &self.name, buf);
-        if let Some(v) = &self.api_version { ::prost::encoding::string::encode(3, v, buf); }
+        match &self.api_version { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -127,7 +127,7 @@ impl ::prost::Message for super::CrossVersionObjectReference {
         0
             + ::prost::encoding::string::encoded_len(1, &self.kind)
             + ::prost::encoding::string::encoded_len(2, &self.name)
-            + self.api_version.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.api_version.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -138,7 +138,7 @@ impl ::prost::Message for super::CrossVersionObjectReference {
 impl ::prost::Message for super::ExternalMetricSource {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metric_name { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.metric_name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         if let Some(v) = &self.metric_selector { ::prost::encoding::message::encode(2, v, buf); }
         if let Some(v) = &self.target_value { ::prost::encoding::message::encode(3, v, buf); }
         if let Some(v) = &self.target_average_value { ::prost::encoding::message::encode(4, v, buf); }
@@ -169,7 +169,7 @@ impl ::prost::Message for super::ExternalMetricSource {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metric_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.metric_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + self.metric_selector.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
             + self.target_value.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
             + self.target_average_value.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
@@ -183,9 +183,9 @@ impl ::prost::Message for super::ExternalMetricSource {
 impl ::prost::Message for super::ExternalMetricStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metric_name { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.metric_name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         if let Some(v) = &self.metric_selector { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.current_value { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.current_value { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<::kapi_apimachinery::Quantity>::default(), buf) }
         if let Some(v) = &self.current_average_value { ::prost::encoding::message::encode(4, v, buf); }
     }
 
@@ -214,9 +214,9 @@ impl ::prost::Message for super::ExternalMetricStatus {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metric_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.metric_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + self.metric_selector.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.current_value.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.current_value.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<::kapi_apimachinery::Quantity>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
             + self.current_average_value.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
     }
 
@@ -228,9 +228,9 @@ impl ::prost::Message for super::ExternalMetricStatus {
 impl ::prost::Message for super::HorizontalPodAutoscaler {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
         ::prost::encoding::message::encode(2, &self.spec, buf);
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::autoscaling::v1::HorizontalPodAutoscalerStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -254,9 +254,9 @@ impl ::prost::Message for super::HorizontalPodAutoscaler {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len(2, &self.spec)
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::autoscaling::v1::HorizontalPodAutoscalerStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -267,11 +267,11 @@ impl ::prost::Message for super::HorizontalPodAutoscaler {
 impl ::prost::Message for super::HorizontalPodAutoscalerCondition {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.r#type { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.last_transition_time { ::prost::encoding::message::encode(3, v, buf); }
-        if let Some(v) = &self.reason { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.message { ::prost::encoding::string::encode(5, v, buf); }
+        match &self.r#type { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.last_transition_time { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<::kapi_apimachinery::Time>::default(), buf) }
+        match &self.reason { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
+        match &self.message { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -303,11 +303,11 @@ impl ::prost::Message for super::HorizontalPodAutoscalerCondition {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.r#type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.last_transition_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
-            + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.r#type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.last_transition_time.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.reason.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.message.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
     }
 
     fn clear(&mut self) {
@@ -318,7 +318,7 @@ impl ::prost::Message for super::HorizontalPodAutoscalerCondition {
 impl ::prost::Message for super::HorizontalPodAutoscalerList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -339,7 +339,7 @@ impl ::prost::Message for super::HorizontalPodAutoscalerList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -447,7 +447,7 @@ impl ::prost::Message for super::HorizontalPodAutoscalerStatus {
 impl ::prost::Message for super::MetricSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.r#type { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.r#type { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         if let Some(v) = &self.object { ::prost::encoding::message::encode(2, v, buf); }
         if let Some(v) = &self.pods { ::prost::encoding::message::encode(3, v, buf); }
         if let Some(v) = &self.resource { ::prost::encoding::message::encode(4, v, buf); }
@@ -488,7 +488,7 @@ impl ::prost::Message for super::MetricSpec {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.r#type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.r#type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + self.object.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
             + self.pods.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
             + self.resource.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
@@ -504,7 +504,7 @@ impl ::prost::Message for super::MetricSpec {
 impl ::prost::Message for super::MetricStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.r#type { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.r#type { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         if let Some(v) = &self.object { ::prost::encoding::message::encode(2, v, buf); }
         if let Some(v) = &self.pods { ::prost::encoding::message::encode(3, v, buf); }
         if let Some(v) = &self.resource { ::prost::encoding::message::encode(4, v, buf); }
@@ -545,7 +545,7 @@ impl ::prost::Message for super::MetricStatus {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.r#type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.r#type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + self.object.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
             + self.pods.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
             + self.resource.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
@@ -561,9 +561,9 @@ impl ::prost::Message for super::MetricStatus {
 impl ::prost::Message for super::ObjectMetricSource {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.target { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.metric_name { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.target_value { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.target { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::api::autoscaling::v1::CrossVersionObjectReference>::default(), buf) }
+        match &self.metric_name { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.target_value { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<::kapi_apimachinery::Quantity>::default(), buf) }
         if let Some(v) = &self.selector { ::prost::encoding::message::encode(4, v, buf); }
         if let Some(v) = &self.average_value { ::prost::encoding::message::encode(5, v, buf); }
     }
@@ -597,9 +597,9 @@ impl ::prost::Message for super::ObjectMetricSource {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.target.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.metric_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.target_value.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.target.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::api::autoscaling::v1::CrossVersionObjectReference>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metric_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.target_value.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<::kapi_apimachinery::Quantity>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
             + self.selector.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
             + self.average_value.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(5, v))
     }
@@ -612,9 +612,9 @@ impl ::prost::Message for super::ObjectMetricSource {
 impl ::prost::Message for super::ObjectMetricStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.target { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.metric_name { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.current_value { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.target { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::api::autoscaling::v1::CrossVersionObjectReference>::default(), buf) }
+        match &self.metric_name { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.current_value { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<::kapi_apimachinery::Quantity>::default(), buf) }
         if let Some(v) = &self.selector { ::prost::encoding::message::encode(4, v, buf); }
         if let Some(v) = &self.average_value { ::prost::encoding::message::encode(5, v, buf); }
     }
@@ -648,9 +648,9 @@ impl ::prost::Message for super::ObjectMetricStatus {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.target.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.metric_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.current_value.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.target.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::api::autoscaling::v1::CrossVersionObjectReference>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metric_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.current_value.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<::kapi_apimachinery::Quantity>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
             + self.selector.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
             + self.average_value.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(5, v))
     }
@@ -663,8 +663,8 @@ impl ::prost::Message for super::ObjectMetricStatus {
 impl ::prost::Message for super::PodsMetricSource {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metric_name { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.target_average_value { ::prost::encoding::message::encode(2, v, buf); }
+        match &self.metric_name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.target_average_value { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<::kapi_apimachinery::Quantity>::default(), buf) }
         if let Some(v) = &self.selector { ::prost::encoding::message::encode(3, v, buf); }
     }
 
@@ -689,8 +689,8 @@ impl ::prost::Message for super::PodsMetricSource {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metric_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.target_average_value.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.metric_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.target_average_value.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<::kapi_apimachinery::Quantity>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
             + self.selector.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
@@ -702,8 +702,8 @@ impl ::prost::Message for super::PodsMetricSource {
 impl ::prost::Message for super::PodsMetricStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metric_name { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.current_average_value { ::prost::encoding::message::encode(2, v, buf); }
+        match &self.metric_name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.current_average_value { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<::kapi_apimachinery::Quantity>::default(), buf) }
         if let Some(v) = &self.selector { ::prost::encoding::message::encode(3, v, buf); }
     }
 
@@ -728,8 +728,8 @@ impl ::prost::Message for super::PodsMetricStatus {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metric_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.current_average_value.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.metric_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.current_average_value.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<::kapi_apimachinery::Quantity>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
             + self.selector.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
@@ -741,7 +741,7 @@ impl ::prost::Message for super::PodsMetricStatus {
 impl ::prost::Message for super::ResourceMetricSource {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         if let Some(v) = &self.target_average_utilization { ::prost::encoding::int32::encode(2, v, buf); }
         if let Some(v) = &self.target_average_value { ::prost::encoding::message::encode(3, v, buf); }
     }
@@ -767,7 +767,7 @@ impl ::prost::Message for super::ResourceMetricSource {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + self.target_average_utilization.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(2, v))
             + self.target_average_value.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
     }
@@ -780,9 +780,9 @@ impl ::prost::Message for super::ResourceMetricSource {
 impl ::prost::Message for super::ResourceMetricStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         if let Some(v) = &self.current_average_utilization { ::prost::encoding::int32::encode(2, v, buf); }
-        if let Some(v) = &self.current_average_value { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.current_average_value { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<::kapi_apimachinery::Quantity>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -806,9 +806,9 @@ impl ::prost::Message for super::ResourceMetricStatus {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + self.current_average_utilization.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(2, v))
-            + self.current_average_value.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.current_average_value.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<::kapi_apimachinery::Quantity>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -819,9 +819,9 @@ impl ::prost::Message for super::ResourceMetricStatus {
 impl ::prost::Message for super::Scale {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::autoscaling::v1::ScaleSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::autoscaling::v1::ScaleStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -845,9 +845,9 @@ impl ::prost::Message for super::Scale {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::autoscaling::v1::ScaleSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::autoscaling::v1::ScaleStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -858,7 +858,7 @@ impl ::prost::Message for super::Scale {
 impl ::prost::Message for super::ScaleSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.replicas { ::prost::encoding::int32::encode(1, v, buf); }
+        match &self.replicas { Some(v) => ::prost::encoding::int32::encode(1, v, buf), None => ::prost::encoding::int32::encode(1, &<i32>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -874,7 +874,7 @@ impl ::prost::Message for super::ScaleSpec {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(1, v))
+            + self.replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(1, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(1, v))
     }
 
     fn clear(&mut self) {
@@ -886,7 +886,7 @@ impl ::prost::Message for super::ScaleStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::int32::encode(1, &self.replicas, buf);
-        if let Some(v) = &self.selector { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.selector { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -907,7 +907,7 @@ impl ::prost::Message for super::ScaleStatus {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::int32::encoded_len(1, &self.replicas)
-            + self.selector.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.selector.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
     }
 
     fn clear(&mut self) {

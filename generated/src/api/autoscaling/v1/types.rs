@@ -12,7 +12,7 @@
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ContainerResourceMetricSource {
     /// name is the name of the resource in question.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
     /// targetAverageUtilization is the target value of the average of the
     /// resource metric across all relevant pods, represented as a percentage of
@@ -27,7 +27,7 @@ pub struct ContainerResourceMetricSource {
     #[serde(rename = "targetAverageValue", default, skip_serializing_if = "Option::is_none")]
     pub target_average_value: Option<::kapi_apimachinery::Quantity>,
     /// container is the name of the container in the pods of the scaling target.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub container: Option<String>,
 }
 
@@ -41,7 +41,7 @@ pub struct ContainerResourceMetricSource {
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ContainerResourceMetricStatus {
     /// name is the name of the resource in question.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
     /// currentAverageUtilization is the current value of the average of the
     /// resource metric across all relevant pods, represented as a percentage of
@@ -55,10 +55,10 @@ pub struct ContainerResourceMetricStatus {
     /// resource metric across all relevant pods, as a raw value (instead of as
     /// a percentage of the request), similar to the "pods" metric source type.
     /// It will always be set, regardless of the corresponding metric specification.
-    #[serde(rename = "currentAverageValue", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "currentAverageValue", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub current_average_value: Option<::kapi_apimachinery::Quantity>,
     /// container is the name of the container in the pods of the scaling taget
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub container: Option<String>,
 }
 
@@ -74,7 +74,7 @@ pub struct CrossVersionObjectReference {
     #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub name: String,
     /// apiVersion is the API version of the referent
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
 }
 
@@ -86,7 +86,7 @@ pub struct CrossVersionObjectReference {
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ExternalMetricSource {
     /// metricName is the name of the metric in question.
-    #[serde(rename = "metricName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "metricName", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metric_name: Option<String>,
     /// metricSelector is used to identify a specific time series
     /// within a given metric.
@@ -113,7 +113,7 @@ pub struct ExternalMetricSource {
 pub struct ExternalMetricStatus {
     /// metricName is the name of a metric used for autoscaling in
     /// metric system.
-    #[serde(rename = "metricName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "metricName", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metric_name: Option<String>,
     /// metricSelector is used to identify a specific time series
     /// within a given metric.
@@ -121,7 +121,7 @@ pub struct ExternalMetricStatus {
     #[serde(rename = "metricSelector", default, skip_serializing_if = "Option::is_none")]
     pub metric_selector: Option<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>,
     /// currentValue is the current value of the metric (as a quantity)
-    #[serde(rename = "currentValue", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "currentValue", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub current_value: Option<::kapi_apimachinery::Quantity>,
     /// currentAverageValue is the current value of metric averaged over autoscaled pods.
     /// +optional
@@ -135,19 +135,19 @@ pub struct ExternalMetricStatus {
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct HorizontalPodAutoscaler {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec defines the behaviour of autoscaler. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status.
     #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub spec: crate::api::autoscaling::v1::HorizontalPodAutoscalerSpec,
     /// status is the current information about the autoscaler.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::autoscaling::v1::HorizontalPodAutoscalerStatus>,
 }
 
@@ -158,24 +158,24 @@ pub struct HorizontalPodAutoscaler {
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct HorizontalPodAutoscalerCondition {
     /// type describes the current condition
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub r#type: Option<String>,
     /// status is the status of the condition (True, False, Unknown)
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<String>,
     /// lastTransitionTime is the last time the condition transitioned from
     /// one status to another
     /// +optional
-    #[serde(rename = "lastTransitionTime", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lastTransitionTime", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
     /// reason is the reason for the condition's last transition.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// message is a human-readable explanation containing details about
     /// the transition
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
 }
 
@@ -185,16 +185,16 @@ pub struct HorizontalPodAutoscalerCondition {
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct HorizontalPodAutoscalerList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is the list of horizontal pod autoscaler objects.
-    #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::api::autoscaling::v1::HorizontalPodAutoscaler>,
 }
 
@@ -247,7 +247,7 @@ pub struct HorizontalPodAutoscalerStatus {
 pub struct MetricSpec {
     /// type is the type of metric source.  It should be one of "ContainerResource",
     /// "External", "Object", "Pods" or "Resource", each mapping to a matching field in the object.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub r#type: Option<String>,
     /// object refers to a metric describing a single kubernetes object
     /// (for example, hits-per-second on an Ingress object).
@@ -293,7 +293,7 @@ pub struct MetricSpec {
 pub struct MetricStatus {
     /// type is the type of metric source.  It will be one of "ContainerResource",
     /// "External", "Object", "Pods" or "Resource", each corresponds to a matching field in the object.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub r#type: Option<String>,
     /// object refers to a metric describing a single kubernetes object
     /// (for example, hits-per-second on an Ingress object).
@@ -339,13 +339,13 @@ pub struct MetricStatus {
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ObjectMetricSource {
     /// target is the described Kubernetes object.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub target: Option<crate::api::autoscaling::v1::CrossVersionObjectReference>,
     /// metricName is the name of the metric in question.
-    #[serde(rename = "metricName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "metricName", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metric_name: Option<String>,
     /// targetValue is the target value of the metric (as a quantity).
-    #[serde(rename = "targetValue", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "targetValue", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub target_value: Option<::kapi_apimachinery::Quantity>,
     /// selector is the string-encoded form of a standard kubernetes label selector for the given metric.
     /// When set, it is passed as an additional parameter to the metrics server for more specific metrics scoping
@@ -367,13 +367,13 @@ pub struct ObjectMetricSource {
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ObjectMetricStatus {
     /// target is the described Kubernetes object.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub target: Option<crate::api::autoscaling::v1::CrossVersionObjectReference>,
     /// metricName is the name of the metric in question.
-    #[serde(rename = "metricName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "metricName", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metric_name: Option<String>,
     /// currentValue is the current value of the metric (as a quantity).
-    #[serde(rename = "currentValue", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "currentValue", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub current_value: Option<::kapi_apimachinery::Quantity>,
     /// selector is the string-encoded form of a standard kubernetes label selector for the given metric
     /// When set in the ObjectMetricSource, it is passed as an additional parameter to the metrics server for more specific metrics scoping.
@@ -397,11 +397,11 @@ pub struct ObjectMetricStatus {
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct PodsMetricSource {
     /// metricName is the name of the metric in question
-    #[serde(rename = "metricName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "metricName", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metric_name: Option<String>,
     /// targetAverageValue is the target value of the average of the
     /// metric across all relevant pods (as a quantity)
-    #[serde(rename = "targetAverageValue", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "targetAverageValue", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub target_average_value: Option<::kapi_apimachinery::Quantity>,
     /// selector is the string-encoded form of a standard kubernetes label selector for the given metric
     /// When set, it is passed as an additional parameter to the metrics server for more specific metrics scoping
@@ -418,11 +418,11 @@ pub struct PodsMetricSource {
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct PodsMetricStatus {
     /// metricName is the name of the metric in question
-    #[serde(rename = "metricName", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "metricName", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metric_name: Option<String>,
     /// currentAverageValue is the current value of the average of the
     /// metric across all relevant pods (as a quantity)
-    #[serde(rename = "currentAverageValue", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "currentAverageValue", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub current_average_value: Option<::kapi_apimachinery::Quantity>,
     /// selector is the string-encoded form of a standard kubernetes label selector for the given metric
     /// When set in the PodsMetricSource, it is passed as an additional parameter to the metrics server for more specific metrics scoping.
@@ -444,7 +444,7 @@ pub struct PodsMetricStatus {
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ResourceMetricSource {
     /// name is the name of the resource in question.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
     /// targetAverageUtilization is the target value of the average of the
     /// resource metric across all relevant pods, represented as a percentage of
@@ -470,7 +470,7 @@ pub struct ResourceMetricSource {
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ResourceMetricStatus {
     /// name is the name of the resource in question.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
     /// currentAverageUtilization is the current value of the average of the
     /// resource metric across all relevant pods, represented as a percentage of
@@ -484,7 +484,7 @@ pub struct ResourceMetricStatus {
     /// resource metric across all relevant pods, as a raw value (instead of as
     /// a percentage of the request), similar to the "pods" metric source type.
     /// It will always be set, regardless of the corresponding metric specification.
-    #[serde(rename = "currentAverageValue", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "currentAverageValue", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub current_average_value: Option<::kapi_apimachinery::Quantity>,
 }
 
@@ -494,19 +494,19 @@ pub struct ResourceMetricStatus {
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct Scale {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object metadata; More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec defines the behavior of the scale. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::autoscaling::v1::ScaleSpec>,
     /// status is the current status of the scale. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#spec-and-status. Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::autoscaling::v1::ScaleStatus>,
 }
 
@@ -516,7 +516,7 @@ pub struct Scale {
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ScaleSpec {
     /// replicas is the desired number of instances for the scaled object.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub replicas: Option<i32>,
 }
 
@@ -529,6 +529,6 @@ pub struct ScaleStatus {
     #[serde(default, deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub replicas: i32,
     /// selector is the label query over pods that should match the replicas count. This is same as the label selector but in the string format to avoid introspection by clients. The string will be in the same format as the query-param syntax. More info about label selectors: https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub selector: Option<String>,
 }

@@ -89,7 +89,7 @@ impl ::prost::Message for super::CrossVersionObjectReference {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.kind, buf);
         ::prost::encoding::string::encode(2, &self.name, buf);
-        if let Some(v) = &self.api_version { ::prost::encoding::string::encode(3, v, buf); }
+        match &self.api_version { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -115,7 +115,7 @@ impl ::prost::Message for super::CrossVersionObjectReference {
         0
             + ::prost::encoding::string::encoded_len(1, &self.kind)
             + ::prost::encoding::string::encoded_len(2, &self.name)
-            + self.api_version.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.api_version.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -276,9 +276,9 @@ impl ::prost::Message for super::HPAScalingRules {
 impl ::prost::Message for super::HorizontalPodAutoscaler {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
         ::prost::encoding::message::encode(2, &self.spec, buf);
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::autoscaling::v2::HorizontalPodAutoscalerStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -302,9 +302,9 @@ impl ::prost::Message for super::HorizontalPodAutoscaler {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len(2, &self.spec)
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::autoscaling::v2::HorizontalPodAutoscalerStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -350,9 +350,9 @@ impl ::prost::Message for super::HorizontalPodAutoscalerCondition {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.r#type, buf);
         ::prost::encoding::string::encode(2, &self.status, buf);
-        if let Some(v) = &self.last_transition_time { ::prost::encoding::message::encode(3, v, buf); }
-        if let Some(v) = &self.reason { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.message { ::prost::encoding::string::encode(5, v, buf); }
+        match &self.last_transition_time { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<::kapi_apimachinery::Time>::default(), buf) }
+        match &self.reason { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
+        match &self.message { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -386,9 +386,9 @@ impl ::prost::Message for super::HorizontalPodAutoscalerCondition {
         0
             + ::prost::encoding::string::encoded_len(1, &self.r#type)
             + ::prost::encoding::string::encoded_len(2, &self.status)
-            + self.last_transition_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
-            + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.last_transition_time.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.reason.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.message.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
     }
 
     fn clear(&mut self) {
@@ -399,7 +399,7 @@ impl ::prost::Message for super::HorizontalPodAutoscalerCondition {
 impl ::prost::Message for super::HorizontalPodAutoscalerList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -420,7 +420,7 @@ impl ::prost::Message for super::HorizontalPodAutoscalerList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -485,7 +485,7 @@ impl ::prost::Message for super::HorizontalPodAutoscalerStatus {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(v) = &self.observed_generation { ::prost::encoding::int64::encode(1, v, buf); }
         if let Some(v) = &self.last_scale_time { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.current_replicas { ::prost::encoding::int32::encode(3, v, buf); }
+        match &self.current_replicas { Some(v) => ::prost::encoding::int32::encode(3, v, buf), None => ::prost::encoding::int32::encode(3, &<i32>::default(), buf) }
         ::prost::encoding::int32::encode(4, &self.desired_replicas, buf);
         ::prost::encoding::message::encode_repeated(5, &self.current_metrics, buf);
         ::prost::encoding::message::encode_repeated(6, &self.conditions, buf);
@@ -526,7 +526,7 @@ impl ::prost::Message for super::HorizontalPodAutoscalerStatus {
         0
             + self.observed_generation.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(1, v))
             + self.last_scale_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.current_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(3, v))
+            + self.current_replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(3, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(3, v))
             + ::prost::encoding::int32::encoded_len(4, &self.desired_replicas)
             + ::prost::encoding::message::encoded_len_repeated(5, &self.current_metrics)
             + ::prost::encoding::message::encoded_len_repeated(6, &self.conditions)

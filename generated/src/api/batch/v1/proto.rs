@@ -9,9 +9,9 @@ use ::prost::DecodeError;
 impl ::prost::Message for super::CronJob {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
         ::prost::encoding::message::encode(2, &self.spec, buf);
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::batch::v1::CronJobStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -35,9 +35,9 @@ impl ::prost::Message for super::CronJob {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len(2, &self.spec)
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::batch::v1::CronJobStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -48,7 +48,7 @@ impl ::prost::Message for super::CronJob {
 impl ::prost::Message for super::CronJobList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -69,7 +69,7 @@ impl ::prost::Message for super::CronJobList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -83,7 +83,7 @@ impl ::prost::Message for super::CronJobSpec {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.schedule, buf);
         if let Some(v) = &self.starting_deadline_seconds { ::prost::encoding::int64::encode(2, v, buf); }
-        if let Some(v) = &self.concurrency_policy { ::prost::encoding::string::encode(3, v, buf); }
+        match &self.concurrency_policy { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
         if let Some(v) = &self.suspend { ::prost::encoding::bool::encode(4, v, buf); }
         ::prost::encoding::message::encode(5, &self.job_template, buf);
         if let Some(v) = &self.successful_jobs_history_limit { ::prost::encoding::int32::encode(6, v, buf); }
@@ -134,7 +134,7 @@ impl ::prost::Message for super::CronJobSpec {
         0
             + ::prost::encoding::string::encoded_len(1, &self.schedule)
             + self.starting_deadline_seconds.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(2, v))
-            + self.concurrency_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.concurrency_policy.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
             + self.suspend.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(4, v))
             + ::prost::encoding::message::encoded_len(5, &self.job_template)
             + self.successful_jobs_history_limit.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(6, v))
@@ -189,9 +189,9 @@ impl ::prost::Message for super::CronJobStatus {
 impl ::prost::Message for super::Job {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::batch::v1::JobSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::batch::v1::JobStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -215,9 +215,9 @@ impl ::prost::Message for super::Job {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::batch::v1::JobSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::batch::v1::JobStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -230,10 +230,10 @@ impl ::prost::Message for super::JobCondition {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.r#type, buf);
         ::prost::encoding::string::encode(2, &self.status, buf);
-        if let Some(v) = &self.last_probe_time { ::prost::encoding::message::encode(3, v, buf); }
-        if let Some(v) = &self.last_transition_time { ::prost::encoding::message::encode(4, v, buf); }
-        if let Some(v) = &self.reason { ::prost::encoding::string::encode(5, v, buf); }
-        if let Some(v) = &self.message { ::prost::encoding::string::encode(6, v, buf); }
+        match &self.last_probe_time { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<::kapi_apimachinery::Time>::default(), buf) }
+        match &self.last_transition_time { Some(v) => ::prost::encoding::message::encode(4, v, buf), None => ::prost::encoding::message::encode(4, &<::kapi_apimachinery::Time>::default(), buf) }
+        match &self.reason { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
+        match &self.message { Some(v) => ::prost::encoding::string::encode(6, v, buf), None => ::prost::encoding::string::encode(6, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -271,10 +271,10 @@ impl ::prost::Message for super::JobCondition {
         0
             + ::prost::encoding::string::encoded_len(1, &self.r#type)
             + ::prost::encoding::string::encoded_len(2, &self.status)
-            + self.last_probe_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
-            + self.last_transition_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
-            + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
-            + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
+            + self.last_probe_time.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.last_transition_time.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(4, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(4, v))
+            + self.reason.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.message.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(6, &<String>::default()), |v| ::prost::encoding::string::encoded_len(6, v))
     }
 
     fn clear(&mut self) {
@@ -285,7 +285,7 @@ impl ::prost::Message for super::JobCondition {
 impl ::prost::Message for super::JobList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -306,7 +306,7 @@ impl ::prost::Message for super::JobList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -438,10 +438,10 @@ impl ::prost::Message for super::JobStatus {
         ::prost::encoding::message::encode_repeated(1, &self.conditions, buf);
         if let Some(v) = &self.start_time { ::prost::encoding::message::encode(2, v, buf); }
         if let Some(v) = &self.completion_time { ::prost::encoding::message::encode(3, v, buf); }
-        if let Some(v) = &self.active { ::prost::encoding::int32::encode(4, v, buf); }
-        if let Some(v) = &self.succeeded { ::prost::encoding::int32::encode(5, v, buf); }
-        if let Some(v) = &self.failed { ::prost::encoding::int32::encode(6, v, buf); }
-        if let Some(v) = &self.completed_indexes { ::prost::encoding::string::encode(7, v, buf); }
+        match &self.active { Some(v) => ::prost::encoding::int32::encode(4, v, buf), None => ::prost::encoding::int32::encode(4, &<i32>::default(), buf) }
+        match &self.succeeded { Some(v) => ::prost::encoding::int32::encode(5, v, buf), None => ::prost::encoding::int32::encode(5, &<i32>::default(), buf) }
+        match &self.failed { Some(v) => ::prost::encoding::int32::encode(6, v, buf), None => ::prost::encoding::int32::encode(6, &<i32>::default(), buf) }
+        match &self.completed_indexes { Some(v) => ::prost::encoding::string::encode(7, v, buf), None => ::prost::encoding::string::encode(7, &<String>::default(), buf) }
         if let Some(v) = &self.uncounted_terminated_pods { ::prost::encoding::message::encode(8, v, buf); }
         if let Some(v) = &self.ready { ::prost::encoding::int32::encode(9, v, buf); }
         if let Some(v) = &self.failed_indexes { ::prost::encoding::string::encode(10, v, buf); }
@@ -504,10 +504,10 @@ impl ::prost::Message for super::JobStatus {
             + ::prost::encoding::message::encoded_len_repeated(1, &self.conditions)
             + self.start_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
             + self.completion_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
-            + self.active.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(4, v))
-            + self.succeeded.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(5, v))
-            + self.failed.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(6, v))
-            + self.completed_indexes.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(7, v))
+            + self.active.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(4, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(4, v))
+            + self.succeeded.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(5, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(5, v))
+            + self.failed.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(6, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(6, v))
+            + self.completed_indexes.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(7, &<String>::default()), |v| ::prost::encoding::string::encoded_len(7, v))
             + self.uncounted_terminated_pods.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(8, v))
             + self.ready.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(9, v))
             + self.failed_indexes.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(10, v))
@@ -522,8 +522,8 @@ impl ::prost::Message for super::JobStatus {
 impl ::prost::Message for super::JobTemplateSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::batch::v1::JobSpec>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -543,8 +543,8 @@ impl ::prost::Message for super::JobTemplateSpec {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::batch::v1::JobSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -622,7 +622,7 @@ impl ::prost::Message for super::PodFailurePolicyOnPodConditionsPattern {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.r#type, buf);
-        if let Some(v) = &self.status { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.status { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -643,7 +643,7 @@ impl ::prost::Message for super::PodFailurePolicyOnPodConditionsPattern {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len(1, &self.r#type)
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
     }
 
     fn clear(&mut self) {

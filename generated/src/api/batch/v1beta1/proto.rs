@@ -9,9 +9,9 @@ use ::prost::DecodeError;
 impl ::prost::Message for super::CronJob {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::batch::v1beta1::CronJobSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::batch::v1beta1::CronJobStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -35,9 +35,9 @@ impl ::prost::Message for super::CronJob {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::batch::v1beta1::CronJobSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::batch::v1beta1::CronJobStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -48,7 +48,7 @@ impl ::prost::Message for super::CronJob {
 impl ::prost::Message for super::CronJobList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -69,7 +69,7 @@ impl ::prost::Message for super::CronJobList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -81,11 +81,11 @@ impl ::prost::Message for super::CronJobList {
 impl ::prost::Message for super::CronJobSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.schedule { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.schedule { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         if let Some(v) = &self.starting_deadline_seconds { ::prost::encoding::int64::encode(2, v, buf); }
-        if let Some(v) = &self.concurrency_policy { ::prost::encoding::string::encode(3, v, buf); }
+        match &self.concurrency_policy { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
         if let Some(v) = &self.suspend { ::prost::encoding::bool::encode(4, v, buf); }
-        if let Some(v) = &self.job_template { ::prost::encoding::message::encode(5, v, buf); }
+        match &self.job_template { Some(v) => ::prost::encoding::message::encode(5, v, buf), None => ::prost::encoding::message::encode(5, &<crate::api::batch::v1beta1::JobTemplateSpec>::default(), buf) }
         if let Some(v) = &self.successful_jobs_history_limit { ::prost::encoding::int32::encode(6, v, buf); }
         if let Some(v) = &self.failed_jobs_history_limit { ::prost::encoding::int32::encode(7, v, buf); }
         if let Some(v) = &self.time_zone { ::prost::encoding::string::encode(8, v, buf); }
@@ -132,11 +132,11 @@ impl ::prost::Message for super::CronJobSpec {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.schedule.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.schedule.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + self.starting_deadline_seconds.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(2, v))
-            + self.concurrency_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.concurrency_policy.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
             + self.suspend.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(4, v))
-            + self.job_template.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(5, v))
+            + self.job_template.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(5, &<crate::api::batch::v1beta1::JobTemplateSpec>::default()), |v| ::prost::encoding::message::encoded_len(5, v))
             + self.successful_jobs_history_limit.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(6, v))
             + self.failed_jobs_history_limit.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(7, v))
             + self.time_zone.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(8, v))
@@ -189,8 +189,8 @@ impl ::prost::Message for super::CronJobStatus {
 impl ::prost::Message for super::JobTemplateSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::batch::v1::JobSpec>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -210,8 +210,8 @@ impl ::prost::Message for super::JobTemplateSpec {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::batch::v1::JobSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
     }
 
     fn clear(&mut self) {

@@ -9,7 +9,7 @@ use ::prost::DecodeError;
 impl ::prost::Message for super::ClusterTrustBundle {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
         ::prost::encoding::message::encode(2, &self.spec, buf);
     }
 
@@ -30,7 +30,7 @@ impl ::prost::Message for super::ClusterTrustBundle {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len(2, &self.spec)
     }
 
@@ -42,7 +42,7 @@ impl ::prost::Message for super::ClusterTrustBundle {
 impl ::prost::Message for super::ClusterTrustBundleList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -63,7 +63,7 @@ impl ::prost::Message for super::ClusterTrustBundleList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -75,7 +75,7 @@ impl ::prost::Message for super::ClusterTrustBundleList {
 impl ::prost::Message for super::ClusterTrustBundleSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.signer_name { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.signer_name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         ::prost::encoding::string::encode(2, &self.trust_bundle, buf);
     }
 
@@ -96,7 +96,7 @@ impl ::prost::Message for super::ClusterTrustBundleSpec {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.signer_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.signer_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + ::prost::encoding::string::encoded_len(2, &self.trust_bundle)
     }
 

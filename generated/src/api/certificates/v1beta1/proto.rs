@@ -9,9 +9,9 @@ use ::prost::DecodeError;
 impl ::prost::Message for super::CertificateSigningRequest {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::certificates::v1beta1::CertificateSigningRequestSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::certificates::v1beta1::CertificateSigningRequestStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -35,9 +35,9 @@ impl ::prost::Message for super::CertificateSigningRequest {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::certificates::v1beta1::CertificateSigningRequestSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::certificates::v1beta1::CertificateSigningRequestStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -48,12 +48,12 @@ impl ::prost::Message for super::CertificateSigningRequest {
 impl ::prost::Message for super::CertificateSigningRequestCondition {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.r#type { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.reason { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.message { ::prost::encoding::string::encode(3, v, buf); }
-        if let Some(v) = &self.last_update_time { ::prost::encoding::message::encode(4, v, buf); }
-        if let Some(v) = &self.last_transition_time { ::prost::encoding::message::encode(5, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::string::encode(6, v, buf); }
+        match &self.r#type { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.reason { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.message { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
+        match &self.last_update_time { Some(v) => ::prost::encoding::message::encode(4, v, buf), None => ::prost::encoding::message::encode(4, &<::kapi_apimachinery::Time>::default(), buf) }
+        match &self.last_transition_time { Some(v) => ::prost::encoding::message::encode(5, v, buf), None => ::prost::encoding::message::encode(5, &<::kapi_apimachinery::Time>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::string::encode(6, v, buf), None => ::prost::encoding::string::encode(6, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -89,12 +89,12 @@ impl ::prost::Message for super::CertificateSigningRequestCondition {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.r#type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
-            + self.last_update_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
-            + self.last_transition_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(5, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
+            + self.r#type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.reason.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.message.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.last_update_time.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(4, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(4, v))
+            + self.last_transition_time.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(5, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(5, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(6, &<String>::default()), |v| ::prost::encoding::string::encoded_len(6, v))
     }
 
     fn clear(&mut self) {
@@ -105,7 +105,7 @@ impl ::prost::Message for super::CertificateSigningRequestCondition {
 impl ::prost::Message for super::CertificateSigningRequestList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -126,7 +126,7 @@ impl ::prost::Message for super::CertificateSigningRequestList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -139,8 +139,8 @@ impl ::prost::Message for super::CertificateSigningRequestSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(v) = &self.request { ::prost::encoding::bytes::encode(1, v, buf); }
-        if let Some(v) = &self.username { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.uid { ::prost::encoding::string::encode(3, v, buf); }
+        match &self.username { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.uid { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
         ::prost::encoding::string::encode_repeated(4, &self.groups, buf);
         ::prost::encoding::string::encode_repeated(5, &self.usages, buf);
         ::kapi_apimachinery::wire::encode_map(6, &self.extra, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::message::encode, ::prost::encoding::message::encoded_len);
@@ -190,8 +190,8 @@ impl ::prost::Message for super::CertificateSigningRequestSpec {
     fn encoded_len(&self) -> usize {
         0
             + self.request.as_ref().map_or(0, |v| ::prost::encoding::bytes::encoded_len(1, v))
-            + self.username.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.uid.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.username.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.uid.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
             + ::prost::encoding::string::encoded_len_repeated(4, &self.groups)
             + ::prost::encoding::string::encoded_len_repeated(5, &self.usages)
             + ::kapi_apimachinery::wire::encoded_len_map(6, &self.extra, ::prost::encoding::string::encoded_len, ::prost::encoding::message::encoded_len)
@@ -240,7 +240,7 @@ impl ::prost::Message for super::CertificateSigningRequestStatus {
 impl ::prost::Message for super::ClusterTrustBundle {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
         ::prost::encoding::message::encode(2, &self.spec, buf);
     }
 
@@ -261,7 +261,7 @@ impl ::prost::Message for super::ClusterTrustBundle {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len(2, &self.spec)
     }
 
@@ -273,7 +273,7 @@ impl ::prost::Message for super::ClusterTrustBundle {
 impl ::prost::Message for super::ClusterTrustBundleList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -294,7 +294,7 @@ impl ::prost::Message for super::ClusterTrustBundleList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -306,7 +306,7 @@ impl ::prost::Message for super::ClusterTrustBundleList {
 impl ::prost::Message for super::ClusterTrustBundleSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.signer_name { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.signer_name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         ::prost::encoding::string::encode(2, &self.trust_bundle, buf);
     }
 
@@ -327,7 +327,7 @@ impl ::prost::Message for super::ClusterTrustBundleSpec {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.signer_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.signer_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + ::prost::encoding::string::encoded_len(2, &self.trust_bundle)
     }
 
@@ -366,9 +366,9 @@ impl ::prost::Message for super::ExtraValue {
 impl ::prost::Message for super::PodCertificateRequest {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
         ::prost::encoding::message::encode(2, &self.spec, buf);
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::certificates::v1beta1::PodCertificateRequestStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -392,9 +392,9 @@ impl ::prost::Message for super::PodCertificateRequest {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len(2, &self.spec)
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::certificates::v1beta1::PodCertificateRequestStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -405,7 +405,7 @@ impl ::prost::Message for super::PodCertificateRequest {
 impl ::prost::Message for super::PodCertificateRequestList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -426,7 +426,7 @@ impl ::prost::Message for super::PodCertificateRequestList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -532,7 +532,7 @@ impl ::prost::Message for super::PodCertificateRequestStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::message::encode_repeated(1, &self.conditions, buf);
-        if let Some(v) = &self.certificate_chain { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.certificate_chain { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
         if let Some(v) = &self.not_before { ::prost::encoding::message::encode(4, v, buf); }
         if let Some(v) = &self.begin_refresh_at { ::prost::encoding::message::encode(5, v, buf); }
         if let Some(v) = &self.not_after { ::prost::encoding::message::encode(6, v, buf); }
@@ -568,7 +568,7 @@ impl ::prost::Message for super::PodCertificateRequestStatus {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::message::encoded_len_repeated(1, &self.conditions)
-            + self.certificate_chain.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.certificate_chain.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
             + self.not_before.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
             + self.begin_refresh_at.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(5, v))
             + self.not_after.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(6, v))

@@ -9,7 +9,7 @@ use ::prost::DecodeError;
 impl ::prost::Message for super::LeaseCandidate {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
         ::prost::encoding::message::encode(2, &self.spec, buf);
     }
 
@@ -30,7 +30,7 @@ impl ::prost::Message for super::LeaseCandidate {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len(2, &self.spec)
     }
 
@@ -42,7 +42,7 @@ impl ::prost::Message for super::LeaseCandidate {
 impl ::prost::Message for super::LeaseCandidateList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -63,7 +63,7 @@ impl ::prost::Message for super::LeaseCandidateList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -79,7 +79,7 @@ impl ::prost::Message for super::LeaseCandidateSpec {
         if let Some(v) = &self.ping_time { ::prost::encoding::message::encode(2, v, buf); }
         if let Some(v) = &self.renew_time { ::prost::encoding::message::encode(3, v, buf); }
         ::prost::encoding::string::encode(4, &self.binary_version, buf);
-        if let Some(v) = &self.emulation_version { ::prost::encoding::string::encode(5, v, buf); }
+        match &self.emulation_version { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
         ::prost::encoding::string::encode(6, &self.strategy, buf);
     }
 
@@ -120,7 +120,7 @@ impl ::prost::Message for super::LeaseCandidateSpec {
             + self.ping_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
             + self.renew_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
             + ::prost::encoding::string::encoded_len(4, &self.binary_version)
-            + self.emulation_version.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.emulation_version.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
             + ::prost::encoding::string::encoded_len(6, &self.strategy)
     }
 

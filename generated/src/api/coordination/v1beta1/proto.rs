@@ -9,8 +9,8 @@ use ::prost::DecodeError;
 impl ::prost::Message for super::Lease {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::coordination::v1beta1::LeaseSpec>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -30,8 +30,8 @@ impl ::prost::Message for super::Lease {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::coordination::v1beta1::LeaseSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -42,7 +42,7 @@ impl ::prost::Message for super::Lease {
 impl ::prost::Message for super::LeaseCandidate {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
         ::prost::encoding::message::encode(2, &self.spec, buf);
     }
 
@@ -63,7 +63,7 @@ impl ::prost::Message for super::LeaseCandidate {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len(2, &self.spec)
     }
 
@@ -75,7 +75,7 @@ impl ::prost::Message for super::LeaseCandidate {
 impl ::prost::Message for super::LeaseCandidateList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -96,7 +96,7 @@ impl ::prost::Message for super::LeaseCandidateList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -112,7 +112,7 @@ impl ::prost::Message for super::LeaseCandidateSpec {
         if let Some(v) = &self.ping_time { ::prost::encoding::message::encode(2, v, buf); }
         if let Some(v) = &self.renew_time { ::prost::encoding::message::encode(3, v, buf); }
         ::prost::encoding::string::encode(4, &self.binary_version, buf);
-        if let Some(v) = &self.emulation_version { ::prost::encoding::string::encode(5, v, buf); }
+        match &self.emulation_version { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
         ::prost::encoding::string::encode(6, &self.strategy, buf);
     }
 
@@ -153,7 +153,7 @@ impl ::prost::Message for super::LeaseCandidateSpec {
             + self.ping_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
             + self.renew_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
             + ::prost::encoding::string::encoded_len(4, &self.binary_version)
-            + self.emulation_version.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.emulation_version.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
             + ::prost::encoding::string::encoded_len(6, &self.strategy)
     }
 
@@ -165,7 +165,7 @@ impl ::prost::Message for super::LeaseCandidateSpec {
 impl ::prost::Message for super::LeaseList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -186,7 +186,7 @@ impl ::prost::Message for super::LeaseList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 

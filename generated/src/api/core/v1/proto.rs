@@ -10,9 +10,9 @@ impl ::prost::Message for super::AWSElasticBlockStoreVolumeSource {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.volume_id, buf);
-        if let Some(v) = &self.fs_type { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.partition { ::prost::encoding::int32::encode(3, v, buf); }
-        if let Some(v) = &self.read_only { ::prost::encoding::bool::encode(4, v, buf); }
+        match &self.fs_type { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.partition { Some(v) => ::prost::encoding::int32::encode(3, v, buf), None => ::prost::encoding::int32::encode(3, &<i32>::default(), buf) }
+        match &self.read_only { Some(v) => ::prost::encoding::bool::encode(4, v, buf), None => ::prost::encoding::bool::encode(4, &<bool>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -41,9 +41,9 @@ impl ::prost::Message for super::AWSElasticBlockStoreVolumeSource {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len(1, &self.volume_id)
-            + self.fs_type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.partition.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(3, v))
-            + self.read_only.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(4, v))
+            + self.fs_type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.partition.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(3, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(3, v))
+            + self.read_only.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(4, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(4, v))
     }
 
     fn clear(&mut self) {
@@ -245,7 +245,7 @@ impl ::prost::Message for super::AzureFilePersistentVolumeSource {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.secret_name, buf);
         ::prost::encoding::string::encode(2, &self.share_name, buf);
-        if let Some(v) = &self.read_only { ::prost::encoding::bool::encode(3, v, buf); }
+        match &self.read_only { Some(v) => ::prost::encoding::bool::encode(3, v, buf), None => ::prost::encoding::bool::encode(3, &<bool>::default(), buf) }
         if let Some(v) = &self.secret_namespace { ::prost::encoding::string::encode(4, v, buf); }
     }
 
@@ -276,7 +276,7 @@ impl ::prost::Message for super::AzureFilePersistentVolumeSource {
         0
             + ::prost::encoding::string::encoded_len(1, &self.secret_name)
             + ::prost::encoding::string::encoded_len(2, &self.share_name)
-            + self.read_only.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(3, v))
+            + self.read_only.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(3, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(3, v))
             + self.secret_namespace.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
     }
 
@@ -290,7 +290,7 @@ impl ::prost::Message for super::AzureFileVolumeSource {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.secret_name, buf);
         ::prost::encoding::string::encode(2, &self.share_name, buf);
-        if let Some(v) = &self.read_only { ::prost::encoding::bool::encode(3, v, buf); }
+        match &self.read_only { Some(v) => ::prost::encoding::bool::encode(3, v, buf), None => ::prost::encoding::bool::encode(3, &<bool>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -316,7 +316,7 @@ impl ::prost::Message for super::AzureFileVolumeSource {
         0
             + ::prost::encoding::string::encoded_len(1, &self.secret_name)
             + ::prost::encoding::string::encoded_len(2, &self.share_name)
-            + self.read_only.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(3, v))
+            + self.read_only.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(3, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -327,7 +327,7 @@ impl ::prost::Message for super::AzureFileVolumeSource {
 impl ::prost::Message for super::Binding {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
         ::prost::encoding::message::encode(2, &self.target, buf);
     }
 
@@ -348,7 +348,7 @@ impl ::prost::Message for super::Binding {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len(2, &self.target)
     }
 
@@ -362,8 +362,8 @@ impl ::prost::Message for super::CSIPersistentVolumeSource {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.driver, buf);
         ::prost::encoding::string::encode(2, &self.volume_handle, buf);
-        if let Some(v) = &self.read_only { ::prost::encoding::bool::encode(3, v, buf); }
-        if let Some(v) = &self.fs_type { ::prost::encoding::string::encode(4, v, buf); }
+        match &self.read_only { Some(v) => ::prost::encoding::bool::encode(3, v, buf), None => ::prost::encoding::bool::encode(3, &<bool>::default(), buf) }
+        match &self.fs_type { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
         ::kapi_apimachinery::wire::encode_map(5, &self.volume_attributes, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len);
         if let Some(v) = &self.controller_publish_secret_ref { ::prost::encoding::message::encode(6, v, buf); }
         if let Some(v) = &self.node_stage_secret_ref { ::prost::encoding::message::encode(7, v, buf); }
@@ -423,8 +423,8 @@ impl ::prost::Message for super::CSIPersistentVolumeSource {
         0
             + ::prost::encoding::string::encoded_len(1, &self.driver)
             + ::prost::encoding::string::encoded_len(2, &self.volume_handle)
-            + self.read_only.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(3, v))
-            + self.fs_type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.read_only.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(3, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(3, v))
+            + self.fs_type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
             + ::kapi_apimachinery::wire::encoded_len_map(5, &self.volume_attributes, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encoded_len)
             + self.controller_publish_secret_ref.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(6, v))
             + self.node_stage_secret_ref.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(7, v))
@@ -526,11 +526,11 @@ impl ::prost::Message for super::CephFSPersistentVolumeSource {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode_repeated(1, &self.monitors, buf);
-        if let Some(v) = &self.path { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.user { ::prost::encoding::string::encode(3, v, buf); }
-        if let Some(v) = &self.secret_file { ::prost::encoding::string::encode(4, v, buf); }
+        match &self.path { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.user { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
+        match &self.secret_file { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
         if let Some(v) = &self.secret_ref { ::prost::encoding::message::encode(5, v, buf); }
-        if let Some(v) = &self.read_only { ::prost::encoding::bool::encode(6, v, buf); }
+        match &self.read_only { Some(v) => ::prost::encoding::bool::encode(6, v, buf), None => ::prost::encoding::bool::encode(6, &<bool>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -567,11 +567,11 @@ impl ::prost::Message for super::CephFSPersistentVolumeSource {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len_repeated(1, &self.monitors)
-            + self.path.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.user.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
-            + self.secret_file.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.path.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.user.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.secret_file.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
             + self.secret_ref.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(5, v))
-            + self.read_only.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(6, v))
+            + self.read_only.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(6, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(6, v))
     }
 
     fn clear(&mut self) {
@@ -583,11 +583,11 @@ impl ::prost::Message for super::CephFSVolumeSource {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode_repeated(1, &self.monitors, buf);
-        if let Some(v) = &self.path { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.user { ::prost::encoding::string::encode(3, v, buf); }
-        if let Some(v) = &self.secret_file { ::prost::encoding::string::encode(4, v, buf); }
+        match &self.path { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.user { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
+        match &self.secret_file { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
         if let Some(v) = &self.secret_ref { ::prost::encoding::message::encode(5, v, buf); }
-        if let Some(v) = &self.read_only { ::prost::encoding::bool::encode(6, v, buf); }
+        match &self.read_only { Some(v) => ::prost::encoding::bool::encode(6, v, buf), None => ::prost::encoding::bool::encode(6, &<bool>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -624,11 +624,11 @@ impl ::prost::Message for super::CephFSVolumeSource {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len_repeated(1, &self.monitors)
-            + self.path.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.user.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
-            + self.secret_file.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.path.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.user.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.secret_file.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
             + self.secret_ref.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(5, v))
-            + self.read_only.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(6, v))
+            + self.read_only.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(6, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(6, v))
     }
 
     fn clear(&mut self) {
@@ -640,8 +640,8 @@ impl ::prost::Message for super::CinderPersistentVolumeSource {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.volume_id, buf);
-        if let Some(v) = &self.fs_type { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.read_only { ::prost::encoding::bool::encode(3, v, buf); }
+        match &self.fs_type { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.read_only { Some(v) => ::prost::encoding::bool::encode(3, v, buf), None => ::prost::encoding::bool::encode(3, &<bool>::default(), buf) }
         if let Some(v) = &self.secret_ref { ::prost::encoding::message::encode(4, v, buf); }
     }
 
@@ -671,8 +671,8 @@ impl ::prost::Message for super::CinderPersistentVolumeSource {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len(1, &self.volume_id)
-            + self.fs_type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.read_only.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(3, v))
+            + self.fs_type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.read_only.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(3, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(3, v))
             + self.secret_ref.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
     }
 
@@ -685,8 +685,8 @@ impl ::prost::Message for super::CinderVolumeSource {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.volume_id, buf);
-        if let Some(v) = &self.fs_type { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.read_only { ::prost::encoding::bool::encode(3, v, buf); }
+        match &self.fs_type { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.read_only { Some(v) => ::prost::encoding::bool::encode(3, v, buf), None => ::prost::encoding::bool::encode(3, &<bool>::default(), buf) }
         if let Some(v) = &self.secret_ref { ::prost::encoding::message::encode(4, v, buf); }
     }
 
@@ -716,8 +716,8 @@ impl ::prost::Message for super::CinderVolumeSource {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len(1, &self.volume_id)
-            + self.fs_type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.read_only.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(3, v))
+            + self.fs_type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.read_only.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(3, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(3, v))
             + self.secret_ref.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
     }
 
@@ -809,8 +809,8 @@ impl ::prost::Message for super::ComponentCondition {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.r#type, buf);
         ::prost::encoding::string::encode(2, &self.status, buf);
-        if let Some(v) = &self.message { ::prost::encoding::string::encode(3, v, buf); }
-        if let Some(v) = &self.error { ::prost::encoding::string::encode(4, v, buf); }
+        match &self.message { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
+        match &self.error { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -840,8 +840,8 @@ impl ::prost::Message for super::ComponentCondition {
         0
             + ::prost::encoding::string::encoded_len(1, &self.r#type)
             + ::prost::encoding::string::encoded_len(2, &self.status)
-            + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
-            + self.error.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.message.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.error.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
     }
 
     fn clear(&mut self) {
@@ -852,7 +852,7 @@ impl ::prost::Message for super::ComponentCondition {
 impl ::prost::Message for super::ComponentStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.conditions, buf);
     }
 
@@ -873,7 +873,7 @@ impl ::prost::Message for super::ComponentStatus {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.conditions)
     }
 
@@ -885,7 +885,7 @@ impl ::prost::Message for super::ComponentStatus {
 impl ::prost::Message for super::ComponentStatusList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -906,7 +906,7 @@ impl ::prost::Message for super::ComponentStatusList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -918,7 +918,7 @@ impl ::prost::Message for super::ComponentStatusList {
 impl ::prost::Message for super::ConfigMap {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
         ::kapi_apimachinery::wire::encode_map(2, &self.data, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len);
         ::kapi_apimachinery::wire::encode_map(3, &self.binary_data, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::bytes::encode, ::prost::encoding::bytes::encoded_len);
         if let Some(v) = &self.immutable { ::prost::encoding::bool::encode(4, v, buf); }
@@ -949,7 +949,7 @@ impl ::prost::Message for super::ConfigMap {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::kapi_apimachinery::wire::encoded_len_map(2, &self.data, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encoded_len)
             + ::kapi_apimachinery::wire::encoded_len_map(3, &self.binary_data, ::prost::encoding::string::encoded_len, ::prost::encoding::bytes::encoded_len)
             + self.immutable.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(4, v))
@@ -963,7 +963,7 @@ impl ::prost::Message for super::ConfigMap {
 impl ::prost::Message for super::ConfigMapEnvSource {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        { let len = self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v)); ::prost::encoding::encode_key(1, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); } }
+        { let len = self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v)); ::prost::encoding::encode_key(1, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); match &self.name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) } }
         if let Some(v) = &self.optional { ::prost::encoding::bool::encode(2, v, buf); }
     }
 
@@ -984,7 +984,7 @@ impl ::prost::Message for super::ConfigMapEnvSource {
 
     fn encoded_len(&self) -> usize {
         0
-            + { let len = self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v)); ::prost::encoding::key_len(1) + ::prost::encoding::encoded_len_varint(len as u64) + len }
+            + { let len = self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v)); ::prost::encoding::key_len(1) + ::prost::encoding::encoded_len_varint(len as u64) + len }
             + self.optional.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(2, v))
     }
 
@@ -996,7 +996,7 @@ impl ::prost::Message for super::ConfigMapEnvSource {
 impl ::prost::Message for super::ConfigMapKeySelector {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        { let len = self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v)); ::prost::encoding::encode_key(1, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); } }
+        { let len = self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v)); ::prost::encoding::encode_key(1, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); match &self.name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) } }
         ::prost::encoding::string::encode(2, &self.key, buf);
         if let Some(v) = &self.optional { ::prost::encoding::bool::encode(3, v, buf); }
     }
@@ -1022,7 +1022,7 @@ impl ::prost::Message for super::ConfigMapKeySelector {
 
     fn encoded_len(&self) -> usize {
         0
-            + { let len = self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v)); ::prost::encoding::key_len(1) + ::prost::encoding::encoded_len_varint(len as u64) + len }
+            + { let len = self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v)); ::prost::encoding::key_len(1) + ::prost::encoding::encoded_len_varint(len as u64) + len }
             + ::prost::encoding::string::encoded_len(2, &self.key)
             + self.optional.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(3, v))
     }
@@ -1035,7 +1035,7 @@ impl ::prost::Message for super::ConfigMapKeySelector {
 impl ::prost::Message for super::ConfigMapList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -1056,7 +1056,7 @@ impl ::prost::Message for super::ConfigMapList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -1070,8 +1070,8 @@ impl ::prost::Message for super::ConfigMapNodeConfigSource {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.namespace, buf);
         ::prost::encoding::string::encode(2, &self.name, buf);
-        if let Some(v) = &self.uid { ::prost::encoding::string::encode(3, v, buf); }
-        if let Some(v) = &self.resource_version { ::prost::encoding::string::encode(4, v, buf); }
+        match &self.uid { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
+        match &self.resource_version { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
         ::prost::encoding::string::encode(5, &self.kubelet_config_key, buf);
     }
 
@@ -1106,8 +1106,8 @@ impl ::prost::Message for super::ConfigMapNodeConfigSource {
         0
             + ::prost::encoding::string::encoded_len(1, &self.namespace)
             + ::prost::encoding::string::encoded_len(2, &self.name)
-            + self.uid.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
-            + self.resource_version.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.uid.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.resource_version.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
             + ::prost::encoding::string::encoded_len(5, &self.kubelet_config_key)
     }
 
@@ -1119,7 +1119,7 @@ impl ::prost::Message for super::ConfigMapNodeConfigSource {
 impl ::prost::Message for super::ConfigMapProjection {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        { let len = self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v)); ::prost::encoding::encode_key(1, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); } }
+        { let len = self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v)); ::prost::encoding::encode_key(1, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); match &self.name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) } }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
         if let Some(v) = &self.optional { ::prost::encoding::bool::encode(4, v, buf); }
     }
@@ -1145,7 +1145,7 @@ impl ::prost::Message for super::ConfigMapProjection {
 
     fn encoded_len(&self) -> usize {
         0
-            + { let len = self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v)); ::prost::encoding::key_len(1) + ::prost::encoding::encoded_len_varint(len as u64) + len }
+            + { let len = self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v)); ::prost::encoding::key_len(1) + ::prost::encoding::encoded_len_varint(len as u64) + len }
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
             + self.optional.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(4, v))
     }
@@ -1158,7 +1158,7 @@ impl ::prost::Message for super::ConfigMapProjection {
 impl ::prost::Message for super::ConfigMapVolumeSource {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        { let len = self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v)); ::prost::encoding::encode_key(1, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); } }
+        { let len = self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v)); ::prost::encoding::encode_key(1, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); match &self.name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) } }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
         if let Some(v) = &self.default_mode { ::prost::encoding::int32::encode(3, v, buf); }
         if let Some(v) = &self.optional { ::prost::encoding::bool::encode(4, v, buf); }
@@ -1189,7 +1189,7 @@ impl ::prost::Message for super::ConfigMapVolumeSource {
 
     fn encoded_len(&self) -> usize {
         0
-            + { let len = self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v)); ::prost::encoding::key_len(1) + ::prost::encoding::encoded_len_varint(len as u64) + len }
+            + { let len = self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v)); ::prost::encoding::key_len(1) + ::prost::encoding::encoded_len_varint(len as u64) + len }
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
             + self.default_mode.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(3, v))
             + self.optional.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(4, v))
@@ -1204,25 +1204,25 @@ impl ::prost::Message for super::Container {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.name, buf);
-        if let Some(v) = &self.image { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.image { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
         ::prost::encoding::string::encode_repeated(3, &self.command, buf);
         ::prost::encoding::string::encode_repeated(4, &self.args, buf);
-        if let Some(v) = &self.working_dir { ::prost::encoding::string::encode(5, v, buf); }
+        match &self.working_dir { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
         ::prost::encoding::message::encode_repeated(6, &self.ports, buf);
         ::prost::encoding::message::encode_repeated(7, &self.env, buf);
-        if let Some(v) = &self.resources { ::prost::encoding::message::encode(8, v, buf); }
+        match &self.resources { Some(v) => ::prost::encoding::message::encode(8, v, buf), None => ::prost::encoding::message::encode(8, &<crate::api::core::v1::ResourceRequirements>::default(), buf) }
         ::prost::encoding::message::encode_repeated(9, &self.volume_mounts, buf);
         if let Some(v) = &self.liveness_probe { ::prost::encoding::message::encode(10, v, buf); }
         if let Some(v) = &self.readiness_probe { ::prost::encoding::message::encode(11, v, buf); }
         if let Some(v) = &self.lifecycle { ::prost::encoding::message::encode(12, v, buf); }
-        if let Some(v) = &self.termination_message_path { ::prost::encoding::string::encode(13, v, buf); }
-        if let Some(v) = &self.image_pull_policy { ::prost::encoding::string::encode(14, v, buf); }
+        match &self.termination_message_path { Some(v) => ::prost::encoding::string::encode(13, v, buf), None => ::prost::encoding::string::encode(13, &<String>::default(), buf) }
+        match &self.image_pull_policy { Some(v) => ::prost::encoding::string::encode(14, v, buf), None => ::prost::encoding::string::encode(14, &<String>::default(), buf) }
         if let Some(v) = &self.security_context { ::prost::encoding::message::encode(15, v, buf); }
-        if let Some(v) = &self.stdin { ::prost::encoding::bool::encode(16, v, buf); }
-        if let Some(v) = &self.stdin_once { ::prost::encoding::bool::encode(17, v, buf); }
-        if let Some(v) = &self.tty { ::prost::encoding::bool::encode(18, v, buf); }
+        match &self.stdin { Some(v) => ::prost::encoding::bool::encode(16, v, buf), None => ::prost::encoding::bool::encode(16, &<bool>::default(), buf) }
+        match &self.stdin_once { Some(v) => ::prost::encoding::bool::encode(17, v, buf), None => ::prost::encoding::bool::encode(17, &<bool>::default(), buf) }
+        match &self.tty { Some(v) => ::prost::encoding::bool::encode(18, v, buf), None => ::prost::encoding::bool::encode(18, &<bool>::default(), buf) }
         ::prost::encoding::message::encode_repeated(19, &self.env_from, buf);
-        if let Some(v) = &self.termination_message_policy { ::prost::encoding::string::encode(20, v, buf); }
+        match &self.termination_message_policy { Some(v) => ::prost::encoding::string::encode(20, v, buf), None => ::prost::encoding::string::encode(20, &<String>::default(), buf) }
         ::prost::encoding::message::encode_repeated(21, &self.volume_devices, buf);
         if let Some(v) = &self.startup_probe { ::prost::encoding::message::encode(22, v, buf); }
         ::prost::encoding::message::encode_repeated(23, &self.resize_policy, buf);
@@ -1340,25 +1340,25 @@ impl ::prost::Message for super::Container {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len(1, &self.name)
-            + self.image.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.image.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
             + ::prost::encoding::string::encoded_len_repeated(3, &self.command)
             + ::prost::encoding::string::encoded_len_repeated(4, &self.args)
-            + self.working_dir.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.working_dir.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
             + ::prost::encoding::message::encoded_len_repeated(6, &self.ports)
             + ::prost::encoding::message::encoded_len_repeated(7, &self.env)
-            + self.resources.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(8, v))
+            + self.resources.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(8, &<crate::api::core::v1::ResourceRequirements>::default()), |v| ::prost::encoding::message::encoded_len(8, v))
             + ::prost::encoding::message::encoded_len_repeated(9, &self.volume_mounts)
             + self.liveness_probe.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(10, v))
             + self.readiness_probe.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(11, v))
             + self.lifecycle.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(12, v))
-            + self.termination_message_path.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(13, v))
-            + self.image_pull_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(14, v))
+            + self.termination_message_path.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(13, &<String>::default()), |v| ::prost::encoding::string::encoded_len(13, v))
+            + self.image_pull_policy.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(14, &<String>::default()), |v| ::prost::encoding::string::encoded_len(14, v))
             + self.security_context.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(15, v))
-            + self.stdin.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(16, v))
-            + self.stdin_once.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(17, v))
-            + self.tty.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(18, v))
+            + self.stdin.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(16, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(16, v))
+            + self.stdin_once.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(17, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(17, v))
+            + self.tty.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(18, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(18, v))
             + ::prost::encoding::message::encoded_len_repeated(19, &self.env_from)
-            + self.termination_message_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(20, v))
+            + self.termination_message_policy.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(20, &<String>::default()), |v| ::prost::encoding::string::encoded_len(20, v))
             + ::prost::encoding::message::encoded_len_repeated(21, &self.volume_devices)
             + self.startup_probe.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(22, v))
             + ::prost::encoding::message::encoded_len_repeated(23, &self.resize_policy)
@@ -1414,7 +1414,7 @@ impl ::prost::Message for super::ContainerImage {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode_repeated(1, &self.names, buf);
-        if let Some(v) = &self.size_bytes { ::prost::encoding::int64::encode(2, v, buf); }
+        match &self.size_bytes { Some(v) => ::prost::encoding::int64::encode(2, v, buf), None => ::prost::encoding::int64::encode(2, &<i64>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -1435,7 +1435,7 @@ impl ::prost::Message for super::ContainerImage {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len_repeated(1, &self.names)
-            + self.size_bytes.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(2, v))
+            + self.size_bytes.as_ref().map_or_else(|| ::prost::encoding::int64::encoded_len(2, &<i64>::default()), |v| ::prost::encoding::int64::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -1446,11 +1446,11 @@ impl ::prost::Message for super::ContainerImage {
 impl ::prost::Message for super::ContainerPort {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.host_port { ::prost::encoding::int32::encode(2, v, buf); }
+        match &self.name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.host_port { Some(v) => ::prost::encoding::int32::encode(2, v, buf), None => ::prost::encoding::int32::encode(2, &<i32>::default(), buf) }
         ::prost::encoding::int32::encode(3, &self.container_port, buf);
-        if let Some(v) = &self.protocol { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.host_ip { ::prost::encoding::string::encode(5, v, buf); }
+        match &self.protocol { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
+        match &self.host_ip { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -1482,11 +1482,11 @@ impl ::prost::Message for super::ContainerPort {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.host_port.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(2, v))
+            + self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.host_port.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(2, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(2, v))
             + ::prost::encoding::int32::encoded_len(3, &self.container_port)
-            + self.protocol.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.host_ip.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.protocol.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.host_ip.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
     }
 
     fn clear(&mut self) {
@@ -1635,7 +1635,7 @@ impl ::prost::Message for super::ContainerState {
 impl ::prost::Message for super::ContainerStateRunning {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.started_at { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.started_at { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<::kapi_apimachinery::Time>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -1651,7 +1651,7 @@ impl ::prost::Message for super::ContainerStateRunning {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.started_at.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.started_at.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
     }
 
     fn clear(&mut self) {
@@ -1663,12 +1663,12 @@ impl ::prost::Message for super::ContainerStateTerminated {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::int32::encode(1, &self.exit_code, buf);
-        if let Some(v) = &self.signal { ::prost::encoding::int32::encode(2, v, buf); }
-        if let Some(v) = &self.reason { ::prost::encoding::string::encode(3, v, buf); }
-        if let Some(v) = &self.message { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.started_at { ::prost::encoding::message::encode(5, v, buf); }
-        if let Some(v) = &self.finished_at { ::prost::encoding::message::encode(6, v, buf); }
-        if let Some(v) = &self.container_id { ::prost::encoding::string::encode(7, v, buf); }
+        match &self.signal { Some(v) => ::prost::encoding::int32::encode(2, v, buf), None => ::prost::encoding::int32::encode(2, &<i32>::default(), buf) }
+        match &self.reason { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
+        match &self.message { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
+        match &self.started_at { Some(v) => ::prost::encoding::message::encode(5, v, buf), None => ::prost::encoding::message::encode(5, &<::kapi_apimachinery::Time>::default(), buf) }
+        match &self.finished_at { Some(v) => ::prost::encoding::message::encode(6, v, buf), None => ::prost::encoding::message::encode(6, &<::kapi_apimachinery::Time>::default(), buf) }
+        match &self.container_id { Some(v) => ::prost::encoding::string::encode(7, v, buf), None => ::prost::encoding::string::encode(7, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -1709,12 +1709,12 @@ impl ::prost::Message for super::ContainerStateTerminated {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::int32::encoded_len(1, &self.exit_code)
-            + self.signal.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(2, v))
-            + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
-            + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.started_at.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(5, v))
-            + self.finished_at.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(6, v))
-            + self.container_id.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(7, v))
+            + self.signal.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(2, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(2, v))
+            + self.reason.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.message.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.started_at.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(5, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(5, v))
+            + self.finished_at.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(6, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(6, v))
+            + self.container_id.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(7, &<String>::default()), |v| ::prost::encoding::string::encoded_len(7, v))
     }
 
     fn clear(&mut self) {
@@ -1725,8 +1725,8 @@ impl ::prost::Message for super::ContainerStateTerminated {
 impl ::prost::Message for super::ContainerStateWaiting {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.reason { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.message { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.reason { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.message { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -1746,8 +1746,8 @@ impl ::prost::Message for super::ContainerStateWaiting {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.reason.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.message.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -1759,13 +1759,13 @@ impl ::prost::Message for super::ContainerStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.name, buf);
-        if let Some(v) = &self.state { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.last_state { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.state { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::core::v1::ContainerState>::default(), buf) }
+        match &self.last_state { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::core::v1::ContainerState>::default(), buf) }
         ::prost::encoding::bool::encode(4, &self.ready, buf);
         ::prost::encoding::int32::encode(5, &self.restart_count, buf);
         ::prost::encoding::string::encode(6, &self.image, buf);
         ::prost::encoding::string::encode(7, &self.image_id, buf);
-        if let Some(v) = &self.container_id { ::prost::encoding::string::encode(8, v, buf); }
+        match &self.container_id { Some(v) => ::prost::encoding::string::encode(8, v, buf), None => ::prost::encoding::string::encode(8, &<String>::default(), buf) }
         if let Some(v) = &self.started { ::prost::encoding::bool::encode(9, v, buf); }
         ::kapi_apimachinery::wire::encode_map(10, &self.allocated_resources, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::message::encode, ::prost::encoding::message::encoded_len);
         if let Some(v) = &self.resources { ::prost::encoding::message::encode(11, v, buf); }
@@ -1845,13 +1845,13 @@ impl ::prost::Message for super::ContainerStatus {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len(1, &self.name)
-            + self.state.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.last_state.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.state.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::core::v1::ContainerState>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.last_state.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::core::v1::ContainerState>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
             + ::prost::encoding::bool::encoded_len(4, &self.ready)
             + ::prost::encoding::int32::encoded_len(5, &self.restart_count)
             + ::prost::encoding::string::encoded_len(6, &self.image)
             + ::prost::encoding::string::encoded_len(7, &self.image_id)
-            + self.container_id.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(8, v))
+            + self.container_id.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(8, &<String>::default()), |v| ::prost::encoding::string::encoded_len(8, v))
             + self.started.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(9, v))
             + ::kapi_apimachinery::wire::encoded_len_map(10, &self.allocated_resources, ::prost::encoding::string::encoded_len, ::prost::encoding::message::encoded_len)
             + self.resources.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(11, v))
@@ -2028,7 +2028,7 @@ impl ::prost::Message for super::DownwardAPIVolumeSource {
 impl ::prost::Message for super::EmptyDirVolumeSource {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.medium { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.medium { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         if let Some(v) = &self.size_limit { ::prost::encoding::message::encode(2, v, buf); }
     }
 
@@ -2049,7 +2049,7 @@ impl ::prost::Message for super::EmptyDirVolumeSource {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.medium.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.medium.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + self.size_limit.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
     }
 
@@ -2063,7 +2063,7 @@ impl ::prost::Message for super::EndpointAddress {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.ip, buf);
         if let Some(v) = &self.target_ref { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.hostname { ::prost::encoding::string::encode(3, v, buf); }
+        match &self.hostname { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
         if let Some(v) = &self.node_name { ::prost::encoding::string::encode(4, v, buf); }
     }
 
@@ -2094,7 +2094,7 @@ impl ::prost::Message for super::EndpointAddress {
         0
             + ::prost::encoding::string::encoded_len(1, &self.ip)
             + self.target_ref.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.hostname.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.hostname.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
             + self.node_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
     }
 
@@ -2106,9 +2106,9 @@ impl ::prost::Message for super::EndpointAddress {
 impl ::prost::Message for super::EndpointPort {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         ::prost::encoding::int32::encode(2, &self.port, buf);
-        if let Some(v) = &self.protocol { ::prost::encoding::string::encode(3, v, buf); }
+        match &self.protocol { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
         if let Some(v) = &self.app_protocol { ::prost::encoding::string::encode(4, v, buf); }
     }
 
@@ -2137,9 +2137,9 @@ impl ::prost::Message for super::EndpointPort {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + ::prost::encoding::int32::encoded_len(2, &self.port)
-            + self.protocol.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.protocol.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
             + self.app_protocol.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
     }
 
@@ -2190,7 +2190,7 @@ impl ::prost::Message for super::EndpointSubset {
 impl ::prost::Message for super::Endpoints {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.subsets, buf);
     }
 
@@ -2211,7 +2211,7 @@ impl ::prost::Message for super::Endpoints {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.subsets)
     }
 
@@ -2223,7 +2223,7 @@ impl ::prost::Message for super::Endpoints {
 impl ::prost::Message for super::EndpointsList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -2244,7 +2244,7 @@ impl ::prost::Message for super::EndpointsList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -2256,7 +2256,7 @@ impl ::prost::Message for super::EndpointsList {
 impl ::prost::Message for super::EnvFromSource {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.prefix { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.prefix { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         if let Some(v) = &self.config_map_ref { ::prost::encoding::message::encode(2, v, buf); }
         if let Some(v) = &self.secret_ref { ::prost::encoding::message::encode(3, v, buf); }
     }
@@ -2282,7 +2282,7 @@ impl ::prost::Message for super::EnvFromSource {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.prefix.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.prefix.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + self.config_map_ref.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
             + self.secret_ref.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
     }
@@ -2296,7 +2296,7 @@ impl ::prost::Message for super::EnvVar {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.name, buf);
-        if let Some(v) = &self.value { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.value { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
         if let Some(v) = &self.value_from { ::prost::encoding::message::encode(3, v, buf); }
     }
 
@@ -2322,7 +2322,7 @@ impl ::prost::Message for super::EnvVar {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len(1, &self.name)
-            + self.value.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.value.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
             + self.value_from.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
@@ -2385,8 +2385,8 @@ impl ::prost::Message for super::EnvVarSource {
 impl ::prost::Message for super::EphemeralContainer {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        { let len = (::prost::encoding::string::encoded_len(1, &self.name)) + (self.image.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))) + (::prost::encoding::string::encoded_len_repeated(3, &self.command)) + (::prost::encoding::string::encoded_len_repeated(4, &self.args)) + (self.working_dir.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))) + (::prost::encoding::message::encoded_len_repeated(6, &self.ports)) + (::prost::encoding::message::encoded_len_repeated(7, &self.env)) + (self.resources.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(8, v))) + (::prost::encoding::message::encoded_len_repeated(9, &self.volume_mounts)) + (self.liveness_probe.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(10, v))) + (self.readiness_probe.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(11, v))) + (self.lifecycle.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(12, v))) + (self.termination_message_path.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(13, v))) + (self.image_pull_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(14, v))) + (self.security_context.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(15, v))) + (self.stdin.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(16, v))) + (self.stdin_once.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(17, v))) + (self.tty.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(18, v))) + (::prost::encoding::message::encoded_len_repeated(19, &self.env_from)) + (self.termination_message_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(20, v))) + (::prost::encoding::message::encoded_len_repeated(21, &self.volume_devices)) + (self.startup_probe.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(22, v))) + (::prost::encoding::message::encoded_len_repeated(23, &self.resize_policy)) + (self.restart_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(24, v))) + (::prost::encoding::message::encoded_len_repeated(25, &self.restart_policy_rules)); ::prost::encoding::encode_key(1, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); ::prost::encoding::string::encode(1, &self.name, buf); if let Some(v) = &self.image { ::prost::encoding::string::encode(2, v, buf); } ::prost::encoding::string::encode_repeated(3, &self.command, buf); ::prost::encoding::string::encode_repeated(4, &self.args, buf); if let Some(v) = &self.working_dir { ::prost::encoding::string::encode(5, v, buf); } ::prost::encoding::message::encode_repeated(6, &self.ports, buf); ::prost::encoding::message::encode_repeated(7, &self.env, buf); if let Some(v) = &self.resources { ::prost::encoding::message::encode(8, v, buf); } ::prost::encoding::message::encode_repeated(9, &self.volume_mounts, buf); if let Some(v) = &self.liveness_probe { ::prost::encoding::message::encode(10, v, buf); } if let Some(v) = &self.readiness_probe { ::prost::encoding::message::encode(11, v, buf); } if let Some(v) = &self.lifecycle { ::prost::encoding::message::encode(12, v, buf); } if let Some(v) = &self.termination_message_path { ::prost::encoding::string::encode(13, v, buf); } if let Some(v) = &self.image_pull_policy { ::prost::encoding::string::encode(14, v, buf); } if let Some(v) = &self.security_context { ::prost::encoding::message::encode(15, v, buf); } if let Some(v) = &self.stdin { ::prost::encoding::bool::encode(16, v, buf); } if let Some(v) = &self.stdin_once { ::prost::encoding::bool::encode(17, v, buf); } if let Some(v) = &self.tty { ::prost::encoding::bool::encode(18, v, buf); } ::prost::encoding::message::encode_repeated(19, &self.env_from, buf); if let Some(v) = &self.termination_message_policy { ::prost::encoding::string::encode(20, v, buf); } ::prost::encoding::message::encode_repeated(21, &self.volume_devices, buf); if let Some(v) = &self.startup_probe { ::prost::encoding::message::encode(22, v, buf); } ::prost::encoding::message::encode_repeated(23, &self.resize_policy, buf); if let Some(v) = &self.restart_policy { ::prost::encoding::string::encode(24, v, buf); } ::prost::encoding::message::encode_repeated(25, &self.restart_policy_rules, buf); }
-        if let Some(v) = &self.target_container_name { ::prost::encoding::string::encode(2, v, buf); }
+        { let len = (::prost::encoding::string::encoded_len(1, &self.name)) + (self.image.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))) + (::prost::encoding::string::encoded_len_repeated(3, &self.command)) + (::prost::encoding::string::encoded_len_repeated(4, &self.args)) + (self.working_dir.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))) + (::prost::encoding::message::encoded_len_repeated(6, &self.ports)) + (::prost::encoding::message::encoded_len_repeated(7, &self.env)) + (self.resources.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(8, &<crate::api::core::v1::ResourceRequirements>::default()), |v| ::prost::encoding::message::encoded_len(8, v))) + (::prost::encoding::message::encoded_len_repeated(9, &self.volume_mounts)) + (self.liveness_probe.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(10, v))) + (self.readiness_probe.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(11, v))) + (self.lifecycle.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(12, v))) + (self.termination_message_path.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(13, &<String>::default()), |v| ::prost::encoding::string::encoded_len(13, v))) + (self.image_pull_policy.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(14, &<String>::default()), |v| ::prost::encoding::string::encoded_len(14, v))) + (self.security_context.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(15, v))) + (self.stdin.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(16, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(16, v))) + (self.stdin_once.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(17, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(17, v))) + (self.tty.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(18, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(18, v))) + (::prost::encoding::message::encoded_len_repeated(19, &self.env_from)) + (self.termination_message_policy.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(20, &<String>::default()), |v| ::prost::encoding::string::encoded_len(20, v))) + (::prost::encoding::message::encoded_len_repeated(21, &self.volume_devices)) + (self.startup_probe.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(22, v))) + (::prost::encoding::message::encoded_len_repeated(23, &self.resize_policy)) + (self.restart_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(24, v))) + (::prost::encoding::message::encoded_len_repeated(25, &self.restart_policy_rules)); ::prost::encoding::encode_key(1, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); ::prost::encoding::string::encode(1, &self.name, buf); match &self.image { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) } ::prost::encoding::string::encode_repeated(3, &self.command, buf); ::prost::encoding::string::encode_repeated(4, &self.args, buf); match &self.working_dir { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) } ::prost::encoding::message::encode_repeated(6, &self.ports, buf); ::prost::encoding::message::encode_repeated(7, &self.env, buf); match &self.resources { Some(v) => ::prost::encoding::message::encode(8, v, buf), None => ::prost::encoding::message::encode(8, &<crate::api::core::v1::ResourceRequirements>::default(), buf) } ::prost::encoding::message::encode_repeated(9, &self.volume_mounts, buf); if let Some(v) = &self.liveness_probe { ::prost::encoding::message::encode(10, v, buf); } if let Some(v) = &self.readiness_probe { ::prost::encoding::message::encode(11, v, buf); } if let Some(v) = &self.lifecycle { ::prost::encoding::message::encode(12, v, buf); } match &self.termination_message_path { Some(v) => ::prost::encoding::string::encode(13, v, buf), None => ::prost::encoding::string::encode(13, &<String>::default(), buf) } match &self.image_pull_policy { Some(v) => ::prost::encoding::string::encode(14, v, buf), None => ::prost::encoding::string::encode(14, &<String>::default(), buf) } if let Some(v) = &self.security_context { ::prost::encoding::message::encode(15, v, buf); } match &self.stdin { Some(v) => ::prost::encoding::bool::encode(16, v, buf), None => ::prost::encoding::bool::encode(16, &<bool>::default(), buf) } match &self.stdin_once { Some(v) => ::prost::encoding::bool::encode(17, v, buf), None => ::prost::encoding::bool::encode(17, &<bool>::default(), buf) } match &self.tty { Some(v) => ::prost::encoding::bool::encode(18, v, buf), None => ::prost::encoding::bool::encode(18, &<bool>::default(), buf) } ::prost::encoding::message::encode_repeated(19, &self.env_from, buf); match &self.termination_message_policy { Some(v) => ::prost::encoding::string::encode(20, v, buf), None => ::prost::encoding::string::encode(20, &<String>::default(), buf) } ::prost::encoding::message::encode_repeated(21, &self.volume_devices, buf); if let Some(v) = &self.startup_probe { ::prost::encoding::message::encode(22, v, buf); } ::prost::encoding::message::encode_repeated(23, &self.resize_policy, buf); if let Some(v) = &self.restart_policy { ::prost::encoding::string::encode(24, v, buf); } ::prost::encoding::message::encode_repeated(25, &self.restart_policy_rules, buf); }
+        match &self.target_container_name { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -2406,8 +2406,8 @@ impl ::prost::Message for super::EphemeralContainer {
 
     fn encoded_len(&self) -> usize {
         0
-            + { let len = (::prost::encoding::string::encoded_len(1, &self.name)) + (self.image.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))) + (::prost::encoding::string::encoded_len_repeated(3, &self.command)) + (::prost::encoding::string::encoded_len_repeated(4, &self.args)) + (self.working_dir.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))) + (::prost::encoding::message::encoded_len_repeated(6, &self.ports)) + (::prost::encoding::message::encoded_len_repeated(7, &self.env)) + (self.resources.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(8, v))) + (::prost::encoding::message::encoded_len_repeated(9, &self.volume_mounts)) + (self.liveness_probe.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(10, v))) + (self.readiness_probe.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(11, v))) + (self.lifecycle.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(12, v))) + (self.termination_message_path.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(13, v))) + (self.image_pull_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(14, v))) + (self.security_context.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(15, v))) + (self.stdin.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(16, v))) + (self.stdin_once.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(17, v))) + (self.tty.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(18, v))) + (::prost::encoding::message::encoded_len_repeated(19, &self.env_from)) + (self.termination_message_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(20, v))) + (::prost::encoding::message::encoded_len_repeated(21, &self.volume_devices)) + (self.startup_probe.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(22, v))) + (::prost::encoding::message::encoded_len_repeated(23, &self.resize_policy)) + (self.restart_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(24, v))) + (::prost::encoding::message::encoded_len_repeated(25, &self.restart_policy_rules)); ::prost::encoding::key_len(1) + ::prost::encoding::encoded_len_varint(len as u64) + len }
-            + self.target_container_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + { let len = (::prost::encoding::string::encoded_len(1, &self.name)) + (self.image.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))) + (::prost::encoding::string::encoded_len_repeated(3, &self.command)) + (::prost::encoding::string::encoded_len_repeated(4, &self.args)) + (self.working_dir.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))) + (::prost::encoding::message::encoded_len_repeated(6, &self.ports)) + (::prost::encoding::message::encoded_len_repeated(7, &self.env)) + (self.resources.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(8, &<crate::api::core::v1::ResourceRequirements>::default()), |v| ::prost::encoding::message::encoded_len(8, v))) + (::prost::encoding::message::encoded_len_repeated(9, &self.volume_mounts)) + (self.liveness_probe.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(10, v))) + (self.readiness_probe.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(11, v))) + (self.lifecycle.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(12, v))) + (self.termination_message_path.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(13, &<String>::default()), |v| ::prost::encoding::string::encoded_len(13, v))) + (self.image_pull_policy.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(14, &<String>::default()), |v| ::prost::encoding::string::encoded_len(14, v))) + (self.security_context.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(15, v))) + (self.stdin.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(16, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(16, v))) + (self.stdin_once.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(17, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(17, v))) + (self.tty.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(18, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(18, v))) + (::prost::encoding::message::encoded_len_repeated(19, &self.env_from)) + (self.termination_message_policy.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(20, &<String>::default()), |v| ::prost::encoding::string::encoded_len(20, v))) + (::prost::encoding::message::encoded_len_repeated(21, &self.volume_devices)) + (self.startup_probe.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(22, v))) + (::prost::encoding::message::encoded_len_repeated(23, &self.resize_policy)) + (self.restart_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(24, v))) + (::prost::encoding::message::encoded_len_repeated(25, &self.restart_policy_rules)); ::prost::encoding::key_len(1) + ::prost::encoding::encoded_len_varint(len as u64) + len }
+            + self.target_container_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -2418,26 +2418,26 @@ impl ::prost::Message for super::EphemeralContainer {
 impl ::prost::Message for super::EphemeralContainerCommon {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.image { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.image { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
         ::prost::encoding::string::encode_repeated(3, &self.command, buf);
         ::prost::encoding::string::encode_repeated(4, &self.args, buf);
-        if let Some(v) = &self.working_dir { ::prost::encoding::string::encode(5, v, buf); }
+        match &self.working_dir { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
         ::prost::encoding::message::encode_repeated(6, &self.ports, buf);
         ::prost::encoding::message::encode_repeated(7, &self.env, buf);
-        if let Some(v) = &self.resources { ::prost::encoding::message::encode(8, v, buf); }
+        match &self.resources { Some(v) => ::prost::encoding::message::encode(8, v, buf), None => ::prost::encoding::message::encode(8, &<crate::api::core::v1::ResourceRequirements>::default(), buf) }
         ::prost::encoding::message::encode_repeated(9, &self.volume_mounts, buf);
         if let Some(v) = &self.liveness_probe { ::prost::encoding::message::encode(10, v, buf); }
         if let Some(v) = &self.readiness_probe { ::prost::encoding::message::encode(11, v, buf); }
         if let Some(v) = &self.lifecycle { ::prost::encoding::message::encode(12, v, buf); }
-        if let Some(v) = &self.termination_message_path { ::prost::encoding::string::encode(13, v, buf); }
-        if let Some(v) = &self.image_pull_policy { ::prost::encoding::string::encode(14, v, buf); }
+        match &self.termination_message_path { Some(v) => ::prost::encoding::string::encode(13, v, buf), None => ::prost::encoding::string::encode(13, &<String>::default(), buf) }
+        match &self.image_pull_policy { Some(v) => ::prost::encoding::string::encode(14, v, buf), None => ::prost::encoding::string::encode(14, &<String>::default(), buf) }
         if let Some(v) = &self.security_context { ::prost::encoding::message::encode(15, v, buf); }
-        if let Some(v) = &self.stdin { ::prost::encoding::bool::encode(16, v, buf); }
-        if let Some(v) = &self.stdin_once { ::prost::encoding::bool::encode(17, v, buf); }
-        if let Some(v) = &self.tty { ::prost::encoding::bool::encode(18, v, buf); }
+        match &self.stdin { Some(v) => ::prost::encoding::bool::encode(16, v, buf), None => ::prost::encoding::bool::encode(16, &<bool>::default(), buf) }
+        match &self.stdin_once { Some(v) => ::prost::encoding::bool::encode(17, v, buf), None => ::prost::encoding::bool::encode(17, &<bool>::default(), buf) }
+        match &self.tty { Some(v) => ::prost::encoding::bool::encode(18, v, buf), None => ::prost::encoding::bool::encode(18, &<bool>::default(), buf) }
         ::prost::encoding::message::encode_repeated(19, &self.env_from, buf);
-        if let Some(v) = &self.termination_message_policy { ::prost::encoding::string::encode(20, v, buf); }
+        match &self.termination_message_policy { Some(v) => ::prost::encoding::string::encode(20, v, buf), None => ::prost::encoding::string::encode(20, &<String>::default(), buf) }
         ::prost::encoding::message::encode_repeated(21, &self.volume_devices, buf);
         if let Some(v) = &self.startup_probe { ::prost::encoding::message::encode(22, v, buf); }
         ::prost::encoding::message::encode_repeated(23, &self.resize_policy, buf);
@@ -2554,26 +2554,26 @@ impl ::prost::Message for super::EphemeralContainerCommon {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.image.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.image.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
             + ::prost::encoding::string::encoded_len_repeated(3, &self.command)
             + ::prost::encoding::string::encoded_len_repeated(4, &self.args)
-            + self.working_dir.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.working_dir.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
             + ::prost::encoding::message::encoded_len_repeated(6, &self.ports)
             + ::prost::encoding::message::encoded_len_repeated(7, &self.env)
-            + self.resources.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(8, v))
+            + self.resources.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(8, &<crate::api::core::v1::ResourceRequirements>::default()), |v| ::prost::encoding::message::encoded_len(8, v))
             + ::prost::encoding::message::encoded_len_repeated(9, &self.volume_mounts)
             + self.liveness_probe.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(10, v))
             + self.readiness_probe.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(11, v))
             + self.lifecycle.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(12, v))
-            + self.termination_message_path.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(13, v))
-            + self.image_pull_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(14, v))
+            + self.termination_message_path.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(13, &<String>::default()), |v| ::prost::encoding::string::encoded_len(13, v))
+            + self.image_pull_policy.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(14, &<String>::default()), |v| ::prost::encoding::string::encoded_len(14, v))
             + self.security_context.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(15, v))
-            + self.stdin.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(16, v))
-            + self.stdin_once.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(17, v))
-            + self.tty.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(18, v))
+            + self.stdin.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(16, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(16, v))
+            + self.stdin_once.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(17, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(17, v))
+            + self.tty.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(18, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(18, v))
             + ::prost::encoding::message::encoded_len_repeated(19, &self.env_from)
-            + self.termination_message_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(20, v))
+            + self.termination_message_policy.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(20, &<String>::default()), |v| ::prost::encoding::string::encoded_len(20, v))
             + ::prost::encoding::message::encoded_len_repeated(21, &self.volume_devices)
             + self.startup_probe.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(22, v))
             + ::prost::encoding::message::encoded_len_repeated(23, &self.resize_policy)
@@ -2618,19 +2618,19 @@ impl ::prost::Message for super::Event {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::message::encode(1, &self.metadata, buf);
         ::prost::encoding::message::encode(2, &self.involved_object, buf);
-        if let Some(v) = &self.reason { ::prost::encoding::string::encode(3, v, buf); }
-        if let Some(v) = &self.message { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.source { ::prost::encoding::message::encode(5, v, buf); }
-        if let Some(v) = &self.first_timestamp { ::prost::encoding::message::encode(6, v, buf); }
-        if let Some(v) = &self.last_timestamp { ::prost::encoding::message::encode(7, v, buf); }
-        if let Some(v) = &self.count { ::prost::encoding::int32::encode(8, v, buf); }
-        if let Some(v) = &self.r#type { ::prost::encoding::string::encode(9, v, buf); }
-        if let Some(v) = &self.event_time { ::prost::encoding::message::encode(10, v, buf); }
+        match &self.reason { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
+        match &self.message { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
+        match &self.source { Some(v) => ::prost::encoding::message::encode(5, v, buf), None => ::prost::encoding::message::encode(5, &<crate::api::core::v1::EventSource>::default(), buf) }
+        match &self.first_timestamp { Some(v) => ::prost::encoding::message::encode(6, v, buf), None => ::prost::encoding::message::encode(6, &<::kapi_apimachinery::Time>::default(), buf) }
+        match &self.last_timestamp { Some(v) => ::prost::encoding::message::encode(7, v, buf), None => ::prost::encoding::message::encode(7, &<::kapi_apimachinery::Time>::default(), buf) }
+        match &self.count { Some(v) => ::prost::encoding::int32::encode(8, v, buf), None => ::prost::encoding::int32::encode(8, &<i32>::default(), buf) }
+        match &self.r#type { Some(v) => ::prost::encoding::string::encode(9, v, buf), None => ::prost::encoding::string::encode(9, &<String>::default(), buf) }
+        match &self.event_time { Some(v) => ::prost::encoding::message::encode(10, v, buf), None => ::prost::encoding::message::encode(10, &<::kapi_apimachinery::MicroTime>::default(), buf) }
         if let Some(v) = &self.series { ::prost::encoding::message::encode(11, v, buf); }
-        if let Some(v) = &self.action { ::prost::encoding::string::encode(12, v, buf); }
+        match &self.action { Some(v) => ::prost::encoding::string::encode(12, v, buf), None => ::prost::encoding::string::encode(12, &<String>::default(), buf) }
         if let Some(v) = &self.related { ::prost::encoding::message::encode(13, v, buf); }
-        if let Some(v) = &self.reporting_component { ::prost::encoding::string::encode(14, v, buf); }
-        if let Some(v) = &self.reporting_instance { ::prost::encoding::string::encode(15, v, buf); }
+        match &self.reporting_component { Some(v) => ::prost::encoding::string::encode(14, v, buf), None => ::prost::encoding::string::encode(14, &<String>::default(), buf) }
+        match &self.reporting_instance { Some(v) => ::prost::encoding::string::encode(15, v, buf), None => ::prost::encoding::string::encode(15, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -2704,19 +2704,19 @@ impl ::prost::Message for super::Event {
         0
             + ::prost::encoding::message::encoded_len(1, &self.metadata)
             + ::prost::encoding::message::encoded_len(2, &self.involved_object)
-            + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
-            + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.source.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(5, v))
-            + self.first_timestamp.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(6, v))
-            + self.last_timestamp.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(7, v))
-            + self.count.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(8, v))
-            + self.r#type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(9, v))
-            + self.event_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(10, v))
+            + self.reason.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.message.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.source.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(5, &<crate::api::core::v1::EventSource>::default()), |v| ::prost::encoding::message::encoded_len(5, v))
+            + self.first_timestamp.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(6, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(6, v))
+            + self.last_timestamp.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(7, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(7, v))
+            + self.count.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(8, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(8, v))
+            + self.r#type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(9, &<String>::default()), |v| ::prost::encoding::string::encoded_len(9, v))
+            + self.event_time.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(10, &<::kapi_apimachinery::MicroTime>::default()), |v| ::prost::encoding::message::encoded_len(10, v))
             + self.series.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(11, v))
-            + self.action.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(12, v))
+            + self.action.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(12, &<String>::default()), |v| ::prost::encoding::string::encoded_len(12, v))
             + self.related.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(13, v))
-            + self.reporting_component.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(14, v))
-            + self.reporting_instance.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(15, v))
+            + self.reporting_component.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(14, &<String>::default()), |v| ::prost::encoding::string::encoded_len(14, v))
+            + self.reporting_instance.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(15, &<String>::default()), |v| ::prost::encoding::string::encoded_len(15, v))
     }
 
     fn clear(&mut self) {
@@ -2727,7 +2727,7 @@ impl ::prost::Message for super::Event {
 impl ::prost::Message for super::EventList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -2748,7 +2748,7 @@ impl ::prost::Message for super::EventList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -2760,8 +2760,8 @@ impl ::prost::Message for super::EventList {
 impl ::prost::Message for super::EventSeries {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.count { ::prost::encoding::int32::encode(1, v, buf); }
-        if let Some(v) = &self.last_observed_time { ::prost::encoding::message::encode(2, v, buf); }
+        match &self.count { Some(v) => ::prost::encoding::int32::encode(1, v, buf), None => ::prost::encoding::int32::encode(1, &<i32>::default(), buf) }
+        match &self.last_observed_time { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<::kapi_apimachinery::MicroTime>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -2781,8 +2781,8 @@ impl ::prost::Message for super::EventSeries {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.count.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(1, v))
-            + self.last_observed_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.count.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(1, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(1, v))
+            + self.last_observed_time.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<::kapi_apimachinery::MicroTime>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -2793,8 +2793,8 @@ impl ::prost::Message for super::EventSeries {
 impl ::prost::Message for super::EventSource {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.component { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.host { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.component { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.host { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -2814,8 +2814,8 @@ impl ::prost::Message for super::EventSource {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.component.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.host.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.component.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.host.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -2855,8 +2855,8 @@ impl ::prost::Message for super::FCVolumeSource {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode_repeated(1, &self.target_wwns, buf);
         if let Some(v) = &self.lun { ::prost::encoding::int32::encode(2, v, buf); }
-        if let Some(v) = &self.fs_type { ::prost::encoding::string::encode(3, v, buf); }
-        if let Some(v) = &self.read_only { ::prost::encoding::bool::encode(4, v, buf); }
+        match &self.fs_type { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
+        match &self.read_only { Some(v) => ::prost::encoding::bool::encode(4, v, buf), None => ::prost::encoding::bool::encode(4, &<bool>::default(), buf) }
         ::prost::encoding::string::encode_repeated(5, &self.wwids, buf);
     }
 
@@ -2891,8 +2891,8 @@ impl ::prost::Message for super::FCVolumeSource {
         0
             + ::prost::encoding::string::encoded_len_repeated(1, &self.target_wwns)
             + self.lun.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(2, v))
-            + self.fs_type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
-            + self.read_only.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(4, v))
+            + self.fs_type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.read_only.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(4, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(4, v))
             + ::prost::encoding::string::encoded_len_repeated(5, &self.wwids)
     }
 
@@ -2950,9 +2950,9 @@ impl ::prost::Message for super::FlexPersistentVolumeSource {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.driver, buf);
-        if let Some(v) = &self.fs_type { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.fs_type { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
         if let Some(v) = &self.secret_ref { ::prost::encoding::message::encode(3, v, buf); }
-        if let Some(v) = &self.read_only { ::prost::encoding::bool::encode(4, v, buf); }
+        match &self.read_only { Some(v) => ::prost::encoding::bool::encode(4, v, buf), None => ::prost::encoding::bool::encode(4, &<bool>::default(), buf) }
         ::kapi_apimachinery::wire::encode_map(5, &self.options, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len);
     }
 
@@ -2986,9 +2986,9 @@ impl ::prost::Message for super::FlexPersistentVolumeSource {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len(1, &self.driver)
-            + self.fs_type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.fs_type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
             + self.secret_ref.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
-            + self.read_only.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(4, v))
+            + self.read_only.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(4, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(4, v))
             + ::kapi_apimachinery::wire::encoded_len_map(5, &self.options, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encoded_len)
     }
 
@@ -3001,9 +3001,9 @@ impl ::prost::Message for super::FlexVolumeSource {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.driver, buf);
-        if let Some(v) = &self.fs_type { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.fs_type { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
         if let Some(v) = &self.secret_ref { ::prost::encoding::message::encode(3, v, buf); }
-        if let Some(v) = &self.read_only { ::prost::encoding::bool::encode(4, v, buf); }
+        match &self.read_only { Some(v) => ::prost::encoding::bool::encode(4, v, buf), None => ::prost::encoding::bool::encode(4, &<bool>::default(), buf) }
         ::kapi_apimachinery::wire::encode_map(5, &self.options, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len);
     }
 
@@ -3037,9 +3037,9 @@ impl ::prost::Message for super::FlexVolumeSource {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len(1, &self.driver)
-            + self.fs_type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.fs_type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
             + self.secret_ref.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
-            + self.read_only.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(4, v))
+            + self.read_only.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(4, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(4, v))
             + ::kapi_apimachinery::wire::encoded_len_map(5, &self.options, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encoded_len)
     }
 
@@ -3051,8 +3051,8 @@ impl ::prost::Message for super::FlexVolumeSource {
 impl ::prost::Message for super::FlockerVolumeSource {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.dataset_name { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.dataset_uuid { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.dataset_name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.dataset_uuid { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -3072,8 +3072,8 @@ impl ::prost::Message for super::FlockerVolumeSource {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.dataset_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.dataset_uuid.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.dataset_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.dataset_uuid.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -3085,9 +3085,9 @@ impl ::prost::Message for super::GCEPersistentDiskVolumeSource {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.pd_name, buf);
-        if let Some(v) = &self.fs_type { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.partition { ::prost::encoding::int32::encode(3, v, buf); }
-        if let Some(v) = &self.read_only { ::prost::encoding::bool::encode(4, v, buf); }
+        match &self.fs_type { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.partition { Some(v) => ::prost::encoding::int32::encode(3, v, buf), None => ::prost::encoding::int32::encode(3, &<i32>::default(), buf) }
+        match &self.read_only { Some(v) => ::prost::encoding::bool::encode(4, v, buf), None => ::prost::encoding::bool::encode(4, &<bool>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -3116,9 +3116,9 @@ impl ::prost::Message for super::GCEPersistentDiskVolumeSource {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len(1, &self.pd_name)
-            + self.fs_type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.partition.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(3, v))
-            + self.read_only.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(4, v))
+            + self.fs_type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.partition.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(3, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(3, v))
+            + self.read_only.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(4, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(4, v))
     }
 
     fn clear(&mut self) {
@@ -3163,8 +3163,8 @@ impl ::prost::Message for super::GitRepoVolumeSource {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.repository, buf);
-        if let Some(v) = &self.revision { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.directory { ::prost::encoding::string::encode(3, v, buf); }
+        match &self.revision { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.directory { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -3189,8 +3189,8 @@ impl ::prost::Message for super::GitRepoVolumeSource {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len(1, &self.repository)
-            + self.revision.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.directory.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.revision.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.directory.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -3203,7 +3203,7 @@ impl ::prost::Message for super::GlusterfsPersistentVolumeSource {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.endpoints, buf);
         ::prost::encoding::string::encode(2, &self.path, buf);
-        if let Some(v) = &self.read_only { ::prost::encoding::bool::encode(3, v, buf); }
+        match &self.read_only { Some(v) => ::prost::encoding::bool::encode(3, v, buf), None => ::prost::encoding::bool::encode(3, &<bool>::default(), buf) }
         if let Some(v) = &self.endpoints_namespace { ::prost::encoding::string::encode(4, v, buf); }
     }
 
@@ -3234,7 +3234,7 @@ impl ::prost::Message for super::GlusterfsPersistentVolumeSource {
         0
             + ::prost::encoding::string::encoded_len(1, &self.endpoints)
             + ::prost::encoding::string::encoded_len(2, &self.path)
-            + self.read_only.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(3, v))
+            + self.read_only.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(3, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(3, v))
             + self.endpoints_namespace.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
     }
 
@@ -3248,7 +3248,7 @@ impl ::prost::Message for super::GlusterfsVolumeSource {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.endpoints, buf);
         ::prost::encoding::string::encode(2, &self.path, buf);
-        if let Some(v) = &self.read_only { ::prost::encoding::bool::encode(3, v, buf); }
+        match &self.read_only { Some(v) => ::prost::encoding::bool::encode(3, v, buf), None => ::prost::encoding::bool::encode(3, &<bool>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -3274,7 +3274,7 @@ impl ::prost::Message for super::GlusterfsVolumeSource {
         0
             + ::prost::encoding::string::encoded_len(1, &self.endpoints)
             + ::prost::encoding::string::encoded_len(2, &self.path)
-            + self.read_only.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(3, v))
+            + self.read_only.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(3, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -3285,10 +3285,10 @@ impl ::prost::Message for super::GlusterfsVolumeSource {
 impl ::prost::Message for super::HTTPGetAction {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.path { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.path { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         ::prost::encoding::message::encode(2, &self.port, buf);
-        if let Some(v) = &self.host { ::prost::encoding::string::encode(3, v, buf); }
-        if let Some(v) = &self.scheme { ::prost::encoding::string::encode(4, v, buf); }
+        match &self.host { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
+        match &self.scheme { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
         ::prost::encoding::message::encode_repeated(5, &self.http_headers, buf);
     }
 
@@ -3321,10 +3321,10 @@ impl ::prost::Message for super::HTTPGetAction {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.path.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.path.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len(2, &self.port)
-            + self.host.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
-            + self.scheme.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.host.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.scheme.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
             + ::prost::encoding::message::encoded_len_repeated(5, &self.http_headers)
     }
 
@@ -3465,13 +3465,13 @@ impl ::prost::Message for super::ISCSIPersistentVolumeSource {
         ::prost::encoding::string::encode(1, &self.target_portal, buf);
         ::prost::encoding::string::encode(2, &self.iqn, buf);
         ::prost::encoding::int32::encode(3, &self.lun, buf);
-        if let Some(v) = &self.iscsi_interface { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.fs_type { ::prost::encoding::string::encode(5, v, buf); }
-        if let Some(v) = &self.read_only { ::prost::encoding::bool::encode(6, v, buf); }
+        match &self.iscsi_interface { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
+        match &self.fs_type { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
+        match &self.read_only { Some(v) => ::prost::encoding::bool::encode(6, v, buf), None => ::prost::encoding::bool::encode(6, &<bool>::default(), buf) }
         ::prost::encoding::string::encode_repeated(7, &self.portals, buf);
-        if let Some(v) = &self.chap_auth_discovery { ::prost::encoding::bool::encode(8, v, buf); }
+        match &self.chap_auth_discovery { Some(v) => ::prost::encoding::bool::encode(8, v, buf), None => ::prost::encoding::bool::encode(8, &<bool>::default(), buf) }
         if let Some(v) = &self.secret_ref { ::prost::encoding::message::encode(10, v, buf); }
-        if let Some(v) = &self.chap_auth_session { ::prost::encoding::bool::encode(11, v, buf); }
+        match &self.chap_auth_session { Some(v) => ::prost::encoding::bool::encode(11, v, buf), None => ::prost::encoding::bool::encode(11, &<bool>::default(), buf) }
         if let Some(v) = &self.initiator_name { ::prost::encoding::string::encode(12, v, buf); }
     }
 
@@ -3531,13 +3531,13 @@ impl ::prost::Message for super::ISCSIPersistentVolumeSource {
             + ::prost::encoding::string::encoded_len(1, &self.target_portal)
             + ::prost::encoding::string::encoded_len(2, &self.iqn)
             + ::prost::encoding::int32::encoded_len(3, &self.lun)
-            + self.iscsi_interface.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.fs_type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
-            + self.read_only.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(6, v))
+            + self.iscsi_interface.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.fs_type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.read_only.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(6, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(6, v))
             + ::prost::encoding::string::encoded_len_repeated(7, &self.portals)
-            + self.chap_auth_discovery.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(8, v))
+            + self.chap_auth_discovery.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(8, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(8, v))
             + self.secret_ref.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(10, v))
-            + self.chap_auth_session.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(11, v))
+            + self.chap_auth_session.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(11, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(11, v))
             + self.initiator_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(12, v))
     }
 
@@ -3552,13 +3552,13 @@ impl ::prost::Message for super::ISCSIVolumeSource {
         ::prost::encoding::string::encode(1, &self.target_portal, buf);
         ::prost::encoding::string::encode(2, &self.iqn, buf);
         ::prost::encoding::int32::encode(3, &self.lun, buf);
-        if let Some(v) = &self.iscsi_interface { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.fs_type { ::prost::encoding::string::encode(5, v, buf); }
-        if let Some(v) = &self.read_only { ::prost::encoding::bool::encode(6, v, buf); }
+        match &self.iscsi_interface { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
+        match &self.fs_type { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
+        match &self.read_only { Some(v) => ::prost::encoding::bool::encode(6, v, buf), None => ::prost::encoding::bool::encode(6, &<bool>::default(), buf) }
         ::prost::encoding::string::encode_repeated(7, &self.portals, buf);
-        if let Some(v) = &self.chap_auth_discovery { ::prost::encoding::bool::encode(8, v, buf); }
+        match &self.chap_auth_discovery { Some(v) => ::prost::encoding::bool::encode(8, v, buf), None => ::prost::encoding::bool::encode(8, &<bool>::default(), buf) }
         if let Some(v) = &self.secret_ref { ::prost::encoding::message::encode(10, v, buf); }
-        if let Some(v) = &self.chap_auth_session { ::prost::encoding::bool::encode(11, v, buf); }
+        match &self.chap_auth_session { Some(v) => ::prost::encoding::bool::encode(11, v, buf), None => ::prost::encoding::bool::encode(11, &<bool>::default(), buf) }
         if let Some(v) = &self.initiator_name { ::prost::encoding::string::encode(12, v, buf); }
     }
 
@@ -3618,13 +3618,13 @@ impl ::prost::Message for super::ISCSIVolumeSource {
             + ::prost::encoding::string::encoded_len(1, &self.target_portal)
             + ::prost::encoding::string::encoded_len(2, &self.iqn)
             + ::prost::encoding::int32::encoded_len(3, &self.lun)
-            + self.iscsi_interface.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.fs_type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
-            + self.read_only.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(6, v))
+            + self.iscsi_interface.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.fs_type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.read_only.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(6, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(6, v))
             + ::prost::encoding::string::encoded_len_repeated(7, &self.portals)
-            + self.chap_auth_discovery.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(8, v))
+            + self.chap_auth_discovery.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(8, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(8, v))
             + self.secret_ref.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(10, v))
-            + self.chap_auth_session.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(11, v))
+            + self.chap_auth_session.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(11, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(11, v))
             + self.initiator_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(12, v))
     }
 
@@ -3636,8 +3636,8 @@ impl ::prost::Message for super::ISCSIVolumeSource {
 impl ::prost::Message for super::ImageVolumeSource {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.reference { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.pull_policy { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.reference { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.pull_policy { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -3657,8 +3657,8 @@ impl ::prost::Message for super::ImageVolumeSource {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.reference.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.pull_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.reference.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.pull_policy.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -3819,8 +3819,8 @@ impl ::prost::Message for super::LifecycleHandler {
 impl ::prost::Message for super::LimitRange {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::core::v1::LimitRangeSpec>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -3840,8 +3840,8 @@ impl ::prost::Message for super::LimitRange {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::core::v1::LimitRangeSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -3909,7 +3909,7 @@ impl ::prost::Message for super::LimitRangeItem {
 impl ::prost::Message for super::LimitRangeList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -3930,7 +3930,7 @@ impl ::prost::Message for super::LimitRangeList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -4008,7 +4008,7 @@ impl ::prost::Message for super::LinuxContainerUser {
 impl ::prost::Message for super::List {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -4029,7 +4029,7 @@ impl ::prost::Message for super::List {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -4041,8 +4041,8 @@ impl ::prost::Message for super::List {
 impl ::prost::Message for super::LoadBalancerIngress {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.ip { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.hostname { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.ip { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.hostname { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
         if let Some(v) = &self.ip_mode { ::prost::encoding::string::encode(3, v, buf); }
         ::prost::encoding::message::encode_repeated(4, &self.ports, buf);
     }
@@ -4072,8 +4072,8 @@ impl ::prost::Message for super::LoadBalancerIngress {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.ip.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.hostname.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.ip.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.hostname.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
             + self.ip_mode.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
             + ::prost::encoding::message::encoded_len_repeated(4, &self.ports)
     }
@@ -4113,7 +4113,7 @@ impl ::prost::Message for super::LoadBalancerStatus {
 impl ::prost::Message for super::LocalObjectReference {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -4129,7 +4129,7 @@ impl ::prost::Message for super::LocalObjectReference {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
     }
 
     fn clear(&mut self) {
@@ -4173,7 +4173,7 @@ impl ::prost::Message for super::LocalVolumeSource {
 impl ::prost::Message for super::ModifyVolumeStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.target_volume_attributes_class_name { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.target_volume_attributes_class_name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         ::prost::encoding::string::encode(2, &self.status, buf);
     }
 
@@ -4194,7 +4194,7 @@ impl ::prost::Message for super::ModifyVolumeStatus {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.target_volume_attributes_class_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.target_volume_attributes_class_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + ::prost::encoding::string::encoded_len(2, &self.status)
     }
 
@@ -4208,7 +4208,7 @@ impl ::prost::Message for super::NFSVolumeSource {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.server, buf);
         ::prost::encoding::string::encode(2, &self.path, buf);
-        if let Some(v) = &self.read_only { ::prost::encoding::bool::encode(3, v, buf); }
+        match &self.read_only { Some(v) => ::prost::encoding::bool::encode(3, v, buf), None => ::prost::encoding::bool::encode(3, &<bool>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -4234,7 +4234,7 @@ impl ::prost::Message for super::NFSVolumeSource {
         0
             + ::prost::encoding::string::encoded_len(1, &self.server)
             + ::prost::encoding::string::encoded_len(2, &self.path)
-            + self.read_only.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(3, v))
+            + self.read_only.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(3, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -4245,9 +4245,9 @@ impl ::prost::Message for super::NFSVolumeSource {
 impl ::prost::Message for super::Namespace {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::core::v1::NamespaceSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::core::v1::NamespaceStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -4271,9 +4271,9 @@ impl ::prost::Message for super::Namespace {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::core::v1::NamespaceSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::core::v1::NamespaceStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -4286,9 +4286,9 @@ impl ::prost::Message for super::NamespaceCondition {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.r#type, buf);
         ::prost::encoding::string::encode(2, &self.status, buf);
-        if let Some(v) = &self.last_transition_time { ::prost::encoding::message::encode(4, v, buf); }
-        if let Some(v) = &self.reason { ::prost::encoding::string::encode(5, v, buf); }
-        if let Some(v) = &self.message { ::prost::encoding::string::encode(6, v, buf); }
+        match &self.last_transition_time { Some(v) => ::prost::encoding::message::encode(4, v, buf), None => ::prost::encoding::message::encode(4, &<::kapi_apimachinery::Time>::default(), buf) }
+        match &self.reason { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
+        match &self.message { Some(v) => ::prost::encoding::string::encode(6, v, buf), None => ::prost::encoding::string::encode(6, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -4322,9 +4322,9 @@ impl ::prost::Message for super::NamespaceCondition {
         0
             + ::prost::encoding::string::encoded_len(1, &self.r#type)
             + ::prost::encoding::string::encoded_len(2, &self.status)
-            + self.last_transition_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
-            + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
-            + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
+            + self.last_transition_time.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(4, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(4, v))
+            + self.reason.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.message.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(6, &<String>::default()), |v| ::prost::encoding::string::encoded_len(6, v))
     }
 
     fn clear(&mut self) {
@@ -4335,7 +4335,7 @@ impl ::prost::Message for super::NamespaceCondition {
 impl ::prost::Message for super::NamespaceList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -4356,7 +4356,7 @@ impl ::prost::Message for super::NamespaceList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -4395,7 +4395,7 @@ impl ::prost::Message for super::NamespaceSpec {
 impl ::prost::Message for super::NamespaceStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.phase { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.phase { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.conditions, buf);
     }
 
@@ -4416,7 +4416,7 @@ impl ::prost::Message for super::NamespaceStatus {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.phase.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.phase.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.conditions)
     }
 
@@ -4428,9 +4428,9 @@ impl ::prost::Message for super::NamespaceStatus {
 impl ::prost::Message for super::Node {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::core::v1::NodeSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::core::v1::NodeStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -4454,9 +4454,9 @@ impl ::prost::Message for super::Node {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::core::v1::NodeSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::core::v1::NodeStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -4574,10 +4574,10 @@ impl ::prost::Message for super::NodeCondition {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.r#type, buf);
         ::prost::encoding::string::encode(2, &self.status, buf);
-        if let Some(v) = &self.last_heartbeat_time { ::prost::encoding::message::encode(3, v, buf); }
-        if let Some(v) = &self.last_transition_time { ::prost::encoding::message::encode(4, v, buf); }
-        if let Some(v) = &self.reason { ::prost::encoding::string::encode(5, v, buf); }
-        if let Some(v) = &self.message { ::prost::encoding::string::encode(6, v, buf); }
+        match &self.last_heartbeat_time { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<::kapi_apimachinery::Time>::default(), buf) }
+        match &self.last_transition_time { Some(v) => ::prost::encoding::message::encode(4, v, buf), None => ::prost::encoding::message::encode(4, &<::kapi_apimachinery::Time>::default(), buf) }
+        match &self.reason { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
+        match &self.message { Some(v) => ::prost::encoding::string::encode(6, v, buf), None => ::prost::encoding::string::encode(6, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -4615,10 +4615,10 @@ impl ::prost::Message for super::NodeCondition {
         0
             + ::prost::encoding::string::encoded_len(1, &self.r#type)
             + ::prost::encoding::string::encoded_len(2, &self.status)
-            + self.last_heartbeat_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
-            + self.last_transition_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
-            + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
-            + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
+            + self.last_heartbeat_time.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.last_transition_time.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(4, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(4, v))
+            + self.reason.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.message.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(6, &<String>::default()), |v| ::prost::encoding::string::encoded_len(6, v))
     }
 
     fn clear(&mut self) {
@@ -4659,7 +4659,7 @@ impl ::prost::Message for super::NodeConfigStatus {
         if let Some(v) = &self.assigned { ::prost::encoding::message::encode(1, v, buf); }
         if let Some(v) = &self.active { ::prost::encoding::message::encode(2, v, buf); }
         if let Some(v) = &self.last_known_good { ::prost::encoding::message::encode(3, v, buf); }
-        if let Some(v) = &self.error { ::prost::encoding::string::encode(4, v, buf); }
+        match &self.error { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -4690,7 +4690,7 @@ impl ::prost::Message for super::NodeConfigStatus {
             + self.assigned.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
             + self.active.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
             + self.last_known_good.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
-            + self.error.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.error.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
     }
 
     fn clear(&mut self) {
@@ -4701,7 +4701,7 @@ impl ::prost::Message for super::NodeConfigStatus {
 impl ::prost::Message for super::NodeDaemonEndpoints {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.kubelet_endpoint { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.kubelet_endpoint { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::api::core::v1::DaemonEndpoint>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -4717,7 +4717,7 @@ impl ::prost::Message for super::NodeDaemonEndpoints {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.kubelet_endpoint.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.kubelet_endpoint.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::api::core::v1::DaemonEndpoint>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
     }
 
     fn clear(&mut self) {
@@ -4755,7 +4755,7 @@ impl ::prost::Message for super::NodeFeatures {
 impl ::prost::Message for super::NodeList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -4776,7 +4776,7 @@ impl ::prost::Message for super::NodeList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -4788,7 +4788,7 @@ impl ::prost::Message for super::NodeList {
 impl ::prost::Message for super::NodeProxyOptions {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.path { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.path { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -4804,7 +4804,7 @@ impl ::prost::Message for super::NodeProxyOptions {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.path.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.path.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
     }
 
     fn clear(&mut self) {
@@ -4815,7 +4815,7 @@ impl ::prost::Message for super::NodeProxyOptions {
 impl ::prost::Message for super::NodeRuntimeHandler {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         if let Some(v) = &self.features { ::prost::encoding::message::encode(2, v, buf); }
     }
 
@@ -4836,7 +4836,7 @@ impl ::prost::Message for super::NodeRuntimeHandler {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + self.features.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
     }
 
@@ -4980,10 +4980,10 @@ impl ::prost::Message for super::NodeSelectorTerm {
 impl ::prost::Message for super::NodeSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.pod_cidr { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.external_id { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.provider_id { ::prost::encoding::string::encode(3, v, buf); }
-        if let Some(v) = &self.unschedulable { ::prost::encoding::bool::encode(4, v, buf); }
+        match &self.pod_cidr { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.external_id { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.provider_id { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
+        match &self.unschedulable { Some(v) => ::prost::encoding::bool::encode(4, v, buf), None => ::prost::encoding::bool::encode(4, &<bool>::default(), buf) }
         ::prost::encoding::message::encode_repeated(5, &self.taints, buf);
         if let Some(v) = &self.config_source { ::prost::encoding::message::encode(6, v, buf); }
         ::prost::encoding::string::encode_repeated(7, &self.pod_cidrs, buf);
@@ -5026,10 +5026,10 @@ impl ::prost::Message for super::NodeSpec {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.pod_cidr.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.external_id.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.provider_id.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
-            + self.unschedulable.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(4, v))
+            + self.pod_cidr.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.external_id.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.provider_id.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.unschedulable.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(4, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(4, v))
             + ::prost::encoding::message::encoded_len_repeated(5, &self.taints)
             + self.config_source.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(6, v))
             + ::prost::encoding::string::encoded_len_repeated(7, &self.pod_cidrs)
@@ -5045,11 +5045,11 @@ impl ::prost::Message for super::NodeStatus {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::kapi_apimachinery::wire::encode_map(1, &self.capacity, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::message::encode, ::prost::encoding::message::encoded_len);
         ::kapi_apimachinery::wire::encode_map(2, &self.allocatable, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::message::encode, ::prost::encoding::message::encoded_len);
-        if let Some(v) = &self.phase { ::prost::encoding::string::encode(3, v, buf); }
+        match &self.phase { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
         ::prost::encoding::message::encode_repeated(4, &self.conditions, buf);
         ::prost::encoding::message::encode_repeated(5, &self.addresses, buf);
-        if let Some(v) = &self.daemon_endpoints { ::prost::encoding::message::encode(6, v, buf); }
-        if let Some(v) = &self.node_info { ::prost::encoding::message::encode(7, v, buf); }
+        match &self.daemon_endpoints { Some(v) => ::prost::encoding::message::encode(6, v, buf), None => ::prost::encoding::message::encode(6, &<crate::api::core::v1::NodeDaemonEndpoints>::default(), buf) }
+        match &self.node_info { Some(v) => ::prost::encoding::message::encode(7, v, buf), None => ::prost::encoding::message::encode(7, &<crate::api::core::v1::NodeSystemInfo>::default(), buf) }
         ::prost::encoding::message::encode_repeated(8, &self.images, buf);
         ::prost::encoding::string::encode_repeated(9, &self.volumes_in_use, buf);
         ::prost::encoding::message::encode_repeated(10, &self.volumes_attached, buf);
@@ -5126,11 +5126,11 @@ impl ::prost::Message for super::NodeStatus {
         0
             + ::kapi_apimachinery::wire::encoded_len_map(1, &self.capacity, ::prost::encoding::string::encoded_len, ::prost::encoding::message::encoded_len)
             + ::kapi_apimachinery::wire::encoded_len_map(2, &self.allocatable, ::prost::encoding::string::encoded_len, ::prost::encoding::message::encoded_len)
-            + self.phase.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.phase.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
             + ::prost::encoding::message::encoded_len_repeated(4, &self.conditions)
             + ::prost::encoding::message::encoded_len_repeated(5, &self.addresses)
-            + self.daemon_endpoints.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(6, v))
-            + self.node_info.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(7, v))
+            + self.daemon_endpoints.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(6, &<crate::api::core::v1::NodeDaemonEndpoints>::default()), |v| ::prost::encoding::message::encoded_len(6, v))
+            + self.node_info.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(7, &<crate::api::core::v1::NodeSystemInfo>::default()), |v| ::prost::encoding::message::encoded_len(7, v))
             + ::prost::encoding::message::encoded_len_repeated(8, &self.images)
             + ::prost::encoding::string::encoded_len_repeated(9, &self.volumes_in_use)
             + ::prost::encoding::message::encoded_len_repeated(10, &self.volumes_attached)
@@ -5262,7 +5262,7 @@ impl ::prost::Message for super::NodeSystemInfo {
 impl ::prost::Message for super::ObjectFieldSelector {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.api_version { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.api_version { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         ::prost::encoding::string::encode(2, &self.field_path, buf);
     }
 
@@ -5283,7 +5283,7 @@ impl ::prost::Message for super::ObjectFieldSelector {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.api_version.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.api_version.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + ::prost::encoding::string::encoded_len(2, &self.field_path)
     }
 
@@ -5295,13 +5295,13 @@ impl ::prost::Message for super::ObjectFieldSelector {
 impl ::prost::Message for super::ObjectReference {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.kind { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.namespace { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.name { ::prost::encoding::string::encode(3, v, buf); }
-        if let Some(v) = &self.uid { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.api_version { ::prost::encoding::string::encode(5, v, buf); }
-        if let Some(v) = &self.resource_version { ::prost::encoding::string::encode(6, v, buf); }
-        if let Some(v) = &self.field_path { ::prost::encoding::string::encode(7, v, buf); }
+        match &self.kind { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.namespace { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.name { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
+        match &self.uid { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
+        match &self.api_version { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
+        match &self.resource_version { Some(v) => ::prost::encoding::string::encode(6, v, buf), None => ::prost::encoding::string::encode(6, &<String>::default(), buf) }
+        match &self.field_path { Some(v) => ::prost::encoding::string::encode(7, v, buf), None => ::prost::encoding::string::encode(7, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -5341,13 +5341,13 @@ impl ::prost::Message for super::ObjectReference {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.kind.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.namespace.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
-            + self.uid.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.api_version.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
-            + self.resource_version.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
-            + self.field_path.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(7, v))
+            + self.kind.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.namespace.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.uid.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.api_version.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.resource_version.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(6, &<String>::default()), |v| ::prost::encoding::string::encoded_len(6, v))
+            + self.field_path.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(7, &<String>::default()), |v| ::prost::encoding::string::encoded_len(7, v))
     }
 
     fn clear(&mut self) {
@@ -5358,9 +5358,9 @@ impl ::prost::Message for super::ObjectReference {
 impl ::prost::Message for super::PersistentVolume {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::core::v1::PersistentVolumeSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::core::v1::PersistentVolumeStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -5384,9 +5384,9 @@ impl ::prost::Message for super::PersistentVolume {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::core::v1::PersistentVolumeSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::core::v1::PersistentVolumeStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -5397,9 +5397,9 @@ impl ::prost::Message for super::PersistentVolume {
 impl ::prost::Message for super::PersistentVolumeClaim {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::core::v1::PersistentVolumeClaimSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::core::v1::PersistentVolumeClaimStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -5423,9 +5423,9 @@ impl ::prost::Message for super::PersistentVolumeClaim {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::core::v1::PersistentVolumeClaimSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::core::v1::PersistentVolumeClaimStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -5438,10 +5438,10 @@ impl ::prost::Message for super::PersistentVolumeClaimCondition {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.r#type, buf);
         ::prost::encoding::string::encode(2, &self.status, buf);
-        if let Some(v) = &self.last_probe_time { ::prost::encoding::message::encode(3, v, buf); }
-        if let Some(v) = &self.last_transition_time { ::prost::encoding::message::encode(4, v, buf); }
-        if let Some(v) = &self.reason { ::prost::encoding::string::encode(5, v, buf); }
-        if let Some(v) = &self.message { ::prost::encoding::string::encode(6, v, buf); }
+        match &self.last_probe_time { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<::kapi_apimachinery::Time>::default(), buf) }
+        match &self.last_transition_time { Some(v) => ::prost::encoding::message::encode(4, v, buf), None => ::prost::encoding::message::encode(4, &<::kapi_apimachinery::Time>::default(), buf) }
+        match &self.reason { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
+        match &self.message { Some(v) => ::prost::encoding::string::encode(6, v, buf), None => ::prost::encoding::string::encode(6, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -5479,10 +5479,10 @@ impl ::prost::Message for super::PersistentVolumeClaimCondition {
         0
             + ::prost::encoding::string::encoded_len(1, &self.r#type)
             + ::prost::encoding::string::encoded_len(2, &self.status)
-            + self.last_probe_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
-            + self.last_transition_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
-            + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
-            + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
+            + self.last_probe_time.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.last_transition_time.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(4, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(4, v))
+            + self.reason.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.message.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(6, &<String>::default()), |v| ::prost::encoding::string::encoded_len(6, v))
     }
 
     fn clear(&mut self) {
@@ -5493,7 +5493,7 @@ impl ::prost::Message for super::PersistentVolumeClaimCondition {
 impl ::prost::Message for super::PersistentVolumeClaimList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -5514,7 +5514,7 @@ impl ::prost::Message for super::PersistentVolumeClaimList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -5527,8 +5527,8 @@ impl ::prost::Message for super::PersistentVolumeClaimSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode_repeated(1, &self.access_modes, buf);
-        if let Some(v) = &self.resources { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.volume_name { ::prost::encoding::string::encode(3, v, buf); }
+        match &self.resources { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::core::v1::VolumeResourceRequirements>::default(), buf) }
+        match &self.volume_name { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
         if let Some(v) = &self.selector { ::prost::encoding::message::encode(4, v, buf); }
         if let Some(v) = &self.storage_class_name { ::prost::encoding::string::encode(5, v, buf); }
         if let Some(v) = &self.volume_mode { ::prost::encoding::string::encode(6, v, buf); }
@@ -5583,8 +5583,8 @@ impl ::prost::Message for super::PersistentVolumeClaimSpec {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len_repeated(1, &self.access_modes)
-            + self.resources.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.volume_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.resources.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::core::v1::VolumeResourceRequirements>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.volume_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
             + self.selector.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
             + self.storage_class_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
             + self.volume_mode.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
@@ -5601,7 +5601,7 @@ impl ::prost::Message for super::PersistentVolumeClaimSpec {
 impl ::prost::Message for super::PersistentVolumeClaimStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.phase { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.phase { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         ::prost::encoding::string::encode_repeated(2, &self.access_modes, buf);
         ::kapi_apimachinery::wire::encode_map(3, &self.capacity, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::message::encode, ::prost::encoding::message::encoded_len);
         ::prost::encoding::message::encode_repeated(4, &self.conditions, buf);
@@ -5652,7 +5652,7 @@ impl ::prost::Message for super::PersistentVolumeClaimStatus {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.phase.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.phase.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + ::prost::encoding::string::encoded_len_repeated(2, &self.access_modes)
             + ::kapi_apimachinery::wire::encoded_len_map(3, &self.capacity, ::prost::encoding::string::encoded_len, ::prost::encoding::message::encoded_len)
             + ::prost::encoding::message::encoded_len_repeated(4, &self.conditions)
@@ -5670,7 +5670,7 @@ impl ::prost::Message for super::PersistentVolumeClaimStatus {
 impl ::prost::Message for super::PersistentVolumeClaimTemplate {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
         ::prost::encoding::message::encode(2, &self.spec, buf);
     }
 
@@ -5691,7 +5691,7 @@ impl ::prost::Message for super::PersistentVolumeClaimTemplate {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len(2, &self.spec)
     }
 
@@ -5704,7 +5704,7 @@ impl ::prost::Message for super::PersistentVolumeClaimVolumeSource {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.claim_name, buf);
-        if let Some(v) = &self.read_only { ::prost::encoding::bool::encode(2, v, buf); }
+        match &self.read_only { Some(v) => ::prost::encoding::bool::encode(2, v, buf), None => ::prost::encoding::bool::encode(2, &<bool>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -5725,7 +5725,7 @@ impl ::prost::Message for super::PersistentVolumeClaimVolumeSource {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len(1, &self.claim_name)
-            + self.read_only.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(2, v))
+            + self.read_only.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(2, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -5736,7 +5736,7 @@ impl ::prost::Message for super::PersistentVolumeClaimVolumeSource {
 impl ::prost::Message for super::PersistentVolumeList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -5757,7 +5757,7 @@ impl ::prost::Message for super::PersistentVolumeList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -5926,8 +5926,8 @@ impl ::prost::Message for super::PersistentVolumeSpec {
         { let len = (self.gce_persistent_disk.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))) + (self.aws_elastic_block_store.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))) + (self.host_path.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))) + (self.glusterfs.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))) + (self.nfs.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(5, v))) + (self.rbd.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(6, v))) + (self.iscsi.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(7, v))) + (self.cinder.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(8, v))) + (self.cephfs.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(9, v))) + (self.fc.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(10, v))) + (self.flocker.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(11, v))) + (self.flex_volume.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(12, v))) + (self.azure_file.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(13, v))) + (self.vsphere_volume.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(14, v))) + (self.quobyte.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(15, v))) + (self.azure_disk.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(16, v))) + (self.photon_persistent_disk.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(17, v))) + (self.portworx_volume.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(18, v))) + (self.scale_io.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(19, v))) + (self.local.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(20, v))) + (self.storageos.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(21, v))) + (self.csi.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(22, v))); ::prost::encoding::encode_key(2, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); if let Some(v) = &self.gce_persistent_disk { ::prost::encoding::message::encode(1, v, buf); } if let Some(v) = &self.aws_elastic_block_store { ::prost::encoding::message::encode(2, v, buf); } if let Some(v) = &self.host_path { ::prost::encoding::message::encode(3, v, buf); } if let Some(v) = &self.glusterfs { ::prost::encoding::message::encode(4, v, buf); } if let Some(v) = &self.nfs { ::prost::encoding::message::encode(5, v, buf); } if let Some(v) = &self.rbd { ::prost::encoding::message::encode(6, v, buf); } if let Some(v) = &self.iscsi { ::prost::encoding::message::encode(7, v, buf); } if let Some(v) = &self.cinder { ::prost::encoding::message::encode(8, v, buf); } if let Some(v) = &self.cephfs { ::prost::encoding::message::encode(9, v, buf); } if let Some(v) = &self.fc { ::prost::encoding::message::encode(10, v, buf); } if let Some(v) = &self.flocker { ::prost::encoding::message::encode(11, v, buf); } if let Some(v) = &self.flex_volume { ::prost::encoding::message::encode(12, v, buf); } if let Some(v) = &self.azure_file { ::prost::encoding::message::encode(13, v, buf); } if let Some(v) = &self.vsphere_volume { ::prost::encoding::message::encode(14, v, buf); } if let Some(v) = &self.quobyte { ::prost::encoding::message::encode(15, v, buf); } if let Some(v) = &self.azure_disk { ::prost::encoding::message::encode(16, v, buf); } if let Some(v) = &self.photon_persistent_disk { ::prost::encoding::message::encode(17, v, buf); } if let Some(v) = &self.portworx_volume { ::prost::encoding::message::encode(18, v, buf); } if let Some(v) = &self.scale_io { ::prost::encoding::message::encode(19, v, buf); } if let Some(v) = &self.local { ::prost::encoding::message::encode(20, v, buf); } if let Some(v) = &self.storageos { ::prost::encoding::message::encode(21, v, buf); } if let Some(v) = &self.csi { ::prost::encoding::message::encode(22, v, buf); } }
         ::prost::encoding::string::encode_repeated(3, &self.access_modes, buf);
         if let Some(v) = &self.claim_ref { ::prost::encoding::message::encode(4, v, buf); }
-        if let Some(v) = &self.persistent_volume_reclaim_policy { ::prost::encoding::string::encode(5, v, buf); }
-        if let Some(v) = &self.storage_class_name { ::prost::encoding::string::encode(6, v, buf); }
+        match &self.persistent_volume_reclaim_policy { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
+        match &self.storage_class_name { Some(v) => ::prost::encoding::string::encode(6, v, buf), None => ::prost::encoding::string::encode(6, &<String>::default(), buf) }
         ::prost::encoding::string::encode_repeated(7, &self.mount_options, buf);
         if let Some(v) = &self.volume_mode { ::prost::encoding::string::encode(8, v, buf); }
         if let Some(v) = &self.node_affinity { ::prost::encoding::message::encode(9, v, buf); }
@@ -5987,8 +5987,8 @@ impl ::prost::Message for super::PersistentVolumeSpec {
             + { let len = (self.gce_persistent_disk.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))) + (self.aws_elastic_block_store.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))) + (self.host_path.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))) + (self.glusterfs.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))) + (self.nfs.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(5, v))) + (self.rbd.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(6, v))) + (self.iscsi.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(7, v))) + (self.cinder.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(8, v))) + (self.cephfs.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(9, v))) + (self.fc.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(10, v))) + (self.flocker.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(11, v))) + (self.flex_volume.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(12, v))) + (self.azure_file.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(13, v))) + (self.vsphere_volume.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(14, v))) + (self.quobyte.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(15, v))) + (self.azure_disk.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(16, v))) + (self.photon_persistent_disk.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(17, v))) + (self.portworx_volume.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(18, v))) + (self.scale_io.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(19, v))) + (self.local.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(20, v))) + (self.storageos.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(21, v))) + (self.csi.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(22, v))); ::prost::encoding::key_len(2) + ::prost::encoding::encoded_len_varint(len as u64) + len }
             + ::prost::encoding::string::encoded_len_repeated(3, &self.access_modes)
             + self.claim_ref.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
-            + self.persistent_volume_reclaim_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
-            + self.storage_class_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
+            + self.persistent_volume_reclaim_policy.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.storage_class_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(6, &<String>::default()), |v| ::prost::encoding::string::encoded_len(6, v))
             + ::prost::encoding::string::encoded_len_repeated(7, &self.mount_options)
             + self.volume_mode.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(8, v))
             + self.node_affinity.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(9, v))
@@ -6003,9 +6003,9 @@ impl ::prost::Message for super::PersistentVolumeSpec {
 impl ::prost::Message for super::PersistentVolumeStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.phase { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.message { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.reason { ::prost::encoding::string::encode(3, v, buf); }
+        match &self.phase { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.message { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.reason { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
         if let Some(v) = &self.last_phase_transition_time { ::prost::encoding::message::encode(4, v, buf); }
     }
 
@@ -6034,9 +6034,9 @@ impl ::prost::Message for super::PersistentVolumeStatus {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.phase.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.phase.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.message.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.reason.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
             + self.last_phase_transition_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
     }
 
@@ -6049,7 +6049,7 @@ impl ::prost::Message for super::PhotonPersistentDiskVolumeSource {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.pd_id, buf);
-        if let Some(v) = &self.fs_type { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.fs_type { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -6070,7 +6070,7 @@ impl ::prost::Message for super::PhotonPersistentDiskVolumeSource {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len(1, &self.pd_id)
-            + self.fs_type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.fs_type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -6081,9 +6081,9 @@ impl ::prost::Message for super::PhotonPersistentDiskVolumeSource {
 impl ::prost::Message for super::Pod {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::core::v1::PodSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::core::v1::PodStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -6107,9 +6107,9 @@ impl ::prost::Message for super::Pod {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::core::v1::PodSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::core::v1::PodStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -6243,11 +6243,11 @@ impl ::prost::Message for super::PodAntiAffinity {
 impl ::prost::Message for super::PodAttachOptions {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.stdin { ::prost::encoding::bool::encode(1, v, buf); }
-        if let Some(v) = &self.stdout { ::prost::encoding::bool::encode(2, v, buf); }
-        if let Some(v) = &self.stderr { ::prost::encoding::bool::encode(3, v, buf); }
-        if let Some(v) = &self.tty { ::prost::encoding::bool::encode(4, v, buf); }
-        if let Some(v) = &self.container { ::prost::encoding::string::encode(5, v, buf); }
+        match &self.stdin { Some(v) => ::prost::encoding::bool::encode(1, v, buf), None => ::prost::encoding::bool::encode(1, &<bool>::default(), buf) }
+        match &self.stdout { Some(v) => ::prost::encoding::bool::encode(2, v, buf), None => ::prost::encoding::bool::encode(2, &<bool>::default(), buf) }
+        match &self.stderr { Some(v) => ::prost::encoding::bool::encode(3, v, buf), None => ::prost::encoding::bool::encode(3, &<bool>::default(), buf) }
+        match &self.tty { Some(v) => ::prost::encoding::bool::encode(4, v, buf), None => ::prost::encoding::bool::encode(4, &<bool>::default(), buf) }
+        match &self.container { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -6279,11 +6279,11 @@ impl ::prost::Message for super::PodAttachOptions {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.stdin.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(1, v))
-            + self.stdout.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(2, v))
-            + self.stderr.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(3, v))
-            + self.tty.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(4, v))
-            + self.container.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.stdin.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(1, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(1, v))
+            + self.stdout.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(2, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(2, v))
+            + self.stderr.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(3, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(3, v))
+            + self.tty.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(4, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(4, v))
+            + self.container.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
     }
 
     fn clear(&mut self) {
@@ -6297,9 +6297,9 @@ impl ::prost::Message for super::PodCertificateProjection {
         ::prost::encoding::string::encode(1, &self.signer_name, buf);
         ::prost::encoding::string::encode(2, &self.key_type, buf);
         if let Some(v) = &self.max_expiration_seconds { ::prost::encoding::int32::encode(3, v, buf); }
-        if let Some(v) = &self.credential_bundle_path { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.key_path { ::prost::encoding::string::encode(5, v, buf); }
-        if let Some(v) = &self.certificate_chain_path { ::prost::encoding::string::encode(6, v, buf); }
+        match &self.credential_bundle_path { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
+        match &self.key_path { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
+        match &self.certificate_chain_path { Some(v) => ::prost::encoding::string::encode(6, v, buf), None => ::prost::encoding::string::encode(6, &<String>::default(), buf) }
         ::kapi_apimachinery::wire::encode_map(7, &self.user_annotations, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len);
     }
 
@@ -6343,9 +6343,9 @@ impl ::prost::Message for super::PodCertificateProjection {
             + ::prost::encoding::string::encoded_len(1, &self.signer_name)
             + ::prost::encoding::string::encoded_len(2, &self.key_type)
             + self.max_expiration_seconds.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(3, v))
-            + self.credential_bundle_path.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.key_path.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
-            + self.certificate_chain_path.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
+            + self.credential_bundle_path.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.key_path.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.certificate_chain_path.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(6, &<String>::default()), |v| ::prost::encoding::string::encoded_len(6, v))
             + ::kapi_apimachinery::wire::encoded_len_map(7, &self.user_annotations, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encoded_len)
     }
 
@@ -6359,11 +6359,11 @@ impl ::prost::Message for super::PodCondition {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.r#type, buf);
         ::prost::encoding::string::encode(2, &self.status, buf);
-        if let Some(v) = &self.last_probe_time { ::prost::encoding::message::encode(3, v, buf); }
-        if let Some(v) = &self.last_transition_time { ::prost::encoding::message::encode(4, v, buf); }
-        if let Some(v) = &self.reason { ::prost::encoding::string::encode(5, v, buf); }
-        if let Some(v) = &self.message { ::prost::encoding::string::encode(6, v, buf); }
-        if let Some(v) = &self.observed_generation { ::prost::encoding::int64::encode(7, v, buf); }
+        match &self.last_probe_time { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<::kapi_apimachinery::Time>::default(), buf) }
+        match &self.last_transition_time { Some(v) => ::prost::encoding::message::encode(4, v, buf), None => ::prost::encoding::message::encode(4, &<::kapi_apimachinery::Time>::default(), buf) }
+        match &self.reason { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
+        match &self.message { Some(v) => ::prost::encoding::string::encode(6, v, buf), None => ::prost::encoding::string::encode(6, &<String>::default(), buf) }
+        match &self.observed_generation { Some(v) => ::prost::encoding::int64::encode(7, v, buf), None => ::prost::encoding::int64::encode(7, &<i64>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -6405,11 +6405,11 @@ impl ::prost::Message for super::PodCondition {
         0
             + ::prost::encoding::string::encoded_len(1, &self.r#type)
             + ::prost::encoding::string::encoded_len(2, &self.status)
-            + self.last_probe_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
-            + self.last_transition_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
-            + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
-            + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
-            + self.observed_generation.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(7, v))
+            + self.last_probe_time.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.last_transition_time.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(4, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(4, v))
+            + self.reason.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.message.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(6, &<String>::default()), |v| ::prost::encoding::string::encoded_len(6, v))
+            + self.observed_generation.as_ref().map_or_else(|| ::prost::encoding::int64::encoded_len(7, &<i64>::default()), |v| ::prost::encoding::int64::encoded_len(7, v))
     }
 
     fn clear(&mut self) {
@@ -6459,7 +6459,7 @@ impl ::prost::Message for super::PodDNSConfig {
 impl ::prost::Message for super::PodDNSConfigOption {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         if let Some(v) = &self.value { ::prost::encoding::string::encode(2, v, buf); }
     }
 
@@ -6480,7 +6480,7 @@ impl ::prost::Message for super::PodDNSConfigOption {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + self.value.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
     }
 
@@ -6492,11 +6492,11 @@ impl ::prost::Message for super::PodDNSConfigOption {
 impl ::prost::Message for super::PodExecOptions {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.stdin { ::prost::encoding::bool::encode(1, v, buf); }
-        if let Some(v) = &self.stdout { ::prost::encoding::bool::encode(2, v, buf); }
-        if let Some(v) = &self.stderr { ::prost::encoding::bool::encode(3, v, buf); }
-        if let Some(v) = &self.tty { ::prost::encoding::bool::encode(4, v, buf); }
-        if let Some(v) = &self.container { ::prost::encoding::string::encode(5, v, buf); }
+        match &self.stdin { Some(v) => ::prost::encoding::bool::encode(1, v, buf), None => ::prost::encoding::bool::encode(1, &<bool>::default(), buf) }
+        match &self.stdout { Some(v) => ::prost::encoding::bool::encode(2, v, buf), None => ::prost::encoding::bool::encode(2, &<bool>::default(), buf) }
+        match &self.stderr { Some(v) => ::prost::encoding::bool::encode(3, v, buf), None => ::prost::encoding::bool::encode(3, &<bool>::default(), buf) }
+        match &self.tty { Some(v) => ::prost::encoding::bool::encode(4, v, buf), None => ::prost::encoding::bool::encode(4, &<bool>::default(), buf) }
+        match &self.container { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
         ::prost::encoding::string::encode_repeated(6, &self.command, buf);
     }
 
@@ -6533,11 +6533,11 @@ impl ::prost::Message for super::PodExecOptions {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.stdin.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(1, v))
-            + self.stdout.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(2, v))
-            + self.stderr.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(3, v))
-            + self.tty.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(4, v))
-            + self.container.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.stdin.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(1, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(1, v))
+            + self.stdout.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(2, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(2, v))
+            + self.stderr.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(3, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(3, v))
+            + self.tty.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(4, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(4, v))
+            + self.container.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
             + ::prost::encoding::string::encoded_len_repeated(6, &self.command)
     }
 
@@ -6609,7 +6609,7 @@ impl ::prost::Message for super::PodIP {
 impl ::prost::Message for super::PodList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -6630,7 +6630,7 @@ impl ::prost::Message for super::PodList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -6642,15 +6642,15 @@ impl ::prost::Message for super::PodList {
 impl ::prost::Message for super::PodLogOptions {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.container { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.follow { ::prost::encoding::bool::encode(2, v, buf); }
-        if let Some(v) = &self.previous { ::prost::encoding::bool::encode(3, v, buf); }
+        match &self.container { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.follow { Some(v) => ::prost::encoding::bool::encode(2, v, buf), None => ::prost::encoding::bool::encode(2, &<bool>::default(), buf) }
+        match &self.previous { Some(v) => ::prost::encoding::bool::encode(3, v, buf), None => ::prost::encoding::bool::encode(3, &<bool>::default(), buf) }
         if let Some(v) = &self.since_seconds { ::prost::encoding::int64::encode(4, v, buf); }
         if let Some(v) = &self.since_time { ::prost::encoding::message::encode(5, v, buf); }
-        if let Some(v) = &self.timestamps { ::prost::encoding::bool::encode(6, v, buf); }
+        match &self.timestamps { Some(v) => ::prost::encoding::bool::encode(6, v, buf), None => ::prost::encoding::bool::encode(6, &<bool>::default(), buf) }
         if let Some(v) = &self.tail_lines { ::prost::encoding::int64::encode(7, v, buf); }
         if let Some(v) = &self.limit_bytes { ::prost::encoding::int64::encode(8, v, buf); }
-        if let Some(v) = &self.insecure_skip_tls_verify_backend { ::prost::encoding::bool::encode(9, v, buf); }
+        match &self.insecure_skip_tls_verify_backend { Some(v) => ::prost::encoding::bool::encode(9, v, buf), None => ::prost::encoding::bool::encode(9, &<bool>::default(), buf) }
         if let Some(v) = &self.stream { ::prost::encoding::string::encode(10, v, buf); }
     }
 
@@ -6703,15 +6703,15 @@ impl ::prost::Message for super::PodLogOptions {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.container.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.follow.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(2, v))
-            + self.previous.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(3, v))
+            + self.container.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.follow.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(2, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(2, v))
+            + self.previous.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(3, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(3, v))
             + self.since_seconds.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(4, v))
             + self.since_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(5, v))
-            + self.timestamps.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(6, v))
+            + self.timestamps.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(6, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(6, v))
             + self.tail_lines.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(7, v))
             + self.limit_bytes.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(8, v))
-            + self.insecure_skip_tls_verify_backend.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(9, v))
+            + self.insecure_skip_tls_verify_backend.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(9, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(9, v))
             + self.stream.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(10, v))
     }
 
@@ -6777,7 +6777,7 @@ impl ::prost::Message for super::PodPortForwardOptions {
 impl ::prost::Message for super::PodProxyOptions {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.path { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.path { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -6793,7 +6793,7 @@ impl ::prost::Message for super::PodProxyOptions {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.path.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.path.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
     }
 
     fn clear(&mut self) {
@@ -7085,28 +7085,28 @@ impl ::prost::Message for super::PodSpec {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::message::encode_repeated(1, &self.volumes, buf);
         ::prost::encoding::message::encode_repeated(2, &self.containers, buf);
-        if let Some(v) = &self.restart_policy { ::prost::encoding::string::encode(3, v, buf); }
+        match &self.restart_policy { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
         if let Some(v) = &self.termination_grace_period_seconds { ::prost::encoding::int64::encode(4, v, buf); }
         if let Some(v) = &self.active_deadline_seconds { ::prost::encoding::int64::encode(5, v, buf); }
-        if let Some(v) = &self.dns_policy { ::prost::encoding::string::encode(6, v, buf); }
+        match &self.dns_policy { Some(v) => ::prost::encoding::string::encode(6, v, buf), None => ::prost::encoding::string::encode(6, &<String>::default(), buf) }
         ::kapi_apimachinery::wire::encode_map(7, &self.node_selector, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len);
-        if let Some(v) = &self.service_account_name { ::prost::encoding::string::encode(8, v, buf); }
-        if let Some(v) = &self.service_account { ::prost::encoding::string::encode(9, v, buf); }
-        if let Some(v) = &self.node_name { ::prost::encoding::string::encode(10, v, buf); }
-        if let Some(v) = &self.host_network { ::prost::encoding::bool::encode(11, v, buf); }
-        if let Some(v) = &self.host_pid { ::prost::encoding::bool::encode(12, v, buf); }
-        if let Some(v) = &self.host_ipc { ::prost::encoding::bool::encode(13, v, buf); }
+        match &self.service_account_name { Some(v) => ::prost::encoding::string::encode(8, v, buf), None => ::prost::encoding::string::encode(8, &<String>::default(), buf) }
+        match &self.service_account { Some(v) => ::prost::encoding::string::encode(9, v, buf), None => ::prost::encoding::string::encode(9, &<String>::default(), buf) }
+        match &self.node_name { Some(v) => ::prost::encoding::string::encode(10, v, buf), None => ::prost::encoding::string::encode(10, &<String>::default(), buf) }
+        match &self.host_network { Some(v) => ::prost::encoding::bool::encode(11, v, buf), None => ::prost::encoding::bool::encode(11, &<bool>::default(), buf) }
+        match &self.host_pid { Some(v) => ::prost::encoding::bool::encode(12, v, buf), None => ::prost::encoding::bool::encode(12, &<bool>::default(), buf) }
+        match &self.host_ipc { Some(v) => ::prost::encoding::bool::encode(13, v, buf), None => ::prost::encoding::bool::encode(13, &<bool>::default(), buf) }
         if let Some(v) = &self.security_context { ::prost::encoding::message::encode(14, v, buf); }
         ::prost::encoding::message::encode_repeated(15, &self.image_pull_secrets, buf);
-        if let Some(v) = &self.hostname { ::prost::encoding::string::encode(16, v, buf); }
-        if let Some(v) = &self.subdomain { ::prost::encoding::string::encode(17, v, buf); }
+        match &self.hostname { Some(v) => ::prost::encoding::string::encode(16, v, buf), None => ::prost::encoding::string::encode(16, &<String>::default(), buf) }
+        match &self.subdomain { Some(v) => ::prost::encoding::string::encode(17, v, buf), None => ::prost::encoding::string::encode(17, &<String>::default(), buf) }
         if let Some(v) = &self.affinity { ::prost::encoding::message::encode(18, v, buf); }
-        if let Some(v) = &self.scheduler_name { ::prost::encoding::string::encode(19, v, buf); }
+        match &self.scheduler_name { Some(v) => ::prost::encoding::string::encode(19, v, buf), None => ::prost::encoding::string::encode(19, &<String>::default(), buf) }
         ::prost::encoding::message::encode_repeated(20, &self.init_containers, buf);
         if let Some(v) = &self.automount_service_account_token { ::prost::encoding::bool::encode(21, v, buf); }
         ::prost::encoding::message::encode_repeated(22, &self.tolerations, buf);
         ::prost::encoding::message::encode_repeated(23, &self.host_aliases, buf);
-        if let Some(v) = &self.priority_class_name { ::prost::encoding::string::encode(24, v, buf); }
+        match &self.priority_class_name { Some(v) => ::prost::encoding::string::encode(24, v, buf), None => ::prost::encoding::string::encode(24, &<String>::default(), buf) }
         if let Some(v) = &self.priority { ::prost::encoding::int32::encode(25, v, buf); }
         if let Some(v) = &self.dns_config { ::prost::encoding::message::encode(26, v, buf); }
         if let Some(v) = &self.share_process_namespace { ::prost::encoding::bool::encode(27, v, buf); }
@@ -7306,28 +7306,28 @@ impl ::prost::Message for super::PodSpec {
         0
             + ::prost::encoding::message::encoded_len_repeated(1, &self.volumes)
             + ::prost::encoding::message::encoded_len_repeated(2, &self.containers)
-            + self.restart_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.restart_policy.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
             + self.termination_grace_period_seconds.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(4, v))
             + self.active_deadline_seconds.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(5, v))
-            + self.dns_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
+            + self.dns_policy.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(6, &<String>::default()), |v| ::prost::encoding::string::encoded_len(6, v))
             + ::kapi_apimachinery::wire::encoded_len_map(7, &self.node_selector, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encoded_len)
-            + self.service_account_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(8, v))
-            + self.service_account.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(9, v))
-            + self.node_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(10, v))
-            + self.host_network.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(11, v))
-            + self.host_pid.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(12, v))
-            + self.host_ipc.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(13, v))
+            + self.service_account_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(8, &<String>::default()), |v| ::prost::encoding::string::encoded_len(8, v))
+            + self.service_account.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(9, &<String>::default()), |v| ::prost::encoding::string::encoded_len(9, v))
+            + self.node_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(10, &<String>::default()), |v| ::prost::encoding::string::encoded_len(10, v))
+            + self.host_network.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(11, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(11, v))
+            + self.host_pid.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(12, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(12, v))
+            + self.host_ipc.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(13, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(13, v))
             + self.security_context.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(14, v))
             + ::prost::encoding::message::encoded_len_repeated(15, &self.image_pull_secrets)
-            + self.hostname.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(16, v))
-            + self.subdomain.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(17, v))
+            + self.hostname.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(16, &<String>::default()), |v| ::prost::encoding::string::encoded_len(16, v))
+            + self.subdomain.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(17, &<String>::default()), |v| ::prost::encoding::string::encoded_len(17, v))
             + self.affinity.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(18, v))
-            + self.scheduler_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(19, v))
+            + self.scheduler_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(19, &<String>::default()), |v| ::prost::encoding::string::encoded_len(19, v))
             + ::prost::encoding::message::encoded_len_repeated(20, &self.init_containers)
             + self.automount_service_account_token.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(21, v))
             + ::prost::encoding::message::encoded_len_repeated(22, &self.tolerations)
             + ::prost::encoding::message::encoded_len_repeated(23, &self.host_aliases)
-            + self.priority_class_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(24, v))
+            + self.priority_class_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(24, &<String>::default()), |v| ::prost::encoding::string::encoded_len(24, v))
             + self.priority.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(25, v))
             + self.dns_config.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(26, v))
             + self.share_process_namespace.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(27, v))
@@ -7356,23 +7356,23 @@ impl ::prost::Message for super::PodSpec {
 impl ::prost::Message for super::PodStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.phase { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.phase { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.conditions, buf);
-        if let Some(v) = &self.message { ::prost::encoding::string::encode(3, v, buf); }
-        if let Some(v) = &self.reason { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.host_ip { ::prost::encoding::string::encode(5, v, buf); }
-        if let Some(v) = &self.pod_ip { ::prost::encoding::string::encode(6, v, buf); }
+        match &self.message { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
+        match &self.reason { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
+        match &self.host_ip { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
+        match &self.pod_ip { Some(v) => ::prost::encoding::string::encode(6, v, buf), None => ::prost::encoding::string::encode(6, &<String>::default(), buf) }
         if let Some(v) = &self.start_time { ::prost::encoding::message::encode(7, v, buf); }
         ::prost::encoding::message::encode_repeated(8, &self.container_statuses, buf);
-        if let Some(v) = &self.qos_class { ::prost::encoding::string::encode(9, v, buf); }
+        match &self.qos_class { Some(v) => ::prost::encoding::string::encode(9, v, buf), None => ::prost::encoding::string::encode(9, &<String>::default(), buf) }
         ::prost::encoding::message::encode_repeated(10, &self.init_container_statuses, buf);
-        if let Some(v) = &self.nominated_node_name { ::prost::encoding::string::encode(11, v, buf); }
+        match &self.nominated_node_name { Some(v) => ::prost::encoding::string::encode(11, v, buf), None => ::prost::encoding::string::encode(11, &<String>::default(), buf) }
         ::prost::encoding::message::encode_repeated(12, &self.pod_ips, buf);
         ::prost::encoding::message::encode_repeated(13, &self.ephemeral_container_statuses, buf);
-        if let Some(v) = &self.resize { ::prost::encoding::string::encode(14, v, buf); }
+        match &self.resize { Some(v) => ::prost::encoding::string::encode(14, v, buf), None => ::prost::encoding::string::encode(14, &<String>::default(), buf) }
         ::prost::encoding::message::encode_repeated(15, &self.resource_claim_statuses, buf);
         ::prost::encoding::message::encode_repeated(16, &self.host_ips, buf);
-        if let Some(v) = &self.observed_generation { ::prost::encoding::int64::encode(17, v, buf); }
+        match &self.observed_generation { Some(v) => ::prost::encoding::int64::encode(17, v, buf), None => ::prost::encoding::int64::encode(17, &<i64>::default(), buf) }
         if let Some(v) = &self.extended_resource_claim_status { ::prost::encoding::message::encode(18, v, buf); }
         ::kapi_apimachinery::wire::encode_map(19, &self.allocated_resources, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::message::encode, ::prost::encoding::message::encoded_len);
         if let Some(v) = &self.resources { ::prost::encoding::message::encode(20, v, buf); }
@@ -7472,23 +7472,23 @@ impl ::prost::Message for super::PodStatus {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.phase.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.phase.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.conditions)
-            + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
-            + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.host_ip.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
-            + self.pod_ip.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
+            + self.message.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.reason.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.host_ip.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.pod_ip.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(6, &<String>::default()), |v| ::prost::encoding::string::encoded_len(6, v))
             + self.start_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(7, v))
             + ::prost::encoding::message::encoded_len_repeated(8, &self.container_statuses)
-            + self.qos_class.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(9, v))
+            + self.qos_class.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(9, &<String>::default()), |v| ::prost::encoding::string::encoded_len(9, v))
             + ::prost::encoding::message::encoded_len_repeated(10, &self.init_container_statuses)
-            + self.nominated_node_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(11, v))
+            + self.nominated_node_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(11, &<String>::default()), |v| ::prost::encoding::string::encoded_len(11, v))
             + ::prost::encoding::message::encoded_len_repeated(12, &self.pod_ips)
             + ::prost::encoding::message::encoded_len_repeated(13, &self.ephemeral_container_statuses)
-            + self.resize.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(14, v))
+            + self.resize.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(14, &<String>::default()), |v| ::prost::encoding::string::encoded_len(14, v))
             + ::prost::encoding::message::encoded_len_repeated(15, &self.resource_claim_statuses)
             + ::prost::encoding::message::encoded_len_repeated(16, &self.host_ips)
-            + self.observed_generation.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(17, v))
+            + self.observed_generation.as_ref().map_or_else(|| ::prost::encoding::int64::encoded_len(17, &<i64>::default()), |v| ::prost::encoding::int64::encoded_len(17, v))
             + self.extended_resource_claim_status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(18, v))
             + ::kapi_apimachinery::wire::encoded_len_map(19, &self.allocated_resources, ::prost::encoding::string::encoded_len, ::prost::encoding::message::encoded_len)
             + self.resources.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(20, v))
@@ -7503,8 +7503,8 @@ impl ::prost::Message for super::PodStatus {
 impl ::prost::Message for super::PodStatusResult {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(2, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::core::v1::PodStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -7524,8 +7524,8 @@ impl ::prost::Message for super::PodStatusResult {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::core::v1::PodStatus>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -7536,8 +7536,8 @@ impl ::prost::Message for super::PodStatusResult {
 impl ::prost::Message for super::PodTemplate {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.template { ::prost::encoding::message::encode(2, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.template { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::core::v1::PodTemplateSpec>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -7557,8 +7557,8 @@ impl ::prost::Message for super::PodTemplate {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.template.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.template.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::core::v1::PodTemplateSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -7569,7 +7569,7 @@ impl ::prost::Message for super::PodTemplate {
 impl ::prost::Message for super::PodTemplateList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -7590,7 +7590,7 @@ impl ::prost::Message for super::PodTemplateList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -7602,8 +7602,8 @@ impl ::prost::Message for super::PodTemplateList {
 impl ::prost::Message for super::PodTemplateSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::core::v1::PodSpec>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -7623,8 +7623,8 @@ impl ::prost::Message for super::PodTemplateSpec {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::core::v1::PodSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -7675,8 +7675,8 @@ impl ::prost::Message for super::PortworxVolumeSource {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.volume_id, buf);
-        if let Some(v) = &self.fs_type { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.read_only { ::prost::encoding::bool::encode(3, v, buf); }
+        match &self.fs_type { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.read_only { Some(v) => ::prost::encoding::bool::encode(3, v, buf), None => ::prost::encoding::bool::encode(3, &<bool>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -7701,8 +7701,8 @@ impl ::prost::Message for super::PortworxVolumeSource {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len(1, &self.volume_id)
-            + self.fs_type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.read_only.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(3, v))
+            + self.fs_type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.read_only.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(3, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -7740,10 +7740,10 @@ impl ::prost::Message for super::Preconditions {
 impl ::prost::Message for super::PreferAvoidPodsEntry {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.pod_signature { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.eviction_time { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.reason { ::prost::encoding::string::encode(3, v, buf); }
-        if let Some(v) = &self.message { ::prost::encoding::string::encode(4, v, buf); }
+        match &self.pod_signature { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::api::core::v1::PodSignature>::default(), buf) }
+        match &self.eviction_time { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<::kapi_apimachinery::Time>::default(), buf) }
+        match &self.reason { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
+        match &self.message { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -7771,10 +7771,10 @@ impl ::prost::Message for super::PreferAvoidPodsEntry {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.pod_signature.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.eviction_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
-            + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.pod_signature.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::api::core::v1::PodSignature>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.eviction_time.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.reason.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.message.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
     }
 
     fn clear(&mut self) {
@@ -7819,11 +7819,11 @@ impl ::prost::Message for super::Probe {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         { let len = (self.exec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))) + (self.http_get.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))) + (self.tcp_socket.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))) + (self.grpc.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))); ::prost::encoding::encode_key(1, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); if let Some(v) = &self.exec { ::prost::encoding::message::encode(1, v, buf); } if let Some(v) = &self.http_get { ::prost::encoding::message::encode(2, v, buf); } if let Some(v) = &self.tcp_socket { ::prost::encoding::message::encode(3, v, buf); } if let Some(v) = &self.grpc { ::prost::encoding::message::encode(4, v, buf); } }
-        if let Some(v) = &self.initial_delay_seconds { ::prost::encoding::int32::encode(2, v, buf); }
-        if let Some(v) = &self.timeout_seconds { ::prost::encoding::int32::encode(3, v, buf); }
-        if let Some(v) = &self.period_seconds { ::prost::encoding::int32::encode(4, v, buf); }
-        if let Some(v) = &self.success_threshold { ::prost::encoding::int32::encode(5, v, buf); }
-        if let Some(v) = &self.failure_threshold { ::prost::encoding::int32::encode(6, v, buf); }
+        match &self.initial_delay_seconds { Some(v) => ::prost::encoding::int32::encode(2, v, buf), None => ::prost::encoding::int32::encode(2, &<i32>::default(), buf) }
+        match &self.timeout_seconds { Some(v) => ::prost::encoding::int32::encode(3, v, buf), None => ::prost::encoding::int32::encode(3, &<i32>::default(), buf) }
+        match &self.period_seconds { Some(v) => ::prost::encoding::int32::encode(4, v, buf), None => ::prost::encoding::int32::encode(4, &<i32>::default(), buf) }
+        match &self.success_threshold { Some(v) => ::prost::encoding::int32::encode(5, v, buf), None => ::prost::encoding::int32::encode(5, &<i32>::default(), buf) }
+        match &self.failure_threshold { Some(v) => ::prost::encoding::int32::encode(6, v, buf), None => ::prost::encoding::int32::encode(6, &<i32>::default(), buf) }
         if let Some(v) = &self.termination_grace_period_seconds { ::prost::encoding::int64::encode(7, v, buf); }
     }
 
@@ -7865,11 +7865,11 @@ impl ::prost::Message for super::Probe {
     fn encoded_len(&self) -> usize {
         0
             + { let len = (self.exec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))) + (self.http_get.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))) + (self.tcp_socket.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))) + (self.grpc.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))); ::prost::encoding::key_len(1) + ::prost::encoding::encoded_len_varint(len as u64) + len }
-            + self.initial_delay_seconds.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(2, v))
-            + self.timeout_seconds.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(3, v))
-            + self.period_seconds.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(4, v))
-            + self.success_threshold.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(5, v))
-            + self.failure_threshold.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(6, v))
+            + self.initial_delay_seconds.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(2, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(2, v))
+            + self.timeout_seconds.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(3, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(3, v))
+            + self.period_seconds.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(4, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(4, v))
+            + self.success_threshold.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(5, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(5, v))
+            + self.failure_threshold.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(6, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(6, v))
             + self.termination_grace_period_seconds.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(7, v))
     }
 
@@ -7961,10 +7961,10 @@ impl ::prost::Message for super::QuobyteVolumeSource {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.registry, buf);
         ::prost::encoding::string::encode(2, &self.volume, buf);
-        if let Some(v) = &self.read_only { ::prost::encoding::bool::encode(3, v, buf); }
-        if let Some(v) = &self.user { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.group { ::prost::encoding::string::encode(5, v, buf); }
-        if let Some(v) = &self.tenant { ::prost::encoding::string::encode(6, v, buf); }
+        match &self.read_only { Some(v) => ::prost::encoding::bool::encode(3, v, buf), None => ::prost::encoding::bool::encode(3, &<bool>::default(), buf) }
+        match &self.user { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
+        match &self.group { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
+        match &self.tenant { Some(v) => ::prost::encoding::string::encode(6, v, buf), None => ::prost::encoding::string::encode(6, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -8002,10 +8002,10 @@ impl ::prost::Message for super::QuobyteVolumeSource {
         0
             + ::prost::encoding::string::encoded_len(1, &self.registry)
             + ::prost::encoding::string::encoded_len(2, &self.volume)
-            + self.read_only.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(3, v))
-            + self.user.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.group.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
-            + self.tenant.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
+            + self.read_only.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(3, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(3, v))
+            + self.user.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.group.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.tenant.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(6, &<String>::default()), |v| ::prost::encoding::string::encoded_len(6, v))
     }
 
     fn clear(&mut self) {
@@ -8018,12 +8018,12 @@ impl ::prost::Message for super::RBDPersistentVolumeSource {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode_repeated(1, &self.monitors, buf);
         ::prost::encoding::string::encode(2, &self.image, buf);
-        if let Some(v) = &self.fs_type { ::prost::encoding::string::encode(3, v, buf); }
-        if let Some(v) = &self.pool { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.user { ::prost::encoding::string::encode(5, v, buf); }
-        if let Some(v) = &self.keyring { ::prost::encoding::string::encode(6, v, buf); }
+        match &self.fs_type { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
+        match &self.pool { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
+        match &self.user { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
+        match &self.keyring { Some(v) => ::prost::encoding::string::encode(6, v, buf), None => ::prost::encoding::string::encode(6, &<String>::default(), buf) }
         if let Some(v) = &self.secret_ref { ::prost::encoding::message::encode(7, v, buf); }
-        if let Some(v) = &self.read_only { ::prost::encoding::bool::encode(8, v, buf); }
+        match &self.read_only { Some(v) => ::prost::encoding::bool::encode(8, v, buf), None => ::prost::encoding::bool::encode(8, &<bool>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -8069,12 +8069,12 @@ impl ::prost::Message for super::RBDPersistentVolumeSource {
         0
             + ::prost::encoding::string::encoded_len_repeated(1, &self.monitors)
             + ::prost::encoding::string::encoded_len(2, &self.image)
-            + self.fs_type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
-            + self.pool.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.user.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
-            + self.keyring.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
+            + self.fs_type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.pool.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.user.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.keyring.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(6, &<String>::default()), |v| ::prost::encoding::string::encoded_len(6, v))
             + self.secret_ref.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(7, v))
-            + self.read_only.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(8, v))
+            + self.read_only.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(8, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(8, v))
     }
 
     fn clear(&mut self) {
@@ -8087,12 +8087,12 @@ impl ::prost::Message for super::RBDVolumeSource {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode_repeated(1, &self.monitors, buf);
         ::prost::encoding::string::encode(2, &self.image, buf);
-        if let Some(v) = &self.fs_type { ::prost::encoding::string::encode(3, v, buf); }
-        if let Some(v) = &self.pool { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.user { ::prost::encoding::string::encode(5, v, buf); }
-        if let Some(v) = &self.keyring { ::prost::encoding::string::encode(6, v, buf); }
+        match &self.fs_type { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
+        match &self.pool { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
+        match &self.user { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
+        match &self.keyring { Some(v) => ::prost::encoding::string::encode(6, v, buf), None => ::prost::encoding::string::encode(6, &<String>::default(), buf) }
         if let Some(v) = &self.secret_ref { ::prost::encoding::message::encode(7, v, buf); }
-        if let Some(v) = &self.read_only { ::prost::encoding::bool::encode(8, v, buf); }
+        match &self.read_only { Some(v) => ::prost::encoding::bool::encode(8, v, buf), None => ::prost::encoding::bool::encode(8, &<bool>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -8138,12 +8138,12 @@ impl ::prost::Message for super::RBDVolumeSource {
         0
             + ::prost::encoding::string::encoded_len_repeated(1, &self.monitors)
             + ::prost::encoding::string::encoded_len(2, &self.image)
-            + self.fs_type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
-            + self.pool.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.user.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
-            + self.keyring.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
+            + self.fs_type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.pool.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.user.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.keyring.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(6, &<String>::default()), |v| ::prost::encoding::string::encoded_len(6, v))
             + self.secret_ref.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(7, v))
-            + self.read_only.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(8, v))
+            + self.read_only.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(8, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(8, v))
     }
 
     fn clear(&mut self) {
@@ -8154,8 +8154,8 @@ impl ::prost::Message for super::RBDVolumeSource {
 impl ::prost::Message for super::RangeAllocation {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.range { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.range { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
         if let Some(v) = &self.data { ::prost::encoding::bytes::encode(3, v, buf); }
     }
 
@@ -8180,8 +8180,8 @@ impl ::prost::Message for super::RangeAllocation {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.range.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.range.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
             + self.data.as_ref().map_or(0, |v| ::prost::encoding::bytes::encoded_len(3, v))
     }
 
@@ -8193,9 +8193,9 @@ impl ::prost::Message for super::RangeAllocation {
 impl ::prost::Message for super::ReplicationController {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::core::v1::ReplicationControllerSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::core::v1::ReplicationControllerStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -8219,9 +8219,9 @@ impl ::prost::Message for super::ReplicationController {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::core::v1::ReplicationControllerSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::core::v1::ReplicationControllerStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -8234,9 +8234,9 @@ impl ::prost::Message for super::ReplicationControllerCondition {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.r#type, buf);
         ::prost::encoding::string::encode(2, &self.status, buf);
-        if let Some(v) = &self.last_transition_time { ::prost::encoding::message::encode(3, v, buf); }
-        if let Some(v) = &self.reason { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.message { ::prost::encoding::string::encode(5, v, buf); }
+        match &self.last_transition_time { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<::kapi_apimachinery::Time>::default(), buf) }
+        match &self.reason { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
+        match &self.message { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -8270,9 +8270,9 @@ impl ::prost::Message for super::ReplicationControllerCondition {
         0
             + ::prost::encoding::string::encoded_len(1, &self.r#type)
             + ::prost::encoding::string::encoded_len(2, &self.status)
-            + self.last_transition_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
-            + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.last_transition_time.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.reason.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.message.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
     }
 
     fn clear(&mut self) {
@@ -8283,7 +8283,7 @@ impl ::prost::Message for super::ReplicationControllerCondition {
 impl ::prost::Message for super::ReplicationControllerList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -8304,7 +8304,7 @@ impl ::prost::Message for super::ReplicationControllerList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -8319,7 +8319,7 @@ impl ::prost::Message for super::ReplicationControllerSpec {
         if let Some(v) = &self.replicas { ::prost::encoding::int32::encode(1, v, buf); }
         ::kapi_apimachinery::wire::encode_map(2, &self.selector, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len);
         if let Some(v) = &self.template { ::prost::encoding::message::encode(3, v, buf); }
-        if let Some(v) = &self.min_ready_seconds { ::prost::encoding::int32::encode(4, v, buf); }
+        match &self.min_ready_seconds { Some(v) => ::prost::encoding::int32::encode(4, v, buf), None => ::prost::encoding::int32::encode(4, &<i32>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -8350,7 +8350,7 @@ impl ::prost::Message for super::ReplicationControllerSpec {
             + self.replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(1, v))
             + ::kapi_apimachinery::wire::encoded_len_map(2, &self.selector, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encoded_len)
             + self.template.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
-            + self.min_ready_seconds.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(4, v))
+            + self.min_ready_seconds.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(4, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(4, v))
     }
 
     fn clear(&mut self) {
@@ -8362,10 +8362,10 @@ impl ::prost::Message for super::ReplicationControllerStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::int32::encode(1, &self.replicas, buf);
-        if let Some(v) = &self.fully_labeled_replicas { ::prost::encoding::int32::encode(2, v, buf); }
-        if let Some(v) = &self.observed_generation { ::prost::encoding::int64::encode(3, v, buf); }
-        if let Some(v) = &self.ready_replicas { ::prost::encoding::int32::encode(4, v, buf); }
-        if let Some(v) = &self.available_replicas { ::prost::encoding::int32::encode(5, v, buf); }
+        match &self.fully_labeled_replicas { Some(v) => ::prost::encoding::int32::encode(2, v, buf), None => ::prost::encoding::int32::encode(2, &<i32>::default(), buf) }
+        match &self.observed_generation { Some(v) => ::prost::encoding::int64::encode(3, v, buf), None => ::prost::encoding::int64::encode(3, &<i64>::default(), buf) }
+        match &self.ready_replicas { Some(v) => ::prost::encoding::int32::encode(4, v, buf), None => ::prost::encoding::int32::encode(4, &<i32>::default(), buf) }
+        match &self.available_replicas { Some(v) => ::prost::encoding::int32::encode(5, v, buf), None => ::prost::encoding::int32::encode(5, &<i32>::default(), buf) }
         ::prost::encoding::message::encode_repeated(6, &self.conditions, buf);
     }
 
@@ -8403,10 +8403,10 @@ impl ::prost::Message for super::ReplicationControllerStatus {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::int32::encoded_len(1, &self.replicas)
-            + self.fully_labeled_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(2, v))
-            + self.observed_generation.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(3, v))
-            + self.ready_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(4, v))
-            + self.available_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(5, v))
+            + self.fully_labeled_replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(2, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(2, v))
+            + self.observed_generation.as_ref().map_or_else(|| ::prost::encoding::int64::encoded_len(3, &<i64>::default()), |v| ::prost::encoding::int64::encoded_len(3, v))
+            + self.ready_replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(4, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(4, v))
+            + self.available_replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(5, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(5, v))
             + ::prost::encoding::message::encoded_len_repeated(6, &self.conditions)
     }
 
@@ -8419,7 +8419,7 @@ impl ::prost::Message for super::ResourceClaim {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.name, buf);
-        if let Some(v) = &self.request { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.request { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -8440,7 +8440,7 @@ impl ::prost::Message for super::ResourceClaim {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len(1, &self.name)
-            + self.request.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.request.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -8451,9 +8451,9 @@ impl ::prost::Message for super::ResourceClaim {
 impl ::prost::Message for super::ResourceFieldSelector {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.container_name { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.container_name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         ::prost::encoding::string::encode(2, &self.resource, buf);
-        if let Some(v) = &self.divisor { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.divisor { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<::kapi_apimachinery::Quantity>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -8477,9 +8477,9 @@ impl ::prost::Message for super::ResourceFieldSelector {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.container_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.container_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + ::prost::encoding::string::encoded_len(2, &self.resource)
-            + self.divisor.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.divisor.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<::kapi_apimachinery::Quantity>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -8491,7 +8491,7 @@ impl ::prost::Message for super::ResourceHealth {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.resource_id, buf);
-        if let Some(v) = &self.health { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.health { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
         if let Some(v) = &self.message { ::prost::encoding::string::encode(6, v, buf); }
     }
 
@@ -8517,7 +8517,7 @@ impl ::prost::Message for super::ResourceHealth {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len(1, &self.resource_id)
-            + self.health.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.health.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
             + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
     }
 
@@ -8529,9 +8529,9 @@ impl ::prost::Message for super::ResourceHealth {
 impl ::prost::Message for super::ResourceQuota {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::core::v1::ResourceQuotaSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::core::v1::ResourceQuotaStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -8555,9 +8555,9 @@ impl ::prost::Message for super::ResourceQuota {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::core::v1::ResourceQuotaSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::core::v1::ResourceQuotaStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -8568,7 +8568,7 @@ impl ::prost::Message for super::ResourceQuota {
 impl ::prost::Message for super::ResourceQuotaList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -8589,7 +8589,7 @@ impl ::prost::Message for super::ResourceQuotaList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -8745,10 +8745,10 @@ impl ::prost::Message for super::ResourceStatus {
 impl ::prost::Message for super::SELinuxOptions {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.user { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.role { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.r#type { ::prost::encoding::string::encode(3, v, buf); }
-        if let Some(v) = &self.level { ::prost::encoding::string::encode(4, v, buf); }
+        match &self.user { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.role { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.r#type { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
+        match &self.level { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -8776,10 +8776,10 @@ impl ::prost::Message for super::SELinuxOptions {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.user.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.role.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.r#type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
-            + self.level.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.user.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.role.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.r#type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.level.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
     }
 
     fn clear(&mut self) {
@@ -8792,14 +8792,14 @@ impl ::prost::Message for super::ScaleIOPersistentVolumeSource {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.gateway, buf);
         ::prost::encoding::string::encode(2, &self.system, buf);
-        ::prost::encoding::message::encode(3, &self.secret_ref, buf);
-        if let Some(v) = &self.ssl_enabled { ::prost::encoding::bool::encode(4, v, buf); }
-        if let Some(v) = &self.protection_domain { ::prost::encoding::string::encode(5, v, buf); }
-        if let Some(v) = &self.storage_pool { ::prost::encoding::string::encode(6, v, buf); }
-        if let Some(v) = &self.storage_mode { ::prost::encoding::string::encode(7, v, buf); }
-        if let Some(v) = &self.volume_name { ::prost::encoding::string::encode(8, v, buf); }
-        if let Some(v) = &self.fs_type { ::prost::encoding::string::encode(9, v, buf); }
-        if let Some(v) = &self.read_only { ::prost::encoding::bool::encode(10, v, buf); }
+        if !::kapi_apimachinery::go::is_zero(&self.secret_ref) { ::prost::encoding::message::encode(3, &self.secret_ref, buf); }
+        match &self.ssl_enabled { Some(v) => ::prost::encoding::bool::encode(4, v, buf), None => ::prost::encoding::bool::encode(4, &<bool>::default(), buf) }
+        match &self.protection_domain { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
+        match &self.storage_pool { Some(v) => ::prost::encoding::string::encode(6, v, buf), None => ::prost::encoding::string::encode(6, &<String>::default(), buf) }
+        match &self.storage_mode { Some(v) => ::prost::encoding::string::encode(7, v, buf), None => ::prost::encoding::string::encode(7, &<String>::default(), buf) }
+        match &self.volume_name { Some(v) => ::prost::encoding::string::encode(8, v, buf), None => ::prost::encoding::string::encode(8, &<String>::default(), buf) }
+        match &self.fs_type { Some(v) => ::prost::encoding::string::encode(9, v, buf), None => ::prost::encoding::string::encode(9, &<String>::default(), buf) }
+        match &self.read_only { Some(v) => ::prost::encoding::bool::encode(10, v, buf), None => ::prost::encoding::bool::encode(10, &<bool>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -8853,14 +8853,14 @@ impl ::prost::Message for super::ScaleIOPersistentVolumeSource {
         0
             + ::prost::encoding::string::encoded_len(1, &self.gateway)
             + ::prost::encoding::string::encoded_len(2, &self.system)
-            + ::prost::encoding::message::encoded_len(3, &self.secret_ref)
-            + self.ssl_enabled.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(4, v))
-            + self.protection_domain.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
-            + self.storage_pool.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
-            + self.storage_mode.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(7, v))
-            + self.volume_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(8, v))
-            + self.fs_type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(9, v))
-            + self.read_only.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(10, v))
+            + if ::kapi_apimachinery::go::is_zero(&self.secret_ref) { 0 } else { ::prost::encoding::message::encoded_len(3, &self.secret_ref) }
+            + self.ssl_enabled.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(4, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(4, v))
+            + self.protection_domain.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.storage_pool.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(6, &<String>::default()), |v| ::prost::encoding::string::encoded_len(6, v))
+            + self.storage_mode.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(7, &<String>::default()), |v| ::prost::encoding::string::encoded_len(7, v))
+            + self.volume_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(8, &<String>::default()), |v| ::prost::encoding::string::encoded_len(8, v))
+            + self.fs_type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(9, &<String>::default()), |v| ::prost::encoding::string::encoded_len(9, v))
+            + self.read_only.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(10, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(10, v))
     }
 
     fn clear(&mut self) {
@@ -8873,14 +8873,14 @@ impl ::prost::Message for super::ScaleIOVolumeSource {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.gateway, buf);
         ::prost::encoding::string::encode(2, &self.system, buf);
-        ::prost::encoding::message::encode(3, &self.secret_ref, buf);
-        if let Some(v) = &self.ssl_enabled { ::prost::encoding::bool::encode(4, v, buf); }
-        if let Some(v) = &self.protection_domain { ::prost::encoding::string::encode(5, v, buf); }
-        if let Some(v) = &self.storage_pool { ::prost::encoding::string::encode(6, v, buf); }
-        if let Some(v) = &self.storage_mode { ::prost::encoding::string::encode(7, v, buf); }
-        if let Some(v) = &self.volume_name { ::prost::encoding::string::encode(8, v, buf); }
-        if let Some(v) = &self.fs_type { ::prost::encoding::string::encode(9, v, buf); }
-        if let Some(v) = &self.read_only { ::prost::encoding::bool::encode(10, v, buf); }
+        if !::kapi_apimachinery::go::is_zero(&self.secret_ref) { ::prost::encoding::message::encode(3, &self.secret_ref, buf); }
+        match &self.ssl_enabled { Some(v) => ::prost::encoding::bool::encode(4, v, buf), None => ::prost::encoding::bool::encode(4, &<bool>::default(), buf) }
+        match &self.protection_domain { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
+        match &self.storage_pool { Some(v) => ::prost::encoding::string::encode(6, v, buf), None => ::prost::encoding::string::encode(6, &<String>::default(), buf) }
+        match &self.storage_mode { Some(v) => ::prost::encoding::string::encode(7, v, buf), None => ::prost::encoding::string::encode(7, &<String>::default(), buf) }
+        match &self.volume_name { Some(v) => ::prost::encoding::string::encode(8, v, buf), None => ::prost::encoding::string::encode(8, &<String>::default(), buf) }
+        match &self.fs_type { Some(v) => ::prost::encoding::string::encode(9, v, buf), None => ::prost::encoding::string::encode(9, &<String>::default(), buf) }
+        match &self.read_only { Some(v) => ::prost::encoding::bool::encode(10, v, buf), None => ::prost::encoding::bool::encode(10, &<bool>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -8934,14 +8934,14 @@ impl ::prost::Message for super::ScaleIOVolumeSource {
         0
             + ::prost::encoding::string::encoded_len(1, &self.gateway)
             + ::prost::encoding::string::encoded_len(2, &self.system)
-            + ::prost::encoding::message::encoded_len(3, &self.secret_ref)
-            + self.ssl_enabled.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(4, v))
-            + self.protection_domain.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
-            + self.storage_pool.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
-            + self.storage_mode.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(7, v))
-            + self.volume_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(8, v))
-            + self.fs_type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(9, v))
-            + self.read_only.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(10, v))
+            + if ::kapi_apimachinery::go::is_zero(&self.secret_ref) { 0 } else { ::prost::encoding::message::encoded_len(3, &self.secret_ref) }
+            + self.ssl_enabled.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(4, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(4, v))
+            + self.protection_domain.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.storage_pool.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(6, &<String>::default()), |v| ::prost::encoding::string::encoded_len(6, v))
+            + self.storage_mode.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(7, &<String>::default()), |v| ::prost::encoding::string::encoded_len(7, v))
+            + self.volume_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(8, &<String>::default()), |v| ::prost::encoding::string::encoded_len(8, v))
+            + self.fs_type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(9, &<String>::default()), |v| ::prost::encoding::string::encoded_len(9, v))
+            + self.read_only.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(10, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(10, v))
     }
 
     fn clear(&mut self) {
@@ -9051,9 +9051,9 @@ impl ::prost::Message for super::SeccompProfile {
 impl ::prost::Message for super::Secret {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
         ::kapi_apimachinery::wire::encode_map(2, &self.data, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::bytes::encode, ::prost::encoding::bytes::encoded_len);
-        if let Some(v) = &self.r#type { ::prost::encoding::string::encode(3, v, buf); }
+        match &self.r#type { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
         ::kapi_apimachinery::wire::encode_map(4, &self.string_data, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len);
         if let Some(v) = &self.immutable { ::prost::encoding::bool::encode(5, v, buf); }
     }
@@ -9087,9 +9087,9 @@ impl ::prost::Message for super::Secret {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::kapi_apimachinery::wire::encoded_len_map(2, &self.data, ::prost::encoding::string::encoded_len, ::prost::encoding::bytes::encoded_len)
-            + self.r#type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.r#type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
             + ::kapi_apimachinery::wire::encoded_len_map(4, &self.string_data, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encoded_len)
             + self.immutable.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(5, v))
     }
@@ -9102,7 +9102,7 @@ impl ::prost::Message for super::Secret {
 impl ::prost::Message for super::SecretEnvSource {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        { let len = self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v)); ::prost::encoding::encode_key(1, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); } }
+        { let len = self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v)); ::prost::encoding::encode_key(1, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); match &self.name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) } }
         if let Some(v) = &self.optional { ::prost::encoding::bool::encode(2, v, buf); }
     }
 
@@ -9123,7 +9123,7 @@ impl ::prost::Message for super::SecretEnvSource {
 
     fn encoded_len(&self) -> usize {
         0
-            + { let len = self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v)); ::prost::encoding::key_len(1) + ::prost::encoding::encoded_len_varint(len as u64) + len }
+            + { let len = self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v)); ::prost::encoding::key_len(1) + ::prost::encoding::encoded_len_varint(len as u64) + len }
             + self.optional.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(2, v))
     }
 
@@ -9135,7 +9135,7 @@ impl ::prost::Message for super::SecretEnvSource {
 impl ::prost::Message for super::SecretKeySelector {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        { let len = self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v)); ::prost::encoding::encode_key(1, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); } }
+        { let len = self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v)); ::prost::encoding::encode_key(1, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); match &self.name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) } }
         ::prost::encoding::string::encode(2, &self.key, buf);
         if let Some(v) = &self.optional { ::prost::encoding::bool::encode(3, v, buf); }
     }
@@ -9161,7 +9161,7 @@ impl ::prost::Message for super::SecretKeySelector {
 
     fn encoded_len(&self) -> usize {
         0
-            + { let len = self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v)); ::prost::encoding::key_len(1) + ::prost::encoding::encoded_len_varint(len as u64) + len }
+            + { let len = self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v)); ::prost::encoding::key_len(1) + ::prost::encoding::encoded_len_varint(len as u64) + len }
             + ::prost::encoding::string::encoded_len(2, &self.key)
             + self.optional.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(3, v))
     }
@@ -9174,7 +9174,7 @@ impl ::prost::Message for super::SecretKeySelector {
 impl ::prost::Message for super::SecretList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -9195,7 +9195,7 @@ impl ::prost::Message for super::SecretList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -9207,7 +9207,7 @@ impl ::prost::Message for super::SecretList {
 impl ::prost::Message for super::SecretProjection {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        { let len = self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v)); ::prost::encoding::encode_key(1, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); } }
+        { let len = self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v)); ::prost::encoding::encode_key(1, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); match &self.name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) } }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
         if let Some(v) = &self.optional { ::prost::encoding::bool::encode(4, v, buf); }
     }
@@ -9233,7 +9233,7 @@ impl ::prost::Message for super::SecretProjection {
 
     fn encoded_len(&self) -> usize {
         0
-            + { let len = self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v)); ::prost::encoding::key_len(1) + ::prost::encoding::encoded_len_varint(len as u64) + len }
+            + { let len = self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v)); ::prost::encoding::key_len(1) + ::prost::encoding::encoded_len_varint(len as u64) + len }
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
             + self.optional.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(4, v))
     }
@@ -9246,8 +9246,8 @@ impl ::prost::Message for super::SecretProjection {
 impl ::prost::Message for super::SecretReference {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.namespace { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.namespace { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -9267,8 +9267,8 @@ impl ::prost::Message for super::SecretReference {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.namespace.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.namespace.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -9279,7 +9279,7 @@ impl ::prost::Message for super::SecretReference {
 impl ::prost::Message for super::SecretVolumeSource {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.secret_name { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.secret_name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
         if let Some(v) = &self.default_mode { ::prost::encoding::int32::encode(3, v, buf); }
         if let Some(v) = &self.optional { ::prost::encoding::bool::encode(4, v, buf); }
@@ -9310,7 +9310,7 @@ impl ::prost::Message for super::SecretVolumeSource {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.secret_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.secret_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
             + self.default_mode.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(3, v))
             + self.optional.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(4, v))
@@ -9417,7 +9417,7 @@ impl ::prost::Message for super::SecurityContext {
 impl ::prost::Message for super::SerializedReference {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.reference { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.reference { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::api::core::v1::ObjectReference>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -9433,7 +9433,7 @@ impl ::prost::Message for super::SerializedReference {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.reference.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.reference.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::api::core::v1::ObjectReference>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
     }
 
     fn clear(&mut self) {
@@ -9444,9 +9444,9 @@ impl ::prost::Message for super::SerializedReference {
 impl ::prost::Message for super::Service {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::core::v1::ServiceSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::core::v1::ServiceStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -9470,9 +9470,9 @@ impl ::prost::Message for super::Service {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::core::v1::ServiceSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::core::v1::ServiceStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -9483,7 +9483,7 @@ impl ::prost::Message for super::Service {
 impl ::prost::Message for super::ServiceAccount {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.secrets, buf);
         ::prost::encoding::message::encode_repeated(3, &self.image_pull_secrets, buf);
         if let Some(v) = &self.automount_service_account_token { ::prost::encoding::bool::encode(4, v, buf); }
@@ -9514,7 +9514,7 @@ impl ::prost::Message for super::ServiceAccount {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.secrets)
             + ::prost::encoding::message::encoded_len_repeated(3, &self.image_pull_secrets)
             + self.automount_service_account_token.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(4, v))
@@ -9528,7 +9528,7 @@ impl ::prost::Message for super::ServiceAccount {
 impl ::prost::Message for super::ServiceAccountList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -9549,7 +9549,7 @@ impl ::prost::Message for super::ServiceAccountList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -9561,7 +9561,7 @@ impl ::prost::Message for super::ServiceAccountList {
 impl ::prost::Message for super::ServiceAccountTokenProjection {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.audience { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.audience { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         if let Some(v) = &self.expiration_seconds { ::prost::encoding::int64::encode(2, v, buf); }
         ::prost::encoding::string::encode(3, &self.path, buf);
     }
@@ -9587,7 +9587,7 @@ impl ::prost::Message for super::ServiceAccountTokenProjection {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.audience.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.audience.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + self.expiration_seconds.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(2, v))
             + ::prost::encoding::string::encoded_len(3, &self.path)
     }
@@ -9600,7 +9600,7 @@ impl ::prost::Message for super::ServiceAccountTokenProjection {
 impl ::prost::Message for super::ServiceList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -9621,7 +9621,7 @@ impl ::prost::Message for super::ServiceList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -9633,11 +9633,11 @@ impl ::prost::Message for super::ServiceList {
 impl ::prost::Message for super::ServicePort {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.protocol { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.protocol { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
         ::prost::encoding::int32::encode(3, &self.port, buf);
-        if let Some(v) = &self.target_port { ::prost::encoding::message::encode(4, v, buf); }
-        if let Some(v) = &self.node_port { ::prost::encoding::int32::encode(5, v, buf); }
+        match &self.target_port { Some(v) => ::prost::encoding::message::encode(4, v, buf), None => ::prost::encoding::message::encode(4, &<::kapi_apimachinery::IntOrString>::default(), buf) }
+        match &self.node_port { Some(v) => ::prost::encoding::int32::encode(5, v, buf), None => ::prost::encoding::int32::encode(5, &<i32>::default(), buf) }
         if let Some(v) = &self.app_protocol { ::prost::encoding::string::encode(6, v, buf); }
     }
 
@@ -9674,11 +9674,11 @@ impl ::prost::Message for super::ServicePort {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.protocol.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.protocol.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
             + ::prost::encoding::int32::encoded_len(3, &self.port)
-            + self.target_port.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
-            + self.node_port.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(5, v))
+            + self.target_port.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(4, &<::kapi_apimachinery::IntOrString>::default()), |v| ::prost::encoding::message::encoded_len(4, v))
+            + self.node_port.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(5, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(5, v))
             + self.app_protocol.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
     }
 
@@ -9690,7 +9690,7 @@ impl ::prost::Message for super::ServicePort {
 impl ::prost::Message for super::ServiceProxyOptions {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.path { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.path { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -9706,7 +9706,7 @@ impl ::prost::Message for super::ServiceProxyOptions {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.path.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.path.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
     }
 
     fn clear(&mut self) {
@@ -9719,16 +9719,16 @@ impl ::prost::Message for super::ServiceSpec {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::message::encode_repeated(1, &self.ports, buf);
         ::kapi_apimachinery::wire::encode_map(2, &self.selector, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len);
-        if let Some(v) = &self.cluster_ip { ::prost::encoding::string::encode(3, v, buf); }
-        if let Some(v) = &self.r#type { ::prost::encoding::string::encode(4, v, buf); }
+        match &self.cluster_ip { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
+        match &self.r#type { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
         ::prost::encoding::string::encode_repeated(5, &self.external_ips, buf);
-        if let Some(v) = &self.session_affinity { ::prost::encoding::string::encode(7, v, buf); }
-        if let Some(v) = &self.load_balancer_ip { ::prost::encoding::string::encode(8, v, buf); }
+        match &self.session_affinity { Some(v) => ::prost::encoding::string::encode(7, v, buf), None => ::prost::encoding::string::encode(7, &<String>::default(), buf) }
+        match &self.load_balancer_ip { Some(v) => ::prost::encoding::string::encode(8, v, buf), None => ::prost::encoding::string::encode(8, &<String>::default(), buf) }
         ::prost::encoding::string::encode_repeated(9, &self.load_balancer_source_ranges, buf);
-        if let Some(v) = &self.external_name { ::prost::encoding::string::encode(10, v, buf); }
-        if let Some(v) = &self.external_traffic_policy { ::prost::encoding::string::encode(11, v, buf); }
-        if let Some(v) = &self.health_check_node_port { ::prost::encoding::int32::encode(12, v, buf); }
-        if let Some(v) = &self.publish_not_ready_addresses { ::prost::encoding::bool::encode(13, v, buf); }
+        match &self.external_name { Some(v) => ::prost::encoding::string::encode(10, v, buf), None => ::prost::encoding::string::encode(10, &<String>::default(), buf) }
+        match &self.external_traffic_policy { Some(v) => ::prost::encoding::string::encode(11, v, buf), None => ::prost::encoding::string::encode(11, &<String>::default(), buf) }
+        match &self.health_check_node_port { Some(v) => ::prost::encoding::int32::encode(12, v, buf), None => ::prost::encoding::int32::encode(12, &<i32>::default(), buf) }
+        match &self.publish_not_ready_addresses { Some(v) => ::prost::encoding::bool::encode(13, v, buf), None => ::prost::encoding::bool::encode(13, &<bool>::default(), buf) }
         if let Some(v) = &self.session_affinity_config { ::prost::encoding::message::encode(14, v, buf); }
         if let Some(v) = &self.ip_family_policy { ::prost::encoding::string::encode(17, v, buf); }
         ::prost::encoding::string::encode_repeated(18, &self.cluster_ips, buf);
@@ -9830,16 +9830,16 @@ impl ::prost::Message for super::ServiceSpec {
         0
             + ::prost::encoding::message::encoded_len_repeated(1, &self.ports)
             + ::kapi_apimachinery::wire::encoded_len_map(2, &self.selector, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encoded_len)
-            + self.cluster_ip.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
-            + self.r#type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.cluster_ip.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.r#type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
             + ::prost::encoding::string::encoded_len_repeated(5, &self.external_ips)
-            + self.session_affinity.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(7, v))
-            + self.load_balancer_ip.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(8, v))
+            + self.session_affinity.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(7, &<String>::default()), |v| ::prost::encoding::string::encoded_len(7, v))
+            + self.load_balancer_ip.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(8, &<String>::default()), |v| ::prost::encoding::string::encoded_len(8, v))
             + ::prost::encoding::string::encoded_len_repeated(9, &self.load_balancer_source_ranges)
-            + self.external_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(10, v))
-            + self.external_traffic_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(11, v))
-            + self.health_check_node_port.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(12, v))
-            + self.publish_not_ready_addresses.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(13, v))
+            + self.external_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(10, &<String>::default()), |v| ::prost::encoding::string::encoded_len(10, v))
+            + self.external_traffic_policy.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(11, &<String>::default()), |v| ::prost::encoding::string::encoded_len(11, v))
+            + self.health_check_node_port.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(12, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(12, v))
+            + self.publish_not_ready_addresses.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(13, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(13, v))
             + self.session_affinity_config.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(14, v))
             + self.ip_family_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(17, v))
             + ::prost::encoding::string::encoded_len_repeated(18, &self.cluster_ips)
@@ -9858,7 +9858,7 @@ impl ::prost::Message for super::ServiceSpec {
 impl ::prost::Message for super::ServiceStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.load_balancer { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.load_balancer { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::api::core::v1::LoadBalancerStatus>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.conditions, buf);
     }
 
@@ -9879,7 +9879,7 @@ impl ::prost::Message for super::ServiceStatus {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.load_balancer.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.load_balancer.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::api::core::v1::LoadBalancerStatus>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.conditions)
     }
 
@@ -9945,10 +9945,10 @@ impl ::prost::Message for super::SleepAction {
 impl ::prost::Message for super::StorageOSPersistentVolumeSource {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.volume_name { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.volume_namespace { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.fs_type { ::prost::encoding::string::encode(3, v, buf); }
-        if let Some(v) = &self.read_only { ::prost::encoding::bool::encode(4, v, buf); }
+        match &self.volume_name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.volume_namespace { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.fs_type { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
+        match &self.read_only { Some(v) => ::prost::encoding::bool::encode(4, v, buf), None => ::prost::encoding::bool::encode(4, &<bool>::default(), buf) }
         if let Some(v) = &self.secret_ref { ::prost::encoding::message::encode(5, v, buf); }
     }
 
@@ -9981,10 +9981,10 @@ impl ::prost::Message for super::StorageOSPersistentVolumeSource {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.volume_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.volume_namespace.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.fs_type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
-            + self.read_only.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(4, v))
+            + self.volume_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.volume_namespace.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.fs_type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.read_only.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(4, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(4, v))
             + self.secret_ref.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(5, v))
     }
 
@@ -9996,10 +9996,10 @@ impl ::prost::Message for super::StorageOSPersistentVolumeSource {
 impl ::prost::Message for super::StorageOSVolumeSource {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.volume_name { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.volume_namespace { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.fs_type { ::prost::encoding::string::encode(3, v, buf); }
-        if let Some(v) = &self.read_only { ::prost::encoding::bool::encode(4, v, buf); }
+        match &self.volume_name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.volume_namespace { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.fs_type { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
+        match &self.read_only { Some(v) => ::prost::encoding::bool::encode(4, v, buf), None => ::prost::encoding::bool::encode(4, &<bool>::default(), buf) }
         if let Some(v) = &self.secret_ref { ::prost::encoding::message::encode(5, v, buf); }
     }
 
@@ -10032,10 +10032,10 @@ impl ::prost::Message for super::StorageOSVolumeSource {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.volume_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.volume_namespace.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.fs_type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
-            + self.read_only.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(4, v))
+            + self.volume_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.volume_namespace.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.fs_type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.read_only.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(4, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(4, v))
             + self.secret_ref.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(5, v))
     }
 
@@ -10081,7 +10081,7 @@ impl ::prost::Message for super::TCPSocketAction {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::message::encode(1, &self.port, buf);
-        if let Some(v) = &self.host { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.host { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -10102,7 +10102,7 @@ impl ::prost::Message for super::TCPSocketAction {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::message::encoded_len(1, &self.port)
-            + self.host.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.host.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -10114,7 +10114,7 @@ impl ::prost::Message for super::Taint {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.key, buf);
-        if let Some(v) = &self.value { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.value { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
         ::prost::encoding::string::encode(3, &self.effect, buf);
         if let Some(v) = &self.time_added { ::prost::encoding::message::encode(4, v, buf); }
     }
@@ -10145,7 +10145,7 @@ impl ::prost::Message for super::Taint {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len(1, &self.key)
-            + self.value.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.value.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
             + ::prost::encoding::string::encoded_len(3, &self.effect)
             + self.time_added.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
     }
@@ -10158,10 +10158,10 @@ impl ::prost::Message for super::Taint {
 impl ::prost::Message for super::Toleration {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.key { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.operator { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.value { ::prost::encoding::string::encode(3, v, buf); }
-        if let Some(v) = &self.effect { ::prost::encoding::string::encode(4, v, buf); }
+        match &self.key { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.operator { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.value { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
+        match &self.effect { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
         if let Some(v) = &self.toleration_seconds { ::prost::encoding::int64::encode(5, v, buf); }
     }
 
@@ -10194,10 +10194,10 @@ impl ::prost::Message for super::Toleration {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.key.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.operator.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.value.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
-            + self.effect.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.key.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.operator.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.value.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.effect.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
             + self.toleration_seconds.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(5, v))
     }
 
@@ -10489,11 +10489,11 @@ impl ::prost::Message for super::VolumeMount {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.name, buf);
-        if let Some(v) = &self.read_only { ::prost::encoding::bool::encode(2, v, buf); }
+        match &self.read_only { Some(v) => ::prost::encoding::bool::encode(2, v, buf), None => ::prost::encoding::bool::encode(2, &<bool>::default(), buf) }
         ::prost::encoding::string::encode(3, &self.mount_path, buf);
-        if let Some(v) = &self.sub_path { ::prost::encoding::string::encode(4, v, buf); }
+        match &self.sub_path { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
         if let Some(v) = &self.mount_propagation { ::prost::encoding::string::encode(5, v, buf); }
-        if let Some(v) = &self.sub_path_expr { ::prost::encoding::string::encode(6, v, buf); }
+        match &self.sub_path_expr { Some(v) => ::prost::encoding::string::encode(6, v, buf), None => ::prost::encoding::string::encode(6, &<String>::default(), buf) }
         if let Some(v) = &self.recursive_read_only { ::prost::encoding::string::encode(7, v, buf); }
     }
 
@@ -10535,11 +10535,11 @@ impl ::prost::Message for super::VolumeMount {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len(1, &self.name)
-            + self.read_only.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(2, v))
+            + self.read_only.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(2, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(2, v))
             + ::prost::encoding::string::encoded_len(3, &self.mount_path)
-            + self.sub_path.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.sub_path.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
             + self.mount_propagation.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
-            + self.sub_path_expr.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
+            + self.sub_path_expr.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(6, &<String>::default()), |v| ::prost::encoding::string::encoded_len(6, v))
             + self.recursive_read_only.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(7, v))
     }
 
@@ -10553,7 +10553,7 @@ impl ::prost::Message for super::VolumeMountStatus {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.name, buf);
         ::prost::encoding::string::encode(2, &self.mount_path, buf);
-        if let Some(v) = &self.read_only { ::prost::encoding::bool::encode(3, v, buf); }
+        match &self.read_only { Some(v) => ::prost::encoding::bool::encode(3, v, buf), None => ::prost::encoding::bool::encode(3, &<bool>::default(), buf) }
         if let Some(v) = &self.recursive_read_only { ::prost::encoding::string::encode(4, v, buf); }
         if let Some(v) = &self.volume_status { ::prost::encoding::message::encode(5, v, buf); }
     }
@@ -10589,7 +10589,7 @@ impl ::prost::Message for super::VolumeMountStatus {
         0
             + ::prost::encoding::string::encoded_len(1, &self.name)
             + ::prost::encoding::string::encoded_len(2, &self.mount_path)
-            + self.read_only.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(3, v))
+            + self.read_only.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(3, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(3, v))
             + self.recursive_read_only.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
             + self.volume_status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(5, v))
     }
@@ -10948,9 +10948,9 @@ impl ::prost::Message for super::VsphereVirtualDiskVolumeSource {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.volume_path, buf);
-        if let Some(v) = &self.fs_type { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.storage_policy_name { ::prost::encoding::string::encode(3, v, buf); }
-        if let Some(v) = &self.storage_policy_id { ::prost::encoding::string::encode(4, v, buf); }
+        match &self.fs_type { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.storage_policy_name { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
+        match &self.storage_policy_id { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -10979,9 +10979,9 @@ impl ::prost::Message for super::VsphereVirtualDiskVolumeSource {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len(1, &self.volume_path)
-            + self.fs_type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.storage_policy_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
-            + self.storage_policy_id.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.fs_type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.storage_policy_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.storage_policy_id.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
     }
 
     fn clear(&mut self) {

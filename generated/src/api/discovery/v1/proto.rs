@@ -10,7 +10,7 @@ impl ::prost::Message for super::Endpoint {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode_repeated(1, &self.addresses, buf);
-        if let Some(v) = &self.conditions { ::prost::encoding::message::encode(2, v, buf); }
+        match &self.conditions { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::discovery::v1::EndpointConditions>::default(), buf) }
         if let Some(v) = &self.hostname { ::prost::encoding::string::encode(3, v, buf); }
         if let Some(v) = &self.target_ref { ::prost::encoding::message::encode(4, v, buf); }
         ::kapi_apimachinery::wire::encode_map(5, &self.deprecated_topology, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len);
@@ -61,7 +61,7 @@ impl ::prost::Message for super::Endpoint {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len_repeated(1, &self.addresses)
-            + self.conditions.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.conditions.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::discovery::v1::EndpointConditions>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
             + self.hostname.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
             + self.target_ref.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
             + ::kapi_apimachinery::wire::encoded_len_map(5, &self.deprecated_topology, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encoded_len)
@@ -195,7 +195,7 @@ impl ::prost::Message for super::EndpointPort {
 impl ::prost::Message for super::EndpointSlice {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.endpoints, buf);
         ::prost::encoding::message::encode_repeated(3, &self.ports, buf);
         ::prost::encoding::string::encode(4, &self.address_type, buf);
@@ -226,7 +226,7 @@ impl ::prost::Message for super::EndpointSlice {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.endpoints)
             + ::prost::encoding::message::encoded_len_repeated(3, &self.ports)
             + ::prost::encoding::string::encoded_len(4, &self.address_type)
@@ -240,7 +240,7 @@ impl ::prost::Message for super::EndpointSlice {
 impl ::prost::Message for super::EndpointSliceList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -261,7 +261,7 @@ impl ::prost::Message for super::EndpointSliceList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 

@@ -10,7 +10,7 @@ impl ::prost::Message for super::Endpoint {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode_repeated(1, &self.addresses, buf);
-        if let Some(v) = &self.conditions { ::prost::encoding::message::encode(2, v, buf); }
+        match &self.conditions { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::discovery::v1beta1::EndpointConditions>::default(), buf) }
         if let Some(v) = &self.hostname { ::prost::encoding::string::encode(3, v, buf); }
         if let Some(v) = &self.target_ref { ::prost::encoding::message::encode(4, v, buf); }
         ::kapi_apimachinery::wire::encode_map(5, &self.topology, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len);
@@ -56,7 +56,7 @@ impl ::prost::Message for super::Endpoint {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len_repeated(1, &self.addresses)
-            + self.conditions.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.conditions.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::discovery::v1beta1::EndpointConditions>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
             + self.hostname.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
             + self.target_ref.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
             + ::kapi_apimachinery::wire::encoded_len_map(5, &self.topology, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encoded_len)
@@ -189,10 +189,10 @@ impl ::prost::Message for super::EndpointPort {
 impl ::prost::Message for super::EndpointSlice {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.endpoints, buf);
         ::prost::encoding::message::encode_repeated(3, &self.ports, buf);
-        if let Some(v) = &self.address_type { ::prost::encoding::string::encode(4, v, buf); }
+        match &self.address_type { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -220,10 +220,10 @@ impl ::prost::Message for super::EndpointSlice {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.endpoints)
             + ::prost::encoding::message::encoded_len_repeated(3, &self.ports)
-            + self.address_type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.address_type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
     }
 
     fn clear(&mut self) {
@@ -234,7 +234,7 @@ impl ::prost::Message for super::EndpointSlice {
 impl ::prost::Message for super::EndpointSliceList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -255,7 +255,7 @@ impl ::prost::Message for super::EndpointSliceList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -267,7 +267,7 @@ impl ::prost::Message for super::EndpointSliceList {
 impl ::prost::Message for super::ForNode {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -283,7 +283,7 @@ impl ::prost::Message for super::ForNode {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
     }
 
     fn clear(&mut self) {
@@ -294,7 +294,7 @@ impl ::prost::Message for super::ForNode {
 impl ::prost::Message for super::ForZone {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -310,7 +310,7 @@ impl ::prost::Message for super::ForZone {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
     }
 
     fn clear(&mut self) {

@@ -9,21 +9,21 @@ use ::prost::DecodeError;
 impl ::prost::Message for super::Event {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.event_time { ::prost::encoding::message::encode(2, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.event_time { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<::kapi_apimachinery::MicroTime>::default(), buf) }
         if let Some(v) = &self.series { ::prost::encoding::message::encode(3, v, buf); }
-        if let Some(v) = &self.reporting_controller { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.reporting_instance { ::prost::encoding::string::encode(5, v, buf); }
-        if let Some(v) = &self.action { ::prost::encoding::string::encode(6, v, buf); }
-        if let Some(v) = &self.reason { ::prost::encoding::string::encode(7, v, buf); }
-        if let Some(v) = &self.regarding { ::prost::encoding::message::encode(8, v, buf); }
+        match &self.reporting_controller { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
+        match &self.reporting_instance { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
+        match &self.action { Some(v) => ::prost::encoding::string::encode(6, v, buf), None => ::prost::encoding::string::encode(6, &<String>::default(), buf) }
+        match &self.reason { Some(v) => ::prost::encoding::string::encode(7, v, buf), None => ::prost::encoding::string::encode(7, &<String>::default(), buf) }
+        match &self.regarding { Some(v) => ::prost::encoding::message::encode(8, v, buf), None => ::prost::encoding::message::encode(8, &<crate::api::core::v1::ObjectReference>::default(), buf) }
         if let Some(v) = &self.related { ::prost::encoding::message::encode(9, v, buf); }
-        if let Some(v) = &self.note { ::prost::encoding::string::encode(10, v, buf); }
-        if let Some(v) = &self.r#type { ::prost::encoding::string::encode(11, v, buf); }
-        if let Some(v) = &self.deprecated_source { ::prost::encoding::message::encode(12, v, buf); }
-        if let Some(v) = &self.deprecated_first_timestamp { ::prost::encoding::message::encode(13, v, buf); }
-        if let Some(v) = &self.deprecated_last_timestamp { ::prost::encoding::message::encode(14, v, buf); }
-        if let Some(v) = &self.deprecated_count { ::prost::encoding::int32::encode(15, v, buf); }
+        match &self.note { Some(v) => ::prost::encoding::string::encode(10, v, buf), None => ::prost::encoding::string::encode(10, &<String>::default(), buf) }
+        match &self.r#type { Some(v) => ::prost::encoding::string::encode(11, v, buf), None => ::prost::encoding::string::encode(11, &<String>::default(), buf) }
+        match &self.deprecated_source { Some(v) => ::prost::encoding::message::encode(12, v, buf), None => ::prost::encoding::message::encode(12, &<crate::api::core::v1::EventSource>::default(), buf) }
+        match &self.deprecated_first_timestamp { Some(v) => ::prost::encoding::message::encode(13, v, buf), None => ::prost::encoding::message::encode(13, &<::kapi_apimachinery::Time>::default(), buf) }
+        match &self.deprecated_last_timestamp { Some(v) => ::prost::encoding::message::encode(14, v, buf), None => ::prost::encoding::message::encode(14, &<::kapi_apimachinery::Time>::default(), buf) }
+        match &self.deprecated_count { Some(v) => ::prost::encoding::int32::encode(15, v, buf), None => ::prost::encoding::int32::encode(15, &<i32>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -95,21 +95,21 @@ impl ::prost::Message for super::Event {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.event_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.event_time.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<::kapi_apimachinery::MicroTime>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
             + self.series.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
-            + self.reporting_controller.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.reporting_instance.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
-            + self.action.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
-            + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(7, v))
-            + self.regarding.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(8, v))
+            + self.reporting_controller.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.reporting_instance.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.action.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(6, &<String>::default()), |v| ::prost::encoding::string::encoded_len(6, v))
+            + self.reason.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(7, &<String>::default()), |v| ::prost::encoding::string::encoded_len(7, v))
+            + self.regarding.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(8, &<crate::api::core::v1::ObjectReference>::default()), |v| ::prost::encoding::message::encoded_len(8, v))
             + self.related.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(9, v))
-            + self.note.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(10, v))
-            + self.r#type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(11, v))
-            + self.deprecated_source.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(12, v))
-            + self.deprecated_first_timestamp.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(13, v))
-            + self.deprecated_last_timestamp.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(14, v))
-            + self.deprecated_count.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(15, v))
+            + self.note.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(10, &<String>::default()), |v| ::prost::encoding::string::encoded_len(10, v))
+            + self.r#type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(11, &<String>::default()), |v| ::prost::encoding::string::encoded_len(11, v))
+            + self.deprecated_source.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(12, &<crate::api::core::v1::EventSource>::default()), |v| ::prost::encoding::message::encoded_len(12, v))
+            + self.deprecated_first_timestamp.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(13, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(13, v))
+            + self.deprecated_last_timestamp.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(14, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(14, v))
+            + self.deprecated_count.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(15, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(15, v))
     }
 
     fn clear(&mut self) {
@@ -120,7 +120,7 @@ impl ::prost::Message for super::Event {
 impl ::prost::Message for super::EventList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -141,7 +141,7 @@ impl ::prost::Message for super::EventList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -153,8 +153,8 @@ impl ::prost::Message for super::EventList {
 impl ::prost::Message for super::EventSeries {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.count { ::prost::encoding::int32::encode(1, v, buf); }
-        if let Some(v) = &self.last_observed_time { ::prost::encoding::message::encode(2, v, buf); }
+        match &self.count { Some(v) => ::prost::encoding::int32::encode(1, v, buf), None => ::prost::encoding::int32::encode(1, &<i32>::default(), buf) }
+        match &self.last_observed_time { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<::kapi_apimachinery::MicroTime>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -174,8 +174,8 @@ impl ::prost::Message for super::EventSeries {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.count.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(1, v))
-            + self.last_observed_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.count.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(1, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(1, v))
+            + self.last_observed_time.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<::kapi_apimachinery::MicroTime>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
     }
 
     fn clear(&mut self) {

@@ -11,18 +11,18 @@
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct Event {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// eventTime is the time when this Event was first observed. It is required.
-    #[serde(rename = "eventTime", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "eventTime", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub event_time: Option<::kapi_apimachinery::MicroTime>,
     /// series is data about the Event series this event represents or nil if it's a singleton Event.
     /// +optional
@@ -31,28 +31,28 @@ pub struct Event {
     /// reportingController is the name of the controller that emitted this Event, e.g. `kubernetes.io/kubelet`.
     /// This field cannot be empty for new Events.
     /// +optional
-    #[serde(rename = "reportingController", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "reportingController", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reporting_controller: Option<String>,
     /// reportingInstance is the ID of the controller instance, e.g. `kubelet-xyzf`.
     /// This field cannot be empty for new Events and it can have at most 128 characters.
     /// +optional
-    #[serde(rename = "reportingInstance", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "reportingInstance", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reporting_instance: Option<String>,
     /// action is what action was taken/failed regarding to the regarding object. It is machine-readable.
     /// This field can have at most 128 characters.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub action: Option<String>,
     /// reason is why the action was taken. It is human-readable.
     /// This field can have at most 128 characters.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// regarding contains the object this Event is about. In most cases it's an Object reporting controller
     /// implements, e.g. ReplicaSetController implements ReplicaSets and this event is emitted because
     /// it acts on some changes in a ReplicaSet object.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub regarding: Option<crate::api::core::v1::ObjectReference>,
     /// related is the optional secondary object for more complex actions. E.g. when regarding object triggers
     /// a creation or deletion of related object.
@@ -63,28 +63,28 @@ pub struct Event {
     /// Maximal length of the note is 1kB, but libraries should be prepared to
     /// handle values up to 64kB.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub note: Option<String>,
     /// type is the type of this event (Normal, Warning), new types could be added in the future.
     /// It is machine-readable.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub r#type: Option<String>,
     /// deprecatedSource is the deprecated field assuring backward compatibility with core.v1 Event type.
     /// +optional
-    #[serde(rename = "deprecatedSource", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "deprecatedSource", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub deprecated_source: Option<crate::api::core::v1::EventSource>,
     /// deprecatedFirstTimestamp is the deprecated field assuring backward compatibility with core.v1 Event type.
     /// +optional
-    #[serde(rename = "deprecatedFirstTimestamp", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "deprecatedFirstTimestamp", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub deprecated_first_timestamp: Option<::kapi_apimachinery::Time>,
     /// deprecatedLastTimestamp is the deprecated field assuring backward compatibility with core.v1 Event type.
     /// +optional
-    #[serde(rename = "deprecatedLastTimestamp", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "deprecatedLastTimestamp", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub deprecated_last_timestamp: Option<::kapi_apimachinery::Time>,
     /// deprecatedCount is the deprecated field assuring backward compatibility with core.v1 Event type.
     /// +optional
-    #[serde(rename = "deprecatedCount", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "deprecatedCount", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub deprecated_count: Option<i32>,
 }
 
@@ -94,18 +94,18 @@ pub struct Event {
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct EventList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard list metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items is a list of schema objects.
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::api::events::v1beta1::Event>,
 }
 
@@ -116,9 +116,9 @@ pub struct EventList {
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct EventSeries {
     /// count is the number of occurrences in this series up to the last heartbeat time.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub count: Option<i32>,
     /// lastObservedTime is the time when last Event from the series was seen before last heartbeat.
-    #[serde(rename = "lastObservedTime", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lastObservedTime", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_observed_time: Option<::kapi_apimachinery::MicroTime>,
 }

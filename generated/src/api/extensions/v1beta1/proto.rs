@@ -9,9 +9,9 @@ use ::prost::DecodeError;
 impl ::prost::Message for super::DaemonSet {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::extensions::v1beta1::DaemonSetSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::extensions::v1beta1::DaemonSetStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -35,9 +35,9 @@ impl ::prost::Message for super::DaemonSet {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::extensions::v1beta1::DaemonSetSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::extensions::v1beta1::DaemonSetStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -48,11 +48,11 @@ impl ::prost::Message for super::DaemonSet {
 impl ::prost::Message for super::DaemonSetCondition {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.r#type { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.last_transition_time { ::prost::encoding::message::encode(3, v, buf); }
-        if let Some(v) = &self.reason { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.message { ::prost::encoding::string::encode(5, v, buf); }
+        match &self.r#type { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.last_transition_time { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<::kapi_apimachinery::Time>::default(), buf) }
+        match &self.reason { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
+        match &self.message { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -84,11 +84,11 @@ impl ::prost::Message for super::DaemonSetCondition {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.r#type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.last_transition_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
-            + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.r#type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.last_transition_time.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.reason.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.message.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
     }
 
     fn clear(&mut self) {
@@ -99,7 +99,7 @@ impl ::prost::Message for super::DaemonSetCondition {
 impl ::prost::Message for super::DaemonSetList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -120,7 +120,7 @@ impl ::prost::Message for super::DaemonSetList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -133,10 +133,10 @@ impl ::prost::Message for super::DaemonSetSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(v) = &self.selector { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.template { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.update_strategy { ::prost::encoding::message::encode(3, v, buf); }
-        if let Some(v) = &self.min_ready_seconds { ::prost::encoding::int32::encode(4, v, buf); }
-        if let Some(v) = &self.template_generation { ::prost::encoding::int64::encode(5, v, buf); }
+        match &self.template { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::core::v1::PodTemplateSpec>::default(), buf) }
+        match &self.update_strategy { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::extensions::v1beta1::DaemonSetUpdateStrategy>::default(), buf) }
+        match &self.min_ready_seconds { Some(v) => ::prost::encoding::int32::encode(4, v, buf), None => ::prost::encoding::int32::encode(4, &<i32>::default(), buf) }
+        match &self.template_generation { Some(v) => ::prost::encoding::int64::encode(5, v, buf), None => ::prost::encoding::int64::encode(5, &<i64>::default(), buf) }
         if let Some(v) = &self.revision_history_limit { ::prost::encoding::int32::encode(6, v, buf); }
     }
 
@@ -174,10 +174,10 @@ impl ::prost::Message for super::DaemonSetSpec {
     fn encoded_len(&self) -> usize {
         0
             + self.selector.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.template.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.update_strategy.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
-            + self.min_ready_seconds.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(4, v))
-            + self.template_generation.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(5, v))
+            + self.template.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::core::v1::PodTemplateSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.update_strategy.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::extensions::v1beta1::DaemonSetUpdateStrategy>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.min_ready_seconds.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(4, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(4, v))
+            + self.template_generation.as_ref().map_or_else(|| ::prost::encoding::int64::encoded_len(5, &<i64>::default()), |v| ::prost::encoding::int64::encoded_len(5, v))
             + self.revision_history_limit.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(6, v))
     }
 
@@ -189,14 +189,14 @@ impl ::prost::Message for super::DaemonSetSpec {
 impl ::prost::Message for super::DaemonSetStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.current_number_scheduled { ::prost::encoding::int32::encode(1, v, buf); }
-        if let Some(v) = &self.number_misscheduled { ::prost::encoding::int32::encode(2, v, buf); }
-        if let Some(v) = &self.desired_number_scheduled { ::prost::encoding::int32::encode(3, v, buf); }
-        if let Some(v) = &self.number_ready { ::prost::encoding::int32::encode(4, v, buf); }
-        if let Some(v) = &self.observed_generation { ::prost::encoding::int64::encode(5, v, buf); }
-        if let Some(v) = &self.updated_number_scheduled { ::prost::encoding::int32::encode(6, v, buf); }
-        if let Some(v) = &self.number_available { ::prost::encoding::int32::encode(7, v, buf); }
-        if let Some(v) = &self.number_unavailable { ::prost::encoding::int32::encode(8, v, buf); }
+        match &self.current_number_scheduled { Some(v) => ::prost::encoding::int32::encode(1, v, buf), None => ::prost::encoding::int32::encode(1, &<i32>::default(), buf) }
+        match &self.number_misscheduled { Some(v) => ::prost::encoding::int32::encode(2, v, buf), None => ::prost::encoding::int32::encode(2, &<i32>::default(), buf) }
+        match &self.desired_number_scheduled { Some(v) => ::prost::encoding::int32::encode(3, v, buf), None => ::prost::encoding::int32::encode(3, &<i32>::default(), buf) }
+        match &self.number_ready { Some(v) => ::prost::encoding::int32::encode(4, v, buf), None => ::prost::encoding::int32::encode(4, &<i32>::default(), buf) }
+        match &self.observed_generation { Some(v) => ::prost::encoding::int64::encode(5, v, buf), None => ::prost::encoding::int64::encode(5, &<i64>::default(), buf) }
+        match &self.updated_number_scheduled { Some(v) => ::prost::encoding::int32::encode(6, v, buf), None => ::prost::encoding::int32::encode(6, &<i32>::default(), buf) }
+        match &self.number_available { Some(v) => ::prost::encoding::int32::encode(7, v, buf), None => ::prost::encoding::int32::encode(7, &<i32>::default(), buf) }
+        match &self.number_unavailable { Some(v) => ::prost::encoding::int32::encode(8, v, buf), None => ::prost::encoding::int32::encode(8, &<i32>::default(), buf) }
         if let Some(v) = &self.collision_count { ::prost::encoding::int32::encode(9, v, buf); }
         ::prost::encoding::message::encode_repeated(10, &self.conditions, buf);
     }
@@ -250,14 +250,14 @@ impl ::prost::Message for super::DaemonSetStatus {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.current_number_scheduled.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(1, v))
-            + self.number_misscheduled.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(2, v))
-            + self.desired_number_scheduled.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(3, v))
-            + self.number_ready.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(4, v))
-            + self.observed_generation.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(5, v))
-            + self.updated_number_scheduled.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(6, v))
-            + self.number_available.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(7, v))
-            + self.number_unavailable.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(8, v))
+            + self.current_number_scheduled.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(1, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(1, v))
+            + self.number_misscheduled.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(2, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(2, v))
+            + self.desired_number_scheduled.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(3, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(3, v))
+            + self.number_ready.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(4, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(4, v))
+            + self.observed_generation.as_ref().map_or_else(|| ::prost::encoding::int64::encoded_len(5, &<i64>::default()), |v| ::prost::encoding::int64::encoded_len(5, v))
+            + self.updated_number_scheduled.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(6, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(6, v))
+            + self.number_available.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(7, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(7, v))
+            + self.number_unavailable.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(8, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(8, v))
             + self.collision_count.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(9, v))
             + ::prost::encoding::message::encoded_len_repeated(10, &self.conditions)
     }
@@ -270,7 +270,7 @@ impl ::prost::Message for super::DaemonSetStatus {
 impl ::prost::Message for super::DaemonSetUpdateStrategy {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.r#type { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.r#type { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         if let Some(v) = &self.rolling_update { ::prost::encoding::message::encode(2, v, buf); }
     }
 
@@ -291,7 +291,7 @@ impl ::prost::Message for super::DaemonSetUpdateStrategy {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.r#type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.r#type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + self.rolling_update.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
     }
 
@@ -303,9 +303,9 @@ impl ::prost::Message for super::DaemonSetUpdateStrategy {
 impl ::prost::Message for super::Deployment {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::extensions::v1beta1::DeploymentSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::extensions::v1beta1::DeploymentStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -329,9 +329,9 @@ impl ::prost::Message for super::Deployment {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::extensions::v1beta1::DeploymentSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::extensions::v1beta1::DeploymentStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -342,12 +342,12 @@ impl ::prost::Message for super::Deployment {
 impl ::prost::Message for super::DeploymentCondition {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.r#type { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.reason { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.message { ::prost::encoding::string::encode(5, v, buf); }
-        if let Some(v) = &self.last_update_time { ::prost::encoding::message::encode(6, v, buf); }
-        if let Some(v) = &self.last_transition_time { ::prost::encoding::message::encode(7, v, buf); }
+        match &self.r#type { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.reason { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
+        match &self.message { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
+        match &self.last_update_time { Some(v) => ::prost::encoding::message::encode(6, v, buf), None => ::prost::encoding::message::encode(6, &<::kapi_apimachinery::Time>::default(), buf) }
+        match &self.last_transition_time { Some(v) => ::prost::encoding::message::encode(7, v, buf), None => ::prost::encoding::message::encode(7, &<::kapi_apimachinery::Time>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -383,12 +383,12 @@ impl ::prost::Message for super::DeploymentCondition {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.r#type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
-            + self.last_update_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(6, v))
-            + self.last_transition_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(7, v))
+            + self.r#type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.reason.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.message.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.last_update_time.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(6, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(6, v))
+            + self.last_transition_time.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(7, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(7, v))
     }
 
     fn clear(&mut self) {
@@ -399,7 +399,7 @@ impl ::prost::Message for super::DeploymentCondition {
 impl ::prost::Message for super::DeploymentList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -420,7 +420,7 @@ impl ::prost::Message for super::DeploymentList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -432,9 +432,9 @@ impl ::prost::Message for super::DeploymentList {
 impl ::prost::Message for super::DeploymentRollback {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         ::kapi_apimachinery::wire::encode_map(2, &self.updated_annotations, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len);
-        if let Some(v) = &self.rollback_to { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.rollback_to { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::extensions::v1beta1::RollbackConfig>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -458,9 +458,9 @@ impl ::prost::Message for super::DeploymentRollback {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + ::kapi_apimachinery::wire::encoded_len_map(2, &self.updated_annotations, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encoded_len)
-            + self.rollback_to.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.rollback_to.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::extensions::v1beta1::RollbackConfig>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -473,11 +473,11 @@ impl ::prost::Message for super::DeploymentSpec {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(v) = &self.replicas { ::prost::encoding::int32::encode(1, v, buf); }
         if let Some(v) = &self.selector { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.template { ::prost::encoding::message::encode(3, v, buf); }
-        if let Some(v) = &self.strategy { ::prost::encoding::message::encode(4, v, buf); }
-        if let Some(v) = &self.min_ready_seconds { ::prost::encoding::int32::encode(5, v, buf); }
+        match &self.template { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::core::v1::PodTemplateSpec>::default(), buf) }
+        match &self.strategy { Some(v) => ::prost::encoding::message::encode(4, v, buf), None => ::prost::encoding::message::encode(4, &<crate::api::extensions::v1beta1::DeploymentStrategy>::default(), buf) }
+        match &self.min_ready_seconds { Some(v) => ::prost::encoding::int32::encode(5, v, buf), None => ::prost::encoding::int32::encode(5, &<i32>::default(), buf) }
         if let Some(v) = &self.revision_history_limit { ::prost::encoding::int32::encode(6, v, buf); }
-        if let Some(v) = &self.paused { ::prost::encoding::bool::encode(7, v, buf); }
+        match &self.paused { Some(v) => ::prost::encoding::bool::encode(7, v, buf), None => ::prost::encoding::bool::encode(7, &<bool>::default(), buf) }
         if let Some(v) = &self.rollback_to { ::prost::encoding::message::encode(8, v, buf); }
         if let Some(v) = &self.progress_deadline_seconds { ::prost::encoding::int32::encode(9, v, buf); }
     }
@@ -529,11 +529,11 @@ impl ::prost::Message for super::DeploymentSpec {
         0
             + self.replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(1, v))
             + self.selector.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.template.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
-            + self.strategy.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
-            + self.min_ready_seconds.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(5, v))
+            + self.template.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::core::v1::PodTemplateSpec>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.strategy.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(4, &<crate::api::extensions::v1beta1::DeploymentStrategy>::default()), |v| ::prost::encoding::message::encoded_len(4, v))
+            + self.min_ready_seconds.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(5, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(5, v))
             + self.revision_history_limit.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(6, v))
-            + self.paused.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(7, v))
+            + self.paused.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(7, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(7, v))
             + self.rollback_to.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(8, v))
             + self.progress_deadline_seconds.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(9, v))
     }
@@ -546,13 +546,13 @@ impl ::prost::Message for super::DeploymentSpec {
 impl ::prost::Message for super::DeploymentStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.observed_generation { ::prost::encoding::int64::encode(1, v, buf); }
-        if let Some(v) = &self.replicas { ::prost::encoding::int32::encode(2, v, buf); }
-        if let Some(v) = &self.updated_replicas { ::prost::encoding::int32::encode(3, v, buf); }
-        if let Some(v) = &self.available_replicas { ::prost::encoding::int32::encode(4, v, buf); }
-        if let Some(v) = &self.unavailable_replicas { ::prost::encoding::int32::encode(5, v, buf); }
+        match &self.observed_generation { Some(v) => ::prost::encoding::int64::encode(1, v, buf), None => ::prost::encoding::int64::encode(1, &<i64>::default(), buf) }
+        match &self.replicas { Some(v) => ::prost::encoding::int32::encode(2, v, buf), None => ::prost::encoding::int32::encode(2, &<i32>::default(), buf) }
+        match &self.updated_replicas { Some(v) => ::prost::encoding::int32::encode(3, v, buf), None => ::prost::encoding::int32::encode(3, &<i32>::default(), buf) }
+        match &self.available_replicas { Some(v) => ::prost::encoding::int32::encode(4, v, buf), None => ::prost::encoding::int32::encode(4, &<i32>::default(), buf) }
+        match &self.unavailable_replicas { Some(v) => ::prost::encoding::int32::encode(5, v, buf), None => ::prost::encoding::int32::encode(5, &<i32>::default(), buf) }
         ::prost::encoding::message::encode_repeated(6, &self.conditions, buf);
-        if let Some(v) = &self.ready_replicas { ::prost::encoding::int32::encode(7, v, buf); }
+        match &self.ready_replicas { Some(v) => ::prost::encoding::int32::encode(7, v, buf), None => ::prost::encoding::int32::encode(7, &<i32>::default(), buf) }
         if let Some(v) = &self.collision_count { ::prost::encoding::int32::encode(8, v, buf); }
         if let Some(v) = &self.terminating_replicas { ::prost::encoding::int32::encode(9, v, buf); }
     }
@@ -602,13 +602,13 @@ impl ::prost::Message for super::DeploymentStatus {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.observed_generation.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(1, v))
-            + self.replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(2, v))
-            + self.updated_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(3, v))
-            + self.available_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(4, v))
-            + self.unavailable_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(5, v))
+            + self.observed_generation.as_ref().map_or_else(|| ::prost::encoding::int64::encoded_len(1, &<i64>::default()), |v| ::prost::encoding::int64::encoded_len(1, v))
+            + self.replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(2, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(2, v))
+            + self.updated_replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(3, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(3, v))
+            + self.available_replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(4, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(4, v))
+            + self.unavailable_replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(5, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(5, v))
             + ::prost::encoding::message::encoded_len_repeated(6, &self.conditions)
-            + self.ready_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(7, v))
+            + self.ready_replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(7, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(7, v))
             + self.collision_count.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(8, v))
             + self.terminating_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(9, v))
     }
@@ -621,7 +621,7 @@ impl ::prost::Message for super::DeploymentStatus {
 impl ::prost::Message for super::DeploymentStrategy {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.r#type { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.r#type { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         if let Some(v) = &self.rolling_update { ::prost::encoding::message::encode(2, v, buf); }
     }
 
@@ -642,7 +642,7 @@ impl ::prost::Message for super::DeploymentStrategy {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.r#type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.r#type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + self.rolling_update.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
     }
 
@@ -654,8 +654,8 @@ impl ::prost::Message for super::DeploymentStrategy {
 impl ::prost::Message for super::HTTPIngressPath {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.path { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.backend { ::prost::encoding::message::encode(2, v, buf); }
+        match &self.path { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.backend { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::extensions::v1beta1::IngressBackend>::default(), buf) }
         if let Some(v) = &self.path_type { ::prost::encoding::string::encode(3, v, buf); }
     }
 
@@ -680,8 +680,8 @@ impl ::prost::Message for super::HTTPIngressPath {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.path.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.backend.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.path.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.backend.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::extensions::v1beta1::IngressBackend>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
             + self.path_type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
     }
 
@@ -720,7 +720,7 @@ impl ::prost::Message for super::HTTPIngressRuleValue {
 impl ::prost::Message for super::IPBlock {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.cidr { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.cidr { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         ::prost::encoding::string::encode_repeated(2, &self.except, buf);
     }
 
@@ -741,7 +741,7 @@ impl ::prost::Message for super::IPBlock {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.cidr.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.cidr.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + ::prost::encoding::string::encoded_len_repeated(2, &self.except)
     }
 
@@ -753,9 +753,9 @@ impl ::prost::Message for super::IPBlock {
 impl ::prost::Message for super::Ingress {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::extensions::v1beta1::IngressSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::extensions::v1beta1::IngressStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -779,9 +779,9 @@ impl ::prost::Message for super::Ingress {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::extensions::v1beta1::IngressSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::extensions::v1beta1::IngressStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -792,8 +792,8 @@ impl ::prost::Message for super::Ingress {
 impl ::prost::Message for super::IngressBackend {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.service_name { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.service_port { ::prost::encoding::message::encode(2, v, buf); }
+        match &self.service_name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.service_port { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<::kapi_apimachinery::IntOrString>::default(), buf) }
         if let Some(v) = &self.resource { ::prost::encoding::message::encode(3, v, buf); }
     }
 
@@ -818,8 +818,8 @@ impl ::prost::Message for super::IngressBackend {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.service_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.service_port.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.service_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.service_port.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<::kapi_apimachinery::IntOrString>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
             + self.resource.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
@@ -831,7 +831,7 @@ impl ::prost::Message for super::IngressBackend {
 impl ::prost::Message for super::IngressList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -852,7 +852,7 @@ impl ::prost::Message for super::IngressList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -864,8 +864,8 @@ impl ::prost::Message for super::IngressList {
 impl ::prost::Message for super::IngressLoadBalancerIngress {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.ip { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.hostname { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.ip { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.hostname { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
         ::prost::encoding::message::encode_repeated(4, &self.ports, buf);
     }
 
@@ -890,8 +890,8 @@ impl ::prost::Message for super::IngressLoadBalancerIngress {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.ip.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.hostname.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.ip.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.hostname.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
             + ::prost::encoding::message::encoded_len_repeated(4, &self.ports)
     }
 
@@ -930,8 +930,8 @@ impl ::prost::Message for super::IngressLoadBalancerStatus {
 impl ::prost::Message for super::IngressPortStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.port { ::prost::encoding::int32::encode(1, v, buf); }
-        if let Some(v) = &self.protocol { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.port { Some(v) => ::prost::encoding::int32::encode(1, v, buf), None => ::prost::encoding::int32::encode(1, &<i32>::default(), buf) }
+        match &self.protocol { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
         if let Some(v) = &self.error { ::prost::encoding::string::encode(3, v, buf); }
     }
 
@@ -956,8 +956,8 @@ impl ::prost::Message for super::IngressPortStatus {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.port.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(1, v))
-            + self.protocol.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.port.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(1, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(1, v))
+            + self.protocol.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
             + self.error.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
     }
 
@@ -969,7 +969,7 @@ impl ::prost::Message for super::IngressPortStatus {
 impl ::prost::Message for super::IngressRule {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.host { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.host { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         { let len = self.http.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v)); ::prost::encoding::encode_key(2, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); if let Some(v) = &self.http { ::prost::encoding::message::encode(1, v, buf); } }
     }
 
@@ -990,7 +990,7 @@ impl ::prost::Message for super::IngressRule {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.host.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.host.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + { let len = self.http.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v)); ::prost::encoding::key_len(2) + ::prost::encoding::encoded_len_varint(len as u64) + len }
     }
 
@@ -1074,7 +1074,7 @@ impl ::prost::Message for super::IngressSpec {
 impl ::prost::Message for super::IngressStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.load_balancer { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.load_balancer { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::api::extensions::v1beta1::IngressLoadBalancerStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -1090,7 +1090,7 @@ impl ::prost::Message for super::IngressStatus {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.load_balancer.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.load_balancer.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::api::extensions::v1beta1::IngressLoadBalancerStatus>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
     }
 
     fn clear(&mut self) {
@@ -1102,7 +1102,7 @@ impl ::prost::Message for super::IngressTLS {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode_repeated(1, &self.hosts, buf);
-        if let Some(v) = &self.secret_name { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.secret_name { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -1123,7 +1123,7 @@ impl ::prost::Message for super::IngressTLS {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len_repeated(1, &self.hosts)
-            + self.secret_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.secret_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -1134,8 +1134,8 @@ impl ::prost::Message for super::IngressTLS {
 impl ::prost::Message for super::NetworkPolicy {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::extensions::v1beta1::NetworkPolicySpec>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -1155,8 +1155,8 @@ impl ::prost::Message for super::NetworkPolicy {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::extensions::v1beta1::NetworkPolicySpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -1233,7 +1233,7 @@ impl ::prost::Message for super::NetworkPolicyIngressRule {
 impl ::prost::Message for super::NetworkPolicyList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -1254,7 +1254,7 @@ impl ::prost::Message for super::NetworkPolicyList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -1344,7 +1344,7 @@ impl ::prost::Message for super::NetworkPolicyPort {
 impl ::prost::Message for super::NetworkPolicySpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.pod_selector { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.pod_selector { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.ingress, buf);
         ::prost::encoding::message::encode_repeated(3, &self.egress, buf);
         ::prost::encoding::string::encode_repeated(4, &self.policy_types, buf);
@@ -1375,7 +1375,7 @@ impl ::prost::Message for super::NetworkPolicySpec {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.pod_selector.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.pod_selector.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.ingress)
             + ::prost::encoding::message::encoded_len_repeated(3, &self.egress)
             + ::prost::encoding::string::encoded_len_repeated(4, &self.policy_types)
@@ -1389,9 +1389,9 @@ impl ::prost::Message for super::NetworkPolicySpec {
 impl ::prost::Message for super::ReplicaSet {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::extensions::v1beta1::ReplicaSetSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::extensions::v1beta1::ReplicaSetStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -1415,9 +1415,9 @@ impl ::prost::Message for super::ReplicaSet {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::extensions::v1beta1::ReplicaSetSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::extensions::v1beta1::ReplicaSetStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -1428,11 +1428,11 @@ impl ::prost::Message for super::ReplicaSet {
 impl ::prost::Message for super::ReplicaSetCondition {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.r#type { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.last_transition_time { ::prost::encoding::message::encode(3, v, buf); }
-        if let Some(v) = &self.reason { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.message { ::prost::encoding::string::encode(5, v, buf); }
+        match &self.r#type { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.last_transition_time { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<::kapi_apimachinery::Time>::default(), buf) }
+        match &self.reason { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
+        match &self.message { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -1464,11 +1464,11 @@ impl ::prost::Message for super::ReplicaSetCondition {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.r#type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.last_transition_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
-            + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.r#type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.last_transition_time.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.reason.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.message.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
     }
 
     fn clear(&mut self) {
@@ -1479,7 +1479,7 @@ impl ::prost::Message for super::ReplicaSetCondition {
 impl ::prost::Message for super::ReplicaSetList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -1500,7 +1500,7 @@ impl ::prost::Message for super::ReplicaSetList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -1514,8 +1514,8 @@ impl ::prost::Message for super::ReplicaSetSpec {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(v) = &self.replicas { ::prost::encoding::int32::encode(1, v, buf); }
         if let Some(v) = &self.selector { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.template { ::prost::encoding::message::encode(3, v, buf); }
-        if let Some(v) = &self.min_ready_seconds { ::prost::encoding::int32::encode(4, v, buf); }
+        match &self.template { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::core::v1::PodTemplateSpec>::default(), buf) }
+        match &self.min_ready_seconds { Some(v) => ::prost::encoding::int32::encode(4, v, buf), None => ::prost::encoding::int32::encode(4, &<i32>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -1545,8 +1545,8 @@ impl ::prost::Message for super::ReplicaSetSpec {
         0
             + self.replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(1, v))
             + self.selector.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.template.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
-            + self.min_ready_seconds.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(4, v))
+            + self.template.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::core::v1::PodTemplateSpec>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.min_ready_seconds.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(4, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(4, v))
     }
 
     fn clear(&mut self) {
@@ -1557,11 +1557,11 @@ impl ::prost::Message for super::ReplicaSetSpec {
 impl ::prost::Message for super::ReplicaSetStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.replicas { ::prost::encoding::int32::encode(1, v, buf); }
-        if let Some(v) = &self.fully_labeled_replicas { ::prost::encoding::int32::encode(2, v, buf); }
-        if let Some(v) = &self.observed_generation { ::prost::encoding::int64::encode(3, v, buf); }
-        if let Some(v) = &self.ready_replicas { ::prost::encoding::int32::encode(4, v, buf); }
-        if let Some(v) = &self.available_replicas { ::prost::encoding::int32::encode(5, v, buf); }
+        match &self.replicas { Some(v) => ::prost::encoding::int32::encode(1, v, buf), None => ::prost::encoding::int32::encode(1, &<i32>::default(), buf) }
+        match &self.fully_labeled_replicas { Some(v) => ::prost::encoding::int32::encode(2, v, buf), None => ::prost::encoding::int32::encode(2, &<i32>::default(), buf) }
+        match &self.observed_generation { Some(v) => ::prost::encoding::int64::encode(3, v, buf), None => ::prost::encoding::int64::encode(3, &<i64>::default(), buf) }
+        match &self.ready_replicas { Some(v) => ::prost::encoding::int32::encode(4, v, buf), None => ::prost::encoding::int32::encode(4, &<i32>::default(), buf) }
+        match &self.available_replicas { Some(v) => ::prost::encoding::int32::encode(5, v, buf), None => ::prost::encoding::int32::encode(5, &<i32>::default(), buf) }
         ::prost::encoding::message::encode_repeated(6, &self.conditions, buf);
         if let Some(v) = &self.terminating_replicas { ::prost::encoding::int32::encode(7, v, buf); }
     }
@@ -1603,11 +1603,11 @@ impl ::prost::Message for super::ReplicaSetStatus {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(1, v))
-            + self.fully_labeled_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(2, v))
-            + self.observed_generation.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(3, v))
-            + self.ready_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(4, v))
-            + self.available_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(5, v))
+            + self.replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(1, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(1, v))
+            + self.fully_labeled_replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(2, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(2, v))
+            + self.observed_generation.as_ref().map_or_else(|| ::prost::encoding::int64::encoded_len(3, &<i64>::default()), |v| ::prost::encoding::int64::encoded_len(3, v))
+            + self.ready_replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(4, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(4, v))
+            + self.available_replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(5, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(5, v))
             + ::prost::encoding::message::encoded_len_repeated(6, &self.conditions)
             + self.terminating_replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(7, v))
     }
@@ -1620,7 +1620,7 @@ impl ::prost::Message for super::ReplicaSetStatus {
 impl ::prost::Message for super::RollbackConfig {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.revision { ::prost::encoding::int64::encode(1, v, buf); }
+        match &self.revision { Some(v) => ::prost::encoding::int64::encode(1, v, buf), None => ::prost::encoding::int64::encode(1, &<i64>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -1636,7 +1636,7 @@ impl ::prost::Message for super::RollbackConfig {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.revision.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(1, v))
+            + self.revision.as_ref().map_or_else(|| ::prost::encoding::int64::encoded_len(1, &<i64>::default()), |v| ::prost::encoding::int64::encoded_len(1, v))
     }
 
     fn clear(&mut self) {
@@ -1713,9 +1713,9 @@ impl ::prost::Message for super::RollingUpdateDeployment {
 impl ::prost::Message for super::Scale {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::extensions::v1beta1::ScaleSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::extensions::v1beta1::ScaleStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -1739,9 +1739,9 @@ impl ::prost::Message for super::Scale {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::extensions::v1beta1::ScaleSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::extensions::v1beta1::ScaleStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -1752,7 +1752,7 @@ impl ::prost::Message for super::Scale {
 impl ::prost::Message for super::ScaleSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.replicas { ::prost::encoding::int32::encode(1, v, buf); }
+        match &self.replicas { Some(v) => ::prost::encoding::int32::encode(1, v, buf), None => ::prost::encoding::int32::encode(1, &<i32>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -1768,7 +1768,7 @@ impl ::prost::Message for super::ScaleSpec {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(1, v))
+            + self.replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(1, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(1, v))
     }
 
     fn clear(&mut self) {
@@ -1779,9 +1779,9 @@ impl ::prost::Message for super::ScaleSpec {
 impl ::prost::Message for super::ScaleStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.replicas { ::prost::encoding::int32::encode(1, v, buf); }
+        match &self.replicas { Some(v) => ::prost::encoding::int32::encode(1, v, buf), None => ::prost::encoding::int32::encode(1, &<i32>::default(), buf) }
         ::kapi_apimachinery::wire::encode_map(2, &self.selector, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len);
-        if let Some(v) = &self.target_selector { ::prost::encoding::string::encode(3, v, buf); }
+        match &self.target_selector { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -1805,9 +1805,9 @@ impl ::prost::Message for super::ScaleStatus {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.replicas.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(1, v))
+            + self.replicas.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(1, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(1, v))
             + ::kapi_apimachinery::wire::encoded_len_map(2, &self.selector, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encoded_len)
-            + self.target_selector.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.target_selector.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
     }
 
     fn clear(&mut self) {

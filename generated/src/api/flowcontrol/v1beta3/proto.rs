@@ -42,7 +42,7 @@ impl ::prost::Message for super::ExemptPriorityLevelConfiguration {
 impl ::prost::Message for super::FlowDistinguisherMethod {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.r#type { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.r#type { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -58,7 +58,7 @@ impl ::prost::Message for super::FlowDistinguisherMethod {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.r#type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.r#type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
     }
 
     fn clear(&mut self) {
@@ -69,9 +69,9 @@ impl ::prost::Message for super::FlowDistinguisherMethod {
 impl ::prost::Message for super::FlowSchema {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::flowcontrol::v1beta3::FlowSchemaSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::flowcontrol::v1beta3::FlowSchemaStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -95,9 +95,9 @@ impl ::prost::Message for super::FlowSchema {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::flowcontrol::v1beta3::FlowSchemaSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::flowcontrol::v1beta3::FlowSchemaStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -108,11 +108,11 @@ impl ::prost::Message for super::FlowSchema {
 impl ::prost::Message for super::FlowSchemaCondition {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.r#type { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.last_transition_time { ::prost::encoding::message::encode(3, v, buf); }
-        if let Some(v) = &self.reason { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.message { ::prost::encoding::string::encode(5, v, buf); }
+        match &self.r#type { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.last_transition_time { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<::kapi_apimachinery::Time>::default(), buf) }
+        match &self.reason { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
+        match &self.message { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -144,11 +144,11 @@ impl ::prost::Message for super::FlowSchemaCondition {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.r#type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.last_transition_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
-            + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.r#type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.last_transition_time.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.reason.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.message.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
     }
 
     fn clear(&mut self) {
@@ -159,7 +159,7 @@ impl ::prost::Message for super::FlowSchemaCondition {
 impl ::prost::Message for super::FlowSchemaList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -180,7 +180,7 @@ impl ::prost::Message for super::FlowSchemaList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -192,8 +192,8 @@ impl ::prost::Message for super::FlowSchemaList {
 impl ::prost::Message for super::FlowSchemaSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.priority_level_configuration { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.matching_precedence { ::prost::encoding::int32::encode(2, v, buf); }
+        match &self.priority_level_configuration { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::api::flowcontrol::v1beta3::PriorityLevelConfigurationReference>::default(), buf) }
+        match &self.matching_precedence { Some(v) => ::prost::encoding::int32::encode(2, v, buf), None => ::prost::encoding::int32::encode(2, &<i32>::default(), buf) }
         if let Some(v) = &self.distinguisher_method { ::prost::encoding::message::encode(3, v, buf); }
         ::prost::encoding::message::encode_repeated(4, &self.rules, buf);
     }
@@ -223,8 +223,8 @@ impl ::prost::Message for super::FlowSchemaSpec {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.priority_level_configuration.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.matching_precedence.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(2, v))
+            + self.priority_level_configuration.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::api::flowcontrol::v1beta3::PriorityLevelConfigurationReference>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.matching_precedence.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(2, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(2, v))
             + self.distinguisher_method.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
             + ::prost::encoding::message::encoded_len_repeated(4, &self.rules)
     }
@@ -264,7 +264,7 @@ impl ::prost::Message for super::FlowSchemaStatus {
 impl ::prost::Message for super::GroupSubject {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -280,7 +280,7 @@ impl ::prost::Message for super::GroupSubject {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
     }
 
     fn clear(&mut self) {
@@ -291,7 +291,7 @@ impl ::prost::Message for super::GroupSubject {
 impl ::prost::Message for super::LimitResponse {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.r#type { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.r#type { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         if let Some(v) = &self.queuing { ::prost::encoding::message::encode(2, v, buf); }
     }
 
@@ -312,7 +312,7 @@ impl ::prost::Message for super::LimitResponse {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.r#type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.r#type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + self.queuing.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
     }
 
@@ -324,8 +324,8 @@ impl ::prost::Message for super::LimitResponse {
 impl ::prost::Message for super::LimitedPriorityLevelConfiguration {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.nominal_concurrency_shares { ::prost::encoding::int32::encode(1, v, buf); }
-        if let Some(v) = &self.limit_response { ::prost::encoding::message::encode(2, v, buf); }
+        match &self.nominal_concurrency_shares { Some(v) => ::prost::encoding::int32::encode(1, v, buf), None => ::prost::encoding::int32::encode(1, &<i32>::default(), buf) }
+        match &self.limit_response { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::flowcontrol::v1beta3::LimitResponse>::default(), buf) }
         if let Some(v) = &self.lendable_percent { ::prost::encoding::int32::encode(3, v, buf); }
         if let Some(v) = &self.borrowing_limit_percent { ::prost::encoding::int32::encode(4, v, buf); }
     }
@@ -355,8 +355,8 @@ impl ::prost::Message for super::LimitedPriorityLevelConfiguration {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.nominal_concurrency_shares.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(1, v))
-            + self.limit_response.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.nominal_concurrency_shares.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(1, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(1, v))
+            + self.limit_response.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::flowcontrol::v1beta3::LimitResponse>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
             + self.lendable_percent.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(3, v))
             + self.borrowing_limit_percent.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(4, v))
     }
@@ -441,9 +441,9 @@ impl ::prost::Message for super::PolicyRulesWithSubjects {
 impl ::prost::Message for super::PriorityLevelConfiguration {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::flowcontrol::v1beta3::PriorityLevelConfigurationSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::flowcontrol::v1beta3::PriorityLevelConfigurationStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -467,9 +467,9 @@ impl ::prost::Message for super::PriorityLevelConfiguration {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::flowcontrol::v1beta3::PriorityLevelConfigurationSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::flowcontrol::v1beta3::PriorityLevelConfigurationStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -480,11 +480,11 @@ impl ::prost::Message for super::PriorityLevelConfiguration {
 impl ::prost::Message for super::PriorityLevelConfigurationCondition {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.r#type { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.last_transition_time { ::prost::encoding::message::encode(3, v, buf); }
-        if let Some(v) = &self.reason { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.message { ::prost::encoding::string::encode(5, v, buf); }
+        match &self.r#type { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.last_transition_time { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<::kapi_apimachinery::Time>::default(), buf) }
+        match &self.reason { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
+        match &self.message { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -516,11 +516,11 @@ impl ::prost::Message for super::PriorityLevelConfigurationCondition {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.r#type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.last_transition_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
-            + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.r#type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.last_transition_time.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.reason.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.message.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
     }
 
     fn clear(&mut self) {
@@ -531,7 +531,7 @@ impl ::prost::Message for super::PriorityLevelConfigurationCondition {
 impl ::prost::Message for super::PriorityLevelConfigurationList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -552,7 +552,7 @@ impl ::prost::Message for super::PriorityLevelConfigurationList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -564,7 +564,7 @@ impl ::prost::Message for super::PriorityLevelConfigurationList {
 impl ::prost::Message for super::PriorityLevelConfigurationReference {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -580,7 +580,7 @@ impl ::prost::Message for super::PriorityLevelConfigurationReference {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
     }
 
     fn clear(&mut self) {
@@ -591,7 +591,7 @@ impl ::prost::Message for super::PriorityLevelConfigurationReference {
 impl ::prost::Message for super::PriorityLevelConfigurationSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.r#type { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.r#type { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         if let Some(v) = &self.limited { ::prost::encoding::message::encode(2, v, buf); }
         if let Some(v) = &self.exempt { ::prost::encoding::message::encode(3, v, buf); }
     }
@@ -617,7 +617,7 @@ impl ::prost::Message for super::PriorityLevelConfigurationSpec {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.r#type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.r#type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + self.limited.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
             + self.exempt.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
     }
@@ -657,9 +657,9 @@ impl ::prost::Message for super::PriorityLevelConfigurationStatus {
 impl ::prost::Message for super::QueuingConfiguration {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.queues { ::prost::encoding::int32::encode(1, v, buf); }
-        if let Some(v) = &self.hand_size { ::prost::encoding::int32::encode(2, v, buf); }
-        if let Some(v) = &self.queue_length_limit { ::prost::encoding::int32::encode(3, v, buf); }
+        match &self.queues { Some(v) => ::prost::encoding::int32::encode(1, v, buf), None => ::prost::encoding::int32::encode(1, &<i32>::default(), buf) }
+        match &self.hand_size { Some(v) => ::prost::encoding::int32::encode(2, v, buf), None => ::prost::encoding::int32::encode(2, &<i32>::default(), buf) }
+        match &self.queue_length_limit { Some(v) => ::prost::encoding::int32::encode(3, v, buf), None => ::prost::encoding::int32::encode(3, &<i32>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -683,9 +683,9 @@ impl ::prost::Message for super::QueuingConfiguration {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.queues.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(1, v))
-            + self.hand_size.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(2, v))
-            + self.queue_length_limit.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(3, v))
+            + self.queues.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(1, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(1, v))
+            + self.hand_size.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(2, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(2, v))
+            + self.queue_length_limit.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(3, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -699,7 +699,7 @@ impl ::prost::Message for super::ResourcePolicyRule {
         ::prost::encoding::string::encode_repeated(1, &self.verbs, buf);
         ::prost::encoding::string::encode_repeated(2, &self.api_groups, buf);
         ::prost::encoding::string::encode_repeated(3, &self.resources, buf);
-        if let Some(v) = &self.cluster_scope { ::prost::encoding::bool::encode(4, v, buf); }
+        match &self.cluster_scope { Some(v) => ::prost::encoding::bool::encode(4, v, buf), None => ::prost::encoding::bool::encode(4, &<bool>::default(), buf) }
         ::prost::encoding::string::encode_repeated(5, &self.namespaces, buf);
     }
 
@@ -735,7 +735,7 @@ impl ::prost::Message for super::ResourcePolicyRule {
             + ::prost::encoding::string::encoded_len_repeated(1, &self.verbs)
             + ::prost::encoding::string::encoded_len_repeated(2, &self.api_groups)
             + ::prost::encoding::string::encoded_len_repeated(3, &self.resources)
-            + self.cluster_scope.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(4, v))
+            + self.cluster_scope.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(4, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(4, v))
             + ::prost::encoding::string::encoded_len_repeated(5, &self.namespaces)
     }
 
@@ -747,8 +747,8 @@ impl ::prost::Message for super::ResourcePolicyRule {
 impl ::prost::Message for super::ServiceAccountSubject {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.namespace { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.name { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.namespace { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.name { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -768,8 +768,8 @@ impl ::prost::Message for super::ServiceAccountSubject {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.namespace.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.namespace.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -780,7 +780,7 @@ impl ::prost::Message for super::ServiceAccountSubject {
 impl ::prost::Message for super::Subject {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.kind { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.kind { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         if let Some(v) = &self.user { ::prost::encoding::message::encode(2, v, buf); }
         if let Some(v) = &self.group { ::prost::encoding::message::encode(3, v, buf); }
         if let Some(v) = &self.service_account { ::prost::encoding::message::encode(4, v, buf); }
@@ -811,7 +811,7 @@ impl ::prost::Message for super::Subject {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.kind.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.kind.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + self.user.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
             + self.group.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
             + self.service_account.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
@@ -825,7 +825,7 @@ impl ::prost::Message for super::Subject {
 impl ::prost::Message for super::UserSubject {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -841,7 +841,7 @@ impl ::prost::Message for super::UserSubject {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
     }
 
     fn clear(&mut self) {

@@ -9,9 +9,9 @@ use ::prost::DecodeError;
 impl ::prost::Message for super::ImageReview {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::imagepolicy::v1alpha1::ImageReviewSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::imagepolicy::v1alpha1::ImageReviewStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -35,9 +35,9 @@ impl ::prost::Message for super::ImageReview {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::imagepolicy::v1alpha1::ImageReviewSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::imagepolicy::v1alpha1::ImageReviewStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -48,7 +48,7 @@ impl ::prost::Message for super::ImageReview {
 impl ::prost::Message for super::ImageReviewContainerSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.image { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.image { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -64,7 +64,7 @@ impl ::prost::Message for super::ImageReviewContainerSpec {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.image.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.image.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
     }
 
     fn clear(&mut self) {
@@ -77,7 +77,7 @@ impl ::prost::Message for super::ImageReviewSpec {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::message::encode_repeated(1, &self.containers, buf);
         ::kapi_apimachinery::wire::encode_map(2, &self.annotations, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len);
-        if let Some(v) = &self.namespace { ::prost::encoding::string::encode(3, v, buf); }
+        match &self.namespace { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -103,7 +103,7 @@ impl ::prost::Message for super::ImageReviewSpec {
         0
             + ::prost::encoding::message::encoded_len_repeated(1, &self.containers)
             + ::kapi_apimachinery::wire::encoded_len_map(2, &self.annotations, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encoded_len)
-            + self.namespace.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.namespace.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -114,8 +114,8 @@ impl ::prost::Message for super::ImageReviewSpec {
 impl ::prost::Message for super::ImageReviewStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.allowed { ::prost::encoding::bool::encode(1, v, buf); }
-        if let Some(v) = &self.reason { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.allowed { Some(v) => ::prost::encoding::bool::encode(1, v, buf), None => ::prost::encoding::bool::encode(1, &<bool>::default(), buf) }
+        match &self.reason { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
         ::kapi_apimachinery::wire::encode_map(3, &self.audit_annotations, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len);
     }
 
@@ -140,8 +140,8 @@ impl ::prost::Message for super::ImageReviewStatus {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.allowed.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(1, v))
-            + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.allowed.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(1, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(1, v))
+            + self.reason.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
             + ::kapi_apimachinery::wire::encoded_len_map(3, &self.audit_annotations, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encoded_len)
     }
 

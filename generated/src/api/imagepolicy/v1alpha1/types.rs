@@ -6,23 +6,23 @@
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ImageReview {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata.
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// Spec holds information about the pod being evaluated
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::api::imagepolicy::v1alpha1::ImageReviewSpec>,
     /// Status is filled in by the backend and indicates whether the pod should be allowed.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::api::imagepolicy::v1alpha1::ImageReviewStatus>,
 }
 
@@ -33,7 +33,7 @@ pub struct ImageReview {
 pub struct ImageReviewContainerSpec {
     /// This can be in the form image:tag or image@SHA:012345679abcdef.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub image: Option<String>,
 }
 
@@ -55,7 +55,7 @@ pub struct ImageReviewSpec {
     pub annotations: ::std::collections::BTreeMap<String, String>,
     /// Namespace is the namespace the pod is being created in.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub namespace: Option<String>,
 }
 
@@ -66,13 +66,13 @@ pub struct ImageReviewSpec {
 pub struct ImageReviewStatus {
     /// Allowed indicates that all images were allowed to be run.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub allowed: Option<bool>,
     /// Reason should be empty unless Allowed is false in which case it
     /// may contain a short description of what is wrong.  Kubernetes
     /// may truncate excessively long errors when displaying to the user.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// AuditAnnotations will be added to the attributes object of the
     /// admission controller request using 'AddAnnotation'.  The keys should

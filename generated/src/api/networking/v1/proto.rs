@@ -9,7 +9,7 @@ use ::prost::DecodeError;
 impl ::prost::Message for super::HTTPIngressPath {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.path { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.path { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         ::prost::encoding::message::encode(2, &self.backend, buf);
         ::prost::encoding::string::encode(3, &self.path_type, buf);
     }
@@ -35,7 +35,7 @@ impl ::prost::Message for super::HTTPIngressPath {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.path.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.path.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len(2, &self.backend)
             + ::prost::encoding::string::encoded_len(3, &self.path_type)
     }
@@ -75,7 +75,7 @@ impl ::prost::Message for super::HTTPIngressRuleValue {
 impl ::prost::Message for super::IPAddress {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
         ::prost::encoding::message::encode(2, &self.spec, buf);
     }
 
@@ -96,7 +96,7 @@ impl ::prost::Message for super::IPAddress {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len(2, &self.spec)
     }
 
@@ -108,7 +108,7 @@ impl ::prost::Message for super::IPAddress {
 impl ::prost::Message for super::IPAddressList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -129,7 +129,7 @@ impl ::prost::Message for super::IPAddressList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -141,7 +141,7 @@ impl ::prost::Message for super::IPAddressList {
 impl ::prost::Message for super::IPAddressSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        ::prost::encoding::message::encode(1, &self.parent_ref, buf);
+        if !::kapi_apimachinery::go::is_zero(&self.parent_ref) { ::prost::encoding::message::encode(1, &self.parent_ref, buf); }
     }
 
     #[allow(unused_variables)]
@@ -157,7 +157,7 @@ impl ::prost::Message for super::IPAddressSpec {
 
     fn encoded_len(&self) -> usize {
         0
-            + ::prost::encoding::message::encoded_len(1, &self.parent_ref)
+            + if ::kapi_apimachinery::go::is_zero(&self.parent_ref) { 0 } else { ::prost::encoding::message::encoded_len(1, &self.parent_ref) }
     }
 
     fn clear(&mut self) {
@@ -201,9 +201,9 @@ impl ::prost::Message for super::IPBlock {
 impl ::prost::Message for super::Ingress {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::networking::v1::IngressSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::networking::v1::IngressStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -227,9 +227,9 @@ impl ::prost::Message for super::Ingress {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::networking::v1::IngressSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::networking::v1::IngressStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -273,8 +273,8 @@ impl ::prost::Message for super::IngressBackend {
 impl ::prost::Message for super::IngressClass {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::networking::v1::IngressClassSpec>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -294,8 +294,8 @@ impl ::prost::Message for super::IngressClass {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::networking::v1::IngressClassSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -306,7 +306,7 @@ impl ::prost::Message for super::IngressClass {
 impl ::prost::Message for super::IngressClassList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -327,7 +327,7 @@ impl ::prost::Message for super::IngressClassList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -390,7 +390,7 @@ impl ::prost::Message for super::IngressClassParametersReference {
 impl ::prost::Message for super::IngressClassSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.controller { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.controller { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         if let Some(v) = &self.parameters { ::prost::encoding::message::encode(2, v, buf); }
     }
 
@@ -411,7 +411,7 @@ impl ::prost::Message for super::IngressClassSpec {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.controller.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.controller.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + self.parameters.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
     }
 
@@ -423,7 +423,7 @@ impl ::prost::Message for super::IngressClassSpec {
 impl ::prost::Message for super::IngressList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -444,7 +444,7 @@ impl ::prost::Message for super::IngressList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -456,8 +456,8 @@ impl ::prost::Message for super::IngressList {
 impl ::prost::Message for super::IngressLoadBalancerIngress {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.ip { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.hostname { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.ip { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.hostname { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
         ::prost::encoding::message::encode_repeated(4, &self.ports, buf);
     }
 
@@ -482,8 +482,8 @@ impl ::prost::Message for super::IngressLoadBalancerIngress {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.ip.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.hostname.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.ip.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.hostname.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
             + ::prost::encoding::message::encoded_len_repeated(4, &self.ports)
     }
 
@@ -561,7 +561,7 @@ impl ::prost::Message for super::IngressPortStatus {
 impl ::prost::Message for super::IngressRule {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.host { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.host { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         { let len = self.http.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v)); ::prost::encoding::encode_key(2, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); if let Some(v) = &self.http { ::prost::encoding::message::encode(1, v, buf); } }
     }
 
@@ -582,7 +582,7 @@ impl ::prost::Message for super::IngressRule {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.host.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.host.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + { let len = self.http.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v)); ::prost::encoding::key_len(2) + ::prost::encoding::encoded_len_varint(len as u64) + len }
     }
 
@@ -622,7 +622,7 @@ impl ::prost::Message for super::IngressServiceBackend {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.name, buf);
-        if let Some(v) = &self.port { ::prost::encoding::message::encode(2, v, buf); }
+        match &self.port { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::networking::v1::ServiceBackendPort>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -643,7 +643,7 @@ impl ::prost::Message for super::IngressServiceBackend {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len(1, &self.name)
-            + self.port.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.port.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::networking::v1::ServiceBackendPort>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -699,7 +699,7 @@ impl ::prost::Message for super::IngressSpec {
 impl ::prost::Message for super::IngressStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.load_balancer { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.load_balancer { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::api::networking::v1::IngressLoadBalancerStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -715,7 +715,7 @@ impl ::prost::Message for super::IngressStatus {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.load_balancer.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.load_balancer.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::api::networking::v1::IngressLoadBalancerStatus>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
     }
 
     fn clear(&mut self) {
@@ -727,7 +727,7 @@ impl ::prost::Message for super::IngressTLS {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode_repeated(1, &self.hosts, buf);
-        if let Some(v) = &self.secret_name { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.secret_name { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -748,7 +748,7 @@ impl ::prost::Message for super::IngressTLS {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len_repeated(1, &self.hosts)
-            + self.secret_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.secret_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -759,8 +759,8 @@ impl ::prost::Message for super::IngressTLS {
 impl ::prost::Message for super::NetworkPolicy {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::networking::v1::NetworkPolicySpec>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -780,8 +780,8 @@ impl ::prost::Message for super::NetworkPolicy {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::networking::v1::NetworkPolicySpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -858,7 +858,7 @@ impl ::prost::Message for super::NetworkPolicyIngressRule {
 impl ::prost::Message for super::NetworkPolicyList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -879,7 +879,7 @@ impl ::prost::Message for super::NetworkPolicyList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -969,7 +969,7 @@ impl ::prost::Message for super::NetworkPolicyPort {
 impl ::prost::Message for super::NetworkPolicySpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.pod_selector { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.pod_selector { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.ingress, buf);
         ::prost::encoding::message::encode_repeated(3, &self.egress, buf);
         ::prost::encoding::string::encode_repeated(4, &self.policy_types, buf);
@@ -1000,7 +1000,7 @@ impl ::prost::Message for super::NetworkPolicySpec {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.pod_selector.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.pod_selector.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::LabelSelector>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.ingress)
             + ::prost::encoding::message::encoded_len_repeated(3, &self.egress)
             + ::prost::encoding::string::encoded_len_repeated(4, &self.policy_types)
@@ -1014,9 +1014,9 @@ impl ::prost::Message for super::NetworkPolicySpec {
 impl ::prost::Message for super::ParentReference {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.group { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.group { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         ::prost::encoding::string::encode(2, &self.resource, buf);
-        if let Some(v) = &self.namespace { ::prost::encoding::string::encode(3, v, buf); }
+        match &self.namespace { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
         ::prost::encoding::string::encode(4, &self.name, buf);
     }
 
@@ -1045,9 +1045,9 @@ impl ::prost::Message for super::ParentReference {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.group.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.group.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + ::prost::encoding::string::encoded_len(2, &self.resource)
-            + self.namespace.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.namespace.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
             + ::prost::encoding::string::encoded_len(4, &self.name)
     }
 
@@ -1059,8 +1059,8 @@ impl ::prost::Message for super::ParentReference {
 impl ::prost::Message for super::ServiceBackendPort {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.number { ::prost::encoding::int32::encode(2, v, buf); }
+        match &self.name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.number { Some(v) => ::prost::encoding::int32::encode(2, v, buf), None => ::prost::encoding::int32::encode(2, &<i32>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -1080,8 +1080,8 @@ impl ::prost::Message for super::ServiceBackendPort {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.number.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(2, v))
+            + self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.number.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(2, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -1092,9 +1092,9 @@ impl ::prost::Message for super::ServiceBackendPort {
 impl ::prost::Message for super::ServiceCIDR {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::networking::v1::ServiceCIDRSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::networking::v1::ServiceCIDRStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -1118,9 +1118,9 @@ impl ::prost::Message for super::ServiceCIDR {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::networking::v1::ServiceCIDRSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::networking::v1::ServiceCIDRStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -1131,7 +1131,7 @@ impl ::prost::Message for super::ServiceCIDR {
 impl ::prost::Message for super::ServiceCIDRList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -1152,7 +1152,7 @@ impl ::prost::Message for super::ServiceCIDRList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 

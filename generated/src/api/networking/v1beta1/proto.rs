@@ -9,8 +9,8 @@ use ::prost::DecodeError;
 impl ::prost::Message for super::HTTPIngressPath {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.path { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.backend { ::prost::encoding::message::encode(2, v, buf); }
+        match &self.path { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.backend { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::networking::v1beta1::IngressBackend>::default(), buf) }
         if let Some(v) = &self.path_type { ::prost::encoding::string::encode(3, v, buf); }
     }
 
@@ -35,8 +35,8 @@ impl ::prost::Message for super::HTTPIngressPath {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.path.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.backend.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.path.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.backend.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::networking::v1beta1::IngressBackend>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
             + self.path_type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
     }
 
@@ -75,7 +75,7 @@ impl ::prost::Message for super::HTTPIngressRuleValue {
 impl ::prost::Message for super::IPAddress {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
         ::prost::encoding::message::encode(2, &self.spec, buf);
     }
 
@@ -96,7 +96,7 @@ impl ::prost::Message for super::IPAddress {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len(2, &self.spec)
     }
 
@@ -108,7 +108,7 @@ impl ::prost::Message for super::IPAddress {
 impl ::prost::Message for super::IPAddressList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -129,7 +129,7 @@ impl ::prost::Message for super::IPAddressList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -141,7 +141,7 @@ impl ::prost::Message for super::IPAddressList {
 impl ::prost::Message for super::IPAddressSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        ::prost::encoding::message::encode(1, &self.parent_ref, buf);
+        if !::kapi_apimachinery::go::is_zero(&self.parent_ref) { ::prost::encoding::message::encode(1, &self.parent_ref, buf); }
     }
 
     #[allow(unused_variables)]
@@ -157,7 +157,7 @@ impl ::prost::Message for super::IPAddressSpec {
 
     fn encoded_len(&self) -> usize {
         0
-            + ::prost::encoding::message::encoded_len(1, &self.parent_ref)
+            + if ::kapi_apimachinery::go::is_zero(&self.parent_ref) { 0 } else { ::prost::encoding::message::encoded_len(1, &self.parent_ref) }
     }
 
     fn clear(&mut self) {
@@ -168,9 +168,9 @@ impl ::prost::Message for super::IPAddressSpec {
 impl ::prost::Message for super::Ingress {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::networking::v1beta1::IngressSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::networking::v1beta1::IngressStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -194,9 +194,9 @@ impl ::prost::Message for super::Ingress {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::networking::v1beta1::IngressSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::networking::v1beta1::IngressStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -207,8 +207,8 @@ impl ::prost::Message for super::Ingress {
 impl ::prost::Message for super::IngressBackend {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.service_name { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.service_port { ::prost::encoding::message::encode(2, v, buf); }
+        match &self.service_name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.service_port { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<::kapi_apimachinery::IntOrString>::default(), buf) }
         if let Some(v) = &self.resource { ::prost::encoding::message::encode(3, v, buf); }
     }
 
@@ -233,8 +233,8 @@ impl ::prost::Message for super::IngressBackend {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.service_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.service_port.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.service_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.service_port.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<::kapi_apimachinery::IntOrString>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
             + self.resource.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
@@ -246,8 +246,8 @@ impl ::prost::Message for super::IngressBackend {
 impl ::prost::Message for super::IngressClass {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::networking::v1beta1::IngressClassSpec>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -267,8 +267,8 @@ impl ::prost::Message for super::IngressClass {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::networking::v1beta1::IngressClassSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -279,7 +279,7 @@ impl ::prost::Message for super::IngressClass {
 impl ::prost::Message for super::IngressClassList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -300,7 +300,7 @@ impl ::prost::Message for super::IngressClassList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -313,8 +313,8 @@ impl ::prost::Message for super::IngressClassParametersReference {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(v) = &self.api_group { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.kind { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.name { ::prost::encoding::string::encode(3, v, buf); }
+        match &self.kind { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.name { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
         if let Some(v) = &self.scope { ::prost::encoding::string::encode(4, v, buf); }
         if let Some(v) = &self.namespace { ::prost::encoding::string::encode(5, v, buf); }
     }
@@ -349,8 +349,8 @@ impl ::prost::Message for super::IngressClassParametersReference {
     fn encoded_len(&self) -> usize {
         0
             + self.api_group.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.kind.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.kind.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
             + self.scope.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
             + self.namespace.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
     }
@@ -363,7 +363,7 @@ impl ::prost::Message for super::IngressClassParametersReference {
 impl ::prost::Message for super::IngressClassSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.controller { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.controller { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         if let Some(v) = &self.parameters { ::prost::encoding::message::encode(2, v, buf); }
     }
 
@@ -384,7 +384,7 @@ impl ::prost::Message for super::IngressClassSpec {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.controller.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.controller.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + self.parameters.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
     }
 
@@ -396,7 +396,7 @@ impl ::prost::Message for super::IngressClassSpec {
 impl ::prost::Message for super::IngressList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -417,7 +417,7 @@ impl ::prost::Message for super::IngressList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -429,8 +429,8 @@ impl ::prost::Message for super::IngressList {
 impl ::prost::Message for super::IngressLoadBalancerIngress {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.ip { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.hostname { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.ip { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.hostname { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
         ::prost::encoding::message::encode_repeated(4, &self.ports, buf);
     }
 
@@ -455,8 +455,8 @@ impl ::prost::Message for super::IngressLoadBalancerIngress {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.ip.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.hostname.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.ip.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.hostname.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
             + ::prost::encoding::message::encoded_len_repeated(4, &self.ports)
     }
 
@@ -495,8 +495,8 @@ impl ::prost::Message for super::IngressLoadBalancerStatus {
 impl ::prost::Message for super::IngressPortStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.port { ::prost::encoding::int32::encode(1, v, buf); }
-        if let Some(v) = &self.protocol { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.port { Some(v) => ::prost::encoding::int32::encode(1, v, buf), None => ::prost::encoding::int32::encode(1, &<i32>::default(), buf) }
+        match &self.protocol { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
         if let Some(v) = &self.error { ::prost::encoding::string::encode(3, v, buf); }
     }
 
@@ -521,8 +521,8 @@ impl ::prost::Message for super::IngressPortStatus {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.port.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(1, v))
-            + self.protocol.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.port.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(1, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(1, v))
+            + self.protocol.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
             + self.error.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
     }
 
@@ -534,7 +534,7 @@ impl ::prost::Message for super::IngressPortStatus {
 impl ::prost::Message for super::IngressRule {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.host { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.host { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         { let len = self.http.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v)); ::prost::encoding::encode_key(2, WireType::LengthDelimited, buf); ::prost::encoding::encode_varint(len as u64, buf); if let Some(v) = &self.http { ::prost::encoding::message::encode(1, v, buf); } }
     }
 
@@ -555,7 +555,7 @@ impl ::prost::Message for super::IngressRule {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.host.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.host.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + { let len = self.http.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v)); ::prost::encoding::key_len(2) + ::prost::encoding::encoded_len_varint(len as u64) + len }
     }
 
@@ -639,7 +639,7 @@ impl ::prost::Message for super::IngressSpec {
 impl ::prost::Message for super::IngressStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.load_balancer { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.load_balancer { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::api::networking::v1beta1::IngressLoadBalancerStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -655,7 +655,7 @@ impl ::prost::Message for super::IngressStatus {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.load_balancer.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.load_balancer.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::api::networking::v1beta1::IngressLoadBalancerStatus>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
     }
 
     fn clear(&mut self) {
@@ -667,7 +667,7 @@ impl ::prost::Message for super::IngressTLS {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode_repeated(1, &self.hosts, buf);
-        if let Some(v) = &self.secret_name { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.secret_name { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -688,7 +688,7 @@ impl ::prost::Message for super::IngressTLS {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len_repeated(1, &self.hosts)
-            + self.secret_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.secret_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -699,9 +699,9 @@ impl ::prost::Message for super::IngressTLS {
 impl ::prost::Message for super::ParentReference {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.group { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.group { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         ::prost::encoding::string::encode(2, &self.resource, buf);
-        if let Some(v) = &self.namespace { ::prost::encoding::string::encode(3, v, buf); }
+        match &self.namespace { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
         ::prost::encoding::string::encode(4, &self.name, buf);
     }
 
@@ -730,9 +730,9 @@ impl ::prost::Message for super::ParentReference {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.group.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.group.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + ::prost::encoding::string::encoded_len(2, &self.resource)
-            + self.namespace.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.namespace.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
             + ::prost::encoding::string::encoded_len(4, &self.name)
     }
 
@@ -744,9 +744,9 @@ impl ::prost::Message for super::ParentReference {
 impl ::prost::Message for super::ServiceCIDR {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::networking::v1beta1::ServiceCIDRSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::networking::v1beta1::ServiceCIDRStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -770,9 +770,9 @@ impl ::prost::Message for super::ServiceCIDR {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::networking::v1beta1::ServiceCIDRSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::networking::v1beta1::ServiceCIDRStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -783,7 +783,7 @@ impl ::prost::Message for super::ServiceCIDR {
 impl ::prost::Message for super::ServiceCIDRList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -804,7 +804,7 @@ impl ::prost::Message for super::ServiceCIDRList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 

@@ -36,7 +36,7 @@ impl ::prost::Message for super::Overhead {
 impl ::prost::Message for super::RuntimeClass {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
         ::prost::encoding::string::encode(2, &self.handler, buf);
         if let Some(v) = &self.overhead { ::prost::encoding::message::encode(3, v, buf); }
         if let Some(v) = &self.scheduling { ::prost::encoding::message::encode(4, v, buf); }
@@ -67,7 +67,7 @@ impl ::prost::Message for super::RuntimeClass {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::string::encoded_len(2, &self.handler)
             + self.overhead.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
             + self.scheduling.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
@@ -81,7 +81,7 @@ impl ::prost::Message for super::RuntimeClass {
 impl ::prost::Message for super::RuntimeClassList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -102,7 +102,7 @@ impl ::prost::Message for super::RuntimeClassList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 

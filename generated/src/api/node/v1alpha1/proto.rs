@@ -36,8 +36,8 @@ impl ::prost::Message for super::Overhead {
 impl ::prost::Message for super::RuntimeClass {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::node::v1alpha1::RuntimeClassSpec>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -57,8 +57,8 @@ impl ::prost::Message for super::RuntimeClass {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::node::v1alpha1::RuntimeClassSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -69,7 +69,7 @@ impl ::prost::Message for super::RuntimeClass {
 impl ::prost::Message for super::RuntimeClassList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -90,7 +90,7 @@ impl ::prost::Message for super::RuntimeClassList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -102,7 +102,7 @@ impl ::prost::Message for super::RuntimeClassList {
 impl ::prost::Message for super::RuntimeClassSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.runtime_handler { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.runtime_handler { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         if let Some(v) = &self.overhead { ::prost::encoding::message::encode(2, v, buf); }
         if let Some(v) = &self.scheduling { ::prost::encoding::message::encode(3, v, buf); }
     }
@@ -128,7 +128,7 @@ impl ::prost::Message for super::RuntimeClassSpec {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.runtime_handler.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.runtime_handler.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + self.overhead.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
             + self.scheduling.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
     }

@@ -9,7 +9,7 @@ use ::prost::DecodeError;
 impl ::prost::Message for super::Eviction {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
         if let Some(v) = &self.delete_options { ::prost::encoding::message::encode(2, v, buf); }
     }
 
@@ -30,7 +30,7 @@ impl ::prost::Message for super::Eviction {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + self.delete_options.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
     }
 
@@ -42,9 +42,9 @@ impl ::prost::Message for super::Eviction {
 impl ::prost::Message for super::PodDisruptionBudget {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::policy::v1beta1::PodDisruptionBudgetSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::policy::v1beta1::PodDisruptionBudgetStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -68,9 +68,9 @@ impl ::prost::Message for super::PodDisruptionBudget {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::policy::v1beta1::PodDisruptionBudgetSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::policy::v1beta1::PodDisruptionBudgetStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -81,7 +81,7 @@ impl ::prost::Message for super::PodDisruptionBudget {
 impl ::prost::Message for super::PodDisruptionBudgetList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -102,7 +102,7 @@ impl ::prost::Message for super::PodDisruptionBudgetList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -159,12 +159,12 @@ impl ::prost::Message for super::PodDisruptionBudgetSpec {
 impl ::prost::Message for super::PodDisruptionBudgetStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.observed_generation { ::prost::encoding::int64::encode(1, v, buf); }
+        match &self.observed_generation { Some(v) => ::prost::encoding::int64::encode(1, v, buf), None => ::prost::encoding::int64::encode(1, &<i64>::default(), buf) }
         ::kapi_apimachinery::wire::encode_map(2, &self.disrupted_pods, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::message::encode, ::prost::encoding::message::encoded_len);
-        if let Some(v) = &self.disruptions_allowed { ::prost::encoding::int32::encode(3, v, buf); }
-        if let Some(v) = &self.current_healthy { ::prost::encoding::int32::encode(4, v, buf); }
-        if let Some(v) = &self.desired_healthy { ::prost::encoding::int32::encode(5, v, buf); }
-        if let Some(v) = &self.expected_pods { ::prost::encoding::int32::encode(6, v, buf); }
+        match &self.disruptions_allowed { Some(v) => ::prost::encoding::int32::encode(3, v, buf), None => ::prost::encoding::int32::encode(3, &<i32>::default(), buf) }
+        match &self.current_healthy { Some(v) => ::prost::encoding::int32::encode(4, v, buf), None => ::prost::encoding::int32::encode(4, &<i32>::default(), buf) }
+        match &self.desired_healthy { Some(v) => ::prost::encoding::int32::encode(5, v, buf), None => ::prost::encoding::int32::encode(5, &<i32>::default(), buf) }
+        match &self.expected_pods { Some(v) => ::prost::encoding::int32::encode(6, v, buf), None => ::prost::encoding::int32::encode(6, &<i32>::default(), buf) }
         ::prost::encoding::message::encode_repeated(7, &self.conditions, buf);
     }
 
@@ -205,12 +205,12 @@ impl ::prost::Message for super::PodDisruptionBudgetStatus {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.observed_generation.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(1, v))
+            + self.observed_generation.as_ref().map_or_else(|| ::prost::encoding::int64::encoded_len(1, &<i64>::default()), |v| ::prost::encoding::int64::encoded_len(1, v))
             + ::kapi_apimachinery::wire::encoded_len_map(2, &self.disrupted_pods, ::prost::encoding::string::encoded_len, ::prost::encoding::message::encoded_len)
-            + self.disruptions_allowed.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(3, v))
-            + self.current_healthy.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(4, v))
-            + self.desired_healthy.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(5, v))
-            + self.expected_pods.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(6, v))
+            + self.disruptions_allowed.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(3, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(3, v))
+            + self.current_healthy.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(4, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(4, v))
+            + self.desired_healthy.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(5, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(5, v))
+            + self.expected_pods.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(6, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(6, v))
             + ::prost::encoding::message::encoded_len_repeated(7, &self.conditions)
     }
 

@@ -36,7 +36,7 @@ impl ::prost::Message for super::AggregationRule {
 impl ::prost::Message for super::ClusterRole {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.rules, buf);
         if let Some(v) = &self.aggregation_rule { ::prost::encoding::message::encode(3, v, buf); }
     }
@@ -62,7 +62,7 @@ impl ::prost::Message for super::ClusterRole {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.rules)
             + self.aggregation_rule.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
     }
@@ -75,9 +75,9 @@ impl ::prost::Message for super::ClusterRole {
 impl ::prost::Message for super::ClusterRoleBinding {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.subjects, buf);
-        if let Some(v) = &self.role_ref { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.role_ref { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::rbac::v1alpha1::RoleRef>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -101,9 +101,9 @@ impl ::prost::Message for super::ClusterRoleBinding {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.subjects)
-            + self.role_ref.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.role_ref.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::rbac::v1alpha1::RoleRef>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -114,7 +114,7 @@ impl ::prost::Message for super::ClusterRoleBinding {
 impl ::prost::Message for super::ClusterRoleBindingList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -135,7 +135,7 @@ impl ::prost::Message for super::ClusterRoleBindingList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -147,7 +147,7 @@ impl ::prost::Message for super::ClusterRoleBindingList {
 impl ::prost::Message for super::ClusterRoleList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -168,7 +168,7 @@ impl ::prost::Message for super::ClusterRoleList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -231,7 +231,7 @@ impl ::prost::Message for super::PolicyRule {
 impl ::prost::Message for super::Role {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.rules, buf);
     }
 
@@ -252,7 +252,7 @@ impl ::prost::Message for super::Role {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.rules)
     }
 
@@ -264,9 +264,9 @@ impl ::prost::Message for super::Role {
 impl ::prost::Message for super::RoleBinding {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.subjects, buf);
-        if let Some(v) = &self.role_ref { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.role_ref { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::rbac::v1alpha1::RoleRef>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -290,9 +290,9 @@ impl ::prost::Message for super::RoleBinding {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.subjects)
-            + self.role_ref.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.role_ref.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::rbac::v1alpha1::RoleRef>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -303,7 +303,7 @@ impl ::prost::Message for super::RoleBinding {
 impl ::prost::Message for super::RoleBindingList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -324,7 +324,7 @@ impl ::prost::Message for super::RoleBindingList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -336,7 +336,7 @@ impl ::prost::Message for super::RoleBindingList {
 impl ::prost::Message for super::RoleList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -357,7 +357,7 @@ impl ::prost::Message for super::RoleList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -369,9 +369,9 @@ impl ::prost::Message for super::RoleList {
 impl ::prost::Message for super::RoleRef {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.api_group { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.kind { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.name { ::prost::encoding::string::encode(3, v, buf); }
+        match &self.api_group { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.kind { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.name { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -395,9 +395,9 @@ impl ::prost::Message for super::RoleRef {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.api_group.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.kind.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.api_group.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.kind.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -408,10 +408,10 @@ impl ::prost::Message for super::RoleRef {
 impl ::prost::Message for super::Subject {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.kind { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.api_version { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.name { ::prost::encoding::string::encode(3, v, buf); }
-        if let Some(v) = &self.namespace { ::prost::encoding::string::encode(4, v, buf); }
+        match &self.kind { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.api_version { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.name { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
+        match &self.namespace { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -439,10 +439,10 @@ impl ::prost::Message for super::Subject {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.kind.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.api_version.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
-            + self.namespace.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.kind.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.api_version.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.namespace.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
     }
 
     fn clear(&mut self) {

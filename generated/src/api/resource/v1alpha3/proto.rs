@@ -9,7 +9,7 @@ use ::prost::DecodeError;
 impl ::prost::Message for super::CELDeviceSelector {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.expression { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.expression { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -25,7 +25,7 @@ impl ::prost::Message for super::CELDeviceSelector {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.expression.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.expression.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
     }
 
     fn clear(&mut self) {
@@ -64,7 +64,7 @@ impl ::prost::Message for super::DeviceTaint {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.key, buf);
-        if let Some(v) = &self.value { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.value { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
         ::prost::encoding::string::encode(3, &self.effect, buf);
         if let Some(v) = &self.time_added { ::prost::encoding::message::encode(4, v, buf); }
     }
@@ -95,7 +95,7 @@ impl ::prost::Message for super::DeviceTaint {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len(1, &self.key)
-            + self.value.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.value.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
             + ::prost::encoding::string::encoded_len(3, &self.effect)
             + self.time_added.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
     }
@@ -108,9 +108,9 @@ impl ::prost::Message for super::DeviceTaint {
 impl ::prost::Message for super::DeviceTaintRule {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
         ::prost::encoding::message::encode(2, &self.spec, buf);
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::resource::v1alpha3::DeviceTaintRuleStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -134,9 +134,9 @@ impl ::prost::Message for super::DeviceTaintRule {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len(2, &self.spec)
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::resource::v1alpha3::DeviceTaintRuleStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -147,7 +147,7 @@ impl ::prost::Message for super::DeviceTaintRule {
 impl ::prost::Message for super::DeviceTaintRuleList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -168,7 +168,7 @@ impl ::prost::Message for super::DeviceTaintRuleList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -399,7 +399,7 @@ impl ::prost::Message for super::ResourcePoolStatusRequest {
 impl ::prost::Message for super::ResourcePoolStatusRequestList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -420,7 +420,7 @@ impl ::prost::Message for super::ResourcePoolStatusRequestList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 

@@ -72,7 +72,7 @@ impl ::prost::Message for super::AllocatedDeviceStatus {
 impl ::prost::Message for super::AllocationResult {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.devices { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.devices { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::api::resource::v1beta1::DeviceAllocationResult>::default(), buf) }
         if let Some(v) = &self.node_selector { ::prost::encoding::message::encode(3, v, buf); }
         if let Some(v) = &self.allocation_timestamp { ::prost::encoding::message::encode(5, v, buf); }
     }
@@ -98,7 +98,7 @@ impl ::prost::Message for super::AllocationResult {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.devices.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.devices.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::api::resource::v1beta1::DeviceAllocationResult>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + self.node_selector.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
             + self.allocation_timestamp.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(5, v))
     }
@@ -675,7 +675,7 @@ impl ::prost::Message for super::DeviceClaimConfiguration {
 impl ::prost::Message for super::DeviceClass {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
         ::prost::encoding::message::encode(2, &self.spec, buf);
     }
 
@@ -696,7 +696,7 @@ impl ::prost::Message for super::DeviceClass {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len(2, &self.spec)
     }
 
@@ -735,7 +735,7 @@ impl ::prost::Message for super::DeviceClassConfiguration {
 impl ::prost::Message for super::DeviceClassList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -756,7 +756,7 @@ impl ::prost::Message for super::DeviceClassList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -907,10 +907,10 @@ impl ::prost::Message for super::DeviceRequest {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.name, buf);
-        if let Some(v) = &self.device_class_name { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.device_class_name { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
         ::prost::encoding::message::encode_repeated(3, &self.selectors, buf);
-        if let Some(v) = &self.allocation_mode { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.count { ::prost::encoding::int64::encode(5, v, buf); }
+        match &self.allocation_mode { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
+        match &self.count { Some(v) => ::prost::encoding::int64::encode(5, v, buf), None => ::prost::encoding::int64::encode(5, &<i64>::default(), buf) }
         if let Some(v) = &self.admin_access { ::prost::encoding::bool::encode(6, v, buf); }
         ::prost::encoding::message::encode_repeated(7, &self.first_available, buf);
         ::prost::encoding::message::encode_repeated(8, &self.tolerations, buf);
@@ -963,10 +963,10 @@ impl ::prost::Message for super::DeviceRequest {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len(1, &self.name)
-            + self.device_class_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.device_class_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
             + ::prost::encoding::message::encoded_len_repeated(3, &self.selectors)
-            + self.allocation_mode.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.count.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(5, v))
+            + self.allocation_mode.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.count.as_ref().map_or_else(|| ::prost::encoding::int64::encoded_len(5, &<i64>::default()), |v| ::prost::encoding::int64::encoded_len(5, v))
             + self.admin_access.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(6, v))
             + ::prost::encoding::message::encoded_len_repeated(7, &self.first_available)
             + ::prost::encoding::message::encoded_len_repeated(8, &self.tolerations)
@@ -1092,8 +1092,8 @@ impl ::prost::Message for super::DeviceSubRequest {
         ::prost::encoding::string::encode(1, &self.name, buf);
         ::prost::encoding::string::encode(2, &self.device_class_name, buf);
         ::prost::encoding::message::encode_repeated(3, &self.selectors, buf);
-        if let Some(v) = &self.allocation_mode { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.count { ::prost::encoding::int64::encode(5, v, buf); }
+        match &self.allocation_mode { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
+        match &self.count { Some(v) => ::prost::encoding::int64::encode(5, v, buf), None => ::prost::encoding::int64::encode(5, &<i64>::default(), buf) }
         ::prost::encoding::message::encode_repeated(7, &self.tolerations, buf);
         if let Some(v) = &self.capacity { ::prost::encoding::message::encode(8, v, buf); }
     }
@@ -1138,8 +1138,8 @@ impl ::prost::Message for super::DeviceSubRequest {
             + ::prost::encoding::string::encoded_len(1, &self.name)
             + ::prost::encoding::string::encoded_len(2, &self.device_class_name)
             + ::prost::encoding::message::encoded_len_repeated(3, &self.selectors)
-            + self.allocation_mode.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.count.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(5, v))
+            + self.allocation_mode.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.count.as_ref().map_or_else(|| ::prost::encoding::int64::encoded_len(5, &<i64>::default()), |v| ::prost::encoding::int64::encoded_len(5, v))
             + ::prost::encoding::message::encoded_len_repeated(7, &self.tolerations)
             + self.capacity.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(8, v))
     }
@@ -1153,7 +1153,7 @@ impl ::prost::Message for super::DeviceTaint {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.key, buf);
-        if let Some(v) = &self.value { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.value { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
         ::prost::encoding::string::encode(3, &self.effect, buf);
         if let Some(v) = &self.time_added { ::prost::encoding::message::encode(4, v, buf); }
     }
@@ -1184,7 +1184,7 @@ impl ::prost::Message for super::DeviceTaint {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len(1, &self.key)
-            + self.value.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.value.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
             + ::prost::encoding::string::encoded_len(3, &self.effect)
             + self.time_added.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
     }
@@ -1197,10 +1197,10 @@ impl ::prost::Message for super::DeviceTaint {
 impl ::prost::Message for super::DeviceToleration {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.key { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.operator { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.value { ::prost::encoding::string::encode(3, v, buf); }
-        if let Some(v) = &self.effect { ::prost::encoding::string::encode(4, v, buf); }
+        match &self.key { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.operator { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.value { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
+        match &self.effect { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
         if let Some(v) = &self.toleration_seconds { ::prost::encoding::int64::encode(5, v, buf); }
     }
 
@@ -1233,10 +1233,10 @@ impl ::prost::Message for super::DeviceToleration {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.key.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.operator.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.value.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
-            + self.effect.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.key.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.operator.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.value.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.effect.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
             + self.toleration_seconds.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(5, v))
     }
 
@@ -1248,9 +1248,9 @@ impl ::prost::Message for super::DeviceToleration {
 impl ::prost::Message for super::NetworkDeviceData {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.interface_name { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.interface_name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         ::prost::encoding::string::encode_repeated(2, &self.ips, buf);
-        if let Some(v) = &self.hardware_address { ::prost::encoding::string::encode(3, v, buf); }
+        match &self.hardware_address { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -1274,9 +1274,9 @@ impl ::prost::Message for super::NetworkDeviceData {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.interface_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.interface_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + ::prost::encoding::string::encoded_len_repeated(2, &self.ips)
-            + self.hardware_address.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.hardware_address.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -1353,9 +1353,9 @@ impl ::prost::Message for super::OpaqueDeviceConfiguration {
 impl ::prost::Message for super::ResourceClaim {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
         ::prost::encoding::message::encode(2, &self.spec, buf);
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::resource::v1beta1::ResourceClaimStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -1379,9 +1379,9 @@ impl ::prost::Message for super::ResourceClaim {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len(2, &self.spec)
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::resource::v1beta1::ResourceClaimStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -1392,7 +1392,7 @@ impl ::prost::Message for super::ResourceClaim {
 impl ::prost::Message for super::ResourceClaimConsumerReference {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.api_group { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.api_group { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         ::prost::encoding::string::encode(3, &self.resource, buf);
         ::prost::encoding::string::encode(4, &self.name, buf);
         ::prost::encoding::string::encode(5, &self.uid, buf);
@@ -1423,7 +1423,7 @@ impl ::prost::Message for super::ResourceClaimConsumerReference {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.api_group.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.api_group.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + ::prost::encoding::string::encoded_len(3, &self.resource)
             + ::prost::encoding::string::encoded_len(4, &self.name)
             + ::prost::encoding::string::encoded_len(5, &self.uid)
@@ -1437,7 +1437,7 @@ impl ::prost::Message for super::ResourceClaimConsumerReference {
 impl ::prost::Message for super::ResourceClaimList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -1458,7 +1458,7 @@ impl ::prost::Message for super::ResourceClaimList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -1470,7 +1470,7 @@ impl ::prost::Message for super::ResourceClaimList {
 impl ::prost::Message for super::ResourceClaimSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.devices { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.devices { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::api::resource::v1beta1::DeviceClaim>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -1486,7 +1486,7 @@ impl ::prost::Message for super::ResourceClaimSpec {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.devices.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.devices.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::api::resource::v1beta1::DeviceClaim>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
     }
 
     fn clear(&mut self) {
@@ -1536,7 +1536,7 @@ impl ::prost::Message for super::ResourceClaimStatus {
 impl ::prost::Message for super::ResourceClaimTemplate {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
         ::prost::encoding::message::encode(2, &self.spec, buf);
     }
 
@@ -1557,7 +1557,7 @@ impl ::prost::Message for super::ResourceClaimTemplate {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len(2, &self.spec)
     }
 
@@ -1569,7 +1569,7 @@ impl ::prost::Message for super::ResourceClaimTemplate {
 impl ::prost::Message for super::ResourceClaimTemplateList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -1590,7 +1590,7 @@ impl ::prost::Message for super::ResourceClaimTemplateList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -1602,7 +1602,7 @@ impl ::prost::Message for super::ResourceClaimTemplateList {
 impl ::prost::Message for super::ResourceClaimTemplateSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
         ::prost::encoding::message::encode(2, &self.spec, buf);
     }
 
@@ -1623,7 +1623,7 @@ impl ::prost::Message for super::ResourceClaimTemplateSpec {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len(2, &self.spec)
     }
 
@@ -1674,7 +1674,7 @@ impl ::prost::Message for super::ResourcePool {
 impl ::prost::Message for super::ResourceSlice {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
         ::prost::encoding::message::encode(2, &self.spec, buf);
     }
 
@@ -1695,7 +1695,7 @@ impl ::prost::Message for super::ResourceSlice {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len(2, &self.spec)
     }
 
@@ -1707,7 +1707,7 @@ impl ::prost::Message for super::ResourceSlice {
 impl ::prost::Message for super::ResourceSliceList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -1728,7 +1728,7 @@ impl ::prost::Message for super::ResourceSliceList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -1742,9 +1742,9 @@ impl ::prost::Message for super::ResourceSliceSpec {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.driver, buf);
         ::prost::encoding::message::encode(2, &self.pool, buf);
-        if let Some(v) = &self.node_name { ::prost::encoding::string::encode(3, v, buf); }
+        match &self.node_name { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
         if let Some(v) = &self.node_selector { ::prost::encoding::message::encode(4, v, buf); }
-        if let Some(v) = &self.all_nodes { ::prost::encoding::bool::encode(5, v, buf); }
+        match &self.all_nodes { Some(v) => ::prost::encoding::bool::encode(5, v, buf), None => ::prost::encoding::bool::encode(5, &<bool>::default(), buf) }
         ::prost::encoding::message::encode_repeated(6, &self.devices, buf);
         if let Some(v) = &self.per_device_node_selection { ::prost::encoding::bool::encode(7, v, buf); }
         ::prost::encoding::message::encode_repeated(8, &self.shared_counters, buf);
@@ -1793,9 +1793,9 @@ impl ::prost::Message for super::ResourceSliceSpec {
         0
             + ::prost::encoding::string::encoded_len(1, &self.driver)
             + ::prost::encoding::message::encoded_len(2, &self.pool)
-            + self.node_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.node_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
             + self.node_selector.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
-            + self.all_nodes.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(5, v))
+            + self.all_nodes.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(5, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(5, v))
             + ::prost::encoding::message::encoded_len_repeated(6, &self.devices)
             + self.per_device_node_selection.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(7, v))
             + ::prost::encoding::message::encoded_len_repeated(8, &self.shared_counters)

@@ -57,9 +57,9 @@ impl ::prost::Message for super::GangSchedulingPolicy {
 impl ::prost::Message for super::PodGroup {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
         ::prost::encoding::message::encode(2, &self.spec, buf);
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::scheduling::v1alpha2::PodGroupStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -83,9 +83,9 @@ impl ::prost::Message for super::PodGroup {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len(2, &self.spec)
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::scheduling::v1alpha2::PodGroupStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -96,7 +96,7 @@ impl ::prost::Message for super::PodGroup {
 impl ::prost::Message for super::PodGroupList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -117,7 +117,7 @@ impl ::prost::Message for super::PodGroupList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -266,7 +266,7 @@ impl ::prost::Message for super::PodGroupSpec {
         if let Some(v) = &self.scheduling_constraints { ::prost::encoding::message::encode(3, v, buf); }
         ::prost::encoding::message::encode_repeated(4, &self.resource_claims, buf);
         if let Some(v) = &self.disruption_mode { ::prost::encoding::string::encode(5, v, buf); }
-        if let Some(v) = &self.priority_class_name { ::prost::encoding::string::encode(6, v, buf); }
+        match &self.priority_class_name { Some(v) => ::prost::encoding::string::encode(6, v, buf), None => ::prost::encoding::string::encode(6, &<String>::default(), buf) }
         if let Some(v) = &self.priority { ::prost::encoding::int32::encode(7, v, buf); }
     }
 
@@ -312,7 +312,7 @@ impl ::prost::Message for super::PodGroupSpec {
             + self.scheduling_constraints.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
             + ::prost::encoding::message::encoded_len_repeated(4, &self.resource_claims)
             + self.disruption_mode.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
-            + self.priority_class_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
+            + self.priority_class_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(6, &<String>::default()), |v| ::prost::encoding::string::encoded_len(6, v))
             + self.priority.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(7, v))
     }
 
@@ -362,7 +362,7 @@ impl ::prost::Message for super::PodGroupTemplate {
         if let Some(v) = &self.scheduling_constraints { ::prost::encoding::message::encode(3, v, buf); }
         ::prost::encoding::message::encode_repeated(4, &self.resource_claims, buf);
         if let Some(v) = &self.disruption_mode { ::prost::encoding::string::encode(5, v, buf); }
-        if let Some(v) = &self.priority_class_name { ::prost::encoding::string::encode(6, v, buf); }
+        match &self.priority_class_name { Some(v) => ::prost::encoding::string::encode(6, v, buf), None => ::prost::encoding::string::encode(6, &<String>::default(), buf) }
         if let Some(v) = &self.priority { ::prost::encoding::int32::encode(7, v, buf); }
     }
 
@@ -408,7 +408,7 @@ impl ::prost::Message for super::PodGroupTemplate {
             + self.scheduling_constraints.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
             + ::prost::encoding::message::encoded_len_repeated(4, &self.resource_claims)
             + self.disruption_mode.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
-            + self.priority_class_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
+            + self.priority_class_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(6, &<String>::default()), |v| ::prost::encoding::string::encoded_len(6, v))
             + self.priority.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(7, v))
     }
 
@@ -474,7 +474,7 @@ impl ::prost::Message for super::TopologyConstraint {
 impl ::prost::Message for super::TypedLocalObjectReference {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.api_group { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.api_group { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         ::prost::encoding::string::encode(2, &self.kind, buf);
         ::prost::encoding::string::encode(3, &self.name, buf);
     }
@@ -500,7 +500,7 @@ impl ::prost::Message for super::TypedLocalObjectReference {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.api_group.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.api_group.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + ::prost::encoding::string::encoded_len(2, &self.kind)
             + ::prost::encoding::string::encoded_len(3, &self.name)
     }
@@ -513,7 +513,7 @@ impl ::prost::Message for super::TypedLocalObjectReference {
 impl ::prost::Message for super::Workload {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
         ::prost::encoding::message::encode(2, &self.spec, buf);
     }
 
@@ -534,7 +534,7 @@ impl ::prost::Message for super::Workload {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len(2, &self.spec)
     }
 
@@ -546,7 +546,7 @@ impl ::prost::Message for super::Workload {
 impl ::prost::Message for super::WorkloadList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -567,7 +567,7 @@ impl ::prost::Message for super::WorkloadList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 

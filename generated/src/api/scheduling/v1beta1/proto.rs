@@ -9,10 +9,10 @@ use ::prost::DecodeError;
 impl ::prost::Message for super::PriorityClass {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.value { ::prost::encoding::int32::encode(2, v, buf); }
-        if let Some(v) = &self.global_default { ::prost::encoding::bool::encode(3, v, buf); }
-        if let Some(v) = &self.description { ::prost::encoding::string::encode(4, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.value { Some(v) => ::prost::encoding::int32::encode(2, v, buf), None => ::prost::encoding::int32::encode(2, &<i32>::default(), buf) }
+        match &self.global_default { Some(v) => ::prost::encoding::bool::encode(3, v, buf), None => ::prost::encoding::bool::encode(3, &<bool>::default(), buf) }
+        match &self.description { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
         if let Some(v) = &self.preemption_policy { ::prost::encoding::string::encode(5, v, buf); }
     }
 
@@ -45,10 +45,10 @@ impl ::prost::Message for super::PriorityClass {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.value.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(2, v))
-            + self.global_default.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(3, v))
-            + self.description.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.value.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(2, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(2, v))
+            + self.global_default.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(3, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(3, v))
+            + self.description.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
             + self.preemption_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
     }
 
@@ -60,7 +60,7 @@ impl ::prost::Message for super::PriorityClass {
 impl ::prost::Message for super::PriorityClassList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -81,7 +81,7 @@ impl ::prost::Message for super::PriorityClassList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 

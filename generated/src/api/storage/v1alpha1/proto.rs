@@ -9,9 +9,9 @@ use ::prost::DecodeError;
 impl ::prost::Message for super::CSIStorageCapacity {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
         if let Some(v) = &self.node_topology { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.storage_class_name { ::prost::encoding::string::encode(3, v, buf); }
+        match &self.storage_class_name { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
         if let Some(v) = &self.capacity { ::prost::encoding::message::encode(4, v, buf); }
         if let Some(v) = &self.maximum_volume_size { ::prost::encoding::message::encode(5, v, buf); }
     }
@@ -45,9 +45,9 @@ impl ::prost::Message for super::CSIStorageCapacity {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + self.node_topology.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.storage_class_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.storage_class_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
             + self.capacity.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
             + self.maximum_volume_size.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(5, v))
     }
@@ -60,7 +60,7 @@ impl ::prost::Message for super::CSIStorageCapacity {
 impl ::prost::Message for super::CSIStorageCapacityList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -81,7 +81,7 @@ impl ::prost::Message for super::CSIStorageCapacityList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -93,9 +93,9 @@ impl ::prost::Message for super::CSIStorageCapacityList {
 impl ::prost::Message for super::VolumeAttachment {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::storage::v1alpha1::VolumeAttachmentSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::storage::v1alpha1::VolumeAttachmentStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -119,9 +119,9 @@ impl ::prost::Message for super::VolumeAttachment {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::storage::v1alpha1::VolumeAttachmentSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::storage::v1alpha1::VolumeAttachmentStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -132,7 +132,7 @@ impl ::prost::Message for super::VolumeAttachment {
 impl ::prost::Message for super::VolumeAttachmentList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -153,7 +153,7 @@ impl ::prost::Message for super::VolumeAttachmentList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -198,9 +198,9 @@ impl ::prost::Message for super::VolumeAttachmentSource {
 impl ::prost::Message for super::VolumeAttachmentSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.attacher { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.source { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.node_name { ::prost::encoding::string::encode(3, v, buf); }
+        match &self.attacher { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.source { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::storage::v1alpha1::VolumeAttachmentSource>::default(), buf) }
+        match &self.node_name { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -224,9 +224,9 @@ impl ::prost::Message for super::VolumeAttachmentSpec {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.attacher.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.source.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.node_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.attacher.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.source.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::storage::v1alpha1::VolumeAttachmentSource>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.node_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -237,7 +237,7 @@ impl ::prost::Message for super::VolumeAttachmentSpec {
 impl ::prost::Message for super::VolumeAttachmentStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.attached { ::prost::encoding::bool::encode(1, v, buf); }
+        match &self.attached { Some(v) => ::prost::encoding::bool::encode(1, v, buf), None => ::prost::encoding::bool::encode(1, &<bool>::default(), buf) }
         ::kapi_apimachinery::wire::encode_map(2, &self.attachment_metadata, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len);
         if let Some(v) = &self.attach_error { ::prost::encoding::message::encode(3, v, buf); }
         if let Some(v) = &self.detach_error { ::prost::encoding::message::encode(4, v, buf); }
@@ -268,7 +268,7 @@ impl ::prost::Message for super::VolumeAttachmentStatus {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.attached.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(1, v))
+            + self.attached.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(1, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(1, v))
             + ::kapi_apimachinery::wire::encoded_len_map(2, &self.attachment_metadata, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encoded_len)
             + self.attach_error.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
             + self.detach_error.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
@@ -282,8 +282,8 @@ impl ::prost::Message for super::VolumeAttachmentStatus {
 impl ::prost::Message for super::VolumeAttributesClass {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.driver_name { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.driver_name { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
         ::kapi_apimachinery::wire::encode_map(3, &self.parameters, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len);
     }
 
@@ -308,8 +308,8 @@ impl ::prost::Message for super::VolumeAttributesClass {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.driver_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.driver_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
             + ::kapi_apimachinery::wire::encoded_len_map(3, &self.parameters, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encoded_len)
     }
 
@@ -321,7 +321,7 @@ impl ::prost::Message for super::VolumeAttributesClass {
 impl ::prost::Message for super::VolumeAttributesClassList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -342,7 +342,7 @@ impl ::prost::Message for super::VolumeAttributesClassList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -354,8 +354,8 @@ impl ::prost::Message for super::VolumeAttributesClassList {
 impl ::prost::Message for super::VolumeError {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.time { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.message { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.time { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<::kapi_apimachinery::Time>::default(), buf) }
+        match &self.message { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
         if let Some(v) = &self.error_code { ::prost::encoding::int32::encode(3, v, buf); }
     }
 
@@ -380,8 +380,8 @@ impl ::prost::Message for super::VolumeError {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.time.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.message.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
             + self.error_code.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(3, v))
     }
 

@@ -9,8 +9,8 @@ use ::prost::DecodeError;
 impl ::prost::Message for super::CSIDriver {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::storage::v1beta1::CSIDriverSpec>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -30,8 +30,8 @@ impl ::prost::Message for super::CSIDriver {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::storage::v1beta1::CSIDriverSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -42,7 +42,7 @@ impl ::prost::Message for super::CSIDriver {
 impl ::prost::Message for super::CSIDriverList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -63,7 +63,7 @@ impl ::prost::Message for super::CSIDriverList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -162,8 +162,8 @@ impl ::prost::Message for super::CSIDriverSpec {
 impl ::prost::Message for super::CSINode {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::storage::v1beta1::CSINodeSpec>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -183,8 +183,8 @@ impl ::prost::Message for super::CSINode {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::storage::v1beta1::CSINodeSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -195,8 +195,8 @@ impl ::prost::Message for super::CSINode {
 impl ::prost::Message for super::CSINodeDriver {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.node_id { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.node_id { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
         ::prost::encoding::string::encode_repeated(3, &self.topology_keys, buf);
         if let Some(v) = &self.allocatable { ::prost::encoding::message::encode(4, v, buf); }
     }
@@ -226,8 +226,8 @@ impl ::prost::Message for super::CSINodeDriver {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.node_id.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.node_id.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
             + ::prost::encoding::string::encoded_len_repeated(3, &self.topology_keys)
             + self.allocatable.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
     }
@@ -240,7 +240,7 @@ impl ::prost::Message for super::CSINodeDriver {
 impl ::prost::Message for super::CSINodeList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -261,7 +261,7 @@ impl ::prost::Message for super::CSINodeList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -300,9 +300,9 @@ impl ::prost::Message for super::CSINodeSpec {
 impl ::prost::Message for super::CSIStorageCapacity {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
         if let Some(v) = &self.node_topology { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.storage_class_name { ::prost::encoding::string::encode(3, v, buf); }
+        match &self.storage_class_name { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
         if let Some(v) = &self.capacity { ::prost::encoding::message::encode(4, v, buf); }
         if let Some(v) = &self.maximum_volume_size { ::prost::encoding::message::encode(5, v, buf); }
     }
@@ -336,9 +336,9 @@ impl ::prost::Message for super::CSIStorageCapacity {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + self.node_topology.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.storage_class_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.storage_class_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
             + self.capacity.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
             + self.maximum_volume_size.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(5, v))
     }
@@ -351,7 +351,7 @@ impl ::prost::Message for super::CSIStorageCapacity {
 impl ::prost::Message for super::CSIStorageCapacityList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -372,7 +372,7 @@ impl ::prost::Message for super::CSIStorageCapacityList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -384,8 +384,8 @@ impl ::prost::Message for super::CSIStorageCapacityList {
 impl ::prost::Message for super::StorageClass {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.provisioner { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.provisioner { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
         ::kapi_apimachinery::wire::encode_map(3, &self.parameters, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len);
         if let Some(v) = &self.reclaim_policy { ::prost::encoding::string::encode(4, v, buf); }
         ::prost::encoding::string::encode_repeated(5, &self.mount_options, buf);
@@ -435,8 +435,8 @@ impl ::prost::Message for super::StorageClass {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.provisioner.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.provisioner.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
             + ::kapi_apimachinery::wire::encoded_len_map(3, &self.parameters, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encoded_len)
             + self.reclaim_policy.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
             + ::prost::encoding::string::encoded_len_repeated(5, &self.mount_options)
@@ -453,7 +453,7 @@ impl ::prost::Message for super::StorageClass {
 impl ::prost::Message for super::StorageClassList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -474,7 +474,7 @@ impl ::prost::Message for super::StorageClassList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -486,7 +486,7 @@ impl ::prost::Message for super::StorageClassList {
 impl ::prost::Message for super::TokenRequest {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.audience { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.audience { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         if let Some(v) = &self.expiration_seconds { ::prost::encoding::int64::encode(2, v, buf); }
     }
 
@@ -507,7 +507,7 @@ impl ::prost::Message for super::TokenRequest {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.audience.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.audience.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + self.expiration_seconds.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(2, v))
     }
 
@@ -519,9 +519,9 @@ impl ::prost::Message for super::TokenRequest {
 impl ::prost::Message for super::VolumeAttachment {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::storage::v1beta1::VolumeAttachmentSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::api::storage::v1beta1::VolumeAttachmentStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -545,9 +545,9 @@ impl ::prost::Message for super::VolumeAttachment {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::storage::v1beta1::VolumeAttachmentSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::api::storage::v1beta1::VolumeAttachmentStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -558,7 +558,7 @@ impl ::prost::Message for super::VolumeAttachment {
 impl ::prost::Message for super::VolumeAttachmentList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -579,7 +579,7 @@ impl ::prost::Message for super::VolumeAttachmentList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -624,9 +624,9 @@ impl ::prost::Message for super::VolumeAttachmentSource {
 impl ::prost::Message for super::VolumeAttachmentSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.attacher { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.source { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.node_name { ::prost::encoding::string::encode(3, v, buf); }
+        match &self.attacher { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.source { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::api::storage::v1beta1::VolumeAttachmentSource>::default(), buf) }
+        match &self.node_name { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -650,9 +650,9 @@ impl ::prost::Message for super::VolumeAttachmentSpec {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.attacher.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.source.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.node_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.attacher.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.source.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::api::storage::v1beta1::VolumeAttachmentSource>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.node_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -663,7 +663,7 @@ impl ::prost::Message for super::VolumeAttachmentSpec {
 impl ::prost::Message for super::VolumeAttachmentStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.attached { ::prost::encoding::bool::encode(1, v, buf); }
+        match &self.attached { Some(v) => ::prost::encoding::bool::encode(1, v, buf), None => ::prost::encoding::bool::encode(1, &<bool>::default(), buf) }
         ::kapi_apimachinery::wire::encode_map(2, &self.attachment_metadata, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len);
         if let Some(v) = &self.attach_error { ::prost::encoding::message::encode(3, v, buf); }
         if let Some(v) = &self.detach_error { ::prost::encoding::message::encode(4, v, buf); }
@@ -694,7 +694,7 @@ impl ::prost::Message for super::VolumeAttachmentStatus {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.attached.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(1, v))
+            + self.attached.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(1, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(1, v))
             + ::kapi_apimachinery::wire::encoded_len_map(2, &self.attachment_metadata, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encoded_len)
             + self.attach_error.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
             + self.detach_error.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
@@ -708,7 +708,7 @@ impl ::prost::Message for super::VolumeAttachmentStatus {
 impl ::prost::Message for super::VolumeAttributesClass {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
         ::prost::encoding::string::encode(2, &self.driver_name, buf);
         ::kapi_apimachinery::wire::encode_map(3, &self.parameters, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len);
     }
@@ -734,7 +734,7 @@ impl ::prost::Message for super::VolumeAttributesClass {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::string::encoded_len(2, &self.driver_name)
             + ::kapi_apimachinery::wire::encoded_len_map(3, &self.parameters, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encoded_len)
     }
@@ -747,7 +747,7 @@ impl ::prost::Message for super::VolumeAttributesClass {
 impl ::prost::Message for super::VolumeAttributesClassList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -768,7 +768,7 @@ impl ::prost::Message for super::VolumeAttributesClassList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -780,8 +780,8 @@ impl ::prost::Message for super::VolumeAttributesClassList {
 impl ::prost::Message for super::VolumeError {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.time { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.message { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.time { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<::kapi_apimachinery::Time>::default(), buf) }
+        match &self.message { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
         if let Some(v) = &self.error_code { ::prost::encoding::int32::encode(3, v, buf); }
     }
 
@@ -806,8 +806,8 @@ impl ::prost::Message for super::VolumeError {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.time.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.message.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
             + self.error_code.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(3, v))
     }
 

@@ -9,8 +9,8 @@ use ::prost::DecodeError;
 impl ::prost::Message for super::ConversionRequest {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.uid { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.desired_api_version { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.uid { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.desired_api_version { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
         ::prost::encoding::message::encode_repeated(3, &self.objects, buf);
     }
 
@@ -35,8 +35,8 @@ impl ::prost::Message for super::ConversionRequest {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.uid.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.desired_api_version.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.uid.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.desired_api_version.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
             + ::prost::encoding::message::encoded_len_repeated(3, &self.objects)
     }
 
@@ -48,9 +48,9 @@ impl ::prost::Message for super::ConversionRequest {
 impl ::prost::Message for super::ConversionResponse {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.uid { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.uid { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.converted_objects, buf);
-        if let Some(v) = &self.result { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.result { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::apimachinery::pkg::apis::meta::v1::Status>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -74,9 +74,9 @@ impl ::prost::Message for super::ConversionResponse {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.uid.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.uid.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.converted_objects)
-            + self.result.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.result.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::apimachinery::pkg::apis::meta::v1::Status>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -122,9 +122,9 @@ impl ::prost::Message for super::CustomResourceColumnDefinition {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.name, buf);
         ::prost::encoding::string::encode(2, &self.r#type, buf);
-        if let Some(v) = &self.format { ::prost::encoding::string::encode(3, v, buf); }
-        if let Some(v) = &self.description { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.priority { ::prost::encoding::int32::encode(5, v, buf); }
+        match &self.format { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
+        match &self.description { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
+        match &self.priority { Some(v) => ::prost::encoding::int32::encode(5, v, buf), None => ::prost::encoding::int32::encode(5, &<i32>::default(), buf) }
         ::prost::encoding::string::encode(6, &self.json_path, buf);
     }
 
@@ -163,9 +163,9 @@ impl ::prost::Message for super::CustomResourceColumnDefinition {
         0
             + ::prost::encoding::string::encoded_len(1, &self.name)
             + ::prost::encoding::string::encoded_len(2, &self.r#type)
-            + self.format.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
-            + self.description.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.priority.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(5, v))
+            + self.format.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.description.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.priority.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(5, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(5, v))
             + ::prost::encoding::string::encoded_len(6, &self.json_path)
     }
 
@@ -210,9 +210,9 @@ impl ::prost::Message for super::CustomResourceConversion {
 impl ::prost::Message for super::CustomResourceDefinition {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
         ::prost::encoding::message::encode(2, &self.spec, buf);
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -236,9 +236,9 @@ impl ::prost::Message for super::CustomResourceDefinition {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len(2, &self.spec)
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -251,10 +251,10 @@ impl ::prost::Message for super::CustomResourceDefinitionCondition {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.r#type, buf);
         ::prost::encoding::string::encode(2, &self.status, buf);
-        if let Some(v) = &self.last_transition_time { ::prost::encoding::message::encode(3, v, buf); }
-        if let Some(v) = &self.reason { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.message { ::prost::encoding::string::encode(5, v, buf); }
-        if let Some(v) = &self.observed_generation { ::prost::encoding::int64::encode(6, v, buf); }
+        match &self.last_transition_time { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<::kapi_apimachinery::Time>::default(), buf) }
+        match &self.reason { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
+        match &self.message { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
+        match &self.observed_generation { Some(v) => ::prost::encoding::int64::encode(6, v, buf), None => ::prost::encoding::int64::encode(6, &<i64>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -292,10 +292,10 @@ impl ::prost::Message for super::CustomResourceDefinitionCondition {
         0
             + ::prost::encoding::string::encoded_len(1, &self.r#type)
             + ::prost::encoding::string::encoded_len(2, &self.status)
-            + self.last_transition_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
-            + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
-            + self.observed_generation.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(6, v))
+            + self.last_transition_time.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.reason.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.message.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.observed_generation.as_ref().map_or_else(|| ::prost::encoding::int64::encoded_len(6, &<i64>::default()), |v| ::prost::encoding::int64::encoded_len(6, v))
     }
 
     fn clear(&mut self) {
@@ -306,7 +306,7 @@ impl ::prost::Message for super::CustomResourceDefinitionCondition {
 impl ::prost::Message for super::CustomResourceDefinitionList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -327,7 +327,7 @@ impl ::prost::Message for super::CustomResourceDefinitionList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -340,10 +340,10 @@ impl ::prost::Message for super::CustomResourceDefinitionNames {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.plural, buf);
-        if let Some(v) = &self.singular { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.singular { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
         ::prost::encoding::string::encode_repeated(3, &self.short_names, buf);
         ::prost::encoding::string::encode(4, &self.kind, buf);
-        if let Some(v) = &self.list_kind { ::prost::encoding::string::encode(5, v, buf); }
+        match &self.list_kind { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
         ::prost::encoding::string::encode_repeated(6, &self.categories, buf);
     }
 
@@ -381,10 +381,10 @@ impl ::prost::Message for super::CustomResourceDefinitionNames {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len(1, &self.plural)
-            + self.singular.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.singular.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
             + ::prost::encoding::string::encoded_len_repeated(3, &self.short_names)
             + ::prost::encoding::string::encoded_len(4, &self.kind)
-            + self.list_kind.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.list_kind.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
             + ::prost::encoding::string::encoded_len_repeated(6, &self.categories)
     }
 
@@ -401,7 +401,7 @@ impl ::prost::Message for super::CustomResourceDefinitionSpec {
         ::prost::encoding::string::encode(4, &self.scope, buf);
         ::prost::encoding::message::encode_repeated(7, &self.versions, buf);
         if let Some(v) = &self.conversion { ::prost::encoding::message::encode(9, v, buf); }
-        if let Some(v) = &self.preserve_unknown_fields { ::prost::encoding::bool::encode(10, v, buf); }
+        match &self.preserve_unknown_fields { Some(v) => ::prost::encoding::bool::encode(10, v, buf), None => ::prost::encoding::bool::encode(10, &<bool>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -442,7 +442,7 @@ impl ::prost::Message for super::CustomResourceDefinitionSpec {
             + ::prost::encoding::string::encoded_len(4, &self.scope)
             + ::prost::encoding::message::encoded_len_repeated(7, &self.versions)
             + self.conversion.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(9, v))
-            + self.preserve_unknown_fields.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(10, v))
+            + self.preserve_unknown_fields.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(10, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(10, v))
     }
 
     fn clear(&mut self) {
@@ -454,9 +454,9 @@ impl ::prost::Message for super::CustomResourceDefinitionStatus {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::message::encode_repeated(1, &self.conditions, buf);
-        if let Some(v) = &self.accepted_names { ::prost::encoding::message::encode(2, v, buf); }
+        match &self.accepted_names { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionNames>::default(), buf) }
         ::prost::encoding::string::encode_repeated(3, &self.stored_versions, buf);
-        if let Some(v) = &self.observed_generation { ::prost::encoding::int64::encode(4, v, buf); }
+        match &self.observed_generation { Some(v) => ::prost::encoding::int64::encode(4, v, buf), None => ::prost::encoding::int64::encode(4, &<i64>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -485,9 +485,9 @@ impl ::prost::Message for super::CustomResourceDefinitionStatus {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::message::encoded_len_repeated(1, &self.conditions)
-            + self.accepted_names.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.accepted_names.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinitionNames>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
             + ::prost::encoding::string::encoded_len_repeated(3, &self.stored_versions)
-            + self.observed_generation.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(4, v))
+            + self.observed_generation.as_ref().map_or_else(|| ::prost::encoding::int64::encoded_len(4, &<i64>::default()), |v| ::prost::encoding::int64::encoded_len(4, v))
     }
 
     fn clear(&mut self) {
@@ -504,7 +504,7 @@ impl ::prost::Message for super::CustomResourceDefinitionVersion {
         if let Some(v) = &self.schema { ::prost::encoding::message::encode(4, v, buf); }
         if let Some(v) = &self.subresources { ::prost::encoding::message::encode(5, v, buf); }
         ::prost::encoding::message::encode_repeated(6, &self.additional_printer_columns, buf);
-        if let Some(v) = &self.deprecated { ::prost::encoding::bool::encode(7, v, buf); }
+        match &self.deprecated { Some(v) => ::prost::encoding::bool::encode(7, v, buf), None => ::prost::encoding::bool::encode(7, &<bool>::default(), buf) }
         if let Some(v) = &self.deprecation_warning { ::prost::encoding::string::encode(8, v, buf); }
         ::prost::encoding::message::encode_repeated(9, &self.selectable_fields, buf);
     }
@@ -560,7 +560,7 @@ impl ::prost::Message for super::CustomResourceDefinitionVersion {
             + self.schema.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
             + self.subresources.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(5, v))
             + ::prost::encoding::message::encoded_len_repeated(6, &self.additional_printer_columns)
-            + self.deprecated.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(7, v))
+            + self.deprecated.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(7, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(7, v))
             + self.deprecation_warning.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(8, v))
             + ::prost::encoding::message::encoded_len_repeated(9, &self.selectable_fields)
     }
@@ -693,8 +693,8 @@ impl ::prost::Message for super::CustomResourceValidation {
 impl ::prost::Message for super::ExternalDocumentation {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.description { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.url { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.description { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.url { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -714,8 +714,8 @@ impl ::prost::Message for super::ExternalDocumentation {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.description.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.url.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.description.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.url.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -726,24 +726,24 @@ impl ::prost::Message for super::ExternalDocumentation {
 impl ::prost::Message for super::JSONSchemaProps {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.id { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.schema { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.id { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.schema { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
         if let Some(v) = &self.r#ref { ::prost::encoding::string::encode(3, v, buf); }
-        if let Some(v) = &self.description { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.r#type { ::prost::encoding::string::encode(5, v, buf); }
-        if let Some(v) = &self.format { ::prost::encoding::string::encode(6, v, buf); }
-        if let Some(v) = &self.title { ::prost::encoding::string::encode(7, v, buf); }
+        match &self.description { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
+        match &self.r#type { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
+        match &self.format { Some(v) => ::prost::encoding::string::encode(6, v, buf), None => ::prost::encoding::string::encode(6, &<String>::default(), buf) }
+        match &self.title { Some(v) => ::prost::encoding::string::encode(7, v, buf), None => ::prost::encoding::string::encode(7, &<String>::default(), buf) }
         if let Some(v) = &self.default { ::prost::encoding::message::encode(8, v, buf); }
         if let Some(v) = &self.maximum { ::prost::encoding::double::encode(9, v, buf); }
-        if let Some(v) = &self.exclusive_maximum { ::prost::encoding::bool::encode(10, v, buf); }
+        match &self.exclusive_maximum { Some(v) => ::prost::encoding::bool::encode(10, v, buf), None => ::prost::encoding::bool::encode(10, &<bool>::default(), buf) }
         if let Some(v) = &self.minimum { ::prost::encoding::double::encode(11, v, buf); }
-        if let Some(v) = &self.exclusive_minimum { ::prost::encoding::bool::encode(12, v, buf); }
+        match &self.exclusive_minimum { Some(v) => ::prost::encoding::bool::encode(12, v, buf), None => ::prost::encoding::bool::encode(12, &<bool>::default(), buf) }
         if let Some(v) = &self.max_length { ::prost::encoding::int64::encode(13, v, buf); }
         if let Some(v) = &self.min_length { ::prost::encoding::int64::encode(14, v, buf); }
-        if let Some(v) = &self.pattern { ::prost::encoding::string::encode(15, v, buf); }
+        match &self.pattern { Some(v) => ::prost::encoding::string::encode(15, v, buf), None => ::prost::encoding::string::encode(15, &<String>::default(), buf) }
         if let Some(v) = &self.max_items { ::prost::encoding::int64::encode(16, v, buf); }
         if let Some(v) = &self.min_items { ::prost::encoding::int64::encode(17, v, buf); }
-        if let Some(v) = &self.unique_items { ::prost::encoding::bool::encode(18, v, buf); }
+        match &self.unique_items { Some(v) => ::prost::encoding::bool::encode(18, v, buf), None => ::prost::encoding::bool::encode(18, &<bool>::default(), buf) }
         if let Some(v) = &self.multiple_of { ::prost::encoding::double::encode(19, v, buf); }
         ::prost::encoding::message::encode_repeated(20, &self.r#enum, buf);
         if let Some(v) = &self.max_properties { ::prost::encoding::int64::encode(21, v, buf); }
@@ -762,10 +762,10 @@ impl ::prost::Message for super::JSONSchemaProps {
         ::kapi_apimachinery::wire::encode_map(34, &self.definitions, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::message::encode, ::prost::encoding::message::encoded_len);
         if let Some(v) = &self.external_docs { ::prost::encoding::message::encode(35, v, buf); }
         if let Some(v) = &self.example { ::prost::encoding::message::encode(36, v, buf); }
-        if let Some(v) = &self.nullable { ::prost::encoding::bool::encode(37, v, buf); }
+        match &self.nullable { Some(v) => ::prost::encoding::bool::encode(37, v, buf), None => ::prost::encoding::bool::encode(37, &<bool>::default(), buf) }
         if let Some(v) = &self.x_kubernetes_preserve_unknown_fields { ::prost::encoding::bool::encode(38, v, buf); }
-        if let Some(v) = &self.x_kubernetes_embedded_resource { ::prost::encoding::bool::encode(39, v, buf); }
-        if let Some(v) = &self.x_kubernetes_int_or_string { ::prost::encoding::bool::encode(40, v, buf); }
+        match &self.x_kubernetes_embedded_resource { Some(v) => ::prost::encoding::bool::encode(39, v, buf), None => ::prost::encoding::bool::encode(39, &<bool>::default(), buf) }
+        match &self.x_kubernetes_int_or_string { Some(v) => ::prost::encoding::bool::encode(40, v, buf), None => ::prost::encoding::bool::encode(40, &<bool>::default(), buf) }
         ::prost::encoding::string::encode_repeated(41, &self.x_kubernetes_list_map_keys, buf);
         if let Some(v) = &self.x_kubernetes_list_type { ::prost::encoding::string::encode(42, v, buf); }
         if let Some(v) = &self.x_kubernetes_map_type { ::prost::encoding::string::encode(43, v, buf); }
@@ -957,24 +957,24 @@ impl ::prost::Message for super::JSONSchemaProps {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.id.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.schema.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.id.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.schema.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
             + self.r#ref.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
-            + self.description.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.r#type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
-            + self.format.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
-            + self.title.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(7, v))
+            + self.description.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.r#type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.format.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(6, &<String>::default()), |v| ::prost::encoding::string::encoded_len(6, v))
+            + self.title.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(7, &<String>::default()), |v| ::prost::encoding::string::encoded_len(7, v))
             + self.default.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(8, v))
             + self.maximum.as_ref().map_or(0, |v| ::prost::encoding::double::encoded_len(9, v))
-            + self.exclusive_maximum.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(10, v))
+            + self.exclusive_maximum.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(10, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(10, v))
             + self.minimum.as_ref().map_or(0, |v| ::prost::encoding::double::encoded_len(11, v))
-            + self.exclusive_minimum.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(12, v))
+            + self.exclusive_minimum.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(12, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(12, v))
             + self.max_length.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(13, v))
             + self.min_length.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(14, v))
-            + self.pattern.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(15, v))
+            + self.pattern.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(15, &<String>::default()), |v| ::prost::encoding::string::encoded_len(15, v))
             + self.max_items.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(16, v))
             + self.min_items.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(17, v))
-            + self.unique_items.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(18, v))
+            + self.unique_items.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(18, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(18, v))
             + self.multiple_of.as_ref().map_or(0, |v| ::prost::encoding::double::encoded_len(19, v))
             + ::prost::encoding::message::encoded_len_repeated(20, &self.r#enum)
             + self.max_properties.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(21, v))
@@ -993,10 +993,10 @@ impl ::prost::Message for super::JSONSchemaProps {
             + ::kapi_apimachinery::wire::encoded_len_map(34, &self.definitions, ::prost::encoding::string::encoded_len, ::prost::encoding::message::encoded_len)
             + self.external_docs.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(35, v))
             + self.example.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(36, v))
-            + self.nullable.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(37, v))
+            + self.nullable.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(37, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(37, v))
             + self.x_kubernetes_preserve_unknown_fields.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(38, v))
-            + self.x_kubernetes_embedded_resource.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(39, v))
-            + self.x_kubernetes_int_or_string.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(40, v))
+            + self.x_kubernetes_embedded_resource.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(39, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(39, v))
+            + self.x_kubernetes_int_or_string.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(40, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(40, v))
             + ::prost::encoding::string::encoded_len_repeated(41, &self.x_kubernetes_list_map_keys)
             + self.x_kubernetes_list_type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(42, v))
             + self.x_kubernetes_map_type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(43, v))
@@ -1084,10 +1084,10 @@ impl ::prost::Message for super::ValidationRule {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.rule, buf);
-        if let Some(v) = &self.message { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.message_expression { ::prost::encoding::string::encode(3, v, buf); }
+        match &self.message { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.message_expression { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
         if let Some(v) = &self.reason { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.field_path { ::prost::encoding::string::encode(5, v, buf); }
+        match &self.field_path { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
         if let Some(v) = &self.optional_old_self { ::prost::encoding::bool::encode(6, v, buf); }
     }
 
@@ -1125,10 +1125,10 @@ impl ::prost::Message for super::ValidationRule {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len(1, &self.rule)
-            + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.message_expression.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.message.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.message_expression.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
             + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.field_path.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.field_path.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
             + self.optional_old_self.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(6, v))
     }
 

@@ -9,14 +9,14 @@ pub struct ConversionRequest {
     /// otherwise identical (parallel requests, etc).
     /// The UID is meant to track the round trip (request/response) between the Kubernetes API server and the webhook, not the user request.
     /// It is suitable for correlating log entries between the webhook and apiserver, for either auditing or debugging.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub uid: Option<String>,
     /// desiredAPIVersion is the version to convert given objects to. e.g. "myapi.example.com/v1"
-    #[serde(rename = "desiredAPIVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "desiredAPIVersion", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub desired_api_version: Option<String>,
     /// objects is the list of custom resource objects to be converted.
     /// +listType=atomic
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub objects: Vec<::kapi_apimachinery::RawExtension>,
 }
 
@@ -27,21 +27,21 @@ pub struct ConversionRequest {
 pub struct ConversionResponse {
     /// uid is an identifier for the individual request/response.
     /// This should be copied over from the corresponding `request.uid`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub uid: Option<String>,
     /// convertedObjects is the list of converted version of `request.objects` if the `result` is successful, otherwise empty.
     /// The webhook is expected to set `apiVersion` of these objects to the `request.desiredAPIVersion`. The list
     /// must also have the same size as the input list with the same objects in the same order (equal kind, metadata.uid, metadata.name and metadata.namespace).
     /// The webhook is allowed to mutate labels and annotations. Any other change to the metadata is silently ignored.
     /// +listType=atomic
-    #[serde(rename = "convertedObjects", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "convertedObjects", default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub converted_objects: Vec<::kapi_apimachinery::RawExtension>,
     /// result contains the result of conversion with extra details if the conversion failed. `result.status` determines if
     /// the conversion failed or succeeded. The `result.status` field is required and represents the success or failure of the
     /// conversion. A successful conversion must set `result.status` to `Success`. A failed conversion must set
     /// `result.status` to `Failure` and provide more details in `result.message` and return http status 200. The `result.message`
     /// will be used to construct an error message for the end user.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub result: Option<crate::apimachinery::pkg::apis::meta::v1::Status>,
 }
 
@@ -51,10 +51,10 @@ pub struct ConversionResponse {
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ConversionReview {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// request describes the attributes for the conversion request.
     /// +optional
@@ -72,31 +72,31 @@ pub struct ConversionReview {
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct CustomResourceColumnDefinition {
     /// name is a human readable name for the column.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
     /// type is an OpenAPI type definition for this column.
     /// See https://github.com/OAI/OpenAPI-Specification/blob/master/versions/2.0.md#data-types for details.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub r#type: Option<String>,
     /// format is an optional OpenAPI type definition for this column. The 'name' format is applied
     /// to the primary identifier column to assist in clients identifying column is the resource name.
     /// See https://github.com/OAI/OpenAPI-Specification/blob/master/versions/2.0.md#data-types for details.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub format: Option<String>,
     /// description is a human readable description of this column.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub description: Option<String>,
     /// priority is an integer defining the relative importance of this column compared to others. Lower
     /// numbers are considered higher priority. Columns that may be omitted in limited space scenarios
     /// should be given a priority greater than 0.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub priority: Option<i32>,
     /// JSONPath is a simple JSON path (i.e. with array notation) which is evaluated against
     /// each custom resource to produce the value for this column.
-    #[serde(rename = "JSONPath", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "JSONPath", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub json_path: Option<String>,
 }
 
@@ -109,7 +109,7 @@ pub struct CustomResourceConversion {
     /// - `None`: The converter only change the apiVersion and would not touch any other field in the custom resource.
     /// - `Webhook`: API Server will call to an external webhook to do the conversion. Additional information
     ///   is needed for this option. This requires spec.preserveUnknownFields to be false, and spec.conversion.webhookClientConfig to be set.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub strategy: Option<String>,
     /// webhookClientConfig is the instructions for how to call the webhook if strategy is `Webhook`.
     /// Required when `strategy` is set to `Webhook`.
@@ -137,22 +137,22 @@ pub struct CustomResourceConversion {
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct CustomResourceDefinition {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>,
     /// spec describes how the user wants the resources to appear
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec: Option<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::CustomResourceDefinitionSpec>,
     /// status indicates the actual state of the CustomResourceDefinition
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::CustomResourceDefinitionStatus>,
 }
 
@@ -162,30 +162,30 @@ pub struct CustomResourceDefinition {
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct CustomResourceDefinitionCondition {
     /// type is the type of the condition. Types include Established, NamesAccepted and Terminating.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub r#type: Option<String>,
     /// status is the status of the condition.
     /// Can be True, False, Unknown.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status: Option<String>,
     /// lastTransitionTime last time the condition transitioned from one status to another.
     /// +optional
-    #[serde(rename = "lastTransitionTime", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lastTransitionTime", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub last_transition_time: Option<::kapi_apimachinery::Time>,
     /// reason is a unique, one-word, CamelCase reason for the condition's last transition.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub reason: Option<String>,
     /// message is a human-readable message indicating details about last transition.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
     /// observedGeneration represents the .metadata.generation that the condition was set based upon.
     /// For instance, if .metadata.generation is currently 12, but the .status.conditions[x].observedGeneration is 9, the condition is out of date
     /// with respect to the current state of the instance.
     /// +featureGate=CRDObservedGenerationTracking
     /// +optional
-    #[serde(rename = "observedGeneration", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "observedGeneration", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub observed_generation: Option<i64>,
 }
 
@@ -195,18 +195,18 @@ pub struct CustomResourceDefinitionCondition {
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct CustomResourceDefinitionList {
     /// Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub kind: Option<String>,
     /// APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources
-    #[serde(rename = "apiVersion", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiVersion", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub api_version: Option<String>,
     /// Standard object's metadata
     /// More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub metadata: Option<crate::apimachinery::pkg::apis::meta::v1::ListMeta>,
     /// items list individual CustomResourceDefinition objects
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::CustomResourceDefinition>,
 }
 
@@ -219,11 +219,11 @@ pub struct CustomResourceDefinitionNames {
     /// The custom resources are served under `/apis/<group>/<version>/.../<plural>`.
     /// Must match the name of the CustomResourceDefinition (in the form `<names.plural>.<group>`).
     /// Must be all lowercase.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub plural: Option<String>,
     /// singular is the singular name of the resource. It must be all lowercase. Defaults to lowercased `kind`.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub singular: Option<String>,
     /// shortNames are short names for the resource, exposed in API discovery documents,
     /// and used by clients to support invocations like `kubectl get <shortname>`.
@@ -234,11 +234,11 @@ pub struct CustomResourceDefinitionNames {
     pub short_names: Vec<String>,
     /// kind is the serialized kind of the resource. It is normally CamelCase and singular.
     /// Custom resource instances will use this value as the `kind` attribute in API calls.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub kind: Option<String>,
     /// listKind is the serialized kind of the list for this resource. Defaults to "`kind`List".
     /// +optional
-    #[serde(rename = "listKind", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "listKind", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub list_kind: Option<String>,
     /// categories is a list of grouped resources this custom resource belongs to (e.g. 'all').
     /// This is published in API discovery documents, and used by clients to support invocations like
@@ -257,7 +257,7 @@ pub struct CustomResourceDefinitionSpec {
     /// group is the API group of the defined custom resource.
     /// The custom resources are served under `/apis/<group>/...`.
     /// Must match the name of the CustomResourceDefinition (in the form `<names.plural>.<group>`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub group: Option<String>,
     /// version is the API version of the defined custom resource.
     /// The custom resources are served under `/apis/<group>/<version>/...`.
@@ -265,14 +265,14 @@ pub struct CustomResourceDefinitionSpec {
     /// Optional if `versions` is specified.
     /// Deprecated: use `versions` instead.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub version: Option<String>,
     /// names specify the resource and kind names for the custom resource.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub names: Option<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::CustomResourceDefinitionNames>,
     /// scope indicates whether the defined custom resource is cluster- or namespace-scoped.
     /// Allowed values are `Cluster` and `Namespaced`. Default is `Namespaced`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub scope: Option<String>,
     /// validation describes the schema used for validation and pruning of the custom resource.
     /// If present, this validation schema is used to validate all versions.
@@ -343,12 +343,12 @@ pub struct CustomResourceDefinitionStatus {
     /// +optional
     /// +listType=map
     /// +listMapKey=type
-    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub conditions: Vec<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::CustomResourceDefinitionCondition>,
     /// acceptedNames are the names that are actually being used to serve discovery.
     /// They may be different than the names in spec.
     /// +optional
-    #[serde(rename = "acceptedNames", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "acceptedNames", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub accepted_names: Option<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::CustomResourceDefinitionNames>,
     /// storedVersions lists all versions of CustomResources that were ever persisted. Tracking these
     /// versions allows a migration path for stored versions in etcd. The field is mutable
@@ -358,12 +358,12 @@ pub struct CustomResourceDefinitionStatus {
     /// Versions may not be removed from `spec.versions` while they exist in this list.
     /// +optional
     /// +listType=atomic
-    #[serde(rename = "storedVersions", default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
+    #[serde(rename = "storedVersions", default, serialize_with = "::kapi_apimachinery::go::vec_or_null", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub stored_versions: Vec<String>,
     /// The generation observed by the CRD controller.
     /// +featureGate=CRDObservedGenerationTracking
     /// +optional
-    #[serde(rename = "observedGeneration", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "observedGeneration", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub observed_generation: Option<i64>,
 }
 
@@ -374,20 +374,20 @@ pub struct CustomResourceDefinitionStatus {
 pub struct CustomResourceDefinitionVersion {
     /// name is the version name, e.g. “v1”, “v2beta1”, etc.
     /// The custom resources are served under this version at `/apis/<group>/<version>/...` if `served` is true.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
     /// served is a flag enabling/disabling this version from being served via REST APIs
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub served: Option<bool>,
     /// storage indicates this version should be used when persisting custom resources to storage.
     /// There must be exactly one version with storage=true.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub storage: Option<bool>,
     /// deprecated indicates this version of the custom resource API is deprecated.
     /// When set to true, API requests to this version receive a warning header in the server response.
     /// Defaults to false.
     /// +optional
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub deprecated: Option<bool>,
     /// deprecationWarning overrides the default warning returned to API clients.
     /// May only be set when `deprecated` is true.
@@ -436,14 +436,14 @@ pub struct CustomResourceSubresourceScale {
     /// Only JSON paths without the array notation are allowed.
     /// Must be a JSON Path under `.spec`.
     /// If there is no value under the given path in the custom resource, the `/scale` subresource will return an error on GET.
-    #[serde(rename = "specReplicasPath", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "specReplicasPath", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub spec_replicas_path: Option<String>,
     /// statusReplicasPath defines the JSON path inside of a custom resource that corresponds to Scale `status.replicas`.
     /// Only JSON paths without the array notation are allowed.
     /// Must be a JSON Path under `.status`.
     /// If there is no value under the given path in the custom resource, the `status.replicas` value in the `/scale` subresource
     /// will default to 0.
-    #[serde(rename = "statusReplicasPath", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "statusReplicasPath", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub status_replicas_path: Option<String>,
     /// labelSelectorPath defines the JSON path inside of a custom resource that corresponds to Scale `status.selector`.
     /// Only JSON paths without the array notation are allowed.
@@ -504,9 +504,9 @@ pub struct CustomResourceValidation {
 /// Generated from proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.ExternalDocumentation`.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ExternalDocumentation {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub description: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub url: Option<String>,
 }
 
@@ -515,15 +515,15 @@ pub struct ExternalDocumentation {
 /// Generated from proto `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1beta1.JSONSchemaProps`.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct JSONSchemaProps {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub id: Option<String>,
-    #[serde(rename = "$schema", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "$schema", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub schema: Option<String>,
     #[serde(rename = "$ref", default, skip_serializing_if = "Option::is_none")]
     pub r#ref: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub description: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub r#type: Option<String>,
     /// format is an OpenAPI v3 format string. Unknown formats are ignored. The following formats are validated:
     ///
@@ -551,9 +551,9 @@ pub struct JSONSchemaProps {
     /// - date: a date string like "2006-01-02" as defined by full-date in RFC3339
     /// - duration: a duration string like "22 ns" as parsed by Golang time.ParseDuration or compatible with Scala duration format
     /// - datetime: a date time string like "2014-12-15T19:30:20.000Z" as defined by date-time in RFC3339.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub format: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub title: Option<String>,
     /// default is a default value for undefined object fields.
     /// Defaulting is a beta feature under the CustomResourceDefaulting feature gate.
@@ -562,23 +562,23 @@ pub struct JSONSchemaProps {
     pub default: Option<::kapi_apimachinery::Json>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub maximum: Option<f64>,
-    #[serde(rename = "exclusiveMaximum", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "exclusiveMaximum", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub exclusive_maximum: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub minimum: Option<f64>,
-    #[serde(rename = "exclusiveMinimum", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "exclusiveMinimum", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub exclusive_minimum: Option<bool>,
     #[serde(rename = "maxLength", default, skip_serializing_if = "Option::is_none")]
     pub max_length: Option<i64>,
     #[serde(rename = "minLength", default, skip_serializing_if = "Option::is_none")]
     pub min_length: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub pattern: Option<String>,
     #[serde(rename = "maxItems", default, skip_serializing_if = "Option::is_none")]
     pub max_items: Option<i64>,
     #[serde(rename = "minItems", default, skip_serializing_if = "Option::is_none")]
     pub min_items: Option<i64>,
-    #[serde(rename = "uniqueItems", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "uniqueItems", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub unique_items: Option<bool>,
     #[serde(rename = "multipleOf", default, skip_serializing_if = "Option::is_none")]
     pub multiple_of: Option<f64>,
@@ -621,7 +621,7 @@ pub struct JSONSchemaProps {
     pub external_docs: Option<crate::apiextensions_apiserver::pkg::apis::apiextensions::v1beta1::ExternalDocumentation>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub example: Option<::kapi_apimachinery::Json>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub nullable: Option<bool>,
     /// x-kubernetes-preserve-unknown-fields stops the API server
     /// decoding step from pruning fields which are not specified
@@ -638,7 +638,7 @@ pub struct JSONSchemaProps {
     /// are validated automatically. x-kubernetes-preserve-unknown-fields
     /// is allowed to be true, but does not have to be if the object
     /// is fully specified (up to kind, apiVersion, metadata).
-    #[serde(rename = "x-kubernetes-embedded-resource", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "x-kubernetes-embedded-resource", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub x_kubernetes_embedded_resource: Option<bool>,
     /// x-kubernetes-int-or-string specifies that this value is
     /// either an integer or a string. If this is true, an empty
@@ -653,7 +653,7 @@ pub struct JSONSchemaProps {
     ///      - type: integer
     ///      - type: string
     ///    - ... zero or more
-    #[serde(rename = "x-kubernetes-int-or-string", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "x-kubernetes-int-or-string", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub x_kubernetes_int_or_string: Option<bool>,
     /// x-kubernetes-list-map-keys annotates an array with the x-kubernetes-list-type `map` by specifying the keys used
     /// as the index of the map.
@@ -721,7 +721,7 @@ pub struct SelectableField {
     /// If jsonPath refers to absent field in a resource, the jsonPath evaluates to an empty string.
     /// Must not point to metdata fields.
     /// Required.
-    #[serde(rename = "jsonPath", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "jsonPath", default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub json_path: Option<String>,
 }
 
@@ -732,11 +732,11 @@ pub struct SelectableField {
 pub struct ServiceReference {
     /// namespace is the namespace of the service.
     /// Required
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub namespace: Option<String>,
     /// name is the name of the service.
     /// Required
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub name: Option<String>,
     /// path is an optional URL path at which the webhook will be contacted.
     /// +optional
@@ -820,13 +820,13 @@ pub struct ValidationRule {
     /// Transition rules by default are applied only on UPDATE requests and are
     /// skipped if an old value could not be found. You can opt a transition
     /// rule into unconditional evaluation by setting `optionalOldSelf` to true.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, serialize_with = "::kapi_apimachinery::go::opt_or_default")]
     pub rule: Option<String>,
     /// Message represents the message displayed when validation fails. The message is required if the Rule contains
     /// line breaks. The message must not contain line breaks.
     /// If unset, the message is "failed rule: {Rule}".
     /// e.g. "must be a URL with the host matching spec.host"
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message: Option<String>,
     /// MessageExpression declares a CEL expression that evaluates to the validation failure message that is returned when this rule fails.
     /// Since messageExpression is used as a failure message, it must evaluate to a string.
@@ -839,7 +839,7 @@ pub struct ValidationRule {
     /// Example:
     /// "x must be less than max ("+string(self.max)+")"
     /// +optional
-    #[serde(rename = "messageExpression", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "messageExpression", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub message_expression: Option<String>,
     /// reason provides a machine-readable validation failure reason that is returned to the caller when a request fails this validation rule.
     /// The HTTP status code returned to the caller will match the reason of the reason of the first failed validation rule.
@@ -859,7 +859,7 @@ pub struct ValidationRule {
     /// For field name which contains special characters, use `['specialName']` to refer the field name.
     /// e.g. for attribute `foo.34$` appears in a list `testList`, the fieldPath could be set to `.testList['foo.34$']`
     /// +optional
-    #[serde(rename = "fieldPath", default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "fieldPath", default, skip_serializing_if = "::kapi_apimachinery::go::opt_is_zero")]
     pub field_path: Option<String>,
     /// optionalOldSelf is used to opt a transition rule into evaluation
     /// even when the object is first created, or if the old object is
@@ -926,6 +926,6 @@ pub struct WebhookClientConfig {
     /// caBundle is a PEM encoded CA bundle which will be used to validate the webhook's server certificate.
     /// If unspecified, system trust roots on the apiserver are used.
     /// +optional
-    #[serde(rename = "caBundle", default, skip_serializing_if = "Option::is_none", with = "::kapi_apimachinery::serde_bytes::base64_option")]
+    #[serde(rename = "caBundle", default, skip_serializing_if = "::kapi_apimachinery::go::bytes_opt_is_empty", with = "::kapi_apimachinery::serde_bytes::base64_option")]
     pub ca_bundle: Option<Vec<u8>>,
 }

@@ -11,7 +11,7 @@ impl ::prost::Message for super::APIGroup {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.name, buf);
         ::prost::encoding::message::encode_repeated(2, &self.versions, buf);
-        if let Some(v) = &self.preferred_version { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.preferred_version { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::apimachinery::pkg::apis::meta::v1::GroupVersionForDiscovery>::default(), buf) }
         ::prost::encoding::message::encode_repeated(4, &self.server_address_by_client_cidrs, buf);
     }
 
@@ -42,7 +42,7 @@ impl ::prost::Message for super::APIGroup {
         0
             + ::prost::encoding::string::encoded_len(1, &self.name)
             + ::prost::encoding::message::encoded_len_repeated(2, &self.versions)
-            + self.preferred_version.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.preferred_version.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::apimachinery::pkg::apis::meta::v1::GroupVersionForDiscovery>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
             + ::prost::encoding::message::encoded_len_repeated(4, &self.server_address_by_client_cidrs)
     }
 
@@ -88,9 +88,9 @@ impl ::prost::Message for super::APIResource {
         ::prost::encoding::string::encode_repeated(5, &self.short_names, buf);
         ::prost::encoding::string::encode(6, &self.singular_name, buf);
         ::prost::encoding::string::encode_repeated(7, &self.categories, buf);
-        if let Some(v) = &self.group { ::prost::encoding::string::encode(8, v, buf); }
-        if let Some(v) = &self.version { ::prost::encoding::string::encode(9, v, buf); }
-        if let Some(v) = &self.storage_version_hash { ::prost::encoding::string::encode(10, v, buf); }
+        match &self.group { Some(v) => ::prost::encoding::string::encode(8, v, buf), None => ::prost::encoding::string::encode(8, &<String>::default(), buf) }
+        match &self.version { Some(v) => ::prost::encoding::string::encode(9, v, buf), None => ::prost::encoding::string::encode(9, &<String>::default(), buf) }
+        match &self.storage_version_hash { Some(v) => ::prost::encoding::string::encode(10, v, buf), None => ::prost::encoding::string::encode(10, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -149,9 +149,9 @@ impl ::prost::Message for super::APIResource {
             + ::prost::encoding::string::encoded_len_repeated(5, &self.short_names)
             + ::prost::encoding::string::encoded_len(6, &self.singular_name)
             + ::prost::encoding::string::encoded_len_repeated(7, &self.categories)
-            + self.group.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(8, v))
-            + self.version.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(9, v))
-            + self.storage_version_hash.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(10, v))
+            + self.group.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(8, &<String>::default()), |v| ::prost::encoding::string::encoded_len(8, v))
+            + self.version.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(9, &<String>::default()), |v| ::prost::encoding::string::encoded_len(9, v))
+            + self.storage_version_hash.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(10, &<String>::default()), |v| ::prost::encoding::string::encoded_len(10, v))
     }
 
     fn clear(&mut self) {
@@ -229,8 +229,8 @@ impl ::prost::Message for super::ApplyOptions {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode_repeated(1, &self.dry_run, buf);
-        if let Some(v) = &self.force { ::prost::encoding::bool::encode(2, v, buf); }
-        if let Some(v) = &self.field_manager { ::prost::encoding::string::encode(3, v, buf); }
+        match &self.force { Some(v) => ::prost::encoding::bool::encode(2, v, buf), None => ::prost::encoding::bool::encode(2, &<bool>::default(), buf) }
+        match &self.field_manager { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -255,8 +255,8 @@ impl ::prost::Message for super::ApplyOptions {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len_repeated(1, &self.dry_run)
-            + self.force.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(2, v))
-            + self.field_manager.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.force.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(2, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(2, v))
+            + self.field_manager.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -269,7 +269,7 @@ impl ::prost::Message for super::Condition {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.r#type, buf);
         ::prost::encoding::string::encode(2, &self.status, buf);
-        if let Some(v) = &self.observed_generation { ::prost::encoding::int64::encode(3, v, buf); }
+        match &self.observed_generation { Some(v) => ::prost::encoding::int64::encode(3, v, buf), None => ::prost::encoding::int64::encode(3, &<i64>::default(), buf) }
         ::prost::encoding::message::encode(4, &self.last_transition_time, buf);
         ::prost::encoding::string::encode(5, &self.reason, buf);
         ::prost::encoding::string::encode(6, &self.message, buf);
@@ -310,7 +310,7 @@ impl ::prost::Message for super::Condition {
         0
             + ::prost::encoding::string::encoded_len(1, &self.r#type)
             + ::prost::encoding::string::encoded_len(2, &self.status)
-            + self.observed_generation.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(3, v))
+            + self.observed_generation.as_ref().map_or_else(|| ::prost::encoding::int64::encoded_len(3, &<i64>::default()), |v| ::prost::encoding::int64::encoded_len(3, v))
             + ::prost::encoding::message::encoded_len(4, &self.last_transition_time)
             + ::prost::encoding::string::encoded_len(5, &self.reason)
             + ::prost::encoding::string::encoded_len(6, &self.message)
@@ -325,8 +325,8 @@ impl ::prost::Message for super::CreateOptions {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode_repeated(1, &self.dry_run, buf);
-        if let Some(v) = &self.field_manager { ::prost::encoding::string::encode(3, v, buf); }
-        if let Some(v) = &self.field_validation { ::prost::encoding::string::encode(4, v, buf); }
+        match &self.field_manager { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
+        match &self.field_validation { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -351,8 +351,8 @@ impl ::prost::Message for super::CreateOptions {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len_repeated(1, &self.dry_run)
-            + self.field_manager.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
-            + self.field_validation.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.field_manager.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.field_validation.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
     }
 
     fn clear(&mut self) {
@@ -459,7 +459,7 @@ impl ::prost::Message for super::FieldSelectorRequirement {
 impl ::prost::Message for super::GetOptions {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.resource_version { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.resource_version { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -475,7 +475,7 @@ impl ::prost::Message for super::GetOptions {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.resource_version.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.resource_version.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
     }
 
     fn clear(&mut self) {
@@ -486,8 +486,8 @@ impl ::prost::Message for super::GetOptions {
 impl ::prost::Message for super::GroupKind {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.group { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.kind { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.group { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.kind { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -507,8 +507,8 @@ impl ::prost::Message for super::GroupKind {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.group.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.kind.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.group.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.kind.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -552,8 +552,8 @@ impl ::prost::Message for super::GroupResource {
 impl ::prost::Message for super::GroupVersion {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.group { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.version { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.group { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.version { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -573,8 +573,8 @@ impl ::prost::Message for super::GroupVersion {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.group.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.version.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.group.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.version.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -618,9 +618,9 @@ impl ::prost::Message for super::GroupVersionForDiscovery {
 impl ::prost::Message for super::GroupVersionKind {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.group { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.version { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.kind { ::prost::encoding::string::encode(3, v, buf); }
+        match &self.group { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.version { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.kind { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -644,9 +644,9 @@ impl ::prost::Message for super::GroupVersionKind {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.group.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.version.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.kind.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.group.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.version.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.kind.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -657,9 +657,9 @@ impl ::prost::Message for super::GroupVersionKind {
 impl ::prost::Message for super::GroupVersionResource {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.group { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.version { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.resource { ::prost::encoding::string::encode(3, v, buf); }
+        match &self.group { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.version { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.resource { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -683,9 +683,9 @@ impl ::prost::Message for super::GroupVersionResource {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.group.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.version.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.resource.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.group.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.version.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.resource.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -768,7 +768,7 @@ impl ::prost::Message for super::LabelSelectorRequirement {
 impl ::prost::Message for super::List {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -789,7 +789,7 @@ impl ::prost::Message for super::List {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -801,9 +801,9 @@ impl ::prost::Message for super::List {
 impl ::prost::Message for super::ListMeta {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.self_link { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.resource_version { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.r#continue { ::prost::encoding::string::encode(3, v, buf); }
+        match &self.self_link { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.resource_version { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.r#continue { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
         if let Some(v) = &self.remaining_item_count { ::prost::encoding::int64::encode(4, v, buf); }
         if let Some(v) = &self.shard_info { ::prost::encoding::message::encode(5, v, buf); }
     }
@@ -837,9 +837,9 @@ impl ::prost::Message for super::ListMeta {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.self_link.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.resource_version.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.r#continue.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.self_link.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.resource_version.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.r#continue.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
             + self.remaining_item_count.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(4, v))
             + self.shard_info.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(5, v))
     }
@@ -852,17 +852,17 @@ impl ::prost::Message for super::ListMeta {
 impl ::prost::Message for super::ListOptions {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.label_selector { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.field_selector { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.watch { ::prost::encoding::bool::encode(3, v, buf); }
-        if let Some(v) = &self.resource_version { ::prost::encoding::string::encode(4, v, buf); }
+        match &self.label_selector { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.field_selector { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.watch { Some(v) => ::prost::encoding::bool::encode(3, v, buf), None => ::prost::encoding::bool::encode(3, &<bool>::default(), buf) }
+        match &self.resource_version { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
         if let Some(v) = &self.timeout_seconds { ::prost::encoding::int64::encode(5, v, buf); }
-        if let Some(v) = &self.limit { ::prost::encoding::int64::encode(7, v, buf); }
-        if let Some(v) = &self.r#continue { ::prost::encoding::string::encode(8, v, buf); }
-        if let Some(v) = &self.allow_watch_bookmarks { ::prost::encoding::bool::encode(9, v, buf); }
-        if let Some(v) = &self.resource_version_match { ::prost::encoding::string::encode(10, v, buf); }
+        match &self.limit { Some(v) => ::prost::encoding::int64::encode(7, v, buf), None => ::prost::encoding::int64::encode(7, &<i64>::default(), buf) }
+        match &self.r#continue { Some(v) => ::prost::encoding::string::encode(8, v, buf), None => ::prost::encoding::string::encode(8, &<String>::default(), buf) }
+        match &self.allow_watch_bookmarks { Some(v) => ::prost::encoding::bool::encode(9, v, buf), None => ::prost::encoding::bool::encode(9, &<bool>::default(), buf) }
+        match &self.resource_version_match { Some(v) => ::prost::encoding::string::encode(10, v, buf), None => ::prost::encoding::string::encode(10, &<String>::default(), buf) }
         if let Some(v) = &self.send_initial_events { ::prost::encoding::bool::encode(11, v, buf); }
-        if let Some(v) = &self.shard_selector { ::prost::encoding::string::encode(15, v, buf); }
+        match &self.shard_selector { Some(v) => ::prost::encoding::string::encode(15, v, buf), None => ::prost::encoding::string::encode(15, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -918,17 +918,17 @@ impl ::prost::Message for super::ListOptions {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.label_selector.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.field_selector.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.watch.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(3, v))
-            + self.resource_version.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.label_selector.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.field_selector.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.watch.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(3, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(3, v))
+            + self.resource_version.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
             + self.timeout_seconds.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(5, v))
-            + self.limit.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(7, v))
-            + self.r#continue.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(8, v))
-            + self.allow_watch_bookmarks.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(9, v))
-            + self.resource_version_match.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(10, v))
+            + self.limit.as_ref().map_or_else(|| ::prost::encoding::int64::encoded_len(7, &<i64>::default()), |v| ::prost::encoding::int64::encoded_len(7, v))
+            + self.r#continue.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(8, &<String>::default()), |v| ::prost::encoding::string::encoded_len(8, v))
+            + self.allow_watch_bookmarks.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(9, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(9, v))
+            + self.resource_version_match.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(10, &<String>::default()), |v| ::prost::encoding::string::encoded_len(10, v))
             + self.send_initial_events.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(11, v))
-            + self.shard_selector.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(15, v))
+            + self.shard_selector.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(15, &<String>::default()), |v| ::prost::encoding::string::encoded_len(15, v))
     }
 
     fn clear(&mut self) {
@@ -939,13 +939,13 @@ impl ::prost::Message for super::ListOptions {
 impl ::prost::Message for super::ManagedFieldsEntry {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.manager { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.operation { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.api_version { ::prost::encoding::string::encode(3, v, buf); }
+        match &self.manager { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.operation { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.api_version { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
         if let Some(v) = &self.time { ::prost::encoding::message::encode(4, v, buf); }
-        if let Some(v) = &self.fields_type { ::prost::encoding::string::encode(6, v, buf); }
+        match &self.fields_type { Some(v) => ::prost::encoding::string::encode(6, v, buf), None => ::prost::encoding::string::encode(6, &<String>::default(), buf) }
         if let Some(v) = &self.fields_v1 { ::prost::encoding::message::encode(7, v, buf); }
-        if let Some(v) = &self.subresource { ::prost::encoding::string::encode(8, v, buf); }
+        match &self.subresource { Some(v) => ::prost::encoding::string::encode(8, v, buf), None => ::prost::encoding::string::encode(8, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -985,13 +985,13 @@ impl ::prost::Message for super::ManagedFieldsEntry {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.manager.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.operation.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.api_version.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.manager.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.operation.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.api_version.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
             + self.time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(4, v))
-            + self.fields_type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
+            + self.fields_type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(6, &<String>::default()), |v| ::prost::encoding::string::encoded_len(6, v))
             + self.fields_v1.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(7, v))
-            + self.subresource.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(8, v))
+            + self.subresource.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(8, &<String>::default()), |v| ::prost::encoding::string::encoded_len(8, v))
     }
 
     fn clear(&mut self) {
@@ -1002,14 +1002,14 @@ impl ::prost::Message for super::ManagedFieldsEntry {
 impl ::prost::Message for super::ObjectMeta {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.generate_name { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.namespace { ::prost::encoding::string::encode(3, v, buf); }
-        if let Some(v) = &self.self_link { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.uid { ::prost::encoding::string::encode(5, v, buf); }
-        if let Some(v) = &self.resource_version { ::prost::encoding::string::encode(6, v, buf); }
-        if let Some(v) = &self.generation { ::prost::encoding::int64::encode(7, v, buf); }
-        if let Some(v) = &self.creation_timestamp { ::prost::encoding::message::encode(8, v, buf); }
+        match &self.name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.generate_name { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.namespace { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
+        match &self.self_link { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
+        match &self.uid { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
+        match &self.resource_version { Some(v) => ::prost::encoding::string::encode(6, v, buf), None => ::prost::encoding::string::encode(6, &<String>::default(), buf) }
+        match &self.generation { Some(v) => ::prost::encoding::int64::encode(7, v, buf), None => ::prost::encoding::int64::encode(7, &<i64>::default(), buf) }
+        match &self.creation_timestamp { Some(v) => ::prost::encoding::message::encode(8, v, buf), None => ::prost::encoding::message::encode(8, &<::kapi_apimachinery::Time>::default(), buf) }
         if let Some(v) = &self.deletion_timestamp { ::prost::encoding::message::encode(9, v, buf); }
         if let Some(v) = &self.deletion_grace_period_seconds { ::prost::encoding::int64::encode(10, v, buf); }
         ::kapi_apimachinery::wire::encode_map(11, &self.labels, buf, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encode, ::prost::encoding::string::encoded_len);
@@ -1088,14 +1088,14 @@ impl ::prost::Message for super::ObjectMeta {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.generate_name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.namespace.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
-            + self.self_link.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.uid.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
-            + self.resource_version.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
-            + self.generation.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(7, v))
-            + self.creation_timestamp.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(8, v))
+            + self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.generate_name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.namespace.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.self_link.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.uid.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.resource_version.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(6, &<String>::default()), |v| ::prost::encoding::string::encoded_len(6, v))
+            + self.generation.as_ref().map_or_else(|| ::prost::encoding::int64::encoded_len(7, &<i64>::default()), |v| ::prost::encoding::int64::encoded_len(7, v))
+            + self.creation_timestamp.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(8, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(8, v))
             + self.deletion_timestamp.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(9, v))
             + self.deletion_grace_period_seconds.as_ref().map_or(0, |v| ::prost::encoding::int64::encoded_len(10, v))
             + ::kapi_apimachinery::wire::encoded_len_map(11, &self.labels, ::prost::encoding::string::encoded_len, ::prost::encoding::string::encoded_len)
@@ -1170,7 +1170,7 @@ impl ::prost::Message for super::OwnerReference {
 impl ::prost::Message for super::PartialObjectMetadata {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -1186,7 +1186,7 @@ impl ::prost::Message for super::PartialObjectMetadata {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
     }
 
     fn clear(&mut self) {
@@ -1197,7 +1197,7 @@ impl ::prost::Message for super::PartialObjectMetadata {
 impl ::prost::Message for super::PartialObjectMetadataList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -1218,7 +1218,7 @@ impl ::prost::Message for super::PartialObjectMetadataList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -1253,8 +1253,8 @@ impl ::prost::Message for super::PatchOptions {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode_repeated(1, &self.dry_run, buf);
         if let Some(v) = &self.force { ::prost::encoding::bool::encode(2, v, buf); }
-        if let Some(v) = &self.field_manager { ::prost::encoding::string::encode(3, v, buf); }
-        if let Some(v) = &self.field_validation { ::prost::encoding::string::encode(4, v, buf); }
+        match &self.field_manager { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
+        match &self.field_validation { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -1284,8 +1284,8 @@ impl ::prost::Message for super::PatchOptions {
         0
             + ::prost::encoding::string::encoded_len_repeated(1, &self.dry_run)
             + self.force.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(2, v))
-            + self.field_manager.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
-            + self.field_validation.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.field_manager.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.field_validation.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
     }
 
     fn clear(&mut self) {
@@ -1416,12 +1416,12 @@ impl ::prost::Message for super::ShardInfo {
 impl ::prost::Message for super::Status {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.message { ::prost::encoding::string::encode(3, v, buf); }
-        if let Some(v) = &self.reason { ::prost::encoding::string::encode(4, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.message { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
+        match &self.reason { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
         if let Some(v) = &self.details { ::prost::encoding::message::encode(5, v, buf); }
-        if let Some(v) = &self.code { ::prost::encoding::int32::encode(6, v, buf); }
+        match &self.code { Some(v) => ::prost::encoding::int32::encode(6, v, buf), None => ::prost::encoding::int32::encode(6, &<i32>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -1457,12 +1457,12 @@ impl ::prost::Message for super::Status {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
-            + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.message.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.reason.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
             + self.details.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(5, v))
-            + self.code.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(6, v))
+            + self.code.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(6, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(6, v))
     }
 
     fn clear(&mut self) {
@@ -1473,9 +1473,9 @@ impl ::prost::Message for super::Status {
 impl ::prost::Message for super::StatusCause {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.reason { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.message { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.field { ::prost::encoding::string::encode(3, v, buf); }
+        match &self.reason { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.message { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.field { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -1499,9 +1499,9 @@ impl ::prost::Message for super::StatusCause {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.field.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.reason.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.message.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.field.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -1512,12 +1512,12 @@ impl ::prost::Message for super::StatusCause {
 impl ::prost::Message for super::StatusDetails {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.name { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.group { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.kind { ::prost::encoding::string::encode(3, v, buf); }
+        match &self.name { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.group { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.kind { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
         ::prost::encoding::message::encode_repeated(4, &self.causes, buf);
-        if let Some(v) = &self.retry_after_seconds { ::prost::encoding::int32::encode(5, v, buf); }
-        if let Some(v) = &self.uid { ::prost::encoding::string::encode(6, v, buf); }
+        match &self.retry_after_seconds { Some(v) => ::prost::encoding::int32::encode(5, v, buf), None => ::prost::encoding::int32::encode(5, &<i32>::default(), buf) }
+        match &self.uid { Some(v) => ::prost::encoding::string::encode(6, v, buf), None => ::prost::encoding::string::encode(6, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -1553,12 +1553,12 @@ impl ::prost::Message for super::StatusDetails {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.group.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.kind.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.group.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.kind.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
             + ::prost::encoding::message::encoded_len_repeated(4, &self.causes)
-            + self.retry_after_seconds.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(5, v))
-            + self.uid.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(6, v))
+            + self.retry_after_seconds.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(5, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(5, v))
+            + self.uid.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(6, &<String>::default()), |v| ::prost::encoding::string::encoded_len(6, v))
     }
 
     fn clear(&mut self) {
@@ -1569,7 +1569,7 @@ impl ::prost::Message for super::StatusDetails {
 impl ::prost::Message for super::TableOptions {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.include_object { ::prost::encoding::string::encode(1, v, buf); }
+        match &self.include_object { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -1585,7 +1585,7 @@ impl ::prost::Message for super::TableOptions {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.include_object.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.include_object.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
     }
 
     fn clear(&mut self) {
@@ -1596,8 +1596,8 @@ impl ::prost::Message for super::TableOptions {
 impl ::prost::Message for super::TypeMeta {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.kind { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.api_version { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.kind { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.api_version { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -1617,8 +1617,8 @@ impl ::prost::Message for super::TypeMeta {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.kind.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.api_version.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.kind.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.api_version.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
     }
 
     fn clear(&mut self) {
@@ -1630,8 +1630,8 @@ impl ::prost::Message for super::UpdateOptions {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode_repeated(1, &self.dry_run, buf);
-        if let Some(v) = &self.field_manager { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.field_validation { ::prost::encoding::string::encode(3, v, buf); }
+        match &self.field_manager { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.field_validation { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -1656,8 +1656,8 @@ impl ::prost::Message for super::UpdateOptions {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::string::encoded_len_repeated(1, &self.dry_run)
-            + self.field_manager.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.field_validation.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.field_manager.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.field_validation.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
     }
 
     fn clear(&mut self) {

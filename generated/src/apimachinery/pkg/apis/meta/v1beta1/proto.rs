@@ -10,7 +10,7 @@ impl ::prost::Message for super::PartialObjectMetadataList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::message::encode_repeated(1, &self.items, buf);
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(2, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -31,7 +31,7 @@ impl ::prost::Message for super::PartialObjectMetadataList {
     fn encoded_len(&self) -> usize {
         0
             + ::prost::encoding::message::encoded_len_repeated(1, &self.items)
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
     }
 
     fn clear(&mut self) {

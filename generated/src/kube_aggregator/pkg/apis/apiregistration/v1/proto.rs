@@ -9,9 +9,9 @@ use ::prost::DecodeError;
 impl ::prost::Message for super::APIService {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -35,9 +35,9 @@ impl ::prost::Message for super::APIService {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::kube_aggregator::pkg::apis::apiregistration::v1::APIServiceStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -50,9 +50,9 @@ impl ::prost::Message for super::APIServiceCondition {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         ::prost::encoding::string::encode(1, &self.r#type, buf);
         ::prost::encoding::string::encode(2, &self.status, buf);
-        if let Some(v) = &self.last_transition_time { ::prost::encoding::message::encode(3, v, buf); }
-        if let Some(v) = &self.reason { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.message { ::prost::encoding::string::encode(5, v, buf); }
+        match &self.last_transition_time { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<::kapi_apimachinery::Time>::default(), buf) }
+        match &self.reason { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
+        match &self.message { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -86,9 +86,9 @@ impl ::prost::Message for super::APIServiceCondition {
         0
             + ::prost::encoding::string::encoded_len(1, &self.r#type)
             + ::prost::encoding::string::encoded_len(2, &self.status)
-            + self.last_transition_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
-            + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.last_transition_time.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.reason.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.message.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
     }
 
     fn clear(&mut self) {
@@ -99,7 +99,7 @@ impl ::prost::Message for super::APIServiceCondition {
 impl ::prost::Message for super::APIServiceList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -120,7 +120,7 @@ impl ::prost::Message for super::APIServiceList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -133,9 +133,9 @@ impl ::prost::Message for super::APIServiceSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(v) = &self.service { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.group { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.version { ::prost::encoding::string::encode(3, v, buf); }
-        if let Some(v) = &self.insecure_skip_tls_verify { ::prost::encoding::bool::encode(4, v, buf); }
+        match &self.group { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.version { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
+        match &self.insecure_skip_tls_verify { Some(v) => ::prost::encoding::bool::encode(4, v, buf), None => ::prost::encoding::bool::encode(4, &<bool>::default(), buf) }
         if let Some(v) = &self.ca_bundle { ::prost::encoding::bytes::encode(5, v, buf); }
         ::prost::encoding::int32::encode(7, &self.group_priority_minimum, buf);
         ::prost::encoding::int32::encode(8, &self.version_priority, buf);
@@ -179,9 +179,9 @@ impl ::prost::Message for super::APIServiceSpec {
     fn encoded_len(&self) -> usize {
         0
             + self.service.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.group.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.version.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
-            + self.insecure_skip_tls_verify.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(4, v))
+            + self.group.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.version.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.insecure_skip_tls_verify.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(4, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(4, v))
             + self.ca_bundle.as_ref().map_or(0, |v| ::prost::encoding::bytes::encoded_len(5, v))
             + ::prost::encoding::int32::encoded_len(7, &self.group_priority_minimum)
             + ::prost::encoding::int32::encoded_len(8, &self.version_priority)
@@ -222,8 +222,8 @@ impl ::prost::Message for super::APIServiceStatus {
 impl ::prost::Message for super::ServiceReference {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.namespace { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.name { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.namespace { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.name { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
         if let Some(v) = &self.port { ::prost::encoding::int32::encode(3, v, buf); }
     }
 
@@ -248,8 +248,8 @@ impl ::prost::Message for super::ServiceReference {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.namespace.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.namespace.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
             + self.port.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(3, v))
     }
 

@@ -9,9 +9,9 @@ use ::prost::DecodeError;
 impl ::prost::Message for super::APIService {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.spec { ::prost::encoding::message::encode(2, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::message::encode(3, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default(), buf) }
+        match &self.spec { Some(v) => ::prost::encoding::message::encode(2, v, buf), None => ::prost::encoding::message::encode(2, &<crate::kube_aggregator::pkg::apis::apiregistration::v1beta1::APIServiceSpec>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<crate::kube_aggregator::pkg::apis::apiregistration::v1beta1::APIServiceStatus>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -35,9 +35,9 @@ impl ::prost::Message for super::APIService {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.spec.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(2, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ObjectMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.spec.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(2, &<crate::kube_aggregator::pkg::apis::apiregistration::v1beta1::APIServiceSpec>::default()), |v| ::prost::encoding::message::encoded_len(2, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<crate::kube_aggregator::pkg::apis::apiregistration::v1beta1::APIServiceStatus>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
     }
 
     fn clear(&mut self) {
@@ -48,11 +48,11 @@ impl ::prost::Message for super::APIService {
 impl ::prost::Message for super::APIServiceCondition {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.r#type { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.status { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.last_transition_time { ::prost::encoding::message::encode(3, v, buf); }
-        if let Some(v) = &self.reason { ::prost::encoding::string::encode(4, v, buf); }
-        if let Some(v) = &self.message { ::prost::encoding::string::encode(5, v, buf); }
+        match &self.r#type { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.status { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.last_transition_time { Some(v) => ::prost::encoding::message::encode(3, v, buf), None => ::prost::encoding::message::encode(3, &<::kapi_apimachinery::Time>::default(), buf) }
+        match &self.reason { Some(v) => ::prost::encoding::string::encode(4, v, buf), None => ::prost::encoding::string::encode(4, &<String>::default(), buf) }
+        match &self.message { Some(v) => ::prost::encoding::string::encode(5, v, buf), None => ::prost::encoding::string::encode(5, &<String>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -84,11 +84,11 @@ impl ::prost::Message for super::APIServiceCondition {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.r#type.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.status.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.last_transition_time.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(3, v))
-            + self.reason.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(4, v))
-            + self.message.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(5, v))
+            + self.r#type.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.status.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.last_transition_time.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(3, &<::kapi_apimachinery::Time>::default()), |v| ::prost::encoding::message::encoded_len(3, v))
+            + self.reason.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(4, &<String>::default()), |v| ::prost::encoding::string::encoded_len(4, v))
+            + self.message.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(5, &<String>::default()), |v| ::prost::encoding::string::encoded_len(5, v))
     }
 
     fn clear(&mut self) {
@@ -99,7 +99,7 @@ impl ::prost::Message for super::APIServiceCondition {
 impl ::prost::Message for super::APIServiceList {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.metadata { ::prost::encoding::message::encode(1, v, buf); }
+        match &self.metadata { Some(v) => ::prost::encoding::message::encode(1, v, buf), None => ::prost::encoding::message::encode(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default(), buf) }
         ::prost::encoding::message::encode_repeated(2, &self.items, buf);
     }
 
@@ -120,7 +120,7 @@ impl ::prost::Message for super::APIServiceList {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.metadata.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
+            + self.metadata.as_ref().map_or_else(|| ::prost::encoding::message::encoded_len(1, &<crate::apimachinery::pkg::apis::meta::v1::ListMeta>::default()), |v| ::prost::encoding::message::encoded_len(1, v))
             + ::prost::encoding::message::encoded_len_repeated(2, &self.items)
     }
 
@@ -133,12 +133,12 @@ impl ::prost::Message for super::APIServiceSpec {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(v) = &self.service { ::prost::encoding::message::encode(1, v, buf); }
-        if let Some(v) = &self.group { ::prost::encoding::string::encode(2, v, buf); }
-        if let Some(v) = &self.version { ::prost::encoding::string::encode(3, v, buf); }
-        if let Some(v) = &self.insecure_skip_tls_verify { ::prost::encoding::bool::encode(4, v, buf); }
+        match &self.group { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
+        match &self.version { Some(v) => ::prost::encoding::string::encode(3, v, buf), None => ::prost::encoding::string::encode(3, &<String>::default(), buf) }
+        match &self.insecure_skip_tls_verify { Some(v) => ::prost::encoding::bool::encode(4, v, buf), None => ::prost::encoding::bool::encode(4, &<bool>::default(), buf) }
         if let Some(v) = &self.ca_bundle { ::prost::encoding::bytes::encode(5, v, buf); }
-        if let Some(v) = &self.group_priority_minimum { ::prost::encoding::int32::encode(7, v, buf); }
-        if let Some(v) = &self.version_priority { ::prost::encoding::int32::encode(8, v, buf); }
+        match &self.group_priority_minimum { Some(v) => ::prost::encoding::int32::encode(7, v, buf), None => ::prost::encoding::int32::encode(7, &<i32>::default(), buf) }
+        match &self.version_priority { Some(v) => ::prost::encoding::int32::encode(8, v, buf), None => ::prost::encoding::int32::encode(8, &<i32>::default(), buf) }
     }
 
     #[allow(unused_variables)]
@@ -179,12 +179,12 @@ impl ::prost::Message for super::APIServiceSpec {
     fn encoded_len(&self) -> usize {
         0
             + self.service.as_ref().map_or(0, |v| ::prost::encoding::message::encoded_len(1, v))
-            + self.group.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
-            + self.version.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(3, v))
-            + self.insecure_skip_tls_verify.as_ref().map_or(0, |v| ::prost::encoding::bool::encoded_len(4, v))
+            + self.group.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.version.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(3, &<String>::default()), |v| ::prost::encoding::string::encoded_len(3, v))
+            + self.insecure_skip_tls_verify.as_ref().map_or_else(|| ::prost::encoding::bool::encoded_len(4, &<bool>::default()), |v| ::prost::encoding::bool::encoded_len(4, v))
             + self.ca_bundle.as_ref().map_or(0, |v| ::prost::encoding::bytes::encoded_len(5, v))
-            + self.group_priority_minimum.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(7, v))
-            + self.version_priority.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(8, v))
+            + self.group_priority_minimum.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(7, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(7, v))
+            + self.version_priority.as_ref().map_or_else(|| ::prost::encoding::int32::encoded_len(8, &<i32>::default()), |v| ::prost::encoding::int32::encoded_len(8, v))
     }
 
     fn clear(&mut self) {
@@ -222,8 +222,8 @@ impl ::prost::Message for super::APIServiceStatus {
 impl ::prost::Message for super::ServiceReference {
     #[allow(unused_variables)]
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(v) = &self.namespace { ::prost::encoding::string::encode(1, v, buf); }
-        if let Some(v) = &self.name { ::prost::encoding::string::encode(2, v, buf); }
+        match &self.namespace { Some(v) => ::prost::encoding::string::encode(1, v, buf), None => ::prost::encoding::string::encode(1, &<String>::default(), buf) }
+        match &self.name { Some(v) => ::prost::encoding::string::encode(2, v, buf), None => ::prost::encoding::string::encode(2, &<String>::default(), buf) }
         if let Some(v) = &self.port { ::prost::encoding::int32::encode(3, v, buf); }
     }
 
@@ -248,8 +248,8 @@ impl ::prost::Message for super::ServiceReference {
 
     fn encoded_len(&self) -> usize {
         0
-            + self.namespace.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(1, v))
-            + self.name.as_ref().map_or(0, |v| ::prost::encoding::string::encoded_len(2, v))
+            + self.namespace.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(1, &<String>::default()), |v| ::prost::encoding::string::encoded_len(1, v))
+            + self.name.as_ref().map_or_else(|| ::prost::encoding::string::encoded_len(2, &<String>::default()), |v| ::prost::encoding::string::encoded_len(2, v))
             + self.port.as_ref().map_or(0, |v| ::prost::encoding::int32::encoded_len(3, v))
     }
 

@@ -1,0 +1,123 @@
+//! Go's `encoding/json` rules for one field, as the generated serde attributes use them.
+//!
+//! Generated structs keep presence (`Option<T>` for optional fields) while Go's encoder decides
+//! by the Go field's type and tag (see `codegen/src/gosrc.rs`):
+//!
+//! - `omitempty` omits `false`, `0`, `""`, nil pointers and empty slices, maps and `[]byte`, but
+//!   never a value struct ([`opt_is_zero`], `Vec::is_empty`);
+//! - `omitzero` omits a zero value, for a struct every field zero or its `IsZero()`
+//!   ([`opt_is_zero_struct`], [`IsZero`]);
+//! - without either, a nil pointer, slice or map is `null` ([`vec_or_null`], [`map_or_null`]) and
+//!   an absent value field is written as its zero value ([`opt_or_default`]).
+
+use std::collections::BTreeMap;
+
+use serde::{Serialize, Serializer};
+
+/// `omitempty` on a Go value scalar (`bool`, `int32`, `string`, …) kept as `Option<T>`: absent
+/// or Go's zero value.
+pub fn opt_is_zero<T: Default + PartialEq>(v: &Option<T>) -> bool {
+    v.as_ref().is_none_or(|v| *v == T::default())
+}
+
+/// `omitempty` on a required (bare) Go value scalar: Go's zero value.
+pub fn is_zero<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
+}
+
+/// `omitempty` on a Go `[]byte` kept as `Option<Vec<u8>>`: nil or empty.
+pub fn bytes_opt_is_empty(v: &Option<Vec<u8>>) -> bool {
+    v.as_ref().is_none_or(Vec::is_empty)
+}
+
+/// A type's `IsZero()` as Go's `omitzero` consults it (`metav1.Time`: the zero time).
+pub trait IsZero {
+    fn is_zero(&self) -> bool;
+}
+
+impl IsZero for crate::Time {
+    fn is_zero(&self) -> bool {
+        crate::Time::is_zero(self)
+    }
+}
+
+impl IsZero for crate::MicroTime {
+    fn is_zero(&self) -> bool {
+        crate::MicroTime::is_zero(self)
+    }
+}
+
+/// `omitzero` on a Go value struct with an `IsZero()` method kept as `Option<T>`.
+pub fn opt_is_zero_struct<T: IsZero>(v: &Option<T>) -> bool {
+    v.as_ref().is_none_or(IsZero::is_zero)
+}
+
+/// A Go value field kept as `Option<T>` without `omitempty`, or a value struct (which
+/// `omitempty` never omits): absent is written as the zero value (for a generated struct its
+/// default, whose fields follow the same rules).
+pub fn opt_or_default<T: Default + Serialize, S: Serializer>(v: &Option<T>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(v) => v.serialize(s),
+        None => T::default().serialize(s),
+    }
+}
+
+/// A Go pointer without `omitempty` that the specs call required, kept bare: its default stands
+/// for nil and is `null`.
+pub fn default_as_null<T: Default + PartialEq + Serialize, S: Serializer>(v: &T, s: S) -> Result<S::Ok, S::Error> {
+    if *v == T::default() { s.serialize_none() } else { v.serialize(s) }
+}
+
+/// A Go slice without `omitempty`: nil is `null`. An empty `Vec` stands for nil (Go's zero).
+pub fn vec_or_null<T: Serialize, S: Serializer>(v: &[T], s: S) -> Result<S::Ok, S::Error> {
+    if v.is_empty() { s.serialize_none() } else { v.serialize(s) }
+}
+
+/// A Go map without `omitempty`: nil is `null`. An empty map stands for nil (Go's zero).
+pub fn map_or_null<T: Serialize, S: Serializer>(v: &BTreeMap<String, T>, s: S) -> Result<S::Ok, S::Error> {
+    if v.is_empty() { s.serialize_none() } else { v.serialize(s) }
+}
+
+/// A Go `[]byte` without `omitempty` kept as a bare `Vec<u8>`: nil (empty) is `null`.
+pub fn bytes_or_null<S: Serializer>(v: &[u8], s: S) -> Result<S::Ok, S::Error> {
+    if v.is_empty() { s.serialize_none() } else { crate::serde_bytes::base64_vec::serialize(v, s) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Serialize, Default)]
+    struct Holder {
+        #[serde(skip_serializing_if = "opt_is_zero")]
+        b: Option<bool>,
+        #[serde(serialize_with = "opt_or_default")]
+        s: Option<String>,
+        #[serde(serialize_with = "vec_or_null")]
+        l: Vec<String>,
+        #[serde(serialize_with = "map_or_null")]
+        m: BTreeMap<String, String>,
+        #[serde(skip_serializing_if = "opt_is_zero_struct")]
+        t: Option<crate::Time>,
+        #[serde(serialize_with = "opt_or_default")]
+        c: Option<crate::Time>,
+    }
+
+    #[test]
+    fn go_rules() {
+        let h = Holder { b: Some(false), ..Holder::default() };
+        assert_eq!(serde_json::to_string(&h).unwrap(), r#"{"s":"","l":null,"m":null,"c":null}"#);
+        let h = Holder { b: Some(true), s: Some("x".into()), l: vec!["a".into()], t: Some(crate::Time::zero()), ..Holder::default() };
+        assert_eq!(serde_json::to_string(&h).unwrap(), r#"{"b":true,"s":"x","l":["a"],"m":null,"c":null}"#);
+    }
+
+    #[test]
+    fn special_zero_values() {
+        // What an absent Go value field of each special type encodes as.
+        assert_eq!(serde_json::to_string(&crate::Quantity::default()).unwrap(), r#""0""#);
+        assert_eq!(serde_json::to_string(&crate::IntOrString::default()).unwrap(), "0");
+        assert_eq!(serde_json::to_string(&crate::Duration::default()).unwrap(), r#""0s""#);
+        assert_eq!(serde_json::to_string(&crate::RawExtension::default()).unwrap(), "null");
+        assert_eq!(serde_json::to_string(&crate::Json::default()).unwrap(), "null");
+    }
+}
