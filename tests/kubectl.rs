@@ -126,6 +126,18 @@ fn drive(store_flags: &[&str]) {
     assert!(missing.contains(r#"componentstatuses "nothing" not found"#), "{missing}");
 
     assert_eq!(server.ok(&["create", "ns", "demo"]).trim(), "namespace/demo created");
+    // Objects read back as upstream's Go types write them: value structs always (`status: {}`,
+    // a Service's `loadBalancer: {}`), zero values of `omitempty` fields never.
+    server.ok(&["create", "deployment", "gosem", "-n", "default", "--image=nginx"]);
+    let deploy = server.ok(&["get", "deploy", "gosem", "-n", "default", "-o", "yaml"]);
+    assert!(deploy.contains("\nstatus: {}\n"), "{deploy}");
+    for absent in ["generation: 0", "stdin:", "stdinOnce:", "tty:", "hostIPC:", "hostNetwork:", "hostPID:"] {
+        assert!(!deploy.contains(absent), "{absent} in {deploy}");
+    }
+    server.ok(&["create", "service", "clusterip", "gosem", "-n", "default", "--tcp=80:80"]);
+    assert_eq!(server.ok(&["get", "svc", "gosem", "-n", "default", "-o", "jsonpath={.status}"]), r#"{"loadBalancer":{}}"#);
+    // Out of the way of the address and table checks below.
+    server.ok(&["delete", "svc,deploy", "gosem", "-n", "default"]);
     // Server-side tables with upstream's columns.
     let table = server.ok(&["get", "ns", "demo"]);
     assert!(table.starts_with("NAME   STATUS   AGE\ndemo   Active   "), "{table}");

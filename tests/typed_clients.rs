@@ -104,3 +104,24 @@ fn write_answers_follow_the_requested_representation() {
     assert_eq!(answer["kind"], "Table");
     assert_eq!(answer["rows"][0]["cells"][0], "t");
 }
+
+#[test]
+fn value_structs_are_always_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    server.wait_ready();
+    // A Service created without a status has Go's `ServiceStatus{}`: `{"loadBalancer":{}}`.
+    let svc = br#"{"apiVersion":"v1","kind":"Service","metadata":{"name":"s"},"spec":{"ports":[{"port":80}]}}"#;
+    let (code, created) = send(&server, "POST", "/api/v1/namespaces/default/services", "application/json", "application/json", svc);
+    assert_eq!(code, 201, "{created}");
+    assert_eq!(created["status"], json!({"loadBalancer": {}}));
+    let (_, read) = send(&server, "GET", "/api/v1/namespaces/default/services/s", "", "application/json", b"");
+    assert_eq!(read["status"], json!({"loadBalancer": {}}));
+    // A pod's `omitempty` booleans left false are not written back.
+    let pod = br#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"hostNetwork":false,"containers":[{"name":"c","image":"nginx","stdin":false,"tty":false}]}}"#;
+    let (code, created) = send(&server, "POST", "/api/v1/namespaces/default/pods", "application/json", "application/json", pod);
+    assert_eq!(code, 201, "{created}");
+    assert!(created["spec"].get("hostNetwork").is_none(), "{created}");
+    assert!(created["spec"]["containers"][0].get("stdin").is_none() && created["spec"]["containers"][0].get("tty").is_none(), "{created}");
+    assert_eq!(created["status"]["phase"], "Pending");
+}
