@@ -92,24 +92,6 @@ pub fn load(root: &Path) -> Result<BTreeMap<String, GoPackage>> {
     Ok(out)
 }
 
-/// Every `.go` file below `root`, relative to it, sorted (for `cargo:rerun-if-changed`).
-pub fn find_files(root: &Path) -> Result<Vec<std::path::PathBuf>> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))? {
-            let path = entry?.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "go") {
-                out.push(path.strip_prefix(root)?.to_path_buf());
-            }
-        }
-    }
-    out.sort();
-    Ok(out)
-}
-
 /// Removes comments (keeping newlines and the contents of string and raw-string literals, where
 /// `//` may appear).
 fn strip_comments(text: &str) -> String {

@@ -60,10 +60,10 @@ impl SpecDir {
     /// Every input file, for `cargo:rerun-if-changed`.
     pub fn inputs(&self) -> Result<Vec<PathBuf>> {
         let mut out = vec![self.swagger()];
-        for p in proto::find_files(&self.proto_root())? {
+        for p in proto::find_files(&self.proto_root(), "proto")? {
             out.push(self.proto_root().join(p));
         }
-        for p in gosrc::find_files(&self.go_root())? {
+        for p in proto::find_files(&self.go_root(), "go")? {
             out.push(self.go_root().join(p));
         }
         Ok(out)

@@ -53,8 +53,9 @@ pub struct ProtoSet {
     pub messages: BTreeMap<String, Message>,
 }
 
-/// Every `generated.proto` below `root`, relative to it, sorted.
-pub fn find_files(root: &Path) -> Result<Vec<PathBuf>> {
+/// Every file below `root` whose name ends in `.<extension>` (`generated.proto` files, the Go
+/// sources), relative to `root`, sorted.
+pub fn find_files(root: &Path, extension: &str) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
@@ -62,7 +63,7 @@ pub fn find_files(root: &Path) -> Result<Vec<PathBuf>> {
             let path = entry?.path();
             if path.is_dir() {
                 stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "proto") {
+            } else if path.extension().is_some_and(|e| e == extension) {
                 out.push(path.strip_prefix(root)?.to_path_buf());
             }
         }
@@ -73,7 +74,7 @@ pub fn find_files(root: &Path) -> Result<Vec<PathBuf>> {
 
 /// Compiles every `.proto` file under `root` (which is also the import root).
 pub fn load(root: &Path) -> Result<ProtoSet> {
-    let files = find_files(root)?;
+    let files = find_files(root, "proto")?;
     if files.is_empty() {
         bail!("no .proto files under {}", root.display());
     }

@@ -73,8 +73,8 @@ pub struct ServeArgs {
     /// `0s` disables it.
     #[arg(long, default_value = "5m", value_parser = parse_duration)]
     pub etcd_compaction_interval: std::time::Duration,
-    /// How long Events are kept after their last write (an etcd lease; the embedded store keeps
-    /// them until deleted).
+    /// How long Events are kept after their last write (an etcd lease; on the embedded store a
+    /// deadline stored with the write).
     #[arg(long, default_value = "1h", value_parser = parse_duration)]
     pub event_ttl: std::time::Duration,
     /// Group-versions to serve besides or instead of the default set (GA and upstream's
