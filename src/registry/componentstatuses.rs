@@ -40,6 +40,40 @@ pub fn components(etcd_servers: &[String]) -> Vec<Component> {
     all
 }
 
+/// The `ComponentStatus` of the component called `name`, probed now; `None` for no such
+/// component.
+pub async fn get(etcd_servers: &[String], name: &str) -> Option<Value> {
+    let component = components(etcd_servers).into_iter().find(|c| c.name == name)?;
+    Some(status(&component).await)
+}
+
+/// Every component's `ComponentStatus`, probed concurrently, sorted by name, as list items
+/// (without `kind`/`apiVersion`, as upstream's typed lists write them).
+pub async fn list(etcd_servers: &[String]) -> Vec<Value> {
+    let mut probes = tokio::task::JoinSet::new();
+    for (i, component) in components(etcd_servers).into_iter().enumerate() {
+        probes.spawn(async move { (i, status(&component).await) });
+    }
+    let mut items = Vec::new();
+    while let Some(done) = probes.join_next().await {
+        // A probe task only fails by panicking; its component is left out rather than the list.
+        if let Ok(item) = done {
+            items.push(item);
+        }
+    }
+    items.sort_by_key(|(i, _)| *i);
+    items
+        .into_iter()
+        .map(|(_, mut item)| {
+            if let Some(object) = item.as_object_mut() {
+                object.remove("kind");
+                object.remove("apiVersion");
+            }
+            item
+        })
+        .collect()
+}
+
 /// The `ComponentStatus` (v1, as JSON) of one component, probed now.
 pub async fn status(component: &Component) -> Value {
     let (healthy, message, error) = match tokio::time::timeout(PROBE_TIMEOUT, probe(&component.url)).await {

@@ -194,15 +194,16 @@ async fn finalize(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::
     Err(ApiError::conflict(GroupResource::new("", "namespaces"), &name))
 }
 
-/// `GET componentstatuses[/<name>]`: each component probed now, concurrently for a list.
+/// A resource made at each read rather than stored (`registry::OwnRest::ComponentStatuses`):
+/// the registry makes the object or the items; this answers them in the route's kind and the
+/// representation asked for.
 async fn component_statuses(call: &ResourceCall<'_>) -> Result<http::Response<Body>, ApiError> {
-    use crate::registry::componentstatuses::{components, status};
-    let all = components(call.etcd_servers);
-    let resource = GroupResource::new("", "componentstatuses");
-    let kind = Kind { group: String::new(), version: "v1".into(), kind: "ComponentStatus".into() };
+    use crate::registry::componentstatuses;
+    let kind = super::rest::kind_of(call.target);
     if call.target.action == "get" {
-        let component = all.iter().find(|c| c.name == call.info.name).ok_or_else(|| ApiError::not_found(resource, &call.info.name))?;
-        let object = status(component).await;
+        let object = componentstatuses::get(call.etcd_servers, &call.info.name)
+            .await
+            .ok_or_else(|| ApiError::not_found(super::rest::group_resource(call.target), &call.info.name))?;
         if let Some(table) = call.table {
             return super::rest::table_response(call, table, std::slice::from_ref(&object), None);
         }
@@ -211,28 +212,8 @@ async fn component_statuses(call: &ResourceCall<'_>) -> Result<http::Response<Bo
         }
         return Ok(respond(&kind, call.accept, 200, &object));
     }
-    let mut probes = tokio::task::JoinSet::new();
-    for (i, component) in all.into_iter().enumerate() {
-        probes.spawn(async move { (i, status(&component).await) });
-    }
-    let mut items = Vec::new();
-    while let Some(done) = probes.join_next().await {
-        items.push(done.map_err(ApiError::internal)?);
-    }
-    items.sort_by_key(|(i, _)| *i);
-    let opts = super::rest::list_options(call)?;
-    let filter = super::rest::object_filter(call.target, &opts);
-    let items: Vec<Value> = items
-        .into_iter()
-        .map(|(_, mut item)| {
-            if let Some(object) = item.as_object_mut() {
-                object.remove("kind");
-                object.remove("apiVersion");
-            }
-            item
-        })
-        .filter(|item| filter(item))
-        .collect();
+    let filter = super::rest::object_filter(call.target, &super::rest::list_options(call)?);
+    let items: Vec<Value> = componentstatuses::list(call.etcd_servers).await.into_iter().filter(|item| filter(item)).collect();
     let list_meta = json!({});
     if let Some(table) = call.table {
         return super::rest::table_response(call, table, &items, Some(&list_meta));
@@ -240,7 +221,7 @@ async fn component_statuses(call: &ResourceCall<'_>) -> Result<http::Response<Bo
     if let Some(convert) = call.convert {
         return super::metadata::list_response(convert, call.accept, &kind, &items, &list_meta);
     }
-    let list_kind = Kind { kind: "ComponentStatusList".into(), ..kind };
-    let list = json!({ "kind": "ComponentStatusList", "apiVersion": "v1", "metadata": list_meta, "items": items });
+    let list_kind = Kind { kind: format!("{}List", kind.kind), ..kind };
+    let list = json!({ "kind": list_kind.kind, "apiVersion": list_kind.api_version(), "metadata": list_meta, "items": items });
     Ok(respond(&list_kind, call.accept, 200, &list))
 }
