@@ -112,12 +112,9 @@ fn request_deadline(info: &RequestInfo, query: Option<&str>, maximum: Duration) 
     if info.verb == "watch" {
         return Ok(None);
     }
-    let timeout = query
-        .unwrap_or_default()
-        .split('&')
-        .filter_map(|pair| pair.split_once('=').or(Some((pair, ""))))
-        .find(|(key, _)| *key == "timeout")
-        .map(|(_, value)| percent_encoding::percent_decode_str(&value.replace('+', " ")).decode_utf8_lossy().into_owned());
+    // Go's `URL.Query().Get("timeout")`: the first value.
+    let timeout =
+        crate::list_options::parse_query(query.unwrap_or_default()).remove("timeout").and_then(|values| values.into_iter().next());
     let Some(timeout) = timeout.filter(|t| !t.is_empty()) else { return Ok(Some(maximum)) };
     let parsed = kapi_apimachinery::Duration::parse(&timeout)
         .map_err(|e| ApiError::bad_request(format!("invalid timeout specified in the request URL - {e}")))?;
