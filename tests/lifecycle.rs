@@ -298,3 +298,63 @@ fn ephemeral_containers_are_only_added_through_their_subresource() {
     assert_eq!(code, 422, "{refused}");
     assert!(refused["message"].as_str().unwrap().contains("may not be removed"), "{refused}");
 }
+
+/// `pods/resize` (upstream's resize strategy and `ValidatePodResize`): only the containers'
+/// CPU and memory change, the QoS class stays, and memory limits do not shrink in place.
+#[test]
+fn pods_resize_cpu_and_memory_through_their_subresource() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    let path = "/api/v1/namespaces/default/pods/sized";
+    let mut sized = pod("sized", json!({}));
+    sized["spec"]["containers"][0]["resources"] =
+        json!({"requests": {"cpu": "100m", "memory": "100Mi"}, "limits": {"cpu": "200m", "memory": "200Mi"}});
+    let (code, created) = call(&server, "POST", "/api/v1/namespaces/default/pods", sized);
+    assert_eq!(code, 201, "{created}");
+    assert_eq!(created["status"]["qosClass"], "Burstable");
+    let resize = |patch: Value| {
+        let (code, text) =
+            request(&server, "PATCH", &format!("{path}/resize"), "application/strategic-merge-patch+json", patch.to_string().as_bytes());
+        (code, serde_json::from_str::<Value>(&text).unwrap_or(Value::String(text)))
+    };
+    let container =
+        |resources: Value, image: &str| json!({"spec": {"containers": [{"name": "c", "image": image, "resources": resources}]}});
+
+    // CPU grows; the image change in the same request is dropped, as upstream drops it.
+    let (code, resized) = resize(container(json!({"requests": {"cpu": "150m"}}), "nginx:2"));
+    assert_eq!(code, 200, "{resized}");
+    assert_eq!(resized["spec"]["containers"][0]["resources"]["requests"]["cpu"], "150m", "{resized}");
+    assert_eq!(resized["spec"]["containers"][0]["image"], "nginx:1.27", "{resized}");
+    assert_eq!(resized["metadata"]["generation"], 2, "a spec change bumps the generation: {resized}");
+    let (code, read) = call(&server, "GET", &format!("{path}/resize"), Value::Null);
+    assert_eq!((code, &read["spec"]), (200, &resized["spec"]));
+
+    // Memory limits only shrink with a restart policy that allows it.
+    let (code, refused) = resize(container(json!({"limits": {"memory": "150Mi"}}), "nginx:1.27"));
+    assert_eq!(code, 422, "{refused}");
+    assert_eq!(refused["details"]["causes"][0]["field"], "spec.containers[0].resources.limits[memory]", "{refused}");
+    assert!(
+        refused["message"].as_str().unwrap().contains("memory limits cannot be decreased unless resizePolicy is RestartContainer"),
+        "{refused}"
+    );
+
+    // The QoS class may not change.
+    let guaranteed = json!({"requests": {"cpu": "200m", "memory": "200Mi"}, "limits": {"cpu": "200m", "memory": "200Mi"}});
+    let (code, refused) = resize(container(guaranteed, "nginx:1.27"));
+    assert_eq!(code, 422, "{refused}");
+    assert!(
+        refused["message"]
+            .as_str()
+            .unwrap()
+            .contains("spec: Invalid value: \"Burstable\": Pod QOS Class may not change as a result of resizing"),
+        "{refused}"
+    );
+
+    // Only CPU and memory: other resources are not resized.
+    let (code, refused) = resize(container(json!({"requests": {"ephemeral-storage": "1Gi"}}), "nginx:1.27"));
+    assert_eq!(code, 422, "{refused}");
+    assert!(refused["message"].as_str().unwrap().contains("only cpu and memory resources are mutable"), "{refused}");
+
+    let (_, unchanged) = call(&server, "GET", path, Value::Null);
+    assert_eq!(unchanged["metadata"]["resourceVersion"], resized["metadata"]["resourceVersion"], "{unchanged}");
+}

@@ -206,6 +206,8 @@ pub enum PartialWrite {
     Approval,
     /// `pods/ephemeralcontainers`: `spec.ephemeralContainers`.
     EphemeralContainers,
+    /// `pods/resize`: the containers' `resources` and `resizePolicy`.
+    Resize,
 }
 
 /// The partial write a subresource is, if it is one.
@@ -213,6 +215,7 @@ pub fn partial_write(group: &str, resource: &str, subresource: &str) -> Option<P
     match (group, resource, subresource) {
         ("certificates.k8s.io", "certificatesigningrequests", "approval") => Some(PartialWrite::Approval),
         ("", "pods", "ephemeralcontainers") => Some(PartialWrite::EphemeralContainers),
+        ("", "pods", "resize") => Some(PartialWrite::Resize),
         (_, _, "status") if has_status_subresource(group, resource) => Some(PartialWrite::Status),
         _ => None,
     }
@@ -222,15 +225,15 @@ impl PartialWrite {
     /// The object to store: the stored one with this subresource's part from the request.
     pub fn merge(self, group: &str, resource: &str, old: &serde_json::Value, proposed: &serde_json::Value) -> serde_json::Value {
         let mut new = old.clone();
-        let (field, from): (&str, &serde_json::Value) = match self {
-            PartialWrite::Status => ("status", proposed),
-            PartialWrite::Approval => ("conditions", &proposed["status"]),
-            PartialWrite::EphemeralContainers => ("ephemeralContainers", &proposed["spec"]),
-        };
-        let into = match self {
-            PartialWrite::Status => &mut new,
-            PartialWrite::Approval => &mut new["status"],
-            PartialWrite::EphemeralContainers => &mut new["spec"],
+        let (field, from, into): (&str, &serde_json::Value, &mut serde_json::Value) = match self {
+            PartialWrite::Status => ("status", proposed, &mut new),
+            PartialWrite::Approval => ("conditions", &proposed["status"], &mut new["status"]),
+            PartialWrite::EphemeralContainers => ("ephemeralContainers", &proposed["spec"], &mut new["spec"]),
+            PartialWrite::Resize => {
+                pods::keep_resize_changes(&mut new, proposed);
+                prepare_partial_write(self, group, resource, &mut new, old);
+                return new;
+            }
         };
         match from.get(field) {
             Some(part) => into[field] = part.clone(),
@@ -240,7 +243,7 @@ impl PartialWrite {
                 }
             }
         }
-        prepare_partial_write(group, resource, &mut new, old);
+        prepare_partial_write(self, group, resource, &mut new, old);
         new
     }
 
@@ -249,15 +252,23 @@ impl PartialWrite {
             PartialWrite::Status => validation::validate_status_update(group, resource, old, new),
             PartialWrite::Approval => validation::validate_approval_update(old, new),
             PartialWrite::EphemeralContainers => validation::validate_ephemeral_containers_update(old, new),
+            PartialWrite::Resize => validation::validate_pod_resize(old, new),
         }
     }
 }
 
 /// What a resource's strategy fills in on an object a subresource write produced, from the
-/// stored one (upstream's status and approval strategies' `PrepareForUpdate`).
-fn prepare_partial_write(group: &str, resource: &str, new: &mut serde_json::Value, old: &serde_json::Value) {
-    if let ("certificates.k8s.io", "certificatesigningrequests") = (group, resource) {
-        certificates::populate_condition_timestamps(new, old);
+/// stored one (upstream's status, approval, ephemeral-containers and resize strategies'
+/// `PrepareForUpdate`).
+fn prepare_partial_write(write: PartialWrite, group: &str, resource: &str, new: &mut serde_json::Value, old: &serde_json::Value) {
+    match (group, resource, write) {
+        ("certificates.k8s.io", "certificatesigningrequests", _) => certificates::populate_condition_timestamps(new, old),
+        // `updatePodGeneration`: the pod's spec changed through a subresource that writes it.
+        ("", "pods", PartialWrite::EphemeralContainers | PartialWrite::Resize) if new["spec"] != old["spec"] => {
+            let generation = old["metadata"]["generation"].as_i64().unwrap_or(0);
+            new["metadata"]["generation"] = serde_json::json!(generation + 1);
+        }
+        _ => {}
     }
 }
 

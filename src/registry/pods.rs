@@ -1,11 +1,46 @@
 //! What upstream's pod REST storage does besides the generic store
 //! (`pkg/registry/core/pod/storage`): binding a pod to a node (`pods/binding`, also the legacy
-//! `bindings` resource) and evicting it under its PodDisruptionBudget (`pods/eviction`).
+//! `bindings` resource), evicting it under its PodDisruptionBudget (`pods/eviction`), and
+//! what a `pods/resize` write may change.
 //! Pure functions on the objects; the REST layer reads and writes them.
 
 use serde_json::{Value, json};
 
 use crate::status::{ApiError, FieldError, GroupKind, GroupResource};
+
+/// The pod a `pods/resize` write stores (upstream's `dropNonResizeUpdates`): `pod` is the
+/// stored one, and from `proposed` only each container's `resources` and `resizePolicy` are
+/// kept. A request that adds, removes, reorders or renames containers keeps its containers as
+/// they are, so that validation refuses it.
+pub fn keep_resize_changes(pod: &mut Value, proposed: &Value) {
+    for list in ["containers", "initContainers"] {
+        let new = proposed["spec"].get(list).and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+        let Some(old) = pod["spec"].get_mut(list).and_then(Value::as_array_mut) else {
+            if !new.is_empty() {
+                pod["spec"][list] = Value::Array(new.to_vec());
+            }
+            continue;
+        };
+        let same_containers = old.len() == new.len() && old.iter().zip(new).all(|(o, n)| o["name"] == n["name"]);
+        if !same_containers {
+            *old = new.to_vec();
+            continue;
+        }
+        for (old, new) in old.iter_mut().zip(new) {
+            for field in ["resources", "resizePolicy"] {
+                match (new.get(field), old.as_object_mut()) {
+                    (Some(v), Some(o)) => {
+                        o.insert(field.to_owned(), v.clone());
+                    }
+                    (None, Some(o)) => {
+                        o.remove(field);
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+}
 
 /// `ValidatePodBinding`: the target is a node, by name.
 pub fn validate_binding(binding: &Value) -> Vec<FieldError> {

@@ -83,6 +83,160 @@ pub fn pod_update(old: &Value, new: &Value) -> Vec<FieldError> {
     errs
 }
 
+/// The pods `ValidatePodResize` refuses whatever the change: with pod-level resources, static
+/// (mirror) pods, Windows pods.
+pub fn pod_resize_refusal(old: &Value, new: &Value) -> Option<FieldError> {
+    let has_pod_resources = |pod: &Value| {
+        let r = &pod["spec"]["resources"];
+        ["requests", "limits"].iter().any(|part| r[*part].as_object().is_some_and(|m| !m.is_empty()))
+    };
+    if has_pod_resources(old) || has_pod_resources(new) {
+        return Some(FieldError::forbidden("", "pods with pod-level resources cannot be resized"));
+    }
+    if old["metadata"]["annotations"].get("kubernetes.io/config.mirror").is_some() {
+        return Some(FieldError::forbidden("", "static pods cannot be resized"));
+    }
+    if old["spec"]["os"]["name"] == "windows" {
+        return Some(FieldError::forbidden("", "windows pods cannot be resized"));
+    }
+    None
+}
+
+/// The resize rules of `ValidatePodResize`: the QoS class stays, the node supports resizing,
+/// requests and limits are not removed, memory limits only shrink with a restart, and nothing
+/// but CPU and memory of regular and sidecar containers changes.
+pub fn pod_resize(old: &Value, new: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let qos_of = |pod: &Value| {
+        let spec: kapi_api::api::core::v1::PodSpec = serde_json::from_value(pod["spec"].clone()).unwrap_or_default();
+        crate::registry::defaults::core::pod_qos_class(&spec)
+    };
+    let old_qos = Some(str_of(&old["status"]["qosClass"])).filter(|q| !q.is_empty()).unwrap_or_else(|| qos_of(old));
+    if old_qos != qos_of(new) {
+        errs.push(FieldError::invalid("spec", str_of(&new["status"]["qosClass"]), "Pod QOS Class may not change as a result of resizing"));
+    }
+    // Until every node reports container resources, a running container without them is on a
+    // node that cannot resize (`isPodResizeRequestSupported`).
+    let running = items(&old["status"]["containerStatuses"]).iter().find(|c| c["state"]["running"].is_object());
+    if running.is_some_and(|c| c["resources"].is_null()) {
+        errs.push(FieldError::forbidden("spec", "Pod running on node without support for resize"));
+    }
+    let (old_spec, new_spec) = (&old["spec"], &new["spec"]);
+    let same_shape = ["containers", "initContainers"].iter().all(|list| {
+        let (o, n) = (items(&old_spec[*list]), items(&new_spec[*list]));
+        o.len() == n.len() && o.iter().zip(n).all(|(o, n)| o["name"] == n["name"])
+    });
+    if !same_shape {
+        errs.push(FieldError::forbidden("spec", CPU_MEMORY_ONLY));
+        return errs;
+    }
+    let is_sidecar = |c: &Value| c["restartPolicy"] == "Always";
+    for (list, path) in [("initContainers", "spec.initContainers"), ("containers", "spec.containers")] {
+        for (i, (was, is)) in items(&old_spec[list]).iter().zip(items(&new_spec[list])).enumerate() {
+            if list == "containers" || is_sidecar(was) {
+                container_resize(&is["resources"], &was["resources"], &is["resizePolicy"], &child(&index(path, i), "resources"), &mut errs);
+            }
+        }
+    }
+    let mut other_changes = false;
+    for (list, message) in
+        [("containers", CPU_MEMORY_ONLY), ("initContainers", "only cpu and memory resources for sidecar containers are mutable")]
+    {
+        for (was, is) in items(&old_spec[list]).iter().zip(items(&new_spec[list])) {
+            let resizable = list == "containers" || is_sidecar(was);
+            let compared = if resizable { with_old_cpu_memory(is, was) } else { is.clone() };
+            if !same_container(&compared, was) {
+                let message = if resizable { message } else { "resources for non-sidecar init containers are immutable" };
+                errs.push(FieldError::forbidden("spec", message));
+                other_changes = true;
+            }
+        }
+    }
+    if !other_changes && errs.is_empty() {
+        let mut rest = new_spec.clone();
+        let mut old_rest = old_spec.clone();
+        for spec in [&mut rest, &mut old_rest] {
+            if let Some(spec) = spec.as_object_mut() {
+                spec.remove("containers");
+                spec.remove("initContainers");
+            }
+        }
+        if rest != old_rest {
+            errs.push(FieldError::forbidden("spec", CPU_MEMORY_ONLY));
+        }
+    }
+    errs
+}
+
+const CPU_MEMORY_ONLY: &str = "only cpu and memory resources are mutable";
+
+/// `validateContainerResize`: requests and limits are not removed, and without a restart policy
+/// for memory a memory limit is neither lowered nor added.
+fn container_resize(new: &Value, old: &Value, policies: &Value, path: &str, errs: &mut Vec<FieldError>) {
+    let removed = |part: &str| old[part].as_object().is_some_and(|o| o.keys().any(|k| new[part].get(k).is_none()));
+    if removed("requests") {
+        errs.push(FieldError::forbidden(child(path, "requests"), "resource requests cannot be removed"));
+    }
+    if removed("limits") {
+        errs.push(FieldError::forbidden(child(path, "limits"), "resource limits cannot be removed"));
+    }
+    let memory_policy = items(policies).iter().find(|p| p["resourceName"] == "memory").map_or("", |p| str_of(&p["restartPolicy"]));
+    if matches!(memory_policy, "" | "NotRequired") {
+        let limit = |r: &Value| r["limits"]["memory"].as_str().and_then(|q| Quantity::parse(q).ok());
+        let path = key(&child(path, "limits"), "memory");
+        match (limit(new), limit(old)) {
+            (Some(is), Some(was)) if is < was => {
+                errs.push(FieldError::forbidden(path, "memory limits cannot be decreased unless resizePolicy is RestartContainer"));
+            }
+            (Some(_), None) => {
+                errs.push(FieldError::forbidden(path, "memory limits cannot be added unless resizePolicy is RestartContainer"))
+            }
+            _ => {}
+        }
+    }
+}
+
+/// `container` with the CPU and memory of `old`'s requests and limits (upstream's
+/// `dropCPUMemoryResourcesFromContainer`): what is left to compare once a resize is taken out.
+fn with_old_cpu_memory(container: &Value, old: &Value) -> Value {
+    let mut out = container.clone();
+    for part in ["requests", "limits"] {
+        let Some(old_list) = old["resources"][part].as_object() else {
+            if let Some(r) = out["resources"].as_object_mut() {
+                r.remove(part);
+            }
+            continue;
+        };
+        let mut list = out["resources"][part].as_object().cloned().unwrap_or_default();
+        for name in ["cpu", "memory"] {
+            match old_list.get(name) {
+                Some(q) => list.insert(name.to_owned(), q.clone()),
+                None => list.remove(name),
+            };
+        }
+        out["resources"][part] = Value::Object(list);
+    }
+    out
+}
+
+/// Go's equality of two containers as stored: empty lists and maps are as absent.
+fn same_container(a: &Value, b: &Value) -> bool {
+    fn normal(v: &Value) -> Value {
+        match v {
+            Value::Object(o) => Value::Object(
+                o.iter()
+                    .filter(|(_, v)| !matches!(v, Value::Null) && !matches!(v, Value::Array(a) if a.is_empty()))
+                    .filter(|(_, v)| !matches!(v, Value::Object(m) if m.is_empty()))
+                    .map(|(k, v)| (k.clone(), normal(v)))
+                    .collect(),
+            ),
+            Value::Array(a) => Value::Array(a.iter().map(normal).collect()),
+            other => other.clone(),
+        }
+    }
+    normal(a) == normal(b)
+}
+
 /// `ValidatePodEphemeralContainersUpdate`: ephemeral containers are only ever added, each a
 /// container without ports, probes, lifecycle or resources, targeting a container the pod has.
 pub fn pod_ephemeral_containers_update(old: &Value, new: &Value) -> Vec<FieldError> {

@@ -199,6 +199,20 @@ pub fn validate_ephemeral_containers_update(old: &Value, new: &Value) -> Vec<Fie
     errs
 }
 
+/// A pod's `resize` write (`ValidatePodResize`): the pod as any pod, then only CPU and memory
+/// of its containers changed, within the resize rules.
+pub fn validate_pod_resize(old: &Value, new: &Value) -> Vec<FieldError> {
+    let mut errs = validate_object_meta("", "pods", new);
+    errs.extend(core::pod(new));
+    match core::pod_resize_refusal(old, new) {
+        Some(refusal) => vec![refusal],
+        None => {
+            errs.extend(core::pod_resize(old, new));
+            errs
+        }
+    }
+}
+
 /// Appends the generic required-field errors a hand-written rule did not already report.
 fn merge_schema_errors(mut errs: Vec<FieldError>, generic: Vec<FieldError>) -> Vec<FieldError> {
     for e in generic {
