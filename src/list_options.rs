@@ -19,7 +19,9 @@ use std::collections::BTreeMap;
 
 use crate::selectors::{FieldSelector, LabelSelector};
 use crate::status::{self, ApiError, FieldError, GroupKind, go_quote};
-use crate::storage::Revision;
+
+/// A resourceVersion as a number: the store's revision (etcd's, or the embedded store's).
+pub type Revision = i64;
 
 /// `metav1.ResourceVersionMatch`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -138,12 +138,7 @@ pub enum PkiError {
 
 type Result<T, E = PkiError> = std::result::Result<T, E>;
 
-/// A user as upstream's authenticators report it (`user.Info`, without UID and extra).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UserInfo {
-    pub name: String,
-    pub groups: Vec<String>,
-}
+pub use crate::request_info::UserInfo;
 
 /// The certificates and keys kapi serves with and trusts.
 pub struct Pki {

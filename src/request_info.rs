@@ -20,6 +20,13 @@ use kapi_apimachinery::scheme::Route;
 
 use crate::status::ApiError;
 
+/// A user as upstream's authenticators report it (`user.Info`, without UID and extra).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserInfo {
+    pub name: String,
+    pub groups: Vec<String>,
+}
+
 /// Errors of request parsing. Upstream answers either with a 500 (`failed to create
 /// RequestInfo: ...`); an undecodable path is rejected by Go's HTTP server with a 400 before.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

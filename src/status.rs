@@ -425,37 +425,6 @@ impl ApiError {
     }
 }
 
-/// A storage failure seen by an API request: an unreachable or timed-out store is a 503 the
-/// client may retry, compacted history a 410, anything else a 500.
-impl From<crate::storage::StorageError> for ApiError {
-    fn from(e: crate::storage::StorageError) -> Self {
-        use crate::storage::StorageError;
-        match e {
-            StorageError::Unavailable { .. } => ApiError::service_unavailable(format!("the storage is unavailable: {e}")),
-            StorageError::Compacted { requested, compacted } => {
-                ApiError::too_old_resource_version(requested.max(0) as u64, compacted.max(0) as u64)
-            }
-            StorageError::FutureRevision { requested, current } => {
-                ApiError::timeout(&format!("Too large resource version: {requested}, current: {current}"), 1)
-            }
-            // kube-apiserver passes etcd's error through unconverted (`InterpretCreateError`,
-            // `InterpretUpdateError` keep it), so `ErrorToAPIStatus` makes it a 500 with no
-            // reason and the error's text: etcd's `ErrRequestTooLarge`, or, above the 2 MiB its
-            // client sends, gRPC's (test/integration/apiserver `TestObjectSizeResponses`).
-            StorageError::RequestTooLarge { size, .. } if size > crate::storage::MAX_SEND_BYTES => ApiError::new(
-                500,
-                StatusReason::Unknown,
-                format!(
-                    "rpc error: code = ResourceExhausted desc = trying to send message larger than max ({size} vs. {})",
-                    crate::storage::MAX_SEND_BYTES
-                ),
-            ),
-            StorageError::RequestTooLarge { .. } => ApiError::new(500, StatusReason::Unknown, "etcdserver: request is too large"),
-            other => ApiError::internal(other),
-        }
-    }
-}
-
 /// `field.ErrorType`: the kind of a validation error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FieldErrorType {

@@ -130,7 +130,7 @@ fn values_are_upstreams_both_ways() {
     let value = etcd.etcdctl(&["get", "--print-value-only", "/registry/deployments/default/web"]);
     let value = value.strip_suffix(b"\n").unwrap_or(&value);
     assert!(value.starts_with(b"k8s\0"), "value is not the Kubernetes protobuf envelope");
-    let (kind, decoded) = kapi::server::objects::decode_stored(value).unwrap();
+    let (kind, decoded) = kapi::registry::objects::decode_stored(value).unwrap();
     assert_eq!((kind.api_version(), kind.kind.as_str()), ("apps/v1".to_owned(), "Deployment"));
     assert_eq!(decoded["spec"], created["spec"]);
     assert_eq!(decoded["metadata"]["uid"], created["metadata"]["uid"]);
@@ -163,7 +163,7 @@ fn values_are_upstreams_both_ways() {
     // served by kapi.
     let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("api-specs/v1.36.0/fixtures/apps.v1.Deployment.pb");
     let bytes = std::fs::read(&fixture).expect("fixtures filled by api-specs/fill");
-    let (_, upstream) = kapi::server::objects::decode_stored(&bytes).unwrap();
+    let (_, upstream) = kapi::registry::objects::decode_stored(&bytes).unwrap();
     let name = upstream["metadata"]["name"].as_str().unwrap().to_owned();
     let key = format!("/registry/deployments/default/{name}");
     let put = std::process::Command::new("etcdctl")

@@ -20,7 +20,7 @@
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-use kapi::server::objects::{Kind, convert_via_hub, decode, from_internal, to_internal};
+use kapi::registry::objects::{Kind, convert_via_hub, decode, from_internal, to_internal};
 use kapi_apimachinery::codec::Format;
 use proptest::prelude::*;
 use proptest::strategy::{BoxedStrategy, Just, Strategy};
@@ -174,7 +174,7 @@ fn families() -> Vec<Vec<Kind>> {
     let mut out: BTreeMap<(String, String), Vec<Kind>> = BTreeMap::new();
     for r in kapi_api::scheme::RESOURCES.iter().filter(|r| !r.resource.contains('/')) {
         let kind = Kind { group: r.kind.group.into(), version: r.kind.version.into(), kind: r.kind.kind.into() };
-        let storage = kapi::server::objects::storage_kind(&kind);
+        let storage = kapi::registry::objects::storage_kind(&kind);
         let members = out.entry((storage.group, storage.kind)).or_default();
         if !members.contains(&kind) {
             members.push(kind);

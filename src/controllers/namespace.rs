@@ -15,7 +15,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tracing::warn;
 
-use crate::server::objects;
+use crate::registry::objects;
 use crate::storage::{KeyValue, ListOptions, Storage, StorageError};
 
 /// The finalizer in `spec.finalizers` this controller is responsible for.
@@ -120,7 +120,7 @@ async fn delete_contents(store: &dyn Storage, name: &str) -> Result<usize, Stora
     let mut prefixes: Vec<String> = kapi_api::scheme::RESOURCES
         .iter()
         .filter(|r| r.namespaced)
-        .map(|r| crate::server::rest::key(r.group, r.resource, Some(name), None))
+        .map(|r| crate::registry::keys::key(r.group, r.resource, Some(name), None))
         .collect();
     prefixes.sort();
     prefixes.dedup();

@@ -12,12 +12,10 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tracing::warn;
 
-use crate::server::objects::{self, Kind};
-use crate::server::rest::key;
+use crate::registry::admission::ROOT_CA_CONFIGMAP;
+use crate::registry::keys::key;
+use crate::registry::objects::{self, Kind};
 use crate::storage::{Event, ListOptions, Storage, StorageError};
-
-/// The ConfigMap every namespace gets (upstream's `RootCACertConfigMapName`).
-pub const ROOT_CA_CONFIGMAP: &str = "kube-root-ca.crt";
 
 /// Upstream's description annotation on that ConfigMap.
 const ROOT_CA_DESCRIPTION: &str = "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters.";

@@ -8,7 +8,7 @@
 
 use serde_json::{Value, json};
 
-use super::services::ServiceNetwork;
+use super::core::services::ServiceNetwork;
 
 /// One object to create at start-up when it does not exist.
 #[derive(Debug, Clone)]
@@ -59,7 +59,7 @@ pub fn objects(network: &ServiceNetwork, secure_port: u16) -> Vec<BootstrapObjec
     for name in super::SYSTEM_NAMESPACES {
         out.push(core("Namespace", "namespaces", namespace(name)));
     }
-    out.push(core("Service", "services", super::services::kubernetes_service(network, secure_port)));
+    out.push(core("Service", "services", super::core::services::kubernetes_service(network, secure_port)));
     for pc in SYSTEM_PRIORITY_CLASSES {
         out.push(BootstrapObject {
             group: "scheduling.k8s.io",

@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-use crate::pki::UserInfo;
+use crate::request_info::UserInfo;
 use crate::status::{BadValue, FieldError};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,15 +25,12 @@ pub enum Review {
     SelfSubjectRules,
 }
 
-pub fn review(group: &str, resource: &str) -> Option<Review> {
-    match (group, resource) {
-        ("authentication.k8s.io", "selfsubjectreviews") => Some(Review::SelfSubject),
-        ("authentication.k8s.io", "tokenreviews") => Some(Review::Token),
-        ("authorization.k8s.io", "selfsubjectaccessreviews") => Some(Review::SelfSubjectAccess),
-        ("authorization.k8s.io", "subjectaccessreviews") => Some(Review::SubjectAccess),
-        ("authorization.k8s.io", "localsubjectaccessreviews") => Some(Review::LocalSubjectAccess),
-        ("authorization.k8s.io", "selfsubjectrulesreviews") => Some(Review::SelfSubjectRules),
-        _ => None,
+/// The review resources' strategy: every create is answered by [`answer`], nothing stored.
+pub struct ReviewStrategy(pub Review);
+
+impl super::strategy::Strategy for ReviewStrategy {
+    fn own_rest(&self, subresource: Option<&str>) -> Option<super::OwnRest> {
+        subresource.is_none().then_some(super::OwnRest::Review(self.0))
     }
 }
 

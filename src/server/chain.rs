@@ -19,8 +19,8 @@ use tower::{Layer, Service, ServiceBuilder};
 use super::body::Body;
 use super::connection::{ConnectionActivity, InFlight};
 use super::{ServerState, error_response};
-use crate::pki::UserInfo;
 use crate::request_info::RequestInfo;
+use crate::request_info::UserInfo;
 use crate::status::ApiError;
 
 type BoxFuture = Pin<Box<dyn Future<Output = Result<Response<Body>, Infallible>> + Send>>;

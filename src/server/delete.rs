@@ -8,12 +8,12 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 
 use super::body::Body;
-use super::objects::Kind;
 use super::rest::{
     ResourceCall, current, delete_options, group_resource, key, kind_of, list_options, object_filter, object_key, read, respond,
     storage_error, write_delete, write_update,
 };
 use crate::registry::DeletionFlow;
+use crate::registry::objects::Kind;
 use crate::status::{ApiError, FieldError, GroupKind};
 use crate::storage::{ListOptions, Storage, StorageError};
 
@@ -36,9 +36,18 @@ pub async fn delete(store: &dyn Storage, call: &ResourceCall<'_>, namespace: Opt
     let options = checked_delete_options(call)?;
     let dry_run = call.dry_run || options["dryRun"].as_array().is_some_and(|v| v.iter().any(|d| d == "All"));
     let call = &ResourceCall { dry_run, body: Bytes::new(), ..*call };
-    if let Some(reason) = crate::registry::undeletable(t.group, t.resource, name) {
-        return Err(ApiError::forbidden(group_resource(t), name, reason));
-    }
+    let kind = kind_of(t);
+    let target = super::rest::admission_target(call, &kind, namespace, name);
+    let mut attributes = crate::registry::admission::Attributes {
+        store,
+        operation: crate::registry::admission::Operation::Delete,
+        target,
+        object: None,
+        old: None,
+        user: call.user,
+        dry_run,
+    };
+    crate::registry::admission::admit(&mut attributes).await?;
     let outcome = delete_one(store, call, &object_key(t.group, t.resource, namespace, name)?, name, &options).await?;
     Ok(deleted_response(call, outcome, &options))
 }
@@ -65,9 +74,6 @@ pub async fn delete_collection(
             continue;
         }
         let name = object["metadata"]["name"].as_str().unwrap_or_default().to_owned();
-        if crate::registry::undeletable(t.group, t.resource, &name).is_some() {
-            continue;
-        }
         // Deleted meanwhile by someone else: nothing left to do for it.
         let mut item = match delete_one(store, call, &kv.key, &name, &options).await {
             Ok(Deleted::Gone(_, v) | Deleted::Pending(_, v)) => v,
@@ -195,14 +201,15 @@ pub async fn delete_one(store: &dyn Storage, call: &ResourceCall<'_>, k: &str, n
         check_preconditions(call, &old, current.mod_revision, &options["preconditions"], name)?;
         let deleting = old["metadata"]["deletionTimestamp"].is_string();
         let has_finalizers = old["metadata"]["finalizers"].as_array().is_some_and(|f| !f.is_empty());
-        let flow = crate::registry::deletion_flow(t.group, t.resource, &old);
+        let strategy = crate::registry::strategy(t.group, t.resource);
+        let flow = strategy.deletion_flow(&old);
         if let (DeletionFlow::AwaitSystem { in_progress }, true) = (&flow, deleting) {
             return Err(ApiError::conflict_because(gr, name, in_progress));
         }
         // Graceful deletion (pods): the object stays, marked, for its grace period; a later
         // delete may only shorten it, and a zero period deletes at once.
         let requested = requested_grace_period(options);
-        let grace = crate::registry::grace_period(t.group, t.resource, &old, requested);
+        let grace = strategy.grace_period(&old, requested);
         // A negative period stored by someone else counts as 1, as upstream's `BeforeDelete`.
         let pending_grace = old["metadata"]["deletionGracePeriodSeconds"].as_i64().map_or(0, |s| if s < 0 { 1 } else { s });
         let now = chrono::Utc::now();
@@ -223,13 +230,13 @@ pub async fn delete_one(store: &dyn Storage, call: &ResourceCall<'_>, k: &str, n
             && (period > 0 || has_finalizers || matches!(flow, DeletionFlow::AwaitSystem { .. }))
         {
             let mut marked = old.clone();
-            marked["metadata"]["deletionTimestamp"] = json!(super::objects::timestamp(at));
+            marked["metadata"]["deletionTimestamp"] = json!(crate::registry::objects::timestamp(at));
             marked["metadata"]["deletionGracePeriodSeconds"] = json!(period);
-            crate::registry::mark_deleting(t.group, t.resource, &mut marked);
+            strategy.mark_deleting(&mut marked);
             if let Some(meta) = marked["metadata"].as_object_mut() {
                 meta.remove("resourceVersion");
             }
-            let stored = super::objects::encode_stored(&kind, &marked).map_err(ApiError::internal)?;
+            let stored = crate::registry::objects::encode_stored(&kind, &marked).map_err(ApiError::internal)?;
             match write_update(store, call, k, stored.into(), current.mod_revision).await {
                 Ok(kv) => {
                     let (kind, value) = read(&kv)?;
@@ -292,7 +299,7 @@ fn deleted_response(call: &ResourceCall<'_>, outcome: Deleted, options: &Value) 
             let code = if options["orphanDependents"] == json!(false) { 202 } else { 200 };
             respond(&kind, call.accept, code, &value)
         }
-        Deleted::Gone(kind, value) if crate::registry::returns_deleted_object(t.group, t.resource) => {
+        Deleted::Gone(kind, value) if crate::registry::strategy(t.group, t.resource).returns_deleted_object() => {
             respond(&kind, call.accept, 200, &value)
         }
         Deleted::Gone(_, value) => {
@@ -372,7 +379,7 @@ mod tests {
         // Go's Duration would wrap past ~292 years; the timestamp stays the latest RFC 3339 can
         // write (chrono itself would panic on `now + i64::MAX seconds`).
         for seconds in [i64::MAX, i64::MAX / 1000, 8_000 * 366 * 86_400] {
-            assert_eq!(super::super::objects::timestamp(shifted(now, seconds)), "9999-12-31T23:59:59Z", "{seconds}");
+            assert_eq!(crate::registry::objects::timestamp(shifted(now, seconds)), "9999-12-31T23:59:59Z", "{seconds}");
         }
         // The largest period Go's Duration holds, and one past it (where Go wraps): exact.
         assert_eq!(shifted(now, 9_223_372_036), at("2318-04-14T02:51:21Z"));
@@ -409,7 +416,7 @@ mod tests {
             .find(|r| r.path == "/api/v1/namespaces/{namespace}/pods/{name}" && r.method == "DELETE")
             .unwrap();
         let info = crate::request_info::parse("DELETE", "/api/v1/namespaces/ns/pods/p", None).unwrap();
-        let network = crate::registry::services::ServiceNetwork::parse("10.0.0.0/24", "30000-32767").unwrap();
+        let network = crate::registry::core::services::ServiceNetwork::parse("10.0.0.0/24", "30000-32767").unwrap();
         let call = ResourceCall {
             info: &info,
             user: None,
@@ -433,7 +440,7 @@ mod tests {
             "status": {"phase": "Running"},
         });
         let k = key("", "pods", Some("ns"), Some("p"));
-        store.create(&k, super::super::objects::encode_stored(&kind, &pod).unwrap().into()).await.unwrap();
+        store.create(&k, crate::registry::objects::encode_stored(&kind, &pod).unwrap().into()).await.unwrap();
         let mut out = Vec::new();
         for o in options {
             let o = delete_options_from(Some(o.clone()), "");

@@ -8,8 +8,8 @@ use kapi_apimachinery::codec::Format;
 use serde_json::{Value, json};
 
 use super::body::Body;
-use super::objects::{self, Kind};
 use crate::negotiation::{Conversion, cannot_convert, internal_type_name};
+use crate::registry::objects::{self, Kind};
 use crate::status::ApiError;
 use crate::tables::TableVersion;
 

@@ -14,7 +14,6 @@ pub mod delete;
 pub mod health;
 pub mod metadata;
 pub mod metrics;
-pub mod objects;
 pub mod own_rest;
 pub mod rest;
 pub mod version;
@@ -157,7 +156,7 @@ fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
 pub struct ServerState {
     pub store: Arc<dyn Storage>,
     pub metrics: metrics::Metrics,
-    pub network: crate::registry::services::ServiceNetwork,
+    pub network: crate::registry::core::services::ServiceNetwork,
     /// `--event-ttl`.
     pub event_ttl: std::time::Duration,
     pub checks: Vec<health::Check>,
@@ -173,7 +172,7 @@ pub struct ServerState {
 pub const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
 
 pub async fn serve(args: ServeArgs) -> Result<()> {
-    let network = crate::registry::services::ServiceNetwork::parse(&args.service_cluster_ip_range, &args.service_node_port_range)
+    let network = crate::registry::core::services::ServiceNetwork::parse(&args.service_cluster_ip_range, &args.service_node_port_range)
         .map_err(anyhow::Error::msg)
         .context("--service-cluster-ip-range / --service-node-port-range")?;
     crate::private_files::prepare_data_dir(&args.data_dir, args.etcd_servers.is_empty())
@@ -228,7 +227,7 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     // The system namespaces' accounts exist before the server reports ready.
     for ns in crate::registry::SYSTEM_NAMESPACES {
         if let Some(kv) = store.get(&rest::key("", "namespaces", None, Some(ns))).await?
-            && let Ok((_, namespace)) = objects::decode_stored(&kv.value)
+            && let Ok((_, namespace)) = crate::registry::objects::decode_stored(&kv.value)
         {
             crate::controllers::service_accounts::ensure(store.as_ref(), &namespace, &pki.root_ca_pem()).await?;
         }
@@ -495,7 +494,7 @@ async fn dispatch(state: &ServerState, parts: &http::request::Parts, path: &str,
                 dry_run,
                 network: &state.network,
                 etcd_servers: &state.etcd_servers,
-                ttl: crate::registry::storage_ttl(target.group, target.resource, state.event_ttl),
+                ttl: crate::registry::strategy(target.group, target.resource).storage_ttl(state.event_ttl),
                 body,
             };
             rest::handle(&state.store, call).await

@@ -1,14 +1,15 @@
 //! Requests a resource serves with its own REST code rather than the generic store
 //! (`registry::OwnRest`): pod binding and eviction, namespace finalize, the reviews. The decisions are the
-//! registry's (`registry::pods`); this module reads and writes the objects.
+//! registry's (`registry::core::pods`); this module reads and writes the objects.
 
 use serde_json::{Value, json};
 
 use super::body::Body;
 use super::delete::delete_one;
-use super::objects::{self, Kind};
 use super::rest::{ResourceCall, current, decode_body, key, object_key, read, respond, storage_error, write_update};
-use crate::registry::{OwnRest, pods};
+use crate::registry::OwnRest;
+use crate::registry::core::pods;
+use crate::registry::objects::{self, Kind};
 use crate::status::{ApiError, GroupResource};
 use crate::storage::{Storage, StorageError};
 
@@ -198,7 +199,7 @@ async fn finalize(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::
 /// the registry makes the object or the items; this answers them in the route's kind and the
 /// representation asked for.
 async fn component_statuses(call: &ResourceCall<'_>) -> Result<http::Response<Body>, ApiError> {
-    use crate::registry::componentstatuses;
+    use crate::registry::core::componentstatuses;
     let kind = super::rest::kind_of(call.target);
     if call.target.action == "get" {
         let object = componentstatuses::get(call.etcd_servers, &call.info.name)

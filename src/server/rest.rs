@@ -10,19 +10,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::body::Body;
-use super::objects::{self, Kind};
+use crate::registry::admission::{self, Operation};
+use crate::registry::objects::{self, Kind};
+use crate::registry::strategy::SubresourceWrite;
 use crate::request_info::RequestInfo;
 use crate::status::{ApiError, FieldError, GroupKind, GroupResource};
 use crate::storage::{KeyValue, ListOptions, Storage, StorageError};
-
-/// Upstream's storage prefix.
-pub const PREFIX: &str = "/registry";
 
 /// One resource request, resolved against the route table.
 pub struct ResourceCall<'a> {
     pub info: &'a RequestInfo,
     /// Who asks (their client certificate's user), for what a strategy records of them.
-    pub user: Option<&'a crate::pki::UserInfo>,
+    pub user: Option<&'a crate::request_info::UserInfo>,
     pub target: &'static kapi_apimachinery::scheme::RouteTarget,
     pub query: &'a str,
     pub content_type: Option<&'a str>,
@@ -35,7 +34,7 @@ pub struct ResourceCall<'a> {
     /// `dryRun=All` ([`parse_dry_run`]).
     pub dry_run: bool,
     /// Service address and port ranges, for allocation.
-    pub network: &'a crate::registry::services::ServiceNetwork,
+    pub network: &'a crate::registry::core::services::ServiceNetwork,
     /// `--etcd-servers` (empty on the embedded store), which `componentstatuses` probes.
     pub etcd_servers: &'a [String],
     /// How long the resource's objects live after their last write (`--event-ttl` for Events,
@@ -44,35 +43,7 @@ pub struct ResourceCall<'a> {
     pub body: Bytes,
 }
 
-/// The storage key of one object, or the prefix of a collection: upstream's layout,
-/// `/registry/<prefix>/<namespace>/<name>` with the resource's storage prefix
-/// ([`crate::registry::storage_prefix`]: usually the plural name).
-pub fn key(group: &str, resource: &str, namespace: Option<&str>, name: Option<&str>) -> String {
-    let mut k = format!("{PREFIX}/{}/", crate::registry::storage_prefix(group, resource));
-    if let Some(ns) = namespace {
-        k.push_str(ns);
-        k.push('/');
-    }
-    if let Some(n) = name {
-        k.push_str(n);
-    }
-    k
-}
-
-/// The storage key of one named object, refusing a name that is not one path segment, as
-/// upstream's `NamespaceKeyFunc`/`NoNamespaceKeyFunc` do (400 `Name parameter invalid`): a
-/// name with a `/` would otherwise address another namespace's keys or a collection. Every key
-/// built from a client's name goes through here.
-pub fn object_key(group: &str, resource: &str, namespace: Option<&str>, name: &str) -> Result<String, ApiError> {
-    if name.is_empty() {
-        return Err(ApiError::bad_request("Name parameter required."));
-    }
-    let errors = crate::request_info::path_segment_name_errors(name);
-    if !errors.is_empty() {
-        return Err(ApiError::bad_request(format!("Name parameter invalid: {}: {}", crate::status::go_quote(name), errors.join(";"))));
-    }
-    Ok(key(group, resource, namespace, Some(name)))
-}
+pub use crate::registry::keys::{key, object_key};
 
 pub(super) fn group_resource(t: &kapi_apimachinery::scheme::RouteTarget) -> GroupResource<'static> {
     GroupResource::new(t.group, t.resource)
@@ -187,6 +158,36 @@ pub(super) async fn write_delete(
     Ok((current, revision))
 }
 
+/// Which object a request is about, for the admission chain.
+pub(super) fn admission_target<'a>(
+    call: &'a ResourceCall<'_>,
+    kind: &'a Kind,
+    namespace: Option<&'a str>,
+    name: &'a str,
+) -> admission::Target<'a> {
+    let t = call.target;
+    admission::Target {
+        group: t.group,
+        resource: t.resource,
+        subresource: t.subresource,
+        kind: &kind.kind,
+        namespace: namespace.unwrap_or_default(),
+        name,
+    }
+}
+
+/// The admission attributes of a request that writes `object` (over `old`, when it replaces one).
+pub(super) fn admission_attributes<'a>(
+    store: &'a dyn Storage,
+    call: &'a ResourceCall<'_>,
+    target: admission::Target<'a>,
+    operation: Operation,
+    object: &'a mut Value,
+    old: Option<&'a Value>,
+) -> admission::Attributes<'a> {
+    admission::Attributes { store, operation, target, object: Some(object), old, user: call.user, dry_run: call.dry_run }
+}
+
 /// Upstream's object validation for the resource as a 422 `Invalid`: create rules, or update
 /// rules (immutability included) when `old` is the stored object being replaced; both are
 /// internal objects. `required` are the required-field errors of the request's object
@@ -200,9 +201,10 @@ fn validate(
     required: Vec<FieldError>,
 ) -> Result<(), ApiError> {
     use crate::registry::validation::{validate_create, validate_update};
+    let strategy = crate::registry::strategy(t.group, t.resource);
     let errs = match old {
-        None => validate_create(t.group, t.resource, value, required),
-        Some(old) => validate_update(t.group, t.resource, old, value, required),
+        None => validate_create(strategy, value, required),
+        Some(old) => validate_update(strategy, old, value, required),
     };
     if errs.is_empty() {
         return Ok(());
@@ -356,21 +358,22 @@ pub async fn handle(store: &Arc<dyn Storage>, call: ResourceCall<'_>) -> http::R
 async fn dispatch(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::Response<Body>, ApiError> {
     let t = call.target;
     let namespace = Some(call.info.namespace.as_str()).filter(|ns| !ns.is_empty() && t.namespaced);
-    if t.action == "connect" || crate::registry::reads_from_kubelet(t.group, t.resource, t.subresource) {
+    let strategy = crate::registry::strategy(t.group, t.resource);
+    if t.action == "connect" || strategy.reads_from_kubelet(t.subresource) {
         let name = call.info.name.as_str();
         let current = current(store, call, &object_key(t.group, t.resource, namespace, name)?, name).await?;
         let (_, object) = read(&current)?;
-        return Err(crate::registry::connect_error(t.resource, t.subresource.unwrap_or_default(), name, &object));
+        return Err(strategy.connect_error(t.resource, t.subresource.unwrap_or_default(), name, &object));
     }
-    if let Some(own) = crate::registry::own_rest(t.group, t.resource, t.subresource) {
+    if let Some(own) = strategy.own_rest(t.subresource) {
         return super::own_rest::handle(store, call, namespace, own).await;
     }
     match t.subresource {
         None => {}
-        Some("scale") if crate::registry::scale_facts(t.group, t.resource).is_some() => {
+        Some("scale") if strategy.scale().is_some() => {
             return scale(store, call, namespace).await;
         }
-        Some(sub) => match crate::registry::partial_write(t.group, t.resource, sub) {
+        Some(sub) => match SubresourceWrite::of(t.group, t.resource, sub) {
             Some(write) => return partial(store, call, namespace, write).await,
             None => return Err(ApiError::method_not_supported(group_resource(t), t.action)),
         },
@@ -781,22 +784,10 @@ async fn create(store: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<
     let t = call.target;
     let (kind, external) = decode_body(call)?;
     let Incoming { object: mut value, required } = Incoming::from_external(t, &kind, external)?;
-    if let Some(ns) = namespace {
-        // NamespaceLifecycle: no objects in a namespace that does not exist, nor in one being
-        // deleted. Like upstream's plugin it reads the namespace from the cache and only asks
-        // the store when the cache does not have it (a namespace created a moment ago).
-        let ns_key = key("", "namespaces", None, Some(ns));
-        let Some(stored_ns) = store.get_cached(&ns_key).await.map_err(ApiError::from)? else {
-            return Err(ApiError::not_found(GroupResource::new("", "namespaces"), ns));
-        };
-        // Namespaces have one version: the stored object is the one to look at, unconverted.
-        let (_, stored_ns) =
-            objects::decode_stored(&stored_ns.value).map_err(|e| ApiError::internal(format!("decoding {}: {e}", stored_ns.key)))?;
-        if let Some(reason) = crate::registry::namespace_refuses_content(&stored_ns) {
-            let name = value["metadata"]["name"].as_str().unwrap_or_default();
-            return Err(ApiError::forbidden(group_resource(t), name, reason));
-        }
-    }
+    let strategy = crate::registry::strategy(t.group, t.resource);
+    let name_in_body = value["metadata"]["name"].as_str().unwrap_or_default().to_owned();
+    let admission_target = admission_target(call, &kind, namespace, &name_in_body);
+    admission::admit(&mut admission_attributes(store, call, admission_target, Operation::Create, &mut value, None)).await?;
     let meta = value["metadata"].as_object_mut().map(std::mem::take).unwrap_or_default();
     let mut meta = serde_json::Map::from_iter(meta);
     let name = match meta.get("name").and_then(Value::as_str) {
@@ -818,24 +809,20 @@ async fn create(store: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<
     meta.insert("name".into(), Value::String(name.clone()));
     meta.insert("uid".into(), Value::String(uuid::Uuid::new_v4().to_string()));
     meta.insert("creationTimestamp".into(), Value::String(objects::now()));
-    if crate::registry::tracks_generation(t.group, t.resource) {
+    if strategy.tracks_generation() {
         meta.insert("generation".into(), json!(1));
     } else {
         meta.remove("generation");
     }
     meta.remove("resourceVersion");
     value["metadata"] = Value::Object(meta);
-    crate::registry::normalize_on_write(t.group, t.resource, &mut value);
+    strategy.normalize(&mut value);
     crate::registry::prepare_for_create(t.group, t.resource, call.user, &mut value);
     validate(t, &kind, &name, None, &value, required)?;
-    crate::registry::admit_create(store, call.network, t.group, t.resource, &mut value).await.map_err(|rejection| {
-        use crate::registry::Rejection;
-        match rejection {
-            Rejection::Invalid(errs) => ApiError::invalid(GroupKind::new(&kind.group, &kind.kind), &name, &errs),
-            Rejection::Forbidden(message) => ApiError::forbidden(group_resource(t), &name, message),
-            Rejection::Internal(message) => ApiError::internal(message),
-        }
-    })?;
+    let context = crate::registry::strategy::CreateContext { store, network: call.network };
+    let admission_target = crate::registry::admission::Target { name: &name, ..admission_target };
+    strategy.begin_create(&context, &mut value).await.map_err(|rejection| admission_target.refuse(rejection))?;
+    admission::validate(&admission_attributes(store, call, admission_target, Operation::Create, &mut value, None)).await?;
 
     let (stored, written) = objects::encode_internal(&kind, value).map_err(ApiError::internal)?;
     let k = object_key(t.group, t.resource, namespace, &name)?;
@@ -863,8 +850,11 @@ async fn update(store: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<
     {
         return Err(ApiError::conflict(group_resource(t), &name));
     }
+    let target = admission_target(call, &kind, namespace, &name);
+    admission::admit(&mut admission_attributes(store, call, target, Operation::Update, &mut value, Some(&old))).await?;
     prepare_update(t, &old, &mut value, &name, namespace);
     validate(t, &kind, &name, Some(&old), &value, required)?;
+    admission::validate(&admission_attributes(store, call, target, Operation::Update, &mut value, Some(&old))).await?;
     let finalized = deletion_completes(&value);
     let (stored, written) = objects::encode_internal(&kind, value).map_err(ApiError::internal)?;
     let kv = commit_update(store, call, &k, finalized, stored.into(), current.mod_revision).await.map_err(|e| storage_error(e, call))?;
@@ -874,7 +864,8 @@ async fn update(store: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<
 /// What an update may not change and what it maintains: identity and creation time are the
 /// stored object's, `generation` follows spec changes, `resourceVersion` is never stored.
 fn prepare_update(t: &kapi_apimachinery::scheme::RouteTarget, old: &Value, value: &mut Value, name: &str, namespace: Option<&str>) {
-    crate::registry::normalize_on_write(t.group, t.resource, value);
+    let strategy = crate::registry::strategy(t.group, t.resource);
+    strategy.normalize(value);
     for field in ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"] {
         match old["metadata"].get(field) {
             Some(v) => value["metadata"][field] = v.clone(),
@@ -900,7 +891,7 @@ fn prepare_update(t: &kapi_apimachinery::scheme::RouteTarget, old: &Value, value
             }
         }
     }
-    if crate::registry::tracks_generation(t.group, t.resource) {
+    if strategy.tracks_generation() {
         let generation = old["metadata"]["generation"].as_i64().unwrap_or(1);
         let spec_changed = old.get("spec") != value.get("spec");
         value["metadata"]["generation"] = json!(if spec_changed { generation + 1 } else { generation });
@@ -911,13 +902,13 @@ fn prepare_update(t: &kapi_apimachinery::scheme::RouteTarget, old: &Value, value
 }
 
 /// `<resource>/status` and the other subresources that are a view of part of the object
-/// (`registry::PartialWrite`): reads give the object; writes (update or patch) change only
+/// (`registry::strategy::SubresourceWrite`): reads give the object; writes (update or patch) change only
 /// that part.
 async fn partial(
     store: &dyn Storage,
     call: &ResourceCall<'_>,
     namespace: Option<&str>,
-    write: crate::registry::PartialWrite,
+    write: SubresourceWrite,
 ) -> Result<http::Response<Body>, ApiError> {
     let t = call.target;
     let name = call.info.name.clone();
@@ -947,11 +938,15 @@ async fn partial(
     }
     let proposed = Incoming::from_external(t, &kind, proposed)?.object;
     let (_, old) = read_internal(&current)?;
-    let mut value = write.merge(t.group, t.resource, &old, &proposed);
-    let errs = write.validate(t.group, t.resource, &old, &value);
+    let target = admission_target(call, &kind, namespace, &name);
+    let mut proposed = proposed;
+    admission::admit(&mut admission_attributes(store, call, target, Operation::Update, &mut proposed, Some(&old))).await?;
+    let mut value = write.merge(&old, &proposed);
+    let errs = write.validate_update(&old, &value);
     if !errs.is_empty() {
         return Err(ApiError::invalid(GroupKind::new(&kind.group, &kind.kind), &name, &errs));
     }
+    admission::validate(&admission_attributes(store, call, target, Operation::Update, &mut value, Some(&old))).await?;
     if let Some(meta) = value["metadata"].as_object_mut() {
         meta.remove("resourceVersion");
     }
@@ -1032,8 +1027,9 @@ async fn scale(store: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&
 
 /// The `Scale` view of an object (upstream's `scaleFrom*`).
 fn scale_of(t: &kapi_apimachinery::scheme::RouteTarget, object: &Value) -> Result<Value, ApiError> {
-    let facts =
-        crate::registry::scale_facts(t.group, t.resource).ok_or_else(|| ApiError::method_not_supported(group_resource(t), t.action))?;
+    let facts = crate::registry::strategy(t.group, t.resource)
+        .scale()
+        .ok_or_else(|| ApiError::method_not_supported(group_resource(t), t.action))?;
     let selector = if facts.selector_is_map {
         let labels: std::collections::BTreeMap<String, String> =
             serde_json::from_value(object["spec"]["selector"].clone()).unwrap_or_default();
@@ -1088,8 +1084,11 @@ async fn patch(store: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&
             .map_err(|e| ApiError::bad_request(format!("the patched object is not a valid {}: {e}", kind.kind)))?;
         let Incoming { object: mut patched, required } = Incoming::from_external(t, &kind, patched)?;
         let (_, old) = read_internal(&current)?;
+        let target = admission_target(call, &kind, namespace, &name);
+        admission::admit(&mut admission_attributes(store, call, target, Operation::Update, &mut patched, Some(&old))).await?;
         prepare_update(t, &old, &mut patched, &name, namespace);
         validate(t, &kind, &name, Some(&old), &patched, required)?;
+        admission::validate(&admission_attributes(store, call, target, Operation::Update, &mut patched, Some(&old))).await?;
         let finalized = deletion_completes(&patched);
         let (stored, written) = objects::encode_internal(&kind, patched).map_err(ApiError::internal)?;
         match commit_update(store, call, &k, finalized, stored.into(), current.mod_revision).await {
@@ -1107,7 +1106,11 @@ async fn patch(store: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&
 /// spec upstream restores (`registry::bootstrap::restores_spec`) when the stored one differs. Idempotent, so any number of servers on
 /// one store may run it: a create that loses to another replica's, or an update that loses a
 /// race, is left to the winner.
-pub async fn bootstrap(store: &dyn Storage, network: &crate::registry::services::ServiceNetwork, secure_port: u16) -> Result<(), ApiError> {
+pub async fn bootstrap(
+    store: &dyn Storage,
+    network: &crate::registry::core::services::ServiceNetwork,
+    secure_port: u16,
+) -> Result<(), ApiError> {
     for wanted in crate::registry::bootstrap::objects(network, secure_port) {
         let kind = Kind { group: wanted.group.into(), version: wanted.version.into(), kind: wanted.kind.into() };
         let meta = &wanted.object["metadata"];
@@ -1118,7 +1121,7 @@ pub async fn bootstrap(store: &dyn Storage, network: &crate::registry::services:
         let Some(current) = store.get(&k).await.map_err(ApiError::from)? else {
             value["metadata"]["uid"] = json!(uuid::Uuid::new_v4().to_string());
             value["metadata"]["creationTimestamp"] = json!(objects::now());
-            if crate::registry::tracks_generation(wanted.group, wanted.resource) {
+            if crate::registry::strategy(wanted.group, wanted.resource).tracks_generation() {
                 value["metadata"]["generation"] = json!(1);
             }
             let stored = objects::encode_stored(&kind, &value).map_err(ApiError::internal)?;
@@ -1141,7 +1144,7 @@ pub async fn bootstrap(store: &dyn Storage, network: &crate::registry::services:
         }
         stored["spec"] = spec["spec"].take();
         stored["metadata"]["annotations"][crate::registry::bootstrap::AUTO_UPDATE_ANNOTATION] = json!("true");
-        if crate::registry::tracks_generation(wanted.group, wanted.resource) {
+        if crate::registry::strategy(wanted.group, wanted.resource).tracks_generation() {
             let generation = stored["metadata"]["generation"].as_i64().unwrap_or_default();
             stored["metadata"]["generation"] = json!(generation + 1);
         }

@@ -25,7 +25,7 @@ use tokio::sync::mpsc;
 use kapi_apimachinery::codec::{self, Format};
 
 use super::body::{self, Body};
-use super::objects::{self, Kind};
+use crate::registry::objects::{self, Kind};
 use crate::status::ApiError;
 use crate::storage::{Event, KeyValue, ListOptions, Revision, Storage, StorageError};
 

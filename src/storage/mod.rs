@@ -35,7 +35,7 @@ pub use embedded::{EmbeddedOptions, EmbeddedStore};
 /// A point in the store's history, as etcd's revision: global, starting at 1 for an empty store,
 /// and bumped by exactly one by every successful write (create, update, delete). Failed writes
 /// and compaction do not bump it.
-pub type Revision = i64;
+pub use crate::list_options::Revision;
 
 /// An engine's error, kept as the source of [`StorageError::Unavailable`] and
 /// [`StorageError::Internal`].
@@ -344,6 +344,38 @@ pub(crate) fn check_key(key: &str) -> Result<(), StorageError> {
         return Err(StorageError::InvalidKey { key: String::new(), reason: "keys must not be empty" });
     }
     Ok(())
+}
+
+/// A storage failure seen by an API request: an unreachable or timed-out store is a 503 the
+/// client may retry, compacted history a 410, anything else a 500.
+impl From<StorageError> for crate::status::ApiError {
+    fn from(e: StorageError) -> Self {
+        match e {
+            StorageError::Unavailable { .. } => crate::status::ApiError::service_unavailable(format!("the storage is unavailable: {e}")),
+            StorageError::Compacted { requested, compacted } => {
+                crate::status::ApiError::too_old_resource_version(requested.max(0) as u64, compacted.max(0) as u64)
+            }
+            StorageError::FutureRevision { requested, current } => {
+                crate::status::ApiError::timeout(&format!("Too large resource version: {requested}, current: {current}"), 1)
+            }
+            // kube-apiserver passes etcd's error through unconverted (`InterpretCreateError`,
+            // `InterpretUpdateError` keep it), so `ErrorToAPIStatus` makes it a 500 with no
+            // reason and the error's text: etcd's `ErrRequestTooLarge`, or, above the 2 MiB its
+            // client sends, gRPC's (test/integration/apiserver `TestObjectSizeResponses`).
+            StorageError::RequestTooLarge { size, .. } if size > MAX_SEND_BYTES => crate::status::ApiError::new(
+                500,
+                crate::status::StatusReason::Unknown,
+                format!(
+                    "rpc error: code = ResourceExhausted desc = trying to send message larger than max ({size} vs. {})",
+                    MAX_SEND_BYTES
+                ),
+            ),
+            StorageError::RequestTooLarge { .. } => {
+                crate::status::ApiError::new(500, crate::status::StatusReason::Unknown, "etcdserver: request is too large")
+            }
+            other => crate::status::ApiError::internal(other),
+        }
+    }
 }
 
 #[cfg(test)]

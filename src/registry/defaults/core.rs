@@ -138,7 +138,7 @@ pub fn set_defaults_container_port(p: &mut core::ContainerPort) {
 
 /// `SetDefaults_Service`: ClusterIP, no session affinity (ClientIP affinity times out after
 /// three hours), TCP ports whose target is the port, `Cluster` traffic policies, node ports for
-/// load balancers. Cluster IPs and IP families are the allocator's (`registry::services`).
+/// load balancers. Cluster IPs and IP families are the allocator's (`registry::core::services`).
 pub fn set_defaults_service(svc: &mut core::Service) {
     let spec = svc.spec.get_or_insert_default();
     default_str(&mut spec.session_affinity, "None");

@@ -4,23 +4,24 @@
 //! ([`schema`]), and per-group rules in one module per API group. Errors are field errors with
 //! upstream's paths and wording; the REST layer answers them with a 422 `Invalid`.
 //!
-//! Entry points: [`validate_create`] and [`validate_update`] (which adds immutability). Which
-//! rules a resource has is decided in one table, [`rules`].
+//! Entry points: [`validate_create`] and [`validate_update`] (which adds immutability), given
+//! the resource's strategy, whose `validate`/`validate_update` call the group modules' rules.
 
-mod apps;
-mod autoscaling;
-mod batch;
-mod certificates;
-mod core;
-mod networking;
-mod policy;
-mod rbac;
-mod scheduling;
+pub(crate) mod apps;
+pub(crate) mod autoscaling;
+pub(crate) mod batch;
+pub(crate) mod certificates;
+pub(crate) mod core;
+pub(crate) mod networking;
+pub(crate) mod policy;
+pub(crate) mod rbac;
+pub(crate) mod scheduling;
 mod schema;
-mod storage;
+pub(crate) mod storage;
 
 use serde_json::Value;
 
+use super::strategy::Strategy;
 use crate::selectors::{dns1035_label_errors, dns1123_label_errors, dns1123_subdomain_errors, label_key_errors, label_value_errors};
 use crate::status::{BadValue, FieldError};
 
@@ -35,16 +36,6 @@ pub enum NameRule {
     Dns1035Label,
     /// `ValidatePathSegmentName`: anything but `.`, `..`, and `/` or `%` inside (RBAC, for one).
     PathSegment,
-}
-
-/// The name rule of a resource.
-pub fn name_rule(group: &str, resource: &str) -> NameRule {
-    match (group, resource) {
-        ("", "namespaces") => NameRule::Label,
-        ("", "services") => NameRule::Dns1035Label,
-        ("rbac.authorization.k8s.io", _) => NameRule::PathSegment,
-        _ => NameRule::Subdomain,
-    }
 }
 
 fn name_errors(rule: NameRule, name: &str) -> Vec<String> {
@@ -65,11 +56,11 @@ pub(super) fn path_segment_errors(name: &str) -> Vec<String> {
 const TOTAL_ANNOTATION_SIZE_LIMIT: usize = 256 * 1024;
 
 /// Validates an object's metadata for create (name given or generated).
-pub fn validate_object_meta(group: &str, resource: &str, object: &Value) -> Vec<FieldError> {
+pub fn validate_object_meta(strategy: &dyn Strategy, object: &Value) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let meta = &object["metadata"];
     if let Some(name) = meta["name"].as_str() {
-        for e in name_errors(name_rule(group, resource), name) {
+        for e in name_errors(strategy.name_rule(), name) {
             errs.push(FieldError::invalid("metadata.name", name, e));
         }
     }
@@ -99,57 +90,6 @@ pub fn validate_object_meta(group: &str, resource: &str, object: &Value) -> Vec<
     errs
 }
 
-/// What a resource validates beyond metadata and required fields (upstream's strategy
-/// `Validate` and `ValidateUpdate`). `update` gets `(old, new)` and includes the create checks
-/// it repeats upstream plus immutability.
-struct Rules {
-    create: fn(&Value) -> Vec<FieldError>,
-    update: fn(&Value, &Value) -> Vec<FieldError>,
-    /// What a write of the `status` subresource is checked for beyond required fields.
-    /// Old and new object of a status write.
-    status: fn(&Value, &Value) -> Vec<FieldError>,
-}
-
-/// The per-resource rules: the one place that maps a resource to its group module.
-fn rules(group: &str, resource: &str) -> Option<Rules> {
-    let r = |create, update| Some(Rules { create, update, status: |_, _| Vec::new() });
-    let with_status = |create, update, status| Some(Rules { create, update, status });
-    match (group, resource) {
-        ("", "pods") => r(core::pod, core::pod_update),
-        ("", "podtemplates") => r(core::pod_template, core::pod_template_update),
-        ("", "replicationcontrollers") => r(core::replication_controller, core::replication_controller_update),
-        ("", "services") => r(core::service, core::service_update),
-        ("", "configmaps") => r(core::config_map, core::config_map_update),
-        ("", "secrets") => r(core::secret, core::secret_update),
-        ("", "persistentvolumeclaims") => r(core::persistent_volume_claim, core::persistent_volume_claim_update),
-        ("apps", "deployments") => with_status(apps::deployment, apps::deployment_update, |_, new| apps::status(new)),
-        ("apps", "replicasets") => with_status(apps::replica_set, apps::replica_set_update, |_, new| apps::status(new)),
-        ("apps", "statefulsets") => with_status(apps::stateful_set, apps::stateful_set_update, |_, new| apps::status(new)),
-        ("apps", "daemonsets") => with_status(apps::daemon_set, apps::daemon_set_update, |_, new| apps::status(new)),
-        ("batch", "jobs") => r(batch::job, batch::job_update),
-        ("batch", "cronjobs") => r(batch::cron_job, batch::cron_job_update),
-        ("autoscaling", "horizontalpodautoscalers") => {
-            with_status(autoscaling::horizontal_pod_autoscaler, autoscaling::horizontal_pod_autoscaler_update, |_, new| {
-                autoscaling::status(new)
-            })
-        }
-        ("policy", "poddisruptionbudgets") => r(policy::pod_disruption_budget, policy::pod_disruption_budget_update),
-        ("networking.k8s.io", "ingresses") => r(networking::ingress, |_, new| networking::ingress(new)),
-        ("networking.k8s.io", "networkpolicies") => r(networking::network_policy, |_, new| networking::network_policy(new)),
-        ("discovery.k8s.io", "endpointslices") => r(networking::endpoint_slice, |_, new| networking::endpoint_slice(new)),
-        ("scheduling.k8s.io", "priorityclasses") => r(scheduling::priority_class, scheduling::priority_class_update),
-        ("rbac.authorization.k8s.io", "roles" | "clusterroles") => r(rbac::role, |_, new| rbac::role(new)),
-        ("rbac.authorization.k8s.io", "rolebindings" | "clusterrolebindings") => r(rbac::binding, rbac::binding_update),
-        ("storage.k8s.io", "storageclasses") => r(storage::storage_class, storage::storage_class_update),
-        ("certificates.k8s.io", "certificatesigningrequests") => with_status(
-            certificates::certificate_signing_request,
-            certificates::certificate_signing_request_update,
-            certificates::status_update,
-        ),
-        _ => None,
-    }
-}
-
 /// The generic required-field errors of an external object (the request's version, before it
 /// is converted to its internal object): see [`schema`]. The REST code finds them at decoding
 /// and hands them to [`validate_create`] or [`validate_update`], which report them with the
@@ -160,57 +100,18 @@ pub fn required_errors(group: &str, resource: &str, external: &Value) -> Vec<Fie
 
 /// Everything upstream checks when an object of the resource is created: the rules, on the
 /// internal object, and the `required` errors of its external form ([`required_errors`]).
-pub fn validate_create(group: &str, resource: &str, object: &Value, required: Vec<FieldError>) -> Vec<FieldError> {
-    let mut errs = validate_object_meta(group, resource, object);
-    if let Some(rules) = rules(group, resource) {
-        errs.extend((rules.create)(object));
-    }
+pub fn validate_create(strategy: &dyn Strategy, object: &Value, required: Vec<FieldError>) -> Vec<FieldError> {
+    let mut errs = validate_object_meta(strategy, object);
+    errs.extend(strategy.validate(object));
     merge_schema_errors(errs, required)
 }
 
 /// Everything upstream checks when `old` is replaced by `new` (update, patch, apply; both
 /// internal objects): the create checks on `new` plus what may not change.
-pub fn validate_update(group: &str, resource: &str, old: &Value, new: &Value, required: Vec<FieldError>) -> Vec<FieldError> {
-    let mut errs = validate_object_meta(group, resource, new);
-    if let Some(rules) = rules(group, resource) {
-        errs.extend((rules.update)(old, new));
-    }
+pub fn validate_update(strategy: &dyn Strategy, old: &Value, new: &Value, required: Vec<FieldError>) -> Vec<FieldError> {
+    let mut errs = validate_object_meta(strategy, new);
+    errs.extend(strategy.validate_update(old, new));
     merge_schema_errors(errs, required)
-}
-
-/// What upstream checks when the `status` subresource replaces `old`'s status: the resource's
-/// status rules (metadata and spec are the stored ones, so they are not checked again).
-pub fn validate_status_update(group: &str, resource: &str, old: &Value, new: &Value) -> Vec<FieldError> {
-    rules(group, resource).map(|r| (r.status)(old, new)).unwrap_or_default()
-}
-
-/// A certificate signing request's `approval` write: only its Approved and Denied conditions
-/// change.
-pub fn validate_approval_update(old: &Value, new: &Value) -> Vec<FieldError> {
-    let mut errs = validate_object_meta("certificates.k8s.io", "certificatesigningrequests", new);
-    errs.extend(certificates::approval_update(old, new));
-    errs
-}
-
-/// A pod's `ephemeralcontainers` write: containers are only added.
-pub fn validate_ephemeral_containers_update(old: &Value, new: &Value) -> Vec<FieldError> {
-    let mut errs = validate_object_meta("", "pods", new);
-    errs.extend(core::pod_ephemeral_containers_update(old, new));
-    errs
-}
-
-/// A pod's `resize` write (`ValidatePodResize`): the pod as any pod, then only CPU and memory
-/// of its containers changed, within the resize rules.
-pub fn validate_pod_resize(old: &Value, new: &Value) -> Vec<FieldError> {
-    let mut errs = validate_object_meta("", "pods", new);
-    errs.extend(core::pod(new));
-    match core::pod_resize_refusal(old, new) {
-        Some(refusal) => vec![refusal],
-        None => {
-            errs.extend(core::pod_resize(old, new));
-            errs
-        }
-    }
 }
 
 /// Appends the generic required-field errors a hand-written rule did not already report.
@@ -443,21 +344,27 @@ mod tests {
         let shapes = [serde_json::json!({}), serde_json::json!({"spec": null, "metadata": {"name": "x"}}), serde_json::json!([1])];
         for r in kapi_api::scheme::RESOURCES {
             for v in &shapes {
-                let _ = validate_create(r.group, r.resource, v, required_errors(r.group, r.resource, v));
-                let _ = validate_update(r.group, r.resource, v, &shapes[0], required_errors(r.group, r.resource, v));
-                let _ = validate_status_update(r.group, r.resource, &shapes[0], v);
+                let strategy = crate::registry::strategy(r.group, r.resource);
+                let _ = validate_create(strategy, v, required_errors(r.group, r.resource, v));
+                let _ = validate_update(strategy, v, &shapes[0], required_errors(r.group, r.resource, v));
+                let _ = strategy.validate_status_update(&shapes[0], v);
             }
         }
         let deployment = serde_json::json!({"metadata": {"name": "Bad"}});
-        let errs = validate_create("apps", "deployments", &deployment, required_errors("apps", "deployments", &deployment));
+        let errs = validate_create(
+            crate::registry::strategy("apps", "deployments"),
+            &deployment,
+            required_errors("apps", "deployments", &deployment),
+        );
         let fields: Vec<&str> = errs.iter().map(|e| e.field.as_str()).collect();
         assert_eq!(fields, ["metadata.name", "spec.selector", "spec.template.metadata.labels", "spec.template.spec.containers"]);
     }
 
     #[test]
     fn names_follow_each_resources_rule() {
-        let invalid =
-            |g: &str, r: &str, name: &str| !validate_object_meta(g, r, &serde_json::json!({"metadata": {"name": name}})).is_empty();
+        let invalid = |g: &str, r: &str, name: &str| {
+            !validate_object_meta(crate::registry::strategy(g, r), &serde_json::json!({"metadata": {"name": name}})).is_empty()
+        };
         assert!(!invalid("", "configmaps", "a.b-c"));
         assert!(invalid("", "configmaps", "Bad_Name"));
         assert!(invalid("", "namespaces", "a.b"));
@@ -465,7 +372,10 @@ mod tests {
         assert!(!invalid("", "services", "abc-1"));
         assert!(!invalid("rbac.authorization.k8s.io", "clusterroles", "system:admin"));
         assert!(invalid("rbac.authorization.k8s.io", "clusterroles", "a/b"));
-        let errs = validate_object_meta("", "pods", &serde_json::json!({"metadata": {"name": "ok", "labels": {"bad key!": "v"}}}));
+        let errs = validate_object_meta(
+            crate::registry::strategy("", "pods"),
+            &serde_json::json!({"metadata": {"name": "ok", "labels": {"bad key!": "v"}}}),
+        );
         assert_eq!(errs.len(), 1);
     }
 }

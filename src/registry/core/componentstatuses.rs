@@ -5,6 +5,15 @@
 //! not answer is listed with `Healthy: False` and the prober's message, as upstream's HTTP
 //! prober reports a failed request.
 
+/// `componentstatuses` are answered by their own REST code, probing at each request.
+pub struct ComponentStatusStrategy;
+
+impl crate::registry::strategy::Strategy for ComponentStatusStrategy {
+    fn own_rest(&self, subresource: Option<&str>) -> Option<crate::registry::OwnRest> {
+        subresource.is_none().then_some(crate::registry::OwnRest::ComponentStatuses)
+    }
+}
+
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -10,7 +10,44 @@ use std::net::Ipv4Addr;
 
 use serde_json::{Value, json};
 
-use crate::status::FieldError;
+use crate::registry::Rejection;
+use crate::registry::strategy::{CreateContext, HookFuture, Strategy};
+use crate::registry::validation;
+use crate::status::{ApiError, FieldError};
+
+/// Upstream's `svcStrategy`, with the service REST's allocation and `ReturnDeletedObject`.
+pub struct ServiceStrategy;
+
+impl Strategy for ServiceStrategy {
+    fn name_rule(&self) -> validation::NameRule {
+        validation::NameRule::Dns1035Label
+    }
+
+    fn storage_prefix(&self) -> Option<&'static str> {
+        Some("services/specs")
+    }
+
+    fn validate(&self, object: &Value) -> Vec<FieldError> {
+        validation::core::service(object)
+    }
+
+    fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
+        validation::core::service_update(old, new)
+    }
+
+    /// The cluster IP and node ports, from the ranges and the stored Services.
+    fn begin_create<'a>(&'a self, context: &'a CreateContext<'a>, object: &'a mut Value) -> HookFuture<'a, Result<(), Rejection>> {
+        Box::pin(async move { Ok(admit(context.store, context.network, object).await?) })
+    }
+
+    fn connect_error(&self, _resource: &str, _subresource: &str, name: &str, _object: &Value) -> ApiError {
+        ApiError::service_unavailable(format!("no endpoints available for service \"{name}\""))
+    }
+
+    fn returns_deleted_object(&self) -> bool {
+        true
+    }
+}
 
 /// `--service-cluster-ip-range` and `--service-node-port-range`.
 #[derive(Debug, Clone)]
@@ -194,14 +231,15 @@ pub fn allocate(svc: &mut Value, net: &ServiceNetwork, taken: &Allocated) -> Res
 /// Allocates a new Service's cluster IP and node ports against every stored Service. (Its
 /// defaults, `SetDefaults_Service`, were applied when the body was decoded:
 /// `defaults::core::set_defaults_service`.)
-pub async fn admit(store: &dyn crate::storage::Storage, net: &ServiceNetwork, svc: &mut Value) -> Result<(), Vec<FieldError>> {
+async fn admit(store: &dyn crate::storage::Storage, net: &ServiceNetwork, svc: &mut Value) -> Result<(), Vec<FieldError>> {
     let stored = store
-        .list(&crate::server::rest::key("", "services", None, None), crate::storage::ListOptions::default())
+        .list(&crate::registry::keys::key("", "services", None, None), crate::storage::ListOptions::default())
         .await
         .map_err(|e| vec![FieldError::internal("spec.clusterIPs", e)])?;
     let mut services = Vec::with_capacity(stored.kvs.len());
     for kv in &stored.kvs {
-        let (_, value) = crate::server::objects::decode_stored(&kv.value).map_err(|e| vec![FieldError::internal("spec.clusterIPs", e)])?;
+        let (_, value) =
+            crate::registry::objects::decode_stored(&kv.value).map_err(|e| vec![FieldError::internal("spec.clusterIPs", e)])?;
         services.push(value);
     }
     allocate(svc, net, &Allocated::from_services(&services))

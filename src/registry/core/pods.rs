@@ -1,18 +1,159 @@
-//! What upstream's pod REST storage does besides the generic store
-//! (`pkg/registry/core/pod/storage`): binding a pod to a node (`pods/binding`, also the legacy
-//! `bindings` resource), evicting it under its PodDisruptionBudget (`pods/eviction`), and
-//! what a `pods/resize` write may change.
-//! Pure functions on the objects; the REST layer reads and writes them.
+//! Pods (`pkg/registry/core/pod`): the strategy (a new pod is `Pending` with its QoS class,
+//! deletes are graceful, the generation follows the spec), the `ephemeralcontainers` and
+//! `resize` subresources, and what the pod REST storage does besides the generic store:
+//! binding a pod to a node (`pods/binding`, also the legacy `bindings` resource) and evicting it
+//! under its PodDisruptionBudget (`pods/eviction`). Pure functions on the objects; the REST
+//! layer reads and writes them.
 
 use serde_json::{Value, json};
 
+use crate::registry::OwnRest;
+use crate::registry::strategy::{Strategy, SubresourceStrategy};
+use crate::registry::validation;
 use crate::status::{ApiError, FieldError, GroupKind, GroupResource};
+
+/// Upstream's `podStrategy`, with the pod store's `ReturnDeletedObject` and its REST's
+/// subresources.
+pub struct PodStrategy;
+
+impl Strategy for PodStrategy {
+    fn tracks_generation(&self) -> bool {
+        true
+    }
+
+    fn prepare_for_create(&self, object: &mut Value, _user: Option<&crate::request_info::UserInfo>) {
+        object["status"]["phase"] = json!("Pending");
+        let spec: kapi_api::api::core::v1::PodSpec = serde_json::from_value(object["spec"].clone()).unwrap_or_default();
+        object["status"]["qosClass"] = json!(crate::registry::defaults::core::pod_qos_class(&spec));
+    }
+
+    fn validate(&self, object: &Value) -> Vec<FieldError> {
+        validation::core::pod(object)
+    }
+
+    fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
+        validation::core::pod_update(old, new)
+    }
+
+    fn subresource(&self, name: &str) -> Option<&'static dyn SubresourceStrategy> {
+        match name {
+            "ephemeralcontainers" => Some(&EphemeralContainers),
+            "resize" => Some(&Resize),
+            _ => None,
+        }
+    }
+
+    fn own_rest(&self, subresource: Option<&str>) -> Option<OwnRest> {
+        match subresource {
+            Some("binding") => Some(OwnRest::PodBinding),
+            Some("eviction") => Some(OwnRest::PodEviction),
+            _ => None,
+        }
+    }
+
+    fn reads_from_kubelet(&self, subresource: Option<&str>) -> bool {
+        subresource == Some("log")
+    }
+
+    fn connect_error(&self, _resource: &str, subresource: &str, name: &str, object: &Value) -> ApiError {
+        match (subresource, object["spec"]["nodeName"].as_str().filter(|n| !n.is_empty())) {
+            ("log" | "exec" | "attach" | "portforward", None) => ApiError::bad_request(format!("pod {name} does not have a host assigned")),
+            (_, Some(node)) => ApiError::internal(format!("error dialing backend: no kubelet is reachable for node {node}")),
+            (_, None) => ApiError::service_unavailable(format!("pod {name} does not have an IP address yet")),
+        }
+    }
+
+    /// `CheckGracefulDelete`: a pod not scheduled or already finished goes at once; otherwise
+    /// the request's `gracePeriodSeconds`, else the pod's `terminationGracePeriodSeconds`
+    /// (default 30). The kubelet ends the grace period by deleting with 0; without one,
+    /// `kubectl delete --force --grace-period=0` does.
+    fn grace_period(&self, object: &Value, requested: Option<i64>) -> Option<i64> {
+        let unscheduled = object["spec"]["nodeName"].as_str().is_none_or(str::is_empty);
+        let finished = matches!(object["status"]["phase"].as_str(), Some("Succeeded" | "Failed"));
+        if unscheduled || finished {
+            return Some(0);
+        }
+        Some(requested.unwrap_or_else(|| object["spec"]["terminationGracePeriodSeconds"].as_i64().unwrap_or(30)).max(0))
+    }
+
+    fn returns_deleted_object(&self) -> bool {
+        true
+    }
+}
+
+/// The legacy `bindings` collection: a create binds the pod its body names.
+pub struct BindingStrategy;
+
+impl Strategy for BindingStrategy {
+    fn own_rest(&self, subresource: Option<&str>) -> Option<OwnRest> {
+        subresource.is_none().then_some(OwnRest::PodBinding)
+    }
+}
+
+/// `updatePodGeneration`: a subresource write that changed the spec bumps the generation.
+fn update_generation(new: &mut Value, old: &Value) {
+    if new["spec"] != old["spec"] {
+        let generation = old["metadata"]["generation"].as_i64().unwrap_or(0);
+        new["metadata"]["generation"] = json!(generation + 1);
+    }
+}
+
+/// `pods/ephemeralcontainers` (upstream's `podEphemeralContainersStrategy`): only
+/// `spec.ephemeralContainers` is taken from the request.
+struct EphemeralContainers;
+
+impl SubresourceStrategy for EphemeralContainers {
+    fn merge(&self, stored: &Value, proposed: &Value) -> Value {
+        let mut new = stored.clone();
+        match proposed["spec"].get("ephemeralContainers") {
+            Some(containers) => new["spec"]["ephemeralContainers"] = containers.clone(),
+            None => {
+                if let Some(spec) = new["spec"].as_object_mut() {
+                    spec.remove("ephemeralContainers");
+                }
+            }
+        }
+        update_generation(&mut new, stored);
+        new
+    }
+
+    fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
+        let mut errs = validation::validate_object_meta(&PodStrategy, new);
+        errs.extend(validation::core::pod_ephemeral_containers_update(old, new));
+        errs
+    }
+}
+
+/// `pods/resize` (upstream's `podResizeStrategy`): only the containers' `resources` and
+/// `resizePolicy` are taken from the request.
+struct Resize;
+
+impl SubresourceStrategy for Resize {
+    fn merge(&self, stored: &Value, proposed: &Value) -> Value {
+        let mut new = stored.clone();
+        keep_resize_changes(&mut new, proposed);
+        update_generation(&mut new, stored);
+        new
+    }
+
+    /// `ValidatePodResize`: the pod as any pod, then only CPU and memory of its containers
+    /// changed, within the resize rules.
+    fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
+        if let Some(refusal) = validation::core::pod_resize_refusal(old, new) {
+            return vec![refusal];
+        }
+        let mut errs = validation::validate_object_meta(&PodStrategy, new);
+        errs.extend(validation::core::pod(new));
+        errs.extend(validation::core::pod_resize(old, new));
+        errs
+    }
+}
 
 /// The pod a `pods/resize` write stores (upstream's `dropNonResizeUpdates`): `pod` is the
 /// stored one, and from `proposed` only each container's `resources` and `resizePolicy` are
 /// kept. A request that adds, removes, reorders or renames containers keeps its containers as
 /// they are, so that validation refuses it.
-pub fn keep_resize_changes(pod: &mut Value, proposed: &Value) {
+fn keep_resize_changes(pod: &mut Value, proposed: &Value) {
     for list in ["containers", "initContainers"] {
         let new = proposed["spec"].get(list).and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
         let Some(old) = pod["spec"].get_mut(list).and_then(Value::as_array_mut) else {

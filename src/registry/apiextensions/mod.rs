@@ -1,0 +1,3 @@
+//! The `apiextensions.k8s.io` group's strategies.
+
+pub mod customresourcedefinitions;

@@ -1,0 +1,34 @@
+//! Deployments (`pkg/registry/apps/deployment/strategy.go`): the generation follows the spec,
+//! the status has its own rules, and `scale` reads `spec.replicas` and `spec.selector`.
+
+use serde_json::Value;
+
+use crate::registry::strategy::Strategy;
+use crate::registry::validation;
+use crate::status::FieldError;
+
+/// Upstream's `deploymentStrategy`.
+pub struct DeploymentStrategy;
+
+impl Strategy for DeploymentStrategy {
+    fn tracks_generation(&self) -> bool {
+        true
+    }
+
+    fn validate(&self, object: &Value) -> Vec<FieldError> {
+        validation::apps::deployment(object)
+    }
+
+    fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
+        validation::apps::deployment_update(old, new)
+    }
+
+    fn validate_status_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
+        let _ = old;
+        validation::apps::status(new)
+    }
+
+    fn scale(&self) -> Option<crate::registry::ScaleFacts> {
+        Some(crate::registry::ScaleFacts { selector_is_map: false })
+    }
+}

@@ -1,0 +1,29 @@
+//! HorizontalPodAutoscalers (`pkg/registry/autoscaling/horizontalpodautoscaler/strategy.go`).
+
+use serde_json::Value;
+
+use crate::registry::strategy::Strategy;
+use crate::registry::validation;
+use crate::status::FieldError;
+
+/// Upstream's `autoscalerStrategy`.
+pub struct HorizontalPodAutoscalerStrategy;
+
+impl Strategy for HorizontalPodAutoscalerStrategy {
+    fn tracks_generation(&self) -> bool {
+        true
+    }
+
+    fn validate(&self, object: &Value) -> Vec<FieldError> {
+        validation::autoscaling::horizontal_pod_autoscaler(object)
+    }
+
+    fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
+        validation::autoscaling::horizontal_pod_autoscaler_update(old, new)
+    }
+
+    fn validate_status_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
+        let _ = old;
+        validation::autoscaling::status(new)
+    }
+}

@@ -1,0 +1,3 @@
+//! The `autoscaling` group's strategies.
+
+pub mod horizontalpodautoscalers;

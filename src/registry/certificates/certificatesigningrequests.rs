@@ -1,0 +1,100 @@
+//! Certificate signing requests' strategy (`pkg/registry/certificates/certificates`): a request
+//! records who made it, its status and its `approval` subresource have their own rules, and the
+//! server fills in the conditions' timestamps.
+
+use serde_json::Value;
+
+use crate::registry::strategy::{Strategy, SubresourceStrategy};
+use crate::registry::validation;
+use crate::status::FieldError;
+
+/// Upstream's `csrStrategy`, `csrStatusStrategy` and `csrApprovalStrategy`.
+pub struct CertificateSigningRequestStrategy;
+
+impl Strategy for CertificateSigningRequestStrategy {
+    fn prepare_for_create(&self, object: &mut Value, user: Option<&crate::request_info::UserInfo>) {
+        record_requester(object, user);
+    }
+
+    fn validate(&self, object: &Value) -> Vec<FieldError> {
+        validation::certificates::certificate_signing_request(object)
+    }
+
+    fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
+        validation::certificates::certificate_signing_request_update(old, new)
+    }
+
+    fn prepare_status_update(&self, new: &mut Value, old: &Value) {
+        populate_condition_timestamps(new, old);
+    }
+
+    fn validate_status_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
+        validation::certificates::status_update(old, new)
+    }
+
+    fn subresource(&self, name: &str) -> Option<&'static dyn SubresourceStrategy> {
+        (name == "approval").then_some(&Approval)
+    }
+}
+
+/// `certificatesigningrequests/approval`: only the status's conditions (Approved, Denied).
+struct Approval;
+
+impl SubresourceStrategy for Approval {
+    fn merge(&self, stored: &Value, proposed: &Value) -> Value {
+        let mut new = stored.clone();
+        match proposed["status"].get("conditions") {
+            Some(conditions) => new["status"]["conditions"] = conditions.clone(),
+            None => {
+                if let Some(status) = new["status"].as_object_mut() {
+                    status.remove("conditions");
+                }
+            }
+        }
+        populate_condition_timestamps(&mut new, stored);
+        new
+    }
+
+    fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
+        let mut errs = validation::validate_object_meta(&CertificateSigningRequestStrategy, new);
+        errs.extend(validation::certificates::approval_update(old, new));
+        errs
+    }
+}
+
+/// A request records who made it, whatever the body said: the user's name and groups (a
+/// client certificate's user has no UID or extra attributes, so those are cleared).
+fn record_requester(csr: &mut Value, user: Option<&crate::request_info::UserInfo>) {
+    let Some(spec) = csr.get_mut("spec").and_then(Value::as_object_mut) else { return };
+    for field in ["username", "uid", "groups", "extra"] {
+        spec.remove(field);
+    }
+    if let Some(user) = user {
+        spec.insert("username".into(), Value::String(user.name.clone()));
+        if !user.groups.is_empty() {
+            spec.insert("groups".into(), user.groups.iter().cloned().map(Value::String).collect());
+        }
+    }
+}
+
+/// `populateConditionTimestamps`: a condition without `lastUpdateTime` gets the current time;
+/// one without `lastTransitionTime` keeps the stored condition's of the same type and status, or
+/// gets the current time.
+fn populate_condition_timestamps(csr: &mut Value, old: &Value) {
+    let now = crate::registry::objects::now();
+    let old_conditions = old["status"]["conditions"].as_array().cloned().unwrap_or_default();
+    let Some(conditions) = csr["status"]["conditions"].as_array_mut() else { return };
+    for condition in conditions {
+        let is_set = |c: &Value, field: &str| c[field].as_str().is_some_and(|t| !t.is_empty());
+        if !is_set(condition, "lastUpdateTime") {
+            condition["lastUpdateTime"] = Value::String(now.clone());
+        }
+        if !is_set(condition, "lastTransitionTime") {
+            let kept = old_conditions
+                .iter()
+                .find(|o| o["type"] == condition["type"] && o["status"] == condition["status"] && is_set(o, "lastTransitionTime"))
+                .map(|o| o["lastTransitionTime"].clone());
+            condition["lastTransitionTime"] = kept.unwrap_or_else(|| Value::String(now.clone()));
+        }
+    }
+}

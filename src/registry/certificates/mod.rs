@@ -1,0 +1,3 @@
+//! The `certificates.k8s.io` group's strategies.
+
+pub mod certificatesigningrequests;

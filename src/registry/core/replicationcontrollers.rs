@@ -1,0 +1,34 @@
+//! ReplicationControllers (`pkg/registry/core/replicationcontroller/strategy.go`): stored
+//! under `controllers`; the generation follows the spec; `scale` reads a plain label map as
+//! the selector.
+
+use serde_json::Value;
+
+use crate::registry::strategy::Strategy;
+use crate::registry::validation;
+use crate::status::FieldError;
+
+/// Upstream's `rcStrategy`.
+pub struct ReplicationControllerStrategy;
+
+impl Strategy for ReplicationControllerStrategy {
+    fn storage_prefix(&self) -> Option<&'static str> {
+        Some("controllers")
+    }
+
+    fn tracks_generation(&self) -> bool {
+        true
+    }
+
+    fn validate(&self, object: &Value) -> Vec<FieldError> {
+        validation::core::replication_controller(object)
+    }
+
+    fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
+        validation::core::replication_controller_update(old, new)
+    }
+
+    fn scale(&self) -> Option<crate::registry::ScaleFacts> {
+        Some(crate::registry::ScaleFacts { selector_is_map: true })
+    }
+}

@@ -1,0 +1,43 @@
+//! Secrets (`pkg/registry/core/secret/strategy.go`).
+
+use base64::Engine;
+use serde_json::Value;
+
+use crate::registry::strategy::Strategy;
+use crate::registry::validation;
+use crate::status::FieldError;
+
+/// Upstream's `strategy` for secrets.
+pub struct SecretStrategy;
+
+impl Strategy for SecretStrategy {
+    /// The write-only `stringData` is folded into `data` (base64) and dropped, as upstream's
+    /// conversion into the internal Secret does.
+    fn normalize(&self, object: &mut Value) {
+        if let Some(Value::Object(strings)) = object.as_object_mut().and_then(|o| o.remove("stringData")) {
+            for (key, value) in strings {
+                let text = value.as_str().unwrap_or_default();
+                object["data"][key] = Value::String(base64::engine::general_purpose::STANDARD.encode(text));
+            }
+        }
+    }
+
+    fn validate(&self, object: &Value) -> Vec<FieldError> {
+        validation::core::secret(object)
+    }
+
+    fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
+        validation::core::secret_update(old, new)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn string_data_folds_into_data() {
+        use crate::registry::strategy::Strategy;
+        let mut secret = serde_json::json!({"data": {"a": "YQ=="}, "stringData": {"b": "b", "a": "z"}});
+        super::SecretStrategy.normalize(&mut secret);
+        assert_eq!(secret, serde_json::json!({"data": {"a": "eg==", "b": "Yg=="}}));
+    }
+}

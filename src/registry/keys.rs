@@ -1,0 +1,48 @@
+//! Where objects live in storage: upstream's layout, `/registry/<prefix>/<namespace>/<name>`.
+
+use crate::status::ApiError;
+
+/// Upstream's storage prefix.
+pub const PREFIX: &str = "/registry";
+
+/// Where a resource's objects live under `/registry` (upstream's storage factory): the plural
+/// name, except the prefixes compiled into kube-apiserver (the strategy's `storage_prefix`)
+/// and the groups whose servers key by group (apiextensions-apiserver, kube-aggregator).
+/// Resources served by two groups (core and `events.k8s.io` Events) share a prefix.
+pub fn storage_prefix(group: &str, resource: &str) -> std::borrow::Cow<'static, str> {
+    use std::borrow::Cow;
+    match super::strategy(group, resource).storage_prefix() {
+        Some(prefix) => Cow::Borrowed(prefix),
+        None if super::stored_as_json(group) => Cow::Owned(format!("{group}/{resource}")),
+        None => Cow::Owned(resource.to_owned()),
+    }
+}
+
+/// The storage key of one object, or the prefix of a collection, with the resource's storage
+/// prefix ([`storage_prefix`]: usually the plural name).
+pub fn key(group: &str, resource: &str, namespace: Option<&str>, name: Option<&str>) -> String {
+    let mut k = format!("{PREFIX}/{}/", storage_prefix(group, resource));
+    if let Some(ns) = namespace {
+        k.push_str(ns);
+        k.push('/');
+    }
+    if let Some(n) = name {
+        k.push_str(n);
+    }
+    k
+}
+
+/// The storage key of one named object, refusing a name that is not one path segment, as
+/// upstream's `NamespaceKeyFunc`/`NoNamespaceKeyFunc` do (400 `Name parameter invalid`): a
+/// name with a `/` would otherwise address another namespace's keys or a collection. Every key
+/// built from a client's name goes through here.
+pub fn object_key(group: &str, resource: &str, namespace: Option<&str>, name: &str) -> Result<String, ApiError> {
+    if name.is_empty() {
+        return Err(ApiError::bad_request("Name parameter required."));
+    }
+    let errors = crate::request_info::path_segment_name_errors(name);
+    if !errors.is_empty() {
+        return Err(ApiError::bad_request(format!("Name parameter invalid: {}: {}", crate::status::go_quote(name), errors.join(";"))));
+    }
+    Ok(key(group, resource, namespace, Some(name)))
+}

@@ -1,0 +1,3 @@
+//! The `policy` group's strategies.
+
+pub mod poddisruptionbudgets;

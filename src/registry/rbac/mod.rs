@@ -1,0 +1,4 @@
+//! The `rbac.authorization.k8s.io` group's strategies.
+
+pub mod rolebindings;
+pub mod roles;

@@ -1,0 +1,25 @@
+//! Roles and ClusterRoles (`pkg/registry/rbac/role`, `clusterrole`): names are path segments.
+
+use serde_json::Value;
+
+use crate::registry::strategy::Strategy;
+use crate::registry::validation;
+use crate::status::FieldError;
+
+/// Upstream's `roleStrategy` and `clusterRoleStrategy`.
+pub struct RoleStrategy;
+
+impl Strategy for RoleStrategy {
+    fn name_rule(&self) -> validation::NameRule {
+        validation::NameRule::PathSegment
+    }
+
+    fn validate(&self, object: &Value) -> Vec<FieldError> {
+        validation::rbac::role(object)
+    }
+
+    fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
+        let _ = old;
+        validation::rbac::role(new)
+    }
+}

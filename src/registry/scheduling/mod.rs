@@ -1,0 +1,3 @@
+//! The `scheduling.k8s.io` group's strategies.
+
+pub mod priorityclasses;

@@ -1,0 +1,297 @@
+//! Per-resource behaviour (upstream's `pkg/registry/<group>/<resource>/strategy.go`): one trait,
+//! [`Strategy`], whose defaults are the generic store's behaviour, and one implementation per
+//! resource that differs, each in its group's folder (`registry/<group>/<resource>.rs`).
+//! [`for_resource`] is the only place that maps a resource to its strategy; the generic code
+//! asks the strategy and never names a resource.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::validation::NameRule;
+use super::{DeletionFlow, OwnRest, Rejection, ScaleFacts};
+use crate::request_info::UserInfo;
+use crate::status::{ApiError, FieldError};
+
+/// A boxed future borrowing its inputs, as the hooks that read the store return.
+pub type HookFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// What a create hook may read besides the object: the store and the server's settings.
+pub struct CreateContext<'a> {
+    pub store: &'a dyn crate::storage::Storage,
+    pub network: &'a super::core::services::ServiceNetwork,
+}
+
+/// How a resource's objects are created, updated, validated, stored and deleted. Every method
+/// has the generic store's answer as its default.
+pub trait Strategy: Send + Sync {
+    /// How object names are validated (`ValidateName`).
+    fn name_rule(&self) -> NameRule {
+        NameRule::Subdomain
+    }
+
+    /// Whether `metadata.generation` is maintained: 1 on create, bumped when the spec changes.
+    fn tracks_generation(&self) -> bool {
+        false
+    }
+
+    /// Where the objects live under `/registry` when it is not the plural name (upstream's
+    /// `SpecialDefaultResourcePrefixes`).
+    fn storage_prefix(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// How long objects live after their last write (`TTLFunc`), given `--event-ttl`.
+    fn storage_ttl(&self, event_ttl: Duration) -> Option<Duration> {
+        let _ = event_ttl;
+        None
+    }
+
+    /// What every write does to the object while converting it in, before any other step
+    /// (a Secret's `stringData` folds into `data`).
+    fn normalize(&self, object: &mut Value) {
+        let _ = object;
+    }
+
+    /// `PrepareForCreate` beyond the generic part (status cleared, identity set): what the
+    /// server fills in on a new object.
+    fn prepare_for_create(&self, object: &mut Value, user: Option<&UserInfo>) {
+        let _ = (object, user);
+    }
+
+    /// `Validate`: the resource's rules for a new object, beyond metadata and required fields.
+    fn validate(&self, object: &Value) -> Vec<FieldError> {
+        let _ = object;
+        Vec::new()
+    }
+
+    /// `ValidateUpdate`: the rules for replacing `old` by `new`, including what may not change.
+    fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
+        let _ = (old, new);
+        Vec::new()
+    }
+
+    /// The status strategy's `PrepareForUpdate` beyond taking the status from the request.
+    fn prepare_status_update(&self, new: &mut Value, old: &Value) {
+        let _ = (new, old);
+    }
+
+    /// The status strategy's `ValidateUpdate`.
+    fn validate_status_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
+        let _ = (old, new);
+        Vec::new()
+    }
+
+    /// `BeginCreate`: work on a new object that reads other objects (a Service's cluster IP
+    /// and node ports). Runs once the object is valid.
+    fn begin_create<'a>(&'a self, context: &'a CreateContext<'a>, object: &'a mut Value) -> HookFuture<'a, Result<(), Rejection>> {
+        let _ = (context, object);
+        Box::pin(async { Ok(()) })
+    }
+
+    /// A subresource other than `status` and `scale` through which a write changes part of
+    /// the object (`pods/resize`, `certificatesigningrequests/approval`).
+    fn subresource(&self, name: &str) -> Option<&'static dyn SubresourceStrategy> {
+        let _ = name;
+        None
+    }
+
+    /// Where a `scale` subresource finds replicas and selector, if the resource has one.
+    fn scale(&self) -> Option<ScaleFacts> {
+        None
+    }
+
+    /// Requests answered by the resource's own REST code instead of the store.
+    fn own_rest(&self, subresource: Option<&str>) -> Option<OwnRest> {
+        let _ = subresource;
+        None
+    }
+
+    /// Subresources read from a kubelet although their verb is `get` (`pods/log`): answered as
+    /// `connect` requests are.
+    fn reads_from_kubelet(&self, subresource: Option<&str>) -> bool {
+        let _ = subresource;
+        false
+    }
+
+    /// The answer to a `connect` request (exec, attach, port-forward, proxy): kapi runs no
+    /// nodes, so it answers what upstream answers when none can be reached.
+    fn connect_error(&self, resource: &str, subresource: &str, name: &str, object: &Value) -> ApiError {
+        let _ = object;
+        ApiError::service_unavailable(format!("{resource}/{subresource} of {name:?} has no backend to connect to"))
+    }
+
+    /// How a delete proceeds beyond the object's own finalizers.
+    fn deletion_flow(&self, object: &Value) -> DeletionFlow {
+        let _ = object;
+        DeletionFlow::Generic
+    }
+
+    /// `CheckGracefulDelete`: the grace period of a delete, `None` when deletes are immediate.
+    fn grace_period(&self, object: &Value, requested: Option<i64>) -> Option<i64> {
+        let _ = (object, requested);
+        None
+    }
+
+    /// What changes on an object marked for deletion besides `deletionTimestamp`.
+    fn mark_deleting(&self, object: &mut Value) {
+        let _ = object;
+    }
+
+    /// Whether a delete answers with the deleted object (`ReturnDeletedObject`) rather than a
+    /// `Status`.
+    fn returns_deleted_object(&self) -> bool {
+        false
+    }
+}
+
+/// A subresource that writes part of its object (upstream's per-subresource strategies).
+pub trait SubresourceStrategy: Send + Sync {
+    /// The object to store: `stored` with this subresource's part taken from `proposed`, and
+    /// what the strategy fills in (`PrepareForUpdate`).
+    fn merge(&self, stored: &Value, proposed: &Value) -> Value;
+
+    /// `ValidateUpdate` of the subresource.
+    fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError>;
+}
+
+/// The generic store's behaviour: every default of [`Strategy`].
+pub struct Generic;
+
+impl Strategy for Generic {}
+
+/// The strategy of every resource that has quirks, by group and resource. A resource not
+/// listed behaves as [`Generic`].
+static STRATEGIES: &[(&str, &str, &dyn Strategy)] = &[
+    ("", "pods", &super::core::pods::PodStrategy),
+    ("", "podtemplates", &super::core::podtemplates::PodTemplateStrategy),
+    ("", "replicationcontrollers", &super::core::replicationcontrollers::ReplicationControllerStrategy),
+    ("", "services", &super::core::services::ServiceStrategy),
+    ("", "configmaps", &super::core::configmaps::ConfigMapStrategy),
+    ("", "secrets", &super::core::secrets::SecretStrategy),
+    ("", "serviceaccounts", &super::core::serviceaccounts::ServiceAccountStrategy),
+    ("", "persistentvolumes", &super::core::persistentvolumes::PersistentVolumeStrategy),
+    ("", "persistentvolumeclaims", &super::core::persistentvolumeclaims::PersistentVolumeClaimStrategy),
+    ("", "namespaces", &super::core::namespaces::NamespaceStrategy),
+    ("", "nodes", &super::core::nodes::NodeStrategy),
+    ("", "endpoints", &super::core::endpoints::EndpointsStrategy),
+    ("", "events", &super::core::events::EventStrategy),
+    ("", "bindings", &super::core::pods::BindingStrategy),
+    ("", "componentstatuses", &super::core::componentstatuses::ComponentStatusStrategy),
+    ("events.k8s.io", "events", &super::core::events::EventStrategy),
+    ("apps", "deployments", &super::apps::deployments::DeploymentStrategy),
+    ("apps", "replicasets", &super::apps::replicasets::ReplicaSetStrategy),
+    ("apps", "statefulsets", &super::apps::statefulsets::StatefulSetStrategy),
+    ("apps", "daemonsets", &super::apps::daemonsets::DaemonSetStrategy),
+    ("batch", "jobs", &super::batch::jobs::JobStrategy),
+    ("batch", "cronjobs", &super::batch::cronjobs::CronJobStrategy),
+    ("autoscaling", "horizontalpodautoscalers", &super::autoscaling::horizontalpodautoscalers::HorizontalPodAutoscalerStrategy),
+    ("policy", "poddisruptionbudgets", &super::policy::poddisruptionbudgets::PodDisruptionBudgetStrategy),
+    ("networking.k8s.io", "ingresses", &super::networking::ingresses::IngressStrategy),
+    ("networking.k8s.io", "networkpolicies", &super::networking::networkpolicies::NetworkPolicyStrategy),
+    ("discovery.k8s.io", "endpointslices", &super::discovery::endpointslices::EndpointSliceStrategy),
+    ("scheduling.k8s.io", "priorityclasses", &super::scheduling::priorityclasses::PriorityClassStrategy),
+    ("rbac.authorization.k8s.io", "roles", &super::rbac::roles::RoleStrategy),
+    ("rbac.authorization.k8s.io", "clusterroles", &super::rbac::roles::RoleStrategy),
+    ("rbac.authorization.k8s.io", "rolebindings", &super::rbac::rolebindings::RoleBindingStrategy),
+    ("rbac.authorization.k8s.io", "clusterrolebindings", &super::rbac::rolebindings::RoleBindingStrategy),
+    ("storage.k8s.io", "storageclasses", &super::storage::storageclasses::StorageClassStrategy),
+    (
+        "certificates.k8s.io",
+        "certificatesigningrequests",
+        &super::certificates::certificatesigningrequests::CertificateSigningRequestStrategy,
+    ),
+    (
+        "apiextensions.k8s.io",
+        "customresourcedefinitions",
+        &super::apiextensions::customresourcedefinitions::CustomResourceDefinitionStrategy,
+    ),
+    ("admissionregistration.k8s.io", "validatingadmissionpolicies", &super::admissionregistration::AdmissionPolicyStrategy),
+    ("admissionregistration.k8s.io", "mutatingadmissionpolicies", &super::admissionregistration::AdmissionPolicyStrategy),
+    ("flowcontrol.apiserver.k8s.io", "flowschemas", &super::flowcontrol::FlowControlStrategy),
+    ("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations", &super::flowcontrol::FlowControlStrategy),
+    ("authentication.k8s.io", "selfsubjectreviews", &super::reviews::ReviewStrategy(super::reviews::Review::SelfSubject)),
+    ("authentication.k8s.io", "tokenreviews", &super::reviews::ReviewStrategy(super::reviews::Review::Token)),
+    ("authorization.k8s.io", "selfsubjectaccessreviews", &super::reviews::ReviewStrategy(super::reviews::Review::SelfSubjectAccess)),
+    ("authorization.k8s.io", "subjectaccessreviews", &super::reviews::ReviewStrategy(super::reviews::Review::SubjectAccess)),
+    ("authorization.k8s.io", "localsubjectaccessreviews", &super::reviews::ReviewStrategy(super::reviews::Review::LocalSubjectAccess)),
+    ("authorization.k8s.io", "selfsubjectrulesreviews", &super::reviews::ReviewStrategy(super::reviews::Review::SelfSubjectRules)),
+];
+
+/// The strategy of a resource.
+pub fn for_resource(group: &str, resource: &str) -> &'static dyn Strategy {
+    STRATEGIES.iter().find(|(g, r, _)| *g == group && *r == resource).map_or(&Generic, |(_, _, s)| *s)
+}
+
+/// A write through a subresource that changes part of the object: `status` (generic, with the
+/// resource's status rules) or one the resource's strategy names.
+#[derive(Clone, Copy)]
+pub enum SubresourceWrite {
+    Status(&'static dyn Strategy),
+    Part(&'static dyn SubresourceStrategy),
+}
+
+impl SubresourceWrite {
+    /// The write `subresource` of the resource is, if it is one.
+    pub fn of(group: &str, resource: &str, subresource: &str) -> Option<SubresourceWrite> {
+        let strategy = for_resource(group, resource);
+        if subresource == "status" && super::has_status_subresource(group, resource) {
+            return Some(SubresourceWrite::Status(strategy));
+        }
+        strategy.subresource(subresource).map(SubresourceWrite::Part)
+    }
+
+    /// The object to store: the stored one with this subresource's part from the request.
+    pub fn merge(self, stored: &Value, proposed: &Value) -> Value {
+        match self {
+            SubresourceWrite::Status(strategy) => {
+                let mut new = stored.clone();
+                match proposed.get("status") {
+                    Some(status) => new["status"] = status.clone(),
+                    None => {
+                        if let Some(obj) = new.as_object_mut() {
+                            obj.remove("status");
+                        }
+                    }
+                }
+                strategy.prepare_status_update(&mut new, stored);
+                new
+            }
+            SubresourceWrite::Part(part) => part.merge(stored, proposed),
+        }
+    }
+
+    pub fn validate_update(self, old: &Value, new: &Value) -> Vec<FieldError> {
+        match self {
+            SubresourceWrite::Status(strategy) => strategy.validate_status_update(old, new),
+            SubresourceWrite::Part(part) => part.validate_update(old, new),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each strategy names a resource the scheme serves, and no resource has two.
+    #[test]
+    fn every_strategy_is_for_one_served_resource() {
+        let mut seen = std::collections::BTreeSet::new();
+        for (group, resource, _) in STRATEGIES {
+            assert!(
+                kapi_api::scheme::RESOURCES.iter().any(|r| r.group == *group && r.resource == *resource),
+                "strategy for {group}/{resource}, which the scheme does not serve"
+            );
+            assert!(seen.insert((group, resource)), "two strategies for {group}/{resource}");
+        }
+    }
+
+    #[test]
+    fn unlisted_resources_behave_generically() {
+        let s = for_resource("coordination.k8s.io", "leases");
+        assert!(!s.tracks_generation() && s.storage_prefix().is_none() && s.scale().is_none());
+        assert!(for_resource("apps", "deployments").tracks_generation());
+    }
+}
