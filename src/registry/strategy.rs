@@ -157,6 +157,19 @@ pub trait SubresourceStrategy: Send + Sync {
     fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError>;
 }
 
+/// Makes `into[field]` what `from[field]` is: the same value, or absent when `from` has none.
+/// How a strategy keeps one part of an object from one side (the stored object or the request).
+pub fn copy_field(into: &mut Value, from: &Value, field: &str) {
+    match from.get(field) {
+        Some(part) => into[field] = part.clone(),
+        None => {
+            if let Some(object) = into.as_object_mut() {
+                object.remove(field);
+            }
+        }
+    }
+}
+
 /// The generic store's behaviour: every default of [`Strategy`].
 pub struct Generic;
 
@@ -248,14 +261,7 @@ impl SubresourceWrite {
         match self {
             SubresourceWrite::Status(strategy) => {
                 let mut new = stored.clone();
-                match proposed.get("status") {
-                    Some(status) => new["status"] = status.clone(),
-                    None => {
-                        if let Some(obj) = new.as_object_mut() {
-                            obj.remove("status");
-                        }
-                    }
-                }
+                copy_field(&mut new, proposed, "status");
                 strategy.prepare_status_update(&mut new, stored);
                 new
             }

@@ -12,7 +12,7 @@ use std::time::Duration;
 use super::body::Body;
 use crate::registry::admission::{self, Operation};
 use crate::registry::objects::{self, Kind};
-use crate::registry::strategy::SubresourceWrite;
+use crate::registry::strategy::{SubresourceWrite, copy_field};
 use crate::request_info::RequestInfo;
 use crate::status::{ApiError, FieldError, GroupKind, GroupResource};
 use crate::storage::{KeyValue, ListOptions, Storage, StorageError};
@@ -867,14 +867,7 @@ fn prepare_update(t: &kapi_apimachinery::scheme::RouteTarget, old: &Value, value
     let strategy = crate::registry::strategy(t.group, t.resource);
     strategy.normalize(value);
     for field in ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"] {
-        match old["metadata"].get(field) {
-            Some(v) => value["metadata"][field] = v.clone(),
-            None => {
-                if let Some(meta) = value["metadata"].as_object_mut() {
-                    meta.remove(field);
-                }
-            }
-        }
+        copy_field(&mut value["metadata"], &old["metadata"], field);
     }
     value["metadata"]["name"] = Value::String(name.to_owned());
     if let Some(ns) = namespace {
@@ -882,14 +875,7 @@ fn prepare_update(t: &kapi_apimachinery::scheme::RouteTarget, old: &Value, value
     }
     // The main resource ignores status changes when status has its own endpoint.
     if t.subresource.is_none() && crate::registry::has_status_subresource(t.group, t.resource) {
-        match old.get("status") {
-            Some(status) => value["status"] = status.clone(),
-            None => {
-                if let Some(obj) = value.as_object_mut() {
-                    obj.remove("status");
-                }
-            }
-        }
+        copy_field(value, old, "status");
     }
     if strategy.tracks_generation() {
         let generation = old["metadata"]["generation"].as_i64().unwrap_or(1);

@@ -2,30 +2,22 @@
 
 use serde_json::{Value, json};
 
-use super::{Attributes, Operation, Plugin};
+use super::PodCreatePlugin;
 use crate::registry::Rejection;
 use crate::registry::strategy::HookFuture;
-use crate::status::ApiError;
 
 /// The plugin in the chain: it acts on new pods.
 pub struct DefaultTolerationSeconds;
 
-impl Plugin for DefaultTolerationSeconds {
+impl PodCreatePlugin for DefaultTolerationSeconds {
     fn name(&self) -> &'static str {
         "DefaultTolerationSeconds"
     }
 
-    fn admit<'a>(&'a self, attributes: &'a mut Attributes<'_>) -> HookFuture<'a, Result<(), ApiError>> {
+    fn admit_pod<'a>(&'a self, _store: &'a dyn crate::storage::Storage, pod: &'a mut Value) -> HookFuture<'a, Result<(), Rejection>> {
         Box::pin(async move {
-            let target = attributes.target;
-            let result: Result<(), Rejection> = async {
-                if let Some(pod) = attributes.new_pod(Operation::Create) {
-                    default_toleration_seconds(pod);
-                }
-                Ok(())
-            }
-            .await;
-            result.map_err(|r| target.refuse(r))
+            default_toleration_seconds(pod);
+            Ok(())
         })
     }
 }

@@ -96,12 +96,37 @@ pub trait Plugin: Send + Sync {
     }
 }
 
+/// A plugin that acts on new pods only (upstream's pod plugins check the resource and the
+/// operation first): given the store and the pod.
+trait PodCreatePlugin: Send + Sync {
+    fn name(&self) -> &'static str;
+
+    fn admit_pod<'a>(&'a self, store: &'a dyn crate::storage::Storage, pod: &'a mut Value) -> HookFuture<'a, Result<(), Rejection>>;
+}
+
+/// A [`PodCreatePlugin`] in the chain.
+struct OnPodCreate<P>(P);
+
+impl<P: PodCreatePlugin> Plugin for OnPodCreate<P> {
+    fn name(&self) -> &'static str {
+        self.0.name()
+    }
+
+    fn admit<'a>(&'a self, attributes: &'a mut Attributes<'_>) -> HookFuture<'a, Result<(), ApiError>> {
+        Box::pin(async move {
+            let (target, store) = (attributes.target, attributes.store);
+            let Some(pod) = attributes.new_pod(Operation::Create) else { return Ok(()) };
+            self.0.admit_pod(store, pod).await.map_err(|r| target.refuse(r))
+        })
+    }
+}
+
 /// The enabled plugins, in kube-apiserver's order (`AllOrderedPlugins`).
 static PLUGINS: &[&dyn Plugin] = &[
     &namespace_lifecycle::NamespaceLifecycle,
-    &service_account::ServiceAccount,
-    &priority::Priority,
-    &default_toleration_seconds::DefaultTolerationSeconds,
+    &OnPodCreate(service_account::ServiceAccount),
+    &OnPodCreate(priority::Priority),
+    &OnPodCreate(default_toleration_seconds::DefaultTolerationSeconds),
 ];
 
 /// The mutating phase of every plugin, in order; the first refusal ends it.

@@ -2,37 +2,29 @@
 
 use serde_json::{Value, json};
 
-use super::{Attributes, Operation, Plugin};
+use super::PodCreatePlugin;
 use crate::registry::Rejection;
 use crate::registry::strategy::HookFuture;
-use crate::status::ApiError;
 
 /// The plugin in the chain: it acts on new pods.
 pub struct Priority;
 
-impl Plugin for Priority {
+impl PodCreatePlugin for Priority {
     fn name(&self) -> &'static str {
         "Priority"
     }
 
-    fn admit<'a>(&'a self, attributes: &'a mut Attributes<'_>) -> HookFuture<'a, Result<(), ApiError>> {
+    fn admit_pod<'a>(&'a self, store: &'a dyn crate::storage::Storage, pod: &'a mut Value) -> HookFuture<'a, Result<(), Rejection>> {
         Box::pin(async move {
-            let target = attributes.target;
-            let result: Result<(), Rejection> = async {
-                let store = attributes.store;
-                let Some(pod) = attributes.new_pod(Operation::Create) else { return Ok(()) };
-                // The classes as cached (upstream's plugin reads them through an informer); a class
-                // created a moment ago may not be cached yet: one consistent read before refusing.
-                let mut classes = priority_classes(store, Some(0)).await?;
-                if let Some(named) = pod["spec"]["priorityClassName"].as_str().filter(|n| !n.is_empty())
-                    && !classes.iter().any(|c| c["metadata"]["name"] == named)
-                {
-                    classes = priority_classes(store, None).await?;
-                }
-                priority(pod, &classes)
+            // The classes as cached (upstream's plugin reads them through an informer); a class
+            // created a moment ago may not be cached yet: one consistent read before refusing.
+            let mut classes = priority_classes(store, Some(0)).await?;
+            if let Some(named) = pod["spec"]["priorityClassName"].as_str().filter(|n| !n.is_empty())
+                && !classes.iter().any(|c| c["metadata"]["name"] == named)
+            {
+                classes = priority_classes(store, None).await?;
             }
-            .await;
-            result.map_err(|r| target.refuse(r))
+            priority(pod, &classes)
         })
     }
 }

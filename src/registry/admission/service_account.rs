@@ -2,36 +2,28 @@
 
 use serde_json::{Value, json};
 
-use super::{Attributes, Operation, Plugin};
+use super::PodCreatePlugin;
 use crate::registry::Rejection;
 use crate::registry::strategy::HookFuture;
-use crate::status::ApiError;
 
 /// The plugin in the chain: new pods only, and not the kubelet's mirror pods.
 pub struct ServiceAccount;
 
-impl Plugin for ServiceAccount {
+impl PodCreatePlugin for ServiceAccount {
     fn name(&self) -> &'static str {
         "ServiceAccount"
     }
 
-    fn admit<'a>(&'a self, attributes: &'a mut Attributes<'_>) -> HookFuture<'a, Result<(), ApiError>> {
+    fn admit_pod<'a>(&'a self, store: &'a dyn crate::storage::Storage, pod: &'a mut Value) -> HookFuture<'a, Result<(), Rejection>> {
         Box::pin(async move {
-            let target = attributes.target;
-            let result: Result<(), Rejection> = async {
-                let store = attributes.store;
-                let Some(pod) = attributes.new_pod(Operation::Create) else { return Ok(()) };
-                if !pod["metadata"]["annotations"][MIRROR_POD_ANNOTATION].is_null() {
-                    return Ok(());
-                }
-                let namespace = pod["metadata"]["namespace"].as_str().unwrap_or_default().to_owned();
-                let name = pod["spec"]["serviceAccountName"].as_str().filter(|n| !n.is_empty()).unwrap_or("default").to_owned();
-                let account = service_account_named(store, &namespace, &name).await?;
-                service_account(pod, &account, &crate::registry::objects::random_suffix());
-                Ok(())
+            if !pod["metadata"]["annotations"][MIRROR_POD_ANNOTATION].is_null() {
+                return Ok(());
             }
-            .await;
-            result.map_err(|r| target.refuse(r))
+            let namespace = pod["metadata"]["namespace"].as_str().unwrap_or_default().to_owned();
+            let name = pod["spec"]["serviceAccountName"].as_str().filter(|n| !n.is_empty()).unwrap_or("default").to_owned();
+            let account = service_account_named(store, &namespace, &name).await?;
+            service_account(pod, &account, &crate::registry::objects::random_suffix());
+            Ok(())
         })
     }
 }

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::registry::strategy::{Strategy, SubresourceStrategy};
+use crate::registry::strategy::{Strategy, SubresourceStrategy, copy_field};
 use crate::registry::validation;
 use crate::status::FieldError;
 
@@ -43,14 +43,7 @@ struct Approval;
 impl SubresourceStrategy for Approval {
     fn merge(&self, stored: &Value, proposed: &Value) -> Value {
         let mut new = stored.clone();
-        match proposed["status"].get("conditions") {
-            Some(conditions) => new["status"]["conditions"] = conditions.clone(),
-            None => {
-                if let Some(status) = new["status"].as_object_mut() {
-                    status.remove("conditions");
-                }
-            }
-        }
+        copy_field(&mut new["status"], &proposed["status"], "conditions");
         populate_condition_timestamps(&mut new, stored);
         new
     }

@@ -8,7 +8,7 @@
 use serde_json::{Value, json};
 
 use crate::registry::OwnRest;
-use crate::registry::strategy::{Strategy, SubresourceStrategy};
+use crate::registry::strategy::{Strategy, SubresourceStrategy, copy_field};
 use crate::registry::validation;
 use crate::status::{ApiError, FieldError, GroupKind, GroupResource};
 
@@ -105,14 +105,7 @@ struct EphemeralContainers;
 impl SubresourceStrategy for EphemeralContainers {
     fn merge(&self, stored: &Value, proposed: &Value) -> Value {
         let mut new = stored.clone();
-        match proposed["spec"].get("ephemeralContainers") {
-            Some(containers) => new["spec"]["ephemeralContainers"] = containers.clone(),
-            None => {
-                if let Some(spec) = new["spec"].as_object_mut() {
-                    spec.remove("ephemeralContainers");
-                }
-            }
-        }
+        copy_field(&mut new["spec"], &proposed["spec"], "ephemeralContainers");
         update_generation(&mut new, stored);
         new
     }
@@ -168,17 +161,8 @@ fn keep_resize_changes(pod: &mut Value, proposed: &Value) {
             continue;
         }
         for (old, new) in old.iter_mut().zip(new) {
-            for field in ["resources", "resizePolicy"] {
-                match (new.get(field), old.as_object_mut()) {
-                    (Some(v), Some(o)) => {
-                        o.insert(field.to_owned(), v.clone());
-                    }
-                    (None, Some(o)) => {
-                        o.remove(field);
-                    }
-                    _ => {}
-                }
-            }
+            copy_field(old, new, "resources");
+            copy_field(old, new, "resizePolicy");
         }
     }
 }
