@@ -32,6 +32,7 @@ pub mod rbac;
 pub mod reviews;
 pub mod scheduling;
 pub mod storage;
+pub mod store;
 pub mod strategy;
 pub mod validation;
 
@@ -83,15 +84,13 @@ pub struct ScaleFacts {
 }
 
 /// Requests served by a resource's own REST code instead of the generic store (upstream's
-/// `BindingREST`, `EvictionREST`, `FinalizeREST`, the review resources' REST).
+/// `BindingREST`, `EvictionREST`, the review resources' REST).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OwnRest {
     /// `pods/<name>/binding` and the legacy `bindings` collection: assign a pod to a node.
     PodBinding,
     /// `pods/<name>/eviction`: delete a pod if its disruption budget allows.
     PodEviction,
-    /// `namespaces/<name>/finalize`: replace a namespace's `spec.finalizers` only.
-    NamespaceFinalize,
     /// The authentication and authorization reviews: answered, never stored.
     Review(reviews::Review),
     /// `componentstatuses`: the control plane's health, probed at each request

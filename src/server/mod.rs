@@ -156,9 +156,8 @@ fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
 pub struct ServerState {
     pub store: Arc<dyn Storage>,
     pub metrics: metrics::Metrics,
-    pub network: crate::registry::core::services::ServiceNetwork,
-    /// `--event-ttl`.
-    pub event_ttl: std::time::Duration,
+    /// Service ranges and `--event-ttl`, which the registry's stores read.
+    pub store_config: crate::registry::store::StoreConfig,
     pub checks: Vec<health::Check>,
     /// The group-versions served (upstream's default set; `--runtime-config` later).
     pub enabled: crate::discovery::EnabledGroupVersions,
@@ -239,8 +238,7 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     let state = Arc::new(ServerState {
         store,
         metrics: metrics::Metrics::default(),
-        network,
-        event_ttl: args.event_ttl,
+        store_config: crate::registry::store::StoreConfig { network, event_ttl: args.event_ttl },
         checks,
         enabled,
         request_timeout: args.request_timeout,
@@ -492,9 +490,8 @@ async fn dispatch(state: &ServerState, parts: &http::request::Parts, path: &str,
                 table: negotiated.table(),
                 convert: negotiated.convert,
                 dry_run,
-                network: &state.network,
+                config: &state.store_config,
                 etcd_servers: &state.etcd_servers,
-                ttl: crate::registry::strategy(target.group, target.resource).storage_ttl(state.event_ttl),
                 body,
             };
             rest::handle(&state.store, call).await

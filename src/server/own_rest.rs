@@ -5,11 +5,11 @@
 use serde_json::{Value, json};
 
 use super::body::Body;
-use super::delete::delete_one;
-use super::rest::{ResourceCall, current, decode_body, key, object_key, read, respond, storage_error, write_update};
+use super::rest::{ResourceCall, current, decode_body, key, object_key, read, respond, storage_error, write_options};
 use crate::registry::OwnRest;
 use crate::registry::core::pods;
 use crate::registry::objects::{self, Kind};
+use crate::registry::store::Store;
 use crate::status::{ApiError, GroupResource};
 use crate::storage::{Storage, StorageError};
 
@@ -26,7 +26,6 @@ pub async fn handle(
     match (own, t.action) {
         (OwnRest::PodBinding, "post") => bind(store, call, namespace).await,
         (OwnRest::PodEviction, "post") => evict(store, call, namespace).await,
-        (OwnRest::NamespaceFinalize, "put") => finalize(store, call).await,
         (OwnRest::Review(review), "post") => answer_review(call, namespace, review),
         (OwnRest::ComponentStatuses, "get" | "list") => component_statuses(call).await,
         (_, action) => Err(ApiError::method_not_supported(GroupResource::new(t.group, t.resource), action)),
@@ -89,7 +88,8 @@ async fn bind(store: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&s
             meta.remove("resourceVersion");
         }
         let stored = objects::encode_stored(&kind, &pod).map_err(ApiError::internal)?;
-        match write_update(store, call, &k, stored.into(), current.mod_revision).await {
+        let pods = Store::new(store, call.config, "", "pods", kind);
+        match pods.write_update(write_options(call), &k, stored.into(), current.mod_revision).await {
             Ok(_) => return Ok(created_status(call)),
             Err(StorageError::Conflict { .. }) => continue,
             Err(e) => return Err(storage_error(e, call)),
@@ -110,7 +110,7 @@ async fn evict(store: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&
     let k = object_key("", "pods", namespace, &name)?;
     for _ in 0..ATTEMPTS {
         let current = current(store, call, &k, &name).await?;
-        let (_, pod) = read(&current)?;
+        let (pod_kind, pod) = read(&current)?;
         if !pods::eviction_ignores_budget(&pod) {
             let listed = store
                 .list(&key("policy", "poddisruptionbudgets", namespace, None), Default::default())
@@ -136,7 +136,8 @@ async fn evict(store: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&
                     meta.remove("resourceVersion");
                 }
                 let bytes = objects::encode_stored(pdb_kind, &pdb).map_err(ApiError::internal)?;
-                match write_update(store, call, &pdb_kv.key, bytes.into(), pdb_kv.mod_revision).await {
+                let budgets = Store::new(store, call.config, "policy", "poddisruptionbudgets", pdb_kind.clone());
+                match budgets.write_update(write_options(call), &pdb_kv.key, bytes.into(), pdb_kv.mod_revision).await {
                     Ok(_) => {}
                     Err(StorageError::Conflict { .. }) => continue,
                     Err(e) => return Err(storage_error(e, call)),
@@ -145,54 +146,10 @@ async fn evict(store: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&
                 options["preconditions"]["resourceVersion"] = json!(current.mod_revision.to_string());
             }
         }
-        delete_one(store, call, &k, &name, &options).await?;
+        Store::new(store, call.config, "", "pods", pod_kind.clone()).delete_at(write_options(call), &k, &name, &options).await?;
         return Ok(created_status(call));
     }
     Err(ApiError::conflict(GroupResource::new("", "pods"), &name))
-}
-
-/// `PUT namespaces/<name>/finalize`: only `spec.finalizers` changes (upstream's
-/// `namespaceFinalizeStrategy`); the namespace finalizer then deletes a terminating namespace
-/// left without finalizers.
-async fn finalize(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::Response<Body>, ApiError> {
-    let (_, body) = decode_body(call)?;
-    let name = call.info.name.clone();
-    if body["metadata"]["name"].as_str().is_some_and(|n| n != name) {
-        return Err(ApiError::bad_request("the name of the object does not match the name on the URL"));
-    }
-    let k = object_key("", "namespaces", None, &name)?;
-    for _ in 0..ATTEMPTS {
-        let current = current(store, call, &k, &name).await?;
-        let (kind, old) = read(&current)?;
-        let precondition = body["metadata"]["resourceVersion"].as_str().filter(|rv| !rv.is_empty());
-        if let Some(rv) = precondition
-            && rv != current.mod_revision.to_string()
-        {
-            return Err(ApiError::conflict(GroupResource::new("", "namespaces"), &name));
-        }
-        let mut value = old.clone();
-        match body["spec"].get("finalizers") {
-            Some(finalizers) => value["spec"]["finalizers"] = finalizers.clone(),
-            None => {
-                if let Some(spec) = value["spec"].as_object_mut() {
-                    spec.remove("finalizers");
-                }
-            }
-        }
-        if let Some(meta) = value["metadata"].as_object_mut() {
-            meta.remove("resourceVersion");
-        }
-        let stored = objects::encode_stored(&kind, &value).map_err(ApiError::internal)?;
-        match write_update(store, call, &k, stored.into(), current.mod_revision).await {
-            Ok(kv) => {
-                let (kind, value) = read(&kv)?;
-                return Ok(respond(&kind, call.accept, 200, &value));
-            }
-            Err(StorageError::Conflict { .. }) if precondition.is_none() => continue,
-            Err(e) => return Err(storage_error(e, call)),
-        }
-    }
-    Err(ApiError::conflict(GroupResource::new("", "namespaces"), &name))
 }
 
 /// A resource made at each read rather than stored (`registry::OwnRest::ComponentStatuses`):

@@ -10,9 +10,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::body::Body;
-use crate::registry::admission::{self, Operation};
 use crate::registry::objects::{self, Kind};
-use crate::registry::strategy::{SubresourceWrite, copy_field};
+use crate::registry::store::{Current, Incoming, Proposed, Store, StoreConfig, WriteOptions, Written, read_as, read_internal};
+use crate::registry::strategy::SubresourceWrite;
 use crate::request_info::RequestInfo;
 use crate::status::{ApiError, FieldError, GroupKind, GroupResource};
 use crate::storage::{KeyValue, ListOptions, Storage, StorageError};
@@ -33,13 +33,10 @@ pub struct ResourceCall<'a> {
     pub convert: Option<crate::negotiation::Conversion>,
     /// `dryRun=All` ([`parse_dry_run`]).
     pub dry_run: bool,
-    /// Service address and port ranges, for allocation.
-    pub network: &'a crate::registry::core::services::ServiceNetwork,
+    /// What the registry's stores read of the server's settings (Service ranges, `--event-ttl`).
+    pub config: &'a StoreConfig,
     /// `--etcd-servers` (empty on the embedded store), which `componentstatuses` probes.
     pub etcd_servers: &'a [String],
-    /// How long the resource's objects live after their last write (`--event-ttl` for Events,
-    /// see `registry::storage_ttl`), if they expire.
-    pub ttl: Option<Duration>,
     pub body: Bytes,
 }
 
@@ -75,143 +72,6 @@ pub fn parse_dry_run(query: &str) -> Result<bool, ApiError> {
     }
 }
 
-/// `Storage::create`, or under dry-run the same checks without the write.
-async fn write_create(store: &dyn Storage, call: &ResourceCall<'_>, key: &str, value: Bytes) -> Result<KeyValue, StorageError> {
-    if !call.dry_run {
-        return match call.ttl {
-            Some(ttl) => store.create_with_ttl(key, value, ttl).await,
-            None => store.create(key, value).await,
-        };
-    }
-    if store.get(key).await?.is_some() {
-        return Err(StorageError::AlreadyExists { key: key.to_owned() });
-    }
-    Ok(KeyValue { key: key.to_owned(), value, create_revision: 0, mod_revision: 0 })
-}
-
-/// `Storage::update`, or under dry-run the same checks without the write.
-pub(super) async fn write_update(
-    store: &dyn Storage,
-    call: &ResourceCall<'_>,
-    key: &str,
-    value: Bytes,
-    expected: crate::storage::Revision,
-) -> Result<KeyValue, StorageError> {
-    if !call.dry_run {
-        return match call.ttl {
-            Some(ttl) => store.update_with_ttl(key, value, expected, ttl).await,
-            None => store.update(key, value, expected).await,
-        };
-    }
-    let current = store.get(key).await?.ok_or_else(|| StorageError::NotFound { key: key.to_owned() })?;
-    if current.mod_revision != expected {
-        return Err(StorageError::Conflict { key: key.to_owned(), expected, current });
-    }
-    Ok(KeyValue { value, ..current })
-}
-
-/// Upstream's `ShouldDeleteDuringUpdate`: the object is marked for deletion, no finalizer is
-/// left and no grace period is running, so an update completes the deletion instead.
-fn deletion_completes(object: &Value) -> bool {
-    let meta = &object["metadata"];
-    meta["deletionTimestamp"].is_string()
-        && meta["finalizers"].as_array().is_none_or(Vec::is_empty)
-        && meta["deletionGracePeriodSeconds"].as_i64().unwrap_or(0) == 0
-}
-
-/// Stores an updated object; when it is being deleted and its last finalizer is gone
-/// (`finalized`, [`deletion_completes`]), the deletion completes instead (upstream's generic
-/// store does the same after an update).
-async fn commit_update(
-    store: &dyn Storage,
-    call: &ResourceCall<'_>,
-    key: &str,
-    finalized: bool,
-    stored: Bytes,
-    expected: crate::storage::Revision,
-) -> Result<KeyValue, StorageError> {
-    if !finalized {
-        return write_update(store, call, key, stored, expected).await;
-    }
-    let (prev, revision) = write_delete(store, call, key, Some(expected)).await?;
-    Ok(KeyValue { key: key.to_owned(), value: stored, create_revision: prev.create_revision, mod_revision: revision })
-}
-
-/// `Storage::delete` (guarded on `expected` when given), or under dry-run the object that
-/// would be deleted.
-pub(super) async fn write_delete(
-    store: &dyn Storage,
-    call: &ResourceCall<'_>,
-    key: &str,
-    expected: Option<crate::storage::Revision>,
-) -> Result<(KeyValue, crate::storage::Revision), StorageError> {
-    if !call.dry_run {
-        return store.delete(key, expected).await;
-    }
-    let current = store.get(key).await?.ok_or_else(|| StorageError::NotFound { key: key.to_owned() })?;
-    if let Some(expected) = expected
-        && current.mod_revision != expected
-    {
-        return Err(StorageError::Conflict { key: key.to_owned(), expected, current });
-    }
-    let revision = current.mod_revision;
-    Ok((current, revision))
-}
-
-/// Which object a request is about, for the admission chain.
-pub(super) fn admission_target<'a>(
-    call: &'a ResourceCall<'_>,
-    kind: &'a Kind,
-    namespace: Option<&'a str>,
-    name: &'a str,
-) -> admission::Target<'a> {
-    let t = call.target;
-    admission::Target {
-        group: t.group,
-        resource: t.resource,
-        subresource: t.subresource,
-        kind: &kind.kind,
-        namespace: namespace.unwrap_or_default(),
-        name,
-    }
-}
-
-/// The admission attributes of a request that writes `object` (over `old`, when it replaces one).
-pub(super) fn admission_attributes<'a>(
-    store: &'a dyn Storage,
-    call: &'a ResourceCall<'_>,
-    target: admission::Target<'a>,
-    operation: Operation,
-    object: &'a mut Value,
-    old: Option<&'a Value>,
-) -> admission::Attributes<'a> {
-    admission::Attributes { store, operation, target, object: Some(object), old, user: call.user, dry_run: call.dry_run }
-}
-
-/// Upstream's object validation for the resource as a 422 `Invalid`: create rules, or update
-/// rules (immutability included) when `old` is the stored object being replaced; both are
-/// internal objects. `required` are the required-field errors of the request's object
-/// ([`Incoming`]).
-fn validate(
-    t: &kapi_apimachinery::scheme::RouteTarget,
-    kind: &Kind,
-    name: &str,
-    old: Option<&Value>,
-    value: &Value,
-    required: Vec<FieldError>,
-) -> Result<(), ApiError> {
-    use crate::registry::validation::{validate_create, validate_update};
-    let strategy = crate::registry::strategy(t.group, t.resource);
-    let errs = match old {
-        None => validate_create(strategy, value, required),
-        Some(old) => validate_update(strategy, old, value, required),
-    };
-    if errs.is_empty() {
-        return Ok(());
-    }
-    Err(ApiError::invalid(GroupKind::new(&kind.group, &kind.kind), name, &errs))
-}
-
 /// The `DeleteOptions` body of a delete, as JSON (`{}` when there is none).
 pub(super) fn delete_options(call: &ResourceCall<'_>) -> Result<Value, ApiError> {
     if call.body.iter().all(u8::is_ascii_whitespace) {
@@ -222,53 +82,27 @@ pub(super) fn delete_options(call: &ResourceCall<'_>) -> Result<Value, ApiError>
         .map_err(|e| ApiError::bad_request(format!("the body of the request could not be decoded: {e}")))
 }
 
+/// The request's resource (and subresource) store, reading objects in the URL's version.
+pub(super) fn store<'a>(storage: &'a dyn Storage, call: &'a ResourceCall<'_>) -> Store<'a> {
+    let t = call.target;
+    Store::new(storage, call.config, t.group, t.resource, kind_of(t)).with_subresource(t.subresource)
+}
+
+/// Who writes and whether it is a dry run.
+pub(super) fn write_options<'a>(call: &'a ResourceCall<'_>) -> WriteOptions<'a> {
+    WriteOptions { user: call.user, dry_run: call.dry_run }
+}
+
 /// The stored object at `key`, or the resource's 404.
-pub(super) async fn current(store: &dyn Storage, call: &ResourceCall<'_>, key: &str, name: &str) -> Result<KeyValue, ApiError> {
-    store.get(key).await.map_err(|e| storage_error(e, call))?.ok_or_else(|| ApiError::not_found(group_resource(call.target), name))
+pub(super) async fn current(storage: &dyn Storage, call: &ResourceCall<'_>, key: &str, name: &str) -> Result<KeyValue, ApiError> {
+    store(storage, call).current(key, name).await
 }
 
 /// A stored object as the client sees it: in the version of the request's URL (converted from
 /// the storage version), with `resourceVersion` from the store.
 pub(super) fn read(kv: &KeyValue) -> Result<(Kind, Value), ApiError> {
-    let (kind, value) = objects::decode_stored(&kv.value).map_err(|e| ApiError::internal(format!("decoding {}: {e}", kv.key)))?;
-    let (kind, mut value) = match REQUEST_VERSION.try_with(|(g, v)| (g.clone(), v.clone())) {
-        Ok((group, version)) => objects::convert_stored(&kind, value, &group, &version)
-            .map_err(|e| ApiError::internal(format!("converting {}: {e}", kv.key)))?,
-        Err(_) => (kind, value),
-    };
-    // A dry-run create was never written: it has no resourceVersion yet.
-    if kv.mod_revision > 0 {
-        value["metadata"]["resourceVersion"] = Value::String(kv.mod_revision.to_string());
-    }
-    Ok((kind, value))
-}
-
-/// A stored object as the server works on it when it writes: its internal object
-/// ([`objects::to_internal`]), with `resourceVersion` from the store, and its stored kind.
-pub(super) fn read_internal(kv: &KeyValue) -> Result<(Kind, Value), ApiError> {
-    let (kind, mut value) =
-        objects::decode_stored_internal(&kv.value).map_err(|e| ApiError::internal(format!("decoding {}: {e}", kv.key)))?;
-    if kv.mod_revision > 0 {
-        value["metadata"]["resourceVersion"] = Value::String(kv.mod_revision.to_string());
-    }
-    Ok((kind, value))
-}
-
-/// An object a request proposes, as the server works on it: the internal object (the external
-/// one decoded, defaulted and converted, upstream's decode → default → convert to internal)
-/// and the required-field errors found on the external one before conversion.
-pub(super) struct Incoming {
-    pub object: Value,
-    pub required: Vec<FieldError>,
-}
-
-impl Incoming {
-    pub(super) fn from_external(t: &kapi_apimachinery::scheme::RouteTarget, kind: &Kind, external: Value) -> Result<Incoming, ApiError> {
-        let required = crate::registry::validation::required_errors(t.group, t.resource, &external);
-        let object = objects::to_internal(kind, external)
-            .map_err(|e| ApiError::bad_request(format!("the object could not be converted from {}: {e}", kind.api_version())))?;
-        Ok(Incoming { object, required })
-    }
+    let version = REQUEST_VERSION.try_with(|(g, v)| (g.clone(), v.clone())).ok();
+    read_as(kv, version.as_ref().map(|(g, v)| (g.as_str(), v.as_str())))
 }
 
 pub(super) fn respond(kind: &Kind, format: Format, code: u16, value: &Value) -> http::Response<Body> {
@@ -290,13 +124,9 @@ fn respond_encoded(format: Format, code: u16, body: Result<Vec<u8>, kapi_apimach
 /// The answer to a create or update: the object as stored, in the URL's version. When that is
 /// the storage version, the typed object the write encoded is the stored object, and answers
 /// without decoding the stored bytes again; otherwise the stored value is read ([`read`]).
-fn respond_written(
-    call: &ResourceCall<'_>,
-    kind: &Kind,
-    code: u16,
-    kv: &KeyValue,
-    mut written: Box<dyn objects::TypedObject>,
-) -> Result<http::Response<Body>, ApiError> {
+fn respond_written(call: &ResourceCall<'_>, kind: &Kind, code: u16, written: Written) -> Result<http::Response<Body>, ApiError> {
+    let Written { kv, object: mut written } = written;
+    let kv = &kv;
     // `as=Table` / `as=PartialObjectMetadata` apply to write answers too, as upstream's
     // `transformResponseObject` does for every verb.
     let converted = match (call.table, call.convert) {
@@ -374,7 +204,7 @@ async fn dispatch(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::
             return scale(store, call, namespace).await;
         }
         Some(sub) => match SubresourceWrite::of(t.group, t.resource, sub) {
-            Some(write) => return partial(store, call, namespace, write).await,
+            Some(_) => return partial(store, call, namespace).await,
             None => return Err(ApiError::method_not_supported(group_resource(t), t.action)),
         },
     }
@@ -780,166 +610,59 @@ fn check_unknown_fields(call: &ResourceCall<'_>, format: Format, typed: &Value) 
     Ok(())
 }
 
-async fn create(store: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&str>) -> Result<http::Response<Body>, ApiError> {
+async fn create(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&str>) -> Result<http::Response<Body>, ApiError> {
     let t = call.target;
     let (kind, external) = decode_body(call)?;
-    let Incoming { object: mut value, required } = Incoming::from_external(t, &kind, external)?;
-    let strategy = crate::registry::strategy(t.group, t.resource);
-    let name_in_body = value["metadata"]["name"].as_str().unwrap_or_default().to_owned();
-    let admission_target = admission_target(call, &kind, namespace, &name_in_body);
-    admission::admit(&mut admission_attributes(store, call, admission_target, Operation::Create, &mut value, None)).await?;
-    let meta = value["metadata"].as_object_mut().map(std::mem::take).unwrap_or_default();
-    let mut meta = serde_json::Map::from_iter(meta);
-    let name = match meta.get("name").and_then(Value::as_str) {
-        Some(n) if !n.is_empty() => n.to_owned(),
-        _ => match meta.get("generateName").and_then(Value::as_str) {
-            Some(prefix) if !prefix.is_empty() => format!("{prefix}{}", objects::random_suffix()),
-            _ => {
-                return Err(ApiError::invalid(
-                    GroupKind::new(&kind.group, &kind.kind),
-                    "",
-                    &[FieldError::required("metadata.name", "name or generateName is required")],
-                ));
-            }
-        },
-    };
-    if let Some(ns) = namespace {
-        meta.insert("namespace".into(), Value::String(ns.to_owned()));
-    }
-    meta.insert("name".into(), Value::String(name.clone()));
-    meta.insert("uid".into(), Value::String(uuid::Uuid::new_v4().to_string()));
-    meta.insert("creationTimestamp".into(), Value::String(objects::now()));
-    if strategy.tracks_generation() {
-        meta.insert("generation".into(), json!(1));
-    } else {
-        meta.remove("generation");
-    }
-    meta.remove("resourceVersion");
-    value["metadata"] = Value::Object(meta);
-    strategy.normalize(&mut value);
-    crate::registry::prepare_for_create(t.group, t.resource, call.user, &mut value);
-    validate(t, &kind, &name, None, &value, required)?;
-    let context = crate::registry::strategy::CreateContext { store, network: call.network };
-    let admission_target = crate::registry::admission::Target { name: &name, ..admission_target };
-    strategy.begin_create(&context, &mut value).await.map_err(|rejection| admission_target.refuse(rejection))?;
-    admission::validate(&admission_attributes(store, call, admission_target, Operation::Create, &mut value, None)).await?;
-
-    let (stored, written) = objects::encode_internal(&kind, value).map_err(ApiError::internal)?;
-    let k = object_key(t.group, t.resource, namespace, &name)?;
-    let kv = write_create(store, call, &k, stored.into()).await.map_err(|e| match e {
-        StorageError::AlreadyExists { .. } => ApiError::already_exists(group_resource(t), &name),
-        other => ApiError::from(other),
-    })?;
-    respond_written(call, &kind, 201, &kv, written)
+    let incoming = Incoming::from_external(t.group, t.resource, &kind, external)?;
+    let written = store(storage, call).create(write_options(call), namespace, incoming).await?;
+    respond_written(call, &kind, 201, written)
 }
 
-async fn update(store: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&str>) -> Result<http::Response<Body>, ApiError> {
+async fn update(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&str>) -> Result<http::Response<Body>, ApiError> {
     let t = call.target;
     let name = call.info.name.clone();
     let (kind, external) = decode_body(call)?;
-    let Incoming { object: mut value, required } = Incoming::from_external(t, &kind, external)?;
-    if value["metadata"]["name"].as_str().is_some_and(|n| n != name) {
+    if external["metadata"]["name"].as_str().is_some_and(|n| n != name) {
         return Err(ApiError::bad_request("the name of the object does not match the name on the URL"));
     }
-    let k = object_key(t.group, t.resource, namespace, &name)?;
-    let current = current(store, call, &k, &name).await?;
-    let (_, old) = read_internal(&current)?;
-    // Optimistic concurrency: a resourceVersion in the body must be the current one.
-    if let Some(rv) = value["metadata"]["resourceVersion"].as_str().filter(|rv| !rv.is_empty())
-        && rv != current.mod_revision.to_string()
-    {
-        return Err(ApiError::conflict(group_resource(t), &name));
-    }
-    let target = admission_target(call, &kind, namespace, &name);
-    admission::admit(&mut admission_attributes(store, call, target, Operation::Update, &mut value, Some(&old))).await?;
-    prepare_update(t, &old, &mut value, &name, namespace);
-    validate(t, &kind, &name, Some(&old), &value, required)?;
-    admission::validate(&admission_attributes(store, call, target, Operation::Update, &mut value, Some(&old))).await?;
-    let finalized = deletion_completes(&value);
-    let (stored, written) = objects::encode_internal(&kind, value).map_err(ApiError::internal)?;
-    let kv = commit_update(store, call, &k, finalized, stored.into(), current.mod_revision).await.map_err(|e| storage_error(e, call))?;
-    respond_written(call, &kind, 200, &kv, written)
+    // A resourceVersion in the body is a precondition (optimistic concurrency).
+    let precondition = external["metadata"]["resourceVersion"].as_str().filter(|rv| !rv.is_empty()).map(str::to_owned);
+    let incoming = Incoming::from_external(t.group, t.resource, &kind, external)?;
+    // The body is decoded once; each attempt (a retry only without a precondition) proposes it.
+    let mut body = |_: &Current<'_>| Ok(Proposed { incoming: incoming.clone(), precondition: precondition.clone() });
+    let written = store(storage, call).update(write_options(call), namespace, &name, &mut body).await?;
+    respond_written(call, &kind, 200, written)
 }
 
-/// What an update may not change and what it maintains: identity and creation time are the
-/// stored object's, `generation` follows spec changes, `resourceVersion` is never stored.
-fn prepare_update(t: &kapi_apimachinery::scheme::RouteTarget, old: &Value, value: &mut Value, name: &str, namespace: Option<&str>) {
-    let strategy = crate::registry::strategy(t.group, t.resource);
-    strategy.normalize(value);
-    for field in ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"] {
-        copy_field(&mut value["metadata"], &old["metadata"], field);
-    }
-    value["metadata"]["name"] = Value::String(name.to_owned());
-    if let Some(ns) = namespace {
-        value["metadata"]["namespace"] = Value::String(ns.to_owned());
-    }
-    // The main resource ignores status changes when status has its own endpoint.
-    if t.subresource.is_none() && crate::registry::has_status_subresource(t.group, t.resource) {
-        copy_field(value, old, "status");
-    }
-    if strategy.tracks_generation() {
-        let generation = old["metadata"]["generation"].as_i64().unwrap_or(1);
-        let spec_changed = old.get("spec") != value.get("spec");
-        value["metadata"]["generation"] = json!(if spec_changed { generation + 1 } else { generation });
-    }
-    if let Some(meta) = value["metadata"].as_object_mut() {
-        meta.remove("resourceVersion");
-    }
+/// What a PATCH proposes given the current object: the patch applied to it, still a valid
+/// object of its kind, with the patch's resourceVersion as a precondition.
+fn patched_proposal(call: &ResourceCall<'_>, current: &Current<'_>) -> Result<Proposed, ApiError> {
+    let t = call.target;
+    let patched = patched(call, &current.kind, &current.external)?;
+    check_patched_identity(call, &patched)?;
+    let precondition = patched["metadata"]["resourceVersion"].as_str().map(str::to_owned);
+    let bytes = serde_json::to_vec(&patched).map_err(ApiError::internal)?;
+    let patched = objects::decode_defaulted(&current.kind, Format::Json, &bytes)
+        .map_err(|e| ApiError::bad_request(format!("the patched object is not a valid {}: {e}", current.kind.kind)))?;
+    Ok(Proposed { incoming: Incoming::from_external(t.group, t.resource, &current.kind, patched)?, precondition })
 }
 
 /// `<resource>/status` and the other subresources that are a view of part of the object
 /// (`registry::strategy::SubresourceWrite`): reads give the object; writes (update or patch) change only
 /// that part.
-async fn partial(
-    store: &dyn Storage,
-    call: &ResourceCall<'_>,
-    namespace: Option<&str>,
-    write: SubresourceWrite,
-) -> Result<http::Response<Body>, ApiError> {
+async fn partial(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&str>) -> Result<http::Response<Body>, ApiError> {
     let t = call.target;
     let name = call.info.name.clone();
-    let k = object_key(t.group, t.resource, namespace, &name)?;
-    let current = current(store, call, &k, &name).await?;
-    let (kind, proposed) = match t.action {
+    match t.action {
         "get" => {
-            let (kind, external) = read(&current)?;
-            return Ok(respond(&kind, call.accept, 200, &external));
+            let k = object_key(t.group, t.resource, namespace, &name)?;
+            let (kind, external) = read(&current(storage, call, &k, &name).await?)?;
+            Ok(respond(&kind, call.accept, 200, &external))
         }
-        "put" => decode_body(call)?,
-        "patch" => {
-            let (kind, external) = read(&current)?;
-            let patched = patched(call, &kind, &external)?;
-            check_patched_identity(call, &patched)?;
-            let bytes = serde_json::to_vec(&patched).map_err(ApiError::internal)?;
-            let proposed = objects::decode_defaulted(&kind, Format::Json, &bytes)
-                .map_err(|e| ApiError::bad_request(format!("the patched object is not a valid {}: {e}", kind.kind)))?;
-            (kind, proposed)
-        }
-        other => return Err(ApiError::method_not_supported(group_resource(t), other)),
-    };
-    if let Some(rv) = proposed["metadata"]["resourceVersion"].as_str().filter(|rv| !rv.is_empty())
-        && rv != current.mod_revision.to_string()
-    {
-        return Err(ApiError::conflict(group_resource(t), &name));
+        "put" => update(storage, call, namespace).await,
+        "patch" => patch(storage, call, namespace).await,
+        other => Err(ApiError::method_not_supported(group_resource(t), other)),
     }
-    let proposed = Incoming::from_external(t, &kind, proposed)?.object;
-    let (_, old) = read_internal(&current)?;
-    let target = admission_target(call, &kind, namespace, &name);
-    let mut proposed = proposed;
-    admission::admit(&mut admission_attributes(store, call, target, Operation::Update, &mut proposed, Some(&old))).await?;
-    let mut value = write.merge(&old, &proposed);
-    let errs = write.validate_update(&old, &value);
-    if !errs.is_empty() {
-        return Err(ApiError::invalid(GroupKind::new(&kind.group, &kind.kind), &name, &errs));
-    }
-    admission::validate(&admission_attributes(store, call, target, Operation::Update, &mut value, Some(&old))).await?;
-    if let Some(meta) = value["metadata"].as_object_mut() {
-        meta.remove("resourceVersion");
-    }
-    let finalized = deletion_completes(&value);
-    let (stored, written) = objects::encode_internal(&kind, value).map_err(ApiError::internal)?;
-    let kv = commit_update(store, call, &k, finalized, stored.into(), current.mod_revision).await.map_err(|e| storage_error(e, call))?;
-    respond_written(call, &kind, 200, &kv, written)
 }
 
 /// Applies the request's patch to `old` (any patch type the route accepts).
@@ -962,53 +685,51 @@ fn patched(call: &ResourceCall<'_>, kind: &Kind, old: &Value) -> Result<Value, A
 
 /// `<resource>/scale`: the object seen as an `autoscaling/v1` `Scale`; writes change only
 /// `spec.replicas` of the object.
-async fn scale(store: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&str>) -> Result<http::Response<Body>, ApiError> {
+async fn scale(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&str>) -> Result<http::Response<Body>, ApiError> {
     let t = call.target;
     let name = call.info.name.clone();
-    let k = object_key(t.group, t.resource, namespace, &name)?;
     let scale_kind = Kind { group: "autoscaling".into(), version: "v1".into(), kind: "Scale".into() };
-    for _ in 0..PATCH_ATTEMPTS {
-        let current = current(store, call, &k, &name).await?;
-        let (kind, object) = read_internal(&current)?;
-        let scale = scale_of(t, &object)?;
-        let proposed = match t.action {
-            "get" => return Ok(respond(&scale_kind, call.accept, 200, &scale)),
-            "put" => {
-                let format = body_format(call)?;
-                objects::decode(&scale_kind, format, &call.body)
-                    .map_err(|e| ApiError::bad_request(format!("the body of the request could not be decoded: {e}")))?
-            }
-            "patch" => patched(call, &scale_kind, &scale)?,
-            other => return Err(ApiError::method_not_supported(group_resource(t), other)),
+    if t.action == "get" {
+        let k = object_key(t.group, t.resource, namespace, &name)?;
+        let (_, object) = read_internal(&current(storage, call, &k, &name).await?)?;
+        return Ok(respond(&scale_kind, call.accept, 200, &scale_of(t, &object)?));
+    }
+    if !matches!(t.action, "put" | "patch") {
+        return Err(ApiError::method_not_supported(group_resource(t), t.action));
+    }
+    let body = if t.action == "put" {
+        let format = body_format(call)?;
+        Some(
+            objects::decode(&scale_kind, format, &call.body)
+                .map_err(|e| ApiError::bad_request(format!("the body of the request could not be decoded: {e}")))?,
+        )
+    } else {
+        None
+    };
+    // The object with the Scale's replicas: what the main resource's update proposes.
+    let mut scaled = |current: &Current<'_>| {
+        let scale = scale_of(t, &current.internal)?;
+        let proposed = match &body {
+            Some(body) => body.clone(),
+            None => patched(call, &scale_kind, &scale)?,
         };
         let precondition = proposed["metadata"]["resourceVersion"].as_str().filter(|rv| !rv.is_empty()).map(str::to_owned);
-        if let Some(rv) = &precondition
-            && *rv != current.mod_revision.to_string()
-        {
-            return Err(ApiError::conflict(group_resource(t), &name));
-        }
         let Some(replicas) = proposed["spec"]["replicas"].as_i64().or(Some(0)).filter(|r| *r >= 0) else {
             return Err(ApiError::invalid(
                 GroupKind::new("autoscaling", "Scale"),
-                &name,
+                &call.info.name,
                 &[FieldError::invalid("spec.replicas", proposed["spec"]["replicas"].to_string(), "must be greater than or equal to 0")],
             ));
         };
-        let mut value = object.clone();
-        value["spec"]["replicas"] = json!(replicas);
-        prepare_update(t, &object, &mut value, &name, namespace);
-        let finalized = deletion_completes(&value);
-        let (stored, _) = objects::encode_internal(&kind, value).map_err(ApiError::internal)?;
-        match commit_update(store, call, &k, finalized, stored.into(), current.mod_revision).await {
-            Ok(kv) => {
-                let (_, updated) = read_internal(&kv)?;
-                return Ok(respond(&scale_kind, call.accept, 200, &scale_of(t, &updated)?));
-            }
-            Err(StorageError::Conflict { .. }) if precondition.is_none() => continue,
-            Err(e) => return Err(storage_error(e, call)),
-        }
-    }
-    Err(ApiError::conflict(group_resource(t), &name))
+        let mut object = current.internal.clone();
+        object["spec"]["replicas"] = json!(replicas);
+        Ok(Proposed { incoming: Incoming { object, required: Vec::new() }, precondition })
+    };
+    // The scale writes the main resource's object, with its rules.
+    let store = Store::new(storage, call.config, t.group, t.resource, kind_of(t));
+    let written = store.update(write_options(call), namespace, &name, &mut scaled).await?;
+    let (_, updated) = read_internal(&written.kv)?;
+    Ok(respond(&scale_kind, call.accept, 200, &scale_of(t, &updated)?))
 }
 
 /// The `Scale` view of an object (upstream's `scaleFrom*`).
@@ -1044,46 +765,12 @@ fn scale_of(t: &kapi_apimachinery::scheme::RouteTarget, object: &Value) -> Resul
     }))
 }
 
-/// How often a patch is re-applied when the object changed under it (upstream retries patches
-/// without a resourceVersion precondition on conflict).
-const PATCH_ATTEMPTS: usize = 5;
-
-async fn patch(store: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&str>) -> Result<http::Response<Body>, ApiError> {
-    let t = call.target;
+async fn patch(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&str>) -> Result<http::Response<Body>, ApiError> {
     let name = call.info.name.clone();
-    let k = object_key(t.group, t.resource, namespace, &name)?;
-    for _ in 0..PATCH_ATTEMPTS {
-        let current = current(store, call, &k, &name).await?;
-        let (kind, external) = read(&current)?;
-        let patched = patched(call, &kind, &external)?;
-        check_patched_identity(call, &patched)?;
-        // A resourceVersion in the patch is a precondition.
-        let precondition = patched["metadata"]["resourceVersion"].as_str().map(str::to_owned);
-        if let Some(rv) = &precondition
-            && *rv != current.mod_revision.to_string()
-        {
-            return Err(ApiError::conflict(group_resource(t), &name));
-        }
-        // The patched object must still be a valid object of its kind.
-        let bytes = serde_json::to_vec(&patched).map_err(ApiError::internal)?;
-        let patched = objects::decode_defaulted(&kind, Format::Json, &bytes)
-            .map_err(|e| ApiError::bad_request(format!("the patched object is not a valid {}: {e}", kind.kind)))?;
-        let Incoming { object: mut patched, required } = Incoming::from_external(t, &kind, patched)?;
-        let (_, old) = read_internal(&current)?;
-        let target = admission_target(call, &kind, namespace, &name);
-        admission::admit(&mut admission_attributes(store, call, target, Operation::Update, &mut patched, Some(&old))).await?;
-        prepare_update(t, &old, &mut patched, &name, namespace);
-        validate(t, &kind, &name, Some(&old), &patched, required)?;
-        admission::validate(&admission_attributes(store, call, target, Operation::Update, &mut patched, Some(&old))).await?;
-        let finalized = deletion_completes(&patched);
-        let (stored, written) = objects::encode_internal(&kind, patched).map_err(ApiError::internal)?;
-        match commit_update(store, call, &k, finalized, stored.into(), current.mod_revision).await {
-            Ok(kv) => return respond_written(call, &kind, 200, &kv, written),
-            Err(StorageError::Conflict { .. }) if precondition.is_none() => continue,
-            Err(e) => return Err(storage_error(e, call)),
-        }
-    }
-    Err(ApiError::conflict(group_resource(t), &name))
+    let mut apply = |current: &Current<'_>| patched_proposal(call, current);
+    let written = store(storage, call).update(write_options(call), namespace, &name, &mut apply).await?;
+    let kind = kind_of(call.target);
+    respond_written(call, &kind, 200, written)
 }
 
 /// Creates the objects every cluster starts with (`registry::bootstrap`: system namespaces,

@@ -1,12 +1,14 @@
 //! Namespaces (`pkg/registry/core/namespace`): names are DNS labels; a new namespace is
 //! `Active`, labelled with its name and carries the `kubernetes` finalizer; a delete only marks
-//! it `Terminating` until the namespace controller has emptied it.
+//! it `Terminating` until the namespace controller has emptied it; `finalize` writes
+//! `spec.finalizers` only.
 
 use serde_json::{Value, json};
 
 use crate::registry::DeletionFlow;
-use crate::registry::strategy::Strategy;
+use crate::registry::strategy::{Strategy, SubresourceStrategy, copy_field};
 use crate::registry::validation::NameRule;
+use crate::status::FieldError;
 
 /// Upstream's `namespaceStrategy` and its REST's `Delete`.
 pub struct NamespaceStrategy;
@@ -43,8 +45,24 @@ impl Strategy for NamespaceStrategy {
         true
     }
 
-    /// `namespaces/<name>/finalize` replaces `spec.finalizers` only.
-    fn own_rest(&self, subresource: Option<&str>) -> Option<crate::registry::OwnRest> {
-        (subresource == Some("finalize")).then_some(crate::registry::OwnRest::NamespaceFinalize)
+    fn subresource(&self, name: &str) -> Option<&'static dyn SubresourceStrategy> {
+        (name == "finalize").then_some(&Finalize)
+    }
+}
+
+/// `namespaces/<name>/finalize` (upstream's `namespaceFinalizeStrategy`): only
+/// `spec.finalizers` is taken from the request; the namespace controller then deletes a
+/// terminating namespace left without finalizers.
+struct Finalize;
+
+impl SubresourceStrategy for Finalize {
+    fn merge(&self, stored: &Value, proposed: &Value) -> Value {
+        let mut new = stored.clone();
+        copy_field(&mut new["spec"], &proposed["spec"], "finalizers");
+        new
+    }
+
+    fn validate_update(&self, _old: &Value, new: &Value) -> Vec<FieldError> {
+        crate::registry::validation::validate_object_meta(&NamespaceStrategy, new)
     }
 }

@@ -1,0 +1,698 @@
+//! The generic registry store (upstream's `k8s.io/apiserver/pkg/registry/generic/registry.Store`):
+//! every write of every resource — create, update (one guaranteed update for PUT, PATCH and the
+//! subresources), delete — with the resource's strategy, the admission chain and dry run in one
+//! place, over the storage interface. It knows no HTTP: the handlers decode requests into its
+//! calls and encode what it returns, and the in-process controllers call it as they are.
+
+use bytes::Bytes;
+use serde_json::{Value, json};
+
+use super::admission::{self, Attributes, Operation, Target};
+use super::objects::{self, Kind, TypedObject};
+use super::strategy::{CreateContext, Strategy, SubresourceWrite, copy_field};
+use super::{DeletionFlow, keys};
+use crate::request_info::UserInfo;
+use crate::status::{ApiError, FieldError, GroupKind, GroupResource};
+use crate::storage::{KeyValue, Revision, Storage, StorageError};
+
+/// How often a write is tried again when the object changed under it and the request set no
+/// resourceVersion precondition (upstream's `GuaranteedUpdate` retries until it applies).
+const ATTEMPTS: usize = 5;
+
+/// What the store serves besides the objects: the server's settings the strategies read.
+pub struct StoreConfig {
+    /// `--service-cluster-ip-range` and `--service-node-port-range`, for Service allocation.
+    pub network: super::core::services::ServiceNetwork,
+    /// `--event-ttl`: how long Events live after their last write.
+    pub event_ttl: std::time::Duration,
+}
+
+/// Who writes and how: the user (for what strategies record of them and for admission) and
+/// whether the write is a dry run (everything but the write, upstream's `dryRun=All`).
+#[derive(Clone, Copy, Default)]
+pub struct WriteOptions<'a> {
+    pub user: Option<&'a UserInfo>,
+    pub dry_run: bool,
+}
+
+/// One resource (or subresource) of one API version, over a storage: upstream's per-resource
+/// `Store`, made for a request or a controller's write.
+pub struct Store<'a> {
+    pub storage: &'a dyn Storage,
+    pub config: &'a StoreConfig,
+    pub group: &'a str,
+    pub resource: &'a str,
+    /// The subresource written (`status`, `scale`, `resize`, ...), if any.
+    pub subresource: Option<&'a str>,
+    /// The kind in the version the caller speaks (the URL's): what objects are read as.
+    pub kind: Kind,
+    pub strategy: &'static dyn Strategy,
+}
+
+/// An object a request proposes, as the server works on it: the internal object (the external
+/// one decoded, defaulted and converted, upstream's decode → default → convert to internal)
+/// and the required-field errors found on the external one before conversion.
+#[derive(Clone)]
+pub struct Incoming {
+    pub object: Value,
+    pub required: Vec<FieldError>,
+}
+
+impl Incoming {
+    pub fn from_external(group: &str, resource: &str, kind: &Kind, external: Value) -> Result<Incoming, ApiError> {
+        let required = super::validation::required_errors(group, resource, &external);
+        let object = objects::to_internal(kind, external)
+            .map_err(|e| ApiError::bad_request(format!("the object could not be converted from {}: {e}", kind.api_version())))?;
+        Ok(Incoming { object, required })
+    }
+}
+
+/// The stored object an update starts from, in the caller's version and as the internal object.
+pub struct Current<'k> {
+    pub kv: &'k KeyValue,
+    /// Its kind in the caller's version, and the object as the caller sees it.
+    pub kind: Kind,
+    pub external: Value,
+    pub internal: Value,
+}
+
+/// What an update proposes given the current object (upstream's `rest.UpdatedObjectInfo`):
+/// the new object, and the resourceVersion it must replace when the request names one.
+pub struct Proposed {
+    pub incoming: Incoming,
+    pub precondition: Option<String>,
+}
+
+/// How an update makes its proposed object from the current one: a PUT's body, a patch
+/// applied to the current object, a `Scale` written back into its object.
+pub type UpdateFn<'f> = dyn FnMut(&Current<'_>) -> Result<Proposed, ApiError> + Send + 'f;
+
+/// What a delete did.
+pub enum Deleted {
+    /// The object is gone; this was its last state.
+    Gone(Kind, Value),
+    /// The object is marked for deletion and waits for finalizers; this is its new state.
+    Pending(Kind, Value),
+}
+
+/// What a write stored: the key-value and the typed object that was encoded (in the storage
+/// version), so an answer in that version needs no decoding.
+pub struct Written {
+    pub kv: KeyValue,
+    pub object: Box<dyn TypedObject>,
+}
+
+impl<'a> Store<'a> {
+    /// The store of a resource (and subresource), reading objects as `kind`.
+    pub fn new(storage: &'a dyn Storage, config: &'a StoreConfig, group: &'a str, resource: &'a str, kind: Kind) -> Self {
+        Store { storage, config, group, resource, subresource: None, kind, strategy: super::strategy(group, resource) }
+    }
+
+    pub fn with_subresource(self, subresource: Option<&'a str>) -> Self {
+        Store { subresource, ..self }
+    }
+
+    fn group_resource(&self) -> GroupResource<'a> {
+        GroupResource::new(self.group, self.resource)
+    }
+
+    fn storage_error(&self, e: StorageError, name: &str) -> ApiError {
+        match e {
+            StorageError::NotFound { .. } => ApiError::not_found(self.group_resource(), name),
+            StorageError::AlreadyExists { .. } => ApiError::already_exists(self.group_resource(), name),
+            StorageError::Conflict { .. } => ApiError::conflict(self.group_resource(), name),
+            other => ApiError::from(other),
+        }
+    }
+
+    fn target<'t>(&'t self, namespace: Option<&'t str>, name: &'t str) -> Target<'t> {
+        Target {
+            group: self.group,
+            resource: self.resource,
+            subresource: self.subresource,
+            kind: &self.kind.kind,
+            namespace: namespace.unwrap_or_default(),
+            name,
+        }
+    }
+
+    fn attributes<'t>(
+        &'t self,
+        options: WriteOptions<'t>,
+        operation: Operation,
+        target: Target<'t>,
+        object: Option<&'t mut Value>,
+        old: Option<&'t Value>,
+    ) -> Attributes<'t> {
+        Attributes { store: self.storage, operation, target, object, old, user: options.user, dry_run: options.dry_run }
+    }
+
+    /// The stored object at `key`, or the resource's 404.
+    pub async fn current(&self, key: &str, name: &str) -> Result<KeyValue, ApiError> {
+        self.storage
+            .get(key)
+            .await
+            .map_err(|e| self.storage_error(e, name))?
+            .ok_or_else(|| ApiError::not_found(self.group_resource(), name))
+    }
+
+    /// A stored object as the caller sees it: in the caller's version (converted from the
+    /// storage version), with `resourceVersion` from the store.
+    pub fn read(&self, kv: &KeyValue) -> Result<(Kind, Value), ApiError> {
+        read_as(kv, Some((&self.kind.group, &self.kind.version)))
+    }
+
+    /// `Create`: admission's mutating phase, identity and generation, the strategy's
+    /// `PrepareForCreate`, validation, `BeginCreate`, admission's validating phase, then the
+    /// write (none under dry run).
+    pub async fn create(&self, options: WriteOptions<'_>, namespace: Option<&str>, incoming: Incoming) -> Result<Written, ApiError> {
+        let Incoming { object: mut value, required } = incoming;
+        let kind = &self.kind;
+        let name_in_body = value["metadata"]["name"].as_str().unwrap_or_default().to_owned();
+        let target = self.target(namespace, &name_in_body);
+        admission::admit(&mut self.attributes(options, Operation::Create, target, Some(&mut value), None)).await?;
+        let mut meta = value["metadata"].as_object_mut().map(std::mem::take).unwrap_or_default();
+        let name = match meta.get("name").and_then(Value::as_str) {
+            Some(n) if !n.is_empty() => n.to_owned(),
+            _ => match meta.get("generateName").and_then(Value::as_str) {
+                Some(prefix) if !prefix.is_empty() => format!("{prefix}{}", objects::random_suffix()),
+                _ => {
+                    return Err(ApiError::invalid(
+                        GroupKind::new(&kind.group, &kind.kind),
+                        "",
+                        &[FieldError::required("metadata.name", "name or generateName is required")],
+                    ));
+                }
+            },
+        };
+        if let Some(ns) = namespace {
+            meta.insert("namespace".into(), Value::String(ns.to_owned()));
+        }
+        meta.insert("name".into(), Value::String(name.clone()));
+        meta.insert("uid".into(), Value::String(uuid::Uuid::new_v4().to_string()));
+        meta.insert("creationTimestamp".into(), Value::String(objects::now()));
+        if self.strategy.tracks_generation() {
+            meta.insert("generation".into(), json!(1));
+        } else {
+            meta.remove("generation");
+        }
+        meta.remove("resourceVersion");
+        value["metadata"] = Value::Object(meta);
+        self.strategy.normalize(&mut value);
+        super::prepare_for_create(self.group, self.resource, options.user, &mut value);
+        self.validate(&name, None, &value, required)?;
+        let context = CreateContext { store: self.storage, network: &self.config.network };
+        let target = Target { name: &name, ..target };
+        self.strategy.begin_create(&context, &mut value).await.map_err(|rejection| target.refuse(rejection))?;
+        admission::validate(&self.attributes(options, Operation::Create, target, Some(&mut value), None)).await?;
+
+        let (stored, object) = objects::encode_internal(kind, value).map_err(ApiError::internal)?;
+        let key = keys::object_key(self.group, self.resource, namespace, &name)?;
+        let kv = self.write_create(options, &key, stored.into()).await.map_err(|e| self.storage_error(e, &name))?;
+        Ok(Written { kv, object })
+    }
+
+    /// `Update` through `GuaranteedUpdate`: read the current object, let `update` propose the
+    /// new one, run admission, the strategy (or the subresource's) and validation, and write it
+    /// guarded on the revision read; when the object changed meanwhile and the request named no
+    /// resourceVersion, start again from the new current object.
+    pub async fn update(
+        &self,
+        options: WriteOptions<'_>,
+        namespace: Option<&str>,
+        name: &str,
+        update: &mut UpdateFn<'_>,
+    ) -> Result<Written, ApiError> {
+        let key = keys::object_key(self.group, self.resource, namespace, name)?;
+        let target = self.target(namespace, name);
+        let subresource_write = self.subresource.and_then(|sub| SubresourceWrite::of(self.group, self.resource, sub));
+        for _ in 0..ATTEMPTS {
+            let kv = self.current(&key, name).await?;
+            let (kind, external) = self.read(&kv)?;
+            let (_, internal) = read_internal(&kv)?;
+            let current = Current { kv: &kv, kind, external, internal };
+            let Proposed { incoming: Incoming { object: mut proposed, required }, precondition } = update(&current)?;
+            if let Some(rv) = precondition.as_deref().filter(|rv| !rv.is_empty())
+                && rv != kv.mod_revision.to_string()
+            {
+                return Err(ApiError::conflict(self.group_resource(), name));
+            }
+            let old = &current.internal;
+            admission::admit(&mut self.attributes(options, Operation::Update, target, Some(&mut proposed), Some(old))).await?;
+            let mut value = match subresource_write {
+                Some(write) => {
+                    let value = write.merge(old, &proposed);
+                    let errs = write.validate_update(old, &value);
+                    if !errs.is_empty() {
+                        return Err(ApiError::invalid(GroupKind::new(&current.kind.group, &current.kind.kind), name, &errs));
+                    }
+                    value
+                }
+                None => {
+                    self.prepare_update(old, &mut proposed, name, namespace);
+                    self.validate(name, Some(old), &proposed, required)?;
+                    proposed
+                }
+            };
+            admission::validate(&self.attributes(options, Operation::Update, target, Some(&mut value), Some(old))).await?;
+            if let Some(meta) = value["metadata"].as_object_mut() {
+                meta.remove("resourceVersion");
+            }
+            let finalized = deletion_completes(&value);
+            let (stored, object) = objects::encode_internal(&current.kind, value).map_err(ApiError::internal)?;
+            match self.commit_update(options, &key, finalized, stored.into(), kv.mod_revision).await {
+                Ok(kv) => return Ok(Written { kv, object }),
+                Err(StorageError::Conflict { .. }) if precondition.is_none() => continue,
+                Err(e) => return Err(self.storage_error(e, name)),
+            }
+        }
+        Err(ApiError::conflict(self.group_resource(), name))
+    }
+
+    /// What an update may not change and what it maintains: identity and creation time are the
+    /// stored object's, the status is the status subresource's, `generation` follows spec
+    /// changes, `resourceVersion` is never stored.
+    fn prepare_update(&self, old: &Value, value: &mut Value, name: &str, namespace: Option<&str>) {
+        self.strategy.normalize(value);
+        for field in ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"] {
+            copy_field(&mut value["metadata"], &old["metadata"], field);
+        }
+        value["metadata"]["name"] = Value::String(name.to_owned());
+        if let Some(ns) = namespace {
+            value["metadata"]["namespace"] = Value::String(ns.to_owned());
+        }
+        // The main resource ignores status changes when status has its own endpoint.
+        if self.subresource.is_none() && super::has_status_subresource(self.group, self.resource) {
+            copy_field(value, old, "status");
+        }
+        if self.strategy.tracks_generation() {
+            let generation = old["metadata"]["generation"].as_i64().unwrap_or(1);
+            let spec_changed = old.get("spec") != value.get("spec");
+            value["metadata"]["generation"] = json!(if spec_changed { generation + 1 } else { generation });
+        }
+        if let Some(meta) = value["metadata"].as_object_mut() {
+            meta.remove("resourceVersion");
+        }
+    }
+
+    /// Upstream's object validation for the resource as a 422 `Invalid`: create rules, or update
+    /// rules (immutability included) when `old` is the stored object being replaced; both are
+    /// internal objects. `required` are the required-field errors of the request's object.
+    fn validate(&self, name: &str, old: Option<&Value>, value: &Value, required: Vec<FieldError>) -> Result<(), ApiError> {
+        use super::validation::{validate_create, validate_update};
+        let errs = match old {
+            None => validate_create(self.strategy, value, required),
+            Some(old) => validate_update(self.strategy, old, value, required),
+        };
+        if errs.is_empty() {
+            return Ok(());
+        }
+        Err(ApiError::invalid(GroupKind::new(&self.kind.group, &self.kind.kind), name, &errs))
+    }
+
+    /// `Delete`: admission, `DeleteOptions` preconditions, then the object is deleted, or marked
+    /// when finalizers (its own, or a system's such as a namespace's `kubernetes`) or a grace
+    /// period have to run first.
+    ///
+    /// The garbage collector is not part of kapi yet, so `propagationPolicy` is accepted but adds
+    /// no `orphan` or `foregroundDeletion` finalizer: nothing would ever remove them.
+    pub async fn delete(
+        &self,
+        options: WriteOptions<'_>,
+        namespace: Option<&str>,
+        name: &str,
+        delete_options: &Value,
+    ) -> Result<Deleted, ApiError> {
+        let target = self.target(namespace, name);
+        admission::admit(&mut self.attributes(options, Operation::Delete, target, None, None)).await?;
+        let key = keys::object_key(self.group, self.resource, namespace, name)?;
+        self.delete_at(options, &key, name, delete_options).await
+    }
+
+    /// The delete of the object at `key` (a listed one, for delete-collection).
+    pub async fn delete_at(&self, options: WriteOptions<'_>, key: &str, name: &str, delete_options: &Value) -> Result<Deleted, ApiError> {
+        let gr = self.group_resource();
+        for _ in 0..ATTEMPTS {
+            let current = self.current(key, name).await?;
+            let (kind, old) = self.read(&current)?;
+            check_preconditions(gr, &old, current.mod_revision, &delete_options["preconditions"], name)?;
+            let deleting = old["metadata"]["deletionTimestamp"].is_string();
+            let has_finalizers = old["metadata"]["finalizers"].as_array().is_some_and(|f| !f.is_empty());
+            let flow = self.strategy.deletion_flow(&old);
+            if let (DeletionFlow::AwaitSystem { in_progress }, true) = (&flow, deleting) {
+                return Err(ApiError::conflict_because(gr, name, in_progress));
+            }
+            // Graceful deletion (pods): the object stays, marked, for its grace period; a later
+            // delete may only shorten it, and a zero period deletes at once.
+            let requested = requested_grace_period(delete_options);
+            let grace = self.strategy.grace_period(&old, requested);
+            // A negative period stored by someone else counts as 1, as upstream's `BeforeDelete`.
+            let pending_grace = old["metadata"]["deletionGracePeriodSeconds"].as_i64().map_or(0, |s| if s < 0 { 1 } else { s });
+            let now = chrono::Utc::now();
+            let mark = if deleting {
+                // Only a period the client gives may shorten a pending graceful deletion.
+                match grace.and(requested) {
+                    Some(g) if g < pending_grace => Some(shortened_grace(&old["metadata"]["deletionTimestamp"], pending_grace, g, now)),
+                    _ if has_finalizers || pending_grace > 0 => return Ok(Deleted::Pending(kind, old)),
+                    _ => None,
+                }
+            } else if has_finalizers || matches!(flow, DeletionFlow::AwaitSystem { .. }) || grace.is_some_and(|g| g > 0) {
+                let period = grace.unwrap_or(0);
+                Some((period, shifted(now, period)))
+            } else {
+                None
+            };
+            if let Some((period, at)) = mark
+                && (period > 0 || has_finalizers || matches!(flow, DeletionFlow::AwaitSystem { .. }))
+            {
+                let mut marked = old.clone();
+                marked["metadata"]["deletionTimestamp"] = json!(objects::timestamp(at));
+                marked["metadata"]["deletionGracePeriodSeconds"] = json!(period);
+                self.strategy.mark_deleting(&mut marked);
+                if let Some(meta) = marked["metadata"].as_object_mut() {
+                    meta.remove("resourceVersion");
+                }
+                let stored = objects::encode_stored(&kind, &marked).map_err(ApiError::internal)?;
+                match self.write_update(options, key, stored.into(), current.mod_revision).await {
+                    Ok(kv) => {
+                        let (kind, value) = self.read(&kv)?;
+                        return Ok(Deleted::Pending(kind, value));
+                    }
+                    Err(StorageError::Conflict { .. }) => continue,
+                    Err(e) => return Err(self.storage_error(e, name)),
+                }
+            }
+            match self.write_delete(options, key, Some(current.mod_revision)).await {
+                Ok((prev, _)) => {
+                    let (kind, value) = self.read(&prev)?;
+                    return Ok(Deleted::Gone(kind, value));
+                }
+                Err(StorageError::Conflict { .. }) => continue,
+                Err(e) => return Err(self.storage_error(e, name)),
+            }
+        }
+        Err(ApiError::conflict(gr, name))
+    }
+
+    /// How long the resource's objects live after their last write, if they expire.
+    fn ttl(&self) -> Option<std::time::Duration> {
+        self.strategy.storage_ttl(self.config.event_ttl)
+    }
+
+    /// `Storage::create`, or under dry run the same checks without the write.
+    async fn write_create(&self, options: WriteOptions<'_>, key: &str, value: Bytes) -> Result<KeyValue, StorageError> {
+        if !options.dry_run {
+            return match self.ttl() {
+                Some(ttl) => self.storage.create_with_ttl(key, value, ttl).await,
+                None => self.storage.create(key, value).await,
+            };
+        }
+        if self.storage.get(key).await?.is_some() {
+            return Err(StorageError::AlreadyExists { key: key.to_owned() });
+        }
+        Ok(KeyValue { key: key.to_owned(), value, create_revision: 0, mod_revision: 0 })
+    }
+
+    /// `Storage::update`, or under dry run the same checks without the write.
+    pub async fn write_update(
+        &self,
+        options: WriteOptions<'_>,
+        key: &str,
+        value: Bytes,
+        expected: Revision,
+    ) -> Result<KeyValue, StorageError> {
+        if !options.dry_run {
+            return match self.ttl() {
+                Some(ttl) => self.storage.update_with_ttl(key, value, expected, ttl).await,
+                None => self.storage.update(key, value, expected).await,
+            };
+        }
+        let current = self.storage.get(key).await?.ok_or_else(|| StorageError::NotFound { key: key.to_owned() })?;
+        if current.mod_revision != expected {
+            return Err(StorageError::Conflict { key: key.to_owned(), expected, current });
+        }
+        Ok(KeyValue { value, ..current })
+    }
+
+    /// Stores an updated object; when it is being deleted and its last finalizer is gone
+    /// (`finalized`, [`deletion_completes`]), the deletion completes instead (upstream's generic
+    /// store does the same after an update).
+    async fn commit_update(
+        &self,
+        options: WriteOptions<'_>,
+        key: &str,
+        finalized: bool,
+        stored: Bytes,
+        expected: Revision,
+    ) -> Result<KeyValue, StorageError> {
+        if !finalized {
+            return self.write_update(options, key, stored, expected).await;
+        }
+        let (prev, revision) = self.write_delete(options, key, Some(expected)).await?;
+        Ok(KeyValue { key: key.to_owned(), value: stored, create_revision: prev.create_revision, mod_revision: revision })
+    }
+
+    /// `Storage::delete` (guarded on `expected` when given), or under dry run the object that
+    /// would be deleted.
+    async fn write_delete(
+        &self,
+        options: WriteOptions<'_>,
+        key: &str,
+        expected: Option<Revision>,
+    ) -> Result<(KeyValue, Revision), StorageError> {
+        if !options.dry_run {
+            return self.storage.delete(key, expected).await;
+        }
+        let current = self.storage.get(key).await?.ok_or_else(|| StorageError::NotFound { key: key.to_owned() })?;
+        if let Some(expected) = expected
+            && current.mod_revision != expected
+        {
+            return Err(StorageError::Conflict { key: key.to_owned(), expected, current });
+        }
+        let revision = current.mod_revision;
+        Ok((current, revision))
+    }
+}
+
+/// A stored object in the version `group`/`version` (converted from the storage version; as
+/// stored when `None`), with `resourceVersion` from the store.
+pub fn read_as(kv: &KeyValue, version: Option<(&str, &str)>) -> Result<(Kind, Value), ApiError> {
+    let (kind, value) = objects::decode_stored(&kv.value).map_err(|e| ApiError::internal(format!("decoding {}: {e}", kv.key)))?;
+    let (kind, mut value) = match version {
+        Some((group, version)) => {
+            objects::convert_stored(&kind, value, group, version).map_err(|e| ApiError::internal(format!("converting {}: {e}", kv.key)))?
+        }
+        None => (kind, value),
+    };
+    // A dry-run create was never written: it has no resourceVersion yet.
+    if kv.mod_revision > 0 {
+        value["metadata"]["resourceVersion"] = Value::String(kv.mod_revision.to_string());
+    }
+    Ok((kind, value))
+}
+
+/// A stored object as the server works on it when it writes: its internal object
+/// ([`objects::to_internal`]), with `resourceVersion` from the store, and its stored kind.
+pub fn read_internal(kv: &KeyValue) -> Result<(Kind, Value), ApiError> {
+    let (kind, mut value) =
+        objects::decode_stored_internal(&kv.value).map_err(|e| ApiError::internal(format!("decoding {}: {e}", kv.key)))?;
+    if kv.mod_revision > 0 {
+        value["metadata"]["resourceVersion"] = Value::String(kv.mod_revision.to_string());
+    }
+    Ok((kind, value))
+}
+
+/// Upstream's `ShouldDeleteDuringUpdate`: the object is marked for deletion, no finalizer is
+/// left and no grace period is running, so an update completes the deletion instead.
+fn deletion_completes(object: &Value) -> bool {
+    let meta = &object["metadata"];
+    meta["deletionTimestamp"].is_string()
+        && meta["finalizers"].as_array().is_none_or(Vec::is_empty)
+        && meta["deletionGracePeriodSeconds"].as_i64().unwrap_or(0) == 0
+}
+
+/// The grace period a delete asks for: upstream's `BeforeDelete` treats a negative one as 1
+/// second ("Negative values will be treated as the value `1s` on the delete path"), and so
+/// does kapi; it never reaches time arithmetic negative.
+fn requested_grace_period(options: &Value) -> Option<i64> {
+    options["gracePeriodSeconds"].as_i64().map(|s| if s < 0 { 1 } else { s })
+}
+
+/// The latest instant a `metav1.Time` can hold on the wire: RFC 3339 has four-digit years,
+/// and Go clients cannot parse a later one.
+fn max_timestamp() -> chrono::DateTime<chrono::Utc> {
+    chrono::NaiveDate::from_ymd_opt(9999, 12, 31)
+        .and_then(|d| d.and_hms_opt(23, 59, 59))
+        .map_or(chrono::DateTime::<chrono::Utc>::MAX_UTC, |t| t.and_utc())
+}
+
+/// `at` moved by `seconds`, saturating at [`max_timestamp`] and the Unix epoch instead of
+/// overflowing. Upstream computes `now + time.Second * time.Duration(grace)`, which wraps for
+/// grace periods beyond ~292 years; kapi's deletion timestamp stays the latest it can write.
+fn shifted(at: chrono::DateTime<chrono::Utc>, seconds: i64) -> chrono::DateTime<chrono::Utc> {
+    let shifted = chrono::TimeDelta::try_seconds(seconds).and_then(|d| at.checked_add_signed(d));
+    let earliest = chrono::DateTime::<chrono::Utc>::UNIX_EPOCH;
+    match shifted {
+        Some(t) => t.clamp(earliest, max_timestamp()),
+        None if seconds < 0 => earliest,
+        None => max_timestamp(),
+    }
+}
+
+/// A shortened grace period of an object already being deleted, as upstream's `BeforeDelete`:
+/// the deletion timestamp moves back by the old period and forward by the new one, but not
+/// into the past; a graceful (non-zero) period whose time has already run out becomes 1.
+/// Returns the period and the new deletion timestamp. An unreadable timestamp counts as
+/// marked now.
+fn shortened_grace(
+    deletion_timestamp: &Value,
+    old_period: i64,
+    new_period: i64,
+    now: chrono::DateTime<chrono::Utc>,
+) -> (i64, chrono::DateTime<chrono::Utc>) {
+    let marked = deletion_timestamp
+        .as_str()
+        .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+        .map_or_else(|| shifted(now, old_period), |t| t.with_timezone(&chrono::Utc));
+    // Both periods are non-negative here, so the difference cannot overflow.
+    let at = shifted(marked, new_period.saturating_sub(old_period));
+    if at < now { (if new_period == 0 { 0 } else { 1 }, now) } else { (new_period, at) }
+}
+
+/// `DeleteOptions.preconditions`: the object must still be the one the client means.
+fn check_preconditions(
+    gr: GroupResource<'_>,
+    old: &Value,
+    mod_revision: Revision,
+    precondition: &Value,
+    name: &str,
+) -> Result<(), ApiError> {
+    let uid = old["metadata"]["uid"].as_str().unwrap_or_default();
+    if let Some(wanted) = precondition["uid"].as_str()
+        && wanted != uid
+    {
+        return Err(ApiError::conflict_because(
+            gr,
+            name,
+            format!("Precondition failed: UID in precondition: {wanted}, UID in object meta: {uid}"),
+        ));
+    }
+    if let Some(rv) = precondition["resourceVersion"].as_str()
+        && rv != mod_revision.to_string()
+    {
+        return Err(ApiError::conflict_because(
+            gr,
+            name,
+            format!("Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {mod_revision}"),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::embedded::EmbeddedStore;
+
+    fn at(text: &str) -> chrono::DateTime<chrono::Utc> {
+        chrono::DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&chrono::Utc)
+    }
+
+    #[test]
+    fn negative_grace_periods_count_as_one_second() {
+        for (seconds, want) in [(json!(-1), Some(1)), (json!(i64::MIN), Some(1)), (json!(0), Some(0)), (json!(i64::MAX), Some(i64::MAX))] {
+            assert_eq!(requested_grace_period(&json!({ "gracePeriodSeconds": seconds })), want, "{seconds}");
+        }
+        assert_eq!(requested_grace_period(&json!({})), None);
+    }
+
+    #[test]
+    fn deletion_timestamps_saturate() {
+        let now = at("2026-01-02T03:04:05Z");
+        assert_eq!(shifted(now, 0), now);
+        assert_eq!(shifted(now, 30), at("2026-01-02T03:04:35Z"));
+        // Go's Duration would wrap past ~292 years; the timestamp stays the latest RFC 3339 can
+        // write (chrono itself would panic on `now + i64::MAX seconds`).
+        for seconds in [i64::MAX, i64::MAX / 1000, 8_000 * 366 * 86_400] {
+            assert_eq!(objects::timestamp(shifted(now, seconds)), "9999-12-31T23:59:59Z", "{seconds}");
+        }
+        // The largest period Go's Duration holds, and one past it (where Go wraps): exact.
+        assert_eq!(shifted(now, 9_223_372_036), at("2318-04-14T02:51:21Z"));
+        assert_eq!(shifted(now, 9_223_372_037), at("2318-04-14T02:51:22Z"));
+        for seconds in [i64::MIN, -1 - i64::MAX / 1000, -100 * 366 * 86_400] {
+            assert_eq!(shifted(now, seconds), chrono::DateTime::<chrono::Utc>::UNIX_EPOCH, "{seconds}");
+        }
+    }
+
+    #[test]
+    fn shortened_grace_periods_move_the_timestamp_back_as_upstream() {
+        let now = at("2026-01-02T03:04:05Z");
+        // Marked 10s ago with 30s: 20s remain; shortening to 5s ends 5s after the mark.
+        let marked = json!("2026-01-02T03:04:25Z");
+        assert_eq!(shortened_grace(&marked, 30, 15, now), (15, at("2026-01-02T03:04:10Z")));
+        // Already past: now, and a graceful period becomes 1.
+        assert_eq!(shortened_grace(&marked, 30, 5, now), (1, now));
+        assert_eq!(shortened_grace(&marked, 30, 0, now), (0, now));
+        // The largest periods never overflow.
+        let far = json!("9999-12-31T23:59:59Z");
+        assert_eq!(shortened_grace(&far, i64::MAX, 0, now), (0, now));
+        assert_eq!(shortened_grace(&far, i64::MAX, 7, now), (1, now));
+        assert_eq!(shortened_grace(&far, i64::MAX, i64::MAX - 1, now), (i64::MAX - 1, at("9999-12-31T23:59:58Z")));
+        assert_eq!(shortened_grace(&json!("not a time"), 30, 10, now), (10, at("2026-01-02T03:04:15Z")));
+    }
+
+    /// Deletes a scheduled, running pod (deleted gracefully) with each of the given options in
+    /// turn, through the real store, and returns its metadata after each.
+    async fn delete_pod_with(options: &[Value]) -> Vec<Result<Value, ApiError>> {
+        let dir = tempfile::tempdir().unwrap();
+        let store = EmbeddedStore::open(dir.path().join("store.redb")).unwrap();
+        let config = StoreConfig { network: Default::default(), event_ttl: std::time::Duration::ZERO };
+        let kind = Kind { group: String::new(), version: "v1".into(), kind: "Pod".into() };
+        let pods = Store::new(&store, &config, "", "pods", kind.clone());
+        let pod = json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "ns", "uid": "u-1", "creationTimestamp": "2026-01-01T00:00:00Z"},
+            "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "i"}]},
+            "status": {"phase": "Running"},
+        });
+        let k = keys::key("", "pods", Some("ns"), Some("p"));
+        store.create(&k, objects::encode_stored(&kind, &pod).unwrap().into()).await.unwrap();
+        let mut out = Vec::new();
+        for o in options {
+            let result = pods.delete(WriteOptions::default(), Some("ns"), "p", o).await.map(|d| match d {
+                Deleted::Gone(_, v) => json!({"gone": v["metadata"]}),
+                Deleted::Pending(_, v) => v["metadata"].clone(),
+            });
+            out.push(result);
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn huge_and_negative_grace_periods_never_panic() {
+        let got = delete_pod_with(&[json!({"gracePeriodSeconds": i64::MAX}), json!({"gracePeriodSeconds": 10})]).await;
+        let first = got[0].as_ref().unwrap();
+        assert_eq!(
+            (first["deletionGracePeriodSeconds"].as_i64(), first["deletionTimestamp"].as_str()),
+            (Some(i64::MAX), Some("9999-12-31T23:59:59Z"))
+        );
+        // Shortened: the old end minus i64::MAX seconds is long past, so now, with 1s left.
+        let second = got[1].as_ref().unwrap();
+        assert_eq!(second["deletionGracePeriodSeconds"], 1, "{second}");
+
+        // Negative periods are 1 second (upstream's `BeforeDelete`), then 0 deletes.
+        for negative in [-1, i64::MIN] {
+            let got = delete_pod_with(&[json!({"gracePeriodSeconds": negative}), json!({"gracePeriodSeconds": 0})]).await;
+            let first = got[0].as_ref().unwrap();
+            assert_eq!(first["deletionGracePeriodSeconds"], 1, "{negative}: {first}");
+            assert!(got[1].as_ref().unwrap()["gone"].is_object(), "{negative}: {:?}", got[1]);
+        }
+        let got = delete_pod_with(&[json!({"gracePeriodSeconds": 0})]).await;
+        assert!(got[0].as_ref().unwrap()["gone"].is_object());
+        // Pending with the largest period: a longer one changes nothing.
+        let got = delete_pod_with(&[json!({"gracePeriodSeconds": i64::MAX - 1}), json!({"gracePeriodSeconds": i64::MAX}), json!({})]).await;
+        for r in &got {
+            assert_eq!(r.as_ref().unwrap()["deletionGracePeriodSeconds"].as_i64(), Some(i64::MAX - 1));
+        }
+    }
+}
