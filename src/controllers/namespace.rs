@@ -2,12 +2,14 @@
 //! `pkg/controller/namespace/deletion`) does, run inside kapi so that `kubectl delete ns x`
 //! finishes on a lone server.
 //!
-//! A deleted namespace is only marked `Terminating` (see `registry::deletion_flow`). This loop
+//! A deleted namespace is only marked `Terminating` (see the namespace strategy, `registry/core/namespaces.rs`). This loop
 //! then deletes everything stored in it, waits for objects with finalizers to lose them, removes
 //! the `kubernetes` finalizer from `spec.finalizers` (upstream's `namespaces/<n>/finalize`) and
 //! deletes the namespace once no finalizer is left. Every step is idempotent and guarded on
 //! the stored revision, so a restart half-way (it resumes from what is stored) or several
-//! servers on one store are harmless.
+//! servers on one store are harmless. It writes through the registry's `Store`, as a client
+//! would: each object is deleted with its resource's strategy, and the finalizer is removed
+//! through `namespaces/<name>/finalize`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,23 +17,23 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tracing::warn;
 
-use crate::registry::objects;
-use crate::storage::{KeyValue, ListOptions, Storage, StorageError};
+use crate::registry::objects::{self, Kind};
+use crate::registry::store::{Current, Deleted, Incoming, Proposed, Store, StoreConfig, WriteOptions};
+use crate::status::ApiError;
+use crate::storage::{ListOptions, Storage};
 
-/// The finalizer in `spec.finalizers` this controller is responsible for.
+/// The finalizer kapi (as kube-apiserver) puts on every new namespace.
 const FINALIZER: &str = "kubernetes";
 
 const NAMESPACES: &str = "/registry/namespaces/";
 
-/// How soon a namespace whose contents are still waiting for their own finalizers is looked at
-/// again (upstream requeues with back-off; objects with finalizers are rare in kapi).
+/// How long to wait before looking again at a namespace whose contents still have finalizers.
 const RETRY: Duration = Duration::from_secs(2);
 
-/// Runs the controller until the process ends.
-pub fn spawn(store: Arc<dyn Storage>) -> tokio::task::JoinHandle<()> {
+pub fn spawn(store: Arc<dyn Storage>, config: Arc<StoreConfig>) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         loop {
-            if let Err(e) = run(store.as_ref()).await {
+            if let Err(e) = run(store.as_ref(), &config).await {
                 warn!(error = %e, "namespace finalizer: restarting");
                 tokio::time::sleep(RETRY).await;
             }
@@ -39,25 +41,25 @@ pub fn spawn(store: Arc<dyn Storage>) -> tokio::task::JoinHandle<()> {
     })
 }
 
-/// Finalizes what is pending, then again on every namespace change (and on a timer while some
-/// namespace is still waiting).
-async fn run(store: &dyn Storage) -> Result<(), StorageError> {
+/// Finalizes what is terminating now, then again at every namespace change (and every
+/// [`RETRY`] while something waits for finalizers).
+async fn run(store: &dyn Storage, config: &StoreConfig) -> Result<(), ApiError> {
     let from = store.current_revision().await?;
     let mut changes = store.watch(NAMESPACES, from).await?;
-    let mut pending = finalize_all(store).await?;
+    let mut pending = finalize_all(store, config).await?;
     loop {
         let wait = if pending { RETRY } else { Duration::from_secs(3600) };
         match tokio::time::timeout(wait, changes.next()).await {
             Ok(None) => return Ok(()),
-            Ok(Some(Err(e))) => return Err(e),
+            Ok(Some(Err(e))) => return Err(e.into()),
             Ok(Some(Ok(_))) | Err(_) => {}
         }
-        pending = finalize_all(store).await?;
+        pending = finalize_all(store, config).await?;
     }
 }
 
-/// One pass over all terminating namespaces; whether any is still waiting.
-pub async fn finalize_all(store: &dyn Storage) -> Result<bool, StorageError> {
+/// One pass over the terminating namespaces; true while one of them still waits.
+pub async fn finalize_all(store: &dyn Storage, config: &StoreConfig) -> Result<bool, ApiError> {
     let namespaces = store.list(NAMESPACES, ListOptions::default()).await?;
     let mut pending = false;
     for kv in namespaces.kvs {
@@ -65,95 +67,84 @@ pub async fn finalize_all(store: &dyn Storage) -> Result<bool, StorageError> {
         if !ns["metadata"]["deletionTimestamp"].is_string() {
             continue;
         }
-        match finalize(store, &kv, &ns).await {
+        match finalize(store, config, &ns).await {
             Ok(done) => pending |= !done,
-            // Changed under us: the watch brings it back.
-            Err(StorageError::Conflict { .. } | StorageError::NotFound { .. }) => pending = true,
+            // Changed or gone meanwhile: the next pass sees it as it is.
+            Err(e) if e.code == 404 || e.code == 409 => pending = true,
             Err(e) => return Err(e),
         }
     }
     Ok(pending)
 }
 
-/// Removes a terminating namespace's contents, then its finalizer, then the namespace; whether
-/// it is gone (or left to other finalizers).
-async fn finalize(store: &dyn Storage, kv: &KeyValue, ns: &Value) -> Result<bool, StorageError> {
-    let name = ns["metadata"]["name"].as_str().unwrap_or_default();
-    let has_ours = ns["spec"]["finalizers"].as_array().is_some_and(|f| f.iter().any(|v| v == FINALIZER));
-    if has_ours {
-        let remaining = delete_contents(store, name).await?;
-        if remaining > 0 {
-            return Ok(false);
-        }
-        let mut finalized = ns.clone();
-        if let Some(list) = finalized["spec"]["finalizers"].as_array_mut() {
-            list.retain(|f| f != FINALIZER);
-        }
-        if let Some(meta) = finalized["metadata"].as_object_mut() {
-            meta.remove("resourceVersion");
-        }
-        let kind = objects::Kind { group: String::new(), version: "v1".into(), kind: "Namespace".into() };
-        let stored = objects::encode_stored(&kind, &finalized).map_err(internal)?;
-        let updated = store.update(&kv.key, stored.into(), kv.mod_revision).await?;
-        return delete_if_unfinalized(store, &updated, &finalized).await;
-    }
-    if ns["spec"]["finalizers"].as_array().is_some_and(|f| !f.is_empty()) {
-        // Another component's finalizer: it finishes the namespace.
-        return Ok(true);
-    }
-    delete_if_unfinalized(store, kv, ns).await
+fn v1(kind: &str) -> Kind {
+    Kind { group: String::new(), version: "v1".into(), kind: kind.into() }
 }
 
-async fn delete_if_unfinalized(store: &dyn Storage, kv: &KeyValue, ns: &Value) -> Result<bool, StorageError> {
-    if ns["metadata"]["finalizers"].as_array().is_some_and(|f| !f.is_empty()) {
-        return Ok(true);
+/// Moves one terminating namespace on; true when nothing is left to wait for.
+async fn finalize(store: &dyn Storage, config: &StoreConfig, ns: &Value) -> Result<bool, ApiError> {
+    let name = ns["metadata"]["name"].as_str().unwrap_or_default();
+    let has_ours = ns["spec"]["finalizers"].as_array().is_some_and(|f| f.iter().any(|v| v == FINALIZER));
+    if !has_ours {
+        // Another component's finalizer: theirs to remove.
+        if ns["spec"]["finalizers"].as_array().is_some_and(|f| !f.is_empty()) {
+            return Ok(true);
+        }
+        return delete_namespace(store, config, name).await;
     }
-    match store.delete(&kv.key, Some(kv.mod_revision)).await {
-        Ok(_) | Err(StorageError::NotFound { .. }) => Ok(true),
+    if delete_contents(store, config, name).await? > 0 {
+        return Ok(false);
+    }
+    // `namespaces/<name>/finalize` without ours; with no finalizer left, that update deletes
+    // the namespace (its strategy's `should_delete_during_update`).
+    let mut without_ours = |current: &Current<'_>| {
+        let mut object = current.internal.clone();
+        if let Some(list) = object["spec"]["finalizers"].as_array_mut() {
+            list.retain(|f| f != FINALIZER);
+        }
+        Ok(Proposed { incoming: Incoming { object, required: Vec::new() }, precondition: None })
+    };
+    let finalize = Store::new(store, config, "", "namespaces", v1("Namespace")).with_subresource(Some("finalize"));
+    finalize.update(WriteOptions::default(), None, name, &mut without_ours).await?;
+    delete_namespace(store, config, name).await
+}
+
+/// Deletes a namespace left without finalizers (none left to run: done either way).
+async fn delete_namespace(store: &dyn Storage, config: &StoreConfig, name: &str) -> Result<bool, ApiError> {
+    let namespaces = Store::new(store, config, "", "namespaces", v1("Namespace"));
+    match namespaces.delete(WriteOptions::default(), None, name, &json!({})).await {
+        Ok(Deleted::Pending(..)) => Ok(true),
+        Ok(Deleted::Gone(..)) => Ok(true),
+        Err(e) if e.code == 404 => Ok(true),
         Err(e) => Err(e),
     }
 }
 
-/// Deletes every object stored in namespace `name`; objects with finalizers are marked and
-/// counted as remaining.
-async fn delete_contents(store: &dyn Storage, name: &str) -> Result<usize, StorageError> {
-    let mut prefixes: Vec<String> = kapi_api::scheme::RESOURCES
-        .iter()
-        .filter(|r| r.namespaced)
-        .map(|r| crate::registry::keys::key(r.group, r.resource, Some(name), None))
-        .collect();
-    prefixes.sort();
-    prefixes.dedup();
+/// Deletes every object stored in the namespace, each through its resource's store (finalizers
+/// mark it, its strategy decides the rest) with no grace period, as upstream's namespace
+/// controller deletes collections; returns how many are still there.
+async fn delete_contents(store: &dyn Storage, config: &StoreConfig, name: &str) -> Result<usize, ApiError> {
+    let mut seen_prefixes = std::collections::BTreeSet::new();
     let mut remaining = 0;
-    for prefix in prefixes {
+    let now = json!({ "gracePeriodSeconds": 0 });
+    for r in kapi_api::scheme::RESOURCES.iter().filter(|r| r.namespaced) {
+        let prefix = crate::registry::keys::key(r.group, r.resource, Some(name), None);
+        // Resources served by two groups (Events) share their objects.
+        if !seen_prefixes.insert(prefix.clone()) {
+            continue;
+        }
+        let kind = Kind { group: r.kind.group.into(), version: r.kind.version.into(), kind: r.kind.kind.into() };
+        let resource = Store::new(store, config, r.group, r.resource, kind);
         for kv in store.list(&prefix, ListOptions::default()).await?.kvs {
-            let (kind, mut object) = objects::decode_stored(&kv.value).map_err(internal)?;
-            let result = if object["metadata"]["finalizers"].as_array().is_some_and(|f| !f.is_empty()) {
-                remaining += 1;
-                if object["metadata"]["deletionTimestamp"].is_string() {
-                    continue;
-                }
-                object["metadata"]["deletionTimestamp"] = json!(objects::now());
-                object["metadata"]["deletionGracePeriodSeconds"] = json!(0);
-                if let Some(meta) = object["metadata"].as_object_mut() {
-                    meta.remove("resourceVersion");
-                }
-                let stored = objects::encode_stored(&kind, &object).map_err(internal)?;
-                store.update(&kv.key, stored.into(), kv.mod_revision).await.map(drop)
-            } else {
-                store.delete(&kv.key, Some(kv.mod_revision)).await.map(drop)
-            };
-            match result {
-                Ok(()) | Err(StorageError::NotFound { .. }) => {}
-                // Written meanwhile: looked at again on the next pass.
-                Err(StorageError::Conflict { .. }) => remaining += 1,
+            let object_name = kv.key.rsplit('/').next().unwrap_or_default().to_owned();
+            match resource.delete_at(WriteOptions::default(), &kv.key, &object_name, &now).await {
+                Ok(Deleted::Gone(..)) => {}
+                Ok(Deleted::Pending(..)) => remaining += 1,
+                Err(e) if e.code == 404 => {}
+                Err(e) if e.code == 409 => remaining += 1,
                 Err(e) => return Err(e),
             }
         }
     }
     Ok(remaining)
-}
-
-fn internal(e: impl std::fmt::Display) -> StorageError {
-    StorageError::Internal { context: "namespace finalizer".into(), source: e.to_string().into() }
 }

@@ -3,8 +3,9 @@
 //! ServiceAccount and a `kube-root-ca.crt` ConfigMap with the cluster's CA bundle (which the
 //! token volume of every pod mounts, see `registry::admission::service_account`).
 //!
-//! Writes go straight to the store, create-if-absent (or compare-and-swap for the CA), so
-//! replicas and restarts are harmless.
+//! Writes go through the registry's `Store`, as a client's would (admission, validation, dry
+//! run and watch apply alike): create-if-absent, and a guarded update for the CA, so replicas
+//! and restarts are harmless.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,16 +16,16 @@ use tracing::warn;
 use crate::registry::admission::ROOT_CA_CONFIGMAP;
 use crate::registry::keys::key;
 use crate::registry::objects::{self, Kind};
-use crate::storage::{Event, ListOptions, Storage, StorageError};
+use crate::registry::store::{Current, Incoming, Proposed, Store, StoreConfig, WriteOptions};
+use crate::status::ApiError;
+use crate::storage::{Event, ListOptions, Storage};
 
-/// Upstream's description annotation on that ConfigMap.
 const ROOT_CA_DESCRIPTION: &str = "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters.";
 
-/// Runs the controller until the process ends.
-pub fn spawn(store: Arc<dyn Storage>, root_ca_pem: String) -> tokio::task::JoinHandle<()> {
+pub fn spawn(store: Arc<dyn Storage>, config: Arc<StoreConfig>, root_ca_pem: String) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         loop {
-            if let Err(e) = run(store.as_ref(), &root_ca_pem).await {
+            if let Err(e) = run(store.as_ref(), &config, &root_ca_pem).await {
                 warn!(error = %e, "service account controller: restarting");
                 tokio::time::sleep(Duration::from_secs(2)).await;
             }
@@ -32,39 +33,35 @@ pub fn spawn(store: Arc<dyn Storage>, root_ca_pem: String) -> tokio::task::JoinH
     })
 }
 
-async fn run(store: &dyn Storage, root_ca_pem: &str) -> Result<(), StorageError> {
+async fn run(store: &dyn Storage, config: &StoreConfig, root_ca_pem: &str) -> Result<(), ApiError> {
     let namespaces = key("", "namespaces", None, None);
     let from = store.current_revision().await?;
     let mut changes = store.watch(&namespaces, from).await?;
     for kv in store.list(&namespaces, ListOptions::default()).await?.kvs {
         if let Ok((_, ns)) = objects::decode_stored(&kv.value) {
-            ensure(store, &ns, root_ca_pem).await?;
+            ensure(store, config, &ns, root_ca_pem).await?;
         }
     }
     while let Some(event) = changes.next().await {
         if let Event::Put { kv, .. } = event?
             && let Ok((_, ns)) = objects::decode_stored(&kv.value)
         {
-            ensure(store, &ns, root_ca_pem).await?;
+            ensure(store, config, &ns, root_ca_pem).await?;
         }
     }
     Ok(())
 }
 
-/// Gives an active namespace its `default` ServiceAccount and current root CA ConfigMap.
-pub async fn ensure(store: &dyn Storage, namespace: &Value, root_ca_pem: &str) -> Result<(), StorageError> {
+/// The namespace's `default` ServiceAccount and CA ConfigMap, created when missing and the CA
+/// bundle brought up to date. A namespace being deleted is left alone.
+pub async fn ensure(store: &dyn Storage, config: &StoreConfig, namespace: &Value, root_ca_pem: &str) -> Result<(), ApiError> {
     if namespace["metadata"]["deletionTimestamp"].is_string() {
         return Ok(());
     }
     let Some(ns) = namespace["metadata"]["name"].as_str() else { return Ok(()) };
-    let account = json!({
-        "apiVersion": "v1",
-        "kind": "ServiceAccount",
-        "metadata": { "name": "default", "namespace": ns },
-    });
-    create_if_absent(store, &key("", "serviceaccounts", Some(ns), Some("default")), "ServiceAccount", account).await?;
+    let account = json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default", "namespace": ns}});
+    create_if_absent(store, config, ns, "serviceaccounts", account).await?;
 
-    let ca_key = key("", "configmaps", Some(ns), Some(ROOT_CA_CONFIGMAP));
     let config_map = json!({
         "apiVersion": "v1",
         "kind": "ConfigMap",
@@ -75,38 +72,44 @@ pub async fn ensure(store: &dyn Storage, namespace: &Value, root_ca_pem: &str) -
         },
         "data": { "ca.crt": root_ca_pem },
     });
-    match store.get(&ca_key).await? {
-        None => create_if_absent(store, &ca_key, "ConfigMap", config_map).await,
-        // A changed CA (or an edited ConfigMap) is put back, as upstream's publisher does.
-        Some(kv) => {
-            let (kind, mut current) = objects::decode_stored(&kv.value).map_err(internal)?;
-            if current["data"]["ca.crt"] == root_ca_pem {
-                return Ok(());
-            }
-            current["data"] = json!({ "ca.crt": root_ca_pem });
-            let bytes = objects::encode_stored(&kind, &current).map_err(internal)?;
-            match store.update(&ca_key, bytes.into(), kv.mod_revision).await {
-                Ok(_) | Err(StorageError::Conflict { .. } | StorageError::NotFound { .. }) => Ok(()),
-                Err(e) => Err(e),
-            }
-        }
-    }
-}
-
-async fn create_if_absent(store: &dyn Storage, k: &str, kind: &str, mut object: Value) -> Result<(), StorageError> {
-    if store.get(k).await?.is_some() {
+    let ca_key = key("", "configmaps", Some(ns), Some(ROOT_CA_CONFIGMAP));
+    let Some(kv) = store.get(&ca_key).await? else {
+        return create_if_absent(store, config, ns, "configmaps", config_map).await;
+    };
+    let (_, current) = objects::decode_stored(&kv.value).map_err(ApiError::internal)?;
+    if current["data"]["ca.crt"] == root_ca_pem {
         return Ok(());
     }
-    object["metadata"]["uid"] = json!(uuid::Uuid::new_v4().to_string());
-    object["metadata"]["creationTimestamp"] = json!(objects::now());
-    let kind = Kind { group: String::new(), version: "v1".into(), kind: kind.into() };
-    let bytes = objects::encode_stored(&kind, &object).map_err(internal)?;
-    match store.create(k, bytes.into()).await {
-        Ok(_) | Err(StorageError::AlreadyExists { .. }) => Ok(()),
-        Err(e) => Err(e),
+    let mut with_bundle = |current: &Current<'_>| {
+        let mut object = current.internal.clone();
+        object["data"] = json!({ "ca.crt": root_ca_pem });
+        Ok(Proposed { incoming: Incoming { object, required: Vec::new() }, precondition: None })
+    };
+    let config_maps = Store::new(store, config, "", "configmaps", v1("ConfigMap"));
+    match config_maps.update(WriteOptions::default(), Some(ns), ROOT_CA_CONFIGMAP, &mut with_bundle).await {
+        Err(e) if e.code != 404 && e.code != 409 => Err(e),
+        _ => Ok(()),
     }
 }
 
-fn internal(e: impl std::fmt::Display) -> StorageError {
-    StorageError::Internal { context: "service account controller".into(), source: e.to_string().into() }
+fn v1(kind: &str) -> Kind {
+    Kind { group: String::new(), version: "v1".into(), kind: kind.into() }
+}
+
+/// Creates a core/v1 object unless it exists (another replica may create it first).
+async fn create_if_absent(store: &dyn Storage, config: &StoreConfig, ns: &str, resource: &str, object: Value) -> Result<(), ApiError> {
+    let name = object["metadata"]["name"].as_str().unwrap_or_default().to_owned();
+    if store.get(&key("", resource, Some(ns), Some(&name))).await?.is_some() {
+        return Ok(());
+    }
+    let kind = v1(object["kind"].as_str().unwrap_or_default());
+    let bytes = serde_json::to_vec(&object).map_err(ApiError::internal)?;
+    let external = objects::decode_defaulted(&kind, kapi_apimachinery::codec::Format::Json, &bytes).map_err(ApiError::internal)?;
+    let incoming = Incoming::from_external("", resource, &kind, external)?;
+    // Created meanwhile (409), or the namespace went away or began terminating (404, 403): no
+    // account is wanted then.
+    match Store::new(store, config, "", resource, kind).create(WriteOptions::default(), Some(ns), incoming).await {
+        Err(e) if ![403, 404, 409].contains(&e.code) => Err(e),
+        _ => Ok(()),
+    }
 }

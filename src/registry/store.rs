@@ -258,7 +258,7 @@ impl<'a> Store<'a> {
             if let Some(meta) = value["metadata"].as_object_mut() {
                 meta.remove("resourceVersion");
             }
-            let finalized = deletion_completes(&value);
+            let finalized = deletion_completes(&value) && self.strategy.should_delete_during_update(&value);
             let (stored, object) = objects::encode_internal(&current.kind, value).map_err(ApiError::internal)?;
             match self.commit_update(options, &key, finalized, stored.into(), kv.mod_revision).await {
                 Ok(kv) => return Ok(Written { kv, object }),
@@ -694,5 +694,90 @@ mod tests {
         for r in &got {
             assert_eq!(r.as_ref().unwrap()["deletionGracePeriodSeconds"].as_i64(), Some(i64::MAX - 1));
         }
+    }
+
+    fn config() -> StoreConfig {
+        StoreConfig { network: Default::default(), event_ttl: std::time::Duration::ZERO }
+    }
+
+    fn v1(kind: &str) -> Kind {
+        Kind { group: String::new(), version: "v1".into(), kind: kind.into() }
+    }
+
+    fn incoming(resource: &str, kind: &Kind, object: Value) -> Incoming {
+        let bytes = serde_json::to_vec(&object).unwrap();
+        let external = objects::decode_defaulted(kind, kapi_apimachinery::codec::Format::Json, &bytes).unwrap();
+        Incoming::from_external(kind.group.as_str(), resource, kind, external).unwrap()
+    }
+
+    /// Proposes `change` applied to the current object, with an optional precondition.
+    fn changed(
+        change: impl Fn(&mut Value) + Send,
+        precondition: Option<&str>,
+    ) -> impl FnMut(&Current<'_>) -> Result<Proposed, ApiError> + Send {
+        let precondition = precondition.map(str::to_owned);
+        move |current: &Current<'_>| {
+            let mut object = current.internal.clone();
+            change(&mut object);
+            Ok(Proposed { incoming: Incoming { object, required: Vec::new() }, precondition: precondition.clone() })
+        }
+    }
+
+    #[tokio::test]
+    async fn creates_set_identity_and_dry_runs_write_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = EmbeddedStore::open(dir.path().join("store.redb")).unwrap();
+        let config = config();
+        let namespaces = Store::new(&storage, &config, "", "namespaces", v1("Namespace"));
+        let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns"}});
+        let dry = WriteOptions { user: None, dry_run: true };
+        namespaces.create(dry, None, incoming("namespaces", &v1("Namespace"), ns.clone())).await.unwrap();
+        assert!(storage.get(&keys::key("", "namespaces", None, Some("ns"))).await.unwrap().is_none(), "a dry run stores nothing");
+        let written = namespaces.create(WriteOptions::default(), None, incoming("namespaces", &v1("Namespace"), ns.clone())).await.unwrap();
+        let (_, stored) = namespaces.read(&written.kv).unwrap();
+        assert!(stored["metadata"]["uid"].is_string() && stored["metadata"]["creationTimestamp"].is_string(), "{stored}");
+        assert_eq!(stored["spec"]["finalizers"], json!(["kubernetes"]), "the namespace strategy's PrepareForCreate: {stored}");
+        let again = namespaces.create(WriteOptions::default(), None, incoming("namespaces", &v1("Namespace"), ns)).await;
+        assert_eq!(again.err().map(|e| e.code), Some(409));
+
+        // Admission: nothing is created in a namespace that does not exist.
+        let config_maps = Store::new(&storage, &config, "", "configmaps", v1("ConfigMap"));
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}});
+        let refused =
+            config_maps.create(WriteOptions::default(), Some("missing"), incoming("configmaps", &v1("ConfigMap"), cm.clone())).await;
+        assert_eq!(refused.err().map(|e| e.code), Some(404));
+        config_maps.create(WriteOptions::default(), Some("ns"), incoming("configmaps", &v1("ConfigMap"), cm)).await.unwrap();
+
+        // A stale precondition is a conflict; none retries on the current object.
+        let stale =
+            config_maps.update(WriteOptions::default(), Some("ns"), "c", &mut changed(|o| o["data"] = json!({"a": "1"}), Some("1"))).await;
+        assert_eq!(stale.err().map(|e| e.code), Some(409));
+        let updated = config_maps
+            .update(WriteOptions::default(), Some("ns"), "c", &mut changed(|o| o["data"] = json!({"a": "1"}), None))
+            .await
+            .unwrap();
+        assert_eq!(config_maps.read(&updated.kv).unwrap().1["data"], json!({"a": "1"}));
+    }
+
+    /// A namespace being deleted stays while `spec.finalizers` has any (upstream's
+    /// `ShouldDeleteNamespaceDuringUpdate`), even when an update leaves `metadata.finalizers`
+    /// empty; `finalize` taking the last one completes the deletion.
+    #[tokio::test]
+    async fn terminating_namespaces_stay_until_finalized() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = EmbeddedStore::open(dir.path().join("store.redb")).unwrap();
+        let config = config();
+        let namespaces = Store::new(&storage, &config, "", "namespaces", v1("Namespace"));
+        let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns"}});
+        namespaces.create(WriteOptions::default(), None, incoming("namespaces", &v1("Namespace"), ns)).await.unwrap();
+        let marked = namespaces.delete(WriteOptions::default(), None, "ns", &json!({})).await.unwrap();
+        assert!(matches!(marked, Deleted::Pending(..)));
+        let label = |o: &mut Value| o["metadata"]["labels"]["x"] = json!("y");
+        namespaces.update(WriteOptions::default(), None, "ns", &mut changed(label, None)).await.unwrap();
+        let key = keys::key("", "namespaces", None, Some("ns"));
+        assert!(storage.get(&key).await.unwrap().is_some(), "an update does not skip the namespace's finalizer");
+        let finalize = Store::new(&storage, &config, "", "namespaces", v1("Namespace")).with_subresource(Some("finalize"));
+        finalize.update(WriteOptions::default(), None, "ns", &mut changed(|o| o["spec"]["finalizers"] = json!([]), None)).await.unwrap();
+        assert!(storage.get(&key).await.unwrap().is_none(), "finalized: deleted");
     }
 }

@@ -140,6 +140,13 @@ pub trait Strategy: Send + Sync {
         let _ = object;
     }
 
+    /// Whether an update that leaves an object being deleted without finalizers completes the
+    /// deletion (upstream's `ShouldDeleteDuringUpdate`, which namespaces narrow).
+    fn should_delete_during_update(&self, object: &Value) -> bool {
+        let _ = object;
+        true
+    }
+
     /// Whether a delete answers with the deleted object (`ReturnDeletedObject`) rather than a
     /// `Status`.
     fn returns_deleted_object(&self) -> bool {

@@ -157,7 +157,7 @@ pub struct ServerState {
     pub store: Arc<dyn Storage>,
     pub metrics: metrics::Metrics,
     /// Service ranges and `--event-ttl`, which the registry's stores read.
-    pub store_config: crate::registry::store::StoreConfig,
+    pub store_config: Arc<crate::registry::store::StoreConfig>,
     pub checks: Vec<health::Check>,
     /// The group-versions served (upstream's default set; `--runtime-config` later).
     pub enabled: crate::discovery::EnabledGroupVersions,
@@ -222,23 +222,24 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     std::fs::write(args.data_dir.join("port"), addr.port().to_string())?;
 
     rest::bootstrap(store.as_ref(), &network, addr.port()).await.context("creating the objects every cluster starts with")?;
-    crate::controllers::namespace::spawn(store.clone());
+    let store_config = Arc::new(crate::registry::store::StoreConfig { network, event_ttl: args.event_ttl });
+    crate::controllers::namespace::spawn(store.clone(), store_config.clone());
     // The system namespaces' accounts exist before the server reports ready.
     for ns in crate::registry::SYSTEM_NAMESPACES {
         if let Some(kv) = store.get(&rest::key("", "namespaces", None, Some(ns))).await?
             && let Ok((_, namespace)) = crate::registry::objects::decode_stored(&kv.value)
         {
-            crate::controllers::service_accounts::ensure(store.as_ref(), &namespace, &pki.root_ca_pem()).await?;
+            crate::controllers::service_accounts::ensure(store.as_ref(), &store_config, &namespace, &pki.root_ca_pem()).await?;
         }
     }
-    crate::controllers::service_accounts::spawn(store.clone(), pki.root_ca_pem());
+    crate::controllers::service_accounts::spawn(store.clone(), store_config.clone(), pki.root_ca_pem());
     if !args.etcd_compaction_interval.is_zero() {
         tokio::spawn(compact_periodically(store.clone(), args.etcd_compaction_interval));
     }
     let state = Arc::new(ServerState {
         store,
         metrics: metrics::Metrics::default(),
-        store_config: crate::registry::store::StoreConfig { network, event_ttl: args.event_ttl },
+        store_config,
         checks,
         enabled,
         request_timeout: args.request_timeout,

@@ -45,6 +45,11 @@ impl Strategy for NamespaceStrategy {
         true
     }
 
+    /// `ShouldDeleteNamespaceDuringUpdate`: only once no `spec.finalizers` are left either.
+    fn should_delete_during_update(&self, object: &Value) -> bool {
+        object["spec"]["finalizers"].as_array().is_none_or(Vec::is_empty)
+    }
+
     fn subresource(&self, name: &str) -> Option<&'static dyn SubresourceStrategy> {
         (name == "finalize").then_some(&Finalize)
     }
