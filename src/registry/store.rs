@@ -168,6 +168,11 @@ impl<'a> Store<'a> {
     pub async fn create(&self, options: WriteOptions<'_>, namespace: Option<&str>, incoming: Incoming) -> Result<Written, ApiError> {
         let Incoming { object: mut value, required } = incoming;
         let kind = &self.kind;
+        // The object is in the namespace it is created in, from admission on (the handlers
+        // have checked a body's own namespace against the request's).
+        if let Some(ns) = namespace {
+            value["metadata"]["namespace"] = Value::String(ns.to_owned());
+        }
         let name_in_body = value["metadata"]["name"].as_str().unwrap_or_default().to_owned();
         let target = self.target(namespace, &name_in_body);
         admission::admit(&mut self.attributes(options, Operation::Create, target, Some(&mut value), None)).await?;
