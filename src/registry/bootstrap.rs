@@ -3,12 +3,64 @@
 //! (the `scheduling/bootstrap-system-priority-classes` post-start hook,
 //! `pkg/apis/scheduling` `SystemPriorityClasses`) and API Priority and Fairness' mandatory and
 //! suggested configuration (`k8s.io/apiserver/pkg/apis/flowcontrol/bootstrap`, ensured by the
-//! `priority-and-fairness-config-producer` hook). `server::rest::bootstrap` creates whichever
-//! of them is missing; nothing here knows about storage.
+//! `priority-and-fairness-config-producer` hook), and [`ensure`], which creates whichever of
+//! them is missing through the registry's `Store`, run at every start.
 
+use kapi_apimachinery::codec::Format;
 use serde_json::{Value, json};
 
 use super::core::services::ServiceNetwork;
+use super::objects::{self, Kind};
+use super::store::{Current, Incoming, Proposed, Store, StoreConfig, WriteOptions};
+use crate::status::ApiError;
+use crate::storage::Storage;
+
+/// Creates the objects every cluster starts with ([`objects`]) that do not exist yet, through
+/// the registry's `Store` as a client's create (defaulted, admitted, validated), and writes back
+/// the spec of those whose spec upstream restores ([`restores_spec`]) when the stored one
+/// differs. Idempotent, so any number of servers on one store may run it: a create that loses
+/// to another replica's, or an update that loses a race, is left to the winner.
+pub async fn ensure(storage: &dyn Storage, config: &StoreConfig, secure_port: u16) -> Result<(), ApiError> {
+    for wanted in objects(&config.network, secure_port) {
+        let kind = Kind { group: wanted.group.into(), version: wanted.version.into(), kind: wanted.kind.into() };
+        let meta = &wanted.object["metadata"];
+        let (name, namespace) = (meta["name"].as_str().unwrap_or_default(), meta["namespace"].as_str());
+        let store = Store::new(storage, config, wanted.group, wanted.resource, kind.clone());
+        let body = serde_json::to_vec(&wanted.object).map_err(ApiError::internal)?;
+        let defaulted = objects::decode_defaulted(&kind, Format::Json, &body).map_err(ApiError::internal)?;
+        let Some(current) = storage.get(&super::keys::key(wanted.group, wanted.resource, namespace, Some(name))).await? else {
+            let incoming = Incoming::from_external(wanted.group, wanted.resource, &kind, defaulted)?;
+            match store.create(WriteOptions::default(), namespace, incoming).await {
+                Err(e) if e.code != 409 => return Err(e),
+                _ => continue,
+            }
+        };
+        let (_, stored) = objects::decode_stored(&current.value).map_err(ApiError::internal)?;
+        if !restores_spec(&wanted, &stored) {
+            continue;
+        }
+        // Both sides as stored bytes read back, so only a real difference counts.
+        let (_, mut spec) =
+            objects::encode_stored(&kind, &defaulted).and_then(|bytes| objects::decode_stored(&bytes)).map_err(ApiError::internal)?;
+        keep_on_restore(wanted.resource, &stored, &mut spec);
+        if stored["spec"] == spec["spec"] {
+            continue;
+        }
+        let revision = current.mod_revision.to_string();
+        let mut restore = |current: &Current<'_>| {
+            let mut object = current.external.clone();
+            object["spec"] = spec["spec"].clone();
+            object["metadata"]["annotations"][AUTO_UPDATE_ANNOTATION] = json!("true");
+            let incoming = Incoming::from_external(wanted.group, wanted.resource, &current.kind, object)?;
+            Ok(Proposed { incoming, precondition: Some(revision.clone()) })
+        };
+        match store.update(WriteOptions::default(), namespace, name, &mut restore).await {
+            Err(e) if e.code != 409 && e.code != 404 => return Err(e),
+            _ => {}
+        }
+    }
+    Ok(())
+}
 
 /// One object to create at start-up when it does not exist.
 #[derive(Debug, Clone)]

@@ -221,8 +221,10 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     };
     std::fs::write(args.data_dir.join("port"), addr.port().to_string())?;
 
-    rest::bootstrap(store.as_ref(), &network, addr.port()).await.context("creating the objects every cluster starts with")?;
     let store_config = Arc::new(crate::registry::store::StoreConfig { network, event_ttl: args.event_ttl });
+    crate::registry::bootstrap::ensure(store.as_ref(), &store_config, addr.port())
+        .await
+        .context("creating the objects every cluster starts with")?;
     crate::controllers::namespace::spawn(store.clone(), store_config.clone());
     // The system namespaces' accounts exist before the server reports ready.
     for ns in crate::registry::SYSTEM_NAMESPACES {

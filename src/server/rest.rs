@@ -773,63 +773,6 @@ async fn patch(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option
     respond_written(call, &kind, 200, written)
 }
 
-/// Creates the objects every cluster starts with (`registry::bootstrap`: system namespaces,
-/// the `kubernetes` Service, system priority classes, flow-control configuration) that do not
-/// exist yet, defaulted as a request body would be, and writes back the spec of those whose
-/// spec upstream restores (`registry::bootstrap::restores_spec`) when the stored one differs. Idempotent, so any number of servers on
-/// one store may run it: a create that loses to another replica's, or an update that loses a
-/// race, is left to the winner.
-pub async fn bootstrap(
-    store: &dyn Storage,
-    network: &crate::registry::core::services::ServiceNetwork,
-    secure_port: u16,
-) -> Result<(), ApiError> {
-    for wanted in crate::registry::bootstrap::objects(network, secure_port) {
-        let kind = Kind { group: wanted.group.into(), version: wanted.version.into(), kind: wanted.kind.into() };
-        let meta = &wanted.object["metadata"];
-        let name = meta["name"].as_str().unwrap_or_default();
-        let k = key(wanted.group, wanted.resource, meta["namespace"].as_str(), Some(name));
-        let body = serde_json::to_vec(&wanted.object).map_err(ApiError::internal)?;
-        let mut value = objects::decode_defaulted(&kind, Format::Json, &body).map_err(ApiError::internal)?;
-        let Some(current) = store.get(&k).await.map_err(ApiError::from)? else {
-            value["metadata"]["uid"] = json!(uuid::Uuid::new_v4().to_string());
-            value["metadata"]["creationTimestamp"] = json!(objects::now());
-            if crate::registry::strategy(wanted.group, wanted.resource).tracks_generation() {
-                value["metadata"]["generation"] = json!(1);
-            }
-            let stored = objects::encode_stored(&kind, &value).map_err(ApiError::internal)?;
-            match store.create(&k, stored.into()).await {
-                Ok(_) | Err(StorageError::AlreadyExists { .. }) => {}
-                Err(e) => return Err(ApiError::internal(e)),
-            }
-            continue;
-        };
-        let (stored_kind, mut stored) = objects::decode_stored(&current.value).map_err(ApiError::internal)?;
-        if !crate::registry::bootstrap::restores_spec(&wanted, &stored) {
-            continue;
-        }
-        // Both sides as stored bytes read back, so only a real difference counts.
-        let (_, mut spec) =
-            objects::encode_stored(&kind, &value).and_then(|bytes| objects::decode_stored(&bytes)).map_err(ApiError::internal)?;
-        crate::registry::bootstrap::keep_on_restore(wanted.resource, &stored, &mut spec);
-        if stored["spec"] == spec["spec"] {
-            continue;
-        }
-        stored["spec"] = spec["spec"].take();
-        stored["metadata"]["annotations"][crate::registry::bootstrap::AUTO_UPDATE_ANNOTATION] = json!("true");
-        if crate::registry::strategy(wanted.group, wanted.resource).tracks_generation() {
-            let generation = stored["metadata"]["generation"].as_i64().unwrap_or_default();
-            stored["metadata"]["generation"] = json!(generation + 1);
-        }
-        let bytes = objects::encode_stored(&stored_kind, &stored).map_err(ApiError::internal)?;
-        match store.update(&k, bytes.into(), current.mod_revision).await {
-            Ok(_) | Err(StorageError::Conflict { .. } | StorageError::NotFound { .. }) => {}
-            Err(e) => return Err(ApiError::internal(e)),
-        }
-    }
-    Ok(())
-}
-
 async fn watch(store: &Arc<dyn Storage>, call: &ResourceCall<'_>) -> Result<http::Response<Body>, ApiError> {
     let t = call.target;
     let namespace = Some(call.info.namespace.as_str()).filter(|ns| !ns.is_empty() && t.namespaced);
