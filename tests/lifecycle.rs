@@ -358,3 +358,24 @@ fn pods_resize_cpu_and_memory_through_their_subresource() {
     let (_, unchanged) = call(&server, "GET", path, Value::Null);
     assert_eq!(unchanged["metadata"]["resourceVersion"], resized["metadata"]["resourceVersion"], "{unchanged}");
 }
+
+/// The pod strategy's `WarningsOnCreate`: a name that is not a DNS label is allowed, with
+/// upstream's warning about the hostname it becomes.
+#[test]
+fn pods_named_other_than_a_dns_label_are_created_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    let headers = [("Content-Type", "application/json"), ("Accept", "application/json")];
+    let body = pod("web.v1", json!({})).to_string();
+    let (code, answer_headers, answer) =
+        common::request_full(&server, "POST", "/api/v1/namespaces/default/pods", &headers, body.as_bytes());
+    assert_eq!(code, 201, "{}", String::from_utf8_lossy(&answer));
+    let warning = common::header(&answer_headers, "warning").unwrap_or_default();
+    assert!(
+        warning.starts_with("299 - \"metadata.name: this is used in the Pod's hostname, which can result in surprising behavior; a DNS label is recommended: [a lowercase RFC 1123 label"),
+        "{warning}"
+    );
+    let body = pod("web", json!({})).to_string();
+    let (code, answer_headers, _) = common::request_full(&server, "POST", "/api/v1/namespaces/default/pods", &headers, body.as_bytes());
+    assert_eq!((code, common::header(&answer_headers, "warning")), (201, None));
+}

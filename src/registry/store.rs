@@ -100,6 +100,8 @@ pub enum Deleted {
 pub struct Written {
     pub kv: KeyValue,
     pub object: Box<dyn TypedObject>,
+    /// The strategy's warnings about the object, for the client.
+    pub warnings: Vec<String>,
 }
 
 impl<'a> Store<'a> {
@@ -206,6 +208,7 @@ impl<'a> Store<'a> {
         self.strategy.normalize(&mut value);
         super::prepare_for_create(self.group, self.resource, options.user, &mut value);
         self.validate(&name, None, &value, required)?;
+        let warnings = self.strategy.warnings_on_create(&value);
         let context = CreateContext { store: self.storage, network: &self.config.network };
         let target = Target { name: &name, ..target };
         self.strategy.begin_create(&context, &mut value).await.map_err(|rejection| target.refuse(rejection))?;
@@ -214,7 +217,7 @@ impl<'a> Store<'a> {
         let (stored, object) = objects::encode_internal(kind, value).map_err(ApiError::internal)?;
         let key = keys::object_key(self.group, self.resource, namespace, &name)?;
         let kv = self.write_create(options, &key, stored.into()).await.map_err(|e| self.storage_error(e, &name))?;
-        Ok(Written { kv, object })
+        Ok(Written { kv, object, warnings })
     }
 
     /// `Update` through `GuaranteedUpdate`: read the current object, let `update` propose the
@@ -244,6 +247,7 @@ impl<'a> Store<'a> {
             }
             let old = &current.internal;
             admission::admit(&mut self.attributes(options, Operation::Update, target, Some(&mut proposed), Some(old))).await?;
+            let mut warnings = Vec::new();
             let mut value = match subresource_write {
                 Some(write) => {
                     let value = write.merge(old, &proposed);
@@ -256,6 +260,7 @@ impl<'a> Store<'a> {
                 None => {
                     self.prepare_update(old, &mut proposed, name, namespace);
                     self.validate(name, Some(old), &proposed, required)?;
+                    warnings = self.strategy.warnings_on_update(&proposed, old);
                     proposed
                 }
             };
@@ -266,7 +271,7 @@ impl<'a> Store<'a> {
             let finalized = deletion_completes(&value) && self.strategy.should_delete_during_update(&value);
             let (stored, object) = objects::encode_internal(&current.kind, value).map_err(ApiError::internal)?;
             match self.commit_update(options, &key, finalized, stored.into(), kv.mod_revision).await {
-                Ok(kv) => return Ok(Written { kv, object }),
+                Ok(kv) => return Ok(Written { kv, object, warnings }),
                 Err(StorageError::Conflict { .. }) if precondition.is_none() => continue,
                 Err(e) => return Err(self.storage_error(e, name)),
             }

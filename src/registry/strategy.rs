@@ -73,6 +73,19 @@ pub trait Strategy: Send + Sync {
         Vec::new()
     }
 
+    /// `WarningsOnCreate`: what the client is warned of about a valid new object (sent as
+    /// `Warning` headers).
+    fn warnings_on_create(&self, object: &Value) -> Vec<String> {
+        let _ = object;
+        Vec::new()
+    }
+
+    /// `WarningsOnUpdate`.
+    fn warnings_on_update(&self, new: &Value, old: &Value) -> Vec<String> {
+        let _ = (new, old);
+        Vec::new()
+    }
+
     /// The status strategy's `PrepareForUpdate` beyond taking the status from the request.
     fn prepare_status_update(&self, new: &mut Value, old: &Value) {
         let _ = (new, old);

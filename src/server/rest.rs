@@ -125,7 +125,10 @@ fn respond_encoded(format: Format, code: u16, body: Result<Vec<u8>, kapi_apimach
 /// the storage version, the typed object the write encoded is the stored object, and answers
 /// without decoding the stored bytes again; otherwise the stored value is read ([`read`]).
 fn respond_written(call: &ResourceCall<'_>, kind: &Kind, code: u16, written: Written) -> Result<http::Response<Body>, ApiError> {
-    let Written { kv, object: mut written } = written;
+    let Written { kv, object: mut written, warnings } = written;
+    for warning in warnings {
+        warn(warning);
+    }
     let kv = &kv;
     // `as=Table` / `as=PartialObjectMetadata` apply to write answers too, as upstream's
     // `transformResponseObject` does for every verb.

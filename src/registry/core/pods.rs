@@ -31,6 +31,20 @@ impl Strategy for PodStrategy {
         validation::core::pod(object)
     }
 
+    /// A pod's name becomes its hostname: a name that is no DNS label is allowed but warned of.
+    fn warnings_on_create(&self, object: &Value) -> Vec<String> {
+        let name = object["metadata"]["name"].as_str().unwrap_or_default();
+        let errors = crate::selectors::dns1123_label_errors(name);
+        if errors.is_empty() {
+            return Vec::new();
+        }
+        // Go's `%v` of a `[]string`: the messages in brackets, space-separated.
+        vec![format!(
+            "metadata.name: this is used in the Pod's hostname, which can result in surprising behavior; a DNS label is recommended: [{}]",
+            errors.join(" ")
+        )]
+    }
+
     fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
         validation::core::pod_update(old, new)
     }
