@@ -91,3 +91,30 @@ fn populate_condition_timestamps(csr: &mut Value, old: &Value) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn requests_record_their_requester_over_the_body() {
+        let mut csr = json!({"spec": {"username": "someone-else", "uid": "u", "extra": {"a": ["b"]}}});
+        let user = crate::request_info::UserInfo { name: "alice".into(), groups: vec!["team".into()] };
+        CertificateSigningRequestStrategy.prepare_for_create(&mut csr, Some(&user));
+        assert_eq!(csr["spec"], json!({"username": "alice", "groups": ["team"]}));
+    }
+
+    #[test]
+    fn approval_writes_only_conditions() {
+        let stored = json!({"spec": {"usages": ["client auth"]}, "status": {"certificate": "Y2VydA=="}});
+        let proposed =
+            json!({"spec": {"usages": []}, "status": {"conditions": [{"type": "Approved", "status": "True"}], "certificate": ""}});
+        let merged = Approval.merge(&stored, &proposed);
+        assert_eq!(merged["spec"], stored["spec"]);
+        assert_eq!(merged["status"]["certificate"], "Y2VydA==");
+        let condition = &merged["status"]["conditions"][0];
+        assert_eq!(condition["type"], "Approved");
+        assert!(condition["lastUpdateTime"].is_string() && condition["lastTransitionTime"].is_string(), "{condition}");
+    }
+}

@@ -17,3 +17,15 @@ impl Strategy for EventStrategy {
         (!event_ttl.is_zero()).then_some(event_ttl)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_expire_after_the_event_ttl() {
+        assert_eq!(EventStrategy.storage_ttl(Duration::from_secs(3600)), Some(Duration::from_secs(3600)));
+        assert_eq!(EventStrategy.storage_ttl(Duration::ZERO), None, "0 keeps them");
+        assert_eq!(crate::registry::keys::storage_prefix("events.k8s.io", "events"), "events", "both groups share the prefix");
+    }
+}

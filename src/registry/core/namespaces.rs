@@ -71,3 +71,39 @@ impl SubresourceStrategy for Finalize {
         crate::registry::validation::validate_object_meta(&NamespaceStrategy, new)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_namespaces_are_active_labelled_and_finalized() {
+        let mut ns = json!({"metadata": {"name": "team"}});
+        NamespaceStrategy.prepare_for_create(&mut ns, None);
+        assert_eq!(ns["spec"]["finalizers"], json!(["kubernetes"]));
+        assert_eq!(ns["status"]["phase"], "Active");
+        assert_eq!(ns["metadata"]["labels"]["kubernetes.io/metadata.name"], "team");
+    }
+
+    #[test]
+    fn deletes_wait_for_spec_finalizers() {
+        let finalized = json!({"spec": {"finalizers": ["kubernetes"]}});
+        assert!(matches!(NamespaceStrategy.deletion_flow(&finalized), DeletionFlow::AwaitSystem { .. }));
+        assert!(!NamespaceStrategy.should_delete_during_update(&finalized));
+        let empty = json!({"spec": {"finalizers": []}});
+        assert!(matches!(NamespaceStrategy.deletion_flow(&empty), DeletionFlow::Generic));
+        assert!(NamespaceStrategy.should_delete_during_update(&empty));
+        let mut marked = finalized.clone();
+        NamespaceStrategy.mark_deleting(&mut marked);
+        assert_eq!(marked["status"]["phase"], "Terminating");
+    }
+
+    #[test]
+    fn finalize_writes_only_spec_finalizers() {
+        let stored = json!({"metadata": {"name": "team", "labels": {"a": "b"}}, "spec": {"finalizers": ["kubernetes", "other"]}});
+        let proposed = json!({"metadata": {"name": "team", "labels": {}}, "spec": {"finalizers": ["other"]}});
+        let merged = Finalize.merge(&stored, &proposed);
+        assert_eq!(merged["spec"]["finalizers"], json!(["other"]));
+        assert_eq!(merged["metadata"]["labels"], json!({"a": "b"}));
+    }
+}

@@ -362,4 +362,44 @@ mod tests {
             Some("The disruption budget b needs 1 healthy pods and has 2 currently")
         );
     }
+
+    #[test]
+    fn new_pods_are_pending_with_their_qos_class() {
+        let mut pod = json!({"spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]}});
+        PodStrategy.prepare_for_create(&mut pod, None);
+        assert_eq!(pod["status"], json!({"phase": "Pending", "qosClass": "Burstable"}));
+    }
+
+    #[test]
+    fn grace_periods_follow_check_graceful_delete() {
+        let running = json!({"spec": {"nodeName": "n", "terminationGracePeriodSeconds": 45}, "status": {"phase": "Running"}});
+        assert_eq!(PodStrategy.grace_period(&running, None), Some(45));
+        assert_eq!(PodStrategy.grace_period(&running, Some(5)), Some(5));
+        let unscheduled = json!({"spec": {}, "status": {"phase": "Pending"}});
+        assert_eq!(PodStrategy.grace_period(&unscheduled, Some(5)), Some(0));
+        let finished = json!({"spec": {"nodeName": "n"}, "status": {"phase": "Succeeded"}});
+        assert_eq!(PodStrategy.grace_period(&finished, None), Some(0));
+    }
+
+    #[test]
+    fn resize_keeps_only_resources_and_resize_policy() {
+        let stored = json!({"metadata": {"generation": 1},
+            "spec": {"containers": [{"name": "c", "image": "a", "resources": {"requests": {"cpu": "1"}}}]}});
+        let proposed = json!({"metadata": {"labels": {"x": "y"}},
+            "spec": {"containers": [{"name": "c", "image": "b", "resources": {"requests": {"cpu": "2"}}}]}});
+        let merged = Resize.merge(&stored, &proposed);
+        assert_eq!(merged["spec"]["containers"][0], json!({"name": "c", "image": "a", "resources": {"requests": {"cpu": "2"}}}));
+        assert_eq!(merged["metadata"], json!({"generation": 2}), "labels are not resized; the spec change bumps the generation");
+        // A renamed container is kept as sent, for validation to refuse.
+        let renamed = json!({"spec": {"containers": [{"name": "d", "image": "a"}]}});
+        assert_eq!(Resize.merge(&stored, &renamed)["spec"]["containers"][0]["name"], "d");
+    }
+
+    #[test]
+    fn connects_answer_as_upstream_without_a_kubelet() {
+        let unscheduled = json!({"spec": {}});
+        assert_eq!(PodStrategy.connect_error("pods", "exec", "p", &unscheduled).code, 400);
+        assert_eq!(PodStrategy.connect_error("pods", "proxy", "p", &unscheduled).code, 503);
+        assert_eq!(PodStrategy.connect_error("pods", "exec", "p", &json!({"spec": {"nodeName": "n"}})).code, 500);
+    }
 }

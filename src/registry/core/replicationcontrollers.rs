@@ -32,3 +32,16 @@ impl Strategy for ReplicationControllerStrategy {
         Some(crate::registry::ScaleFacts { selector_is_map: true })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_under_controllers_with_a_label_map_selector() {
+        assert_eq!(crate::registry::keys::storage_prefix("", "replicationcontrollers"), "controllers");
+        assert!(ReplicationControllerStrategy.scale().is_some_and(|s| s.selector_is_map));
+        assert!(crate::registry::strategy("apps", "deployments").scale().is_some_and(|s| !s.selector_is_map));
+        assert!(crate::registry::strategy("apps", "daemonsets").scale().is_none());
+    }
+}
