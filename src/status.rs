@@ -21,6 +21,9 @@ use kapi_apimachinery::codec::{self, Format};
 
 use crate::request_info::RequestInfo;
 
+/// Go's `%q` (`strconv.Quote`), as upstream's messages quote names and values.
+pub(crate) use kapi_apimachinery::strconv::quote as go_quote;
+
 /// The text upstream's generic store puts in every 409 for a stale `resourceVersion`
 /// (`OptimisticLockErrorMsg` in `k8s.io/apiserver/pkg/registry/generic/registry/store.go`).
 pub const OPTIMISTIC_LOCK_ERROR_MSG: &str = "the object has been modified; please apply your changes to the latest version and try again";
@@ -664,33 +667,6 @@ fn non_zero(n: i32) -> Option<i32> {
     (n != 0).then_some(n)
 }
 
-/// Go's `%q` (`strconv.Quote`): double quotes, `\"` and `\\`, C escapes for control
-/// characters, `\x`/`\u`/`\U` for other unprintable ones. "Printable" approximates Go's
-/// `unicode.IsPrint` as "not a control character and not a space other than U+0020".
-pub(crate) fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c if c == ' ' || (!c.is_control() && !c.is_whitespace()) => out.push(c),
-            c if (c as u32) < 0x10000 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push_str(&format!("\\U{:08x}", c as u32)),
-        }
-    }
-    out.push('"');
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -978,21 +954,6 @@ mod tests {
         assert_eq!(aggregate(one("a").into_iter()), Some("a".into()));
         assert_eq!(aggregate(vec!["a".into(), "a".into()].into_iter()), Some("a".into()));
         assert_eq!(aggregate(vec!["a".into(), "b".into(), "a".into()].into_iter()), Some("[a, b]".into()));
-    }
-
-    #[test]
-    fn go_quote_matches_strconv_quote() {
-        let cases = [
-            ("x", r#""x""#),
-            ("", r#""""#),
-            ("a\"b\\c", r#""a\"b\\c""#),
-            ("\u{1}\u{7f}\t", r#""\x01\x7f\t""#),
-            ("héllo 世界", "\"héllo 世界\""),
-            ("\u{a0}\u{2028}", r#""\u00a0\u2028""#),
-        ];
-        for (input, want) in cases {
-            assert_eq!(go_quote(input), want, "{input:?}");
-        }
     }
 
     #[test]

@@ -17,6 +17,8 @@ use prost::encoding::{DecodeContext, WireType, int64, skip_field};
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
+use crate::time::quote;
+
 const NANOSECOND: u64 = 1;
 const MICROSECOND: u64 = 1000 * NANOSECOND;
 const MILLISECOND: u64 = 1000 * MICROSECOND;
@@ -59,7 +61,7 @@ impl Duration {
     /// Go's `time.ParseDuration`: `[-+]?([0-9]*(\.[0-9]*)?[a-z]+)+` with units ns, us, µs, μs, ms,
     /// s, m and h, a lone `0`, and fractions computed the way Go does (in `f64`, truncated).
     pub fn parse(text: &str) -> Result<Duration, ParseDurationError> {
-        let invalid = || ParseDurationError(format!("time: invalid duration {}", go_quote(text)));
+        let invalid = || ParseDurationError(format!("time: invalid duration {}", quote(text)));
 
         let mut s = text;
         let mut neg = false;
@@ -106,7 +108,7 @@ impl Duration {
             // The unit runs up to the next '.' or digit (both ASCII, so this is a char boundary).
             let unit_len = s.bytes().position(|b| b == b'.' || b.is_ascii_digit()).unwrap_or(s.len());
             if unit_len == 0 {
-                return Err(ParseDurationError(format!("time: missing unit in duration {}", go_quote(text))));
+                return Err(ParseDurationError(format!("time: missing unit in duration {}", quote(text))));
             }
             let (unit_name, rest) = s.split_at(unit_len);
             s = rest;
@@ -118,7 +120,7 @@ impl Duration {
                 "m" => MINUTE,
                 "h" => HOUR,
                 _ => {
-                    return Err(ParseDurationError(format!("time: unknown unit {} in duration {}", go_quote(unit_name), go_quote(text))));
+                    return Err(ParseDurationError(format!("time: unknown unit {} in duration {}", quote(unit_name), quote(text))));
                 }
             };
             if whole > (1u64 << 63) / unit {
@@ -195,28 +197,6 @@ fn leading_fraction(s: &str) -> (u64, f64, &str) {
         scale *= 10.0;
     }
     (x, scale, &s[i..])
-}
-
-/// The `time` package's own `quote` for error messages: ASCII printable as is (with `"` and `\`
-/// escaped), every byte of anything else as `\xNN`.
-fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        if (c as u32) >= 0x80 || c < ' ' {
-            let mut utf8 = [0u8; 4];
-            for b in c.encode_utf8(&mut utf8).bytes() {
-                out.push_str(&format!("\\x{b:02x}"));
-            }
-        } else {
-            if c == '"' || c == '\\' {
-                out.push('\\');
-            }
-            out.push(c);
-        }
-    }
-    out.push('"');
-    out
 }
 
 impl fmt::Display for Duration {

@@ -18,6 +18,7 @@ pub mod schema_or;
 pub mod scheme;
 pub mod serde_bytes;
 pub mod serde_null;
+pub mod strconv;
 pub mod time;
 pub mod walk;
 pub mod wire;

@@ -203,7 +203,6 @@ enum Fraction {
 /// Go's `time.Parse` for the RFC 3339 layouts used by `Time` and `MicroTime`, returning UTC
 /// (unix seconds, nanos). Errors carry Go's `ParseError` text.
 fn parse_rfc3339(value: &str, layout: &'static str, fraction: Fraction) -> Result<(i64, i64), ParseTimeError> {
-    let quote = go_quote;
     let cannot = |rest: &str, elem: &str| {
         ParseTimeError(format!("parsing time {} as {}: cannot parse {} as {}", quote(value), quote(layout), quote(rest), quote(elem)))
     };
@@ -327,9 +326,11 @@ fn frac_nanos(digits: &[u8]) -> i64 {
     nanos
 }
 
-/// The `time` package's `quote` for error messages: printable ASCII as is (`"` and `\` escaped),
-/// every byte of anything else as `\xNN`.
-fn go_quote(s: &str) -> String {
+/// The `time` package's own `quote` (`format.go`) for its parse errors, here and in
+/// `Duration`'s: printable ASCII as is (`"` and `\` escaped), every byte of anything else as
+/// `\xNN`. Unlike `strconv.Quote` ([`crate::strconv::quote`]) it escapes all non-ASCII, and
+/// control characters as bytes (`\x09`, not `\t`).
+pub(crate) fn quote(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {
@@ -656,6 +657,21 @@ mod tests {
 
     fn unhex(s: &str) -> Vec<u8> {
         (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+    }
+
+    /// The `time` package's `quote` against `strconv.Quote`: the same on printable ASCII, bytes
+    /// for everything else (DEL is ASCII and passes as is).
+    #[test]
+    fn time_quote_escapes_every_non_ascii_byte() {
+        for (input, want) in [
+            ("2008-01-01", r#""2008-01-01""#),
+            ("a\"b\\c", r#""a\"b\\c""#),
+            ("\t\u{1}\u{7f}", "\"\\x09\\x01\u{7f}\""),
+            ("é\u{fffd}", r#""\xc3\xa9\xef\xbf\xbd""#),
+        ] {
+            assert_eq!(quote(input), want, "{input:?}");
+        }
+        assert_eq!(crate::strconv::quote("\té"), r#""\té""#);
     }
 
     #[test]
