@@ -20,3 +20,4 @@ pub mod server;
 pub mod status;
 pub mod storage;
 pub mod tables;
+pub mod url;

@@ -1,9 +1,8 @@
 //! The options of list, watch and deletecollection requests, and continue tokens, as
 //! kube-apiserver reads and checks them.
 //!
-//! - [`parse_query`] is Go's `url.ParseQuery` as `req.URL.Query()` uses it (malformed pairs
-//!   dropped, `+` is a space).
-//! - [`ListOptions::from_query`] is the handlers' `DecodeParameters` into
+//! - [`ListOptions::from_query`] reads the query as `req.URL.Query()` does
+//!   ([`crate::url::parse_query`]), then is the handlers' `DecodeParameters` into
 //!   `metainternalversion.ListOptions` (a bad number or selector is a 400 with upstream's text)
 //!   followed by `ValidateListOptions` (a forbidden combination is the 422
 //!   `ListOptions.meta.k8s.io "" is invalid: ...`).
@@ -69,7 +68,7 @@ impl ListOptions {
     /// `DecodeParameters` (400 for a malformed number or selector) and validating as
     /// `ValidateListOptions` (422).
     pub fn from_query(query: &str) -> Result<Self, ApiError> {
-        Self::from_values(&parse_query(query))
+        Self::from_values(&crate::url::parse_query(query))
     }
 
     /// [`ListOptions::from_query`] on decoded query values; the first value of a repeated
@@ -257,50 +256,6 @@ pub fn parse_resource_version(value: &str) -> Result<u64, FieldError> {
         return Ok(0);
     }
     go_parse_uint(value).map_err(|e| FieldError::invalid("resourceVersion", value, e))
-}
-
-/// Go's `url.ParseQuery` as `URL.Query()` uses it: pairs split at `&`, a pair containing `;`
-/// or a malformed escape dropped, `+` decoded as a space, a key without `=` given the value
-/// `""`. Values keep their order.
-pub fn parse_query(query: &str) -> BTreeMap<String, Vec<String>> {
-    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for pair in query.split('&') {
-        if pair.is_empty() || pair.contains(';') {
-            continue;
-        }
-        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        let (Some(k), Some(v)) = (query_unescape(k), query_unescape(v)) else { continue };
-        out.entry(k).or_default().push(v);
-    }
-    out
-}
-
-/// Go's `url.QueryUnescape`; `None` for a malformed `%` escape.
-fn query_unescape(s: &str) -> Option<String> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'%' => {
-                let hex = |c: u8| (c as char).to_digit(16);
-                let hi = b.get(i + 1).copied().and_then(hex)?;
-                let lo = b.get(i + 2).copied().and_then(hex)?;
-                // Two hex digits make a byte; the conversion cannot fail.
-                out.push(u8::try_from(hi * 16 + lo).unwrap_or_default());
-                i += 3;
-            }
-            b'+' => {
-                out.push(b' ');
-                i += 1;
-            }
-            c => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    Some(String::from_utf8_lossy(&out).into_owned())
 }
 
 /// Upstream's `Convert_Slice_string_To_bool`: `false` (any case) and `0` are false, anything
@@ -830,20 +785,6 @@ mod tests {
             plan(&token("0")).unwrap_err().message,
             "invalid continue token: continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
         );
-    }
-
-    #[test]
-    fn query_decoding() {
-        let q = parse_query("a=1&b=x+y%2Fz&a=2&&c&d=%zz&e;f=1&g=%E2%9C%93&h=%41%4a");
-        let get = |k: &str| q.get(k).cloned().unwrap_or_default();
-        assert_eq!(get("a"), vec!["1", "2"]);
-        assert_eq!(get("b"), vec!["x y/z"]);
-        assert_eq!(get("c"), vec![""]);
-        assert!(!q.contains_key("d"));
-        assert!(!q.contains_key("e") && !q.contains_key("e;f"));
-        assert_eq!(get("g"), vec!["✓"]);
-        assert_eq!(get("h"), vec!["AJ"]);
-        assert!(parse_query("").is_empty());
     }
 
     #[test]

@@ -389,17 +389,15 @@ impl IncludeObject {
         }
     }
 
-    /// `includeObject` from a raw query string (with or without the leading `?`); the first
-    /// value counts, as upstream's parameter codec takes it.
+    /// `includeObject` from a raw query string (with or without the leading `?`), read as
+    /// `req.URL.Query()` reads it ([`crate::url::parse_query`]); the first value counts, as
+    /// upstream's parameter codec takes it.
     pub fn from_query(query: &str) -> Result<IncludeObject, TableError> {
         let query = query.strip_prefix('?').unwrap_or(query);
-        for pair in query.split('&') {
-            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-            if percent_decode(key) == "includeObject" {
-                return IncludeObject::parse(&percent_decode(value));
-            }
+        match crate::url::parse_query(query).get("includeObject").and_then(|v| v.first()) {
+            Some(value) => IncludeObject::parse(value),
+            None => Ok(IncludeObject::Metadata),
         }
-        Ok(IncludeObject::Metadata)
     }
 
     /// The parameter's spelling.
@@ -410,29 +408,6 @@ impl IncludeObject {
             IncludeObject::Object => "Object",
         }
     }
-}
-
-/// Query-string decoding (`+` is a space, `%XX` a byte); malformed escapes stay as written.
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let hex = |b: u8| char::from(b).to_digit(16);
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < bytes.len() => match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
-                (Some(hi), Some(lo)) => {
-                    out.push((hi * 16 + lo) as u8);
-                    i += 2;
-                }
-                _ => out.push(b'%'),
-            },
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Why a table could not be made; upstream answers each with `400 BadRequest` and this message.
@@ -2723,6 +2698,10 @@ mod tests {
         assert_eq!(IncludeObject::from_query("?limit=500&includeObject=Object"), Ok(IncludeObject::Object));
         assert_eq!(IncludeObject::from_query("includeObject=None&includeObject=Object"), Ok(IncludeObject::None));
         assert_eq!(IncludeObject::from_query("watch=1&resourceVersion=5"), Ok(IncludeObject::Metadata));
+        // Go's `URL.Query()` drops a pair with a malformed escape or a `;`.
+        assert_eq!(IncludeObject::from_query("includeObject=%zz&includeObject=Object"), Ok(IncludeObject::Object));
+        assert_eq!(IncludeObject::from_query("includeObject=None;x=y"), Ok(IncludeObject::Metadata));
+        assert_eq!(IncludeObject::from_query("include%4Fbject=N%6Fne"), Ok(IncludeObject::None));
         let err = IncludeObject::from_query("includeObject=obj%22ect").unwrap_err();
         assert_eq!(
             err.to_string(),

@@ -113,8 +113,7 @@ fn request_deadline(info: &RequestInfo, query: Option<&str>, maximum: Duration) 
         return Ok(None);
     }
     // Go's `URL.Query().Get("timeout")`: the first value.
-    let timeout =
-        crate::list_options::parse_query(query.unwrap_or_default()).remove("timeout").and_then(|values| values.into_iter().next());
+    let timeout = crate::url::parse_query(query.unwrap_or_default()).remove("timeout").and_then(|values| values.into_iter().next());
     let Some(timeout) = timeout.filter(|t| !t.is_empty()) else { return Ok(Some(maximum)) };
     let parsed = kapi_apimachinery::Duration::parse(&timeout)
         .map_err(|e| ApiError::bad_request(format!("invalid timeout specified in the request URL - {e}")))?;

@@ -86,7 +86,7 @@ fn delete_options_from(body: Option<Value>, query: &str) -> Result<Value, ApiErr
     let options = match body {
         Some(options) => options,
         None => {
-            let query = crate::list_options::parse_query(query);
+            let query = crate::url::parse_query(query);
             let first = |k: &str| query.get(k).and_then(|v| v.first());
             let mut options = json!({});
             if let Some(policy) = first("propagationPolicy") {

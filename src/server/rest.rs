@@ -64,7 +64,7 @@ pub(super) fn storage_error(e: StorageError, call: &ResourceCall<'_>) -> ApiErro
 /// `dryRun=All`: the request does everything but write (what `kubectl diff` and
 /// `--dry-run=server` rely on). Any other value is upstream's 400.
 pub fn parse_dry_run(query: &str) -> Result<bool, ApiError> {
-    let query = crate::list_options::parse_query(query);
+    let query = crate::url::parse_query(query);
     match query.get("dryRun").map(Vec::as_slice) {
         None | Some([]) => Ok(false),
         Some(values) if values.iter().all(|v| v == "All") => Ok(true),
@@ -158,7 +158,7 @@ fn respond_written(call: &ResourceCall<'_>, kind: &Kind, code: u16, written: Wri
 pub async fn handle(store: &Arc<dyn Storage>, call: ResourceCall<'_>) -> http::Response<Body> {
     let is_watch = matches!(call.target.action, "watch" | "watchlist")
         || (call.target.action == "list"
-            && crate::list_options::parse_query(call.query)
+            && crate::url::parse_query(call.query)
                 .get("watch")
                 .and_then(|v| v.first())
                 .is_some_and(|v| matches!(v.as_str(), "1" | "true" | "True")));
@@ -383,7 +383,7 @@ impl ListItems {
 
 /// A GET's `resourceVersion`: `None` when unset (a consistent read).
 fn get_resource_version(query: &str) -> Result<Option<crate::storage::Revision>, ApiError> {
-    let query = crate::list_options::parse_query(query);
+    let query = crate::url::parse_query(query);
     match query.get("resourceVersion").and_then(|v| v.first()).filter(|v| !v.is_empty()) {
         None => Ok(None),
         Some(rv) => crate::list_options::parse_resource_version(rv)
@@ -579,7 +579,7 @@ fn warn(message: String) {
 /// Server-side field validation (`fieldValidation=Strict|Warn|Ignore`; Warn when absent, as
 /// upstream): fields the kind does not have are a 400 under Strict and a warning under Warn.
 fn check_unknown_fields(call: &ResourceCall<'_>, format: Format, typed: &Value) -> Result<(), ApiError> {
-    let query = crate::list_options::parse_query(call.query);
+    let query = crate::url::parse_query(call.query);
     let mode = query.get("fieldValidation").and_then(|v| v.first()).map_or("Warn", String::as_str);
     let raw: Value = match (mode, format) {
         ("Ignore", _) | (_, Format::Protobuf) => return Ok(()),

@@ -1,0 +1,142 @@
+//! Go's `net/url` as kube-apiserver meets it: the request path decoded as `URL.Path` is
+//! ([`path_unescape`], Go's `url.PathUnescape`), the query read as `req.URL.Query()` reads it
+//! ([`parse_query`], Go's `url.ParseQuery` with `url.QueryUnescape`: `+` is a space, a pair with
+//! a malformed escape is dropped), and a path escaped again as `URL.EscapedPath` writes it
+//! ([`escaped_path`]).
+//!
+//! Decoding and encoding are the `percent-encoding` crate's. That crate leaves a malformed
+//! escape as written, where Go refuses it, so escapes are checked first as Go's `unescape`
+//! checks them. Go's strings may hold any bytes; a Rust string holds UTF-8, so a path that
+//! decodes to other bytes is refused and a query value's invalid bytes become U+FFFD.
+//!
+//! I/O-free; the cases are in the tests.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use kapi_apimachinery::strconv::quote;
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
+
+/// Why a path or query component could not be unescaped.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UnescapeError {
+    /// Go's `url.EscapeError`: a `%` not followed by two hex digits (the escape as written, at
+    /// most three bytes).
+    #[error("invalid URL escape {}", quote(.0))]
+    InvalidEscape(String),
+    /// A path whose escapes decode to bytes that are not UTF-8.
+    #[error("invalid UTF-8 in URL path {}", quote(.0))]
+    InvalidUtf8(String),
+}
+
+/// Go's `url.PathUnescape` (and how `URL.Path` is decoded): `%XX` escapes decoded, `+` kept.
+pub fn path_unescape(s: &str) -> Result<Cow<'_, str>, UnescapeError> {
+    check_escapes(s)?;
+    percent_decode_str(s).decode_utf8().map_err(|_| UnescapeError::InvalidUtf8(s.to_owned()))
+}
+
+/// Go's `url.QueryUnescape`: `%XX` escapes decoded, `+` a space.
+pub fn query_unescape(s: &str) -> Result<Cow<'_, str>, UnescapeError> {
+    check_escapes(s)?;
+    if s.contains('+') {
+        Ok(Cow::Owned(percent_decode_str(&s.replace('+', " ")).decode_utf8_lossy().into_owned()))
+    } else {
+        Ok(percent_decode_str(s).decode_utf8_lossy())
+    }
+}
+
+/// Go's `unescape` refuses a `%` that two hex digits do not follow.
+fn check_escapes(s: &str) -> Result<(), UnescapeError> {
+    let bytes = s.as_bytes();
+    for (i, _) in s.match_indices('%') {
+        let escape = bytes.get(i + 1..i + 3);
+        if !escape.is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit)) {
+            let end = bytes.len().min(i + 3);
+            return Err(UnescapeError::InvalidEscape(String::from_utf8_lossy(&bytes[i..end]).into_owned()));
+        }
+    }
+    Ok(())
+}
+
+/// Go's `url.ParseQuery` as `URL.Query()` uses it: pairs split at `&`, a pair containing `;`
+/// or a malformed escape dropped, a key without `=` given the value `""`. Values keep their
+/// order.
+pub fn parse_query(query: &str) -> BTreeMap<String, Vec<String>> {
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for pair in query.split('&') {
+        if pair.is_empty() || pair.contains(';') {
+            continue;
+        }
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        let (Ok(k), Ok(v)) = (query_unescape(k), query_unescape(v)) else { continue };
+        out.entry(k.into_owned()).or_default().push(v.into_owned());
+    }
+    out
+}
+
+/// Go's `URL.EscapedPath` for a path without a raw form: unreserved characters and
+/// `$&+,/:;=@` stay, everything else is `%XX`.
+pub fn escaped_path(path: &str) -> String {
+    const PATH: &AsciiSet = &NON_ALPHANUMERIC
+        .remove(b'-')
+        .remove(b'_')
+        .remove(b'.')
+        .remove(b'~')
+        .remove(b'$')
+        .remove(b'&')
+        .remove(b'+')
+        .remove(b',')
+        .remove(b'/')
+        .remove(b':')
+        .remove(b';')
+        .remove(b'=')
+        .remove(b'@');
+    utf8_percent_encode(path, PATH).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_unescape_as_go() {
+        assert_eq!(path_unescape("/api/v1/pods").unwrap(), "/api/v1/pods");
+        assert!(matches!(path_unescape("/api/v1/pods").unwrap(), Cow::Borrowed(_)));
+        assert_eq!(path_unescape("/a%20b+c%2Fd%e2%9c%93").unwrap(), "/a b+c/d✓");
+        for (bad, escape) in [("/a%zz", "%zz"), ("/a%2", "%2"), ("%", "%"), ("/a%g1b", "%g1"), ("/%+1", "%+1")] {
+            assert_eq!(path_unescape(bad).unwrap_err(), UnescapeError::InvalidEscape(escape.to_owned()), "{bad:?}");
+        }
+        assert_eq!(path_unescape("/a%zz").unwrap_err().to_string(), r#"invalid URL escape "%zz""#);
+        assert!(matches!(path_unescape("/a%ff").unwrap_err(), UnescapeError::InvalidUtf8(_)));
+    }
+
+    #[test]
+    fn query_unescape_as_go() {
+        assert_eq!(query_unescape("a+b%2Bc%3D").unwrap(), "a b+c=");
+        assert_eq!(query_unescape("%41%4a").unwrap(), "AJ");
+        assert_eq!(query_unescape("%ff").unwrap(), "\u{fffd}");
+        assert_eq!(query_unescape("x%z").unwrap_err(), UnescapeError::InvalidEscape("%z".to_owned()));
+        assert_eq!(query_unescape("%é").unwrap_err(), UnescapeError::InvalidEscape("%é".to_owned()));
+    }
+
+    #[test]
+    fn query_decoding() {
+        let q = parse_query("a=1&b=x+y%2Fz&a=2&&c&d=%zz&e;f=1&g=%E2%9C%93&h=%41%4a&i=%&j=%4");
+        let get = |k: &str| q.get(k).cloned().unwrap_or_default();
+        assert_eq!(get("a"), vec!["1", "2"]);
+        assert_eq!(get("b"), vec!["x y/z"]);
+        assert_eq!(get("c"), vec![""]);
+        assert!(!q.contains_key("d") && !q.contains_key("i") && !q.contains_key("j"));
+        assert!(!q.contains_key("e") && !q.contains_key("e;f"));
+        assert_eq!(get("g"), vec!["✓"]);
+        assert_eq!(get("h"), vec!["AJ"]);
+        assert!(parse_query("").is_empty());
+    }
+
+    #[test]
+    fn escaped_path_as_go() {
+        assert_eq!(escaped_path("/api/v1/namespaces/x/pods/a b"), "/api/v1/namespaces/x/pods/a%20b");
+        assert_eq!(escaped_path("/a$&+,:;=@-_.~/b"), "/a$&+,:;=@-_.~/b");
+        assert_eq!(escaped_path("/a?b#c%✓"), "/a%3Fb%23c%25%E2%9C%93");
+    }
+}
