@@ -74,22 +74,18 @@ impl ListOptions {
     /// [`ListOptions::from_query`] on decoded query values; the first value of a repeated
     /// parameter counts, as upstream's conversions take it.
     pub fn from_values(values: &BTreeMap<String, Vec<String>>) -> Result<Self, ApiError> {
-        let first = |k: &str| values.get(k).and_then(|v| v.first()).map(String::as_str);
-        // url.Values → metav1.ListOptions, in the generated conversion's field order.
-        let label_selector = first("labelSelector").unwrap_or("");
-        let field_selector = first("fieldSelector").unwrap_or("");
-        let watch = first("watch").is_some_and(go_bool);
-        let allow_watch_bookmarks = first("allowWatchBookmarks").is_some_and(go_bool);
-        let resource_version = first("resourceVersion").filter(|s| !s.is_empty());
-        let resource_version_match = first("resourceVersionMatch").filter(|s| !s.is_empty());
-        let timeout_seconds = first("timeoutSeconds").map(go_parse_int).transpose().map_err(ApiError::bad_request)?;
-        let limit = first("limit").map(go_parse_int).transpose().map_err(ApiError::bad_request)?;
-        let continue_token = first("continue").filter(|s| !s.is_empty());
-        let send_initial_events = first("sendInitialEvents").map(go_bool);
-        // metav1 → internal: the selectors are parsed.
-        let label_selector = LabelSelector::parse(label_selector)?;
-        let field_selector = FieldSelector::parse(field_selector)?;
-
+        let Decoded {
+            label_selector,
+            field_selector,
+            watch,
+            allow_watch_bookmarks,
+            resource_version,
+            resource_version_match,
+            timeout_seconds,
+            limit,
+            continue_token,
+            send_initial_events,
+        } = decode_parameters(values)?;
         let errors = validate(watch, resource_version, resource_version_match, continue_token, send_initial_events);
         if !errors.is_empty() {
             return Err(ApiError::invalid(LIST_OPTIONS_KIND, "", &errors));
@@ -172,6 +168,52 @@ impl ListOptions {
         };
         Ok(ListPlan { consistency, continue_key: None })
     }
+}
+
+/// The query decoded into `metainternalversion.ListOptions`, not yet validated.
+pub(crate) struct Decoded<'a> {
+    pub(crate) label_selector: LabelSelector,
+    pub(crate) field_selector: FieldSelector,
+    pub(crate) watch: bool,
+    allow_watch_bookmarks: bool,
+    resource_version: Option<&'a str>,
+    resource_version_match: Option<&'a str>,
+    timeout_seconds: Option<i64>,
+    limit: Option<i64>,
+    continue_token: Option<&'a str>,
+    send_initial_events: Option<bool>,
+}
+
+/// Upstream's `ParameterCodec.DecodeParameters` into `metainternalversion.ListOptions`: the
+/// first value of each parameter, converted in the generated conversion's field order (a
+/// number that is no int64 is a 400 with `strconv`'s text), then the selectors parsed (a bad
+/// one is a 400 with the parser's text). Request info reads it too (a list's name).
+pub(crate) fn decode_parameters(values: &BTreeMap<String, Vec<String>>) -> Result<Decoded<'_>, ApiError> {
+    let first = |k: &str| values.get(k).and_then(|v| v.first()).map(String::as_str);
+    // url.Values → metav1.ListOptions.
+    let label_selector = first("labelSelector").unwrap_or("");
+    let field_selector = first("fieldSelector").unwrap_or("");
+    let watch = first("watch").is_some_and(go_bool);
+    let allow_watch_bookmarks = first("allowWatchBookmarks").is_some_and(go_bool);
+    let resource_version = first("resourceVersion").filter(|s| !s.is_empty());
+    let resource_version_match = first("resourceVersionMatch").filter(|s| !s.is_empty());
+    let timeout_seconds = first("timeoutSeconds").map(go_parse_int).transpose().map_err(ApiError::bad_request)?;
+    let limit = first("limit").map(go_parse_int).transpose().map_err(ApiError::bad_request)?;
+    let continue_token = first("continue").filter(|s| !s.is_empty());
+    let send_initial_events = first("sendInitialEvents").map(go_bool);
+    // metav1 → internal: the selectors are parsed.
+    Ok(Decoded {
+        label_selector: LabelSelector::parse(label_selector)?,
+        field_selector: FieldSelector::parse(field_selector)?,
+        watch,
+        allow_watch_bookmarks,
+        resource_version,
+        resource_version_match,
+        timeout_seconds,
+        limit,
+        continue_token,
+        send_initial_events,
+    })
 }
 
 /// `ValidateListOptions` with the WatchList feature on (the default).
@@ -260,7 +302,7 @@ pub fn parse_resource_version(value: &str) -> Result<u64, FieldError> {
 
 /// Upstream's `Convert_Slice_string_To_bool`: `false` (any case) and `0` are false, anything
 /// else (the empty string too) is true.
-fn go_bool(s: &str) -> bool {
+pub(crate) fn go_bool(s: &str) -> bool {
     !(s == "0" || s.eq_ignore_ascii_case("false"))
 }
 

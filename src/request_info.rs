@@ -19,6 +19,7 @@ use kapi_api::routes::ROUTES;
 use kapi_apimachinery::scheme::Route;
 
 use crate::status::ApiError;
+use crate::{list_options, url};
 
 /// A user as upstream's authenticators report it (`user.Info`, without UID and extra).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,9 +107,9 @@ impl RequestInfoFactory {
     /// Parses a request. `path` is as sent (percent-encoded, decoded here as Go's `URL.Path`
     /// is); `query` is the raw query string without `?`.
     pub fn parse(&self, method: &str, path: &str, query: Option<&str>) -> Result<RequestInfo, RequestInfoError> {
-        let decoded = percent_decode(path, false).ok_or_else(|| RequestInfoError::InvalidPath(path.to_owned()))?;
+        let decoded = url::path_unescape(path).map_err(|_| RequestInfoError::InvalidPath(path.to_owned()))?;
         let mut info =
-            RequestInfo { is_resource_request: false, path: decoded.clone(), verb: method.to_ascii_lowercase(), ..Default::default() };
+            RequestInfo { is_resource_request: false, path: decoded.to_string(), verb: method.to_ascii_lowercase(), ..Default::default() };
 
         // Every `parts[0]` below is in bounds: resource paths have at least one part after the
         // prefix, group, version and special verb (the length checks on the way say so).
@@ -169,13 +170,20 @@ impl RequestInfoFactory {
         info.resource = parts[0].clone();
         info.parts = parts;
 
-        let query = Query::parse(query.unwrap_or_default());
+        let values = url::parse_query(query.unwrap_or_default());
+        let first = |key: &str| values.get(key).and_then(|v| v.first());
 
-        // No name and a GET: a list, or a watch if asked (any value but false/0 is true).
+        // No name and a GET: a list, or a watch if asked. The name a `metadata.name=` field
+        // selector pins is the request's name. If decoding the list options fails (a bad
+        // selector, a `limit` or `timeoutSeconds` that is no int64), upstream resets them and
+        // keeps only the raw `watch` flag.
         if info.name.is_empty() && info.verb == "get" {
-            let list = ListOptionsView::from_query(&query);
-            info.verb = if list.watch { "watch" } else { "list" }.to_owned();
-            if let Some(name) = list.exact_name
+            let (watch, name) = match list_options::decode_parameters(&values) {
+                Ok(opts) => (opts.watch, opts.field_selector.requires_exact_match("metadata.name").map(str::to_owned)),
+                Err(_) => (first("watch").is_some_and(|v| list_options::go_bool(v)), None),
+            };
+            info.verb = if watch { "watch" } else { "list" }.to_owned();
+            if let Some(name) = name
                 && is_valid_path_segment_name(&name)
             {
                 info.name = name;
@@ -185,11 +193,11 @@ impl RequestInfoFactory {
             info.verb = "deletecollection".to_owned();
         }
         if VERBS_WITH_SELECTORS.contains(&info.verb.as_str()) {
-            if let Some(v) = query.first("fieldSelector") {
-                info.field_selector = v.to_owned();
+            if let Some(v) = first("fieldSelector") {
+                info.field_selector = v.clone();
             }
-            if let Some(v) = query.first("labelSelector") {
-                info.label_selector = v.to_owned();
+            if let Some(v) = first("labelSelector") {
+                info.label_selector = v.clone();
             }
         }
         Ok(info)
@@ -249,38 +257,17 @@ pub fn clean_path(path: &str) -> std::borrow::Cow<'_, str> {
 /// redirected too, so nothing after this step meets a path whose segments change meaning once
 /// decoded. `Err` for a path with an invalid escape (400, as Go's server answers).
 pub fn unclean_path_redirect(raw_path: &str, query: Option<&str>) -> Result<Option<String>, RequestInfoError> {
-    let decoded = percent_decode(raw_path, false).ok_or_else(|| RequestInfoError::InvalidPath(raw_path.to_owned()))?;
+    let decoded = url::path_unescape(raw_path).map_err(|_| RequestInfoError::InvalidPath(raw_path.to_owned()))?;
     let clean = clean_path(&decoded);
     if clean == decoded {
         return Ok(None);
     }
-    let mut location = escape_path(&clean);
+    let mut location = url::escaped_path(&clean);
     if let Some(q) = query.filter(|q| !q.is_empty()) {
         location.push('?');
         location.push_str(q);
     }
     Ok(Some(location))
-}
-
-/// Go's `URL.EscapedPath` for a path without a raw form: unreserved characters and
-/// `$&+,/:;=@` stay, everything else is `%XX`.
-fn escape_path(path: &str) -> String {
-    use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
-    const PATH: &AsciiSet = &NON_ALPHANUMERIC
-        .remove(b'-')
-        .remove(b'_')
-        .remove(b'.')
-        .remove(b'~')
-        .remove(b'$')
-        .remove(b'&')
-        .remove(b'+')
-        .remove(b',')
-        .remove(b'/')
-        .remove(b':')
-        .remove(b';')
-        .remove(b'=')
-        .remove(b'@');
-    utf8_percent_encode(path, PATH).to_string()
 }
 
 /// Upstream's `path.IsValidPathSegmentName`: not `.`/`..`, no `/` or `%`.
@@ -296,167 +283,6 @@ pub fn path_segment_name_errors(name: &str) -> Vec<String> {
     } else {
         ["/", "%"].iter().filter(|bad| name.contains(*bad)).map(|bad| format!("may not contain '{bad}'")).collect()
     }
-}
-
-/// Decodes `%XX` escapes (and `+` as space when `plus_is_space`, for query components), as
-/// Go's `url.PathUnescape` / `url.QueryUnescape`; `None` on a bad escape or invalid UTF-8.
-fn percent_decode(s: &str, plus_is_space: bool) -> Option<String> {
-    if !(s.contains('%') || plus_is_space && s.contains('+')) {
-        return Some(s.to_owned());
-    }
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'%' => {
-                let hex = bytes.get(i + 1..i + 3)?;
-                let hi = (hex[0] as char).to_digit(16)?;
-                let lo = (hex[1] as char).to_digit(16)?;
-                // Two hex digits are at most 0xff.
-                out.push(u8::try_from(hi * 16 + lo).ok()?);
-                i += 3;
-            }
-            b'+' if plus_is_space => {
-                out.push(b' ');
-                i += 1;
-            }
-            b => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8(out).ok()
-}
-
-/// A parsed query string, as Go's `URL.Query()`: `&`-separated pairs (a pair containing `;`
-/// or a bad escape is dropped, as Go drops it), values in order per key.
-#[derive(Debug, Default)]
-struct Query {
-    pairs: Vec<(String, String)>,
-}
-
-impl Query {
-    fn parse(raw: &str) -> Self {
-        let pairs = raw
-            .split('&')
-            .filter(|p| !p.is_empty() && !p.contains(';'))
-            .filter_map(|p| {
-                let (k, v) = p.split_once('=').unwrap_or((p, ""));
-                Some((percent_decode(k, true)?, percent_decode(v, true)?))
-            })
-            .collect();
-        Self { pairs }
-    }
-
-    fn first(&self, key: &str) -> Option<&str> {
-        self.pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
-    }
-}
-
-/// What upstream reads from the `ListOptions` it decodes from the query: whether it is a
-/// watch, and the name a `metadata.name=` field selector pins. If decoding fails (a bad field
-/// selector, a non-integer `limit` or `timeoutSeconds`), upstream resets the options and keeps
-/// only the raw `watch` flag; so do we.
-struct ListOptionsView {
-    watch: bool,
-    exact_name: Option<String>,
-}
-
-impl ListOptionsView {
-    fn from_query(query: &Query) -> Self {
-        // Go's Convert_Slice_string_To_bool: "0" and "false" (any case) are false.
-        let watch = query.first("watch").is_some_and(|v| v != "0" && !v.eq_ignore_ascii_case("false"));
-        let ints_ok = ["limit", "timeoutSeconds"].iter().all(|k| query.first(k).is_none_or(|v| v.parse::<i64>().is_ok()));
-        let selector = query.first("fieldSelector").map(parse_field_selector);
-        match selector {
-            Some(Err(())) => Self { watch, exact_name: None },
-            _ if !ints_ok => Self { watch, exact_name: None },
-            Some(Ok(terms)) => Self { watch, exact_name: requires_exact_match(&terms, "metadata.name") },
-            None => Self { watch, exact_name: None },
-        }
-    }
-}
-
-/// One term of a field selector: `field=value`, `field==value` or `field!=value`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct FieldTerm {
-    field: String,
-    equal: bool,
-    value: String,
-}
-
-/// Upstream's `fields.ParseSelector`, enough to answer `RequiresExactMatch`: terms split on
-/// unescaped commas (sorted, as upstream sorts them), each split at its first operator, values
-/// unescaped (`\,`, `\=`, `\\`; an unescaped `,` or `=` in a value, or another escape, is an
-/// error).
-fn parse_field_selector(selector: &str) -> Result<Vec<FieldTerm>, ()> {
-    let mut parts = split_terms(selector);
-    parts.sort();
-    let mut terms = Vec::new();
-    for part in parts.iter().filter(|p| !p.is_empty()) {
-        let (lhs, op, rhs) = split_term(part).ok_or(())?;
-        terms.push(FieldTerm { field: lhs.to_owned(), equal: op != "!=", value: unescape_field_value(rhs)? });
-    }
-    Ok(terms)
-}
-
-fn split_terms(selector: &str) -> Vec<String> {
-    let mut terms = Vec::new();
-    let mut current = String::new();
-    let mut escaped = false;
-    for c in selector.chars() {
-        if escaped {
-            current.push(c);
-            escaped = false;
-        } else if c == '\\' {
-            current.push(c);
-            escaped = true;
-        } else if c == ',' {
-            terms.push(std::mem::take(&mut current));
-        } else {
-            current.push(c);
-        }
-    }
-    terms.push(current);
-    terms
-}
-
-fn split_term(term: &str) -> Option<(&str, &str, &str)> {
-    for (i, _) in term.char_indices() {
-        for op in ["!=", "==", "="] {
-            if term[i..].starts_with(op) {
-                return Some((&term[..i], op, &term[i + op.len()..]));
-            }
-        }
-    }
-    None
-}
-
-fn unescape_field_value(value: &str) -> Result<String, ()> {
-    let mut out = String::with_capacity(value.len());
-    let mut escaped = false;
-    for c in value.chars() {
-        if escaped {
-            match c {
-                '\\' | ',' | '=' => out.push(c),
-                _ => return Err(()),
-            }
-            escaped = false;
-        } else {
-            match c {
-                '\\' => escaped = true,
-                ',' | '=' => return Err(()),
-                _ => out.push(c),
-            }
-        }
-    }
-    if escaped { Err(()) } else { Ok(out) }
-}
-
-fn requires_exact_match(terms: &[FieldTerm], field: &str) -> Option<String> {
-    terms.iter().find(|t| t.equal && t.field == field).map(|t| t.value.clone())
 }
 
 /// One segment of a route template.
@@ -777,6 +603,11 @@ mod tests {
             ("fieldSelector=metadata.name=n&limit=abc", "", "list"),
             ("fieldSelector=metadata.name=n&limit=500", "n", "list"),
             ("fieldSelector=metadata.name=a\\,b", "a,b", "list"),
+            // A label selector that does not parse resets the options too (its conversion is
+            // part of decoding them).
+            ("fieldSelector=metadata.name=n&labelSelector=%3D", "", "list"),
+            ("fieldSelector=metadata.name=n&labelSelector=%3D&watch=1", "", "watch"),
+            ("fieldSelector=metadata.name=n&timeoutSeconds=1.5", "", "list"),
             ("watch=", "", "watch"),
             ("watch=FALSE", "", "list"),
         ];
