@@ -14,7 +14,12 @@
 //!
 //! I/O-free; the tables of cases are upstream's validation and continue tests'.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+
+use base64::Engine as _;
+use base64::alphabet;
+use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 
 use crate::selectors::{FieldSelector, LabelSelector};
 use crate::status::{self, ApiError, FieldError, GroupKind, go_quote};
@@ -403,15 +408,14 @@ pub fn encode_continue_key(key: &str, key_prefix: &str, revision: i64) -> Result
 /// The token for a start key relative to the collection's prefix, as Go's `json.Marshal` and
 /// `base64.RawURLEncoding` write it.
 pub fn encode_continue(revision: i64, start_relative: &str) -> String {
-    use base64::Engine as _;
     let json = format!("{{\"v\":\"{CONTINUE_TOKEN_VERSION}\",\"rv\":{revision},\"start\":{}}}", go_json_string(start_relative));
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(json)
+    GO_RAW_URL.encode(json)
 }
 
 /// Upstream's `DecodeContinue`: the revision and the full start key (`key_prefix` joined with
 /// the token's start, which must be a clean relative path).
 pub fn decode_continue(token: &str, key_prefix: &str) -> Result<DecodedContinue, ContinueError> {
-    let data = go_base64_raw_url_decode(token).map_err(ContinueError::Invalid)?;
+    let data = go_raw_url_decode(token).map_err(ContinueError::Invalid)?;
     let parsed = GoContinueToken::from_json(&data).map_err(ContinueError::Invalid)?;
     if parsed.version != CONTINUE_TOKEN_VERSION {
         return Err(ContinueError::UnrecognizedVersion(parsed.version));
@@ -494,41 +498,28 @@ fn go_json_string(s: &str) -> String {
     out
 }
 
-/// Go's `base64.RawURLEncoding.DecodeString`: `\r` and `\n` skipped, trailing bits ignored,
-/// `illegal base64 data at input byte N` for the first bad byte or a lone final symbol.
-fn go_base64_raw_url_decode(s: &str) -> Result<Vec<u8>, String> {
-    let value = |c: u8| -> Option<u32> {
-        Some(match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'-' => 62,
-            b'_' => 63,
-            _ => return None,
-        } as u32)
-    };
-    let mut out = Vec::with_capacity(s.len() * 3 / 4);
-    let (mut acc, mut bits, mut symbols) = (0u32, 0u32, 0usize);
-    let mut last_symbol = 0;
-    for (i, c) in s.bytes().enumerate() {
-        if c == b'\r' || c == b'\n' {
-            continue;
-        }
-        let Some(v) = value(c) else { return Err(format!("illegal base64 data at input byte {i}")) };
-        last_symbol = i;
-        symbols += 1;
-        acc = (acc << 6) | v;
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            // Masked to eight bits, so the conversion cannot fail.
-            out.push(u8::try_from((acc >> bits) & 0xff).unwrap_or_default());
-        }
-    }
-    if symbols % 4 == 1 {
-        return Err(format!("illegal base64 data at input byte {last_symbol}"));
-    }
-    Ok(out)
+/// Go's `base64.RawURLEncoding`: the URL alphabet, no padding (a `=` is a byte outside the
+/// alphabet), and, as Go's encodings unless made `Strict()`, set bits after the last whole byte
+/// ignored.
+const GO_RAW_URL: GeneralPurpose = GeneralPurpose::new(
+    &alphabet::URL_SAFE,
+    GeneralPurposeConfig::new()
+        .with_encode_padding(false)
+        .with_decode_allow_trailing_bits(true)
+        .with_decode_padding_mode(DecodePaddingMode::RequireNone),
+);
+
+/// Go's `base64.RawURLEncoding.DecodeString`: `\r` and `\n` skipped anywhere, and Go's
+/// `illegal base64 data at input byte N`. Go reads left to right, so `N` is the first byte
+/// outside the alphabet, or, when the last quantum holds a single symbol, the last byte read
+/// (the input's last, a trailing newline included).
+fn go_raw_url_decode(s: &str) -> Result<Vec<u8>, String> {
+    let symbols = if s.contains(['\r', '\n']) { Cow::Owned(s.replace(['\r', '\n'], "")) } else { Cow::Borrowed(s) };
+    GO_RAW_URL.decode(symbols.as_bytes()).map_err(|_| {
+        let in_alphabet = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'\r' | b'\n');
+        let at = s.bytes().position(|b| !in_alphabet(b)).unwrap_or(s.len().saturating_sub(1));
+        format!("illegal base64 data at input byte {at}")
+    })
 }
 
 /// The fields of upstream's `continueToken`, read as Go's `json.Unmarshal` reads them: keys
@@ -622,7 +613,6 @@ fn go_json_syntax_error(data: &[u8], e: &serde_json::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use base64::Engine as _;
 
     /// A token and the start key and revision it decodes to, or the error.
     type DecodeCase = (String, Result<(&'static str, i64), &'static str>);
@@ -809,7 +799,6 @@ mod tests {
 
         // Continue tokens carry an int64 revision: the extremes decode, anything beyond is Go's
         // type error, and no value reaches arithmetic.
-        use base64::Engine as _;
         let token = |rv: &str| {
             base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!(r#"{{"v":"meta.k8s.io/v1","rv":{rv},"start":"a"}}"#))
         };
@@ -914,6 +903,18 @@ mod tests {
             ("abcd!".to_owned(), Err("continue key is not valid: illegal base64 data at input byte 4")),
             ("abcde".to_owned(), Err("continue key is not valid: illegal base64 data at input byte 4")),
             (format!("{}==", b64("{}")), Err("continue key is not valid: illegal base64 data at input byte 3")),
+            // Go's base64.RawURLEncoding: padding is a byte outside the alphabet, the first bad
+            // byte is the one reported, newlines are skipped (but counted), and set bits after
+            // the last whole byte are ignored ("e31" decodes as "e30", `{}`).
+            (
+                format!("{}=", b64(r#"{"v":"meta.k8s.io/v1","rv":1,"start":"key"}"#)),
+                Err("continue key is not valid: illegal base64 data at input byte 58"),
+            ),
+            ("a!cd!".to_owned(), Err("continue key is not valid: illegal base64 data at input byte 1")),
+            ("abcd+".to_owned(), Err("continue key is not valid: illegal base64 data at input byte 4")),
+            ("abcde\n".to_owned(), Err("continue key is not valid: illegal base64 data at input byte 5")),
+            ("e3\r\n0".to_owned(), Err("continue key is not valid: server does not recognize this encoded version ")),
+            ("e31".to_owned(), Err("continue key is not valid: server does not recognize this encoded version ")),
         ];
         for (token, want) in cases {
             let got = decode_continue(&token, prefix).map(|d| (d.start_key, d.revision)).map_err(|e| e.to_string());

@@ -31,6 +31,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use kapi_apimachinery::serde_bytes;
 use rcgen::{
     BasicConstraints, CertificateParams, DistinguishedName, DnType, DnValue, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyIdMethod, KeyPair,
     KeyUsagePurpose, PKCS_ECDSA_P256_SHA256, PublicKeyData, SanType, SerialNumber,
@@ -914,12 +915,14 @@ struct UserFields {
 #[derive(Serialize)]
 struct Preferences {}
 
+/// The admin kubeconfig; its `*-data` fields are Go `[]byte`s, written as `encoding/json` writes
+/// them (standard base64, padded).
 fn kubeconfig_yaml(server_url: &str, ca_pem: &[u8], cert_pem: &[u8], key_pem: &[u8]) -> Result<String> {
     let config = Kubeconfig {
         api_version: "v1",
         clusters: vec![Named {
             name: KUBECONFIG_CLUSTER,
-            item: Cluster { cluster: ClusterFields { certificate_authority_data: base64_encode(ca_pem), server: server_url } },
+            item: Cluster { cluster: ClusterFields { certificate_authority_data: serde_bytes::encode(ca_pem), server: server_url } },
         }],
         contexts: vec![Named {
             name: KUBECONFIG_CLUSTER,
@@ -930,28 +933,12 @@ fn kubeconfig_yaml(server_url: &str, ca_pem: &[u8], cert_pem: &[u8], key_pem: &[
         preferences: Preferences {},
         users: vec![Named {
             name: ADMIN_USER,
-            item: User { user: UserFields { client_certificate_data: base64_encode(cert_pem), client_key_data: base64_encode(key_pem) } },
+            item: User {
+                user: UserFields { client_certificate_data: serde_bytes::encode(cert_pem), client_key_data: serde_bytes::encode(key_pem) },
+            },
         }],
     };
     serde_yaml_ng::to_string(&config).map_err(PkiError::Kubeconfig)
-}
-
-/// Standard base64 with padding (RFC 4648 §4), as Go's `[]byte` fields are written in kubeconfigs.
-fn base64_encode(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [chunk[0], chunk.get(1).copied().unwrap_or(0), chunk.get(2).copied().unwrap_or(0)];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 0x3f) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1055,16 +1042,6 @@ mod tests {
     fn errors_travel_across_threads_and_into_anyhow() {
         fn check<T: std::error::Error + Send + Sync + 'static>() {}
         check::<PkiError>();
-    }
-
-    #[test]
-    fn base64_matches_rfc4648_vectors() {
-        for (input, want) in
-            [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="), ("fooba", "Zm9vYmE="), ("foobar", "Zm9vYmFy")]
-        {
-            assert_eq!(base64_encode(input.as_bytes()), want, "{input:?}");
-        }
-        assert_eq!(base64_encode(&[0xfb, 0xff, 0xfe]), "+//+");
     }
 
     #[test]

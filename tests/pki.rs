@@ -55,25 +55,10 @@ fn sans(path: &Path) -> Vec<String> {
         .collect()
 }
 
+/// A kubeconfig `*-data` field: standard base64, padded (Go's `[]byte` in JSON and YAML).
 fn base64_decode(text: &str) -> Vec<u8> {
-    let value = |c: u8| match c {
-        b'A'..=b'Z' => c - b'A',
-        b'a'..=b'z' => c - b'a' + 26,
-        b'0'..=b'9' => c - b'0' + 52,
-        b'+' => 62,
-        b'/' => 63,
-        _ => panic!("not base64: {c}"),
-    };
-    let bytes: Vec<u8> = text.bytes().filter(|&c| c != b'=').map(value).collect();
-    let mut out = Vec::new();
-    for chunk in bytes.chunks(4) {
-        let mut n = 0u32;
-        for (i, &v) in chunk.iter().enumerate() {
-            n |= u32::from(v) << (18 - 6 * i);
-        }
-        out.extend_from_slice(&n.to_be_bytes()[1..chunk.len()]);
-    }
-    out
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.decode(text).expect("standard base64")
 }
 
 /// Runs a command that may not be installed; `None` (with a note) when it is not.
