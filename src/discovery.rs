@@ -38,6 +38,8 @@ use kapi_api::scheme::{GROUP_VERSIONS, GROUPS, RESOURCES};
 use kapi_apimachinery::codec::Format;
 use kapi_apimachinery::scheme::ResourceInfo;
 
+use crate::negotiation;
+
 /// The group of aggregated discovery.
 pub const AGGREGATED_GROUP: &str = "apidiscovery.k8s.io";
 /// The only version of aggregated discovery kube-apiserver v1.36 serves (v2beta1 is gone).
@@ -410,75 +412,21 @@ pub fn aggregated_apis(enabled: &EnabledGroupVersions) -> APIGroupDiscoveryList 
     discovery_list(GROUPS.iter().filter(|g| !g.name.is_empty()).filter_map(|g| group_discovery(enabled, g.name)).collect())
 }
 
-/// One clause of an `Accept` header.
-struct AcceptClause<'a> {
-    media_type: &'a str,
-    sub_type: &'a str,
-    q: f64,
-    params: Vec<(&'a str, &'a str)>,
-}
-
-fn parse_accept(header: &str) -> Vec<AcceptClause<'_>> {
-    let mut clauses: Vec<AcceptClause<'_>> = header
-        .split(',')
-        .filter_map(|clause| {
-            let mut pieces = clause.split(';');
-            let range = pieces.next()?.trim();
-            if range.is_empty() {
-                return None;
-            }
-            let (media_type, sub_type) = range.split_once('/').unwrap_or((range, "*"));
-            let mut q = 1.0;
-            let mut params = Vec::new();
-            for p in pieces {
-                let (k, v) = p.split_once('=').unwrap_or((p, ""));
-                let (k, v) = (k.trim(), v.trim());
-                if k == "q" {
-                    q = v.parse().unwrap_or(0.0);
-                } else {
-                    params.push((k, v));
-                }
-            }
-            Some(AcceptClause { media_type: media_type.trim(), sub_type: sub_type.trim(), q, params })
-        })
-        .collect();
-    // Highest q first, then specific types before wildcards; otherwise the client's order.
-    clauses.sort_by(|a, b| {
-        b.q.total_cmp(&a.q).then((a.media_type == "*").cmp(&(b.media_type == "*"))).then((a.sub_type == "*").cmp(&(b.sub_type == "*")))
-    });
-    clauses
-}
-
 /// Whether the client asked for aggregated discovery, and in which format: upstream's
-/// negotiation with `DiscoveryEndpointRestrictions`, which accepts only clauses converting to
-/// `apidiscovery.k8s.io/v2` `APIGroupDiscoveryList` (kubectl sends
+/// `NegotiateMediaTypeOptions` ([`negotiation::negotiate_media_type`]) with
+/// `DiscoveryEndpointRestrictions`, which take only clauses converting to
+/// `apidiscovery.k8s.io/v2` `APIGroupDiscoveryList`, allow no `sv`, and a `stream` only as
+/// `watch` (kubectl sends
 /// `application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,...,application/json`).
-/// Clauses are tried by `q`, the first matching a served media type (JSON, YAML, protobuf;
-/// wildcards pick JSON) with those parameters wins. `None`: serve the legacy document.
+/// `None`: serve the legacy document.
 pub fn negotiate_aggregated(accept: Option<&str>) -> Option<Format> {
-    let accept = accept?;
-    const SERVED: [(Format, &str, &str); 3] = [
-        (Format::Json, "application", "json"),
-        (Format::Yaml, "application", "yaml"),
-        (Format::Protobuf, "application", "vnd.kubernetes.protobuf"),
-    ];
-    for clause in parse_accept(accept) {
-        let param = |name: &str| clause.params.iter().find(|(k, _)| *k == name).map(|(_, v)| *v);
-        let aggregated =
-            param("g") == Some(AGGREGATED_GROUP) && param("v") == Some(AGGREGATED_VERSION) && param("as") == Some(AGGREGATED_KIND);
-        if !aggregated || param("stream").is_some_and(|s| !s.is_empty() && s != "watch") {
-            continue;
-        }
-        let media_type = clause.media_type.to_ascii_lowercase();
-        let sub_type = clause.sub_type.to_ascii_lowercase();
-        let served = SERVED
-            .iter()
-            .find(|(_, t, s)| (media_type == *t && (sub_type == *s || sub_type == "*")) || (media_type == "*" && sub_type == "*"));
-        if let Some((format, _, _)) = served {
-            return Some(*format);
-        }
-    }
-    None
+    let (format, ()) = negotiation::negotiate_media_type(accept?, |clause, format| {
+        let aggregated = clause.param("g") == Some(AGGREGATED_GROUP)
+            && clause.param("v") == Some(AGGREGATED_VERSION)
+            && clause.param("as") == Some(AGGREGATED_KIND);
+        (aggregated && negotiation::allows_stream_and_server_version(clause, format, None)).then_some(())
+    })?;
+    Some(format)
 }
 
 /// The `Content-Type` of an aggregated answer in `format`: the media type with the `g`, `v`,
@@ -781,6 +729,15 @@ mod tests {
             (Some("text/html;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"), None),
             (Some("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscovery"), None),
             (Some("application/json;as=Table;v=v1;g=meta.k8s.io"), None),
+            // As NegotiateMediaTypeOptions: media types compare as written, the last of a
+            // repeated parameter counts, `sv` is allowed on no discovery clause, and YAML has no
+            // stream serializer.
+            (Some("Application/JSON;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"), None),
+            (Some("application/json;g=apidiscovery.k8s.io;v=v2;as=Table;as=APIGroupDiscoveryList"), Some(Format::Json)),
+            (Some("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList;as=Table"), None),
+            (Some("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList;sv=v1"), None),
+            (Some("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList;stream=watch"), Some(Format::Json)),
+            (Some("application/yaml;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList;stream=watch"), None),
         ];
         for (accept, want) in cases {
             assert_eq!(negotiate_aggregated(accept), want, "{accept:?}");

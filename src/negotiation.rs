@@ -3,8 +3,8 @@
 //! first. Upstream's `endpoints/handlers/negotiation` (`NegotiateMediaTypeOptions`,
 //! `acceptMediaTypeOptions`) with the request scope's `AllowsMediaTypeTransform`, without I/O.
 //!
-//! The `Accept` clauses are ordered as `goautoneg` orders them ([`crate::tables::parse_accept`],
-//! in O(n log n) of the header's length; a header past Go's 1 MiB header limit matches nothing);
+//! The `Accept` clauses are ordered as `goautoneg` orders them ([`parse_accept`], in
+//! O(n log n) of the header's length; a header past Go's 1 MiB header limit matches nothing);
 //! the first clause that matches a served media type (JSON, YAML, protobuf, in that order) and
 //! whose parameters the endpoint allows wins:
 //! - `stream=watch` is allowed on JSON and protobuf (YAML has no stream serializer);
@@ -14,6 +14,9 @@
 //!   other conversion skips the clause.
 //!
 //! No winner is upstream's 406 listing the media types ([`not_acceptable`]).
+//!
+//! Discovery negotiates with the same [`negotiate_media_type`] under its own restrictions
+//! (`crate::discovery::negotiate_aggregated`).
 
 use kapi_apimachinery::codec::{self, Format};
 
@@ -88,30 +91,40 @@ pub fn negotiate(accept: Option<&str>) -> Option<Negotiated> {
     let Some(accept) = accept.filter(|a| !a.is_empty()) else {
         return Some(Negotiated { format: Format::Json, convert: None });
     };
-    for clause in crate::tables::parse_accept(accept) {
+    negotiate_media_type(accept, accept_clause).map(|(format, convert)| Negotiated { format, convert })
+}
+
+/// Upstream's `NegotiateMediaTypeOptions` for a non-empty header: the first clause, in
+/// `goautoneg`'s order, that matches a served media type (JSON, YAML, protobuf, in that order;
+/// `type/*` and `*/*` match) and that `accept_clause` takes in that format (the endpoint's
+/// `acceptMediaTypeOptions` under its `EndpointRestrictions`; `None` skips the pair).
+pub(crate) fn negotiate_media_type<T>(header: &str, accept_clause: impl Fn(&AcceptClause<'_>, Format) -> Option<T>) -> Option<(Format, T)> {
+    for clause in parse_accept(header) {
         for (kind, sub_kind, format) in SERVED {
             let matches = (clause.kind == kind && (clause.sub_kind == sub_kind || clause.sub_kind == "*"))
                 || (clause.kind == "*" && clause.sub_kind == "*");
-            if matches && let Some(convert) = accept_clause(&clause, format) {
-                return Some(Negotiated { format, convert });
+            if matches && let Some(accepted) = accept_clause(&clause, format) {
+                return Some((format, accepted));
             }
         }
     }
     None
 }
 
-/// `acceptMediaTypeOptions` + `AllowsMediaTypeTransform`: `None` when the clause must be skipped.
-fn accept_clause(clause: &crate::tables::AcceptClause<'_>, format: Format) -> Option<Option<Conversion>> {
-    if let Some(stream) = clause.param("stream")
-        && !stream.is_empty()
-        && (stream != "watch" || format == Format::Yaml)
-    {
-        return None;
-    }
-    if let Some(sv) = clause.param("sv")
-        && !sv.is_empty()
-        && sv != "v1"
-    {
+/// The parameters `acceptMediaTypeOptions` checks the same way for every endpoint: a
+/// non-empty `stream` must be `watch` (every endpoint's `AllowsStreamSchema`) in a format with a
+/// stream serializer (not YAML), and a non-empty `sv` must be the endpoint's server version
+/// (`AllowsServerVersion`; `None`: the endpoint allows none).
+pub(crate) fn allows_stream_and_server_version(clause: &AcceptClause<'_>, format: Format, server_version: Option<&str>) -> bool {
+    let stream_ok = clause.param("stream").is_none_or(|stream| stream.is_empty() || (stream == "watch" && format != Format::Yaml));
+    let server_version_ok = clause.param("sv").is_none_or(|sv| sv.is_empty() || Some(sv) == server_version);
+    stream_ok && server_version_ok
+}
+
+/// `acceptMediaTypeOptions` under a resource endpoint's restrictions (the request scope's:
+/// server version `v1`, and `AllowsMediaTypeTransform`): `None` when the clause must be skipped.
+fn accept_clause(clause: &AcceptClause<'_>, format: Format) -> Option<Option<Conversion>> {
+    if !allows_stream_and_server_version(clause, format, Some("v1")) {
         return None;
     }
     let (kind, group, version) = (clause.param("as"), clause.param("g"), clause.param("v"));
@@ -133,6 +146,288 @@ fn accept_clause(clause: &crate::tables::AcceptClause<'_>, format: Format) -> Op
         _ => None,
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// The Accept header
+
+/// One clause of an `Accept` header, as `goautoneg` parses it.
+pub(crate) struct AcceptClause<'a> {
+    pub(crate) kind: &'a str,
+    pub(crate) sub_kind: &'a str,
+    pub(crate) q: f64,
+    pub(crate) params: Vec<(&'a str, &'a str)>,
+}
+
+impl AcceptClause<'_> {
+    pub(crate) fn param(&self, key: &str) -> Option<&str> {
+        self.params.iter().rev().find(|(k, _)| *k == key).map(|(_, v)| *v)
+    }
+}
+
+/// The longest `Accept` header read: Go's `http.Server` refuses requests whose headers pass
+/// `DefaultMaxHeaderBytes` (1 MiB) with a 431 before any handler sees them; a longer header
+/// here yields no clauses (so nothing is acceptable).
+pub(crate) const MAX_ACCEPT_BYTES: usize = 1 << 20;
+
+/// `goautoneg.ParseAccept`: clauses, then ordered by `q` and specificity (Go's insertion sort
+/// for short slices, with `goautoneg`'s comparison; [`goautoneg_order`] gives the insertion
+/// sort's result in O(n log n)).
+pub(crate) fn parse_accept(header: &str) -> Vec<AcceptClause<'_>> {
+    if header.len() > MAX_ACCEPT_BYTES {
+        return Vec::new();
+    }
+    let mut clauses = Vec::new();
+    for part in header.split(',') {
+        let mut pieces = part.split(';');
+        let range = pieces.next().unwrap_or_default(); // `split` yields at least one piece
+        let mut kinds = range.splitn(2, '/');
+        let kind = kinds.next().unwrap_or_default().trim_matches(' ');
+        let sub_kind = match kinds.next() {
+            Some(sub) => sub.trim_matches(' '),
+            None if kind == "*" => "*",
+            None => continue,
+        };
+        let mut clause = AcceptClause { kind, sub_kind, q: 1.0, params: Vec::new() };
+        for param in pieces {
+            let Some((key, value)) = param.split_once('=') else {
+                continue;
+            };
+            let key = key.trim_matches(' ');
+            if key == "q" {
+                clause.q = value.parse::<f32>().map(f64::from).unwrap_or(0.0);
+            } else {
+                clause.params.push((key, value.trim_matches(' ')));
+            }
+        }
+        clauses.push(clause);
+    }
+    let keys: Vec<AcceptOrderKey> =
+        clauses.iter().map(|c| AcceptOrderKey { q: c.q, any_kind: c.kind == "*", any_sub_kind: c.sub_kind == "*" }).collect();
+    let mut slots: Vec<Option<AcceptClause<'_>>> = clauses.into_iter().map(Some).collect();
+    goautoneg_order(&keys).into_iter().filter_map(|i| slots[i].take()).collect()
+}
+
+/// What `goautoneg` compares clauses by.
+#[derive(Clone, Copy, Debug)]
+struct AcceptOrderKey {
+    q: f64,
+    any_kind: bool,
+    any_sub_kind: bool,
+}
+
+impl AcceptOrderKey {
+    /// `goautoneg`'s `Less`: a higher `q`, or a type where the other has `*`, or a subtype where
+    /// the other has `*`. Not an order (`a/b;q=0.5` and `*/*` are each less than the other).
+    fn less(self, other: AcceptOrderKey) -> bool {
+        self.q > other.q || (!self.any_kind && other.any_kind) || (!self.any_sub_kind && other.any_sub_kind)
+    }
+
+    /// The wildcard class: bit 1 for `*` as type, bit 0 for `*` as subtype.
+    fn class(self) -> usize {
+        usize::from(self.any_kind) << 1 | usize::from(self.any_sub_kind)
+    }
+
+    /// `q` as a key ordered as `!(x.q > y.q)` needs: numbers in numeric order (`-0` = `0`), NaN
+    /// above all (no `q` is greater than NaN); never 0.
+    fn q_key(self) -> u64 {
+        if self.q.is_nan() {
+            return u64::MAX;
+        }
+        let bits = (self.q + 0.0).to_bits();
+        if bits >> 63 == 1 { !bits } else { bits | 1 << 63 }
+    }
+
+    /// The least [`q_key`](Self::q_key) of a clause this one is not less than by `q`: its own,
+    /// or any (1) when its `q` is NaN.
+    fn q_threshold(self) -> u64 {
+        if self.q.is_nan() { 1 } else { self.q_key() }
+    }
+}
+
+/// The order an insertion sort with [`AcceptOrderKey::less`] leaves `keys` in (indices into
+/// `keys`), in O(n log n) where the sort itself is quadratic.
+///
+/// The insertion sort moves each clause `x` left past the clauses it is less than, so it lands
+/// right after the last clause `y` placed before it that it is not less than: `!(x.q > y.q)`
+/// and `y` with `*` only where `x` has it (a wildcard class that is a subset of `x`'s), or at
+/// the front when there is none. That clause is found in a search tree of the sequence built so
+/// far that keeps, per subtree and wildcard class, the greatest `q` ([`OrderTree`]).
+fn goautoneg_order(keys: &[AcceptOrderKey]) -> Vec<usize> {
+    // Already in order (the usual case): nothing moves.
+    if keys.windows(2).all(|pair| !pair[1].less(pair[0])) {
+        return (0..keys.len()).collect();
+    }
+    let mut sequence = OrderTree::with_capacity(keys.len());
+    for key in keys {
+        let classes = (0..4).filter(|class| class & !key.class() == 0).fold(0u8, |mask, class| mask | 1 << class);
+        let after = sequence.last_at_least(classes, key.q_threshold());
+        sequence.insert_after(after, key.class(), key.q_key());
+    }
+    sequence.in_order()
+}
+
+/// A sequence of `(class, key)` elements (numbered in insertion order) with insertion after any
+/// element and "the last element of these classes with a key of at least this", both in
+/// O(log n) expected: a treap ordered by position, each node keeping the greatest key of each
+/// class in its subtree.
+struct OrderTree {
+    nodes: Vec<OrderNode>,
+    root: usize,
+    seed: u64,
+}
+
+#[derive(Clone, Copy)]
+struct OrderNode {
+    left: usize,
+    right: usize,
+    parent: usize,
+    priority: u64,
+    class: usize,
+    key: u64,
+    /// The greatest key per class in the subtree (0: none).
+    greatest: [u64; 4],
+}
+
+const NO_NODE: usize = usize::MAX;
+
+impl OrderTree {
+    fn with_capacity(capacity: usize) -> OrderTree {
+        OrderTree { nodes: Vec::with_capacity(capacity), root: NO_NODE, seed: 0x9e37_79b9_7f4a_7c15 }
+    }
+
+    /// Whether the subtree of `node` has an element of `classes` (a bit set) with a key of at
+    /// least `threshold`.
+    fn has(&self, node: usize, classes: u8, threshold: u64) -> bool {
+        node != NO_NODE && (0..4).any(|class| classes & 1 << class != 0 && self.nodes[node].greatest[class] >= threshold)
+    }
+
+    /// The last element of `classes` with a key of at least `threshold` (`threshold` > 0).
+    fn last_at_least(&self, classes: u8, threshold: u64) -> Option<usize> {
+        let mut node = self.root;
+        if !self.has(node, classes, threshold) {
+            return None;
+        }
+        loop {
+            let n = self.nodes[node];
+            if self.has(n.right, classes, threshold) {
+                node = n.right;
+            } else if classes & 1 << n.class != 0 && n.key >= threshold {
+                return Some(node);
+            } else {
+                node = n.left;
+            }
+        }
+    }
+
+    fn leftmost(&self, mut node: usize) -> usize {
+        while self.nodes[node].left != NO_NODE {
+            node = self.nodes[node].left;
+        }
+        node
+    }
+
+    /// Recomputes the greatest keys of `node` from its own and its children's.
+    fn update(&mut self, node: usize) {
+        let n = self.nodes[node];
+        let mut greatest = [0; 4];
+        greatest[n.class] = n.key;
+        for child in [n.left, n.right] {
+            if child != NO_NODE {
+                for (mine, theirs) in greatest.iter_mut().zip(self.nodes[child].greatest) {
+                    *mine = (*mine).max(theirs);
+                }
+            }
+        }
+        self.nodes[node].greatest = greatest;
+    }
+
+    /// Inserts a new element right after `after` (at the front for `None`).
+    fn insert_after(&mut self, after: Option<usize>, class: usize, key: u64) {
+        // xorshift64: priorities independent of the input.
+        self.seed ^= self.seed << 13;
+        self.seed ^= self.seed >> 7;
+        self.seed ^= self.seed << 17;
+        let node = self.nodes.len();
+        let mut greatest = [0; 4];
+        greatest[class] = key;
+        self.nodes.push(OrderNode { left: NO_NODE, right: NO_NODE, parent: NO_NODE, priority: self.seed, class, key, greatest });
+        if self.root == NO_NODE {
+            self.root = node;
+            return;
+        }
+        let (parent, as_left) = match after {
+            None => (self.leftmost(self.root), true),
+            Some(after) if self.nodes[after].right == NO_NODE => (after, false),
+            Some(after) => (self.leftmost(self.nodes[after].right), true),
+        };
+        if as_left {
+            self.nodes[parent].left = node;
+        } else {
+            self.nodes[parent].right = node;
+        }
+        self.nodes[node].parent = parent;
+        let mut ancestor = parent;
+        while ancestor != NO_NODE {
+            let greatest = &mut self.nodes[ancestor].greatest[class];
+            *greatest = (*greatest).max(key);
+            ancestor = self.nodes[ancestor].parent;
+        }
+        while self.nodes[node].parent != NO_NODE && self.nodes[self.nodes[node].parent].priority < self.nodes[node].priority {
+            self.rotate_up(node);
+        }
+    }
+
+    /// Rotates `node` above its parent, keeping the sequence.
+    fn rotate_up(&mut self, node: usize) {
+        let parent = self.nodes[node].parent;
+        let grandparent = self.nodes[parent].parent;
+        let moved = if self.nodes[parent].left == node {
+            let moved = self.nodes[node].right;
+            self.nodes[parent].left = moved;
+            self.nodes[node].right = parent;
+            moved
+        } else {
+            let moved = self.nodes[node].left;
+            self.nodes[parent].right = moved;
+            self.nodes[node].left = parent;
+            moved
+        };
+        if moved != NO_NODE {
+            self.nodes[moved].parent = parent;
+        }
+        self.nodes[parent].parent = node;
+        self.nodes[node].parent = grandparent;
+        if grandparent == NO_NODE {
+            self.root = node;
+        } else if self.nodes[grandparent].left == parent {
+            self.nodes[grandparent].left = node;
+        } else {
+            self.nodes[grandparent].right = node;
+        }
+        self.update(parent);
+        self.update(node);
+    }
+
+    /// The elements in sequence order.
+    fn in_order(&self) -> Vec<usize> {
+        let mut out = Vec::with_capacity(self.nodes.len());
+        let mut stack = Vec::new();
+        let mut node = self.root;
+        loop {
+            while node != NO_NODE {
+                stack.push(node);
+                node = self.nodes[node].left;
+            }
+            let Some(top) = stack.pop() else { break };
+            out.push(top);
+            node = self.nodes[top].right;
+        }
+        out
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Answers
 
 /// Upstream's 406 when nothing in `Accept` can be served; a watch lists its stream media types
 /// (`MediaTypesForSerializer`).
@@ -227,7 +522,7 @@ mod tests {
 
     /// The `i` parameters of the parsed clauses, in order.
     fn parsed_order(header: &str) -> Vec<usize> {
-        crate::tables::parse_accept(header).iter().map(|c| c.param("i").unwrap().parse().unwrap()).collect()
+        parse_accept(header).iter().map(|c| c.param("i").unwrap().parse().unwrap()).collect()
     }
 
     #[test]
@@ -268,16 +563,16 @@ mod tests {
         assert_eq!(order, want);
         let rising_clauses = (1 << 20) / "a/b;q=0.123456;i=123456,".len();
         let rising: String = (0..rising_clauses).map(|i| format!("a/b;q=0.{:06};i={i},", i + 1)).collect();
-        assert!(rising.len() <= crate::tables::MAX_ACCEPT_BYTES, "{}", rising.len());
+        assert!(rising.len() <= MAX_ACCEPT_BYTES, "{}", rising.len());
         assert_eq!(parsed_order(&rising), (0..rising_clauses).rev().collect::<Vec<_>>());
         // The common shapes: many plain clauses, one clause with a huge parameter list.
         let plain = "a/b,".repeat((1 << 20) / 4);
-        assert_eq!(crate::tables::parse_accept(&plain).len(), (1 << 20) / 4 + 1 - 1);
+        assert_eq!(parse_accept(&plain).len(), (1 << 20) / 4 + 1 - 1);
         let params = format!("application/json{}", ";a=b".repeat(((1 << 20) - 16) / 4));
         assert_eq!(negotiate(Some(&params)), Some(Negotiated { format: Format::Json, convert: None }));
         // Past Go's header limit nothing is acceptable (Go's server answers 431 before this).
         let too_long = format!("application/json,{}", "a/b,".repeat((1 << 20) / 4));
-        assert!(crate::tables::parse_accept(&too_long).is_empty());
+        assert!(parse_accept(&too_long).is_empty());
         assert_eq!(negotiate(Some(&too_long)), None);
     }
 

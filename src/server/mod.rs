@@ -580,7 +580,7 @@ fn openapi_v2(accept: Option<&str>, parts: &http::request::Parts, enabled: &crat
     use crate::openapi_v2::{PROTOBUF_MEDIA_TYPES, document, document_protobuf};
     let accept = accept.filter(|a| !a.is_empty()).unwrap_or("*/*");
     let served = [("json", false), (PROTOBUF_MEDIA_TYPES[0], true), (PROTOBUF_MEDIA_TYPES[1], true)];
-    let chosen = crate::tables::parse_accept(accept).iter().find_map(|clause| {
+    let chosen = crate::negotiation::parse_accept(accept).iter().find_map(|clause| {
         served.iter().find(|(sub_kind, _)| {
             (clause.kind == "application" || clause.kind == "*") && (clause.sub_kind == *sub_kind || clause.sub_kind == "*")
         })
