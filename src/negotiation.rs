@@ -169,7 +169,8 @@ impl AcceptClause<'_> {
 /// here yields no clauses (so nothing is acceptable).
 pub(crate) const MAX_ACCEPT_BYTES: usize = 1 << 20;
 
-/// `goautoneg.ParseAccept`: clauses, then ordered by `q` and specificity (Go's insertion sort
+/// `goautoneg.ParseAccept` (`github.com/munnerz/goautoneg` as kube-apiserver vendors it):
+/// clauses, then ordered by `q` and specificity (Go's insertion sort
 /// for short slices, with `goautoneg`'s comparison; [`goautoneg_order`] gives the insertion
 /// sort's result in O(n log n)).
 pub(crate) fn parse_accept(header: &str) -> Vec<AcceptClause<'_>> {
@@ -178,22 +179,37 @@ pub(crate) fn parse_accept(header: &str) -> Vec<AcceptClause<'_>> {
     }
     let mut clauses = Vec::new();
     for part in header.split(',') {
-        let mut pieces = part.split(';');
+        let mut pieces = part.trim_matches(' ').split(';');
         let range = pieces.next().unwrap_or_default(); // `split` yields at least one piece
-        let mut kinds = range.splitn(2, '/');
-        let kind = kinds.next().unwrap_or_default().trim_matches(' ');
-        let sub_kind = match kinds.next() {
-            Some(sub) => sub.trim_matches(' '),
-            None if kind == "*" => "*",
-            None => continue,
+        // `type/subtype`, or `*` alone; `type`, `type/` and `type/sub/more` are skipped, and a
+        // trailing `/` after the subtype is dropped.
+        let (kind, sub_kind) = match range.split_once('/') {
+            Some((kind, rest)) if !rest.is_empty() => match rest.split_once('/') {
+                None => (kind, rest),
+                Some((sub_kind, "")) => (kind, sub_kind),
+                Some(_) => continue,
+            },
+            _ => match range.split('/').next().unwrap_or_default().trim_matches(' ') {
+                "*" => ("*", "*"),
+                _ => continue,
+            },
         };
-        let mut clause = AcceptClause { kind, sub_kind, q: 1.0, params: Vec::new() };
+        let mut clause = AcceptClause { kind: kind.trim_matches(' '), sub_kind: sub_kind.trim_matches(' '), q: 1.0, params: Vec::new() };
         for param in pieces {
-            let Some((key, value)) = param.split_once('=') else {
+            // `key=value`: a parameter without a value (`key`, `key=`) is skipped, so is one
+            // whose value holds a further `=` followed by more.
+            let Some((key, rest)) = param.split_once('=') else { continue };
+            if rest.is_empty() {
                 continue;
+            }
+            let value = match rest.split_once('=') {
+                None => rest,
+                Some((value, "")) => value,
+                Some(_) => continue,
             };
             let key = key.trim_matches(' ');
             if key == "q" {
+                // Go's `strconv.ParseFloat(value, 32)`, untrimmed; 0 when it fails.
                 clause.q = value.parse::<f32>().map(f64::from).unwrap_or(0.0);
             } else {
                 clause.params.push((key, value.trim_matches(' ')));
@@ -549,6 +565,41 @@ mod tests {
             }
             let header = header.join(",");
             assert_eq!(parsed_order(&header), insertion_sorted(clauses), "{header}");
+        }
+    }
+
+    /// `goautoneg.ParseAccept` (munnerz/goautoneg as kube-apiserver vendors it) on each clause
+    /// shape: the clauses kept, in order, as `kind/sub_kind q params...`.
+    #[test]
+    fn accept_clauses_are_read_as_goautoneg_reads_them() {
+        let cases: &[(&str, &[&str])] = &[
+            ("a/b", &["a/b 1"]),
+            ("*", &["*/* 1"]),
+            (" a / b ;q=0.5 ", &["a/b 0.5"]),
+            // Media ranges that are not `type/subtype` or `*` are skipped.
+            ("a,a/,a/b/c,/", &[]),
+            ("*/", &["*/* 1"]),
+            ("a/b/", &["a/b 1"]),
+            ("a//", &["a/ 1"]),
+            // Parameters without a value, or with more after a second `=`, are skipped.
+            ("a/b;k;k2=;k3=v=w;k4=v=;k5==; k6 = v6 ", &["a/b 1 k4=v k5= k6=v6"]),
+            ("a/b;q=", &["a/b 1"]),
+            ("a/b;q=0.5=", &["a/b 0.5"]),
+            ("a/b;q= 0.5", &["a/b 0"]),
+            ("a/b;q=x", &["a/b 0"]),
+            ("a/b;q=1e50", &["a/b inf"]),
+            ("", &[]),
+            (",,a/b,", &["a/b 1"]),
+        ];
+        for (header, want) in cases {
+            let got: Vec<String> = parse_accept(header)
+                .iter()
+                .map(|c| {
+                    let params: String = c.params.iter().map(|(k, v)| format!(" {k}={v}")).collect();
+                    format!("{}/{} {}{params}", c.kind, c.sub_kind, c.q)
+                })
+                .collect();
+            assert_eq!(got, *want, "{header:?}");
         }
     }
 
