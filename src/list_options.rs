@@ -79,41 +79,7 @@ impl ListOptions {
     /// [`ListOptions::from_query`] on decoded query values; the first value of a repeated
     /// parameter counts, as upstream's conversions take it.
     pub fn from_values(values: &BTreeMap<String, Vec<String>>) -> Result<Self, ApiError> {
-        let Decoded {
-            label_selector,
-            field_selector,
-            watch,
-            allow_watch_bookmarks,
-            resource_version,
-            resource_version_match,
-            timeout_seconds,
-            limit,
-            continue_token,
-            send_initial_events,
-        } = decode_parameters(values)?;
-        let errors = validate(watch, resource_version, resource_version_match, continue_token, send_initial_events);
-        if !errors.is_empty() {
-            return Err(ApiError::invalid(LIST_OPTIONS_KIND, "", &errors));
-        }
-        let resource_version_match = match resource_version_match {
-            None => None,
-            Some("Exact") => Some(ResourceVersionMatch::Exact),
-            Some("NotOlderThan") => Some(ResourceVersionMatch::NotOlderThan),
-            // Validation refuses every other value.
-            Some(other) => return Err(ApiError::bad_request(format!("unknown ResourceVersionMatch value: {other}"))),
-        };
-        Ok(Self {
-            label_selector,
-            field_selector,
-            resource_version: resource_version.map(str::to_owned),
-            resource_version_match,
-            limit,
-            continue_token: continue_token.map(str::to_owned),
-            watch,
-            allow_watch_bookmarks,
-            send_initial_events,
-            timeout_seconds,
-        })
+        decode_parameters(values)?.into_validated()
     }
 
     /// The page size: `limit` when positive.
@@ -187,6 +153,36 @@ pub(crate) struct Decoded<'a> {
     limit: Option<i64>,
     continue_token: Option<&'a str>,
     send_initial_events: Option<bool>,
+}
+
+impl Decoded<'_> {
+    /// `ValidateListOptions` (a 422 listing every forbidden combination), then the options.
+    fn into_validated(self) -> Result<ListOptions, ApiError> {
+        let errors =
+            validate(self.watch, self.resource_version, self.resource_version_match, self.continue_token, self.send_initial_events);
+        if !errors.is_empty() {
+            return Err(ApiError::invalid(LIST_OPTIONS_KIND, "", &errors));
+        }
+        let resource_version_match = match self.resource_version_match {
+            None => None,
+            Some("Exact") => Some(ResourceVersionMatch::Exact),
+            Some("NotOlderThan") => Some(ResourceVersionMatch::NotOlderThan),
+            // Validation refuses every other value.
+            Some(other) => return Err(ApiError::bad_request(format!("unknown ResourceVersionMatch value: {other}"))),
+        };
+        Ok(ListOptions {
+            label_selector: self.label_selector,
+            field_selector: self.field_selector,
+            resource_version: self.resource_version.map(str::to_owned),
+            resource_version_match,
+            limit: self.limit,
+            continue_token: self.continue_token.map(str::to_owned),
+            watch: self.watch,
+            allow_watch_bookmarks: self.allow_watch_bookmarks,
+            send_initial_events: self.send_initial_events,
+            timeout_seconds: self.timeout_seconds,
+        })
+    }
 }
 
 /// Upstream's `ParameterCodec.DecodeParameters` into `metainternalversion.ListOptions`: the
