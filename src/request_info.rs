@@ -226,26 +226,13 @@ fn path_segments(path: &str) -> impl Iterator<Item = &str> {
     trimmed.split('/').filter(move |_| !trimmed.is_empty())
 }
 
-/// Go's `cleanPath` (net/http's `ServeMux`): `path.Clean` (one slash between segments, no `.`
-/// segments, a `..` removes the segment before it and stops at the root), a leading slash
-/// added, and a trailing slash kept. A path that is already clean comes back borrowed.
+/// Go's `cleanPath` (net/http's `ServeMux`): a leading slash added, `path.Clean`
+/// ([`url::path_clean`]), and a trailing slash kept. A path that is already clean comes back
+/// borrowed.
 pub fn clean_path(path: &str) -> std::borrow::Cow<'_, str> {
-    let mut segments: Vec<&str> = Vec::new();
-    for segment in path.split('/') {
-        match segment {
-            "" | "." => {}
-            ".." => {
-                segments.pop();
-            }
-            s => segments.push(s),
-        }
-    }
-    let mut clean = String::with_capacity(path.len() + 1);
-    for segment in &segments {
-        clean.push('/');
-        clean.push_str(segment);
-    }
-    if clean.is_empty() || (path.ends_with('/') && !segments.is_empty()) {
+    let rooted = if path.starts_with('/') { std::borrow::Cow::Borrowed(path) } else { std::borrow::Cow::Owned(format!("/{path}")) };
+    let mut clean = url::path_clean(&rooted);
+    if rooted.ends_with('/') && clean != "/" {
         clean.push('/');
     }
     if clean == path { std::borrow::Cow::Borrowed(path) } else { std::borrow::Cow::Owned(clean) }

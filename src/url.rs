@@ -1,8 +1,9 @@
 //! Go's `net/url` as kube-apiserver meets it: the request path decoded as `URL.Path` is
 //! ([`path_unescape`], Go's `url.PathUnescape`), the query read as `req.URL.Query()` reads it
 //! ([`parse_query`], Go's `url.ParseQuery` with `url.QueryUnescape`: `+` is a space, a pair with
-//! a malformed escape is dropped), and a path escaped again as `URL.EscapedPath` writes it
-//! ([`escaped_path`]).
+//! a malformed escape is dropped), a path escaped again as `URL.EscapedPath` writes it
+//! ([`escaped_path`]), and Go's `path.Clean` ([`path_clean`]) that `ServeMux` cleans request
+//! paths with and the storage checks continue keys with.
 //!
 //! Decoding and encoding are the `percent-encoding` crate's. That crate leaves a malformed
 //! escape as written, where Go refuses it, so escapes are checked first as Go's `unescape`
@@ -74,6 +75,35 @@ pub fn parse_query(query: &str) -> BTreeMap<String, Vec<String>> {
     out
 }
 
+/// Go's `path.Clean`: one slash between segments, no `.` segments, a `..` removes the segment
+/// before it (and stops at the root of a rooted path), no trailing slash; `.` for nothing.
+pub fn path_clean(p: &str) -> String {
+    if p.is_empty() {
+        return ".".to_owned();
+    }
+    let rooted = p.starts_with('/');
+    let mut out: Vec<&str> = Vec::new();
+    for segment in p.split('/') {
+        match segment {
+            "" | "." => {}
+            ".." => {
+                if out.last().is_some_and(|last| *last != "..") {
+                    out.pop();
+                } else if !rooted {
+                    out.push("..");
+                }
+            }
+            s => out.push(s),
+        }
+    }
+    let joined = out.join("/");
+    match (rooted, joined.is_empty()) {
+        (true, _) => format!("/{joined}"),
+        (false, true) => ".".to_owned(),
+        (false, false) => joined,
+    }
+}
+
 /// Go's `URL.EscapedPath` for a path without a raw form: unreserved characters and
 /// `$&+,/:;=@` stay, everything else is `%XX`.
 pub fn escaped_path(path: &str) -> String {
@@ -131,6 +161,25 @@ mod tests {
         assert_eq!(get("g"), vec!["✓"]);
         assert_eq!(get("h"), vec!["AJ"]);
         assert!(parse_query("").is_empty());
+    }
+
+    #[test]
+    fn path_clean_as_go() {
+        for (p, want) in [
+            ("", "."),
+            ("/", "/"),
+            ("/a/b", "/a/b"),
+            ("/a/b/", "/a/b"),
+            ("//a", "/a"),
+            ("/a/./b", "/a/b"),
+            ("/a/../b", "/b"),
+            ("/../a", "/a"),
+            ("a/../..", ".."),
+            ("a/..", "."),
+            ("/a\0", "/a\0"),
+        ] {
+            assert_eq!(path_clean(p), want, "{p:?}");
+        }
     }
 
     #[test]
