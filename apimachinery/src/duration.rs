@@ -355,6 +355,7 @@ impl prost::Message for Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_hex::hex;
     use prost::Message;
 
     const US: i64 = 1_000;
@@ -362,10 +363,6 @@ mod tests {
     const S: i64 = 1_000_000_000;
     const M: i64 = 60 * S;
     const H: i64 = 60 * M;
-
-    fn hex(bytes: &[u8]) -> String {
-        bytes.iter().map(|b| format!("{b:02x}")).collect()
-    }
 
     /// Go's `durationTests` (time_test.go).
     #[test]

@@ -258,15 +258,8 @@ impl prost::Message for IntOrString {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_hex::{hex, unhex};
     use prost::Message;
-
-    fn hex(bytes: &[u8]) -> String {
-        bytes.iter().map(|b| format!("{b:02x}")).collect()
-    }
-
-    fn unhex(s: &str) -> Vec<u8> {
-        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
-    }
 
     #[test]
     fn protobuf_bytes() {

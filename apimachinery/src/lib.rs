@@ -31,3 +31,16 @@ pub use schema_or::{JsonSchemaPropsOrArray, JsonSchemaPropsOrBool, JsonSchemaPro
 pub use scheme::{KindVisitor, Object, TypeInfo};
 pub use time::{MicroTime, Time};
 pub use walk::Walk;
+
+#[cfg(test)]
+mod test_hex {
+    //! Hex forms of the wire bytes the tests compare with upstream's.
+
+    pub(crate) fn hex(bytes: &[u8]) -> String {
+        bytes.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    pub(crate) fn unhex(s: &str) -> Vec<u8> {
+        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+    }
+}

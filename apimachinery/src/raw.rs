@@ -215,11 +215,8 @@ raw_type!(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_hex::hex;
     use prost::Message;
-
-    fn hex(bytes: &[u8]) -> String {
-        bytes.iter().map(|b| format!("{b:02x}")).collect()
-    }
 
     #[derive(Debug, Default, PartialEq, Serialize, Deserialize)]
     struct Holder {

@@ -364,6 +364,7 @@ impl<T: Schema> prost::Message for JsonSchemaPropsOrStringArray<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_hex::{hex, unhex};
     use prost::Message;
 
     /// A stand-in for the generated `JSONSchemaProps`, recursive through the unions.
@@ -382,14 +383,6 @@ mod tests {
 
     fn schema(type_: &str) -> TestSchema {
         TestSchema { type_: type_.to_string(), ..Default::default() }
-    }
-
-    fn hex(bytes: &[u8]) -> String {
-        bytes.iter().map(|b| format!("{b:02x}")).collect()
-    }
-
-    fn unhex(s: &str) -> Vec<u8> {
-        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
     }
 
     type OrBool = JsonSchemaPropsOrBool<TestSchema>;
