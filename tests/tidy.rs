@@ -71,7 +71,7 @@ fn spec_files_are_not_committed() {
 /// The layer of a top-level module of `src/`; `None` for the crate root and the binary.
 fn layer(module: &str) -> Option<u8> {
     Some(match module {
-        "status" | "selectors" | "patch" | "list_options" | "negotiation" | "request_info" | "tables" | "convert" | "discovery"
+        "status" | "url" | "selectors" | "patch" | "list_options" | "negotiation" | "request_info" | "tables" | "convert" | "discovery"
         | "openapi_v2" => 0,
         "storage" => 1,
         "registry" => 2,
