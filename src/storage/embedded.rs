@@ -78,6 +78,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
+use prometheus_client::metrics::counter::Counter;
 use prost::Message;
 use redb::{Database, Durability, ReadableDatabase, ReadableTable, TableDefinition};
 use tokio::sync::mpsc;
@@ -138,6 +139,23 @@ impl Default for EmbeddedOptions {
     }
 }
 
+/// How many durable commits the store has made and how many writes (revisions) they recorded:
+/// writes ÷ commits is the average number of writes one fsync paid for. The server exposes them
+/// on `/metrics` (`kapi_embedded_store_commits_total`, `kapi_embedded_store_writes_total`), as
+/// etcd exposes its backend commits. Compactions are not counted.
+#[derive(Clone, Debug, Default)]
+pub struct CommitCounters {
+    pub commits: Counter,
+    pub writes: Counter,
+}
+
+impl CommitCounters {
+    fn committed(&self, writes: usize) {
+        self.commits.inc();
+        self.writes.inc_by(writes as u64);
+    }
+}
+
 /// A [`Storage`] in one redb file. Cloning is cheap and shares the store; the file is closed
 /// when the last clone is dropped (watches then end).
 ///
@@ -156,6 +174,7 @@ struct Inner {
     hub: Mutex<Hub>,
     watch_buffer: usize,
     expiry: Expiry,
+    counters: CommitCounters,
     /// This store, for the sweeper thread (which must not keep it open).
     this: Weak<Inner>,
 }
@@ -242,6 +261,7 @@ impl EmbeddedStore {
                 sweeper: Mutex::new(None),
                 sweeper_exited: Arc::new(AtomicBool::new(false)),
             },
+            counters: CommitCounters::default(),
             this: this.clone(),
         });
         // Nobody else has the store yet: no writer lock needed. A failure is logged and left to
@@ -298,6 +318,11 @@ impl EmbeddedStore {
     #[cfg(test)]
     fn open_without_sweeper(path: &Path) -> Result<Self, StorageError> {
         Self::open_inner(path, EmbeddedOptions::default(), false)
+    }
+
+    /// The store's commit counters (shared: they keep counting).
+    pub fn commit_counters(&self) -> CommitCounters {
+        self.inner.counters.clone()
     }
 
     /// The number of registered live watchers (tests check that dropped watches unregister).
@@ -443,6 +468,7 @@ impl Inner {
             (event, deadline)
         };
         txn.commit().map_err(|e| engine(format!("commit revision {}", event.revision()), e))?;
+        self.counters.committed(1);
         self.hub().publish(&event, self.watch_buffer);
         if let Some(deadline) = deadline
             && self.expiry.next.fetch_min(deadline, Ordering::AcqRel) > deadline
@@ -516,6 +542,9 @@ impl Inner {
             return Ok(false);
         }
         txn.commit().map_err(|e| engine("commit expired keys", e))?;
+        if !events.is_empty() {
+            self.counters.committed(events.len());
+        }
         {
             let mut hub = self.hub();
             for event in &events {
