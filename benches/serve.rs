@@ -12,7 +12,9 @@
 //! 7. creating ConfigMaps with concurrent clients on the embedded store against kapi on a local
 //!    etcd (`etcd` on the PATH, as `tests/run` installs it), and against raw redb committing the
 //!    same number of values of the stored size in batches of the size the store's group commit
-//!    reached (read from its `/metrics` counters).
+//!    reached (read from its `/metrics` counters); and the CPU time one create costs the servers
+//!    (kapi, or kapi and etcd), since they share the machine's cores with the clients. Three
+//!    alternating rounds, medians reported: fsync times on a shared disk drift between runs.
 //!
 //! `KAPI_BENCH_BIN=<path>` runs the servers from another build of `kapi`.
 //!
@@ -59,6 +61,7 @@ const ENCODE_REPS: usize = 5;
 const CONFIGMAPS: usize = 5000;
 const CONFIGMAP_DATA_BYTES: usize = 256;
 const CONFIGMAP_TIME_LIMIT: Duration = Duration::from_secs(60);
+const CONFIGMAP_ROUNDS: usize = 3;
 
 fn main() -> ExitCode {
     let started = Instant::now();
@@ -198,31 +201,70 @@ fn run() -> Result<()> {
     server.stop()?;
     print_progress(&rows);
 
-    // 7. ConfigMap creates: the embedded store against kapi on etcd and against raw redb.
-    let embedded = bench_configmaps_embedded(root.path())?;
-    let batch = embedded.batch.round().max(1.0) as usize;
-    let (redb_rate, redb_n) =
-        bench_raw_redb_batched(&root.path().join("raw-configmaps.redb"), embedded.load.requests, embedded.value_len, batch)?;
-    let what = format!("create ConfigMaps, {CREATE_THREADS} keep-alive conns, embedded store");
-    let kapi = format!("{:.0} /s ({}, {:.1} writes/commit)", embedded.load.rate(), embedded.load.requests, embedded.batch);
-    match bench_configmaps_etcd(root.path())? {
-        Some(on_etcd) => rows.push(compared(
+    // 7. ConfigMap creates: the embedded store against kapi on etcd and against raw redb, in
+    // alternating rounds so that each ratio pairs runs made moments apart (the disk's fsync time
+    // and the cores' load on a shared machine drift by several times between runs).
+    let mut rounds = Vec::new();
+    for round in 0..CONFIGMAP_ROUNDS {
+        let dir = root.path().join(format!("configmaps-{round}"));
+        std::fs::create_dir_all(&dir)?;
+        let embedded = bench_configmaps_embedded(&dir)?;
+        let batch = embedded.batch.round().max(1.0) as usize;
+        let (raw, _) = bench_raw_redb_batched(&dir.join("raw.redb"), embedded.load.requests, embedded.value_len, batch)?;
+        let on_etcd = bench_configmaps_etcd(&dir)?;
+        eprintln!(
+            "  … ConfigMaps round {round}: embedded {:.0} /s ({:.1} writes/commit), raw redb {raw:.0} /s ({batch}/txn), on etcd {}",
+            embedded.load.rate(),
+            embedded.batch,
+            on_etcd.as_ref().map_or("-".to_owned(), |e| format!("{:.0} /s", e.load.rate())),
+        );
+        rounds.push(ConfigMapRound { embedded, raw, on_etcd });
+    }
+    let rate = median_f64(rounds.iter().map(|r| r.embedded.load.rate()).collect());
+    let batch = median_f64(rounds.iter().map(|r| r.embedded.batch).collect());
+    let what = format!("create {CONFIGMAPS} ConfigMaps, {CREATE_THREADS} keep-alive conns, embedded store");
+    let kapi = format!("{rate:.0} /s ({batch:.1} writes/commit)");
+    let etcd_rounds: Vec<(&ConfigMapRound, &EtcdConfigMaps)> = rounds.iter().filter_map(|r| Some((r, r.on_etcd.as_ref()?))).collect();
+    if etcd_rounds.is_empty() {
+        rows.push(row(format!("{what} (no etcd on the PATH: no etcd baseline)"), kapi.clone()));
+    } else {
+        rows.push(compared(
             what.clone(),
             kapi.clone(),
-            format!("{:.0} /s ({}) kapi on a local etcd", on_etcd.rate(), on_etcd.requests),
-            embedded.load.rate() / on_etcd.rate(),
-        )),
-        None => rows.push(row(format!("{what} (no etcd on the PATH: no etcd baseline)"), kapi.clone())),
+            format!("{:.0} /s kapi on a local etcd", median_f64(etcd_rounds.iter().map(|(_, e)| e.load.rate()).collect())),
+            median_f64(etcd_rounds.iter().map(|(r, e)| r.embedded.load.rate() / e.load.rate()).collect()),
+        ));
     }
     rows.push(compared(
         what,
         kapi,
-        format!("{redb_rate:.0} /s ({redb_n}) raw redb, {batch} inserts/txn of {} B, Immediate", embedded.value_len),
-        embedded.load.rate() / redb_rate,
+        format!(
+            "{:.0} /s raw redb, as many {} B inserts, as many per Immediate txn",
+            median_f64(rounds.iter().map(|r| r.raw).collect()),
+            rounds[0].embedded.value_len
+        ),
+        median_f64(rounds.iter().map(|r| r.embedded.load.rate() / r.raw).collect()),
     ));
+    // The cores are shared by kapi, etcd and the clients: the CPU one create costs the servers
+    // says more than the rates when the cores are the limit.
+    let embedded_cpu = median_f64(rounds.iter().map(|r| r.embedded.kapi_cpu_micros as f64 / r.embedded.load.requests as f64).collect());
+    if etcd_rounds.is_empty() {
+        rows.push(row("CPU per ConfigMap create, embedded store", format!("{embedded_cpu:.0} µs")));
+    } else {
+        let per_create =
+            |cpu: fn(&EtcdConfigMaps) -> u64| median_f64(etcd_rounds.iter().map(|(_, e)| cpu(e) as f64 / e.load.requests as f64).collect());
+        let (kapi_cpu, etcd_cpu) = (per_create(|e| e.kapi_cpu_micros), per_create(|e| e.etcd_cpu_micros));
+        rows.push(compared(
+            "CPU per ConfigMap create, embedded store",
+            format!("{embedded_cpu:.0} µs"),
+            format!("{:.0} µs on etcd: kapi {kapi_cpu:.0} + etcd {etcd_cpu:.0}", kapi_cpu + etcd_cpu),
+            embedded_cpu / (kapi_cpu + etcd_cpu),
+        ));
+    }
 
     print_table(&rows);
     println!("ratios: throughputs (/s) are kapi ÷ baseline, so below 1 is slower; times (ms) are kapi ÷ baseline, so above 1 is slower");
+    println!("ConfigMap rows: medians of {CONFIGMAP_ROUNDS} alternating rounds, each ratio the median of the rounds' ratios");
     Ok(())
 }
 
@@ -231,6 +273,23 @@ fn print_progress(rows: &[Row]) {
     static PRINTED: AtomicUsize = AtomicUsize::new(0);
     for r in &rows[PRINTED.swap(rows.len(), Ordering::Relaxed).min(rows.len())..] {
         eprintln!("  … {}: {} {}", r.what, r.kapi, r.baseline);
+    }
+}
+
+/// User plus system CPU time of a process so far (all threads), in microseconds, from
+/// `/proc/<pid>/stat`.
+fn cpu_micros(pid: u32) -> Result<u64> {
+    // The kernel reports these in clock ticks of USER_HZ, which is 100 on every Linux ABI.
+    const MICROS_PER_TICK: u64 = 10_000;
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    // The command name is in parentheses and may contain spaces: count fields after it.
+    let after_name = stat.rsplit_once(')').map(|(_, rest)| rest).ok_or("no command name in stat")?;
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the name.
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok());
+    match (ticks(11), ticks(12)) {
+        (Some(user), Some(system)) => Ok((user + system) * MICROS_PER_TICK),
+        _ => Err(format!("no CPU times in /proc/{pid}/stat").into()),
     }
 }
 
@@ -244,6 +303,11 @@ fn ms(d: Duration) -> String {
 
 fn mib(kib: u64) -> String {
     format!("{:.1} MiB", kib as f64 / 1024.0)
+}
+
+fn median_f64(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
 fn median(mut times: Vec<Duration>) -> Duration {
@@ -537,12 +601,29 @@ fn counter(conn: &mut Conn, name: &str) -> Result<f64> {
     Ok(value.unwrap_or(0.0))
 }
 
+/// One round of section 7: creates on the embedded store, raw redb at the batch size they
+/// reached (creates per second), and creates on etcd.
+struct ConfigMapRound {
+    embedded: EmbeddedConfigMaps,
+    raw: f64,
+    on_etcd: Option<EtcdConfigMaps>,
+}
+
 /// ConfigMap creates on the embedded store, the store's writes per commit during them, and the
 /// size of one stored ConfigMap.
 struct EmbeddedConfigMaps {
     load: Load,
     batch: f64,
     value_len: usize,
+    /// The server's CPU time during the creates.
+    kapi_cpu_micros: u64,
+}
+
+/// ConfigMap creates on kapi on etcd, and the CPU time each process spent on them.
+struct EtcdConfigMaps {
+    load: Load,
+    kapi_cpu_micros: u64,
+    etcd_cpu_micros: u64,
 }
 
 /// `CONFIGMAPS` ConfigMaps created through a fresh `kapi serve` on the embedded store.
@@ -553,7 +634,9 @@ fn bench_configmaps_embedded(root: &Path) -> Result<EmbeddedConfigMaps> {
     let mut conn = Conn::connect(&server.tls, server.port)?;
     let (commits, writes) =
         (counter(&mut conn, "kapi_embedded_store_commits_total")?, counter(&mut conn, "kapi_embedded_store_writes_total")?);
+    let cpu = cpu_micros(server.child.id())?;
     let load = bench_creates(&server.tls, server.port, path, CONFIGMAPS, CONFIGMAP_TIME_LIMIT, |i| configmap_json(&configmap_name(i)))?;
+    let kapi_cpu_micros = cpu_micros(server.child.id())?.saturating_sub(cpu);
     let commits = counter(&mut conn, "kapi_embedded_store_commits_total")? - commits;
     let writes = counter(&mut conn, "kapi_embedded_store_writes_total")? - writes;
     drop(conn);
@@ -564,12 +647,12 @@ fn bench_configmaps_embedded(root: &Path) -> Result<EmbeddedConfigMaps> {
     let key = format!("/registry/configmaps/default/{}", configmap_name(0));
     let stored = runtime.block_on(async { EmbeddedStore::open(data.join("store.redb"))?.get(&key).await })?;
     let value_len = stored.ok_or_else(|| format!("{key} is not in the store"))?.value.len();
-    Ok(EmbeddedConfigMaps { load, batch, value_len })
+    Ok(EmbeddedConfigMaps { load, batch, value_len, kapi_cpu_micros })
 }
 
 /// `CONFIGMAPS` ConfigMaps created through a fresh `kapi serve` on a fresh one-member etcd;
 /// `None` when there is no etcd to start.
-fn bench_configmaps_etcd(root: &Path) -> Result<Option<Load>> {
+fn bench_configmaps_etcd(root: &Path) -> Result<Option<EtcdConfigMaps>> {
     let installed = Command::new("etcd").arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status();
     if !installed.is_ok_and(|s| s.success()) {
         return Ok(None);
@@ -579,10 +662,14 @@ fn bench_configmaps_etcd(root: &Path) -> Result<Option<Load>> {
     let args = ["--etcd-servers", endpoints.as_str()];
     let (server, _) = Server::start_with(&root.join("data-etcd"), &root.join("kapi-etcd.log"), &args)?;
     let path = "/api/v1/namespaces/default/configmaps";
+    let etcd_pid = etcd.members[0].child.as_ref().map(Child::id).ok_or("etcd is not running")?;
+    let cpu = (cpu_micros(server.child.id())?, cpu_micros(etcd_pid)?);
     let load = bench_creates(&server.tls, server.port, path, CONFIGMAPS, CONFIGMAP_TIME_LIMIT, |i| configmap_json(&configmap_name(i)))?;
+    let kapi_cpu_micros = cpu_micros(server.child.id())?.saturating_sub(cpu.0);
+    let etcd_cpu_micros = cpu_micros(etcd_pid)?.saturating_sub(cpu.1);
     server.stop()?;
     drop(etcd);
-    Ok(Some(load))
+    Ok(Some(EtcdConfigMaps { load, kapi_cpu_micros, etcd_cpu_micros }))
 }
 
 fn pod_json(name: &str) -> Vec<u8> {
