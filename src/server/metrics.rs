@@ -79,8 +79,8 @@ impl Metrics {
     /// carried.
     pub fn register_embedded_store(&self, counters: crate::storage::CommitCounters) {
         let mut registry = self.registry.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        registry.register("kapi_embedded_store_commits", "Durable write transactions the embedded store committed.", counters.commits);
-        registry.register("kapi_embedded_store_writes", "Writes (revisions) those transactions recorded.", counters.writes);
+        registry.register("kapi_embedded_store_commits", "Durable write transactions the embedded store committed", counters.commits);
+        registry.register("kapi_embedded_store_writes", "Writes (revisions) those transactions recorded", counters.writes);
     }
 
     /// The Prometheus text exposition.
