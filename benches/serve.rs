@@ -8,10 +8,22 @@
 //! 4. GET of one object over keep-alive HTTPS against a bare hyper server (same rustls settings)
 //!    answering the same bytes;
 //! 5. creating 10,000 pods with concurrent clients, and the memory that takes;
-//! 6. LIST of those pods against `serde_json::to_vec` of the same list.
+//! 6. LIST of those pods against `serde_json::to_vec` of the same list;
+//! 7. creating ConfigMaps with concurrent clients on the embedded store against kapi on a local
+//!    etcd (`etcd` on the PATH, as `tests/run` installs it), and against raw redb committing the
+//!    same number of values of the stored size in batches of the size the store's group commit
+//!    reached (read from its `/metrics` counters); and the CPU time one create costs the servers
+//!    (kapi, or kapi and etcd), since they share the machine's cores with the clients. Three
+//!    alternating rounds, medians reported: fsync times on a shared disk drift between runs.
+//!
+//! `KAPI_BENCH_BIN=<path>` runs the servers from another build of `kapi`.
 //!
 //! A benchmark, not a test: nothing is asserted about timings. Every loop is bounded in count
 //! and in time, and all traffic goes to 127.0.0.1.
+
+#[path = "../tests/common/etcd.rs"]
+#[allow(dead_code)]
+mod etcd;
 
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
@@ -33,6 +45,8 @@ type Result<T, E = Error> = std::result::Result<T, E>;
 const STORE_KEYS: usize = 2000;
 const STORE_VALUE_BYTES: usize = 1024;
 const STORE_TIME_LIMIT: Duration = Duration::from_secs(20);
+/// Concurrent writers in the in-process store bench: enough that commits can carry batches.
+const STORE_TASKS: usize = 64;
 const START_TIME_LIMIT: Duration = Duration::from_secs(30);
 const GET_THREADS: usize = 4;
 const GET_WARMUP: usize = 200;
@@ -44,6 +58,10 @@ const CREATE_TIME_LIMIT: Duration = Duration::from_secs(75);
 const LIST_REPS: usize = 5;
 const LIST_TIME_LIMIT: Duration = Duration::from_secs(30);
 const ENCODE_REPS: usize = 5;
+const CONFIGMAPS: usize = 5000;
+const CONFIGMAP_DATA_BYTES: usize = 256;
+const CONFIGMAP_TIME_LIMIT: Duration = Duration::from_secs(60);
+const CONFIGMAP_ROUNDS: usize = 3;
 
 fn main() -> ExitCode {
     let started = Instant::now();
@@ -101,6 +119,16 @@ fn run() -> Result<()> {
         format!("{redb_rate:.0} /s ({redb_n}) raw redb, 1 txn/insert, Immediate"),
         store_rate / redb_rate,
     ));
+    let concurrent = bench_store_concurrent(&root.path().join("store-concurrent.redb"))?;
+    let batch = concurrent.batch.round().max(1.0) as usize;
+    let (redb_rate, redb_n) =
+        bench_raw_redb_batched(&root.path().join("raw-batched.redb"), concurrent.load.requests, STORE_VALUE_BYTES, batch)?;
+    rows.push(compared(
+        format!("store creates, {STORE_TASKS} concurrent tasks, {STORE_VALUE_BYTES} B values"),
+        format!("{:.0} /s ({}, {:.1} writes/commit)", concurrent.load.rate(), concurrent.load.requests, concurrent.batch),
+        format!("{redb_rate:.0} /s ({redb_n}) raw redb, {batch} inserts/txn, Immediate"),
+        concurrent.load.rate() / redb_rate,
+    ));
     print_progress(&rows);
 
     // 2. + 3. Start-up and idle memory.
@@ -145,7 +173,7 @@ fn run() -> Result<()> {
     print_progress(&rows);
 
     // 5. Create 10,000 pods.
-    let creates = bench_creates(&server.tls, server.port, pod_path)?;
+    let creates = bench_creates(&server.tls, server.port, pod_path, PODS, CREATE_TIME_LIMIT, |i| pod_json(&format!("pod-{i:05}")))?;
     let after_creates = server.memory()?;
     rows.push(row(
         format!("create pods, {CREATE_THREADS} keep-alive conns"),
@@ -171,9 +199,72 @@ fn run() -> Result<()> {
     ));
     rows.push(row("RSS after the LISTs", format!("{} (peak {})", mib(after_lists.rss_kib), mib(after_lists.hwm_kib))));
     server.stop()?;
+    print_progress(&rows);
+
+    // 7. ConfigMap creates: the embedded store against kapi on etcd and against raw redb, in
+    // alternating rounds so that each ratio pairs runs made moments apart (the disk's fsync time
+    // and the cores' load on a shared machine drift by several times between runs).
+    let mut rounds = Vec::new();
+    for round in 0..CONFIGMAP_ROUNDS {
+        let dir = root.path().join(format!("configmaps-{round}"));
+        std::fs::create_dir_all(&dir)?;
+        let embedded = bench_configmaps_embedded(&dir)?;
+        let batch = embedded.batch.round().max(1.0) as usize;
+        let (raw, _) = bench_raw_redb_batched(&dir.join("raw.redb"), embedded.load.requests, embedded.value_len, batch)?;
+        let on_etcd = bench_configmaps_etcd(&dir)?;
+        eprintln!(
+            "  … ConfigMaps round {round}: embedded {:.0} /s ({:.1} writes/commit), raw redb {raw:.0} /s ({batch}/txn), on etcd {}",
+            embedded.load.rate(),
+            embedded.batch,
+            on_etcd.as_ref().map_or("-".to_owned(), |e| format!("{:.0} /s", e.load.rate())),
+        );
+        rounds.push(ConfigMapRound { embedded, raw, on_etcd });
+    }
+    let rate = median_f64(rounds.iter().map(|r| r.embedded.load.rate()).collect());
+    let batch = median_f64(rounds.iter().map(|r| r.embedded.batch).collect());
+    let what = format!("create {CONFIGMAPS} ConfigMaps, {CREATE_THREADS} keep-alive conns, embedded store");
+    let kapi = format!("{rate:.0} /s ({batch:.1} writes/commit)");
+    let etcd_rounds: Vec<(&ConfigMapRound, &EtcdConfigMaps)> = rounds.iter().filter_map(|r| Some((r, r.on_etcd.as_ref()?))).collect();
+    if etcd_rounds.is_empty() {
+        rows.push(row(format!("{what} (no etcd on the PATH: no etcd baseline)"), kapi.clone()));
+    } else {
+        rows.push(compared(
+            what.clone(),
+            kapi.clone(),
+            format!("{:.0} /s kapi on a local etcd", median_f64(etcd_rounds.iter().map(|(_, e)| e.load.rate()).collect())),
+            median_f64(etcd_rounds.iter().map(|(r, e)| r.embedded.load.rate() / e.load.rate()).collect()),
+        ));
+    }
+    rows.push(compared(
+        what,
+        kapi,
+        format!(
+            "{:.0} /s raw redb, as many {} B inserts, as many per Immediate txn",
+            median_f64(rounds.iter().map(|r| r.raw).collect()),
+            rounds[0].embedded.value_len
+        ),
+        median_f64(rounds.iter().map(|r| r.embedded.load.rate() / r.raw).collect()),
+    ));
+    // The cores are shared by kapi, etcd and the clients: the CPU one create costs the servers
+    // says more than the rates when the cores are the limit.
+    let embedded_cpu = median_f64(rounds.iter().map(|r| r.embedded.kapi_cpu_micros as f64 / r.embedded.load.requests as f64).collect());
+    if etcd_rounds.is_empty() {
+        rows.push(row("CPU per ConfigMap create, embedded store", format!("{embedded_cpu:.0} µs")));
+    } else {
+        let per_create =
+            |cpu: fn(&EtcdConfigMaps) -> u64| median_f64(etcd_rounds.iter().map(|(_, e)| cpu(e) as f64 / e.load.requests as f64).collect());
+        let (kapi_cpu, etcd_cpu) = (per_create(|e| e.kapi_cpu_micros), per_create(|e| e.etcd_cpu_micros));
+        rows.push(compared(
+            "CPU per ConfigMap create, embedded store",
+            format!("{embedded_cpu:.0} µs"),
+            format!("{:.0} µs on etcd: kapi {kapi_cpu:.0} + etcd {etcd_cpu:.0}", kapi_cpu + etcd_cpu),
+            embedded_cpu / (kapi_cpu + etcd_cpu),
+        ));
+    }
 
     print_table(&rows);
     println!("ratios: throughputs (/s) are kapi ÷ baseline, so below 1 is slower; times (ms) are kapi ÷ baseline, so above 1 is slower");
+    println!("ConfigMap rows: medians of {CONFIGMAP_ROUNDS} alternating rounds, each ratio the median of the rounds' ratios");
     Ok(())
 }
 
@@ -182,6 +273,23 @@ fn print_progress(rows: &[Row]) {
     static PRINTED: AtomicUsize = AtomicUsize::new(0);
     for r in &rows[PRINTED.swap(rows.len(), Ordering::Relaxed).min(rows.len())..] {
         eprintln!("  … {}: {} {}", r.what, r.kapi, r.baseline);
+    }
+}
+
+/// User plus system CPU time of a process so far (all threads), in microseconds, from
+/// `/proc/<pid>/stat`.
+fn cpu_micros(pid: u32) -> Result<u64> {
+    // The kernel reports these in clock ticks of USER_HZ, which is 100 on every Linux ABI.
+    const MICROS_PER_TICK: u64 = 10_000;
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    // The command name is in parentheses and may contain spaces: count fields after it.
+    let after_name = stat.rsplit_once(')').map(|(_, rest)| rest).ok_or("no command name in stat")?;
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the name.
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok());
+    match (ticks(11), ticks(12)) {
+        (Some(user), Some(system)) => Ok((user + system) * MICROS_PER_TICK),
+        _ => Err(format!("no CPU times in /proc/{pid}/stat").into()),
     }
 }
 
@@ -195,6 +303,11 @@ fn ms(d: Duration) -> String {
 
 fn mib(kib: u64) -> String {
     format!("{:.1} MiB", kib as f64 / 1024.0)
+}
+
+fn median_f64(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
 fn median(mut times: Vec<Duration>) -> Duration {
@@ -232,6 +345,76 @@ fn bench_store(path: &Path) -> Result<(f64, usize)> {
     })
 }
 
+/// Creates from a load and the store's average group-commit batch during it.
+struct BatchedLoad {
+    load: Load,
+    /// Writes per durable commit, from the store's commit counters.
+    batch: f64,
+}
+
+/// `STORE_TASKS` tasks creating `STORE_KEYS` keys between them, taking key numbers from a shared
+/// counter: what concurrent API requests ask of the store.
+fn bench_store_concurrent(path: &Path) -> Result<BatchedLoad> {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(async {
+        let store = EmbeddedStore::open(path)?;
+        let counters = store.commit_counters();
+        let next = Arc::new(AtomicUsize::new(0));
+        let start = Instant::now();
+        let tasks: Vec<_> = (0..STORE_TASKS)
+            .map(|_| {
+                let (store, next) = (store.clone(), next.clone());
+                tokio::spawn(async move {
+                    let mut done = 0;
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        if i >= STORE_KEYS || start.elapsed() > STORE_TIME_LIMIT {
+                            return Ok::<_, Error>(done);
+                        }
+                        store.create(&store_key(i), value_bytes(i)).await?;
+                        done += 1;
+                    }
+                })
+            })
+            .collect();
+        let mut requests = 0;
+        for task in tasks {
+            requests += task.await??;
+        }
+        let load = Load { requests, elapsed: start.elapsed() };
+        let batch = counters.writes.get() as f64 / counters.commits.get().max(1) as f64;
+        Ok(BatchedLoad { load, batch })
+    })
+}
+
+/// `count` keys with values of `value_len` bytes into a bare redb table, `batch` inserts per
+/// write transaction committed with `Durability::Immediate`: redb's own rate at the batch size a
+/// store reached.
+fn bench_raw_redb_batched(path: &Path, count: usize, value_len: usize, batch: usize) -> Result<(f64, usize)> {
+    const TABLE: redb::TableDefinition<&str, &[u8]> = redb::TableDefinition::new("bench");
+    let db = redb::Database::create(path)?;
+    let value = vec![b'x'; value_len];
+    let keys: Vec<String> = (0..count).map(store_key).collect();
+    let start = Instant::now();
+    let mut done = 0;
+    for chunk in keys.chunks(batch.max(1)) {
+        let mut txn = db.begin_write()?;
+        txn.set_durability(redb::Durability::Immediate)?;
+        {
+            let mut table = txn.open_table(TABLE)?;
+            for key in chunk {
+                table.insert(key.as_str(), value.as_slice())?;
+            }
+        }
+        txn.commit()?;
+        done += chunk.len();
+        if start.elapsed() > STORE_TIME_LIMIT {
+            break;
+        }
+    }
+    Ok((done as f64 / start.elapsed().as_secs_f64(), done))
+}
+
 /// The same keys and values into a bare redb table, one write transaction per insert committed
 /// with `Durability::Immediate` (what the embedded store does per write).
 fn bench_raw_redb(path: &Path) -> Result<(f64, usize)> {
@@ -256,6 +439,12 @@ fn bench_raw_redb(path: &Path) -> Result<(f64, usize)> {
     Ok((done as f64 / start.elapsed().as_secs_f64(), done))
 }
 
+/// The `kapi` binary the servers run: this build's, or `KAPI_BENCH_BIN` (another build, to
+/// compare two versions in alternating runs on a machine whose load varies).
+fn kapi_bin() -> String {
+    std::env::var("KAPI_BENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_kapi").to_owned())
+}
+
 /// A started `kapi serve`, killed when dropped.
 struct Server {
     child: Child,
@@ -273,17 +462,23 @@ impl Server {
     /// Starts `kapi serve` on `data` and waits for the first `/readyz` 200: the server and the
     /// time from exec to that answer.
     fn start(data: &Path, log: &Path) -> Result<(Server, Duration)> {
+        Server::start_with(data, log, &[])
+    }
+
+    /// [`Server::start`] with more arguments for `kapi serve`.
+    fn start_with(data: &Path, log: &Path, args: &[&str]) -> Result<(Server, Duration)> {
         let _ = std::fs::remove_file(data.join("port"));
         let log_file = std::fs::OpenOptions::new().create(true).append(true).open(log)?;
         let start = Instant::now();
-        let child = Command::new(env!("CARGO_BIN_EXE_kapi"))
+        let child = Command::new(kapi_bin())
             .args(["serve", "--secure-port", "0", "--data-dir"])
             .arg(data)
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log_file)
             .spawn()
-            .map_err(|e| format!("could not execute {}: {e}", env!("CARGO_BIN_EXE_kapi")))?;
+            .map_err(|e| format!("could not execute {}: {e}", kapi_bin()))?;
         let mut server = Server { child, port: 0, tls: Arc::new(empty_client_config()?), log: log.to_owned() };
         let deadline = start + START_TIME_LIMIT;
         // The port file is written after the PKI and the kubeconfig.
@@ -384,6 +579,97 @@ fn client_config(pki: &Path) -> Result<rustls::ClientConfig> {
         .with_safe_default_protocol_versions()?
         .with_root_certificates(roots)
         .with_client_auth_cert(certs, key)?)
+}
+
+fn configmap_json(name: &str) -> Vec<u8> {
+    let data = "x".repeat(CONFIGMAP_DATA_BYTES);
+    format!(r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"{name}"}},"data":{{"config":"{data}"}}}}"#).into_bytes()
+}
+
+fn configmap_name(i: usize) -> String {
+    format!("cm-{i:05}")
+}
+
+/// A counter of the server's `/metrics` (0 when it has none).
+fn counter(conn: &mut Conn, name: &str) -> Result<f64> {
+    let response = conn.request("GET", "/metrics", b"")?;
+    if response.status != 200 {
+        return Err(format!("GET /metrics: HTTP {}: {}", response.status, response.text()).into());
+    }
+    let text = String::from_utf8_lossy(&response.body);
+    let value = text.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse::<f64>().ok());
+    Ok(value.unwrap_or(0.0))
+}
+
+/// One round of section 7: creates on the embedded store, raw redb at the batch size they
+/// reached (creates per second), and creates on etcd.
+struct ConfigMapRound {
+    embedded: EmbeddedConfigMaps,
+    raw: f64,
+    on_etcd: Option<EtcdConfigMaps>,
+}
+
+/// ConfigMap creates on the embedded store, the store's writes per commit during them, and the
+/// size of one stored ConfigMap.
+struct EmbeddedConfigMaps {
+    load: Load,
+    batch: f64,
+    value_len: usize,
+    /// The server's CPU time during the creates.
+    kapi_cpu_micros: u64,
+}
+
+/// ConfigMap creates on kapi on etcd, and the CPU time each process spent on them.
+struct EtcdConfigMaps {
+    load: Load,
+    kapi_cpu_micros: u64,
+    etcd_cpu_micros: u64,
+}
+
+/// `CONFIGMAPS` ConfigMaps created through a fresh `kapi serve` on the embedded store.
+fn bench_configmaps_embedded(root: &Path) -> Result<EmbeddedConfigMaps> {
+    let data = root.join("data-configmaps");
+    let (server, _) = Server::start(&data, &root.join("kapi-configmaps.log"))?;
+    let path = "/api/v1/namespaces/default/configmaps";
+    let mut conn = Conn::connect(&server.tls, server.port)?;
+    let (commits, writes) =
+        (counter(&mut conn, "kapi_embedded_store_commits_total")?, counter(&mut conn, "kapi_embedded_store_writes_total")?);
+    let cpu = cpu_micros(server.child.id())?;
+    let load = bench_creates(&server.tls, server.port, path, CONFIGMAPS, CONFIGMAP_TIME_LIMIT, |i| configmap_json(&configmap_name(i)))?;
+    let kapi_cpu_micros = cpu_micros(server.child.id())?.saturating_sub(cpu);
+    let commits = counter(&mut conn, "kapi_embedded_store_commits_total")? - commits;
+    let writes = counter(&mut conn, "kapi_embedded_store_writes_total")? - writes;
+    drop(conn);
+    server.stop()?;
+    // Without the counters (a store without group commit) every write was its own commit.
+    let batch = if commits > 0.0 { writes / commits } else { 1.0 };
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let key = format!("/registry/configmaps/default/{}", configmap_name(0));
+    let stored = runtime.block_on(async { EmbeddedStore::open(data.join("store.redb"))?.get(&key).await })?;
+    let value_len = stored.ok_or_else(|| format!("{key} is not in the store"))?.value.len();
+    Ok(EmbeddedConfigMaps { load, batch, value_len, kapi_cpu_micros })
+}
+
+/// `CONFIGMAPS` ConfigMaps created through a fresh `kapi serve` on a fresh one-member etcd;
+/// `None` when there is no etcd to start.
+fn bench_configmaps_etcd(root: &Path) -> Result<Option<EtcdConfigMaps>> {
+    let installed = Command::new("etcd").arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status();
+    if !installed.is_ok_and(|s| s.success()) {
+        return Ok(None);
+    }
+    let etcd = etcd::Etcd::start(&root.join("etcd"));
+    let endpoints = etcd.endpoints();
+    let args = ["--etcd-servers", endpoints.as_str()];
+    let (server, _) = Server::start_with(&root.join("data-etcd"), &root.join("kapi-etcd.log"), &args)?;
+    let path = "/api/v1/namespaces/default/configmaps";
+    let etcd_pid = etcd.members[0].child.as_ref().map(Child::id).ok_or("etcd is not running")?;
+    let cpu = (cpu_micros(server.child.id())?, cpu_micros(etcd_pid)?);
+    let load = bench_creates(&server.tls, server.port, path, CONFIGMAPS, CONFIGMAP_TIME_LIMIT, |i| configmap_json(&configmap_name(i)))?;
+    let kapi_cpu_micros = cpu_micros(server.child.id())?.saturating_sub(cpu.0);
+    let etcd_cpu_micros = cpu_micros(etcd_pid)?.saturating_sub(cpu.1);
+    server.stop()?;
+    drop(etcd);
+    Ok(Some(EtcdConfigMaps { load, kapi_cpu_micros, etcd_cpu_micros }))
 }
 
 fn pod_json(name: &str) -> Vec<u8> {
@@ -569,9 +855,16 @@ fn join_load(threads: Vec<std::thread::JoinHandle<Result<(usize, Duration)>>>) -
     Ok(load)
 }
 
-/// `PODS` pods created by `CREATE_THREADS` keep-alive connections taking names from a shared
-/// counter, within `CREATE_TIME_LIMIT`.
-fn bench_creates(tls: &Arc<rustls::ClientConfig>, port: u16, path: &str) -> Result<Load> {
+/// `count` objects (the bodies `body(i)`) created by `CREATE_THREADS` keep-alive connections
+/// taking numbers from a shared counter, within `limit`.
+fn bench_creates(
+    tls: &Arc<rustls::ClientConfig>,
+    port: u16,
+    path: &str,
+    count: usize,
+    limit: Duration,
+    body: fn(usize) -> Vec<u8>,
+) -> Result<Load> {
     let next = Arc::new(AtomicUsize::new(0));
     let start = Instant::now();
     let threads: Vec<_> = (0..CREATE_THREADS)
@@ -581,16 +874,16 @@ fn bench_creates(tls: &Arc<rustls::ClientConfig>, port: u16, path: &str) -> Resu
                 let mut conn = Conn::connect(&tls, port)?;
                 let mut n = 0;
                 loop {
-                    if start.elapsed() > CREATE_TIME_LIMIT {
+                    if start.elapsed() > limit {
                         break;
                     }
                     let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= PODS {
+                    if i >= count {
                         break;
                     }
-                    let response = conn.request("POST", &path, &pod_json(&format!("pod-{i:05}")))?;
+                    let response = conn.request("POST", &path, &body(i))?;
                     if response.status != 201 {
-                        return Err(format!("creating pod-{i:05}: HTTP {}: {}", response.status, response.text()).into());
+                        return Err(format!("creating object {i} in {path}: HTTP {}: {}", response.status, response.text()).into());
                     }
                     n += 1;
                 }
@@ -599,8 +892,8 @@ fn bench_creates(tls: &Arc<rustls::ClientConfig>, port: u16, path: &str) -> Resu
         })
         .collect();
     let load = join_load(threads)?;
-    if load.requests < PODS {
-        eprintln!("  (stopped at the {CREATE_TIME_LIMIT:?} limit after {} of {PODS} pods)", load.requests);
+    if load.requests < count {
+        eprintln!("  (stopped at the {limit:?} limit after {} of {count} creates)", load.requests);
     }
     Ok(load)
 }

@@ -210,27 +210,43 @@ async fn concurrent_creates_get_unique_dense_revisions() {
 
 const CRASH_DIR: &str = "KAPI_STORAGE_CRASH_DIR";
 
-/// The writer that `acknowledged_writes_survive_kill_9` runs in a child process and kills; a
-/// no-op when run as a normal test.
+/// How many tasks write at once in the crash child: `1` writes one key at a time, more make the
+/// store's commits carry batches of writes.
+const CRASH_WRITERS: &str = "KAPI_STORAGE_CRASH_WRITERS";
+
+/// The writer that the kill -9 tests run in a child process and kill; a no-op when run as a
+/// normal test. Prints `acked <key> <revision>` for every acknowledged create.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crash_child_writer() {
     let Some(dir) = std::env::var_os(CRASH_DIR) else { return };
+    let writers: usize = std::env::var(CRASH_WRITERS).ok().and_then(|w| w.parse().ok()).unwrap_or(1);
     let store = EmbeddedStore::open(std::path::Path::new(&dir).join("kapi.redb")).unwrap();
-    for i in 0.. {
-        let key = format!("/crash/{i:06}");
-        let kv = store.create(&key, Bytes::from(key.clone())).await.unwrap();
-        println!("acked {key} {}", kv.mod_revision);
+    let tasks: Vec<_> = (0..writers)
+        .map(|w| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                for i in 0.. {
+                    let key = format!("/crash/{w:02}-{i:06}");
+                    let kv = store.create(&key, Bytes::from(key.clone())).await.unwrap();
+                    println!("acked {key} {}", kv.mod_revision);
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.unwrap();
     }
 }
 
-/// Every write the store acknowledged is there after the process is killed with SIGKILL
-/// mid-stream (no clean shutdown, no flush) and the store reopened.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn acknowledged_writes_survive_kill_9() {
+/// Runs `crash_child_writer` with `writers` tasks and kills it with SIGKILL (no clean shutdown,
+/// no flush) once it has acknowledged `count` writes: the store's directory and the
+/// acknowledged keys with their revisions.
+fn crash_child(writers: usize, count: usize) -> (TempDir, Vec<(String, Revision)>) {
     let dir = tempfile::tempdir().unwrap();
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args(["--exact", "crash_child_writer", "--nocapture", "--test-threads=1"])
         .env(CRASH_DIR, dir.path())
+        .env(CRASH_WRITERS, writers.to_string())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -242,16 +258,23 @@ async fn acknowledged_writes_survive_kill_9() {
         if let Some((_, rest)) = line.split_once("acked ") {
             let (key, revision) = rest.split_once(' ').unwrap();
             acked.push((key.to_owned(), revision.parse::<Revision>().unwrap()));
-            if acked.len() == 60 {
+            if acked.len() == count {
                 child.kill().unwrap(); // SIGKILL on Unix
                 break;
             }
         }
     }
     child.wait().unwrap();
-    assert_eq!(acked.len(), 60, "the child stopped before acknowledging 60 writes");
+    assert_eq!(acked.len(), count, "the child stopped before acknowledging {count} writes");
+    (dir, acked)
+}
 
+/// Every acknowledged write is in the reopened store at its revision, and history replays
+/// every write from the first revision on, gap-free, acknowledged or not (a write may be
+/// durable before its answer is printed).
+async fn check_after_crash(dir: &TempDir, mut acked: Vec<(String, Revision)>) {
     let store = EmbeddedStore::open(dir.path().join("kapi.redb")).unwrap();
+    acked.sort_by_key(|(_, revision)| *revision);
     let current = store.current_revision().await.unwrap();
     assert!(current >= acked.last().unwrap().1, "revision went back to {current}");
     for (key, revision) in &acked {
@@ -262,7 +285,28 @@ async fn acknowledged_writes_survive_kill_9() {
     // The store works after recovery, and its history is intact.
     store.create("/after-crash", Bytes::new()).await.unwrap();
     let mut watch = store.watch("/crash/", 1).await.unwrap();
-    for (key, _) in &acked {
-        assert_eq!(next(&mut watch).await.key(), key);
+    let mut acked = acked.into_iter().peekable();
+    for revision in 2..=current {
+        let event = next(&mut watch).await;
+        assert_eq!(event.revision(), revision, "history has a gap");
+        if acked.peek().is_some_and(|(_, r)| *r == revision) {
+            assert_eq!(event.key(), acked.next().unwrap().0);
+        }
     }
+    assert!(acked.next().is_none());
+}
+
+/// Every write the store acknowledged is there after the process is killed with SIGKILL
+/// mid-stream and the store reopened.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acknowledged_writes_survive_kill_9() {
+    let (dir, acked) = crash_child(1, 60);
+    check_after_crash(&dir, acked).await;
+}
+
+/// The same with 16 writers at once, whose writes share commits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acknowledged_batched_writes_survive_kill_9() {
+    let (dir, acked) = crash_child(16, 400);
+    check_after_crash(&dir, acked).await;
 }

@@ -1,6 +1,6 @@
 //! `/metrics`: Prometheus text with upstream's metric names and labels for requests
 //! (`apiserver_request_total`, `apiserver_request_duration_seconds`), recorded by a step of the
-//! request chain.
+//! request chain; the embedded store's commit counters when the server runs on it.
 
 use std::sync::Mutex;
 
@@ -72,6 +72,15 @@ impl Metrics {
         let labels = labels(info, method, dry_run);
         self.durations.get_or_create(&labels).observe(seconds);
         self.requests.get_or_create(&RequestCodeLabels { request: labels, code }).inc();
+    }
+
+    /// Adds the embedded store's commit counters (`kapi_embedded_store_commits_total`,
+    /// `kapi_embedded_store_writes_total`): writes ÷ commits is how many writes one fsync
+    /// carried.
+    pub fn register_embedded_store(&self, counters: crate::storage::CommitCounters) {
+        let mut registry = self.registry.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        registry.register("kapi_embedded_store_commits", "Durable write transactions the embedded store committed", counters.commits);
+        registry.register("kapi_embedded_store_writes", "Writes (revisions) those transactions recorded", counters.writes);
     }
 
     /// The Prometheus text exposition.
@@ -205,6 +214,18 @@ mod tests {
         assert!(text.contains("apiserver_request_total{"), "{text}");
         assert!(text.contains(r#"verb="LIST""#) && text.contains(r#"scope="namespace""#) && text.contains(r#"code="200""#), "{text}");
         assert!(text.contains("apiserver_request_duration_seconds_bucket{"), "{text}");
+    }
+
+    #[test]
+    fn renders_the_embedded_store_counters() {
+        let metrics = Metrics::default();
+        let counters = crate::storage::CommitCounters::default();
+        metrics.register_embedded_store(counters.clone());
+        counters.commits.inc();
+        counters.writes.inc_by(3);
+        let text = metrics.render();
+        assert!(text.contains("kapi_embedded_store_commits_total 1\n"), "{text}");
+        assert!(text.contains("kapi_embedded_store_writes_total 3\n"), "{text}");
     }
 
     #[test]

@@ -180,11 +180,12 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
         .map_err(anyhow::Error::msg)
         .context("--runtime-config")?;
     let mut checks = default_checks();
+    let metrics = metrics::Metrics::default();
     let store: Arc<dyn Storage> = if args.etcd_servers.is_empty() {
-        Arc::new(
-            EmbeddedStore::open(args.data_dir.join("store.redb"))
-                .with_context(|| format!("opening the store in {}", args.data_dir.display()))?,
-        )
+        let store = EmbeddedStore::open(args.data_dir.join("store.redb"))
+            .with_context(|| format!("opening the store in {}", args.data_dir.display()))?;
+        metrics.register_embedded_store(store.commit_counters());
+        Arc::new(store)
     } else {
         let config = crate::storage::etcd::EtcdConfig {
             prefix: args.etcd_prefix.clone(),
@@ -240,7 +241,7 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     }
     let state = Arc::new(ServerState {
         store,
-        metrics: metrics::Metrics::default(),
+        metrics,
         store_config,
         checks,
         enabled,

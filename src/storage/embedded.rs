@@ -12,7 +12,7 @@
 //!
 //! # Layout
 //!
-//! Five tables, updated together in one write transaction per write:
+//! Five tables, updated together in one write transaction per batch of writes (see below):
 //!
 //! - `keys`: key → (create revision, mod revision, value): the current state, what `get` and a
 //!   list at the latest revision read.
@@ -36,16 +36,17 @@
 //! permanent, as a put without a lease on etcd), and a deletion guards on the mod revision the
 //! deadline was set at, so a key written again since is never deleted by an old deadline.
 //!
-//! Deletions happen in batches of [`EXPIRY_BATCH`] keys per transaction, writes going in
-//! between: at open (keys that expired while the store was closed), on a sweeper thread that
+//! Deletions happen in batches of [`EXPIRY_BATCH`] keys per transaction: at open (keys that
+//! expired while the store was closed), and on the writer thread (below) before it handles
+//! anything else whenever a deadline has passed. It is asked to look by a sweeper thread that
 //! sleeps until the earliest deadline (checking the clock at least every second while one is
-//! pending, and not at all while none is) and exits when the store is dropped, and before any
-//! write or latest-state read when a deadline has passed but the sweeper has not run yet, so
-//! that reads never return an expired key and a list at revision `r` still shows exactly the
-//! state at `r`. The earliest deadline is kept in memory, so the check costs a clock read while
-//! nothing is due. Unlike etcd, which revokes all the keys of one lease at one revision, each
-//! key is deleted at its own revision (a revision here holds one event), and a deadline is
-//! wall-clock time: etcd instead renews every lease to its full TTL when a leader starts.
+//! pending, and not at all while none is) and exits when the store is dropped, and by any
+//! latest-state read that finds a deadline passed before the sweeper acted, so that reads never
+//! return an expired key and a list at revision `r` still shows exactly the state at `r`. The
+//! earliest deadline is kept in memory, so the check costs a clock read while nothing is due.
+//! Unlike etcd, which revokes all the keys of one lease at one revision, each key is deleted at
+//! its own revision (a revision here holds one event), and a deadline is wall-clock time: etcd
+//! instead renews every lease to its full TTL when a leader starts.
 //!
 //! # Size limit
 //!
@@ -53,22 +54,43 @@
 //! `--max-request-bytes`, 1.5 MiB) fails with [`StorageError::RequestTooLarge`], as etcd refuses
 //! it, so one object cannot grow the file without bound either.
 //!
-//! # Writes and watches
+//! # Writes: group commit
 //!
-//! Writes are serialized by an async mutex (one writer at a time, in arrival order) and run on
-//! tokio's blocking pool, since a commit waits for fsync. After its commit, and before the next
-//! write may begin, a write hands its event to the live watchers; that keeps events in revision
-//! order, and the hub's `published` revision tells a new watcher exactly which events it must
-//! read from history and which it will receive live (see `EmbeddedWatch`). A live watcher has
-//! a bounded buffer; a writer never waits for it: a watcher whose buffer is full is closed with
-//! [`StorageError::WatchOverflow`].
+//! A durable commit costs an fsync, which takes far longer than the work of a write, so writes
+//! share commits as etcd's backend batches its transactions. One writer thread owns the write
+//! side (writes, expiry, compaction): it takes a request from a bounded queue
+//! ([`QUEUE_CAPACITY`]), then every write queued behind it (up to [`MAX_BATCH_WRITES`] writes
+//! and [`MAX_BATCH_BYTES`]), and applies them in arrival order in ONE write transaction:
+//!
+//! - each write is checked against the state the writes before it left (its own precondition:
+//!   create if absent, update or delete at a mod revision), so of two creates of one key the
+//!   first wins and the second gets [`StorageError::AlreadyExists`]; a write whose check fails
+//!   changes nothing and takes no revision, and the others go on;
+//! - the writes that pass get consecutive revisions in arrival order;
+//! - then one durable commit (one fsync); the events are handed to the watchers in revision
+//!   order, and only then is each write answered with its own result. If the transaction fails,
+//!   every write in it gets the error and nothing is published.
+//!
+//! Writes that arrive while a commit is in flight thus go together into the next one: a lone
+//! writer still commits each write alone, concurrent writers share fsyncs. The queue is bounded
+//! so that a burst makes writers wait for room rather than grow memory; the writer thread holds
+//! the store only while it works, so dropping the last handle closes the queue and ends it.
+//!
+//! # Watches
+//!
+//! After its commit, and before the next transaction begins, the writer hands the events to the
+//! live watchers; that keeps events in revision order, and the hub's `published` revision tells
+//! a new watcher exactly which events it must read from history and which it will receive live
+//! (see `EmbeddedWatch`). A live watcher has a bounded buffer; the writer never waits for it: a
+//! watcher whose buffer is full is closed with [`StorageError::WatchOverflow`].
 //!
 //! # Costs
 //!
 //! A list at the latest revision reads the keys under the prefix (all of them when paging, to
 //! count `remaining`). A list at an older revision `r` also reads every event after `r`, whatever
 //! its key: O(keys under the prefix + writes since `r`). A watch from an old revision reads the
-//! history since then in chunks. No commit batching: each write costs one fsync.
+//! history since then in chunks. A commit costs one fsync, shared by the writes of its batch
+//! (`CommitCounters` count both, so writes ÷ commits is the batch size reached).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::ops::Bound;
@@ -78,9 +100,10 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
+use prometheus_client::metrics::counter::Counter;
 use prost::Message;
 use redb::{Database, Durability, ReadableDatabase, ReadableTable, TableDefinition};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 use super::{
     Event, KeyValue, ListOptions, ListResult, Revision, Storage, StorageError, StorageFuture, WatchSource, WatchStream, check_key,
@@ -119,6 +142,20 @@ const EXPIRY_RETRY_MS: i64 = 1_000;
 /// transaction, small enough that a watch from far back does not hold much history in memory.
 const CATCH_UP_CHUNK: Revision = 256;
 
+/// The most writes one transaction (one fsync) carries: bounds the transaction, and how long the
+/// first write of a batch waits for the last to be applied.
+const MAX_BATCH_WRITES: usize = 256;
+
+/// The most key and value bytes one transaction carries (a batch's first write goes in whatever
+/// its size, up to [`super::MAX_REQUEST_BYTES`]), so a batch of large objects stays a few MiB.
+const MAX_BATCH_BYTES: usize = 8 << 20;
+
+/// How many requests may wait for the writer thread; beyond it senders wait for room. Queued
+/// writes hold values their callers already had in memory, and the bound keeps a burst of
+/// writers from growing the queue without limit: two batches' worth keeps the next batch ready
+/// while one commits.
+const QUEUE_CAPACITY: usize = 2 * MAX_BATCH_WRITES;
+
 /// Upper bound for [`EmbeddedOptions::watch_buffer`]; tokio's channels refuse capacities near
 /// `usize::MAX`, and no watcher needs more.
 const MAX_WATCH_BUFFER: usize = 1 << 20;
@@ -138,11 +175,28 @@ impl Default for EmbeddedOptions {
     }
 }
 
+/// How many durable commits the store has made and how many writes (revisions) they recorded:
+/// writes ÷ commits is the average number of writes one fsync paid for. The server exposes them
+/// on `/metrics` (`kapi_embedded_store_commits_total`, `kapi_embedded_store_writes_total`), as
+/// etcd exposes its backend commits. Compactions are not counted.
+#[derive(Clone, Debug, Default)]
+pub struct CommitCounters {
+    pub commits: Counter,
+    pub writes: Counter,
+}
+
+impl CommitCounters {
+    fn committed(&self, writes: usize) {
+        self.commits.inc();
+        self.writes.inc_by(writes as u64);
+    }
+}
+
 /// A [`Storage`] in one redb file. Cloning is cheap and shares the store; the file is closed
 /// when the last clone is dropped (watches then end).
 ///
-/// All methods need a tokio runtime (engine calls run on its blocking pool); without one they
-/// fail with [`StorageError::Unavailable`].
+/// Reads need a tokio runtime (engine calls run on its blocking pool); without one they fail
+/// with [`StorageError::Unavailable`]. Writes go to the store's writer thread.
 #[derive(Clone)]
 pub struct EmbeddedStore {
     inner: Arc<Inner>,
@@ -150,12 +204,16 @@ pub struct EmbeddedStore {
 
 struct Inner {
     db: Database,
-    /// Serializes writes and compaction so that events are published in revision order; async,
-    /// so that waiting writers queue without holding blocking-pool threads.
-    writer: Arc<tokio::sync::Mutex<()>>,
+    /// The writer thread's queue: every write, expiry and compaction goes through it, so one
+    /// thread owns the write side and publishes events in revision order.
+    requests: mpsc::Sender<Request>,
+    /// Joins the writer thread when the store is dropped. Declared after `requests`: fields
+    /// drop in declaration order, so the queue is closed (and the thread leaves its loop) first.
+    writer: WriterThread,
     hub: Mutex<Hub>,
     watch_buffer: usize,
     expiry: Expiry,
+    counters: CommitCounters,
     /// This store, for the sweeper thread (which must not keep it open).
     this: Weak<Inner>,
 }
@@ -164,8 +222,9 @@ struct Inner {
 struct Expiry {
     /// Never later than the earliest deadline in `expiry_by_deadline` ([`NO_DEADLINE`] if
     /// none): lowered by every write with a TTL, recomputed by every expiry transaction (all
-    /// under the writer lock). Earlier than the truth only after a key's deadline was replaced
-    /// or removed, which costs one expiry transaction that finds nothing.
+    /// on the writer thread, or at open before it starts). Earlier than the truth only after a
+    /// key's deadline was replaced or removed, which costs one expiry transaction that finds
+    /// nothing.
     next: AtomicI64,
     /// Whether a sweeper thread may run (tests turn it off to see what reads do alone).
     sweeper_enabled: bool,
@@ -179,6 +238,62 @@ struct Expiry {
 struct Sweeper {
     wake: std::sync::mpsc::SyncSender<()>,
     thread: std::thread::JoinHandle<()>,
+}
+
+/// The thread that applies writes (see "Writes: group commit" above), joined on drop unless
+/// the drop runs on that thread itself (which then exits as it returns).
+struct WriterThread(Mutex<Option<std::thread::JoinHandle<()>>>);
+
+impl Drop for WriterThread {
+    fn drop(&mut self) {
+        let thread = self.0.get_mut().unwrap_or_else(PoisonError::into_inner).take();
+        if let Some(thread) = thread
+            && thread.thread().id() != std::thread::current().id()
+        {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// What the writer thread is asked to do; each request is answered through its oneshot.
+enum Request {
+    Write(PendingWrite),
+    /// Delete the keys past their deadline (the writer does before any request), for a read
+    /// about to look at the latest state or for the sweeper.
+    Expire {
+        done: oneshot::Sender<()>,
+    },
+    Compact {
+        revision: Revision,
+        done: oneshot::Sender<Result<(), StorageError>>,
+    },
+    /// Tests: keep the writer from taking more requests until `release` is signalled (or
+    /// dropped), so that the requests queued meanwhile form one batch.
+    #[cfg(test)]
+    Hold {
+        release: std::sync::mpsc::Receiver<()>,
+    },
+}
+
+/// A write waiting for its batch.
+struct PendingWrite {
+    key: String,
+    mutation: Mutation,
+    /// With a TTL the key expires that long after this write; without, any deadline it had is
+    /// gone.
+    ttl: Option<Duration>,
+    done: oneshot::Sender<Result<Event, StorageError>>,
+}
+
+impl PendingWrite {
+    /// What the write adds to its transaction, for [`MAX_BATCH_BYTES`].
+    fn size(&self) -> usize {
+        let value = match &self.mutation {
+            Mutation::Create { value } | Mutation::Update { value, .. } => value.len(),
+            Mutation::Delete { .. } => 0,
+        };
+        self.key.len() + value
+    }
 }
 
 /// The live side of watching, and the store's in-memory view of its revisions.
@@ -231,9 +346,11 @@ impl EmbeddedStore {
         txn.commit().map_err(|e| engine("commit initialisation", e))?;
         tracing::debug!(path = %path.display(), revision, compacted, "opened embedded store");
         let hub = Hub { published: revision, compacted, watchers: Vec::new() };
+        let (requests, queue) = mpsc::channel(QUEUE_CAPACITY);
         let inner = Arc::new_cyclic(|this| Inner {
             db,
-            writer: Arc::new(tokio::sync::Mutex::new(())),
+            requests,
+            writer: WriterThread(Mutex::new(None)),
             hub: Mutex::new(hub),
             watch_buffer: options.watch_buffer.clamp(1, MAX_WATCH_BUFFER),
             expiry: Expiry {
@@ -242,47 +359,35 @@ impl EmbeddedStore {
                 sweeper: Mutex::new(None),
                 sweeper_exited: Arc::new(AtomicBool::new(false)),
             },
+            counters: CommitCounters::default(),
             this: this.clone(),
         });
-        // Nobody else has the store yet: no writer lock needed. A failure is logged and left to
-        // the sweeper, rather than keeping the server from starting.
+        // The writer thread has not started: nothing else writes. A failure is logged and left
+        // to the sweeper, rather than keeping the server from starting.
         let _ = inner.expire_all_due(now_ms());
+        let store = Arc::downgrade(&inner);
+        let thread = std::thread::Builder::new()
+            .name("kapi-store-writer".into())
+            .spawn(move || write_loop(store, queue))
+            .map_err(|e| StorageError::Unavailable { context: "start the store's writer thread".into(), source: e.into() })?;
+        *inner.writer.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(thread);
         if inner.expiry.next.load(Ordering::Acquire) != NO_DEADLINE {
             inner.wake_sweeper();
         }
         Ok(EmbeddedStore { inner })
     }
 
-    /// Runs a write or compaction: queued behind earlier ones, on the blocking pool, holding the
-    /// writer lock until its event has been published.
-    async fn write<T: Send + 'static>(
-        &self,
-        context: &'static str,
-        op: impl FnOnce(&Inner) -> Result<T, StorageError> + Send + 'static,
-    ) -> Result<T, StorageError> {
-        let guard = self.inner.writer.clone().lock_owned().await;
-        blocking(self.inner.clone(), context, move |inner| {
-            let result = op(inner);
-            drop(guard);
-            result
-        })
-        .await
-    }
-
+    /// Queues a write for the writer thread and waits for its answer, which comes once the
+    /// transaction holding it is durable and its event published. If the caller stops waiting,
+    /// the write still happens (as a request sent to etcd may still be applied).
     async fn mutate(&self, key: &str, mutation: Mutation, ttl: Option<Duration>) -> Result<Event, StorageError> {
         check_key(key)?;
         if let Mutation::Create { value } | Mutation::Update { value, .. } = &mutation {
             check_request_size(key, value)?;
         }
-        let key = key.to_owned();
-        self.write("write", move |inner| {
-            // A key past its deadline is deleted first, at its own revision.
-            if inner.expiry_due(now_ms()) {
-                let _ = inner.expire_all_due(now_ms());
-            }
-            inner.apply(&key, mutation, ttl)
-        })
-        .await
+        let (done, answer) = oneshot::channel();
+        self.inner.submit(Request::Write(PendingWrite { key: key.to_owned(), mutation, ttl, done })).await?;
+        answer.await.map_err(|_| writer_stopped())?
     }
 
     /// Deletes the keys past their deadline before a read of the latest state, if the sweeper
@@ -290,7 +395,10 @@ impl EmbeddedStore {
     /// logged (and retried later), and the read goes on.
     async fn expire_if_due(&self) {
         if self.inner.expiry_due(now_ms()) {
-            let _ = self.write("expire keys", |inner| inner.expire_all_due(now_ms())).await;
+            let (done, answer) = oneshot::channel();
+            if self.inner.submit(Request::Expire { done }).await.is_ok() {
+                let _ = answer.await;
+            }
         }
     }
 
@@ -298,6 +406,11 @@ impl EmbeddedStore {
     #[cfg(test)]
     fn open_without_sweeper(path: &Path) -> Result<Self, StorageError> {
         Self::open_inner(path, EmbeddedOptions::default(), false)
+    }
+
+    /// The store's commit counters (shared: they keep counting).
+    pub fn commit_counters(&self) -> CommitCounters {
+        self.inner.counters.clone()
     }
 
     /// The number of registered live watchers (tests check that dropped watches unregister).
@@ -410,7 +523,11 @@ impl Storage for EmbeddedStore {
     }
 
     fn compact(&self, revision: Revision) -> StorageFuture<'_, ()> {
-        Box::pin(async move { self.write("compact", move |inner| inner.compact(revision)).await })
+        Box::pin(async move {
+            let (done, answer) = oneshot::channel();
+            self.inner.submit(Request::Compact { revision, done }).await?;
+            answer.await.map_err(|_| writer_stopped())?
+        })
     }
 
     fn compacted_revision(&self) -> StorageFuture<'_, Revision> {
@@ -425,31 +542,86 @@ impl Inner {
         self.hub.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// One write: check, record in every table, commit durably, publish. With a `ttl` the key
-    /// expires that long after this write; without, any deadline it had is gone.
-    fn apply(&self, key: &str, mutation: Mutation, ttl: Option<Duration>) -> Result<Event, StorageError> {
+    /// Sends a request to the writer thread, waiting for room in its queue.
+    async fn submit(&self, request: Request) -> Result<(), StorageError> {
+        self.requests.send(request).await.map_err(|_| writer_stopped())
+    }
+
+    /// Applies a batch of writes (see "Writes: group commit" above) and answers each: its own
+    /// result once the transaction is durable and the events published, or, if the transaction
+    /// failed, the transaction's error.
+    fn commit_batch(&self, batch: Vec<PendingWrite>) {
+        let (writes, answers): (Vec<_>, Vec<_>) = batch.into_iter().map(|w| ((w.key, w.mutation, w.ttl), w.done)).unzip();
+        match self.apply_batch(writes) {
+            Ok(results) => {
+                for (answer, result) in answers.into_iter().zip(results) {
+                    // The caller may have stopped waiting; the write stands.
+                    let _ = answer.send(result);
+                }
+            }
+            Err(error) => {
+                tracing::warn!(%error, writes = answers.len(), "a batch of writes failed");
+                for answer in answers {
+                    let _ = answer.send(Err(shared_error(&error)));
+                }
+            }
+        }
+    }
+
+    /// One write transaction for `writes`, in order: each checked against the state the ones
+    /// before it left, those that pass recorded at consecutive revisions, then one durable
+    /// commit and the events published in revision order. Returns each write's own result;
+    /// `Err` if the transaction failed, in which case nothing was written or published.
+    fn apply_batch(&self, writes: Vec<(String, Mutation, Option<Duration>)>) -> Result<Vec<Result<Event, StorageError>>, StorageError> {
         let txn = begin_write(&self.db)?;
-        let (event, deadline) = {
+        let mut results = Vec::with_capacity(writes.len());
+        let mut earliest = NO_DEADLINE;
+        let last = {
             let mut tables = Tables::open(&txn)?;
-            let current = read_meta(&tables.meta, META_REVISION)?;
-            let revision = current.checked_add(1).ok_or_else(|| internal("next revision", "revision overflow"))?;
-            // A failed check returns here: the transaction is dropped, which aborts it.
-            let event = mutation.into_event(key, read_key(&tables.keys, key)?, revision)?;
-            let deadline = match (&event, ttl) {
-                (Event::Put { .. }, Some(ttl)) => Some(deadline_after(ttl)),
-                _ => None,
-            };
-            tables.record(&event, deadline)?;
-            (event, deadline)
+            let mut revision = read_meta(&tables.meta, META_REVISION)?;
+            for (key, mutation, ttl) in writes {
+                let next = revision.checked_add(1).ok_or_else(|| internal("next revision", "revision overflow"))?;
+                // A failed check is that write's answer; it records nothing and takes no revision.
+                match mutation.into_event(&key, read_key(&tables.keys, &key)?, next) {
+                    Ok(event) => {
+                        let deadline = match (&event, ttl) {
+                            (Event::Put { .. }, Some(ttl)) => Some(deadline_after(ttl)),
+                            _ => None,
+                        };
+                        tables.record(&event, deadline)?;
+                        earliest = earliest.min(deadline.unwrap_or(NO_DEADLINE));
+                        revision = next;
+                        results.push(Ok(event));
+                    }
+                    Err(error) => results.push(Err(error)),
+                }
+            }
+            revision
         };
-        txn.commit().map_err(|e| engine(format!("commit revision {}", event.revision()), e))?;
-        self.hub().publish(&event, self.watch_buffer);
-        if let Some(deadline) = deadline
-            && self.expiry.next.fetch_min(deadline, Ordering::AcqRel) > deadline
+        let events: Vec<&Event> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
+        if events.is_empty() {
+            // Every check failed: nothing to commit; dropping the transaction aborts it.
+            return Ok(results);
+        }
+        txn.commit().map_err(|e| engine(format!("commit revisions up to {last}"), e))?;
+        self.counters.committed(events.len());
         {
+            let mut hub = self.hub();
+            for event in events {
+                hub.publish(event, self.watch_buffer);
+            }
+        }
+        if earliest != NO_DEADLINE && self.expiry.next.fetch_min(earliest, Ordering::AcqRel) > earliest {
             self.wake_sweeper();
         }
-        Ok(event)
+        Ok(results)
+    }
+
+    /// Has the writer thread delete what is due and waits until it has (for the sweeper
+    /// thread); false if the writer has stopped.
+    fn expire_on_writer(&self) -> bool {
+        let (done, answer) = oneshot::channel();
+        self.requests.blocking_send(Request::Expire { done }).is_ok() && answer.blocking_recv().is_ok()
     }
 
     /// Whether a deadline may have passed at `now` (milliseconds since the Unix epoch).
@@ -458,7 +630,7 @@ impl Inner {
     }
 
     /// Deletes every key whose deadline is at or before `now`, batch after batch. The caller
-    /// holds the writer lock (or is opening the store).
+    /// is the writer thread (or is opening the store, before it starts).
     fn expire_all_due(&self, now: i64) -> Result<(), StorageError> {
         while self.expire_batch(now)? {}
         Ok(())
@@ -467,7 +639,7 @@ impl Inner {
     /// Deletes up to [`EXPIRY_BATCH`] keys whose deadline is at or before `now`, each at its own
     /// revision, in one transaction, and publishes the deletions; returns whether more may be
     /// due. A deadline whose key was written since it was set (the mod revision differs) is
-    /// dropped without deleting anything. The caller holds the writer lock. After a failure,
+    /// dropped without deleting anything. The caller is the writer thread. After a failure,
     /// expiry waits [`EXPIRY_RETRY_MS`] before trying again.
     fn expire_batch(&self, now: i64) -> Result<bool, StorageError> {
         match self.try_expire_batch(now) {
@@ -516,6 +688,9 @@ impl Inner {
             return Ok(false);
         }
         txn.commit().map_err(|e| engine("commit expired keys", e))?;
+        if !events.is_empty() {
+            self.counters.committed(events.len());
+        }
         {
             let mut hub = self.hub();
             for event in &events {
@@ -916,7 +1091,7 @@ impl Drop for Inner {
     }
 }
 
-/// The sweeper thread: deletes expired keys, then sleeps until the earliest deadline (at most
+/// The sweeper thread: has expired keys deleted, then sleeps until the earliest deadline (at most
 /// [`SWEEP_INTERVAL`]; without deadline until woken), until the store is dropped. It holds the
 /// store only while it works, so that dropping the last handle closes the file.
 fn sweep(store: Weak<Inner>, woken: std::sync::mpsc::Receiver<()>) {
@@ -924,19 +1099,10 @@ fn sweep(store: Weak<Inner>, woken: std::sync::mpsc::Receiver<()>) {
     loop {
         let wait = {
             let Some(inner) = store.upgrade() else { return };
-            loop {
-                let now = now_ms();
-                if !inner.expiry_due(now) {
-                    break;
-                }
-                // One batch per lock, so that writes go on between batches.
-                let more = {
-                    let _writer = inner.writer.blocking_lock();
-                    inner.expire_batch(now)
-                };
-                if !matches!(more, Ok(true)) {
-                    break;
-                }
+            // The writer thread deletes them, as it owns the write side; after a failure
+            // `expiry.next` is a second later, so the wait below retries then.
+            if inner.expiry_due(now_ms()) && !inner.expire_on_writer() {
+                return;
             }
             match inner.expiry.next.load(Ordering::Acquire) {
                 NO_DEADLINE => None,
@@ -951,6 +1117,74 @@ fn sweep(store: Weak<Inner>, woken: std::sync::mpsc::Receiver<()>) {
             return;
         }
     }
+}
+
+/// The writer thread (see "Writes: group commit" above): takes a request, and with a write
+/// every write queued behind it up to the batch limits, and applies them, until the queue
+/// closes (the store was dropped). Keys past their deadline are deleted before each request,
+/// so that no write or latest-state read sees one. It holds the store only while it works, so
+/// that dropping the last handle closes the queue.
+fn write_loop(store: Weak<Inner>, mut queue: mpsc::Receiver<Request>) {
+    // A request taken while filling a batch that could not join it: the next one to handle.
+    let mut carried = None;
+    while let Some(request) = carried.take().or_else(|| queue.blocking_recv()) {
+        let Some(inner) = store.upgrade() else { return };
+        if inner.expiry_due(now_ms()) {
+            // A failure is logged and retried a second later; the writes go on.
+            let _ = inner.expire_all_due(now_ms());
+        }
+        match request {
+            Request::Write(first) => {
+                let mut bytes = first.size();
+                let mut batch = vec![first];
+                // Everything already queued: the writes that arrived while the last commit was
+                // in flight.
+                while batch.len() < MAX_BATCH_WRITES {
+                    match queue.try_recv() {
+                        Ok(Request::Write(write)) if bytes + write.size() <= MAX_BATCH_BYTES => {
+                            bytes += write.size();
+                            batch.push(write);
+                        }
+                        Ok(other) => {
+                            carried = Some(other);
+                            break;
+                        }
+                        Err(_) => break,
+                    }
+                }
+                inner.commit_batch(batch);
+            }
+            Request::Expire { done } => {
+                let _ = done.send(());
+            }
+            Request::Compact { revision, done } => {
+                let _ = done.send(inner.compact(revision));
+            }
+            #[cfg(test)]
+            Request::Hold { release } => {
+                let _ = release.recv();
+            }
+        }
+    }
+}
+
+/// The error of a failed transaction, for each write it held (errors are not `Clone`: the
+/// source is passed on as text, the kind kept, so that a retryable failure stays retryable).
+fn shared_error(error: &StorageError) -> StorageError {
+    match error {
+        StorageError::Unavailable { context, source } => {
+            StorageError::Unavailable { context: context.clone(), source: source.to_string().into() }
+        }
+        StorageError::Internal { context, source } => {
+            StorageError::Internal { context: context.clone(), source: source.to_string().into() }
+        }
+        other => internal("write batch", other.to_string()),
+    }
+}
+
+/// The writer thread is gone: the store is closing, or the thread died on a bug.
+fn writer_stopped() -> StorageError {
+    StorageError::Unavailable { context: "write".into(), source: "the store's writer thread has stopped".into() }
 }
 
 /// The tables one write transaction changes.
@@ -1119,6 +1353,203 @@ mod tests {
 
     fn kv(key: &str, value: &'static str, create_revision: Revision, mod_revision: Revision) -> KeyValue {
         KeyValue { key: key.into(), value: Bytes::from_static(value.as_bytes()), create_revision, mod_revision }
+    }
+
+    /// Keeps the writer thread from taking requests until the returned sender is dropped (or
+    /// sent to): requests queued meanwhile form one batch.
+    async fn hold_writer(store: &EmbeddedStore) -> std::sync::mpsc::SyncSender<()> {
+        let (release, held) = std::sync::mpsc::sync_channel(1);
+        store.inner.submit(Request::Hold { release: held }).await.unwrap();
+        // Taken by the writer: the queue is empty again.
+        while store.inner.requests.capacity() < QUEUE_CAPACITY {
+            tokio::task::yield_now().await;
+        }
+        release
+    }
+
+    /// Queues a write directly, in this order, and returns where its answer will come.
+    async fn queue(store: &EmbeddedStore, key: &str, mutation: Mutation) -> oneshot::Receiver<Result<Event, StorageError>> {
+        let (done, answer) = oneshot::channel();
+        store.inner.submit(Request::Write(PendingWrite { key: key.into(), mutation, ttl: None, done })).await.unwrap();
+        answer
+    }
+
+    fn create(value: &'static str) -> Mutation {
+        Mutation::Create { value: Bytes::from_static(value.as_bytes()) }
+    }
+
+    fn update(value: &'static str, expected: Revision) -> Mutation {
+        Mutation::Update { value: Bytes::from_static(value.as_bytes()), expected }
+    }
+
+    /// How many commits and writes the store's counters show.
+    fn counted(store: &EmbeddedStore) -> (u64, u64) {
+        let counters = store.commit_counters();
+        (counters.commits.get(), counters.writes.get())
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn concurrent_creates_of_one_key_in_one_batch_have_one_winner() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = open(&dir, 8);
+        store.create("/other", Bytes::new()).await.unwrap();
+        let before = counted(&store);
+        let release = hold_writer(&store).await;
+        let mut answers = Vec::new();
+        for value in ["1", "2", "3", "4", "5", "6", "7", "8"] {
+            answers.push(queue(&store, "/a", create(value)).await);
+        }
+        let other = queue(&store, "/b", create("b")).await;
+        drop(release);
+        let mut results = Vec::new();
+        for answer in answers {
+            results.push(answer.await.unwrap());
+        }
+        // The first in the queue wins; every other finds the key it created.
+        assert_eq!(results[0].as_ref().unwrap(), &Event::Put { kv: kv("/a", "1", 3, 3), prev: None });
+        for result in &results[1..] {
+            assert!(matches!(result, Err(E::AlreadyExists { key }) if key == "/a"), "{result:?}");
+        }
+        // A failed check takes no revision and fails nothing else.
+        assert_eq!(other.await.unwrap().unwrap(), Event::Put { kv: kv("/b", "b", 4, 4), prev: None });
+        assert_eq!(counted(&store), (before.0 + 1, before.1 + 2), "one commit for the batch");
+        assert_eq!(store.get("/a").await.unwrap(), Some(kv("/a", "1", 3, 3)));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_guarded_write_that_loses_within_its_batch_conflicts() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = open(&dir, 8);
+        let a = store.create("/a", Bytes::from_static(b"0")).await.unwrap();
+        let release = hold_writer(&store).await;
+        // Three writers read `/a` at the same revision; the first to be applied wins.
+        let first = queue(&store, "/a", update("1", a.mod_revision)).await;
+        let second = queue(&store, "/a", update("2", a.mod_revision)).await;
+        let delete = queue(&store, "/a", Mutation::Delete { expected: Some(a.mod_revision) }).await;
+        // Guarded on the winner's revision: passes, having seen the batch's own write.
+        let third = queue(&store, "/a", update("3", a.mod_revision + 1)).await;
+        let missing = queue(&store, "/nope", update("x", 1)).await;
+        drop(release);
+        let won = kv("/a", "1", a.create_revision, a.mod_revision + 1);
+        assert_eq!(first.await.unwrap().unwrap(), Event::Put { kv: won.clone(), prev: Some(a.clone()) });
+        for loser in [second.await.unwrap(), delete.await.unwrap()] {
+            match loser {
+                Err(E::Conflict { key, expected, current }) => {
+                    assert_eq!((key.as_str(), expected), ("/a", a.mod_revision));
+                    assert_eq!(current, won, "the conflict reports the batch's write");
+                }
+                other => panic!("expected a conflict, got {other:?}"),
+            }
+        }
+        let latest = kv("/a", "3", a.create_revision, a.mod_revision + 2);
+        assert_eq!(third.await.unwrap().unwrap(), Event::Put { kv: latest.clone(), prev: Some(won) });
+        assert!(matches!(missing.await.unwrap(), Err(E::NotFound { .. })));
+        assert_eq!(store.get("/a").await.unwrap(), Some(latest));
+        assert_eq!(store.current_revision().await.unwrap(), a.mod_revision + 2);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn batched_revisions_are_gap_free_and_watchers_see_them_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = open(&dir, 1024);
+        let start = store.current_revision().await.unwrap();
+        let mut watch = store.watch("/w/", 0).await.unwrap();
+        let release = hold_writer(&store).await;
+        let mut answers = Vec::new();
+        for i in 0..40 {
+            // Every fourth write is a create of a key made just before it: it fails.
+            let key = format!("/w/{}", if i % 4 == 3 { i - 1 } else { i });
+            answers.push(queue(&store, &key, Mutation::Create { value: Bytes::from(format!("{i}")) }).await);
+        }
+        drop(release);
+        let mut applied = Vec::new();
+        for answer in answers {
+            if let Ok(event) = answer.await.unwrap() {
+                applied.push(event);
+            }
+        }
+        let revisions: Vec<Revision> = applied.iter().map(Event::revision).collect();
+        assert_eq!(revisions, (start + 1..=start + 30).collect::<Vec<_>>(), "consecutive, in queue order");
+        for event in &applied {
+            assert_eq!(&next(&mut watch).await, event);
+        }
+        assert_eq!(store.current_revision().await.unwrap(), start + 30);
+        // History replays the same sequence.
+        let mut replay = store.watch("/w/", start).await.unwrap();
+        for event in &applied {
+            assert_eq!(&next(&mut replay).await, event);
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn many_concurrent_writers_share_commits() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = open(&dir, 8);
+        let before = counted(&store);
+        let release = hold_writer(&store).await;
+        let writers: Vec<_> = (0..100)
+            .map(|i| {
+                let store = store.clone();
+                tokio::spawn(async move { store.create(&format!("/c/{i}"), Bytes::new()).await })
+            })
+            .collect();
+        while store.inner.requests.capacity() > QUEUE_CAPACITY - 100 {
+            tokio::task::yield_now().await;
+        }
+        drop(release);
+        let mut revisions = Vec::new();
+        for writer in writers {
+            revisions.push(writer.await.unwrap().unwrap().mod_revision);
+        }
+        revisions.sort();
+        assert_eq!(revisions, (2..102).collect::<Vec<_>>());
+        assert_eq!(counted(&store), (before.0 + 1, before.1 + 100), "one fsync for all");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn batches_are_bounded_in_writes_and_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = open(&dir, 8);
+        let before = counted(&store);
+        let release = hold_writer(&store).await;
+        let mut answers = Vec::new();
+        for i in 0..MAX_BATCH_WRITES + 1 {
+            answers.push(queue(&store, &format!("/n/{i:04}"), create("")).await);
+        }
+        // Six writes of a MiB and a half: 8 MiB hold five.
+        let big = Bytes::from(vec![0; 3 << 19]);
+        for i in 0..6 {
+            answers.push(queue(&store, &format!("/big/{i}"), Mutation::Create { value: big.clone() }).await);
+        }
+        drop(release);
+        for answer in answers {
+            answer.await.unwrap().unwrap();
+        }
+        // 256 small; 1 small and 5 big; 1 big.
+        assert_eq!(counted(&store), (before.0 + 3, before.1 + MAX_BATCH_WRITES as u64 + 7));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_failed_transaction_fails_every_write_in_it_and_publishes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = open(&dir, 8);
+        let mut watch = store.watch("/", 0).await.unwrap();
+        let release = hold_writer(&store).await;
+        // One revision left before the counter overflows: the batch's second write cannot have one.
+        let txn = begin_write(&store.inner.db).unwrap();
+        txn.open_table(META).unwrap().insert(META_REVISION, i64::MAX - 1).unwrap();
+        txn.commit().unwrap();
+        let answers =
+            [queue(&store, "/a", create("a")).await, queue(&store, "/b", create("b")).await, queue(&store, "/c", create("c")).await];
+        drop(release);
+        for answer in answers {
+            assert!(matches!(answer.await.unwrap(), Err(E::Internal { .. })));
+        }
+        assert_eq!(store.get("/a").await.unwrap(), None, "the first write was rolled back with the rest");
+        assert!(tokio::time::timeout(Duration::from_millis(50), watch.next()).await.is_err(), "nothing published");
+        // The store goes on: a batch that fits is written.
+        let c = store.create("/c", Bytes::new()).await.unwrap();
+        assert_eq!(c.mod_revision, i64::MAX);
     }
 
     #[test]
@@ -1432,10 +1863,11 @@ mod tests {
         let mut watch = store.watch("/e/", 0).await.unwrap();
         // As if an hour and a bit had passed.
         let later = now_ms() + 3_700_000;
-        let guard = store.inner.writer.clone().lock_owned().await;
+        // The test stands in for the writer thread, which is held meanwhile.
+        let release = hold_writer(&store).await;
         assert!(store.inner.expire_batch(later).unwrap(), "a full batch says more may be due");
         store.inner.expire_all_due(later).unwrap();
-        drop(guard);
+        drop(release);
         for revision in written + 1..=written + count as i64 {
             let event = next(&mut watch).await;
             assert!(matches!(event, Event::Delete { .. }), "{event:?}");

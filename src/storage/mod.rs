@@ -30,7 +30,7 @@ use std::pin::Pin;
 
 use bytes::Bytes;
 
-pub use embedded::{EmbeddedOptions, EmbeddedStore};
+pub use embedded::{CommitCounters, EmbeddedOptions, EmbeddedStore};
 
 /// A point in the store's history, as etcd's revision: global, starting at 1 for an empty store,
 /// and bumped by exactly one by every successful write (create, update, delete). Failed writes
