@@ -21,6 +21,9 @@
 //! A benchmark, not a test: nothing is asserted about timings. Every loop is bounded in count
 //! and in time, and all traffic goes to 127.0.0.1.
 
+#[path = "common/process.rs"]
+mod process;
+
 #[path = "../tests/common/etcd.rs"]
 #[allow(dead_code)]
 mod etcd;
@@ -273,23 +276,6 @@ fn print_progress(rows: &[Row]) {
     static PRINTED: AtomicUsize = AtomicUsize::new(0);
     for r in &rows[PRINTED.swap(rows.len(), Ordering::Relaxed).min(rows.len())..] {
         eprintln!("  … {}: {} {}", r.what, r.kapi, r.baseline);
-    }
-}
-
-/// User plus system CPU time of a process so far (all threads), in microseconds, from
-/// `/proc/<pid>/stat`.
-fn cpu_micros(pid: u32) -> Result<u64> {
-    // The kernel reports these in clock ticks of USER_HZ, which is 100 on every Linux ABI.
-    const MICROS_PER_TICK: u64 = 10_000;
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
-    // The command name is in parentheses and may contain spaces: count fields after it.
-    let after_name = stat.rsplit_once(')').map(|(_, rest)| rest).ok_or("no command name in stat")?;
-    let fields: Vec<&str> = after_name.split_whitespace().collect();
-    // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the name.
-    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok());
-    match (ticks(11), ticks(12)) {
-        (Some(user), Some(system)) => Ok((user + system) * MICROS_PER_TICK),
-        _ => Err(format!("no CPU times in /proc/{pid}/stat").into()),
     }
 }
 
@@ -634,9 +620,9 @@ fn bench_configmaps_embedded(root: &Path) -> Result<EmbeddedConfigMaps> {
     let mut conn = Conn::connect(&server.tls, server.port)?;
     let (commits, writes) =
         (counter(&mut conn, "kapi_embedded_store_commits_total")?, counter(&mut conn, "kapi_embedded_store_writes_total")?);
-    let cpu = cpu_micros(server.child.id())?;
+    let cpu = process::cpu_micros(server.child.id())?;
     let load = bench_creates(&server.tls, server.port, path, CONFIGMAPS, CONFIGMAP_TIME_LIMIT, |i| configmap_json(&configmap_name(i)))?;
-    let kapi_cpu_micros = cpu_micros(server.child.id())?.saturating_sub(cpu);
+    let kapi_cpu_micros = process::cpu_micros(server.child.id())?.saturating_sub(cpu);
     let commits = counter(&mut conn, "kapi_embedded_store_commits_total")? - commits;
     let writes = counter(&mut conn, "kapi_embedded_store_writes_total")? - writes;
     drop(conn);
@@ -663,10 +649,10 @@ fn bench_configmaps_etcd(root: &Path) -> Result<Option<EtcdConfigMaps>> {
     let (server, _) = Server::start_with(&root.join("data-etcd"), &root.join("kapi-etcd.log"), &args)?;
     let path = "/api/v1/namespaces/default/configmaps";
     let etcd_pid = etcd.members[0].child.as_ref().map(Child::id).ok_or("etcd is not running")?;
-    let cpu = (cpu_micros(server.child.id())?, cpu_micros(etcd_pid)?);
+    let cpu = (process::cpu_micros(server.child.id())?, process::cpu_micros(etcd_pid)?);
     let load = bench_creates(&server.tls, server.port, path, CONFIGMAPS, CONFIGMAP_TIME_LIMIT, |i| configmap_json(&configmap_name(i)))?;
-    let kapi_cpu_micros = cpu_micros(server.child.id())?.saturating_sub(cpu.0);
-    let etcd_cpu_micros = cpu_micros(etcd_pid)?.saturating_sub(cpu.1);
+    let kapi_cpu_micros = process::cpu_micros(server.child.id())?.saturating_sub(cpu.0);
+    let etcd_cpu_micros = process::cpu_micros(etcd_pid)?.saturating_sub(cpu.1);
     server.stop()?;
     drop(etcd);
     Ok(Some(EtcdConfigMaps { load, kapi_cpu_micros, etcd_cpu_micros }))

@@ -14,10 +14,15 @@
 //!
 //! A benchmark, not a test: nothing is asserted about timings. Every loop is bounded in count and
 //! time; all traffic goes to 127.0.0.1.
+//!
+//! `KAPI_BENCH_BIN=<path>` runs the server from another build of `kapi`.
 
 #[path = "../tests/common/etcd.rs"]
 #[allow(dead_code)]
 mod etcd;
+
+#[path = "common/process.rs"]
+mod process;
 
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
@@ -160,23 +165,7 @@ fn run() -> Result<()> {
 /// User plus system CPU time of each process so far, in microseconds (`/proc/<pid>/stat`, all
 /// threads).
 fn cpu_micros(processes: &[(&str, u32)]) -> Result<Vec<u64>> {
-    // The kernel reports these in clock ticks of USER_HZ, which is 100 on every Linux ABI.
-    const MICROS_PER_TICK: u64 = 10_000;
-    processes
-        .iter()
-        .map(|(name, pid)| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
-            // The command name is in parentheses and may contain spaces: count fields after it.
-            let after_name = stat.rsplit_once(')').map(|(_, rest)| rest).ok_or("no command name in stat")?;
-            let fields: Vec<&str> = after_name.split_whitespace().collect();
-            // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the name.
-            let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<u64>().ok());
-            match (ticks(11), ticks(12)) {
-                (Some(user), Some(system)) => Ok((user + system) * MICROS_PER_TICK),
-                _ => Err(format!("no CPU times in /proc/{pid}/stat ({name})").into()),
-            }
-        })
-        .collect()
+    processes.iter().map(|(name, pid)| process::cpu_micros(*pid).map_err(|e| format!("{e} ({name})").into())).collect()
 }
 
 fn cpu_delta(before: &[u64], after: &[u64]) -> Vec<u64> {
@@ -509,7 +498,7 @@ impl Server {
     fn start(data: &Path, etcd: &str) -> Result<Server> {
         std::fs::create_dir_all(data)?;
         let log = std::fs::File::create(data.with_extension("log"))?;
-        let child = Command::new(env!("CARGO_BIN_EXE_kapi"))
+        let child = Command::new(std::env::var("KAPI_BENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_kapi").to_owned()))
             .args(["serve", "--secure-port", "0", "--etcd-servers", etcd, "--data-dir"])
             .arg(data)
             .stdin(Stdio::null())

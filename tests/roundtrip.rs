@@ -17,8 +17,9 @@
 //! Cases per (kind, version) default to [`CASES`] (`KAPI_ROUNDTRIP_CASES` overrides), which keeps
 //! the whole file within a few seconds; the seed is fixed unless `KAPI_ROUNDTRIP_RANDOM` is set.
 
+mod common;
+
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
 
 use kapi::registry::objects::{Kind, convert_via_hub, decode, from_internal, to_internal};
 use kapi_apimachinery::codec::Format;
@@ -148,14 +149,7 @@ const LOSSY: &[(&str, &str, &str, &str, &str, &str)] = &[
 ];
 
 fn defs() -> &'static Map<String, Value> {
-    static DEFS: OnceLock<Map<String, Value>> = OnceLock::new();
-    DEFS.get_or_init(|| {
-        let root = env!("CARGO_MANIFEST_DIR");
-        let version = std::fs::read_to_string(format!("{root}/api-specs/VERSION")).unwrap();
-        let path = format!("{root}/api-specs/v{}/openapi/swagger.json", version.trim());
-        let doc: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-        doc["definitions"].as_object().unwrap().clone()
-    })
+    common::swagger_definitions()
 }
 
 /// The definition of a kind (`x-kubernetes-group-version-kind`).

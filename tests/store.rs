@@ -4,8 +4,9 @@
 //! resource accepts: its required fields from the pinned OpenAPI schema, or, for resources whose
 //! strategy validates more, a hand-written one ([`hand_written`]).
 
+mod common;
+
 use std::collections::BTreeSet;
-use std::sync::OnceLock;
 
 use kapi::registry::objects::{self, Kind};
 use kapi::registry::store::{Current, Deleted, Incoming, Proposed, Store, StoreConfig, WriteOptions};
@@ -15,14 +16,7 @@ use kapi_apimachinery::codec::Format;
 use serde_json::{Map, Value, json};
 
 fn definitions() -> &'static Map<String, Value> {
-    static DEFS: OnceLock<Map<String, Value>> = OnceLock::new();
-    DEFS.get_or_init(|| {
-        let root = env!("CARGO_MANIFEST_DIR");
-        let version = std::fs::read_to_string(format!("{root}/api-specs/VERSION")).unwrap();
-        let path = format!("{root}/api-specs/v{}/openapi/swagger.json", version.trim());
-        let doc: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-        doc["definitions"].as_object().unwrap().clone()
-    })
+    common::swagger_definitions()
 }
 
 fn definition_of(kind: &Kind) -> Option<&'static Value> {

@@ -229,3 +229,16 @@ impl Server {
         std::fs::read_dir(format!("/proc/{}/fd", self.child.id())).map(|d| d.count()).unwrap_or(0)
     }
 }
+
+/// The pinned OpenAPI v2 document's `definitions` (`api-specs/<VERSION>/openapi/swagger.json`),
+/// read once.
+pub fn swagger_definitions() -> &'static serde_json::Map<String, serde_json::Value> {
+    static DEFS: std::sync::OnceLock<serde_json::Map<String, serde_json::Value>> = std::sync::OnceLock::new();
+    DEFS.get_or_init(|| {
+        let root = env!("CARGO_MANIFEST_DIR");
+        let version = std::fs::read_to_string(format!("{root}/api-specs/VERSION")).unwrap();
+        let path = format!("{root}/api-specs/v{}/openapi/swagger.json", version.trim());
+        let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        doc["definitions"].as_object().unwrap().clone()
+    })
+}
