@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use super::PodCreatePlugin;
+use super::pods::PodCreatePlugin;
 use crate::registry::Rejection;
 use crate::registry::strategy::HookFuture;
 

@@ -6,6 +6,7 @@
 
 mod default_toleration_seconds;
 mod namespace_lifecycle;
+mod pods;
 mod priority;
 mod service_account;
 
@@ -48,11 +49,6 @@ impl Target<'_> {
             Rejection::Internal(message) => ApiError::internal(message),
         }
     }
-
-    /// Whether the request creates, updates... (per `operation`) a pod itself, not a subresource.
-    fn is_pod(&self) -> bool {
-        self.group.is_empty() && self.resource == "pods" && self.subresource.is_none()
-    }
 }
 
 /// What a plugin sees of a request (`admission.Attributes`).
@@ -66,16 +62,6 @@ pub struct Attributes<'a> {
     pub old: Option<&'a Value>,
     pub user: Option<&'a crate::request_info::UserInfo>,
     pub dry_run: bool,
-}
-
-impl Attributes<'_> {
-    /// The new pod of a pod request of this operation (the object pod plugins work on).
-    fn new_pod(&mut self, operation: Operation) -> Option<&mut Value> {
-        if self.operation != operation || !self.target.is_pod() {
-            return None;
-        }
-        self.object.as_deref_mut()
-    }
 }
 
 /// An admission plugin (`admission.MutationInterface` and `admission.ValidationInterface`).
@@ -96,37 +82,12 @@ pub trait Plugin: Send + Sync {
     }
 }
 
-/// A plugin that acts on new pods only (upstream's pod plugins check the resource and the
-/// operation first): given the store and the pod.
-trait PodCreatePlugin: Send + Sync {
-    fn name(&self) -> &'static str;
-
-    fn admit_pod<'a>(&'a self, store: &'a dyn crate::storage::Storage, pod: &'a mut Value) -> HookFuture<'a, Result<(), Rejection>>;
-}
-
-/// A [`PodCreatePlugin`] in the chain.
-struct OnPodCreate<P>(P);
-
-impl<P: PodCreatePlugin> Plugin for OnPodCreate<P> {
-    fn name(&self) -> &'static str {
-        self.0.name()
-    }
-
-    fn admit<'a>(&'a self, attributes: &'a mut Attributes<'_>) -> HookFuture<'a, Result<(), ApiError>> {
-        Box::pin(async move {
-            let (target, store) = (attributes.target, attributes.store);
-            let Some(pod) = attributes.new_pod(Operation::Create) else { return Ok(()) };
-            self.0.admit_pod(store, pod).await.map_err(|r| target.refuse(r))
-        })
-    }
-}
-
 /// The enabled plugins, in kube-apiserver's order (`AllOrderedPlugins`).
 static PLUGINS: &[&dyn Plugin] = &[
     &namespace_lifecycle::NamespaceLifecycle,
-    &OnPodCreate(service_account::ServiceAccount),
-    &OnPodCreate(priority::Priority),
-    &OnPodCreate(default_toleration_seconds::DefaultTolerationSeconds),
+    &pods::OnPodCreate(service_account::ServiceAccount),
+    &pods::OnPodCreate(priority::Priority),
+    &pods::OnPodCreate(default_toleration_seconds::DefaultTolerationSeconds),
 ];
 
 /// The mutating phase of every plugin, in order; the first refusal ends it.

@@ -32,3 +32,17 @@ impl Strategy for DeploymentStrategy {
         Some(crate::registry::ScaleFacts { selector_is_map: false })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn required_fields_and_names_are_reported_together() {
+        let deployment = serde_json::json!({"metadata": {"name": "Bad"}});
+        let required = validation::required_errors("apps", "deployments", &deployment);
+        let errs = validation::validate_create(&DeploymentStrategy, &deployment, required);
+        let fields: Vec<&str> = errs.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(fields, ["metadata.name", "spec.selector", "spec.template.metadata.labels", "spec.template.spec.containers"]);
+    }
+}

@@ -106,4 +106,13 @@ mod tests {
         assert_eq!(merged["spec"]["finalizers"], json!(["other"]));
         assert_eq!(merged["metadata"]["labels"], json!({"a": "b"}));
     }
+
+    #[test]
+    fn names_are_dns_labels() {
+        let invalid = |name: &str| {
+            !crate::registry::validation::validate_object_meta(&NamespaceStrategy, &json!({"metadata": {"name": name}})).is_empty()
+        };
+        assert!(invalid("a.b"));
+        assert!(!invalid("team-a"));
+    }
 }

@@ -304,4 +304,11 @@ mod tests {
         assert!(ServiceNetwork::parse("nope", "1-2").is_err());
         assert!(ServiceNetwork::parse("10.0.0.0/24", "5-1").is_err());
     }
+
+    #[test]
+    fn names_are_dns_1035_labels() {
+        let invalid = |name: &str| !validation::validate_object_meta(&ServiceStrategy, &json!({"metadata": {"name": name}})).is_empty();
+        assert!(invalid("1abc"));
+        assert!(!invalid("abc-1"));
+    }
 }

@@ -23,3 +23,16 @@ impl Strategy for RoleStrategy {
         validation::rbac::role(new)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_path_segments() {
+        let invalid =
+            |name: &str| !validation::validate_object_meta(&RoleStrategy, &serde_json::json!({"metadata": {"name": name}})).is_empty();
+        assert!(!invalid("system:admin"));
+        assert!(invalid("a/b"));
+    }
+}
