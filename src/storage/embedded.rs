@@ -74,7 +74,8 @@
 //! Writes that arrive while a commit is in flight thus go together into the next one: a lone
 //! writer still commits each write alone, concurrent writers share fsyncs. The queue is bounded
 //! so that a burst makes writers wait for room rather than grow memory; the writer thread holds
-//! the store only while it works, so dropping the last handle closes the queue and ends it.
+//! the store only while it works. Dropping the last handle closes the queue and waits for the
+//! writer (and the sweeper) to end, so the file is closed when that drop returns.
 //!
 //! # Watches
 //!
@@ -199,17 +200,46 @@ impl CommitCounters {
 /// with [`StorageError::Unavailable`]. Writes go to the store's writer thread.
 #[derive(Clone)]
 pub struct EmbeddedStore {
+    handle: Arc<Handle>,
+}
+
+/// What the store's users share. Only users hold it (the store's own threads hold [`Inner`]),
+/// so its drop is the last user letting go, on that user's thread: it stops the writer and the
+/// sweeper and waits for them, so that neither is left holding the file. Without this, the
+/// file would be closed by whichever thread let go of `Inner` last, possibly after the user's
+/// drop returned, and a reopen right after it could find the file still open.
+struct Handle {
+    /// The writer's queue; the only strong sender besides the sweeper's brief ones, so
+    /// dropping it lets the writer finish what is queued and leave its loop.
+    requests: Option<mpsc::Sender<Request>>,
+    writer: Option<std::thread::JoinHandle<()>>,
     inner: Arc<Inner>,
+}
+
+impl Drop for Handle {
+    fn drop(&mut self) {
+        drop(self.requests.take());
+        if let Some(writer) = self.writer.take() {
+            let _ = writer.join();
+        }
+        self.inner.stop_sweeper();
+    }
+}
+
+impl Handle {
+    /// Sends a request to the writer thread, waiting for room in its queue.
+    async fn submit(&self, request: Request) -> Result<(), StorageError> {
+        let requests = self.requests.as_ref().ok_or_else(writer_stopped)?;
+        requests.send(request).await.map_err(|_| writer_stopped())
+    }
 }
 
 struct Inner {
     db: Database,
-    /// The writer thread's queue: every write, expiry and compaction goes through it, so one
-    /// thread owns the write side and publishes events in revision order.
-    requests: mpsc::Sender<Request>,
-    /// Joins the writer thread when the store is dropped. Declared after `requests`: fields
-    /// drop in declaration order, so the queue is closed (and the thread leaves its loop) first.
-    writer: WriterThread,
+    /// The writer thread's queue, for the sweeper: every write, expiry and compaction goes
+    /// through it, so one thread owns the write side and publishes events in revision order.
+    /// Weak, so that the queue closes when the last [`Handle`] drops.
+    requests: mpsc::WeakSender<Request>,
     hub: Mutex<Hub>,
     watch_buffer: usize,
     expiry: Expiry,
@@ -238,21 +268,6 @@ struct Expiry {
 struct Sweeper {
     wake: std::sync::mpsc::SyncSender<()>,
     thread: std::thread::JoinHandle<()>,
-}
-
-/// The thread that applies writes (see "Writes: group commit" above), joined on drop unless
-/// the drop runs on that thread itself (which then exits as it returns).
-struct WriterThread(Mutex<Option<std::thread::JoinHandle<()>>>);
-
-impl Drop for WriterThread {
-    fn drop(&mut self) {
-        let thread = self.0.get_mut().unwrap_or_else(PoisonError::into_inner).take();
-        if let Some(thread) = thread
-            && thread.thread().id() != std::thread::current().id()
-        {
-            let _ = thread.join();
-        }
-    }
 }
 
 /// What the writer thread is asked to do; each request is answered through its oneshot.
@@ -349,8 +364,7 @@ impl EmbeddedStore {
         let (requests, queue) = mpsc::channel(QUEUE_CAPACITY);
         let inner = Arc::new_cyclic(|this| Inner {
             db,
-            requests,
-            writer: WriterThread(Mutex::new(None)),
+            requests: requests.downgrade(),
             hub: Mutex::new(hub),
             watch_buffer: options.watch_buffer.clamp(1, MAX_WATCH_BUFFER),
             expiry: Expiry {
@@ -370,11 +384,10 @@ impl EmbeddedStore {
             .name("kapi-store-writer".into())
             .spawn(move || write_loop(store, queue))
             .map_err(|e| StorageError::Unavailable { context: "start the store's writer thread".into(), source: e.into() })?;
-        *inner.writer.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(thread);
         if inner.expiry.next.load(Ordering::Acquire) != NO_DEADLINE {
             inner.wake_sweeper();
         }
-        Ok(EmbeddedStore { inner })
+        Ok(EmbeddedStore { handle: Arc::new(Handle { requests: Some(requests), writer: Some(thread), inner }) })
     }
 
     /// Queues a write for the writer thread and waits for its answer, which comes once the
@@ -386,7 +399,7 @@ impl EmbeddedStore {
             check_request_size(key, value)?;
         }
         let (done, answer) = oneshot::channel();
-        self.inner.submit(Request::Write(PendingWrite { key: key.to_owned(), mutation, ttl, done })).await?;
+        self.handle.submit(Request::Write(PendingWrite { key: key.to_owned(), mutation, ttl, done })).await?;
         answer.await.map_err(|_| writer_stopped())?
     }
 
@@ -394,9 +407,9 @@ impl EmbeddedStore {
     /// has not yet: costs a clock read and an atomic load when nothing is due. A failure is
     /// logged (and retried later), and the read goes on.
     async fn expire_if_due(&self) {
-        if self.inner.expiry_due(now_ms()) {
+        if self.handle.inner.expiry_due(now_ms()) {
             let (done, answer) = oneshot::channel();
-            if self.inner.submit(Request::Expire { done }).await.is_ok() {
+            if self.handle.submit(Request::Expire { done }).await.is_ok() {
                 let _ = answer.await;
             }
         }
@@ -410,13 +423,13 @@ impl EmbeddedStore {
 
     /// The store's commit counters (shared: they keep counting).
     pub fn commit_counters(&self) -> CommitCounters {
-        self.inner.counters.clone()
+        self.handle.inner.counters.clone()
     }
 
     /// The number of registered live watchers (tests check that dropped watches unregister).
     #[cfg(test)]
     fn live_watchers(&self) -> usize {
-        self.inner.hub().watchers.len()
+        self.handle.inner.hub().watchers.len()
     }
 }
 
@@ -426,7 +439,7 @@ impl Storage for EmbeddedStore {
             check_key(key)?;
             self.expire_if_due().await;
             let key = key.to_owned();
-            blocking(self.inner.clone(), "get", move |inner| {
+            blocking(self.handle.inner.clone(), "get", move |inner| {
                 let txn = inner.db.begin_read().map_err(|e| engine("begin read transaction", e))?;
                 let keys = txn.open_table(KEYS).map_err(|e| engine("open table keys", e))?;
                 read_key(&keys, &key)
@@ -441,7 +454,7 @@ impl Storage for EmbeddedStore {
                 self.expire_if_due().await;
             }
             let prefix = prefix.to_owned();
-            blocking(self.inner.clone(), "list", move |inner| inner.list(&prefix, &options)).await
+            blocking(self.handle.inner.clone(), "list", move |inner| inner.list(&prefix, &options)).await
         })
     }
 
@@ -492,7 +505,7 @@ impl Storage for EmbeddedStore {
 
     fn watch<'a>(&'a self, prefix: &'a str, from_revision: Revision) -> StorageFuture<'a, WatchStream> {
         Box::pin(async move {
-            let mut hub = self.inner.hub();
+            let mut hub = self.handle.inner.hub();
             if from_revision < 0 {
                 return Err(StorageError::InvalidRevision { revision: from_revision, reason: "a watch starts at 0 (now) or a revision" });
             }
@@ -504,13 +517,13 @@ impl Storage for EmbeddedStore {
             }
             let cursor = if from_revision == 0 { hub.published } else { from_revision };
             let phase = if cursor == hub.published {
-                Phase::Live(hub.register(prefix.to_owned(), self.inner.watch_buffer))
+                Phase::Live(hub.register(prefix.to_owned(), self.handle.inner.watch_buffer))
             } else {
                 Phase::CatchUp { cursor }
             };
             drop(hub);
             Ok(WatchStream::new(EmbeddedWatch {
-                inner: Arc::downgrade(&self.inner),
+                inner: Arc::downgrade(&self.handle.inner),
                 prefix: prefix.to_owned(),
                 pending: VecDeque::new(),
                 phase,
@@ -519,19 +532,19 @@ impl Storage for EmbeddedStore {
     }
 
     fn current_revision(&self) -> StorageFuture<'_, Revision> {
-        Box::pin(async move { Ok(self.inner.hub().published) })
+        Box::pin(async move { Ok(self.handle.inner.hub().published) })
     }
 
     fn compact(&self, revision: Revision) -> StorageFuture<'_, ()> {
         Box::pin(async move {
             let (done, answer) = oneshot::channel();
-            self.inner.submit(Request::Compact { revision, done }).await?;
+            self.handle.submit(Request::Compact { revision, done }).await?;
             answer.await.map_err(|_| writer_stopped())?
         })
     }
 
     fn compacted_revision(&self) -> StorageFuture<'_, Revision> {
-        Box::pin(async move { Ok(self.inner.hub().compacted) })
+        Box::pin(async move { Ok(self.handle.inner.hub().compacted) })
     }
 }
 
@@ -540,11 +553,6 @@ impl Inner {
     /// list of senders, each updated by single assignments, so it is never left half-changed.
     fn hub(&self) -> MutexGuard<'_, Hub> {
         self.hub.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Sends a request to the writer thread, waiting for room in its queue.
-    async fn submit(&self, request: Request) -> Result<(), StorageError> {
-        self.requests.send(request).await.map_err(|_| writer_stopped())
     }
 
     /// Applies a batch of writes (see "Writes: group commit" above) and answers each: its own
@@ -621,7 +629,9 @@ impl Inner {
     /// thread); false if the writer has stopped.
     fn expire_on_writer(&self) -> bool {
         let (done, answer) = oneshot::channel();
-        self.requests.blocking_send(Request::Expire { done }).is_ok() && answer.blocking_recv().is_ok()
+        // The sender is dropped before the wait, so that it never keeps the queue open.
+        let sent = self.requests.upgrade().is_some_and(|requests| requests.blocking_send(Request::Expire { done }).is_ok());
+        sent && answer.blocking_recv().is_ok()
     }
 
     /// Whether a deadline may have passed at `now` (milliseconds since the Unix epoch).
@@ -702,6 +712,16 @@ impl Inner {
             tracing::debug!(deleted = events.len(), "deleted expired keys");
         }
         Ok(due == EXPIRY_BATCH)
+    }
+
+    /// Stops the sweeper thread: dropping its sender wakes it with a disconnection, and it
+    /// holds no reference to the store while it waits, so it exits at once.
+    fn stop_sweeper(&self) {
+        let sweeper = self.expiry.sweeper.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if let Some(Sweeper { wake, thread }) = sweeper {
+            drop(wake);
+            let _ = thread.join();
+        }
     }
 
     /// Starts the sweeper thread, or wakes it to look at an earlier deadline.
@@ -1075,22 +1095,6 @@ impl Page {
     }
 }
 
-impl Drop for Inner {
-    /// Stops the sweeper thread: dropping its sender wakes it with a disconnection, and it
-    /// holds no reference to the store while it waits, so it exits at once; joining it means no
-    /// thread outlives the store (unless this drop runs on the sweeper itself, which then exits
-    /// as it returns).
-    fn drop(&mut self) {
-        let sweeper = self.expiry.sweeper.get_mut().unwrap_or_else(PoisonError::into_inner).take();
-        if let Some(Sweeper { wake, thread }) = sweeper {
-            drop(wake);
-            if thread.thread().id() != std::thread::current().id() {
-                let _ = thread.join();
-            }
-        }
-    }
-}
-
 /// The sweeper thread: has expired keys deleted, then sleeps until the earliest deadline (at most
 /// [`SWEEP_INTERVAL`]; without deadline until woken), until the store is dropped. It holds the
 /// store only while it works, so that dropping the last handle closes the file.
@@ -1359,9 +1363,9 @@ mod tests {
     /// sent to): requests queued meanwhile form one batch.
     async fn hold_writer(store: &EmbeddedStore) -> std::sync::mpsc::SyncSender<()> {
         let (release, held) = std::sync::mpsc::sync_channel(1);
-        store.inner.submit(Request::Hold { release: held }).await.unwrap();
+        store.handle.submit(Request::Hold { release: held }).await.unwrap();
         // Taken by the writer: the queue is empty again.
-        while store.inner.requests.capacity() < QUEUE_CAPACITY {
+        while store.handle.requests.as_ref().unwrap().capacity() < QUEUE_CAPACITY {
             tokio::task::yield_now().await;
         }
         release
@@ -1370,7 +1374,7 @@ mod tests {
     /// Queues a write directly, in this order, and returns where its answer will come.
     async fn queue(store: &EmbeddedStore, key: &str, mutation: Mutation) -> oneshot::Receiver<Result<Event, StorageError>> {
         let (done, answer) = oneshot::channel();
-        store.inner.submit(Request::Write(PendingWrite { key: key.into(), mutation, ttl: None, done })).await.unwrap();
+        store.handle.submit(Request::Write(PendingWrite { key: key.into(), mutation, ttl: None, done })).await.unwrap();
         answer
     }
 
@@ -1493,7 +1497,7 @@ mod tests {
                 tokio::spawn(async move { store.create(&format!("/c/{i}"), Bytes::new()).await })
             })
             .collect();
-        while store.inner.requests.capacity() > QUEUE_CAPACITY - 100 {
+        while store.handle.requests.as_ref().unwrap().capacity() > QUEUE_CAPACITY - 100 {
             tokio::task::yield_now().await;
         }
         drop(release);
@@ -1536,7 +1540,7 @@ mod tests {
         let mut watch = store.watch("/", 0).await.unwrap();
         let release = hold_writer(&store).await;
         // One revision left before the counter overflows: the batch's second write cannot have one.
-        let txn = begin_write(&store.inner.db).unwrap();
+        let txn = begin_write(&store.handle.inner.db).unwrap();
         txn.open_table(META).unwrap().insert(META_REVISION, i64::MAX - 1).unwrap();
         txn.commit().unwrap();
         let answers =
@@ -1744,7 +1748,7 @@ mod tests {
     }
 
     fn deadlines(store: &EmbeddedStore) -> Vec<(i64, String, i64)> {
-        let txn = store.inner.db.begin_read().unwrap();
+        let txn = store.handle.inner.db.begin_read().unwrap();
         let table = txn.open_table(EXPIRY_BY_DEADLINE).unwrap();
         table.iter().unwrap().map(|e| e.unwrap()).map(|(k, v)| (k.value().0, k.value().1.to_owned(), v.value())).collect()
     }
@@ -1811,7 +1815,7 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(200)).await;
         // Deleted by the open itself, without sweeper, before anything is read.
         let store = EmbeddedStore::open_without_sweeper(&path).unwrap();
-        assert_eq!(store.inner.hub().published, 5);
+        assert_eq!(store.handle.inner.hub().published, 5);
         let mut replay = store.watch("/a/", 4).await.unwrap();
         assert_eq!(next(&mut replay).await, Event::Delete { prev: short, revision: 5 });
         assert_eq!(deadlines(&store).len(), 1);
@@ -1832,14 +1836,14 @@ mod tests {
         let b = store.create_with_ttl("/b", Bytes::new(), Duration::from_secs(600)).await.unwrap();
         // Deadlines due long ago, recorded for earlier writes of the keys (as a sweep that
         // computed them before the keys were written again would have seen them).
-        let txn = begin_write(&store.inner.db).unwrap();
+        let txn = begin_write(&store.handle.inner.db).unwrap();
         {
             let mut by_deadline = txn.open_table(EXPIRY_BY_DEADLINE).unwrap();
             by_deadline.insert((1, "/a"), a.mod_revision - 1).unwrap();
             by_deadline.insert((1, "/b"), b.mod_revision - 1).unwrap();
         }
         txn.commit().unwrap();
-        store.inner.expiry.next.store(1, Ordering::Release);
+        store.handle.inner.expiry.next.store(1, Ordering::Release);
         assert_eq!(store.get("/a").await.unwrap(), Some(a));
         assert_eq!(store.get("/b").await.unwrap(), Some(b.clone()));
         assert_eq!(store.current_revision().await.unwrap(), b.mod_revision);
@@ -1847,7 +1851,7 @@ mod tests {
         let left = deadlines(&store);
         assert_eq!(left.len(), 1);
         assert_eq!((left[0].1.as_str(), left[0].2), ("/b", b.mod_revision));
-        assert_eq!(store.inner.expiry.next.load(Ordering::Acquire), left[0].0);
+        assert_eq!(store.handle.inner.expiry.next.load(Ordering::Acquire), left[0].0);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1865,8 +1869,8 @@ mod tests {
         let later = now_ms() + 3_700_000;
         // The test stands in for the writer thread, which is held meanwhile.
         let release = hold_writer(&store).await;
-        assert!(store.inner.expire_batch(later).unwrap(), "a full batch says more may be due");
-        store.inner.expire_all_due(later).unwrap();
+        assert!(store.handle.inner.expire_batch(later).unwrap(), "a full batch says more may be due");
+        store.handle.inner.expire_all_due(later).unwrap();
         drop(release);
         for revision in written + 1..=written + count as i64 {
             let event = next(&mut watch).await;
@@ -1881,11 +1885,11 @@ mod tests {
     async fn the_sweeper_starts_with_the_first_deadline_and_stops_with_the_store() {
         let dir = tempfile::tempdir().unwrap();
         let store = open(&dir, 8);
-        let exited = store.inner.expiry.sweeper_exited.clone();
+        let exited = store.handle.inner.expiry.sweeper_exited.clone();
         store.create("/a", Bytes::new()).await.unwrap();
-        assert!(store.inner.expiry.sweeper.lock().unwrap().is_none(), "no thread without deadlines");
+        assert!(store.handle.inner.expiry.sweeper.lock().unwrap().is_none(), "no thread without deadlines");
         store.create_with_ttl("/b", Bytes::new(), Duration::from_secs(600)).await.unwrap();
-        assert!(store.inner.expiry.sweeper.lock().unwrap().is_some());
+        assert!(store.handle.inner.expiry.sweeper.lock().unwrap().is_some());
         // An earlier deadline wakes it.
         let mut watch = store.watch("/c", 0).await.unwrap();
         store.create_with_ttl("/c", Bytes::new(), Duration::from_millis(50)).await.unwrap();
