@@ -15,6 +15,9 @@ use crate::request_info::UserInfo;
 use crate::status::{ApiError, FieldError, GroupKind, GroupResource};
 use crate::storage::{KeyValue, Revision, Storage, StorageError};
 
+mod read;
+pub use read::{Filter, ListedMeta, ObjectWatch, WatchEvent, selection};
+
 /// How often a write is tried again when the object changed under it and the request set no
 /// resourceVersion precondition (upstream's `GuaranteedUpdate` retries until it applies).
 const ATTEMPTS: usize = 5;
@@ -421,6 +424,41 @@ impl<'a> Store<'a> {
             return Err(StorageError::AlreadyExists { key: key.to_owned() });
         }
         Ok(KeyValue { key: key.to_owned(), value, create_revision: 0, mod_revision: 0 })
+    }
+
+    /// `DeleteCollection`: every object the selectors select is deleted as by
+    /// [`Store::delete_at`]. Answers what each delete left (the last state, or the state
+    /// marked for deletion), without TypeMeta as list items, and the revision listed at.
+    pub async fn delete_collection(
+        &self,
+        options: WriteOptions<'_>,
+        namespace: Option<&str>,
+        list_options: &crate::list_options::ListOptions,
+        delete_options: &Value,
+    ) -> Result<(Vec<Value>, Revision), ApiError> {
+        let filter = self.filter(list_options);
+        let prefix = keys::key(self.group, self.resource, namespace, None);
+        let listed = self.storage.list(&prefix, Default::default()).await.map_err(|e| self.storage_error(e, ""))?;
+        let mut deleted = Vec::new();
+        for kv in &listed.kvs {
+            let (_, object) = self.read(kv)?;
+            if !filter(&object) {
+                continue;
+            }
+            let name = object["metadata"]["name"].as_str().unwrap_or_default();
+            let mut item = match self.delete_at(options, &kv.key, name, delete_options).await {
+                Ok(Deleted::Gone(_, object) | Deleted::Pending(_, object)) => object,
+                // Deleted meanwhile by someone else: nothing left to do for it.
+                Err(e) if e.code == 404 => continue,
+                Err(e) => return Err(e),
+            };
+            if let Some(fields) = item.as_object_mut() {
+                fields.remove("kind");
+                fields.remove("apiVersion");
+            }
+            deleted.push(item);
+        }
+        Ok((deleted, listed.revision))
     }
 
     /// `Storage::update`, or under dry run the same checks without the write.

@@ -8,13 +8,11 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 
 use super::body::Body;
-use super::rest::{
-    ResourceCall, delete_options, key, kind_of, list_options, object_filter, read, respond, storage_error, store, write_options,
-};
+use super::rest::{ResourceCall, delete_options, kind_of, list_options, respond, store, write_options};
 use crate::registry::objects::Kind;
 use crate::registry::store::Deleted;
 use crate::status::{ApiError, FieldError, GroupKind};
-use crate::storage::{ListOptions, Storage};
+use crate::storage::Storage;
 
 /// `DELETE <resource>/<name>`.
 pub async fn delete(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&str>) -> Result<http::Response<Body>, ApiError> {
@@ -37,35 +35,14 @@ pub async fn delete_collection(
     let options = checked_delete_options(call)?;
     let dry_run = call.dry_run || options["dryRun"].as_array().is_some_and(|v| v.iter().any(|d| d == "All"));
     let call = &ResourceCall { dry_run, body: Bytes::new(), ..*call };
-    let opts = list_options(call)?;
-    let filter = object_filter(t, &opts);
-    let prefix = key(t.group, t.resource, namespace, None);
-    let listed = storage.list(&prefix, ListOptions::default()).await.map_err(|e| storage_error(e, call))?;
-    let mut items = Vec::new();
-    for kv in &listed.kvs {
-        let (_, object) = read(kv)?;
-        if !filter(&object) {
-            continue;
-        }
-        let name = object["metadata"]["name"].as_str().unwrap_or_default().to_owned();
-        // Deleted meanwhile by someone else: nothing left to do for it.
-        let mut item = match store(storage, call).delete_at(write_options(call), &kv.key, &name, &options).await {
-            Ok(Deleted::Gone(_, v) | Deleted::Pending(_, v)) => v,
-            Err(e) if e.code == 404 => continue,
-            Err(e) => return Err(e),
-        };
-        if let Some(obj) = item.as_object_mut() {
-            obj.remove("kind");
-            obj.remove("apiVersion");
-        }
-        items.push(item);
-    }
+    let selected = list_options(call)?;
+    let (items, revision) = store(storage, call).delete_collection(write_options(call), namespace, &selected, &options).await?;
     let item_kind = kind_of(t);
     let list_kind = Kind { kind: format!("{}List", item_kind.kind), ..item_kind };
     let list = json!({
         "kind": list_kind.kind,
         "apiVersion": list_kind.api_version(),
-        "metadata": { "resourceVersion": listed.revision.to_string() },
+        "metadata": { "resourceVersion": revision.to_string() },
         "items": items,
     });
     Ok(respond(&list_kind, call.accept, 200, &list))

@@ -15,7 +15,7 @@ use crate::registry::store::{Current, Incoming, Proposed, Store, StoreConfig, Wr
 use crate::registry::strategy::SubresourceWrite;
 use crate::request_info::RequestInfo;
 use crate::status::{ApiError, FieldError, GroupKind, GroupResource};
-use crate::storage::{KeyValue, ListOptions, Storage, StorageError};
+use crate::storage::{KeyValue, Storage, StorageError};
 
 /// One resource request, resolved against the route table.
 pub struct ResourceCall<'a> {
@@ -213,17 +213,8 @@ async fn dispatch(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::
     }
     match t.action {
         "get" => {
-            let name = call.info.name.as_str();
-            // resourceVersion unset: a consistent read; `0` or `N`: not older than (the watch
-            // cache may answer), as upstream's GET.
-            let get_key = object_key(t.group, t.resource, namespace, name)?;
-            let kv = match get_resource_version(call.query)? {
-                None => store.get(&get_key).await,
-                Some(rv) => store.get_not_older_than(&get_key, rv).await,
-            }
-            .map_err(|e| storage_error(e, call))?
-            .ok_or_else(|| ApiError::not_found(group_resource(t), name))?;
-            let (kind, value) = read(&kv)?;
+            let resource_version = get_resource_version(call.query)?;
+            let (kind, value) = self::store(store, call).get(namespace, &call.info.name, resource_version).await?;
             if let Some(table) = call.table {
                 return table_response(call, table, std::slice::from_ref(&value), None);
             }
@@ -242,85 +233,24 @@ async fn dispatch(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::
     }
 }
 
-async fn list(store: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&str>) -> Result<http::Response<Body>, ApiError> {
-    use crate::list_options::{ReadConsistency, compacted_continue_error, continue_after};
-    let t = call.target;
-    let opts = list_options(call)?;
-    let prefix = key(t.group, t.resource, namespace, None);
-    let plan = opts.list_plan(&prefix)?;
-    let revision = match plan.consistency {
-        ReadConsistency::Exact(r) => Some(r),
-        ReadConsistency::Latest | ReadConsistency::NotOlderThan(_) => None,
-    };
-    let limit = opts.page_limit().map(|l| l as usize);
-    let filter = object_filter(t, &opts);
-
-    // Read pages until `limit` objects match the selectors or the collection ends, all at one
-    // revision (a continue token pins it), as upstream's store does. A plain JSON list (the
-    // common case for clients) is written item by item as the items are read, so a list of
-    // many objects never holds all of them as JSON values at once.
+async fn list(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&str>) -> Result<http::Response<Body>, ApiError> {
+    let options = list_options(call)?;
+    // A plain JSON list (the common case for clients) is written item by item as the store
+    // reads the items, so a list of many objects never holds all of them as JSON values.
     let mut items = if call.table.is_none() && call.convert.is_none() && call.accept == Format::Json {
         ListItems::Json { bytes: Vec::new(), count: 0 }
     } else {
         ListItems::Values(Vec::new())
     };
-    let mut start_after = plan.start_after();
-    let mut list_revision = revision;
-    let mut last_key = None;
-    let (more, remaining) = loop {
-        let want = limit.map(|l| l - items.len());
-        let page = store
-            .list(
-                &prefix,
-                ListOptions {
-                    revision: list_revision,
-                    limit: want,
-                    start_after: start_after.clone(),
-                    // resourceVersion=0 / NotOlderThan: the watch cache may answer (first page only;
-                    // later pages read at its revision).
-                    not_older_than: match plan.consistency {
-                        ReadConsistency::NotOlderThan(n) if list_revision.is_none() => Some(n),
-                        _ => None,
-                    },
-                },
-            )
-            .await
-            .map_err(|e| match (e, &plan.continue_key) {
-                (StorageError::Compacted { .. }, Some(key)) => compacted_continue_error(key, &prefix),
-                (e, _) => storage_error(e, call),
-            })?;
-        list_revision = Some(page.revision);
-        for kv in &page.kvs {
-            let (_, mut value) = read(kv)?;
-            last_key = Some(kv.key.clone());
-            if !filter(&value) {
-                continue;
-            }
-            // List items carry no TypeMeta, as upstream's typed lists.
-            if let Some(obj) = value.as_object_mut() {
-                obj.remove("kind");
-                obj.remove("apiVersion");
-            }
-            items.push(value).map_err(ApiError::internal)?;
-        }
-        start_after = last_key.clone();
-        if !page.more || limit.is_some_and(|l| items.len() >= l) {
-            break (page.more, page.remaining);
-        }
-    };
-    let revision = list_revision.unwrap_or_default();
-    let mut list_meta = json!({ "resourceVersion": revision.to_string() });
-    if more && let Some(last) = &last_key {
-        list_meta["continue"] = json!(continue_after(last, &prefix, revision).map_err(ApiError::internal)?);
-        // Upstream counts what remains only when nothing is filtered out.
-        if opts.label_selector.is_empty()
-            && opts.field_selector.is_empty()
-            && let Some(n) = remaining
-        {
-            list_meta["remainingItemCount"] = json!(n);
-        }
+    let listed = store(storage, call).list(namespace, &options, &mut |item| items.push(item).map_err(ApiError::internal)).await?;
+    let mut list_meta = json!({ "resourceVersion": listed.resource_version.to_string() });
+    if let Some(token) = listed.continue_token {
+        list_meta["continue"] = json!(token);
     }
-    let item_kind = kind_of(t);
+    if let Some(n) = listed.remaining_item_count {
+        list_meta["remainingItemCount"] = json!(n);
+    }
+    let item_kind = kind_of(call.target);
     let list_kind = Kind { kind: format!("{}List", item_kind.kind), ..item_kind.clone() };
     let items = match items {
         ListItems::Values(items) => items,
@@ -372,13 +302,6 @@ impl ListItems {
         }
         Ok(())
     }
-
-    fn len(&self) -> usize {
-        match self {
-            ListItems::Values(items) => items.len(),
-            ListItems::Json { count, .. } => *count,
-        }
-    }
 }
 
 /// A GET's `resourceVersion`: `None` when unset (a consistent read).
@@ -402,17 +325,6 @@ pub(super) fn list_options(call: &ResourceCall<'_>) -> Result<crate::list_option
         opts.select_name(&call.info.name)?;
     }
     Ok(opts)
-}
-
-/// Label and field selectors as a predicate on objects.
-pub(super) fn object_filter(t: &kapi_apimachinery::scheme::RouteTarget, opts: &crate::list_options::ListOptions) -> super::watch::Filter {
-    let labels = opts.label_selector.clone();
-    let fields = opts.field_selector.clone();
-    let (group, resource) = (t.group, t.resource);
-    Arc::new(move |obj: &Value| {
-        let labels_ok = labels.is_empty() || labels.matches_json(&obj["metadata"]["labels"]);
-        labels_ok && (fields.is_empty() || fields.matches_fields(&crate::selectors::selectable_fields(group, resource, obj)))
-    })
 }
 
 /// Objects as a `meta.k8s.io` Table with the resource's columns (upstream's printers).
@@ -776,42 +688,25 @@ async fn patch(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option
     respond_written(call, &kind, 200, written)
 }
 
-async fn watch(store: &Arc<dyn Storage>, call: &ResourceCall<'_>) -> Result<http::Response<Body>, ApiError> {
+async fn watch(storage: &Arc<dyn Storage>, call: &ResourceCall<'_>) -> Result<http::Response<Body>, ApiError> {
     let t = call.target;
     let namespace = Some(call.info.namespace.as_str()).filter(|ns| !ns.is_empty() && t.namespaced);
-    let opts = list_options(call)?;
-    let from = match opts.resource_version.as_deref() {
-        None | Some("") | Some("0") => None,
-        Some(rv) => Some(
-            i64::try_from(crate::list_options::parse_resource_version(rv).map_err(|e| ApiError::bad_request(e.to_string()))?)
-                .unwrap_or(i64::MAX),
-        ),
-    };
+    let options = list_options(call)?;
     // Upstream's default: a random time between the minimum request timeout and twice it.
     // Unset or 0: the default. A negative one ends the watch at once, as upstream's negative
     // duration does; `watch::watch_deadline` keeps a huge one from overflowing.
-    let timeout = match opts.timeout_seconds {
+    let timeout = match options.timeout_seconds {
         None | Some(0) => Duration::from_secs(1800),
         Some(s) => Duration::from_secs(u64::try_from(s).unwrap_or(0)),
     };
-    let kind = kind_of(t);
-    let req = super::watch::WatchRequest {
+    let request = super::watch::WatchRequest {
         encoder: watch_encoder(call)?,
-        prefix: key(t.group, t.resource, namespace, None),
-        from,
-        send_initial_events: opts.send_initial_events == Some(true),
-        initial_not_older_than: match opts.resource_version.as_deref() {
-            Some("0") => Some(0),
-            _ if opts.send_initial_events == Some(true) => from,
-            _ => None,
-        },
-        allow_bookmarks: opts.allow_watch_bookmarks,
+        send_initial_events: options.send_initial_events == Some(true),
+        allow_bookmarks: options.allow_watch_bookmarks,
         timeout,
-        filter: object_filter(t, &opts),
-        api_version: kind.api_version(),
-        kind: kind.kind.clone(),
     };
-    super::watch::start(store.clone(), req).await
+    let objects = store(storage.as_ref(), call).watch(namespace, &options).await?;
+    Ok(super::watch::start(objects, request))
 }
 
 /// The watch's wire form and conversion. YAML has no stream form: upstream's 406. A

@@ -15,7 +15,6 @@
 //! annotated `k8s.io/initial-events-end`); with a resourceVersion, exactly the changes after it.
 //! A compacted resourceVersion is an `ERROR` event carrying a 410 `Status`, so clients relist.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -26,28 +25,14 @@ use kapi_apimachinery::codec::{self, Format};
 
 use super::body::{self, Body};
 use crate::registry::objects::{self, Kind};
-use crate::status::ApiError;
-use crate::storage::{Event, KeyValue, ListOptions, Revision, Storage, StorageError};
+use crate::registry::store::ObjectWatch;
 
-/// Decides which objects a watch reports (namespace prefix aside): label and field selectors.
-pub type Filter = Arc<dyn Fn(&Value) -> bool + Send + Sync>;
-
+/// How a watch of the store's objects is served.
 pub struct WatchRequest {
-    /// Storage prefix of the collection watched.
-    pub prefix: String,
-    /// `None`: start with the current state (`resourceVersion` unset or `0`).
-    pub from: Option<Revision>,
+    /// Whether the initial objects end with a bookmark (a WatchList request).
     pub send_initial_events: bool,
-    /// How fresh the initial events must be: `None` the latest state (a consistent read),
-    /// `Some(n)` any state at revision `>= n` (`resourceVersion=0`, or `sendInitialEvents`
-    /// with a resourceVersion), which the watch cache serves from memory.
-    pub initial_not_older_than: Option<Revision>,
     pub allow_bookmarks: bool,
     pub timeout: Duration,
-    pub filter: Filter,
-    /// `apiVersion`/`kind` of bookmark objects.
-    pub api_version: String,
-    pub kind: String,
     /// How events are written.
     pub encoder: Encoder,
 }
@@ -122,65 +107,45 @@ impl Encoder {
 /// minute).
 const BOOKMARK_INTERVAL: Duration = Duration::from_secs(60);
 
-/// Starts the watch; the response streams until the timeout, the client leaving, or an error.
-pub async fn start(store: Arc<dyn Storage>, mut req: WatchRequest) -> Result<http::Response<Body>, ApiError> {
-    // A resourceVersion is an unsigned 64-bit number; one beyond the revisions' range can only
-    // arrive here wrapped below zero. It is a revision from the future, as upstream's watch
-    // cache sees it (a 504 "Too large resource version"), not an invalid one.
-    req.from = req.from.map(future_if_negative);
-    req.initial_not_older_than = req.initial_not_older_than.map(future_if_negative);
+/// Starts streaming the watch; the response streams until the timeout, the client leaving,
+/// or the store ending the watch. A watch that could not start (a compacted resourceVersion)
+/// streams its one `ERROR` event.
+pub fn start(mut objects: ObjectWatch, mut req: WatchRequest) -> http::Response<Body> {
     let (tx, body) = body::channel(64);
-    // Set the starting point up front, so that a bad request is an error response, not a
-    // stream that ends at once.
-    let (initial, from) = match req.from {
-        Some(rev) if !req.send_initial_events => (Vec::new(), rev),
-        _ => {
-            let options = ListOptions { not_older_than: req.initial_not_older_than, ..ListOptions::default() };
-            let list = store.list(&req.prefix, options).await.map_err(ApiError::from)?;
-            (list.kvs, list.revision)
+    match objects.take_error() {
+        Some(error) => {
+            let status = serde_json::to_value(error.to_status()).unwrap_or(Value::Null);
+            let frame = req.encoder.error(&status);
+            // The channel has room for it: nothing else was sent.
+            let _ = tx.try_send(frame);
         }
-    };
-    let stream = match store.watch(&req.prefix, from).await {
-        Ok(s) => Some(s),
-        Err(StorageError::Compacted { requested, compacted }) => {
-            let status = ApiError::too_old_resource_version(requested.max(0) as u64, compacted.max(0) as u64);
-            let _ = tx.send(req.encoder.error(&serde_json::to_value(status.to_status()).unwrap_or(Value::Null))).await;
-            None
+        None => {
+            let content_type = req.encoder.content_type();
+            tokio::spawn(run(tx, objects, req));
+            return response(body, content_type);
         }
-        Err(StorageError::FutureRevision { .. }) => {
-            return Err(ApiError::timeout("Too large resource version", 1));
-        }
-        Err(e) => return Err(ApiError::internal(e)),
-    };
-    let content_type = req.encoder.content_type();
-    if let Some(stream) = stream {
-        tokio::spawn(run(tx, stream, initial, from, req));
     }
+    response(body, req.encoder.content_type())
+}
+
+fn response(body: Body, content_type: &'static str) -> http::Response<Body> {
     let mut resp = http::Response::new(body);
     resp.headers_mut().insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static(content_type));
     resp.headers_mut().insert(http::header::CACHE_CONTROL, http::HeaderValue::from_static("no-cache, private"));
-    Ok(resp)
+    resp
 }
 
-async fn run(
-    tx: mpsc::Sender<Bytes>,
-    mut stream: crate::storage::WatchStream,
-    initial: Vec<KeyValue>,
-    mut last: Revision,
-    mut req: WatchRequest,
-) {
+async fn run(tx: mpsc::Sender<Bytes>, mut objects: ObjectWatch, mut req: WatchRequest) {
     // From the start: initial events count against the timeout too.
     let deadline = watch_deadline(tokio::time::Instant::now(), req.timeout);
-    for kv in &initial {
-        if let Some(obj) = object(kv, kv.mod_revision, &req.api_version)
-            && (req.filter)(&obj)
-            && !send_before(&tx, req.encoder.event("ADDED", &obj), deadline).await
-        {
+    while let Some(event) = objects.initial_event() {
+        let (kind, object) = event.into_parts();
+        if !send_before(&tx, req.encoder.event(kind, &object), deadline).await {
             return;
         }
     }
     if req.send_initial_events && req.allow_bookmarks {
-        let mut bookmark = bookmark(&req, last);
+        let mut bookmark = bookmark(&objects);
         bookmark["metadata"]["annotations"] = json!({ "k8s.io/initial-events-end": "true" });
         if !send_before(&tx, req.encoder.event("BOOKMARK", &bookmark), deadline).await {
             return;
@@ -193,20 +158,16 @@ async fn run(
             () = tokio::time::sleep_until(deadline) => return,
             () = tx.closed() => return,
             _ = ticker.tick(), if req.allow_bookmarks => {
-                let bookmark = bookmark(&req, last);
+                let bookmark = bookmark(&objects);
                 if !send_before(&tx, req.encoder.event("BOOKMARK", &bookmark), deadline).await {
                     return;
                 }
             }
-            event = stream.next() => {
-                let Some(Ok(event)) = event else {
-                    // The store ended the watch (overflow, shutdown): the client re-lists.
-                    return;
-                };
-                last = event.revision();
-                if let Some((kind, object)) = translate(&event, &req.filter, &req.api_version)
-                    && !send_before(&tx, req.encoder.event(kind, &object), deadline).await
-                {
+            event = objects.next() => {
+                // None: the store ended the watch (overflow, shutdown): the client re-lists.
+                let Some(event) = event else { return };
+                let (kind, object) = event.into_parts();
+                if !send_before(&tx, req.encoder.event(kind, &object), deadline).await {
                     return;
                 }
             }
@@ -238,92 +199,14 @@ fn watch_deadline(now: tokio::time::Instant, timeout: Duration) -> tokio::time::
     now.checked_add(timeout).or_else(|| now.checked_add(Duration::from_secs(86_400 * 365 * 30))).unwrap_or(now)
 }
 
-/// A negative revision asked for (a resourceVersion beyond `i64::MAX`, wrapped) as the
-/// furthest future revision.
-fn future_if_negative(revision: Revision) -> Revision {
-    if revision < 0 { Revision::MAX } else { revision }
-}
-
-/// A storage event as a watch event. An update moving an object out of the filter is a
-/// `DELETED` for this watcher, and one moving it in an `ADDED`, as upstream's filtered watches.
-fn translate(event: &Event, filter: &Filter, api_version: &str) -> Option<(&'static str, Value)> {
-    match event {
-        Event::Put { kv, prev } => {
-            let obj = object(kv, kv.mod_revision, api_version)?;
-            let was = prev.as_ref().and_then(|p| object(p, p.mod_revision, api_version)).is_some_and(|o| filter(&o));
-            match (was, filter(&obj)) {
-                (_, true) if prev.is_none() || !was => Some(("ADDED", obj)),
-                (true, true) => Some(("MODIFIED", obj)),
-                (true, false) => Some(("DELETED", obj)),
-                _ => None,
-            }
-        }
-        Event::Delete { prev, revision } => {
-            let obj = object(prev, *revision, api_version)?;
-            filter(&obj).then_some(("DELETED", obj))
-        }
-        // Only moves the watch's position (its next bookmark).
-        Event::Progress { .. } => None,
-    }
-}
-
-/// A stored object as JSON with the given resourceVersion, in the watched `api_version`
-/// (converted from the storage version).
-fn object(kv: &KeyValue, revision: Revision, api_version: &str) -> Option<Value> {
-    let (kind, value) = decoded(kv)?;
-    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-    let (_, mut value) = objects::convert_stored(&kind, Value::clone(&value), group, version).ok()?;
-    value["metadata"]["resourceVersion"] = Value::String(revision.to_string());
-    Some(value)
-}
-
-/// How many decoded objects [`decoded`] keeps.
-const DECODED_CAPACITY: usize = 4096;
-
-/// Recently decoded stored objects by key and mod revision, oldest first. With the watch cache
-/// every watcher of a collection receives the same stored bytes, and decoding them is the
-/// costly step of an event, so it is done once for all watchers (upstream's cacher likewise
-/// shares an event's serialization between its watchers). Entries keep the bytes they were
-/// decoded from and are used only when the bytes match.
-#[allow(clippy::type_complexity)]
-static DECODED: std::sync::Mutex<(
-    std::collections::BTreeMap<(String, Revision), (Bytes, objects::Kind, Arc<Value>)>,
-    std::collections::VecDeque<(String, Revision)>,
-)> = std::sync::Mutex::new((std::collections::BTreeMap::new(), std::collections::VecDeque::new()));
-
-fn decoded(kv: &KeyValue) -> Option<(objects::Kind, Arc<Value>)> {
-    let id = (kv.key.clone(), kv.mod_revision);
-    {
-        let shared = DECODED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((bytes, kind, value)) = shared.0.get(&id)
-            && *bytes == kv.value
-        {
-            return Some((kind.clone(), value.clone()));
-        }
-    }
-    let (kind, value) = objects::decode_stored(&kv.value).ok()?;
-    let value = Arc::new(value);
-    let mut shared = DECODED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let (map, order) = &mut *shared;
-    if map.insert(id.clone(), (kv.value.clone(), kind.clone(), value.clone())).is_none() {
-        order.push_back(id);
-        while order.len() > DECODED_CAPACITY {
-            if let Some(old) = order.pop_front() {
-                map.remove(&old);
-            }
-        }
-    }
-    Some((kind, value))
-}
-
-fn bookmark(req: &WatchRequest, revision: Revision) -> Value {
+/// Where the watch is, for the client to resume from.
+fn bookmark(objects: &ObjectWatch) -> Value {
     json!({
-        "kind": req.kind,
-        "apiVersion": req.api_version,
-        "metadata": { "resourceVersion": revision.to_string() },
+        "kind": objects.kind().kind,
+        "apiVersion": objects.kind().api_version(),
+        "metadata": { "resourceVersion": objects.position().to_string() },
     })
 }
-
 fn event_line(kind: &str, object: &Value) -> Bytes {
     let mut line = serde_json::to_vec(&json!({ "type": kind, "object": object })).unwrap_or_default();
     line.push(b'\n');
@@ -333,28 +216,11 @@ fn event_line(kind: &str, object: &Value) -> Bytes {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::status::ApiError;
     use crate::tables::{IncludeObject, TableOptions, TableVersion};
 
     fn config_map(name: &str) -> Value {
         json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "resourceVersion": "7"}, "data": {"k": "v"}})
-    }
-
-    #[test]
-    fn watchers_share_decoded_objects_of_the_same_bytes() {
-        let kind = Kind { group: String::new(), version: "v1".into(), kind: "ConfigMap".into() };
-        let stored = |data: &str| {
-            let mut cm = config_map("shared");
-            cm["data"]["k"] = json!(data);
-            Bytes::from(objects::encode(&kind, Format::Protobuf, &cm).unwrap())
-        };
-        let kv = KeyValue { key: "/registry/configmaps/ns/shared-test".into(), value: stored("1"), create_revision: 3, mod_revision: 3 };
-        let first = decoded(&kv).unwrap().1;
-        assert!(Arc::ptr_eq(&first, &decoded(&kv.clone()).unwrap().1), "decoded once");
-        // Same key and revision, other bytes (another store in the same process): decoded anew.
-        let other = KeyValue { value: stored("2"), ..kv.clone() };
-        assert_eq!(decoded(&other).unwrap().1["data"]["k"], "2");
-        assert_eq!(object(&kv, 9, "v1").unwrap()["metadata"]["resourceVersion"], "9");
-        assert_eq!(object(&kv, 9, "v1").unwrap()["data"]["k"], "1");
     }
 
     #[test]
@@ -425,42 +291,37 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_wrapped_resource_version_is_from_the_future() {
-        assert_eq!(future_if_negative(-1), Revision::MAX);
-        assert_eq!(future_if_negative(i64::MIN), Revision::MAX);
-        assert_eq!(future_if_negative(0), 0);
-        assert_eq!(future_if_negative(7), 7);
-
+    async fn a_resource_version_beyond_the_revisions_is_from_the_future() {
+        use crate::registry::store::{Store, StoreConfig};
         let dir = tempfile::tempdir().unwrap();
-        let store: Arc<dyn Storage> = Arc::new(crate::storage::embedded::EmbeddedStore::open(dir.path().join("store.redb")).unwrap());
-        let request = |from: Option<Revision>, send_initial_events: bool, timeout: Duration| WatchRequest {
-            prefix: "/registry/configmaps/".into(),
-            from,
-            send_initial_events,
-            initial_not_older_than: if send_initial_events { from } else { None },
-            allow_bookmarks: true,
-            timeout,
-            filter: Arc::new(|_: &Value| true),
-            api_version: "v1".into(),
-            kind: "ConfigMap".into(),
-            encoder: Encoder { format: Format::Json, conversion: None },
-        };
-        // resourceVersion=18446744073709551615 arrives as -1 (`u64 as i64`).
+        let storage = crate::storage::embedded::EmbeddedStore::open(dir.path().join("store.redb")).unwrap();
+        let config = StoreConfig { network: Default::default(), event_ttl: Duration::ZERO };
+        let kind = Kind { group: String::new(), version: "v1".into(), kind: "ConfigMap".into() };
+        let store = Store::new(&storage, &config, "", "configmaps", kind);
+        async fn watch(store: &Store<'_>, query: &str) -> Result<ObjectWatch, ApiError> {
+            store.watch(None, &crate::list_options::ListOptions::from_query(query).unwrap()).await
+        }
         // (With `sendInitialEvents` the initial list's freshness is the watch cache's to check.)
-        for (from, initial) in [(-1, false), (i64::MIN, false), (i64::MAX, false)] {
-            let e = start(store.clone(), request(Some(from), initial, Duration::from_secs(5))).await.unwrap_err();
-            assert_eq!(e.code, 504, "{from} {initial}: {}", e.message);
+        for query in ["resourceVersion=18446744073709551615".to_owned(), format!("resourceVersion={}", i64::MAX)] {
+            let e = watch(&store, &query).await.err().unwrap();
+            assert_eq!(e.code, 504, "{query}: {}", e.message);
             assert!(e.message.starts_with("Timeout: Too large resource version"), "{}", e.message);
         }
+        let request = |timeout: Duration| WatchRequest {
+            send_initial_events: false,
+            allow_bookmarks: true,
+            timeout,
+            encoder: Encoder { format: Format::Json, conversion: None },
+        };
         // A watch with the longest timeout Go can hold runs (a panicked task would have ended
         // the stream) ...
         use http_body_util::BodyExt as _;
-        let resp = start(store.clone(), request(None, false, GO_MAX_DURATION)).await.unwrap();
+        let resp = start(watch(&store, "").await.unwrap(), request(GO_MAX_DURATION));
         assert_eq!(resp.status(), 200);
         let mut body = resp.into_body();
         assert!(tokio::time::timeout(Duration::from_millis(200), body.frame()).await.is_err(), "the watch ended");
         // ... and one beyond it ends at once, as upstream's wrapped timeout does.
-        let resp = start(store.clone(), request(None, false, Duration::from_secs(i64::MAX as u64))).await.unwrap();
+        let resp = start(watch(&store, "").await.unwrap(), request(Duration::from_secs(i64::MAX as u64)));
         assert_eq!(resp.status(), 200);
         let mut body = resp.into_body();
         assert!(tokio::time::timeout(Duration::from_secs(5), body.frame()).await.unwrap().is_none(), "the watch went on");

@@ -1,0 +1,363 @@
+//! The store's reads (upstream's `Store.Get`, `Store.List`, `Store.Watch`): objects in the
+//! caller's version, selected by label and field selectors. How they are written to the wire
+//! (formats, tables, metadata-only forms, watch framing, bookmarks and timeouts) is the
+//! handlers' business; what is read, at which revision, and what a watch reports is decided
+//! here.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use serde_json::Value;
+
+use super::Store;
+use crate::list_options::{self, ListOptions, ReadConsistency, compacted_continue_error, continue_after};
+use crate::registry::keys;
+use crate::registry::objects::{self, Kind};
+use crate::status::ApiError;
+use crate::storage::{self, Event, KeyValue, Revision, StorageError, WatchStream};
+
+/// Which objects a list or watch reports (the namespace aside, which the key prefix selects):
+/// upstream's `SelectionPredicate` over labels and the resource's selectable fields.
+pub type Filter = Arc<dyn Fn(&Value) -> bool + Send + Sync>;
+
+/// The list's own metadata (`ListMeta`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListedMeta {
+    pub resource_version: Revision,
+    /// The token that continues the list after its last item, when more remain.
+    pub continue_token: Option<String>,
+    /// How many objects remain, when the store knows and nothing was filtered out.
+    pub remaining_item_count: Option<i64>,
+}
+
+/// What a watch reports.
+pub enum WatchEvent {
+    Added(Value),
+    Modified(Value),
+    Deleted(Value),
+}
+
+impl WatchEvent {
+    /// The event's `type` on the wire, and its object.
+    pub fn into_parts(self) -> (&'static str, Value) {
+        match self {
+            WatchEvent::Added(object) => ("ADDED", object),
+            WatchEvent::Modified(object) => ("MODIFIED", object),
+            WatchEvent::Deleted(object) => ("DELETED", object),
+        }
+    }
+}
+
+/// A watch of a collection: the initial objects (when asked for), then every later change
+/// that concerns the selected objects, each in the watched version.
+pub struct ObjectWatch {
+    initial: std::vec::IntoIter<KeyValue>,
+    /// `None` once the watch has ended, or when it could not start (then `error` says why).
+    stream: Option<WatchStream>,
+    error: Option<ApiError>,
+    filter: Filter,
+    kind: Kind,
+    /// The revision of the last event read (or of the initial state): where a bookmark puts
+    /// the client.
+    position: Revision,
+}
+
+impl ObjectWatch {
+    /// The revision the watch has reached.
+    pub fn position(&self) -> Revision {
+        self.position
+    }
+
+    /// The watched kind (what bookmarks are made of).
+    pub fn kind(&self) -> &Kind {
+        &self.kind
+    }
+
+    /// Why the watch could not start (its resourceVersion was compacted: the 410 the client
+    /// re-lists on), if so; such a watch has no events.
+    pub fn take_error(&mut self) -> Option<ApiError> {
+        self.error.take()
+    }
+
+    /// The next of the initial objects (as `ADDED`), or `None` once all were reported.
+    pub fn initial_event(&mut self) -> Option<WatchEvent> {
+        self.initial
+            .by_ref()
+            .filter_map(|kv| watched_object(&kv, kv.mod_revision, &self.kind))
+            .find(|object| (self.filter)(object))
+            .map(WatchEvent::Added)
+    }
+
+    /// The next change, `None` once the watch has ended (the store ended it: the client
+    /// re-lists). Cancel-safe: an event is taken from the storage stream only at its one await
+    /// and handled before the next.
+    pub async fn next(&mut self) -> Option<WatchEvent> {
+        loop {
+            let event = match self.stream.as_mut()?.next().await {
+                Some(Ok(event)) => event,
+                // The store ended the watch (overflow, shutdown).
+                _ => {
+                    self.stream = None;
+                    return None;
+                }
+            };
+            self.position = event.revision();
+            if let Some(event) = translate(&event, &self.filter, &self.kind) {
+                return Some(event);
+            }
+        }
+    }
+}
+
+impl Store<'_> {
+    /// `Get`: the object named `name`, in the caller's version. Without a resourceVersion a
+    /// consistent read; with one (`0` or `N`), any state not older than it, which the watch
+    /// cache may answer.
+    pub async fn get(&self, namespace: Option<&str>, name: &str, resource_version: Option<Revision>) -> Result<(Kind, Value), ApiError> {
+        let key = keys::object_key(self.group, self.resource, namespace, name)?;
+        let kv = match resource_version {
+            None => self.storage.get(&key).await,
+            Some(revision) => self.storage.get_not_older_than(&key, revision).await,
+        }
+        .map_err(|e| self.storage_error(e, name))?
+        .ok_or_else(|| ApiError::not_found(self.group_resource(), name))?;
+        self.read(&kv)
+    }
+
+    /// `List`: the objects the selectors select, in the caller's version and without their
+    /// TypeMeta (as in upstream's typed lists), each handed to `item` as it is read, so a large
+    /// list is never held whole. Pages are read at one revision (a continue token pins it)
+    /// until `limit` objects were selected or the collection ends, as upstream's store does.
+    pub async fn list(
+        &self,
+        namespace: Option<&str>,
+        options: &ListOptions,
+        item: &mut (dyn FnMut(Value) -> Result<(), ApiError> + Send),
+    ) -> Result<ListedMeta, ApiError> {
+        let prefix = keys::key(self.group, self.resource, namespace, None);
+        let plan = options.list_plan(&prefix)?;
+        let limit = options.page_limit().map(|l| l as usize);
+        let filter = self.filter(options);
+        let mut revision = match plan.consistency {
+            ReadConsistency::Exact(r) => Some(r),
+            ReadConsistency::Latest | ReadConsistency::NotOlderThan(_) => None,
+        };
+        let mut start_after = plan.start_after();
+        let mut selected = 0;
+        let mut last_key = None;
+        let (more, remaining) = loop {
+            let page = self
+                .storage
+                .list(
+                    &prefix,
+                    storage::ListOptions {
+                        revision,
+                        limit: limit.map(|l| l - selected),
+                        start_after: start_after.clone(),
+                        // resourceVersion=0 / NotOlderThan: the watch cache may answer (first page
+                        // only; later pages read at its revision).
+                        not_older_than: match plan.consistency {
+                            ReadConsistency::NotOlderThan(n) if revision.is_none() => Some(n),
+                            _ => None,
+                        },
+                    },
+                )
+                .await
+                .map_err(|e| match (e, &plan.continue_key) {
+                    (StorageError::Compacted { .. }, Some(key)) => compacted_continue_error(key, &prefix),
+                    (e, _) => self.storage_error(e, ""),
+                })?;
+            revision = Some(page.revision);
+            for kv in &page.kvs {
+                let (_, mut object) = self.read(kv)?;
+                last_key = Some(kv.key.clone());
+                if !filter(&object) {
+                    continue;
+                }
+                if let Some(fields) = object.as_object_mut() {
+                    fields.remove("kind");
+                    fields.remove("apiVersion");
+                }
+                item(object)?;
+                selected += 1;
+            }
+            start_after = last_key.clone();
+            if !page.more || limit.is_some_and(|l| selected >= l) {
+                break (page.more, page.remaining);
+            }
+        };
+        let resource_version = revision.unwrap_or_default();
+        let mut meta = ListedMeta { resource_version, continue_token: None, remaining_item_count: None };
+        if more && let Some(last) = &last_key {
+            meta.continue_token = Some(continue_after(last, &prefix, resource_version).map_err(ApiError::internal)?);
+            // Upstream counts what remains only when nothing is filtered out.
+            if options.label_selector.is_empty() && options.field_selector.is_empty() {
+                meta.remaining_item_count = remaining;
+            }
+        }
+        Ok(meta)
+    }
+
+    /// `Watch`: without a resourceVersion (or `0`), or with `sendInitialEvents=true`, the
+    /// current objects first as `ADDED`; with a resourceVersion, exactly the changes after it.
+    /// A compacted resourceVersion makes a watch whose one event is the 410 `Error`; one from
+    /// the future is upstream's 504 "Too large resource version".
+    pub async fn watch(&self, namespace: Option<&str>, options: &ListOptions) -> Result<ObjectWatch, ApiError> {
+        let prefix = keys::key(self.group, self.resource, namespace, None);
+        // A resourceVersion is an unsigned 64-bit number; one beyond the revisions' range
+        // can only be a revision from the future, as upstream's watch cache sees it.
+        let from = match options.resource_version.as_deref() {
+            None | Some("") | Some("0") => None,
+            Some(rv) => Some(
+                i64::try_from(list_options::parse_resource_version(rv).map_err(|e| ApiError::bad_request(e.to_string()))?)
+                    .unwrap_or(Revision::MAX),
+            ),
+        };
+        let send_initial_events = options.send_initial_events == Some(true);
+        // How fresh the initial state must be: the latest (a consistent read), or any state
+        // not older than `n` (`resourceVersion=0`, or `sendInitialEvents` with a
+        // resourceVersion), which the watch cache serves from memory.
+        let not_older_than = match options.resource_version.as_deref() {
+            Some("0") => Some(0),
+            _ if send_initial_events => from,
+            _ => None,
+        };
+        let (initial, start) = match from {
+            Some(revision) if !send_initial_events => (Vec::new(), revision),
+            _ => {
+                let list_options = storage::ListOptions { not_older_than, ..storage::ListOptions::default() };
+                let list = self.storage.list(&prefix, list_options).await.map_err(ApiError::from)?;
+                (list.kvs, list.revision)
+            }
+        };
+        let (stream, error, initial) = match self.storage.watch(&prefix, start).await {
+            Ok(stream) => (Some(stream), None, initial),
+            Err(StorageError::Compacted { requested, compacted }) => {
+                let error = ApiError::too_old_resource_version(requested.max(0) as u64, compacted.max(0) as u64);
+                (None, Some(error), Vec::new())
+            }
+            Err(StorageError::FutureRevision { .. }) => return Err(ApiError::timeout("Too large resource version", 1)),
+            Err(e) => return Err(ApiError::internal(e)),
+        };
+        Ok(ObjectWatch {
+            initial: initial.into_iter(),
+            stream,
+            error,
+            filter: self.filter(options),
+            kind: self.kind.clone(),
+            position: start,
+        })
+    }
+
+    /// The options' label and field selectors as a predicate on objects of this resource.
+    pub fn filter(&self, options: &ListOptions) -> Filter {
+        selection(self.group, self.resource, options)
+    }
+}
+
+/// The options' label and field selectors as a predicate on objects of `resource` (whose
+/// strategy knows its selectable fields), for reads that do not go through a store.
+pub fn selection(group: &str, resource: &str, options: &ListOptions) -> Filter {
+    let labels = options.label_selector.clone();
+    let fields = options.field_selector.clone();
+    let (group, resource) = (group.to_owned(), resource.to_owned());
+    Arc::new(move |object: &Value| {
+        let labels_match = labels.is_empty() || labels.matches_json(&object["metadata"]["labels"]);
+        labels_match && (fields.is_empty() || fields.matches_fields(&crate::selectors::selectable_fields(&group, &resource, object)))
+    })
+}
+
+/// A storage event as a watch event. An update moving an object out of the filter is a
+/// `DELETED` for this watcher, and one moving it in an `ADDED`, as upstream's filtered watches.
+fn translate(event: &Event, filter: &Filter, kind: &Kind) -> Option<WatchEvent> {
+    match event {
+        Event::Put { kv, prev } => {
+            let object = watched_object(kv, kv.mod_revision, kind)?;
+            let was = prev.as_ref().and_then(|p| watched_object(p, p.mod_revision, kind)).is_some_and(|o| filter(&o));
+            match (was, filter(&object)) {
+                (_, true) if prev.is_none() || !was => Some(WatchEvent::Added(object)),
+                (true, true) => Some(WatchEvent::Modified(object)),
+                (true, false) => Some(WatchEvent::Deleted(object)),
+                _ => None,
+            }
+        }
+        Event::Delete { prev, revision } => {
+            let object = watched_object(prev, *revision, kind)?;
+            filter(&object).then_some(WatchEvent::Deleted(object))
+        }
+        // Only moves the watch's position (its next bookmark).
+        Event::Progress { .. } => None,
+    }
+}
+
+/// A stored object in the watched version (converted from the storage version) with the
+/// given resourceVersion; `None` for bytes that do not decode, which a watch skips.
+fn watched_object(kv: &KeyValue, revision: Revision, kind: &Kind) -> Option<Value> {
+    let (stored_kind, object) = decoded(kv)?;
+    let (_, mut object) = objects::convert_stored(&stored_kind, Value::clone(&object), &kind.group, &kind.version).ok()?;
+    object["metadata"]["resourceVersion"] = Value::String(revision.to_string());
+    Some(object)
+}
+
+/// How many decoded objects [`decoded`] keeps.
+const DECODED_CAPACITY: usize = 4096;
+
+/// Recently decoded stored objects by key and mod revision, oldest first. With the watch cache
+/// every watcher of a collection receives the same stored bytes, and decoding them is the
+/// costly step of an event, so it is done once for all watchers (upstream's cacher likewise
+/// shares an event's serialization between its watchers). Entries keep the bytes they were
+/// decoded from and are used only when the bytes match.
+#[allow(clippy::type_complexity)]
+static DECODED: std::sync::Mutex<(
+    std::collections::BTreeMap<(String, Revision), (Bytes, Kind, Arc<Value>)>,
+    std::collections::VecDeque<(String, Revision)>,
+)> = std::sync::Mutex::new((std::collections::BTreeMap::new(), std::collections::VecDeque::new()));
+
+fn decoded(kv: &KeyValue) -> Option<(Kind, Arc<Value>)> {
+    let id = (kv.key.clone(), kv.mod_revision);
+    {
+        let shared = DECODED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((bytes, kind, value)) = shared.0.get(&id)
+            && *bytes == kv.value
+        {
+            return Some((kind.clone(), value.clone()));
+        }
+    }
+    let (kind, value) = objects::decode_stored(&kv.value).ok()?;
+    let value = Arc::new(value);
+    let mut shared = DECODED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let (map, order) = &mut *shared;
+    if map.insert(id.clone(), (kv.value.clone(), kind.clone(), value.clone())).is_none() {
+        order.push_back(id);
+        while order.len() > DECODED_CAPACITY {
+            if let Some(old) = order.pop_front() {
+                map.remove(&old);
+            }
+        }
+    }
+    Some((kind, value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kapi_apimachinery::codec::Format;
+    use serde_json::json;
+
+    #[test]
+    fn watchers_share_decoded_objects_of_the_same_bytes() {
+        let kind = Kind { group: String::new(), version: "v1".into(), kind: "ConfigMap".into() };
+        let stored = |data: &str| {
+            let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "shared"}, "data": {"k": data}});
+            Bytes::from(objects::encode(&kind, Format::Protobuf, &cm).unwrap())
+        };
+        let kv = KeyValue { key: "/registry/configmaps/ns/shared-test".into(), value: stored("1"), create_revision: 3, mod_revision: 3 };
+        let first = decoded(&kv).unwrap().1;
+        assert!(Arc::ptr_eq(&first, &decoded(&kv.clone()).unwrap().1), "decoded once");
+        // Same key and revision, other bytes (another store in the same process): decoded anew.
+        let other = KeyValue { value: stored("2"), ..kv.clone() };
+        assert_eq!(decoded(&other).unwrap().1["data"]["k"], "2");
+        assert_eq!(watched_object(&kv, 9, &kind).unwrap()["metadata"]["resourceVersion"], "9");
+        assert_eq!(watched_object(&kv, 9, &kind).unwrap()["data"]["k"], "1");
+    }
+}
