@@ -208,22 +208,53 @@ fn discovery_group(name: &str, versions: &[&str]) -> Option<APIGroup> {
     })
 }
 
+/// A group served at run time (custom resources'), as discovery shows it: after the built-in
+/// groups (upstream gives definitions' groups the lowest priority), versions by priority.
+pub struct RuntimeGroup {
+    pub name: String,
+    pub versions: Vec<RuntimeVersion>,
+}
+
+pub struct RuntimeVersion {
+    pub version: String,
+    /// The resources and their `resource/subresource` entries, sorted by name.
+    pub resources: Vec<APIResource>,
+}
+
+impl RuntimeGroup {
+    fn versions(&self) -> Vec<&str> {
+        self.versions.iter().map(|v| v.version.as_str()).collect()
+    }
+
+    fn resources(&self, version: &str) -> Option<&[APIResource]> {
+        self.versions.iter().find(|v| v.version == version).map(|v| v.resources.as_slice())
+    }
+}
+
 /// `/apis`: the named groups with an enabled version, in discovery order (priority, then name:
 /// `apiregistration.k8s.io`, `apps`, `events.k8s.io`, ...), each with its enabled versions by
 /// priority and the first as preferred. As kube-aggregator writes it: no
 /// `serverAddressByClientCIDRs`.
-pub fn api_group_list(enabled: &EnabledGroupVersions) -> APIGroupList {
-    let groups =
-        GROUPS.iter().filter(|g| !g.name.is_empty()).filter_map(|g| discovery_group(g.name, &enabled.versions_of(g.name))).collect();
+pub fn api_group_list(enabled: &EnabledGroupVersions, runtime: &[RuntimeGroup]) -> APIGroupList {
+    let groups = GROUPS
+        .iter()
+        .filter(|g| !g.name.is_empty())
+        .filter_map(|g| discovery_group(g.name, &enabled.versions_of(g.name)))
+        .chain(runtime.iter().filter_map(|g| discovery_group(&g.name, &g.versions())))
+        .collect();
     APIGroupList { kind: Some("APIGroupList".to_owned()), api_version: Some("v1".to_owned()), groups }
 }
 
 /// `/apis/<group>`; `None` (a 404) for an unknown group or one with no enabled version.
-pub fn api_group(enabled: &EnabledGroupVersions, group: &str) -> Option<APIGroup> {
+pub fn api_group(enabled: &EnabledGroupVersions, runtime: &[RuntimeGroup], group: &str) -> Option<APIGroup> {
     if group.is_empty() {
         return None;
     }
-    let mut g = discovery_group(group, &enabled.versions_of(group))?;
+    let versions = match runtime.iter().find(|g| g.name == group) {
+        Some(served) => served.versions(),
+        None => enabled.versions_of(group),
+    };
+    let mut g = discovery_group(group, &versions)?;
     g.kind = Some("APIGroup".to_owned());
     g.api_version = Some("v1".to_owned());
     Some(g)
@@ -325,15 +356,17 @@ fn api_resources(group: &str, version: &str) -> Vec<APIResource> {
 
 /// `/api/v1` (group `""`) and `/apis/<group>/<version>`; `None` (a 404) unless enabled. As
 /// upstream's, the core document has no `apiVersion` and the others `v1`.
-pub fn api_resource_list(enabled: &EnabledGroupVersions, group: &str, version: &str) -> Option<APIResourceList> {
-    if !enabled.is_enabled(group, version) {
-        return None;
-    }
+pub fn api_resource_list(enabled: &EnabledGroupVersions, runtime: &[RuntimeGroup], group: &str, version: &str) -> Option<APIResourceList> {
+    let resources = match runtime.iter().find(|g| g.name == group) {
+        Some(served) => served.resources(version)?.to_vec(),
+        None if enabled.is_enabled(group, version) => api_resources(group, version),
+        None => return None,
+    };
     Some(APIResourceList {
         kind: Some("APIResourceList".to_owned()),
         api_version: (!group.is_empty()).then(|| "v1".to_owned()),
         group_version: group_version_string(group, version),
-        resources: api_resources(group, version),
+        resources,
     })
 }
 
@@ -408,8 +441,16 @@ pub fn aggregated_legacy(enabled: &EnabledGroupVersions) -> APIGroupDiscoveryLis
 
 /// Aggregated discovery of `/apis`: every named group with an enabled version, in the order of
 /// [`api_group_list`], versions by priority.
-pub fn aggregated_apis(enabled: &EnabledGroupVersions) -> APIGroupDiscoveryList {
-    discovery_list(GROUPS.iter().filter(|g| !g.name.is_empty()).filter_map(|g| group_discovery(enabled, g.name)).collect())
+pub fn aggregated_apis(enabled: &EnabledGroupVersions, runtime: &[RuntimeGroup]) -> APIGroupDiscoveryList {
+    let runtime_groups = runtime.iter().map(|g| APIGroupDiscovery {
+        kind: None,
+        api_version: None,
+        metadata: Some(ObjectMeta { name: Some(g.name.clone()), ..Default::default() }),
+        versions: g.versions.iter().map(|v| version_discovery(&v.version, &v.resources)).collect(),
+    });
+    discovery_list(
+        GROUPS.iter().filter(|g| !g.name.is_empty()).filter_map(|g| group_discovery(enabled, g.name)).chain(runtime_groups).collect(),
+    )
 }
 
 /// Whether the client asked for aggregated discovery, and in which format: upstream's
@@ -480,7 +521,7 @@ mod tests {
 
     #[test]
     fn core_v1_pods_entry() {
-        let list = api_resource_list(&enabled(), "", "v1").unwrap();
+        let list = api_resource_list(&enabled(), &[], "", "v1").unwrap();
         assert_eq!(list.group_version, "v1");
         assert_eq!(list.api_version, None);
         let pods = serde_json::to_value(resource(&list, "pods")).unwrap();
@@ -497,7 +538,7 @@ mod tests {
     /// hash without storage).
     #[test]
     fn core_v1_entries_match_a_real_server() {
-        let list = api_resource_list(&enabled(), "", "v1").unwrap();
+        let list = api_resource_list(&enabled(), &[], "", "v1").unwrap();
         let cases = [
             json!({"name":"bindings","singularName":"binding","namespaced":true,"kind":"Binding","verbs":["create"]}),
             json!({"name":"componentstatuses","singularName":"componentstatus","namespaced":false,"kind":"ComponentStatus","verbs":["get","list"],"shortNames":["cs"]}),
@@ -555,7 +596,7 @@ mod tests {
 
     #[test]
     fn group_lists_and_hashes() {
-        let apps = api_resource_list(&enabled(), "apps", "v1").unwrap();
+        let apps = api_resource_list(&enabled(), &[], "apps", "v1").unwrap();
         assert_eq!(apps.api_version.as_deref(), Some("v1"));
         assert_eq!(apps.group_version, "apps/v1");
         for (name, hash) in [
@@ -573,17 +614,17 @@ mod tests {
         assert_eq!(scale.verbs.items, ["get", "patch", "update"]);
 
         // Stored as the core group's events (cohabitation).
-        let events = api_resource_list(&enabled(), "events.k8s.io", "v1").unwrap();
+        let events = api_resource_list(&enabled(), &[], "events.k8s.io", "v1").unwrap();
         assert_eq!(resource(&events, "events").storage_version_hash.as_deref(), Some("r2yiGXH7wu8="));
         // Stored at the group's highest priority version (v2) also when listed under v1.
-        let hpa = api_resource_list(&enabled(), "autoscaling", "v1").unwrap();
+        let hpa = api_resource_list(&enabled(), &[], "autoscaling", "v1").unwrap();
         assert_eq!(resource(&hpa, "horizontalpodautoscalers").storage_version_hash.as_deref(), Some("qwQve8ut294="));
         // Reviews have no storage.
-        let authn = api_resource_list(&enabled(), "authentication.k8s.io", "v1").unwrap();
+        let authn = api_resource_list(&enabled(), &[], "authentication.k8s.io", "v1").unwrap();
         assert_eq!(resource(&authn, "tokenreviews").storage_version_hash, None);
 
-        assert!(api_resource_list(&enabled(), "apps", "v1beta1").is_none());
-        assert!(api_resource_list(&enabled(), "nope", "v1").is_none());
+        assert!(api_resource_list(&enabled(), &[], "apps", "v1beta1").is_none());
+        assert!(api_resource_list(&enabled(), &[], "nope", "v1").is_none());
     }
 
     #[test]
@@ -594,7 +635,7 @@ mod tests {
                    "serverAddressByClientCIDRs":[{"clientCIDR":"0.0.0.0/0","serverAddress":"10.0.0.1:6443"}]})
         );
 
-        let list = api_group_list(&enabled());
+        let list = api_group_list(&enabled(), &[]);
         let json = serde_json::to_value(&list).unwrap();
         assert_eq!(json["kind"], "APIGroupList");
         assert_eq!(json["apiVersion"], "v1");
@@ -615,14 +656,14 @@ mod tests {
         assert_eq!(storage.versions.len(), 1);
 
         assert_eq!(
-            serde_json::to_value(api_group(&enabled(), "apps").unwrap()).unwrap(),
+            serde_json::to_value(api_group(&enabled(), &[], "apps").unwrap()).unwrap(),
             json!({"kind":"APIGroup","apiVersion":"v1","name":"apps",
                    "versions":[{"groupVersion":"apps/v1","version":"v1"}],
                    "preferredVersion":{"groupVersion":"apps/v1","version":"v1"}})
         );
-        assert!(api_group(&enabled(), "nope").is_none());
-        assert!(api_group(&enabled(), "").is_none());
-        assert!(api_group(&enabled(), "internal.apiserver.k8s.io").is_none());
+        assert!(api_group(&enabled(), &[], "nope").is_none());
+        assert!(api_group(&enabled(), &[], "").is_none());
+        assert!(api_group(&enabled(), &[], "internal.apiserver.k8s.io").is_none());
     }
 
     #[test]
@@ -632,15 +673,15 @@ mod tests {
         assert!(e.set("apps", "v1", false));
         assert!(!e.set("apps", "v1beta1", true), "not served");
         assert!(!e.set("nope", "v1", true));
-        let list = api_group_list(&e);
+        let list = api_group_list(&e, &[]);
         assert!(list.groups.iter().all(|g| g.name != "apps"));
         let storage = list.groups.iter().find(|g| g.name == "storage.k8s.io").unwrap();
         let versions: Vec<&str> = storage.versions.iter().map(|v| v.version.as_str()).collect();
         assert_eq!(versions, ["v1", "v1beta1"]);
-        assert!(api_resource_list(&e, "storage.k8s.io", "v1beta1").is_some());
+        assert!(api_resource_list(&e, &[], "storage.k8s.io", "v1beta1").is_some());
         assert!(e.iter().any(|gv| gv == ("storage.k8s.io", "v1beta1")));
-        assert!(aggregated_apis(&e).items.iter().all(|g| g.metadata.as_ref().unwrap().name.as_deref() != Some("apps")));
-        assert!(api_group_list(&EnabledGroupVersions::none()).groups.is_empty());
+        assert!(aggregated_apis(&e, &[]).items.iter().all(|g| g.metadata.as_ref().unwrap().name.as_deref() != Some("apps")));
+        assert!(api_group_list(&EnabledGroupVersions::none(), &[]).groups.is_empty());
         assert!(EnabledGroupVersions::all().is_enabled("internal.apiserver.k8s.io", "v1alpha1"));
         let rc = |entries: &[&str]| EnabledGroupVersions::from_runtime_config(&entries.iter().map(|e| e.to_string()).collect::<Vec<_>>());
         let defaults = rc(&[]).unwrap();
@@ -659,7 +700,7 @@ mod tests {
 
     #[test]
     fn aggregated_documents() {
-        let apis = aggregated_apis(&enabled());
+        let apis = aggregated_apis(&enabled(), &[]);
         let json = serde_json::to_value(&apis).unwrap();
         assert_eq!(json["kind"], "APIGroupDiscoveryList");
         assert_eq!(json["apiVersion"], "apidiscovery.k8s.io/v2");
@@ -681,7 +722,7 @@ mod tests {
         );
         // Same order as /apis.
         let names: Vec<String> = apis.items.iter().map(|i| i.metadata.as_ref().unwrap().name.clone().unwrap()).collect();
-        let legacy: Vec<String> = api_group_list(&enabled()).groups.into_iter().map(|g| g.name).collect();
+        let legacy: Vec<String> = api_group_list(&enabled(), &[]).groups.into_iter().map(|g| g.name).collect();
         assert_eq!(names, legacy);
 
         let core = aggregated_legacy(&enabled());
@@ -755,7 +796,7 @@ mod tests {
     fn every_entry_is_complete() {
         let e = enabled();
         for (group, version) in e.iter() {
-            let list = api_resource_list(&e, group, version).unwrap();
+            let list = api_resource_list(&e, &[], group, version).unwrap();
             assert!(!list.resources.is_empty(), "{group}/{version}");
             for r in &list.resources {
                 assert!(!r.kind.is_empty(), "{group}/{version} {}", r.name);

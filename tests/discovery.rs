@@ -26,7 +26,7 @@ fn kubectl_gets_aggregated_discovery_it_can_read() {
     // client-go checks these parameters to tell the aggregated form from the legacy one.
     assert_eq!(discovery::aggregated_content_type(format), "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList");
     let enabled = EnabledGroupVersions::default();
-    for doc in [discovery::aggregated_legacy(&enabled), discovery::aggregated_apis(&enabled)] {
+    for doc in [discovery::aggregated_legacy(&enabled), discovery::aggregated_apis(&enabled, &[])] {
         for format in [Format::Json, Format::Yaml, Format::Protobuf] {
             let bytes = codec::encode(format, &doc).unwrap();
             let back: APIGroupDiscoveryList = codec::decode(format, &bytes).unwrap();
@@ -41,14 +41,14 @@ fn kubectl_gets_aggregated_discovery_it_can_read() {
 #[test]
 fn legacy_documents_round_trip() {
     let enabled = EnabledGroupVersions::default();
-    let groups = discovery::api_group_list(&enabled);
+    let groups = discovery::api_group_list(&enabled, &[]);
     for format in [Format::Json, Format::Protobuf] {
         let back: APIGroupList = codec::decode(format, &codec::encode(format, &groups).unwrap()).unwrap();
         assert_eq!(json(&back), json(&groups));
     }
     for group in &groups.groups {
         for v in &group.versions {
-            let list = discovery::api_resource_list(&enabled, &group.name, &v.version).unwrap();
+            let list = discovery::api_resource_list(&enabled, &[], &group.name, &v.version).unwrap();
             let back: APIResourceList = codec::decode(Format::Protobuf, &codec::encode(Format::Protobuf, &list).unwrap()).unwrap();
             assert_eq!(json(&back), json(&list), "{}", v.group_version);
         }
@@ -60,7 +60,7 @@ fn every_discovered_resource_has_routes() {
     let enabled = EnabledGroupVersions::default();
     for (group, version) in enabled.iter() {
         let prefix = if group.is_empty() { "/api/v1".to_owned() } else { format!("/apis/{group}/{version}") };
-        let list = discovery::api_resource_list(&enabled, group, version).unwrap();
+        let list = discovery::api_resource_list(&enabled, &[], group, version).unwrap();
         for r in list.resources.iter().filter(|r| !r.name.contains('/')) {
             let path = if r.namespaced { format!("{prefix}/namespaces/ns/{}/x", r.name) } else { format!("{prefix}/{}/x", r.name) };
             let method = if r.verbs.items.iter().any(|v| v == "get") { "GET" } else { "POST" };

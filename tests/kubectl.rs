@@ -437,3 +437,86 @@ fn drive(store_flags: &[&str]) {
     assert!(String::from_utf8_lossy(&out.stderr).contains("Unauthorized"));
     server.stop();
 }
+
+/// A CustomResourceDefinition with two served versions, a status subresource, short names and
+/// a category, written for the custom resource tests.
+const WIDGETS_CRD: &str = r#"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names:
+    plural: widgets
+    kind: Widget
+    shortNames: [wd]
+    categories: [all]
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources:
+      status: {}
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+  - name: v1beta1
+    served: true
+    storage: false
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+"#;
+
+/// kubectl creates a CustomResourceDefinition, which becomes Established and is discovered;
+/// its objects are created, read in both served versions, patched (the status through its
+/// subresource, which leaves `generation` alone), listed by category, kept across a restart,
+/// and deleted with the definition.
+#[test]
+fn kubectl_serves_custom_resources() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let crd = dir.path().join("crd.yaml");
+    std::fs::write(&crd, WIDGETS_CRD).unwrap();
+    server.ok(&["apply", "-f", crd.to_str().unwrap()]);
+    server.ok(&["wait", "--for", "condition=established", "crd/widgets.example.com", "--timeout=20s"]);
+    let conditions = server.ok(&["get", "crd", "widgets.example.com", "-o", "jsonpath={.status.conditions[*].reason}"]);
+    assert_eq!(conditions, "NoConflicts InitialNamesAccepted");
+    assert_eq!(server.ok(&["get", "crd", "widgets.example.com", "-o", "jsonpath={.status.storedVersions}"]), r#"["v1"]"#);
+    let resources = server.ok(&["api-resources", "--api-group", "example.com"]);
+    let line = resources.lines().find(|l| l.starts_with("widgets ")).unwrap_or_else(|| panic!("{resources}"));
+    assert_eq!(line.split_whitespace().collect::<Vec<_>>(), ["widgets", "wd", "example.com/v1", "true", "Widget"]);
+
+    let widget = dir.path().join("widget.yaml");
+    std::fs::write(&widget, "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: first\nspec:\n  size: 3\n").unwrap();
+    assert_eq!(server.ok(&["apply", "-f", widget.to_str().unwrap()]).trim(), "widget.example.com/first created");
+    assert_eq!(server.ok(&["get", "wd", "first", "-o", "jsonpath={.spec.size} {.metadata.generation}"]), "3 1");
+    let beta: serde_json::Value =
+        serde_json::from_str(&server.ok(&["get", "--raw", "/apis/example.com/v1beta1/namespaces/default/widgets/first"])).unwrap();
+    assert_eq!((beta["apiVersion"].as_str(), beta["spec"]["size"].as_i64()), (Some("example.com/v1beta1"), Some(3)));
+
+    server.ok(&["patch", "wd", "first", "--type", "merge", "-p", r#"{"spec":{"size":4},"status":{"ready":"ignored"}}"#]);
+    assert_eq!(server.ok(&["get", "wd", "first", "-o", "jsonpath={.spec.size} {.metadata.generation} {.status}"]), "4 2 ");
+    server.ok(&["patch", "wd", "first", "--subresource", "status", "--type", "merge", "-p", r#"{"status":{"ready":"yes"}}"#]);
+    assert_eq!(server.ok(&["get", "wd", "first", "-o", "jsonpath={.metadata.generation} {.status.ready}"]), "2 yes");
+    let all = server.ok(&["get", "all", "-n", "default", "-o", "name"]);
+    assert!(all.lines().any(|l| l == "widget.example.com/first"), "{all}");
+
+    // Restarted, the server serves the stored definition and its objects at once.
+    let dir_path = dir.path().to_path_buf();
+    server.stop();
+    let server = Server::start(&dir_path, &[]);
+    assert_eq!(server.ok(&["get", "widgets", "-o", "name"]).trim(), "widget.example.com/first");
+
+    // Deleting the definition deletes its objects first, then the definition.
+    server.ok(&["delete", "crd", "widgets.example.com", "--timeout=30s"]);
+    server.fails(&["get", "crd", "widgets.example.com"]);
+    server.ok(&["apply", "-f", crd.to_str().unwrap()]);
+    server.ok(&["wait", "--for", "condition=established", "crd/widgets.example.com", "--timeout=20s"]);
+    let left = server.ok(&["get", "widgets", "-A", "-o", "name"]);
+    assert!(left.trim().is_empty(), "objects outlived their definition: {left}");
+}

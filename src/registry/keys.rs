@@ -10,8 +10,13 @@ pub const PREFIX: &str = "/registry";
 /// and the groups whose servers key by group (apiextensions-apiserver, kube-aggregator).
 /// Resources served by two groups (core and `events.k8s.io` Events) share a prefix.
 pub fn storage_prefix(group: &str, resource: &str) -> std::borrow::Cow<'static, str> {
+    strategy_prefix(super::strategy(group, resource), group, resource)
+}
+
+/// [`storage_prefix`] of a resource whose strategy is `strategy`.
+pub fn strategy_prefix<'s>(strategy: &'s dyn super::strategy::Strategy, group: &str, resource: &str) -> std::borrow::Cow<'s, str> {
     use std::borrow::Cow;
-    match super::strategy(group, resource).storage_prefix() {
+    match strategy.storage_prefix() {
         Some(prefix) => Cow::Borrowed(prefix),
         None if super::stored_as_json(group) => Cow::Owned(format!("{group}/{resource}")),
         None => Cow::Owned(resource.to_owned()),
@@ -21,7 +26,12 @@ pub fn storage_prefix(group: &str, resource: &str) -> std::borrow::Cow<'static, 
 /// The storage key of one object, or the prefix of a collection, with the resource's storage
 /// prefix ([`storage_prefix`]: usually the plural name).
 pub fn key(group: &str, resource: &str, namespace: Option<&str>, name: Option<&str>) -> String {
-    let mut k = format!("{PREFIX}/{}/", storage_prefix(group, resource));
+    key_under(&storage_prefix(group, resource), namespace, name)
+}
+
+/// [`key`] under a storage prefix.
+pub fn key_under(prefix: &str, namespace: Option<&str>, name: Option<&str>) -> String {
+    let mut k = format!("{PREFIX}/{prefix}/");
     if let Some(ns) = namespace {
         k.push_str(ns);
         k.push('/');
@@ -37,6 +47,11 @@ pub fn key(group: &str, resource: &str, namespace: Option<&str>, name: Option<&s
 /// name with a `/` would otherwise address another namespace's keys or a collection. Every key
 /// built from a client's name goes through here.
 pub fn object_key(group: &str, resource: &str, namespace: Option<&str>, name: &str) -> Result<String, ApiError> {
+    object_key_under(&storage_prefix(group, resource), namespace, name)
+}
+
+/// [`object_key`] under a storage prefix.
+pub fn object_key_under(prefix: &str, namespace: Option<&str>, name: &str) -> Result<String, ApiError> {
     if name.is_empty() {
         return Err(ApiError::bad_request("Name parameter required."));
     }
@@ -44,5 +59,5 @@ pub fn object_key(group: &str, resource: &str, namespace: Option<&str>, name: &s
     if !errors.is_empty() {
         return Err(ApiError::bad_request(format!("Name parameter invalid: {}: {}", crate::status::go_quote(name), errors.join(";"))));
     }
-    Ok(key(group, resource, namespace, Some(name)))
+    Ok(key_under(prefix, namespace, Some(name)))
 }

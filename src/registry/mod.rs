@@ -52,17 +52,6 @@ pub fn has_status_subresource(group: &str, resource: &str) -> bool {
         .any(|r| r.group == group && r.resource == resource && r.subresources.iter().any(|s| s.name == "status"))
 }
 
-/// The generic part of `PrepareForCreate`: status is the server's to write, so a created object
-/// of a resource with a status subresource starts with none; then the resource's own part.
-pub fn prepare_for_create(group: &str, resource: &str, user: Option<&crate::request_info::UserInfo>, object: &mut serde_json::Value) {
-    if has_status_subresource(group, resource)
-        && let Some(obj) = object.as_object_mut()
-    {
-        obj.remove("status");
-    }
-    strategy(group, resource).prepare_for_create(object, user);
-}
-
 /// How a delete proceeds for an object beyond its own `metadata.finalizers`.
 pub enum DeletionFlow {
     /// Deleted as soon as no finalizer is left (the generic store).
@@ -72,6 +61,17 @@ pub enum DeletionFlow {
     /// (`crate::controllers::namespace`). Deleting it again meanwhile is a 409 with
     /// `in_progress`.
     AwaitSystem { in_progress: &'static str },
+    /// Marked on the first delete, when [`Strategy::mark_deleting`](strategy::Strategy::mark_deleting)
+    /// adds the finalizer of the system component that finishes it (a CustomResourceDefinition's
+    /// objects are deleted first); later deletes find it pending, as any object with finalizers.
+    MarkFirst,
+}
+
+impl DeletionFlow {
+    /// Whether a first delete only marks the object, whatever its finalizers.
+    pub fn marks_first(&self) -> bool {
+        !matches!(self, DeletionFlow::Generic)
+    }
 }
 
 /// Where a resource with a `scale` subresource keeps what `autoscaling/v1` `Scale` shows:

@@ -26,6 +26,41 @@ impl Kind {
     }
 }
 
+/// Whether the generated scheme has `kind`. A kind it does not have is a custom resource's,
+/// known only at run time: its objects are unstructured JSON (upstream's `Unstructured`), with
+/// no protobuf form, no hub and no generated defaults; a version change only rewrites
+/// `apiVersion` (a CRD's `None` conversion).
+pub fn is_registered(kind: &Kind) -> bool {
+    kapi_api::scheme::visit_kind(&kind.group, &kind.version, &kind.kind, KindOnly).is_some()
+}
+
+/// The error of asking for the protobuf form of an unstructured object.
+fn no_protobuf(kind: &Kind) -> CodecError {
+    CodecError::UnknownKind { api_version: kind.api_version(), kind: format!("{} (custom resources have no protobuf form)", kind.kind) }
+}
+
+/// An unstructured body as JSON: a JSON object (JSON or YAML on the wire).
+fn decode_unstructured(kind: &Kind, format: Format, bytes: &[u8]) -> Result<Value, CodecError> {
+    let value: Value = match format {
+        Format::Json => serde_json::from_slice(bytes)?,
+        Format::Yaml => serde_json::from_slice(&codec::yaml_to_json(bytes)?)?,
+        Format::Protobuf => return Err(no_protobuf(kind)),
+    };
+    if !value.is_object() {
+        return Err(CodecError::Json(<serde_json::Error as serde::de::Error>::custom("the object is not a JSON object")));
+    }
+    Ok(value)
+}
+
+/// An unstructured object with `kind`'s `apiVersion` and `kind`.
+fn with_type_meta(kind: &Kind, mut value: Value) -> Value {
+    if let Some(fields) = value.as_object_mut() {
+        fields.insert("apiVersion".into(), Value::String(kind.api_version()));
+        fields.insert("kind".into(), Value::String(kind.kind.clone()));
+    }
+    value
+}
+
 fn visit<V: KindVisitor<Output = Result<R, CodecError>>, R>(kind: &Kind, visitor: V) -> Result<R, CodecError> {
     kapi_api::scheme::visit_kind(&kind.group, &kind.version, &kind.kind, visitor)
         .unwrap_or_else(|| Err(CodecError::UnknownKind { api_version: kind.api_version(), kind: kind.kind.clone() }))
@@ -51,6 +86,9 @@ pub fn random_suffix() -> String {
 
 /// Decodes a body of `kind` in `format` into its JSON value (checked against the type).
 pub fn decode(kind: &Kind, format: Format, bytes: &[u8]) -> Result<Value, CodecError> {
+    if !is_registered(kind) {
+        return decode_unstructured(kind, format, bytes);
+    }
     struct V<'a>(Format, &'a [u8]);
     impl KindVisitor for V<'_> {
         type Output = Result<Value, CodecError>;
@@ -68,6 +106,10 @@ pub fn decode(kind: &Kind, format: Format, bytes: &[u8]) -> Result<Value, CodecE
 /// first ([`drop_zero_strings`]), so a default of `""` (a host path's `type`) survives.
 /// Objects read from storage are never defaulted again.
 pub fn decode_defaulted(kind: &Kind, format: Format, bytes: &[u8]) -> Result<Value, CodecError> {
+    if !is_registered(kind) {
+        // A custom resource's defaults come from its CRD's schema, which its strategy applies.
+        return decode_unstructured(kind, format, bytes);
+    }
     struct V<'a>(Format, &'a [u8]);
     impl KindVisitor for V<'_> {
         type Output = Result<Value, CodecError>;
@@ -90,6 +132,7 @@ pub fn encode(kind: &Kind, format: Format, value: &Value) -> Result<Vec<u8>, Cod
     match format {
         Format::Json => Ok(serde_json::to_vec(value)?),
         Format::Yaml => codec::json_to_yaml(&serde_json::to_vec(value)?),
+        Format::Protobuf if !is_registered(kind) => Err(no_protobuf(kind)),
         Format::Protobuf => {
             struct V<'a>(&'a Value, TypeMeta);
             impl KindVisitor for V<'_> {
@@ -211,6 +254,9 @@ pub fn convert(value: &Value, from: &Kind, to: &Kind) -> Result<Value, CodecErro
 /// [`convert`] without the shortcut for the same kind: always `from` → hub → `to` (what the
 /// round-trip property tests exercise).
 pub fn convert_via_hub(value: &Value, from: &Kind, to: &Kind) -> Result<Value, CodecError> {
+    if !is_registered(from) && !is_registered(to) && from.group == to.group && from.kind == to.kind {
+        return Ok(with_type_meta(to, value.clone()));
+    }
     type Hub = Box<dyn std::any::Any + Send>;
     struct ToHub<'a>(&'a Value);
     impl KindVisitor for ToHub<'_> {
@@ -239,7 +285,10 @@ pub fn convert_via_hub(value: &Value, from: &Kind, to: &Kind) -> Result<Value, C
 /// A stored object as the version `to` asks for (same group and kind name as the URL's route).
 pub fn convert_stored(stored: &Kind, value: Value, group: &str, version: &str) -> Result<(Kind, Value), CodecError> {
     let to = Kind { group: group.to_owned(), version: version.to_owned(), kind: stored.kind.clone() };
-    if &to == stored || kapi_api::scheme::visit_kind(group, version, &stored.kind, KindOnly).is_none() {
+    if !is_registered(stored) && stored.group == to.group {
+        return Ok((to.clone(), with_type_meta(&to, value)));
+    }
+    if &to == stored || !is_registered(&to) {
         return Ok((stored.clone(), value));
     }
     let converted = convert(&value, stored, &to)?;
@@ -257,6 +306,9 @@ impl KindVisitor for KindOnly {
 /// validation, admission and strategies work on whichever version the request used. A kind of a
 /// group served in one version is its own hub, so its object passes through unchanged.
 pub fn to_internal(kind: &Kind, external: Value) -> Result<Value, CodecError> {
+    if !is_registered(kind) {
+        return Ok(external);
+    }
     struct V(Value);
     impl KindVisitor for V {
         type Output = Result<Value, CodecError>;
@@ -274,6 +326,9 @@ pub fn to_internal(kind: &Kind, external: Value) -> Result<Value, CodecError> {
 /// The external object of `kind` converted from an internal object: the reverse of
 /// [`to_internal`].
 pub fn from_internal(kind: &Kind, internal: &Value) -> Result<Value, CodecError> {
+    if !is_registered(kind) {
+        return Ok(with_type_meta(kind, internal.clone()));
+    }
     struct V<'a>(&'a Value, TypeMeta);
     impl KindVisitor for V<'_> {
         type Output = Result<Value, CodecError>;
@@ -293,6 +348,24 @@ pub trait TypedObject: Send {
     fn set_resource_version(&mut self, resource_version: &str);
     /// The object in a wire format (as [`codec::encode`]).
     fn encode(&self, format: Format) -> Result<Vec<u8>, CodecError>;
+}
+
+/// A custom resource's object: JSON, which is also how it is stored.
+pub struct Unstructured {
+    pub kind: Kind,
+    pub object: Value,
+}
+
+impl TypedObject for Unstructured {
+    fn set_resource_version(&mut self, resource_version: &str) {
+        if let Some(meta) = self.object.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.insert("resourceVersion".into(), Value::String(resource_version.to_owned()));
+        }
+    }
+
+    fn encode(&self, format: Format) -> Result<Vec<u8>, CodecError> {
+        encode(&self.kind, format, &self.object)
+    }
 }
 
 impl<T: Object> TypedObject for T {
@@ -321,6 +394,11 @@ pub fn encode_internal(kind: &Kind, internal: Value) -> Result<(Vec<u8>, Box<dyn
         }
     }
     let storage = storage_kind(kind);
+    if !is_registered(&storage) {
+        // Stored as JSON, as upstream stores custom resources.
+        let object = with_type_meta(&storage, internal);
+        return Ok((serde_json::to_vec(&object)?, Box::new(Unstructured { kind: storage, object })));
+    }
     visit(&storage, V(internal, storage.type_meta(), crate::registry::stored_as_json(&storage.group)))
 }
 

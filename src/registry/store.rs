@@ -49,7 +49,7 @@ pub struct Store<'a> {
     pub subresource: Option<&'a str>,
     /// The kind in the version the caller speaks (the URL's): what objects are read as.
     pub kind: Kind,
-    pub strategy: &'static dyn Strategy,
+    pub strategy: &'a dyn Strategy,
 }
 
 /// An object a request proposes, as the server works on it: the internal object (the external
@@ -113,12 +113,40 @@ impl<'a> Store<'a> {
         Store { storage, config, group, resource, subresource: None, kind, strategy: super::strategy(group, resource) }
     }
 
+    /// The store of a resource whose strategy is made at run time (a custom resource's).
+    pub fn with_strategy(self, strategy: &'a dyn Strategy) -> Self {
+        Store { strategy, ..self }
+    }
+
     pub fn with_subresource(self, subresource: Option<&'a str>) -> Self {
         Store { subresource, ..self }
     }
 
     fn group_resource(&self) -> GroupResource<'a> {
         GroupResource::new(self.group, self.resource)
+    }
+
+    /// Where the object named `name` lives (a client's name checked to be one path segment).
+    pub fn object_key(&self, namespace: Option<&str>, name: &str) -> Result<String, ApiError> {
+        keys::object_key_under(&keys::strategy_prefix(self.strategy, self.group, self.resource), namespace, name)
+    }
+
+    /// The storage prefix of the collection (in `namespace`, if given).
+    pub fn collection_key(&self, namespace: Option<&str>) -> String {
+        keys::key_under(&keys::strategy_prefix(self.strategy, self.group, self.resource), namespace, None)
+    }
+
+    fn has_status_subresource(&self) -> bool {
+        super::strategy::has_status_subresource(self.strategy, self.group, self.resource)
+    }
+
+    /// The kind an object of `kind` is encoded as for storage: the scheme's storage version,
+    /// or the strategy's when the scheme does not know the kind.
+    fn encoded_kind(&self, kind: &Kind) -> Kind {
+        match self.strategy.storage_version() {
+            Some(version) if !objects::is_registered(kind) => Kind { version: version.to_owned(), ..kind.clone() },
+            _ => kind.clone(),
+        }
     }
 
     fn storage_error(&self, e: StorageError, name: &str) -> ApiError {
@@ -209,7 +237,14 @@ impl<'a> Store<'a> {
         meta.remove("resourceVersion");
         value["metadata"] = Value::Object(meta);
         self.strategy.normalize(&mut value);
-        super::prepare_for_create(self.group, self.resource, options.user, &mut value);
+        // Status is the server's to write: a new object of a resource with a status
+        // subresource starts with none.
+        if self.has_status_subresource()
+            && let Some(fields) = value.as_object_mut()
+        {
+            fields.remove("status");
+        }
+        self.strategy.prepare_for_create(&mut value, options.user);
         self.validate(&name, None, &value, required)?;
         let warnings = self.strategy.warnings_on_create(&value);
         let context = CreateContext { store: self.storage, network: &self.config.network };
@@ -217,8 +252,8 @@ impl<'a> Store<'a> {
         self.strategy.begin_create(&context, &mut value).await.map_err(|rejection| target.refuse(rejection))?;
         admission::validate(&self.attributes(options, Operation::Create, target, Some(&mut value), None)).await?;
 
-        let (stored, object) = objects::encode_internal(kind, value).map_err(ApiError::internal)?;
-        let key = keys::object_key(self.group, self.resource, namespace, &name)?;
+        let (stored, object) = objects::encode_internal(&self.encoded_kind(kind), value).map_err(ApiError::internal)?;
+        let key = self.object_key(namespace, &name)?;
         let kv = self.write_create(options, &key, stored.into()).await.map_err(|e| self.storage_error(e, &name))?;
         Ok(Written { kv, object, warnings })
     }
@@ -234,9 +269,9 @@ impl<'a> Store<'a> {
         name: &str,
         update: &mut UpdateFn<'_>,
     ) -> Result<Written, ApiError> {
-        let key = keys::object_key(self.group, self.resource, namespace, name)?;
+        let key = self.object_key(namespace, name)?;
         let target = self.target(namespace, name);
-        let subresource_write = self.subresource.and_then(|sub| SubresourceWrite::of(self.group, self.resource, sub));
+        let subresource_write = self.subresource.and_then(|sub| SubresourceWrite::with(self.strategy, self.group, self.resource, sub));
         for _ in 0..ATTEMPTS {
             let kv = self.current(&key, name).await?;
             let (kind, external) = self.read(&kv)?;
@@ -272,7 +307,7 @@ impl<'a> Store<'a> {
                 meta.remove("resourceVersion");
             }
             let finalized = deletion_completes(&value) && self.strategy.should_delete_during_update(&value);
-            let (stored, object) = objects::encode_internal(&current.kind, value).map_err(ApiError::internal)?;
+            let (stored, object) = objects::encode_internal(&self.encoded_kind(&current.kind), value).map_err(ApiError::internal)?;
             match self.commit_update(options, &key, finalized, stored.into(), kv.mod_revision).await {
                 Ok(kv) => return Ok(Written { kv, object, warnings }),
                 Err(StorageError::Conflict { .. }) if precondition.is_none() => continue,
@@ -295,13 +330,13 @@ impl<'a> Store<'a> {
             value["metadata"]["namespace"] = Value::String(ns.to_owned());
         }
         // The main resource ignores status changes when status has its own endpoint.
-        if self.subresource.is_none() && super::has_status_subresource(self.group, self.resource) {
+        if self.subresource.is_none() && self.has_status_subresource() {
             copy_field(value, old, "status");
         }
         if self.strategy.tracks_generation() {
             let generation = old["metadata"]["generation"].as_i64().unwrap_or(1);
-            let spec_changed = old.get("spec") != value.get("spec");
-            value["metadata"]["generation"] = json!(if spec_changed { generation + 1 } else { generation });
+            let changed = self.strategy.generation_changed(old, value);
+            value["metadata"]["generation"] = json!(if changed { generation + 1 } else { generation });
         }
         if let Some(meta) = value["metadata"].as_object_mut() {
             meta.remove("resourceVersion");
@@ -338,7 +373,7 @@ impl<'a> Store<'a> {
     ) -> Result<Deleted, ApiError> {
         let target = self.target(namespace, name);
         admission::admit(&mut self.attributes(options, Operation::Delete, target, None, None)).await?;
-        let key = keys::object_key(self.group, self.resource, namespace, name)?;
+        let key = self.object_key(namespace, name)?;
         self.delete_at(options, &key, name, delete_options).await
     }
 
@@ -369,14 +404,14 @@ impl<'a> Store<'a> {
                     _ if has_finalizers || pending_grace > 0 => return Ok(Deleted::Pending(kind, old)),
                     _ => None,
                 }
-            } else if has_finalizers || matches!(flow, DeletionFlow::AwaitSystem { .. }) || grace.is_some_and(|g| g > 0) {
+            } else if has_finalizers || flow.marks_first() || grace.is_some_and(|g| g > 0) {
                 let period = grace.unwrap_or(0);
                 Some((period, shifted(now, period)))
             } else {
                 None
             };
             if let Some((period, at)) = mark
-                && (period > 0 || has_finalizers || matches!(flow, DeletionFlow::AwaitSystem { .. }))
+                && (period > 0 || has_finalizers || flow.marks_first())
             {
                 let mut marked = old.clone();
                 marked["metadata"]["deletionTimestamp"] = json!(objects::timestamp(at));
@@ -437,7 +472,7 @@ impl<'a> Store<'a> {
         delete_options: &Value,
     ) -> Result<(Vec<Value>, Revision), ApiError> {
         let filter = self.filter(list_options);
-        let prefix = keys::key(self.group, self.resource, namespace, None);
+        let prefix = self.collection_key(namespace);
         let listed = self.storage.list(&prefix, Default::default()).await.map_err(|e| self.storage_error(e, ""))?;
         let mut deleted = Vec::new();
         for kv in &listed.kvs {

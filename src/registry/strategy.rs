@@ -38,9 +38,28 @@ pub trait Strategy: Send + Sync {
     }
 
     /// Where the objects live under `/registry` when it is not the plural name (upstream's
-    /// `SpecialDefaultResourcePrefixes`).
-    fn storage_prefix(&self) -> Option<&'static str> {
+    /// `SpecialDefaultResourcePrefixes`; a custom resource's `<group>/<plural>`).
+    fn storage_prefix(&self) -> Option<&str> {
         None
+    }
+
+    /// The version objects are stored in when the scheme does not say (a custom resource's
+    /// storage version, from its definition).
+    fn storage_version(&self) -> Option<&str> {
+        None
+    }
+
+    /// Whether the resource has a `status` subresource when the scheme does not say (a custom
+    /// resource's definition does).
+    fn status_subresource(&self) -> Option<bool> {
+        None
+    }
+
+    /// With [`Strategy::tracks_generation`]: whether an update changes what `generation`
+    /// counts (the spec; a custom resource's everything but metadata and a subresource's
+    /// status).
+    fn generation_changed(&self, old: &Value, new: &Value) -> bool {
+        old.get("spec") != new.get("spec")
     }
 
     /// How long objects live after their last write (`TTLFunc`), given `--event-ttl`.
@@ -261,16 +280,26 @@ pub fn for_resource(group: &str, resource: &str) -> &'static dyn Strategy {
 /// A write through a subresource that changes part of the object: `status` (generic, with the
 /// resource's status rules) or one the resource's strategy names.
 #[derive(Clone, Copy)]
-pub enum SubresourceWrite {
-    Status(&'static dyn Strategy),
+pub enum SubresourceWrite<'s> {
+    Status(&'s dyn Strategy),
     Part(&'static dyn SubresourceStrategy),
 }
 
-impl SubresourceWrite {
+/// Whether the resource whose strategy is `strategy` has a `status` subresource: then its main
+/// resource ignores status changes and its status subresource ignores everything else.
+pub fn has_status_subresource(strategy: &dyn Strategy, group: &str, resource: &str) -> bool {
+    strategy.status_subresource().unwrap_or_else(|| super::has_status_subresource(group, resource))
+}
+
+impl SubresourceWrite<'_> {
     /// The write `subresource` of the resource is, if it is one.
-    pub fn of(group: &str, resource: &str, subresource: &str) -> Option<SubresourceWrite> {
-        let strategy = for_resource(group, resource);
-        if subresource == "status" && super::has_status_subresource(group, resource) {
+    pub fn of(group: &str, resource: &str, subresource: &str) -> Option<SubresourceWrite<'static>> {
+        SubresourceWrite::with(for_resource(group, resource), group, resource, subresource)
+    }
+
+    /// [`SubresourceWrite::of`] for a resource whose strategy is `strategy`.
+    pub fn with<'s>(strategy: &'s dyn Strategy, group: &str, resource: &str, subresource: &str) -> Option<SubresourceWrite<'s>> {
+        if subresource == "status" && has_status_subresource(strategy, group, resource) {
             return Some(SubresourceWrite::Status(strategy));
         }
         strategy.subresource(subresource).map(SubresourceWrite::Part)

@@ -100,9 +100,7 @@ fn deleted_response(call: &ResourceCall<'_>, outcome: Deleted, options: &Value) 
             let code = if options["orphanDependents"] == json!(false) { 202 } else { 200 };
             respond(&kind, call.accept, code, &value)
         }
-        Deleted::Gone(kind, value) if crate::registry::strategy(t.group, t.resource).returns_deleted_object() => {
-            respond(&kind, call.accept, 200, &value)
-        }
+        Deleted::Gone(kind, value) if call.strategy.returns_deleted_object() => respond(&kind, call.accept, 200, &value),
         Deleted::Gone(_, value) => {
             let status_kind = Kind { group: String::new(), version: "v1".into(), kind: "Status".into() };
             let mut details = json!({ "name": value["metadata"]["name"], "kind": t.resource, "uid": value["metadata"]["uid"] });

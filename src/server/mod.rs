@@ -33,8 +33,12 @@ use kapi_apimachinery::codec::{self, CodecError, Format};
 use tokio::net::TcpListener;
 use tracing::{info, warn};
 
+use kapi_apimachinery::scheme::RouteTarget;
+
 use self::body::Body;
 use crate::pki::Pki;
+use crate::registry::apiextensions::customresources::{CustomResource, CustomResources};
+use crate::registry::strategy::Strategy;
 use crate::status::ApiError;
 use crate::storage::Storage;
 use crate::storage::embedded::EmbeddedStore;
@@ -165,6 +169,8 @@ pub struct ServerState {
     pub request_timeout: std::time::Duration,
     /// `--etcd-servers`, for `componentstatuses`.
     pub etcd_servers: Vec<String>,
+    /// The custom resources the established CustomResourceDefinitions serve.
+    pub custom_resources: Arc<CustomResources>,
 }
 
 /// The largest request body accepted (upstream's limit for most requests is 3 MiB).
@@ -227,6 +233,12 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
         .await
         .context("creating the objects every cluster starts with")?;
     crate::controllers::namespace::spawn(store.clone(), store_config.clone());
+    let custom_resources = Arc::new(CustomResources::default());
+    // Definitions stored before this start are served before it reports ready.
+    crate::controllers::customresourcedefinitions::reconcile(store.as_ref(), &store_config, &custom_resources)
+        .await
+        .context("serving the stored custom resource definitions")?;
+    crate::controllers::customresourcedefinitions::spawn(store.clone(), store_config.clone(), custom_resources.clone());
     // The system namespaces' accounts exist before the server reports ready.
     for ns in crate::registry::SYSTEM_NAMESPACES {
         if let Some(kv) = store.get(&rest::key("", "namespaces", None, Some(ns))).await?
@@ -247,6 +259,7 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
         enabled,
         request_timeout: args.request_timeout,
         etcd_servers: args.etcd_servers.clone(),
+        custom_resources,
     });
     let limits = connection::ConnectionLimits {
         max_connections: args.max_connections.max(1),
@@ -466,19 +479,31 @@ async fn dispatch(state: &ServerState, parts: &http::request::Parts, path: &str,
             let Some(info) = parts.extensions.get::<crate::request_info::RequestInfo>() else {
                 return error_response(&ApiError::internal("request info missing"));
             };
-            let Some(route) = crate::request_info::match_route(info, parts.method.as_str()) else {
-                return error_response(&ApiError::path_not_found());
-            };
-            let Some(target) = route.target.as_ref() else {
-                return error_response(&ApiError::path_not_found());
-            };
-            if !state.enabled.is_enabled(target.group, target.version) {
-                return error_response(&ApiError::path_not_found());
-            }
             let Some(negotiated) = crate::negotiation::negotiate(accept) else {
                 return error_response(&crate::negotiation::not_acceptable(info.verb == "watch"));
             };
             let content_type = parts.headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok());
+            // The generated routes first; a path they do not know may be a custom resource's.
+            let custom: Arc<CustomResource>;
+            let custom_target: RouteTarget;
+            let route = crate::request_info::match_route(info, parts.method.as_str()).and_then(|route| route.target.as_ref());
+            let (target, strategy): (&RouteTarget, &dyn Strategy) = match route {
+                Some(target) if state.enabled.is_enabled(target.group, target.version) => {
+                    (target, crate::registry::strategy(target.group, target.resource))
+                }
+                Some(_) => return error_response(&ApiError::path_not_found()),
+                None => match custom_resource_route(state, info, parts.method.as_str(), negotiated.format, content_type) {
+                    Ok((resource, target)) => {
+                        custom = resource;
+                        custom_target = target;
+                        let Some(version) = custom.version(custom_target.version) else {
+                            return error_response(&ApiError::path_not_found());
+                        };
+                        (&custom_target, &version.strategy)
+                    }
+                    Err(e) => return error_response(&e),
+                },
+            };
             let dry_run = match rest::parse_dry_run(query) {
                 Ok(d) => d,
                 Err(e) => return error_response(&e),
@@ -488,6 +513,7 @@ async fn dispatch(state: &ServerState, parts: &http::request::Parts, path: &str,
                 info,
                 user,
                 target,
+                strategy,
                 query,
                 content_type,
                 accept: negotiated.format,
@@ -503,6 +529,77 @@ async fn dispatch(state: &ServerState, parts: &http::request::Parts, path: &str,
         _ => error_response(&ApiError::path_not_found()),
     }
 }
+
+/// The route of a request for a custom resource (apiextensions-apiserver's `crdHandler`): the
+/// served resource and the route the generated table would have for it. As upstream: not
+/// found unless a definition serves the version; no protobuf (406 for answers, 415 for
+/// bodies); no create while the definition is terminating.
+fn custom_resource_route(
+    state: &ServerState,
+    info: &crate::request_info::RequestInfo,
+    method: &str,
+    accept: Format,
+    content_type: Option<&str>,
+) -> Result<(Arc<CustomResource>, RouteTarget), ApiError> {
+    use kapi_apimachinery::scheme::GroupVersionKind;
+    if !info.is_resource_request || info.api_prefix != "apis" {
+        return Err(ApiError::path_not_found());
+    }
+    let resource = state.custom_resources.get(&info.api_group, &info.resource).ok_or_else(ApiError::path_not_found)?;
+    let version = resource.version(&info.api_version).ok_or_else(ApiError::path_not_found)?;
+    let named = !info.name.is_empty();
+    let subresource = match info.subresource.as_str() {
+        "" => None,
+        "status" if version.strategy.status_subresource() == Some(true) && named => Some("status"),
+        _ => return Err(ApiError::path_not_found()),
+    };
+    // A namespaced resource's object lives in a namespace; a cluster-scoped one's in none.
+    if (named && resource.namespaced && info.namespace.is_empty()) || (!resource.namespaced && !info.namespace.is_empty()) {
+        return Err(ApiError::path_not_found());
+    }
+    let action = match (method, named) {
+        ("GET" | "HEAD", true) => "get",
+        ("GET" | "HEAD", false) => "list",
+        ("POST", false) if subresource.is_none() => "post",
+        ("PUT", true) => "put",
+        ("PATCH", true) => "patch",
+        ("DELETE", true) if subresource.is_none() => "delete",
+        ("DELETE", false) => "deletecollection",
+        _ => {
+            let resource = crate::status::GroupResource::new(&info.api_group, &info.resource);
+            return Err(ApiError::method_not_supported(resource, &method.to_ascii_lowercase()));
+        }
+    };
+    if accept == Format::Protobuf {
+        return Err(crate::negotiation::not_acceptable(info.verb == "watch"));
+    }
+    if content_type.and_then(Format::from_content_type) == Some(Format::Protobuf) {
+        return Err(ApiError::unsupported_media_type(&[codec::JSON, codec::YAML]));
+    }
+    if action == "post" && resource.terminating {
+        let mut error = ApiError::method_not_supported(crate::status::GroupResource::new(&info.api_group, &info.resource), "create");
+        error.message = "create not allowed while custom resource definition is terminating".to_owned();
+        return Err(error);
+    }
+    let target = RouteTarget {
+        action,
+        group: version.group,
+        version: version.version,
+        resource: version.plural,
+        subresource,
+        namespaced: resource.namespaced && !info.namespace.is_empty(),
+        named,
+        legacy_watch: false,
+        has_subpath: false,
+        kind: GroupVersionKind { group: version.group, version: version.version, kind: version.kind },
+        patch_types: CUSTOM_RESOURCE_PATCH_TYPES,
+    };
+    Ok((resource, target))
+}
+
+/// What a custom resource may be patched with: not strategic merge, which needs Go types.
+const CUSTOM_RESOURCE_PATCH_TYPES: &[&str] =
+    &["application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml", "application/apply-patch+cbor"];
 
 /// `/api`, `/apis`, `/api/v1`, `/apis/<group>`, `/apis/<group>/<version>`; `None` for other
 /// paths under `/api(s)`.
@@ -532,11 +629,11 @@ fn discovery_document(
             }
         }),
         ("apis", []) => Some(match aggregated {
-            Some(format) => aggregated_response(format, &discovery::aggregated_apis(&state.enabled)),
-            None => json_response(StatusCode::OK, &discovery::api_group_list(&state.enabled)),
+            Some(format) => aggregated_response(format, &discovery::aggregated_apis(&state.enabled, &state.custom_resources.discovery())),
+            None => json_response(StatusCode::OK, &discovery::api_group_list(&state.enabled, &state.custom_resources.discovery())),
         }),
         ("api", [version]) => Some(resource_list(state, "", version)),
-        ("apis", [group]) => Some(match discovery::api_group(&state.enabled, group) {
+        ("apis", [group]) => Some(match discovery::api_group(&state.enabled, &state.custom_resources.discovery(), group) {
             Some(g) => json_response(StatusCode::OK, &g),
             None => error_response(&ApiError::path_not_found()),
         }),
@@ -546,7 +643,7 @@ fn discovery_document(
 }
 
 fn resource_list(state: &ServerState, group: &str, version: &str) -> Response<Body> {
-    match crate::discovery::api_resource_list(&state.enabled, group, version) {
+    match crate::discovery::api_resource_list(&state.enabled, &state.custom_resources.discovery(), group, version) {
         Some(list) => json_response(StatusCode::OK, &list),
         None => error_response(&ApiError::path_not_found()),
     }

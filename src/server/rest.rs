@@ -22,7 +22,9 @@ pub struct ResourceCall<'a> {
     pub info: &'a RequestInfo,
     /// Who asks (their client certificate's user), for what a strategy records of them.
     pub user: Option<&'a crate::request_info::UserInfo>,
-    pub target: &'static kapi_apimachinery::scheme::RouteTarget,
+    pub target: &'a kapi_apimachinery::scheme::RouteTarget,
+    /// The resource's strategy: the scheme's (`registry::strategy`), or a custom resource's.
+    pub strategy: &'a dyn crate::registry::strategy::Strategy,
     pub query: &'a str,
     pub content_type: Option<&'a str>,
     pub accept: Format,
@@ -85,7 +87,7 @@ pub(super) fn delete_options(call: &ResourceCall<'_>) -> Result<Value, ApiError>
 /// The request's resource (and subresource) store, reading objects in the URL's version.
 pub(super) fn store<'a>(storage: &'a dyn Storage, call: &'a ResourceCall<'_>) -> Store<'a> {
     let t = call.target;
-    Store::new(storage, call.config, t.group, t.resource, kind_of(t)).with_subresource(t.subresource)
+    Store::new(storage, call.config, t.group, t.resource, kind_of(t)).with_strategy(call.strategy).with_subresource(t.subresource)
 }
 
 /// Who writes and whether it is a dry run.
@@ -191,11 +193,10 @@ pub async fn handle(store: &Arc<dyn Storage>, call: ResourceCall<'_>) -> http::R
 async fn dispatch(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::Response<Body>, ApiError> {
     let t = call.target;
     let namespace = Some(call.info.namespace.as_str()).filter(|ns| !ns.is_empty() && t.namespaced);
-    let strategy = crate::registry::strategy(t.group, t.resource);
+    let strategy = call.strategy;
     if t.action == "connect" || strategy.reads_from_kubelet(t.subresource) {
         let name = call.info.name.as_str();
-        let current = current(store, call, &object_key(t.group, t.resource, namespace, name)?, name).await?;
-        let (_, object) = read(&current)?;
+        let (_, object) = self::store(store, call).get(namespace, name, None).await?;
         return Err(strategy.connect_error(t.resource, t.subresource.unwrap_or_default(), name, &object));
     }
     if let Some(own) = strategy.own_rest(t.subresource) {
@@ -206,7 +207,7 @@ async fn dispatch(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::
         Some("scale") if strategy.scale().is_some() => {
             return scale(store, call, namespace).await;
         }
-        Some(sub) => match SubresourceWrite::of(t.group, t.resource, sub) {
+        Some(sub) => match SubresourceWrite::with(strategy, t.group, t.resource, sub) {
             Some(_) => return partial(store, call, namespace).await,
             None => return Err(ApiError::method_not_supported(group_resource(t), t.action)),
         },
@@ -570,8 +571,7 @@ async fn partial(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Opti
     let name = call.info.name.clone();
     match t.action {
         "get" => {
-            let k = object_key(t.group, t.resource, namespace, &name)?;
-            let (kind, external) = read(&current(storage, call, &k, &name).await?)?;
+            let (kind, external) = store(storage, call).get(namespace, &name, None).await?;
             Ok(respond(&kind, call.accept, 200, &external))
         }
         "put" => update(storage, call, namespace).await,

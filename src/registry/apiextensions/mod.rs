@@ -1,3 +1,4 @@
 //! The `apiextensions.k8s.io` group's strategies.
 
 pub mod customresourcedefinitions;
+pub mod customresources;

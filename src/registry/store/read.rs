@@ -11,7 +11,6 @@ use serde_json::Value;
 
 use super::Store;
 use crate::list_options::{self, ListOptions, ReadConsistency, compacted_continue_error, continue_after};
-use crate::registry::keys;
 use crate::registry::objects::{self, Kind};
 use crate::status::ApiError;
 use crate::storage::{self, Event, KeyValue, Revision, StorageError, WatchStream};
@@ -114,7 +113,7 @@ impl Store<'_> {
     /// consistent read; with one (`0` or `N`), any state not older than it, which the watch
     /// cache may answer.
     pub async fn get(&self, namespace: Option<&str>, name: &str, resource_version: Option<Revision>) -> Result<(Kind, Value), ApiError> {
-        let key = keys::object_key(self.group, self.resource, namespace, name)?;
+        let key = self.object_key(namespace, name)?;
         let kv = match resource_version {
             None => self.storage.get(&key).await,
             Some(revision) => self.storage.get_not_older_than(&key, revision).await,
@@ -134,7 +133,7 @@ impl Store<'_> {
         options: &ListOptions,
         item: &mut (dyn FnMut(Value) -> Result<(), ApiError> + Send),
     ) -> Result<ListedMeta, ApiError> {
-        let prefix = keys::key(self.group, self.resource, namespace, None);
+        let prefix = self.collection_key(namespace);
         let plan = options.list_plan(&prefix)?;
         let limit = options.page_limit().map(|l| l as usize);
         let filter = self.filter(options);
@@ -203,7 +202,7 @@ impl Store<'_> {
     /// A compacted resourceVersion makes a watch whose one event is the 410 `Error`; one from
     /// the future is upstream's 504 "Too large resource version".
     pub async fn watch(&self, namespace: Option<&str>, options: &ListOptions) -> Result<ObjectWatch, ApiError> {
-        let prefix = keys::key(self.group, self.resource, namespace, None);
+        let prefix = self.collection_key(namespace);
         // A resourceVersion is an unsigned 64-bit number; one beyond the revisions' range
         // can only be a revision from the future, as upstream's watch cache sees it.
         let from = match options.resource_version.as_deref() {

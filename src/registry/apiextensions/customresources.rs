@@ -1,0 +1,431 @@
+//! Custom resources: the resources CustomResourceDefinitions define, served by the generic
+//! `Store` with a strategy made from their definition (apiextensions-apiserver's
+//! `customresource` registry), and the names a definition may take (its naming controller).
+//!
+//! A definition is served once its names are accepted and it is `Established`
+//! (`controllers::customresourcedefinitions` decides and records that, and replaces the
+//! [`CustomResources`] the server routes by). Objects are unstructured JSON
+//! ([`crate::registry::objects::Unstructured`]), stored as JSON at upstream's keys
+//! (`/registry/<group>/<plural>/[<namespace>/]<name>`) in the definition's storage version.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+
+use serde_json::Value;
+
+use kapi_api::apimachinery::pkg::apis::meta::v1::{APIResource, Verbs};
+
+use crate::discovery::{RuntimeGroup, RuntimeVersion};
+use crate::registry::strategy::Strategy;
+
+/// The finalizer a definition gets when it is deleted: its objects are deleted first.
+pub const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
+
+/// The names of a custom resource (`spec.names`, and once accepted `status.acceptedNames`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Names {
+    pub plural: String,
+    pub singular: String,
+    pub kind: String,
+    pub list_kind: String,
+    pub short_names: Vec<String>,
+    pub categories: Vec<String>,
+}
+
+impl Names {
+    /// `spec.names` (or `status.acceptedNames`), with upstream's defaults for a missing
+    /// singular (the kind in lower case) and list kind (`<kind>List`).
+    pub fn of(names: &Value) -> Names {
+        let text = |field: &str| names[field].as_str().unwrap_or_default().to_owned();
+        let list = |field: &str| -> Vec<String> {
+            names[field].as_array().map(|items| items.iter().filter_map(Value::as_str).map(str::to_owned).collect()).unwrap_or_default()
+        };
+        let kind = text("kind");
+        let singular = Some(text("singular")).filter(|s| !s.is_empty()).unwrap_or_else(|| kind.to_lowercase());
+        let list_kind = Some(text("listKind")).filter(|s| !s.is_empty()).unwrap_or_else(|| format!("{kind}List"));
+        Names { plural: text("plural"), singular, kind, list_kind, short_names: list("shortNames"), categories: list("categories") }
+    }
+
+    /// As `status.acceptedNames` writes them (empty lists left out).
+    pub fn to_json(&self) -> Value {
+        let mut names = serde_json::json!({
+            "plural": self.plural,
+            "singular": self.singular,
+            "kind": self.kind,
+            "listKind": self.list_kind,
+        });
+        if !self.short_names.is_empty() {
+            names["shortNames"] = serde_json::json!(self.short_names);
+        }
+        if !self.categories.is_empty() {
+            names["categories"] = serde_json::json!(self.categories);
+        }
+        names
+    }
+}
+
+/// The names already taken in one group, by the definitions accepted before.
+#[derive(Default)]
+pub struct TakenNames {
+    resources: BTreeSet<String>,
+    kinds: BTreeSet<String>,
+}
+
+/// Why a definition's names were not accepted: the `NamesAccepted` condition's reason and
+/// message (upstream's naming controller).
+#[derive(Debug, PartialEq, Eq)]
+pub struct NameConflict {
+    pub reason: &'static str,
+    pub message: String,
+}
+
+impl TakenNames {
+    /// Accepts `requested` unless another definition of the group took one of its names
+    /// (plural, singular and short names share one space, kinds and list kinds another); the
+    /// names are then taken.
+    pub fn accept(&mut self, requested: &Names) -> Result<(), NameConflict> {
+        let in_use = |reason, name: &str| NameConflict { reason, message: format!("{:?} is already in use", name) };
+        if self.resources.contains(&requested.plural) {
+            return Err(in_use("PluralConflict", &requested.plural));
+        }
+        if self.resources.contains(&requested.singular) {
+            return Err(in_use("SingularConflict", &requested.singular));
+        }
+        if let Some(short) = requested.short_names.iter().find(|s| self.resources.contains(*s)) {
+            return Err(in_use("ShortNamesConflict", short));
+        }
+        if self.kinds.contains(&requested.kind) {
+            return Err(in_use("KindConflict", &requested.kind));
+        }
+        if self.kinds.contains(&requested.list_kind) {
+            return Err(in_use("ListKindConflict", &requested.list_kind));
+        }
+        self.resources.extend([requested.plural.clone(), requested.singular.clone()]);
+        self.resources.extend(requested.short_names.iter().cloned());
+        self.kinds.extend([requested.kind.clone(), requested.list_kind.clone()]);
+        Ok(())
+    }
+}
+
+/// One served version of a custom resource.
+pub struct ServedVersion {
+    /// The names routes are made of, interned (see [`intern`]).
+    pub group: &'static str,
+    pub version: &'static str,
+    pub plural: &'static str,
+    pub kind: &'static str,
+    pub strategy: CustomResourceStrategy,
+}
+
+/// A custom resource served now: an established definition.
+pub struct CustomResource {
+    pub group: String,
+    pub names: Names,
+    pub namespaced: bool,
+    /// The served versions, highest priority first (upstream's kube-aware version order).
+    pub versions: Vec<ServedVersion>,
+    /// The definition is being deleted: its objects may be read and deleted, not created.
+    pub terminating: bool,
+}
+
+impl CustomResource {
+    /// The resource an established definition (`apiextensions.k8s.io/v1` JSON) serves: its
+    /// accepted names, scope, and served versions; `None` when it serves none.
+    pub fn from_definition(definition: &Value) -> Option<CustomResource> {
+        let spec = &definition["spec"];
+        let group = spec["group"].as_str()?.to_owned();
+        let names = Names::of(&definition["status"]["acceptedNames"]);
+        if names.plural.is_empty() || names.kind.is_empty() {
+            return None;
+        }
+        let storage_version = spec["versions"].as_array()?.iter().find(|v| v["storage"] == true)?["name"].as_str()?.to_owned();
+        let prefix = format!("{group}/{}", names.plural);
+        let mut versions: Vec<ServedVersion> = spec["versions"]
+            .as_array()?
+            .iter()
+            .filter(|v| v["served"] == true)
+            .filter_map(|v| {
+                Some(ServedVersion {
+                    group: intern(&group),
+                    version: intern(v["name"].as_str()?),
+                    plural: intern(&names.plural),
+                    kind: intern(&names.kind),
+                    strategy: CustomResourceStrategy {
+                        prefix: prefix.clone(),
+                        storage_version: storage_version.clone(),
+                        status: v["subresources"]["status"].is_object(),
+                    },
+                })
+            })
+            .collect();
+        if versions.is_empty() {
+            return None;
+        }
+        versions.sort_by(|a, b| compare_kube_versions(a.version, b.version));
+        let namespaced = spec["scope"] != "Cluster";
+        let terminating = definition["metadata"]["deletionTimestamp"].is_string();
+        Some(CustomResource { group, names, namespaced, versions, terminating })
+    }
+
+    pub fn version(&self, version: &str) -> Option<&ServedVersion> {
+        self.versions.iter().find(|v| v.version == version)
+    }
+
+    /// The discovery entries of one served version: the resource, and its status subresource
+    /// when on (upstream's `crdHandler` discovery: every verb, the storage version's hash).
+    fn api_resources(&self, version: &ServedVersion) -> Vec<APIResource> {
+        let strings = |items: &[&str]| items.iter().map(|s| (*s).to_owned()).collect();
+        let storage_version = version.strategy.storage_version().unwrap_or(version.version);
+        let mut entries = vec![APIResource {
+            name: self.names.plural.clone(),
+            singular_name: self.names.singular.clone(),
+            namespaced: self.namespaced,
+            group: None,
+            version: None,
+            kind: self.names.kind.clone(),
+            verbs: Verbs { items: strings(&["delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"]) },
+            short_names: self.names.short_names.clone(),
+            categories: self.names.categories.clone(),
+            storage_version_hash: Some(crate::discovery::storage_version_hash(&self.group, storage_version, &self.names.kind)),
+        }];
+        if version.strategy.status_subresource() == Some(true) {
+            entries.push(APIResource {
+                name: format!("{}/status", self.names.plural),
+                singular_name: String::new(),
+                namespaced: self.namespaced,
+                group: None,
+                version: None,
+                kind: self.names.kind.clone(),
+                verbs: Verbs { items: strings(&["get", "patch", "update"]) },
+                short_names: Vec::new(),
+                categories: Vec::new(),
+                storage_version_hash: None,
+            });
+        }
+        entries
+    }
+}
+
+/// The custom resources served now, by group and plural. The definitions' controller replaces
+/// the whole map at each change; requests take a snapshot.
+#[derive(Default)]
+pub struct CustomResources {
+    served: RwLock<Arc<Served>>,
+}
+
+/// The served custom resources by group and plural.
+pub type Served = BTreeMap<(String, String), Arc<CustomResource>>;
+
+impl CustomResources {
+    /// The resource `plural` of `group`, if a definition serves it.
+    pub fn get(&self, group: &str, plural: &str) -> Option<Arc<CustomResource>> {
+        self.snapshot().get(&(group.to_owned(), plural.to_owned())).cloned()
+    }
+
+    /// Every served custom resource, by group and plural.
+    pub fn snapshot(&self) -> Arc<Served> {
+        self.served.read().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// The served groups as discovery lists them, by name.
+    pub fn discovery(&self) -> Vec<RuntimeGroup> {
+        let served = self.snapshot();
+        let mut groups: BTreeMap<&str, BTreeMap<&str, Vec<APIResource>>> = BTreeMap::new();
+        for resource in served.values() {
+            for version in &resource.versions {
+                groups.entry(&resource.group).or_default().entry(version.version).or_default().extend(resource.api_resources(version));
+            }
+        }
+        groups
+            .into_iter()
+            .map(|(group, versions)| {
+                let mut versions: Vec<RuntimeVersion> = versions
+                    .into_iter()
+                    .map(|(version, mut resources)| {
+                        resources.sort_by(|a, b| a.name.cmp(&b.name));
+                        RuntimeVersion { version: version.to_owned(), resources }
+                    })
+                    .collect();
+                versions.sort_by(|a, b| compare_kube_versions(&a.version, &b.version));
+                RuntimeGroup { name: group.to_owned(), versions }
+            })
+            .collect()
+    }
+
+    pub fn replace(&self, served: Vec<CustomResource>) {
+        let map = served.into_iter().map(|r| ((r.group.clone(), r.names.plural.clone()), Arc::new(r))).collect();
+        *self.served.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(map);
+    }
+}
+
+/// The strategy of a custom resource (upstream's `customResourceStrategy`): objects keyed
+/// under `<group>/<plural>`, stored in the definition's storage version, `generation` bumped
+/// by any change but metadata (and status, when the status subresource is on).
+pub struct CustomResourceStrategy {
+    prefix: String,
+    storage_version: String,
+    status: bool,
+}
+
+impl Strategy for CustomResourceStrategy {
+    fn tracks_generation(&self) -> bool {
+        true
+    }
+
+    fn storage_prefix(&self) -> Option<&str> {
+        Some(&self.prefix)
+    }
+
+    fn storage_version(&self) -> Option<&str> {
+        Some(&self.storage_version)
+    }
+
+    fn status_subresource(&self) -> Option<bool> {
+        Some(self.status)
+    }
+
+    fn generation_changed(&self, old: &Value, new: &Value) -> bool {
+        let counted = |object: &Value| -> BTreeMap<String, Value> {
+            object
+                .as_object()
+                .into_iter()
+                .flatten()
+                .filter(|(field, _)| {
+                    let metadata = matches!(field.as_str(), "metadata" | "apiVersion" | "kind");
+                    let own_status = self.status && *field == "status";
+                    !metadata && !own_status
+                })
+                .map(|(field, value)| (field.clone(), value.clone()))
+                .collect()
+        };
+        counted(old) != counted(new)
+    }
+}
+
+/// Upstream's `CompareKubeAwareVersionStrings` as an ordering, highest priority first: GA
+/// before beta before alpha, higher numbers first within each; versions of another form
+/// after them all, in lexical order.
+pub fn compare_kube_versions(a: &str, b: &str) -> std::cmp::Ordering {
+    /// (major, stability rank: GA 3, beta 2, alpha 1, minor), for `v<major>[(alpha|beta)<minor>]`.
+    fn parse(v: &str) -> Option<(u64, u8, u64)> {
+        let rest = v.strip_prefix('v')?;
+        let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+        let major: u64 = rest[..digits].parse().ok().filter(|m| *m > 0)?;
+        let tail = &rest[digits..];
+        if tail.is_empty() {
+            return Some((major, 3, 0));
+        }
+        let (rank, minor) = tail.strip_prefix("beta").map(|m| (2, m)).or_else(|| tail.strip_prefix("alpha").map(|m| (1, m)))?;
+        let minor: u64 = minor.parse().ok().filter(|m| *m > 0)?;
+        Some((major, rank, minor))
+    }
+    match (parse(a), parse(b)) {
+        (Some((ma, ra, na)), Some((mb, rb, nb))) => rb.cmp(&ra).then(mb.cmp(&ma)).then(nb.cmp(&na)),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => a.cmp(b),
+    }
+}
+
+/// The one `'static` copy of a name a route is made of. The routes of the generated scheme
+/// are `'static`, and a custom resource's are made to match; names are kept once each, so the
+/// memory this holds grows with the distinct names definitions ever used, not with requests.
+pub fn intern(name: &str) -> &'static str {
+    static NAMES: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
+    let mut names = NAMES.lock().unwrap_or_else(PoisonError::into_inner);
+    let names = names.get_or_insert_with(HashSet::new);
+    if let Some(known) = names.get(name) {
+        return known;
+    }
+    let leaked: &'static str = Box::leak(name.to_owned().into_boxed_str());
+    names.insert(leaked);
+    leaked
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn definition(versions: Value) -> Value {
+        json!({
+            "spec": {"group": "example.com", "scope": "Namespaced", "names": {"plural": "widgets", "kind": "Widget"}, "versions": versions},
+            "status": {"acceptedNames": {"plural": "widgets", "kind": "Widget"}},
+        })
+    }
+
+    #[test]
+    fn names_default_as_upstream() {
+        let names = Names::of(&json!({"plural": "widgets", "kind": "Widget", "shortNames": ["wd"]}));
+        assert_eq!((names.singular.as_str(), names.list_kind.as_str()), ("widget", "WidgetList"));
+        assert_eq!(
+            names.to_json(),
+            json!({"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList", "shortNames": ["wd"]})
+        );
+    }
+
+    #[test]
+    fn names_taken_in_a_group_conflict() {
+        let widgets = || Names::of(&json!({"plural": "widgets", "kind": "Widget", "shortNames": ["wd"]}));
+        let conflict = |names: Value| {
+            let mut taken = TakenNames::default();
+            taken.accept(&widgets()).unwrap();
+            taken.accept(&Names::of(&names)).unwrap_err()
+        };
+        assert_eq!(conflict(json!({"plural": "widgets", "kind": "Other"})).reason, "PluralConflict");
+        assert_eq!(conflict(json!({"plural": "others", "singular": "wd", "kind": "Other"})).reason, "SingularConflict");
+        assert_eq!(conflict(json!({"plural": "others", "kind": "Other", "shortNames": ["wd"]})).message, "\"wd\" is already in use");
+        assert_eq!(conflict(json!({"plural": "others", "singular": "other", "kind": "Widget"})).reason, "KindConflict");
+        let mut taken = TakenNames::default();
+        taken.accept(&widgets()).unwrap();
+        assert!(taken.accept(&Names::of(&json!({"plural": "gadgets", "kind": "Gadget"}))).is_ok());
+    }
+
+    #[test]
+    fn served_versions_in_priority_order() {
+        let resource = CustomResource::from_definition(&definition(json!([
+            {"name": "v1alpha1", "served": true, "storage": false},
+            {"name": "v1", "served": true, "storage": true, "subresources": {"status": {}}},
+            {"name": "v2beta1", "served": true, "storage": false},
+            {"name": "v0", "served": false, "storage": false},
+        ])))
+        .unwrap();
+        let versions: Vec<&str> = resource.versions.iter().map(|v| v.version).collect();
+        assert_eq!(versions, ["v1", "v2beta1", "v1alpha1"]);
+        assert!(resource.namespaced);
+        let v1 = resource.version("v1").unwrap();
+        assert_eq!((v1.strategy.storage_prefix(), v1.strategy.storage_version()), (Some("example.com/widgets"), Some("v1")));
+        assert_eq!(v1.strategy.status_subresource(), Some(true));
+        assert_eq!(resource.version("v1alpha1").unwrap().strategy.status_subresource(), Some(false));
+    }
+
+    #[test]
+    fn generation_counts_all_but_metadata_and_a_subresource_status() {
+        let resource = CustomResource::from_definition(&definition(json!([
+            {"name": "v1", "served": true, "storage": true, "subresources": {"status": {}}},
+            {"name": "v2", "served": true, "storage": false},
+        ])))
+        .unwrap();
+        let old = json!({"metadata": {"labels": {"a": "1"}}, "spec": {"size": 1}, "status": {"ready": false}});
+        let relabelled = json!({"metadata": {"labels": {"a": "2"}}, "spec": {"size": 1}, "status": {"ready": false}});
+        let with_status = json!({"metadata": {}, "spec": {"size": 1}, "status": {"ready": true}});
+        let resized = json!({"metadata": {}, "spec": {"size": 2}, "status": {"ready": false}});
+        let (v1, v2) = (&resource.version("v1").unwrap().strategy, &resource.version("v2").unwrap().strategy);
+        assert!(!v1.generation_changed(&old, &relabelled));
+        assert!(!v1.generation_changed(&old, &with_status), "status has its own subresource");
+        assert!(v2.generation_changed(&old, &with_status), "without the subresource status is content");
+        assert!(v1.generation_changed(&old, &resized));
+    }
+
+    #[test]
+    fn kube_version_order() {
+        let mut versions = vec!["foo1", "v1alpha1", "v10", "v2", "v11beta2", "v1", "v10beta3", "v12alpha1", "v11alpha2", "foo10"];
+        versions.sort_by(|a, b| compare_kube_versions(a, b));
+        assert_eq!(versions, ["v10", "v2", "v1", "v11beta2", "v10beta3", "v12alpha1", "v11alpha2", "v1alpha1", "foo1", "foo10"]);
+    }
+
+    #[test]
+    fn names_are_interned_once() {
+        assert!(std::ptr::eq(intern("widgets-intern-test"), intern(&String::from("widgets-intern-test"))));
+    }
+}
