@@ -1,7 +1,7 @@
 //! Object lifecycle beyond create/update, end to end against a started server: namespace
 //! termination (Terminating phase, NamespaceLifecycle, the in-process finalizer), delete
 //! answers and options, deletecollection, a PUT that creates (`AllowCreateOnUpdate`), pod
-//! binding and eviction, and the subresources that write one part of an
+//! binding and eviction (admitted as creates), and the subresources that write one part of an
 //! object (CSR approval, ephemeral containers).
 
 mod common;
@@ -299,6 +299,31 @@ fn pods_bind_once_and_evict_under_their_budget() {
     let (_, budget) = call(&server, "GET", &format!("{pdbs}/budget"), Value::Null);
     assert_eq!(budget["status"]["disruptionsAllowed"], 0, "{budget}");
     assert!(budget["status"]["disruptedPods"]["p1"].is_string(), "{budget}");
+}
+
+/// A binding and an eviction are creates, admitted as such: NamespaceLifecycle refuses both in
+/// a terminating namespace, before the pod is looked at (upstream's 403).
+#[test]
+fn bindings_and_evictions_are_admitted_as_creates() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    server.wait_ready();
+    assert_eq!(call(&server, "POST", "/api/v1/namespaces", namespace("closing")).0, 201);
+    // A config map with a finalizer keeps the namespace terminating.
+    let mut held = configmap("held", json!({}));
+    held["metadata"]["finalizers"] = json!(["example.com/hold"]);
+    assert_eq!(call(&server, "POST", "/api/v1/namespaces/closing/configmaps", held).0, 201);
+    let pods = "/api/v1/namespaces/closing/pods";
+    assert_eq!(call(&server, "POST", pods, pod("p", json!({}))).0, 201);
+    assert_eq!(call(&server, "DELETE", "/api/v1/namespaces/closing", Value::Null).0, 200);
+
+    let refused = r#"pods "p" is forbidden: unable to create new content in namespace closing because it is being terminated"#;
+    let binding = json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p"}, "target": {"kind": "Node", "name": "n"}});
+    let (code, body) = call(&server, "POST", &format!("{pods}/p/binding"), binding);
+    assert_eq!((code, body["message"].as_str()), (403, Some(refused)), "{body}");
+    let eviction = json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "p"}});
+    let (code, body) = call(&server, "POST", &format!("{pods}/p/eviction"), eviction);
+    assert_eq!((code, body["message"].as_str()), (403, Some(refused)), "{body}");
 }
 
 #[test]

@@ -349,6 +349,70 @@ impl<'a> Store<'a> {
         self.subresource.is_none() && self.strategy.allow_create_on_update()
     }
 
+    /// Upstream's `Storage.GuaranteedUpdate` with none of the store around it: read the object
+    /// at `key` (internal, as the store works on it), let `change` change it, and write it
+    /// guarded on the revision read, starting again from the new object when it changed
+    /// meanwhile, unless `precondition` names the resourceVersion the caller expects (then a
+    /// different one is a Conflict). No admission, strategy or validation: for what a
+    /// resource's own REST code writes on its account (a pod's binding), as upstream's calls
+    /// its storage directly.
+    pub async fn guaranteed_update(
+        &self,
+        options: WriteOptions<'_>,
+        namespace: Option<&str>,
+        name: &str,
+        precondition: Option<&str>,
+        change: &mut (dyn FnMut(&mut Value) -> Result<(), ApiError> + Send),
+    ) -> Result<KeyValue, ApiError> {
+        let key = keys::object_key(self.group, self.resource, namespace, name)?;
+        let precondition = precondition.filter(|rv| !rv.is_empty());
+        for _ in 0..ATTEMPTS {
+            let kv = self.current(&key, name).await?;
+            if precondition.is_some_and(|rv| rv != kv.mod_revision.to_string()) {
+                return Err(ApiError::conflict(self.group_resource(), name));
+            }
+            let (_, mut object) = read_internal(&kv)?;
+            change(&mut object)?;
+            if let Some(meta) = object["metadata"].as_object_mut() {
+                meta.remove("resourceVersion");
+            }
+            let (stored, _) = objects::encode_internal(&self.kind, object).map_err(ApiError::internal)?;
+            match self.write_update(options, &key, stored.into(), kv.mod_revision).await {
+                Ok(kv) => return Ok(kv),
+                Err(StorageError::Conflict { .. }) if precondition.is_none() => continue,
+                Err(e) => return Err(self.storage_error(e, name)),
+            }
+        }
+        Err(ApiError::conflict(self.group_resource(), name))
+    }
+
+    /// Admission of a create that a resource's own REST code answers (a pod's binding or
+    /// eviction): the object is not stored, but upstream's create handler admits it all the
+    /// same, the mutating phase before the REST code sees it ...
+    pub async fn admit_create(
+        &self,
+        options: WriteOptions<'_>,
+        namespace: Option<&str>,
+        name: &str,
+        object: &mut Value,
+    ) -> Result<(), ApiError> {
+        let target = self.target(namespace, name);
+        admission::admit(&mut self.attributes(options, Operation::Create, target, Some(object), None)).await
+    }
+
+    /// ... and the validating phase once that code has checked it (upstream's
+    /// `createValidation`).
+    pub async fn validate_create_admission(
+        &self,
+        options: WriteOptions<'_>,
+        namespace: Option<&str>,
+        name: &str,
+        object: &mut Value,
+    ) -> Result<(), ApiError> {
+        let target = self.target(namespace, name);
+        admission::validate(&self.attributes(options, Operation::Create, target, Some(object), None)).await
+    }
+
     /// What an update may not change and what it maintains: identity and creation time are the
     /// stored object's, the status is the status subresource's, `generation` follows spec
     /// changes, `resourceVersion` is never stored.
