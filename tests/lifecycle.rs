@@ -1,7 +1,8 @@
 //! Object lifecycle beyond create/update, end to end against a started server: namespace
 //! termination (Terminating phase, NamespaceLifecycle, the in-process finalizer), delete
-//! answers and options, deletecollection, pod binding and eviction, and the subresources that
-//! write one part of an object (CSR approval, ephemeral containers).
+//! answers and options, deletecollection, a PUT that creates (`AllowCreateOnUpdate`), pod
+//! binding and eviction (admitted as creates), and the subresources that write one part of an
+//! object (CSR approval, ephemeral containers).
 
 mod common;
 
@@ -142,6 +143,98 @@ fn deletes_answer_as_upstream_and_collections_delete_by_selector() {
 }
 
 #[test]
+fn a_put_creates_only_what_upstream_creates_on_update() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    server.wait_ready();
+    let ns = "/api/v1/namespaces/default";
+
+    // ConfigMaps do not create on update: a PUT to a missing one is upstream's 404 Status.
+    let (code, body) = call(&server, "PUT", &format!("{ns}/configmaps/absent"), configmap("absent", json!({})));
+    assert_eq!(code, 404, "{body}");
+    assert_eq!(
+        (body["kind"].as_str(), body["reason"].as_str(), body["message"].as_str()),
+        (Some("Status"), Some("NotFound"), Some(r#"configmaps "absent" not found"#)),
+        "{body}"
+    );
+    assert_eq!(body["details"], json!({"name": "absent", "kind": "configmaps"}));
+
+    // Services do: 201, created as a POST creates, with the same defaults and allocation.
+    let service = |name: &str| {
+        json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": name},
+               "spec": {"selector": {"app": "x"}, "ports": [{"port": 80}]}})
+    };
+    let (code, put) = call(&server, "PUT", &format!("{ns}/services/by-put"), service("by-put"));
+    assert_eq!(code, 201, "{put}");
+    assert!(put["metadata"]["uid"].is_string() && put["metadata"]["creationTimestamp"].is_string(), "{put}");
+    assert!(put["metadata"]["resourceVersion"].is_string(), "{put}");
+    assert!(put["spec"]["clusterIP"].as_str().is_some_and(|ip| !ip.is_empty()), "a cluster IP is allocated: {put}");
+    let (code, posted) = call(&server, "POST", &format!("{ns}/services"), service("by-post"));
+    assert_eq!(code, 201, "{posted}");
+    let (code, got) = call(&server, "GET", &format!("{ns}/services/by-put"), Value::Null);
+    assert_eq!(code, 200, "{got}");
+    assert_eq!(got["metadata"]["uid"], put["metadata"]["uid"]);
+    let without_ips = |service: &Value| {
+        let mut spec = service["spec"].clone();
+        spec.as_object_mut().unwrap().retain(|field, _| !matches!(field.as_str(), "clusterIP" | "clusterIPs"));
+        spec
+    };
+    assert_eq!(without_ips(&got), without_ips(&posted), "a PUT's create defaults as a POST's");
+    // Now it exists, the same PUT replaces it: 200.
+    let mut again = got.clone();
+    again["metadata"]["labels"] = json!({"step": "two"});
+    let (code, body) = call(&server, "PUT", &format!("{ns}/services/by-put"), again);
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(body["metadata"]["labels"]["step"], "two", "{body}");
+
+    // A resourceVersion plays no part in a create (upstream compares it only with a stored
+    // object's); a uid is a precondition nothing stored meets: 409.
+    let mut stale = service("with-rv");
+    stale["metadata"]["resourceVersion"] = json!("12345");
+    let (code, body) = call(&server, "PUT", &format!("{ns}/services/with-rv"), stale);
+    assert_eq!(code, 201, "{body}");
+    let mut deleted = service("with-uid");
+    deleted["metadata"]["uid"] = json!("0a1b2c3d");
+    let (code, body) = call(&server, "PUT", &format!("{ns}/services/with-uid"), deleted.clone());
+    assert_eq!(code, 409, "{body}");
+    assert_eq!(
+        body["message"],
+        "Operation cannot be fulfilled on services \"with-uid\": StorageError: invalid object, Code: 4, \
+         Key: /registry/services/specs/default/with-uid, ResourceVersion: 0, AdditionalErrorMsg: \
+         Precondition failed: UID in precondition: 0a1b2c3d, UID in object meta: "
+    );
+    // So is another uid than the stored object's.
+    deleted["metadata"]["name"] = json!("by-post");
+    let (code, body) = call(&server, "PUT", &format!("{ns}/services/by-post"), deleted);
+    assert_eq!(code, 409, "{body}");
+    assert!(body["message"].as_str().unwrap().ends_with(&format!("UID in object meta: {}", posted["metadata"]["uid"].as_str().unwrap())));
+
+    // Neither a patch nor a subresource write creates.
+    let (code, text) = request(&server, "PATCH", &format!("{ns}/services/patched"), "application/merge-patch+json", b"{}");
+    assert_eq!(code, 404, "{text}");
+    let (code, body) = call(&server, "PUT", &format!("{ns}/services/status-only/status"), service("status-only"));
+    assert_eq!(code, 404, "{body}");
+    assert_eq!(call(&server, "GET", &format!("{ns}/services/status-only"), Value::Null).0, 404);
+
+    // Cluster-scoped and other groups alike; a dry run creates nothing.
+    let role = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "reader"},
+                      "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]});
+    let roles = "/apis/rbac.authorization.k8s.io/v1/clusterroles";
+    let (code, body) = call(&server, "PUT", &format!("{roles}/reader"), role);
+    assert_eq!(code, 201, "{body}");
+    assert_eq!(call(&server, "GET", &format!("{roles}/reader"), Value::Null).0, 200);
+    let lease = json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "holder"}});
+    let leases = "/apis/coordination.k8s.io/v1/namespaces/default/leases";
+    let (code, body) = call(&server, "PUT", &format!("{leases}/holder?dryRun=All"), lease);
+    assert_eq!(code, 201, "{body}");
+    assert_eq!(call(&server, "GET", &format!("{leases}/holder"), Value::Null).0, 404);
+    // The create is admitted as one: nothing is created in a missing namespace.
+    let (code, body) = call(&server, "PUT", "/api/v1/namespaces/nowhere/services/s", service("s"));
+    assert_eq!(code, 404, "{body}");
+    assert_eq!(body["message"], r#"namespaces "nowhere" not found"#);
+}
+
+#[test]
 fn pods_bind_once_and_evict_under_their_budget() {
     let dir = tempfile::tempdir().unwrap();
     let server = start(dir.path());
@@ -206,6 +299,31 @@ fn pods_bind_once_and_evict_under_their_budget() {
     let (_, budget) = call(&server, "GET", &format!("{pdbs}/budget"), Value::Null);
     assert_eq!(budget["status"]["disruptionsAllowed"], 0, "{budget}");
     assert!(budget["status"]["disruptedPods"]["p1"].is_string(), "{budget}");
+}
+
+/// A binding and an eviction are creates, admitted as such: NamespaceLifecycle refuses both in
+/// a terminating namespace, before the pod is looked at (upstream's 403).
+#[test]
+fn bindings_and_evictions_are_admitted_as_creates() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    server.wait_ready();
+    assert_eq!(call(&server, "POST", "/api/v1/namespaces", namespace("closing")).0, 201);
+    // A config map with a finalizer keeps the namespace terminating.
+    let mut held = configmap("held", json!({}));
+    held["metadata"]["finalizers"] = json!(["example.com/hold"]);
+    assert_eq!(call(&server, "POST", "/api/v1/namespaces/closing/configmaps", held).0, 201);
+    let pods = "/api/v1/namespaces/closing/pods";
+    assert_eq!(call(&server, "POST", pods, pod("p", json!({}))).0, 201);
+    assert_eq!(call(&server, "DELETE", "/api/v1/namespaces/closing", Value::Null).0, 200);
+
+    let refused = r#"pods "p" is forbidden: unable to create new content in namespace closing because it is being terminated"#;
+    let binding = json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p"}, "target": {"kind": "Node", "name": "n"}});
+    let (code, body) = call(&server, "POST", &format!("{pods}/p/binding"), binding);
+    assert_eq!((code, body["message"].as_str()), (403, Some(refused)), "{body}");
+    let eviction = json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "p"}});
+    let (code, body) = call(&server, "POST", &format!("{pods}/p/eviction"), eviction);
+    assert_eq!((code, body["message"].as_str()), (403, Some(refused)), "{body}");
 }
 
 #[test]

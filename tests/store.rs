@@ -124,11 +124,11 @@ fn incoming(group: &str, resource: &str, kind: &Kind, object: &Value) -> Result<
 fn relabelled(
     value: &'static str,
     precondition: Option<String>,
-) -> impl FnMut(&Current<'_>) -> Result<Proposed, kapi::status::ApiError> + Send {
-    move |current: &Current<'_>| {
-        let mut object = current.internal.clone();
+) -> impl FnMut(Option<&Current<'_>>) -> Result<Proposed, kapi::status::ApiError> + Send {
+    move |current: Option<&Current<'_>>| {
+        let mut object = current.expect("the object is stored").internal.clone();
         object["metadata"]["labels"]["step"] = json!(value);
-        Ok(Proposed { incoming: Incoming { object, required: Vec::new() }, precondition: precondition.clone() })
+        Ok(Proposed { incoming: Incoming { object, required: Vec::new() }, precondition: precondition.clone(), uid: None })
     }
 }
 

@@ -20,7 +20,7 @@ use crate::registry::apiextensions::customresourcedefinitions::set_condition;
 use crate::registry::apiextensions::customresources::{CLEANUP_FINALIZER, CustomResource, CustomResources, Names, TakenNames};
 use crate::registry::objects::Kind;
 use crate::registry::store::{Current, Deleted, Incoming, Proposed, Store, StoreConfig, WriteOptions};
-use crate::status::ApiError;
+use crate::status::{ApiError, GroupResource};
 use crate::storage::{ListOptions, Storage};
 
 const GROUP: &str = "apiextensions.k8s.io";
@@ -91,10 +91,11 @@ pub async fn reconcile(storage: &dyn Storage, config: &StoreConfig, served: &Cus
         record_status(&mut desired, taken.entry(group).or_default());
         if desired["status"] != definition["status"] {
             let status = desired["status"].clone();
-            let mut with_status = |current: &Current<'_>| {
+            let mut with_status = |current: Option<&Current<'_>>| {
+                let current = current.ok_or_else(|| ApiError::not_found(GroupResource::new(GROUP, RESOURCE), &name))?;
                 let mut object = current.internal.clone();
                 object["status"] = status.clone();
-                Ok(Proposed { incoming: Incoming { object, required: Vec::new() }, precondition: None })
+                Ok(Proposed { incoming: Incoming { object, required: Vec::new() }, precondition: None, uid: None })
             };
             let statuses = definitions(storage, config).with_subresource(Some("status"));
             match statuses.update(WriteOptions::default(), None, &name, &mut with_status).await {
@@ -193,12 +194,13 @@ async fn clean_up(
             return Ok(false);
         }
     }
-    let mut without_ours = |current: &Current<'_>| {
+    let mut without_ours = |current: Option<&Current<'_>>| {
+        let current = current.ok_or_else(|| ApiError::not_found(GroupResource::new(GROUP, RESOURCE), name))?;
         let mut object = current.internal.clone();
         if let Some(finalizers) = object["metadata"]["finalizers"].as_array_mut() {
             finalizers.retain(|f| f != CLEANUP_FINALIZER);
         }
-        Ok(Proposed { incoming: Incoming { object, required: Vec::new() }, precondition: None })
+        Ok(Proposed { incoming: Incoming { object, required: Vec::new() }, precondition: None, uid: None })
     };
     match definitions.update(WriteOptions::default(), None, name, &mut without_ours).await {
         Ok(_) => Ok(true),

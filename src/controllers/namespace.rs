@@ -19,7 +19,7 @@ use tracing::warn;
 
 use crate::registry::objects::{self, Kind};
 use crate::registry::store::{Current, Deleted, Incoming, Proposed, Store, StoreConfig, WriteOptions};
-use crate::status::ApiError;
+use crate::status::{ApiError, GroupResource};
 use crate::storage::{ListOptions, Storage};
 
 /// The finalizer kapi (as kube-apiserver) puts on every new namespace.
@@ -97,12 +97,13 @@ async fn finalize(store: &dyn Storage, config: &StoreConfig, ns: &Value) -> Resu
     }
     // `namespaces/<name>/finalize` without ours; with no finalizer left, that update deletes
     // the namespace (its strategy's `should_delete_during_update`).
-    let mut without_ours = |current: &Current<'_>| {
+    let mut without_ours = |current: Option<&Current<'_>>| {
+        let current = current.ok_or_else(|| ApiError::not_found(GroupResource::new("", "namespaces"), name))?;
         let mut object = current.internal.clone();
         if let Some(list) = object["spec"]["finalizers"].as_array_mut() {
             list.retain(|f| f != FINALIZER);
         }
-        Ok(Proposed { incoming: Incoming { object, required: Vec::new() }, precondition: None })
+        Ok(Proposed { incoming: Incoming { object, required: Vec::new() }, precondition: None, uid: None })
     };
     let finalize = Store::new(store, config, "", "namespaces", v1("Namespace")).with_subresource(Some("finalize"));
     finalize.update(WriteOptions::default(), None, name, &mut without_ours).await?;

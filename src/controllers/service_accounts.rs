@@ -17,7 +17,7 @@ use crate::registry::admission::ROOT_CA_CONFIGMAP;
 use crate::registry::keys::key;
 use crate::registry::objects::{self, Kind};
 use crate::registry::store::{Current, Incoming, Proposed, Store, StoreConfig, WriteOptions};
-use crate::status::ApiError;
+use crate::status::{ApiError, GroupResource};
 use crate::storage::{Event, ListOptions, Storage};
 
 const ROOT_CA_DESCRIPTION: &str = "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters.";
@@ -80,10 +80,11 @@ pub async fn ensure(store: &dyn Storage, config: &StoreConfig, namespace: &Value
     if current["data"]["ca.crt"] == root_ca_pem {
         return Ok(());
     }
-    let mut with_bundle = |current: &Current<'_>| {
+    let mut with_bundle = |current: Option<&Current<'_>>| {
+        let current = current.ok_or_else(|| ApiError::not_found(GroupResource::new("", "configmaps"), ROOT_CA_CONFIGMAP))?;
         let mut object = current.internal.clone();
         object["data"] = json!({ "ca.crt": root_ca_pem });
-        Ok(Proposed { incoming: Incoming { object, required: Vec::new() }, precondition: None })
+        Ok(Proposed { incoming: Incoming { object, required: Vec::new() }, precondition: None, uid: None })
     };
     let config_maps = Store::new(store, config, "", "configmaps", v1("ConfigMap"));
     match config_maps.update(WriteOptions::default(), Some(ns), ROOT_CA_CONFIGMAP, &mut with_bundle).await {

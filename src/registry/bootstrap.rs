@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use super::core::services::ServiceNetwork;
 use super::objects::{self, Kind};
 use super::store::{Current, Incoming, Proposed, Store, StoreConfig, WriteOptions};
-use crate::status::ApiError;
+use crate::status::{ApiError, GroupResource};
 use crate::storage::Storage;
 
 /// Creates the objects every cluster starts with ([`objects`]) that do not exist yet, through
@@ -47,12 +47,14 @@ pub async fn ensure(storage: &dyn Storage, config: &StoreConfig, secure_port: u1
             continue;
         }
         let revision = current.mod_revision.to_string();
-        let mut restore = |current: &Current<'_>| {
+        let mut restore = |current: Option<&Current<'_>>| {
+            // Deleted since it was read: nothing to restore (its next start creates it).
+            let current = current.ok_or_else(|| ApiError::not_found(GroupResource::new(wanted.group, wanted.resource), name))?;
             let mut object = current.external.clone();
             object["spec"] = spec["spec"].clone();
             object["metadata"]["annotations"][AUTO_UPDATE_ANNOTATION] = json!("true");
             let incoming = Incoming::from_external(wanted.group, wanted.resource, &current.kind, object)?;
-            Ok(Proposed { incoming, precondition: Some(revision.clone()) })
+            Ok(Proposed { incoming, precondition: Some(revision.clone()), uid: None })
         };
         match store.update(WriteOptions::default(), namespace, name, &mut restore).await {
             Err(e) if e.code != 409 && e.code != 404 => return Err(e),

@@ -19,6 +19,7 @@ pub mod batch;
 /// priority classes, flow-control configuration), as data.
 pub mod bootstrap;
 pub mod certificates;
+pub mod coordination;
 pub mod core;
 /// Upstream's `SetDefaults_*`, one module per API group (applied to request bodies on decoding).
 pub mod defaults;
@@ -26,6 +27,7 @@ pub mod discovery;
 pub mod flowcontrol;
 pub mod keys;
 pub mod networking;
+pub mod node;
 pub mod objects;
 pub mod policy;
 pub mod rbac;

@@ -80,15 +80,23 @@ pub struct Current<'k> {
 }
 
 /// What an update proposes given the current object (upstream's `rest.UpdatedObjectInfo`):
-/// the new object, and the resourceVersion it must replace when the request names one.
+/// the new object, the resourceVersion it must replace when the request names one, and the
+/// uid the stored object must have when the request's object carries one (a PUT's, upstream's
+/// `Preconditions()`: a body read before its object was deleted and made again does not
+/// replace the new one).
 pub struct Proposed {
     pub incoming: Incoming,
     pub precondition: Option<String>,
+    pub uid: Option<String>,
 }
 
 /// How an update makes its proposed object from the current one: a PUT's body, a patch
-/// applied to the current object, a `Scale` written back into its object.
-pub type UpdateFn<'f> = dyn FnMut(&Current<'_>) -> Result<Proposed, ApiError> + Send + 'f;
+/// applied to the current object, a `Scale` written back into its object. It is given `None`
+/// when nothing is stored and the resource creates on update
+/// ([`Strategy::allow_create_on_update`]; upstream hands its `UpdatedObjectInfo` a zero
+/// object then): a PUT proposes its body, which is created; a write that changes a stored
+/// object answers NotFound, as upstream's patch does.
+pub type UpdateFn<'f> = dyn FnMut(Option<&Current<'_>>) -> Result<Proposed, ApiError> + Send + 'f;
 
 /// What a delete did.
 pub enum Deleted {
@@ -105,6 +113,19 @@ pub struct Written {
     pub object: Box<dyn TypedObject>,
     /// The strategy's warnings about the object, for the client.
     pub warnings: Vec<String>,
+    /// Whether the write created the object (a POST, or a PUT to a name nothing was stored
+    /// under): upstream answers 201 then, 200 for a replaced object.
+    pub created: bool,
+}
+
+/// A new object ready to be written: where, under which name, its stored bytes, and what a
+/// [`Written`] reports of it.
+struct NewObject {
+    key: String,
+    name: String,
+    stored: Bytes,
+    object: Box<dyn TypedObject>,
+    warnings: Vec<String>,
 }
 
 impl<'a> Store<'a> {
@@ -199,6 +220,22 @@ impl<'a> Store<'a> {
     /// `PrepareForCreate`, validation, `BeginCreate`, admission's validating phase, then the
     /// write (none under dry run).
     pub async fn create(&self, options: WriteOptions<'_>, namespace: Option<&str>, incoming: Incoming) -> Result<Written, ApiError> {
+        let new = self.new_object(options, namespace, None, incoming).await?;
+        let kv = self.write_create(options, &new.key, new.stored).await.map_err(|e| self.storage_error(e, &new.name))?;
+        Ok(Written { kv, object: new.object, warnings: new.warnings, created: true })
+    }
+
+    /// Everything a create does before its write: the object admitted, given its identity,
+    /// prepared, validated and encoded. `url_name` is the name a PUT that creates was sent to
+    /// (the object takes it; `generateName` plays no part); a POST names the object in its
+    /// body.
+    async fn new_object(
+        &self,
+        options: WriteOptions<'_>,
+        namespace: Option<&str>,
+        url_name: Option<&str>,
+        incoming: Incoming,
+    ) -> Result<NewObject, ApiError> {
         let Incoming { object: mut value, required } = incoming;
         let kind = &self.kind;
         // The object is in the namespace it is created in, from admission on (the handlers
@@ -206,13 +243,17 @@ impl<'a> Store<'a> {
         if let Some(ns) = namespace {
             value["metadata"]["namespace"] = Value::String(ns.to_owned());
         }
+        if let Some(name) = url_name {
+            value["metadata"]["name"] = Value::String(name.to_owned());
+        }
         let name_in_body = value["metadata"]["name"].as_str().unwrap_or_default().to_owned();
         let target = self.target(namespace, &name_in_body);
         admission::admit(&mut self.attributes(options, Operation::Create, target, Some(&mut value), None)).await?;
         let mut meta = value["metadata"].as_object_mut().map(std::mem::take).unwrap_or_default();
-        let name = match meta.get("name").and_then(Value::as_str) {
-            Some(n) if !n.is_empty() => n.to_owned(),
-            _ => match meta.get("generateName").and_then(Value::as_str) {
+        let name = match (url_name, meta.get("name").and_then(Value::as_str)) {
+            (Some(name), _) => name.to_owned(),
+            (None, Some(n)) if !n.is_empty() => n.to_owned(),
+            (None, _) => match meta.get("generateName").and_then(Value::as_str) {
                 Some(prefix) if !prefix.is_empty() => format!("{prefix}{}", objects::random_suffix()),
                 _ => {
                     return Err(ApiError::invalid(
@@ -254,14 +295,19 @@ impl<'a> Store<'a> {
 
         let (stored, object) = objects::encode_internal(&self.encoded_kind(kind), value).map_err(ApiError::internal)?;
         let key = self.object_key(namespace, &name)?;
-        let kv = self.write_create(options, &key, stored.into()).await.map_err(|e| self.storage_error(e, &name))?;
-        Ok(Written { kv, object, warnings })
+        Ok(NewObject { key, name, stored: stored.into(), object, warnings })
     }
 
     /// `Update` through `GuaranteedUpdate`: read the current object, let `update` propose the
     /// new one, run admission, the strategy (or the subresource's) and validation, and write it
     /// guarded on the revision read; when the object changed meanwhile and the request named no
     /// resourceVersion, start again from the new current object.
+    ///
+    /// With nothing stored the answer is NotFound, unless the resource creates on update
+    /// ([`Self::creates_on_update`]): then what `update` proposes is created as a POST's body
+    /// would be (admitted as a create, [`Written::created`]). A resourceVersion in the request
+    /// plays no part then, as in upstream's store, which compares it only with a stored
+    /// object's; a uid does, and fails as its precondition.
     pub async fn update(
         &self,
         options: WriteOptions<'_>,
@@ -273,11 +319,27 @@ impl<'a> Store<'a> {
         let target = self.target(namespace, name);
         let subresource_write = self.subresource.and_then(|sub| SubresourceWrite::with(self.strategy, self.group, self.resource, sub));
         for _ in 0..ATTEMPTS {
-            let kv = self.current(&key, name).await?;
+            let Some(kv) = self.storage.get(&key).await.map_err(|e| self.storage_error(e, name))? else {
+                if !self.creates_on_update() {
+                    return Err(ApiError::not_found(self.group_resource(), name));
+                }
+                let Proposed { incoming, uid, .. } = update(None)?;
+                check_uid(self.group_resource(), &key, name, uid.as_deref(), "")?;
+                let new = self.new_object(options, namespace, Some(name), incoming).await?;
+                match self.write_create(options, &key, new.stored).await {
+                    Ok(kv) => return Ok(Written { kv, object: new.object, warnings: new.warnings, created: true }),
+                    // Created by another writer meanwhile: this request updates that object
+                    // instead, as upstream's `GuaranteedUpdate` goes on from what it finds.
+                    Err(StorageError::AlreadyExists { .. }) => continue,
+                    Err(e) => return Err(self.storage_error(e, name)),
+                }
+            };
             let (kind, external) = self.read(&kv)?;
             let (_, internal) = read_internal(&kv)?;
             let current = Current { kv: &kv, kind, external, internal };
-            let Proposed { incoming: Incoming { object: mut proposed, required }, precondition } = update(&current)?;
+            let Proposed { incoming: Incoming { object: mut proposed, required }, precondition, uid } = update(Some(&current))?;
+            let stored_uid = current.internal["metadata"]["uid"].as_str().unwrap_or_default();
+            check_uid(self.group_resource(), &key, name, uid.as_deref(), stored_uid)?;
             if let Some(rv) = precondition.as_deref().filter(|rv| !rv.is_empty())
                 && rv != kv.mod_revision.to_string()
             {
@@ -309,12 +371,84 @@ impl<'a> Store<'a> {
             let finalized = deletion_completes(&value) && self.strategy.should_delete_during_update(&value);
             let (stored, object) = objects::encode_internal(&self.encoded_kind(&current.kind), value).map_err(ApiError::internal)?;
             match self.commit_update(options, &key, finalized, stored.into(), kv.mod_revision).await {
-                Ok(kv) => return Ok(Written { kv, object, warnings }),
+                Ok(kv) => return Ok(Written { kv, object, warnings, created: false }),
                 Err(StorageError::Conflict { .. }) if precondition.is_none() => continue,
                 Err(e) => return Err(self.storage_error(e, name)),
             }
         }
         Err(ApiError::conflict(self.group_resource(), name))
+    }
+
+    /// Whether an update of a name nothing is stored under creates the object: the resource's
+    /// strategy allows it, and the write is to the object itself. A subresource never creates
+    /// (upstream's status strategies inherit their resource's `AllowCreateOnUpdate`, so a
+    /// Service's status PUT could create one there; kapi keeps to the object's own endpoint).
+    pub fn creates_on_update(&self) -> bool {
+        self.subresource.is_none() && self.strategy.allow_create_on_update()
+    }
+
+    /// Upstream's `Storage.GuaranteedUpdate` with none of the store around it: read the object
+    /// at `key` (internal, as the store works on it), let `change` change it, and write it
+    /// guarded on the revision read, starting again from the new object when it changed
+    /// meanwhile, unless `precondition` names the resourceVersion the caller expects (then a
+    /// different one is a Conflict). No admission, strategy or validation: for what a
+    /// resource's own REST code writes on its account (a pod's binding), as upstream's calls
+    /// its storage directly.
+    pub async fn guaranteed_update(
+        &self,
+        options: WriteOptions<'_>,
+        namespace: Option<&str>,
+        name: &str,
+        precondition: Option<&str>,
+        change: &mut (dyn FnMut(&mut Value) -> Result<(), ApiError> + Send),
+    ) -> Result<KeyValue, ApiError> {
+        let key = self.object_key(namespace, name)?;
+        let precondition = precondition.filter(|rv| !rv.is_empty());
+        for _ in 0..ATTEMPTS {
+            let kv = self.current(&key, name).await?;
+            if precondition.is_some_and(|rv| rv != kv.mod_revision.to_string()) {
+                return Err(ApiError::conflict(self.group_resource(), name));
+            }
+            let (_, mut object) = read_internal(&kv)?;
+            change(&mut object)?;
+            if let Some(meta) = object["metadata"].as_object_mut() {
+                meta.remove("resourceVersion");
+            }
+            let (stored, _) = objects::encode_internal(&self.encoded_kind(&self.kind), object).map_err(ApiError::internal)?;
+            match self.write_update(options, &key, stored.into(), kv.mod_revision).await {
+                Ok(kv) => return Ok(kv),
+                Err(StorageError::Conflict { .. }) if precondition.is_none() => continue,
+                Err(e) => return Err(self.storage_error(e, name)),
+            }
+        }
+        Err(ApiError::conflict(self.group_resource(), name))
+    }
+
+    /// Admission of a create that a resource's own REST code answers (a pod's binding or
+    /// eviction): the object is not stored, but upstream's create handler admits it all the
+    /// same, the mutating phase before the REST code sees it ...
+    pub async fn admit_create(
+        &self,
+        options: WriteOptions<'_>,
+        namespace: Option<&str>,
+        name: &str,
+        object: &mut Value,
+    ) -> Result<(), ApiError> {
+        let target = self.target(namespace, name);
+        admission::admit(&mut self.attributes(options, Operation::Create, target, Some(object), None)).await
+    }
+
+    /// ... and the validating phase once that code has checked it (upstream's
+    /// `createValidation`).
+    pub async fn validate_create_admission(
+        &self,
+        options: WriteOptions<'_>,
+        namespace: Option<&str>,
+        name: &str,
+        object: &mut Value,
+    ) -> Result<(), ApiError> {
+        let target = self.target(namespace, name);
+        admission::validate(&self.attributes(options, Operation::Create, target, Some(object), None)).await
     }
 
     /// What an update may not change and what it maintains: identity and creation time are the
@@ -642,6 +776,22 @@ fn shortened_grace(
     if at < now { (if new_period == 0 { 0 } else { 1 }, now) } else { (new_period, at) }
 }
 
+/// A uid precondition (a PUT body's `metadata.uid`) against the stored object's uid (empty
+/// when nothing is stored): upstream's storage refuses the write as an invalid object, which
+/// its store answers as a Conflict with the storage error's text.
+fn check_uid(gr: GroupResource<'_>, key: &str, name: &str, wanted: Option<&str>, stored: &str) -> Result<(), ApiError> {
+    match wanted.filter(|uid| !uid.is_empty()) {
+        Some(uid) if uid != stored => Err(ApiError::conflict_because(
+            gr,
+            name,
+            format!(
+                "StorageError: invalid object, Code: 4, Key: {key}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: {uid}, UID in object meta: {stored}"
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// `DeleteOptions.preconditions`: the object must still be the one the client means.
 fn check_preconditions(
     gr: GroupResource<'_>,
@@ -797,12 +947,12 @@ mod tests {
     fn changed(
         change: impl Fn(&mut Value) + Send,
         precondition: Option<&str>,
-    ) -> impl FnMut(&Current<'_>) -> Result<Proposed, ApiError> + Send {
+    ) -> impl FnMut(Option<&Current<'_>>) -> Result<Proposed, ApiError> + Send {
         let precondition = precondition.map(str::to_owned);
-        move |current: &Current<'_>| {
-            let mut object = current.internal.clone();
+        move |current: Option<&Current<'_>>| {
+            let mut object = current.expect("the object is stored").internal.clone();
             change(&mut object);
-            Ok(Proposed { incoming: Incoming { object, required: Vec::new() }, precondition: precondition.clone() })
+            Ok(Proposed { incoming: Incoming { object, required: Vec::new() }, precondition: precondition.clone(), uid: None })
         }
     }
 
@@ -840,6 +990,59 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(config_maps.read(&updated.kv).unwrap().1["data"], json!({"a": "1"}));
+    }
+
+    /// An update of a missing object creates it where the strategy allows (a Service), as a
+    /// create with the URL's name; elsewhere (a ConfigMap), through a subresource, or when the
+    /// update needs a stored object, it is NotFound and nothing is written.
+    #[tokio::test]
+    async fn updates_create_only_where_the_strategy_allows() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = EmbeddedStore::open(dir.path().join("store.redb")).unwrap();
+        let config = config();
+        let namespaces = Store::new(&storage, &config, "", "namespaces", v1("Namespace"));
+        let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns"}});
+        namespaces.create(WriteOptions::default(), None, incoming("namespaces", &v1("Namespace"), ns)).await.unwrap();
+        let body = |resource: &str, kind: &str, object: Value| {
+            let incoming = incoming(resource, &v1(kind), object);
+            move |_: Option<&Current<'_>>| Ok(Proposed { incoming: incoming.clone(), precondition: None, uid: None })
+        };
+
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}});
+        let config_maps = Store::new(&storage, &config, "", "configmaps", v1("ConfigMap"));
+        let missing = config_maps.update(WriteOptions::default(), Some("ns"), "c", &mut body("configmaps", "ConfigMap", cm)).await;
+        assert_eq!(missing.err().map(|e| (e.code, e.message)), Some((404, r#"configmaps "c" not found"#.to_owned())));
+
+        // The body names no object: it takes the name it was sent to.
+        let svc = json!({"apiVersion": "v1", "kind": "Service", "metadata": {}, "spec": {"ports": [{"port": 80}]}});
+        let services = Store::new(&storage, &config, "", "services", v1("Service"));
+        let status = Store::new(&storage, &config, "", "services", v1("Service")).with_subresource(Some("status"));
+        let refused = status.update(WriteOptions::default(), Some("ns"), "s", &mut body("services", "Service", svc.clone())).await;
+        assert_eq!(refused.err().map(|e| e.code), Some(404), "a status write never creates");
+        let mut needs_stored = changed(|o| o["metadata"]["labels"] = json!({"a": "b"}), None);
+        let mut needs_stored = |current: Option<&Current<'_>>| match current {
+            Some(_) => needs_stored(current),
+            None => Err(ApiError::not_found(GroupResource::new("", "services"), "s")),
+        };
+        let refused = services.update(WriteOptions::default(), Some("ns"), "s", &mut needs_stored).await;
+        assert_eq!(refused.err().map(|e| e.code), Some(404), "a patch never creates");
+        let key = keys::key("", "services", Some("ns"), Some("s"));
+        assert!(storage.get(&key).await.unwrap().is_none());
+
+        let dry = WriteOptions { user: None, dry_run: true };
+        let written = services.update(dry, Some("ns"), "s", &mut body("services", "Service", svc.clone())).await.unwrap();
+        assert!(written.created && storage.get(&key).await.unwrap().is_none(), "a dry run stores nothing");
+        let written =
+            services.update(WriteOptions::default(), Some("ns"), "s", &mut body("services", "Service", svc.clone())).await.unwrap();
+        assert!(written.created);
+        let (_, created) = services.read(&written.kv).unwrap();
+        assert_eq!((created["metadata"]["name"].as_str(), created["metadata"]["namespace"].as_str()), (Some("s"), Some("ns")));
+        assert!(created["metadata"]["uid"].is_string() && created["metadata"]["creationTimestamp"].is_string(), "{created}");
+        assert!(created["spec"]["clusterIP"].as_str().is_some_and(|ip| !ip.is_empty()), "allocated as a create: {created}");
+        // Stored now, the same body replaces it.
+        let replaced = services.update(WriteOptions::default(), Some("ns"), "s", &mut body("services", "Service", svc)).await.unwrap();
+        assert!(!replaced.created);
+        assert_eq!(services.read(&replaced.kv).unwrap().1["metadata"]["uid"], created["metadata"]["uid"]);
     }
 
     /// A namespace being deleted stays while `spec.finalizers` has any (upstream's

@@ -86,6 +86,13 @@ pub trait Strategy: Send + Sync {
         Vec::new()
     }
 
+    /// `AllowCreateOnUpdate`: whether a PUT to a name nothing is stored under creates the
+    /// object (answered 201, as a POST's create with the name from the URL) rather than
+    /// answering NotFound. A patch or a subresource write never creates (`Store::update`).
+    fn allow_create_on_update(&self) -> bool {
+        false
+    }
+
     /// `ValidateUpdate`: the rules for replacing `old` by `new`, including what may not change.
     fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
         let _ = (old, new);
@@ -232,6 +239,7 @@ static STRATEGIES: &[(&str, &str, &dyn Strategy)] = &[
     ("", "events", &super::core::events::EventStrategy),
     ("", "bindings", &super::core::pods::BindingStrategy),
     ("", "componentstatuses", &super::core::componentstatuses::ComponentStatusStrategy),
+    ("", "limitranges", &super::core::limitranges::LimitRangeStrategy),
     ("events.k8s.io", "events", &super::core::events::EventStrategy),
     ("apps", "deployments", &super::apps::deployments::DeploymentStrategy),
     ("apps", "replicasets", &super::apps::replicasets::ReplicaSetStrategy),
@@ -245,6 +253,9 @@ static STRATEGIES: &[(&str, &str, &dyn Strategy)] = &[
     ("networking.k8s.io", "networkpolicies", &super::networking::networkpolicies::NetworkPolicyStrategy),
     ("discovery.k8s.io", "endpointslices", &super::discovery::endpointslices::EndpointSliceStrategy),
     ("scheduling.k8s.io", "priorityclasses", &super::scheduling::priorityclasses::PriorityClassStrategy),
+    ("coordination.k8s.io", "leases", &super::coordination::leases::LeaseStrategy),
+    ("coordination.k8s.io", "leasecandidates", &super::coordination::leasecandidates::LeaseCandidateStrategy),
+    ("node.k8s.io", "runtimeclasses", &super::node::runtimeclasses::RuntimeClassStrategy),
     ("rbac.authorization.k8s.io", "roles", &super::rbac::roles::RoleStrategy),
     ("rbac.authorization.k8s.io", "clusterroles", &super::rbac::roles::RoleStrategy),
     ("rbac.authorization.k8s.io", "rolebindings", &super::rbac::rolebindings::RoleBindingStrategy),
@@ -345,8 +356,36 @@ mod tests {
 
     #[test]
     fn unlisted_resources_behave_generically() {
-        let s = for_resource("coordination.k8s.io", "leases");
+        let s = for_resource("storage.k8s.io", "csidrivers");
         assert!(!s.tracks_generation() && s.storage_prefix().is_none() && s.scale().is_none());
         assert!(for_resource("apps", "deployments").tracks_generation());
+    }
+
+    /// The resources whose PUT creates a missing object: those whose strategy's
+    /// `AllowCreateOnUpdate` is true in kubernetes v1.36 (`pkg/registry/<group>/<resource>/
+    /// strategy.go`; the events.k8s.io Events are served by the core Events' storage), and no
+    /// other served resource.
+    #[test]
+    fn only_upstreams_resources_create_on_update() {
+        let creating: std::collections::BTreeSet<(&str, &str)> = kapi_api::scheme::RESOURCES
+            .iter()
+            .filter(|r| !r.resource.contains('/') && for_resource(r.group, r.resource).allow_create_on_update())
+            .map(|r| (r.group, r.resource))
+            .collect();
+        let upstream = [
+            ("", "endpoints"),
+            ("", "events"),
+            ("", "limitranges"),
+            ("", "services"),
+            ("coordination.k8s.io", "leasecandidates"),
+            ("coordination.k8s.io", "leases"),
+            ("events.k8s.io", "events"),
+            ("node.k8s.io", "runtimeclasses"),
+            ("rbac.authorization.k8s.io", "clusterrolebindings"),
+            ("rbac.authorization.k8s.io", "clusterroles"),
+            ("rbac.authorization.k8s.io", "rolebindings"),
+            ("rbac.authorization.k8s.io", "roles"),
+        ];
+        assert_eq!(creating, upstream.into_iter().collect());
     }
 }

@@ -1,20 +1,17 @@
 //! Requests a resource serves with its own REST code rather than the generic store
-//! (`registry::OwnRest`): pod binding and eviction, namespace finalize, the reviews. The decisions are the
-//! registry's (`registry::core::pods`); this module reads and writes the objects.
+//! (`registry::OwnRest`): pod binding and eviction, the reviews, component statuses. What they
+//! do is the registry's (`registry::core::pods`, `registry::reviews`, ...); this module decodes
+//! the requests and encodes the answers.
 
 use serde_json::{Value, json};
 
 use super::body::Body;
-use super::rest::{ResourceCall, current, decode_body, key, object_key, read, respond, storage_error, write_options};
+use super::rest::{self, ResourceCall, decode_body, respond, write_options};
 use crate::registry::OwnRest;
 use crate::registry::core::pods;
 use crate::registry::objects::{self, Kind};
-use crate::registry::store::Store;
 use crate::status::{ApiError, GroupResource};
-use crate::storage::{Storage, StorageError};
-
-/// How often a write is retried when the object changed between its read and its write.
-const ATTEMPTS: usize = 5;
+use crate::storage::Storage;
 
 pub async fn handle(
     store: &dyn Storage,
@@ -57,99 +54,20 @@ fn answer_review(
     Ok(respond(&kind, call.accept, 201, &object))
 }
 
-/// `POST pods/<name>/binding` (or `bindings` with the pod named in the body).
+/// `POST pods/<name>/binding` (or `bindings` with the pod named in the body): the registry
+/// binds the pod (`registry::core::pods::binding`).
 async fn bind(store: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&str>) -> Result<http::Response<Body>, ApiError> {
     let (_, binding) = decode_body(call)?;
-    let name = if call.target.subresource.is_some() {
-        pods::check_name("Binding", &call.info.name, &binding)?;
-        call.info.name.clone()
-    } else {
-        binding["metadata"]["name"].as_str().unwrap_or_default().to_owned()
-    };
-    let errs = pods::validate_binding(&binding);
-    if !errs.is_empty() || name.is_empty() {
-        let mut errs = errs;
-        if name.is_empty() {
-            errs.insert(0, crate::status::FieldError::required("metadata.name", "name or generateName is required"));
-        }
-        return Err(pods::invalid_binding(&name, &errs));
-    }
-    let k = object_key("", "pods", namespace, &name)?;
-    for _ in 0..ATTEMPTS {
-        let current = current(store, call, &k, &name).await.map_err(|_| ApiError::not_found(GroupResource::new("", "pods"), &name))?;
-        let (kind, mut pod) = read(&current)?;
-        if let Some(rv) = binding["metadata"]["resourceVersion"].as_str().filter(|rv| !rv.is_empty())
-            && rv != current.mod_revision.to_string()
-        {
-            return Err(ApiError::conflict(GroupResource::new("", "pods"), &name));
-        }
-        pods::bind(&mut pod, &binding, &objects::now())?;
-        if let Some(meta) = pod["metadata"].as_object_mut() {
-            meta.remove("resourceVersion");
-        }
-        let stored = objects::encode_stored(&kind, &pod).map_err(ApiError::internal)?;
-        let pods = Store::new(store, call.config, "", "pods", kind);
-        match pods.write_update(write_options(call), &k, stored.into(), current.mod_revision).await {
-            Ok(_) => return Ok(created_status(call)),
-            Err(StorageError::Conflict { .. }) => continue,
-            Err(e) => return Err(storage_error(e, call)),
-        }
-    }
-    Err(ApiError::conflict(GroupResource::new("", "pods"), &name))
+    let url_name = call.target.subresource.is_some().then_some(call.info.name.as_str());
+    pods::binding::bind(&rest::store(store, call), write_options(call), namespace, url_name, binding).await?;
+    Ok(created_status(call))
 }
 
-/// `POST pods/<name>/eviction`: the pod is deleted (with the eviction's `deleteOptions`) if
-/// it does not run or its one disruption budget allows a disruption, which is recorded first.
+/// `POST pods/<name>/eviction`: the registry evicts the pod (`registry::core::pods::eviction`).
 async fn evict(store: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&str>) -> Result<http::Response<Body>, ApiError> {
     let (_, eviction) = decode_body(call)?;
-    let name = call.info.name.clone();
-    pods::check_name("Eviction", &name, &eviction)?;
-    let mut options = eviction.get("deleteOptions").cloned().filter(Value::is_object).unwrap_or_else(|| json!({}));
-    let dry_run = call.dry_run || options["dryRun"].as_array().is_some_and(|v| v.iter().any(|d| d == "All"));
-    let call = &ResourceCall { dry_run, body: bytes::Bytes::new(), ..*call };
-    let k = object_key("", "pods", namespace, &name)?;
-    for _ in 0..ATTEMPTS {
-        let current = current(store, call, &k, &name).await?;
-        let (pod_kind, pod) = read(&current)?;
-        if !pods::eviction_ignores_budget(&pod) {
-            let listed = store
-                .list(&key("policy", "poddisruptionbudgets", namespace, None), Default::default())
-                .await
-                .map_err(|e| storage_error(e, call))?;
-            let stored: Vec<(crate::storage::KeyValue, Kind, Value)> =
-                listed.kvs.into_iter().map(|kv| read(&kv).map(|(kind, v)| (kv, kind, v))).collect::<Result<_, _>>()?;
-            let budgets: Vec<Value> = stored.iter().map(|(_, _, v)| v.clone()).collect();
-            let matching = pods::budgets_for(&pod, &budgets);
-            if matching.len() > 1 {
-                return Err(ApiError::internal(
-                    "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.",
-                ));
-            }
-            if let Some(budget) = matching.first() {
-                let (pdb_kv, pdb_kind, _) = stored
-                    .iter()
-                    .find(|(_, _, v)| v["metadata"]["name"] == budget["metadata"]["name"])
-                    .ok_or_else(|| ApiError::internal("disruption budget vanished"))?;
-                let mut pdb = (*budget).clone();
-                pods::charge_budget(&mut pdb, &name, &objects::now())?;
-                if let Some(meta) = pdb["metadata"].as_object_mut() {
-                    meta.remove("resourceVersion");
-                }
-                let bytes = objects::encode_stored(pdb_kind, &pdb).map_err(ApiError::internal)?;
-                let budgets = Store::new(store, call.config, "policy", "poddisruptionbudgets", pdb_kind.clone());
-                match budgets.write_update(write_options(call), &pdb_kv.key, bytes.into(), pdb_kv.mod_revision).await {
-                    Ok(_) => {}
-                    Err(StorageError::Conflict { .. }) => continue,
-                    Err(e) => return Err(storage_error(e, call)),
-                }
-                // The budget was charged for this pod as read: delete exactly that pod.
-                options["preconditions"]["resourceVersion"] = json!(current.mod_revision.to_string());
-            }
-        }
-        Store::new(store, call.config, "", "pods", pod_kind.clone()).delete_at(write_options(call), &k, &name, &options).await?;
-        return Ok(created_status(call));
-    }
-    Err(ApiError::conflict(GroupResource::new("", "pods"), &name))
+    pods::eviction::evict(&rest::store(store, call), write_options(call), namespace, &call.info.name, eviction).await?;
+    Ok(created_status(call))
 }
 
 /// A resource made at each read rather than stored (`registry::OwnRest::ComponentStatuses`):

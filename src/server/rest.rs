@@ -15,7 +15,7 @@ use crate::registry::store::{Current, Incoming, Proposed, Store, StoreConfig, Wr
 use crate::registry::strategy::SubresourceWrite;
 use crate::request_info::RequestInfo;
 use crate::status::{ApiError, FieldError, GroupKind, GroupResource};
-use crate::storage::{KeyValue, Storage, StorageError};
+use crate::storage::{KeyValue, Storage};
 
 /// One resource request, resolved against the route table.
 pub struct ResourceCall<'a> {
@@ -50,17 +50,6 @@ pub(super) fn group_resource(t: &kapi_apimachinery::scheme::RouteTarget) -> Grou
 
 pub(super) fn kind_of(t: &kapi_apimachinery::scheme::RouteTarget) -> Kind {
     Kind { group: t.kind.group.to_owned(), version: t.kind.version.to_owned(), kind: t.kind.kind.to_owned() }
-}
-
-pub(super) fn storage_error(e: StorageError, call: &ResourceCall<'_>) -> ApiError {
-    let gr = group_resource(call.target);
-    let name = call.info.name.clone();
-    match e {
-        StorageError::NotFound { .. } => ApiError::not_found(gr, &name),
-        StorageError::AlreadyExists { .. } => ApiError::already_exists(gr, &name),
-        StorageError::Conflict { .. } => ApiError::conflict(gr, &name),
-        other => ApiError::from(other),
-    }
 }
 
 /// `dryRun=All`: the request does everything but write (what `kubectl diff` and
@@ -127,7 +116,7 @@ fn respond_encoded(format: Format, code: u16, body: Result<Vec<u8>, kapi_apimach
 /// the storage version, the typed object the write encoded is the stored object, and answers
 /// without decoding the stored bytes again; otherwise the stored value is read ([`read`]).
 fn respond_written(call: &ResourceCall<'_>, kind: &Kind, code: u16, written: Written) -> Result<http::Response<Body>, ApiError> {
-    let Written { kv, object: mut written, warnings } = written;
+    let Written { kv, object: mut written, warnings, .. } = written;
     for warning in warnings {
         warn(warning);
     }
@@ -541,26 +530,32 @@ async fn update(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Optio
     if external["metadata"]["name"].as_str().is_some_and(|n| n != name) {
         return Err(ApiError::bad_request("the name of the object does not match the name on the URL"));
     }
-    // A resourceVersion in the body is a precondition (optimistic concurrency).
+    // A resourceVersion in the body is a precondition (optimistic concurrency), and so is a uid.
     let precondition = external["metadata"]["resourceVersion"].as_str().filter(|rv| !rv.is_empty()).map(str::to_owned);
+    let uid = external["metadata"]["uid"].as_str().filter(|uid| !uid.is_empty()).map(str::to_owned);
     let incoming = Incoming::from_external(t.group, t.resource, &kind, external)?;
-    // The body is decoded once; each attempt (a retry only without a precondition) proposes it.
-    let mut body = |_: &Current<'_>| Ok(Proposed { incoming: incoming.clone(), precondition: precondition.clone() });
+    // The body is decoded once; each attempt (a retry only without a precondition) proposes it,
+    // also when nothing is stored and the resource creates on update.
+    let mut body =
+        |_: Option<&Current<'_>>| Ok(Proposed { incoming: incoming.clone(), precondition: precondition.clone(), uid: uid.clone() });
     let written = store(storage, call).update(write_options(call), namespace, &name, &mut body).await?;
-    respond_written(call, &kind, 200, written)
+    let code = if written.created { 201 } else { 200 };
+    respond_written(call, &kind, code, written)
 }
 
 /// What a PATCH proposes given the current object: the patch applied to it, still a valid
-/// object of its kind, with the patch's resourceVersion as a precondition.
-fn patched_proposal(call: &ResourceCall<'_>, current: &Current<'_>) -> Result<Proposed, ApiError> {
+/// object of its kind, with the patch's resourceVersion as a precondition. A patch never
+/// creates: with nothing stored it is NotFound (upstream's patchers' `createNewObject`).
+fn patched_proposal(call: &ResourceCall<'_>, current: Option<&Current<'_>>) -> Result<Proposed, ApiError> {
     let t = call.target;
+    let current = current.ok_or_else(|| ApiError::not_found(group_resource(t), &call.info.name))?;
     let patched = patched(call, &current.kind, &current.external)?;
     check_patched_identity(call, &patched)?;
     let precondition = patched["metadata"]["resourceVersion"].as_str().map(str::to_owned);
     let bytes = serde_json::to_vec(&patched).map_err(ApiError::internal)?;
     let patched = objects::decode_defaulted(&current.kind, Format::Json, &bytes)
         .map_err(|e| ApiError::bad_request(format!("the patched object is not a valid {}: {e}", current.kind.kind)))?;
-    Ok(Proposed { incoming: Incoming::from_external(t.group, t.resource, &current.kind, patched)?, precondition })
+    Ok(Proposed { incoming: Incoming::from_external(t.group, t.resource, &current.kind, patched)?, precondition, uid: None })
 }
 
 /// `<resource>/status` and the other subresources that are a view of part of the object
@@ -622,7 +617,8 @@ async fn scale(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option
         None
     };
     // The object with the Scale's replicas: what the main resource's update proposes.
-    let mut scaled = |current: &Current<'_>| {
+    let mut scaled = |current: Option<&Current<'_>>| {
+        let current = current.ok_or_else(|| ApiError::not_found(group_resource(t), &call.info.name))?;
         let scale = scale_of(t, &current.internal)?;
         let proposed = match &body {
             Some(body) => body.clone(),
@@ -638,7 +634,7 @@ async fn scale(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option
         };
         let mut object = current.internal.clone();
         object["spec"]["replicas"] = json!(replicas);
-        Ok(Proposed { incoming: Incoming { object, required: Vec::new() }, precondition })
+        Ok(Proposed { incoming: Incoming { object, required: Vec::new() }, precondition, uid: None })
     };
     // The scale writes the main resource's object, with its rules.
     let store = Store::new(storage, call.config, t.group, t.resource, kind_of(t));
@@ -682,7 +678,7 @@ fn scale_of(t: &kapi_apimachinery::scheme::RouteTarget, object: &Value) -> Resul
 
 async fn patch(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&str>) -> Result<http::Response<Body>, ApiError> {
     let name = call.info.name.clone();
-    let mut apply = |current: &Current<'_>| patched_proposal(call, current);
+    let mut apply = |current: Option<&Current<'_>>| patched_proposal(call, current);
     let written = store(storage, call).update(write_options(call), namespace, &name, &mut apply).await?;
     let kind = kind_of(call.target);
     respond_written(call, &kind, 200, written)

@@ -1,4 +1,5 @@
-//! Endpoints (`pkg/registry/core/endpoint`): stored under `services/endpoints`.
+//! Endpoints (`pkg/registry/core/endpoint`): stored under `services/endpoints`; a PUT creates
+//! them.
 
 use crate::registry::strategy::Strategy;
 
@@ -8,5 +9,10 @@ pub struct EndpointsStrategy;
 impl Strategy for EndpointsStrategy {
     fn storage_prefix(&self) -> Option<&'static str> {
         Some("services/endpoints")
+    }
+
+    /// A PUT to missing Endpoints creates them (`endpointsStrategy`).
+    fn allow_create_on_update(&self) -> bool {
+        true
     }
 }

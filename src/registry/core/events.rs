@@ -13,6 +13,11 @@ impl Strategy for EventStrategy {
         Some("events")
     }
 
+    /// A PUT to a missing Event creates it (`eventStrategy`), in either group.
+    fn allow_create_on_update(&self) -> bool {
+        true
+    }
+
     fn storage_ttl(&self, event_ttl: Duration) -> Option<Duration> {
         (!event_ttl.is_zero()).then_some(event_ttl)
     }

@@ -5,6 +5,7 @@ pub mod componentstatuses;
 pub mod configmaps;
 pub mod endpoints;
 pub mod events;
+pub mod limitranges;
 pub mod namespaces;
 pub mod nodes;
 pub mod persistentvolumeclaims;

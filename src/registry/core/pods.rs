@@ -1,16 +1,19 @@
 //! Pods (`pkg/registry/core/pod`): the strategy (a new pod is `Pending` with its QoS class,
 //! deletes are graceful, the generation follows the spec), the `ephemeralcontainers` and
-//! `resize` subresources, and what the pod REST storage does besides the generic store:
-//! binding a pod to a node (`pods/binding`, also the legacy `bindings` resource) and evicting it
-//! under its PodDisruptionBudget (`pods/eviction`). Pure functions on the objects; the REST
-//! layer reads and writes them.
+//! `resize` subresources, and what the pod REST storage does besides the generic store, each
+//! in its own file as upstream's `pkg/registry/core/pod/storage`: binding a pod to a node
+//! ([`binding`]: `pods/binding`, also the legacy `bindings` resource) and evicting it under its
+//! PodDisruptionBudget ([`eviction`]: `pods/eviction`).
+
+pub mod binding;
+pub mod eviction;
 
 use serde_json::{Value, json};
 
 use crate::registry::OwnRest;
 use crate::registry::strategy::{Strategy, SubresourceStrategy, copy_field};
 use crate::registry::validation;
-use crate::status::{ApiError, FieldError, GroupKind, GroupResource};
+use crate::status::{ApiError, FieldError};
 
 /// Upstream's `podStrategy`, with the pod store's `ReturnDeletedObject` and its REST's
 /// subresources.
@@ -181,187 +184,18 @@ fn keep_resize_changes(pod: &mut Value, proposed: &Value) {
     }
 }
 
-/// `ValidatePodBinding`: the target is a node, by name.
-pub fn validate_binding(binding: &Value) -> Vec<FieldError> {
-    let mut errs = Vec::new();
-    let target = &binding["target"];
-    if let Some(kind) = target["kind"].as_str().filter(|k| !k.is_empty() && *k != "Node") {
-        errs.push(FieldError::not_supported("target.kind", kind, &["Node", "<empty>"]));
-    }
-    if target["name"].as_str().is_none_or(str::is_empty) {
-        errs.push(FieldError::required("target.name", ""));
-    }
-    errs
-}
-
-/// Assigns `pod` to the binding's node (`setPodNodeAndMetadata`): `spec.nodeName`, the
-/// binding's annotations, and a true `PodScheduled` condition. A pod already assigned or being
-/// deleted is a 409 on `pods/binding`.
-pub fn bind(pod: &mut Value, binding: &Value, now: &str) -> Result<(), ApiError> {
-    let name = pod["metadata"]["name"].as_str().unwrap_or_default().to_owned();
-    let gr = GroupResource::new("", "pods/binding");
-    if pod["metadata"]["deletionTimestamp"].is_string() {
-        return Err(ApiError::conflict_because(gr, &name, format!("pod {name} is being deleted, cannot be assigned to a host")));
-    }
-    if let Some(node) = pod["spec"]["nodeName"].as_str().filter(|n| !n.is_empty()) {
-        return Err(ApiError::conflict_because(gr, &name, format!("pod {name} is already assigned to node {node:?}")));
-    }
-    let uid = pod["metadata"]["uid"].as_str().unwrap_or_default();
-    if let Some(wanted) = binding["metadata"]["uid"].as_str().filter(|u| !u.is_empty())
-        && wanted != uid
-    {
-        return Err(ApiError::conflict_because(
-            GroupResource::new("", "pods"),
-            &name,
-            format!("Precondition failed: UID in precondition: {wanted}, UID in object meta: {uid}"),
-        ));
-    }
-    pod["spec"]["nodeName"] = binding["target"]["name"].clone();
-    if let Some(annotations) = binding["metadata"]["annotations"].as_object() {
-        for (k, v) in annotations {
-            pod["metadata"]["annotations"][k] = v.clone();
-        }
-    }
-    let condition = json!({ "type": "PodScheduled", "status": "True", "lastTransitionTime": now });
-    match pod["status"]["conditions"].as_array_mut() {
-        Some(conditions) => match conditions.iter_mut().find(|c| c["type"] == "PodScheduled") {
-            Some(existing) if existing["status"] == "True" => {}
-            Some(existing) => *existing = condition,
-            None => conditions.push(condition),
-        },
-        None => pod["status"]["conditions"] = json!([condition]),
-    }
-    Ok(())
-}
-
-/// Whether a pod may be evicted without asking its disruption budget (`canIgnorePDB`): it
-/// does not run (pending, finished) or is already being deleted.
-pub fn eviction_ignores_budget(pod: &Value) -> bool {
-    matches!(pod["status"]["phase"].as_str(), Some("Succeeded" | "Failed" | "Pending") | None)
-        || pod["metadata"]["deletionTimestamp"].is_string()
-}
-
-/// The PodDisruptionBudgets (as stored, in the pod's namespace) whose selector matches the pod;
-/// an empty or missing selector matches nothing (`policy/v1` semantics).
-pub fn budgets_for<'a>(pod: &Value, budgets: &'a [Value]) -> Vec<&'a Value> {
-    budgets
-        .iter()
-        .filter(|pdb| {
-            let selector = &pdb["spec"]["selector"];
-            if selector.is_null() || selector.as_object().is_some_and(|o| o.is_empty()) {
-                return false;
-            }
-            crate::selectors::LabelSelector::from_json(selector)
-                .is_ok_and(|s| !s.matches_nothing() && s.matches_json(&pod["metadata"]["labels"]))
-        })
-        .collect()
-}
-
-/// The most pods a budget records as disrupted but not yet seen gone (`MaxDisruptedPodSize`).
-const MAX_DISRUPTED_PODS: usize = 2000;
-
-/// `checkAndDecrement`: whether the budget allows one more disruption; if so, `pdb` is updated
-/// to record it (fewer disruptions allowed, the pod in `disruptedPods`).
-pub fn charge_budget(pdb: &mut Value, pod_name: &str, now: &str) -> Result<(), ApiError> {
-    let pdb_name = pdb["metadata"]["name"].as_str().unwrap_or_default().to_owned();
-    let status = &pdb["status"];
-    let observed = status["observedGeneration"].as_i64().unwrap_or(0);
-    let generation = pdb["metadata"]["generation"].as_i64().unwrap_or(0);
-    if observed < generation {
-        return Err(budget_violation(format!("The disruption budget {pdb_name} is still being processed by the server.")));
-    }
-    let allowed = status["disruptionsAllowed"].as_i64().unwrap_or(0);
-    if allowed < 0 {
-        return Err(ApiError::forbidden(GroupResource::new("", ""), "", "pdb disruptions allowed is negative"));
-    }
-    if status["disruptedPods"].as_object().is_some_and(|m| m.len() > MAX_DISRUPTED_PODS) {
-        return Err(ApiError::forbidden(
-            GroupResource::new("", ""),
-            "",
-            "DisruptedPods map too big - too many evictions not confirmed by PDB controller",
-        ));
-    }
-    if allowed == 0 {
-        return Err(budget_violation(format!(
-            "The disruption budget {pdb_name} needs {} healthy pods and has {} currently",
-            status["desiredHealthy"].as_i64().unwrap_or(0),
-            status["currentHealthy"].as_i64().unwrap_or(0)
-        )));
-    }
-    pdb["status"]["disruptionsAllowed"] = json!(allowed - 1);
-    pdb["status"]["disruptedPods"][pod_name] = json!(now);
-    Ok(())
-}
-
-/// 429: the eviction would violate the budget (`NewTooManyRequests` plus a `DisruptionBudget`
-/// cause).
-fn budget_violation(cause: String) -> ApiError {
-    let mut err = ApiError::too_many_requests("Cannot evict pod as it would violate the pod's disruption budget.", 0);
-    if let Some(details) = err.details.as_mut() {
-        details.causes.push(kapi_api::apimachinery::pkg::apis::meta::v1::StatusCause {
-            reason: Some("DisruptionBudget".into()),
-            message: Some(cause),
-            field: None,
-        });
-    }
-    err
-}
-
 /// A body naming another object than the URL (`name in URL does not match name in <Kind>
-/// object`).
-pub fn check_name(kind: &str, url_name: &str, body: &Value) -> Result<(), ApiError> {
+/// object`), for binding and eviction.
+fn check_name(kind: &str, url_name: &str, body: &Value) -> Result<(), ApiError> {
     match body["metadata"]["name"].as_str() {
         Some(n) if n == url_name => Ok(()),
         _ => Err(ApiError::bad_request(format!("name in URL does not match name in {kind} object"))),
     }
 }
 
-/// 422 for an invalid Binding.
-pub fn invalid_binding(name: &str, errs: &[FieldError]) -> ApiError {
-    ApiError::invalid(GroupKind::new("", "Binding"), name, errs)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn binding_assigns_once() {
-        let mut pod = json!({"metadata": {"name": "p", "uid": "u"}, "spec": {}, "status": {"phase": "Pending"}});
-        let binding = json!({"metadata": {"name": "p", "annotations": {"a": "b"}}, "target": {"kind": "Node", "name": "n1"}});
-        assert!(validate_binding(&binding).is_empty());
-        bind(&mut pod, &binding, "2026-01-01T00:00:00Z").unwrap();
-        assert_eq!(pod["spec"]["nodeName"], "n1");
-        assert_eq!(pod["metadata"]["annotations"]["a"], "b");
-        assert_eq!(pod["status"]["conditions"][0]["type"], "PodScheduled");
-        let again = bind(&mut pod, &binding, "2026-01-01T00:00:00Z").unwrap_err();
-        assert_eq!(again.code, 409);
-        assert!(again.message.contains("is already assigned to node \"n1\""), "{}", again.message);
-        assert_eq!(validate_binding(&json!({"target": {"kind": "Pod"}})).len(), 2);
-    }
-
-    #[test]
-    fn budgets_gate_evictions() {
-        let pod = json!({"metadata": {"name": "p", "labels": {"app": "x"}}, "status": {"phase": "Running"}});
-        let budgets = vec![
-            json!({"metadata": {"name": "b", "generation": 1}, "spec": {"selector": {"matchLabels": {"app": "x"}}},
-                   "status": {"observedGeneration": 1, "disruptionsAllowed": 1, "desiredHealthy": 1, "currentHealthy": 2}}),
-            json!({"metadata": {"name": "other"}, "spec": {"selector": {"matchLabels": {"app": "y"}}}}),
-            json!({"metadata": {"name": "empty"}, "spec": {"selector": {}}}),
-        ];
-        assert!(!eviction_ignores_budget(&pod));
-        let matching = budgets_for(&pod, &budgets);
-        assert_eq!(matching.len(), 1);
-        let mut pdb = matching[0].clone();
-        charge_budget(&mut pdb, "p", "now").unwrap();
-        assert_eq!(pdb["status"]["disruptionsAllowed"], 0);
-        let err = charge_budget(&mut pdb, "q", "now").unwrap_err();
-        assert_eq!(err.code, 429);
-        assert_eq!(
-            err.details.unwrap().causes[0].message.as_deref(),
-            Some("The disruption budget b needs 1 healthy pods and has 2 currently")
-        );
-    }
 
     #[test]
     fn new_pods_are_pending_with_their_qos_class() {

@@ -27,6 +27,11 @@ impl Strategy for ServiceStrategy {
         Some("services/specs")
     }
 
+    /// A PUT to a missing Service creates it (`svcStrategy`), allocating as a POST does.
+    fn allow_create_on_update(&self) -> bool {
+        true
+    }
+
     fn validate(&self, object: &Value) -> Vec<FieldError> {
         validation::core::service(object)
     }

@@ -15,6 +15,12 @@ impl Strategy for RoleBindingStrategy {
         validation::NameRule::PathSegment
     }
 
+    /// A PUT to a missing RoleBinding or ClusterRoleBinding creates it (both upstream
+    /// strategies allow it).
+    fn allow_create_on_update(&self) -> bool {
+        true
+    }
+
     fn validate(&self, object: &Value) -> Vec<FieldError> {
         validation::rbac::binding(object)
     }

@@ -14,6 +14,11 @@ impl Strategy for RoleStrategy {
         validation::NameRule::PathSegment
     }
 
+    /// A PUT to a missing Role or ClusterRole creates it (both upstream strategies allow it).
+    fn allow_create_on_update(&self) -> bool {
+        true
+    }
+
     fn validate(&self, object: &Value) -> Vec<FieldError> {
         validation::rbac::role(object)
     }

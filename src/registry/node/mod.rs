@@ -1,0 +1,3 @@
+//! The `node.k8s.io` group's strategies.
+
+pub mod runtimeclasses;

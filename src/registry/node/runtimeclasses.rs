@@ -1,0 +1,12 @@
+//! RuntimeClasses (`pkg/registry/node/runtimeclass`): generic but for a PUT, which creates one.
+
+use crate::registry::strategy::Strategy;
+
+/// Upstream's runtime class `strategy`.
+pub struct RuntimeClassStrategy;
+
+impl Strategy for RuntimeClassStrategy {
+    fn allow_create_on_update(&self) -> bool {
+        true
+    }
+}
