@@ -459,6 +459,10 @@ spec:
     storage: true
     subresources:
       status: {}
+    additionalPrinterColumns:
+    - {name: Size, type: integer, jsonPath: .spec.size}
+    - {name: Ready, type: string, jsonPath: .status.ready}
+    - {name: Age, type: date, jsonPath: .metadata.creationTimestamp}
     schema:
       openAPIV3Schema:
         type: object
@@ -503,6 +507,12 @@ fn kubectl_serves_custom_resources() {
     assert_eq!(server.ok(&["get", "wd", "first", "-o", "jsonpath={.spec.size} {.metadata.generation} {.status}"]), "4 2 ");
     server.ok(&["patch", "wd", "first", "--subresource", "status", "--type", "merge", "-p", r#"{"status":{"ready":"yes"}}"#]);
     assert_eq!(server.ok(&["get", "wd", "first", "-o", "jsonpath={.metadata.generation} {.status.ready}"]), "2 yes");
+    // The definition's printer columns, then the default Age alone for a version without any.
+    let table = server.ok(&["get", "wd"]);
+    assert_eq!(table.lines().next().unwrap().split_whitespace().collect::<Vec<_>>(), ["NAME", "SIZE", "READY", "AGE"], "{table}");
+    assert_eq!(table.lines().nth(1).unwrap().split_whitespace().take(3).collect::<Vec<_>>(), ["first", "4", "yes"], "{table}");
+    let beta = server.ok(&["get", "widgets.v1beta1.example.com"]);
+    assert_eq!(beta.lines().next().unwrap().split_whitespace().collect::<Vec<_>>(), ["NAME", "AGE"], "{beta}");
     let all = server.ok(&["get", "all", "-n", "default", "-o", "name"]);
     assert!(all.lines().any(|l| l == "widget.example.com/first"), "{all}");
 

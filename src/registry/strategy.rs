@@ -55,6 +55,12 @@ pub trait Strategy: Send + Sync {
         None
     }
 
+    /// The columns of the resource's tables when they are not its kind's printers' (a custom
+    /// resource's `additionalPrinterColumns`).
+    fn table_columns(&self) -> Option<std::sync::Arc<crate::tables::CustomColumns>> {
+        None
+    }
+
     /// With [`Strategy::tracks_generation`]: whether an update changes what `generation`
     /// counts (the spec; a custom resource's everything but metadata and a subresource's
     /// status).

@@ -317,6 +317,14 @@ pub(super) fn list_options(call: &ResourceCall<'_>) -> Result<crate::list_option
     Ok(opts)
 }
 
+/// The columns of the resource's tables: its strategy's, or its kind's printers.
+fn table_columns(call: &ResourceCall<'_>) -> crate::tables::Columns {
+    match call.strategy.table_columns() {
+        Some(columns) => crate::tables::Columns::Custom(columns),
+        None => crate::tables::Columns::Resource { group: call.target.group, resource: call.target.resource },
+    }
+}
+
 /// Objects as a `meta.k8s.io` Table with the resource's columns (upstream's printers).
 pub(super) fn table_response(
     call: &ResourceCall<'_>,
@@ -324,10 +332,10 @@ pub(super) fn table_response(
     objects: &[Value],
     list_meta: Option<&Value>,
 ) -> Result<http::Response<Body>, ApiError> {
-    use crate::tables::{IncludeObject, TableMediaType, TableOptions, to_table_with};
+    use crate::tables::{IncludeObject, TableMediaType, TableOptions};
     let include_object = IncludeObject::from_query(call.query).map_err(|e| ApiError::bad_request(e.to_string()))?;
     let options = TableOptions { include_object, no_headers: false, version: table.version };
-    let value = to_table_with(call.target.group, call.target.resource, objects, list_meta, &options, chrono::Utc::now());
+    let value = table_columns(call).to_table(objects, list_meta, &options, chrono::Utc::now());
     let body = match table.media_type {
         TableMediaType::Json => serde_json::to_vec(&value).map_err(ApiError::internal)?,
         TableMediaType::Yaml => {
@@ -719,7 +727,7 @@ fn watch_encoder(call: &ResourceCall<'_>) -> Result<super::watch::Encoder, ApiEr
         Some(Conversion::Table(version)) => {
             let include_object = crate::tables::IncludeObject::from_query(call.query).map_err(|e| ApiError::bad_request(e.to_string()))?;
             let options = crate::tables::TableOptions { include_object, no_headers: false, version };
-            Some(Convert::Table { group: call.target.group, resource: call.target.resource, options })
+            Some(Convert::Table { columns: table_columns(call), options })
         }
         Some(Conversion::PartialObjectMetadata(version)) => Some(Convert::PartialObjectMetadata(version)),
         Some(Conversion::PartialObjectMetadataList(_)) | None => None,

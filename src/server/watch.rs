@@ -40,7 +40,7 @@ pub struct WatchRequest {
 /// What each watched object becomes before it is encoded.
 pub enum Conversion {
     /// A `meta.k8s.io` `Table` of the object with the resource's columns.
-    Table { group: &'static str, resource: &'static str, options: crate::tables::TableOptions },
+    Table { columns: crate::tables::Columns, options: crate::tables::TableOptions },
     /// A `PartialObjectMetadata` of this `meta.k8s.io` version.
     PartialObjectMetadata(crate::tables::TableVersion),
 }
@@ -66,8 +66,8 @@ impl Encoder {
         let converted = match &mut self.conversion {
             None => None,
             Some(Conversion::PartialObjectMetadata(version)) => Some(super::metadata::partial_object(object, *version)),
-            Some(Conversion::Table { group, resource, options }) => {
-                let table = crate::tables::to_table_with(group, resource, std::slice::from_ref(object), None, options, chrono::Utc::now());
+            Some(Conversion::Table { columns, options }) => {
+                let table = columns.to_table(std::slice::from_ref(object), None, options, chrono::Utc::now());
                 options.no_headers = true;
                 Some(table)
             }
@@ -264,8 +264,13 @@ mod tests {
         assert!(object.get("data").is_none());
 
         let options = TableOptions { include_object: IncludeObject::None, no_headers: false, version: TableVersion::V1 };
-        let mut encoder =
-            Encoder { format: Format::Json, conversion: Some(Conversion::Table { group: "", resource: "configmaps", options }) };
+        let mut encoder = Encoder {
+            format: Format::Json,
+            conversion: Some(Conversion::Table {
+                columns: crate::tables::Columns::Resource { group: "", resource: "configmaps" },
+                options,
+            }),
+        };
         let first: Value = serde_json::from_slice(&encoder.event("ADDED", &config_map("a"))).unwrap();
         let second: Value = serde_json::from_slice(&encoder.event("ADDED", &config_map("b"))).unwrap();
         assert_eq!(first["object"]["kind"], "Table");

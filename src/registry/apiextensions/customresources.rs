@@ -17,6 +17,7 @@ use kapi_api::apimachinery::pkg::apis::meta::v1::{APIResource, Verbs};
 
 use crate::discovery::{RuntimeGroup, RuntimeVersion};
 use crate::registry::strategy::Strategy;
+use crate::tables::CustomColumns;
 
 /// The finalizer a definition gets when it is deleted: its objects are deleted first.
 pub const CLEANUP_FINALIZER: &str = "customresourcecleanup.apiextensions.k8s.io";
@@ -154,6 +155,7 @@ impl CustomResource {
                         prefix: prefix.clone(),
                         storage_version: storage_version.clone(),
                         status: v["subresources"]["status"].is_object(),
+                        columns: Arc::new(CustomColumns::new(v["additionalPrinterColumns"].as_array().map_or(&[], Vec::as_slice))),
                     },
                 })
             })
@@ -265,6 +267,7 @@ pub struct CustomResourceStrategy {
     prefix: String,
     storage_version: String,
     status: bool,
+    columns: Arc<CustomColumns>,
 }
 
 impl Strategy for CustomResourceStrategy {
@@ -282,6 +285,10 @@ impl Strategy for CustomResourceStrategy {
 
     fn status_subresource(&self) -> Option<bool> {
         Some(self.status)
+    }
+
+    fn table_columns(&self) -> Option<Arc<CustomColumns>> {
+        Some(self.columns.clone())
     }
 
     fn generation_changed(&self, old: &Value, new: &Value) -> bool {
