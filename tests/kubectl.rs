@@ -522,6 +522,14 @@ fn kubectl_serves_custom_resources() {
     let server = Server::start(&dir_path, &[]);
     assert_eq!(server.ok(&["get", "widgets", "-o", "name"]).trim(), "widget.example.com/first");
 
+    // Deleting a namespace deletes the custom resources in it too.
+    server.ok(&["create", "ns", "team"]);
+    server.ok(&["apply", "-n", "team", "-f", widget.to_str().unwrap()]);
+    server.ok(&["delete", "ns", "team", "--timeout=30s"]);
+    let left: serde_json::Value =
+        serde_json::from_str(&server.ok(&["get", "--raw", "/apis/example.com/v1/namespaces/team/widgets"])).unwrap();
+    assert_eq!(left["items"], serde_json::json!([]), "{left}");
+
     // Deleting the definition deletes its objects first, then the definition.
     server.ok(&["delete", "crd", "widgets.example.com", "--timeout=30s"]);
     server.fails(&["get", "crd", "widgets.example.com"]);

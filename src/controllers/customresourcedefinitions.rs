@@ -19,9 +19,9 @@ use tracing::warn;
 use crate::registry::apiextensions::customresourcedefinitions::set_condition;
 use crate::registry::apiextensions::customresources::{CLEANUP_FINALIZER, CustomResource, CustomResources, Names, TakenNames};
 use crate::registry::objects::Kind;
-use crate::registry::store::{Current, Deleted, Incoming, Proposed, Store, StoreConfig, WriteOptions};
+use crate::registry::store::{Current, Incoming, Proposed, Store, StoreConfig, WriteOptions};
 use crate::status::{ApiError, GroupResource};
-use crate::storage::{ListOptions, Storage};
+use crate::storage::Storage;
 
 const GROUP: &str = "apiextensions.k8s.io";
 const RESOURCE: &str = "customresourcedefinitions";
@@ -174,25 +174,10 @@ async fn clean_up(
     name: &str,
     resource: Option<&CustomResource>,
 ) -> Result<bool, ApiError> {
-    if let Some(resource) = resource
-        && let Some(version) = resource.versions.first()
+    if let Some(objects) = resource.and_then(|r| r.store(storage, config))
+        && super::delete_all(storage, &objects, None, &json!({})).await? > 0
     {
-        let kind = Kind { group: resource.group.clone(), version: version.version.to_owned(), kind: resource.names.kind.clone() };
-        let objects = Store::new(storage, config, &resource.group, &resource.names.plural, kind).with_strategy(&version.strategy);
-        let mut remaining = 0;
-        for kv in storage.list(&objects.collection_key(None), ListOptions::default()).await?.kvs {
-            let object_name = kv.key.rsplit('/').next().unwrap_or_default().to_owned();
-            match objects.delete_at(WriteOptions::default(), &kv.key, &object_name, &json!({})).await {
-                Ok(Deleted::Gone(..)) => {}
-                Ok(Deleted::Pending(..)) => remaining += 1,
-                Err(e) if e.code == 404 => {}
-                Err(e) if e.code == 409 => remaining += 1,
-                Err(e) => return Err(e),
-            }
-        }
-        if remaining > 0 {
-            return Ok(false);
-        }
+        return Ok(false);
     }
     let mut without_ours = |current: Option<&Current<'_>>| {
         let current = current.ok_or_else(|| ApiError::not_found(GroupResource::new(GROUP, RESOURCE), name))?;

@@ -17,6 +17,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tracing::warn;
 
+use crate::registry::apiextensions::customresources::CustomResources;
 use crate::registry::objects::{self, Kind};
 use crate::registry::store::{Current, Deleted, Incoming, Proposed, Store, StoreConfig, WriteOptions};
 use crate::status::{ApiError, GroupResource};
@@ -30,10 +31,10 @@ const NAMESPACES: &str = "/registry/namespaces/";
 /// How long to wait before looking again at a namespace whose contents still have finalizers.
 const RETRY: Duration = Duration::from_secs(2);
 
-pub fn spawn(store: Arc<dyn Storage>, config: Arc<StoreConfig>) -> tokio::task::JoinHandle<()> {
+pub fn spawn(store: Arc<dyn Storage>, config: Arc<StoreConfig>, custom: Arc<CustomResources>) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         loop {
-            if let Err(e) = run(store.as_ref(), &config).await {
+            if let Err(e) = run(store.as_ref(), &config, &custom).await {
                 warn!(error = %e, "namespace finalizer: restarting");
                 tokio::time::sleep(RETRY).await;
             }
@@ -43,10 +44,10 @@ pub fn spawn(store: Arc<dyn Storage>, config: Arc<StoreConfig>) -> tokio::task::
 
 /// Finalizes what is terminating now, then again at every namespace change (and every
 /// [`RETRY`] while something waits for finalizers).
-async fn run(store: &dyn Storage, config: &StoreConfig) -> Result<(), ApiError> {
+async fn run(store: &dyn Storage, config: &StoreConfig, custom: &CustomResources) -> Result<(), ApiError> {
     let from = store.current_revision().await?;
     let mut changes = store.watch(NAMESPACES, from).await?;
-    let mut pending = finalize_all(store, config).await?;
+    let mut pending = finalize_all(store, config, custom).await?;
     loop {
         let wait = if pending { RETRY } else { Duration::from_secs(3600) };
         match tokio::time::timeout(wait, changes.next()).await {
@@ -54,12 +55,12 @@ async fn run(store: &dyn Storage, config: &StoreConfig) -> Result<(), ApiError> 
             Ok(Some(Err(e))) => return Err(e.into()),
             Ok(Some(Ok(_))) | Err(_) => {}
         }
-        pending = finalize_all(store, config).await?;
+        pending = finalize_all(store, config, custom).await?;
     }
 }
 
 /// One pass over the terminating namespaces; true while one of them still waits.
-pub async fn finalize_all(store: &dyn Storage, config: &StoreConfig) -> Result<bool, ApiError> {
+pub async fn finalize_all(store: &dyn Storage, config: &StoreConfig, custom: &CustomResources) -> Result<bool, ApiError> {
     let namespaces = store.list(NAMESPACES, ListOptions::default()).await?;
     let mut pending = false;
     for kv in namespaces.kvs {
@@ -67,7 +68,7 @@ pub async fn finalize_all(store: &dyn Storage, config: &StoreConfig) -> Result<b
         if !ns["metadata"]["deletionTimestamp"].is_string() {
             continue;
         }
-        match finalize(store, config, &ns).await {
+        match finalize(store, config, custom, &ns).await {
             Ok(done) => pending |= !done,
             // Changed or gone meanwhile: the next pass sees it as it is.
             Err(e) if e.code == 404 || e.code == 409 => pending = true,
@@ -82,7 +83,7 @@ fn v1(kind: &str) -> Kind {
 }
 
 /// Moves one terminating namespace on; true when nothing is left to wait for.
-async fn finalize(store: &dyn Storage, config: &StoreConfig, ns: &Value) -> Result<bool, ApiError> {
+async fn finalize(store: &dyn Storage, config: &StoreConfig, custom: &CustomResources, ns: &Value) -> Result<bool, ApiError> {
     let name = ns["metadata"]["name"].as_str().unwrap_or_default();
     let has_ours = ns["spec"]["finalizers"].as_array().is_some_and(|f| f.iter().any(|v| v == FINALIZER));
     if !has_ours {
@@ -92,7 +93,7 @@ async fn finalize(store: &dyn Storage, config: &StoreConfig, ns: &Value) -> Resu
         }
         return delete_namespace(store, config, name).await;
     }
-    if delete_contents(store, config, name).await? > 0 {
+    if delete_contents(store, config, custom, name).await? > 0 {
         return Ok(false);
     }
     // `namespaces/<name>/finalize` without ours; with no finalizer left, that update deletes
@@ -121,31 +122,24 @@ async fn delete_namespace(store: &dyn Storage, config: &StoreConfig, name: &str)
     }
 }
 
-/// Deletes every object stored in the namespace, each through its resource's store (finalizers
-/// mark it, its strategy decides the rest) with no grace period, as upstream's namespace
-/// controller deletes collections; returns how many are still there.
-async fn delete_contents(store: &dyn Storage, config: &StoreConfig, name: &str) -> Result<usize, ApiError> {
+/// Deletes every object stored in the namespace, built-in or custom, each through its
+/// resource's store (finalizers mark it, its strategy decides the rest) with no grace period,
+/// as upstream's namespace controller deletes collections; returns how many are still there.
+async fn delete_contents(store: &dyn Storage, config: &StoreConfig, custom: &CustomResources, name: &str) -> Result<usize, ApiError> {
     let mut seen_prefixes = std::collections::BTreeSet::new();
     let mut remaining = 0;
     let now = json!({ "gracePeriodSeconds": 0 });
     for r in kapi_api::scheme::RESOURCES.iter().filter(|r| r.namespaced) {
-        let prefix = crate::registry::keys::key(r.group, r.resource, Some(name), None);
-        // Resources served by two groups (Events) share their objects.
-        if !seen_prefixes.insert(prefix.clone()) {
-            continue;
-        }
         let kind = Kind { group: r.kind.group.into(), version: r.kind.version.into(), kind: r.kind.kind.into() };
         let resource = Store::new(store, config, r.group, r.resource, kind);
-        for kv in store.list(&prefix, ListOptions::default()).await?.kvs {
-            let object_name = kv.key.rsplit('/').next().unwrap_or_default().to_owned();
-            match resource.delete_at(WriteOptions::default(), &kv.key, &object_name, &now).await {
-                Ok(Deleted::Gone(..)) => {}
-                Ok(Deleted::Pending(..)) => remaining += 1,
-                Err(e) if e.code == 404 => {}
-                Err(e) if e.code == 409 => remaining += 1,
-                Err(e) => return Err(e),
-            }
+        // Resources served by two groups (Events) share their objects.
+        if seen_prefixes.insert(resource.collection_key(Some(name))) {
+            remaining += super::delete_all(store, &resource, Some(name), &now).await?;
         }
+    }
+    let custom = custom.snapshot();
+    for objects in custom.values().filter(|r| r.namespaced).filter_map(|r| r.store(store, config)) {
+        remaining += super::delete_all(store, &objects, Some(name), &now).await?;
     }
     Ok(remaining)
 }

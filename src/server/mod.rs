@@ -232,8 +232,8 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     crate::registry::bootstrap::ensure(store.as_ref(), &store_config, addr.port())
         .await
         .context("creating the objects every cluster starts with")?;
-    crate::controllers::namespace::spawn(store.clone(), store_config.clone());
     let custom_resources = Arc::new(CustomResources::default());
+    crate::controllers::namespace::spawn(store.clone(), store_config.clone(), custom_resources.clone());
     // Definitions stored before this start are served before it reports ready.
     crate::controllers::customresourcedefinitions::reconcile(store.as_ref(), &store_config, &custom_resources)
         .await

@@ -16,6 +16,8 @@ use serde_json::Value;
 use kapi_api::apimachinery::pkg::apis::meta::v1::{APIResource, Verbs};
 
 use crate::discovery::{RuntimeGroup, RuntimeVersion};
+use crate::registry::objects::Kind;
+use crate::registry::store::{Store, StoreConfig};
 use crate::registry::strategy::Strategy;
 use crate::tables::CustomColumns;
 
@@ -171,6 +173,14 @@ impl CustomResource {
 
     pub fn version(&self, version: &str) -> Option<&ServedVersion> {
         self.versions.iter().find(|v| v.version == version)
+    }
+
+    /// The store of the objects as their highest-priority served version shows them (what
+    /// in-process controllers read and delete them through).
+    pub fn store<'a>(&'a self, storage: &'a dyn crate::storage::Storage, config: &'a StoreConfig) -> Option<Store<'a>> {
+        let version = self.versions.first()?;
+        let kind = Kind { group: self.group.clone(), version: version.version.to_owned(), kind: self.names.kind.clone() };
+        Some(Store::new(storage, config, &self.group, &self.names.plural, kind).with_strategy(&version.strategy))
     }
 
     /// The discovery entries of one served version: the resource, and its status subresource
