@@ -459,6 +459,7 @@ spec:
     storage: true
     subresources:
       status: {}
+      scale: {specReplicasPath: .spec.size, statusReplicasPath: .status.size}
     additionalPrinterColumns:
     - {name: Size, type: integer, jsonPath: .spec.size}
     - {name: Ready, type: string, jsonPath: .status.ready}
@@ -515,6 +516,12 @@ fn kubectl_serves_custom_resources() {
     assert_eq!(beta.lines().next().unwrap().split_whitespace().collect::<Vec<_>>(), ["NAME", "AGE"], "{beta}");
     let all = server.ok(&["get", "all", "-n", "default", "-o", "name"]);
     assert!(all.lines().any(|l| l == "widget.example.com/first"), "{all}");
+    // The scale subresource writes the definition's replicas path.
+    assert_eq!(server.ok(&["scale", "wd", "first", "--replicas=7"]).trim(), "widget.example.com/first scaled");
+    assert_eq!(server.ok(&["get", "wd", "first", "-o", "jsonpath={.spec.size} {.metadata.generation}"]), "7 3");
+    let scale: serde_json::Value =
+        serde_json::from_str(&server.ok(&["get", "--raw", "/apis/example.com/v1/namespaces/default/widgets/first/scale"])).unwrap();
+    assert_eq!((scale["kind"].as_str(), scale["spec"]["replicas"].as_i64()), (Some("Scale"), Some(7)));
 
     // Restarted, the server serves the stored definition and its objects at once.
     let dir_path = dir.path().to_path_buf();

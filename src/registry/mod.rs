@@ -32,6 +32,7 @@ pub mod objects;
 pub mod policy;
 pub mod rbac;
 pub mod reviews;
+pub mod scale;
 pub mod scheduling;
 pub mod storage;
 pub mod store;
@@ -76,14 +77,7 @@ impl DeletionFlow {
     }
 }
 
-/// Where a resource with a `scale` subresource keeps what `autoscaling/v1` `Scale` shows:
-/// desired replicas, observed replicas, and the label selector (upstream's
-/// `scaleFromDeployment` and friends).
-pub struct ScaleFacts {
-    /// The selector: a `metav1.LabelSelector` (`spec.selector`) or, for replication
-    /// controllers, a plain label map.
-    pub selector_is_map: bool,
-}
+pub use scale::{ScaleFacts, ScaleSelector};
 
 /// Requests served by a resource's own REST code instead of the generic store (upstream's
 /// `BindingREST`, `EvictionREST`, the review resources' REST).

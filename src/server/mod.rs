@@ -551,6 +551,7 @@ fn custom_resource_route(
     let subresource = match info.subresource.as_str() {
         "" => None,
         "status" if version.strategy.status_subresource() == Some(true) && named => Some("status"),
+        "scale" if version.strategy.scale().is_some() && named => Some("scale"),
         _ => return Err(ApiError::path_not_found()),
     };
     // A namespaced resource's object lives in a namespace; a cluster-scoped one's in none.

@@ -84,11 +84,6 @@ pub(super) fn write_options<'a>(call: &'a ResourceCall<'_>) -> WriteOptions<'a> 
     WriteOptions { user: call.user, dry_run: call.dry_run }
 }
 
-/// The stored object at `key`, or the resource's 404.
-pub(super) async fn current(storage: &dyn Storage, call: &ResourceCall<'_>, key: &str, name: &str) -> Result<KeyValue, ApiError> {
-    store(storage, call).current(key, name).await
-}
-
 /// A stored object as the client sees it: in the version of the request's URL (converted from
 /// the storage version), with `resourceVersion` from the store.
 pub(super) fn read(kv: &KeyValue) -> Result<(Kind, Value), ApiError> {
@@ -607,10 +602,12 @@ async fn scale(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option
     let t = call.target;
     let name = call.info.name.clone();
     let scale_kind = Kind { group: "autoscaling".into(), version: "v1".into(), kind: "Scale".into() };
+    let facts = call.strategy.scale().ok_or_else(|| ApiError::method_not_supported(group_resource(t), t.action))?;
+    // The scale reads and writes the main resource's object, with its rules.
+    let store = Store::new(storage, call.config, t.group, t.resource, kind_of(t)).with_strategy(call.strategy);
     if t.action == "get" {
-        let k = object_key(t.group, t.resource, namespace, &name)?;
-        let (_, object) = read_internal(&current(storage, call, &k, &name).await?)?;
-        return Ok(respond(&scale_kind, call.accept, 200, &scale_of(t, &object)?));
+        let (_, object) = read_internal(&store.current(&store.object_key(namespace, &name)?, &name).await?)?;
+        return Ok(respond(&scale_kind, call.accept, 200, &facts.view(&object)?));
     }
     if !matches!(t.action, "put" | "patch") {
         return Err(ApiError::method_not_supported(group_resource(t), t.action));
@@ -627,7 +624,7 @@ async fn scale(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option
     // The object with the Scale's replicas: what the main resource's update proposes.
     let mut scaled = |current: Option<&Current<'_>>| {
         let current = current.ok_or_else(|| ApiError::not_found(group_resource(t), &call.info.name))?;
-        let scale = scale_of(t, &current.internal)?;
+        let scale = facts.view(&current.internal)?;
         let proposed = match &body {
             Some(body) => body.clone(),
             None => patched(call, &scale_kind, &scale)?,
@@ -641,47 +638,12 @@ async fn scale(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option
             ));
         };
         let mut object = current.internal.clone();
-        object["spec"]["replicas"] = json!(replicas);
+        facts.set_replicas(&mut object, replicas);
         Ok(Proposed { incoming: Incoming { object, required: Vec::new() }, precondition, uid: None })
     };
-    // The scale writes the main resource's object, with its rules.
-    let store = Store::new(storage, call.config, t.group, t.resource, kind_of(t));
     let written = store.update(write_options(call), namespace, &name, &mut scaled).await?;
     let (_, updated) = read_internal(&written.kv)?;
-    Ok(respond(&scale_kind, call.accept, 200, &scale_of(t, &updated)?))
-}
-
-/// The `Scale` view of an object (upstream's `scaleFrom*`).
-fn scale_of(t: &kapi_apimachinery::scheme::RouteTarget, object: &Value) -> Result<Value, ApiError> {
-    let facts = crate::registry::strategy(t.group, t.resource)
-        .scale()
-        .ok_or_else(|| ApiError::method_not_supported(group_resource(t), t.action))?;
-    let selector = if facts.selector_is_map {
-        let labels: std::collections::BTreeMap<String, String> =
-            serde_json::from_value(object["spec"]["selector"].clone()).unwrap_or_default();
-        crate::selectors::LabelSelector::from_set(&labels).to_string()
-    } else {
-        crate::selectors::LabelSelector::from_json(&object["spec"]["selector"])
-            .map(|s| s.to_string())
-            .map_err(|e| ApiError::internal(format!("invalid selector on the object: {e}")))?
-    };
-    let meta = &object["metadata"];
-    Ok(json!({
-        "kind": "Scale",
-        "apiVersion": "autoscaling/v1",
-        "metadata": {
-            "name": meta["name"],
-            "namespace": meta["namespace"],
-            "uid": meta["uid"],
-            "resourceVersion": meta["resourceVersion"],
-            "creationTimestamp": meta["creationTimestamp"],
-        },
-        "spec": { "replicas": object["spec"]["replicas"].as_i64().unwrap_or(1) },
-        "status": {
-            "replicas": object["status"]["replicas"].as_i64().unwrap_or(0),
-            "selector": selector,
-        },
-    }))
+    Ok(respond(&scale_kind, call.accept, 200, &facts.view(&updated)?))
 }
 
 async fn patch(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&str>) -> Result<http::Response<Body>, ApiError> {

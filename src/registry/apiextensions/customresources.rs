@@ -16,6 +16,7 @@ use serde_json::Value;
 use kapi_api::apimachinery::pkg::apis::meta::v1::{APIResource, Verbs};
 
 use crate::discovery::{RuntimeGroup, RuntimeVersion};
+use crate::registry::ScaleFacts;
 use crate::registry::objects::Kind;
 use crate::registry::store::{Store, StoreConfig};
 use crate::registry::strategy::Strategy;
@@ -157,6 +158,7 @@ impl CustomResource {
                         prefix: prefix.clone(),
                         storage_version: storage_version.clone(),
                         status: v["subresources"]["status"].is_object(),
+                        scale: ScaleFacts::custom(&v["subresources"]["scale"]),
                         columns: Arc::new(CustomColumns::new(v["additionalPrinterColumns"].as_array().map_or(&[], Vec::as_slice))),
                     },
                 })
@@ -200,19 +202,23 @@ impl CustomResource {
             categories: self.names.categories.clone(),
             storage_version_hash: Some(crate::discovery::storage_version_hash(&self.group, storage_version, &self.names.kind)),
         }];
-        if version.strategy.status_subresource() == Some(true) {
-            entries.push(APIResource {
-                name: format!("{}/status", self.names.plural),
-                singular_name: String::new(),
-                namespaced: self.namespaced,
-                group: None,
-                version: None,
-                kind: self.names.kind.clone(),
-                verbs: Verbs { items: strings(&["get", "patch", "update"]) },
-                short_names: Vec::new(),
-                categories: Vec::new(),
-                storage_version_hash: None,
-            });
+        let subresource = |name: &str, group: Option<&str>, version: Option<&str>, kind: &str| APIResource {
+            name: format!("{}/{name}", self.names.plural),
+            singular_name: String::new(),
+            namespaced: self.namespaced,
+            group: group.map(str::to_owned),
+            version: version.map(str::to_owned),
+            kind: kind.to_owned(),
+            verbs: Verbs { items: strings(&["get", "patch", "update"]) },
+            short_names: Vec::new(),
+            categories: Vec::new(),
+            storage_version_hash: None,
+        };
+        if version.strategy.scale.is_some() {
+            entries.push(subresource("scale", Some("autoscaling"), Some("v1"), "Scale"));
+        }
+        if version.strategy.status {
+            entries.push(subresource("status", None, None, &self.names.kind));
         }
         entries
     }
@@ -277,6 +283,7 @@ pub struct CustomResourceStrategy {
     prefix: String,
     storage_version: String,
     status: bool,
+    scale: Option<ScaleFacts>,
     columns: Arc<CustomColumns>,
 }
 
@@ -295,6 +302,10 @@ impl Strategy for CustomResourceStrategy {
 
     fn status_subresource(&self) -> Option<bool> {
         Some(self.status)
+    }
+
+    fn scale(&self) -> Option<ScaleFacts> {
+        self.scale.clone()
     }
 
     fn table_columns(&self) -> Option<Arc<CustomColumns>> {

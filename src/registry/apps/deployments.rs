@@ -29,7 +29,7 @@ impl Strategy for DeploymentStrategy {
     }
 
     fn scale(&self) -> Option<crate::registry::ScaleFacts> {
-        Some(crate::registry::ScaleFacts { selector_is_map: false })
+        Some(crate::registry::ScaleFacts::workload(false))
     }
 }
 

@@ -29,6 +29,6 @@ impl Strategy for ReplicaSetStrategy {
     }
 
     fn scale(&self) -> Option<crate::registry::ScaleFacts> {
-        Some(crate::registry::ScaleFacts { selector_is_map: false })
+        Some(crate::registry::ScaleFacts::workload(false))
     }
 }

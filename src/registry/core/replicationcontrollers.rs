@@ -29,7 +29,7 @@ impl Strategy for ReplicationControllerStrategy {
     }
 
     fn scale(&self) -> Option<crate::registry::ScaleFacts> {
-        Some(crate::registry::ScaleFacts { selector_is_map: true })
+        Some(crate::registry::ScaleFacts::workload(true))
     }
 }
 
@@ -40,8 +40,9 @@ mod tests {
     #[test]
     fn stored_under_controllers_with_a_label_map_selector() {
         assert_eq!(crate::registry::keys::storage_prefix("", "replicationcontrollers"), "controllers");
-        assert!(ReplicationControllerStrategy.scale().is_some_and(|s| s.selector_is_map));
-        assert!(crate::registry::strategy("apps", "deployments").scale().is_some_and(|s| !s.selector_is_map));
+        assert!(ReplicationControllerStrategy.scale().is_some_and(|s| matches!(s.selector, crate::registry::ScaleSelector::Map(_))));
+        let deployments = crate::registry::strategy("apps", "deployments").scale();
+        assert!(deployments.is_some_and(|s| matches!(s.selector, crate::registry::ScaleSelector::LabelSelector(_))));
         assert!(crate::registry::strategy("apps", "daemonsets").scale().is_none());
     }
 }
