@@ -65,6 +65,8 @@ const CONFIGMAPS: usize = 5000;
 const CONFIGMAP_DATA_BYTES: usize = 256;
 const CONFIGMAP_TIME_LIMIT: Duration = Duration::from_secs(60);
 const CONFIGMAP_ROUNDS: usize = 3;
+const CUSTOM_RESOURCES: usize = 2000;
+const CUSTOM_RESOURCE_ROUNDS: usize = 3;
 
 fn main() -> ExitCode {
     let started = Instant::now();
@@ -176,7 +178,8 @@ fn run() -> Result<()> {
     print_progress(&rows);
 
     // 5. Create 10,000 pods.
-    let creates = bench_creates(&server.tls, server.port, pod_path, PODS, CREATE_TIME_LIMIT, |i| pod_json(&format!("pod-{i:05}")))?;
+    let creates =
+        bench_creates(&server.tls, server.port, pod_path, PODS, CREATE_TIME_LIMIT, Arc::new(|i| pod_json(&format!("pod-{i:05}"))))?;
     let after_creates = server.memory()?;
     rows.push(row(
         format!("create pods, {CREATE_THREADS} keep-alive conns"),
@@ -264,6 +267,11 @@ fn run() -> Result<()> {
             embedded_cpu / (kapi_cpu + etcd_cpu),
         ));
     }
+
+    // 8. A custom resource (unstructured JSON through the same Store) against a ConfigMap of
+    // the same data, creates and GETs, alternating on one server.
+    rows.extend(bench_custom_resources(root.path())?);
+    print_progress(&rows);
 
     print_table(&rows);
     println!("ratios: throughputs (/s) are kapi ÷ baseline, so below 1 is slower; times (ms) are kapi ÷ baseline, so above 1 is slower");
@@ -621,7 +629,8 @@ fn bench_configmaps_embedded(root: &Path) -> Result<EmbeddedConfigMaps> {
     let (commits, writes) =
         (counter(&mut conn, "kapi_embedded_store_commits_total")?, counter(&mut conn, "kapi_embedded_store_writes_total")?);
     let cpu = process::cpu_micros(server.child.id())?;
-    let load = bench_creates(&server.tls, server.port, path, CONFIGMAPS, CONFIGMAP_TIME_LIMIT, |i| configmap_json(&configmap_name(i)))?;
+    let load =
+        bench_creates(&server.tls, server.port, path, CONFIGMAPS, CONFIGMAP_TIME_LIMIT, Arc::new(|i| configmap_json(&configmap_name(i))))?;
     let kapi_cpu_micros = process::cpu_micros(server.child.id())?.saturating_sub(cpu);
     let commits = counter(&mut conn, "kapi_embedded_store_commits_total")? - commits;
     let writes = counter(&mut conn, "kapi_embedded_store_writes_total")? - writes;
@@ -650,7 +659,8 @@ fn bench_configmaps_etcd(root: &Path) -> Result<Option<EtcdConfigMaps>> {
     let path = "/api/v1/namespaces/default/configmaps";
     let etcd_pid = etcd.members[0].child.as_ref().map(Child::id).ok_or("etcd is not running")?;
     let cpu = (process::cpu_micros(server.child.id())?, process::cpu_micros(etcd_pid)?);
-    let load = bench_creates(&server.tls, server.port, path, CONFIGMAPS, CONFIGMAP_TIME_LIMIT, |i| configmap_json(&configmap_name(i)))?;
+    let load =
+        bench_creates(&server.tls, server.port, path, CONFIGMAPS, CONFIGMAP_TIME_LIMIT, Arc::new(|i| configmap_json(&configmap_name(i))))?;
     let kapi_cpu_micros = process::cpu_micros(server.child.id())?.saturating_sub(cpu.0);
     let etcd_cpu_micros = process::cpu_micros(etcd_pid)?.saturating_sub(cpu.1);
     server.stop()?;
@@ -797,6 +807,78 @@ impl Load {
     }
 }
 
+const WIDGETS: &str = "/apis/example.com/v1/namespaces/default/widgets";
+
+fn widget_json(name: &str) -> Vec<u8> {
+    let data = "x".repeat(CONFIGMAP_DATA_BYTES);
+    format!(r#"{{"apiVersion":"example.com/v1","kind":"Widget","metadata":{{"name":"{name}"}},"data":{{"config":"{data}"}}}}"#).into_bytes()
+}
+
+fn widget_name(i: usize) -> String {
+    format!("widget-{i:05}")
+}
+
+/// Custom resource creates and GETs against ConfigMaps of the same data on one fresh server
+/// (embedded store), in alternating rounds; each ratio is the median of the rounds' ratios.
+fn bench_custom_resources(root: &Path) -> Result<Vec<Row>> {
+    let (server, _) = Server::start(&root.join("data-custom"), &root.join("kapi-custom.log"))?;
+    let mut conn = Conn::connect(&server.tls, server.port)?;
+    let definition = br#"{"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition","metadata":{"name":"widgets.example.com"},
+        "spec":{"group":"example.com","scope":"Namespaced","names":{"plural":"widgets","kind":"Widget"},
+        "versions":[{"name":"v1","served":true,"storage":true,"schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}"#;
+    let created = conn.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", definition)?;
+    if created.status != 201 {
+        return Err(format!("creating the definition: HTTP {}: {}", created.status, created.text()).into());
+    }
+    let deadline = Instant::now() + START_TIME_LIMIT;
+    while conn.request("GET", WIDGETS, b"")?.status != 200 {
+        if Instant::now() > deadline {
+            return Err("the custom resource was not served".into());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let configmaps = "/api/v1/namespaces/default/configmaps";
+    let (mut creates, mut gets) = (Vec::new(), Vec::new());
+    for round in 0..CUSTOM_RESOURCE_ROUNDS {
+        let offset = round * CUSTOM_RESOURCES;
+        let widget_body = Arc::new(move |i: usize| widget_json(&widget_name(i + offset)));
+        let cm_body = Arc::new(move |i: usize| configmap_json(&configmap_name(i + offset)));
+        let widgets = bench_creates(&server.tls, server.port, WIDGETS, CUSTOM_RESOURCES, CONFIGMAP_TIME_LIMIT, widget_body)?;
+        let cms = bench_creates(&server.tls, server.port, configmaps, CUSTOM_RESOURCES, CONFIGMAP_TIME_LIMIT, cm_body)?;
+        creates.push((widgets.rate(), cms.rate()));
+        let (widget_path, cm_path) = (format!("{WIDGETS}/{}", widget_name(offset)), format!("{configmaps}/{}", configmap_name(offset)));
+        let widget_len = conn.request("GET", &widget_path, b"")?.body.len();
+        let cm_len = conn.request("GET", &cm_path, b"")?.body.len();
+        let widget_get = bench_get(&server.tls, server.port, &widget_path, widget_len)?;
+        let cm_get = bench_get(&server.tls, server.port, &cm_path, cm_len)?;
+        gets.push((widget_get.rate(), cm_get.rate()));
+        eprintln!(
+            "  … custom resources round {round}: creates {:.0} /s vs ConfigMaps {:.0} /s; GETs {:.0} vs {:.0} req/s",
+            widgets.rate(),
+            cms.rate(),
+            widget_get.rate(),
+            cm_get.rate()
+        );
+    }
+    drop(conn);
+    server.stop()?;
+    let median_of = |pairs: &[(f64, f64)], pick: fn(&(f64, f64)) -> f64| median_f64(pairs.iter().map(pick).collect());
+    Ok(vec![
+        compared(
+            format!("create {CUSTOM_RESOURCES} custom resources, {CREATE_THREADS} keep-alive conns, embedded store"),
+            format!("{:.0} /s", median_of(&creates, |p| p.0)),
+            format!("{:.0} /s ConfigMaps of the same data", median_of(&creates, |p| p.1)),
+            median_of(&creates, |p| p.0 / p.1),
+        ),
+        compared(
+            format!("GET one custom resource, {GET_THREADS} keep-alive conns"),
+            format!("{:.0} req/s", median_of(&gets, |p| p.0)),
+            format!("{:.0} req/s GET one ConfigMap", median_of(&gets, |p| p.1)),
+            median_of(&gets, |p| p.0 / p.1),
+        ),
+    ])
+}
+
 /// `GET_THREADS` threads, each on one keep-alive connection, GET `path` for `GET_DURATION` (or
 /// `GET_MAX_PER_THREAD` requests) after a warm-up; every answer must be a 200 of `body_len` bytes.
 fn bench_get(tls: &Arc<rustls::ClientConfig>, port: u16, path: &str, body_len: usize) -> Result<Load> {
@@ -849,13 +931,13 @@ fn bench_creates(
     path: &str,
     count: usize,
     limit: Duration,
-    body: fn(usize) -> Vec<u8>,
+    body: Arc<dyn Fn(usize) -> Vec<u8> + Send + Sync>,
 ) -> Result<Load> {
     let next = Arc::new(AtomicUsize::new(0));
     let start = Instant::now();
     let threads: Vec<_> = (0..CREATE_THREADS)
         .map(|_| {
-            let (tls, next, path) = (tls.clone(), next.clone(), path.to_owned());
+            let (tls, next, path, body) = (tls.clone(), next.clone(), path.to_owned(), body.clone());
             std::thread::spawn(move || -> Result<(usize, Duration)> {
                 let mut conn = Conn::connect(&tls, port)?;
                 let mut n = 0;
