@@ -514,6 +514,7 @@ fn kubectl_serves_custom_resources() {
     assert_eq!(table.lines().nth(1).unwrap().split_whitespace().take(3).collect::<Vec<_>>(), ["first", "4", "yes"], "{table}");
     let beta = server.ok(&["get", "widgets.v1beta1.example.com"]);
     assert_eq!(beta.lines().next().unwrap().split_whitespace().collect::<Vec<_>>(), ["NAME", "AGE"], "{beta}");
+    assert!(server.ok(&["explain", "wd"]).contains("KIND:       Widget"));
     let all = server.ok(&["get", "all", "-n", "default", "-o", "name"]);
     assert!(all.lines().any(|l| l == "widget.example.com/first"), "{all}");
     // The scale subresource writes the definition's replicas path.
@@ -544,4 +545,50 @@ fn kubectl_serves_custom_resources() {
     server.ok(&["wait", "--for", "condition=established", "crd/widgets.example.com", "--timeout=20s"]);
     let left = server.ok(&["get", "widgets", "-A", "-o", "name"]);
     assert!(left.trim().is_empty(), "objects outlived their definition: {left}");
+}
+
+/// Every CustomResourceDefinition of `../shared/crds` (cert-manager, prometheus-operator, read
+/// in place) is accepted and Established; objects written for them are served with their
+/// printer columns, and `kubectl explain` reads their schemas.
+#[test]
+fn kubectl_serves_real_world_definitions() {
+    let crds = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/crds");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&crds)
+        .expect("../shared/crds beside the project")
+        .flat_map(|d| std::fs::read_dir(d.unwrap().path()).into_iter().flatten())
+        .map(|f| f.unwrap().path())
+        .filter(|f| f.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 16, "{files:?}");
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    for file in &files {
+        // `create`: the largest carry more than the 256 KiB a client-side apply annotation holds.
+        server.ok(&["create", "-f", file.to_str().unwrap()]);
+    }
+    server.ok(&["wait", "--for", "condition=established", "crd", "--all", "--timeout=30s"]);
+    assert_eq!(server.ok(&["get", "crd", "-o", "name"]).lines().count(), files.len());
+
+    let objects = dir.path().join("objects.yaml");
+    std::fs::write(
+        &objects,
+        "apiVersion: cert-manager.io/v1\nkind: Issuer\nmetadata: {name: selfsigned}\nspec: {selfSigned: {}}\n---\n\
+         apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: {name: demo}\n\
+         spec: {secretName: demo-tls, dnsNames: [demo.example.com], issuerRef: {name: selfsigned, kind: Issuer}}\n---\n\
+         apiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata: {name: web}\n\
+         spec: {selector: {matchLabels: {app: web}}, endpoints: [{port: http}]}\n",
+    )
+    .unwrap();
+    server.ok(&["apply", "-f", objects.to_str().unwrap()]);
+    let certificates = server.ok(&["get", "certificates", "-o", "wide"]);
+    let header: Vec<&str> = certificates.lines().next().unwrap().split_whitespace().collect();
+    assert_eq!(header, ["NAME", "READY", "SECRET", "ISSUER", "STATUS", "EXPIRATION", "AGE"], "{certificates}");
+    assert!(certificates.lines().nth(1).unwrap().contains("demo-tls   selfsigned"), "{certificates}");
+    assert_eq!(server.ok(&["get", "cert", "demo", "-o", "jsonpath={.spec.issuerRef.name}"]), "selfsigned");
+    assert_eq!(server.ok(&["get", "servicemonitors", "-o", "name"]).trim(), "servicemonitor.monitoring.coreos.com/web");
+    let explained = server.ok(&["explain", "certificate.spec.issuerRef"]);
+    assert!(explained.contains("KIND:       Certificate") && explained.contains("FIELD: issuerRef <Object>"), "{explained}");
+    let explained = server.ok(&["explain", "prometheus.spec.replicas"]);
+    assert!(explained.contains("FIELD: replicas <integer>"), "{explained}");
 }

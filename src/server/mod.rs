@@ -465,7 +465,7 @@ async fn dispatch(state: &ServerState, parts: &http::request::Parts, path: &str,
         },
         "version" if rest.trim_end_matches('/').is_empty() => json_response(StatusCode::OK, &version::info()),
         "openapi" if rest.trim_end_matches('/') == "v2" => openapi_v2(accept, parts, &state.enabled),
-        "openapi" => openapi(rest.trim_end_matches('/'), query, &state.enabled),
+        "openapi" => openapi(rest.trim_end_matches('/'), query, state),
         "metrics" if rest.is_empty() => {
             let mut resp = text_response(200, state.metrics.render());
             resp.headers_mut().insert(header::CONTENT_TYPE, header::HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"));
@@ -723,13 +723,18 @@ fn openapi_v2(accept: Option<&str>, parts: &http::request::Parts, enabled: &crat
 }
 
 /// `/openapi/v3` (the index kubectl reads first) and `/openapi/v3/<group-version path>`.
-fn openapi(rest: &str, query: &str, enabled: &crate::discovery::EnabledGroupVersions) -> Response<Body> {
+fn openapi(rest: &str, query: &str, state: &ServerState) -> Response<Body> {
     use kapi_api::openapi::V3_DOCUMENTS;
+    // The generated documents as they are compiled in; the custom resources' as they are now.
+    let custom = crate::registry::apiextensions::openapi::v3_documents(&state.custom_resources.snapshot());
+    let built_in = V3_DOCUMENTS
+        .iter()
+        .filter(|(path, _, _)| state.enabled.serves_openapi_path(path))
+        .map(|(path, hash, body)| (*path, *hash, Bytes::from_static(body.as_bytes())));
+    let mut documents = built_in.chain(custom.iter().map(|d| (d.path.as_str(), d.hash.as_str(), d.body.clone())));
     match rest {
         "v3" => {
-            let paths: serde_json::Map<String, serde_json::Value> = V3_DOCUMENTS
-                .iter()
-                .filter(|(path, _, _)| enabled.serves_openapi_path(path))
+            let paths: serde_json::Map<String, serde_json::Value> = documents
                 .map(|(path, hash, _)| {
                     (path.to_string(), serde_json::json!({ "serverRelativeURL": format!("/openapi/v3/{path}?hash={hash}") }))
                 })
@@ -738,10 +743,10 @@ fn openapi(rest: &str, query: &str, enabled: &crate::discovery::EnabledGroupVers
         }
         _ => {
             let Some(path) = rest.strip_prefix("v3/") else { return error_response(&ApiError::path_not_found()) };
-            let Some((_, hash, doc)) = V3_DOCUMENTS.iter().find(|(p, _, _)| *p == path && enabled.serves_openapi_path(p)) else {
+            let Some((_, hash, doc)) = documents.find(|(p, _, _)| *p == path) else {
                 return error_response(&ApiError::path_not_found());
             };
-            let mut resp = Response::new(body::full(Bytes::from_static(doc.as_bytes())));
+            let mut resp = Response::new(body::full(doc));
             resp.headers_mut().insert(header::CONTENT_TYPE, header::HeaderValue::from_static("application/json"));
             if let Ok(etag) = header::HeaderValue::from_str(&format!("\"{hash}\"")) {
                 resp.headers_mut().insert(header::ETAG, etag);

@@ -118,6 +118,8 @@ pub struct ServedVersion {
     pub version: &'static str,
     pub plural: &'static str,
     pub kind: &'static str,
+    /// The version's `schema.openAPIV3Schema` (`null` without one), as published in OpenAPI.
+    pub schema: Value,
     pub strategy: CustomResourceStrategy,
 }
 
@@ -154,6 +156,7 @@ impl CustomResource {
                     version: intern(v["name"].as_str()?),
                     plural: intern(&names.plural),
                     kind: intern(&names.kind),
+                    schema: v["schema"]["openAPIV3Schema"].clone(),
                     strategy: CustomResourceStrategy {
                         prefix: prefix.clone(),
                         storage_version: storage_version.clone(),
