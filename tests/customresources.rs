@@ -58,6 +58,19 @@ fn condition<'a>(definition: &'a Value, kind: &str) -> &'a Value {
 fn custom_resources_on_the_wire() {
     let dir = tempfile::tempdir().unwrap();
     let server = common::start(dir.path());
+    // Definitions are validated as upstream validates them.
+    let mut invalid = definition("widgets", "Widget", &["wd"]);
+    invalid["metadata"]["name"] = json!("others.example.com");
+    invalid["spec"]["names"]["shortNames"] = json!(["Wd"]);
+    let (code, status) = call(&server, "POST", DEFINITIONS, &invalid);
+    assert_eq!(code, 422, "{status}");
+    assert_eq!(
+        status["message"],
+        "CustomResourceDefinition.apiextensions.k8s.io \"others.example.com\" is invalid: [metadata.name: Invalid value: \"others.example.com\": \
+         must be spec.names.plural+\".\"+spec.group, spec.names.shortNames[0]: Invalid value: \"Wd\": a DNS-1035 label must \
+         consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric \
+         character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')]"
+    );
     assert_eq!(call(&server, "POST", DEFINITIONS, &definition("widgets", "Widget", &["wd"])).0, 201);
     wait_until(&server, &format!("{DEFINITIONS}/widgets.example.com"), "established", |_, d| {
         condition(d, "Established")["status"] == "True"

@@ -93,6 +93,10 @@ fn hand_written(resource: &str) -> Option<Value> {
         "prioritylevelconfigurations" => json!({"spec": {"type": "Limited", "limited": {"nominalConcurrencyShares": 1,
             "limitResponse": {"type": "Reject"}}}}),
         "storageversionmigrations" => json!({"spec": {"resource": {"group": "apps", "resource": "deployments"}}}),
+        // Named `<plural>.<group>`: see `object_for`.
+        "customresourcedefinitions" => json!({"spec": {"group": "example.com", "scope": "Namespaced",
+            "names": {"kind": "Widget", "listKind": "WidgetList", "singular": "widget"},
+            "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {"type": "object"}}}]}}),
         "certificatesigningrequests" => return None,
         _ => return None,
     })
@@ -112,6 +116,9 @@ fn object_for(kind: &Kind, resource: &str, name: &str) -> Value {
     object["apiVersion"] = json!(kind.api_version());
     object["kind"] = json!(kind.kind);
     object["metadata"] = json!({"name": name, "labels": {"app": "x"}});
+    if resource == "customresourcedefinitions" {
+        object["spec"]["names"]["plural"] = json!(name.split('.').next());
+    }
     object
 }
 
@@ -162,7 +169,11 @@ async fn every_verb_of_every_built_in_resource_through_the_store() {
         }
         let kind = Kind { group: r.kind.group.into(), version: r.kind.version.into(), kind: r.kind.kind.into() };
         let namespace = r.namespaced.then_some("ns");
-        let name = format!("obj-{}", seen.len());
+        // A definition's name is its plural and group.
+        let name = match r.resource {
+            "customresourcedefinitions" => format!("obj-{}.example.com", seen.len()),
+            _ => format!("obj-{}", seen.len()),
+        };
         let store = Store::new(&storage, &config, r.group, r.resource, kind.clone());
         let what = format!("{}/{} {}", r.group, r.resource, kind.api_version());
         let object = object_for(&kind, r.resource, &name);

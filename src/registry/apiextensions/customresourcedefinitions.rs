@@ -5,6 +5,8 @@ use serde_json::{Value, json};
 use super::customresources::CLEANUP_FINALIZER;
 use crate::registry::DeletionFlow;
 use crate::registry::strategy::Strategy;
+use crate::selectors::{dns1035_label_errors, dns1123_subdomain_errors};
+use crate::status::{BadValue, FieldError, FieldErrorType};
 
 /// Upstream's `strategy` of the apiextensions server: the generation follows the spec; a delete
 /// first marks the definition `Terminating` with the cleanup finalizer, so that its objects are
@@ -22,6 +24,19 @@ impl Strategy for CustomResourceDefinitionStrategy {
         DeletionFlow::MarkFirst
     }
 
+    fn validate(&self, object: &Value) -> Vec<FieldError> {
+        validate_definition(object)
+    }
+
+    fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
+        let mut errs = validate_definition(new);
+        if old["spec"]["group"] != new["spec"]["group"] {
+            let group = new["spec"]["group"].as_str().unwrap_or_default();
+            errs.push(FieldError::invalid("spec.group", group, "field is immutable"));
+        }
+        errs
+    }
+
     fn mark_deleting(&self, object: &mut Value) {
         let finalizers = object["metadata"]["finalizers"].as_array().cloned().unwrap_or_default();
         if !finalizers.iter().any(|f| f == CLEANUP_FINALIZER) {
@@ -37,6 +52,132 @@ impl Strategy for CustomResourceDefinitionStrategy {
             "CustomResourceDefinition marked for deletion; instance deletion will begin soon",
         );
     }
+}
+
+/// Upstream's `ValidateCustomResourceDefinition`, the parts kapi checks so far: the name, group,
+/// scope, names, versions (unique DNS-1035 names, a schema each, exactly one storage version),
+/// printer columns and stored versions, with upstream's paths and wording. The schemas'
+/// structural rules and CEL are not checked here yet.
+fn validate_definition(definition: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let spec = &definition["spec"];
+    let text = |value: &Value| value.as_str().unwrap_or_default().to_owned();
+    let (group, plural) = (text(&spec["group"]), text(&spec["names"]["plural"]));
+    let name = text(&definition["metadata"]["name"]);
+    if name != format!("{plural}.{group}") {
+        errs.push(FieldError::invalid("metadata.name", name.as_str(), r#"must be spec.names.plural+"."+spec.group"#));
+    }
+    if group.is_empty() {
+        errs.push(FieldError::required("spec.group", ""));
+    } else if let errors @ [_, ..] = dns1123_subdomain_errors(&group).as_slice() {
+        errs.push(FieldError::invalid("spec.group", group.as_str(), errors.join(",")));
+    } else if !group.contains('.') {
+        errs.push(FieldError::invalid("spec.group", group.as_str(), "should be a domain with at least one dot"));
+    }
+    match spec["scope"].as_str().unwrap_or_default() {
+        "" => errs.push(FieldError::required("spec.scope", "")),
+        "Cluster" | "Namespaced" => {}
+        other => errs.push(FieldError::not_supported("spec.scope", other, &["Cluster", "Namespaced"])),
+    }
+    let versions = spec["versions"].as_array().map_or(&[][..], Vec::as_slice);
+    let mut seen = std::collections::BTreeSet::new();
+    let mut unique = true;
+    for (i, version) in versions.iter().enumerate() {
+        let version_name = text(&version["name"]);
+        unique &= seen.insert(version_name.clone());
+        if let errors @ [_, ..] = dns1035_label_errors(&version_name).as_slice() {
+            errs.push(FieldError::invalid(format!("spec.versions[{i}].name"), version_name.as_str(), errors.join(",")));
+        }
+        if !version["schema"]["openAPIV3Schema"].is_object() {
+            errs.push(FieldError::required(format!("spec.versions[{i}].schema.openAPIV3Schema"), ""));
+        }
+        let columns = version["additionalPrinterColumns"].as_array().map_or(&[][..], Vec::as_slice);
+        for (j, column) in columns.iter().enumerate() {
+            errs.extend(validate_column(column, &format!("spec.versions[{i}].additionalPrinterColumns[{j}]")));
+        }
+    }
+    // Upstream prints the whole list as Go would; kapi leaves the value out.
+    if !unique {
+        errs.push(FieldError::new(FieldErrorType::Invalid, "spec.versions", BadValue::Omitted, "must contain unique version names"));
+    }
+    if versions.iter().filter(|v| v["storage"] == true).count() != 1 {
+        errs.push(FieldError::new(
+            FieldErrorType::Invalid,
+            "spec.versions",
+            BadValue::Omitted,
+            "must have exactly one version marked as storage version",
+        ));
+    }
+    let names = &spec["names"];
+    for field in ["plural", "singular", "kind", "listKind"] {
+        if text(&names[field]).is_empty() {
+            errs.push(FieldError::required(format!("spec.names.{field}"), ""));
+        }
+    }
+    errs.extend(validate_names(names));
+    errs
+}
+
+/// `ValidateCustomResourceDefinitionNames`.
+fn validate_names(names: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let text = |field: &str| names[field].as_str().unwrap_or_default().to_owned();
+    for field in ["plural", "singular"] {
+        let value = text(field);
+        if let errors @ [_, ..] = dns1035_label_errors(&value).as_slice()
+            && !value.is_empty()
+        {
+            errs.push(FieldError::invalid(format!("spec.names.{field}"), value.as_str(), errors.join(",")));
+        }
+    }
+    for field in ["kind", "listKind"] {
+        let value = text(field);
+        if let errors @ [_, ..] = dns1035_label_errors(&value.to_lowercase()).as_slice()
+            && !value.is_empty()
+        {
+            let detail = format!("may have mixed case, but should otherwise match: {}", errors.join(","));
+            errs.push(FieldError::invalid(format!("spec.names.{field}"), value.as_str(), detail));
+        }
+    }
+    for field in ["shortNames", "categories"] {
+        for (i, value) in names[field].as_array().into_iter().flatten().enumerate() {
+            let value = value.as_str().unwrap_or_default();
+            if let errors @ [_, ..] = dns1035_label_errors(value).as_slice() {
+                errs.push(FieldError::invalid(format!("spec.names.{field}[{i}]"), value, errors.join(",")));
+            }
+        }
+    }
+    let (kind, list_kind) = (text("kind"), text("listKind"));
+    if !kind.is_empty() && kind == list_kind {
+        errs.push(FieldError::invalid("spec.names.listKind", list_kind.as_str(), "kind and listKind may not be the same"));
+    }
+    errs
+}
+
+/// `ValidateCustomResourceColumnDefinition` (the JSONPath's own checks aside).
+fn validate_column(column: &Value, path: &str) -> Vec<FieldError> {
+    const TYPES: &str = "boolean,date,integer,number,string";
+    const FORMATS: &str = "byte,date,date-time,double,float,int32,int64,password";
+    let mut errs = Vec::new();
+    let text = |field: &str| column[field].as_str().unwrap_or_default();
+    if text("name").is_empty() {
+        errs.push(FieldError::required(format!("{path}.name"), ""));
+    }
+    match text("type") {
+        "" => errs.push(FieldError::required(format!("{path}.type"), format!("must be one of {TYPES}"))),
+        t if !TYPES.split(',').any(|known| known == t) => {
+            errs.push(FieldError::invalid(format!("{path}.type"), t, format!("must be one of {TYPES}")))
+        }
+        _ => {}
+    }
+    let format = text("format");
+    if !format.is_empty() && !FORMATS.split(',').any(|known| known == format) {
+        errs.push(FieldError::invalid(format!("{path}.format"), format, format!("must be one of {FORMATS}")));
+    }
+    if text("jsonPath").is_empty() {
+        errs.push(FieldError::required(format!("{path}.JSONPath"), ""));
+    }
+    errs
 }
 
 /// Sets one of `status.conditions` (upstream's `SetCRDCondition`): its transition time changes
@@ -67,6 +208,46 @@ pub fn set_condition(definition: &mut Value, kind: &str, status: &str, reason: &
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn widgets() -> Value {
+        json!({
+            "metadata": {"name": "widgets.example.com"},
+            "spec": {
+                "group": "example.com", "scope": "Namespaced",
+                "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+                "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {"type": "object"}}}],
+            },
+        })
+    }
+
+    fn messages(definition: &Value) -> Vec<String> {
+        validate_definition(definition).iter().map(|e| format!("{}: {}", e.field, e.detail)).collect()
+    }
+
+    #[test]
+    fn definitions_are_validated_as_upstream() {
+        assert!(messages(&widgets()).is_empty(), "{:?}", messages(&widgets()));
+        let mut wrong = widgets();
+        wrong["metadata"]["name"] = json!("gadgets.example.com");
+        wrong["spec"]["scope"] = json!("Galaxy");
+        wrong["spec"]["names"]["kind"] = json!("Widget_");
+        wrong["spec"]["versions"][0]["storage"] = json!(false);
+        wrong["spec"]["versions"][0]["additionalPrinterColumns"] = json!([{"name": "A", "type": "text", "jsonPath": ".a"}]);
+        assert_eq!(
+            messages(&wrong),
+            [
+                r#"metadata.name: must be spec.names.plural+"."+spec.group"#,
+                "spec.scope: supported values: \"Cluster\", \"Namespaced\"",
+                "spec.versions[0].additionalPrinterColumns[0].type: must be one of boolean,date,integer,number,string",
+                "spec.versions: must have exactly one version marked as storage version",
+                "spec.names.kind: may have mixed case, but should otherwise match: a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
+            ]
+        );
+        let mut dotless = widgets();
+        dotless["spec"]["group"] = json!("example");
+        dotless["metadata"]["name"] = json!("widgets.example");
+        assert_eq!(messages(&dotless), ["spec.group: should be a domain with at least one dot"]);
+    }
 
     #[test]
     fn a_delete_marks_with_the_cleanup_finalizer() {
