@@ -88,9 +88,13 @@ impl ListOptions {
     }
 
     /// Checks the field selector's keys against the resource and renames them for its storage
-    /// ([`FieldSelector::convert_for`]); an unsupported key is upstream's 400.
-    pub fn convert_field_selector(&mut self, group: &str, version: &str, resource: &str) -> Result<(), ApiError> {
-        self.field_selector = self.field_selector.convert_for(group, version, resource)?;
+    /// with `convert` (the resource's field label conversion: `FieldSelector::convert_for` for
+    /// the scheme's resources); an unsupported key is upstream's 400.
+    pub fn convert_field_selector(
+        &mut self,
+        convert: impl FnMut(&str, &str) -> Result<(String, String), crate::selectors::SelectorError>,
+    ) -> Result<(), ApiError> {
+        self.field_selector = self.field_selector.transform(convert)?;
         Ok(())
     }
 
@@ -802,10 +806,11 @@ mod tests {
     #[test]
     fn field_selector_conversion() {
         let mut o = ListOptions::from_query("fieldSelector=spec.host%3Dn1").unwrap();
-        o.convert_field_selector("", "v1", "pods").unwrap();
+        let pods = |label: &str, value: &str| crate::selectors::convert_field_label("", "v1", "pods", label, value);
+        o.convert_field_selector(pods).unwrap();
         assert_eq!(o.field_selector.to_string(), "spec.nodeName=n1");
         let mut o = ListOptions::from_query("fieldSelector=spec.foo%3Dn1").unwrap();
-        let e = o.convert_field_selector("", "v1", "pods").unwrap_err();
+        let e = o.convert_field_selector(pods).unwrap_err();
         assert_eq!((e.code, e.message.as_str()), (400, "field label not supported: spec.foo"));
     }
 

@@ -123,3 +123,36 @@ fn custom_resources_on_the_wire() {
     wait_until(&server, &format!("{DEFINITIONS}/widgets.example.com"), "definition deleted", |code, _| code == 404);
     wait_until(&server, WIDGETS, "no longer served", |code, _| code == 404);
 }
+
+/// A version's `selectableFields` are field selectors on its objects; other labels are
+/// upstream's 400.
+#[test]
+fn selectable_fields_select() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = common::start(dir.path());
+    let mut colored = definition("widgets", "Widget", &[]);
+    colored["spec"]["versions"][0]["selectableFields"] = json!([{"jsonPath": ".spec.color"}, {"jsonPath": ".spec.size"}]);
+    assert_eq!(call(&server, "POST", DEFINITIONS, &colored).0, 201);
+    wait_until(&server, WIDGETS, "served", |code, _| code == 200);
+    for (name, color, size) in [("a", "red", 1), ("b", "blue", 2), ("c", "red", 3)] {
+        let widget =
+            json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": name}, "spec": {"color": color, "size": size}});
+        assert_eq!(call(&server, "POST", WIDGETS, &widget).0, 201);
+    }
+    let names = |selector: &str| -> Vec<String> {
+        let (code, list) = call(&server, "GET", &format!("{WIDGETS}?fieldSelector={selector}"), &Value::Null);
+        assert_eq!(code, 200, "{list}");
+        list["items"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{list}"))
+            .iter()
+            .map(|i| i["metadata"]["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(names("spec.color%3Dred"), ["a", "c"]);
+    assert_eq!(names("spec.color%3Dred,spec.size%21%3D3"), ["a"]);
+    assert_eq!(names("metadata.name%3Db"), ["b"]);
+    let (code, status) = call(&server, "GET", &format!("{WIDGETS}?fieldSelector=spec.shape%3Dround"), &Value::Null);
+    assert_eq!(code, 400);
+    assert!(status["message"].as_str().is_some_and(|m| m.ends_with("field label not supported: spec.shape")), "{status}");
+}

@@ -15,6 +15,9 @@ use super::{DeletionFlow, OwnRest, Rejection, ScaleFacts};
 use crate::request_info::UserInfo;
 use crate::status::{ApiError, FieldError};
 
+/// An object's fields for field selectors (see [`Strategy::field_set`]).
+pub type FieldSet = std::sync::Arc<dyn Fn(&Value) -> std::collections::BTreeMap<String, String> + Send + Sync>;
+
 /// A boxed future borrowing its inputs, as the hooks that read the store return.
 pub type HookFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -53,6 +56,25 @@ pub trait Strategy: Send + Sync {
     /// resource's definition does).
     fn status_subresource(&self) -> Option<bool> {
         None
+    }
+
+    /// Upstream's field label conversion for the resource: the key a field selector's `label`
+    /// is matched on, or the resource's 400 for a label it does not support.
+    fn convert_field_label(
+        &self,
+        resource: (&str, &str, &str),
+        label: &str,
+        value: &str,
+    ) -> Result<(String, String), crate::selectors::SelectorError> {
+        let (group, version, resource) = resource;
+        crate::selectors::convert_field_label(group, version, resource, label, value)
+    }
+
+    /// `GetAttrs`' field set: what field selectors match an object on, as a function a watch
+    /// can keep.
+    fn field_set(&self, group: &str, resource: &str) -> FieldSet {
+        let (group, resource) = (group.to_owned(), resource.to_owned());
+        std::sync::Arc::new(move |object| crate::selectors::selectable_fields(&group, &resource, object))
     }
 
     /// The columns of the resource's tables when they are not its kind's printers' (a custom

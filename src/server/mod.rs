@@ -547,7 +547,8 @@ fn custom_resource_route(
     }
     let resource = state.custom_resources.get(&info.api_group, &info.resource).ok_or_else(ApiError::path_not_found)?;
     let version = resource.version(&info.api_version).ok_or_else(ApiError::path_not_found)?;
-    let named = !info.name.is_empty();
+    // From the path: a list's `metadata.name=` field selector also sets the request's name.
+    let named = info.parts.len() > 1;
     let subresource = match info.subresource.as_str() {
         "" => None,
         "status" if version.strategy.status_subresource() == Some(true) && named => Some("status"),

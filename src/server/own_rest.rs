@@ -88,7 +88,8 @@ async fn component_statuses(call: &ResourceCall<'_>) -> Result<http::Response<Bo
         }
         return Ok(respond(&kind, call.accept, 200, &object));
     }
-    let filter = crate::registry::store::selection(call.target.group, call.target.resource, &super::rest::list_options(call)?);
+    let filter =
+        crate::registry::store::selection(call.strategy, call.target.group, call.target.resource, &super::rest::list_options(call)?);
     let items: Vec<Value> = componentstatuses::list(call.etcd_servers).await.into_iter().filter(|item| filter(item)).collect();
     let list_meta = json!({});
     if let Some(table) = call.table {

@@ -304,7 +304,7 @@ fn get_resource_version(query: &str) -> Result<Option<crate::storage::Revision>,
 pub(super) fn list_options(call: &ResourceCall<'_>) -> Result<crate::list_options::ListOptions, ApiError> {
     let t = call.target;
     let mut opts = crate::list_options::ListOptions::from_query(call.query)?;
-    opts.convert_field_selector(t.group, t.version, t.resource)?;
+    opts.convert_field_selector(|label, value| call.strategy.convert_field_label((t.group, t.version, t.resource), label, value))?;
     if !call.info.name.is_empty() && t.named {
         // A watch on one object (`/watch/namespaces/x/pods/name`).
         opts.select_name(&call.info.name)?;

@@ -19,7 +19,8 @@ use crate::discovery::{RuntimeGroup, RuntimeVersion};
 use crate::registry::ScaleFacts;
 use crate::registry::objects::Kind;
 use crate::registry::store::{Store, StoreConfig};
-use crate::registry::strategy::Strategy;
+use crate::registry::strategy::{FieldSet, Strategy};
+use crate::selectors::SelectorError;
 use crate::tables::CustomColumns;
 
 /// The finalizer a definition gets when it is deleted: its objects are deleted first.
@@ -162,6 +163,13 @@ impl CustomResource {
                         storage_version: storage_version.clone(),
                         status: v["subresources"]["status"].is_object(),
                         scale: ScaleFacts::custom(&v["subresources"]["scale"]),
+                        namespaced: spec["scope"] != "Cluster",
+                        selectable: v["selectableFields"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .filter_map(|f| f["jsonPath"].as_str()?.strip_prefix('.').map(str::to_owned))
+                            .collect(),
                         columns: Arc::new(CustomColumns::new(v["additionalPrinterColumns"].as_array().map_or(&[], Vec::as_slice))),
                     },
                 })
@@ -288,6 +296,9 @@ pub struct CustomResourceStrategy {
     status: bool,
     scale: Option<ScaleFacts>,
     columns: Arc<CustomColumns>,
+    namespaced: bool,
+    /// The version's `selectableFields`, as field selector labels (`spec.color`).
+    selectable: Arc<[String]>,
 }
 
 impl Strategy for CustomResourceStrategy {
@@ -305,6 +316,41 @@ impl Strategy for CustomResourceStrategy {
 
     fn status_subresource(&self) -> Option<bool> {
         Some(self.status)
+    }
+
+    /// apiextensions-apiserver's field label conversion: the name, the namespace of a
+    /// namespaced resource, and the version's selectable fields.
+    fn convert_field_label(&self, _: (&str, &str, &str), label: &str, value: &str) -> Result<(String, String), SelectorError> {
+        let known =
+            label == "metadata.name" || (self.namespaced && label == "metadata.namespace") || self.selectable.iter().any(|f| f == label);
+        match known {
+            true => Ok((label.to_owned(), value.to_owned())),
+            false => Err(SelectorError::UnsupportedField(format!("field label not supported: {label}"))),
+        }
+    }
+
+    /// The name, the namespace, and each selectable field's value as text (a string as it is,
+    /// a number or boolean formatted; absent when the object has none).
+    fn field_set(&self, _: &str, _: &str) -> FieldSet {
+        let (selectable, namespaced) = (self.selectable.clone(), self.namespaced);
+        Arc::new(move |object: &Value| {
+            let mut fields = BTreeMap::new();
+            let meta = &object["metadata"];
+            fields.insert("metadata.name".to_owned(), meta["name"].as_str().unwrap_or_default().to_owned());
+            if namespaced {
+                fields.insert("metadata.namespace".to_owned(), meta["namespace"].as_str().unwrap_or_default().to_owned());
+            }
+            for label in selectable.iter() {
+                let value = label.split('.').fold(object, |value, field| &value[field]);
+                let text = match value {
+                    Value::String(s) => s.clone(),
+                    Value::Number(_) | Value::Bool(_) => value.to_string(),
+                    _ => continue,
+                };
+                fields.insert(label.clone(), text);
+            }
+            fields
+        })
     }
 
     fn scale(&self) -> Option<ScaleFacts> {

@@ -12,6 +12,7 @@ use serde_json::Value;
 use super::Store;
 use crate::list_options::{self, ListOptions, ReadConsistency, compacted_continue_error, continue_after};
 use crate::registry::objects::{self, Kind};
+use crate::registry::strategy::{FieldSet, Strategy};
 use crate::status::ApiError;
 use crate::storage::{self, Event, KeyValue, Revision, StorageError, WatchStream};
 
@@ -250,19 +251,21 @@ impl Store<'_> {
 
     /// The options' label and field selectors as a predicate on objects of this resource.
     pub fn filter(&self, options: &ListOptions) -> Filter {
-        selection(self.group, self.resource, options)
+        selection(self.strategy, self.group, self.resource, options)
     }
 }
 
-/// The options' label and field selectors as a predicate on objects of `resource` (whose
-/// strategy knows its selectable fields), for reads that do not go through a store.
-pub fn selection(group: &str, resource: &str, options: &ListOptions) -> Filter {
+/// The options' label and field selectors as a predicate on objects of `resource`, whose
+/// strategy (`strategy`) says what fields an object has, for reads that do not go through a
+/// store.
+pub fn selection(strategy: &dyn Strategy, group: &str, resource: &str, options: &ListOptions) -> Filter {
     let labels = options.label_selector.clone();
     let fields = options.field_selector.clone();
-    let (group, resource) = (group.to_owned(), resource.to_owned());
+    // Only when there is a field selector: the field set is computed per object.
+    let field_set: Option<FieldSet> = (!fields.is_empty()).then(|| strategy.field_set(group, resource));
     Arc::new(move |object: &Value| {
         let labels_match = labels.is_empty() || labels.matches_json(&object["metadata"]["labels"]);
-        labels_match && (fields.is_empty() || fields.matches_fields(&crate::selectors::selectable_fields(&group, &resource, object)))
+        labels_match && field_set.as_ref().is_none_or(|set| fields.matches_fields(&set(object)))
     })
 }
 
