@@ -10,11 +10,11 @@
 //! soon as its watch reports it. Writes go through the registry's `Store` as a client's would.
 
 use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::{Value, json};
-use tracing::warn;
 
 use crate::registry::apiextensions::customresourcedefinitions::set_condition;
 use crate::registry::apiextensions::customresources::{CLEANUP_FINALIZER, CustomResource, CustomResources, Names, TakenNames};
@@ -26,37 +26,23 @@ use crate::storage::Storage;
 const GROUP: &str = "apiextensions.k8s.io";
 const RESOURCE: &str = "customresourcedefinitions";
 
-/// How long to wait before looking again while a deleted definition's objects wait for their
-/// finalizers, or after a failed pass.
-const RETRY: Duration = Duration::from_secs(2);
-
-pub fn spawn(storage: Arc<dyn Storage>, config: Arc<StoreConfig>, served: Arc<CustomResources>) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        loop {
-            if let Err(e) = run(storage.as_ref(), &config, &served).await {
-                warn!(error = %e, "custom resource definitions: restarting");
-                tokio::time::sleep(RETRY).await;
-            }
-        }
-    })
+/// The definitions' loop (see [`super::Reconciler`]).
+pub struct DefinitionController {
+    pub config: Arc<StoreConfig>,
+    /// What the server routes custom resources by: replaced at each pass.
+    pub served: Arc<CustomResources>,
 }
 
-/// Reconciles now, then at every change of a definition (and every [`RETRY`] while a
-/// deletion waits).
-async fn run(storage: &dyn Storage, config: &StoreConfig, served: &CustomResources) -> Result<(), ApiError> {
-    let definitions = definitions(storage, config);
-    let prefix = definitions.collection_key(None);
-    let from = storage.current_revision().await?;
-    let mut changes = storage.watch(&prefix, from).await?;
-    let mut pending = reconcile(storage, config, served).await?;
-    loop {
-        let wait = if pending { RETRY } else { Duration::from_secs(3600) };
-        match tokio::time::timeout(wait, changes.next()).await {
-            Ok(None) => return Ok(()),
-            Ok(Some(Err(e))) => return Err(e.into()),
-            Ok(Some(Ok(_))) | Err(_) => {}
-        }
-        pending = reconcile(storage, config, served).await?;
+impl super::Reconciler for DefinitionController {
+    const NAME: &'static str = "custom resource definitions";
+
+    fn prefix(&self) -> String {
+        // No store I/O: only the key layout is read.
+        crate::registry::keys::key(GROUP, RESOURCE, None, None)
+    }
+
+    fn reconcile<'a>(&'a self, storage: &'a dyn Storage) -> Pin<Box<dyn Future<Output = Result<bool, ApiError>> + Send + 'a>> {
+        Box::pin(reconcile(storage, &self.config, &self.served))
     }
 }
 

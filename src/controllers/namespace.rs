@@ -11,11 +11,11 @@
 //! would: each object is deleted with its resource's strategy, and the finalizer is removed
 //! through `namespaces/<name>/finalize`.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::{Value, json};
-use tracing::warn;
 
 use crate::registry::apiextensions::customresources::CustomResources;
 use crate::registry::objects::{self, Kind};
@@ -28,34 +28,22 @@ const FINALIZER: &str = "kubernetes";
 
 const NAMESPACES: &str = "/registry/namespaces/";
 
-/// How long to wait before looking again at a namespace whose contents still have finalizers.
-const RETRY: Duration = Duration::from_secs(2);
-
-pub fn spawn(store: Arc<dyn Storage>, config: Arc<StoreConfig>, custom: Arc<CustomResources>) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        loop {
-            if let Err(e) = run(store.as_ref(), &config, &custom).await {
-                warn!(error = %e, "namespace finalizer: restarting");
-                tokio::time::sleep(RETRY).await;
-            }
-        }
-    })
+/// The namespace finalizer's loop (see [`super::Reconciler`]).
+pub struct NamespaceFinalizer {
+    pub config: Arc<StoreConfig>,
+    /// The custom resources served: a namespace's contents include theirs.
+    pub custom: Arc<CustomResources>,
 }
 
-/// Finalizes what is terminating now, then again at every namespace change (and every
-/// [`RETRY`] while something waits for finalizers).
-async fn run(store: &dyn Storage, config: &StoreConfig, custom: &CustomResources) -> Result<(), ApiError> {
-    let from = store.current_revision().await?;
-    let mut changes = store.watch(NAMESPACES, from).await?;
-    let mut pending = finalize_all(store, config, custom).await?;
-    loop {
-        let wait = if pending { RETRY } else { Duration::from_secs(3600) };
-        match tokio::time::timeout(wait, changes.next()).await {
-            Ok(None) => return Ok(()),
-            Ok(Some(Err(e))) => return Err(e.into()),
-            Ok(Some(Ok(_))) | Err(_) => {}
-        }
-        pending = finalize_all(store, config, custom).await?;
+impl super::Reconciler for NamespaceFinalizer {
+    const NAME: &'static str = "namespace finalizer";
+
+    fn prefix(&self) -> String {
+        NAMESPACES.to_owned()
+    }
+
+    fn reconcile<'a>(&'a self, storage: &'a dyn Storage) -> Pin<Box<dyn Future<Output = Result<bool, ApiError>> + Send + 'a>> {
+        Box::pin(finalize_all(storage, &self.config, &self.custom))
     }
 }
 

@@ -233,12 +233,17 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
         .await
         .context("creating the objects every cluster starts with")?;
     let custom_resources = Arc::new(CustomResources::default());
-    crate::controllers::namespace::spawn(store.clone(), store_config.clone(), custom_resources.clone());
+    let finalizer = crate::controllers::namespace::NamespaceFinalizer { config: store_config.clone(), custom: custom_resources.clone() };
+    crate::controllers::spawn(store.clone(), finalizer);
     // Definitions stored before this start are served before it reports ready.
     crate::controllers::customresourcedefinitions::reconcile(store.as_ref(), &store_config, &custom_resources)
         .await
         .context("serving the stored custom resource definitions")?;
-    crate::controllers::customresourcedefinitions::spawn(store.clone(), store_config.clone(), custom_resources.clone());
+    let definitions = crate::controllers::customresourcedefinitions::DefinitionController {
+        config: store_config.clone(),
+        served: custom_resources.clone(),
+    };
+    crate::controllers::spawn(store.clone(), definitions);
     // The system namespaces' accounts exist before the server reports ready.
     for ns in crate::registry::SYSTEM_NAMESPACES {
         if let Some(kv) = store.get(&rest::key("", "namespaces", None, Some(ns))).await?
