@@ -3,8 +3,10 @@
 use serde_json::{Value, json};
 
 use super::customresources::CLEANUP_FINALIZER;
+use super::schema::{Schema, SchemaError};
 use crate::registry::DeletionFlow;
 use crate::registry::strategy::Strategy;
+use crate::status::FieldError;
 
 /// Upstream's `strategy` of the apiextensions server: the generation follows the spec; a delete
 /// first marks the definition `Terminating` with the cleanup finalizer, so that its objects are
@@ -15,6 +17,15 @@ pub struct CustomResourceDefinitionStrategy;
 impl Strategy for CustomResourceDefinitionStrategy {
     fn tracks_generation(&self) -> bool {
         true
+    }
+
+    fn validate(&self, object: &Value) -> Vec<FieldError> {
+        schema_errors(object)
+    }
+
+    fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
+        let _ = old;
+        schema_errors(new)
     }
 
     fn deletion_flow(&self, object: &Value) -> DeletionFlow {
@@ -37,6 +48,25 @@ impl Strategy for CustomResourceDefinitionStrategy {
             "CustomResourceDefinition marked for deletion; instance deletion will begin soon",
         );
     }
+}
+
+/// The versions' schemas kapi could not serve (`schema.Schema::parse`): refused here, as
+/// upstream's definition validation refuses what its structural-schema reading cannot take,
+/// rather than accepted and then never served. This is not upstream's full validation of
+/// definitions (its own messages, CEL rules, structural-ness), only what serving needs.
+fn schema_errors(definition: &Value) -> Vec<FieldError> {
+    let preserve_unknown_fields = definition["spec"]["preserveUnknownFields"] == true;
+    let versions = definition["spec"]["versions"].as_array().map_or(&[][..], Vec::as_slice);
+    versions
+        .iter()
+        .enumerate()
+        .filter_map(|(i, version)| {
+            let schema = version.get("schema")?.get("openAPIV3Schema")?;
+            let SchemaError(mut error) = Schema::parse(schema, preserve_unknown_fields).err()?;
+            error.field = format!("spec.versions[{i}].schema.{}", error.field);
+            Some(error)
+        })
+        .collect()
 }
 
 /// Sets one of `status.conditions` (upstream's `SetCRDCondition`): its transition time changes
@@ -77,6 +107,17 @@ mod tests {
         assert_eq!(crd["metadata"]["finalizers"], json!(["other", CLEANUP_FINALIZER]));
         assert_eq!(crd["status"]["conditions"][0]["type"], "Terminating");
         assert_eq!(crd["status"]["conditions"].as_array().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn schemas_that_cannot_be_served_are_refused() {
+        let crd = |schema: Value| json!({"spec": {"versions": [{"name": "v1"}, {"name": "v2", "schema": {"openAPIV3Schema": schema}}]}});
+        assert!(CustomResourceDefinitionStrategy.validate(&crd(json!({"type": "object"}))).is_empty());
+        let errs = CustomResourceDefinitionStrategy.validate(&crd(json!({"type": "object", "properties": {"spec": {"type": 5}}})));
+        assert_eq!(
+            errs.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            ["spec.versions[1].schema.openAPIV3Schema.properties[spec].type: Invalid value: 5: must be a string"]
+        );
     }
 
     #[test]

@@ -2,3 +2,4 @@
 
 pub mod customresourcedefinitions;
 pub mod customresources;
+pub mod schema;
