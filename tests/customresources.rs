@@ -156,3 +156,186 @@ fn selectable_fields_select() {
     assert_eq!(code, 400);
     assert!(status["message"].as_str().is_some_and(|m| m.ends_with("field label not supported: spec.shape")), "{status}");
 }
+
+const GIZMOS: &str = "/apis/example.com/v1/namespaces/default/gizmos";
+
+/// A definition whose schema has types, an enum, bounds, required fields, defaults, nested
+/// objects and arrays (a `map` list), and a status subresource with its own schema.
+fn gizmos_definition() -> Value {
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gizmos.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "gizmos", "singular": "gizmo", "kind": "Gizmo"},
+            "versions": [{
+                "name": "v1", "served": true, "storage": true,
+                "subresources": {"status": {}},
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": {"type": "object", "required": ["size"], "properties": {
+                        "size": {"type": "integer", "minimum": 1, "maximum": 10},
+                        "color": {"type": "string", "enum": ["red", "blue"], "default": "red"},
+                        "name": {"type": "string", "maxLength": 8, "pattern": "^[a-z]+$"},
+                        "ports": {
+                            "type": "array", "maxItems": 3,
+                            "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+                            "items": {"type": "object", "required": ["name"], "properties": {
+                                "name": {"type": "string"},
+                                "port": {"type": "integer", "default": 80},
+                            }},
+                        },
+                        "settings": {"type": "object", "default": {}, "properties": {
+                            "mode": {"type": "string", "default": "auto"},
+                            "retries": {"type": "integer", "default": 3},
+                        }},
+                        "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+                    }},
+                    "status": {"type": "object", "properties": {
+                        "phase": {"type": "string", "enum": ["Pending", "Ready"]},
+                    }},
+                }}},
+            }],
+        },
+    })
+}
+
+fn gizmo(name: &str, spec: Value) -> Value {
+    json!({"apiVersion": "example.com/v1", "kind": "Gizmo", "metadata": {"name": name}, "spec": spec})
+}
+
+/// Objects are pruned, defaulted and validated by their definition's schema, as
+/// apiextensions-apiserver does it: unknown fields dropped (reported under
+/// `fieldValidation`), defaults applied (also to objects stored before a default was added),
+/// and invalid objects refused with a 422 in upstream's words.
+#[test]
+fn custom_resources_follow_their_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = common::start(dir.path());
+    assert_eq!(call(&server, "POST", DEFINITIONS, &gizmos_definition()).0, 201);
+    wait_until(&server, &format!("{DEFINITIONS}/gizmos.example.com"), "established", |_, d| {
+        condition(d, "Established")["status"] == "True"
+    });
+    wait_until(&server, GIZMOS, "served", |code, _| code == 200);
+
+    // Stored pruned and defaulted; the unknown field is a warning (Warn is the default).
+    let headers = [("Content-Type", JSON), ("Accept", JSON)];
+    let body = gizmo("a", json!({"size": 2, "shape": "round", "ports": [{"name": "http", "protocol": "TCP"}]})).to_string();
+    let (code, answer_headers, created) = common::request_full(&server, "POST", GIZMOS, &headers, body.as_bytes());
+    assert_eq!(code, 201, "{}", String::from_utf8_lossy(&created));
+    let warnings: Vec<&str> = answer_headers.iter().filter(|(n, _)| n == "warning").map(|(_, v)| v.as_str()).collect();
+    assert_eq!(warnings, [r#"299 - "unknown field \"spec.ports[0].protocol\"""#, r#"299 - "unknown field \"spec.shape\"""#]);
+    let (code, stored) = call(&server, "GET", &format!("{GIZMOS}/a"), &Value::Null);
+    assert_eq!(code, 200);
+    assert_eq!(
+        stored["spec"],
+        json!({"size": 2, "color": "red", "ports": [{"name": "http", "port": 80}], "settings": {"mode": "auto", "retries": 3}})
+    );
+
+    // Strict: the unknown field is a 400, as upstream's strict decoding error.
+    let strict = gizmo("strict", json!({"size": 2, "shape": "round"}));
+    let (code, status) = call(&server, "POST", &format!("{GIZMOS}?fieldValidation=Strict"), &strict);
+    assert_eq!(
+        (code, status["message"].as_str()),
+        (400, Some(r#"Gizmo in version "v1" cannot be handled as a Gizmo: strict decoding error: unknown field "spec.shape""#))
+    );
+
+    // Invalid objects: a 422 naming the kind with its group, each error in upstream's words.
+    let invalid = |spec: Value| {
+        let (code, status) = call(&server, "POST", GIZMOS, &gizmo("b", spec));
+        assert_eq!((code, status["reason"].as_str()), (422, Some("Invalid")), "{status}");
+        status["message"].as_str().unwrap_or_default().to_owned()
+    };
+    let cases = [
+        (json!({"size": "big"}), r#"spec.size: Invalid value: "string": spec.size in body must be of type integer: "string""#),
+        (json!({"size": 11}), "spec.size: Invalid value: 11: spec.size in body should be less than or equal to 10"),
+        (json!({"color": "blue"}), "spec.size: Required value"),
+        (json!({"size": 1, "color": "green"}), r#"spec.color: Unsupported value: "green": supported values: "red", "blue""#),
+        (json!({"size": 1, "name": "abcdefghij"}), "spec.name: Too long: may not be more than 8 bytes"),
+        (json!({"size": 1, "name": "Abc"}), r#"spec.name: Invalid value: "Abc": spec.name in body should match '^[a-z]+$'"#),
+        (json!({"size": 1, "ports": [{"name": "a"}, {"name": "a", "port": 81}]}), r#"spec.ports[1]: Duplicate value: {"name":"a"}"#),
+        (
+            json!({"size": 1, "ports": [{"name": "a"}, {"name": "b"}, {"name": "c"}, {"name": "d"}]}),
+            "spec.ports: Too many: 4: must have at most 3 items",
+        ),
+        (json!({"size": 1, "ports": [{"port": 1}]}), "spec.ports[0].name: Required value"),
+        (
+            json!({"size": 1, "labels": {"a": 1}}),
+            r#"spec.labels.a: Invalid value: "integer": spec.labels.a in body must be of type string: "integer""#,
+        ),
+        (json!("wrong"), r#"spec: Invalid value: "string": spec in body must be of type object: "string""#),
+    ];
+    for (spec, error) in cases {
+        assert_eq!(invalid(spec.clone()), format!(r#"Gizmo.example.com "b" is invalid: {error}"#), "{spec}");
+    }
+    // Several errors, bracketed (kapi lists properties in name order; upstream's order is Go's
+    // map order); the details carry the group, the kind and one cause per error.
+    let (code, status) = call(&server, "POST", GIZMOS, &gizmo("b", json!({"size": 0, "color": "green"})));
+    assert_eq!(code, 422);
+    assert_eq!(
+        status["message"],
+        r#"Gizmo.example.com "b" is invalid: [spec.color: Unsupported value: "green": supported values: "red", "blue", spec.size: Invalid value: 0: spec.size in body should be greater than or equal to 1]"#
+    );
+    assert_eq!(
+        status["details"],
+        json!({"name": "b", "group": "example.com", "kind": "Gizmo", "causes": [
+            {"reason": "FieldValueNotSupported", "message": r#"Unsupported value: "green": supported values: "red", "blue""#, "field": "spec.color"},
+            {"reason": "FieldValueInvalid", "message": "Invalid value: 0: spec.size in body should be greater than or equal to 1", "field": "spec.size"},
+        ]})
+    );
+
+    // Updates are validated (what changed), patches pruned and defaulted too.
+    let mut replaced = stored.clone();
+    replaced["spec"]["size"] = json!(20);
+    let (code, status) = call(&server, "PUT", &format!("{GIZMOS}/a"), &replaced);
+    assert_eq!(
+        (code, status["message"].as_str()),
+        (
+            422,
+            Some(r#"Gizmo.example.com "a" is invalid: spec.size: Invalid value: 20: spec.size in body should be less than or equal to 10"#)
+        )
+    );
+    let patch = json!({"spec": {"size": 5, "settings": null, "extra": 1}});
+    let (code, patched) = request(&server, "PATCH", &format!("{GIZMOS}/a"), "application/merge-patch+json", patch.to_string().as_bytes());
+    assert_eq!(code, 200, "{patched}");
+    let patched: Value = serde_json::from_str(&patched).unwrap();
+    assert_eq!(patched["spec"]["size"], 5);
+    assert_eq!(patched["spec"]["settings"], json!({"mode": "auto", "retries": 3}), "defaulted again");
+    assert!(patched["spec"].get("extra").is_none(), "{patched}");
+
+    // The status subresource: validated by the status schema, pruned.
+    let status_path = format!("{GIZMOS}/a/status");
+    let merge = "application/merge-patch+json";
+    let (code, refused) = request(&server, "PATCH", &status_path, merge, br#"{"status":{"phase":"Done"}}"#);
+    let refused: Value = serde_json::from_str(&refused).unwrap();
+    assert_eq!(
+        (code, refused["message"].as_str()),
+        (422, Some(r#"Gizmo.example.com "a" is invalid: status.phase: Unsupported value: "Done": supported values: "Pending", "Ready""#))
+    );
+    let (code, ready) = request(&server, "PATCH", &status_path, merge, br#"{"status":{"phase":"Ready","note":"x"}}"#);
+    assert_eq!(code, 200, "{ready}");
+    assert_eq!(serde_json::from_str::<Value>(&ready).unwrap()["status"], json!({"phase": "Ready"}));
+
+    // A default added to the definition shows on the objects stored before it, when read.
+    let (_, mut definition) = call(&server, "GET", &format!("{DEFINITIONS}/gizmos.example.com"), &Value::Null);
+    definition["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["owner"] =
+        json!({"type": "string", "default": "nobody"});
+    let (code, status) = call(&server, "PUT", &format!("{DEFINITIONS}/gizmos.example.com"), &definition);
+    assert_eq!(code, 200, "{status}");
+    wait_until(&server, &format!("{GIZMOS}/a"), "defaulted on read", |_, g| g["spec"]["owner"] == "nobody");
+    let (_, list) = call(&server, "GET", GIZMOS, &Value::Null);
+    assert_eq!(list["items"][0]["spec"]["owner"], "nobody");
+
+    // A definition whose schema cannot be served is refused.
+    let mut broken = gizmos_definition();
+    broken["metadata"]["name"] = json!("broken.example.com");
+    broken["spec"]["names"] = json!({"plural": "broken", "kind": "Broken"});
+    broken["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["type"] = json!("thing");
+    let (code, status) = call(&server, "POST", DEFINITIONS, &broken);
+    assert_eq!(code, 422, "{status}");
+    assert_eq!(
+        status["message"],
+        r#"CustomResourceDefinition.apiextensions.k8s.io "broken.example.com" is invalid: spec.versions[0].schema.openAPIV3Schema.properties[spec].type: Unsupported value: "thing": supported values: "array", "boolean", "integer", "number", "object", "string""#
+    );
+}

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::admission::{self, Attributes, Operation, Target};
 use super::objects::{self, Kind, TypedObject};
-use super::strategy::{CreateContext, Strategy, SubresourceWrite, copy_field};
+use super::strategy::{CreateContext, StoredReader, Strategy, SubresourceWrite, copy_field};
 use super::{DeletionFlow, keys};
 use crate::request_info::UserInfo;
 use crate::status::{ApiError, FieldError, GroupKind, GroupResource};
@@ -211,9 +211,10 @@ impl<'a> Store<'a> {
     }
 
     /// A stored object as the caller sees it: in the caller's version (converted from the
-    /// storage version), with `resourceVersion` from the store.
+    /// storage version, then made what the strategy's [`Strategy::stored_reader`] makes of
+    /// it), with `resourceVersion` from the store.
     pub fn read(&self, kv: &KeyValue) -> Result<(Kind, Value), ApiError> {
-        read_as(kv, Some((&self.kind.group, &self.kind.version)))
+        read_with(kv, Some((&self.kind.group, &self.kind.version)), self.strategy.stored_reader().as_ref())
     }
 
     /// `Create`: admission's mutating phase, identity and generation, the strategy's
@@ -335,7 +336,12 @@ impl<'a> Store<'a> {
                 }
             };
             let (kind, external) = self.read(&kv)?;
-            let (_, internal) = read_internal(&kv)?;
+            let (stored_kind, mut internal) = read_internal(&kv)?;
+            // The old object as a read sees it (a custom resource's current defaults), which
+            // validation and `generation` compare the new one with.
+            if let Some(reader) = self.strategy.stored_reader() {
+                reader(&stored_kind.version, &mut internal);
+            }
             let current = Current { kv: &kv, kind, external, internal };
             let Proposed { incoming: Incoming { object: mut proposed, required }, precondition, uid } = update(Some(&current))?;
             let stored_uid = current.internal["metadata"]["uid"].as_str().unwrap_or_default();
@@ -694,13 +700,22 @@ impl<'a> Store<'a> {
 /// A stored object in the version `group`/`version` (converted from the storage version; as
 /// stored when `None`), with `resourceVersion` from the store.
 pub fn read_as(kv: &KeyValue, version: Option<(&str, &str)>) -> Result<(Kind, Value), ApiError> {
+    read_with(kv, version, None)
+}
+
+/// [`read_as`], then what `reader` does to an object stored in its version.
+fn read_with(kv: &KeyValue, version: Option<(&str, &str)>, reader: Option<&StoredReader>) -> Result<(Kind, Value), ApiError> {
     let (kind, value) = objects::decode_stored(&kv.value).map_err(|e| ApiError::internal(format!("decoding {}: {e}", kv.key)))?;
+    let stored_version = kind.version.clone();
     let (kind, mut value) = match version {
         Some((group, version)) => {
             objects::convert_stored(&kind, value, group, version).map_err(|e| ApiError::internal(format!("converting {}: {e}", kv.key)))?
         }
         None => (kind, value),
     };
+    if let Some(reader) = reader {
+        reader(&stored_version, &mut value);
+    }
     // A dry-run create was never written: it has no resourceVersion yet.
     if kv.mod_revision > 0 {
         value["metadata"]["resourceVersion"] = Value::String(kv.mod_revision.to_string());

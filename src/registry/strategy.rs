@@ -18,6 +18,10 @@ use crate::status::{ApiError, FieldError};
 /// An object's fields for field selectors (see [`Strategy::field_set`]).
 pub type FieldSet = std::sync::Arc<dyn Fn(&Value) -> std::collections::BTreeMap<String, String> + Send + Sync>;
 
+/// [`Strategy::stored_reader`]: given the version the object was stored in, and the object
+/// (already converted to the version read), makes it what reading it gives.
+pub type StoredReader = std::sync::Arc<dyn Fn(&str, &mut Value) + Send + Sync>;
+
 /// A boxed future borrowing its inputs, as the hooks that read the store return.
 pub type HookFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -97,9 +101,28 @@ pub trait Strategy: Send + Sync {
     }
 
     /// What every write does to the object while converting it in, before any other step
-    /// (a Secret's `stringData` folds into `data`).
+    /// (a Secret's `stringData` folds into `data`; a custom resource's schema prunes and
+    /// defaults it).
     fn normalize(&self, object: &mut Value) {
         let _ = object;
+    }
+
+    /// What decoding a request body does beyond the typed decoder, for a kind the generated
+    /// scheme does not have: a custom resource's schema prunes unknown fields and applies
+    /// defaults there (upstream's `schemaCoercingDecoder`, then its defaulter), before
+    /// admission sees the object. Answers the paths of the fields it dropped, which
+    /// `fieldValidation` reports; a typed kind's are found by comparing with the body instead.
+    fn decode_unstructured(&self, object: &mut Value) -> Vec<String> {
+        let _ = object;
+        Vec::new()
+    }
+
+    /// What reading a stored object does beyond converting it to the caller's version, as a
+    /// function a watch can keep: a custom resource's schemas prune and default it (upstream's
+    /// storage decoder does), so that defaults added to a definition show on objects stored
+    /// before. `None` when reading only converts.
+    fn stored_reader(&self) -> Option<StoredReader> {
+        None
     }
 
     /// `PrepareForCreate` beyond the generic part (status cleared, identity set): what the

@@ -387,7 +387,9 @@ pub(super) fn decode_body(call: &ResourceCall<'_>) -> Result<(Kind, Value), ApiE
         object.insert("apiVersion".into(), Value::String(tm.api_version));
         object.insert("kind".into(), Value::String(tm.kind));
     }
-    check_unknown_fields(call, format, &value)?;
+    // A custom resource's schema prunes and defaults the body here, as upstream's decoder.
+    let dropped = call.strategy.decode_unstructured(&mut value);
+    check_unknown_fields(call, format, &kind, &value, dropped)?;
     ensure_namespace_matches_request(call, &mut value)?;
     Ok((kind, value))
 }
@@ -483,21 +485,29 @@ fn warn(message: String) {
 
 /// Server-side field validation (`fieldValidation=Strict|Warn|Ignore`; Warn when absent, as
 /// upstream): fields the kind does not have are a 400 under Strict and a warning under Warn.
-fn check_unknown_fields(call: &ResourceCall<'_>, format: Format, typed: &Value) -> Result<(), ApiError> {
+/// A typed kind's are what its decoding dropped from the body; a custom resource's are what
+/// its schema pruned (`dropped`, in upstream's order).
+fn check_unknown_fields(call: &ResourceCall<'_>, format: Format, kind: &Kind, typed: &Value, dropped: Vec<String>) -> Result<(), ApiError> {
     let query = crate::url::parse_query(call.query);
     let mode = query.get("fieldValidation").and_then(|v| v.first()).map_or("Warn", String::as_str);
-    let raw: Value = match (mode, format) {
-        ("Ignore", _) | (_, Format::Protobuf) => return Ok(()),
-        (_, Format::Json) => serde_json::from_slice(&call.body).map_err(|e| ApiError::bad_request(e.to_string()))?,
-        (_, Format::Yaml) => {
-            let json = kapi_apimachinery::codec::yaml_to_json(&call.body).map_err(|e| ApiError::bad_request(e.to_string()))?;
-            serde_json::from_slice(&json).map_err(|e| ApiError::bad_request(e.to_string()))?
-        }
-    };
+    if mode == "Ignore" || format == Format::Protobuf {
+        return Ok(());
+    }
     if !matches!(mode, "Strict" | "Warn") {
         return Err(ApiError::bad_request(format!("fieldValidation: Invalid value: {mode:?}: must be one of Ignore, Warn, or Strict")));
     }
-    let unknown = objects::unknown_fields(&raw, typed);
+    let unknown = if objects::is_registered(kind) {
+        let raw: Value = match format {
+            Format::Yaml => {
+                let json = kapi_apimachinery::codec::yaml_to_json(&call.body).map_err(|e| ApiError::bad_request(e.to_string()))?;
+                serde_json::from_slice(&json).map_err(|e| ApiError::bad_request(e.to_string()))?
+            }
+            _ => serde_json::from_slice(&call.body).map_err(|e| ApiError::bad_request(e.to_string()))?,
+        };
+        objects::unknown_fields(&raw, typed)
+    } else {
+        dropped
+    };
     if unknown.is_empty() {
         return Ok(());
     }
@@ -556,8 +566,11 @@ fn patched_proposal(call: &ResourceCall<'_>, current: Option<&Current<'_>>) -> R
     check_patched_identity(call, &patched)?;
     let precondition = patched["metadata"]["resourceVersion"].as_str().map(str::to_owned);
     let bytes = serde_json::to_vec(&patched).map_err(ApiError::internal)?;
-    let patched = objects::decode_defaulted(&current.kind, Format::Json, &bytes)
+    let mut patched = objects::decode_defaulted(&current.kind, Format::Json, &bytes)
         .map_err(|e| ApiError::bad_request(format!("the patched object is not a valid {}: {e}", current.kind.kind)))?;
+    // Decoded as a body is (a custom resource's schema prunes and defaults it); what a patch
+    // adds that the schema does not know is not reported, as for typed kinds.
+    call.strategy.decode_unstructured(&mut patched);
     Ok(Proposed { incoming: Incoming::from_external(t.group, t.resource, &current.kind, patched)?, precondition, uid: None })
 }
 

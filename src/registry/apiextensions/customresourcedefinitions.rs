@@ -3,6 +3,7 @@
 use serde_json::{Value, json};
 
 use super::customresources::CLEANUP_FINALIZER;
+use super::schema::{Schema, SchemaError};
 use crate::registry::DeletionFlow;
 use crate::registry::strategy::Strategy;
 use crate::selectors::{dns1035_label_errors, dns1123_subdomain_errors};
@@ -25,11 +26,14 @@ impl Strategy for CustomResourceDefinitionStrategy {
     }
 
     fn validate(&self, object: &Value) -> Vec<FieldError> {
-        validate_definition(object)
+        let mut errs = validate_definition(object);
+        errs.extend(schema_errors(object));
+        errs
     }
 
     fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
         let mut errs = validate_definition(new);
+        errs.extend(schema_errors(new));
         if old["spec"]["group"] != new["spec"]["group"] {
             let group = new["spec"]["group"].as_str().unwrap_or_default();
             errs.push(FieldError::invalid("spec.group", group, "field is immutable"));
@@ -180,6 +184,25 @@ fn validate_column(column: &Value, path: &str) -> Vec<FieldError> {
     errs
 }
 
+/// The versions' schemas kapi could not serve (`schema.Schema::parse`): refused here, as
+/// upstream's definition validation refuses what its structural-schema reading cannot take,
+/// rather than accepted and then never served. This is not upstream's full validation of
+/// definitions (its own messages, CEL rules, structural-ness), only what serving needs.
+fn schema_errors(definition: &Value) -> Vec<FieldError> {
+    let preserve_unknown_fields = definition["spec"]["preserveUnknownFields"] == true;
+    let versions = definition["spec"]["versions"].as_array().map_or(&[][..], Vec::as_slice);
+    versions
+        .iter()
+        .enumerate()
+        .filter_map(|(i, version)| {
+            let schema = version.get("schema")?.get("openAPIV3Schema")?;
+            let SchemaError(mut error) = Schema::parse(schema, preserve_unknown_fields).err()?;
+            error.field = format!("spec.versions[{i}].schema.{}", error.field);
+            Some(error)
+        })
+        .collect()
+}
+
 /// Sets one of `status.conditions` (upstream's `SetCRDCondition`): its transition time changes
 /// only when its status does. Whether anything changed.
 pub fn set_condition(definition: &mut Value, kind: &str, status: &str, reason: &str, message: &str) -> bool {
@@ -258,6 +281,17 @@ mod tests {
         assert_eq!(crd["metadata"]["finalizers"], json!(["other", CLEANUP_FINALIZER]));
         assert_eq!(crd["status"]["conditions"][0]["type"], "Terminating");
         assert_eq!(crd["status"]["conditions"].as_array().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn schemas_that_cannot_be_served_are_refused() {
+        let crd = |schema: Value| json!({"spec": {"versions": [{"name": "v1"}, {"name": "v2", "schema": {"openAPIV3Schema": schema}}]}});
+        assert!(schema_errors(&crd(json!({"type": "object"}))).is_empty());
+        let errs = schema_errors(&crd(json!({"type": "object", "properties": {"spec": {"type": 5}}})));
+        assert_eq!(
+            errs.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            ["spec.versions[1].schema.openAPIV3Schema.properties[spec].type: Invalid value: 5: must be a string"]
+        );
     }
 
     #[test]

@@ -9,18 +9,20 @@
 //! (`/registry/<group>/<plural>/[<namespace>/]<name>`) in the definition's storage version.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
 
 use serde_json::Value;
 
 use kapi_api::apimachinery::pkg::apis::meta::v1::{APIResource, Verbs};
 
+use super::schema::{Schema, SchemaError};
 use crate::discovery::{RuntimeGroup, RuntimeVersion};
 use crate::registry::ScaleFacts;
 use crate::registry::objects::Kind;
 use crate::registry::store::{Store, StoreConfig};
-use crate::registry::strategy::{FieldSet, Strategy};
+use crate::registry::strategy::{FieldSet, StoredReader, Strategy};
 use crate::selectors::SelectorError;
+use crate::status::FieldError;
 use crate::tables::CustomColumns;
 
 /// The finalizer a definition gets when it is deleted: its objects are deleted first.
@@ -147,6 +149,7 @@ impl CustomResource {
         }
         let storage_version = spec["versions"].as_array()?.iter().find(|v| v["storage"] == true)?["name"].as_str()?.to_owned();
         let prefix = format!("{group}/{}", names.plural);
+        let schemas = VersionSchemas::shared(definition);
         let mut versions: Vec<ServedVersion> = spec["versions"]
             .as_array()?
             .iter()
@@ -158,20 +161,13 @@ impl CustomResource {
                     plural: intern(&names.plural),
                     kind: intern(&names.kind),
                     schema: v["schema"]["openAPIV3Schema"].clone(),
-                    strategy: CustomResourceStrategy {
-                        prefix: prefix.clone(),
-                        storage_version: storage_version.clone(),
-                        status: v["subresources"]["status"].is_object(),
-                        scale: ScaleFacts::custom(&v["subresources"]["scale"]),
-                        namespaced: spec["scope"] != "Cluster",
-                        selectable: v["selectableFields"]
-                            .as_array()
-                            .into_iter()
-                            .flatten()
-                            .filter_map(|f| f["jsonPath"].as_str()?.strip_prefix('.').map(str::to_owned))
-                            .collect(),
-                        columns: Arc::new(CustomColumns::new(v["additionalPrinterColumns"].as_array().map_or(&[], Vec::as_slice))),
-                    },
+                    strategy: CustomResourceStrategy::new(
+                        prefix.clone(),
+                        storage_version.clone(),
+                        v,
+                        spec["scope"] != "Cluster",
+                        schemas.clone(),
+                    )?,
                 })
             })
             .collect();
@@ -287,9 +283,67 @@ impl CustomResources {
     }
 }
 
+/// The schemas of a definition's versions, each read once when the definition is served
+/// (shared by the versions' strategies: a stored object is read by its own version's schema).
+/// A schema that cannot be read is kept as its error: the version's writes are refused with it,
+/// as upstream's handler refuses to serve such a version ("the server could not properly serve
+/// the CR schema").
+struct VersionSchemas {
+    by_version: BTreeMap<String, Result<Schema, SchemaError>>,
+}
+
+impl VersionSchemas {
+    /// [`VersionSchemas::of`], read once per definition and generation: the definitions'
+    /// controller makes every served resource anew at each change of any definition, and the
+    /// largest schemas take milliseconds to read. A definition's schemas change only with its
+    /// spec, which bumps its generation.
+    fn shared(definition: &Value) -> Arc<VersionSchemas> {
+        static READ: Mutex<BTreeMap<(String, i64), Weak<VersionSchemas>>> = Mutex::new(BTreeMap::new());
+        let uid = definition["metadata"]["uid"].as_str().filter(|uid| !uid.is_empty());
+        let Some(key) = uid.zip(definition["metadata"]["generation"].as_i64()).map(|(uid, generation)| (uid.to_owned(), generation)) else {
+            return Arc::new(VersionSchemas::of(definition));
+        };
+        let mut read = READ.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(schemas) = read.get(&key).and_then(Weak::upgrade) {
+            return schemas;
+        }
+        let schemas = Arc::new(VersionSchemas::of(definition));
+        // Entries of definitions no longer served go with the next one read.
+        read.retain(|_, schemas| schemas.strong_count() > 0);
+        read.insert(key, Arc::downgrade(&schemas));
+        schemas
+    }
+
+    /// Every version's `schema.openAPIV3Schema` (versions without one have none).
+    fn of(definition: &Value) -> VersionSchemas {
+        let preserve_unknown_fields = definition["spec"]["preserveUnknownFields"] == true;
+        let name = definition["metadata"]["name"].as_str().unwrap_or_default();
+        let by_version = definition["spec"]["versions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|v| {
+                let version = v["name"].as_str()?;
+                let schema = Schema::parse(v["schema"].get("openAPIV3Schema")?, preserve_unknown_fields);
+                if let Err(e) = &schema {
+                    tracing::warn!(definition = name, version, error = %e, "custom resource schema cannot be served; writes are refused");
+                }
+                Some((version.to_owned(), schema))
+            })
+            .collect();
+        VersionSchemas { by_version }
+    }
+
+    /// The schema of `version`: `Ok(None)` when it has none.
+    fn get(&self, version: &str) -> Result<Option<&Schema>, &SchemaError> {
+        self.by_version.get(version).map(Result::as_ref).transpose()
+    }
+}
+
 /// The strategy of a custom resource (upstream's `customResourceStrategy`): objects keyed
 /// under `<group>/<plural>`, stored in the definition's storage version, `generation` bumped
-/// by any change but metadata (and status, when the status subresource is on).
+/// by any change but metadata (and status, when the status subresource is on), pruned,
+/// defaulted and validated by the version's schema.
 pub struct CustomResourceStrategy {
     prefix: String,
     storage_version: String,
@@ -299,6 +353,72 @@ pub struct CustomResourceStrategy {
     namespaced: bool,
     /// The version's `selectableFields`, as field selector labels (`spec.color`).
     selectable: Arc<[String]>,
+    /// The version this strategy serves.
+    version: String,
+    schemas: Arc<VersionSchemas>,
+    /// [`Strategy::stored_reader`], made once.
+    reader: StoredReader,
+}
+
+impl CustomResourceStrategy {
+    fn new(
+        prefix: String,
+        storage_version: String,
+        version: &Value,
+        namespaced: bool,
+        schemas: Arc<VersionSchemas>,
+    ) -> Option<CustomResourceStrategy> {
+        let served = version["name"].as_str()?.to_owned();
+        // Upstream's storage decoder prunes and defaults by the schema of the version an object
+        // was stored in; converting it to the version read prunes by that version's.
+        let reader: StoredReader = {
+            let (schemas, served) = (schemas.clone(), served.clone());
+            Arc::new(move |stored_version: &str, object: &mut Value| {
+                if let Ok(Some(schema)) = schemas.get(stored_version) {
+                    schema.normalize(object);
+                }
+                if stored_version != served
+                    && let Ok(Some(schema)) = schemas.get(&served)
+                {
+                    schema.prune(object);
+                }
+            })
+        };
+        Some(CustomResourceStrategy {
+            prefix,
+            storage_version,
+            status: version["subresources"]["status"].is_object(),
+            scale: ScaleFacts::custom(&version["subresources"]["scale"]),
+            columns: Arc::new(CustomColumns::new(version["additionalPrinterColumns"].as_array().map_or(&[], Vec::as_slice))),
+            namespaced,
+            selectable: version["selectableFields"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|f| f["jsonPath"].as_str()?.strip_prefix('.').map(str::to_owned))
+                .collect(),
+            version: served,
+            schemas,
+            reader,
+        })
+    }
+
+    /// The served version's schema, or the error every validation answers while it cannot be
+    /// read.
+    fn schema(&self) -> Result<Option<&Schema>, Vec<FieldError>> {
+        self.schemas
+            .get(&self.version)
+            .map_err(|e| vec![FieldError::internal("<nil>", format!("the server could not properly serve the CR schema: {e}"))])
+    }
+
+    /// Pruning and defaulting by the served version's schema (none when it has none or cannot
+    /// be read, in which case validation refuses the write). Answers the unknown fields.
+    fn coerce(&self, object: &mut Value) -> Vec<String> {
+        match self.schema() {
+            Ok(Some(schema)) => schema.normalize(object),
+            _ => Vec::new(),
+        }
+    }
 }
 
 impl Strategy for CustomResourceStrategy {
@@ -359,6 +479,51 @@ impl Strategy for CustomResourceStrategy {
 
     fn table_columns(&self) -> Option<Arc<CustomColumns>> {
         Some(self.columns.clone())
+    }
+
+    /// Upstream prunes and defaults when it decodes (`decode_unstructured`); this makes every
+    /// other writer's object (a patch's, a controller's) the same.
+    fn normalize(&self, object: &mut Value) {
+        self.coerce(object);
+    }
+
+    fn decode_unstructured(&self, object: &mut Value) -> Vec<String> {
+        self.coerce(object)
+    }
+
+    fn stored_reader(&self) -> Option<StoredReader> {
+        Some(self.reader.clone())
+    }
+
+    fn validate(&self, object: &Value) -> Vec<FieldError> {
+        match self.schema() {
+            Ok(Some(schema)) => schema.validate(object),
+            Ok(None) => Vec::new(),
+            Err(errs) => errs,
+        }
+    }
+
+    fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
+        match self.schema() {
+            Ok(Some(schema)) => schema.validate_update(new, old),
+            Ok(None) => Vec::new(),
+            Err(errs) => errs,
+        }
+    }
+
+    /// The status subresource's write: the merged object pruned and defaulted like any other
+    /// (a request's body already was; an in-process writer's was not).
+    fn prepare_status_update(&self, new: &mut Value, old: &Value) {
+        let _ = old;
+        self.coerce(new);
+    }
+
+    fn validate_status_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
+        match self.schema() {
+            Ok(Some(schema)) => schema.validate_status_update(new, old),
+            Ok(None) => Vec::new(),
+            Err(errs) => errs,
+        }
     }
 
     fn generation_changed(&self, old: &Value, new: &Value) -> bool {
@@ -492,6 +657,80 @@ mod tests {
         assert!(!v1.generation_changed(&old, &with_status), "status has its own subresource");
         assert!(v2.generation_changed(&old, &with_status), "without the subresource status is content");
         assert!(v1.generation_changed(&old, &resized));
+    }
+
+    /// A definition whose v1 has a schema and a status subresource, and whose v2 (stored) has
+    /// a different default.
+    fn with_schemas() -> Value {
+        let schema = |default: &str| {
+            json!({"openAPIV3Schema": {"type": "object", "properties": {
+                "spec": {"type": "object", "properties": {
+                    "size": {"type": "integer", "maximum": 10},
+                    "color": {"type": "string", "default": default},
+                }},
+                "status": {"type": "object", "properties": {"ready": {"type": "boolean"}}},
+            }}})
+        };
+        let mut definition = definition(json!([
+            {"name": "v1", "served": true, "storage": false, "subresources": {"status": {}}, "schema": schema("red")},
+            {"name": "v2", "served": true, "storage": true, "schema": schema("blue")},
+        ]));
+        definition["metadata"] = json!({"name": "widgets.example.com", "uid": "u-1", "generation": 1});
+        definition
+    }
+
+    #[test]
+    fn the_strategy_applies_the_versions_schema() {
+        let resource = CustomResource::from_definition(&with_schemas()).unwrap();
+        let v1 = &resource.version("v1").unwrap().strategy;
+        let mut object =
+            json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "a"}, "spec": {"size": 3, "shape": "round"}});
+        assert_eq!(v1.decode_unstructured(&mut object), ["spec.shape"]);
+        assert_eq!(object["spec"], json!({"size": 3, "color": "red"}));
+        let invalid = json!({"metadata": {"name": "a"}, "spec": {"size": 11}});
+        let errs: Vec<String> = v1.validate(&invalid).iter().map(ToString::to_string).collect();
+        assert_eq!(errs, ["spec.size: Invalid value: 11: spec.size in body should be less than or equal to 10"]);
+        // An update leaves what did not change alone; the status is its subresource's.
+        assert!(v1.validate_update(&invalid, &invalid).is_empty());
+        let ready = json!({"metadata": {"name": "a"}, "spec": {"size": 11}, "status": {"ready": true}});
+        assert!(v1.validate_status_update(&invalid, &ready).is_empty(), "the spec is not the status subresource's");
+        let wrong_status = json!({"metadata": {}, "spec": {}, "status": {"ready": "yes"}});
+        assert_eq!(
+            v1.validate_status_update(&invalid, &wrong_status).iter().map(ToString::to_string).collect::<Vec<_>>(),
+            [r#"status.ready: Invalid value: "string": ready in body must be of type boolean: "string""#]
+        );
+        // A stored object is defaulted by the schema of the version it was stored in.
+        let reader = v1.stored_reader().unwrap();
+        let mut stored = json!({"metadata": {"name": "a"}, "spec": {"size": 1}});
+        reader("v2", &mut stored);
+        assert_eq!(stored["spec"]["color"], "blue");
+    }
+
+    #[test]
+    fn schemas_are_read_once_per_generation() {
+        let definition = with_schemas();
+        let first = CustomResource::from_definition(&definition).unwrap();
+        let again = CustomResource::from_definition(&definition).unwrap();
+        let schemas = |r: &CustomResource| r.version("v1").unwrap().strategy.schemas.clone();
+        assert!(Arc::ptr_eq(&schemas(&first), &schemas(&again)));
+        let mut changed = definition.clone();
+        changed["metadata"]["generation"] = json!(2);
+        assert!(!Arc::ptr_eq(&schemas(&first), &schemas(&CustomResource::from_definition(&changed).unwrap())));
+    }
+
+    #[test]
+    fn a_schema_that_cannot_be_read_refuses_writes() {
+        let resource = CustomResource::from_definition(&definition(json!([
+            {"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {"type": "object", "maxProperties": "many"}}},
+        ])))
+        .unwrap();
+        let errs = resource.version("v1").unwrap().strategy.validate(&json!({"metadata": {"name": "a"}}));
+        assert_eq!(
+            errs.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            [
+                r#"<nil>: Internal error: the server could not properly serve the CR schema: openAPIV3Schema.maxProperties: Invalid value: "many": must be an integer"#
+            ]
+        );
     }
 
     #[test]

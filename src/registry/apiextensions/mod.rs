@@ -3,3 +3,4 @@
 pub mod customresourcedefinitions;
 pub mod customresources;
 pub mod openapi;
+pub mod schema;
