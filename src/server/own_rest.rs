@@ -59,7 +59,7 @@ fn answer_review(
 async fn bind(store: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&str>) -> Result<http::Response<Body>, ApiError> {
     let (_, binding) = decode_body(call)?;
     let url_name = call.target.subresource.is_some().then_some(call.info.name.as_str());
-    pods::binding::bind(&rest::store(store, call), write_options(call), namespace, url_name, binding).await?;
+    pods::bind(&rest::store(store, call), write_options(call), namespace, url_name, binding).await?;
     Ok(created_status(call))
 }
 
