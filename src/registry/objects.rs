@@ -61,6 +61,16 @@ fn with_type_meta(kind: &Kind, mut value: Value) -> Value {
     value
 }
 
+/// Runs `visitor` with the generated type of `kind`, or `unstructured` when the scheme does not
+/// have the kind (a custom resource's): one lookup of the kind either way.
+fn visit_or<V: KindVisitor<Output = Result<R, CodecError>>, R>(
+    kind: &Kind,
+    visitor: V,
+    unstructured: impl FnOnce() -> Result<R, CodecError>,
+) -> Result<R, CodecError> {
+    kapi_api::scheme::visit_kind(&kind.group, &kind.version, &kind.kind, visitor).unwrap_or_else(unstructured)
+}
+
 fn visit<V: KindVisitor<Output = Result<R, CodecError>>, R>(kind: &Kind, visitor: V) -> Result<R, CodecError> {
     kapi_api::scheme::visit_kind(&kind.group, &kind.version, &kind.kind, visitor)
         .unwrap_or_else(|| Err(CodecError::UnknownKind { api_version: kind.api_version(), kind: kind.kind.clone() }))
@@ -86,9 +96,6 @@ pub fn random_suffix() -> String {
 
 /// Decodes a body of `kind` in `format` into its JSON value (checked against the type).
 pub fn decode(kind: &Kind, format: Format, bytes: &[u8]) -> Result<Value, CodecError> {
-    if !is_registered(kind) {
-        return decode_unstructured(kind, format, bytes);
-    }
     struct V<'a>(Format, &'a [u8]);
     impl KindVisitor for V<'_> {
         type Output = Result<Value, CodecError>;
@@ -97,7 +104,7 @@ pub fn decode(kind: &Kind, format: Format, bytes: &[u8]) -> Result<Value, CodecE
             Ok(serde_json::to_value(&obj)?)
         }
     }
-    visit(kind, V(format, bytes))
+    visit_or(kind, V(format, bytes), || decode_unstructured(kind, format, bytes))
 }
 
 /// Decodes a request body of `kind` in `format` into its JSON value, defaulted as upstream
@@ -106,10 +113,6 @@ pub fn decode(kind: &Kind, format: Format, bytes: &[u8]) -> Result<Value, CodecE
 /// first ([`drop_zero_strings`]), so a default of `""` (a host path's `type`) survives.
 /// Objects read from storage are never defaulted again.
 pub fn decode_defaulted(kind: &Kind, format: Format, bytes: &[u8]) -> Result<Value, CodecError> {
-    if !is_registered(kind) {
-        // A custom resource's defaults come from its CRD's schema, which its strategy applies.
-        return decode_unstructured(kind, format, bytes);
-    }
     struct V<'a>(Format, &'a [u8]);
     impl KindVisitor for V<'_> {
         type Output = Result<Value, CodecError>;
@@ -124,7 +127,9 @@ pub fn decode_defaulted(kind: &Kind, format: Format, bytes: &[u8]) -> Result<Val
             Ok(serde_json::to_value(&obj)?)
         }
     }
-    visit(kind, V(format, bytes))
+    // A custom resource's defaults come from its definition's schema, which its strategy
+    // applies.
+    visit_or(kind, V(format, bytes), || decode_unstructured(kind, format, bytes))
 }
 
 /// Encodes a JSON value of `kind` in `format` (protobuf through the generated type).
@@ -132,7 +137,6 @@ pub fn encode(kind: &Kind, format: Format, value: &Value) -> Result<Vec<u8>, Cod
     match format {
         Format::Json => Ok(serde_json::to_vec(value)?),
         Format::Yaml => codec::json_to_yaml(&serde_json::to_vec(value)?),
-        Format::Protobuf if !is_registered(kind) => Err(no_protobuf(kind)),
         Format::Protobuf => {
             struct V<'a>(&'a Value, TypeMeta);
             impl KindVisitor for V<'_> {
@@ -143,7 +147,7 @@ pub fn encode(kind: &Kind, format: Format, value: &Value) -> Result<Vec<u8>, Cod
                     codec::encode(Format::Protobuf, &obj)
                 }
             }
-            visit(kind, V(value, kind.type_meta()))
+            visit_or(kind, V(value, kind.type_meta()), || Err(no_protobuf(kind)))
         }
     }
 }
@@ -306,6 +310,7 @@ impl KindVisitor for KindOnly {
 /// validation, admission and strategies work on whichever version the request used. A kind of a
 /// group served in one version is its own hub, so its object passes through unchanged.
 pub fn to_internal(kind: &Kind, external: Value) -> Result<Value, CodecError> {
+    // Asked first: the visitor below owns the object.
     if !is_registered(kind) {
         return Ok(external);
     }
@@ -326,9 +331,6 @@ pub fn to_internal(kind: &Kind, external: Value) -> Result<Value, CodecError> {
 /// The external object of `kind` converted from an internal object: the reverse of
 /// [`to_internal`].
 pub fn from_internal(kind: &Kind, internal: &Value) -> Result<Value, CodecError> {
-    if !is_registered(kind) {
-        return Ok(with_type_meta(kind, internal.clone()));
-    }
     struct V<'a>(&'a Value, TypeMeta);
     impl KindVisitor for V<'_> {
         type Output = Result<Value, CodecError>;
@@ -338,7 +340,7 @@ pub fn from_internal(kind: &Kind, internal: &Value) -> Result<Value, CodecError>
             Ok(serde_json::to_value(&obj)?)
         }
     }
-    visit(kind, V(internal, kind.type_meta()))
+    visit_or(kind, V(internal, kind.type_meta()), || Ok(with_type_meta(kind, internal.clone())))
 }
 
 /// An object of a kind chosen at run time, still typed: what a write encoded for storage, kept

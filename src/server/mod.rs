@@ -636,11 +636,15 @@ fn discovery_document(
             }
         }),
         ("apis", []) => Some(match aggregated {
-            Some(format) => aggregated_response(format, &discovery::aggregated_apis(&state.enabled, &state.custom_resources.discovery())),
-            None => json_response(StatusCode::OK, &discovery::api_group_list(&state.enabled, &state.custom_resources.discovery())),
+            Some(format) => {
+                aggregated_response(format, &discovery::aggregated_apis(&state.enabled, &state.custom_resources.documents().discovery))
+            }
+            None => {
+                json_response(StatusCode::OK, &discovery::api_group_list(&state.enabled, &state.custom_resources.documents().discovery))
+            }
         }),
         ("api", [version]) => Some(resource_list(state, "", version)),
-        ("apis", [group]) => Some(match discovery::api_group(&state.enabled, &state.custom_resources.discovery(), group) {
+        ("apis", [group]) => Some(match discovery::api_group(&state.enabled, &state.custom_resources.documents().discovery, group) {
             Some(g) => json_response(StatusCode::OK, &g),
             None => error_response(&ApiError::path_not_found()),
         }),
@@ -650,7 +654,7 @@ fn discovery_document(
 }
 
 fn resource_list(state: &ServerState, group: &str, version: &str) -> Response<Body> {
-    match crate::discovery::api_resource_list(&state.enabled, &state.custom_resources.discovery(), group, version) {
+    match crate::discovery::api_resource_list(&state.enabled, &state.custom_resources.documents().discovery, group, version) {
         Some(list) => json_response(StatusCode::OK, &list),
         None => error_response(&ApiError::path_not_found()),
     }
@@ -732,12 +736,12 @@ fn openapi_v2(accept: Option<&str>, parts: &http::request::Parts, enabled: &crat
 fn openapi(rest: &str, query: &str, state: &ServerState) -> Response<Body> {
     use kapi_api::openapi::V3_DOCUMENTS;
     // The generated documents as they are compiled in; the custom resources' as they are now.
-    let custom = crate::registry::apiextensions::openapi::v3_documents(&state.custom_resources.snapshot());
+    let custom = state.custom_resources.documents();
     let built_in = V3_DOCUMENTS
         .iter()
         .filter(|(path, _, _)| state.enabled.serves_openapi_path(path))
         .map(|(path, hash, body)| (*path, *hash, Bytes::from_static(body.as_bytes())));
-    let mut documents = built_in.chain(custom.iter().map(|d| (d.path.as_str(), d.hash.as_str(), d.body.clone())));
+    let mut documents = built_in.chain(custom.openapi.iter().map(|d| (d.path.as_str(), d.hash.as_str(), d.body.clone())));
     match rest {
         "v3" => {
             let paths: serde_json::Map<String, serde_json::Value> = documents

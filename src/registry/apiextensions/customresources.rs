@@ -236,6 +236,16 @@ impl CustomResource {
 #[derive(Default)]
 pub struct CustomResources {
     served: RwLock<Arc<Served>>,
+    /// What discovery and `/openapi/v3` show of them, made once per change rather than at
+    /// each request (clients ask at every command).
+    documents: RwLock<Arc<Documents>>,
+}
+
+/// The served resources as discovery and OpenAPI show them.
+#[derive(Default)]
+pub struct Documents {
+    pub discovery: Vec<RuntimeGroup>,
+    pub openapi: Vec<super::openapi::Document>,
 }
 
 /// The served custom resources by group and plural.
@@ -252,9 +262,13 @@ impl CustomResources {
         self.served.read().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
+    /// The served groups as discovery lists them, and their OpenAPI documents.
+    pub fn documents(&self) -> Arc<Documents> {
+        self.documents.read().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
     /// The served groups as discovery lists them, by name.
-    pub fn discovery(&self) -> Vec<RuntimeGroup> {
-        let served = self.snapshot();
+    fn discovery(served: &Served) -> Vec<RuntimeGroup> {
         let mut groups: BTreeMap<&str, BTreeMap<&str, Vec<APIResource>>> = BTreeMap::new();
         for resource in served.values() {
             for version in &resource.versions {
@@ -278,8 +292,10 @@ impl CustomResources {
     }
 
     pub fn replace(&self, served: Vec<CustomResource>) {
-        let map = served.into_iter().map(|r| ((r.group.clone(), r.names.plural.clone()), Arc::new(r))).collect();
+        let map: Served = served.into_iter().map(|r| ((r.group.clone(), r.names.plural.clone()), Arc::new(r))).collect();
+        let documents = Documents { discovery: Self::discovery(&map), openapi: super::openapi::v3_documents(&map) };
         *self.served.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(map);
+        *self.documents.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(documents);
     }
 }
 

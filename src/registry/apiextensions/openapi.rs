@@ -192,7 +192,7 @@ mod tests {
         });
         let served = CustomResources::default();
         served.replace(vec![CustomResource::from_definition(&definition).unwrap()]);
-        let documents = v3_documents(&served.snapshot());
+        let documents = &served.documents().openapi;
         assert_eq!(documents.len(), 1);
         assert_eq!(documents[0].path, "apis/example.com/v1");
         assert_eq!(documents[0].hash.len(), 128);
