@@ -5,7 +5,7 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -19,6 +19,8 @@ pub struct Server {
     pub child: Child,
     pub port: u16,
     tls: Arc<rustls::ClientConfig>,
+    /// The server's log (its stderr), which a failed wait shows.
+    log: PathBuf,
 }
 
 impl Drop for Server {
@@ -65,20 +67,21 @@ pub fn start_replica(dir: &Path, pki: &Path, args: &[&str]) -> Server {
     clippy::zombie_processes,
     reason = "the child is returned inside a tuple, which the lint does not follow; Server's drop waits for it"
 )]
-fn spawn(dir: &Path, args: &[&str]) -> (Child, u16) {
+fn spawn(dir: &Path, args: &[&str]) -> (Child, u16, PathBuf) {
     let _ = std::fs::remove_file(dir.join("port"));
+    let log = std::fs::File::create(log_path(dir)).unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_kapi"))
         .args(["serve", "--secure-port", "0", "--data-dir"])
         .arg(dir)
         .args(args)
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(log)
         .spawn()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         if let Some(port) = std::fs::read_to_string(dir.join("port")).ok().and_then(|p| p.trim().parse().ok()) {
-            return (child, port);
+            return (child, port, log_path(dir));
         }
         if Instant::now() > deadline {
             let _ = child.kill();
@@ -89,8 +92,14 @@ fn spawn(dir: &Path, args: &[&str]) -> (Child, u16) {
     }
 }
 
+/// Where a started server's stderr goes: beside its data directory, so that the server's own
+/// checks of the directory see only its files.
+fn log_path(dir: &Path) -> PathBuf {
+    dir.with_extension("kapi.log")
+}
+
 /// A client for a started server, with the admin credentials and CA in `pki`.
-fn connect((child, port): (Child, u16), pki: &Path) -> Server {
+fn connect((child, port, log): (Child, u16, PathBuf), pki: &Path) -> Server {
     let mut roots = rustls::RootCertStore::empty();
     roots.add(CertificateDer::from_pem_file(pki.join("ca.crt")).unwrap()).unwrap();
     let certs = vec![CertificateDer::from_pem_file(pki.join("admin.crt")).unwrap()];
@@ -102,7 +111,7 @@ fn connect((child, port): (Child, u16), pki: &Path) -> Server {
         .with_root_certificates(roots)
         .with_client_auth_cert(certs, key)
         .unwrap();
-    Server { child, port, tls: Arc::new(tls) }
+    Server { child, port, tls: Arc::new(tls), log }
 }
 
 /// One HTTP/1.1 request; returns the status code and the body, or code 0 when the server could
@@ -182,7 +191,11 @@ impl Server {
     pub fn wait_ready(&self) {
         let deadline = Instant::now() + Duration::from_secs(20);
         while request(self, "GET", "/readyz", "text/plain", b"").0 != 200 {
-            assert!(Instant::now() < deadline, "not ready");
+            if Instant::now() > deadline {
+                let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+                let tail: Vec<&str> = log.lines().rev().take(30).collect();
+                panic!("not ready; the server's last log lines:\n{}", tail.into_iter().rev().collect::<Vec<_>>().join("\n"));
+            }
             std::thread::sleep(Duration::from_millis(20));
         }
     }
