@@ -69,6 +69,7 @@ pub async fn reconcile(storage: &dyn Storage, config: &StoreConfig, served: &Cus
     });
     let mut taken: BTreeMap<String, TakenNames> = BTreeMap::new();
     let mut serving = Vec::new();
+    let mut cleanups = Vec::new();
     let mut pending = false;
     for definition in all {
         let name = name_of(&definition).to_owned();
@@ -93,12 +94,18 @@ pub async fn reconcile(storage: &dyn Storage, config: &StoreConfig, served: &Cus
         }
         let resource = CustomResource::from_definition(&desired).filter(|_| condition_is_true(&desired, "Established"));
         if definition["metadata"]["deletionTimestamp"].is_string() && has_cleanup_finalizer(&definition) {
-            pending |= !clean_up(storage, config, &store, &name, resource.as_ref()).await?;
+            cleanups.push(name);
         }
         // A terminating definition is still served (reads and deletes) until it is gone.
         serving.extend(resource);
     }
+    // Served as terminating (no creates) before any of its objects is deleted.
     served.replace(serving);
+    let current = served.snapshot();
+    for name in cleanups {
+        let resource = current.values().find(|r| format!("{}.{}", r.names.plural, r.group) == name);
+        pending |= !clean_up(storage, config, &store, &name, resource.map(|r| r.as_ref())).await?;
+    }
     Ok(pending)
 }
 
