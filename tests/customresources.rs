@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 mod common;
 
+use common::webhook::ConversionWebhook;
 use common::{Server, request, request_with};
 
 const JSON: &str = "application/json";
@@ -122,6 +123,88 @@ fn custom_resources_on_the_wire() {
     assert_eq!(code, 200);
     wait_until(&server, &format!("{DEFINITIONS}/widgets.example.com"), "definition deleted", |code, _| code == 404);
     wait_until(&server, WIDGETS, "no longer served", |code, _| code == 404);
+}
+
+/// A definition whose versions differ converts through its webhook: v1 (stored) has
+/// `spec.cronSpec`, v2 `spec.schedule`; the webhook renames the field each way and labels what
+/// it converted. Objects are written and read in either version; the server keeps the
+/// original's metadata but for labels and annotations, and a failing webhook fails the read
+/// with upstream's message.
+#[test]
+fn conversion_webhooks_convert_between_versions() {
+    let webhook = ConversionWebhook::start(|object, desired| {
+        let mut converted = object.clone();
+        let spec = converted["spec"].as_object_mut().ok_or("no spec")?;
+        if spec.contains_key("unconvertible") {
+            return Err("cannot convert this one".into());
+        }
+        let (from, to) = if desired == "example.com/v2" { ("cronSpec", "schedule") } else { ("schedule", "cronSpec") };
+        if let Some(value) = spec.remove(from) {
+            spec.insert(to.into(), value);
+        }
+        converted["apiVersion"] = json!(desired);
+        converted["metadata"]["labels"] = json!({"converted": "yes"});
+        // Not the webhook's to change: the server puts the original's back.
+        converted["metadata"]["generation"] = json!(99);
+        Ok(converted)
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let server = common::start(dir.path());
+    let schema = |field: &str| {
+        json!({"openAPIV3Schema": {"type": "object", "properties": {"spec": {
+        "type": "object", "x-kubernetes-preserve-unknown-fields": true, "properties": {field: {"type": "string"}}}}}})
+    };
+    let mut crontabs = definition("crontabs", "CronTab", &[]);
+    crontabs["spec"]["versions"] = json!([
+        {"name": "v1", "served": true, "storage": true, "schema": schema("cronSpec")},
+        {"name": "v2", "served": true, "storage": false, "schema": schema("schedule")},
+    ]);
+    // The webhook's client configuration is validated as upstream validates it.
+    let mut insecure = crontabs.clone();
+    insecure["spec"]["conversion"] = json!({"strategy": "Webhook", "webhook": {"conversionReviewVersions": ["v1"], "clientConfig": {"url": "http://localhost/convert"}}});
+    let (code, status) = call(&server, "POST", DEFINITIONS, &insecure);
+    assert_eq!(code, 422, "{status}");
+    assert!(
+        status["message"].as_str().unwrap().ends_with(
+            r#"spec.conversion.webhookClientConfig.url: Invalid value: "http": 'https' is the only allowed URL scheme; desired format: https://host[/path]"#
+        ),
+        "{status}"
+    );
+    crontabs["spec"]["conversion"] = webhook.conversion();
+    assert_eq!(call(&server, "POST", DEFINITIONS, &crontabs).0, 201);
+    let (v1, v2) = ("/apis/example.com/v1/namespaces/default/crontabs", "/apis/example.com/v2/namespaces/default/crontabs");
+    wait_until(&server, v2, "served", |code, _| code == 200);
+
+    // Written in v2: converted to v1 for storage, answered in v2.
+    let tab = json!({"apiVersion": "example.com/v2", "kind": "CronTab", "metadata": {"name": "a"}, "spec": {"schedule": "*/5 * * * *"}});
+    let (code, created) = call(&server, "POST", v2, &tab);
+    assert_eq!(code, 201, "{created}");
+    assert_eq!((created["apiVersion"].as_str(), created["spec"]["schedule"].as_str()), (Some("example.com/v2"), Some("*/5 * * * *")));
+    assert_eq!(created["metadata"]["generation"], 1);
+    // Read in the storage version: the webhook's v1 form, with its labels and the original's
+    // generation.
+    let (code, stored) = call(&server, "GET", &format!("{v1}/a"), &Value::Null);
+    assert_eq!(code, 200, "{stored}");
+    assert_eq!(stored["spec"], json!({"cronSpec": "*/5 * * * *"}));
+    assert_eq!((stored["metadata"]["labels"]["converted"].as_str(), stored["metadata"]["generation"].as_i64()), (Some("yes"), Some(1)));
+    // Lists and updates in v2 go through the webhook too.
+    let (code, list) = call(&server, "GET", v2, &Value::Null);
+    assert_eq!((code, list["items"][0]["spec"]["schedule"].as_str()), (200, Some("*/5 * * * *")), "{list}");
+    let (code, patched) =
+        request(&server, "PATCH", &format!("{v2}/a"), "application/merge-patch+json", br#"{"spec":{"schedule":"0 * * * *"}}"#);
+    assert_eq!(code, 200, "{patched}");
+    assert_eq!(call(&server, "GET", &format!("{v1}/a"), &Value::Null).1["spec"], json!({"cronSpec": "0 * * * *"}));
+    assert!(webhook.reviews() >= 4, "{} reviews", webhook.reviews());
+
+    // An object the webhook cannot convert: its read in the other version fails with the
+    // webhook's message, as upstream's converter reports it; the stored version still reads.
+    let odd = json!({"apiVersion": "example.com/v1", "kind": "CronTab", "metadata": {"name": "odd"}, "spec": {"unconvertible": true}});
+    assert_eq!(call(&server, "POST", v1, &odd).0, 201);
+    let (code, status) = call(&server, "GET", &format!("{v2}/odd"), &Value::Null);
+    assert_eq!(code, 500, "{status}");
+    let message = status["message"].as_str().unwrap();
+    assert!(message.contains("conversion webhook for example.com/v1, Kind=CronTab failed: cannot convert this one"), "{message}");
+    assert_eq!(call(&server, "GET", &format!("{v1}/odd"), &Value::Null).0, 200);
 }
 
 /// A version's `selectableFields` are field selectors on its objects; other labels are

@@ -547,6 +547,58 @@ fn kubectl_serves_custom_resources() {
     assert!(left.trim().is_empty(), "objects outlived their definition: {left}");
 }
 
+/// A definition with two versions and a conversion webhook the test serves: kubectl writes
+/// in one version and reads in the other (its short name, its printer columns from the newer
+/// version), and deleting the definition deletes its objects.
+#[test]
+fn kubectl_converts_through_a_conversion_webhook() {
+    let webhook = common::webhook::ConversionWebhook::start(|object, desired| {
+        let mut converted = object.clone();
+        let spec = converted["spec"].as_object_mut().ok_or("no spec")?;
+        let (from, to) = if desired == "example.com/v2" { ("cronSpec", "schedule") } else { ("schedule", "cronSpec") };
+        if let Some(value) = spec.remove(from) {
+            spec.insert(to.into(), value);
+        }
+        converted["apiVersion"] = serde_json::json!(desired);
+        Ok(converted)
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let version = |name: &str, storage: bool, field: &str| {
+        format!(
+            "  - name: {name}\n    served: true\n    storage: {storage}\n    additionalPrinterColumns:\n    - name: When\n      type: string\n      jsonPath: .spec.{field}\n    schema:\n      openAPIV3Schema:\n        type: object\n        properties:\n          spec:\n            type: object\n            properties:\n              {field}:\n                type: string\n"
+        )
+    };
+    let crd = format!(
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: crontabs.example.com\nspec:\n  group: example.com\n  scope: Namespaced\n  names:\n    plural: crontabs\n    singular: crontab\n    kind: CronTab\n    shortNames: [ct]\n  conversion:\n    strategy: Webhook\n    webhook:\n      conversionReviewVersions: [v1]\n      clientConfig:\n        url: {}\n        caBundle: {}\n  versions:\n{}{}",
+        webhook.url,
+        webhook.ca_bundle,
+        version("v1", true, "cronSpec"),
+        version("v2", false, "schedule"),
+    );
+    let crd_file = dir.path().join("crd.yaml");
+    std::fs::write(&crd_file, crd).unwrap();
+    server.ok(&["apply", "-f", crd_file.to_str().unwrap()]);
+    server.ok(&["wait", "--for", "condition=established", "crd/crontabs.example.com", "--timeout=20s"]);
+    let tab = dir.path().join("tab.yaml");
+    std::fs::write(&tab, "apiVersion: example.com/v2\nkind: CronTab\nmetadata:\n  name: nightly\nspec:\n  schedule: 0 3 * * *\n").unwrap();
+    assert_eq!(server.ok(&["apply", "-f", tab.to_str().unwrap()]).trim(), "crontab.example.com/nightly created");
+    // The preferred version (v2) through the short name, its printer column included.
+    let table = server.ok(&["get", "ct"]);
+    assert_eq!(
+        table.lines().nth(1).unwrap().split_whitespace().take(6).collect::<Vec<_>>(),
+        ["nightly", "0", "3", "*", "*", "*"],
+        "{table}"
+    );
+    // The stored version, as the webhook made it.
+    assert_eq!(server.ok(&["get", "crontabs.v1.example.com", "nightly", "-o", "jsonpath={.spec.cronSpec}"]), "0 3 * * *");
+    server.ok(&["patch", "crontabs.v1.example.com", "nightly", "--type", "merge", "-p", r#"{"spec":{"cronSpec":"0 4 * * *"}}"#]);
+    assert_eq!(server.ok(&["get", "ct", "nightly", "-o", "jsonpath={.apiVersion} {.spec.schedule}"]), "example.com/v2 0 4 * * *");
+    assert!(server.ok(&["explain", "ct.spec"]).contains("schedule"));
+    server.ok(&["delete", "crd", "crontabs.example.com", "--timeout=30s"]);
+    server.fails(&["get", "crd", "crontabs.example.com"]);
+}
+
 /// Every CustomResourceDefinition of `../shared/crds` (cert-manager, prometheus-operator, read
 /// in place) is accepted and Established; objects written for them are served with their
 /// printer columns, and `kubectl explain` reads their schemas.

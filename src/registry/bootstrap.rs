@@ -28,10 +28,11 @@ pub async fn ensure(storage: &dyn Storage, config: &StoreConfig, secure_port: u1
         let store = Store::new(storage, config, wanted.group, wanted.resource, kind.clone());
         let body = serde_json::to_vec(&wanted.object).map_err(ApiError::internal)?;
         let defaulted = objects::decode_defaulted(&kind, Format::Json, &body).map_err(ApiError::internal)?;
-        let Some(current) = storage.get(&super::keys::key(wanted.group, wanted.resource, namespace, Some(name))).await? else {
+        let key = super::keys::key(wanted.group, wanted.resource, namespace, Some(name));
+        let Some(current) = storage.get(&key).await? else {
             let incoming = Incoming::from_external(wanted.group, wanted.resource, &kind, defaulted)?;
             match store.create(WriteOptions::default(), namespace, incoming).await {
-                Err(e) if e.code != 409 => return Err(e),
+                Err(e) if e.code != 409 && !stored_by_another(storage, &key).await => return Err(e),
                 _ => continue,
             }
         };
@@ -62,6 +63,20 @@ pub async fn ensure(storage: &dyn Storage, config: &StoreConfig, secure_port: u1
         }
     }
     Ok(())
+}
+
+/// Whether another replica stores the object at `key` within a few seconds of a create of it
+/// failing here. A replica that started at the same time may have taken what the object needs
+/// first (the `kubernetes` Service's cluster IP) and be about to write it; the create that lost
+/// is then no error, as a create answered AlreadyExists is not.
+async fn stored_by_another(storage: &dyn Storage, key: &str) -> bool {
+    for _ in 0..50 {
+        if matches!(storage.get(key).await, Ok(Some(_))) {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    false
 }
 
 /// One object to create at start-up when it does not exist.

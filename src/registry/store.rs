@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::admission::{self, Attributes, Operation, Target};
 use super::objects::{self, Kind, TypedObject};
-use super::strategy::{CreateContext, StoredReader, Strategy, SubresourceWrite, copy_field};
+use super::strategy::{CreateContext, Strategy, SubresourceWrite, copy_field};
 use super::{DeletionFlow, keys};
 use crate::request_info::UserInfo;
 use crate::status::{ApiError, FieldError, GroupKind, GroupResource};
@@ -161,13 +161,18 @@ impl<'a> Store<'a> {
         super::strategy::has_status_subresource(self.strategy, self.group, self.resource)
     }
 
-    /// The kind an object of `kind` is encoded as for storage: the scheme's storage version,
-    /// or the strategy's when the scheme does not know the kind.
-    fn encoded_kind(&self, kind: &Kind) -> Kind {
-        match self.strategy.storage_version() {
-            Some(version) if !objects::is_registered(kind) => Kind { version: version.to_owned(), ..kind.clone() },
-            _ => kind.clone(),
-        }
+    /// An object of `kind` (the internal object of a scheme's kind) encoded for storage, in
+    /// the storage version ([`stored_kind`]): converted by [`Strategy::converter`] when
+    /// the scheme does not know the kind, through the hub otherwise.
+    fn encode(&self, kind: &Kind, object: Value) -> Result<(Vec<u8>, Box<dyn TypedObject>), ApiError> {
+        let stored = stored_kind(self.strategy, kind);
+        let object = match self.strategy.converter() {
+            Some(convert) if !objects::is_registered(kind) && stored != *kind => {
+                convert(kind, object, &stored.version).map_err(ApiError::internal)?
+            }
+            _ => object,
+        };
+        objects::encode_internal(&stored, object).map_err(ApiError::internal)
     }
 
     fn storage_error(&self, e: StorageError, name: &str) -> ApiError {
@@ -211,10 +216,10 @@ impl<'a> Store<'a> {
     }
 
     /// A stored object as the caller sees it: in the caller's version (converted from the
-    /// storage version, then made what the strategy's [`Strategy::stored_reader`] makes of
-    /// it), with `resourceVersion` from the store.
+    /// storage version, by the strategy's [`Strategy::converter`] when it has one), with
+    /// `resourceVersion` from the store.
     pub fn read(&self, kv: &KeyValue) -> Result<(Kind, Value), ApiError> {
-        read_with(kv, Some((&self.kind.group, &self.kind.version)), self.strategy.stored_reader().as_ref())
+        read_for(self.strategy, kv, &self.kind)
     }
 
     /// `Create`: admission's mutating phase, identity and generation, the strategy's
@@ -294,7 +299,7 @@ impl<'a> Store<'a> {
         self.strategy.begin_create(&context, &mut value).await.map_err(|rejection| target.refuse(rejection))?;
         admission::validate(&self.attributes(options, Operation::Create, target, Some(&mut value), None)).await?;
 
-        let (stored, object) = objects::encode_internal(&self.encoded_kind(kind), value).map_err(ApiError::internal)?;
+        let (stored, object) = self.encode(kind, value)?;
         let key = self.object_key(namespace, &name)?;
         Ok(NewObject { key, name, stored: stored.into(), object, warnings })
     }
@@ -336,12 +341,11 @@ impl<'a> Store<'a> {
                 }
             };
             let (kind, external) = self.read(&kv)?;
-            let (stored_kind, mut internal) = read_internal(&kv)?;
-            // The old object as a read sees it (a custom resource's current defaults), which
-            // validation and `generation` compare the new one with.
-            if let Some(reader) = self.strategy.stored_reader() {
-                reader(&stored_kind.version, &mut internal);
-            }
+            // A kind the scheme does not know (a custom resource's) has no internal version:
+            // the store works on the object in the caller's version, as a read shows it (with
+            // its definition's current defaults), which validation and `generation` compare
+            // the new one with.
+            let internal = if objects::is_registered(&kind) { read_internal(&kv)?.1 } else { external.clone() };
             let current = Current { kv: &kv, kind, external, internal };
             let Proposed { incoming: Incoming { object: mut proposed, required }, precondition, uid } = update(Some(&current))?;
             let stored_uid = current.internal["metadata"]["uid"].as_str().unwrap_or_default();
@@ -375,7 +379,7 @@ impl<'a> Store<'a> {
                 meta.remove("resourceVersion");
             }
             let finalized = deletion_completes(&value) && self.strategy.should_delete_during_update(&value);
-            let (stored, object) = objects::encode_internal(&self.encoded_kind(&current.kind), value).map_err(ApiError::internal)?;
+            let (stored, object) = self.encode(&current.kind, value)?;
             match self.commit_update(options, &key, finalized, stored.into(), kv.mod_revision).await {
                 Ok(kv) => return Ok(Written { kv, object, warnings, created: false }),
                 Err(StorageError::Conflict { .. }) if precondition.is_none() => continue,
@@ -415,12 +419,14 @@ impl<'a> Store<'a> {
             if precondition.is_some_and(|rv| rv != kv.mod_revision.to_string()) {
                 return Err(ApiError::conflict(self.group_resource(), name));
             }
-            let (_, mut object) = read_internal(&kv)?;
+            let (stored_as, mut object) = read_internal(&kv)?;
             change(&mut object)?;
             if let Some(meta) = object["metadata"].as_object_mut() {
                 meta.remove("resourceVersion");
             }
-            let (stored, _) = objects::encode_internal(&self.encoded_kind(&self.kind), object).map_err(ApiError::internal)?;
+            // A scheme's kind is read as its internal object; any other as stored.
+            let kind = if objects::is_registered(&stored_as) { &self.kind } else { &stored_as };
+            let (stored, _) = self.encode(kind, object)?;
             match self.write_update(options, &key, stored.into(), kv.mod_revision).await {
                 Ok(kv) => return Ok(kv),
                 Err(StorageError::Conflict { .. }) if precondition.is_none() => continue,
@@ -700,27 +706,46 @@ impl<'a> Store<'a> {
 /// A stored object in the version `group`/`version` (converted from the storage version; as
 /// stored when `None`), with `resourceVersion` from the store.
 pub fn read_as(kv: &KeyValue, version: Option<(&str, &str)>) -> Result<(Kind, Value), ApiError> {
-    read_with(kv, version, None)
-}
-
-/// [`read_as`], then what `reader` does to an object stored in its version.
-fn read_with(kv: &KeyValue, version: Option<(&str, &str)>, reader: Option<&StoredReader>) -> Result<(Kind, Value), ApiError> {
     let (kind, value) = objects::decode_stored(&kv.value).map_err(|e| ApiError::internal(format!("decoding {}: {e}", kv.key)))?;
-    let stored_version = kind.version.clone();
-    let (kind, mut value) = match version {
+    let (kind, value) = match version {
         Some((group, version)) => {
             objects::convert_stored(&kind, value, group, version).map_err(|e| ApiError::internal(format!("converting {}: {e}", kv.key)))?
         }
         None => (kind, value),
     };
-    if let Some(reader) = reader {
-        reader(&stored_version, &mut value);
+    Ok((kind, with_resource_version(kv, value)))
+}
+
+/// A stored object as `kind` (its version), converted as `strategy` converts, with
+/// `resourceVersion` from the store: what a read through the strategy's store gives.
+pub fn read_for(strategy: &dyn Strategy, kv: &KeyValue, kind: &Kind) -> Result<(Kind, Value), ApiError> {
+    let Some(convert) = strategy.converter() else {
+        return read_as(kv, Some((&kind.group, &kind.version)));
+    };
+    let (stored, value) = objects::decode_stored(&kv.value).map_err(|e| ApiError::internal(format!("decoding {}: {e}", kv.key)))?;
+    if objects::is_registered(&stored) {
+        return read_as(kv, Some((&kind.group, &kind.version)));
     }
-    // A dry-run create was never written: it has no resourceVersion yet.
+    let value = convert(&stored, value, &kind.version).map_err(ApiError::internal)?;
+    let read = Kind { version: kind.version.clone(), ..stored };
+    Ok((read, with_resource_version(kv, value)))
+}
+
+/// `value` with the store's `resourceVersion`; a dry-run create was never written and has none.
+fn with_resource_version(kv: &KeyValue, mut value: Value) -> Value {
     if kv.mod_revision > 0 {
         value["metadata"]["resourceVersion"] = Value::String(kv.mod_revision.to_string());
     }
-    Ok((kind, value))
+    value
+}
+
+/// The kind an object of `kind` is stored as: the scheme's storage version
+/// ([`objects::storage_kind`]), or the strategy's when the scheme does not know the kind.
+pub fn stored_kind(strategy: &dyn Strategy, kind: &Kind) -> Kind {
+    match strategy.storage_version() {
+        Some(version) if !objects::is_registered(kind) => Kind { version: version.to_owned(), ..kind.clone() },
+        _ => objects::storage_kind(kind),
+    }
 }
 
 /// A stored object as the server works on it when it writes: its internal object

@@ -18,9 +18,9 @@ use crate::status::{ApiError, FieldError};
 /// An object's fields for field selectors (see [`Strategy::field_set`]).
 pub type FieldSet = std::sync::Arc<dyn Fn(&Value) -> std::collections::BTreeMap<String, String> + Send + Sync>;
 
-/// [`Strategy::stored_reader`]: given the version the object was stored in, and the object
-/// (already converted to the version read), makes it what reading it gives.
-pub type StoredReader = std::sync::Arc<dyn Fn(&str, &mut Value) + Send + Sync>;
+/// [`Strategy::converter`]: given an object of the first kind, the object in the given
+/// version of the same group, or why it cannot be had.
+pub type Converter = std::sync::Arc<dyn Fn(&super::objects::Kind, Value, &str) -> Result<Value, String> + Send + Sync>;
 
 /// A boxed future borrowing its inputs, as the hooks that read the store return.
 pub type HookFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -117,11 +117,13 @@ pub trait Strategy: Send + Sync {
         Vec::new()
     }
 
-    /// What reading a stored object does beyond converting it to the caller's version, as a
-    /// function a watch can keep: a custom resource's schemas prune and default it (upstream's
-    /// storage decoder does), so that defaults added to a definition show on objects stored
-    /// before. `None` when reading only converts.
-    fn stored_reader(&self) -> Option<StoredReader> {
+    /// How objects of a kind the scheme does not know change version, as a function a watch
+    /// can keep: a custom resource's definition converts them (its `spec.conversion`) and its
+    /// versions' schemas prune and default them on the way (upstream's storage codec does), so
+    /// that defaults added to a definition show on objects stored before. Used for reading a
+    /// stored object in the caller's version and for writing one in the storage version.
+    /// `None` for the scheme's kinds, which convert through their hub.
+    fn converter(&self) -> Option<Converter> {
         None
     }
 

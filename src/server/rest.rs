@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use super::body::Body;
 use crate::registry::objects::{self, Kind};
-use crate::registry::store::{Current, Incoming, Proposed, Store, StoreConfig, WriteOptions, Written, read_as, read_internal};
+use crate::registry::store::{
+    Current, Incoming, Proposed, Store, StoreConfig, WriteOptions, Written, read_for, read_internal, stored_kind,
+};
 use crate::registry::strategy::SubresourceWrite;
 use crate::request_info::RequestInfo;
 use crate::status::{ApiError, FieldError, GroupKind, GroupResource};
@@ -84,13 +86,6 @@ pub(super) fn write_options<'a>(call: &'a ResourceCall<'_>) -> WriteOptions<'a> 
     WriteOptions { user: call.user, dry_run: call.dry_run }
 }
 
-/// A stored object as the client sees it: in the version of the request's URL (converted from
-/// the storage version), with `resourceVersion` from the store.
-pub(super) fn read(kv: &KeyValue) -> Result<(Kind, Value), ApiError> {
-    let version = REQUEST_VERSION.try_with(|(g, v)| (g.clone(), v.clone())).ok();
-    read_as(kv, version.as_ref().map(|(g, v)| (g.as_str(), v.as_str())))
-}
-
 pub(super) fn respond(kind: &Kind, format: Format, code: u16, value: &Value) -> http::Response<Body> {
     respond_encoded(format, code, objects::encode(kind, format, value))
 }
@@ -107,15 +102,17 @@ fn respond_encoded(format: Format, code: u16, body: Result<Vec<u8>, kapi_apimach
     }
 }
 
-/// The answer to a create or update: the object as stored, in the URL's version. When that is
-/// the storage version, the typed object the write encoded is the stored object, and answers
-/// without decoding the stored bytes again; otherwise the stored value is read ([`read`]).
+/// The answer to a create or update: the object as stored, in the URL's version (`kind`'s).
+/// When that is the storage version, the typed object the write encoded is the stored object,
+/// and answers without decoding the stored bytes again; otherwise the stored value is read as
+/// the resource's strategy reads it.
 fn respond_written(call: &ResourceCall<'_>, kind: &Kind, code: u16, written: Written) -> Result<http::Response<Body>, ApiError> {
     let Written { kv, object: mut written, warnings, .. } = written;
     for warning in warnings {
         warn(warning);
     }
     let kv = &kv;
+    let read = |kv: &KeyValue| read_for(call.strategy, kv, kind);
     // `as=Table` / `as=PartialObjectMetadata` apply to write answers too, as upstream's
     // `transformResponseObject` does for every verb.
     let converted = match (call.table, call.convert) {
@@ -130,7 +127,7 @@ fn respond_written(call: &ResourceCall<'_>, kind: &Kind, code: u16, written: Wri
         *resp.status_mut() = http::StatusCode::from_u16(code).unwrap_or(http::StatusCode::OK);
         return Ok(resp);
     }
-    if objects::storage_kind(kind) == *kind {
+    if stored_kind(call.strategy, kind) == *kind {
         // A dry-run create was never written: it has no resourceVersion yet.
         if kv.mod_revision > 0 {
             written.set_resource_version(&kv.mod_revision.to_string());
@@ -154,10 +151,9 @@ pub async fn handle(store: &Arc<dyn Storage>, call: ResourceCall<'_>) -> http::R
             Err(e) => super::error_response(&e),
         };
     }
-    let version = (call.target.group.to_owned(), call.target.version.to_owned());
     let (result, warnings) = WARNINGS
         .scope(std::cell::RefCell::new(Vec::new()), async {
-            let result = REQUEST_VERSION.scope(version, dispatch(store.as_ref(), &call)).await;
+            let result = dispatch(store.as_ref(), &call).await;
             (result, WARNINGS.with(|w| w.take()))
         })
         .await;
@@ -466,11 +462,6 @@ fn check_patched_identity(call: &ResourceCall<'_>, patched: &Value) -> Result<()
         )));
     }
     Ok(())
-}
-
-tokio::task_local! {
-    /// The group and version of the request's route: what [`read`] converts stored objects to.
-    static REQUEST_VERSION: (String, String);
 }
 
 tokio::task_local! {

@@ -14,6 +14,7 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 
 pub mod etcd;
+pub mod webhook;
 
 pub struct Server {
     pub child: Child,

@@ -119,6 +119,10 @@ fn validate_definition(definition: &Value) -> Vec<FieldError> {
         }
     }
     errs.extend(validate_names(names));
+    errs.extend(super::conversion::validate(&spec["conversion"]));
+    if spec["conversion"]["strategy"] == "Webhook" && spec["preserveUnknownFields"] == true {
+        errs.push(FieldError::invalid("spec.conversion.strategy", "Webhook", "must be None if spec.preserveUnknownFields is true"));
+    }
     errs
 }
 

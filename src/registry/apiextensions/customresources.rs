@@ -15,12 +15,13 @@ use serde_json::Value;
 
 use kapi_api::apimachinery::pkg::apis::meta::v1::{APIResource, Verbs};
 
+use super::conversion::Conversion;
 use super::schema::{Schema, SchemaError};
 use crate::discovery::{RuntimeGroup, RuntimeVersion};
 use crate::registry::ScaleFacts;
 use crate::registry::objects::Kind;
 use crate::registry::store::{Store, StoreConfig};
-use crate::registry::strategy::{FieldSet, StoredReader, Strategy};
+use crate::registry::strategy::{Converter, FieldSet, Strategy};
 use crate::selectors::SelectorError;
 use crate::status::FieldError;
 use crate::tables::CustomColumns;
@@ -150,6 +151,7 @@ impl CustomResource {
         let storage_version = spec["versions"].as_array()?.iter().find(|v| v["storage"] == true)?["name"].as_str()?.to_owned();
         let prefix = format!("{group}/{}", names.plural);
         let schemas = VersionSchemas::shared(definition);
+        let conversion = Conversion::of(definition);
         let mut versions: Vec<ServedVersion> = spec["versions"]
             .as_array()?
             .iter()
@@ -167,6 +169,7 @@ impl CustomResource {
                         v,
                         spec["scope"] != "Cluster",
                         schemas.clone(),
+                        conversion.clone(),
                     )?,
                 })
             })
@@ -372,8 +375,8 @@ pub struct CustomResourceStrategy {
     /// The version this strategy serves.
     version: String,
     schemas: Arc<VersionSchemas>,
-    /// [`Strategy::stored_reader`], made once.
-    reader: StoredReader,
+    /// [`Strategy::converter`], made once.
+    converter: Converter,
 }
 
 impl CustomResourceStrategy {
@@ -383,21 +386,27 @@ impl CustomResourceStrategy {
         version: &Value,
         namespaced: bool,
         schemas: Arc<VersionSchemas>,
+        conversion: Conversion,
     ) -> Option<CustomResourceStrategy> {
         let served = version["name"].as_str()?.to_owned();
-        // Upstream's storage decoder prunes and defaults by the schema of the version an object
-        // was stored in; converting it to the version read prunes by that version's.
-        let reader: StoredReader = {
-            let (schemas, served) = (schemas.clone(), served.clone());
-            Arc::new(move |stored_version: &str, object: &mut Value| {
-                if let Ok(Some(schema)) = schemas.get(stored_version) {
-                    schema.normalize(object);
+        // Upstream's storage codec prunes and defaults an object by the schema of the version
+        // it is in, converts it (the definition's conversion), and prunes the result by the
+        // schema of the version it is converted to.
+        let converter: Converter = {
+            let schemas = schemas.clone();
+            Arc::new(move |from: &Kind, mut object: Value, to: &str| {
+                if let Ok(Some(schema)) = schemas.get(&from.version) {
+                    schema.normalize(&mut object);
                 }
-                if stored_version != served
-                    && let Ok(Some(schema)) = schemas.get(&served)
-                {
-                    schema.prune(object);
+                if from.version == to {
+                    return Ok(object);
                 }
+                let to_kind = Kind { version: to.to_owned(), ..from.clone() };
+                let mut object = conversion.convert(object, &to_kind)?;
+                if let Ok(Some(schema)) = schemas.get(to) {
+                    schema.prune(&mut object);
+                }
+                Ok(object)
             })
         };
         Some(CustomResourceStrategy {
@@ -415,7 +424,7 @@ impl CustomResourceStrategy {
                 .collect(),
             version: served,
             schemas,
-            reader,
+            converter,
         })
     }
 
@@ -507,8 +516,8 @@ impl Strategy for CustomResourceStrategy {
         self.coerce(object)
     }
 
-    fn stored_reader(&self) -> Option<StoredReader> {
-        Some(self.reader.clone())
+    fn converter(&self) -> Option<Converter> {
+        Some(self.converter.clone())
     }
 
     fn validate(&self, object: &Value) -> Vec<FieldError> {
@@ -716,10 +725,12 @@ mod tests {
             [r#"status.ready: Invalid value: "string": ready in body must be of type boolean: "string""#]
         );
         // A stored object is defaulted by the schema of the version it was stored in.
-        let reader = v1.stored_reader().unwrap();
-        let mut stored = json!({"metadata": {"name": "a"}, "spec": {"size": 1}});
-        reader("v2", &mut stored);
-        assert_eq!(stored["spec"]["color"], "blue");
+        let converter = v1.converter().unwrap();
+        let stored_kind = Kind { group: "example.com".into(), version: "v2".into(), kind: "Widget".into() };
+        let stored = json!({"apiVersion": "example.com/v2", "kind": "Widget", "metadata": {"name": "a"}, "spec": {"size": 1}});
+        let read = converter(&stored_kind, stored, "v1").unwrap();
+        assert_eq!(read["spec"]["color"], "blue");
+        assert_eq!(read["apiVersion"], "example.com/v1");
     }
 
     #[test]

@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::Store;
 use crate::list_options::{self, ListOptions, ReadConsistency, compacted_continue_error, continue_after};
 use crate::registry::objects::{self, Kind};
-use crate::registry::strategy::{FieldSet, StoredReader, Strategy};
+use crate::registry::strategy::{Converter, FieldSet, Strategy};
 use crate::status::ApiError;
 use crate::storage::{self, Event, KeyValue, Revision, StorageError, WatchStream};
 
@@ -57,8 +57,8 @@ pub struct ObjectWatch {
     error: Option<ApiError>,
     filter: Filter,
     kind: Kind,
-    /// What reading a stored object does beyond converting it (the strategy's).
-    reader: Option<StoredReader>,
+    /// How stored objects are converted when not through the scheme (the strategy's).
+    converter: Option<Converter>,
     /// The revision of the last event read (or of the initial state): where a bookmark puts
     /// the client.
     position: Revision,
@@ -85,7 +85,7 @@ impl ObjectWatch {
     pub fn initial_event(&mut self) -> Option<WatchEvent> {
         self.initial
             .by_ref()
-            .filter_map(|kv| watched_object(&kv, kv.mod_revision, &self.kind, self.reader.as_ref()))
+            .filter_map(|kv| watched_object(&kv, kv.mod_revision, &self.kind, self.converter.as_ref()))
             .find(|object| (self.filter)(object))
             .map(WatchEvent::Added)
     }
@@ -104,7 +104,7 @@ impl ObjectWatch {
                 }
             };
             self.position = event.revision();
-            if let Some(event) = translate(&event, &self.filter, &self.kind, self.reader.as_ref()) {
+            if let Some(event) = translate(&event, &self.filter, &self.kind, self.converter.as_ref()) {
                 return Some(event);
             }
         }
@@ -247,7 +247,7 @@ impl Store<'_> {
             error,
             filter: self.filter(options),
             kind: self.kind.clone(),
-            reader: self.strategy.stored_reader(),
+            converter: self.strategy.converter(),
             position: start,
         })
     }
@@ -274,11 +274,11 @@ pub fn selection(strategy: &dyn Strategy, group: &str, resource: &str, options: 
 
 /// A storage event as a watch event. An update moving an object out of the filter is a
 /// `DELETED` for this watcher, and one moving it in an `ADDED`, as upstream's filtered watches.
-fn translate(event: &Event, filter: &Filter, kind: &Kind, reader: Option<&StoredReader>) -> Option<WatchEvent> {
+fn translate(event: &Event, filter: &Filter, kind: &Kind, converter: Option<&Converter>) -> Option<WatchEvent> {
     match event {
         Event::Put { kv, prev } => {
-            let object = watched_object(kv, kv.mod_revision, kind, reader)?;
-            let was = prev.as_ref().and_then(|p| watched_object(p, p.mod_revision, kind, reader)).is_some_and(|o| filter(&o));
+            let object = watched_object(kv, kv.mod_revision, kind, converter)?;
+            let was = prev.as_ref().and_then(|p| watched_object(p, p.mod_revision, kind, converter)).is_some_and(|o| filter(&o));
             match (was, filter(&object)) {
                 (_, true) if prev.is_none() || !was => Some(WatchEvent::Added(object)),
                 (true, true) => Some(WatchEvent::Modified(object)),
@@ -287,7 +287,7 @@ fn translate(event: &Event, filter: &Filter, kind: &Kind, reader: Option<&Stored
             }
         }
         Event::Delete { prev, revision } => {
-            let object = watched_object(prev, *revision, kind, reader)?;
+            let object = watched_object(prev, *revision, kind, converter)?;
             filter(&object).then_some(WatchEvent::Deleted(object))
         }
         // Only moves the watch's position (its next bookmark).
@@ -295,15 +295,15 @@ fn translate(event: &Event, filter: &Filter, kind: &Kind, reader: Option<&Stored
     }
 }
 
-/// A stored object in the watched version (converted from the storage version, and made
-/// what `reader` makes of it) with the given resourceVersion; `None` for bytes that do not
-/// decode, which a watch skips.
-fn watched_object(kv: &KeyValue, revision: Revision, kind: &Kind, reader: Option<&StoredReader>) -> Option<Value> {
+/// A stored object in the watched version (converted from the storage version, by
+/// `converter` when the scheme does not know the kind) with the given resourceVersion; `None`
+/// for bytes that do not decode or an object that does not convert, which a watch skips.
+fn watched_object(kv: &KeyValue, revision: Revision, kind: &Kind, converter: Option<&Converter>) -> Option<Value> {
     let (stored_kind, object) = decoded(kv)?;
-    let (_, mut object) = objects::convert_stored(&stored_kind, Value::clone(&object), &kind.group, &kind.version).ok()?;
-    if let Some(reader) = reader {
-        reader(&stored_kind.version, &mut object);
-    }
+    let mut object = match converter {
+        Some(convert) if !objects::is_registered(&stored_kind) => convert(&stored_kind, Value::clone(&object), &kind.version).ok()?,
+        _ => objects::convert_stored(&stored_kind, Value::clone(&object), &kind.group, &kind.version).ok()?.1,
+    };
     object["metadata"]["resourceVersion"] = Value::String(revision.to_string());
     Some(object)
 }
