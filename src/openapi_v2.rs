@@ -21,8 +21,15 @@ use serde_json::{Map, Value, json};
 /// A form of the document (JSON or protobuf) and its ETag (upstream's: the SHA-512 of the bytes,
 /// upper-case hex).
 pub struct Served {
-    pub bytes: Vec<u8>,
+    pub bytes: bytes::Bytes,
     pub etag: String,
+}
+
+impl Served {
+    fn of(bytes: Vec<u8>) -> Served {
+        let etag = etag(&bytes);
+        Served { bytes: bytes.into(), etag }
+    }
 }
 
 /// The `/openapi/v2` document of the enabled group-versions, built on first use (a process
@@ -34,10 +41,31 @@ pub fn document(enabled: &crate::discovery::EnabledGroupVersions) -> &'static Se
             .iter()
             .filter(|(path, _, _)| enabled.serves_openapi_path(path))
             .filter_map(|(_, _, text)| serde_json::from_str::<Value>(text).ok());
-        let json = serde_json::to_vec(&swagger(docs)).unwrap_or_default();
-        let etag = etag(&json);
-        Served { bytes: json, etag }
+        Served::of(serde_json::to_vec(&swagger(docs)).unwrap_or_default())
     })
+}
+
+/// `base` (a Swagger 2.0 document's JSON form) with the schemas and paths of more OpenAPI v3
+/// documents merged in, converted as [`swagger`] converts: the custom resources' group-versions
+/// beside the built-in ones, as upstream's aggregated `/openapi/v2` shows them. What `base`
+/// has already wins.
+pub fn merged(base: &Served, documents: impl IntoIterator<Item = Value>) -> Served {
+    let mut merged: Value = serde_json::from_slice(&base.bytes).unwrap_or_else(|_| swagger([]));
+    let more = swagger(documents);
+    for section in ["paths", "definitions"] {
+        if let (Some(into), Some(from)) = (merged[section].as_object_mut(), more[section].as_object()) {
+            for (name, value) in from {
+                into.entry(name.clone()).or_insert_with(|| value.clone());
+            }
+        }
+    }
+    Served::of(serde_json::to_vec(&merged).unwrap_or_default())
+}
+
+/// The protobuf form of a document's JSON form ([`to_protobuf`]).
+pub fn protobuf_of(json: &Served) -> Served {
+    let value: Value = serde_json::from_slice(&json.bytes).unwrap_or(Value::Null);
+    Served::of(to_protobuf(&value))
 }
 
 /// Upper-case hex SHA-512, as kube-openapi's `computeETag`.
@@ -272,12 +300,7 @@ pub const PROTOBUF_MEDIA_TYPES: [&str; 2] =
 /// first use from [`document`].
 pub fn document_protobuf(enabled: &crate::discovery::EnabledGroupVersions) -> &'static Served {
     static DOC: OnceLock<Served> = OnceLock::new();
-    DOC.get_or_init(|| {
-        let value: Value = serde_json::from_slice(&document(enabled).bytes).unwrap_or(Value::Null);
-        let bytes = to_protobuf(&value);
-        let etag = etag(&bytes);
-        Served { bytes, etag }
-    })
+    DOC.get_or_init(|| protobuf_of(document(enabled)))
 }
 
 /// Encodes a Swagger 2.0 document (JSON) as gnostic's `openapi.v2.Document` (`OpenAPIv2.proto`),

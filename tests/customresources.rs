@@ -72,11 +72,24 @@ fn custom_resources_on_the_wire() {
          consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric \
          character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')]"
     );
+    let openapi_v2_etag = |server: &Server| {
+        let (code, headers, _) = common::request_full(server, "GET", "/openapi/v2", &[("Accept", JSON)], b"");
+        assert_eq!(code, 200);
+        common::header(&headers, "etag").unwrap().to_owned()
+    };
+    let built_in_etag = openapi_v2_etag(&server);
     assert_eq!(call(&server, "POST", DEFINITIONS, &definition("widgets", "Widget", &["wd"])).0, 201);
     wait_until(&server, &format!("{DEFINITIONS}/widgets.example.com"), "established", |_, d| {
         condition(d, "Established")["status"] == "True"
     });
     wait_until(&server, WIDGETS, "served", |code, _| code == 200);
+    // `/openapi/v2` shows the served kinds beside the built-in ones, under a new ETag.
+    let (_, v2) = call(&server, "GET", "/openapi/v2", &Value::Null);
+    let widget = &v2["definitions"]["com.example.v1.Widget"];
+    assert_eq!(widget["x-kubernetes-group-version-kind"], json!([{"group": "example.com", "kind": "Widget", "version": "v1"}]), "{widget}");
+    assert!(v2["paths"]["/apis/example.com/v1/namespaces/{namespace}/widgets/{name}"].is_object());
+    assert!(v2["definitions"]["io.k8s.api.core.v1.Pod"].is_object());
+    assert_ne!(openapi_v2_etag(&server), built_in_etag);
 
     let (code, created) =
         call(&server, "POST", WIDGETS, &json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "a"}}));

@@ -469,7 +469,7 @@ async fn dispatch(state: &ServerState, parts: &http::request::Parts, path: &str,
             None => error_response(&ApiError::path_not_found()),
         },
         "version" if rest.trim_end_matches('/').is_empty() => json_response(StatusCode::OK, &version::info()),
-        "openapi" if rest.trim_end_matches('/') == "v2" => openapi_v2(accept, parts, &state.enabled),
+        "openapi" if rest.trim_end_matches('/') == "v2" => openapi_v2(accept, parts, state),
         "openapi" => openapi(rest.trim_end_matches('/'), query, state),
         "metrics" if rest.is_empty() => {
             let mut resp = text_response(200, state.metrics.render());
@@ -685,8 +685,11 @@ fn aggregated_response<T: serde::Serialize>(format: Format, value: &T) -> Respon
 /// specificity) naming JSON or one of the two protobuf media types (gnostic's
 /// `openapi.v2.Document`) picks the form; none is an empty 406. The ETag is the form's SHA-512;
 /// `If-None-Match` with it is a 304.
-fn openapi_v2(accept: Option<&str>, parts: &http::request::Parts, enabled: &crate::discovery::EnabledGroupVersions) -> Response<Body> {
+fn openapi_v2(accept: Option<&str>, parts: &http::request::Parts, state: &ServerState) -> Response<Body> {
     use crate::openapi_v2::{PROTOBUF_MEDIA_TYPES, document, document_protobuf};
+    let enabled = &state.enabled;
+    // The built-in document, or, while custom resources are served, the one with them in.
+    let custom = state.custom_resources.documents();
     let accept = accept.filter(|a| !a.is_empty()).unwrap_or("*/*");
     let served = [("json", false), (PROTOBUF_MEDIA_TYPES[0], true), (PROTOBUF_MEDIA_TYPES[1], true)];
     let chosen = crate::negotiation::parse_accept(accept).iter().find_map(|clause| {
@@ -696,10 +699,11 @@ fn openapi_v2(accept: Option<&str>, parts: &http::request::Parts, enabled: &crat
     });
     let mut resp = match chosen {
         Some((_, protobuf)) => {
+            let json = custom.openapi_v2(document(enabled));
             let (doc, content_type) = if *protobuf {
-                (document_protobuf(enabled), "application/com.github.proto-openapi.spec.v2.v1.0+protobuf")
+                (custom.openapi_v2_protobuf(json, document_protobuf(enabled)), "application/com.github.proto-openapi.spec.v2.v1.0+protobuf")
             } else {
-                (document(enabled), "application/json")
+                (json, "application/json")
             };
             let etag = format!("\"{}\"", doc.etag);
             let matches =
@@ -713,7 +717,7 @@ fn openapi_v2(accept: Option<&str>, parts: &http::request::Parts, enabled: &crat
                 *resp.status_mut() = StatusCode::NOT_MODIFIED;
                 resp
             } else {
-                let mut resp = Response::new(body::full(Bytes::from_static(doc.bytes.as_slice())));
+                let mut resp = Response::new(body::full(doc.bytes.clone()));
                 resp.headers_mut().insert(header::CONTENT_TYPE, header::HeaderValue::from_static(content_type));
                 resp
             };

@@ -9,7 +9,7 @@
 //! (`/registry/<group>/<plural>/[<namespace>/]<name>`) in the definition's storage version.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock, Weak};
 
 use serde_json::Value;
 
@@ -18,6 +18,7 @@ use kapi_api::apimachinery::pkg::apis::meta::v1::{APIResource, Verbs};
 use super::conversion::Conversion;
 use super::schema::{Schema, SchemaError};
 use crate::discovery::{RuntimeGroup, RuntimeVersion};
+use crate::openapi_v2::Served as Served2;
 use crate::registry::ScaleFacts;
 use crate::registry::objects::Kind;
 use crate::registry::store::{Store, StoreConfig};
@@ -249,6 +250,33 @@ pub struct CustomResources {
 pub struct Documents {
     pub discovery: Vec<RuntimeGroup>,
     pub openapi: Vec<super::openapi::Document>,
+    /// `/openapi/v2` with these resources merged in, JSON then protobuf, each made on its
+    /// first request (most clients read only v3).
+    openapi_v2: OnceLock<Served2>,
+    openapi_v2_protobuf: OnceLock<Served2>,
+}
+
+impl Documents {
+    /// `/openapi/v2` as JSON: `built_in` when no custom resource is served, else `built_in`
+    /// with their schemas and paths.
+    pub fn openapi_v2<'a>(&'a self, built_in: &'a Served2) -> &'a Served2 {
+        if self.openapi.is_empty() {
+            return built_in;
+        }
+        self.openapi_v2.get_or_init(|| {
+            let documents = self.openapi.iter().filter_map(|d| serde_json::from_slice(&d.body).ok());
+            crate::openapi_v2::merged(built_in, documents)
+        })
+    }
+
+    /// `/openapi/v2` in protobuf: [`Self::openapi_v2`]'s document, or `built_in` when that is
+    /// the built-in one.
+    pub fn openapi_v2_protobuf<'a>(&'a self, json: &Served2, built_in: &'a Served2) -> &'a Served2 {
+        if self.openapi.is_empty() {
+            return built_in;
+        }
+        self.openapi_v2_protobuf.get_or_init(|| crate::openapi_v2::protobuf_of(json))
+    }
 }
 
 /// The served custom resources by group and plural.
@@ -296,7 +324,12 @@ impl CustomResources {
 
     pub fn replace(&self, served: Vec<CustomResource>) {
         let map: Served = served.into_iter().map(|r| ((r.group.clone(), r.names.plural.clone()), Arc::new(r))).collect();
-        let documents = Documents { discovery: Self::discovery(&map), openapi: super::openapi::v3_documents(&map) };
+        let documents = Documents {
+            discovery: Self::discovery(&map),
+            openapi: super::openapi::v3_documents(&map),
+            openapi_v2: OnceLock::new(),
+            openapi_v2_protobuf: OnceLock::new(),
+        };
         *self.served.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(map);
         *self.documents.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(documents);
     }
