@@ -72,6 +72,18 @@ fn custom_resources_on_the_wire() {
          consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric \
          character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')]"
     );
+    // A schema that is not structural is refused with upstream's list of violations.
+    let mut loose = definition("widgets", "Widget", &[]);
+    loose["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = json!({"type": "object", "properties": {
+        "spec": {"properties": {"size": {"type": "integer"}}, "anyOf": [{"type": "object"}]}}});
+    let (code, status) = call(&server, "POST", DEFINITIONS, &loose);
+    assert_eq!(code, 422, "{status}");
+    assert_eq!(
+        status["message"],
+        "CustomResourceDefinition.apiextensions.k8s.io \"widgets.example.com\" is invalid: [\
+         spec.versions[0].schema.openAPIV3Schema.properties[spec].anyOf[0].type: Forbidden: must be empty to be structural, \
+         spec.versions[0].schema.openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields]"
+    );
     let openapi_v2_etag = |server: &Server| {
         let (code, headers, _) = common::request_full(server, "GET", "/openapi/v2", &[("Accept", JSON)], b"");
         assert_eq!(code, 200);

@@ -3,6 +3,7 @@
 use serde_json::{Value, json};
 
 use super::customresources::CLEANUP_FINALIZER;
+use super::schema::structural::structural_errors;
 use super::schema::{Schema, SchemaError};
 use crate::registry::DeletionFlow;
 use crate::registry::strategy::Strategy;
@@ -27,13 +28,13 @@ impl Strategy for CustomResourceDefinitionStrategy {
 
     fn validate(&self, object: &Value) -> Vec<FieldError> {
         let mut errs = validate_definition(object);
-        errs.extend(schema_errors(object));
+        errs.extend(schema_errors(object, true));
         errs
     }
 
     fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
         let mut errs = validate_definition(new);
-        errs.extend(schema_errors(new));
+        errs.extend(schema_errors(new, must_be_structural(old)));
         if old["spec"]["group"] != new["spec"]["group"] {
             let group = new["spec"]["group"].as_str().unwrap_or_default();
             errs.push(FieldError::invalid("spec.group", group, "field is immutable"));
@@ -188,23 +189,42 @@ fn validate_column(column: &Value, path: &str) -> Vec<FieldError> {
     errs
 }
 
-/// The versions' schemas kapi could not serve (`schema.Schema::parse`): refused here, as
-/// upstream's definition validation refuses what its structural-schema reading cannot take,
-/// rather than accepted and then never served. This is not upstream's full validation of
-/// definitions (its own messages, CEL rules, structural-ness), only what serving needs.
-fn schema_errors(definition: &Value) -> Vec<FieldError> {
+/// What is wrong with the versions' schemas: their structural-schema violations
+/// (`schema::structural`, upstream's `ValidateStructural`) while the definition must be
+/// structural ([`must_be_structural`]), else what kapi could not serve (`schema::Schema::parse`,
+/// which upstream's structural-schema reading also refuses and reports only when nothing else
+/// is wrong). This is not yet all of upstream's validation of schemas (defaults checked
+/// against their schema, CEL rule costs).
+fn schema_errors(definition: &Value, structural: bool) -> Vec<FieldError> {
     let preserve_unknown_fields = definition["spec"]["preserveUnknownFields"] == true;
     let versions = definition["spec"]["versions"].as_array().map_or(&[][..], Vec::as_slice);
-    versions
-        .iter()
-        .enumerate()
-        .filter_map(|(i, version)| {
-            let schema = version.get("schema")?.get("openAPIV3Schema")?;
-            let SchemaError(mut error) = Schema::parse(schema, preserve_unknown_fields).err()?;
+    let mut errs = Vec::new();
+    for (i, version) in versions.iter().enumerate() {
+        let Some(schema) = version.get("schema").and_then(|s| s.get("openAPIV3Schema")) else { continue };
+        if structural {
+            let violations = structural_errors(schema, &format!("spec.versions[{i}].schema.openAPIV3Schema"));
+            if !violations.is_empty() {
+                errs.extend(violations);
+                continue;
+            }
+        }
+        if let Err(SchemaError(mut error)) = Schema::parse(schema, preserve_unknown_fields) {
             error.field = format!("spec.versions[{i}].schema.{}", error.field);
-            Some(error)
-        })
-        .collect()
+            errs.push(error);
+        }
+    }
+    errs
+}
+
+/// Upstream's `requireStructuralSchema` on update: a definition must be structural unless the
+/// stored one already was not (it may then be changed without being made structural).
+fn must_be_structural(old: &Value) -> bool {
+    old["spec"]["versions"].as_array().into_iter().flatten().enumerate().all(|(i, version)| {
+        version
+            .get("schema")
+            .and_then(|s| s.get("openAPIV3Schema"))
+            .is_none_or(|schema| structural_errors(schema, &format!("spec.versions[{i}].schema.openAPIV3Schema")).is_empty())
+    })
 }
 
 /// Sets one of `status.conditions` (upstream's `SetCRDCondition`): its transition time changes
@@ -290,12 +310,21 @@ mod tests {
     #[test]
     fn schemas_that_cannot_be_served_are_refused() {
         let crd = |schema: Value| json!({"spec": {"versions": [{"name": "v1"}, {"name": "v2", "schema": {"openAPIV3Schema": schema}}]}});
-        assert!(schema_errors(&crd(json!({"type": "object"}))).is_empty());
-        let errs = schema_errors(&crd(json!({"type": "object", "properties": {"spec": {"type": 5}}})));
+        assert!(schema_errors(&crd(json!({"type": "object"})), true).is_empty());
+        let messages = |errs: Vec<FieldError>| errs.iter().map(ToString::to_string).collect::<Vec<_>>();
+        // A definition that may stay non-structural (its stored form was not) is still refused
+        // what kapi cannot serve.
+        let errs = schema_errors(&crd(json!({"type": "object", "properties": {"spec": {"type": 5}}})), false);
+        assert_eq!(messages(errs), ["spec.versions[1].schema.openAPIV3Schema.properties[spec].type: Invalid value: 5: must be a string"]);
+        // A new one must be structural, and upstream's violations are what it is told.
+        let errs = schema_errors(&crd(json!({"type": "object", "properties": {"spec": {"properties": {}}}})), true);
         assert_eq!(
-            errs.iter().map(ToString::to_string).collect::<Vec<_>>(),
-            ["spec.versions[1].schema.openAPIV3Schema.properties[spec].type: Invalid value: 5: must be a string"]
+            messages(errs),
+            [
+                "spec.versions[1].schema.openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields"
+            ]
         );
+        assert!(!must_be_structural(&crd(json!({"properties": {}}))));
     }
 
     #[test]

@@ -23,6 +23,7 @@
 //! TODO in [`Schema::validate`].
 
 mod formats;
+pub mod structural;
 mod validation;
 
 use std::collections::BTreeMap;
