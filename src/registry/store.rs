@@ -15,6 +15,7 @@ use crate::request_info::UserInfo;
 use crate::status::{ApiError, FieldError, GroupKind, GroupResource};
 use crate::storage::{KeyValue, Revision, Storage, StorageError};
 
+mod encoded;
 mod read;
 pub use read::{Filter, ListedMeta, ObjectWatch, WatchEvent, selection};
 

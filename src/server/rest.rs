@@ -90,7 +90,11 @@ pub(super) fn respond(kind: &Kind, format: Format, code: u16, value: &Value) -> 
     respond_encoded(format, code, objects::encode(kind, format, value))
 }
 
-fn respond_encoded(format: Format, code: u16, body: Result<Vec<u8>, kapi_apimachinery::codec::CodecError>) -> http::Response<Body> {
+fn respond_encoded(
+    format: Format,
+    code: u16,
+    body: Result<impl Into<bytes::Bytes>, kapi_apimachinery::codec::CodecError>,
+) -> http::Response<Body> {
     match body {
         Ok(body) => {
             let mut resp = http::Response::new(super::body::full(body));
@@ -195,6 +199,10 @@ async fn dispatch(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::
     match t.action {
         "get" => {
             let resource_version = get_resource_version(call.query)?;
+            if call.table.is_none() && call.convert.is_none() {
+                let bytes = self::store(store, call).get_encoded(namespace, &call.info.name, resource_version, call.accept).await?;
+                return Ok(respond_encoded(call.accept, 200, Ok(bytes)));
+            }
             let (kind, value) = self::store(store, call).get(namespace, &call.info.name, resource_version).await?;
             if let Some(table) = call.table {
                 return table_response(call, table, std::slice::from_ref(&value), None);

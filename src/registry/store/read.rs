@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
+use kapi_apimachinery::codec::Format;
 use serde_json::Value;
 
 use super::Store;
@@ -116,14 +117,41 @@ impl Store<'_> {
     /// consistent read; with one (`0` or `N`), any state not older than it, which the watch
     /// cache may answer.
     pub async fn get(&self, namespace: Option<&str>, name: &str, resource_version: Option<Revision>) -> Result<(Kind, Value), ApiError> {
+        let kv = self.stored(namespace, name, resource_version).await?;
+        self.read(&kv)
+    }
+
+    /// [`Store::get`], answered in `format`: the object's bytes as the client receives them,
+    /// kept from an earlier GET of the same stored object in the same version and form
+    /// (`store::encoded`), except for custom resources, whose reading changes with their
+    /// definition.
+    pub async fn get_encoded(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+        resource_version: Option<Revision>,
+        format: Format,
+    ) -> Result<Bytes, ApiError> {
+        let kv = self.stored(namespace, name, resource_version).await?;
+        let encode = || {
+            let (kind, value) = self.read(&kv)?;
+            objects::encode(&kind, format, &value).map_err(ApiError::internal)
+        };
+        if self.strategy.converter().is_some() {
+            return encode().map(Bytes::from);
+        }
+        super::encoded::encoded(&kv, &self.kind.api_version(), format, encode)
+    }
+
+    /// The stored object named `name` for a GET (see [`Store::get`]).
+    async fn stored(&self, namespace: Option<&str>, name: &str, resource_version: Option<Revision>) -> Result<KeyValue, ApiError> {
         let key = self.object_key(namespace, name)?;
-        let kv = match resource_version {
+        match resource_version {
             None => self.storage.get(&key).await,
             Some(revision) => self.storage.get_not_older_than(&key, revision).await,
         }
         .map_err(|e| self.storage_error(e, name))?
-        .ok_or_else(|| ApiError::not_found(self.group_resource(), name))?;
-        self.read(&kv)
+        .ok_or_else(|| ApiError::not_found(self.group_resource(), name))
     }
 
     /// `List`: the objects the selectors select, in the caller's version and without their
@@ -350,7 +378,6 @@ fn decoded(kv: &KeyValue) -> Option<(Kind, Arc<Value>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kapi_apimachinery::codec::Format;
     use serde_json::json;
 
     #[test]
