@@ -30,7 +30,7 @@ pub async fn ensure(storage: &dyn Storage, config: &StoreConfig, secure_port: u1
         let defaulted = objects::decode_defaulted(&kind, Format::Json, &body).map_err(ApiError::internal)?;
         let Some(current) = storage.get(&super::keys::key(wanted.group, wanted.resource, namespace, Some(name))).await? else {
             let incoming = Incoming::from_external(wanted.group, wanted.resource, &kind, defaulted)?;
-            match store.create(WriteOptions::default(), namespace, incoming).await {
+            match store.create(WriteOptions { manager: Some("kube-apiserver"), ..Default::default() }, namespace, incoming).await {
                 Err(e) if e.code != 409 => return Err(e),
                 _ => continue,
             }
@@ -54,9 +54,9 @@ pub async fn ensure(storage: &dyn Storage, config: &StoreConfig, secure_port: u1
             object["spec"] = spec["spec"].clone();
             object["metadata"]["annotations"][AUTO_UPDATE_ANNOTATION] = json!("true");
             let incoming = Incoming::from_external(wanted.group, wanted.resource, &current.kind, object)?;
-            Ok(Proposed { incoming, precondition: Some(revision.clone()), uid: None })
+            Ok(Proposed { incoming, precondition: Some(revision.clone()), uid: None, managed_fields: None })
         };
-        match store.update(WriteOptions::default(), namespace, name, &mut restore).await {
+        match store.update(WriteOptions { manager: Some("kube-apiserver"), ..Default::default() }, namespace, name, &mut restore).await {
             Err(e) if e.code != 409 && e.code != 404 => return Err(e),
             _ => {}
         }

@@ -117,6 +117,12 @@ pub trait Strategy: Send + Sync {
         Vec::new()
     }
 
+    /// The OpenAPI v3 schema field management reads the objects with when the scheme has none
+    /// (a custom resource's version's `openAPIV3Schema`).
+    fn field_schema(&self) -> Option<std::sync::Arc<Value>> {
+        None
+    }
+
     /// What reading a stored object does beyond converting it to the caller's version, as a
     /// function a watch can keep: a custom resource's schemas prune and default it (upstream's
     /// storage decoder does), so that defaults added to a definition show on objects stored
