@@ -209,6 +209,19 @@ fn apply_creates_merges_conflicts_and_forces() {
         (409, Some("Apply failed with 1 conflict: conflict with \"scaler\" using apps/v1: .spec.replicas"))
     );
 
+    // A field the schema does not declare: upstream's typed conversion refuses the
+    // configuration as a plain error (500, no reason).
+    let typo = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}, "spec": {"replicaz": 1}});
+    let (code, status) = send(&server, "PATCH", &format!("{DEPLOYS}/web?fieldManager=bob"), APPLY, &typo);
+    assert_eq!(
+        (code, status["reason"].as_str(), status["message"].as_str()),
+        (
+            500,
+            None,
+            Some("failed to create typed patch object (/web; apps/v1, Kind=Deployment): .spec.replicaz: field not declared in schema")
+        )
+    );
+
     // dryRun: answered, nothing stored.
     let (code, dry) = send(&server, "PATCH", &format!("{DEPLOYS}/web?fieldManager=bob&force=true&dryRun=All"), APPLY, &bob);
     assert_eq!((code, dry["spec"]["replicas"].as_i64()), (200, Some(5)));

@@ -324,6 +324,23 @@ pub fn apply(cx: &Context<'_>, live: &Value, zero: &Value, config: &Value, live_
     if config.get("metadata").and_then(|m| m.get("managedFields")).is_some_and(|m| !m.is_null()) {
         return Err(ApiError::bad_request("metadata.managedFields must be nil"));
     }
+    let errors = typed::check(config, cx.ty);
+    if !errors.is_empty() {
+        // Upstream returns this as a plain error: a 500 with no reason.
+        let text = |field: &str| config["metadata"][field].as_str().unwrap_or_default().to_owned();
+        let (group, version) = cx.writer.api_version.split_once('/').unwrap_or(("", cx.writer.api_version));
+        let kind = config["kind"].as_str().unwrap_or_default();
+        let errors = if errors.len() == 1 { errors[0].clone() } else { format!("errors:\n  {}", errors.join("\n  ")) };
+        return Err(ApiError::new(
+            500,
+            crate::status::StatusReason::Unknown,
+            format!(
+                "failed to create typed patch object ({}/{}; {group}/{version}, Kind={kind}): {errors}",
+                text("namespace"),
+                text("name")
+            ),
+        ));
+    }
     let mut entries = decode(live_managed).unwrap_or_default();
     if entries.is_empty() {
         // Fields set before any manager was recorded belong to `before-first-apply`.

@@ -5,6 +5,8 @@
 //! custom resource's OpenAPI schema; both answer what upstream's `schemaconv` derives from
 //! the OpenAPI extensions. I/O-free.
 
+use std::collections::{HashMap, HashSet};
+
 use serde_json::{Map, Value};
 
 use super::set::{PathElement, Set};
@@ -195,6 +197,73 @@ fn key_default(elem: Type<'_>, name: &str) -> Option<Value> {
     KEY_DEFAULTS.iter().find(|(d, field, _)| *d == definition && *field == name).map(|(_, _, v)| Value::String((*v).to_owned()))
 }
 
+/// What upstream's typed conversion refuses in an applied configuration (`ObjectToTyped`):
+/// fields a schema does not declare (where it keeps no unknown fields) and keyed list items
+/// missing a key field with no default, each as `<path>: <message>`.
+pub fn check(value: &Value, ty: Type<'_>) -> Vec<String> {
+    let mut errors = Vec::new();
+    check_walk(value, ty, &mut String::new(), &mut errors);
+    errors
+}
+
+fn closed(ty: Type<'_>) -> bool {
+    let Type::Schema(schema, _) = ty else { return false };
+    schema.get("properties").is_some()
+        && !schema.get("additionalProperties").is_some_and(|a| a.is_object() || a == &Value::Bool(true))
+        && !flag(schema, "x-kubernetes-preserve-unknown-fields")
+}
+
+fn check_walk(value: &Value, ty: Type<'_>, path: &mut String, errors: &mut Vec<String>) {
+    match ty.node(value) {
+        Node::Leaf => {}
+        Node::Map(map) => {
+            let Value::Object(fields) = value else { return };
+            for (key, child) in fields {
+                let len = path.len();
+                path.push('.');
+                path.push_str(key);
+                let (child_type, declared) = map.child(key);
+                if !declared && closed(map) {
+                    errors.push(format!("{path}: field not declared in schema"));
+                } else {
+                    check_walk(child, child_type, path, errors);
+                }
+                path.truncate(len);
+            }
+        }
+        Node::List(kind, elem) => {
+            let Value::Array(items) = value else { return };
+            for (i, item) in items.iter().enumerate() {
+                match item_element(kind, elem, item) {
+                    Some(pe) => {
+                        let len = path.len();
+                        path.push_str(&pe.to_string());
+                        check_walk(item, elem, path, errors);
+                        path.truncate(len);
+                    }
+                    None => {
+                        let missing = match kind {
+                            ListKind::Map(names) => names.iter().filter_map(Value::as_str).find(|n| item.get(*n).is_none()),
+                            ListKind::MergeKey(name) => Some(name).filter(|n| item.get(*n).is_none()),
+                            ListKind::Set => None,
+                        };
+                        let message = match (missing, item) {
+                            (Some(name), Value::Object(_)) => {
+                                format!(
+                                    "associative list with keys has an element that omits key field {name:?} (and doesn't have default value)"
+                                )
+                            }
+                            (_, Value::Null) => "associative list with keys may not have a null element".to_owned(),
+                            _ => "associative list with keys may not have non-map elements".to_owned(),
+                        };
+                        errors.push(format!("{path}: element {i}: {message}"));
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Upstream's `ToFieldSet`: every leaf, every list item and every map entry that is not a
 /// declared field (and declared fields that are null or empty objects).
 pub fn to_field_set(value: &Value, ty: Type<'_>) -> Set {
@@ -313,13 +382,15 @@ fn compare_walk(lhs: Option<&Value>, rhs: Option<&Value>, ty: Type<'_>, path: &m
         Node::List(kind, elem) => {
             let l = index_items(kind, elem, lhs);
             let r = index_items(kind, elem, rhs);
+            let r_by: HashMap<&PathElement, &Value> = r.iter().map(|(pe, v)| (pe, *v)).collect();
+            let l_by: HashMap<&PathElement, &Value> = l.iter().map(|(pe, v)| (pe, *v)).collect();
             for (pe, lv) in &l {
                 path.push(pe.clone());
-                compare_walk(Some(lv), r.iter().find(|(p, _)| p == pe).map(|(_, v)| *v), elem, path, out);
+                compare_walk(Some(lv), r_by.get(pe).copied(), elem, path, out);
                 path.pop();
             }
             for (pe, rv) in &r {
-                if l.iter().any(|(p, _)| p == pe) {
+                if l_by.contains_key(pe) {
                     continue;
                 }
                 path.push(pe.clone());
@@ -339,7 +410,7 @@ fn compare_walk(lhs: Option<&Value>, rhs: Option<&Value>, ty: Type<'_>, path: &m
 fn index_items<'v>(kind: ListKind<'_>, elem: Type<'_>, list: Option<&'v Value>) -> Vec<(PathElement, &'v Value)> {
     let Some(Value::Array(items)) = list else { return Vec::new() };
     let mut out: Vec<(PathElement, &Value)> = Vec::with_capacity(items.len());
-    let mut seen = std::collections::HashSet::with_capacity(items.len());
+    let mut seen = HashSet::with_capacity(items.len());
     for item in items {
         if let Some(pe) = item_element(kind, elem, item)
             && seen.insert(pe.clone())
@@ -383,12 +454,14 @@ fn merge_walk(lhs: Option<&Value>, rhs: Option<&Value>, ty: Type<'_>) -> Option<
 fn merge_list(kind: ListKind<'_>, elem: Type<'_>, lhs: &Value, rhs: &Value) -> Vec<Value> {
     let l = index_items(kind, elem, Some(lhs));
     let r = index_items(kind, elem, Some(rhs));
-    let in_r = |pe: &PathElement| r.iter().find(|(p, _)| p == pe).map(|(_, v)| *v);
-    let in_l = |pe: &PathElement| l.iter().find(|(p, _)| p == pe).map(|(_, v)| *v);
+    let r_by: HashMap<&PathElement, &Value> = r.iter().map(|(pe, v)| (pe, *v)).collect();
+    let l_by: HashMap<&PathElement, &Value> = l.iter().map(|(pe, v)| (pe, *v)).collect();
+    let in_r = |pe: &PathElement| r_by.get(pe).copied();
+    let in_l = |pe: &PathElement| l_by.get(pe).copied();
     // The items both sides have, in the configuration's order.
     let mut shared = r.iter().filter(|(pe, _)| in_l(pe).is_some()).map(|(pe, _)| pe.clone()).collect::<std::collections::VecDeque<_>>();
     let mut next_shared = shared.pop_front();
-    let mut merged = std::collections::HashSet::new();
+    let mut merged = HashSet::new();
     let mut out = Vec::with_capacity(l.len().max(r.len()));
     let (mut li, mut ri) = (0, 0);
     while li < l.len() || ri < r.len() {
@@ -437,16 +510,19 @@ pub fn with_named_fields(set: &Set, ty: Type<'_>, sample: &Value) -> Set {
     for pe in set.members() {
         out.add_member(pe.clone());
     }
+    let node = ty.node(sample);
+    // A list's items by element, indexed once for all the children.
+    let items: HashMap<PathElement, &Value> = match node {
+        Node::List(kind, elem) if set.children().next().is_some() => index_items(kind, elem, Some(sample)).into_iter().collect(),
+        _ => HashMap::new(),
+    };
     for (pe, child) in set.children() {
-        let (child_type, declared, child_sample) = match (pe, ty.node(sample)) {
+        let (child_type, declared, child_sample) = match (pe, &node) {
             (PathElement::Field(name), Node::Map(map)) => {
                 let (t, declared) = map.child(name);
                 (t, declared, sample.get(name).unwrap_or(&Value::Null))
             }
-            (_, Node::List(kind, elem)) => {
-                let item = sample.as_array().and_then(|items| items.iter().find(|i| item_element(kind, elem, i).as_ref() == Some(pe)));
-                (elem, false, item.unwrap_or(&Value::Null))
-            }
+            (_, Node::List(_, elem)) => (*elem, false, items.get(pe).copied().unwrap_or(&Value::Null)),
             _ => (Type::Deduced, false, &Value::Null),
         };
         if declared {
