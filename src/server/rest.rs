@@ -93,7 +93,7 @@ fn field_manager(call: &ResourceCall<'_>, options_kind: &str) -> Result<String, 
     let query = crate::url::parse_query(call.query);
     let given = query.get("fieldManager").and_then(|v| v.first()).map(String::as_str);
     // `force` is for apply patches only.
-    let force = options_kind == "PatchOptions" && query.get("force").is_some();
+    let force = options_kind == "PatchOptions" && query.contains_key("force");
     crate::registry::fieldmanager::validate_field_manager(options_kind, given, false, force)?;
     Ok(crate::registry::fieldmanager::manager_name(given, call.user_agent))
 }

@@ -281,7 +281,72 @@ pub fn update(cx: &Context<'_>, live: &Value, new: &Value, live_managed: &Value,
     let mut entries = base;
     let comparison = typed::compare(live, new, cx.ty).without(cx.reset);
     record_update(&mut entries, &comparison, cx);
+    cap_update_managers(&mut entries);
     encode(entries)
+}
+
+/// The most `Update` entries an object keeps (upstream's `DefaultMaxUpdateManagers`).
+const MAX_UPDATE_MANAGERS: usize = 10;
+
+/// Upstream's `capManagersManager`: past [`MAX_UPDATE_MANAGERS`] Update entries, the oldest
+/// are folded, per API version, into an `ancient-changes` entry.
+fn cap_update_managers(entries: &mut Vec<Entry>) {
+    let seconds = |e: &Entry| e.time.as_deref().and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok()).map_or(0, |t| t.timestamp());
+    let mut updaters: Vec<usize> = (0..entries.len()).filter(|i| entries[*i].operation == Operation::Update).collect();
+    if updaters.len() <= MAX_UPDATE_MANAGERS {
+        return;
+    }
+    updaters.sort_by(|a, b| {
+        let (p, q) = (&entries[*a], &entries[*b]);
+        seconds(p).cmp(&seconds(q)).then_with(|| identifier(p).cmp(&identifier(q)))
+    });
+    let mut first_of_version: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut removed = vec![false; entries.len()];
+    let mut length = updaters.len();
+    for &i in &updaters {
+        if length <= MAX_UPDATE_MANAGERS {
+            break;
+        }
+        let version = entries[i].api_version.clone();
+        let Some(&first) = first_of_version.get(&version) else {
+            first_of_version.insert(version, i);
+            continue;
+        };
+        // The version's first entry becomes the bucket, then takes this one in.
+        let bucket = &mut entries[first];
+        bucket.manager = "ancient-changes".into();
+        bucket.subresource.clear();
+        let (set, time) = (entries[i].set.clone(), entries[i].time.clone());
+        let bucket = &mut entries[first];
+        bucket.set.union_with(&set);
+        bucket.time = time;
+        removed[i] = true;
+        length -= 1;
+    }
+    let mut index = 0;
+    entries.retain(|_| {
+        index += 1;
+        !removed[index - 1]
+    });
+}
+
+/// Upstream's manager identifier as JSON text (`BuildManagerIdentifier`), what ties between
+/// entries of the same time are ordered by.
+fn identifier(entry: &Entry) -> String {
+    let mut id = Map::new();
+    id.insert("manager".into(), json!(entry.manager));
+    id.insert("operation".into(), json!(entry.operation.as_str()));
+    if entry.operation == Operation::Update {
+        id.insert("apiVersion".into(), json!(entry.api_version));
+    }
+    if !entry.subresource.is_empty() {
+        id.insert("subresource".into(), json!(entry.subresource));
+    }
+    // Go marshals the struct's fields in declaration order: manager, operation, apiVersion,
+    // (time, fieldsType, fieldsV1,) subresource.
+    let order = ["manager", "operation", "apiVersion", "subresource"];
+    let parts: Vec<String> = order.iter().filter_map(|k| id.get(*k).map(|v| format!("{k:?}:{v}"))).collect();
+    format!("{{{}}}", parts.join(","))
 }
 
 fn record_update(entries: &mut Vec<Entry>, comparison: &typed::Comparison, cx: &Context<'_>) {
@@ -561,6 +626,31 @@ mod tests {
         let again = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "labels": {"x": "y"}}});
         let pruned = apply(&cx("a", &reset), &forced.object, &zero, &again, &managed, false).unwrap();
         assert_eq!(pruned.object["spec"], json!({"replicas": 3}));
+    }
+
+    /// Past ten Update managers, the oldest are folded into `ancient-changes` per version.
+    #[test]
+    fn update_managers_are_capped() {
+        let reset = Set::new();
+        let mut live = json!({"metadata": {"labels": {}}});
+        let mut managed = Value::Null;
+        for i in 0..12 {
+            let mut new = live.clone();
+            new["metadata"]["labels"][format!("l{i}")] = json!("v");
+            let mut cx = cx("", &reset);
+            let name = format!("m{i:02}");
+            cx.writer.manager = &name;
+            let time = format!("2026-01-01T00:00:{i:02}Z");
+            cx.now = &time;
+            managed = update(&cx, &live, &new, &managed, &Value::Null).unwrap();
+            live = new;
+        }
+        let entries = managed.as_array().unwrap();
+        assert_eq!(entries.len(), 10);
+        assert_eq!(entries[0]["manager"], "ancient-changes");
+        assert_eq!(entries[0]["fieldsV1"], json!({"f:metadata": {"f:labels": {"f:l0": {}, "f:l1": {}, "f:l2": {}}}}));
+        assert_eq!(entries[0]["time"], "2026-01-01T00:00:02Z");
+        assert_eq!(entries[1]["manager"], "m03");
     }
 
     /// Updates: a new manager takes what it changed from the others.
