@@ -276,4 +276,19 @@ fn apply_to_status_is_recorded_with_its_subresource() {
     let mut want = entry("ctl", "Apply", "apps/v1", json!({"f:status": {"f:observedGeneration": {}}}));
     want["subresource"] = json!("status");
     assert_eq!(of(&written, "ctl"), want);
+
+    // A write through `scale` is an Update of the object's replicas field, recorded for the
+    // subresource in the object's version (upstream's ScaleHandler.ToParent).
+    let (code, _) = send(
+        &server,
+        "PATCH",
+        &format!("{DEPLOYS}/d/scale?fieldManager=hpa"),
+        "application/merge-patch+json",
+        &json!({"spec": {"replicas": 3}}),
+    );
+    assert_eq!(code, 200);
+    let (_, scaled) = send(&server, "GET", &format!("{DEPLOYS}/d"), "application/json", &Value::Null);
+    let mut want = entry("hpa", "Update", "apps/v1", json!({"f:spec": {"f:replicas": {}}}));
+    want["subresource"] = json!("scale");
+    assert_eq!((scaled["spec"]["replicas"].as_i64(), of(&scaled, "hpa")), (Some(3), want));
 }

@@ -640,8 +640,20 @@ async fn scale(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option
     let name = call.info.name.clone();
     let scale_kind = Kind { group: "autoscaling".into(), version: "v1".into(), kind: "Scale".into() };
     let facts = call.strategy.scale().ok_or_else(|| ApiError::method_not_supported(group_resource(t), t.action))?;
-    // The scale reads and writes the main resource's object, with its rules.
-    let store = Store::new(storage, call.config, t.group, t.resource, kind_of(t)).with_strategy(call.strategy);
+    // The scale reads and writes the main resource's object, with its rules; its writes are
+    // recorded for the `scale` subresource in the object's version (upstream's ScaleHandler
+    // maps them onto the object's replicas field).
+    let parent = match kapi_api::scheme::RESOURCES.iter().find(|r| r.group == t.group && r.version == t.version && r.resource == t.resource)
+    {
+        Some(r) => Kind { group: r.kind.group.to_owned(), version: r.kind.version.to_owned(), kind: r.kind.kind.to_owned() },
+        None => {
+            let probe = Store::new(storage, call.config, t.group, t.resource, kind_of(t)).with_strategy(call.strategy);
+            let (stored, _) = read_internal(&probe.current(&probe.object_key(namespace, &name)?, &name).await?)?;
+            Kind { group: t.group.to_owned(), version: t.version.to_owned(), kind: stored.kind }
+        }
+    };
+    let store = Store::new(storage, call.config, t.group, t.resource, parent).with_strategy(call.strategy);
+    let store = if t.action == "get" { store } else { store.with_subresource(Some("scale")) };
     if t.action == "get" {
         let (_, object) = read_internal(&store.current(&store.object_key(namespace, &name)?, &name).await?)?;
         return Ok(respond(&scale_kind, call.accept, 200, &facts.view(&object)?));

@@ -338,6 +338,13 @@ fn is_empty_collection(value: Option<&Value>) -> bool {
 }
 
 fn compare_walk(lhs: Option<&Value>, rhs: Option<&Value>, ty: Type<'_>, path: &mut Vec<PathElement>, out: &mut Comparison) {
+    // Equal values differ nowhere: most of an update's object is unchanged, and checking that
+    // is much cheaper than walking it.
+    if let (Some(l), Some(r)) = (lhs, rhs)
+        && l == r
+    {
+        return;
+    }
     let shape = rhs.or(lhs).unwrap_or(&Value::Null);
     let node = ty.node(shape);
     // Empty (or null) on both sides is a leaf, which keeps the difference between them.
