@@ -361,12 +361,22 @@ pub fn external_of<'v>(kind: &Kind, internal: &'v Value) -> Result<std::borrow::
 }
 
 /// `kind`'s zero object as its version writes it (upstream's `ObjectCreater.New`, encoded):
-/// what a create's fields are compared with. A kind the scheme does not have is `{}`.
-pub fn zero_object(kind: &Kind) -> Value {
+/// what a create's fields are compared with. A kind the scheme does not have is `{}`. Made
+/// once per kind (the scheme's kinds are a fixed set).
+pub fn zero_object(kind: &Kind) -> std::sync::Arc<Value> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+    type Zeros = HashMap<(String, String, String), Arc<Value>>;
+    static ZERO: OnceLock<Mutex<Zeros>> = OnceLock::new();
     if !is_registered(kind) {
-        return Value::Object(Default::default());
+        return Arc::new(Value::Object(Default::default()));
     }
-    decode(kind, Format::Json, b"{}").unwrap_or_else(|_| Value::Object(Default::default()))
+    let key = (kind.group.clone(), kind.version.clone(), kind.kind.clone());
+    let mut zeros = ZERO.get_or_init(Default::default).lock().unwrap_or_else(PoisonError::into_inner);
+    zeros
+        .entry(key)
+        .or_insert_with(|| Arc::new(decode(kind, Format::Json, b"{}").unwrap_or_else(|_| Value::Object(Default::default()))))
+        .clone()
 }
 
 /// An object of a kind chosen at run time, still typed: what a write encoded for storage, kept

@@ -454,7 +454,7 @@ impl<'a> Store<'a> {
             Some(current) => (&current.external, &current.internal["metadata"]["managedFields"]),
             None => {
                 zero = objects::zero_object(kind);
-                (&zero, &Value::Null)
+                (&*zero, &Value::Null)
             }
         };
         let api_version = kind.api_version();

@@ -748,12 +748,13 @@ async fn apply(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option
     let store = store(storage, call);
     let reset = store.reset_fields();
     let api_version = kind.api_version();
-    let zero = objects::zero_object(&kind);
+    let zero_object = objects::zero_object(&kind);
+    let zero: &Value = &zero_object;
     let schema = store.field_schema();
     let mut merge = |current: Option<&Current<'_>>| {
         let (live, live_managed) = match current {
             Some(current) => (&current.external, &current.external["metadata"]["managedFields"]),
-            None => (&zero, &Value::Null),
+            None => (zero, &Value::Null),
         };
         let now = objects::now();
         let cx = Context {
@@ -762,7 +763,7 @@ async fn apply(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option
             writer: Writer { manager: &manager, api_version: &api_version, subresource: t.subresource },
             now: &now,
         };
-        let applied = fieldmanager::apply(&cx, live, &zero, &config, live_managed, force)?;
+        let applied = fieldmanager::apply(&cx, live, zero, &config, live_managed, force)?;
         let mut merged = applied.object;
         if current.is_none() {
             // A new object: what the store gives it, not what the zero object had.
