@@ -17,8 +17,9 @@
 //!   `strategicpatch.StrategicMergeMapPatch` (`k8s.io/apimachinery/pkg/util/strategicpatch`),
 //!   driven by the generated field facts ([`FieldInfo`]) where upstream reads Go struct tags. See
 //!   [the strategic merge section](#strategic-merge-patch).
-//! - [`PatchType::Apply`] (`application/apply-patch+yaml`): recognised; server-side apply is not
-//!   implemented yet ([`PatchError::ApplyNotSupported`]).
+//! - [`PatchType::Apply`] (`application/apply-patch+yaml`): server-side apply is the field
+//!   manager's (`registry::fieldmanager`), not a patch applied here; [`apply_patch`] answers
+//!   [`PatchError::ApplyNotSupported`] (415) where apply is not served (the `scale` subresource).
 //!
 //! Every [`PatchError`] carries the HTTP code upstream answers with ([`PatchError::status_code`]).
 //!
@@ -145,7 +146,7 @@ impl PatchType {
 /// maps and lists included), since they end up in the `Status` body.
 #[derive(Debug, thiserror::Error)]
 pub enum PatchError {
-    /// `application/apply-patch+yaml` was sent; server-side apply is a later feature.
+    /// `application/apply-patch+yaml` sent where apply is not served (see the module docs).
     #[error("server-side apply (application/apply-patch+yaml) is not supported yet")]
     ApplyNotSupported,
     /// The body is not JSON.

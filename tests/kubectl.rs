@@ -644,3 +644,101 @@ fn kubectl_serves_real_world_definitions() {
     let explained = server.ok(&["explain", "prometheus.spec.replicas"]);
     assert!(explained.contains("FIELD: replicas <integer>"), "{explained}");
 }
+
+/// The object's `managedFields` without their times (RFC 3339 in UTC where present: an apply
+/// that changed nothing leaves none, as upstream).
+fn managed_fields_of(object: &serde_json::Value) -> serde_json::Value {
+    let mut entries = object["metadata"]["managedFields"].clone();
+    for entry in entries.as_array_mut().into_iter().flatten() {
+        if let Some(time) = entry.as_object_mut().unwrap().remove("time") {
+            assert!(time.as_str().is_some_and(|t| t.ends_with('Z')), "{entry}");
+        }
+    }
+    entries
+}
+
+/// Server-side apply through the real kubectl: create and update (`--server-side`), a
+/// conflict with another `--field-manager` and `--force-conflicts`, `diff --server-side`,
+/// `get --show-managed-fields`, and a client-side apply followed by a server-side one
+/// (upstream lets kubectl take what its client-side apply set, keeps the annotation in step,
+/// and kubectl then folds its client-side manager into its applier).
+#[test]
+fn kubectl_applies_server_side() {
+    use serde_json::{Value, json};
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path(), &[]);
+    let get = |name: &str| -> Value {
+        serde_json::from_str(&server.ok(&["get", "cm", name, "-n", "default", "-o", "json", "--show-managed-fields"])).unwrap()
+    };
+    let write = |file: &str, name: &str, data: &str| {
+        let path = dir.path().join(file);
+        std::fs::write(&path, format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: default\ndata:\n{data}"))
+            .unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+
+    let mine = write("mine.yaml", "ssa", "  a: \"1\"\n");
+    assert_eq!(server.ok(&["apply", "--server-side", "-f", &mine]).trim(), "configmap/ssa serverside-applied");
+    // The applied set: the configuration's fields, identity excluded (upstream's strip set).
+    let entry = |manager: &str, operation: &str, fields: Value| json!({"manager": manager, "operation": operation, "apiVersion": "v1", "fieldsType": "FieldsV1", "fieldsV1": fields});
+    assert_eq!(managed_fields_of(&get("ssa")), json!([entry("kubectl", "Apply", json!({"f:data": {"f:a": {}}}))]));
+    let plain: Value = serde_json::from_str(&server.ok(&["get", "cm", "ssa", "-o", "json"])).unwrap();
+    assert!(plain["metadata"].get("managedFields").is_none(), "kubectl hides them without --show-managed-fields");
+
+    let mine = write("mine.yaml", "ssa", "  a: \"1\"\n  b: \"2\"\n");
+    assert_eq!(server.ok(&["apply", "--server-side", "-f", &mine]).trim(), "configmap/ssa serverside-applied");
+    let theirs = write("theirs.yaml", "ssa", "  a: \"9\"\n");
+    let err = server.fails(&["apply", "--server-side", "--field-manager", "other", "-f", &theirs]);
+    assert!(err.contains(r#"Apply failed with 1 conflict: conflict with "kubectl": .data.a"#), "{err}");
+    server.ok(&["apply", "--server-side", "--field-manager", "other", "--force-conflicts", "-f", &theirs]);
+    let now = get("ssa");
+    assert_eq!(now["data"], json!({"a": "9", "b": "2"}));
+    let fields = managed_fields_of(&now);
+    let owned = |manager: &str| fields.as_array().unwrap().iter().find(|e| e["manager"] == manager).map(|e| e["fieldsV1"].clone());
+    assert_eq!(owned("kubectl"), Some(json!({"f:data": {"f:b": {}}})));
+    assert_eq!(owned("other"), Some(json!({"f:data": {"f:a": {}}})));
+
+    // diff --server-side: a dry-run apply; exit code 1 with the difference, nothing written.
+    let next = write("next.yaml", "ssa", "  a: \"10\"\n");
+    let diff = server.kubectl(&["diff", "--server-side", "--field-manager", "other", "-f", &next]);
+    let out = String::from_utf8_lossy(&diff.stdout);
+    assert_eq!(diff.status.code(), Some(1), "{out}{}", String::from_utf8_lossy(&diff.stderr));
+    assert!(out.contains("-  a: \"9\"") && out.contains("+  a: \"10\""), "{out}");
+    assert_eq!(get("ssa")["data"]["a"], "9");
+
+    // Client-side apply, then server-side: no conflict over what the client-side apply set.
+    let csa = write("csa.yaml", "csa", "  x: \"1\"\n");
+    server.ok(&["apply", "-f", &csa]);
+    assert_eq!(
+        managed_fields_of(&get("csa")),
+        json!([entry(
+            "kubectl-client-side-apply",
+            "Update",
+            json!({
+                "f:data": {".": {}, "f:x": {}},
+                "f:metadata": {"f:annotations": {".": {}, "f:kubectl.kubernetes.io/last-applied-configuration": {}}},
+            })
+        )])
+    );
+    let csa = write("csa.yaml", "csa", "  x: \"2\"\n");
+    assert_eq!(server.ok(&["apply", "--server-side", "-f", &csa]).trim(), "configmap/csa serverside-applied");
+    let migrated = get("csa");
+    assert_eq!(migrated["data"], json!({"x": "2"}));
+    let annotation = migrated["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"].as_str().unwrap_or_default();
+    assert!(annotation.contains(r#""x":"2""#), "the annotation follows the applied configuration: {annotation}");
+    // After its apply, kubectl applies the annotation alone as `kubectl-last-applied` (which
+    // changes nothing: no time), folds the client-side manager's fields into its applier's with
+    // a JSON patch of managedFields, and applies again, which prunes nothing (the annotation is
+    // owned) and leaves its applier the configuration's fields.
+    assert_eq!(
+        managed_fields_of(&migrated),
+        json!([
+            entry(
+                "kubectl-last-applied",
+                "Apply",
+                json!({"f:metadata": {"f:annotations": {"f:kubectl.kubernetes.io/last-applied-configuration": {}}}})
+            ),
+            entry("kubectl", "Apply", json!({"f:data": {"f:x": {}}})),
+        ])
+    );
+}

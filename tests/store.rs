@@ -135,7 +135,12 @@ fn relabelled(
     move |current: Option<&Current<'_>>| {
         let mut object = current.expect("the object is stored").internal.clone();
         object["metadata"]["labels"]["step"] = json!(value);
-        Ok(Proposed { incoming: Incoming { object, required: Vec::new() }, precondition: precondition.clone(), uid: None })
+        Ok(Proposed {
+            incoming: Incoming { object, required: Vec::new() },
+            precondition: precondition.clone(),
+            uid: None,
+            managed_fields: None,
+        })
     }
 }
 

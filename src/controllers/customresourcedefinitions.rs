@@ -82,10 +82,13 @@ pub async fn reconcile(storage: &dyn Storage, config: &StoreConfig, served: &Cus
                 let current = current.ok_or_else(|| ApiError::not_found(GroupResource::new(GROUP, RESOURCE), &name))?;
                 let mut object = current.internal.clone();
                 object["status"] = status.clone();
-                Ok(Proposed { incoming: Incoming { object, required: Vec::new() }, precondition: None, uid: None })
+                Ok(Proposed { incoming: Incoming { object, required: Vec::new() }, precondition: None, uid: None, managed_fields: None })
             };
             let statuses = definitions(storage, config).with_subresource(Some("status"));
-            match statuses.update(WriteOptions::default(), None, &name, &mut with_status).await {
+            match statuses
+                .update(WriteOptions { manager: Some("kube-apiserver"), ..Default::default() }, None, &name, &mut with_status)
+                .await
+            {
                 Ok(_) => {}
                 // Changed or gone meanwhile: the watch brings it back to the next pass.
                 Err(e) if e.code == 404 || e.code == 409 => {}
@@ -178,9 +181,9 @@ async fn clean_up(
         if let Some(finalizers) = object["metadata"]["finalizers"].as_array_mut() {
             finalizers.retain(|f| f != CLEANUP_FINALIZER);
         }
-        Ok(Proposed { incoming: Incoming { object, required: Vec::new() }, precondition: None, uid: None })
+        Ok(Proposed { incoming: Incoming { object, required: Vec::new() }, precondition: None, uid: None, managed_fields: None })
     };
-    match definitions.update(WriteOptions::default(), None, name, &mut without_ours).await {
+    match definitions.update(WriteOptions { manager: Some("kube-apiserver"), ..Default::default() }, None, name, &mut without_ours).await {
         Ok(_) => Ok(true),
         Err(e) if e.code == 404 => Ok(true),
         Err(e) if e.code == 409 => Ok(false),

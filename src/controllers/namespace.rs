@@ -92,17 +92,17 @@ async fn finalize(store: &dyn Storage, config: &StoreConfig, custom: &CustomReso
         if let Some(list) = object["spec"]["finalizers"].as_array_mut() {
             list.retain(|f| f != FINALIZER);
         }
-        Ok(Proposed { incoming: Incoming { object, required: Vec::new() }, precondition: None, uid: None })
+        Ok(Proposed { incoming: Incoming { object, required: Vec::new() }, precondition: None, uid: None, managed_fields: None })
     };
     let finalize = Store::new(store, config, "", "namespaces", v1("Namespace")).with_subresource(Some("finalize"));
-    finalize.update(WriteOptions::default(), None, name, &mut without_ours).await?;
+    finalize.update(WriteOptions { manager: Some("kube-controller-manager"), ..Default::default() }, None, name, &mut without_ours).await?;
     delete_namespace(store, config, name).await
 }
 
 /// Deletes a namespace left without finalizers (none left to run: done either way).
 async fn delete_namespace(store: &dyn Storage, config: &StoreConfig, name: &str) -> Result<bool, ApiError> {
     let namespaces = Store::new(store, config, "", "namespaces", v1("Namespace"));
-    match namespaces.delete(WriteOptions::default(), None, name, &json!({})).await {
+    match namespaces.delete(WriteOptions { manager: Some("kube-controller-manager"), ..Default::default() }, None, name, &json!({})).await {
         Ok(Deleted::Pending(..)) => Ok(true),
         Ok(Deleted::Gone(..)) => Ok(true),
         Err(e) if e.code == 404 => Ok(true),

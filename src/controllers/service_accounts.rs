@@ -84,10 +84,18 @@ pub async fn ensure(store: &dyn Storage, config: &StoreConfig, namespace: &Value
         let current = current.ok_or_else(|| ApiError::not_found(GroupResource::new("", "configmaps"), ROOT_CA_CONFIGMAP))?;
         let mut object = current.internal.clone();
         object["data"] = json!({ "ca.crt": root_ca_pem });
-        Ok(Proposed { incoming: Incoming { object, required: Vec::new() }, precondition: None, uid: None })
+        Ok(Proposed { incoming: Incoming { object, required: Vec::new() }, precondition: None, uid: None, managed_fields: None })
     };
     let config_maps = Store::new(store, config, "", "configmaps", v1("ConfigMap"));
-    match config_maps.update(WriteOptions::default(), Some(ns), ROOT_CA_CONFIGMAP, &mut with_bundle).await {
+    match config_maps
+        .update(
+            WriteOptions { manager: Some("kube-controller-manager"), ..Default::default() },
+            Some(ns),
+            ROOT_CA_CONFIGMAP,
+            &mut with_bundle,
+        )
+        .await
+    {
         Err(e) if e.code != 404 && e.code != 409 => Err(e),
         _ => Ok(()),
     }
@@ -109,7 +117,10 @@ async fn create_if_absent(store: &dyn Storage, config: &StoreConfig, ns: &str, r
     let incoming = Incoming::from_external("", resource, &kind, external)?;
     // Created meanwhile (409), or the namespace went away or began terminating (404, 403): no
     // account is wanted then.
-    match Store::new(store, config, "", resource, kind).create(WriteOptions::default(), Some(ns), incoming).await {
+    match Store::new(store, config, "", resource, kind)
+        .create(WriteOptions { manager: Some("kube-controller-manager"), ..Default::default() }, Some(ns), incoming)
+        .await
+    {
         Err(e) if ![403, 404, 409].contains(&e.code) => Err(e),
         _ => Ok(()),
     }

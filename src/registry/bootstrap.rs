@@ -31,7 +31,7 @@ pub async fn ensure(storage: &dyn Storage, config: &StoreConfig, secure_port: u1
         let key = super::keys::key(wanted.group, wanted.resource, namespace, Some(name));
         let Some(current) = storage.get(&key).await? else {
             let incoming = Incoming::from_external(wanted.group, wanted.resource, &kind, defaulted)?;
-            match store.create(WriteOptions::default(), namespace, incoming).await {
+            match store.create(WriteOptions { manager: Some("kube-apiserver"), ..Default::default() }, namespace, incoming).await {
                 Err(e) if e.code != 409 && !stored_by_another(storage, &key).await => return Err(e),
                 _ => continue,
             }
@@ -55,9 +55,9 @@ pub async fn ensure(storage: &dyn Storage, config: &StoreConfig, secure_port: u1
             object["spec"] = spec["spec"].clone();
             object["metadata"]["annotations"][AUTO_UPDATE_ANNOTATION] = json!("true");
             let incoming = Incoming::from_external(wanted.group, wanted.resource, &current.kind, object)?;
-            Ok(Proposed { incoming, precondition: Some(revision.clone()), uid: None })
+            Ok(Proposed { incoming, precondition: Some(revision.clone()), uid: None, managed_fields: None })
         };
-        match store.update(WriteOptions::default(), namespace, name, &mut restore).await {
+        match store.update(WriteOptions { manager: Some("kube-apiserver"), ..Default::default() }, namespace, name, &mut restore).await {
             Err(e) if e.code != 409 && e.code != 404 => return Err(e),
             _ => {}
         }

@@ -24,6 +24,7 @@ pub mod core;
 /// Upstream's `SetDefaults_*`, one module per API group (applied to request bodies on decoding).
 pub mod defaults;
 pub mod discovery;
+pub mod fieldmanager;
 pub mod flowcontrol;
 pub mod keys;
 pub mod networking;

@@ -343,6 +343,42 @@ pub fn from_internal(kind: &Kind, internal: &Value) -> Result<Value, CodecError>
     visit_or(kind, V(internal, kind.type_meta()), || Ok(with_type_meta(kind, internal.clone())))
 }
 
+/// The object as `kind`'s version writes it, given its internal object: the internal object
+/// itself when the kind is its own hub (or not in the scheme), else converted
+/// ([`from_internal`]).
+pub fn external_of<'v>(kind: &Kind, internal: &'v Value) -> Result<std::borrow::Cow<'v, Value>, CodecError> {
+    struct Own;
+    impl KindVisitor for Own {
+        type Output = Result<bool, CodecError>;
+        fn visit<T: Object>(self) -> Self::Output {
+            Ok(T::INTERNAL_IS_EXTERNAL)
+        }
+    }
+    if visit_or(kind, Own, || Ok(true))? {
+        return Ok(std::borrow::Cow::Borrowed(internal));
+    }
+    from_internal(kind, internal).map(std::borrow::Cow::Owned)
+}
+
+/// `kind`'s zero object as its version writes it (upstream's `ObjectCreater.New`, encoded):
+/// what a create's fields are compared with. A kind the scheme does not have is `{}`. Made
+/// once per kind (the scheme's kinds are a fixed set).
+pub fn zero_object(kind: &Kind) -> std::sync::Arc<Value> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+    type Zeros = HashMap<(String, String, String), Arc<Value>>;
+    static ZERO: OnceLock<Mutex<Zeros>> = OnceLock::new();
+    if !is_registered(kind) {
+        return Arc::new(Value::Object(Default::default()));
+    }
+    let key = (kind.group.clone(), kind.version.clone(), kind.kind.clone());
+    let mut zeros = ZERO.get_or_init(Default::default).lock().unwrap_or_else(PoisonError::into_inner);
+    zeros
+        .entry(key)
+        .or_insert_with(|| Arc::new(decode(kind, Format::Json, b"{}").unwrap_or_else(|_| Value::Object(Default::default()))))
+        .clone()
+}
+
 /// An object of a kind chosen at run time, still typed: what a write encoded for storage, kept
 /// to answer the request without decoding the stored bytes again.
 pub trait TypedObject: Send {

@@ -37,6 +37,12 @@ pub struct StoreConfig {
 pub struct WriteOptions<'a> {
     pub user: Option<&'a UserInfo>,
     pub dry_run: bool,
+    /// The field manager the write is recorded for (`fieldManager`, or the client's user agent;
+    /// `unknown` when not given, as upstream).
+    pub manager: Option<&'a str>,
+    /// A write that creates the object when nothing is stored, whatever the resource allows
+    /// (server-side apply: upstream's patcher forces `createNewObject`).
+    pub create_missing: bool,
 }
 
 /// One resource (or subresource) of one API version, over a storage: upstream's per-resource
@@ -89,6 +95,9 @@ pub struct Proposed {
     pub incoming: Incoming,
     pub precondition: Option<String>,
     pub uid: Option<String>,
+    /// The object's `managedFields` when the update made them itself (an apply; `Null` for
+    /// none); `None` to record the write as an `Update` of its manager.
+    pub managed_fields: Option<Value>,
 }
 
 /// How an update makes its proposed object from the current one: a PUT's body, a patch
@@ -227,7 +236,7 @@ impl<'a> Store<'a> {
     /// `PrepareForCreate`, validation, `BeginCreate`, admission's validating phase, then the
     /// write (none under dry run).
     pub async fn create(&self, options: WriteOptions<'_>, namespace: Option<&str>, incoming: Incoming) -> Result<Written, ApiError> {
-        let new = self.new_object(options, namespace, None, incoming).await?;
+        let new = self.new_object(options, namespace, None, incoming, None).await?;
         let kv = self.write_create(options, &new.key, new.stored).await.map_err(|e| self.storage_error(e, &new.name))?;
         Ok(Written { kv, object: new.object, warnings: new.warnings, created: true })
     }
@@ -242,9 +251,17 @@ impl<'a> Store<'a> {
         namespace: Option<&str>,
         url_name: Option<&str>,
         incoming: Incoming,
+        managed_fields: Option<Value>,
     ) -> Result<NewObject, ApiError> {
         let Incoming { object: mut value, required } = incoming;
         let kind = &self.kind;
+        // Field management sees the request's object, before admission changes it (upstream's
+        // create handler runs its field manager first).
+        let managed_fields = match managed_fields {
+            Some(managed) => managed,
+            None => self.managed_fields_of_update(options, None, &value)?,
+        };
+        set_managed_fields(&mut value, managed_fields);
         // The object is in the namespace it is created in, from admission on (the handlers
         // have checked a body's own namespace against the request's).
         if let Some(ns) = namespace {
@@ -327,12 +344,12 @@ impl<'a> Store<'a> {
         let subresource_write = self.subresource.and_then(|sub| SubresourceWrite::with(self.strategy, self.group, self.resource, sub));
         for _ in 0..ATTEMPTS {
             let Some(kv) = self.storage.get(&key).await.map_err(|e| self.storage_error(e, name))? else {
-                if !self.creates_on_update() {
+                if !(self.creates_on_update() || options.create_missing && self.subresource.is_none()) {
                     return Err(ApiError::not_found(self.group_resource(), name));
                 }
-                let Proposed { incoming, uid, .. } = update(None)?;
+                let Proposed { incoming, uid, managed_fields, .. } = update(None)?;
                 check_uid(self.group_resource(), &key, name, uid.as_deref(), "")?;
-                let new = self.new_object(options, namespace, Some(name), incoming).await?;
+                let new = self.new_object(options, namespace, Some(name), incoming, managed_fields).await?;
                 match self.write_create(options, &key, new.stored).await {
                     Ok(kv) => return Ok(Written { kv, object: new.object, warnings: new.warnings, created: true }),
                     // Created by another writer meanwhile: this request updates that object
@@ -348,7 +365,8 @@ impl<'a> Store<'a> {
             // the new one with.
             let internal = if objects::is_registered(&kind) { read_internal(&kv)?.1 } else { external.clone() };
             let current = Current { kv: &kv, kind, external, internal };
-            let Proposed { incoming: Incoming { object: mut proposed, required }, precondition, uid } = update(Some(&current))?;
+            let Proposed { incoming: Incoming { object: mut proposed, required }, precondition, uid, managed_fields } =
+                update(Some(&current))?;
             let stored_uid = current.internal["metadata"]["uid"].as_str().unwrap_or_default();
             check_uid(self.group_resource(), &key, name, uid.as_deref(), stored_uid)?;
             if let Some(rv) = precondition.as_deref().filter(|rv| !rv.is_empty())
@@ -356,6 +374,11 @@ impl<'a> Store<'a> {
             {
                 return Err(ApiError::conflict(self.group_resource(), name));
             }
+            let managed_fields = match managed_fields {
+                Some(managed) => managed,
+                None => self.managed_fields_of_update(options, Some(&current), &proposed)?,
+            };
+            set_managed_fields(&mut proposed, managed_fields.clone());
             let old = &current.internal;
             admission::admit(&mut self.attributes(options, Operation::Update, target, Some(&mut proposed), Some(old))).await?;
             let mut warnings = Vec::new();
@@ -379,6 +402,8 @@ impl<'a> Store<'a> {
             if let Some(meta) = value["metadata"].as_object_mut() {
                 meta.remove("resourceVersion");
             }
+            // A subresource's write keeps the stored metadata: its managed fields are set here.
+            set_managed_fields(&mut value, managed_fields);
             let finalized = deletion_completes(&value) && self.strategy.should_delete_during_update(&value);
             let (stored, object) = self.encode(&current.kind, value)?;
             match self.commit_update(options, &key, finalized, stored.into(), kv.mod_revision).await {
@@ -388,6 +413,70 @@ impl<'a> Store<'a> {
             }
         }
         Err(ApiError::conflict(self.group_resource(), name))
+    }
+
+    /// The fields the endpoint leaves to another one (upstream's `GetResetFields`): the
+    /// status of a resource with a status subresource, the spec through `status`.
+    pub fn reset_fields(&self) -> super::fieldmanager::set::Set {
+        use super::fieldmanager::reset_set;
+        match self.subresource {
+            None if self.has_status_subresource() => reset_set(&[&["status"]]),
+            Some("status") => reset_set(&[&["spec"]]),
+            _ => reset_set(&[]),
+        }
+    }
+
+    /// The schema the strategy gives field management ([`Strategy::field_schema`]), which
+    /// [`Store::field_type`] reads.
+    pub fn field_schema(&self) -> Option<std::sync::Arc<Value>> {
+        self.strategy.field_schema()
+    }
+
+    /// The schema field management reads the objects with: the strategy's (`schema`, from
+    /// [`Store::field_schema`]), else the kind's OpenAPI schema (an unknown kind's objects are
+    /// deduced from their JSON).
+    pub fn field_type<'s>(&self, schema: &'s Option<std::sync::Arc<Value>>) -> super::fieldmanager::typed::Type<'s> {
+        use super::fieldmanager::schemas;
+        match schema {
+            Some(schema) => schemas::resource_type(schema),
+            None => schemas::kind_type(&self.kind.group, &self.kind.version, &self.kind.kind),
+        }
+    }
+
+    /// The `managedFields` after a write that is recorded as an `Update` of its manager:
+    /// `proposed` (internal) replacing `current` (nothing on a create: the kind's zero object).
+    fn managed_fields_of_update(
+        &self,
+        options: WriteOptions<'_>,
+        current: Option<&Current<'_>>,
+        proposed: &Value,
+    ) -> Result<Value, ApiError> {
+        use super::fieldmanager::{Context, Writer, update};
+        let kind = &self.kind;
+        let new = objects::external_of(kind, proposed).map_err(ApiError::internal)?;
+        let zero;
+        let (live, live_managed) = match current {
+            Some(current) => (&current.external, &current.internal["metadata"]["managedFields"]),
+            None => {
+                zero = objects::zero_object(kind);
+                (&*zero, &Value::Null)
+            }
+        };
+        let api_version = kind.api_version();
+        let now = objects::now();
+        let reset = self.reset_fields();
+        let schema = self.field_schema();
+        let cx = Context {
+            ty: self.field_type(&schema),
+            reset: &reset,
+            writer: Writer {
+                manager: options.manager.filter(|m| !m.is_empty()).unwrap_or("unknown"),
+                api_version: &api_version,
+                subresource: self.subresource,
+            },
+            now: &now,
+        };
+        Ok(update(&cx, live, &new, live_managed, &new["metadata"]["managedFields"]).unwrap_or(Value::Null))
     }
 
     /// Whether an update of a name nothing is stored under creates the object: the resource's
@@ -704,6 +793,16 @@ impl<'a> Store<'a> {
     }
 }
 
+/// Sets (or, for `Null`, removes) `metadata.managedFields`.
+fn set_managed_fields(object: &mut Value, managed_fields: Value) {
+    let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) else { return };
+    if managed_fields.is_null() {
+        meta.remove("managedFields");
+    } else {
+        meta.insert("managedFields".into(), managed_fields);
+    }
+}
+
 /// A stored object in the version `group`/`version` (converted from the storage version; as
 /// stored when `None`), with `resourceVersion` from the store.
 pub fn read_as(kv: &KeyValue, version: Option<(&str, &str)>) -> Result<(Kind, Value), ApiError> {
@@ -993,7 +1092,12 @@ mod tests {
         move |current: Option<&Current<'_>>| {
             let mut object = current.expect("the object is stored").internal.clone();
             change(&mut object);
-            Ok(Proposed { incoming: Incoming { object, required: Vec::new() }, precondition: precondition.clone(), uid: None })
+            Ok(Proposed {
+                incoming: Incoming { object, required: Vec::new() },
+                precondition: precondition.clone(),
+                uid: None,
+                managed_fields: None,
+            })
         }
     }
 
@@ -1004,7 +1108,7 @@ mod tests {
         let config = config();
         let namespaces = Store::new(&storage, &config, "", "namespaces", v1("Namespace"));
         let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns"}});
-        let dry = WriteOptions { user: None, dry_run: true };
+        let dry = WriteOptions { dry_run: true, ..Default::default() };
         namespaces.create(dry, None, incoming("namespaces", &v1("Namespace"), ns.clone())).await.unwrap();
         assert!(storage.get(&keys::key("", "namespaces", None, Some("ns"))).await.unwrap().is_none(), "a dry run stores nothing");
         let written = namespaces.create(WriteOptions::default(), None, incoming("namespaces", &v1("Namespace"), ns.clone())).await.unwrap();
@@ -1046,7 +1150,7 @@ mod tests {
         namespaces.create(WriteOptions::default(), None, incoming("namespaces", &v1("Namespace"), ns)).await.unwrap();
         let body = |resource: &str, kind: &str, object: Value| {
             let incoming = incoming(resource, &v1(kind), object);
-            move |_: Option<&Current<'_>>| Ok(Proposed { incoming: incoming.clone(), precondition: None, uid: None })
+            move |_: Option<&Current<'_>>| Ok(Proposed { incoming: incoming.clone(), precondition: None, uid: None, managed_fields: None })
         };
 
         let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}});
@@ -1070,7 +1174,7 @@ mod tests {
         let key = keys::key("", "services", Some("ns"), Some("s"));
         assert!(storage.get(&key).await.unwrap().is_none());
 
-        let dry = WriteOptions { user: None, dry_run: true };
+        let dry = WriteOptions { dry_run: true, ..Default::default() };
         let written = services.update(dry, Some("ns"), "s", &mut body("services", "Service", svc.clone())).await.unwrap();
         assert!(written.created && storage.get(&key).await.unwrap().is_none(), "a dry run stores nothing");
         let written =

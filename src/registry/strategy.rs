@@ -117,6 +117,12 @@ pub trait Strategy: Send + Sync {
         Vec::new()
     }
 
+    /// The OpenAPI v3 schema field management reads the objects with when the scheme has none
+    /// (a custom resource's version's `openAPIV3Schema`).
+    fn field_schema(&self) -> Option<std::sync::Arc<Value>> {
+        None
+    }
+
     /// How objects of a kind the scheme does not know change version, as a function a watch
     /// can keep: a custom resource's definition converts them (its `spec.conversion`) and its
     /// versions' schemas prune and default them on the way (upstream's storage codec does), so

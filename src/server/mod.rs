@@ -527,6 +527,7 @@ async fn dispatch(state: &ServerState, parts: &http::request::Parts, path: &str,
                 dry_run,
                 config: &state.store_config,
                 etcd_servers: &state.etcd_servers,
+                user_agent: parts.headers.get(http::header::USER_AGENT).and_then(|v| v.to_str().ok()).unwrap_or_default(),
                 body,
             };
             rest::handle(&state.store, call).await

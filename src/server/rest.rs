@@ -41,6 +41,8 @@ pub struct ResourceCall<'a> {
     pub config: &'a StoreConfig,
     /// `--etcd-servers` (empty on the embedded store), which `componentstatuses` probes.
     pub etcd_servers: &'a [String],
+    /// The request's `User-Agent`, which names the field manager when `fieldManager` does not.
+    pub user_agent: &'a str,
     pub body: Bytes,
 }
 
@@ -83,7 +85,19 @@ pub(super) fn store<'a>(storage: &'a dyn Storage, call: &'a ResourceCall<'_>) ->
 
 /// Who writes and whether it is a dry run.
 pub(super) fn write_options<'a>(call: &'a ResourceCall<'_>) -> WriteOptions<'a> {
-    WriteOptions { user: call.user, dry_run: call.dry_run }
+    WriteOptions { user: call.user, dry_run: call.dry_run, ..Default::default() }
+}
+
+/// The field manager a write is recorded for: `fieldManager`, validated as upstream validates
+/// the verb's options (`CreateOptions`, `UpdateOptions`, `PatchOptions`), else the user agent's
+/// prefix.
+fn field_manager(call: &ResourceCall<'_>, options_kind: &str) -> Result<String, ApiError> {
+    let query = crate::url::parse_query(call.query);
+    let given = query.get("fieldManager").and_then(|v| v.first()).map(String::as_str);
+    // `force` is for apply patches only.
+    let force = options_kind == "PatchOptions" && query.contains_key("force");
+    crate::registry::fieldmanager::validate_field_manager(options_kind, given, false, force)?;
+    Ok(crate::registry::fieldmanager::manager_name(given, call.user_agent))
 }
 
 pub(super) fn respond(kind: &Kind, format: Format, code: u16, value: &Value) -> http::Response<Body> {
@@ -531,7 +545,9 @@ async fn create(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Optio
     let t = call.target;
     let (kind, external) = decode_body(call)?;
     let incoming = Incoming::from_external(t.group, t.resource, &kind, external)?;
-    let written = store(storage, call).create(write_options(call), namespace, incoming).await?;
+    let manager = field_manager(call, "CreateOptions")?;
+    let options = WriteOptions { manager: Some(&manager), ..write_options(call) };
+    let written = store(storage, call).create(options, namespace, incoming).await?;
     respond_written(call, &kind, 201, written)
 }
 
@@ -548,9 +564,12 @@ async fn update(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Optio
     let incoming = Incoming::from_external(t.group, t.resource, &kind, external)?;
     // The body is decoded once; each attempt (a retry only without a precondition) proposes it,
     // also when nothing is stored and the resource creates on update.
-    let mut body =
-        |_: Option<&Current<'_>>| Ok(Proposed { incoming: incoming.clone(), precondition: precondition.clone(), uid: uid.clone() });
-    let written = store(storage, call).update(write_options(call), namespace, &name, &mut body).await?;
+    let mut body = |_: Option<&Current<'_>>| {
+        Ok(Proposed { incoming: incoming.clone(), precondition: precondition.clone(), uid: uid.clone(), managed_fields: None })
+    };
+    let manager = field_manager(call, "UpdateOptions")?;
+    let options = WriteOptions { manager: Some(&manager), ..write_options(call) };
+    let written = store(storage, call).update(options, namespace, &name, &mut body).await?;
     let code = if written.created { 201 } else { 200 };
     respond_written(call, &kind, code, written)
 }
@@ -570,7 +589,12 @@ fn patched_proposal(call: &ResourceCall<'_>, current: Option<&Current<'_>>) -> R
     // Decoded as a body is (a custom resource's schema prunes and defaults it); what a patch
     // adds that the schema does not know is not reported, as for typed kinds.
     call.strategy.decode_unstructured(&mut patched);
-    Ok(Proposed { incoming: Incoming::from_external(t.group, t.resource, &current.kind, patched)?, precondition, uid: None })
+    Ok(Proposed {
+        incoming: Incoming::from_external(t.group, t.resource, &current.kind, patched)?,
+        precondition,
+        uid: None,
+        managed_fields: None,
+    })
 }
 
 /// `<resource>/status` and the other subresources that are a view of part of the object
@@ -615,8 +639,20 @@ async fn scale(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option
     let name = call.info.name.clone();
     let scale_kind = Kind { group: "autoscaling".into(), version: "v1".into(), kind: "Scale".into() };
     let facts = call.strategy.scale().ok_or_else(|| ApiError::method_not_supported(group_resource(t), t.action))?;
-    // The scale reads and writes the main resource's object, with its rules.
-    let store = Store::new(storage, call.config, t.group, t.resource, kind_of(t)).with_strategy(call.strategy);
+    // The scale reads and writes the main resource's object, with its rules; its writes are
+    // recorded for the `scale` subresource in the object's version (upstream's ScaleHandler
+    // maps them onto the object's replicas field).
+    let parent = match kapi_api::scheme::RESOURCES.iter().find(|r| r.group == t.group && r.version == t.version && r.resource == t.resource)
+    {
+        Some(r) => Kind { group: r.kind.group.to_owned(), version: r.kind.version.to_owned(), kind: r.kind.kind.to_owned() },
+        None => {
+            let probe = Store::new(storage, call.config, t.group, t.resource, kind_of(t)).with_strategy(call.strategy);
+            let (stored, _) = read_internal(&probe.current(&probe.object_key(namespace, &name)?, &name).await?)?;
+            Kind { group: t.group.to_owned(), version: t.version.to_owned(), kind: stored.kind }
+        }
+    };
+    let store = Store::new(storage, call.config, t.group, t.resource, parent).with_strategy(call.strategy);
+    let store = if t.action == "get" { store } else { store.with_subresource(Some("scale")) };
     if t.action == "get" {
         let (_, object) = read_internal(&store.current(&store.object_key(namespace, &name)?, &name).await?)?;
         return Ok(respond(&scale_kind, call.accept, 200, &facts.view(&object)?));
@@ -651,19 +687,108 @@ async fn scale(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option
         };
         let mut object = current.internal.clone();
         facts.set_replicas(&mut object, replicas);
-        Ok(Proposed { incoming: Incoming { object, required: Vec::new() }, precondition, uid: None })
+        Ok(Proposed { incoming: Incoming { object, required: Vec::new() }, precondition, uid: None, managed_fields: None })
     };
-    let written = store.update(write_options(call), namespace, &name, &mut scaled).await?;
+    let manager = field_manager(call, if t.action == "put" { "UpdateOptions" } else { "PatchOptions" })?;
+    let options = WriteOptions { manager: Some(&manager), ..write_options(call) };
+    let written = store.update(options, namespace, &name, &mut scaled).await?;
     let (_, updated) = read_internal(&written.kv)?;
     Ok(respond(&scale_kind, call.accept, 200, &facts.view(&updated)?))
 }
 
 async fn patch(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&str>) -> Result<http::Response<Body>, ApiError> {
+    use crate::patch::PatchType;
+    if call.content_type.and_then(PatchType::from_content_type) == Some(PatchType::Apply)
+        && call.target.patch_types.contains(&PatchType::Apply.content_type())
+    {
+        return apply(storage, call, namespace).await;
+    }
     let name = call.info.name.clone();
-    let mut apply = |current: Option<&Current<'_>>| patched_proposal(call, current);
-    let written = store(storage, call).update(write_options(call), namespace, &name, &mut apply).await?;
+    let manager = field_manager(call, "PatchOptions")?;
+    let options = WriteOptions { manager: Some(&manager), ..write_options(call) };
+    let mut patch = |current: Option<&Current<'_>>| patched_proposal(call, current);
+    let written = store(storage, call).update(options, namespace, &name, &mut patch).await?;
     let kind = kind_of(call.target);
     respond_written(call, &kind, 200, written)
+}
+
+/// Server-side apply (`application/apply-patch+yaml`, upstream's `applyPatcher`): the applied
+/// configuration merged into the object by the field manager (conflicts are a 409 unless
+/// `force`), then defaulted, admitted, validated and stored as any update; with nothing stored
+/// the object is created from it (201).
+async fn apply(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&str>) -> Result<http::Response<Body>, ApiError> {
+    use crate::registry::fieldmanager::{self, Context, Writer};
+    let t = call.target;
+    let query = crate::url::parse_query(call.query);
+    let given = query.get("fieldManager").and_then(|v| v.first()).map(String::as_str);
+    let force = match query.get("force").and_then(|v| v.first()).map(String::as_str) {
+        None | Some("") => false,
+        Some("true" | "1" | "t" | "T" | "TRUE" | "True") => true,
+        Some("false" | "0" | "f" | "F" | "FALSE" | "False") => false,
+        Some(other) => {
+            return Err(ApiError::bad_request(format!("failed to parse force: strconv.ParseBool: parsing {other:?}: invalid syntax")));
+        }
+    };
+    fieldmanager::validate_field_manager("PatchOptions", given, true, false)?;
+    let manager = given.unwrap_or_default().to_owned();
+    let json =
+        kapi_apimachinery::codec::yaml_to_json(&call.body).map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+    let config: Value = serde_json::from_slice(&json).map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+    if !config.is_object() {
+        return Err(ApiError::bad_request("error decoding YAML: the applied configuration is not an object"));
+    }
+    let kind = kind_of(t);
+    let (given_version, given_kind) = (config["apiVersion"].as_str().unwrap_or_default(), config["kind"].as_str().unwrap_or_default());
+    if given_version != kind.api_version() || given_kind != kind.kind {
+        let (group, version) = given_version.split_once('/').unwrap_or(("", given_version));
+        return Err(ApiError::bad_request(format!("invalid object type: {group}/{version}, Kind={given_kind}")));
+    }
+    let precondition = config["metadata"]["resourceVersion"].as_str().filter(|rv| !rv.is_empty()).map(str::to_owned);
+    let store = store(storage, call);
+    let reset = store.reset_fields();
+    let api_version = kind.api_version();
+    let zero_object = objects::zero_object(&kind);
+    let zero: &Value = &zero_object;
+    let schema = store.field_schema();
+    let mut merge = |current: Option<&Current<'_>>| {
+        let (live, live_managed) = match current {
+            Some(current) => (&current.external, &current.external["metadata"]["managedFields"]),
+            None => (zero, &Value::Null),
+        };
+        let now = objects::now();
+        let cx = Context {
+            ty: store.field_type(&schema),
+            reset: &reset,
+            writer: Writer { manager: &manager, api_version: &api_version, subresource: t.subresource },
+            now: &now,
+        };
+        let applied = fieldmanager::apply(&cx, live, zero, &config, live_managed, force)?;
+        let mut merged = applied.object;
+        if current.is_none() {
+            // A new object: what the store gives it, not what the zero object had.
+            if let Some(meta) = merged.get_mut("metadata").and_then(Value::as_object_mut) {
+                meta.remove("creationTimestamp");
+            }
+        }
+        if merged["metadata"]["namespace"].as_str().is_none_or(str::is_empty) && !request_namespace(call).is_empty() {
+            merged["metadata"]["namespace"] = json!(request_namespace(call));
+        }
+        check_patched_identity(call, &merged)?;
+        let bytes = serde_json::to_vec(&merged).map_err(ApiError::internal)?;
+        let mut external = objects::decode_defaulted(&kind, Format::Json, &bytes)
+            .map_err(|e| ApiError::bad_request(format!("the applied object is not a valid {}: {e}", kind.kind)))?;
+        call.strategy.decode_unstructured(&mut external);
+        Ok(Proposed {
+            incoming: Incoming::from_external(t.group, t.resource, &kind, external)?,
+            precondition: precondition.clone(),
+            uid: None,
+            managed_fields: Some(applied.managed_fields.unwrap_or(Value::Null)),
+        })
+    };
+    let options = WriteOptions { manager: Some(&manager), create_missing: true, ..write_options(call) };
+    let written = store.update(options, namespace, &call.info.name, &mut merge).await?;
+    let code = if written.created { 201 } else { 200 };
+    respond_written(call, &kind, code, written)
 }
 
 async fn watch(storage: &Arc<dyn Storage>, call: &ResourceCall<'_>) -> Result<http::Response<Body>, ApiError> {

@@ -342,6 +342,8 @@ impl CustomResources {
 /// the CR schema").
 struct VersionSchemas {
     by_version: BTreeMap<String, Result<Schema, SchemaError>>,
+    /// The schemas as written, which field management reads list and map types from.
+    raw: BTreeMap<String, Arc<Value>>,
 }
 
 impl VersionSchemas {
@@ -383,7 +385,13 @@ impl VersionSchemas {
                 Some((version.to_owned(), schema))
             })
             .collect();
-        VersionSchemas { by_version }
+        let raw = definition["spec"]["versions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|v| Some((v["name"].as_str()?.to_owned(), Arc::new(v["schema"].get("openAPIV3Schema")?.clone()))))
+            .collect();
+        VersionSchemas { by_version, raw }
     }
 
     /// The schema of `version`: `Ok(None)` when it has none.
@@ -482,6 +490,10 @@ impl CustomResourceStrategy {
 impl Strategy for CustomResourceStrategy {
     fn tracks_generation(&self) -> bool {
         true
+    }
+
+    fn field_schema(&self) -> Option<Arc<Value>> {
+        self.schemas.raw.get(&self.version).cloned()
     }
 
     fn storage_prefix(&self) -> Option<&str> {

@@ -86,9 +86,9 @@ async fn charge(
         let current = current.ok_or_else(|| ApiError::not_found(GroupResource::new("policy", "poddisruptionbudgets"), budget_name))?;
         let mut object = current.internal.clone();
         charge_budget(&mut object, pod_name, &now)?;
-        Ok(Proposed { incoming: Incoming { object, required: Vec::new() }, precondition: None, uid: None })
+        Ok(Proposed { incoming: Incoming { object, required: Vec::new() }, precondition: None, uid: None, managed_fields: None })
     };
-    statuses.update(WriteOptions { user: None, dry_run: false }, namespace, budget_name, &mut charged).await?;
+    statuses.update(WriteOptions::default(), namespace, budget_name, &mut charged).await?;
     Ok(())
 }
 

@@ -1,0 +1,668 @@
+//! Field management: `metadata.managedFields` as upstream's field manager keeps it
+//! (`k8s.io/apimachinery/pkg/util/managedfields` over structured-merge-diff). Every write
+//! records which fields its manager set or changed; an apply (server-side apply) merges a
+//! configuration into the object, owns exactly the fields it names, removes those its manager
+//! stopped applying (when nobody else owns them) and fails on fields another manager owns,
+//! unless forced. I/O-free: the store calls it with the objects in the request's version.
+//!
+//! - [`set`]: field sets and their `FieldsV1` encoding.
+//! - [`typed`]: objects walked with their schema (field sets, comparison, merge, removal).
+//! - [`schemas`]: the schemas of built-in kinds, from the OpenAPI v3 documents.
+
+pub mod schemas;
+pub mod set;
+pub mod typed;
+
+use serde_json::{Map, Value, json};
+
+use self::set::{PathElement, Set, path_string};
+use self::typed::Type;
+use crate::status::{ApiError, FieldError, GroupKind};
+use kapi_api::apimachinery::pkg::apis::meta::v1::StatusCause;
+
+/// The longest `fieldManager` upstream accepts (`FieldManagerMaxLength`).
+pub const MAX_MANAGER_LENGTH: usize = 128;
+
+/// The manager kubectl applies as, whose client-side apply annotation upstream keeps in step.
+const KUBECTL: &str = "kubectl";
+const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// `Apply` or `Update`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operation {
+    Apply,
+    Update,
+}
+
+impl Operation {
+    fn as_str(self) -> &'static str {
+        match self {
+            Operation::Apply => "Apply",
+            Operation::Update => "Update",
+        }
+    }
+}
+
+/// Who writes: the manager's name, the API version the request speaks and the subresource.
+#[derive(Clone, Copy, Debug)]
+pub struct Writer<'a> {
+    pub manager: &'a str,
+    pub api_version: &'a str,
+    pub subresource: Option<&'a str>,
+}
+
+/// Upstream's `managerOrUserAgent`: the `fieldManager` given, else the User-Agent up to its
+/// first `/`, printable characters only, at most [`MAX_MANAGER_LENGTH`] bytes.
+pub fn manager_name(field_manager: Option<&str>, user_agent: &str) -> String {
+    if let Some(m) = field_manager.filter(|m| !m.is_empty()) {
+        return m.to_owned();
+    }
+    let prefix = user_agent.split('/').next().unwrap_or_default();
+    let mut out = String::new();
+    for c in prefix.chars().filter(|c| is_print(*c)) {
+        if out.len() + c.len_utf8() > MAX_MANAGER_LENGTH {
+            break;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Go's `unicode.IsPrint` for what a header can carry: no control characters, and the only
+/// space allowed is U+0020.
+fn is_print(c: char) -> bool {
+    !c.is_control() && (c == ' ' || !c.is_whitespace())
+}
+
+/// Upstream's `ValidateFieldManager` (and, for an apply, that one is given), as the
+/// `<Kind>Options` 422 (`CreateOptions`, `UpdateOptions`, `PatchOptions`).
+pub fn validate_field_manager(options_kind: &str, field_manager: Option<&str>, apply: bool, force: bool) -> Result<(), ApiError> {
+    let mut errs = Vec::new();
+    let manager = field_manager.unwrap_or_default();
+    if !apply && force {
+        errs.push(FieldError::forbidden("force", "may not be specified for non-apply patch"));
+    }
+    if apply && manager.is_empty() {
+        errs.push(FieldError::required("fieldManager", "is required for apply patch"));
+    }
+    if manager.len() > MAX_MANAGER_LENGTH {
+        errs.push(FieldError::too_long("fieldManager", MAX_MANAGER_LENGTH as i64));
+    }
+    for (i, c) in manager.chars().enumerate() {
+        if !is_print(c) {
+            errs.push(FieldError::invalid(
+                "fieldManager",
+                manager.to_owned(),
+                format!("invalid character {} (at position {i})", go_rune(c)),
+            ));
+        }
+    }
+    if errs.is_empty() {
+        return Ok(());
+    }
+    Err(ApiError::invalid(GroupKind::new("meta.k8s.io", options_kind), "", &errs))
+}
+
+/// Go's `%#U`: `U+0007`, with the character quoted when printable.
+fn go_rune(c: char) -> String {
+    let code = format!("U+{:04X}", c as u32);
+    if is_print(c) { format!("{code} '{c}'") } else { code }
+}
+
+/// One `managedFields` entry.
+#[derive(Clone, Debug)]
+struct Entry {
+    manager: String,
+    operation: Operation,
+    api_version: String,
+    subresource: String,
+    time: Option<String>,
+    set: Set,
+}
+
+impl Entry {
+    /// Upstream's manager identifier: what makes two entries the same manager (an applier's
+    /// version is not part of it).
+    fn same_manager(&self, writer: &Writer<'_>, operation: Operation) -> bool {
+        self.manager == writer.manager
+            && self.operation == operation
+            && self.subresource == writer.subresource.unwrap_or_default()
+            && (operation == Operation::Apply || self.api_version == writer.api_version)
+    }
+
+    /// How conflicts name the manager (upstream's `printManager`).
+    fn printed(&self) -> String {
+        let mut out = format!("{:?}", self.manager);
+        if !self.subresource.is_empty() {
+            out.push_str(&format!(" with subresource {:?}", self.subresource));
+        }
+        if self.operation == Operation::Update {
+            out.push_str(&format!(" using {}", self.api_version));
+        }
+        out
+    }
+
+    fn encode(&self) -> Value {
+        let mut entry = Map::new();
+        entry.insert("manager".into(), json!(self.manager));
+        entry.insert("operation".into(), json!(self.operation.as_str()));
+        entry.insert("apiVersion".into(), json!(self.api_version));
+        if let Some(time) = &self.time {
+            entry.insert("time".into(), json!(time));
+        }
+        entry.insert("fieldsType".into(), json!("FieldsV1"));
+        entry.insert("fieldsV1".into(), self.set.to_fields_v1());
+        if !self.subresource.is_empty() {
+            entry.insert("subresource".into(), json!(self.subresource));
+        }
+        Value::Object(entry)
+    }
+}
+
+/// The entries of a `managedFields` value; `None` when any entry is not valid (upstream's
+/// `DecodeManagedFields` errors: an operation other than Apply or Update, no apiVersion, a
+/// fieldsType other than FieldsV1, fields that are not a set).
+fn decode(managed: &Value) -> Option<Vec<Entry>> {
+    let Value::Array(items) = managed else { return if managed.is_null() { Some(Vec::new()) } else { None } };
+    let mut entries: Vec<Entry> = Vec::with_capacity(items.len());
+    for item in items {
+        let text = |name: &str| item.get(name).and_then(Value::as_str).unwrap_or_default().to_owned();
+        let operation = match item.get("operation").and_then(Value::as_str) {
+            Some("Apply") => Operation::Apply,
+            Some("Update") => Operation::Update,
+            _ => return None,
+        };
+        if text("apiVersion").is_empty() || text("fieldsType") != "FieldsV1" {
+            return None;
+        }
+        let set = match item.get("fieldsV1") {
+            None | Some(Value::Null) => Set::new(),
+            Some(fields) => Set::from_fields_v1(fields)?,
+        };
+        let entry = Entry {
+            manager: text("manager"),
+            operation,
+            api_version: text("apiVersion"),
+            subresource: text("subresource"),
+            time: item.get("time").and_then(Value::as_str).map(str::to_owned),
+            set,
+        };
+        // A later entry for the same manager replaces an earlier one, as upstream's map does.
+        let writer = Writer { manager: &entry.manager, api_version: &entry.api_version, subresource: Some(&entry.subresource) };
+        entries.retain(|e| !e.same_manager(&writer, entry.operation));
+        entries.push(entry);
+    }
+    Some(entries)
+}
+
+/// The `managedFields` value of `entries`, in upstream's order (operation, time, manager,
+/// apiVersion, subresource); `None` when there are none (the field is left out).
+fn encode(mut entries: Vec<Entry>) -> Option<Value> {
+    entries.retain(|e| !e.set.is_empty());
+    if entries.is_empty() {
+        return None;
+    }
+    let seconds = |e: &Entry| e.time.as_deref().and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok()).map_or(0, |t| t.timestamp());
+    entries.sort_by(|p, q| {
+        p.operation
+            .as_str()
+            .cmp(q.operation.as_str())
+            .then_with(|| seconds(p).cmp(&seconds(q)))
+            .then_with(|| p.manager.cmp(&q.manager))
+            .then_with(|| p.api_version.cmp(&q.api_version))
+            .then_with(|| p.subresource.cmp(&q.subresource))
+    });
+    Some(Value::Array(entries.iter().map(Entry::encode).collect()))
+}
+
+/// Upstream's `isResetManagedFields`: `[{}]` (or an empty list, which the typed decoding this
+/// server does cannot tell from none) asks for the fields to be cleared.
+fn is_reset(managed: &Value) -> bool {
+    matches!(managed.as_array().map(Vec::as_slice), Some([only]) if only.as_object().is_some_and(Map::is_empty))
+}
+
+/// The fields no entry ever holds (upstream's `stripMetaManager`).
+fn strip_set() -> &'static Set {
+    static STRIP: std::sync::LazyLock<Set> = std::sync::LazyLock::new(|| {
+        let mut set = Set::new();
+        let f = |s: &str| PathElement::Field(s.to_owned());
+        set.insert(&[f("apiVersion")]);
+        set.insert(&[f("kind")]);
+        set.insert(&[f("metadata")]);
+        for field in
+            ["name", "namespace", "creationTimestamp", "selfLink", "uid", "clusterName", "generation", "managedFields", "resourceVersion"]
+        {
+            set.insert(&[f("metadata"), f(field)]);
+        }
+        set
+    });
+    &STRIP
+}
+
+/// The fields a write leaves to another endpoint (upstream's `GetResetFields`), as a set.
+pub fn reset_set(paths: &[&[&str]]) -> Set {
+    let mut set = Set::new();
+    for path in paths {
+        let path: Vec<PathElement> = path.iter().map(|s| PathElement::Field((*s).to_owned())).collect();
+        set.insert(&path);
+    }
+    set
+}
+
+/// What a write's field management works with.
+pub struct Context<'a> {
+    /// The kind's schema.
+    pub ty: Type<'a>,
+    /// The fields the endpoint resets ([`reset_set`]).
+    pub reset: &'a Set,
+    pub writer: Writer<'a>,
+    /// The time of the write (RFC 3339, seconds).
+    pub now: &'a str,
+}
+
+/// An Update (create, update, patch, a subresource's write): the `managedFields` of `new`
+/// after it replaces `live` (the kind's zero object on a create). Both are in the writer's
+/// version. `live_managed` and `new_managed` are their `managedFields` (`Null` when none).
+///
+/// The manager takes the fields this write added or changed, which every other manager loses;
+/// fields it removed leave every manager. A request's own `managedFields` (not through a
+/// subresource) replace the stored ones when they are valid and not empty; `[{}]` clears them.
+pub fn update(cx: &Context<'_>, live: &Value, new: &Value, live_managed: &Value, new_managed: &Value) -> Option<Value> {
+    let base = if cx.writer.subresource.is_some() {
+        decode(live_managed).unwrap_or_default()
+    } else if is_reset(new_managed) {
+        Vec::new()
+    } else {
+        match decode(new_managed) {
+            Some(entries) if !entries.is_empty() => entries,
+            _ => decode(live_managed).unwrap_or_default(),
+        }
+    };
+    let mut entries = base;
+    let comparison = typed::compare(live, new, cx.ty).without(cx.reset);
+    record_update(&mut entries, &comparison, cx);
+    cap_update_managers(&mut entries);
+    encode(entries)
+}
+
+/// The most `Update` entries an object keeps (upstream's `DefaultMaxUpdateManagers`).
+const MAX_UPDATE_MANAGERS: usize = 10;
+
+/// Upstream's `capManagersManager`: past [`MAX_UPDATE_MANAGERS`] Update entries, the oldest
+/// are folded, per API version, into an `ancient-changes` entry.
+fn cap_update_managers(entries: &mut Vec<Entry>) {
+    let seconds = |e: &Entry| e.time.as_deref().and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok()).map_or(0, |t| t.timestamp());
+    let mut updaters: Vec<usize> = (0..entries.len()).filter(|i| entries[*i].operation == Operation::Update).collect();
+    if updaters.len() <= MAX_UPDATE_MANAGERS {
+        return;
+    }
+    updaters.sort_by(|a, b| {
+        let (p, q) = (&entries[*a], &entries[*b]);
+        seconds(p).cmp(&seconds(q)).then_with(|| identifier(p).cmp(&identifier(q)))
+    });
+    let mut first_of_version: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut removed = vec![false; entries.len()];
+    let mut length = updaters.len();
+    for &i in &updaters {
+        if length <= MAX_UPDATE_MANAGERS {
+            break;
+        }
+        let version = entries[i].api_version.clone();
+        let Some(&first) = first_of_version.get(&version) else {
+            first_of_version.insert(version, i);
+            continue;
+        };
+        // The version's first entry becomes the bucket, then takes this one in.
+        let bucket = &mut entries[first];
+        bucket.manager = "ancient-changes".into();
+        bucket.subresource.clear();
+        let (set, time) = (entries[i].set.clone(), entries[i].time.clone());
+        let bucket = &mut entries[first];
+        bucket.set.union_with(&set);
+        bucket.time = time;
+        removed[i] = true;
+        length -= 1;
+    }
+    let mut index = 0;
+    entries.retain(|_| {
+        index += 1;
+        !removed[index - 1]
+    });
+}
+
+/// Upstream's manager identifier as JSON text (`BuildManagerIdentifier`), what ties between
+/// entries of the same time are ordered by.
+fn identifier(entry: &Entry) -> String {
+    let mut id = Map::new();
+    id.insert("manager".into(), json!(entry.manager));
+    id.insert("operation".into(), json!(entry.operation.as_str()));
+    if entry.operation == Operation::Update {
+        id.insert("apiVersion".into(), json!(entry.api_version));
+    }
+    if !entry.subresource.is_empty() {
+        id.insert("subresource".into(), json!(entry.subresource));
+    }
+    // Go marshals the struct's fields in declaration order: manager, operation, apiVersion,
+    // (time, fieldsType, fieldsV1,) subresource.
+    let order = ["manager", "operation", "apiVersion", "subresource"];
+    let parts: Vec<String> = order.iter().filter_map(|k| id.get(*k).map(|v| format!("{k:?}:{v}"))).collect();
+    format!("{{{}}}", parts.join(","))
+}
+
+fn record_update(entries: &mut Vec<Entry>, comparison: &typed::Comparison, cx: &Context<'_>) {
+    let changed = comparison.modified.union(&comparison.added);
+    for entry in entries.iter_mut() {
+        entry.set = entry.set.difference(&comparison.removed).difference(&changed);
+    }
+    let own = changed.difference(strip_set());
+    entries.retain(|e| !e.set.is_empty());
+    if own.is_empty() {
+        return;
+    }
+    match entries.iter_mut().find(|e| e.same_manager(&cx.writer, Operation::Update)) {
+        Some(entry) => {
+            entry.set.union_with(&own);
+            entry.time = Some(cx.now.to_owned());
+        }
+        None => entries.push(Entry {
+            manager: cx.writer.manager.to_owned(),
+            operation: Operation::Update,
+            api_version: cx.writer.api_version.to_owned(),
+            subresource: cx.writer.subresource.unwrap_or_default().to_owned(),
+            time: Some(cx.now.to_owned()),
+            set: own,
+        }),
+    }
+}
+
+/// An apply's outcome: the merged object (in the writer's version, not yet defaulted) and its
+/// `managedFields`.
+pub struct Applied {
+    pub object: Value,
+    pub managed_fields: Option<Value>,
+}
+
+/// An Apply: `config` (the applied configuration, as sent) merged into `live` (the stored
+/// object, or the kind's zero object when there is none; `zero` is that zero object), with
+/// `live_managed` its `managedFields`.
+pub fn apply(cx: &Context<'_>, live: &Value, zero: &Value, config: &Value, live_managed: &Value, force: bool) -> Result<Applied, ApiError> {
+    if config.get("metadata").and_then(|m| m.get("managedFields")).is_some_and(|m| !m.is_null()) {
+        return Err(ApiError::bad_request("metadata.managedFields must be nil"));
+    }
+    let errors = typed::check(config, cx.ty);
+    if !errors.is_empty() {
+        // Upstream returns this as a plain error: a 500 with no reason.
+        let text = |field: &str| config["metadata"][field].as_str().unwrap_or_default().to_owned();
+        let (group, version) = cx.writer.api_version.split_once('/').unwrap_or(("", cx.writer.api_version));
+        let kind = config["kind"].as_str().unwrap_or_default();
+        let errors = if errors.len() == 1 { errors[0].clone() } else { format!("errors:\n  {}", errors.join("\n  ")) };
+        return Err(ApiError::new(
+            500,
+            crate::status::StatusReason::Unknown,
+            format!(
+                "failed to create typed patch object ({}/{}; {group}/{version}, Kind={kind}): {errors}",
+                text("namespace"),
+                text("name")
+            ),
+        ));
+    }
+    let mut entries = decode(live_managed).unwrap_or_default();
+    if entries.is_empty() {
+        // Fields set before any manager was recorded belong to `before-first-apply`.
+        let comparison = typed::compare(zero, live, cx.ty).without(cx.reset);
+        let first = Context { writer: Writer { manager: "before-first-apply", ..cx.writer }, ..*cx };
+        record_update(&mut entries, &comparison, &first);
+    }
+    let outcome = apply_entries(cx, live, config, entries.clone(), force);
+    let (object, entries) = match outcome {
+        Err(conflicts) if cx.writer.manager == KUBECTL && !force => {
+            // kubectl's server-side apply after a client-side one: conflicts over fields the
+            // last client-side apply set (and that still hold those values) are taken.
+            match allowed_by_last_applied(cx, live) {
+                Some(allowed) if conflicts.iter().all(|(_, path)| allowed.has(path)) => {
+                    apply_entries(cx, live, config, entries, true).map_err(|c| conflict_error(&c))?
+                }
+                Some(allowed) => {
+                    let left: Vec<_> = conflicts.into_iter().filter(|(_, path)| !allowed.has(path)).collect();
+                    return Err(conflict_error(&left));
+                }
+                None => return Err(conflict_error(&conflicts)),
+            }
+        }
+        Err(conflicts) => return Err(conflict_error(&conflicts)),
+        Ok(done) => done,
+    };
+    let mut object = object;
+    if cx.writer.manager == KUBECTL && last_applied(live).is_some() {
+        let mut applied = config.clone();
+        if let Some(annotations) = applied.get_mut("metadata").and_then(|m| m.get_mut("annotations")).and_then(Value::as_object_mut) {
+            annotations.remove(LAST_APPLIED);
+            if annotations.is_empty()
+                && let Some(meta) = applied.get_mut("metadata").and_then(Value::as_object_mut)
+            {
+                meta.remove("annotations");
+            }
+        }
+        let text = format!("{applied}\n");
+        object["metadata"]["annotations"][LAST_APPLIED] = Value::String(text);
+    }
+    Ok(Applied { object, managed_fields: encode(entries) })
+}
+
+/// A conflict: the manager that owns the field, and the field.
+type Conflict = (Entry, Vec<PathElement>);
+
+fn apply_entries(
+    cx: &Context<'_>,
+    live: &Value,
+    config: &Value,
+    mut entries: Vec<Entry>,
+    force: bool,
+) -> Result<(Value, Vec<Entry>), Vec<Conflict>> {
+    let merged = typed::merge(live, config, cx.ty);
+    let applied = typed::to_field_set(config, cx.ty).recursive_difference(cx.reset);
+    let position = entries.iter().position(|e| e.same_manager(&cx.writer, Operation::Apply));
+    let (last, last_time) = match position.map(|i| entries.remove(i)) {
+        Some(entry) => (Some(entry.set), entry.time),
+        None => (None, None),
+    };
+    entries.push(Entry {
+        manager: cx.writer.manager.to_owned(),
+        operation: Operation::Apply,
+        api_version: cx.writer.api_version.to_owned(),
+        subresource: cx.writer.subresource.unwrap_or_default().to_owned(),
+        time: last_time,
+        set: applied,
+    });
+    let me = entries.len() - 1;
+    let merged = match &last {
+        Some(last) if !last.is_empty() => prune(cx, merged, &entries, last),
+        _ => merged,
+    };
+    let comparison = typed::compare(live, &merged, cx.ty).without(cx.reset);
+    let changed = comparison.modified.union(&comparison.added);
+    let mut conflicts = Vec::new();
+    for (i, entry) in entries.iter().enumerate() {
+        if i == me {
+            continue;
+        }
+        for path in entry.set.intersection(&changed).paths() {
+            conflicts.push((entry.clone(), path));
+        }
+    }
+    if !force && !conflicts.is_empty() {
+        conflicts.sort_by(|a, b| (&a.0.manager, a.0.operation.as_str()).cmp(&(&b.0.manager, b.0.operation.as_str())));
+        return Err(conflicts);
+    }
+    for (i, entry) in entries.iter_mut().enumerate() {
+        if i != me {
+            entry.set = entry.set.difference(&changed).difference(&comparison.removed);
+        }
+    }
+    entries[me].set = entries[me].set.difference(strip_set());
+    // The time moves only when the object changed (upstream's `managedFieldsUpdater`).
+    if merged != *live {
+        entries[me].time = Some(cx.now.to_owned());
+    }
+    Ok((merged, entries))
+}
+
+/// Upstream's prune: what the manager applied last time and no longer does, and that no one
+/// (the manager's new configuration included) owns, is removed from the merged object.
+fn prune(cx: &Context<'_>, merged: Value, entries: &[Entry], last: &Set) -> Value {
+    let mut owned = Set::new();
+    for entry in entries {
+        owned.union_with(&entry.set);
+    }
+    let last = typed::with_named_fields(last, cx.ty, &merged);
+    let owned = typed::with_named_fields(&owned, cx.ty, &merged);
+    let remove = last.difference(&owned);
+    if remove.is_empty() {
+        return merged;
+    }
+    typed::remove_items(&merged, &remove, cx.ty)
+}
+
+fn last_applied(live: &Value) -> Option<&str> {
+    live.get("metadata")?.get("annotations")?.get(LAST_APPLIED)?.as_str().filter(|s| !s.is_empty())
+}
+
+/// The fields of the client-side apply annotation whose values the live object still has
+/// (upstream's `allowedConflictsFromLastApplied`).
+fn allowed_by_last_applied(cx: &Context<'_>, live: &Value) -> Option<Set> {
+    let last: Value = serde_json::from_str(last_applied(live)?).ok()?;
+    if last.get("apiVersion").and_then(Value::as_str) != Some(cx.writer.api_version) {
+        return None;
+    }
+    let set = typed::to_field_set(&last, cx.ty);
+    let comparison = typed::compare(&last, live, cx.ty);
+    Some(set.difference(&comparison.modified).difference(&comparison.added).difference(&comparison.removed))
+}
+
+/// The 409 of an apply's conflicts (upstream's `NewConflictError`).
+fn conflict_error(conflicts: &[Conflict]) -> ApiError {
+    let causes = conflicts
+        .iter()
+        .map(|(entry, path)| StatusCause {
+            reason: Some("FieldManagerConflict".into()),
+            message: Some(format!("conflict with {}", entry.printed())),
+            field: Some(path_string(path)),
+        })
+        .collect();
+    let message = match conflicts {
+        [(entry, path)] => format!("Apply failed with 1 conflict: conflict with {}: {}", entry.printed(), path_string(path)),
+        _ => {
+            let mut lines = Vec::new();
+            let mut managers: Vec<String> = conflicts.iter().map(|(e, _)| e.printed()).collect();
+            managers.sort();
+            managers.dedup();
+            for manager in managers {
+                lines.push(format!("conflicts with {manager}:"));
+                for (_, path) in conflicts.iter().filter(|(e, _)| e.printed() == manager) {
+                    lines.push(format!("- {}", path_string(path)));
+                }
+            }
+            format!("Apply failed with {} conflicts: {}", conflicts.len(), lines.join("\n"))
+        }
+    };
+    ApiError::apply_conflict(causes, message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn deployment() -> Type<'static> {
+        schemas::kind_type("apps", "v1", "Deployment")
+    }
+
+    fn cx<'a>(manager: &'a str, reset: &'a Set) -> Context<'a> {
+        Context {
+            ty: deployment(),
+            reset,
+            writer: Writer { manager, api_version: "apps/v1", subresource: None },
+            now: "2026-01-01T00:00:00Z",
+        }
+    }
+
+    #[test]
+    fn manager_names_come_from_the_user_agent_prefix() {
+        assert_eq!(manager_name(None, "kubectl/v1.36.0 (linux/amd64) kubernetes/abc"), "kubectl");
+        assert_eq!(manager_name(Some("mine"), "kubectl/v1.36.0"), "mine");
+        assert_eq!(manager_name(None, &"x".repeat(300)).len(), MAX_MANAGER_LENGTH);
+        assert_eq!(manager_name(None, "a\u{7}b/c"), "ab");
+        let err = validate_field_manager("PatchOptions", None, true, false).unwrap_err();
+        assert_eq!(
+            (err.code, err.message.as_str()),
+            (422, "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch")
+        );
+    }
+
+    /// Two appliers: the second conflicts on `.spec.replicas` until forced; then the first
+    /// loses it, and when it stops applying a field the second still owns, the field stays.
+    #[test]
+    fn applies_conflict_and_force_takes_ownership() {
+        let reset = reset_set(&[&["status"]]);
+        let zero = json!({});
+        let config =
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}, "spec": {"replicas": 2, "paused": true}});
+        let first = apply(&cx("a", &reset), &zero, &zero, &config, &Value::Null, false).unwrap();
+        assert_eq!(
+            first.managed_fields,
+            Some(json!([{"manager": "a", "operation": "Apply", "apiVersion": "apps/v1", "time": "2026-01-01T00:00:00Z",
+                "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:paused": {}, "f:replicas": {}}}}]))
+        );
+        let live = first.object;
+        let managed = first.managed_fields.unwrap();
+        let other = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}, "spec": {"replicas": 3}});
+        let err = apply(&cx("b", &reset), &live, &zero, &other, &managed, false).err().unwrap();
+        assert_eq!((err.code, err.message.as_str()), (409, "Apply failed with 1 conflict: conflict with \"a\": .spec.replicas"));
+        let forced = apply(&cx("b", &reset), &live, &zero, &other, &managed, true).unwrap();
+        assert_eq!(forced.object["spec"]["replicas"], 3);
+        let managed = forced.managed_fields.unwrap();
+        assert_eq!(managed[0]["fieldsV1"], json!({"f:spec": {"f:paused": {}}}));
+        assert_eq!(managed[1]["fieldsV1"], json!({"f:spec": {"f:replicas": {}}}));
+        // "a" applies without replicas and paused: paused (solely its own) goes, replicas stays.
+        let again = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "labels": {"x": "y"}}});
+        let pruned = apply(&cx("a", &reset), &forced.object, &zero, &again, &managed, false).unwrap();
+        assert_eq!(pruned.object["spec"], json!({"replicas": 3}));
+    }
+
+    /// Past ten Update managers, the oldest are folded into `ancient-changes` per version.
+    #[test]
+    fn update_managers_are_capped() {
+        let reset = Set::new();
+        let mut live = json!({"metadata": {"labels": {}}});
+        let mut managed = Value::Null;
+        for i in 0..12 {
+            let mut new = live.clone();
+            new["metadata"]["labels"][format!("l{i}")] = json!("v");
+            let mut cx = cx("", &reset);
+            let name = format!("m{i:02}");
+            cx.writer.manager = &name;
+            let time = format!("2026-01-01T00:00:{i:02}Z");
+            cx.now = &time;
+            managed = update(&cx, &live, &new, &managed, &Value::Null).unwrap();
+            live = new;
+        }
+        let entries = managed.as_array().unwrap();
+        assert_eq!(entries.len(), 10);
+        assert_eq!(entries[0]["manager"], "ancient-changes");
+        assert_eq!(entries[0]["fieldsV1"], json!({"f:metadata": {"f:labels": {"f:l0": {}, "f:l1": {}, "f:l2": {}}}}));
+        assert_eq!(entries[0]["time"], "2026-01-01T00:00:02Z");
+        assert_eq!(entries[1]["manager"], "m03");
+    }
+
+    /// Updates: a new manager takes what it changed from the others.
+    #[test]
+    fn updates_move_changed_fields() {
+        let reset = Set::new();
+        let live = json!({"metadata": {"labels": {"a": "1"}}, "spec": {"replicas": 1}});
+        let managed = json!([{"manager": "x", "operation": "Update", "apiVersion": "apps/v1", "time": "2026-01-01T00:00:00Z",
+            "fieldsType": "FieldsV1", "fieldsV1": {"f:metadata": {"f:labels": {".": {}, "f:a": {}}}, "f:spec": {"f:replicas": {}}}}]);
+        let new = json!({"metadata": {"labels": {"a": "1"}}, "spec": {"replicas": 5}});
+        let out = update(&cx("y", &reset), &live, &new, &managed, &managed).unwrap();
+        assert_eq!(out[0]["fieldsV1"], json!({"f:metadata": {"f:labels": {".": {}, "f:a": {}}}}));
+        assert_eq!((out[1]["manager"].as_str(), &out[1]["fieldsV1"]), (Some("y"), &json!({"f:spec": {"f:replicas": {}}})));
+    }
+}

@@ -1,0 +1,294 @@
+//! Server-side apply and `managedFields` against a started kapi, in upstream's documented
+//! scenarios (https://kubernetes.io/docs/reference/using-api/server-side-apply/). Expected
+//! `fieldsV1` are written from structured-merge-diff's rules; each case says which.
+
+use serde_json::{Value, json};
+
+mod common;
+
+const APPLY: &str = "application/apply-patch+yaml";
+
+fn send(server: &common::Server, method: &str, path: &str, content_type: &str, body: &Value) -> (u16, Value) {
+    let headers = [("Content-Type", content_type), ("Accept", "application/json"), ("User-Agent", "apply-test/v0 (linux)")];
+    let (code, bytes) = common::request_with(server, method, path, &headers, body.to_string().as_bytes());
+    (code, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+}
+
+/// The object's `managedFields` with each `time` checked to be RFC 3339 seconds and removed
+/// (an applier whose apply changed nothing has none, as upstream).
+fn managed(object: &Value) -> Value {
+    let mut entries = object["metadata"]["managedFields"].clone();
+    for entry in entries.as_array_mut().into_iter().flatten() {
+        if let Some(time) = entry.as_object_mut().unwrap().remove("time") {
+            let time = time.as_str().unwrap_or_default().to_owned();
+            assert!(chrono::DateTime::parse_from_rfc3339(&time).is_ok() && time.ends_with('Z') && !time.contains('.'), "{entry}");
+        }
+    }
+    entries
+}
+
+/// The entry of `manager` in [`managed`].
+fn of(object: &Value, manager: &str) -> Value {
+    let entries = managed(object);
+    entries.as_array().into_iter().flatten().find(|e| e["manager"] == manager).cloned().unwrap_or(Value::Null)
+}
+
+fn entry(manager: &str, operation: &str, api_version: &str, fields: Value) -> Value {
+    json!({"manager": manager, "operation": operation, "apiVersion": api_version, "fieldsType": "FieldsV1", "fieldsV1": fields})
+}
+
+fn start() -> (tempfile::TempDir, common::Server) {
+    let dir = tempfile::tempdir().unwrap();
+    let server = common::start(dir.path());
+    server.wait_ready();
+    (dir, server)
+}
+
+const CMS: &str = "/api/v1/namespaces/default/configmaps";
+const DEPLOYS: &str = "/apis/apps/v1/namespaces/default/deployments";
+
+#[test]
+fn creates_and_updates_record_their_managers() {
+    let (_dir, server) = start();
+    // A POST is an Update of the user agent's manager. Compared with the zero ConfigMap (no
+    // `data`), `data` is added as a whole (`.`) and `data.a` as a leaf; identity fields are
+    // never managed (upstream's strip set).
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "labels": {"x": "1"}}, "data": {"a": "1"}});
+    let (code, created) = send(&server, "POST", CMS, "application/json", &cm);
+    assert_eq!(code, 201, "{created}");
+    assert_eq!(
+        managed(&created),
+        json!([entry(
+            "apply-test",
+            "Update",
+            "v1",
+            json!({
+                "f:data": {".": {}, "f:a": {}},
+                "f:metadata": {"f:labels": {".": {}, "f:x": {}}},
+            })
+        )])
+    );
+
+    // Another manager's merge patch: it takes the field it changed, which the first loses; a
+    // field it adds is its own. The first keeps `data` itself, now a member with no children
+    // left: `{}` (a `.` is written only beside children). Entries are ordered by operation,
+    // time, then manager.
+    let patch = json!({"data": {"a": "2", "b": "3"}});
+    let (code, patched) = send(&server, "PATCH", &format!("{CMS}/c?fieldManager=editor"), "application/merge-patch+json", &patch);
+    assert_eq!(code, 200, "{patched}");
+    assert_eq!(
+        managed(&patched),
+        json!([
+            entry("apply-test", "Update", "v1", json!({"f:data": {}, "f:metadata": {"f:labels": {".": {}, "f:x": {}}}})),
+            entry("editor", "Update", "v1", json!({"f:data": {"f:a": {}, "f:b": {}}})),
+        ])
+    );
+
+    // A PUT without managedFields keeps the stored ones (upstream's decodeLiveOrNew); one with
+    // `[{}]` clears them, and then records only its own change.
+    let mut put = patched.clone();
+    put["metadata"].as_object_mut().unwrap().remove("managedFields");
+    put["data"]["c"] = json!("4");
+    let (code, replaced) = send(&server, "PUT", &format!("{CMS}/c?fieldManager=putter"), "application/json", &put);
+    assert_eq!(code, 200, "{replaced}");
+    assert_eq!(managed(&replaced).as_array().map(Vec::len), Some(3), "{replaced}");
+    assert_eq!(managed(&replaced)[2], entry("putter", "Update", "v1", json!({"f:data": {"f:c": {}}})));
+    let mut reset = replaced.clone();
+    reset["metadata"]["managedFields"] = json!([{}]);
+    reset["data"]["d"] = json!("5");
+    let (code, cleared) = send(&server, "PUT", &format!("{CMS}/c?fieldManager=putter"), "application/json", &reset);
+    assert_eq!(code, 200, "{cleared}");
+    assert_eq!(managed(&cleared), json!([entry("putter", "Update", "v1", json!({"f:data": {"f:d": {}}}))]));
+
+    // fieldManager is validated as upstream's options are.
+    let long = "m".repeat(129);
+    let (code, status) = send(&server, "POST", &format!("{CMS}?fieldManager={long}"), "application/json", &cm);
+    assert_eq!(
+        (code, status["message"].as_str()),
+        (422, Some("CreateOptions.meta.k8s.io \"\" is invalid: fieldManager: Too long: may not be more than 128 bytes"))
+    );
+}
+
+#[test]
+fn apply_creates_merges_conflicts_and_forces() {
+    let (_dir, server) = start();
+    let config = json!({
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "web", "labels": {"app": "web"}},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": {"app": "web"}},
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "nginx", "image": "nginx:1.25", "args": ["a"], "ports": [{"containerPort": 80}]}]},
+            },
+        },
+    });
+    // Apply without fieldManager: 422, as upstream's PatchOptions validation.
+    let (code, status) = send(&server, "PATCH", &format!("{DEPLOYS}/web"), APPLY, &config);
+    assert_eq!(
+        (code, status["message"].as_str()),
+        (422, Some("PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch"))
+    );
+    // Create on apply (201). The applied set is the configuration's own fields (not the
+    // defaults): `selector` is an atomic map (LabelSelector is `x-kubernetes-map-type:
+    // atomic`), `args` an atomic list (a leaf), containers a list map keyed by `name` (`k:`),
+    // ports keyed by `containerPort` and `protocol` (defaulted to TCP in the key, upstream's
+    // `+default`); a keyed item is a member with children (`.`).
+    let (code, created) = send(&server, "PATCH", &format!("{DEPLOYS}/web?fieldManager=alice"), APPLY, &config);
+    assert_eq!(code, 201, "{created}");
+    let alice = json!({
+        "f:metadata": {"f:labels": {"f:app": {}}},
+        "f:spec": {
+            "f:replicas": {},
+            "f:selector": {},
+            "f:template": {
+                "f:metadata": {"f:labels": {"f:app": {}}},
+                "f:spec": {"f:containers": {"k:{\"name\":\"nginx\"}": {
+                    ".": {}, "f:args": {}, "f:image": {}, "f:name": {},
+                    "f:ports": {"k:{\"containerPort\":80,\"protocol\":\"TCP\"}": {".": {}, "f:containerPort": {}}},
+                }}},
+            },
+        },
+    });
+    assert_eq!(managed(&created), json!([entry("alice", "Apply", "apps/v1", alice.clone())]));
+    // Defaulted as any write.
+    assert_eq!(created["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"], "IfNotPresent", "{created}");
+
+    // A second applier setting replicas and an atomic list differently: 409 listing both,
+    // causes naming each field.
+    let bob = json!({
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+        "spec": {"replicas": 5, "template": {"spec": {"containers": [{"name": "nginx", "args": ["b"]}]}}},
+    });
+    let (code, status) = send(&server, "PATCH", &format!("{DEPLOYS}/web?fieldManager=bob"), APPLY, &bob);
+    assert_eq!(code, 409, "{status}");
+    assert_eq!(
+        status["message"],
+        "Apply failed with 2 conflicts: conflicts with \"alice\":\n- .spec.replicas\n- .spec.template.spec.containers[name=\"nginx\"].args"
+    );
+    assert_eq!(
+        status["details"]["causes"],
+        json!([
+            {"reason": "FieldManagerConflict", "message": "conflict with \"alice\"", "field": ".spec.replicas"},
+            {"reason": "FieldManagerConflict", "message": "conflict with \"alice\"", "field": ".spec.template.spec.containers[name=\"nginx\"].args"},
+        ])
+    );
+    // The same values are no conflict: both own them.
+    let same = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}, "spec": {"replicas": 2}});
+    let (code, shared) = send(&server, "PATCH", &format!("{DEPLOYS}/web?fieldManager=carol"), APPLY, &same);
+    assert_eq!(code, 200, "{shared}");
+    // Its apply changed nothing: its entry has no time (upstream moves it only on change).
+    assert_eq!(of(&shared, "carol"), entry("carol", "Apply", "apps/v1", json!({"f:spec": {"f:replicas": {}}})));
+    assert!(shared["metadata"]["managedFields"].as_array().unwrap().iter().any(|e| e["manager"] == "carol" && e.get("time").is_none()));
+
+    // force=true takes ownership: alice loses replicas and args; bob owns them.
+    let (code, forced) = send(&server, "PATCH", &format!("{DEPLOYS}/web?fieldManager=bob&force=true"), APPLY, &bob);
+    assert_eq!(code, 200, "{forced}");
+    assert_eq!(forced["spec"]["replicas"], 5);
+    assert_eq!(forced["spec"]["template"]["spec"]["containers"][0]["args"], json!(["b"]));
+    let alice_now = of(&forced, "alice");
+    assert!(alice_now["fieldsV1"]["f:spec"].get("f:replicas").is_none(), "{alice_now}");
+    assert_eq!(
+        of(&forced, "bob")["fieldsV1"],
+        json!({"f:spec": {"f:replicas": {}, "f:template": {"f:spec": {"f:containers": {"k:{\"name\":\"nginx\"}": {".": {}, "f:args": {}, "f:name": {}}}}}}})
+    );
+
+    // A conflict with an Update manager names its version.
+    let (code, _) = send(
+        &server,
+        "PATCH",
+        &format!("{DEPLOYS}/web?fieldManager=scaler"),
+        "application/merge-patch+json",
+        &json!({"spec": {"replicas": 7}}),
+    );
+    assert_eq!(code, 200);
+    let (code, status) = send(&server, "PATCH", &format!("{DEPLOYS}/web?fieldManager=bob"), APPLY, &bob);
+    assert_eq!(
+        (code, status["message"].as_str()),
+        (409, Some("Apply failed with 1 conflict: conflict with \"scaler\" using apps/v1: .spec.replicas"))
+    );
+
+    // A field the schema does not declare: upstream's typed conversion refuses the
+    // configuration as a plain error (500, no reason).
+    let typo = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}, "spec": {"replicaz": 1}});
+    let (code, status) = send(&server, "PATCH", &format!("{DEPLOYS}/web?fieldManager=bob"), APPLY, &typo);
+    assert_eq!(
+        (code, status["reason"].as_str(), status["message"].as_str()),
+        (
+            500,
+            None,
+            Some("failed to create typed patch object (/web; apps/v1, Kind=Deployment): .spec.replicaz: field not declared in schema")
+        )
+    );
+
+    // dryRun: answered, nothing stored.
+    let (code, dry) = send(&server, "PATCH", &format!("{DEPLOYS}/web?fieldManager=bob&force=true&dryRun=All"), APPLY, &bob);
+    assert_eq!((code, dry["spec"]["replicas"].as_i64()), (200, Some(5)));
+    let (_, stored) = send(&server, "GET", &format!("{DEPLOYS}/web"), "application/json", &Value::Null);
+    assert_eq!(stored["spec"]["replicas"], 7);
+}
+
+#[test]
+fn apply_removes_only_fields_no_one_else_owns() {
+    let (_dir, server) = start();
+    // Two appliers share label `b` (same value); a set list (`finalizers`, `v:` elements).
+    let a = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "c", "labels": {"a": "1", "b": "2"}, "finalizers": ["example.com/f"]}, "data": {"x": "1"}});
+    let b = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "labels": {"b": "2"}}});
+    assert_eq!(send(&server, "PATCH", &format!("{CMS}/c?fieldManager=a"), APPLY, &a).0, 201);
+    let (code, both) = send(&server, "PATCH", &format!("{CMS}/c?fieldManager=b"), APPLY, &b);
+    assert_eq!(code, 200, "{both}");
+    assert_eq!(
+        of(&both, "a"),
+        entry(
+            "a",
+            "Apply",
+            "v1",
+            json!({"f:data": {"f:x": {}}, "f:metadata": {"f:finalizers": {"v:\"example.com/f\"": {}}, "f:labels": {"f:a": {}, "f:b": {}}}})
+        )
+    );
+    assert_eq!(of(&both, "b"), entry("b", "Apply", "v1", json!({"f:metadata": {"f:labels": {"f:b": {}}}})));
+    // `a` stops applying labels, the finalizer and data: `a` label and `x` go (only `a` had
+    // them), `b` stays (`b` still owns it).
+    let a2 = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"y": "2"}});
+    let (code, pruned) = send(&server, "PATCH", &format!("{CMS}/c?fieldManager=a"), APPLY, &a2);
+    assert_eq!(code, 200, "{pruned}");
+    assert_eq!(pruned["metadata"]["labels"], json!({"b": "2"}), "{pruned}");
+    assert_eq!(pruned["data"], json!({"y": "2"}));
+    assert!(pruned["metadata"].get("finalizers").is_none(), "{pruned}");
+}
+
+#[test]
+fn apply_to_status_is_recorded_with_its_subresource() {
+    let (_dir, server) = start();
+    let deploy = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+        "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}});
+    assert_eq!(send(&server, "PATCH", &format!("{DEPLOYS}/d?fieldManager=owner"), APPLY, &deploy).0, 201);
+    // Status through `status`: the spec in the configuration is reset (not owned, not
+    // changed); the entry names the subresource.
+    let status = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+        "spec": {"replicas": 9}, "status": {"observedGeneration": 1}});
+    let (code, written) = send(&server, "PATCH", &format!("{DEPLOYS}/d/status?fieldManager=ctl"), APPLY, &status);
+    assert_eq!(code, 200, "{written}");
+    assert_eq!(written["status"]["observedGeneration"], 1);
+    assert_eq!(written["spec"]["replicas"], 1, "the spec is not written through status");
+    let mut want = entry("ctl", "Apply", "apps/v1", json!({"f:status": {"f:observedGeneration": {}}}));
+    want["subresource"] = json!("status");
+    assert_eq!(of(&written, "ctl"), want);
+
+    // A write through `scale` is an Update of the object's replicas field, recorded for the
+    // subresource in the object's version (upstream's ScaleHandler.ToParent).
+    let (code, _) = send(
+        &server,
+        "PATCH",
+        &format!("{DEPLOYS}/d/scale?fieldManager=hpa"),
+        "application/merge-patch+json",
+        &json!({"spec": {"replicas": 3}}),
+    );
+    assert_eq!(code, 200);
+    let (_, scaled) = send(&server, "GET", &format!("{DEPLOYS}/d"), "application/json", &Value::Null);
+    let mut want = entry("hpa", "Update", "apps/v1", json!({"f:spec": {"f:replicas": {}}}));
+    want["subresource"] = json!("scale");
+    assert_eq!((scaled["spec"]["replicas"].as_i64(), of(&scaled, "hpa")), (Some(3), want));
+}
