@@ -198,6 +198,9 @@ fn schema_errors(definition: &Value) -> Vec<FieldError> {
             let schema = version.get("schema")?.get("openAPIV3Schema")?;
             let SchemaError(mut error) = Schema::parse(schema, preserve_unknown_fields).err()?;
             error.field = format!("spec.versions[{i}].schema.{}", error.field);
+            // A path in the detail (`oldSelf cannot be used ... within <path>`) is the
+            // definition's too.
+            error.detail = error.detail.replace(" within openAPIV3Schema", &format!(" within spec.versions[{i}].schema.openAPIV3Schema"));
             Some(error)
         })
         .collect()

@@ -365,6 +365,9 @@ impl Schema {
     /// definition's `spec.preserveUnknownFields` (pruning off).
     pub fn parse(schema: &Value, preserve_unknown_fields: bool) -> Result<Schema, SchemaError> {
         let mut root = Node::parse(schema, "openAPIV3Schema")?;
+        if let Some(error) = cel::uncorrelatable_old_self(&root, "openAPIV3Schema", None) {
+            return Err(SchemaError(error));
+        }
         root.prune_defaults();
         Ok(Schema { root, prunes: !preserve_unknown_fields })
     }

@@ -169,6 +169,14 @@ impl Rule {
                     format!("messageExpression compilation failed: {detail}"),
                 )
             })?;
+            if matches!(parsed.0.expr, Expr::Literal(ref l) if !matches!(l, LiteralValue::String(_))) {
+                return Err(FieldError::new(
+                    FieldErrorType::Invalid,
+                    at("messageExpression"),
+                    shown,
+                    "messageExpression must evaluate to a string",
+                ));
+            }
             Some((message_expression, parsed.1))
         };
         if !uses_old_self && let Some(flag) = optional_old_self {
@@ -190,6 +198,34 @@ impl Rule {
     fn error_string(&self) -> &str {
         if self.message.is_empty() { self.rule.trim() } else { self.message.trim() }
     }
+}
+
+/// The first rule reading `oldSelf` where nothing correlates an old value (below the items of a
+/// list that is not `x-kubernetes-list-type: map`), as upstream's definition validation
+/// refuses it. `path` is `node`'s, `uncorrelatable` the list's where one is above.
+pub(super) fn uncorrelatable_old_self(node: &Node, path: &str, uncorrelatable: Option<&str>) -> Option<FieldError> {
+    if !node.has_rules {
+        return None;
+    }
+    if let Some(within) = uncorrelatable
+        && let Some((i, rule)) = node.rules.iter().enumerate().find(|(_, r)| r.uses_old_self)
+    {
+        return Some(FieldError::invalid(
+            format!("{path}.x-kubernetes-validations[{i}].rule"),
+            rule.rule.as_str(),
+            format!("oldSelf cannot be used on the uncorrelatable portion of the schema within {within}"),
+        ));
+    }
+    let properties = node.properties.iter().map(|(name, child)| (child, format!("{path}.properties[{name}]"), uncorrelatable));
+    let extra = node.additional_schema().map(|extra| (extra, format!("{path}.additionalProperties"), uncorrelatable));
+    let items_within = if node.list_type.as_deref() == Some("map") { uncorrelatable } else { uncorrelatable.or(Some(path)) };
+    let items = node.items.as_deref().map(|items| (items, format!("{path}.items"), items_within));
+    let all_of = node.all_of.iter().enumerate().map(|(i, a)| (a, format!("{path}.allOf[{i}]"), uncorrelatable));
+    properties
+        .chain(extra)
+        .chain(items)
+        .chain(all_of)
+        .find_map(|(child, child_path, within)| uncorrelatable_old_self(child, &child_path, within))
 }
 
 /// Upstream's internal `apiextensions.ValidationRule` as `encoding/json` writes it (no JSON

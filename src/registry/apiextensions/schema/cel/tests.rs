@@ -267,3 +267,41 @@ fn the_object_budget_is_shared_by_all_rules() {
     assert_eq!(errs.len(), 1, "{errs:?}");
     assert!(errs[0].ends_with("validation failed due to running out of cost budget, no further validation rules will be run"), "{errs:?}");
 }
+
+#[test]
+fn old_self_needs_a_correlatable_value() {
+    let error = Schema::parse(
+        &json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+            "list": {"type": "array", "items": {"type": "object", "x-kubernetes-validations": [{"rule": "self == oldSelf"}]}},
+            "map": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["k"],
+                "items": {"type": "object", "required": ["k"], "properties": {"k": {"type": "string"}},
+                    "x-kubernetes-validations": [{"rule": "self == oldSelf"}]}},
+        }}}}),
+        false,
+    )
+    .expect_err("oldSelf in an atomic list");
+    assert_eq!(
+        error.0.to_string(),
+        "openAPIV3Schema.properties[spec].properties[list].items.x-kubernetes-validations[0].rule: Invalid value: \"self == oldSelf\": oldSelf cannot be used on the uncorrelatable portion of the schema within openAPIV3Schema.properties[spec].properties[list]"
+    );
+    assert!(compile_error(json!([{"rule": "true", "messageExpression": "1"}])).ends_with("messageExpression must evaluate to a string"));
+}
+
+#[test]
+fn map_list_items_correlate_by_key() {
+    let schema = Schema::parse(
+        &json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {
+            "ports": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"],
+                "items": {"type": "object", "required": ["name"], "properties": {
+                    "name": {"type": "string"}, "port": {"type": "integer"}},
+                    "x-kubernetes-validations": [{"rule": "self.port >= oldSelf.port", "message": "port may not decrease"}]}},
+        }}}}),
+        false,
+    )
+    .expect("schema");
+    let old = json!({"spec": {"ports": [{"name": "a", "port": 80}, {"name": "b", "port": 90}]}});
+    // Reordered, b lowered: the error is b's, found by its key.
+    let new = json!({"spec": {"ports": [{"name": "b", "port": 85}, {"name": "a", "port": 80}, {"name": "c", "port": 1}]}});
+    let errs: Vec<String> = schema.validate_update(&new, &old).iter().map(ToString::to_string).collect();
+    assert_eq!(errs, ["spec.ports[0]: Invalid value: port may not decrease"]);
+}
