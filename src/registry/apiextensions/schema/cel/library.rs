@@ -1,15 +1,19 @@
 //! The parts of Kubernetes' CEL libraries (`k8s.io/apiserver/pkg/cel/library`, cel-go's
 //! `ext.Sets`) the `cel` crate does not have: Kubernetes' lists library (`isSorted`, `sum`,
 //! `min`, `max`, `indexOf`, `lastIndexOf`), the regex library (`find`, `findAll`), the sets
-//! library (`sets.contains`, `sets.equivalent`, `sets.intersects`) and the boolean checks
-//! `isQuantity`, `isIP`, `isCIDR`, `isURL`.
+//! library (`sets.contains`, `sets.equivalent`, `sets.intersects`), the boolean checks
+//! `isQuantity`, `isIP`, `isCIDR`, `isURL`, and `quantity()` with its comparisons and
+//! conversions (`isLessThan`, `isGreaterThan`, `compareTo`, `sign`, `isInteger`, `asInteger`,
+//! `asApproximateFloat`).
 
 use std::cmp::Ordering;
 use std::sync::{Arc, LazyLock};
 
 use ::cel::common::types::{DYN_TYPE, INT_TYPE, LIST_TYPE, STRING_TYPE};
 use ::cel::common::value::{CowVal, Val};
+use ::cel::objects::Opaque;
 use ::cel::{DeclarationError, Env, ExecutionError, Value as CelValue};
+use kapi_apimachinery::quantity::Quantity;
 use regex::Regex;
 
 /// An overload written on `Value`s: its arguments (the target first) converted, its result
@@ -40,6 +44,14 @@ on_values!(is_quantity_fn, is_quantity);
 on_values!(is_ip_fn, is_ip);
 on_values!(is_cidr_fn, is_cidr);
 on_values!(is_url_fn, is_url);
+on_values!(quantity_fn, quantity);
+on_values!(is_less_than_fn, is_less_than);
+on_values!(is_greater_than_fn, is_greater_than);
+on_values!(compare_to_fn, compare_to);
+on_values!(sign_fn, sign);
+on_values!(is_integer_fn, is_integer);
+on_values!(as_integer_fn, as_integer);
+on_values!(as_approximate_float_fn, as_approximate_float);
 
 pub fn register(env: &mut Env) -> Result<(), DeclarationError> {
     env.add_member_overload("isSorted", "kapi_list_is_sorted", LIST_TYPE, vec![], is_sorted_fn)?;
@@ -58,6 +70,14 @@ pub fn register(env: &mut Env) -> Result<(), DeclarationError> {
     env.add_overload("isIP", "kapi_is_ip", vec![STRING_TYPE], is_ip_fn)?;
     env.add_overload("isCIDR", "kapi_is_cidr", vec![STRING_TYPE], is_cidr_fn)?;
     env.add_overload("isURL", "kapi_is_url", vec![STRING_TYPE], is_url_fn)?;
+    env.add_overload("quantity", "kapi_quantity", vec![STRING_TYPE], quantity_fn)?;
+    env.add_member_overload("isLessThan", "kapi_quantity_is_less_than", DYN_TYPE, vec![DYN_TYPE], is_less_than_fn)?;
+    env.add_member_overload("isGreaterThan", "kapi_quantity_is_greater_than", DYN_TYPE, vec![DYN_TYPE], is_greater_than_fn)?;
+    env.add_member_overload("compareTo", "kapi_quantity_compare_to", DYN_TYPE, vec![DYN_TYPE], compare_to_fn)?;
+    env.add_member_overload("sign", "kapi_quantity_sign", DYN_TYPE, vec![], sign_fn)?;
+    env.add_member_overload("isInteger", "kapi_quantity_is_integer", DYN_TYPE, vec![], is_integer_fn)?;
+    env.add_member_overload("asInteger", "kapi_quantity_as_integer", DYN_TYPE, vec![], as_integer_fn)?;
+    env.add_member_overload("asApproximateFloat", "kapi_quantity_as_float", DYN_TYPE, vec![], as_approximate_float_fn)?;
     Ok(())
 }
 
@@ -237,4 +257,67 @@ fn is_url(values: &[CelValue]) -> Answer<CelValue> {
             && scheme.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '.' | '-'))
     });
     Ok(CelValue::Bool(clean && (scheme || s.starts_with('/'))))
+}
+
+/// A `quantity()`: apimachinery's `resource.Quantity`, equal and ordered by value.
+#[derive(PartialEq, Eq)]
+struct QuantityVal(Quantity);
+
+impl std::fmt::Debug for QuantityVal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "quantity({})", self.0.as_str())
+    }
+}
+
+impl Opaque for QuantityVal {
+    fn runtime_type_name(&self) -> &str {
+        "kubernetes.Quantity"
+    }
+}
+
+fn quantity(values: &[CelValue]) -> Answer<CelValue> {
+    let s = text(values, 0, "quantity")?;
+    let q = Quantity::parse(s).map_err(|e| ExecutionError::function_error("quantity", e))?;
+    Ok(CelValue::Opaque(Arc::new(QuantityVal(q))))
+}
+
+fn quantity_at<'a>(values: &'a [CelValue], i: usize, function: &str) -> Answer<&'a Quantity> {
+    match values.get(i) {
+        Some(CelValue::Opaque(o)) => o.downcast_ref::<QuantityVal>().map(|q| &q.0),
+        _ => None,
+    }
+    .ok_or_else(|| ExecutionError::no_such_overload(function, vec!["dyn".to_owned()]))
+}
+
+fn ordering(values: &[CelValue], function: &str) -> Answer<Ordering> {
+    Ok(quantity_at(values, 0, function)?.cmp(quantity_at(values, 1, function)?))
+}
+
+fn is_less_than(values: &[CelValue]) -> Answer<CelValue> {
+    Ok(CelValue::Bool(ordering(values, "isLessThan")? == Ordering::Less))
+}
+
+fn is_greater_than(values: &[CelValue]) -> Answer<CelValue> {
+    Ok(CelValue::Bool(ordering(values, "isGreaterThan")? == Ordering::Greater))
+}
+
+fn compare_to(values: &[CelValue]) -> Answer<CelValue> {
+    Ok(CelValue::Int(ordering(values, "compareTo")? as i64))
+}
+
+fn sign(values: &[CelValue]) -> Answer<CelValue> {
+    Ok(CelValue::Int(quantity_at(values, 0, "sign")?.signum() as i64))
+}
+
+fn is_integer(values: &[CelValue]) -> Answer<CelValue> {
+    Ok(CelValue::Bool(quantity_at(values, 0, "isInteger")?.as_i64().is_some()))
+}
+
+fn as_integer(values: &[CelValue]) -> Answer<CelValue> {
+    let q = quantity_at(values, 0, "asInteger")?;
+    q.as_i64().map(CelValue::Int).ok_or_else(|| ExecutionError::function_error("asInteger", "cannot convert value to integer"))
+}
+
+fn as_approximate_float(values: &[CelValue]) -> Answer<CelValue> {
+    Ok(CelValue::Float(quantity_at(values, 0, "asApproximateFloat")?.as_f64()))
 }

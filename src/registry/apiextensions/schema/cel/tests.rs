@@ -221,6 +221,8 @@ fn kubernetes_libraries() {
         "'abc123def456'.find('[0-9]+') == '123' && 'abc123def456'.findAll('[0-9]+') == ['123', '456']",
         "sets.contains([1, 2, 3], [2]) && sets.equivalent([1, 2], [2, 1]) && sets.intersects([1], [1, 5])",
         "isQuantity('500m') && isQuantity('1Gi') && !isQuantity('1 Gi')",
+        "quantity('500m').isLessThan(quantity('1')) && quantity('1Gi').isGreaterThan(quantity('1G')) && quantity('1').compareTo(quantity('1000m')) == 0",
+        "quantity('-2').sign() == -1 && quantity('2').isInteger() && quantity('2k').asInteger() == 2000 && quantity('500m').asApproximateFloat() == 0.5",
         "isIP('10.0.0.1') && isIP('::1') && !isIP('10.0.0') && isCIDR('10.0.0.0/8') && !isCIDR('10.0.0.0/33')",
         "isURL('https://example.com/a') && !isURL('not a url')",
         "'a,b'.split(',').size() == 2 && 'Hello'.lowerAscii() == 'hello'",
