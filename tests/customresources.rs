@@ -447,3 +447,164 @@ fn custom_resources_follow_their_schema() {
         r#"CustomResourceDefinition.apiextensions.k8s.io "broken.example.com" is invalid: spec.versions[0].schema.openAPIV3Schema.properties[spec].type: Unsupported value: "thing": supported values: "array", "boolean", "integer", "number", "object", "string""#
     );
 }
+
+const THINGS: &str = "/apis/example.com/v1/namespaces/default/things";
+
+/// A definition with `x-kubernetes-validations` rules: a plain rule, a transition rule with a
+/// `messageExpression`, a `reason` with a `fieldPath`, and a rule on the status.
+fn things_definition(spec_rules: Value) -> Value {
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "things.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "things", "singular": "thing", "kind": "Thing"},
+            "versions": [{
+                "name": "v1", "served": true, "storage": true,
+                "subresources": {"status": {}},
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": {"type": "object", "x-kubernetes-validations": spec_rules, "properties": {
+                        "replicas": {"type": "integer"},
+                        "max": {"type": "integer"},
+                        "mode": {"type": "string", "x-kubernetes-validations": [
+                            {"rule": "self == oldSelf", "messageExpression": "'mode is immutable, was ' + oldSelf"},
+                        ]},
+                    }},
+                    "status": {"type": "object", "properties": {
+                        "ready": {"type": "integer", "x-kubernetes-validations": [{"rule": "self >= 0", "message": "must not be negative"}]},
+                    }},
+                }}},
+            }],
+        },
+    })
+}
+
+fn thing(name: &str, spec: Value) -> Value {
+    json!({"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": name}, "spec": spec})
+}
+
+/// `x-kubernetes-validations`: rules that do not compile refuse the definition; objects that
+/// break a rule are refused on create, update and status writes in upstream's words.
+#[test]
+fn custom_resources_follow_their_cel_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = common::start(dir.path());
+    let (code, status) = call(&server, "POST", DEFINITIONS, &things_definition(json!([{"rule": "self.replicas <"}])));
+    assert_eq!(code, 422, "{status}");
+    let message = status["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with(
+            r#"CustomResourceDefinition.apiextensions.k8s.io "things.example.com" is invalid: spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value: {"Rule":"self.replicas \u003c","Message":"","MessageExpression":"","Reason":null,"FieldPath":"","OptionalOldSelf":null}: compilation failed: ERROR: <input>:1:"#
+        ),
+        "{message}"
+    );
+
+    let rules = json!([
+        {"rule": "!has(self.max) || self.replicas <= self.max", "message": "replicas must not exceed max"},
+        {"rule": "self.replicas != 13", "reason": "FieldValueForbidden", "fieldPath": ".replicas", "message": "unlucky"},
+    ]);
+    assert_eq!(call(&server, "POST", DEFINITIONS, &things_definition(rules)).0, 201);
+    wait_until(&server, &format!("{DEFINITIONS}/things.example.com"), "established", |_, d| {
+        condition(d, "Established")["status"] == "True"
+    });
+    wait_until(&server, THINGS, "served", |code, _| code == 200);
+
+    let (code, created) = call(&server, "POST", THINGS, &thing("a", json!({"replicas": 2, "max": 3, "mode": "fast"})));
+    assert_eq!(code, 201, "{created}");
+    let refused = |method: &str, path: &str, body: &Value| {
+        let (code, status) = call(&server, method, path, body);
+        assert_eq!((code, status["reason"].as_str()), (422, Some("Invalid")), "{status}");
+        (status["message"].as_str().unwrap_or_default().to_owned(), status["details"]["causes"].clone())
+    };
+    let (message, causes) = refused("POST", THINGS, &thing("b", json!({"replicas": 5, "max": 3})));
+    assert_eq!(message, r#"Thing.example.com "b" is invalid: spec: Invalid value: replicas must not exceed max"#);
+    assert_eq!(causes, json!([{"reason": "FieldValueInvalid", "message": "Invalid value: replicas must not exceed max", "field": "spec"}]));
+    let (message, causes) = refused("POST", THINGS, &thing("b", json!({"replicas": 13})));
+    assert_eq!(message, r#"Thing.example.com "b" is invalid: spec.replicas: Forbidden: unlucky"#);
+    assert_eq!(causes[0]["reason"], "FieldValueForbidden");
+
+    // A transition rule: checked against the stored object on update.
+    let mut changed = created.clone();
+    changed["spec"]["mode"] = json!("slow");
+    let (message, _) = refused("PUT", &format!("{THINGS}/a"), &changed);
+    assert_eq!(message, r#"Thing.example.com "a" is invalid: spec.mode: Invalid value: "slow": mode is immutable, was fast"#);
+    let mut scaled = created.clone();
+    scaled["spec"]["replicas"] = json!(3);
+    assert_eq!(call(&server, "PUT", &format!("{THINGS}/a"), &scaled).0, 200);
+
+    // Status writes are checked by the status's rules.
+    let (code, answer) =
+        request(&server, "PATCH", &format!("{THINGS}/a/status"), "application/merge-patch+json", br#"{"status":{"ready":-1}}"#);
+    let answer: Value = serde_json::from_str(&answer).unwrap();
+    assert_eq!(
+        (code, answer["message"].as_str()),
+        (422, Some(r#"Thing.example.com "a" is invalid: status.ready: Invalid value: -1: must not be negative"#))
+    );
+}
+
+/// Rules of real definitions, read in place from `../shared/crds`: cert-manager's Issuer
+/// (`exactly one of tpp, cloud, or ngts`) and prometheus-operator's Alertmanager
+/// (`rollingUpdate requires type to be RollingUpdate`).
+#[test]
+fn rules_of_real_world_definitions() {
+    let crds = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/crds");
+    let read = |file: &str| -> Value {
+        let text = std::fs::read_to_string(crds.join(file)).expect("../shared/crds beside the project");
+        serde_yaml_ng::from_str(&text).unwrap()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let server = common::start(dir.path());
+    for (file, name) in [
+        ("cert-manager/cert-manager.io_issuers.yaml", "issuers.cert-manager.io"),
+        ("prometheus-operator/monitoring.coreos.com_alertmanagers.yaml", "alertmanagers.monitoring.coreos.com"),
+    ] {
+        let (code, status) = call(&server, "POST", DEFINITIONS, &read(file));
+        assert_eq!(code, 201, "{file}: {status}");
+        wait_until(&server, &format!("{DEFINITIONS}/{name}"), "established", |_, d| condition(d, "Established")["status"] == "True");
+    }
+    let issuers = "/apis/cert-manager.io/v1/namespaces/default/issuers";
+    wait_until(&server, issuers, "served", |code, _| code == 200);
+    let issuer = |name: &str, venafi: Value| json!({"apiVersion": "cert-manager.io/v1", "kind": "Issuer", "metadata": {"name": name}, "spec": {"venafi": venafi}});
+    let tpp = json!({"url": "https://tpp.example.com", "credentialsRef": {"name": "tpp"}});
+    let cloud = json!({"apiTokenSecretRef": {"name": "token"}});
+    let (code, answer) = call(&server, "POST", issuers, &issuer("one", json!({"zone": "z", "tpp": tpp})));
+    assert_eq!(code, 201, "{answer}");
+    let (code, answer) = call(&server, "POST", issuers, &issuer("two", json!({"zone": "z", "tpp": tpp, "cloud": cloud})));
+    assert_eq!(
+        (code, answer["message"].as_str()),
+        (
+            422,
+            Some(
+                r#"Issuer.cert-manager.io "two" is invalid: spec.venafi: Invalid value: exactly one of tpp, cloud, or ngts must be configured"#
+            )
+        )
+    );
+
+    let alertmanagers = "/apis/monitoring.coreos.com/v1/namespaces/default/alertmanagers";
+    wait_until(&server, alertmanagers, "served", |code, _| code == 200);
+    let alertmanager = |name: &str, strategy: Value| json!({"apiVersion": "monitoring.coreos.com/v1", "kind": "Alertmanager", "metadata": {"name": name}, "spec": {"updateStrategy": strategy}});
+    let (code, answer) = call(
+        &server,
+        "POST",
+        alertmanagers,
+        &alertmanager("rolling", json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1}})),
+    );
+    assert_eq!(code, 201, "{answer}");
+    let (code, answer) = call(
+        &server,
+        "POST",
+        alertmanagers,
+        &alertmanager("ondelete", json!({"type": "OnDelete", "rollingUpdate": {"maxUnavailable": 1}})),
+    );
+    assert_eq!(
+        (code, answer["message"].as_str()),
+        (
+            422,
+            Some(
+                r#"Alertmanager.monitoring.coreos.com "ondelete" is invalid: spec.updateStrategy: Invalid value: rollingUpdate requires type to be RollingUpdate"#
+            )
+        )
+    );
+}

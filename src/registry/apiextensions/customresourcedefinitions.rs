@@ -193,8 +193,8 @@ fn validate_column(column: &Value, path: &str) -> Vec<FieldError> {
 /// (`schema::structural`, upstream's `ValidateStructural`) while the definition must be
 /// structural ([`must_be_structural`]), else what kapi could not serve (`schema::Schema::parse`,
 /// which upstream's structural-schema reading also refuses and reports only when nothing else
-/// is wrong). This is not yet all of upstream's validation of schemas (defaults checked
-/// against their schema, CEL rule costs).
+/// is wrong; its CEL rules are compiled there). This is not yet all of upstream's validation
+/// of schemas (defaults checked against their schema, CEL rules' estimated cost).
 fn schema_errors(definition: &Value, structural: bool) -> Vec<FieldError> {
     let preserve_unknown_fields = definition["spec"]["preserveUnknownFields"] == true;
     let versions = definition["spec"]["versions"].as_array().map_or(&[][..], Vec::as_slice);
@@ -210,6 +210,9 @@ fn schema_errors(definition: &Value, structural: bool) -> Vec<FieldError> {
         }
         if let Err(SchemaError(mut error)) = Schema::parse(schema, preserve_unknown_fields) {
             error.field = format!("spec.versions[{i}].schema.{}", error.field);
+            // A path in the detail (`oldSelf cannot be used ... within <path>`) is the
+            // definition's too.
+            error.detail = error.detail.replace(" within openAPIV3Schema", &format!(" within spec.versions[{i}].schema.openAPIV3Schema"));
             errs.push(error);
         }
     }

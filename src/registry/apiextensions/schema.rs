@@ -19,9 +19,11 @@
 //!   `apiVersion`/`kind`/`metadata` (`objectmeta.Validate`) and the uniqueness of
 //!   `x-kubernetes-list-type: set|map` lists (`listtype.ValidateListSetsAndMaps`).
 //!
-//! Not done: `x-kubernetes-validations` (CEL rules) are read past and never evaluated; see the
-//! TODO in [`Schema::validate`].
+//! - `x-kubernetes-validations` (CEL rules) are compiled with the schema ([`cel`]) and
+//!   evaluated by the validations above, after the schema's own checks, unless one of those
+//!   blocks them (upstream's `hasBlockingErr`).
 
+mod cel;
 mod formats;
 pub mod structural;
 mod validation;
@@ -97,6 +99,10 @@ struct Node {
     has_embedded: bool,
     /// Likewise for `set` and `map` lists.
     has_keyed_lists: bool,
+    /// `x-kubernetes-validations`, compiled.
+    rules: Vec<cel::Rule>,
+    /// This node or one below it (through the structural children and `allOf`) has rules.
+    has_rules: bool,
 }
 
 /// `additionalProperties`: a boolean, or the schema of every field no property names.
@@ -289,8 +295,6 @@ impl Node {
                 )));
             }
         };
-        // TODO(CEL): `x-kubernetes-validations` rules are not read: kapi has no CEL
-        // evaluator, and a rule checked wrongly is worse than one not checked.
         let mut node = Node {
             types,
             nullable: k.flag("nullable")?,
@@ -324,7 +328,14 @@ impl Node {
             list_map_keys: k.strings("x-kubernetes-list-map-keys")?,
             has_embedded: false,
             has_keyed_lists: false,
+            rules: Vec::new(),
+            has_rules: false,
         };
+        if let Some(rules) = fields.get("x-kubernetes-validations").filter(|r| !r.is_null()) {
+            node.rules = cel::Rule::compile_all(rules, &node, path).map_err(SchemaError)?;
+        }
+        node.has_rules =
+            !node.rules.is_empty() || node.structural_children().any(|c| c.has_rules) || node.all_of.iter().any(|c| c.has_rules);
         node.has_embedded = node.embedded_resource || node.structural_children().any(|c| c.has_embedded);
         node.has_keyed_lists =
             matches!(node.list_type.as_deref(), Some("set" | "map")) || node.structural_children().any(|c| c.has_keyed_lists);
@@ -355,6 +366,9 @@ impl Schema {
     /// definition's `spec.preserveUnknownFields` (pruning off).
     pub fn parse(schema: &Value, preserve_unknown_fields: bool) -> Result<Schema, SchemaError> {
         let mut root = Node::parse(schema, "openAPIV3Schema")?;
+        if let Some(error) = cel::uncorrelatable_old_self(&root, "openAPIV3Schema", None) {
+            return Err(SchemaError(error));
+        }
         root.prune_defaults();
         Ok(Schema { root, prunes: !preserve_unknown_fields })
     }
@@ -396,10 +410,27 @@ impl Schema {
         let mut errs = validation::validate(&self.root, object, None, None);
         errs.extend(self.embedded_errors(object));
         errs.extend(self.keyed_list_errors(object));
-        // TODO(CEL): upstream evaluates the `x-kubernetes-validations` rules here (unless an
-        // error above blocks them: "some validation rules were not checked because the object
-        // was invalid; correct the existing errors to complete validation"). kapi does not.
+        self.rule_errors(object, None, &mut errs);
         errs
+    }
+
+    /// The CEL rules' errors, appended to `errs` (what the schema's own checks found), unless
+    /// one of those blocks them (upstream's `hasBlockingErr`).
+    fn rule_errors(&self, object: &Value, old: Option<&Value>, errs: &mut Vec<FieldError>) {
+        use crate::status::FieldErrorType as T;
+        if !self.root.has_rules {
+            return;
+        }
+        if errs.iter().any(|e| matches!(e.error_type, T::NotSupported | T::Required | T::TooLong | T::TooMany | T::TypeInvalid)) {
+            errs.push(FieldError::new(
+                T::Invalid,
+                "<nil>",
+                crate::status::BadValue::Null,
+                "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+            ));
+            return;
+        }
+        errs.extend(cel::validate(&self.root, object, old.map(|old| cel::Old::of(object, Some(old))), "", true));
     }
 
     /// The errors of `new` replacing `old`: as [`Schema::validate`], but what did not change
@@ -411,7 +442,7 @@ impl Schema {
         if self.keyed_list_errors(old).is_empty() {
             errs.extend(self.keyed_list_errors(new));
         }
-        // TODO(CEL): the rules, with their own ratcheting, as in `validate`.
+        self.rule_errors(new, Some(old), &mut errs);
         errs
     }
 
@@ -428,7 +459,7 @@ impl Schema {
         if !list_errors.is_empty() && self.keyed_list_errors(old).is_empty() {
             errs.extend(list_errors);
         }
-        // TODO(CEL): the rules, as in `validate`.
+        self.rule_errors(new, Some(old), &mut errs);
         errs
     }
 
