@@ -144,7 +144,11 @@ fn certificates_have_upstreams_shape() {
     assert!(eku.client_auth && !eku.server_auth);
     assert_eq!(
         user_from_client_cert(&admin_der).unwrap(),
-        UserInfo { name: "kapi-admin".into(), groups: vec!["system:masters".into(), "system:authenticated".into()] }
+        UserInfo {
+            name: "kubernetes-admin".into(),
+            groups: vec!["system:masters".into(), "system:authenticated".into()],
+            ..Default::default()
+        }
     );
 }
 
@@ -233,13 +237,13 @@ fn kubeconfig_has_the_shape_kubectl_expects() {
     assert_eq!(cluster["cluster"]["server"].as_str(), Some("https://127.0.0.1:6443"));
     assert_eq!(base64_decode(cluster["cluster"]["certificate-authority-data"].as_str().unwrap()), files["ca.crt"]);
     let user = &doc["users"][0];
-    assert_eq!(user["name"].as_str(), Some("kapi-admin"));
+    assert_eq!(user["name"].as_str(), Some("kubernetes-admin"));
     assert_eq!(base64_decode(user["user"]["client-certificate-data"].as_str().unwrap()), files["admin.crt"]);
     assert_eq!(base64_decode(user["user"]["client-key-data"].as_str().unwrap()), files["admin.key"]);
     let context = &doc["contexts"][0];
     assert_eq!(context["name"].as_str(), Some("kapi"));
     assert_eq!(context["context"]["cluster"].as_str(), Some("kapi"));
-    assert_eq!(context["context"]["user"].as_str(), Some("kapi-admin"));
+    assert_eq!(context["context"]["user"].as_str(), Some("kubernetes-admin"));
 
     // Rewriting (every start does) replaces the file and keeps it private.
     fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).unwrap();
@@ -256,7 +260,7 @@ fn kubeconfig_has_the_shape_kubectl_expects() {
     let view: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(view["current-context"], "kapi");
     assert_eq!(view["clusters"][0]["cluster"]["server"], "https://localhost:7443");
-    assert_eq!(view["users"][0]["name"], "kapi-admin");
+    assert_eq!(view["users"][0]["name"], "kubernetes-admin");
     assert_eq!(base64_decode(view["users"][0]["user"]["client-key-data"].as_str().unwrap()), files["admin.key"]);
     let Some(out) = run_optional("kubectl", &["config", "current-context", "--kubeconfig", path.to_str().unwrap()], data.path()) else {
         return;
@@ -371,7 +375,7 @@ async fn admin_certificate_authenticates_over_tls() {
         assert_eq!(answer, b"ok");
         let accepted = server.await.unwrap().unwrap();
         let user = accepted.user.expect("peer certificate");
-        assert_eq!(user.name, "kapi-admin");
+        assert_eq!(user.name, "kubernetes-admin");
         assert!(user.groups.contains(&"system:masters".to_string()), "{user:?}");
         assert!(user.groups.contains(&"system:authenticated".to_string()), "{user:?}");
         assert_eq!(accepted.alpn.as_deref(), Some(&b"h2"[..]));
@@ -435,7 +439,7 @@ async fn given_files_serve_and_verify_like_kube_apiserver_flags() {
     let (cert, key) = (fs::read(dir.join("admin.crt")).unwrap(), fs::read(dir.join("admin.key")).unwrap());
     let (addr, server) = serve_one(pki.server_config().unwrap()).await;
     assert_eq!(talk(client(&ca, Some((&cert, &key)), false), addr).await.unwrap(), b"ok");
-    assert_eq!(server.await.unwrap().unwrap().user.unwrap().name, "kapi-admin");
+    assert_eq!(server.await.unwrap().unwrap().user.unwrap().name, "kubernetes-admin");
 
     // Wrong or missing files are errors naming the file.
     let err = Pki::from_files(&dir.join("apiserver.crt"), &dir.join("admin.key"), &dir.join("ca.crt")).unwrap_err();
@@ -507,7 +511,11 @@ async fn kubectl_talks_tls_with_the_admin_kubeconfig() {
     while let Ok((line, user)) = users_rx.try_recv() {
         assert_eq!(
             user,
-            Some(UserInfo { name: "kapi-admin".into(), groups: vec!["system:masters".into(), "system:authenticated".into()] }),
+            Some(UserInfo {
+                name: "kubernetes-admin".into(),
+                groups: vec!["system:masters".into(), "system:authenticated".into()],
+                ..Default::default()
+            }),
             "{line}"
         );
         lines.push(line);
