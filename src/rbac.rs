@@ -161,7 +161,7 @@ impl Subject {
     pub fn applies_to(&self, user: &UserInfo, binding_namespace: &str) -> bool {
         match self.kind.as_str() {
             "User" => user.name == self.name,
-            "Group" => user.groups.iter().any(|g| *g == self.name),
+            "Group" => user.groups.contains(&self.name),
             "ServiceAccount" => {
                 // Without a namespace, a RoleBinding's own.
                 let namespace = if self.namespace.is_empty() { binding_namespace } else { &self.namespace };

@@ -701,3 +701,42 @@ fn bad_credentials_are_401_with_nothing_written() {
     assert_eq!(jwks["keys"][0]["alg"], "ES256");
     assert_eq!(cluster.request(Who::Anonymous, "GET", "/openid/v1/jwks", &[], b"").0, 403);
 }
+
+#[test]
+fn bootstrap_policy_is_reconciled_and_aggregated() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("data");
+    let server = common::start(&dir);
+    server.wait_ready();
+    let admin = dir.join("admin.kubeconfig");
+    let get = |what: &str| -> Value { serde_json::from_str(&ok(&admin, &["get", what, "-o", "json"])).unwrap() };
+    // The aggregated roles are filled, and follow a new role labelled for them.
+    let view = get("clusterrole/view");
+    assert!(view["rules"].as_array().unwrap().iter().any(|r| r["resources"].as_array().unwrap().contains(&json!("pods"))), "{view}");
+    let admin_role = get("clusterrole/admin");
+    assert!(admin_role["rules"].to_string().contains("localsubjectaccessreviews"), "admin aggregates edit and its own: {admin_role}");
+    let widgets = tmp.path().join("widgets.yaml");
+    std::fs::write(
+        &widgets,
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: widget-viewer, labels: {rbac.authorization.k8s.io/aggregate-to-view: \"true\"}}\nrules:\n- {apiGroups: [example.com], resources: [widgets], verbs: [get]}\n",
+    )
+    .unwrap();
+    ok(&admin, &["apply", "-f", widgets.to_str().unwrap()]);
+    wait_until(|| get("clusterrole/admin")["rules"].to_string().contains("widgets"));
+    let bindings = get("clusterrolebinding/system:public-info-viewer");
+    assert_eq!(bindings["subjects"].as_array().unwrap().len(), 2);
+    assert_eq!(bindings["metadata"]["labels"]["kubernetes.io/bootstrapping"], "rbac-defaults");
+
+    // An edited bootstrap role gets its rules back at the next start; an opted-out one is left.
+    let untouched = get("clusterrole/cluster-admin")["metadata"]["resourceVersion"].clone();
+    ok(&admin, &["patch", "clusterrole", "system:basic-user", "--type=json", "-p", r#"[{"op":"remove","path":"/rules/1"}]"#]);
+    ok(&admin, &["annotate", "--overwrite", "clusterrole", "system:monitoring", "rbac.authorization.kubernetes.io/autoupdate=false"]);
+    ok(&admin, &["patch", "clusterrole", "system:monitoring", "--type=json", "-p", r#"[{"op":"replace","path":"/rules","value":[]}]"#]);
+    server.kill();
+    let server = common::start(&dir);
+    server.wait_ready();
+    assert!(get("clusterrole/system:basic-user")["rules"].to_string().contains("selfsubjectreviews"));
+    assert_eq!(get("clusterrole/system:monitoring")["rules"], json!(null), "opted out: left as it was");
+    assert_eq!(get("clusterrole/cluster-admin")["metadata"]["resourceVersion"], untouched, "nothing rewritten without a change");
+    drop(server);
+}
