@@ -301,22 +301,30 @@ impl Pki {
         let builder = ServerConfig::builder_with_provider(provider.clone())
             .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
             .map_err(PkiError::Tls)?;
-        let builder = if self.client_cas.is_empty() {
-            builder.with_no_client_auth()
-        } else {
-            let mut roots = RootCertStore::empty();
-            for ca in &self.client_cas {
-                roots.add(ca.clone()).map_err(PkiError::Tls)?;
-            }
-            let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
-                .allow_unauthenticated()
-                .build()
-                .map_err(PkiError::Verifier)?;
-            builder.with_client_cert_verifier(verifier)
+        let builder = match self.client_authenticator()? {
+            None => builder.with_no_client_auth(),
+            Some(authenticator) => builder.with_client_cert_verifier(Arc::new(DeferredClientVerifier(authenticator.verifier))),
         };
         let mut config = builder.with_single_cert(self.serving_chain.clone(), self.serving_key.clone_key()).map_err(PkiError::Tls)?;
         config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
         Ok(Arc::new(config))
+    }
+
+    /// What checks a connection's client certificate against the client CA after the
+    /// handshake (upstream's x509 authenticator); `None` without client CAs.
+    pub fn client_authenticator(&self) -> Result<Option<ClientCertAuthenticator>> {
+        if self.client_cas.is_empty() {
+            return Ok(None);
+        }
+        let mut roots = RootCertStore::empty();
+        for ca in &self.client_cas {
+            roots.add(ca.clone()).map_err(PkiError::Tls)?;
+        }
+        let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), Arc::new(provider()))
+            .allow_unauthenticated()
+            .build()
+            .map_err(PkiError::Verifier)?;
+        Ok(Some(ClientCertAuthenticator { verifier }))
     }
 
     /// PEM of kapi's CA (`ca.crt`), when kapi manages the PKI.
@@ -340,6 +348,80 @@ impl Pki {
     }
 }
 
+/// Upstream's x509 authenticator: a presented client certificate chain verified against the
+/// client CAs, then mapped to its user. The TLS handshake accepts any certificate whose key the
+/// client holds ([`Pki::server_config`]), as Go's `RequestClientCert` does, so that a
+/// certificate from another CA is a 401 rather than a failed handshake.
+#[derive(Clone, Debug)]
+pub struct ClientCertAuthenticator {
+    verifier: Arc<dyn rustls::server::danger::ClientCertVerifier>,
+}
+
+impl ClientCertAuthenticator {
+    /// `Err` when the chain does not verify (a 401); `Ok(None)` for a certificate without a
+    /// common name (the request goes on to the other authenticators).
+    pub fn authenticate(&self, chain: &[CertificateDer<'_>]) -> Result<Option<UserInfo>> {
+        let Some((end_entity, intermediates)) = chain.split_first() else { return Ok(None) };
+        self.verifier.verify_client_cert(end_entity, intermediates, UnixTime::now()).map_err(PkiError::Tls)?;
+        match user_from_client_cert(end_entity.as_ref()) {
+            Ok(user) => Ok(Some(user)),
+            Err(PkiError::NoCommonName) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// The handshake's client-certificate check: the certificate's chain is left to
+/// [`ClientCertAuthenticator`]; the handshake signature (the client holds the key) and the
+/// CA names offered are the WebPKI verifier's.
+#[derive(Debug)]
+struct DeferredClientVerifier(Arc<dyn rustls::server::danger::ClientCertVerifier>);
+
+impl rustls::server::danger::ClientCertVerifier for DeferredClientVerifier {
+    fn offer_client_auth(&self) -> bool {
+        true
+    }
+
+    fn client_auth_mandatory(&self) -> bool {
+        false
+    }
+
+    fn root_hint_subjects(&self) -> &[rustls::DistinguishedName] {
+        self.0.root_hint_subjects()
+    }
+
+    fn verify_client_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _now: UnixTime,
+    ) -> std::result::Result<rustls::server::danger::ClientCertVerified, rustls::Error> {
+        Ok(rustls::server::danger::ClientCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> std::result::Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> std::result::Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.supported_verify_schemes()
+    }
+}
+
 /// The user a client certificate names, as upstream's x509 authenticator maps it: the subject's
 /// common name is the user, every subject organization a group, and then upstream's
 /// `AuthenticatedGroupAdder` appends `system:authenticated` (unless the user is
@@ -347,8 +429,8 @@ impl Pki {
 /// `system:unauthenticated`). A certificate without a common name names no user (upstream then
 /// falls through to the other authenticators, and finally to anonymous).
 ///
-/// `der` must be a certificate the TLS layer already verified against the client CA (as
-/// [`Pki::server_config`] does); this function does not verify it again.
+/// `der` must be a certificate already verified against the client CA (as
+/// [`ClientCertAuthenticator::authenticate`] does); this function does not verify it.
 pub fn user_from_client_cert(der: &[u8]) -> Result<UserInfo> {
     let cert = parse_cert(der).map_err(PkiError::ClientCertificate)?;
     let subject = cert.subject();

@@ -102,16 +102,25 @@ impl PolicyRule {
 
     /// `RuleAllows`: whether this rule allows the request.
     pub fn allows(&self, a: &Attributes<'_>) -> bool {
+        self.allows_combined(a, &combined_resource(a))
+    }
+
+    /// [`PolicyRule::allows`] with the request's `resource/subresource` made once.
+    fn allows_combined(&self, a: &Attributes<'_>, combined: &str) -> bool {
         if a.is_resource_request {
-            let combined = if a.subresource.is_empty() { a.resource.to_owned() } else { format!("{}/{}", a.resource, a.subresource) };
             self.verb_matches(a.verb)
                 && self.group_matches(a.api_group)
-                && self.resource_matches(&combined, a.subresource)
+                && self.resource_matches(combined, a.subresource)
                 && self.name_matches(a.name)
         } else {
             self.verb_matches(a.verb) && self.url_matches(a.path)
         }
     }
+}
+
+/// `resource` or `resource/subresource`.
+fn combined_resource(a: &Attributes<'_>) -> String {
+    if a.subresource.is_empty() { a.resource.to_owned() } else { format!("{}/{}", a.resource, a.subresource) }
 }
 
 /// What an authorizer decides on (upstream's `authorizer.Attributes`).
@@ -297,8 +306,9 @@ impl Policy {
     /// roles, empty when none).
     pub fn authorize(&self, a: &Attributes<'_>) -> Result<String, String> {
         let mut allowed_by = None;
+        let combined = combined_resource(a);
         let errors = self.visit_rules(a.user, a.namespace, &mut |binding, subject, rule| {
-            if rule.allows(a) {
+            if rule.allows_combined(a, &combined) {
                 allowed_by = Some(binding.describe(subject));
             }
             allowed_by.is_none()

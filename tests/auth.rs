@@ -662,6 +662,19 @@ fn bad_credentials_are_401_with_nothing_written() {
             "{what}"
         );
     }
+    // A client certificate from another CA (even one naming a system:masters admin): 401.
+    let other = tempfile::tempdir().unwrap();
+    kapi::pki::Pki::load_or_create(other.path(), &[]).unwrap();
+    let (cert, key) =
+        (std::fs::read(other.path().join("pki/admin.crt")).unwrap(), std::fs::read(other.path().join("pki/admin.key")).unwrap());
+    let foreign = cluster.server.client(Some((&cert, &key)));
+    let (code, body) = foreign.request(
+        "POST",
+        &format!("/api/v1/namespaces/{NS}/configmaps"),
+        &[("Content-Type", "application/json"), ("Accept", "application/json")],
+        br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"written"}}"#,
+    );
+    assert_eq!(code, 401, "{}", String::from_utf8_lossy(&body));
     assert!(fails(&admin, &["get", "configmap", "written", "-n", NS]).contains("NotFound"));
     // kubectl says so too.
     let out = kubectl(&admin, &["--token", "nope", "--kubeconfig", cluster.kubeconfig(Who::Alice).to_str().unwrap(), "get", "pods"]);

@@ -35,18 +35,40 @@ pub struct Authenticated(pub Option<Arc<UserInfo>>);
 #[derive(Clone, Debug)]
 pub struct Impersonator(pub Arc<UserInfo>);
 
-/// The service answering the requests of one connection, whose client certificate made `user`;
-/// `activity` counts its requests in flight (the connection's idle timeout reads it).
+/// What a connection's client certificate says.
+#[derive(Clone, Debug)]
+pub enum ClientIdentity {
+    /// No certificate, or one without a common name.
+    None,
+    /// The certificate's user.
+    User(Arc<UserInfo>),
+    /// A certificate that does not verify against the client CA: every request is a 401.
+    Refused,
+}
+
+/// A connection whose client certificate was refused.
+#[derive(Clone, Copy, Debug)]
+struct RefusedCertificate;
+
+/// The service answering the requests of one connection, whose client certificate made
+/// `identity`; `activity` counts its requests in flight (the connection's idle timeout reads it).
 pub fn service(
     state: Arc<ServerState>,
-    user: Option<Arc<UserInfo>>,
+    identity: ClientIdentity,
     activity: Arc<ConnectionActivity>,
 ) -> impl Service<Request<Incoming>, Response = Response<Body>, Error = Infallible, Future: Send> + Clone + Send + 'static {
     let (authn_state, impersonate_state, authz_state) = (state.clone(), state.clone(), state.clone());
     ServiceBuilder::new()
         .layer(RecoverPanicsLayer)
         .layer(StepLayer::new(move |req| {
-            req.extensions_mut().insert(Authenticated(user.clone()));
+            match &identity {
+                ClientIdentity::None => req.extensions_mut().insert(Authenticated(None)),
+                ClientIdentity::User(user) => req.extensions_mut().insert(Authenticated(Some(user.clone()))),
+                ClientIdentity::Refused => {
+                    req.extensions_mut().insert(RefusedCertificate);
+                    req.extensions_mut().insert(Authenticated(None))
+                }
+            };
             None
         }))
         .layer(StepLayer::new(clean_path))
@@ -199,6 +221,9 @@ fn request_info(req: &mut Request<Incoming>) -> Option<Response<Body>> {
 /// header is removed for what follows. A refusal is a bare 401 that names nothing.
 async fn authenticate(state: &ServerState, mut req: Request<Incoming>) -> Result<Request<Incoming>, Response<Body>> {
     let unauthorized = || error_response(&ApiError::unauthorized());
+    if req.extensions().get::<RefusedCertificate>().is_some() {
+        return Err(unauthorized());
+    }
     let from_cert = req.extensions().get::<Authenticated>().and_then(|a| a.0.clone());
     let header = req.headers_mut().remove(http::header::AUTHORIZATION);
     let user = match from_cert {

@@ -238,6 +238,8 @@ pub struct ServerState {
     pub etcd_servers: Vec<String>,
     /// The custom resources the established CustomResourceDefinitions serve.
     pub custom_resources: Arc<CustomResources>,
+    /// Verifies connections' client certificates (`None` without client CAs).
+    pub client_authenticator: Option<crate::pki::ClientCertAuthenticator>,
 }
 
 /// The largest request body accepted (upstream's limit for most requests is 3 MiB).
@@ -353,6 +355,7 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
         request_timeout: args.request_timeout,
         etcd_servers: args.etcd_servers.clone(),
         custom_resources,
+        client_authenticator: pki.client_authenticator()?,
     });
     let limits = connection::ConnectionLimits {
         max_connections: args.max_connections.max(1),
@@ -435,14 +438,22 @@ async fn serve_connection(
             return;
         }
     };
-    let user = stream
-        .get_ref()
-        .1
-        .peer_certificates()
-        .and_then(|certs| certs.first())
-        .and_then(|cert| crate::pki::user_from_client_cert(cert.as_ref()).ok());
+    // Upstream's x509 authenticator: a certificate that does not verify against the client CA
+    // makes every request on the connection a 401.
+    let certs = stream.get_ref().1.peer_certificates().unwrap_or_default();
+    let identity = match (&state.client_authenticator, certs.is_empty()) {
+        (_, true) | (None, _) => chain::ClientIdentity::None,
+        (Some(authenticator), false) => match authenticator.authenticate(certs) {
+            Ok(Some(user)) => chain::ClientIdentity::User(Arc::new(user)),
+            Ok(None) => chain::ClientIdentity::None,
+            Err(e) => {
+                info!(%peer, error = %e, "client certificate refused");
+                chain::ClientIdentity::Refused
+            }
+        },
+    };
     let activity = Arc::new(connection::ConnectionActivity::default());
-    let service = hyper_util::service::TowerToHyperService::new(chain::service(state, user.map(Arc::new), activity.clone()));
+    let service = hyper_util::service::TowerToHyperService::new(chain::service(state, identity, activity.clone()));
     let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
     builder
         .http1()
