@@ -254,7 +254,9 @@ fn impersonate(state: &ServerState, req: &mut Request<Incoming>) -> Option<Respo
         Ok(asked) => asked,
         Err(message) => return Some(error_response(&ApiError::internal(message))),
     };
-    let requester = req.extensions().get::<Authenticated>().and_then(|a| a.0.clone())?;
+    let Some(requester) = req.extensions().get::<Authenticated>().and_then(|a| a.0.clone()) else {
+        return Some(error_response(&ApiError::unauthorized()));
+    };
     let target = match super::authentication::impersonate(&state.store_config.authorizer, &requester, &asked) {
         Ok(target) => target,
         Err(e) => return Some(error_response(&e)),
@@ -271,8 +273,13 @@ fn impersonate(state: &ServerState, req: &mut Request<Incoming>) -> Option<Respo
 /// Upstream's `WithAuthorization`: the request's attributes asked of the authorizer (members
 /// of `system:masters` first, then `--authorization-mode`); a refusal is upstream's 403.
 fn authorize(state: &ServerState, req: &mut Request<Incoming>) -> Option<Response<Body>> {
-    let info = req.extensions().get::<RequestInfo>()?;
-    let user = req.extensions().get::<Authenticated>().and_then(|a| a.0.clone())?;
+    // Both are set by the steps before; without them nothing is allowed.
+    let Some(info) = req.extensions().get::<RequestInfo>() else {
+        return Some(error_response(&ApiError::internal("the request was not parsed")));
+    };
+    let Some(user) = req.extensions().get::<Authenticated>().and_then(|a| a.0.clone()) else {
+        return Some(error_response(&ApiError::unauthorized()));
+    };
     let attributes = crate::rbac::Attributes::of_request(&user, info);
     match state.store_config.authorizer.authorize(&attributes) {
         Ok(_) => None,
