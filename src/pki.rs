@@ -273,6 +273,21 @@ impl Pki {
         Ok(Pki { serving_chain: serving.chain, serving_key: serving.key, client_cas, managed: None, root_ca_pem })
     }
 
+    /// Trusts the CA certificates in `client_ca_file` for client certificates instead of
+    /// kapi's own CA (kube-apiserver's `--client-ca-file` beside a kapi-managed serving
+    /// certificate); the admin kubeconfig's certificate then authenticates only if that bundle
+    /// holds kapi's CA.
+    pub fn trust_client_cas(&mut self, client_ca_file: &Path) -> Result<()> {
+        let pem = read(client_ca_file)?;
+        let cas = read_certs(client_ca_file, &pem)?;
+        let mut roots = RootCertStore::empty();
+        for ca in &cas {
+            roots.add(ca.clone()).map_err(|source| PkiError::TrustAnchor { path: client_ca_file.to_path_buf(), source })?;
+        }
+        self.client_cas = cas;
+        Ok(())
+    }
+
     /// The root CA bundle (PEM) published to every namespace as `kube-root-ca.crt`.
     pub fn root_ca_pem(&self) -> String {
         String::from_utf8_lossy(&self.root_ca_pem).into_owned()

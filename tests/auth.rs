@@ -753,3 +753,28 @@ fn bootstrap_policy_is_reconciled_and_aggregated() {
     assert_eq!(get("clusterrole/cluster-admin")["metadata"]["resourceVersion"], untouched, "nothing rewritten without a change");
     drop(server);
 }
+
+#[test]
+fn client_ca_file_trusts_another_ca_instead() {
+    let tmp = tempfile::tempdir().unwrap();
+    let other = tmp.path().join("other");
+    kapi::pki::Pki::load_or_create(&other, &[]).unwrap();
+    let dir = tmp.path().join("data");
+    let ca = other.join("pki/ca.crt");
+    let server = common::start_with(&dir, &["--client-ca-file", ca.to_str().unwrap()]);
+    let read = |name: &str| std::fs::read(other.join("pki").join(name)).unwrap();
+    let (cert, key) = (read("admin.crt"), read("admin.key"));
+    let theirs = server.client(Some((&cert, &key)));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let (code, body) = theirs.request("GET", "/api/v1/namespaces", &[("Accept", "application/json")], b"");
+        if code == 200 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the other CA's admin: {code} {}", String::from_utf8_lossy(&body));
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // kapi's own admin certificate is not from the trusted CA any more.
+    let (code, _) = common::request(&server, "GET", "/api/v1/namespaces", "application/json", b"");
+    assert_eq!(code, 401);
+}

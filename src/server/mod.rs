@@ -63,7 +63,7 @@ pub struct ServeArgs {
     /// Serving key (PEM).
     #[arg(long, requires = "tls_cert_file")]
     pub tls_private_key_file: Option<PathBuf>,
-    /// CA bundle that client certificates are verified against.
+    /// CA bundle that client certificates are verified against (instead of kapi's own CA).
     #[arg(long)]
     pub client_ca_file: Option<PathBuf>,
     /// The range Service cluster IPs are allocated from (its first address is the `kubernetes`
@@ -281,7 +281,14 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     let pki = match (&args.tls_cert_file, &args.tls_private_key_file, &args.client_ca_file) {
         (Some(cert), Some(key), Some(ca)) => Pki::from_files(cert, key, ca)?,
         // In-cluster clients reach the server at the `kubernetes` Service's address too.
-        _ => Pki::load_or_create(&args.data_dir, &[args.bind_address.to_string(), network.kubernetes_service_ip().to_string()])?,
+        (_, _, ca) => {
+            let mut pki =
+                Pki::load_or_create(&args.data_dir, &[args.bind_address.to_string(), network.kubernetes_service_ip().to_string()])?;
+            if let Some(ca) = ca {
+                pki.trust_client_cas(ca)?;
+            }
+            pki
+        }
     };
     let tls = tokio_rustls::TlsAcceptor::from(pki.server_config()?);
 
