@@ -578,11 +578,11 @@ async fn dispatch(state: &ServerState, parts: &http::request::Parts, path: &str,
         // Service-account issuer discovery (upstream's `/.well-known/openid-configuration` and
         // `/openid/v1/jwks`, served when the issuer is kapi itself).
         ".well-known" if rest == "openid-configuration" => match &state.store_config.authentication.service_accounts {
-            Some(authority) => json_response(StatusCode::OK, &authority.openid_configuration()),
+            Some(authority) => issuer_document(json_response(StatusCode::OK, &authority.openid_configuration()), "application/json"),
             None => error_response(&ApiError::path_not_found()),
         },
         "openid" if rest == "v1/jwks" => match &state.store_config.authentication.service_accounts {
-            Some(authority) => json_response(StatusCode::OK, &authority.jwks()),
+            Some(authority) => issuer_document(json_response(StatusCode::OK, &authority.jwks()), "application/jwk-set+json"),
             None => error_response(&ApiError::path_not_found()),
         },
         "openapi" if rest.trim_end_matches('/') == "v2" => openapi_v2(accept, parts, &state.enabled),
@@ -890,6 +890,14 @@ pub fn text_response(code: u16, body: String) -> Response<Body> {
     *resp.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     resp.headers_mut().insert(header::CONTENT_TYPE, header::HeaderValue::from_static("text/plain; charset=utf-8"));
     resp.headers_mut().insert("x-content-type-options", header::HeaderValue::from_static("nosniff"));
+    resp
+}
+
+/// A service-account issuer discovery document with upstream's headers (its content type and
+/// `Cache-Control: public, max-age=3600`).
+fn issuer_document(mut resp: Response<Body>, content_type: &'static str) -> Response<Body> {
+    resp.headers_mut().insert(header::CONTENT_TYPE, header::HeaderValue::from_static(content_type));
+    resp.headers_mut().insert(header::CACHE_CONTROL, header::HeaderValue::from_static("public, max-age=3600"));
     resp
 }
 
