@@ -104,9 +104,10 @@ fn now() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or_default()
 }
 
-/// A stored object's JSON, if it exists.
+/// A stored object's JSON, if it exists: a consistent read (not the watch cache's), so that a
+/// token stops working as soon as its account, pod or secret is deleted.
 async fn stored(storage: &dyn Storage, resource: &str, namespace: Option<&str>, name: &str) -> Result<Option<Value>, ApiError> {
-    let Some(kv) = storage.get_cached(&keys::key("", resource, namespace, Some(name))).await? else { return Ok(None) };
+    let Some(kv) = storage.get(&keys::key("", resource, namespace, Some(name))).await? else { return Ok(None) };
     Ok(objects::decode_stored(&kv.value).ok().map(|(_, v)| v))
 }
 
