@@ -114,6 +114,12 @@ fn run() -> Result<()> {
     let root = tempfile::Builder::new().prefix("kapi-serve-bench").tempdir()?;
     println!("kapi serve bench: {} cores, scratch files in {}", cores(), root.path().display());
     let mut rows = Vec::new();
+    // `KAPI_BENCH_SECTION=rbac` runs section 9 alone.
+    if std::env::var("KAPI_BENCH_SECTION").as_deref() == Ok("rbac") {
+        rows.extend(bench_rbac(root.path())?);
+        print_table(&rows);
+        return Ok(());
+    }
 
     // 1. Store.
     let (store_rate, store_n) = bench_store(&root.path().join("store.redb"))?;
@@ -271,6 +277,11 @@ fn run() -> Result<()> {
     // 8. A custom resource (unstructured JSON through the same Store) against a ConfigMap of
     // the same data, creates and GETs, alternating on one server.
     rows.extend(bench_custom_resources(root.path())?);
+    print_progress(&rows);
+
+    // 9. RBAC: creates and GETs by a user whom a RoleBinding allows (the authorizer's rules
+    // evaluated per request) against the admin's (`system:masters`, allowed first).
+    rows.extend(bench_rbac(root.path())?);
     print_progress(&rows);
 
     print_table(&rows);
@@ -874,6 +885,104 @@ fn bench_custom_resources(root: &Path) -> Result<Vec<Row>> {
             format!("GET one custom resource, {GET_THREADS} keep-alive conns"),
             format!("{:.0} req/s", median_of(&gets, |p| p.0)),
             format!("{:.0} req/s GET one ConfigMap", median_of(&gets, |p| p.1)),
+            median_of(&gets, |p| p.0 / p.1),
+        ),
+    ])
+}
+
+/// Section 9: ConfigMap creates and GETs as a user with a Role and RoleBinding, alternating
+/// rounds with the admin's on one server.
+fn bench_rbac(root: &Path) -> Result<Vec<Row>> {
+    use base64::Engine;
+    let data = root.join("data-rbac");
+    let (server, _) = Server::start(&data, &root.join("kapi-rbac.log"))?;
+    let mut conn = Conn::connect(&server.tls, server.port)?;
+    let rbac = "/apis/rbac.authorization.k8s.io/v1/namespaces/bench";
+    for (path, body) in [
+        ("/api/v1/namespaces".to_owned(), r#"{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"bench"}}"#),
+        (
+            format!("{rbac}/roles"),
+            r#"{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role","metadata":{"name":"cm"},
+                "rules":[{"apiGroups":[""],"resources":["configmaps"],"verbs":["create","get"]}]}"#,
+        ),
+        (
+            format!("{rbac}/rolebindings"),
+            r#"{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"cm"},
+                "roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"cm"},
+                "subjects":[{"apiGroup":"rbac.authorization.k8s.io","kind":"User","name":"bench-user"}]}"#,
+        ),
+    ] {
+        let created = conn.request("POST", &path, body.as_bytes())?;
+        if created.status != 201 {
+            return Err(format!("POST {path}: HTTP {}: {}", created.status, created.text()).into());
+        }
+    }
+    let out = Command::new(kapi_bin()).args(["kubeconfig", "--user", "bench-user", "--data-dir"]).arg(&data).output()?;
+    if !out.status.success() {
+        return Err(format!("kapi kubeconfig: {}", String::from_utf8_lossy(&out.stderr)).into());
+    }
+    let config: serde_json::Value = serde_yaml_ng::from_slice(&out.stdout)?;
+    let field = |name: &str| -> Result<Vec<u8>> {
+        let text = config["users"][0]["user"][name].as_str().ok_or("no client credentials in the kubeconfig")?;
+        Ok(base64::engine::general_purpose::STANDARD.decode(text)?)
+    };
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add(CertificateDer::from_pem_file(data.join("pki").join("ca.crt"))?)?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let user_tls = Arc::new(
+        rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()?
+            .with_root_certificates(roots)
+            .with_client_auth_cert(
+                vec![CertificateDer::from_pem_slice(&field("client-certificate-data")?)?],
+                PrivateKeyDer::from_pem_slice(&field("client-key-data")?)?,
+            )?,
+    );
+    let configmaps = "/api/v1/namespaces/bench/configmaps";
+    // The binding reaches the authorizer's cache through a watch.
+    let mut user_conn = Conn::connect(&user_tls, server.port)?;
+    let deadline = Instant::now() + START_TIME_LIMIT;
+    while user_conn.request("POST", configmaps, &configmap_json("probe"))?.status != 201 {
+        if Instant::now() > deadline {
+            return Err("the user's RoleBinding never took effect".into());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (mut creates, mut gets) = (Vec::new(), Vec::new());
+    for round in 0..CUSTOM_RESOURCE_ROUNDS {
+        let offset = round * CUSTOM_RESOURCES * 2;
+        let admin_body = Arc::new(move |i: usize| configmap_json(&configmap_name(i + offset)));
+        let user_body = Arc::new(move |i: usize| configmap_json(&configmap_name(i + offset + CUSTOM_RESOURCES)));
+        let admin = bench_creates(&server.tls, server.port, configmaps, CUSTOM_RESOURCES, CONFIGMAP_TIME_LIMIT, admin_body)?;
+        let user = bench_creates(&user_tls, server.port, configmaps, CUSTOM_RESOURCES, CONFIGMAP_TIME_LIMIT, user_body)?;
+        creates.push((user.rate(), admin.rate()));
+        let path = format!("{configmaps}/{}", configmap_name(offset));
+        let len = conn.request("GET", &path, b"")?.body.len();
+        let admin_get = bench_get(&server.tls, server.port, &path, len)?;
+        let user_get = bench_get(&user_tls, server.port, &path, len)?;
+        gets.push((user_get.rate(), admin_get.rate()));
+        eprintln!(
+            "  … RBAC round {round}: creates {:.0} /s as the user vs {:.0} /s as the admin; GETs {:.0} vs {:.0} req/s",
+            user.rate(),
+            admin.rate(),
+            user_get.rate(),
+            admin_get.rate()
+        );
+    }
+    drop((conn, user_conn));
+    server.stop()?;
+    let median_of = |pairs: &[(f64, f64)], pick: fn(&(f64, f64)) -> f64| median_f64(pairs.iter().map(pick).collect());
+    Ok(vec![
+        compared(
+            format!("create {CUSTOM_RESOURCES} ConfigMaps as a RoleBinding's user, {CREATE_THREADS} keep-alive conns"),
+            format!("{:.0} /s", median_of(&creates, |p| p.0)),
+            format!("{:.0} /s as the admin (system:masters)", median_of(&creates, |p| p.1)),
+            median_of(&creates, |p| p.0 / p.1),
+        ),
+        compared(
+            format!("GET one ConfigMap as a RoleBinding's user, {GET_THREADS} keep-alive conns"),
+            format!("{:.0} req/s", median_of(&gets, |p| p.0)),
+            format!("{:.0} req/s as the admin", median_of(&gets, |p| p.1)),
             median_of(&gets, |p| p.0 / p.1),
         ),
     ])

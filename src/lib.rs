@@ -4,6 +4,7 @@
 //! primitives and codecs in `kapi_apimachinery` (`apimachinery/`). This crate is the runtime and
 //! the command line.
 
+pub mod authn;
 pub mod controllers;
 pub mod convert;
 pub mod discovery;
@@ -13,6 +14,7 @@ pub mod openapi_v2;
 pub mod patch;
 pub mod pki;
 pub mod private_files;
+pub mod rbac;
 pub mod registry;
 pub mod request_info;
 pub mod selectors;

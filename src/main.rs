@@ -35,6 +35,25 @@ enum Command {
     Decode(CodecArgs),
     /// Read an object in JSON, YAML or protobuf and write it in another form (default protobuf).
     Encode(CodecArgs),
+    /// Write a kubeconfig for any user, with a client certificate signed by kapi's CA
+    /// (`kapi kubeconfig --user alice --group dev > alice.kubeconfig`).
+    Kubeconfig {
+        /// The user (the certificate's common name).
+        #[arg(long)]
+        user: String,
+        /// A group (the certificate's organizations); repeat for more.
+        #[arg(long)]
+        group: Vec<String>,
+        /// The data directory of the kapi whose CA signs (its `pki/`).
+        #[arg(long, default_value = "./kapi-data")]
+        data_dir: PathBuf,
+        /// The server URL (default: https://127.0.0.1 on the port in `<data-dir>/port`).
+        #[arg(long)]
+        server: Option<String>,
+        /// Output file (default standard output).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
     /// Print the API changes between two spec versions filled in api-specs/
     /// (e.g. `kapi api-diff 1.35.0 1.36.0`).
     ApiDiff {
@@ -90,6 +109,21 @@ fn run(cli: Cli) -> Result<()> {
                 .init();
             let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
             runtime.block_on(kapi::server::serve(*args))
+        }
+        Command::Kubeconfig { user, group, data_dir, server, output } => {
+            let server = match server {
+                Some(server) => server,
+                None => {
+                    let port = std::fs::read_to_string(data_dir.join("port")).context("reading <data-dir>/port (is kapi serving?)")?;
+                    format!("https://127.0.0.1:{}", port.trim())
+                }
+            };
+            let yaml = kapi::pki::user_kubeconfig(&data_dir, &server, &user, &group)?;
+            match output {
+                Some(path) => std::fs::write(&path, yaml).with_context(|| format!("writing {}", path.display()))?,
+                None => print!("{yaml}"),
+            }
+            Ok(())
         }
         Command::Decode(args) => codec_command(args, Format::Yaml),
         Command::Encode(args) => codec_command(args, Format::Protobuf),

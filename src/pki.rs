@@ -4,7 +4,7 @@
 //! Without given files kapi keeps its own PKI under `<data-dir>/pki/` (as kubeadm keeps
 //! `/etc/kubernetes/pki`): a CA (`ca.crt`, `ca.key`), the serving certificate it signs
 //! (`apiserver.crt`, `apiserver.key`) and an admin client certificate (`admin.crt`, `admin.key`,
-//! user `kapi-admin` in group `system:masters`). Keys are ECDSA P-256 in PKCS#8, written 0600 in
+//! user `kubernetes-admin` in group `system:masters`, as kubeadm's). Keys are ECDSA P-256 in PKCS#8, written 0600 in
 //! a 0700 directory (certificates 0644), as kubeadm and client-go's `keyutil` write keys; a start
 //! that finds the directory or a key open to group or others warns and restricts it
 //! ([`crate::private_files`]). The CA key stays beside the leaves, as in kubeadm's layout: the
@@ -17,9 +17,8 @@
 //! With kube-apiserver's flags (`--tls-cert-file`, `--tls-private-key-file`, `--client-ca-file`)
 //! [`Pki::from_files`] serves the given certificate and trusts the given client CAs instead.
 //!
-//! Client certificates are optional at the TLS layer ([`Pki::server_config`]) so unauthenticated
-//! requests reach the server and get upstream's 401 `Status` (or the public `/healthz`, `/livez`,
-//! `/readyz`, `/version`). A presented certificate is verified against the client CA during the
+//! Client certificates are optional at the TLS layer ([`Pki::server_config`]) so requests
+//! without one reach the server's other authenticators (bearer tokens, anonymous). A presented certificate is verified against the client CA during the
 //! handshake; [`user_from_client_cert`] then maps it to a user as upstream's x509 authenticator
 //! (`CommonNameUserConversion`) wrapped in its `AuthenticatedGroupAdder` does.
 
@@ -60,7 +59,7 @@ pub const CA_COMMON_NAME: &str = "kapi-ca";
 /// Subject common name of the serving certificate.
 pub const SERVING_COMMON_NAME: &str = "kapi-apiserver";
 /// The admin client certificate's user (subject CN).
-pub const ADMIN_USER: &str = "kapi-admin";
+pub const ADMIN_USER: &str = "kubernetes-admin";
 /// The admin client certificate's group (subject O): upstream's superuser group.
 pub const ADMIN_GROUP: &str = "system:masters";
 /// Cluster, context (and current-context) name in the admin kubeconfig.
@@ -274,6 +273,21 @@ impl Pki {
         Ok(Pki { serving_chain: serving.chain, serving_key: serving.key, client_cas, managed: None, root_ca_pem })
     }
 
+    /// Trusts the CA certificates in `client_ca_file` for client certificates instead of
+    /// kapi's own CA (kube-apiserver's `--client-ca-file` beside a kapi-managed serving
+    /// certificate); the admin kubeconfig's certificate then authenticates only if that bundle
+    /// holds kapi's CA.
+    pub fn trust_client_cas(&mut self, client_ca_file: &Path) -> Result<()> {
+        let pem = read(client_ca_file)?;
+        let cas = read_certs(client_ca_file, &pem)?;
+        let mut roots = RootCertStore::empty();
+        for ca in &cas {
+            roots.add(ca.clone()).map_err(|source| PkiError::TrustAnchor { path: client_ca_file.to_path_buf(), source })?;
+        }
+        self.client_cas = cas;
+        Ok(())
+    }
+
     /// The root CA bundle (PEM) published to every namespace as `kube-root-ca.crt`.
     pub fn root_ca_pem(&self) -> String {
         String::from_utf8_lossy(&self.root_ca_pem).into_owned()
@@ -302,22 +316,30 @@ impl Pki {
         let builder = ServerConfig::builder_with_provider(provider.clone())
             .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
             .map_err(PkiError::Tls)?;
-        let builder = if self.client_cas.is_empty() {
-            builder.with_no_client_auth()
-        } else {
-            let mut roots = RootCertStore::empty();
-            for ca in &self.client_cas {
-                roots.add(ca.clone()).map_err(PkiError::Tls)?;
-            }
-            let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
-                .allow_unauthenticated()
-                .build()
-                .map_err(PkiError::Verifier)?;
-            builder.with_client_cert_verifier(verifier)
+        let builder = match self.client_authenticator()? {
+            None => builder.with_no_client_auth(),
+            Some(authenticator) => builder.with_client_cert_verifier(Arc::new(DeferredClientVerifier(authenticator.verifier))),
         };
         let mut config = builder.with_single_cert(self.serving_chain.clone(), self.serving_key.clone_key()).map_err(PkiError::Tls)?;
         config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
         Ok(Arc::new(config))
+    }
+
+    /// What checks a connection's client certificate against the client CA after the
+    /// handshake (upstream's x509 authenticator); `None` without client CAs.
+    pub fn client_authenticator(&self) -> Result<Option<ClientCertAuthenticator>> {
+        if self.client_cas.is_empty() {
+            return Ok(None);
+        }
+        let mut roots = RootCertStore::empty();
+        for ca in &self.client_cas {
+            roots.add(ca.clone()).map_err(PkiError::Tls)?;
+        }
+        let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), Arc::new(provider()))
+            .allow_unauthenticated()
+            .build()
+            .map_err(PkiError::Verifier)?;
+        Ok(Some(ClientCertAuthenticator { verifier }))
     }
 
     /// PEM of kapi's CA (`ca.crt`), when kapi manages the PKI.
@@ -341,6 +363,80 @@ impl Pki {
     }
 }
 
+/// Upstream's x509 authenticator: a presented client certificate chain verified against the
+/// client CAs, then mapped to its user. The TLS handshake accepts any certificate whose key the
+/// client holds ([`Pki::server_config`]), as Go's `RequestClientCert` does, so that a
+/// certificate from another CA is a 401 rather than a failed handshake.
+#[derive(Clone, Debug)]
+pub struct ClientCertAuthenticator {
+    verifier: Arc<dyn rustls::server::danger::ClientCertVerifier>,
+}
+
+impl ClientCertAuthenticator {
+    /// `Err` when the chain does not verify (a 401); `Ok(None)` for a certificate without a
+    /// common name (the request goes on to the other authenticators).
+    pub fn authenticate(&self, chain: &[CertificateDer<'_>]) -> Result<Option<UserInfo>> {
+        let Some((end_entity, intermediates)) = chain.split_first() else { return Ok(None) };
+        self.verifier.verify_client_cert(end_entity, intermediates, UnixTime::now()).map_err(PkiError::Tls)?;
+        match user_from_client_cert(end_entity.as_ref()) {
+            Ok(user) => Ok(Some(user)),
+            Err(PkiError::NoCommonName) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// The handshake's client-certificate check: the certificate's chain is left to
+/// [`ClientCertAuthenticator`]; the handshake signature (the client holds the key) and the
+/// CA names offered are the WebPKI verifier's.
+#[derive(Debug)]
+struct DeferredClientVerifier(Arc<dyn rustls::server::danger::ClientCertVerifier>);
+
+impl rustls::server::danger::ClientCertVerifier for DeferredClientVerifier {
+    fn offer_client_auth(&self) -> bool {
+        true
+    }
+
+    fn client_auth_mandatory(&self) -> bool {
+        false
+    }
+
+    fn root_hint_subjects(&self) -> &[rustls::DistinguishedName] {
+        self.0.root_hint_subjects()
+    }
+
+    fn verify_client_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _now: UnixTime,
+    ) -> std::result::Result<rustls::server::danger::ClientCertVerified, rustls::Error> {
+        Ok(rustls::server::danger::ClientCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> std::result::Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> std::result::Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.supported_verify_schemes()
+    }
+}
+
 /// The user a client certificate names, as upstream's x509 authenticator maps it: the subject's
 /// common name is the user, every subject organization a group, and then upstream's
 /// `AuthenticatedGroupAdder` appends `system:authenticated` (unless the user is
@@ -348,8 +444,8 @@ impl Pki {
 /// `system:unauthenticated`). A certificate without a common name names no user (upstream then
 /// falls through to the other authenticators, and finally to anonymous).
 ///
-/// `der` must be a certificate the TLS layer already verified against the client CA (as
-/// [`Pki::server_config`] does); this function does not verify it again.
+/// `der` must be a certificate already verified against the client CA (as
+/// [`ClientCertAuthenticator::authenticate`] does); this function does not verify it.
 pub fn user_from_client_cert(der: &[u8]) -> Result<UserInfo> {
     let cert = parse_cert(der).map_err(PkiError::ClientCertificate)?;
     let subject = cert.subject();
@@ -364,7 +460,7 @@ pub fn user_from_client_cert(der: &[u8]) -> Result<UserInfo> {
     if name != ANONYMOUS_USER && !already {
         groups.push(ALL_AUTHENTICATED.to_string());
     }
-    Ok(UserInfo { name, groups })
+    Ok(UserInfo { name, groups, ..Default::default() })
 }
 
 /// A string-typed X.509 attribute value, as Go's `parseASN1String` reads it.
@@ -563,6 +659,46 @@ impl PublicKeyData for ExistingKey {
     }
 }
 
+/// A kubeconfig for any user: a client certificate for `user` in `groups` signed by the
+/// managed CA under `<data_dir>/pki` (`kapi kubeconfig --user alice --group dev`).
+pub fn user_kubeconfig(data_dir: &Path, server_url: &str, user: &str, groups: &[String]) -> Result<String> {
+    let paths = Paths::new(data_dir.join(PKI_DIR));
+    let ca = load_pair(&paths.ca, &provider())?;
+    let mut issuer = None;
+    let issuer = ca_issuer(&paths.ca, &ca, &mut issuer)?;
+    let what = "user client certificate";
+    let key = KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256).map_err(|source| PkiError::Generate { what, source })?;
+    let mut params = CertificateParams::default();
+    let mut dn = DistinguishedName::new();
+    for group in groups {
+        dn.push(DnType::OrganizationName, group.as_str());
+    }
+    dn.push(DnType::CommonName, user);
+    params.distinguished_name = dn;
+    params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+    params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+    params.use_authority_key_identifier_extension = true;
+    set_validity(&mut params, LEAF_VALIDITY_DAYS);
+    params.serial_number = Some(random_serial());
+    let cert = params.signed_by(&key, issuer).map_err(|source| PkiError::Generate { what, source })?;
+    user_kubeconfig_yaml(server_url, user, &ca.cert_pem, cert.pem().as_bytes(), key.serialize_pem().as_bytes())
+}
+
+/// The service-account signing key (PKCS#8 ECDSA P-256 PEM) at `<data_dir>/pki/sa.key`,
+/// generated (0600) on first use, as kubeadm keeps `sa.key`.
+pub fn service_account_key(data_dir: &Path) -> Result<Vec<u8>> {
+    let dir = data_dir.join(PKI_DIR);
+    let path = dir.join("sa.key");
+    if !exists(&path)? {
+        create_dir(&dir, true)?;
+        let key =
+            KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256).map_err(|source| PkiError::Generate { what: "service-account key", source })?;
+        write_file(&path, key.serialize_pem().as_bytes(), 0o600)?;
+    }
+    crate::private_files::restrict(&path, crate::private_files::PRIVATE_FILE_MODE, "the private key");
+    read(&path)
+}
+
 /// Why a leaf certificate must be re-issued, if it must.
 fn leaf_problem(
     leaf: Leaf,
@@ -595,6 +731,10 @@ fn leaf_problem(
             }
         }
         Leaf::Admin => {
+            let user = user_from_client_cert(&chain[0]).ok();
+            if user.as_ref().is_none_or(|u| u.name != ADMIN_USER || !u.groups.iter().any(|g| g == ADMIN_GROUP)) {
+                return Ok(Some(format!("does not name the user {ADMIN_USER} in {ADMIN_GROUP}")));
+            }
             let verifier = WebPkiClientVerifier::builder_with_provider(roots.clone(), provider).build().map_err(PkiError::Verifier)?;
             if let Err(err) = verifier.verify_client_cert(&chain[0], &chain[1..], now) {
                 return Ok(Some(format!("does not verify against the CA as a client certificate: {err}")));
@@ -918,21 +1058,23 @@ struct Preferences {}
 /// The admin kubeconfig; its `*-data` fields are Go `[]byte`s, written as `encoding/json` writes
 /// them (standard base64, padded).
 fn kubeconfig_yaml(server_url: &str, ca_pem: &[u8], cert_pem: &[u8], key_pem: &[u8]) -> Result<String> {
+    user_kubeconfig_yaml(server_url, ADMIN_USER, ca_pem, cert_pem, key_pem)
+}
+
+/// A kubeconfig for `user` with its client certificate and key.
+fn user_kubeconfig_yaml(server_url: &str, user: &str, ca_pem: &[u8], cert_pem: &[u8], key_pem: &[u8]) -> Result<String> {
     let config = Kubeconfig {
         api_version: "v1",
         clusters: vec![Named {
             name: KUBECONFIG_CLUSTER,
             item: Cluster { cluster: ClusterFields { certificate_authority_data: serde_bytes::encode(ca_pem), server: server_url } },
         }],
-        contexts: vec![Named {
-            name: KUBECONFIG_CLUSTER,
-            item: Context { context: ContextFields { cluster: KUBECONFIG_CLUSTER, user: ADMIN_USER } },
-        }],
+        contexts: vec![Named { name: KUBECONFIG_CLUSTER, item: Context { context: ContextFields { cluster: KUBECONFIG_CLUSTER, user } } }],
         current_context: KUBECONFIG_CLUSTER,
         kind: "Config",
         preferences: Preferences {},
         users: vec![Named {
-            name: ADMIN_USER,
+            name: user,
             item: User {
                 user: UserFields { client_certificate_data: serde_bytes::encode(cert_pem), client_key_data: serde_bytes::encode(key_pem) },
             },
@@ -1083,7 +1225,7 @@ mod tests {
             (DnType::CommonName, "jane"),
         ]);
         let user = user_from_client_cert(&der).unwrap();
-        assert_eq!(user, UserInfo { name: "jane".into(), groups: vec!["devs".into(), ALL_AUTHENTICATED.into()] });
+        assert_eq!(user, UserInfo { name: "jane".into(), groups: vec!["devs".into(), ALL_AUTHENTICATED.into()], ..Default::default() });
     }
 
     #[test]

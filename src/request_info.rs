@@ -21,11 +21,13 @@ use kapi_apimachinery::scheme::Route;
 use crate::status::ApiError;
 use crate::{list_options, url};
 
-/// A user as upstream's authenticators report it (`user.Info`, without UID and extra).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A user as upstream's authenticators report it (`user.Info`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct UserInfo {
     pub name: String,
+    pub uid: String,
     pub groups: Vec<String>,
+    pub extra: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 /// Errors of request parsing. Upstream answers either with a 500 (`failed to create

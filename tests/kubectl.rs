@@ -398,7 +398,7 @@ fn drive(store_flags: &[&str]) {
     // The reviews: answered, never stored (everything is allowed until RBAC exists).
     assert_eq!(server.ok(&["auth", "can-i", "create", "pods", "-n", "demo"]).trim(), "yes");
     let whoami = server.ok(&["auth", "whoami"]);
-    assert!(whoami.contains("kapi-admin") && whoami.contains("system:authenticated"), "{whoami}");
+    assert!(whoami.contains("kubernetes-admin") && whoami.contains("system:authenticated"), "{whoami}");
     let rules = server.ok(&["auth", "can-i", "--list", "-n", "demo"]);
     assert!(rules.lines().any(|l| l.starts_with("*.*")), "{rules}");
     // Approving a certificate request goes through its approval subresource.
@@ -411,7 +411,7 @@ fn drive(store_flags: &[&str]) {
     server.ok(&["create", "-f", csr.to_str().unwrap()]);
     server.ok(&["certificate", "approve", "alice"]);
     let csrs = server.ok(&["get", "csr", "alice"]);
-    assert!(csrs.contains("kapi-admin") && csrs.contains("Approved"), "{csrs}");
+    assert!(csrs.contains("kubernetes-admin") && csrs.contains("Approved"), "{csrs}");
 
     // Deleting a namespace deletes what is in it.
     server.ok(&["delete", "ns", "demo"]);

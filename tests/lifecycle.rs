@@ -340,7 +340,7 @@ fn certificate_requests_record_their_requester_and_are_approved_through_approval
         "status": {"conditions": [{"type": "Approved", "status": "True"}]}});
     let (code, created) = call(&server, "POST", base, csr);
     assert_eq!(code, 201, "{created}");
-    assert_eq!(created["spec"]["username"], "kapi-admin", "{created}");
+    assert_eq!(created["spec"]["username"], "kubernetes-admin", "{created}");
     assert!(created["spec"]["groups"].as_array().unwrap().contains(&json!("system:authenticated")), "{created}");
     assert!(created["status"].get("conditions").is_none(), "a new request has no conditions: {created}");
 

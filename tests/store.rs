@@ -148,7 +148,7 @@ fn relabelled(
 async fn every_verb_of_every_built_in_resource_through_the_store() {
     let dir = tempfile::tempdir().unwrap();
     let storage = EmbeddedStore::open(dir.path().join("store.redb")).unwrap();
-    let config = StoreConfig { network: Default::default(), event_ttl: std::time::Duration::ZERO };
+    let config = StoreConfig { network: Default::default(), event_ttl: std::time::Duration::ZERO, ..Default::default() };
     let options = WriteOptions::default();
     let ns_kind = Kind { group: String::new(), version: "v1".into(), kind: "Namespace".into() };
     let namespaces = Store::new(&storage, &config, "", "namespaces", ns_kind.clone());

@@ -2,8 +2,10 @@
 //! API to behave as users expect (upstream runs them in kube-controller-manager). Each works
 //! only through the storage interface, like any other client of the store.
 
+pub mod clusterrole_aggregation;
 pub mod customresourcedefinitions;
 pub mod namespace;
+pub mod service_account_tokens;
 pub mod service_accounts;
 
 use std::future::Future;

@@ -13,6 +13,7 @@ pub mod admission;
 pub mod admissionregistration;
 pub mod apiextensions;
 pub mod apps;
+pub mod authentication;
 pub mod autoscaling;
 pub mod batch;
 /// The objects created at start-up (system namespaces, the `kubernetes` Service, system
@@ -93,6 +94,8 @@ pub enum OwnRest {
     /// `componentstatuses`: the control plane's health, probed at each request
     /// (`componentstatuses.rs`).
     ComponentStatuses,
+    /// `serviceaccounts/<name>/token`: a TokenRequest (`core/serviceaccounts/tokens.rs`).
+    ServiceAccountToken,
 }
 
 /// Why a new object was refused by a create hook or an admission plugin, answered as upstream answers each.

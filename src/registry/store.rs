@@ -24,11 +24,17 @@ pub use read::{Filter, ListedMeta, ObjectWatch, WatchEvent, selection};
 const ATTEMPTS: usize = 5;
 
 /// What the store serves besides the objects: the server's settings the strategies read.
+#[derive(Default)]
 pub struct StoreConfig {
     /// `--service-cluster-ip-range` and `--service-node-port-range`, for Service allocation.
     pub network: super::core::services::ServiceNetwork,
     /// `--event-ttl`: how long Events live after their last write.
     pub event_ttl: std::time::Duration,
+    /// The authorizer (`--authorization-mode`), which the access reviews and RBAC's escalation
+    /// checks ask.
+    pub authorizer: std::sync::Arc<super::rbac::authorizer::Authorizer>,
+    /// The token authenticators, which `TokenReview` and the TokenRequest subresource use.
+    pub authentication: std::sync::Arc<super::authentication::Authentication>,
 }
 
 /// Who writes and how: the user (for what strategies record of them and for admission) and
@@ -311,6 +317,7 @@ impl<'a> Store<'a> {
         }
         self.strategy.prepare_for_create(&mut value, options.user);
         self.validate(&name, None, &value, required)?;
+        self.authorize_write(options, namespace, None, &value)?;
         let warnings = self.strategy.warnings_on_create(&value);
         let context = CreateContext { store: self.storage, network: &self.config.network };
         let target = Target { name: &name, ..target };
@@ -394,6 +401,7 @@ impl<'a> Store<'a> {
                 None => {
                     self.prepare_update(old, &mut proposed, name, namespace);
                     self.validate(name, Some(old), &proposed, required)?;
+                    self.authorize_write(options, namespace, Some(old), &proposed)?;
                     warnings = self.strategy.warnings_on_update(&proposed, old);
                     proposed
                 }
@@ -477,6 +485,25 @@ impl<'a> Store<'a> {
             now: &now,
         };
         Ok(update(&cx, live, &new, live_managed, &new["metadata"]["managedFields"]).unwrap_or(Value::Null))
+    }
+
+    /// The strategy's checks of the requesting user ([`Strategy::authorize_write`]).
+    fn authorize_write(
+        &self,
+        options: WriteOptions<'_>,
+        namespace: Option<&str>,
+        old: Option<&Value>,
+        new: &Value,
+    ) -> Result<(), ApiError> {
+        let Some(user) = options.user else { return Ok(()) };
+        let context = super::strategy::WriteContext {
+            user,
+            authorizer: &self.config.authorizer,
+            group: self.group,
+            resource: self.resource,
+            namespace,
+        };
+        self.strategy.authorize_write(&context, old, new)
     }
 
     /// Whether an update of a name nothing is stored under creates the object: the resource's
@@ -1019,7 +1046,7 @@ mod tests {
     async fn delete_pod_with(options: &[Value]) -> Vec<Result<Value, ApiError>> {
         let dir = tempfile::tempdir().unwrap();
         let store = EmbeddedStore::open(dir.path().join("store.redb")).unwrap();
-        let config = StoreConfig { network: Default::default(), event_ttl: std::time::Duration::ZERO };
+        let config = StoreConfig { network: Default::default(), event_ttl: std::time::Duration::ZERO, ..Default::default() };
         let kind = Kind { group: String::new(), version: "v1".into(), kind: "Pod".into() };
         let pods = Store::new(&store, &config, "", "pods", kind.clone());
         let pod = json!({
@@ -1070,7 +1097,7 @@ mod tests {
     }
 
     fn config() -> StoreConfig {
-        StoreConfig { network: Default::default(), event_ttl: std::time::Duration::ZERO }
+        StoreConfig { network: Default::default(), event_ttl: std::time::Duration::ZERO, ..Default::default() }
     }
 
     fn v1(kind: &str) -> Kind {

@@ -25,6 +25,17 @@ pub type Converter = std::sync::Arc<dyn Fn(&super::objects::Kind, Value, &str) -
 /// A boxed future borrowing its inputs, as the hooks that read the store return.
 pub type HookFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
+/// Who writes, for the checks a resource makes of the requesting user beyond authorization
+/// ([`Strategy::authorize_write`]).
+pub struct WriteContext<'a> {
+    pub user: &'a UserInfo,
+    pub authorizer: &'a super::rbac::authorizer::Authorizer,
+    pub group: &'a str,
+    pub resource: &'a str,
+    /// The namespace written in (`None` for cluster-scoped objects).
+    pub namespace: Option<&'a str>,
+}
+
 /// What a create hook may read besides the object: the store and the server's settings.
 pub struct CreateContext<'a> {
     pub store: &'a dyn crate::storage::Storage,
@@ -184,6 +195,14 @@ pub trait Strategy: Send + Sync {
 
     /// `BeginCreate`: work on a new object that reads other objects (a Service's cluster IP
     /// and node ports). Runs once the object is valid.
+    /// Checks of the requesting user that authorization alone does not make (RBAC's escalation
+    /// prevention): `old` is `None` on a create. Runs after validation, for a client's create
+    /// or update of the object itself (the server's own writes carry no user and pass).
+    fn authorize_write(&self, context: &WriteContext<'_>, old: Option<&Value>, new: &Value) -> Result<(), ApiError> {
+        let _ = (context, old, new);
+        Ok(())
+    }
+
     fn begin_create<'a>(&'a self, context: &'a CreateContext<'a>, object: &'a mut Value) -> HookFuture<'a, Result<(), Rejection>> {
         let _ = (context, object);
         Box::pin(async { Ok(()) })

@@ -25,28 +25,60 @@ use crate::status::ApiError;
 
 type BoxFuture = Pin<Box<dyn Future<Output = Result<Response<Body>, Infallible>> + Send>>;
 
-/// The user a request is authenticated as (none: anonymous). Set from the connection's client
-/// certificate.
+/// The user a request is authenticated as: the connection's client certificate's until the
+/// authentication step has run, then the request's (as impersonation leaves it).
 #[derive(Clone, Debug)]
 pub struct Authenticated(pub Option<Arc<UserInfo>>);
 
-/// The service answering the requests of one connection, whose client certificate made `user`;
-/// `activity` counts its requests in flight (the connection's idle timeout reads it).
+/// The user who sent the request when it impersonates another (what `SelfSubjectReview`
+/// does not show, and what audit would log).
+#[derive(Clone, Debug)]
+pub struct Impersonator(pub Arc<UserInfo>);
+
+/// What a connection's client certificate says.
+#[derive(Clone, Debug)]
+pub enum ClientIdentity {
+    /// No certificate, or one without a common name.
+    None,
+    /// The certificate's user.
+    User(Arc<UserInfo>),
+    /// A certificate that does not verify against the client CA: every request is a 401.
+    Refused,
+}
+
+/// A connection whose client certificate was refused.
+#[derive(Clone, Copy, Debug)]
+struct RefusedCertificate;
+
+/// The service answering the requests of one connection, whose client certificate made
+/// `identity`; `activity` counts its requests in flight (the connection's idle timeout reads it).
 pub fn service(
     state: Arc<ServerState>,
-    user: Option<Arc<UserInfo>>,
+    identity: ClientIdentity,
     activity: Arc<ConnectionActivity>,
 ) -> impl Service<Request<Incoming>, Response = Response<Body>, Error = Infallible, Future: Send> + Clone + Send + 'static {
+    let (authn_state, impersonate_state, authz_state) = (state.clone(), state.clone(), state.clone());
     ServiceBuilder::new()
         .layer(RecoverPanicsLayer)
         .layer(StepLayer::new(move |req| {
-            req.extensions_mut().insert(Authenticated(user.clone()));
+            match &identity {
+                ClientIdentity::None => req.extensions_mut().insert(Authenticated(None)),
+                ClientIdentity::User(user) => req.extensions_mut().insert(Authenticated(Some(user.clone()))),
+                ClientIdentity::Refused => {
+                    req.extensions_mut().insert(RefusedCertificate);
+                    req.extensions_mut().insert(Authenticated(None))
+                }
+            };
             None
         }))
         .layer(StepLayer::new(clean_path))
         .layer(StepLayer::new(request_info))
-        .layer(StepLayer::new(authenticate))
-        .layer(StepLayer::new(authorize))
+        .layer(AsyncStepLayer::new(move |req| {
+            let state = authn_state.clone();
+            Box::pin(async move { authenticate(&state, req).await })
+        }))
+        .layer(StepLayer::new(move |req| impersonate(&impersonate_state, req)))
+        .layer(StepLayer::new(move |req| authorize(&authz_state, req)))
         .service(tower::service_fn(move |req: Request<Incoming>| {
             let state = state.clone();
             // Counted from here until the answer's body has been sent or dropped.
@@ -182,23 +214,77 @@ fn request_info(req: &mut Request<Incoming>) -> Option<Response<Body>> {
     }
 }
 
-/// Paths answered without authentication, as upstream's `system:public-info-viewer` allows.
-fn is_public(path: &str) -> bool {
-    let first = path.trim_start_matches('/').split('/').next().unwrap_or_default();
-    matches!(first, "healthz" | "livez" | "readyz" | "version")
+/// Upstream's authenticator union, first success wins: the connection's client certificate,
+/// then a bearer token (`--token-auth-file`, service-account tokens); a request with neither
+/// is anonymous when `--anonymous-auth` allows (a bearer token nobody accepts is never
+/// anonymous). Every authenticated user gets `system:authenticated`; the `Authorization`
+/// header is removed for what follows. A refusal is a bare 401 that names nothing.
+async fn authenticate(state: &ServerState, mut req: Request<Incoming>) -> Result<Request<Incoming>, Response<Body>> {
+    let unauthorized = || error_response(&ApiError::unauthorized());
+    if req.extensions().get::<RefusedCertificate>().is_some() {
+        return Err(unauthorized());
+    }
+    let from_cert = req.extensions().get::<Authenticated>().and_then(|a| a.0.clone());
+    let header = req.headers_mut().remove(http::header::AUTHORIZATION);
+    let user = match from_cert {
+        Some(user) => user,
+        None => {
+            let token = header.as_ref().and_then(|h| h.to_str().ok()).and_then(crate::authn::bearer_token);
+            match token {
+                Some(token) => match state.store_config.authentication.authenticate_token(state.store.as_ref(), token).await {
+                    Some(user) => Arc::new(crate::authn::with_authenticated_group(user)),
+                    None => return Err(unauthorized()),
+                },
+                None if state.store_config.authentication.anonymous => Arc::new(crate::authn::anonymous()),
+                None => return Err(unauthorized()),
+            }
+        }
+    };
+    req.extensions_mut().insert(Authenticated(Some(user)));
+    Ok(req)
 }
 
-/// x509 client certificates (the connection's); everything else only on public paths.
-fn authenticate(req: &mut Request<Incoming>) -> Option<Response<Body>> {
-    let user = req.extensions().get::<Authenticated>().and_then(|a| a.0.clone());
-    (user.is_none() && !is_public(req.uri().path())).then(|| error_response(&ApiError::unauthorized()))
-}
-
-/// Every authenticated user may do everything until RBAC lands; the step is here so that RBAC
-/// slots in at upstream's place in the chain.
-fn authorize(req: &mut Request<Incoming>) -> Option<Response<Body>> {
-    let _info: Option<&RequestInfo> = req.extensions().get::<RequestInfo>();
+/// Upstream's `WithImpersonation`: `Impersonate-*` headers make the request another user's,
+/// each part (user or service account, groups, uid, extra values) allowed by the `impersonate`
+/// verb for the requesting user; the headers are removed.
+fn impersonate(state: &ServerState, req: &mut Request<Incoming>) -> Option<Response<Body>> {
+    let asked = crate::authn::impersonation(req.headers().iter().filter_map(|(k, v)| Some((k.as_str(), v.to_str().ok()?))));
+    let asked = match asked {
+        Ok(asked) if asked.is_empty() => return None,
+        Ok(asked) => asked,
+        Err(message) => return Some(error_response(&ApiError::internal(message))),
+    };
+    let Some(requester) = req.extensions().get::<Authenticated>().and_then(|a| a.0.clone()) else {
+        return Some(error_response(&ApiError::unauthorized()));
+    };
+    let target = match super::authentication::impersonate(&state.store_config.authorizer, &requester, &asked) {
+        Ok(target) => target,
+        Err(e) => return Some(error_response(&e)),
+    };
+    let names: Vec<http::HeaderName> = req.headers().keys().filter(|k| k.as_str().starts_with("impersonate-")).cloned().collect();
+    for name in names {
+        req.headers_mut().remove(name);
+    }
+    req.extensions_mut().insert(Impersonator(requester));
+    req.extensions_mut().insert(Authenticated(Some(Arc::new(target))));
     None
+}
+
+/// Upstream's `WithAuthorization`: the request's attributes asked of the authorizer (members
+/// of `system:masters` first, then `--authorization-mode`); a refusal is upstream's 403.
+fn authorize(state: &ServerState, req: &mut Request<Incoming>) -> Option<Response<Body>> {
+    // Both are set by the steps before; without them nothing is allowed.
+    let Some(info) = req.extensions().get::<RequestInfo>() else {
+        return Some(error_response(&ApiError::internal("the request was not parsed")));
+    };
+    let Some(user) = req.extensions().get::<Authenticated>().and_then(|a| a.0.clone()) else {
+        return Some(error_response(&ApiError::unauthorized()));
+    };
+    let attributes = crate::rbac::Attributes::of_request(&user, info);
+    match state.store_config.authorizer.authorize(&attributes) {
+        Ok(_) => None,
+        Err(reason) => Some(error_response(&ApiError::forbidden_request(info, &user.name, &reason))),
+    }
 }
 
 /// One step of the chain: may change the request, or answer it.
@@ -245,6 +331,65 @@ where
             Some(answer) => Box::pin(async move { Ok(answer) }),
             None => Box::pin(self.inner.call(req)),
         }
+    }
+}
+
+/// One asynchronous step: gives the request back to go on, or answers it.
+type AsyncStepFn =
+    dyn Fn(Request<Incoming>) -> Pin<Box<dyn Future<Output = Result<Request<Incoming>, Response<Body>>> + Send>> + Send + Sync;
+
+#[derive(Clone)]
+struct AsyncStepLayer(Arc<AsyncStepFn>);
+
+impl AsyncStepLayer {
+    fn new(
+        step: impl Fn(Request<Incoming>) -> Pin<Box<dyn Future<Output = Result<Request<Incoming>, Response<Body>>> + Send>>
+        + Send
+        + Sync
+        + 'static,
+    ) -> Self {
+        Self(Arc::new(step))
+    }
+}
+
+impl<S> Layer<S> for AsyncStepLayer {
+    type Service = AsyncStep<S>;
+
+    fn layer(&self, inner: S) -> AsyncStep<S> {
+        AsyncStep { step: self.0.clone(), inner }
+    }
+}
+
+#[derive(Clone)]
+struct AsyncStep<S> {
+    step: Arc<AsyncStepFn>,
+    inner: S,
+}
+
+impl<S> Service<Request<Incoming>> for AsyncStep<S>
+where
+    S: Service<Request<Incoming>, Response = Response<Body>, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = Response<Body>;
+    type Error = Infallible;
+    type Future = BoxFuture;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: Request<Incoming>) -> BoxFuture {
+        // The inner service was made ready by `poll_ready`; take that one and leave a clone.
+        let clone = self.inner.clone();
+        let mut inner = std::mem::replace(&mut self.inner, clone);
+        let step = (self.step)(req);
+        Box::pin(async move {
+            match step.await {
+                Ok(req) => inner.call(req).await,
+                Err(answer) => Ok(answer),
+            }
+        })
     }
 }
 

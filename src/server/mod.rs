@@ -7,6 +7,7 @@
 //! Request order, as kube-apiserver's handler chain: request info → authentication →
 //! authorization → dispatch (health, version, discovery, resources). See `handle`.
 
+pub mod authentication;
 pub mod body;
 pub mod chain;
 pub mod connection;
@@ -62,7 +63,7 @@ pub struct ServeArgs {
     /// Serving key (PEM).
     #[arg(long, requires = "tls_cert_file")]
     pub tls_private_key_file: Option<PathBuf>,
-    /// CA bundle that client certificates are verified against.
+    /// CA bundle that client certificates are verified against (instead of kapi's own CA).
     #[arg(long)]
     pub client_ca_file: Option<PathBuf>,
     /// The range Service cluster IPs are allocated from (its first address is the `kubernetes`
@@ -130,6 +131,72 @@ pub struct ServeArgs {
     /// default).
     #[arg(long, default_value_t = connection::ConnectionLimits::default().http2_max_streams)]
     pub http2_max_streams_per_connection: u32,
+    /// Authorizers, comma-separated, asked in order after the `system:masters` group:
+    /// `RBAC` (the default), `AlwaysAllow`, `AlwaysDeny` (`Node` is accepted and ignored).
+    #[arg(long, default_value = "RBAC", value_delimiter = ',')]
+    pub authorization_mode: Vec<String>,
+    /// Requests without credentials are served as `system:anonymous` (group
+    /// `system:unauthenticated`) rather than refused with a 401.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    pub anonymous_auth: bool,
+    /// Static bearer tokens, upstream's CSV: `token,user,uid,"group1,group2"`.
+    #[arg(long)]
+    pub token_auth_file: Option<PathBuf>,
+    /// The `iss` of issued service-account tokens, also accepted when verifying them (repeat the
+    /// flag to accept more; the first one issues).
+    #[arg(long, default_values_t = vec!["https://kubernetes.default.svc.cluster.local".to_owned()])]
+    pub service_account_issuer: Vec<String>,
+    /// Public (or private) keys that verify service-account tokens, PEM; kapi's own key pair under
+    /// `<data-dir>/pki` when none is given.
+    #[arg(long)]
+    pub service_account_key_file: Vec<PathBuf>,
+    /// The private key (PEM, PKCS#8 ECDSA P-256 or RSA) that signs service-account tokens.
+    #[arg(long)]
+    pub service_account_signing_key_file: Option<PathBuf>,
+    /// The audiences the API accepts in tokens (default: the issuers).
+    #[arg(long, value_delimiter = ',')]
+    pub api_audiences: Vec<String>,
+    /// The longest validity a TokenRequest gets (0: no limit).
+    #[arg(long, default_value = "0s", value_parser = parse_duration)]
+    pub service_account_max_token_expiration: std::time::Duration,
+}
+
+/// The authenticators the flags configure: `--anonymous-auth`, `--token-auth-file` and the
+/// service-account keys (kapi's own pair under `<data-dir>/pki` unless given).
+fn authentication_config(args: &ServeArgs) -> Result<crate::registry::authentication::Authentication> {
+    let static_tokens = match &args.token_auth_file {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).with_context(|| format!("reading --token-auth-file {}", path.display()))?;
+            crate::authn::StaticTokens::parse(&text)
+                .map_err(anyhow::Error::msg)
+                .with_context(|| format!("--token-auth-file {}", path.display()))?
+        }
+        None => Default::default(),
+    };
+    let signing = match &args.service_account_signing_key_file {
+        Some(path) => std::fs::read(path).with_context(|| format!("reading --service-account-signing-key-file {}", path.display()))?,
+        None => {
+            std::fs::create_dir_all(&args.data_dir)?;
+            crate::pki::service_account_key(&args.data_dir)?
+        }
+    };
+    let mut verifying = Vec::new();
+    for path in &args.service_account_key_file {
+        verifying.push(std::fs::read(path).with_context(|| format!("reading --service-account-key-file {}", path.display()))?);
+    }
+    let authority = crate::registry::core::serviceaccounts::tokens::TokenAuthority::new(
+        &signing,
+        &verifying,
+        args.service_account_issuer.clone(),
+        args.api_audiences.clone(),
+        i64::try_from(args.service_account_max_token_expiration.as_secs()).unwrap_or(i64::MAX),
+    )
+    .context("the service-account keys")?;
+    Ok(crate::registry::authentication::Authentication {
+        anonymous: args.anonymous_auth,
+        static_tokens,
+        service_accounts: Some(Arc::new(authority)),
+    })
 }
 
 /// The store behind the watch cache (`--watch-cache`, `--watch-cache-sizes`).
@@ -171,6 +238,8 @@ pub struct ServerState {
     pub etcd_servers: Vec<String>,
     /// The custom resources the established CustomResourceDefinitions serve.
     pub custom_resources: Arc<CustomResources>,
+    /// Verifies connections' client certificates (`None` without client CAs).
+    pub client_authenticator: Option<crate::pki::ClientCertAuthenticator>,
 }
 
 /// The largest request body accepted (upstream's limit for most requests is 3 MiB).
@@ -212,7 +281,14 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     let pki = match (&args.tls_cert_file, &args.tls_private_key_file, &args.client_ca_file) {
         (Some(cert), Some(key), Some(ca)) => Pki::from_files(cert, key, ca)?,
         // In-cluster clients reach the server at the `kubernetes` Service's address too.
-        _ => Pki::load_or_create(&args.data_dir, &[args.bind_address.to_string(), network.kubernetes_service_ip().to_string()])?,
+        (_, _, ca) => {
+            let mut pki =
+                Pki::load_or_create(&args.data_dir, &[args.bind_address.to_string(), network.kubernetes_service_ip().to_string()])?;
+            if let Some(ca) = ca {
+                pki.trust_client_cas(ca)?;
+            }
+            pki
+        }
     };
     let tls = tokio_rustls::TlsAcceptor::from(pki.server_config()?);
 
@@ -228,10 +304,28 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     };
     std::fs::write(args.data_dir.join("port"), addr.port().to_string())?;
 
-    let store_config = Arc::new(crate::registry::store::StoreConfig { network, event_ttl: args.event_ttl });
+    let mut mode = crate::rbac::Mode::AlwaysAllow;
+    for name in args.authorization_mode.iter().rev().filter(|m| m.as_str() != "Node") {
+        mode = crate::rbac::Mode::parse(name).map_err(anyhow::Error::msg).context("--authorization-mode")?;
+    }
+    let authorizer = Arc::new(crate::registry::rbac::authorizer::Authorizer::new(mode));
+    let authentication = Arc::new(authentication_config(&args)?);
+    let store_config = Arc::new(crate::registry::store::StoreConfig {
+        network,
+        event_ttl: args.event_ttl,
+        authorizer: authorizer.clone(),
+        authentication,
+    });
     crate::registry::bootstrap::ensure(store.as_ref(), &store_config, addr.port())
         .await
         .context("creating the objects every cluster starts with")?;
+    // Upstream's `rbac/bootstrap-roles` post-start hook, then the aggregated roles filled in,
+    // then the authorizer's cache loaded: all before the server takes requests.
+    crate::registry::rbac::bootstrap::ensure(store.as_ref(), &store_config).await.context("reconciling the bootstrap RBAC policy")?;
+    let aggregation = crate::controllers::clusterrole_aggregation::Aggregation { config: store_config.clone() };
+    aggregation.settle(store.as_ref()).await.context("aggregating cluster roles")?;
+    crate::controllers::spawn(store.clone(), aggregation);
+    authorizer.follow(store.clone()).await.context("loading the RBAC policy")?;
     let custom_resources = Arc::new(CustomResources::default());
     let finalizer = crate::controllers::namespace::NamespaceFinalizer { config: store_config.clone(), custom: custom_resources.clone() };
     crate::controllers::spawn(store.clone(), finalizer);
@@ -253,6 +347,9 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
         }
     }
     crate::controllers::service_accounts::spawn(store.clone(), store_config.clone(), pki.root_ca_pem());
+    if let Some(authority) = store_config.authentication.service_accounts.clone() {
+        crate::controllers::service_account_tokens::spawn(store.clone(), store_config.clone(), authority, pki.root_ca_pem());
+    }
     if !args.etcd_compaction_interval.is_zero() {
         tokio::spawn(compact_periodically(store.clone(), args.etcd_compaction_interval));
     }
@@ -265,6 +362,7 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
         request_timeout: args.request_timeout,
         etcd_servers: args.etcd_servers.clone(),
         custom_resources,
+        client_authenticator: pki.client_authenticator()?,
     });
     let limits = connection::ConnectionLimits {
         max_connections: args.max_connections.max(1),
@@ -347,14 +445,22 @@ async fn serve_connection(
             return;
         }
     };
-    let user = stream
-        .get_ref()
-        .1
-        .peer_certificates()
-        .and_then(|certs| certs.first())
-        .and_then(|cert| crate::pki::user_from_client_cert(cert.as_ref()).ok());
+    // Upstream's x509 authenticator: a certificate that does not verify against the client CA
+    // makes every request on the connection a 401.
+    let certs = stream.get_ref().1.peer_certificates().unwrap_or_default();
+    let identity = match (&state.client_authenticator, certs.is_empty()) {
+        (_, true) | (None, _) => chain::ClientIdentity::None,
+        (Some(authenticator), false) => match authenticator.authenticate(certs) {
+            Ok(Some(user)) => chain::ClientIdentity::User(Arc::new(user)),
+            Ok(None) => chain::ClientIdentity::None,
+            Err(e) => {
+                info!(%peer, error = %e, "client certificate refused");
+                chain::ClientIdentity::Refused
+            }
+        },
+    };
     let activity = Arc::new(connection::ConnectionActivity::default());
-    let service = hyper_util::service::TowerToHyperService::new(chain::service(state, user.map(Arc::new), activity.clone()));
+    let service = hyper_util::service::TowerToHyperService::new(chain::service(state, identity, activity.clone()));
     let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
     builder
         .http1()
@@ -469,6 +575,16 @@ async fn dispatch(state: &ServerState, parts: &http::request::Parts, path: &str,
             None => error_response(&ApiError::path_not_found()),
         },
         "version" if rest.trim_end_matches('/').is_empty() => json_response(StatusCode::OK, &version::info()),
+        // Service-account issuer discovery (upstream's `/.well-known/openid-configuration` and
+        // `/openid/v1/jwks`, served when the issuer is kapi itself).
+        ".well-known" if rest == "openid-configuration" => match &state.store_config.authentication.service_accounts {
+            Some(authority) => issuer_document(json_response(StatusCode::OK, &authority.openid_configuration()), "application/json"),
+            None => error_response(&ApiError::path_not_found()),
+        },
+        "openid" if rest == "v1/jwks" => match &state.store_config.authentication.service_accounts {
+            Some(authority) => issuer_document(json_response(StatusCode::OK, &authority.jwks()), "application/jwk-set+json"),
+            None => error_response(&ApiError::path_not_found()),
+        },
         "openapi" if rest.trim_end_matches('/') == "v2" => openapi_v2(accept, parts, state),
         "openapi" => openapi(rest.trim_end_matches('/'), query, state),
         "metrics" if rest.is_empty() => {
@@ -779,6 +895,14 @@ pub fn text_response(code: u16, body: String) -> Response<Body> {
     *resp.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     resp.headers_mut().insert(header::CONTENT_TYPE, header::HeaderValue::from_static("text/plain; charset=utf-8"));
     resp.headers_mut().insert("x-content-type-options", header::HeaderValue::from_static("nosniff"));
+    resp
+}
+
+/// A service-account issuer discovery document with upstream's headers (its content type and
+/// `Cache-Control: public, max-age=3600`).
+fn issuer_document(mut resp: Response<Body>, content_type: &'static str) -> Response<Body> {
+    resp.headers_mut().insert(header::CONTENT_TYPE, header::HeaderValue::from_static(content_type));
+    resp.headers_mut().insert(header::CACHE_CONTROL, header::HeaderValue::from_static("public, max-age=3600"));
     resp
 }
 

@@ -23,7 +23,8 @@ pub async fn handle(
     match (own, t.action) {
         (OwnRest::PodBinding, "post") => bind(store, call, namespace).await,
         (OwnRest::PodEviction, "post") => evict(store, call, namespace).await,
-        (OwnRest::Review(review), "post") => answer_review(call, namespace, review),
+        (OwnRest::Review(review), "post") => answer_review(store, call, namespace, review).await,
+        (OwnRest::ServiceAccountToken, "post") => request_token(store, call, namespace).await,
         (OwnRest::ComponentStatuses, "get" | "list") => component_statuses(call).await,
         (_, action) => Err(ApiError::method_not_supported(GroupResource::new(t.group, t.resource), action)),
     }
@@ -37,7 +38,8 @@ fn created_status(call: &ResourceCall<'_>) -> http::Response<Body> {
 }
 
 /// `POST` of a review: the request comes back with its status answered (201, as a create).
-fn answer_review(
+async fn answer_review(
+    store: &dyn Storage,
     call: &ResourceCall<'_>,
     namespace: Option<&str>,
     review: crate::registry::reviews::Review,
@@ -47,11 +49,25 @@ fn answer_review(
     if let Some(ns) = namespace {
         object["metadata"]["namespace"] = Value::String(ns.to_owned());
     }
-    answer(review, &mut object, call.user, namespace, &objects::now()).map_err(|refusal| match refusal {
+    answer(review, &mut object, call.user, namespace, &objects::now(), store, call.config).await.map_err(|refusal| match refusal {
         Refusal::BadRequest(message) => ApiError::bad_request(message),
         Refusal::Invalid(errs) => ApiError::invalid(crate::status::GroupKind::new(&kind.group, &kind.kind), "", &errs),
     })?;
     Ok(respond(&kind, call.accept, 201, &object))
+}
+
+/// `POST serviceaccounts/<name>/token`: a TokenRequest for the account, answered with its
+/// token (`registry::core::serviceaccounts::tokens`).
+async fn request_token(store: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&str>) -> Result<http::Response<Body>, ApiError> {
+    let (kind, request) = decode_body(call)?;
+    let authority = call
+        .config
+        .authentication
+        .service_accounts
+        .clone()
+        .ok_or_else(|| ApiError::method_not_supported(crate::status::GroupResource::new("", "serviceaccounts/token"), "create"))?;
+    let answered = authority.request_token(store, namespace.unwrap_or_default(), &call.info.name, request).await?;
+    Ok(respond(&kind, call.accept, 201, &answered))
 }
 
 /// `POST pods/<name>/binding` (or `bindings` with the pod named in the body): the registry

@@ -300,7 +300,7 @@ mod tests {
         use crate::registry::store::{Store, StoreConfig};
         let dir = tempfile::tempdir().unwrap();
         let storage = crate::storage::embedded::EmbeddedStore::open(dir.path().join("store.redb")).unwrap();
-        let config = StoreConfig { network: Default::default(), event_ttl: Duration::ZERO };
+        let config = StoreConfig { network: Default::default(), event_ttl: Duration::ZERO, ..Default::default() };
         let kind = Kind { group: String::new(), version: "v1".into(), kind: "ConfigMap".into() };
         let store = Store::new(&storage, &config, "", "configmaps", kind);
         async fn watch(store: &Store<'_>, query: &str) -> Result<ObjectWatch, ApiError> {

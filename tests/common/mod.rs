@@ -22,6 +22,8 @@ pub struct Server {
     tls: Arc<rustls::ClientConfig>,
     /// The server's log (its stderr), which a failed wait shows.
     log: PathBuf,
+    /// Where the CA the client trusts is (`ca.crt`).
+    pki: PathBuf,
 }
 
 impl Drop for Server {
@@ -112,7 +114,42 @@ fn connect((child, port, log): (Child, u16, PathBuf), pki: &Path) -> Server {
         .with_root_certificates(roots)
         .with_client_auth_cert(certs, key)
         .unwrap();
-    Server { child, port, tls: Arc::new(tls), log }
+    Server { child, port, tls: Arc::new(tls), log, pki: pki.to_path_buf() }
+}
+
+/// A client of a started server with another identity than the admin's: a client certificate
+/// and key (PEM), or none (then a bearer token in the headers, or anonymous).
+pub struct Client {
+    port: u16,
+    tls: Arc<rustls::ClientConfig>,
+}
+
+impl Server {
+    pub fn client(&self, cert_and_key: Option<(&[u8], &[u8])>) -> Client {
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(CertificateDer::from_pem_file(self.pki.join("ca.crt")).unwrap()).unwrap();
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let builder = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots);
+        let tls = match cert_and_key {
+            Some((cert, key)) => {
+                let certs = vec![CertificateDer::from_pem_slice(cert).unwrap()];
+                builder.with_client_auth_cert(certs, PrivateKeyDer::from_pem_slice(key).unwrap()).unwrap()
+            }
+            None => builder.with_no_client_auth(),
+        };
+        Client { port: self.port, tls: Arc::new(tls) }
+    }
+}
+
+impl Client {
+    /// One HTTP/1.1 request; the status code and body.
+    pub fn request(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> (u16, Vec<u8>) {
+        let (code, _, body) = request_over(self.port, &self.tls, method, path, headers, body);
+        (code, body)
+    }
 }
 
 /// One HTTP/1.1 request; returns the status code and the body, or code 0 when the server could
@@ -136,9 +173,20 @@ pub fn request_full(
     headers: &[(&str, &str)],
     body: &[u8],
 ) -> (u16, Vec<(String, String)>, Vec<u8>) {
+    request_over(server.port, &server.tls, method, path, headers, body)
+}
+
+fn request_over(
+    port: u16,
+    tls: &Arc<rustls::ClientConfig>,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> (u16, Vec<(String, String)>, Vec<u8>) {
     let name = ServerName::try_from("localhost").unwrap();
-    let mut conn = rustls::ClientConnection::new(server.tls.clone(), name).unwrap();
-    let Ok(mut tcp) = TcpStream::connect(("127.0.0.1", server.port)) else { return (0, Vec::new(), Vec::new()) };
+    let mut conn = rustls::ClientConnection::new(tls.clone(), name).unwrap();
+    let Ok(mut tcp) = TcpStream::connect(("127.0.0.1", port)) else { return (0, Vec::new(), Vec::new()) };
     let mut stream = rustls::Stream::new(&mut conn, &mut tcp);
     let mut head = format!("{method} {path} HTTP/1.1\r\nHost: localhost\r\n");
     for (name, value) in headers {

@@ -100,7 +100,7 @@ mod tests {
     #[test]
     fn requests_record_their_requester_over_the_body() {
         let mut csr = json!({"spec": {"username": "someone-else", "uid": "u", "extra": {"a": ["b"]}}});
-        let user = crate::request_info::UserInfo { name: "alice".into(), groups: vec!["team".into()] };
+        let user = crate::request_info::UserInfo { name: "alice".into(), groups: vec!["team".into()], ..Default::default() };
         CertificateSigningRequestStrategy.prepare_for_create(&mut csr, Some(&user));
         assert_eq!(csr["spec"], json!({"username": "alice", "groups": ["team"]}));
     }

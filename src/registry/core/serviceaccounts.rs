@@ -1,5 +1,7 @@
 //! ServiceAccounts (`pkg/registry/core/serviceaccount`): a delete answers with the deleted
-//! object.
+//! object; `serviceaccounts/<name>/token` is the TokenRequest subresource (`tokens`).
+
+pub mod tokens;
 
 use crate::registry::strategy::Strategy;
 
@@ -9,5 +11,9 @@ pub struct ServiceAccountStrategy;
 impl Strategy for ServiceAccountStrategy {
     fn returns_deleted_object(&self) -> bool {
         true
+    }
+
+    fn own_rest(&self, subresource: Option<&str>) -> Option<crate::registry::OwnRest> {
+        (subresource == Some("token")).then_some(crate::registry::OwnRest::ServiceAccountToken)
     }
 }

@@ -3,9 +3,10 @@
 
 use serde_json::Value;
 
-use crate::registry::strategy::Strategy;
+use crate::rbac::PolicyRule;
+use crate::registry::strategy::{Strategy, WriteContext};
 use crate::registry::validation;
-use crate::status::FieldError;
+use crate::status::{ApiError, FieldError, GroupResource};
 
 /// Upstream's `roleBindingStrategy` and `clusterRoleBindingStrategy`.
 pub struct RoleBindingStrategy;
@@ -27,5 +28,31 @@ impl Strategy for RoleBindingStrategy {
 
     fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
         validation::rbac::binding_update(old, new)
+    }
+
+    /// Upstream's escalation check (`pkg/registry/rbac/rolebinding/policybased`,
+    /// `clusterrolebinding/policybased`): a user allowed to `bind` the role named writes the
+    /// binding; anyone else only when they hold every permission of that role (a role that does
+    /// not exist is NotFound). An update that keeps the roleRef passes.
+    fn authorize_write(&self, context: &WriteContext<'_>, old: Option<&Value>, new: &Value) -> Result<(), ApiError> {
+        if old.is_some_and(|old| old["roleRef"] == new["roleRef"]) {
+            return Ok(());
+        }
+        let name = new["metadata"]["name"].as_str().unwrap_or_default();
+        let namespace = context.namespace.unwrap_or_default();
+        let (kind, role) = (new["roleRef"]["kind"].as_str().unwrap_or_default(), new["roleRef"]["name"].as_str().unwrap_or_default());
+        let role_resource = if kind == "Role" { "roles" } else { "clusterroles" };
+        if super::roles::escalation_authorized(context, "bind", role_resource, namespace, role) {
+            return Ok(());
+        }
+        let policy = context.authorizer.policy();
+        let rules = match kind {
+            "Role" => policy.roles.get(namespace).and_then(|roles| roles.get(role)),
+            _ => policy.cluster_roles.get(role),
+        }
+        .ok_or_else(|| ApiError::not_found(GroupResource::new("rbac.authorization.k8s.io", role_resource), role))?;
+        let rules: Vec<PolicyRule> = rules.as_ref().clone();
+        crate::rbac::confirm_no_escalation(&policy, context.user, namespace, &rules)
+            .map_err(|message| ApiError::forbidden(GroupResource::new(context.group, context.resource), name, message))
     }
 }

@@ -1,0 +1,145 @@
+//! The RBAC authorizer's view of storage: every Role, ClusterRole, RoleBinding and
+//! ClusterRoleBinding held in memory as one [`Policy`] snapshot (upstream's authorizer reads
+//! informers' listers), loaded at start and kept current by one watch per resource, so that a
+//! request's authorization reads no storage. A failed watch lists again and resumes.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::rbac::{Attributes, Binding, Mode, Policy, PolicyRule};
+use crate::registry::keys;
+use crate::registry::objects;
+use crate::status::ApiError;
+use crate::storage::{Event, ListOptions, Revision, Storage};
+
+const GROUP: &str = "rbac.authorization.k8s.io";
+const RESOURCES: [&str; 4] = ["clusterroles", "roles", "clusterrolebindings", "rolebindings"];
+
+/// The stored objects by resource, then storage key.
+type Sources = [BTreeMap<String, Value>; 4];
+
+/// The authorizer of `--authorization-mode` with its cached policy.
+pub struct Authorizer {
+    mode: Mode,
+    policy: RwLock<Arc<Policy>>,
+    sources: Mutex<Sources>,
+}
+
+impl Default for Authorizer {
+    fn default() -> Self {
+        Authorizer::new(Mode::Rbac)
+    }
+}
+
+impl Authorizer {
+    /// An authorizer whose policy is empty (for modes that read none, and tests).
+    pub fn new(mode: Mode) -> Authorizer {
+        Authorizer { mode, policy: RwLock::new(Arc::new(Policy::default())), sources: Mutex::new(Default::default()) }
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// The current snapshot.
+    pub fn policy(&self) -> Arc<Policy> {
+        self.policy.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Upstream's authorizer chain: `system:masters`, then the mode's authorizer; a refusal
+    /// carries upstream's reason (possibly empty).
+    pub fn authorize(&self, a: &Attributes<'_>) -> Result<String, String> {
+        crate::rbac::decide(self.mode, &self.policy(), a)
+    }
+
+    /// Loads the policy from `storage`, then keeps it current in the background (for RBAC;
+    /// the other modes read none).
+    pub async fn follow(self: &Arc<Self>, storage: Arc<dyn Storage>) -> Result<(), ApiError> {
+        if self.mode != Mode::Rbac {
+            return Ok(());
+        }
+        for (index, resource) in RESOURCES.into_iter().enumerate() {
+            let from = self.load(storage.as_ref(), index, resource).await?;
+            let (authorizer, storage) = (self.clone(), storage.clone());
+            tokio::spawn(async move {
+                let mut from = from;
+                loop {
+                    if let Err(e) = authorizer.apply_changes(storage.as_ref(), index, resource, from).await {
+                        tracing::warn!(error = %e, resource, "RBAC cache: watch ended; listing again");
+                    }
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    match authorizer.load(storage.as_ref(), index, resource).await {
+                        Ok(revision) => from = revision,
+                        Err(e) => tracing::warn!(error = %e, resource, "RBAC cache: list failed"),
+                    }
+                }
+            });
+        }
+        Ok(())
+    }
+
+    fn prefix(resource: &str) -> String {
+        keys::key(GROUP, resource, None, None)
+    }
+
+    /// Lists one resource into the cache; returns the revision to watch after.
+    async fn load(&self, storage: &dyn Storage, index: usize, resource: &str) -> Result<Revision, ApiError> {
+        let listed = storage.list(&Self::prefix(resource), ListOptions::default()).await?;
+        let objects: BTreeMap<String, Value> =
+            listed.kvs.iter().filter_map(|kv| objects::decode_stored(&kv.value).ok().map(|(_, v)| (kv.key.clone(), v))).collect();
+        self.sources.lock().unwrap_or_else(|e| e.into_inner())[index] = objects;
+        self.rebuild();
+        Ok(listed.revision)
+    }
+
+    /// Applies the changes after `from` until the watch ends.
+    async fn apply_changes(&self, storage: &dyn Storage, index: usize, resource: &str, from: Revision) -> Result<(), ApiError> {
+        let mut changes = storage.watch(&Self::prefix(resource), from).await?;
+        while let Some(event) = changes.next().await {
+            match event? {
+                Event::Put { kv, .. } => {
+                    if let Ok((_, object)) = objects::decode_stored(&kv.value) {
+                        self.sources.lock().unwrap_or_else(|e| e.into_inner())[index].insert(kv.key.clone(), object);
+                    }
+                }
+                Event::Delete { prev, .. } => {
+                    self.sources.lock().unwrap_or_else(|e| e.into_inner())[index].remove(&prev.key);
+                }
+                Event::Progress { .. } => continue,
+            }
+            self.rebuild();
+        }
+        Ok(())
+    }
+
+    fn rebuild(&self) {
+        let policy = {
+            let sources = self.sources.lock().unwrap_or_else(|e| e.into_inner());
+            policy_of(&sources)
+        };
+        *self.policy.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(policy);
+    }
+}
+
+/// The snapshot of the stored objects.
+fn policy_of(sources: &Sources) -> Policy {
+    let mut policy = Policy::default();
+    for role in sources[0].values() {
+        let name = role["metadata"]["name"].as_str().unwrap_or_default().to_owned();
+        policy.cluster_roles.insert(name, Arc::new(PolicyRule::of_role(role)));
+    }
+    for role in sources[1].values() {
+        let namespace = role["metadata"]["namespace"].as_str().unwrap_or_default().to_owned();
+        let name = role["metadata"]["name"].as_str().unwrap_or_default().to_owned();
+        policy.roles.entry(namespace).or_default().insert(name, Arc::new(PolicyRule::of_role(role)));
+    }
+    policy.cluster_role_bindings = sources[2].values().map(Binding::from_json).collect();
+    for binding in sources[3].values() {
+        let binding = Binding::from_json(binding);
+        policy.role_bindings.entry(binding.namespace.clone()).or_default().push(binding);
+    }
+    policy
+}

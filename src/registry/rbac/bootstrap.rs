@@ -1,0 +1,263 @@
+//! Upstream's bootstrap RBAC policy (`plugin/pkg/auth/authorizer/rbac/bootstrappolicy`) and
+//! the `rbac/bootstrap-roles` post-start hook that reconciles it (`pkg/registry/rbac/rest`,
+//! `reconciliation`): at every start each ClusterRole, Role and binding of the policy is
+//! created when missing; one that exists and does not carry
+//! `rbac.authorization.kubernetes.io/autoupdate: "false"` gets the policy's labels,
+//! annotations, the rules (broken down) it does not cover yet, its aggregation selectors, and
+//! a binding the subjects it misses. All writes go through the `Store`.
+//!
+//! The policy itself is data, `bootstrap_policy.txt`, in a notation this module reads.
+
+use kapi_apimachinery::codec::Format;
+use serde_json::{Map, Value, json};
+
+use crate::rbac::PolicyRule;
+use crate::registry::objects::{self, Kind};
+use crate::registry::store::{Current, Incoming, Proposed, Store, StoreConfig, WriteOptions};
+use crate::status::{ApiError, GroupResource};
+use crate::storage::Storage;
+
+/// The annotation that lets an administrator stop the reconciliation of a bootstrap object.
+pub const AUTO_UPDATE_ANNOTATION: &str = "rbac.authorization.kubernetes.io/autoupdate";
+const BOOTSTRAPPING_LABEL: &str = "kubernetes.io/bootstrapping";
+const GROUP: &str = "rbac.authorization.k8s.io";
+
+const POLICY: &str = include_str!("bootstrap_policy.txt");
+
+/// One object of the policy: its resource and its `rbac.authorization.k8s.io/v1` form.
+#[derive(Debug, Clone)]
+pub struct PolicyObject {
+    pub resource: &'static str,
+    pub kind: &'static str,
+    pub object: Value,
+}
+
+fn list(text: &str) -> Vec<String> {
+    text.split(',').map(|s| if s == "\"\"" { String::new() } else { s.to_owned() }).collect()
+}
+
+/// The bootstrap policy's objects, ClusterRoles first, then Roles, then bindings (the order
+/// upstream's hook writes them in).
+pub fn policy() -> Vec<PolicyObject> {
+    let mut out: Vec<PolicyObject> = Vec::new();
+    for line in POLICY.lines() {
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        let words: Vec<&str> = trimmed.split_whitespace().collect();
+        let labels = json!({ BOOTSTRAPPING_LABEL: "rbac-defaults" });
+        let annotations = json!({ AUTO_UPDATE_ANNOTATION: "true" });
+        if !line.starts_with(' ') {
+            let (resource, kind, object) = match words[0] {
+                "clusterrole" => {
+                    let mut object = json!({ "metadata": { "name": words[1], "labels": labels, "annotations": annotations }, "rules": [] });
+                    for extra in &words[2..] {
+                        if let Some(label) = extra.strip_prefix('+') {
+                            object["metadata"]["labels"][format!("{GROUP}/{label}")] = json!("true");
+                        } else if let Some(target) = extra.strip_prefix("aggregates=") {
+                            object["aggregationRule"] = json!({ "clusterRoleSelectors": [{ "matchLabels": { format!("{GROUP}/aggregate-to-{target}"): "true" } }] });
+                        }
+                    }
+                    ("clusterroles", "ClusterRole", object)
+                }
+                "role" => (
+                    "roles",
+                    "Role",
+                    json!({ "metadata": { "namespace": words[1], "name": words[2], "labels": labels, "annotations": annotations }, "rules": [] }),
+                ),
+                "clusterrolebinding" => (
+                    "clusterrolebindings",
+                    "ClusterRoleBinding",
+                    json!({ "metadata": { "name": words[1], "labels": labels, "annotations": annotations },
+                            "roleRef": { "apiGroup": GROUP, "kind": "ClusterRole", "name": words[2] } }),
+                ),
+                "rolebinding" => (
+                    "rolebindings",
+                    "RoleBinding",
+                    json!({ "metadata": { "namespace": words[1], "name": words[2], "labels": labels, "annotations": annotations },
+                            "roleRef": { "apiGroup": GROUP, "kind": "Role", "name": words[3] } }),
+                ),
+                other => panic!("bootstrap_policy.txt: unknown entry {other:?}"),
+            };
+            let mut object = object;
+            object["apiVersion"] = json!(format!("{GROUP}/v1"));
+            object["kind"] = json!(kind);
+            out.push(PolicyObject { resource, kind, object });
+            continue;
+        }
+        let Some(current) = out.last_mut() else { panic!("bootstrap_policy.txt: a rule before any object") };
+        match words[0] {
+            "User" | "Group" => push_subject(&mut current.object, json!({ "apiGroup": GROUP, "kind": words[0], "name": words[1] })),
+            "ServiceAccount" => {
+                let (namespace, name) = words[1].split_once('/').expect("ServiceAccount namespace/name");
+                push_subject(&mut current.object, json!({ "kind": "ServiceAccount", "name": name, "namespace": namespace }));
+            }
+            "url" => {
+                let rule = PolicyRule { verbs: list(words[1]), non_resource_urls: list(words[2]), ..Default::default() };
+                push_rule(&mut current.object, rule);
+            }
+            _ => {
+                let rule = PolicyRule {
+                    verbs: list(words[0]),
+                    api_groups: list(words[1]),
+                    resources: list(words[2]),
+                    resource_names: words.get(3).map(|w| list(w)).unwrap_or_default(),
+                    ..Default::default()
+                };
+                push_rule(&mut current.object, rule);
+            }
+        }
+    }
+    out
+}
+
+fn push_subject(object: &mut Value, subject: Value) {
+    match object["subjects"].as_array_mut() {
+        Some(subjects) => subjects.push(subject),
+        None => object["subjects"] = json!([subject]),
+    }
+}
+
+fn push_rule(object: &mut Value, rule: PolicyRule) {
+    if let Some(rules) = object["rules"].as_array_mut() {
+        rules.push(rule.to_json());
+    }
+}
+
+/// Creates or reconciles every object of the policy (upstream's `rbac/bootstrap-roles` hook).
+/// Runs after the system namespaces exist.
+pub async fn ensure(storage: &dyn Storage, config: &StoreConfig) -> Result<(), ApiError> {
+    for wanted in policy() {
+        let kind = Kind { group: GROUP.into(), version: "v1".into(), kind: wanted.kind.into() };
+        let meta = &wanted.object["metadata"];
+        let (name, namespace) = (meta["name"].as_str().unwrap_or_default(), meta["namespace"].as_str());
+        let store = Store::new(storage, config, GROUP, wanted.resource, kind.clone());
+        let existing = match store.get(namespace, name, None).await {
+            Ok((_, existing)) => Some(existing),
+            Err(e) if e.code == 404 => None,
+            Err(e) => return Err(e),
+        };
+        let Some(existing) = existing else {
+            let body = serde_json::to_vec(&wanted.object).map_err(ApiError::internal)?;
+            let defaulted = objects::decode_defaulted(&kind, Format::Json, &body).map_err(ApiError::internal)?;
+            let incoming = Incoming::from_external(GROUP, wanted.resource, &kind, defaulted)?;
+            match store.create(WriteOptions::default(), namespace, incoming).await {
+                Err(e) if e.code != 409 => return Err(e),
+                _ => continue,
+            }
+        };
+        if reconcile(&existing, &wanted.object).is_none() {
+            continue;
+        }
+        let mut write = |current: Option<&Current<'_>>| {
+            let current = current.ok_or_else(|| ApiError::not_found(GroupResource::new(GROUP, wanted.resource), name))?;
+            let object = reconcile(&current.external, &wanted.object).unwrap_or_else(|| current.external.clone());
+            let incoming = Incoming::from_external(GROUP, wanted.resource, &current.kind, object)?;
+            Ok(Proposed { incoming, precondition: None, uid: None })
+        };
+        match store.update(WriteOptions::default(), namespace, name, &mut write).await {
+            Err(e) if e.code != 409 && e.code != 404 => return Err(e),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// The existing object with what the policy adds (`computeReconciledRole`,
+/// `computeReconciledRoleBinding` without removing anything), or `None` when nothing changes
+/// or the object opted out with the auto-update annotation.
+pub fn reconcile(existing: &Value, wanted: &Value) -> Option<Value> {
+    if existing["metadata"]["annotations"][AUTO_UPDATE_ANNOTATION] == json!("false") {
+        return None;
+    }
+    let mut out = existing.clone();
+    for field in ["labels", "annotations"] {
+        let mut merged: Map<String, Value> = wanted["metadata"][field].as_object().cloned().unwrap_or_default();
+        if let Some(existing) = existing["metadata"][field].as_object() {
+            merged.extend(existing.clone());
+        }
+        out["metadata"][field] = Value::Object(merged);
+    }
+    if wanted.get("roleRef").is_some() {
+        // A binding: the subjects it misses are added. (A changed roleRef is upstream's
+        // delete-and-recreate; a bootstrap binding's roleRef is immutable, so it is left.)
+        let mut subjects = existing["subjects"].as_array().cloned().unwrap_or_default();
+        for subject in wanted["subjects"].as_array().into_iter().flatten() {
+            let same = |s: &Value| s["kind"] == subject["kind"] && s["name"] == subject["name"] && s["namespace"] == subject["namespace"];
+            if !subjects.iter().any(same) {
+                subjects.push(subject.clone());
+            }
+        }
+        if !subjects.is_empty() {
+            out["subjects"] = Value::Array(subjects);
+        }
+    } else if let Some(selectors) = wanted["aggregationRule"]["clusterRoleSelectors"].as_array() {
+        // An aggregated role: its rules are the aggregation controller's; the selectors it
+        // misses are added.
+        let mut have = existing["aggregationRule"]["clusterRoleSelectors"].as_array().cloned().unwrap_or_default();
+        for selector in selectors {
+            if !have.contains(selector) {
+                have.push(selector.clone());
+            }
+        }
+        out["aggregationRule"] = json!({ "clusterRoleSelectors": have });
+    } else {
+        let owned = PolicyRule::of_role(existing);
+        let missing = crate::rbac::uncovered(&owned, &PolicyRule::of_role(wanted));
+        if !missing.is_empty() {
+            let mut rules = existing["rules"].as_array().cloned().unwrap_or_default();
+            rules.extend(missing.iter().map(PolicyRule::to_json));
+            out["rules"] = Value::Array(rules);
+        }
+    }
+    (out != *existing).then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_policy_reads() {
+        let policy = policy();
+        let find = |resource: &str, name: &str| {
+            policy.iter().find(|o| o.resource == resource && o.object["metadata"]["name"] == name).map(|o| o.object.clone())
+        };
+        let admin = find("clusterroles", "cluster-admin").unwrap();
+        assert_eq!(
+            admin["rules"],
+            json!([{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}, {"verbs": ["*"], "nonResourceURLs": ["*"]}])
+        );
+        let edit = find("clusterroles", "edit").unwrap();
+        assert_eq!(edit["metadata"]["labels"]["rbac.authorization.k8s.io/aggregate-to-admin"], "true");
+        assert_eq!(
+            edit["aggregationRule"]["clusterRoleSelectors"][0]["matchLabels"]["rbac.authorization.k8s.io/aggregate-to-edit"],
+            "true"
+        );
+        let sa = find("rolebindings", "system:controller:token-cleaner").unwrap();
+        assert_eq!(sa["metadata"]["namespace"], "kube-system");
+        assert_eq!(sa["subjects"], json!([{"kind": "ServiceAccount", "name": "token-cleaner", "namespace": "kube-system"}]));
+        let view = find("clusterroles", "system:aggregate-to-view").unwrap();
+        assert_eq!(view["rules"][0]["apiGroups"], json!([""]));
+        let public = find("clusterrolebindings", "system:public-info-viewer").unwrap();
+        assert_eq!(public["subjects"].as_array().unwrap().len(), 2);
+        let signer = find("clusterroles", "system:certificates.k8s.io:legacy-unknown-approver").unwrap();
+        assert_eq!(signer["rules"][0]["resourceNames"], json!(["kubernetes.io/legacy-unknown"]));
+        let node = find("clusterrolebindings", "system:node").unwrap();
+        assert!(node["subjects"].is_null());
+    }
+
+    #[test]
+    fn reconciling_adds_and_respects_the_opt_out() {
+        let wanted = json!({"metadata": {"name": "r", "labels": {"a": "1"}, "annotations": {AUTO_UPDATE_ANNOTATION: "true"}},
+            "rules": [{"verbs": ["get", "list"], "apiGroups": [""], "resources": ["pods"]}]});
+        let existing = json!({"metadata": {"name": "r", "labels": {"a": "2"}}, "rules": [{"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]}]});
+        let out = reconcile(&existing, &wanted).unwrap();
+        assert_eq!(out["metadata"]["labels"]["a"], "2");
+        assert_eq!(out["rules"].as_array().unwrap().len(), 2);
+        assert!(reconcile(&out, &wanted).is_none());
+        let opted_out = json!({"metadata": {"name": "r", "annotations": {AUTO_UPDATE_ANNOTATION: "false"}}, "rules": []});
+        assert!(reconcile(&opted_out, &wanted).is_none());
+    }
+}
