@@ -28,10 +28,13 @@ pub async fn ensure(storage: &dyn Storage, config: &StoreConfig, secure_port: u1
         let store = Store::new(storage, config, wanted.group, wanted.resource, kind.clone());
         let body = serde_json::to_vec(&wanted.object).map_err(ApiError::internal)?;
         let defaulted = objects::decode_defaulted(&kind, Format::Json, &body).map_err(ApiError::internal)?;
-        let Some(current) = storage.get(&super::keys::key(wanted.group, wanted.resource, namespace, Some(name))).await? else {
+        let key = super::keys::key(wanted.group, wanted.resource, namespace, Some(name));
+        let Some(current) = storage.get(&key).await? else {
             let incoming = Incoming::from_external(wanted.group, wanted.resource, &kind, defaulted)?;
             match store.create(WriteOptions { manager: Some("kube-apiserver"), ..Default::default() }, namespace, incoming).await {
-                Err(e) if e.code != 409 => return Err(e),
+                // Another replica created it meanwhile: AlreadyExists, or a refusal its stored
+                // copy causes first (the `kubernetes` Service's IP is then allocated).
+                Err(e) if e.code != 409 && storage.get(&key).await?.is_none() => return Err(e),
                 _ => continue,
             }
         };
