@@ -292,3 +292,66 @@ fn apply_to_status_is_recorded_with_its_subresource() {
     want["subresource"] = json!("scale");
     assert_eq!((scaled["spec"]["replicas"].as_i64(), of(&scaled, "hpa")), (Some(3), want));
 }
+
+/// A custom resource's schema drives its field management: a `map` list keyed by `name`
+/// (`k:`), a `set` list (`v:`), an atomic list (the default for a custom resource's lists: a
+/// leaf) and an atomic map.
+#[test]
+fn custom_resources_merge_by_their_schema() {
+    let (_dir, server) = start();
+    let item = json!({"type": "object", "properties": {"name": {"type": "string"}, "size": {"type": "integer"}}, "required": ["name"]});
+    let definition = json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "boxes.example.com"},
+        "spec": {
+            "group": "example.com", "scope": "Namespaced",
+            "names": {"plural": "boxes", "singular": "box", "kind": "Box"},
+            "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {
+                "type": "object",
+                "properties": {"spec": {"type": "object", "properties": {
+                    "items": {"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"], "items": item},
+                    "tags": {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "string"}},
+                    "args": {"type": "array", "items": {"type": "string"}},
+                    "selector": {"type": "object", "x-kubernetes-map-type": "atomic", "additionalProperties": {"type": "string"}},
+                }}},
+            }}}],
+        },
+    });
+    let (code, body) = send(&server, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "application/json", &definition);
+    assert_eq!(code, 201, "{body}");
+    let boxes = "/apis/example.com/v1/namespaces/default/boxes";
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while send(&server, "GET", boxes, "application/json", &Value::Null).0 != 200 {
+        assert!(std::time::Instant::now() < deadline, "the definition is never served");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let a = json!({"apiVersion": "example.com/v1", "kind": "Box", "metadata": {"name": "b"},
+        "spec": {"items": [{"name": "x", "size": 1}], "tags": ["t1"], "args": ["a"], "selector": {"k": "v"}}});
+    let (code, created) = send(&server, "PATCH", &format!("{boxes}/b?fieldManager=a"), APPLY, &a);
+    assert_eq!(code, 201, "{created}");
+    assert_eq!(
+        of(&created, "a"),
+        entry(
+            "a",
+            "Apply",
+            "example.com/v1",
+            json!({"f:spec": {
+                "f:items": {"k:{\"name\":\"x\"}": {".": {}, "f:name": {}, "f:size": {}}},
+                "f:tags": {"v:\"t1\"": {}},
+                "f:args": {},
+                "f:selector": {},
+            }})
+        )
+    );
+    // A second applier adds an item and a tag: merged by key and by value, no conflict.
+    let b = json!({"apiVersion": "example.com/v1", "kind": "Box", "metadata": {"name": "b"},
+        "spec": {"items": [{"name": "y", "size": 2}], "tags": ["t2"]}});
+    let (code, merged) = send(&server, "PATCH", &format!("{boxes}/b?fieldManager=b"), APPLY, &b);
+    assert_eq!(code, 200, "{merged}");
+    assert_eq!(merged["spec"]["items"], json!([{"name": "x", "size": 1}, {"name": "y", "size": 2}]));
+    assert_eq!(merged["spec"]["tags"], json!(["t1", "t2"]));
+    // Replacing the atomic list another manager owns is a conflict.
+    let c = json!({"apiVersion": "example.com/v1", "kind": "Box", "metadata": {"name": "b"}, "spec": {"args": ["z"]}});
+    let (code, status) = send(&server, "PATCH", &format!("{boxes}/b?fieldManager=b"), APPLY, &c);
+    assert_eq!((code, status["message"].as_str()), (409, Some("Apply failed with 1 conflict: conflict with \"a\": .spec.args")));
+}
