@@ -76,9 +76,12 @@ impl Aggregation {
                 let mut object = current.external.clone();
                 object["rules"] = Value::Array(rules.clone());
                 let incoming = Incoming::from_external(GROUP, "clusterroles", &current.kind, object)?;
-                Ok(Proposed { incoming, precondition: None, uid: None })
+                Ok(Proposed { incoming, precondition: None, uid: None, managed_fields: None })
             };
-            match store.update(WriteOptions::default(), None, &name, &mut write).await {
+            match store
+                .update(WriteOptions { manager: Some("kube-controller-manager"), ..Default::default() }, None, &name, &mut write)
+                .await
+            {
                 Err(e) if e.code != 404 && e.code != 409 => return Err(e),
                 Err(_) => {}
                 Ok(_) => wrote = true,

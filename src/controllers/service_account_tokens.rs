@@ -92,10 +92,13 @@ async fn ensure(
         object["data"]["namespace"] = json!(b64(namespace));
         object["metadata"]["annotations"][UID_ANNOTATION] = json!(uid);
         let incoming = Incoming::from_external("", "secrets", &current.kind, object)?;
-        Ok(Proposed { incoming, precondition: None, uid: None })
+        Ok(Proposed { incoming, precondition: None, uid: None, managed_fields: None })
     };
     let kind = Kind { group: String::new(), version: "v1".into(), kind: "Secret".into() };
-    match Store::new(storage, config, "", "secrets", kind).update(WriteOptions::default(), Some(namespace), name, &mut fill).await {
+    match Store::new(storage, config, "", "secrets", kind)
+        .update(WriteOptions { manager: Some("kube-controller-manager"), ..Default::default() }, Some(namespace), name, &mut fill)
+        .await
+    {
         Err(e) if e.code != 404 && e.code != 409 => Err(e),
         _ => Ok(()),
     }

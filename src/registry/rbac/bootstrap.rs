@@ -142,7 +142,7 @@ pub async fn ensure(storage: &dyn Storage, config: &StoreConfig) -> Result<(), A
             let body = serde_json::to_vec(&wanted.object).map_err(ApiError::internal)?;
             let defaulted = objects::decode_defaulted(&kind, Format::Json, &body).map_err(ApiError::internal)?;
             let incoming = Incoming::from_external(GROUP, wanted.resource, &kind, defaulted)?;
-            match store.create(WriteOptions::default(), namespace, incoming).await {
+            match store.create(WriteOptions { manager: Some("kube-apiserver"), ..Default::default() }, namespace, incoming).await {
                 Err(e) if e.code != 409 => return Err(e),
                 _ => continue,
             }
@@ -154,9 +154,9 @@ pub async fn ensure(storage: &dyn Storage, config: &StoreConfig) -> Result<(), A
             let current = current.ok_or_else(|| ApiError::not_found(GroupResource::new(GROUP, wanted.resource), name))?;
             let object = reconcile(&current.external, &wanted.object).unwrap_or_else(|| current.external.clone());
             let incoming = Incoming::from_external(GROUP, wanted.resource, &current.kind, object)?;
-            Ok(Proposed { incoming, precondition: None, uid: None })
+            Ok(Proposed { incoming, precondition: None, uid: None, managed_fields: None })
         };
-        match store.update(WriteOptions::default(), namespace, name, &mut write).await {
+        match store.update(WriteOptions { manager: Some("kube-apiserver"), ..Default::default() }, namespace, name, &mut write).await {
             Err(e) if e.code != 409 && e.code != 404 => return Err(e),
             _ => {}
         }
