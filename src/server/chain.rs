@@ -287,50 +287,20 @@ fn authorize(state: &ServerState, req: &mut Request<Incoming>) -> Option<Respons
     }
 }
 
-/// One step of the chain: may change the request, or answer it.
-type StepFn = dyn Fn(&mut Request<Incoming>) -> Option<Response<Body>> + Send + Sync;
-
-#[derive(Clone)]
-struct StepLayer(Arc<StepFn>);
+/// One synchronous step of the chain: may change the request, or answer it. An
+/// [`AsyncStepLayer`] whose future is ready at once.
+struct StepLayer;
 
 impl StepLayer {
-    fn new(step: impl Fn(&mut Request<Incoming>) -> Option<Response<Body>> + Send + Sync + 'static) -> Self {
-        Self(Arc::new(step))
-    }
-}
-
-impl<S> Layer<S> for StepLayer {
-    type Service = Step<S>;
-
-    fn layer(&self, inner: S) -> Step<S> {
-        Step { step: self.0.clone(), inner }
-    }
-}
-
-#[derive(Clone)]
-struct Step<S> {
-    step: Arc<StepFn>,
-    inner: S,
-}
-
-impl<S> Service<Request<Incoming>> for Step<S>
-where
-    S: Service<Request<Incoming>, Response = Response<Body>, Error = Infallible>,
-    S::Future: Send + 'static,
-{
-    type Response = Response<Body>;
-    type Error = Infallible;
-    type Future = BoxFuture;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, mut req: Request<Incoming>) -> BoxFuture {
-        match (self.step)(&mut req) {
-            Some(answer) => Box::pin(async move { Ok(answer) }),
-            None => Box::pin(self.inner.call(req)),
-        }
+    #[allow(clippy::new_ret_no_self)]
+    fn new(step: impl Fn(&mut Request<Incoming>) -> Option<Response<Body>> + Send + Sync + 'static) -> AsyncStepLayer {
+        AsyncStepLayer::new(move |mut req| {
+            let answered = step(&mut req);
+            Box::pin(std::future::ready(match answered {
+                Some(answer) => Err(answer),
+                None => Ok(req),
+            }))
+        })
     }
 }
 
