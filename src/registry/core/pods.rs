@@ -224,7 +224,7 @@ pub async fn bind(
         }
         None => binding["metadata"]["name"].as_str().unwrap_or_default().to_owned(),
     };
-    let mut errs = validate_binding(&binding);
+    let mut errs = validation::core::pod_binding(&binding);
     if name.is_empty() {
         errs.insert(0, FieldError::required("metadata.name", "name or generateName is required"));
     }
@@ -241,19 +241,6 @@ pub async fn bind(
     let mut assigned = |pod: &mut Value| assign(pod, &binding, &now);
     pods.guaranteed_update(options, namespace, &name, precondition.as_deref(), &mut assigned).await?;
     Ok(())
-}
-
-/// `ValidatePodBinding`: the target is a node, by name.
-fn validate_binding(binding: &Value) -> Vec<FieldError> {
-    let mut errs = Vec::new();
-    let target = &binding["target"];
-    if let Some(kind) = target["kind"].as_str().filter(|k| !k.is_empty() && *k != "Node") {
-        errs.push(FieldError::not_supported("target.kind", kind, &["Node", "<empty>"]));
-    }
-    if target["name"].as_str().is_none_or(str::is_empty) {
-        errs.push(FieldError::required("target.name", ""));
-    }
-    errs
 }
 
 /// Assigns `pod` to the binding's node (`setPodNodeAndMetadata`): `spec.nodeName`, the
@@ -304,7 +291,7 @@ mod tests {
     fn binding_assigns_once() {
         let mut pod = json!({"metadata": {"name": "p", "uid": "u"}, "spec": {}, "status": {"phase": "Pending"}});
         let binding = json!({"metadata": {"name": "p", "annotations": {"a": "b"}}, "target": {"kind": "Node", "name": "n1"}});
-        assert!(validate_binding(&binding).is_empty());
+        assert!(validation::core::pod_binding(&binding).is_empty());
         assign(&mut pod, &binding, "2026-01-01T00:00:00Z").unwrap();
         assert_eq!(pod["spec"]["nodeName"], "n1");
         assert_eq!(pod["metadata"]["annotations"]["a"], "b");
@@ -312,7 +299,6 @@ mod tests {
         let again = assign(&mut pod, &binding, "2026-01-01T00:00:00Z").unwrap_err();
         assert_eq!(again.code, 409);
         assert!(again.message.contains("is already assigned to node \"n1\""), "{}", again.message);
-        assert_eq!(validate_binding(&json!({"target": {"kind": "Pod"}})).len(), 2);
     }
 
     #[test]

@@ -892,11 +892,31 @@ pub fn persistent_volume_claim_update(old: &Value, new: &Value) -> Vec<FieldErro
     errs
 }
 
+/// `ValidatePodBinding`: the target is a node, by name.
+pub fn pod_binding(binding: &Value) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let target = &binding["target"];
+    if let Some(kind) = target["kind"].as_str().filter(|k| !k.is_empty() && *k != "Node") {
+        errs.push(FieldError::not_supported("target.kind", kind, &["Node", "<empty>"]));
+    }
+    if target["name"].as_str().is_none_or(str::is_empty) {
+        errs.push(FieldError::required("target.name", ""));
+    }
+    errs
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn a_binding_targets_a_node_by_name() {
+        assert!(pod_binding(&json!({"target": {"kind": "Node", "name": "n1"}})).is_empty());
+        let errs: Vec<String> = pod_binding(&json!({"target": {"kind": "Pod"}})).iter().map(ToString::to_string).collect();
+        assert_eq!(errs, [r#"target.kind: Unsupported value: "Pod": supported values: "Node", "<empty>""#, "target.name: Required value"]);
+    }
     use crate::registry::validation::test_messages as messages;
 
     fn valid_pod() -> Value {
