@@ -1423,6 +1423,7 @@ mod tests {
             list_type: None,
             list_map_keys: &[],
             map_type: None,
+            default: None,
             elem: None,
         }
     }

@@ -41,8 +41,12 @@ pub struct FieldInfo {
     pub list_type: Option<&'static str>,
     /// `x-kubernetes-list-map-keys`.
     pub list_map_keys: &'static [&'static str],
-    /// `x-kubernetes-map-type`: `atomic` or `granular`.
+    /// `x-kubernetes-map-type`: `atomic` or `granular`; for a field holding a struct (or a list
+    /// of them), the struct's own when the field sets none.
     pub map_type: Option<&'static str>,
+    /// The declarative default of the Go field (`+default=`), as JSON text: what upstream's
+    /// server-side models give a list map key an item leaves out (a port's `protocol`).
+    pub default: Option<&'static str>,
     /// The fields of the (element) type, when it is a generated object type.
     pub elem: Option<fn() -> &'static [FieldInfo]>,
 }

@@ -254,6 +254,14 @@ fn type_info_view(model: &Model, t: &TypeDef) -> TypeInfoView {
                 _ => (false, "None".to_owned()),
             };
             let transparent_single = matches!(&f.elem, Elem::Named(p, n) if lookup(p, n).is_some_and(|t| t.transparent_list));
+            // A struct type's own `x-kubernetes-map-type` applies wherever a field holds it
+            // (as a value or as a list's items), unless the field says otherwise; a map
+            // field's says whether the map itself is atomic, so it is left as the field has it.
+            let elem_map_type = match &f.elem {
+                Elem::Named(pkg, name) if f.card != Card::Map => lookup(pkg, name).and_then(|t| t.map_type.clone()),
+                _ => None,
+            };
+            let map_type = f.ext.map_type.clone().or(elem_map_type);
             let shape = match f.card {
                 Card::Repeated => "List",
                 Card::Map => "Map",
@@ -263,7 +271,7 @@ fn type_info_view(model: &Model, t: &TypeDef) -> TypeInfoView {
             };
             format!(
                 "FieldInfo {{ json_name: {:?}, description: {:?}, required: {}, shape: FieldShape::{shape}, \
-                 patch_strategy: {}, patch_merge_key: {}, list_type: {}, list_map_keys: {}, map_type: {}, elem: {elem} }}",
+                 patch_strategy: {}, patch_merge_key: {}, list_type: {}, list_map_keys: {}, map_type: {}, default: {}, elem: {elem} }}",
                 f.json_name,
                 f.doc,
                 f.required,
@@ -271,7 +279,11 @@ fn type_info_view(model: &Model, t: &TypeDef) -> TypeInfoView {
                 opt_str(&f.ext.patch_merge_key),
                 opt_str(&f.ext.list_type),
                 str_slice(&f.ext.list_map_keys),
-                opt_str(&f.ext.map_type),
+                opt_str(&map_type),
+                match &f.default {
+                    Some(json) => format!("Some({json:?})"),
+                    None => "None".to_owned(),
+                },
             )
         })
         .collect();

@@ -44,6 +44,9 @@ pub struct GoField {
     pub proto_name: Option<String>,
     /// For a type of another package (`corev1.ResourceList`), that package's import path.
     pub type_import: Option<String>,
+    /// The declarative default of a `// +default=<JSON>` marker above the field, as JSON text
+    /// (`"TCP"`, `0`); markers naming a Go constant (`ref(...)`) are left out.
+    pub default: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -92,6 +95,10 @@ pub fn load(root: &Path) -> Result<BTreeMap<String, GoPackage>> {
     Ok(out)
 }
 
+/// How [`strip_comments`] keeps a `// +default=<value>` marker: this character, then the value,
+/// on the marker's own line (no Go source contains it).
+const DEFAULT_MARKER: char = '\u{1}';
+
 /// Removes comments (keeping newlines and the contents of string and raw-string literals, where
 /// `//` may appear).
 fn strip_comments(text: &str) -> String {
@@ -102,8 +109,16 @@ fn strip_comments(text: &str) -> String {
         let c = b[i];
         match c {
             '/' if b.get(i + 1) == Some(&'/') => {
+                let start = i;
                 while i < b.len() && b[i] != '\n' {
                     i += 1;
+                }
+                // A marker on a line of its own survives as a line the struct parser reads.
+                let own_line = out.rsplit('\n').next().is_some_and(|l| l.trim().is_empty());
+                let comment: String = b[start + 2..i].iter().collect();
+                if own_line && let Some(value) = comment.trim().strip_prefix("+default=") {
+                    out.push(DEFAULT_MARKER);
+                    out.push_str(value.trim());
                 }
             }
             '/' if b.get(i + 1) == Some(&'*') => {
@@ -215,16 +230,24 @@ fn parse_file(text: &str, pkg: &mut GoPackage) -> Result<()> {
         }
         if rest.starts_with("struct") && rest.ends_with('{') {
             let mut fields = Vec::new();
+            let mut default = None;
             loop {
                 let Some(l) = lines.get(i) else { bail!("struct {name} is not closed") };
                 i += 1;
                 if l == "}" {
                     break;
                 }
+                if let Some(value) = l.strip_prefix(DEFAULT_MARKER) {
+                    // Only JSON literals: `ref(Constant)` names a Go constant.
+                    default = serde_json::from_str::<serde_json::Value>(value).is_ok().then(|| value.to_owned());
+                    continue;
+                }
                 if l.is_empty() {
                     continue;
                 }
+                let field_default = default.take();
                 for mut f in parse_field(l).with_context(|| format!("struct {name}: field `{l}`"))? {
+                    f.default.clone_from(&field_default);
                     let base = f.ty.trim_start_matches(['*', '[', ']']);
                     if let Some((q, _)) = base.split_once('.') {
                         f.type_import = imports.get(q).cloned();
@@ -330,6 +353,7 @@ fn parse_field(line: &str) -> Result<Vec<GoField>> {
         proto_number,
         proto_name: proto_name.clone(),
         type_import: None,
+        default: None,
     };
     if rest.is_empty() {
         // Embedded: `metav1.TypeMeta`, `*Foo`.
@@ -429,7 +453,11 @@ type Pod struct {
 	Data []byte `json:"data,omitzero"
 		protobuf:"bytes,4,opt,name=data"`
 	A, B string
+	// +default=ref(SomeConstant)
 	Ignored string `json:"-"`
+	// Defaults to "TCP".
+	// +default="TCP"
+
 	Port intstr.IntOrString `json:"port,omitempty" protobuf:"bytes,5,opt,name=port"`
 }
 
@@ -456,6 +484,9 @@ func (p *Pod) String() string { return "type X struct {" }
         assert!(data.json.as_ref().unwrap().omitzero && !data.json.as_ref().unwrap().omitempty);
         assert_eq!(pod.fields[6].ty, "string");
         assert!(pod.fields[7].json.as_ref().unwrap().skip);
+        assert_eq!(pod.fields[7].default, None);
+        assert_eq!(pod.fields[8].default.as_deref(), Some("\"TCP\""));
+        assert_eq!(pod.fields[3].default, None);
         assert!(pkg.structs["Empty"].fields.is_empty());
         assert_eq!(pkg.named["Names"], "[]string");
         assert_eq!(pkg.aliases["Table"], ("k8s.io/apimachinery/pkg/apis/meta/v1".to_owned(), "Table".to_owned()));

@@ -52,6 +52,9 @@ pub struct TypeDef {
     /// go-to-protobuf wraps a named slice type (`type ExtraValue []string`) in a message with one
     /// `repeated items` field; its JSON form is the bare array.
     pub transparent_list: bool,
+    /// The definition's `x-kubernetes-map-type` (`+structType=atomic`): whether a value of this
+    /// type is owned and replaced whole.
+    pub map_type: Option<String>,
     /// Properties of the OpenAPI definition that embedded structs must account for (join only).
     pub leftover: BTreeMap<String, PropInfo>,
     /// Proto fields matched by no property: candidate embedded structs (join only).
@@ -79,6 +82,8 @@ pub struct Field {
     /// what Go's encoders write for an absent or zero value. `None` for types with no Go source
     /// in the specs (JSON-only definitions such as `version.Info`).
     pub go: Option<GoInfo>,
+    /// The Go field's declarative default (`+default=`), as JSON text.
+    pub default: Option<String>,
 }
 
 /// What upstream's Go struct says about a field (see [`crate::gosrc`]).
@@ -425,6 +430,7 @@ fn join_type(
             boxed: false,
             inline: Vec::new(),
             go: None,
+            default: None,
         });
         if embedded {
             embedded_candidates.push(fields.last().expect("just pushed").json_name.clone());
@@ -472,6 +478,7 @@ fn join_type(
             ext: FieldExt::default(),
             inline: Vec::new(),
             go: None,
+            default: None,
         })
         .collect();
     all.extend(fields);
@@ -486,6 +493,7 @@ fn join_type(
         doc,
         fields: all,
         transparent_list: false,
+        map_type: schema.and_then(|(_, s)| definition_map_type(s)),
         leftover,
         embedded_candidates,
     })
@@ -577,6 +585,7 @@ fn join_go(ty: &mut TypeDef, is_kind: bool, go: &BTreeMap<String, crate::gosrc::
             bail!("{full}: Go field {} has type {}, the proto field is {:?} of {:?}", gf.name, gf.ty, field.card, field.elem);
         }
         field.go = Some(go_info(gf, kind));
+        field.default.clone_from(&gf.default);
     }
     for f in &st.fields {
         if f.proto_number.is_some() && !used.contains(&f.name) {
@@ -803,6 +812,10 @@ fn field_ext(prop: &ReferenceOr<Box<Schema>>) -> FieldExt {
     }
 }
 
+fn definition_map_type(schema: &Schema) -> Option<String> {
+    schema.schema_data.extensions.get("x-kubernetes-map-type").and_then(|v| v.as_str()).map(str::to_owned)
+}
+
 /// A definition with no protobuf message: fields from the schema alone, JSON only.
 fn json_only_type(definition: &str, schema: &Schema) -> Result<TypeDef> {
     let (package, name) = naming::definition_package(definition);
@@ -822,6 +835,7 @@ fn json_only_type(definition: &str, schema: &Schema) -> Result<TypeDef> {
             ext: field_ext(prop),
             inline: Vec::new(),
             go: None,
+            default: None,
         });
     }
     Ok(TypeDef {
@@ -832,6 +846,7 @@ fn json_only_type(definition: &str, schema: &Schema) -> Result<TypeDef> {
         doc: schema.schema_data.description.clone().unwrap_or_default(),
         fields,
         transparent_list: false,
+        map_type: definition_map_type(schema),
         leftover: BTreeMap::new(),
         embedded_candidates: Vec::new(),
     })

@@ -5,6 +5,7 @@
 //! calls and encode what it returns, and the in-process controllers call it as they are.
 
 use bytes::Bytes;
+use kapi_apimachinery::codec::CodecError;
 use serde_json::{Value, json};
 
 use super::admission::{self, Attributes, Operation, Target};
@@ -365,12 +366,7 @@ impl<'a> Store<'a> {
                     Err(e) => return Err(self.storage_error(e, name)),
                 }
             };
-            let (kind, external) = self.read(&kv)?;
-            // A kind the scheme does not know (a custom resource's) has no internal version:
-            // the store works on the object in the caller's version, as a read shows it (with
-            // its definition's current defaults), which validation and `generation` compare
-            // the new one with.
-            let internal = if objects::is_registered(&kind) { read_internal(&kv)?.1 } else { external.clone() };
+            let (kind, external, internal) = self.read_current(&kv)?;
             let current = Current { kv: &kv, kind, external, internal };
             let Proposed { incoming: Incoming { object: mut proposed, required }, precondition, uid, managed_fields } =
                 update(Some(&current))?;
@@ -423,6 +419,24 @@ impl<'a> Store<'a> {
         Err(ApiError::conflict(self.group_resource(), name))
     }
 
+    /// The stored object an update starts from, decoded once: its kind and external object as
+    /// a read in the caller's version shows them, and its internal object. A kind the scheme
+    /// does not know (a custom resource's) has no internal version: the store works on the
+    /// object in the caller's version, as a read shows it (with its definition's current
+    /// defaults), which validation and `generation` compare the new one with.
+    fn read_current(&self, kv: &KeyValue) -> Result<(Kind, Value, Value), ApiError> {
+        let decoding = |e: CodecError| ApiError::internal(format!("decoding {}: {e}", kv.key));
+        let (stored, value) = objects::decode_stored(&kv.value).map_err(decoding)?;
+        if !objects::is_registered(&stored) {
+            let (kind, external) = self.read(kv)?;
+            return Ok((kind, external.clone(), external));
+        }
+        let internal = with_resource_version(kv, objects::to_internal(&stored, value.clone()).map_err(decoding)?);
+        let (kind, external) = objects::convert_stored(&stored, value, &self.kind.group, &self.kind.version)
+            .map_err(|e| ApiError::internal(format!("converting {}: {e}", kv.key)))?;
+        Ok((kind, with_resource_version(kv, external), internal))
+    }
+
     /// The fields the endpoint leaves to another one (upstream's `GetResetFields`): the
     /// status of a resource with a status subresource, the spec through `status`.
     pub fn reset_fields(&self) -> super::fieldmanager::set::Set {
@@ -441,13 +455,13 @@ impl<'a> Store<'a> {
     }
 
     /// The schema field management reads the objects with: the strategy's (`schema`, from
-    /// [`Store::field_schema`]), else the kind's OpenAPI schema (an unknown kind's objects are
+    /// [`Store::field_schema`]), else the kind's generated fields (an unknown kind's objects are
     /// deduced from their JSON).
     pub fn field_type<'s>(&self, schema: &'s Option<std::sync::Arc<Value>>) -> super::fieldmanager::typed::Type<'s> {
         use super::fieldmanager::schemas;
         match schema {
             Some(schema) => schemas::resource_type(schema),
-            None => schemas::kind_type(&self.kind.group, &self.kind.version, &self.kind.kind),
+            None => schemas::kind_type(&self.kind),
         }
     }
 

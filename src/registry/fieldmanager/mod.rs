@@ -573,7 +573,7 @@ mod tests {
     use super::*;
 
     fn deployment() -> Type<'static> {
-        schemas::kind_type("apps", "v1", "Deployment")
+        schemas::kind_type(&crate::registry::objects::Kind { group: "apps".into(), version: "v1".into(), kind: "Deployment".into() })
     }
 
     fn cx<'a>(manager: &'a str, reset: &'a Set) -> Context<'a> {

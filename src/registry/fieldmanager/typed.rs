@@ -7,12 +7,11 @@
 
 use std::collections::{HashMap, HashSet};
 
+use kapi_apimachinery::TypeInfo;
+use kapi_apimachinery::scheme::{FieldInfo, FieldShape};
 use serde_json::{Map, Value};
 
 use super::set::{PathElement, Set};
-
-/// A schema's component definitions, which its `$ref`s name.
-pub type Components = Map<String, Value>;
 
 /// The type of a value.
 #[derive(Clone, Copy)]
@@ -22,11 +21,34 @@ pub enum Type<'s> {
     Deduced,
     /// A scalar, or anything upstream treats as one leaf.
     Leaf,
-    /// A node of an OpenAPI v3 schema, and the components its references name.
-    Schema(&'s Value, &'s Components),
+    /// A generated struct, by its declared fields.
+    Struct(&'static [FieldInfo]),
+    /// The value of one generated field.
+    Field(&'static FieldInfo),
+    /// An item of a generated list field, or an entry of a generated map field.
+    Item(&'static FieldInfo),
+    /// A node of a custom resource's OpenAPI v3 schema (which has no references).
+    Schema(&'s Value),
     /// The root of a custom resource (or an embedded resource): `apiVersion`, `kind`, and
-    /// `metadata` as ObjectMeta (the schema in the second field), the rest from the schema.
-    Resource(&'s Value, &'s Value, &'s Components),
+    /// `metadata` as the generated ObjectMeta, the rest from the schema.
+    Resource(&'s Value),
+}
+
+/// The key fields of a list map, as a schema or the generated facts name them.
+#[derive(Clone, Copy)]
+pub enum Keys<'s> {
+    Schema(&'s [Value]),
+    Generated(&'static [&'static str]),
+}
+
+impl<'s> Keys<'s> {
+    pub fn names(self) -> impl Iterator<Item = &'s str> {
+        let (schema, generated): (&[Value], &[&str]) = match self {
+            Keys::Schema(names) => (names, &[]),
+            Keys::Generated(names) => (&[], names),
+        };
+        schema.iter().filter_map(Value::as_str).chain(generated.iter().copied())
+    }
 }
 
 /// How a list's items are identified.
@@ -35,7 +57,7 @@ pub enum ListKind<'s> {
     /// By value (`x-kubernetes-list-type: set`, or a `merge` patch strategy without key).
     Set,
     /// By key fields (`map` with `x-kubernetes-list-map-keys`).
-    Map(&'s [Value]),
+    Map(Keys<'s>),
     /// By the one patch merge key.
     MergeKey(&'s str),
 }
@@ -50,24 +72,17 @@ pub enum Node<'s> {
     List(ListKind<'s>, Type<'s>),
 }
 
-/// The definition a schema node names (`$ref`, or `allOf` of one `$ref`), or the node.
-fn deref<'s>(node: &'s Value, components: &'s Components) -> (&'s Value, Option<&'s str>) {
-    let reference = node
-        .get("$ref")
-        .or_else(|| node.get("allOf").and_then(Value::as_array).filter(|a| a.len() == 1).and_then(|a| a[0].get("$ref")))
-        .and_then(Value::as_str);
-    match reference.and_then(|r| r.strip_prefix("#/components/schemas/")) {
-        Some(name) => (components.get(name).unwrap_or(node), Some(name)),
-        None => (node, None),
-    }
-}
-
 fn flag(node: &Value, name: &str) -> bool {
     node.get(name) == Some(&Value::Bool(true))
 }
 
 fn text<'s>(node: &'s Value, name: &str) -> Option<&'s str> {
     node.get(name).and_then(Value::as_str)
+}
+
+/// The generated fields of ObjectMeta, which every resource's `metadata` is.
+fn object_meta() -> &'static [FieldInfo] {
+    <kapi_api::apimachinery::pkg::apis::meta::v1::ObjectMeta as TypeInfo>::fields()
 }
 
 impl<'s> Type<'s> {
@@ -81,32 +96,39 @@ impl<'s> Type<'s> {
                 Value::Object(_) => Node::Map(self),
                 _ => Node::Leaf,
             },
-            Type::Resource(..) if is_map => Node::Map(self),
-            Type::Resource(..) => Node::Leaf,
-            Type::Schema(field, components) => {
-                let (schema, _) = deref(field, components);
-                if flag(schema, "x-kubernetes-embedded-resource") || flag(field, "x-kubernetes-embedded-resource") {
-                    let meta = components.get(OBJECT_META).unwrap_or(&Value::Null);
-                    return if is_map { Node::Map(Type::Resource(schema, meta, components)) } else { Node::Leaf };
+            Type::Struct(_) | Type::Resource(_) if is_map => Node::Map(self),
+            Type::Struct(_) | Type::Resource(_) => Node::Leaf,
+            Type::Field(field) => match field.shape {
+                FieldShape::Scalar => Node::Leaf,
+                FieldShape::Object => struct_node(field, value),
+                FieldShape::Map if field.map_type == Some("atomic") || !value.is_object() => Node::Leaf,
+                FieldShape::Map => Node::Map(self),
+                FieldShape::List => match generated_list_kind(field) {
+                    Some(kind) if is_list => Node::List(kind, Type::Item(field)),
+                    _ => Node::Leaf,
+                },
+            },
+            Type::Item(field) => struct_node(field, value),
+            Type::Schema(schema) => {
+                if flag(schema, "x-kubernetes-embedded-resource") {
+                    return if is_map { Node::Map(Type::Resource(schema)) } else { Node::Leaf };
                 }
-                let atomic =
-                    text(field, "x-kubernetes-map-type") == Some("atomic") || text(schema, "x-kubernetes-map-type") == Some("atomic");
                 let is_object_schema = schema.get("properties").is_some()
                     || schema.get("additionalProperties").is_some_and(Value::is_object)
                     || text(schema, "type") == Some("object")
                     || flag(schema, "x-kubernetes-preserve-unknown-fields");
                 if is_object_schema && value.is_object() || is_object_schema && value.is_null() && text(schema, "type") != Some("array") {
-                    if atomic {
+                    if text(schema, "x-kubernetes-map-type") == Some("atomic") {
                         return Node::Leaf;
                     }
                     if schema.get("properties").is_some() || schema.get("additionalProperties").is_some_and(Value::is_object) {
-                        return Node::Map(Type::Schema(schema, components));
+                        return Node::Map(self);
                     }
                     return Node::Map(Type::Deduced);
                 }
                 if is_list && let Some(items) = schema.get("items") {
-                    return match list_kind(field).or_else(|| list_kind(schema)) {
-                        Some(kind) => Node::List(kind, Type::Schema(items, components)),
+                    return match schema_list_kind(schema) {
+                        Some(kind) => Node::List(kind, Type::Schema(items)),
                         None => Node::Leaf,
                     };
                 }
@@ -119,29 +141,51 @@ impl<'s> Type<'s> {
     /// (a struct's) rather than a map entry.
     pub fn child(self, key: &str) -> (Type<'s>, bool) {
         match self {
-            Type::Resource(schema, meta, components) => match key {
+            Type::Resource(schema) => match key {
                 "apiVersion" | "kind" => (Type::Leaf, true),
-                "metadata" => (Type::Schema(meta, components), true),
-                _ => schema_child(schema, components, key),
+                "metadata" => (Type::Struct(object_meta()), true),
+                _ => schema_child(schema, key),
             },
-            Type::Schema(schema, components) => schema_child(schema, components, key),
-            Type::Deduced | Type::Leaf => (Type::Deduced, false),
+            Type::Struct(fields) => match fields.iter().find(|f| f.json_name == key) {
+                Some(field) => (Type::Field(field), true),
+                None => (Type::Deduced, false),
+            },
+            // A generated map field's entries.
+            Type::Field(field) => (Type::Item(field), false),
+            Type::Schema(schema) => schema_child(schema, key),
+            Type::Item(_) | Type::Deduced | Type::Leaf => (Type::Deduced, false),
         }
     }
 }
 
-/// Where the core documents keep ObjectMeta.
-pub const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
+/// A value of a generated field (or an item of one) that holds a struct: granular unless the
+/// struct is atomic (`map_type`, which the generated facts carry over from the struct's
+/// definition); a field of embedded JSON (RawExtension) is deduced.
+fn struct_node<'s>(field: &'static FieldInfo, value: &Value) -> Node<'s> {
+    let is_map = matches!(value, Value::Object(_) | Value::Null);
+    match field.elem {
+        _ if !is_map => Node::Leaf,
+        Some(_) if field.map_type == Some("atomic") && field.shape != FieldShape::Map => Node::Leaf,
+        Some(fields) => Node::Map(Type::Struct(fields())),
+        None if value.is_object() && field.shape != FieldShape::Scalar => Node::Map(Type::Deduced),
+        None => Node::Leaf,
+    }
+}
 
 /// Upstream's `schemaconv` list relationship: `x-kubernetes-list-type`, else a `merge` patch
 /// strategy (keyed by the merge key, or a set), else atomic (`None`).
-fn list_kind(schema: &Value) -> Option<ListKind<'_>> {
-    match text(schema, "x-kubernetes-list-type") {
+fn list_kind<'s>(
+    list_type: Option<&str>,
+    keys: Keys<'s>,
+    patch_strategy: Option<&str>,
+    merge_key: Option<&'s str>,
+) -> Option<ListKind<'s>> {
+    match list_type {
         Some("set") => Some(ListKind::Set),
-        Some("map") => schema.get("x-kubernetes-list-map-keys").and_then(Value::as_array).map(|k| ListKind::Map(k)),
+        Some("map") => Some(ListKind::Map(keys)),
         Some(_) => None,
-        None => match text(schema, "x-kubernetes-patch-strategy") {
-            Some("merge" | "merge,retainKeys") => match text(schema, "x-kubernetes-patch-merge-key") {
+        None => match patch_strategy {
+            Some("merge" | "merge,retainKeys") => match merge_key {
                 Some(key) => Some(ListKind::MergeKey(key)),
                 None => Some(ListKind::Set),
             },
@@ -150,20 +194,29 @@ fn list_kind(schema: &Value) -> Option<ListKind<'_>> {
     }
 }
 
-fn schema_child<'s>(schema: &'s Value, components: &'s Components, key: &str) -> (Type<'s>, bool) {
+fn generated_list_kind(field: &'static FieldInfo) -> Option<ListKind<'static>> {
+    list_kind(field.list_type, Keys::Generated(field.list_map_keys), field.patch_strategy, field.patch_merge_key)
+}
+
+fn schema_list_kind(schema: &Value) -> Option<ListKind<'_>> {
+    let keys = schema.get("x-kubernetes-list-map-keys").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    list_kind(
+        text(schema, "x-kubernetes-list-type"),
+        Keys::Schema(keys),
+        text(schema, "x-kubernetes-patch-strategy"),
+        text(schema, "x-kubernetes-patch-merge-key"),
+    )
+}
+
+fn schema_child<'s>(schema: &'s Value, key: &str) -> (Type<'s>, bool) {
     if let Some(prop) = schema.get("properties").and_then(|p| p.get(key)) {
-        return (Type::Schema(prop, components), true);
+        return (Type::Schema(prop), true);
     }
     match schema.get("additionalProperties") {
-        Some(additional @ Value::Object(_)) => (Type::Schema(additional, components), false),
+        Some(additional @ Value::Object(_)) => (Type::Schema(additional), false),
         _ => (Type::Deduced, false),
     }
 }
-
-/// Key fields with a declarative default (`+default`) that the published OpenAPI documents
-/// leave out but upstream's server-side models carry: an item missing one is keyed with it.
-const KEY_DEFAULTS: &[(&str, &str, &str)] =
-    &[("io.k8s.api.core.v1.ContainerPort", "protocol", "TCP"), ("io.k8s.api.core.v1.ServicePort", "protocol", "TCP")];
 
 /// The element identifying `item` in a list of `kind`; `None` for an item that cannot be
 /// identified (a keyed item missing a key field with no default, a null or non-object item).
@@ -181,20 +234,21 @@ pub fn item_element(kind: ListKind<'_>, elem: Type<'_>, item: &Value) -> Option<
     };
     match kind {
         ListKind::Set => Some(PathElement::value(item)),
-        ListKind::Map(names) => keyed(&mut names.iter().filter_map(Value::as_str)),
+        ListKind::Map(names) => keyed(&mut names.names()),
         ListKind::MergeKey(name) => keyed(&mut std::iter::once(name)),
     }
 }
 
-/// A key field's default: the schema's `default`, else [`KEY_DEFAULTS`].
+/// A key field's default: the schema's `default`, or the generated field's declarative one.
 fn key_default(elem: Type<'_>, name: &str) -> Option<Value> {
-    let Type::Schema(node, components) = elem else { return None };
-    let (schema, definition) = deref(node, components);
-    if let Some(default) = schema.get("properties").and_then(|p| p.get(name)).and_then(|p| p.get("default")) {
-        return Some(default.clone());
+    match elem {
+        Type::Schema(schema) => schema.get("properties").and_then(|p| p.get(name)).and_then(|p| p.get("default")).cloned(),
+        Type::Item(field) => {
+            let key = field.elem?().iter().find(|f| f.json_name == name)?;
+            serde_json::from_str(key.default?).ok()
+        }
+        _ => None,
     }
-    let definition = definition?;
-    KEY_DEFAULTS.iter().find(|(d, field, _)| *d == definition && *field == name).map(|(_, _, v)| Value::String((*v).to_owned()))
 }
 
 /// What upstream's typed conversion refuses in an applied configuration (`ObjectToTyped`):
@@ -207,7 +261,11 @@ pub fn check(value: &Value, ty: Type<'_>) -> Vec<String> {
 }
 
 fn closed(ty: Type<'_>) -> bool {
-    let Type::Schema(schema, _) = ty else { return false };
+    let schema = match ty {
+        Type::Struct(_) => return true,
+        Type::Schema(schema) => schema,
+        _ => return false,
+    };
     schema.get("properties").is_some()
         && !schema.get("additionalProperties").is_some_and(|a| a.is_object() || a == &Value::Bool(true))
         && !flag(schema, "x-kubernetes-preserve-unknown-fields")
@@ -243,7 +301,7 @@ fn check_walk(value: &Value, ty: Type<'_>, path: &mut String, errors: &mut Vec<S
                     }
                     None => {
                         let missing = match kind {
-                            ListKind::Map(names) => names.iter().filter_map(Value::as_str).find(|n| item.get(*n).is_none()),
+                            ListKind::Map(names) => names.names().find(|n| item.get(*n).is_none()),
                             ListKind::MergeKey(name) => Some(name).filter(|n| item.get(*n).is_none()),
                             ListKind::Set => None,
                         };
@@ -584,7 +642,11 @@ mod tests {
     use serde_json::json;
 
     fn deployment() -> Type<'static> {
-        super::super::schemas::kind_type("apps", "v1", "Deployment")
+        super::super::schemas::kind_type(&crate::registry::objects::Kind {
+            group: "apps".into(),
+            version: "v1".into(),
+            kind: "Deployment".into(),
+        })
     }
 
     /// ToFieldSet: leaves, keyed list items (`k:`, a defaulted key field included), set items
