@@ -452,6 +452,36 @@ pub fn decode_stored_internal(bytes: &[u8]) -> Result<(Kind, Value), CodecError>
     Ok((kind, internal))
 }
 
+/// Writes a stored object of `kind` as an item of a JSON list (without TypeMeta, with
+/// `resourceVersion`) straight from its typed object: protobuf decoded into the generated type
+/// and encoded as JSON, with no JSON value between. `false` (nothing written) when the stored
+/// object is not protobuf of exactly `kind`, which the caller then converts the usual way.
+pub fn write_list_item_json(kind: &Kind, stored: &[u8], revision: i64, out: &mut Vec<u8>) -> Result<bool, CodecError> {
+    if !stored.starts_with(b"k8s\0") {
+        return Ok(false);
+    }
+    let envelope = codec::decode_envelope(stored)?;
+    let (group, version) = envelope.type_meta.group_version();
+    if group != kind.group || version != kind.version || envelope.type_meta.kind != kind.kind {
+        return Ok(false);
+    }
+    struct V<'a>(&'a [u8], i64, &'a mut Vec<u8>);
+    impl KindVisitor for V<'_> {
+        type Output = Result<(), CodecError>;
+        fn visit<T: Object>(self) -> Self::Output {
+            // Decoded without the envelope's TypeMeta, which list items leave out.
+            let mut obj = T::decode(self.0)?;
+            if self.1 > 0 {
+                obj.set_resource_version(&self.1.to_string());
+            }
+            Ok(serde_json::to_writer(self.2, &obj)?)
+        }
+    }
+    let raw = envelope.raw.as_deref().unwrap_or_default();
+    visit_or(kind, V(raw, revision, out), || Err(no_protobuf(kind)))?;
+    Ok(true)
+}
+
 /// Reads a stored value (protobuf with its envelope, or JSON) back into JSON.
 pub fn decode_stored(bytes: &[u8]) -> Result<(Kind, Value), CodecError> {
     let format = if bytes.starts_with(b"k8s\0") { Format::Protobuf } else { Format::Json };

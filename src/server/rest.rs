@@ -238,37 +238,31 @@ async fn dispatch(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::
 
 async fn list(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&str>) -> Result<http::Response<Body>, ApiError> {
     let options = list_options(call)?;
-    // A plain JSON list (the common case for clients) is written item by item as the store
-    // reads the items, so a list of many objects never holds all of them as JSON values.
-    let mut items = if call.table.is_none() && call.convert.is_none() && call.accept == Format::Json {
-        ListItems::Json { bytes: Vec::new(), count: 0 }
-    } else {
-        ListItems::Values(Vec::new())
-    };
-    let listed = store(storage, call).list(namespace, &options, &mut |item| items.push(item).map_err(ApiError::internal)).await?;
-    let mut list_meta = json!({ "resourceVersion": listed.resource_version.to_string() });
-    if let Some(token) = listed.continue_token {
-        list_meta["continue"] = json!(token);
-    }
-    if let Some(n) = listed.remaining_item_count {
-        list_meta["remainingItemCount"] = json!(n);
-    }
     let item_kind = kind_of(call.target);
     let list_kind = Kind { kind: format!("{}List", item_kind.kind), ..item_kind.clone() };
-    let items = match items {
-        ListItems::Values(items) => items,
-        ListItems::Json { bytes, .. } => {
-            // The list's own fields, then `"items":[…]` spliced in before the closing brace.
-            let head = json!({"kind": list_kind.kind, "apiVersion": list_kind.api_version(), "metadata": list_meta});
-            let mut body = serde_json::to_vec(&head).map_err(ApiError::internal)?;
-            body.pop();
-            body.reserve(bytes.len() + 12);
-            body.extend_from_slice(b",\"items\":[");
-            body.extend_from_slice(&bytes);
-            body.extend_from_slice(b"]}");
-            return Ok(respond_encoded(Format::Json, 200, Ok(body)));
-        }
-    };
+    // A plain JSON list (the common case for clients) is written item by item as the store
+    // reads the items, so a list of many objects never holds all of them as JSON values.
+    if call.table.is_none() && call.convert.is_none() && call.accept == Format::Json {
+        let mut items = Vec::new();
+        let listed = store(storage, call).list_json(namespace, &options, &mut items).await?;
+        // The list's own fields, then `"items":[…]` spliced in before the closing brace.
+        let head = json!({"kind": list_kind.kind, "apiVersion": list_kind.api_version(), "metadata": list_meta(listed)});
+        let mut body = serde_json::to_vec(&head).map_err(ApiError::internal)?;
+        body.pop();
+        body.reserve(items.len() + 12);
+        body.extend_from_slice(b",\"items\":[");
+        body.extend_from_slice(&items);
+        body.extend_from_slice(b"]}");
+        return Ok(respond_encoded(Format::Json, 200, Ok(body)));
+    }
+    let mut items = Vec::new();
+    let listed = store(storage, call)
+        .list(namespace, &options, &mut |item| {
+            items.push(item);
+            Ok(())
+        })
+        .await?;
+    let list_meta = list_meta(listed);
     if let Some(table) = call.table {
         return table_response(call, table, &items, Some(&list_meta));
     }
@@ -284,27 +278,16 @@ async fn list(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<
     Ok(respond(&list_kind, call.accept, 200, &list))
 }
 
-/// The items of a list being read: JSON values (for tables, metadata-only lists and the other
-/// formats), or for a plain JSON list its items already written out, comma-separated.
-enum ListItems {
-    Values(Vec<Value>),
-    Json { bytes: Vec<u8>, count: usize },
-}
-
-impl ListItems {
-    fn push(&mut self, item: Value) -> Result<(), serde_json::Error> {
-        match self {
-            ListItems::Values(items) => items.push(item),
-            ListItems::Json { bytes, count } => {
-                if *count > 0 {
-                    bytes.push(b',');
-                }
-                serde_json::to_writer(&mut *bytes, &item)?;
-                *count += 1;
-            }
-        }
-        Ok(())
+/// A list's `ListMeta` as JSON.
+fn list_meta(listed: crate::registry::store::ListedMeta) -> Value {
+    let mut meta = json!({ "resourceVersion": listed.resource_version.to_string() });
+    if let Some(token) = listed.continue_token {
+        meta["continue"] = json!(token);
     }
+    if let Some(n) = listed.remaining_item_count {
+        meta["remainingItemCount"] = json!(n);
+    }
+    meta
 }
 
 /// A GET's `resourceVersion`: `None` when unset (a consistent read).

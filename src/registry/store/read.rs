@@ -164,10 +164,71 @@ impl Store<'_> {
         options: &ListOptions,
         item: &mut (dyn FnMut(Value) -> Result<(), ApiError> + Send),
     ) -> Result<ListedMeta, ApiError> {
+        let filter = self.filter(options);
+        self.list_stored(namespace, options, &mut |kv| match self.selected_item(kv, &filter)? {
+            Some(object) => item(object).map(|()| true),
+            None => Ok(false),
+        })
+        .await
+    }
+
+    /// [`Store::list`] written as a JSON list's items, comma-separated, into `out`. Without selectors, a built-in kind stored in
+    /// the version asked for is written from its decoded typed object (in its fields' order,
+    /// as upstream's encoder writes it), never becoming a JSON value.
+    pub async fn list_json(&self, namespace: Option<&str>, options: &ListOptions, out: &mut Vec<u8>) -> Result<ListedMeta, ApiError> {
+        let filter = self.filter(options);
+        let typed = options.label_selector.is_empty()
+            && options.field_selector.is_empty()
+            && self.strategy.converter().is_none()
+            && objects::is_registered(&self.kind);
+        let mut count = 0;
+        self.list_stored(namespace, options, &mut |kv| {
+            let start = out.len();
+            if count > 0 {
+                out.push(b',');
+            }
+            let written = typed
+                && objects::write_list_item_json(&self.kind, &kv.value, kv.mod_revision, out)
+                    .map_err(|e| ApiError::internal(format!("encoding {}: {e}", kv.key)))?;
+            if !written {
+                let Some(object) = self.selected_item(kv, &filter)? else {
+                    out.truncate(start);
+                    return Ok(false);
+                };
+                serde_json::to_writer(&mut *out, &object).map_err(ApiError::internal)?;
+            }
+            count += 1;
+            Ok(true)
+        })
+        .await
+    }
+
+    /// A stored object as a list item: in the caller's version, without its TypeMeta (as in
+    /// upstream's typed lists); `None` when the filter leaves it out.
+    fn selected_item(&self, kv: &KeyValue, filter: &Filter) -> Result<Option<Value>, ApiError> {
+        let (_, mut object) = self.read(kv)?;
+        if !filter(&object) {
+            return Ok(None);
+        }
+        if let Some(fields) = object.as_object_mut() {
+            fields.remove("kind");
+            fields.remove("apiVersion");
+        }
+        Ok(Some(object))
+    }
+
+    /// The stored objects a list reads, each handed to `item`, which says whether it selected
+    /// it. Pages are read at one revision (a continue token pins it) until `limit` objects were
+    /// selected or the collection ends, as upstream's store does.
+    async fn list_stored(
+        &self,
+        namespace: Option<&str>,
+        options: &ListOptions,
+        item: &mut (dyn FnMut(&KeyValue) -> Result<bool, ApiError> + Send),
+    ) -> Result<ListedMeta, ApiError> {
         let prefix = self.collection_key(namespace);
         let plan = options.list_plan(&prefix)?;
         let limit = options.page_limit().map(|l| l as usize);
-        let filter = self.filter(options);
         let mut revision = match plan.consistency {
             ReadConsistency::Exact(r) => Some(r),
             ReadConsistency::Latest | ReadConsistency::NotOlderThan(_) => None,
@@ -199,17 +260,10 @@ impl Store<'_> {
                 })?;
             revision = Some(page.revision);
             for kv in &page.kvs {
-                let (_, mut object) = self.read(kv)?;
                 last_key = Some(kv.key.clone());
-                if !filter(&object) {
-                    continue;
+                if item(kv)? {
+                    selected += 1;
                 }
-                if let Some(fields) = object.as_object_mut() {
-                    fields.remove("kind");
-                    fields.remove("apiVersion");
-                }
-                item(object)?;
-                selected += 1;
             }
             start_after = last_key.clone();
             if !page.more || limit.is_some_and(|l| selected >= l) {
