@@ -80,8 +80,9 @@ pub fn register(env: &mut Env) -> Result<(), DeclarationError> {
     env.add_overload("sets.intersects", "kapi_sets_intersects", vec![LIST_TYPE, LIST_TYPE], sets_intersects_fn)?;
     env.add_overload("isQuantity", "kapi_is_quantity", vec![STRING_TYPE], is_quantity_fn)?;
     env.add_overload("quantity", "kapi_quantity", vec![STRING_TYPE], quantity_fn)?;
-    let types: [(&str, fn() -> Type); 2] = [("quantity", quantity_type), ("semver", semver::semver_type)];
-    for (kind, t) in types {
+    let quantity: fn() -> Type = quantity_type;
+    let version: fn() -> Type = semver::semver_type;
+    for (kind, t) in [("quantity", quantity), ("semver", version)] {
         let id = |name: &str| format!("kapi_{kind}_{name}");
         env.add_member_overload("isLessThan", &id("is_less_than"), t(), vec![t()], is_less_than_fn)?;
         env.add_member_overload("isGreaterThan", &id("is_greater_than"), t(), vec![t()], is_greater_than_fn)?;

@@ -375,3 +375,13 @@ fn map_list_items_correlate_by_key() {
     let errs: Vec<String> = schema.validate_update(&new, &old).iter().map(ToString::to_string).collect();
     assert_eq!(errs, ["spec.ports[0]: Invalid value: port may not decrease"]);
 }
+
+#[test]
+fn every_library_declaration_is_accepted() {
+    // The shared environment only logs a refused declaration; here it fails the test.
+    let mut env = ::cel::Env::stdlib();
+    let extensions = env.add_extension(::cel::extensions::strings).and_then(|()| env.add_extension(::cel::extensions::lists));
+    assert!(extensions.is_ok(), "{extensions:?}");
+    let declared = super::library::register(&mut env);
+    assert!(declared.is_ok(), "{declared:?}");
+}

@@ -217,7 +217,7 @@ fn is_semver(values: &[CelValue]) -> Answer<CelValue> {
     Ok(CelValue::Bool(parse_args(values, "isSemver")?.is_ok()))
 }
 
-pub(super) fn version_at<'a>(values: &'a [CelValue], i: usize) -> Option<&'a Version> {
+pub(super) fn version_at(values: &[CelValue], i: usize) -> Option<&Version> {
     match values.get(i) {
         Some(CelValue::Opaque(o)) => o.downcast_ref::<Version>(),
         _ => None,
