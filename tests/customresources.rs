@@ -81,8 +81,8 @@ fn custom_resources_on_the_wire() {
     assert_eq!(
         status["message"],
         "CustomResourceDefinition.apiextensions.k8s.io \"widgets.example.com\" is invalid: [\
-         spec.versions[0].schema.openAPIV3Schema.properties[spec].anyOf[0].type: Forbidden: must be empty to be structural, \
-         spec.versions[0].schema.openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields]"
+         spec.validation.openAPIV3Schema.properties[spec].anyOf[0].type: Forbidden: must be empty to be structural, \
+         spec.validation.openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields]"
     );
     let openapi_v2_etag = |server: &Server| {
         let (code, headers, _) = common::request_full(server, "GET", "/openapi/v2", &[("Accept", JSON)], b"");
@@ -444,7 +444,7 @@ fn custom_resources_follow_their_schema() {
     assert_eq!(code, 422, "{status}");
     assert_eq!(
         status["message"],
-        r#"CustomResourceDefinition.apiextensions.k8s.io "broken.example.com" is invalid: spec.versions[0].schema.openAPIV3Schema.properties[spec].type: Unsupported value: "thing": supported values: "array", "boolean", "integer", "number", "object", "string""#
+        r#"CustomResourceDefinition.apiextensions.k8s.io "broken.example.com" is invalid: spec.validation.openAPIV3Schema.properties[spec].type: Unsupported value: "thing": supported values: "array", "boolean", "integer", "number", "object", "string""#
     );
 }
 
@@ -496,7 +496,7 @@ fn custom_resources_follow_their_cel_rules() {
     let message = status["message"].as_str().unwrap_or_default();
     assert!(
         message.starts_with(
-            r#"CustomResourceDefinition.apiextensions.k8s.io "things.example.com" is invalid: spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value: {"Rule":"self.replicas \u003c","Message":"","MessageExpression":"","Reason":null,"FieldPath":"","OptionalOldSelf":null}: compilation failed: ERROR: <input>:1:"#
+            r#"CustomResourceDefinition.apiextensions.k8s.io "things.example.com" is invalid: spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value: {"Rule":"self.replicas \u003c","Message":"","MessageExpression":"","Reason":null,"FieldPath":"","OptionalOldSelf":null}: compilation failed: ERROR: <input>:1:"#
         ),
         "{message}"
     );
@@ -607,4 +607,45 @@ fn rules_of_real_world_definitions() {
             )
         )
     );
+}
+
+/// Defaults are checked when a definition is written (upstream's `ValidateDefaults`): no
+/// unknown fields, valid by their own schema and its CEL rules, reported where upstream's
+/// internal form has the schema (`spec.validation` when every version shares it).
+#[test]
+fn definitions_with_bad_defaults_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = common::start(dir.path());
+    let mut crd = definition("widgets", "Widget", &[]);
+    let properties = json!({
+        "size": {"type": "integer", "maximum": 10, "default": 20},
+        "extra": {"type": "object", "properties": {"a": {"type": "string"}}, "default": {"a": "x", "b": "y"}},
+        "name": {"type": "string", "default": "Bad", "x-kubernetes-validations": [{"rule": "self == self.lowerAscii()", "message": "must be lower case"}]},
+    });
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"] =
+        json!({"type": "object", "properties": {"spec": {"type": "object", "properties": properties}}});
+    let (code, status) = call(&server, "POST", DEFINITIONS, &crd);
+    assert_eq!(code, 422, "{status}");
+    assert_eq!(
+        status["message"],
+        "CustomResourceDefinition.apiextensions.k8s.io \"widgets.example.com\" is invalid: [\
+         spec.validation.openAPIV3Schema.properties[spec].properties[extra].default: Invalid value: {\"a\":\"x\",\"b\":\"y\"}: must not have unknown fields, \
+         spec.validation.openAPIV3Schema.properties[spec].properties[name].default: Invalid value: \"Bad\": must be lower case, \
+         spec.validation.openAPIV3Schema.properties[spec].properties[size].default: Invalid value: 20:  in body should be less than or equal to 10]"
+    );
+
+    // Fixed, the definition is accepted and its defaults applied.
+    let fixed = json!({
+        "size": {"type": "integer", "maximum": 10, "default": 5},
+        "extra": {"type": "object", "properties": {"a": {"type": "string"}}, "default": {"a": "x"}},
+        "name": {"type": "string", "default": "good", "x-kubernetes-validations": [{"rule": "self == self.lowerAscii()", "message": "must be lower case"}]},
+    });
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"] = fixed;
+    let (code, status) = call(&server, "POST", DEFINITIONS, &crd);
+    assert_eq!(code, 201, "{status}");
+    wait_until(&server, WIDGETS, "served", |code, _| code == 200);
+    let widget = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}, "spec": {}});
+    let (code, created) = call(&server, "POST", WIDGETS, &widget);
+    assert_eq!(code, 201, "{created}");
+    assert_eq!(created["spec"], json!({"size": 5, "extra": {"a": "x"}, "name": "good"}));
 }

@@ -268,6 +268,47 @@ fn div_exact(digits: &[u8], divisor: u64) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// The most places [`Quantity::checked_add`] shifts an operand by to align it with the other.
+pub const MAX_ALIGN: usize = 4096;
+
+/// `a + b` for ASCII decimal digit strings (no leading zeros needed).
+fn add_magnitudes(a: &[u8], b: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(a.len().max(b.len()) + 1);
+    let (mut ia, mut ib, mut carry) = (a.iter().rev(), b.iter().rev(), 0u8);
+    loop {
+        let (x, y) = (ia.next(), ib.next());
+        if x.is_none() && y.is_none() {
+            break;
+        }
+        let v = x.map_or(0, |d| d - b'0') + y.map_or(0, |d| d - b'0') + carry;
+        out.push(b'0' + v % 10);
+        carry = v / 10;
+    }
+    if carry > 0 {
+        out.push(b'0' + carry);
+    }
+    out.reverse();
+    out
+}
+
+/// `a - b` for ASCII decimal digit strings with `a >= b`.
+fn sub_magnitudes(a: &[u8], b: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(a.len());
+    let (mut ib, mut borrow) = (b.iter().rev(), 0i8);
+    for x in a.iter().rev() {
+        let mut v = (x - b'0') as i8 - ib.next().map_or(0, |d| (d - b'0') as i8) - borrow;
+        borrow = 0;
+        if v < 0 {
+            v += 10;
+            borrow = 1;
+        }
+        out.push(b'0' + v as u8);
+    }
+    out.reverse();
+    trim_leading_zeros(&mut out);
+    out
+}
+
 /// Compares the magnitudes `a × 10^ae` and `b × 10^be` of normalised digit strings.
 fn cmp_magnitude(a: &[u8], ae: i64, b: &[u8], be: i64) -> Ordering {
     match (a.is_empty(), b.is_empty()) {
@@ -435,6 +476,56 @@ impl Quantity {
             (None, false) => i64::MAX,
             (None, true) => i64::MIN,
         }
+    }
+
+    /// Upstream's `Add`: `self + other`, exact; the format stays `self`'s unless `self` is
+    /// zero. `None` when the operands' exponents are too far apart to add digit by digit
+    /// (more than [`MAX_ALIGN`] places; upstream would build the big integer).
+    pub fn checked_add(&self, other: &Quantity) -> Option<Quantity> {
+        self.combine(other, other.neg)
+    }
+
+    /// Upstream's `Sub`: `self - other`, as [`Quantity::checked_add`].
+    pub fn checked_sub(&self, other: &Quantity) -> Option<Quantity> {
+        self.combine(other, !other.neg && !other.digits.is_empty())
+    }
+
+    /// `self + (±other)`, `other_neg` being the sign `other` is added with.
+    fn combine(&self, other: &Quantity, other_neg: bool) -> Option<Quantity> {
+        let format = if self.digits.is_empty() { other.format } else { self.format };
+        let (a, b) = (&self.digits, &other.digits);
+        let exp = if a.is_empty() {
+            other.exp
+        } else if b.is_empty() {
+            self.exp
+        } else {
+            self.exp.min(other.exp)
+        };
+        let widen = |digits: &[u8], e: i64| -> Option<Vec<u8>> {
+            if digits.is_empty() {
+                return Some(Vec::new());
+            }
+            let pad = usize::try_from(e.checked_sub(exp)?).ok().filter(|p| *p <= MAX_ALIGN)?;
+            let mut out = digits.to_vec();
+            out.extend(std::iter::repeat_n(b'0', pad));
+            Some(out)
+        };
+        let (a, b) = (widen(a, self.exp)?, widen(b, other.exp)?);
+        let (mut digits, neg) = if self.neg == other_neg {
+            (add_magnitudes(&a, &b), self.neg)
+        } else {
+            match cmp_magnitude(&a, 0, &b, 0) {
+                Ordering::Equal => (Vec::new(), false),
+                Ordering::Greater => (sub_magnitudes(&a, &b), self.neg),
+                Ordering::Less => (sub_magnitudes(&b, &a), other_neg),
+            }
+        };
+        let mut exp = exp;
+        normalize(&mut digits, &mut exp);
+        let neg = neg && !digits.is_empty();
+        let mut q = Quantity { neg, digits, exp, format, repr: String::new() };
+        q.repr = q.canonical();
+        Some(q)
     }
 
     /// Upstream's `Value`: the value rounded away from zero to an integer (saturating).
@@ -837,6 +928,25 @@ mod tests {
 
     /// Upstream's `TestQuantityString`, `TestQuantityParseEmit` and `TestParseQuantity`: input ->
     /// emitted string.
+    #[test]
+    fn add_and_sub_are_exact() {
+        let q = |s: &str| Quantity::parse(s).expect(s);
+        let add = |a: &str, b: &str| q(a).checked_add(&q(b)).expect("sum").as_str().to_owned();
+        let sub = |a: &str, b: &str| q(a).checked_sub(&q(b)).expect("difference").as_str().to_owned();
+        assert_eq!(add("1", "500m"), "1500m");
+        assert_eq!(add("1Gi", "1Gi"), "2Gi");
+        assert_eq!(add("0", "1Ki"), "1Ki");
+        assert_eq!(add("999m", "1m"), "1");
+        assert_eq!(add("-2", "500m"), "-1500m");
+        assert_eq!(sub("1", "500m"), "500m");
+        assert_eq!(sub("500m", "1"), "-500m");
+        assert_eq!(sub("1k", "1k"), "0");
+        assert_eq!(sub("1", "-1"), "2");
+        assert_eq!(add("1n", "1"), "1000000001n");
+        assert!(q("1e4000").checked_add(&q("1n")).is_some());
+        assert!(q("1e5000").checked_add(&q("1n")).is_none());
+    }
+
     #[test]
     fn canonical_strings() {
         for (input, expected) in [

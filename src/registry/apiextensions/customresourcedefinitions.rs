@@ -28,13 +28,13 @@ impl Strategy for CustomResourceDefinitionStrategy {
 
     fn validate(&self, object: &Value) -> Vec<FieldError> {
         let mut errs = validate_definition(object);
-        errs.extend(schema_errors(object, true));
+        errs.extend(schema_errors(object, true, true));
         errs
     }
 
     fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
         let mut errs = validate_definition(new);
-        errs.extend(schema_errors(new, must_be_structural(old)));
+        errs.extend(schema_errors(new, must_be_structural(old), requires_pruned_defaults(old)));
         if old["spec"]["group"] != new["spec"]["group"] {
             let group = new["spec"]["group"].as_str().unwrap_or_default();
             errs.push(FieldError::invalid("spec.group", group, "field is immutable"));
@@ -193,30 +193,63 @@ fn validate_column(column: &Value, path: &str) -> Vec<FieldError> {
 /// (`schema::structural`, upstream's `ValidateStructural`) while the definition must be
 /// structural ([`must_be_structural`]), else what kapi could not serve (`schema::Schema::parse`,
 /// which upstream's structural-schema reading also refuses and reports only when nothing else
-/// is wrong; its CEL rules are compiled there). This is not yet all of upstream's validation
-/// of schemas (defaults checked against their schema, CEL rules' estimated cost).
-fn schema_errors(definition: &Value, structural: bool) -> Vec<FieldError> {
+/// is wrong; its CEL rules are compiled there), and then, for a structural one, its defaults
+/// (`Schema::default_errors`, upstream's `ValidateDefaults`; `require_pruned_defaults` unless
+/// the stored definition already had a default with unknown fields). Each schema is checked
+/// where upstream's internal form has it ([`schemas`]). Not yet checked: the CEL rules'
+/// estimated cost.
+fn schema_errors(definition: &Value, structural: bool, require_pruned_defaults: bool) -> Vec<FieldError> {
     let preserve_unknown_fields = definition["spec"]["preserveUnknownFields"] == true;
     let versions = definition["spec"]["versions"].as_array().map_or(&[][..], Vec::as_slice);
     let mut errs = Vec::new();
-    for (i, version) in versions.iter().enumerate() {
-        let Some(schema) = version.get("schema").and_then(|s| s.get("openAPIV3Schema")) else { continue };
+    for (at, schema) in schemas(versions) {
+        let Some(schema) = schema.get("openAPIV3Schema") else { continue };
+        let root = format!("{at}.openAPIV3Schema");
         if structural {
-            let violations = structural_errors(schema, &format!("spec.versions[{i}].schema.openAPIV3Schema"));
+            let violations = structural_errors(schema, &root);
             if !violations.is_empty() {
                 errs.extend(violations);
                 continue;
             }
         }
-        if let Err(SchemaError(mut error)) = Schema::parse(schema, preserve_unknown_fields) {
-            error.field = format!("spec.versions[{i}].schema.{}", error.field);
-            // A path in the detail (`oldSelf cannot be used ... within <path>`) is the
-            // definition's too.
-            error.detail = error.detail.replace(" within openAPIV3Schema", &format!(" within spec.versions[{i}].schema.openAPIV3Schema"));
-            errs.push(error);
+        match Schema::parse(schema, preserve_unknown_fields) {
+            Err(SchemaError(mut error)) => {
+                error.field = format!("{at}.{}", error.field);
+                // A path in the detail (`oldSelf cannot be used ... within <path>`) is the
+                // definition's too.
+                error.detail = error.detail.replace(" within openAPIV3Schema", &format!(" within {root}"));
+                errs.push(error);
+            }
+            Ok(parsed) if structural => errs.extend(parsed.default_errors(&root, require_pruned_defaults)),
+            Ok(_) => {}
         }
     }
     errs
+}
+
+/// The schemas a definition's validation checks, each with the path upstream reports it at:
+/// one at `spec.validation` when every version has the same (upstream's conversion to the
+/// internal version moves it there, `Convert_v1_CustomResourceDefinitionSpec_To_...`), else
+/// each version's at `spec.versions[i].schema`.
+fn schemas(versions: &[Value]) -> Vec<(String, &Value)> {
+    if let Some(first) = versions.first().and_then(|v| v.get("schema")).filter(|s| !s.is_null())
+        && versions.iter().all(|v| v.get("schema") == Some(first))
+    {
+        return vec![("spec.validation".to_owned(), first)];
+    }
+    versions.iter().enumerate().filter_map(|(i, v)| v.get("schema").map(|s| (format!("spec.versions[{i}].schema"), s))).collect()
+}
+
+/// Upstream's `requirePrunedDefaults`: off when the stored definition has a default that
+/// pruning would change, so that it can still be updated.
+fn requires_pruned_defaults(old: &Value) -> bool {
+    let preserve_unknown_fields = old["spec"]["preserveUnknownFields"] == true;
+    old["spec"]["versions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|version| version.get("schema")?.get("openAPIV3Schema"))
+        .all(|schema| Schema::parse(schema, preserve_unknown_fields).map_or(true, |s| !s.has_unpruned_defaults()))
 }
 
 /// Upstream's `requireStructuralSchema` on update: a definition must be structural unless the
@@ -313,14 +346,14 @@ mod tests {
     #[test]
     fn schemas_that_cannot_be_served_are_refused() {
         let crd = |schema: Value| json!({"spec": {"versions": [{"name": "v1"}, {"name": "v2", "schema": {"openAPIV3Schema": schema}}]}});
-        assert!(schema_errors(&crd(json!({"type": "object"})), true).is_empty());
+        assert!(schema_errors(&crd(json!({"type": "object"})), true, true).is_empty());
         let messages = |errs: Vec<FieldError>| errs.iter().map(ToString::to_string).collect::<Vec<_>>();
         // A definition that may stay non-structural (its stored form was not) is still refused
         // what kapi cannot serve.
-        let errs = schema_errors(&crd(json!({"type": "object", "properties": {"spec": {"type": 5}}})), false);
+        let errs = schema_errors(&crd(json!({"type": "object", "properties": {"spec": {"type": 5}}})), false, true);
         assert_eq!(messages(errs), ["spec.versions[1].schema.openAPIV3Schema.properties[spec].type: Invalid value: 5: must be a string"]);
         // A new one must be structural, and upstream's violations are what it is told.
-        let errs = schema_errors(&crd(json!({"type": "object", "properties": {"spec": {"properties": {}}}})), true);
+        let errs = schema_errors(&crd(json!({"type": "object", "properties": {"spec": {"properties": {}}}})), true, true);
         assert_eq!(
             messages(errs),
             [
@@ -328,6 +361,41 @@ mod tests {
             ]
         );
         assert!(!must_be_structural(&crd(json!({"properties": {}}))));
+    }
+
+    #[test]
+    fn defaults_must_be_pruned_and_valid() {
+        let crd = |properties: Value| {
+            let schema =
+                json!({"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object", "properties": properties}}}});
+            json!({"spec": {"versions": [{"name": "v1", "schema": schema}, {"name": "v2", "schema": schema}]}})
+        };
+        let messages = |errs: Vec<FieldError>| errs.iter().map(ToString::to_string).collect::<Vec<_>>();
+        let wrong = crd(json!({
+            "a": {"type": "object", "properties": {"b": {"type": "string"}}, "default": {"b": "x", "c": 1}},
+            "l": {"type": "array", "items": {"type": "string", "default": 5}},
+            "n": {"type": "integer", "maximum": 5, "default": 7},
+            "s": {"type": "string", "default": "abc", "x-kubernetes-validations": [{"rule": "self.startsWith('z')"}]},
+            "ok": {"type": "string", "default": "zed", "x-kubernetes-validations": [{"rule": "self.startsWith('z')"}]},
+            "t": {"type": "integer", "default": 1, "x-kubernetes-validations": [{"rule": "self > oldSelf", "message": "must grow"}]},
+        }));
+        assert_eq!(
+            messages(schema_errors(&wrong, true, true)),
+            [
+                r#"spec.validation.openAPIV3Schema.properties[spec].properties[a].default: Invalid value: {"b":"x","c":1}: must not have unknown fields"#,
+                r#"spec.validation.openAPIV3Schema.properties[spec].properties[l].items.default: Invalid value: "integer":  in body must be of type string: "integer""#,
+                "spec.validation.openAPIV3Schema.properties[spec].properties[n].default: Invalid value: 7:  in body should be less than or equal to 5",
+                r#"spec.validation.openAPIV3Schema.properties[spec].properties[s].default: Invalid value: "abc": failed rule: self.startsWith('z')"#,
+                "spec.validation.openAPIV3Schema.properties[spec].properties[t].default: Invalid value: 1: must grow",
+            ]
+        );
+        // A stored definition with such a default may keep it; non-structural ones are not
+        // checked.
+        let unpruned = crd(json!({"a": {"type": "object", "properties": {"b": {"type": "string"}}, "default": {"c": 1}}}));
+        assert!(schema_errors(&unpruned, true, false).is_empty());
+        assert!(!requires_pruned_defaults(&unpruned));
+        assert!(requires_pruned_defaults(&crd(json!({"b": {"type": "string", "default": "x"}}))));
+        assert!(schema_errors(&wrong, false, true).is_empty());
     }
 
     #[test]

@@ -68,6 +68,9 @@ struct Node {
     format: String,
     /// The default (pruned by its own schema), never JSON null (upstream's "no default").
     default: Option<Value>,
+    /// The default as written, when pruning changed it (a definition's validation refuses
+    /// that, see [`Schema::default_errors`]).
+    unpruned_default: Option<Value>,
     enumeration: Vec<Value>,
     maximum: Option<f64>,
     exclusive_maximum: bool,
@@ -300,6 +303,7 @@ impl Node {
             nullable: k.flag("nullable")?,
             format: if kept { format.to_owned() } else { String::new() },
             default: fields.get("default").filter(|d| !d.is_null()).cloned(),
+            unpruned_default: None,
             enumeration: k.get("enum", "an array", Value::as_array)?.cloned().unwrap_or_default(),
             maximum: k.number("maximum")?,
             exclusive_maximum: k.flag("exclusiveMaximum")?,
@@ -346,7 +350,11 @@ impl Node {
     /// default never brings back what pruning removes.
     fn prune_defaults(&mut self) {
         if let Some(mut default) = self.default.take() {
+            let written = default.clone();
             Pruner::untracked().prune(&mut default, Some(self), false);
+            if default != written {
+                self.unpruned_default = Some(written);
+            }
             self.default = Some(default);
         }
         for property in self.properties.values_mut() {
@@ -371,6 +379,29 @@ impl Schema {
         }
         root.prune_defaults();
         Ok(Schema { root, prunes: !preserve_unknown_fields })
+    }
+
+    /// Upstream's `ValidateDefaults` for a definition being written: every `default` (outside
+    /// the `apiVersion`, `kind` and `metadata` of the resource and of embedded resources) must
+    /// be what pruning leaves of it when `require_pruned` ("must not have unknown fields"),
+    /// then must pass its own schema's validation and, if it does, its CEL rules. Errors are
+    /// at `<path>.default`, `path` being where the schema sits
+    /// (`spec.validation.openAPIV3Schema`). Not yet as upstream: the metadata of an embedded
+    /// default is not coerced and checked, and each default's rules get their own cost budget
+    /// (upstream's defaults share one).
+    pub fn default_errors(&self, path: &str, require_pruned: bool) -> Vec<FieldError> {
+        let mut errs = Vec::new();
+        default_errors(&self.root, path, require_pruned, false, true, &mut errs);
+        errs
+    }
+
+    /// Whether a default somewhere is not what pruning leaves of it (upstream's
+    /// `requirePrunedDefaults` is off for a definition whose stored form has one).
+    pub fn has_unpruned_defaults(&self) -> bool {
+        fn walk(node: &Node) -> bool {
+            node.unpruned_default.is_some() || node.items.as_deref().is_some_and(walk) || node.properties.values().any(walk)
+        }
+        walk(&self.root)
     }
 
     /// What upstream's decoder does to an object of this version (see the module's doc):
@@ -703,6 +734,41 @@ fn coerce_embedded(value: &mut Value, schema: &Node, path: &str, unknown: &mut V
             }
         }
         _ => {}
+    }
+}
+
+/// [`Schema::default_errors`] at `node` (at `path`); `inside_meta` below the `apiVersion`,
+/// `kind` or `metadata` of a resource, `resource` at a resource's root (the schema's root, as
+/// upstream treats it as an embedded resource, or an embedded resource).
+fn default_errors(node: &Node, path: &str, require_pruned: bool, inside_meta: bool, resource: bool, errs: &mut Vec<FieldError>) {
+    let resource = resource || node.embedded_resource;
+    let inside_meta = inside_meta && !node.embedded_resource;
+    if let (Some(pruned), false) = (&node.default, inside_meta) {
+        let at = format!("{path}.default");
+        let written = node.unpruned_default.as_ref().unwrap_or(pruned);
+        if require_pruned && node.unpruned_default.is_some() {
+            errs.push(FieldError::invalid(at.clone(), bad_value(written), "must not have unknown fields"));
+        }
+        let found = validation::validate(node, written, None, Some(&at));
+        if !found.is_empty() {
+            errs.extend(found);
+        } else if node.has_rules {
+            // As upstream: once with the default as its own old value (transition rules run,
+            // the others ratchet), then, if that passed, as a create.
+            let transition = cel::validate(node, written, Some(cel::Old::of(written, Some(written))), &at, node.embedded_resource);
+            if transition.is_empty() {
+                errs.extend(cel::validate(node, written, None, &at, node.embedded_resource));
+            } else {
+                errs.extend(transition);
+            }
+        }
+    }
+    if let Some(items) = &node.items {
+        default_errors(items, &format!("{path}.items"), require_pruned, inside_meta, false, errs);
+    }
+    for (name, property) in &node.properties {
+        let meta = inside_meta || resource && matches!(name.as_str(), "apiVersion" | "kind" | "metadata");
+        default_errors(property, &format!("{path}.properties[{name}]"), require_pruned, meta, false, errs);
     }
 }
 

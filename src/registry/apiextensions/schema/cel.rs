@@ -298,7 +298,7 @@ fn position(source: &str, offset: usize) -> (usize, usize) {
 
 /// Names an expression may use without declaring them: the variables, and the type and
 /// namespace names of the libraries.
-const DECLARED: [&str; 20] = [
+const DECLARED: [&str; 21] = [
     "self",
     "oldSelf",
     "int",
@@ -319,6 +319,7 @@ const DECLARED: [&str; 20] = [
     "base64",
     "lists",
     "format",
+    "ip",
 ];
 
 /// The first identifier that is neither declared nor a comprehension's variable in scope.

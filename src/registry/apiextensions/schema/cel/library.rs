@@ -1,16 +1,17 @@
 //! The parts of Kubernetes' CEL libraries (`k8s.io/apiserver/pkg/cel/library`, cel-go's
 //! `ext.Sets`) the `cel` crate does not have: Kubernetes' lists library (`isSorted`, `sum`,
 //! `min`, `max`, `indexOf`, `lastIndexOf`), the regex library (`find`, `findAll`), the sets
-//! library (`sets.contains`, `sets.equivalent`, `sets.intersects`), the boolean checks
-//! `isQuantity`, `isIP`, `isCIDR`, `isURL`, and `quantity()` with its comparisons and
-//! conversions (`isLessThan`, `isGreaterThan`, `compareTo`, `sign`, `isInteger`, `asInteger`,
-//! `asApproximateFloat`).
+//! library (`sets.contains`, `sets.equivalent`, `sets.intersects`), `isQuantity` and
+//! `quantity()` with its comparisons, conversions and arithmetic (`isLessThan`,
+//! `isGreaterThan`, `compareTo`, `sign`, `isInteger`, `asInteger`, `asApproximateFloat`,
+//! `add`, `sub`); and in submodules the IP and CIDR library ([`net`]), the URL library
+//! ([`urls`]), the semver library ([`semver`]) and the named formats ([`format`]).
+//! Durations and timestamps are the crate's own.
 
 use std::cmp::Ordering;
 use std::sync::{Arc, LazyLock};
 
-use ::cel::common::types::{DYN_TYPE, INT_TYPE, LIST_TYPE, STRING_TYPE};
-use ::cel::common::value::{CowVal, Val};
+use ::cel::common::types::{DYN_TYPE, INT_TYPE, LIST_TYPE, STRING_TYPE, Type};
 use ::cel::objects::Opaque;
 use ::cel::{DeclarationError, Env, ExecutionError, Value as CelValue};
 use kapi_apimachinery::quantity::Quantity;
@@ -20,13 +21,20 @@ use regex::Regex;
 /// converted back.
 macro_rules! on_values {
     ($name:ident, $imp:path) => {
-        fn $name<'b, 'v>(args: Vec<CowVal<'b, 'v>>) -> Result<CowVal<'b, 'v>, ExecutionError> {
-            let values = args.iter().map(|a| CelValue::try_from(a.as_ref())).collect::<Result<Vec<_>, _>>()?;
+        fn $name<'b, 'v>(
+            args: Vec<::cel::common::value::CowVal<'b, 'v>>,
+        ) -> Result<::cel::common::value::CowVal<'b, 'v>, ::cel::ExecutionError> {
+            let values = args.iter().map(|a| ::cel::Value::try_from(a.as_ref())).collect::<Result<Vec<_>, _>>()?;
             let out = $imp(&values)?;
-            Ok(CowVal::Owned(Box::<dyn Val>::try_from(out)?))
+            Ok(::cel::common::value::CowVal::Owned(Box::<dyn ::cel::common::value::Val>::try_from(out)?))
         }
     };
 }
+
+mod format;
+mod net;
+mod semver;
+mod urls;
 
 on_values!(is_sorted_fn, is_sorted);
 on_values!(sum_fn, sum);
@@ -41,9 +49,6 @@ on_values!(sets_contains_fn, sets_contains);
 on_values!(sets_equivalent_fn, sets_equivalent);
 on_values!(sets_intersects_fn, sets_intersects);
 on_values!(is_quantity_fn, is_quantity);
-on_values!(is_ip_fn, is_ip);
-on_values!(is_cidr_fn, is_cidr);
-on_values!(is_url_fn, is_url);
 on_values!(quantity_fn, quantity);
 on_values!(is_less_than_fn, is_less_than);
 on_values!(is_greater_than_fn, is_greater_than);
@@ -52,6 +57,13 @@ on_values!(sign_fn, sign);
 on_values!(is_integer_fn, is_integer);
 on_values!(as_integer_fn, as_integer);
 on_values!(as_approximate_float_fn, as_approximate_float);
+on_values!(add_fn, add);
+on_values!(sub_fn, sub);
+
+/// The CEL type of `quantity()` values.
+fn quantity_type() -> Type {
+    Type::new_opaque_type("kubernetes.Quantity")
+}
 
 pub fn register(env: &mut Env) -> Result<(), DeclarationError> {
     env.add_member_overload("isSorted", "kapi_list_is_sorted", LIST_TYPE, vec![], is_sorted_fn)?;
@@ -67,17 +79,30 @@ pub fn register(env: &mut Env) -> Result<(), DeclarationError> {
     env.add_overload("sets.equivalent", "kapi_sets_equivalent", vec![LIST_TYPE, LIST_TYPE], sets_equivalent_fn)?;
     env.add_overload("sets.intersects", "kapi_sets_intersects", vec![LIST_TYPE, LIST_TYPE], sets_intersects_fn)?;
     env.add_overload("isQuantity", "kapi_is_quantity", vec![STRING_TYPE], is_quantity_fn)?;
-    env.add_overload("isIP", "kapi_is_ip", vec![STRING_TYPE], is_ip_fn)?;
-    env.add_overload("isCIDR", "kapi_is_cidr", vec![STRING_TYPE], is_cidr_fn)?;
-    env.add_overload("isURL", "kapi_is_url", vec![STRING_TYPE], is_url_fn)?;
     env.add_overload("quantity", "kapi_quantity", vec![STRING_TYPE], quantity_fn)?;
-    env.add_member_overload("isLessThan", "kapi_quantity_is_less_than", DYN_TYPE, vec![DYN_TYPE], is_less_than_fn)?;
-    env.add_member_overload("isGreaterThan", "kapi_quantity_is_greater_than", DYN_TYPE, vec![DYN_TYPE], is_greater_than_fn)?;
-    env.add_member_overload("compareTo", "kapi_quantity_compare_to", DYN_TYPE, vec![DYN_TYPE], compare_to_fn)?;
-    env.add_member_overload("sign", "kapi_quantity_sign", DYN_TYPE, vec![], sign_fn)?;
-    env.add_member_overload("isInteger", "kapi_quantity_is_integer", DYN_TYPE, vec![], is_integer_fn)?;
-    env.add_member_overload("asInteger", "kapi_quantity_as_integer", DYN_TYPE, vec![], as_integer_fn)?;
-    env.add_member_overload("asApproximateFloat", "kapi_quantity_as_float", DYN_TYPE, vec![], as_approximate_float_fn)?;
+    let quantity: fn() -> Type = quantity_type;
+    let version: fn() -> Type = semver::semver_type;
+    for (kind, t) in [("quantity", quantity), ("semver", version)] {
+        let id = |name: &str| format!("kapi_{kind}_{name}");
+        env.add_member_overload("isLessThan", &id("is_less_than"), t(), vec![t()], is_less_than_fn)?;
+        env.add_member_overload("isGreaterThan", &id("is_greater_than"), t(), vec![t()], is_greater_than_fn)?;
+        env.add_member_overload("compareTo", &id("compare_to"), t(), vec![t()], compare_to_fn)?;
+    }
+    let q = quantity_type;
+    // Upstream declares `sign` as a global function; `q.sign()` is kept as well.
+    env.add_overload("sign", "kapi_quantity_sign_global", vec![q()], sign_fn)?;
+    env.add_member_overload("sign", "kapi_quantity_sign", q(), vec![], sign_fn)?;
+    env.add_member_overload("isInteger", "kapi_quantity_is_integer", q(), vec![], is_integer_fn)?;
+    env.add_member_overload("asInteger", "kapi_quantity_as_integer", q(), vec![], as_integer_fn)?;
+    env.add_member_overload("asApproximateFloat", "kapi_quantity_as_float", q(), vec![], as_approximate_float_fn)?;
+    env.add_member_overload("add", "kapi_quantity_add", q(), vec![q()], add_fn)?;
+    env.add_member_overload("add", "kapi_quantity_add_int", q(), vec![INT_TYPE], add_fn)?;
+    env.add_member_overload("sub", "kapi_quantity_sub", q(), vec![q()], sub_fn)?;
+    env.add_member_overload("sub", "kapi_quantity_sub_int", q(), vec![INT_TYPE], sub_fn)?;
+    net::register(env)?;
+    urls::register(env)?;
+    semver::register(env)?;
+    format::register(env)?;
     Ok(())
 }
 
@@ -229,36 +254,6 @@ fn is_quantity(values: &[CelValue]) -> Answer<CelValue> {
     Ok(CelValue::Bool(QUANTITY.as_ref().is_some_and(|q| q.is_match(s))))
 }
 
-fn is_ip(values: &[CelValue]) -> Answer<CelValue> {
-    let s = text(values, 0, "isIP")?;
-    // Upstream refuses IPv4-mapped IPv6 addresses and zones; Rust's parser takes neither zones.
-    Ok(CelValue::Bool(
-        s.parse::<std::net::IpAddr>().is_ok_and(|ip| !matches!(ip, std::net::IpAddr::V6(v6) if v6.to_ipv4_mapped().is_some())),
-    ))
-}
-
-fn is_cidr(values: &[CelValue]) -> Answer<CelValue> {
-    let s = text(values, 0, "isCIDR")?;
-    let valid = s.split_once('/').is_some_and(|(ip, bits)| {
-        let Ok(ip) = ip.parse::<std::net::IpAddr>() else { return false };
-        let max = if ip.is_ipv4() { 32 } else { 128 };
-        !bits.starts_with('+') && bits.parse::<u8>().is_ok_and(|b| b <= max)
-    });
-    Ok(CelValue::Bool(valid))
-}
-
-/// `isURL`: what Go's `url.Parse` accepts, approximately: an absolute URL with a scheme and
-/// no spaces or control characters, or an absolute path.
-fn is_url(values: &[CelValue]) -> Answer<CelValue> {
-    let s = text(values, 0, "isURL")?;
-    let clean = !s.is_empty() && !s.chars().any(|c| c.is_control() || c == ' ');
-    let scheme = s.split_once(':').is_some_and(|(scheme, _)| {
-        scheme.starts_with(|c: char| c.is_ascii_alphabetic())
-            && scheme.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '.' | '-'))
-    });
-    Ok(CelValue::Bool(clean && (scheme || s.starts_with('/'))))
-}
-
 /// A `quantity()`: apimachinery's `resource.Quantity`, equal and ordered by value.
 #[derive(PartialEq, Eq)]
 struct QuantityVal(Quantity);
@@ -289,7 +284,11 @@ fn quantity_at<'a>(values: &'a [CelValue], i: usize, function: &str) -> Answer<&
     .ok_or_else(|| ExecutionError::no_such_overload(function, vec!["dyn".to_owned()]))
 }
 
+/// The order of a pair of quantities or of versions.
 fn ordering(values: &[CelValue], function: &str) -> Answer<Ordering> {
+    if let (Some(a), Some(b)) = (semver::version_at(values, 0), semver::version_at(values, 1)) {
+        return Ok(a.compare(b));
+    }
     Ok(quantity_at(values, 0, function)?.cmp(quantity_at(values, 1, function)?))
 }
 
@@ -320,4 +319,27 @@ fn as_integer(values: &[CelValue]) -> Answer<CelValue> {
 
 fn as_approximate_float(values: &[CelValue]) -> Answer<CelValue> {
     Ok(CelValue::Float(quantity_at(values, 0, "asApproximateFloat")?.as_f64()))
+}
+
+/// The second operand of `add` or `sub`: a quantity, or an int as upstream's
+/// `NewQuantity(i, DecimalExponent)`.
+fn operand(values: &[CelValue], function: &str) -> Answer<Quantity> {
+    match values.get(1) {
+        Some(CelValue::Int(i)) => Ok(Quantity::new(*i, kapi_apimachinery::quantity::Format::DecimalExponent)),
+        _ => quantity_at(values, 1, function).cloned(),
+    }
+}
+
+fn arithmetic(values: &[CelValue], function: &str, op: fn(&Quantity, &Quantity) -> Option<Quantity>) -> Answer<CelValue> {
+    let sum = op(quantity_at(values, 0, function)?, &operand(values, function)?)
+        .ok_or_else(|| ExecutionError::function_error(function, "quantities too far apart in scale to combine"))?;
+    Ok(CelValue::Opaque(Arc::new(QuantityVal(sum))))
+}
+
+fn add(values: &[CelValue]) -> Answer<CelValue> {
+    arithmetic(values, "add", Quantity::checked_add)
+}
+
+fn sub(values: &[CelValue]) -> Answer<CelValue> {
+    arithmetic(values, "sub", Quantity::checked_sub)
 }

@@ -235,6 +235,74 @@ fn kubernetes_libraries() {
 }
 
 #[test]
+fn kubernetes_value_libraries() {
+    for rule in [
+        // IP and CIDR.
+        "ip('10.0.0.1').family() == 4 && ip('::1').family() == 6 && ip('::1').isLoopback() && ip('0.0.0.0').isUnspecified()",
+        "ip('fe80::1').isLinkLocalUnicast() && ip('ff02::1').isLinkLocalMulticast() && ip('10.0.0.1').isGlobalUnicast() && !ip('127.0.0.1').isGlobalUnicast()",
+        "string(ip('2001:DB8::1')) == '2001:db8::1' && ip.isCanonical('2001:db8::1') && !ip.isCanonical('2001:DB8::1')",
+        "ip('10.0.0.1') == ip('10.0.0.1') && ip('10.0.0.1') != ip('10.0.0.2')",
+        "!isIP('fe80::1%eth0') && !isIP('::ffff:1.2.3.4') && isCIDR('2001:db8::/32') && !isCIDR('10.0.0.0/08')",
+        "cidr('10.0.0.0/8').containsIP('10.1.2.3') && cidr('10.0.0.0/8').containsIP(ip('10.1.2.3')) && !cidr('10.0.0.0/8').containsIP('11.0.0.1')",
+        "cidr('10.0.0.0/8').containsCIDR('10.1.0.0/16') && !cidr('10.1.0.0/16').containsCIDR(cidr('10.0.0.0/8'))",
+        "cidr('10.1.2.3/8').ip() == ip('10.1.2.3') && string(cidr('10.1.2.3/8').masked()) == '10.0.0.0/8' && cidr('10.0.0.0/8').prefixLength() == 8",
+        // URLs.
+        "url('https://user@Example.com:8443/a%20b?x=1&x=2&y=z').getScheme() == 'https'",
+        "url('https://Example.com:8443/a%20b').getHost() == 'Example.com:8443' && url('https://Example.com:8443/').getHostname() == 'Example.com'",
+        "url('https://[::1]:80/').getHostname() == '::1' && url('https://[::1]:80/').getPort() == '80' && url('https://example.com/').getPort() == ''",
+        "url('https://example.com/a%20b').getEscapedPath() == '/a%20b' && url('/just/a/path').getHost() == ''",
+        "url('https://example.com/?x=1&x=2&y=z').getQuery() == {'x': ['1', '2'], 'y': ['z']}",
+        "isURL('https://example.com/a') && isURL('/a/b') && !isURL('a/b') && !isURL('')",
+        // Semver.
+        "isSemver('1.2.3-rc.1+build') && !isSemver('v1.2.3') && isSemver('v1.2', true) && !isSemver('1.2')",
+        "semver('1.2.3').major() == 1 && semver('1.2.3').minor() == 2 && semver('1.2.3').patch() == 3",
+        "semver('1.0.0-rc.1').isLessThan(semver('1.0.0')) && semver('1.10.0').isGreaterThan(semver('1.9.0')) && semver('1.0.0+a').compareTo(semver('1.0.0')) == 0",
+        "semver('v01.2', true) == semver('1.2.0') && semver('1.2.3') != semver('1.2.4')",
+        // Named formats.
+        "format.dns1123Label().validate('my-name') == optional.none() && format.named('dns1123Label').hasValue() && !format.named('nope').hasValue()",
+        "format.dns1123Label().validate('My_Name').value().size() == 1 && format.named('uri').value().validate('nope').hasValue()",
+        "format.labelValue().validate('') == optional.none() && format.dns1123LabelPrefix().validate('abc-') == optional.none()",
+        "format.dns1123Label() == format.named('dns1123Label').value() && format.dns1123Label() != format.labelValue()",
+        // Quantities: arithmetic.
+        "quantity('1').add(quantity('500m')) == quantity('1500m') && quantity('1').add(2) == quantity('3') && quantity('1Gi').sub(quantity('512Mi')) == quantity('512Mi')",
+        "quantity('1').sub(2).sign() == -1 && sign(quantity('-1')) == -1 && quantity('1k').sub(1).asInteger() == 999",
+        // Durations and timestamps (the crate's own).
+        "duration('1h30m') == duration('90m') && timestamp('2024-01-01T00:00:00Z') + duration('24h') == timestamp('2024-01-02T00:00:00Z')",
+        "timestamp('2024-03-04T05:06:07Z').getFullYear() == 2024 && duration('1h').getMinutes() == 60",
+    ] {
+        let errs = errors(json!([{"rule": rule}]), json!({"name": "abc"}));
+        assert!(errs.is_empty(), "{rule}: {errs:?}");
+    }
+}
+
+#[test]
+fn kubernetes_value_libraries_fail_with_upstreams_messages() {
+    let failing = |rule: &str| errors(json!([{"rule": rule}]), json!({}));
+    assert_eq!(
+        failing("url('nope').getScheme() == ''"),
+        [
+            r#"spec: Invalid value: "object": URL parse error during conversion from string: parse "nope": invalid URI for request evaluating rule: url('nope').getScheme() == ''"#
+        ]
+    );
+    assert_eq!(
+        failing("ip('10.0.0').family() == 4"),
+        [
+            r#"spec: Invalid value: "object": IP Address "10.0.0" parse error during conversion from string: ParseAddr("10.0.0"): unable to parse IP evaluating rule: ip('10.0.0').family() == 4"#
+        ]
+    );
+    assert_eq!(
+        failing("cidr('10.0.0.0/33').prefixLength() == 8"),
+        [
+            r#"spec: Invalid value: "object": network address parse error during conversion from string: network address parse error during conversion from string: netip.ParsePrefix("10.0.0.0/33"): prefix length out of range evaluating rule: cidr('10.0.0.0/33').prefixLength() == 8"#
+        ]
+    );
+    assert_eq!(
+        failing("semver('1.2').major() == 1"),
+        [r#"spec: Invalid value: "object": No Major.Minor.Patch elements found evaluating rule: semver('1.2').major() == 1"#]
+    );
+}
+
+#[test]
 fn costly_rules_are_stopped() {
     // Each element visits the whole list: 3,000² steps, past the per-call limit.
     let items: Vec<i64> = (0..3000).collect();
@@ -306,4 +374,14 @@ fn map_list_items_correlate_by_key() {
     let new = json!({"spec": {"ports": [{"name": "b", "port": 85}, {"name": "a", "port": 80}, {"name": "c", "port": 1}]}});
     let errs: Vec<String> = schema.validate_update(&new, &old).iter().map(ToString::to_string).collect();
     assert_eq!(errs, ["spec.ports[0]: Invalid value: port may not decrease"]);
+}
+
+#[test]
+fn every_library_declaration_is_accepted() {
+    // The shared environment only logs a refused declaration; here it fails the test.
+    let mut env = ::cel::Env::stdlib();
+    let extensions = env.add_extension(::cel::extensions::strings).and_then(|()| env.add_extension(::cel::extensions::lists));
+    assert!(extensions.is_ok(), "{extensions:?}");
+    let declared = super::library::register(&mut env);
+    assert!(declared.is_ok(), "{declared:?}");
 }
