@@ -737,6 +737,24 @@ fn bootstrap_policy_is_reconciled_and_aggregated() {
     .unwrap();
     ok(&admin, &["apply", "-f", widgets.to_str().unwrap()]);
     wait_until(|| get("clusterrole/admin")["rules"].to_string().contains("widgets"));
+    // The controllers' roles and bindings are stored and grant what upstream's do.
+    let role = get("clusterrole/system:controller:namespace-controller");
+    assert_eq!(
+        role["rules"],
+        json!([
+            {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["delete", "get", "list", "watch"]},
+            {"apiGroups": [""], "resources": ["namespaces/finalize", "namespaces/status"], "verbs": ["update"]},
+            {"apiGroups": ["*"], "resources": ["*"], "verbs": ["delete", "deletecollection", "get", "list", "watch"]},
+        ])
+    );
+    let binding = get("clusterrolebinding/system:controller:namespace-controller");
+    assert_eq!(binding["subjects"], json!([{"kind": "ServiceAccount", "name": "namespace-controller", "namespace": "kube-system"}]));
+    let can_i = |args: &[&str]| String::from_utf8_lossy(&kubectl(&admin, args).stdout).trim().to_owned();
+    let gc = "--as=system:serviceaccount:kube-system:generic-garbage-collector";
+    assert_eq!(can_i(&["auth", "can-i", "delete", "deployments.apps", "-A", gc]), "yes");
+    assert_eq!(can_i(&["auth", "can-i", "create", "deployments.apps", "-A", gc]), "no");
+    let names = ok(&admin, &["get", "clusterroles", "-o", "name"]);
+    assert_eq!(names.lines().filter(|l| l.starts_with("clusterrole.rbac.authorization.k8s.io/system:controller:")).count(), 38);
     let bindings = get("clusterrolebinding/system:public-info-viewer");
     assert_eq!(bindings["subjects"].as_array().unwrap().len(), 2);
     assert_eq!(bindings["metadata"]["labels"]["kubernetes.io/bootstrapping"], "rbac-defaults");
