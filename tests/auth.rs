@@ -797,3 +797,86 @@ fn client_ca_file_trusts_another_ca_instead() {
     let (code, _) = common::request(&server, "GET", "/api/v1/namespaces", "application/json", b"");
     assert_eq!(code, 401);
 }
+
+/// The claims of a JWT, unverified.
+fn jwt_claims(token: &str) -> Value {
+    let payload = token.split('.').nth(1).unwrap();
+    serde_json::from_slice(&base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload).unwrap()).unwrap()
+}
+
+#[test]
+fn token_requests_dry_run_and_pod_node_info() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("data");
+    let server = common::start_with(&dir, &["--service-account-max-token-expiration", "2h"]);
+    server.wait_ready();
+    let post = |path: &str, body: Value| -> (u16, Value) {
+        let (code, text) = common::request(&server, "POST", path, "application/json", body.to_string().as_bytes());
+        (code, serde_json::from_str(&text).unwrap_or(Value::Null))
+    };
+    assert_eq!(post("/api/v1/namespaces", json!({"metadata": {"name": "tok"}})).0, 201);
+    assert_eq!(post("/api/v1/namespaces/tok/serviceaccounts", json!({"metadata": {"name": "sa"}})).0, 201);
+    let (code, node) = post("/api/v1/nodes", json!({"metadata": {"name": "n1"}}));
+    assert_eq!(code, 201, "{node}");
+    let pod = |name: &str, node: &str| json!({"metadata": {"name": name}, "spec": {"serviceAccountName": "sa", "nodeName": node, "containers": [{"name": "c", "image": "i"}]}});
+    let (code, p1) = post("/api/v1/namespaces/tok/pods", pod("p1", "n1"));
+    assert_eq!(code, 201, "{p1}");
+    let (code, p2) = post("/api/v1/namespaces/tok/pods", pod("p2", "gone"));
+    assert_eq!(code, 201, "{p2}");
+    let token_path = "/api/v1/namespaces/tok/serviceaccounts/sa/token";
+    let bound = |pod: &str| json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"boundObjectRef": {"apiVersion": "v1", "kind": "Pod", "name": pod}}});
+
+    // A pod-bound token names the pod's node, with its uid when the node exists.
+    let (code, answer) = post(token_path, bound("p1"));
+    assert_eq!(code, 201, "{answer}");
+    let token = answer["status"]["token"].as_str().unwrap().to_owned();
+    let claims = jwt_claims(&token);
+    assert_eq!(claims["kubernetes.io"]["pod"], json!({"name": "p1", "uid": p1["metadata"]["uid"]}));
+    assert_eq!(claims["kubernetes.io"]["node"], json!({"name": "n1", "uid": node["metadata"]["uid"]}));
+    assert_eq!(answer["metadata"]["name"], "sa");
+    assert_eq!(answer["metadata"]["namespace"], "tok");
+    assert!(answer["metadata"]["uid"].as_str().is_some_and(|u| !u.is_empty()), "{answer}");
+    assert!(answer["metadata"]["creationTimestamp"].is_string(), "{answer}");
+    let (_, answer2) = post(token_path, bound("p2"));
+    assert_eq!(jwt_claims(answer2["status"]["token"].as_str().unwrap())["kubernetes.io"]["node"], json!({"name": "gone"}));
+    let review = |token: &str| post("/apis/authentication.k8s.io/v1/tokenreviews", json!({"spec": {"token": token}})).1;
+    let extra = &review(&token)["status"]["user"]["extra"];
+    assert_eq!(extra["authentication.kubernetes.io/pod-name"], json!(["p1"]));
+    assert_eq!(extra["authentication.kubernetes.io/node-name"], json!(["n1"]));
+    assert_eq!(extra["authentication.kubernetes.io/node-uid"], json!([node["metadata"]["uid"]]));
+    // The node of a pod-bound token is information, not a binding: the token outlives it.
+    let (code, _) = common::request(&server, "DELETE", "/api/v1/nodes/n1", "application/json", b"");
+    assert_eq!(code, 200);
+    assert_eq!(review(&token)["status"]["authenticated"], true);
+
+    // Dry run: nothing is stored by a TokenRequest, so it is answered in full, as upstream's.
+    let (code, dry) = post(&format!("{token_path}?dryRun=All"), json!({"spec": {"expirationSeconds": 900}}));
+    assert_eq!(code, 201, "{dry}");
+    assert_eq!(dry["spec"]["expirationSeconds"], 900);
+    assert_eq!(review(dry["status"]["token"].as_str().unwrap())["status"]["authenticated"], true);
+
+    // Name, namespace and uid in the body must be the account's; expiry shortened with a warning.
+    let (code, err) = post(token_path, json!({"metadata": {"name": "other"}, "spec": {}}));
+    assert_eq!(code, 422, "{err}");
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .contains("metadata.name: Invalid value: \"other\": must match the service account name if specified"),
+        "{err}"
+    );
+    let (code, err) = post(token_path, json!({"metadata": {"uid": "nope"}, "spec": {}}));
+    assert_eq!(code, 409, "{err}");
+    let body = json!({"spec": {"expirationSeconds": 86400}}).to_string();
+    let (code, headers, answer) = common::request_full(
+        &server,
+        "POST",
+        token_path,
+        &[("Content-Type", "application/json"), ("Accept", "application/json")],
+        body.as_bytes(),
+    );
+    assert_eq!(code, 201);
+    let answer: Value = serde_json::from_slice(&answer).unwrap();
+    assert_eq!(answer["spec"]["expirationSeconds"], 7200);
+    assert_eq!(common::header(&headers, "warning"), Some(r#"299 - "requested expiration of 86400 seconds shortened to 7200 seconds""#));
+}

@@ -218,13 +218,20 @@ impl TokenAuthority {
         }
         let mut user = service_account_user(namespace, account, account_uid);
         let bound = |resource: &'static str, namespaced: bool, claim: &str| (resource, namespaced, k8s[claim].clone());
+        // A pod-bound token's node is what the pod was scheduled to when the token was issued:
+        // it is reported, not checked (upstream's validator checks a node only when the token
+        // is bound to it).
+        let pod_bound = k8s["pod"].is_object();
         for (resource, namespaced, reference) in
             [bound("pods", true, "pod"), bound("secrets", true, "secret"), bound("nodes", false, "node")]
         {
-            let (Some(name), Some(uid)) = (reference["name"].as_str(), reference["uid"].as_str()) else { continue };
-            let object = stored(storage, resource, namespaced.then_some(namespace), name).await.ok()?;
-            if invalidated(&object, uid, now) {
-                return None;
+            let Some(name) = reference["name"].as_str() else { continue };
+            let uid = reference["uid"].as_str().unwrap_or_default();
+            if !(resource == "nodes" && pod_bound) {
+                let object = stored(storage, resource, namespaced.then_some(namespace), name).await.ok()?;
+                if invalidated(&object, uid, now) {
+                    return None;
+                }
             }
             let extra = match resource {
                 "pods" => "pod",
@@ -232,9 +239,10 @@ impl TokenAuthority {
                 _ => continue,
             };
             user.extra.insert(format!("authentication.kubernetes.io/{extra}-name"), vec![name.to_owned()]);
-            user.extra.insert(format!("authentication.kubernetes.io/{extra}-uid"), vec![uid.to_owned()]);
+            if !uid.is_empty() {
+                user.extra.insert(format!("authentication.kubernetes.io/{extra}-uid"), vec![uid.to_owned()]);
+            }
         }
-        // A pod-bound token also names the pod's node when the token recorded it.
         if let Some(jti) = claims["jti"].as_str() {
             user.extra.insert("authentication.kubernetes.io/credential-id".into(), vec![format!("JTI={jti}")]);
         }
@@ -287,19 +295,58 @@ impl TokenAuthority {
         }))
     }
 
-    /// The TokenRequest subresource: `request` (an `authentication.k8s.io/v1` TokenRequest)
-    /// for the stored service account `account`, answered with its `status` (token and
-    /// expiry) filled in.
+    /// The TokenRequest subresource (upstream's `TokenREST.Create`): `request` (an
+    /// `authentication.k8s.io/v1` TokenRequest) for the stored service account `account`,
+    /// answered with its name, namespace, uid, creation time, audiences and expiry filled in and
+    /// its `status` (token and expiry), with the warnings to send. Nothing is stored, so a dry
+    /// run is answered as any other request (upstream's `TokenREST` does not look at `dryRun`).
+    /// A token bound to a pod that is scheduled also names the pod's node (upstream's
+    /// `ServiceAccountTokenPodNodeInfo`): its name, and its uid when the node exists.
     pub async fn request_token(
         &self,
         storage: &dyn Storage,
         namespace: &str,
         account: &str,
         mut request: Value,
-    ) -> Result<Value, ApiError> {
+    ) -> Result<(Value, Vec<String>), ApiError> {
         let kind = GroupKind::new("authentication.k8s.io", "TokenRequest");
-        let spec = &request["spec"];
-        let expiration = spec["expirationSeconds"].as_i64().unwrap_or(DEFAULT_EXPIRATION_SECONDS);
+        let meta = &request["metadata"];
+        for (field, given, wanted, what) in [
+            ("metadata.name", meta["name"].as_str().unwrap_or_default(), account, "name"),
+            ("metadata.namespace", meta["namespace"].as_str().unwrap_or_default(), namespace, "namespace"),
+        ] {
+            if !given.is_empty() && given != wanted {
+                let err = FieldError::invalid(field, given, format!("must match the service account {what} if specified"));
+                return Err(ApiError::invalid(kind, account, &[err]));
+            }
+        }
+        let sa = stored(storage, "serviceaccounts", Some(namespace), account)
+            .await?
+            .ok_or_else(|| ApiError::not_found(GroupResource::new("", "serviceaccounts"), account))?;
+        let account_uid = sa["metadata"]["uid"].as_str().unwrap_or_default().to_owned();
+        if let Some(uid) = request["metadata"]["uid"].as_str().filter(|u| !u.is_empty())
+            && uid != account_uid
+        {
+            return Err(ApiError::conflict_because(
+                GroupResource::new("authentication.k8s.io", "TokenRequest"),
+                account,
+                format!("the UID in the token request ({uid}) does not match the UID of the service account ({account_uid})"),
+            ));
+        }
+        let audiences: Vec<String> = match request["spec"]["audiences"].as_array() {
+            Some(a) if !a.is_empty() => a.iter().filter_map(|a| a.as_str().map(str::to_owned)).collect(),
+            _ => self.api_audiences.clone(),
+        };
+        let issued = now();
+        request["metadata"]["name"] = json!(account);
+        request["metadata"]["namespace"] = json!(namespace);
+        request["metadata"]["uid"] = json!(account_uid);
+        request["metadata"]["creationTimestamp"] = json!(timestamp(issued));
+        request["spec"]["audiences"] = json!(audiences);
+        if let Some(status) = request.as_object_mut() {
+            status.remove("status");
+        }
+        let expiration = request["spec"]["expirationSeconds"].as_i64().unwrap_or(DEFAULT_EXPIRATION_SECONDS);
         let mut errs = Vec::new();
         if expiration < MIN_EXPIRATION_SECONDS {
             errs.push(FieldError::invalid("spec.expirationSeconds", expiration, "may not specify a duration less than 10 minutes"));
@@ -308,18 +355,10 @@ impl TokenAuthority {
             errs.push(FieldError::invalid("spec.expirationSeconds", expiration, "may not specify a duration larger than 2^32 seconds"));
         }
         if !errs.is_empty() {
-            return Err(ApiError::invalid(kind, request["metadata"]["name"].as_str().unwrap_or_default(), &errs));
+            return Err(ApiError::invalid(kind, "", &errs));
         }
-        let sa = stored(storage, "serviceaccounts", Some(namespace), account)
-            .await?
-            .ok_or_else(|| ApiError::not_found(GroupResource::new("", "serviceaccounts"), account))?;
-        let account_uid = sa["metadata"]["uid"].as_str().unwrap_or_default().to_owned();
-        let audiences: Vec<String> = match spec["audiences"].as_array() {
-            Some(a) if !a.is_empty() => a.iter().filter_map(|a| a.as_str().map(str::to_owned)).collect(),
-            _ => self.api_audiences.clone(),
-        };
         let mut k8s = json!({ "namespace": namespace, "serviceaccount": { "name": account, "uid": account_uid } });
-        let reference = &spec["boundObjectRef"];
+        let reference = &request["spec"]["boundObjectRef"];
         if reference.is_object() {
             let ref_kind = reference["kind"].as_str().unwrap_or_default();
             let (resource, claim, namespaced) = match (reference["apiVersion"].as_str().unwrap_or("v1"), ref_kind) {
@@ -338,27 +377,37 @@ impl TokenAuthority {
                 .await?
                 .ok_or_else(|| ApiError::not_found(GroupResource::new("", resource), name))?;
             let uid = object["metadata"]["uid"].as_str().unwrap_or_default();
+            if resource == "pods" && object["spec"]["serviceAccountName"].as_str().unwrap_or("default") != account {
+                return Err(ApiError::bad_request(format!(
+                    "cannot bind token for serviceaccount {account:?} to pod running with different serviceaccount name."
+                )));
+            }
             if let Some(wanted) = reference["uid"].as_str().filter(|u| !u.is_empty())
                 && wanted != uid
             {
                 return Err(ApiError::conflict_because(
-                    GroupResource::new("", resource),
+                    GroupResource::new("", ref_kind),
                     name,
                     format!(
                         "the UID in the bound object reference ({wanted}) does not match the UID in record. The object might have been deleted and then recreated"
                     ),
                 ));
             }
-            if resource == "pods" && object["spec"]["serviceAccountName"].as_str().unwrap_or("default") != account {
-                return Err(ApiError::bad_request(format!(
-                    "cannot bind token for serviceaccount {account:?} to pod running with different serviceaccount name."
-                )));
-            }
             k8s[claim] = json!({ "name": name, "uid": uid });
-            request["spec"]["boundObjectRef"]["uid"] = json!(uid);
+            if let Some(node_name) = object["spec"]["nodeName"].as_str().filter(|n| resource == "pods" && !n.is_empty()) {
+                // A missing node still leaves its name, so the token says where the pod runs.
+                k8s["node"] = match stored(storage, "nodes", None, node_name).await? {
+                    Some(node) => json!({ "name": node_name, "uid": node["metadata"]["uid"] }),
+                    None => json!({ "name": node_name }),
+                };
+            }
         }
-        let expiration = if self.max_expiration_seconds > 0 { expiration.min(self.max_expiration_seconds) } else { expiration };
-        let issued = now();
+        let mut warnings = Vec::new();
+        let mut expiration = expiration;
+        if self.max_expiration_seconds > 0 && expiration > self.max_expiration_seconds {
+            warnings.push(format!("requested expiration of {expiration} seconds shortened to {} seconds", self.max_expiration_seconds));
+            expiration = self.max_expiration_seconds;
+        }
         let claims = json!({
             "aud": audiences,
             "exp": issued + expiration,
@@ -370,14 +419,15 @@ impl TokenAuthority {
             "sub": crate::rbac::service_account_username(namespace, account),
         });
         let token = self.sign(&claims)?;
-        let expires = chrono::DateTime::from_timestamp(issued + expiration, 0).unwrap_or_default();
-        request["spec"]["audiences"] = json!(audiences);
         request["spec"]["expirationSeconds"] = json!(expiration);
-        request["metadata"]["name"] = json!(account);
-        request["metadata"]["namespace"] = json!(namespace);
-        request["status"] = json!({ "token": token, "expirationTimestamp": expires.format("%Y-%m-%dT%H:%M:%SZ").to_string() });
-        Ok(request)
+        request["status"] = json!({ "token": token, "expirationTimestamp": timestamp(issued + expiration) });
+        Ok((request, warnings))
     }
+}
+
+/// A time in seconds as the API writes it (RFC 3339, UTC, seconds).
+fn timestamp(seconds: i64) -> String {
+    chrono::DateTime::from_timestamp(seconds, 0).unwrap_or_default().format("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
 /// `serviceaccount.UserInfo`: the account's user name, uid and groups.
