@@ -798,6 +798,20 @@ fn client_ca_file_trusts_another_ca_instead() {
     assert_eq!(code, 401);
 }
 
+/// A kubeconfig at `path` for the admin's cluster that authenticates with `token` alone.
+fn token_kubeconfig(admin: &Path, token: &str, path: &Path) -> PathBuf {
+    let admin: Value = serde_yaml_ng::from_str(&std::fs::read_to_string(admin).unwrap()).unwrap();
+    let config = json!({
+        "apiVersion": "v1", "kind": "Config",
+        "clusters": admin["clusters"],
+        "contexts": [{"name": "c", "context": {"cluster": admin["clusters"][0]["name"], "user": "u"}}],
+        "current-context": "c",
+        "users": [{"name": "u", "user": {"token": token}}],
+    });
+    std::fs::write(path, serde_yaml_ng::to_string(&config).unwrap()).unwrap();
+    path.to_owned()
+}
+
 /// The claims of a JWT, unverified.
 fn jwt_claims(token: &str) -> Value {
     let payload = token.split('.').nth(1).unwrap();
@@ -879,4 +893,52 @@ fn token_requests_dry_run_and_pod_node_info() {
     let answer: Value = serde_json::from_slice(&answer).unwrap();
     assert_eq!(answer["spec"]["expirationSeconds"], 7200);
     assert_eq!(common::header(&headers, "warning"), Some(r#"299 - "requested expiration of 86400 seconds shortened to 7200 seconds""#));
+}
+
+#[test]
+fn rsa_service_account_keys_sign_and_verify() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (key, public) = (tmp.path().join("sa-rsa.key"), tmp.path().join("sa-rsa.pub"));
+    let openssl = |args: &[&str]| {
+        let out = Command::new("openssl").args(args).output().expect("the openssl command");
+        assert!(out.status.success(), "{}", text(&out));
+    };
+    openssl(&["genrsa", "-traditional", "-out", key.to_str().unwrap(), "2048"]);
+    openssl(&["rsa", "-in", key.to_str().unwrap(), "-pubout", "-out", public.to_str().unwrap()]);
+    let dir = tmp.path().join("data");
+    let server = common::start_with(
+        &dir,
+        &["--service-account-signing-key-file", key.to_str().unwrap(), "--service-account-key-file", public.to_str().unwrap()],
+    );
+    server.wait_ready();
+    let get = |path: &str| -> Value { serde_json::from_str(&common::request(&server, "GET", path, "application/json", b"").1).unwrap() };
+    let jwks = get("/openid/v1/jwks");
+    assert_eq!(jwks["keys"].as_array().unwrap().len(), 1, "the signing key's public half is the verifying key: {jwks}");
+    assert_eq!(jwks["keys"][0]["kty"], "RSA");
+    assert_eq!(jwks["keys"][0]["alg"], "RS256");
+    assert_eq!(jwks["keys"][0]["e"], "AQAB");
+    assert_eq!(get("/.well-known/openid-configuration")["id_token_signing_alg_values_supported"], json!(["RS256"]));
+    let admin = dir.join("admin.kubeconfig");
+    ok(&admin, &["create", "serviceaccount", "robot"]);
+    let token = ok(&admin, &["create", "token", "robot"]).trim().to_owned();
+    let header = jsonwebtoken::decode_header(&token).unwrap();
+    assert_eq!(header.alg, jsonwebtoken::Algorithm::RS256);
+    assert_eq!(header.kid.as_deref(), jwks["keys"][0]["kid"].as_str());
+    let robot = token_kubeconfig(&admin, &token, &tmp.path().join("robot.kubeconfig"));
+    let out = kubectl(&robot, &["auth", "whoami", "-o", "json"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let me: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(me["status"]["userInfo"]["username"], "system:serviceaccount:default:robot");
+    // A token signed by another RSA key is refused.
+    let other = tmp.path().join("other.key");
+    openssl(&["genrsa", "-traditional", "-out", other.to_str().unwrap(), "2048"]);
+    let claims = jwt_claims(&token);
+    let forged = jsonwebtoken::encode(
+        &jsonwebtoken::Header { kid: header.kid.clone(), ..jsonwebtoken::Header::new(jsonwebtoken::Algorithm::RS256) },
+        &claims,
+        &jsonwebtoken::EncodingKey::from_rsa_pem(&std::fs::read(&other).unwrap()).unwrap(),
+    )
+    .unwrap();
+    let out = kubectl(&token_kubeconfig(&admin, &forged, &tmp.path().join("forged.kubeconfig")), &["auth", "whoami"]);
+    assert!(!out.status.success() && text(&out).contains("Unauthorized"), "{}", text(&out));
 }

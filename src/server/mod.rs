@@ -150,7 +150,8 @@ pub struct ServeArgs {
     /// `<data-dir>/pki` when none is given.
     #[arg(long)]
     pub service_account_key_file: Vec<PathBuf>,
-    /// The private key (PEM, PKCS#8 ECDSA P-256; RSA keys are not supported yet) that signs service-account tokens.
+    /// The private key (PEM: PKCS#8 ECDSA P-256, signing ES256; or RSA, PKCS#1 or PKCS#8, signing
+    /// RS256) that signs service-account tokens.
     #[arg(long)]
     pub service_account_signing_key_file: Option<PathBuf>,
     /// The audiences the API accepts in tokens (default: the issuers).
