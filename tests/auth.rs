@@ -942,3 +942,71 @@ fn rsa_service_account_keys_sign_and_verify() {
     let out = kubectl(&token_kubeconfig(&admin, &forged, &tmp.path().join("forged.kubeconfig")), &["auth", "whoami"]);
     assert!(!out.status.success() && text(&out).contains("Unauthorized"), "{}", text(&out));
 }
+
+#[test]
+fn node_authorizer_limits_kubelets_to_their_pods() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("data");
+    let server = common::start_with(&dir, &["--authorization-mode", "Node,RBAC"]);
+    server.wait_ready();
+    let admin = dir.join("admin.kubeconfig");
+    let node_config = |node: &str| {
+        let user = format!("system:node:{node}");
+        let out = kapi(&["kubeconfig", "--user", &user, "--group", "system:nodes", "--data-dir", dir.to_str().unwrap()]);
+        assert!(out.status.success(), "{}", text(&out));
+        let path = tmp.path().join(format!("{node}.kubeconfig"));
+        std::fs::write(&path, &out.stdout).unwrap();
+        path
+    };
+    let (n1, n2) = (node_config("n1"), node_config("n2"));
+    let objects = tmp.path().join("objects.yaml");
+    std::fs::write(
+        &objects,
+        r#"
+apiVersion: v1
+kind: List
+items:
+- {apiVersion: v1, kind: Secret, metadata: {name: used, namespace: default}, stringData: {a: b}}
+- {apiVersion: v1, kind: Secret, metadata: {name: unused, namespace: default}, stringData: {a: b}}
+- {apiVersion: v1, kind: ConfigMap, metadata: {name: settings, namespace: default}, data: {a: b}}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: web, namespace: default}
+  spec:
+    nodeName: n1
+    containers:
+    - name: c
+      image: i
+      envFrom: [{configMapRef: {name: settings}}]
+    volumes: [{name: s, secret: {secretName: used}}]
+"#,
+    )
+    .unwrap();
+    ok(&admin, &["apply", "-f", objects.to_str().unwrap()]);
+    // The graph follows the pods asynchronously.
+    wait_until(|| kubectl(&n1, &["get", "secret", "used"]).status.success());
+    ok(&n1, &["get", "configmap", "settings"]);
+    ok(&n1, &["get", "pod", "web"]);
+    ok(&n1, &["get", "pods", "-A", "--field-selector", "spec.nodeName=n1"]);
+    let denied = fails(&n1, &["get", "secret", "unused"]);
+    assert!(
+        denied.contains(r#"secrets "unused" is forbidden: User "system:node:n1" cannot get resource "secrets" in API group "" in the namespace "default": no relationship found between node 'n1' and this object"#),
+        "{denied}"
+    );
+    let denied = fails(&n2, &["get", "secret", "used"]);
+    assert!(denied.contains("no relationship found between node 'n2' and this object"), "{denied}");
+    fails(&n2, &["get", "pod", "web"]);
+    let denied = fails(&n1, &["get", "pods", "-A"]);
+    assert!(denied.contains("can only list/watch pods with spec.nodeName field selector"), "{denied}");
+    // Its own Node object only.
+    let denied = fails(&n1, &["get", "node", "n2"]);
+    assert!(denied.contains("node 'n1' cannot read 'n2', only its own Node object"), "{denied}");
+    let mine = kubectl(&n1, &["get", "node", "n1"]);
+    assert!(text(&mine).contains(r#"nodes "n1" not found"#), "allowed, and missing: {}", text(&mine));
+    // What the Node authorizer does not subdivide, the system:node rules decide.
+    ok(&n1, &["get", "services"]);
+    fails(&n1, &["get", "deployments"]);
+    // Pod deleted: the path is gone.
+    ok(&admin, &["delete", "pod", "web", "--grace-period=0", "--force"]);
+    wait_until(|| !kubectl(&n1, &["get", "secret", "used"]).status.success());
+}
