@@ -8,6 +8,8 @@
 //! (`registry::rbac::authorizer`); the chain, the access reviews and the escalation checks of
 //! the RBAC strategies all ask this module.
 
+pub mod node;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -137,6 +139,8 @@ pub struct Attributes<'a> {
     pub name: &'a str,
     /// The path of a non-resource request.
     pub path: &'a str,
+    /// The raw `fieldSelector` of a list or watch (upstream's `GetFieldSelector`).
+    pub field_selector: &'a str,
 }
 
 impl<'a> Attributes<'a> {
@@ -153,6 +157,7 @@ impl<'a> Attributes<'a> {
             subresource: &info.subresource,
             name: &info.name,
             path: &info.path,
+            field_selector: &info.field_selector,
         }
     }
 }
@@ -536,6 +541,7 @@ mod tests {
             subresource: sub,
             name,
             path: "",
+            field_selector: "",
         }
     }
 

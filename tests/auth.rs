@@ -737,6 +737,24 @@ fn bootstrap_policy_is_reconciled_and_aggregated() {
     .unwrap();
     ok(&admin, &["apply", "-f", widgets.to_str().unwrap()]);
     wait_until(|| get("clusterrole/admin")["rules"].to_string().contains("widgets"));
+    // The controllers' roles and bindings are stored and grant what upstream's do.
+    let role = get("clusterrole/system:controller:namespace-controller");
+    assert_eq!(
+        role["rules"],
+        json!([
+            {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["delete", "get", "list", "watch"]},
+            {"apiGroups": [""], "resources": ["namespaces/finalize", "namespaces/status"], "verbs": ["update"]},
+            {"apiGroups": ["*"], "resources": ["*"], "verbs": ["delete", "deletecollection", "get", "list", "watch"]},
+        ])
+    );
+    let binding = get("clusterrolebinding/system:controller:namespace-controller");
+    assert_eq!(binding["subjects"], json!([{"kind": "ServiceAccount", "name": "namespace-controller", "namespace": "kube-system"}]));
+    let can_i = |args: &[&str]| String::from_utf8_lossy(&kubectl(&admin, args).stdout).trim().to_owned();
+    let gc = "--as=system:serviceaccount:kube-system:generic-garbage-collector";
+    assert_eq!(can_i(&["auth", "can-i", "delete", "deployments.apps", "-A", gc]), "yes");
+    assert_eq!(can_i(&["auth", "can-i", "create", "deployments.apps", "-A", gc]), "no");
+    let names = ok(&admin, &["get", "clusterroles", "-o", "name"]);
+    assert_eq!(names.lines().filter(|l| l.starts_with("clusterrole.rbac.authorization.k8s.io/system:controller:")).count(), 38);
     let bindings = get("clusterrolebinding/system:public-info-viewer");
     assert_eq!(bindings["subjects"].as_array().unwrap().len(), 2);
     assert_eq!(bindings["metadata"]["labels"]["kubernetes.io/bootstrapping"], "rbac-defaults");
@@ -778,4 +796,217 @@ fn client_ca_file_trusts_another_ca_instead() {
     // kapi's own admin certificate is not from the trusted CA any more.
     let (code, _) = common::request(&server, "GET", "/api/v1/namespaces", "application/json", b"");
     assert_eq!(code, 401);
+}
+
+/// A kubeconfig at `path` for the admin's cluster that authenticates with `token` alone.
+fn token_kubeconfig(admin: &Path, token: &str, path: &Path) -> PathBuf {
+    let admin: Value = serde_yaml_ng::from_str(&std::fs::read_to_string(admin).unwrap()).unwrap();
+    let config = json!({
+        "apiVersion": "v1", "kind": "Config",
+        "clusters": admin["clusters"],
+        "contexts": [{"name": "c", "context": {"cluster": admin["clusters"][0]["name"], "user": "u"}}],
+        "current-context": "c",
+        "users": [{"name": "u", "user": {"token": token}}],
+    });
+    std::fs::write(path, serde_yaml_ng::to_string(&config).unwrap()).unwrap();
+    path.to_owned()
+}
+
+/// The claims of a JWT, unverified.
+fn jwt_claims(token: &str) -> Value {
+    let payload = token.split('.').nth(1).unwrap();
+    serde_json::from_slice(&base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(payload).unwrap()).unwrap()
+}
+
+#[test]
+fn token_requests_dry_run_and_pod_node_info() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("data");
+    let server = common::start_with(&dir, &["--service-account-max-token-expiration", "2h"]);
+    server.wait_ready();
+    let post = |path: &str, body: Value| -> (u16, Value) {
+        let (code, text) = common::request(&server, "POST", path, "application/json", body.to_string().as_bytes());
+        (code, serde_json::from_str(&text).unwrap_or(Value::Null))
+    };
+    assert_eq!(post("/api/v1/namespaces", json!({"metadata": {"name": "tok"}})).0, 201);
+    assert_eq!(post("/api/v1/namespaces/tok/serviceaccounts", json!({"metadata": {"name": "sa"}})).0, 201);
+    let (code, node) = post("/api/v1/nodes", json!({"metadata": {"name": "n1"}}));
+    assert_eq!(code, 201, "{node}");
+    let pod = |name: &str, node: &str| json!({"metadata": {"name": name}, "spec": {"serviceAccountName": "sa", "nodeName": node, "containers": [{"name": "c", "image": "i"}]}});
+    let (code, p1) = post("/api/v1/namespaces/tok/pods", pod("p1", "n1"));
+    assert_eq!(code, 201, "{p1}");
+    let (code, p2) = post("/api/v1/namespaces/tok/pods", pod("p2", "gone"));
+    assert_eq!(code, 201, "{p2}");
+    let token_path = "/api/v1/namespaces/tok/serviceaccounts/sa/token";
+    let bound = |pod: &str| json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"boundObjectRef": {"apiVersion": "v1", "kind": "Pod", "name": pod}}});
+
+    // A pod-bound token names the pod's node, with its uid when the node exists.
+    let (code, answer) = post(token_path, bound("p1"));
+    assert_eq!(code, 201, "{answer}");
+    let token = answer["status"]["token"].as_str().unwrap().to_owned();
+    let claims = jwt_claims(&token);
+    assert_eq!(claims["kubernetes.io"]["pod"], json!({"name": "p1", "uid": p1["metadata"]["uid"]}));
+    assert_eq!(claims["kubernetes.io"]["node"], json!({"name": "n1", "uid": node["metadata"]["uid"]}));
+    assert_eq!(answer["metadata"]["name"], "sa");
+    assert_eq!(answer["metadata"]["namespace"], "tok");
+    assert!(answer["metadata"]["uid"].as_str().is_some_and(|u| !u.is_empty()), "{answer}");
+    assert!(answer["metadata"]["creationTimestamp"].is_string(), "{answer}");
+    let (_, answer2) = post(token_path, bound("p2"));
+    assert_eq!(jwt_claims(answer2["status"]["token"].as_str().unwrap())["kubernetes.io"]["node"], json!({"name": "gone"}));
+    let review = |token: &str| post("/apis/authentication.k8s.io/v1/tokenreviews", json!({"spec": {"token": token}})).1;
+    let extra = &review(&token)["status"]["user"]["extra"];
+    assert_eq!(extra["authentication.kubernetes.io/pod-name"], json!(["p1"]));
+    assert_eq!(extra["authentication.kubernetes.io/node-name"], json!(["n1"]));
+    assert_eq!(extra["authentication.kubernetes.io/node-uid"], json!([node["metadata"]["uid"]]));
+    // The node of a pod-bound token is information, not a binding: the token outlives it.
+    let (code, _) = common::request(&server, "DELETE", "/api/v1/nodes/n1", "application/json", b"");
+    assert_eq!(code, 200);
+    assert_eq!(review(&token)["status"]["authenticated"], true);
+
+    // Dry run: nothing is stored by a TokenRequest, so it is answered in full, as upstream's.
+    let (code, dry) = post(&format!("{token_path}?dryRun=All"), json!({"spec": {"expirationSeconds": 900}}));
+    assert_eq!(code, 201, "{dry}");
+    assert_eq!(dry["spec"]["expirationSeconds"], 900);
+    assert_eq!(review(dry["status"]["token"].as_str().unwrap())["status"]["authenticated"], true);
+
+    // Name, namespace and uid in the body must be the account's; expiry shortened with a warning.
+    let (code, err) = post(token_path, json!({"metadata": {"name": "other"}, "spec": {}}));
+    assert_eq!(code, 422, "{err}");
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .contains("metadata.name: Invalid value: \"other\": must match the service account name if specified"),
+        "{err}"
+    );
+    let (code, err) = post(token_path, json!({"metadata": {"uid": "nope"}, "spec": {}}));
+    assert_eq!(code, 409, "{err}");
+    let body = json!({"spec": {"expirationSeconds": 86400}}).to_string();
+    let (code, headers, answer) = common::request_full(
+        &server,
+        "POST",
+        token_path,
+        &[("Content-Type", "application/json"), ("Accept", "application/json")],
+        body.as_bytes(),
+    );
+    assert_eq!(code, 201);
+    let answer: Value = serde_json::from_slice(&answer).unwrap();
+    assert_eq!(answer["spec"]["expirationSeconds"], 7200);
+    assert_eq!(common::header(&headers, "warning"), Some(r#"299 - "requested expiration of 86400 seconds shortened to 7200 seconds""#));
+}
+
+#[test]
+fn rsa_service_account_keys_sign_and_verify() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (key, public) = (tmp.path().join("sa-rsa.key"), tmp.path().join("sa-rsa.pub"));
+    let openssl = |args: &[&str]| {
+        let out = Command::new("openssl").args(args).output().expect("the openssl command");
+        assert!(out.status.success(), "{}", text(&out));
+    };
+    openssl(&["genrsa", "-traditional", "-out", key.to_str().unwrap(), "2048"]);
+    openssl(&["rsa", "-in", key.to_str().unwrap(), "-pubout", "-out", public.to_str().unwrap()]);
+    let dir = tmp.path().join("data");
+    let server = common::start_with(
+        &dir,
+        &["--service-account-signing-key-file", key.to_str().unwrap(), "--service-account-key-file", public.to_str().unwrap()],
+    );
+    server.wait_ready();
+    let get = |path: &str| -> Value { serde_json::from_str(&common::request(&server, "GET", path, "application/json", b"").1).unwrap() };
+    let jwks = get("/openid/v1/jwks");
+    assert_eq!(jwks["keys"].as_array().unwrap().len(), 1, "the signing key's public half is the verifying key: {jwks}");
+    assert_eq!(jwks["keys"][0]["kty"], "RSA");
+    assert_eq!(jwks["keys"][0]["alg"], "RS256");
+    assert_eq!(jwks["keys"][0]["e"], "AQAB");
+    assert_eq!(get("/.well-known/openid-configuration")["id_token_signing_alg_values_supported"], json!(["RS256"]));
+    let admin = dir.join("admin.kubeconfig");
+    ok(&admin, &["create", "serviceaccount", "robot"]);
+    let token = ok(&admin, &["create", "token", "robot"]).trim().to_owned();
+    let header = jsonwebtoken::decode_header(&token).unwrap();
+    assert_eq!(header.alg, jsonwebtoken::Algorithm::RS256);
+    assert_eq!(header.kid.as_deref(), jwks["keys"][0]["kid"].as_str());
+    let robot = token_kubeconfig(&admin, &token, &tmp.path().join("robot.kubeconfig"));
+    let out = kubectl(&robot, &["auth", "whoami", "-o", "json"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let me: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(me["status"]["userInfo"]["username"], "system:serviceaccount:default:robot");
+    // A token signed by another RSA key is refused.
+    let other = tmp.path().join("other.key");
+    openssl(&["genrsa", "-traditional", "-out", other.to_str().unwrap(), "2048"]);
+    let claims = jwt_claims(&token);
+    let forged = jsonwebtoken::encode(
+        &jsonwebtoken::Header { kid: header.kid.clone(), ..jsonwebtoken::Header::new(jsonwebtoken::Algorithm::RS256) },
+        &claims,
+        &jsonwebtoken::EncodingKey::from_rsa_pem(&std::fs::read(&other).unwrap()).unwrap(),
+    )
+    .unwrap();
+    let out = kubectl(&token_kubeconfig(&admin, &forged, &tmp.path().join("forged.kubeconfig")), &["auth", "whoami"]);
+    assert!(!out.status.success() && text(&out).contains("Unauthorized"), "{}", text(&out));
+}
+
+#[test]
+fn node_authorizer_limits_kubelets_to_their_pods() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("data");
+    let server = common::start_with(&dir, &["--authorization-mode", "Node,RBAC"]);
+    server.wait_ready();
+    let admin = dir.join("admin.kubeconfig");
+    let node_config = |node: &str| {
+        let user = format!("system:node:{node}");
+        let out = kapi(&["kubeconfig", "--user", &user, "--group", "system:nodes", "--data-dir", dir.to_str().unwrap()]);
+        assert!(out.status.success(), "{}", text(&out));
+        let path = tmp.path().join(format!("{node}.kubeconfig"));
+        std::fs::write(&path, &out.stdout).unwrap();
+        path
+    };
+    let (n1, n2) = (node_config("n1"), node_config("n2"));
+    let objects = tmp.path().join("objects.yaml");
+    std::fs::write(
+        &objects,
+        r#"
+apiVersion: v1
+kind: List
+items:
+- {apiVersion: v1, kind: Secret, metadata: {name: used, namespace: default}, stringData: {a: b}}
+- {apiVersion: v1, kind: Secret, metadata: {name: unused, namespace: default}, stringData: {a: b}}
+- {apiVersion: v1, kind: ConfigMap, metadata: {name: settings, namespace: default}, data: {a: b}}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: web, namespace: default}
+  spec:
+    nodeName: n1
+    containers:
+    - name: c
+      image: i
+      envFrom: [{configMapRef: {name: settings}}]
+    volumes: [{name: s, secret: {secretName: used}}]
+"#,
+    )
+    .unwrap();
+    ok(&admin, &["apply", "-f", objects.to_str().unwrap()]);
+    // The graph follows the pods asynchronously.
+    wait_until(|| kubectl(&n1, &["get", "secret", "used"]).status.success());
+    ok(&n1, &["get", "configmap", "settings"]);
+    ok(&n1, &["get", "pod", "web"]);
+    ok(&n1, &["get", "pods", "-A", "--field-selector", "spec.nodeName=n1"]);
+    let denied = fails(&n1, &["get", "secret", "unused"]);
+    assert!(
+        denied.contains(r#"secrets "unused" is forbidden: User "system:node:n1" cannot get resource "secrets" in API group "" in the namespace "default": no relationship found between node 'n1' and this object"#),
+        "{denied}"
+    );
+    let denied = fails(&n2, &["get", "secret", "used"]);
+    assert!(denied.contains("no relationship found between node 'n2' and this object"), "{denied}");
+    fails(&n2, &["get", "pod", "web"]);
+    let denied = fails(&n1, &["get", "pods", "-A"]);
+    assert!(denied.contains("can only list/watch pods with spec.nodeName field selector"), "{denied}");
+    // Its own Node object only.
+    let denied = fails(&n1, &["get", "node", "n2"]);
+    assert!(denied.contains("node 'n1' cannot read 'n2', only its own Node object"), "{denied}");
+    let mine = kubectl(&n1, &["get", "node", "n1"]);
+    assert!(text(&mine).contains(r#"nodes "n1" not found"#), "allowed, and missing: {}", text(&mine));
+    // What the Node authorizer does not subdivide, the system:node rules decide.
+    ok(&n1, &["get", "services"]);
+    fails(&n1, &["get", "deployments"]);
+    // Pod deleted: the path is gone.
+    ok(&admin, &["delete", "pod", "web", "--grace-period=0", "--force"]);
+    wait_until(|| !kubectl(&n1, &["get", "secret", "used"]).status.success());
 }

@@ -132,7 +132,8 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = connection::ConnectionLimits::default().http2_max_streams)]
     pub http2_max_streams_per_connection: u32,
     /// Authorizers, comma-separated, asked in order after the `system:masters` group:
-    /// `RBAC` (the default), `AlwaysAllow`, `AlwaysDeny` (`Node` is accepted and ignored).
+    /// `RBAC` (the default), `AlwaysAllow`, `AlwaysDeny`, and `Node` (kubelets' access to what
+    /// their pods use, asked before the others).
     #[arg(long, default_value = "RBAC", value_delimiter = ',')]
     pub authorization_mode: Vec<String>,
     /// Requests without credentials are served as `system:anonymous` (group
@@ -150,7 +151,8 @@ pub struct ServeArgs {
     /// `<data-dir>/pki` when none is given.
     #[arg(long)]
     pub service_account_key_file: Vec<PathBuf>,
-    /// The private key (PEM, PKCS#8 ECDSA P-256; RSA keys are not supported yet) that signs service-account tokens.
+    /// The private key (PEM: PKCS#8 ECDSA P-256, signing ES256; or RSA, PKCS#1 or PKCS#8, signing
+    /// RS256) that signs service-account tokens.
     #[arg(long)]
     pub service_account_signing_key_file: Option<PathBuf>,
     /// The audiences the API accepts in tokens (default: the issuers).
@@ -304,11 +306,15 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     };
     std::fs::write(args.data_dir.join("port"), addr.port().to_string())?;
 
-    let mut mode = crate::rbac::Mode::AlwaysAllow;
+    // `Node` is asked first (kube-apiserver's usual `Node,RBAC`); with no other mode, what it
+    // has no opinion on is denied.
+    let node = args.authorization_mode.iter().any(|m| m == "Node");
+    let mut mode = if node { crate::rbac::Mode::AlwaysDeny } else { crate::rbac::Mode::AlwaysAllow };
     for name in args.authorization_mode.iter().rev().filter(|m| m.as_str() != "Node") {
         mode = crate::rbac::Mode::parse(name).map_err(anyhow::Error::msg).context("--authorization-mode")?;
     }
-    let authorizer = Arc::new(crate::registry::rbac::authorizer::Authorizer::new(mode));
+    let authorizer = crate::registry::rbac::authorizer::Authorizer::new(mode);
+    let authorizer = Arc::new(if node { authorizer.with_node_authorizer() } else { authorizer });
     let authentication = Arc::new(authentication_config(&args)?);
     let store_config = Arc::new(crate::registry::store::StoreConfig {
         network,

@@ -66,7 +66,10 @@ async fn request_token(store: &dyn Storage, call: &ResourceCall<'_>, namespace: 
         .service_accounts
         .clone()
         .ok_or_else(|| ApiError::method_not_supported(crate::status::GroupResource::new("", "serviceaccounts/token"), "create"))?;
-    let answered = authority.request_token(store, namespace.unwrap_or_default(), &call.info.name, request).await?;
+    let (answered, warnings) = authority.request_token(store, namespace.unwrap_or_default(), &call.info.name, request).await?;
+    for warning in warnings {
+        rest::warn(warning);
+    }
     Ok(respond(&kind, call.accept, 201, &answered))
 }
 

@@ -475,7 +475,7 @@ tokio::task_local! {
     static WARNINGS: std::cell::RefCell<Vec<String>>;
 }
 
-fn warn(message: String) {
+pub(super) fn warn(message: String) {
     let _ = WARNINGS.try_with(|w| w.borrow_mut().push(message));
 }
 

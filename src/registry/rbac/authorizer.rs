@@ -2,6 +2,10 @@
 //! ClusterRoleBinding held in memory as one [`Policy`] snapshot (upstream's authorizer reads
 //! informers' listers), loaded at start and kept current by one watch per resource, so that a
 //! request's authorization reads no storage. A failed watch lists again and resumes.
+//!
+//! With the Node authorizer (`--authorization-mode Node,RBAC`) the pods bound to nodes are
+//! followed the same way into `rbac::node::Graph`, and a kubelet's request is first put to the
+//! Node authorizer, then to the mode's (upstream's union).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, RwLock};
@@ -9,6 +13,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use crate::rbac::node::{self, Decision, Graph};
 use crate::rbac::{Attributes, Binding, Mode, Policy, PolicyRule};
 use crate::registry::keys;
 use crate::registry::objects;
@@ -26,6 +31,8 @@ pub struct Authorizer {
     mode: Mode,
     policy: RwLock<Arc<Policy>>,
     sources: Mutex<Sources>,
+    /// The Node authorizer, when enabled: the pods' graph and the `system:node` role's rules.
+    nodes: Option<(RwLock<Graph>, Vec<PolicyRule>)>,
 }
 
 impl Default for Authorizer {
@@ -37,7 +44,19 @@ impl Default for Authorizer {
 impl Authorizer {
     /// An authorizer whose policy is empty (for modes that read none, and tests).
     pub fn new(mode: Mode) -> Authorizer {
-        Authorizer { mode, policy: RwLock::new(Arc::new(Policy::default())), sources: Mutex::new(Default::default()) }
+        Authorizer { mode, policy: RwLock::new(Arc::new(Policy::default())), sources: Mutex::new(Default::default()), nodes: None }
+    }
+
+    /// This authorizer with the Node authorizer before it (`--authorization-mode Node,...`),
+    /// whose static rules are the bootstrap `system:node` role's (upstream's `NodeRules`).
+    pub fn with_node_authorizer(mut self) -> Authorizer {
+        let rules = super::bootstrap::policy()
+            .into_iter()
+            .find(|o| o.resource == "clusterroles" && o.object["metadata"]["name"] == "system:node")
+            .map(|o| PolicyRule::of_role(&o.object))
+            .unwrap_or_default();
+        self.nodes = Some((RwLock::new(Graph::default()), rules));
+        self
     }
 
     pub fn mode(&self) -> Mode {
@@ -52,12 +71,29 @@ impl Authorizer {
     /// Upstream's authorizer chain: `system:masters`, then the mode's authorizer; a refusal
     /// carries upstream's reason (possibly empty).
     pub fn authorize(&self, a: &Attributes<'_>) -> Result<String, String> {
-        crate::rbac::decide(self.mode, &self.policy(), a)
+        let mut reasons = Vec::new();
+        if let Some((graph, rules)) = &self.nodes
+            && node::node_identity(a.user).is_some()
+        {
+            match node::authorize(&graph.read().unwrap_or_else(|e| e.into_inner()), rules, a) {
+                Decision::Allow => return Ok(String::new()),
+                Decision::NoOpinion(reason) if !reason.is_empty() => reasons.push(reason),
+                Decision::NoOpinion(_) => {}
+            }
+        }
+        crate::rbac::decide(self.mode, &self.policy(), a).map_err(|reason| {
+            reasons.push(reason);
+            reasons.retain(|r| !r.is_empty());
+            reasons.join("\n")
+        })
     }
 
     /// Loads the policy from `storage`, then keeps it current in the background (for RBAC;
     /// the other modes read none).
     pub async fn follow(self: &Arc<Self>, storage: Arc<dyn Storage>) -> Result<(), ApiError> {
+        if self.nodes.is_some() {
+            self.follow_pods(storage.clone()).await?;
+        }
         if self.mode != Mode::Rbac {
             return Ok(());
         }
@@ -77,6 +113,63 @@ impl Authorizer {
                     }
                 }
             });
+        }
+        Ok(())
+    }
+
+    /// Loads the pods into the Node authorizer's graph, then keeps it current.
+    async fn follow_pods(self: &Arc<Self>, storage: Arc<dyn Storage>) -> Result<(), ApiError> {
+        let from = self.load_pods(storage.as_ref()).await?;
+        let authorizer = self.clone();
+        tokio::spawn(async move {
+            let mut from = from;
+            loop {
+                if let Err(e) = authorizer.apply_pod_changes(storage.as_ref(), from).await {
+                    tracing::warn!(error = %e, "Node authorizer: the pods' watch ended; listing again");
+                }
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                match authorizer.load_pods(storage.as_ref()).await {
+                    Ok(revision) => from = revision,
+                    Err(e) => tracing::warn!(error = %e, "Node authorizer: listing pods failed"),
+                }
+            }
+        });
+        Ok(())
+    }
+
+    fn graph(&self) -> Option<std::sync::RwLockWriteGuard<'_, Graph>> {
+        self.nodes.as_ref().map(|(graph, _)| graph.write().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Lists the pods into a new graph; returns the revision to watch after.
+    async fn load_pods(&self, storage: &dyn Storage) -> Result<Revision, ApiError> {
+        let listed = storage.list(&keys::key("", "pods", None, None), ListOptions::default()).await?;
+        let mut graph = Graph::default();
+        for kv in &listed.kvs {
+            if let (Some((namespace, name)), Ok((_, pod))) = (pod_of_key(&kv.key), objects::decode_stored(&kv.value)) {
+                graph.set_pod(namespace, name, Some(&pod));
+            }
+        }
+        if let Some(mut current) = self.graph() {
+            *current = graph;
+        }
+        Ok(listed.revision)
+    }
+
+    /// Applies the pods' changes after `from` until the watch ends.
+    async fn apply_pod_changes(&self, storage: &dyn Storage, from: Revision) -> Result<(), ApiError> {
+        let mut changes = storage.watch(&keys::key("", "pods", None, None), from).await?;
+        while let Some(event) = changes.next().await {
+            let event = event?;
+            let Some((namespace, name)) = pod_of_key(event.key()) else { continue };
+            let pod = match &event {
+                Event::Put { kv, .. } => objects::decode_stored(&kv.value).ok().map(|(_, pod)| pod),
+                Event::Delete { .. } => None,
+                Event::Progress { .. } => continue,
+            };
+            if let Some(mut graph) = self.graph() {
+                graph.set_pod(namespace, name, pod.as_ref());
+            }
         }
         Ok(())
     }
@@ -122,6 +215,14 @@ impl Authorizer {
         };
         *self.policy.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(policy);
     }
+}
+
+/// The namespace and name of a pod's storage key (`.../pods/<namespace>/<name>`).
+fn pod_of_key(key: &str) -> Option<(&str, &str)> {
+    let mut parts = key.rsplitn(3, '/');
+    let name = parts.next()?;
+    let namespace = parts.next()?;
+    Some((namespace, name))
 }
 
 /// The snapshot of the stored objects.

@@ -248,6 +248,129 @@ mod tests {
         assert!(node["subjects"].is_null());
     }
 
+    /// Upstream's `testdata/controller-roles.yaml` and `controller-role-bindings.yaml`: every
+    /// controller role by name, each bound to its controller's ServiceAccount, and a few roles'
+    /// rules exactly as the testdata lists them.
+    #[test]
+    fn controller_roles_match_upstream() {
+        let policy = policy();
+        let find = |resource: &str, name: &str| {
+            policy.iter().find(|o| o.resource == resource && o.object["metadata"]["name"] == name).map(|o| o.object.clone())
+        };
+        let controllers = [
+            "attachdetach-controller",
+            "certificate-controller",
+            "clusterrole-aggregation-controller",
+            "cronjob-controller",
+            "daemon-set-controller",
+            "deployment-controller",
+            "device-taint-eviction-controller",
+            "disruption-controller",
+            "endpoint-controller",
+            "endpointslice-controller",
+            "endpointslicemirroring-controller",
+            "ephemeral-volume-controller",
+            "expand-controller",
+            "generic-garbage-collector",
+            "horizontal-pod-autoscaler",
+            "job-controller",
+            "legacy-service-account-token-cleaner",
+            "namespace-controller",
+            "node-controller",
+            "persistent-volume-binder",
+            "pod-garbage-collector",
+            "pv-protection-controller",
+            "pvc-protection-controller",
+            "replicaset-controller",
+            "replication-controller",
+            "resource-claim-controller",
+            "resourcequota-controller",
+            "root-ca-cert-publisher",
+            "route-controller",
+            "selinux-warning-controller",
+            "service-account-controller",
+            "service-cidrs-controller",
+            "service-controller",
+            "statefulset-controller",
+            "ttl-after-finished-controller",
+            "ttl-controller",
+            "validatingadmissionpolicy-status-controller",
+            "volumeattributesclass-protection-controller",
+        ];
+        let roles: Vec<String> = policy
+            .iter()
+            .filter(|o| o.resource == "clusterroles")
+            .filter_map(|o| o.object["metadata"]["name"].as_str()?.strip_prefix("system:controller:").map(str::to_owned))
+            .collect();
+        assert_eq!(roles, controllers);
+        for name in controllers {
+            let full = format!("system:controller:{name}");
+            let role = find("clusterroles", &full).unwrap();
+            assert_eq!(role["metadata"]["labels"], json!({"kubernetes.io/bootstrapping": "rbac-defaults"}), "{name}");
+            assert_eq!(role["metadata"]["annotations"], json!({AUTO_UPDATE_ANNOTATION: "true"}), "{name}");
+            let binding = find("clusterrolebindings", &full).unwrap_or_else(|| panic!("no binding for {name}"));
+            assert_eq!(binding["roleRef"], json!({"apiGroup": GROUP, "kind": "ClusterRole", "name": full}));
+            assert_eq!(binding["subjects"], json!([{"kind": "ServiceAccount", "name": name, "namespace": "kube-system"}]));
+        }
+        let events = json!({"apiGroups": ["", "events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch", "update"]});
+        let rule =
+            |groups: &[&str], resources: &[&str], verbs: &[&str]| json!({"apiGroups": groups, "resources": resources, "verbs": verbs});
+        let rules = |name: &str| find("clusterroles", &format!("system:controller:{name}")).unwrap()["rules"].clone();
+        assert_eq!(
+            rules("certificate-controller"),
+            json!([
+                rule(&["certificates.k8s.io"], &["certificatesigningrequests"], &["delete", "get", "list", "watch"]),
+                rule(&["certificates.k8s.io"], &["certificatesigningrequests/approval", "certificatesigningrequests/status"], &["update"]),
+                {"apiGroups": ["certificates.k8s.io"], "resourceNames": ["kubernetes.io/kube-apiserver-client-kubelet"], "resources": ["signers"], "verbs": ["approve"]},
+                {"apiGroups": ["certificates.k8s.io"], "resourceNames": ["kubernetes.io/kube-apiserver-client", "kubernetes.io/kube-apiserver-client-kubelet", "kubernetes.io/kubelet-serving", "kubernetes.io/legacy-unknown"], "resources": ["signers"], "verbs": ["sign"]},
+                rule(&["authorization.k8s.io"], &["subjectaccessreviews"], &["create"]),
+                events,
+            ])
+        );
+        assert_eq!(
+            rules("namespace-controller"),
+            json!([
+                rule(&[""], &["namespaces"], &["delete", "get", "list", "watch"]),
+                rule(&[""], &["namespaces/finalize", "namespaces/status"], &["update"]),
+                rule(&["*"], &["*"], &["delete", "deletecollection", "get", "list", "watch"]),
+            ])
+        );
+        assert_eq!(
+            rules("horizontal-pod-autoscaler"),
+            json!([
+                rule(&["autoscaling"], &["horizontalpodautoscalers"], &["get", "list", "watch"]),
+                rule(&["autoscaling"], &["horizontalpodautoscalers/status"], &["update"]),
+                rule(&["*"], &["*/scale"], &["get", "update"]),
+                rule(&[""], &["pods"], &["list", "watch"]),
+                rule(&["metrics.k8s.io"], &["pods"], &["list", "watch"]),
+                rule(&["custom.metrics.k8s.io"], &["*"], &["get", "list", "watch"]),
+                rule(&["external.metrics.k8s.io"], &["*"], &["get", "list", "watch"]),
+                events,
+            ])
+        );
+        assert_eq!(
+            rules("legacy-service-account-token-cleaner"),
+            json!([
+                {"apiGroups": [""], "resourceNames": ["kube-apiserver-legacy-service-account-token-tracking"], "resources": ["configmaps"], "verbs": ["get"]},
+                rule(&[""], &["secrets"], &["delete", "patch"]),
+            ])
+        );
+        assert_eq!(
+            rules("persistent-volume-binder"),
+            json!([
+                rule(&[""], &["persistentvolumes"], &["create", "delete", "get", "list", "update", "watch"]),
+                rule(&[""], &["persistentvolumes/status"], &["update"]),
+                rule(&[""], &["persistentvolumeclaims"], &["get", "list", "update", "watch"]),
+                rule(&[""], &["persistentvolumeclaims/status"], &["update"]),
+                rule(&[""], &["pods"], &["create", "delete", "get", "list", "watch"]),
+                rule(&["storage.k8s.io"], &["storageclasses"], &["get", "list", "watch"]),
+                rule(&[""], &["nodes"], &["list", "watch"]),
+                events,
+                rule(&[""], &["events"], &["watch"]),
+            ])
+        );
+    }
+
     #[test]
     fn reconciling_adds_and_respects_the_opt_out() {
         let wanted = json!({"metadata": {"name": "r", "labels": {"a": "1"}, "annotations": {AUTO_UPDATE_ANNOTATION: "true"}},
