@@ -100,6 +100,27 @@ fn creates_and_updates_record_their_managers() {
     assert_eq!(code, 200, "{cleared}");
     assert_eq!(managed(&cleared), json!([entry("putter", "Update", "v1", json!({"f:data": {"f:d": {}}}))]));
 
+    // An explicit empty list clears them too (upstream's isResetManagedFields tells `[]` from
+    // none), in a PUT and in a patch; `null` keeps them.
+    let mut nulled = cleared.clone();
+    nulled["metadata"]["managedFields"] = Value::Null;
+    nulled["data"]["e"] = json!("6");
+    let (code, kept) = send(&server, "PUT", &format!("{CMS}/c?fieldManager=other"), "application/json", &nulled);
+    assert_eq!(code, 200, "{kept}");
+    assert_eq!(managed(&kept).as_array().map(Vec::len), Some(2), "{kept}");
+    assert_eq!(of(&kept, "other"), entry("other", "Update", "v1", json!({"f:data": {"f:e": {}}})));
+    assert_eq!(of(&kept, "putter"), entry("putter", "Update", "v1", json!({"f:data": {"f:d": {}}})));
+    let mut emptied = kept.clone();
+    emptied["metadata"]["managedFields"] = json!([]);
+    emptied["data"]["f"] = json!("7");
+    let (code, emptied) = send(&server, "PUT", &format!("{CMS}/c?fieldManager=putter"), "application/json", &emptied);
+    assert_eq!(code, 200, "{emptied}");
+    assert_eq!(managed(&emptied), json!([entry("putter", "Update", "v1", json!({"f:data": {"f:f": {}}}))]));
+    let patch = json!({"metadata": {"managedFields": []}});
+    let (code, patched) = send(&server, "PATCH", &format!("{CMS}/c?fieldManager=patcher"), "application/merge-patch+json", &patch);
+    assert_eq!(code, 200, "{patched}");
+    assert!(patched["metadata"].get("managedFields").is_none(), "{patched}");
+
     // fieldManager is validated as upstream's options are.
     let long = "m".repeat(129);
     let (code, status) = send(&server, "POST", &format!("{CMS}?fieldManager={long}"), "application/json", &cm);
@@ -219,6 +240,21 @@ fn apply_creates_merges_conflicts_and_forces() {
             500,
             None,
             Some("failed to create typed patch object (/web; apps/v1, Kind=Deployment): .spec.replicaz: field not declared in schema")
+        )
+    );
+
+    // An item named twice in the configuration: refused the same way (upstream validates the
+    // configuration without AllowDuplicates).
+    let twice = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"template": {"spec": {"containers": [{"name": "a", "image": "x"}, {"name": "a", "image": "y"}]}}}});
+    let (code, status) = send(&server, "PATCH", &format!("{DEPLOYS}/web?fieldManager=bob"), APPLY, &twice);
+    assert_eq!(
+        (code, status["message"].as_str()),
+        (
+            500,
+            Some(
+                "failed to create typed patch object (default/web; apps/v1, Kind=Deployment): .spec.template.spec.containers: duplicate entries for key [name=\"a\"]"
+            )
         )
     );
 
@@ -354,4 +390,64 @@ fn custom_resources_merge_by_their_schema() {
     let c = json!({"apiVersion": "example.com/v1", "kind": "Box", "metadata": {"name": "b"}, "spec": {"args": ["z"]}});
     let (code, status) = send(&server, "PATCH", &format!("{boxes}/b?fieldManager=b"), APPLY, &c);
     assert_eq!((code, status["message"].as_str()), (409, Some("Apply failed with 1 conflict: conflict with \"a\": .spec.args")));
+}
+
+/// Apply through `scale` (upstream's ScaleHandler): the Scale's `.spec.replicas` is the
+/// object's replicas field, owned by whoever owns that field on the object; a conflict names the
+/// object's manager; forced, the Scale's applier owns the field in the object's version with
+/// the `scale` subresource, and the object's applier then conflicts with it.
+#[test]
+fn apply_to_scale_owns_the_replicas_field() {
+    let (_dir, server) = start();
+    let deploy = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+        "spec": {"replicas": 2, "selector": {"matchLabels": {"a": "b"}},
+            "template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}});
+    assert_eq!(send(&server, "PATCH", &format!("{DEPLOYS}/d?fieldManager=owner"), APPLY, &deploy).0, 201);
+    let scale = json!({"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "d"}, "spec": {"replicas": 4}});
+    let (code, status) = send(&server, "PATCH", &format!("{DEPLOYS}/d/scale?fieldManager=scaler"), APPLY, &scale);
+    assert_eq!(
+        (code, status["message"].as_str()),
+        (409, Some("Apply failed with 1 conflict: conflict with \"owner\": .spec.replicas")),
+        "{status}"
+    );
+    // No fieldManager: required, as for any apply.
+    let (code, _) = send(&server, "PATCH", &format!("{DEPLOYS}/d/scale"), APPLY, &scale);
+    assert_eq!(code, 422);
+    // Another kind than Scale: refused.
+    let (code, _) = send(&server, "PATCH", &format!("{DEPLOYS}/d/scale?fieldManager=scaler"), APPLY, &deploy);
+    assert_eq!(code, 400);
+
+    let (code, scaled) = send(&server, "PATCH", &format!("{DEPLOYS}/d/scale?fieldManager=scaler&force=true"), APPLY, &scale);
+    assert_eq!(code, 200, "{scaled}");
+    assert_eq!((scaled["kind"].as_str(), scaled["spec"]["replicas"].as_i64()), (Some("Scale"), Some(4)));
+    let (_, object) = send(&server, "GET", &format!("{DEPLOYS}/d"), "application/json", &Value::Null);
+    assert_eq!(object["spec"]["replicas"], 4);
+    let mut want = entry("scaler", "Apply", "apps/v1", json!({"f:spec": {"f:replicas": {}}}));
+    want["subresource"] = json!("scale");
+    assert_eq!(of(&object, "scaler"), want);
+    assert!(of(&object, "owner")["fieldsV1"]["f:spec"].get("f:replicas").is_none(), "{object}");
+
+    // The object's applier now conflicts with the Scale's.
+    let (code, status) = send(&server, "PATCH", &format!("{DEPLOYS}/d?fieldManager=owner"), APPLY, &deploy);
+    assert_eq!(
+        (code, status["message"].as_str()),
+        (409, Some("Apply failed with 1 conflict: conflict with \"scaler\" with subresource \"scale\": .spec.replicas"))
+    );
+    // Applying the same count again through scale changes nothing and keeps the entry.
+    let (code, again) = send(&server, "PATCH", &format!("{DEPLOYS}/d/scale?fieldManager=scaler"), APPLY, &scale);
+    assert_eq!((code, again["spec"]["replicas"].as_i64()), (200, Some(4)));
+    // An Update through scale by another manager takes the field; the applier's entry goes.
+    let (code, _) = send(
+        &server,
+        "PATCH",
+        &format!("{DEPLOYS}/d/scale?fieldManager=hpa"),
+        "application/merge-patch+json",
+        &json!({"spec": {"replicas": 6}}),
+    );
+    assert_eq!(code, 200);
+    let (_, object) = send(&server, "GET", &format!("{DEPLOYS}/d"), "application/json", &Value::Null);
+    assert_eq!(of(&object, "scaler"), Value::Null, "{object}");
+    let mut want = entry("hpa", "Update", "apps/v1", json!({"f:spec": {"f:replicas": {}}}));
+    want["subresource"] = json!("scale");
+    assert_eq!((object["spec"]["replicas"].as_i64(), of(&object, "hpa")), (Some(6), want));
 }

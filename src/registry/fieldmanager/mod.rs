@@ -8,7 +8,9 @@
 //! - [`set`]: field sets and their `FieldsV1` encoding.
 //! - [`typed`]: objects walked with their schema (field sets, comparison, merge, removal).
 //! - [`schemas`]: the schemas of built-in kinds, from the OpenAPI v3 documents.
+//! - [`scale`]: writes through the `scale` subresource, managed on the `Scale`.
 
+pub mod scale;
 pub mod schemas;
 pub mod set;
 pub mod typed;
@@ -130,6 +132,12 @@ impl Entry {
             && (operation == Operation::Apply || self.api_version == writer.api_version)
     }
 
+    /// Whether `other` is the same manager (upstream's identifiers are equal).
+    fn same_entry(&self, other: &Entry) -> bool {
+        let writer = Writer { manager: &other.manager, api_version: &other.api_version, subresource: Some(&other.subresource) };
+        self.same_manager(&writer, other.operation)
+    }
+
     /// How conflicts name the manager (upstream's `printManager`).
     fn printed(&self) -> String {
         let mut out = format!("{:?}", self.manager);
@@ -215,10 +223,15 @@ fn encode(mut entries: Vec<Entry>) -> Option<Value> {
     Some(Value::Array(entries.iter().map(Entry::encode).collect()))
 }
 
-/// Upstream's `isResetManagedFields`: `[{}]` (or an empty list, which the typed decoding this
-/// server does cannot tell from none) asks for the fields to be cleared.
+/// Upstream's `isResetManagedFields`: an empty list or `[{}]` asks for the fields to be cleared
+/// (`null` or no field keeps them). Typed decoding drops an empty list, so the handlers keep a
+/// body's empty list as `[{}]`.
 fn is_reset(managed: &Value) -> bool {
-    matches!(managed.as_array().map(Vec::as_slice), Some([only]) if only.as_object().is_some_and(Map::is_empty))
+    match managed.as_array().map(Vec::as_slice) {
+        Some([]) => true,
+        Some([only]) => only.as_object().is_some_and(Map::is_empty),
+        _ => false,
+    }
 }
 
 /// The fields no entry ever holds (upstream's `stripMetaManager`).
@@ -278,11 +291,15 @@ pub fn update(cx: &Context<'_>, live: &Value, new: &Value, live_managed: &Value,
             _ => decode(live_managed).unwrap_or_default(),
         }
     };
-    let mut entries = base;
+    encode(update_entries(cx, live, new, base))
+}
+
+/// The entries after an Update of `live` to `new` by `cx`'s writer.
+fn update_entries(cx: &Context<'_>, live: &Value, new: &Value, mut entries: Vec<Entry>) -> Vec<Entry> {
     let comparison = typed::compare(live, new, cx.ty).without(cx.reset);
     record_update(&mut entries, &comparison, cx);
     cap_update_managers(&mut entries);
-    encode(entries)
+    entries
 }
 
 /// The most `Update` entries an object keeps (upstream's `DefaultMaxUpdateManagers`).
@@ -386,6 +403,19 @@ pub struct Applied {
 /// object, or the kind's zero object when there is none; `zero` is that zero object), with
 /// `live_managed` its `managedFields`.
 pub fn apply(cx: &Context<'_>, live: &Value, zero: &Value, config: &Value, live_managed: &Value, force: bool) -> Result<Applied, ApiError> {
+    let (object, entries) = apply_to_entries(cx, live, zero, config, decode(live_managed).unwrap_or_default(), force)?;
+    Ok(Applied { object, managed_fields: encode(entries) })
+}
+
+/// [`apply`] on decoded entries: the merged object and the entries after it.
+fn apply_to_entries(
+    cx: &Context<'_>,
+    live: &Value,
+    zero: &Value,
+    config: &Value,
+    mut entries: Vec<Entry>,
+    force: bool,
+) -> Result<(Value, Vec<Entry>), ApiError> {
     if config.get("metadata").and_then(|m| m.get("managedFields")).is_some_and(|m| !m.is_null()) {
         return Err(ApiError::bad_request("metadata.managedFields must be nil"));
     }
@@ -406,7 +436,6 @@ pub fn apply(cx: &Context<'_>, live: &Value, zero: &Value, config: &Value, live_
             ),
         ));
     }
-    let mut entries = decode(live_managed).unwrap_or_default();
     if entries.is_empty() {
         // Fields set before any manager was recorded belong to `before-first-apply`.
         let comparison = typed::compare(zero, live, cx.ty).without(cx.reset);
@@ -446,7 +475,7 @@ pub fn apply(cx: &Context<'_>, live: &Value, zero: &Value, config: &Value, live_
         let text = format!("{applied}\n");
         object["metadata"]["annotations"][LAST_APPLIED] = Value::String(text);
     }
-    Ok(Applied { object, managed_fields: encode(entries) })
+    Ok((object, entries))
 }
 
 /// A conflict: the manager that owns the field, and the field.
