@@ -451,3 +451,80 @@ fn apply_to_scale_owns_the_replicas_field() {
     want["subresource"] = json!("scale");
     assert_eq!((object["spec"]["replicas"].as_i64(), of(&object, "hpa")), (Some(6), want));
 }
+
+/// A custom resource's `scale` subresource goes through the same field management: the
+/// Scale's `.spec.replicas` is the definition's `specReplicasPath`.
+#[test]
+fn apply_to_a_custom_resource_scale() {
+    let (_dir, server) = start();
+    let definition = json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "pools.example.com"},
+        "spec": {
+            "group": "example.com", "scope": "Namespaced",
+            "names": {"plural": "pools", "singular": "pool", "kind": "Pool"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "subresources": {"scale": {"specReplicasPath": ".spec.size", "statusReplicasPath": ".status.size"}},
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": {"type": "object", "properties": {"size": {"type": "integer"}, "color": {"type": "string"}}},
+                    "status": {"type": "object", "properties": {"size": {"type": "integer"}}},
+                }}}}],
+        },
+    });
+    let (code, body) = send(&server, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "application/json", &definition);
+    assert_eq!(code, 201, "{body}");
+    let pools = "/apis/example.com/v1/namespaces/default/pools";
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while send(&server, "GET", pools, "application/json", &Value::Null).0 != 200 {
+        assert!(std::time::Instant::now() < deadline, "the definition is never served");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let pool = json!({"apiVersion": "example.com/v1", "kind": "Pool", "metadata": {"name": "p"}, "spec": {"size": 1, "color": "red"}});
+    assert_eq!(send(&server, "PATCH", &format!("{pools}/p?fieldManager=owner"), APPLY, &pool).0, 201);
+    let scale = json!({"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "p"}, "spec": {"replicas": 3}});
+    let (code, status) = send(&server, "PATCH", &format!("{pools}/p/scale?fieldManager=scaler"), APPLY, &scale);
+    assert_eq!((code, status["message"].as_str()), (409, Some("Apply failed with 1 conflict: conflict with \"owner\": .spec.replicas")));
+    let (code, scaled) = send(&server, "PATCH", &format!("{pools}/p/scale?fieldManager=scaler&force=true"), APPLY, &scale);
+    assert_eq!((code, scaled["spec"]["replicas"].as_i64()), (200, Some(3)), "{scaled}");
+    let (_, object) = send(&server, "GET", &format!("{pools}/p"), "application/json", &Value::Null);
+    assert_eq!(object["spec"], json!({"size": 3, "color": "red"}));
+    let mut want = entry("scaler", "Apply", "example.com/v1", json!({"f:spec": {"f:size": {}}}));
+    want["subresource"] = json!("scale");
+    assert_eq!(of(&object, "scaler"), want);
+    assert_eq!(of(&object, "owner"), entry("owner", "Apply", "example.com/v1", json!({"f:spec": {"f:color": {}}})));
+}
+
+/// Entries of another version of the kind see a write in their own version (upstream's
+/// updater compares the objects converted to each manager's version): an HPA applied through
+/// `autoscaling/v2` owns `.spec.metrics`; an apply through `autoscaling/v1` that changes the
+/// CPU target changes those metrics, a conflict named in the v2 manager's path; forced, the v2
+/// manager loses them.
+#[test]
+fn managers_of_other_versions_see_writes_in_their_version() {
+    let (_dir, server) = start();
+    let v2 = "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers";
+    let v1 = "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers";
+    let target = json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"});
+    let a = json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "h"},
+        "spec": {"scaleTargetRef": target, "maxReplicas": 5, "metrics": [
+            {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}}}]}});
+    let (code, created) = send(&server, "PATCH", &format!("{v2}/h?fieldManager=a"), APPLY, &a);
+    assert_eq!(code, 201, "{created}");
+    assert!(of(&created, "a")["fieldsV1"]["f:spec"].get("f:metrics").is_some(), "{created}");
+    let b = json!({"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "h"},
+        "spec": {"scaleTargetRef": target, "maxReplicas": 5, "targetCPUUtilizationPercentage": 80}});
+    let (code, status) = send(&server, "PATCH", &format!("{v1}/h?fieldManager=b"), APPLY, &b);
+    assert_eq!(
+        (code, status["message"].as_str()),
+        (409, Some("Apply failed with 1 conflict: conflict with \"a\": .spec.metrics")),
+        "{status}"
+    );
+    let (code, forced) = send(&server, "PATCH", &format!("{v1}/h?fieldManager=b&force=true"), APPLY, &b);
+    assert_eq!((code, forced["spec"]["targetCPUUtilizationPercentage"].as_i64()), (200, Some(80)), "{forced}");
+    let (_, object) = send(&server, "GET", &format!("{v2}/h"), "application/json", &Value::Null);
+    assert_eq!(object["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"], 80);
+    let a_now = of(&object, "a");
+    assert!(a_now["fieldsV1"]["f:spec"].get("f:metrics").is_none(), "{a_now}");
+    assert!(a_now["fieldsV1"]["f:spec"].get("f:maxReplicas").is_some(), "{a_now}");
+    assert_eq!(of(&object, "b")["apiVersion"], "autoscaling/v1");
+}

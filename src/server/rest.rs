@@ -740,6 +740,7 @@ async fn scale(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option
             reset: &no_reset,
             writer: fieldmanager::Writer { manager: &manager, api_version: "autoscaling/v1", subresource: Some("scale") },
             now: &now,
+            convert: None,
         };
         let (proposed, managed_fields) = match (&body, &config) {
             (_, Some(config)) => {
@@ -842,6 +843,7 @@ async fn apply(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option
     let zero_object = objects::zero_object(&kind);
     let zero: &Value = &zero_object;
     let schema = store.field_schema();
+    let converter = store.version_converter();
     let mut merge = |current: Option<&Current<'_>>| {
         let (live, live_managed) = match current {
             Some(current) => (&current.external, &current.external["metadata"]["managedFields"]),
@@ -853,6 +855,7 @@ async fn apply(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option
             reset: &reset,
             writer: Writer { manager: &manager, api_version: &api_version, subresource: t.subresource },
             now: &now,
+            convert: Some(&converter),
         };
         let applied = fieldmanager::apply(&cx, live, zero, &config, live_managed, force)?;
         let mut merged = applied.object;

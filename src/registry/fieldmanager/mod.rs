@@ -262,6 +262,10 @@ pub fn reset_set(paths: &[&[&str]]) -> Set {
     set
 }
 
+/// Converts an object in the writer's version to another version of its kind (`apiVersion`),
+/// with that version's schema; `None` when it cannot (another group, a version not known).
+pub type Converter<'a> = &'a dyn Fn(&Value, &str) -> Option<(Value, Type<'static>)>;
+
 /// What a write's field management works with.
 pub struct Context<'a> {
     /// The kind's schema.
@@ -271,6 +275,51 @@ pub struct Context<'a> {
     pub writer: Writer<'a>,
     /// The time of the write (RFC 3339, seconds).
     pub now: &'a str,
+    /// How an entry of another version sees the write (upstream's updater compares the objects
+    /// converted to each manager's version); `None`: every entry is read in the writer's.
+    pub convert: Option<Converter<'a>>,
+}
+
+/// What a write changed (added or modified) and removed.
+struct Change {
+    changed: Set,
+    removed: Set,
+}
+
+impl Change {
+    fn of(comparison: typed::Comparison) -> Change {
+        Change { changed: comparison.modified.union(&comparison.added), removed: comparison.removed }
+    }
+}
+
+/// A write from `live` to `new` as the entries see it: in the writer's version, and in each
+/// other version an entry was written in (converted once per version, as upstream's updater
+/// does; in the writer's when the objects cannot be converted).
+struct Changes<'c, 'a> {
+    cx: &'c Context<'a>,
+    live: &'c Value,
+    new: &'c Value,
+    own: Change,
+    others: std::collections::HashMap<String, Option<Change>>,
+}
+
+impl<'c, 'a> Changes<'c, 'a> {
+    fn new(cx: &'c Context<'a>, live: &'c Value, new: &'c Value) -> Changes<'c, 'a> {
+        let own = Change::of(typed::compare(live, new, cx.ty).without(cx.reset));
+        Changes { cx, live, new, own, others: std::collections::HashMap::new() }
+    }
+
+    fn seen_by(&mut self, api_version: &str) -> &Change {
+        let Some(convert) = self.cx.convert.filter(|_| api_version != self.cx.writer.api_version) else { return &self.own };
+        if !self.others.contains_key(api_version) {
+            let change = convert(self.live, api_version).and_then(|(live, ty)| {
+                let (new, _) = convert(self.new, api_version)?;
+                Some(Change::of(typed::compare(&live, &new, ty).without(self.cx.reset)))
+            });
+            self.others.insert(api_version.to_owned(), change);
+        }
+        self.others.get(api_version).and_then(Option::as_ref).unwrap_or(&self.own)
+    }
 }
 
 /// An Update (create, update, patch, a subresource's write): the `managedFields` of `new`
@@ -296,8 +345,7 @@ pub fn update(cx: &Context<'_>, live: &Value, new: &Value, live_managed: &Value,
 
 /// The entries after an Update of `live` to `new` by `cx`'s writer.
 fn update_entries(cx: &Context<'_>, live: &Value, new: &Value, mut entries: Vec<Entry>) -> Vec<Entry> {
-    let comparison = typed::compare(live, new, cx.ty).without(cx.reset);
-    record_update(&mut entries, &comparison, cx);
+    record_update(&mut entries, &mut Changes::new(cx, live, new), cx);
     cap_update_managers(&mut entries);
     entries
 }
@@ -366,12 +414,12 @@ fn identifier(entry: &Entry) -> String {
     format!("{{{}}}", parts.join(","))
 }
 
-fn record_update(entries: &mut Vec<Entry>, comparison: &typed::Comparison, cx: &Context<'_>) {
-    let changed = comparison.modified.union(&comparison.added);
+fn record_update(entries: &mut Vec<Entry>, changes: &mut Changes<'_, '_>, cx: &Context<'_>) {
     for entry in entries.iter_mut() {
-        entry.set = entry.set.difference(&comparison.removed).difference(&changed);
+        let change = changes.seen_by(&entry.api_version);
+        entry.set = entry.set.difference(&change.removed).difference(&change.changed);
     }
-    let own = changed.difference(strip_set());
+    let own = changes.own.changed.difference(strip_set());
     entries.retain(|e| !e.set.is_empty());
     if own.is_empty() {
         return;
@@ -438,9 +486,8 @@ fn apply_to_entries(
     }
     if entries.is_empty() {
         // Fields set before any manager was recorded belong to `before-first-apply`.
-        let comparison = typed::compare(zero, live, cx.ty).without(cx.reset);
         let first = Context { writer: Writer { manager: "before-first-apply", ..cx.writer }, ..*cx };
-        record_update(&mut entries, &comparison, &first);
+        record_update(&mut entries, &mut Changes::new(&first, zero, live), &first);
     }
     let outcome = apply_entries(cx, live, config, entries.clone(), force);
     let (object, entries) = match outcome {
@@ -508,14 +555,14 @@ fn apply_entries(
         Some(last) if !last.is_empty() => prune(cx, merged, &entries, last),
         _ => merged,
     };
-    let comparison = typed::compare(live, &merged, cx.ty).without(cx.reset);
-    let changed = comparison.modified.union(&comparison.added);
+    let mut changes = Changes::new(cx, live, &merged);
     let mut conflicts = Vec::new();
     for (i, entry) in entries.iter().enumerate() {
         if i == me {
             continue;
         }
-        for path in entry.set.intersection(&changed).paths() {
+        // A manager of another version conflicts on its own paths (upstream compares in it).
+        for path in entry.set.intersection(&changes.seen_by(&entry.api_version).changed).paths() {
             conflicts.push((entry.clone(), path));
         }
     }
@@ -525,7 +572,8 @@ fn apply_entries(
     }
     for (i, entry) in entries.iter_mut().enumerate() {
         if i != me {
-            entry.set = entry.set.difference(&changed).difference(&comparison.removed);
+            let change = changes.seen_by(&entry.api_version);
+            entry.set = entry.set.difference(&change.changed).difference(&change.removed);
         }
     }
     entries[me].set = entries[me].set.difference(strip_set());
@@ -611,6 +659,7 @@ mod tests {
             reset,
             writer: Writer { manager, api_version: "apps/v1", subresource: None },
             now: "2026-01-01T00:00:00Z",
+            convert: None,
         }
     }
 

@@ -150,6 +150,7 @@ mod tests {
             reset: &reset,
             writer: Writer { manager: "scaler", api_version: "autoscaling/v1", subresource: Some("scale") },
             now: "2026-01-01T00:00:00Z",
+            convert: None,
         };
         let managed = json!([
             {"manager": "owner", "operation": "Apply", "apiVersion": "apps/v1", "time": "2025-01-01T00:00:00Z", "fieldsType": "FieldsV1",
