@@ -413,6 +413,11 @@ fn apply_to_scale_owns_the_replicas_field() {
     // No fieldManager: required, as for any apply.
     let (code, _) = send(&server, "PATCH", &format!("{DEPLOYS}/d/scale"), APPLY, &scale);
     assert_eq!(code, 422);
+    // Another name than the URL's: refused.
+    let mut renamed = scale.clone();
+    renamed["metadata"]["name"] = json!("e");
+    let (code, status) = send(&server, "PATCH", &format!("{DEPLOYS}/d/scale?fieldManager=scaler&force=true"), APPLY, &renamed);
+    assert_eq!((code, status["message"].as_str()), (400, Some("the name of the object (e) does not match the name on the URL (d)")));
     // Another kind than Scale: refused.
     let (code, _) = send(&server, "PATCH", &format!("{DEPLOYS}/d/scale?fieldManager=scaler"), APPLY, &deploy);
     assert_eq!(code, 400);

@@ -750,6 +750,10 @@ async fn scale(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option
             (Some(body), None) => (body.clone(), None),
             (None, None) => (patched(call, &scale_kind, &scale)?, None),
         };
+        if body.is_none() {
+            // A patch or an apply names the object on the URL (upstream's patcher `checkName`).
+            check_patched_identity(call, &proposed)?;
+        }
         let managed_fields = match config {
             Some(_) => managed_fields,
             None => fieldmanager::scale::update(&cx, &owner, &scale, &proposed, parent_managed),
