@@ -84,8 +84,8 @@ fn creates_and_updates_record_their_managers() {
         ])
     );
 
-    // A PUT without managedFields keeps the stored ones (upstream's decodeLiveOrNew); one with
-    // `[{}]` clears them, and then records only its own change.
+    // A PUT without managedFields keeps the stored ones (upstream's decodeLiveOrNew), and so
+    // does one with `null`.
     let mut put = patched.clone();
     put["metadata"].as_object_mut().unwrap().remove("managedFields");
     put["data"]["c"] = json!("4");
@@ -93,29 +93,44 @@ fn creates_and_updates_record_their_managers() {
     assert_eq!(code, 200, "{replaced}");
     assert_eq!(managed(&replaced).as_array().map(Vec::len), Some(3), "{replaced}");
     assert_eq!(managed(&replaced)[2], entry("putter", "Update", "v1", json!({"f:data": {"f:c": {}}})));
-    let mut reset = replaced.clone();
-    reset["metadata"]["managedFields"] = json!([{}]);
-    reset["data"]["d"] = json!("5");
-    let (code, cleared) = send(&server, "PUT", &format!("{CMS}/c?fieldManager=putter"), "application/json", &reset);
-    assert_eq!(code, 200, "{cleared}");
-    assert_eq!(managed(&cleared), json!([entry("putter", "Update", "v1", json!({"f:data": {"f:d": {}}}))]));
-
-    // An explicit empty list clears them too (upstream's isResetManagedFields tells `[]` from
-    // none), in a PUT and in a patch; `null` keeps them.
-    let mut nulled = cleared.clone();
+    let mut nulled = replaced.clone();
     nulled["metadata"]["managedFields"] = Value::Null;
     nulled["data"]["e"] = json!("6");
     let (code, kept) = send(&server, "PUT", &format!("{CMS}/c?fieldManager=other"), "application/json", &nulled);
     assert_eq!(code, 200, "{kept}");
-    assert_eq!(managed(&kept).as_array().map(Vec::len), Some(2), "{kept}");
+    assert_eq!(managed(&kept).as_array().map(Vec::len), Some(4), "{kept}");
     assert_eq!(of(&kept, "other"), entry("other", "Update", "v1", json!({"f:data": {"f:e": {}}})));
-    assert_eq!(of(&kept, "putter"), entry("putter", "Update", "v1", json!({"f:data": {"f:d": {}}})));
-    let mut emptied = kept.clone();
+
+    // `[{}]` clears them, and so does an explicit empty list (upstream's isResetManagedFields
+    // tells `[]` from none): the object is left with none, even though the write changed a
+    // field (upstream's skipNonApplied tracks no update of an object without entries).
+    let mut reset = kept.clone();
+    reset["metadata"]["managedFields"] = json!([{}]);
+    reset["data"]["d"] = json!("5");
+    let (code, cleared) = send(&server, "PUT", &format!("{CMS}/c?fieldManager=putter"), "application/json", &reset);
+    assert_eq!(code, 200, "{cleared}");
+    assert!(cleared["metadata"].get("managedFields").is_none(), "{cleared}");
+    // Nor is the next update tracked.
+    let (code, untracked) =
+        send(&server, "PATCH", &format!("{CMS}/c?fieldManager=editor"), "application/merge-patch+json", &json!({"data": {"g": "8"}}));
+    assert_eq!(code, 200, "{untracked}");
+    assert!(untracked["metadata"].get("managedFields").is_none(), "{untracked}");
+    // Given entries again, a PUT with `[]` clears them; so does a patch setting `[]`.
+    let mut given = untracked.clone();
+    given["metadata"]["managedFields"] = json!([entry("owner", "Update", "v1", json!({"f:data": {"f:a": {}}}))]);
+    let (code, restored) = send(&server, "PUT", &format!("{CMS}/c?fieldManager=putter"), "application/json", &given);
+    assert_eq!(code, 200, "{restored}");
+    assert_eq!(managed(&restored), json!([entry("owner", "Update", "v1", json!({"f:data": {"f:a": {}}}))]));
+    let mut emptied = restored.clone();
     emptied["metadata"]["managedFields"] = json!([]);
     emptied["data"]["f"] = json!("7");
     let (code, emptied) = send(&server, "PUT", &format!("{CMS}/c?fieldManager=putter"), "application/json", &emptied);
-    assert_eq!(code, 200, "{emptied}");
-    assert_eq!(managed(&emptied), json!([entry("putter", "Update", "v1", json!({"f:data": {"f:f": {}}}))]));
+    assert_eq!((code, emptied["data"]["f"].as_str()), (200, Some("7")), "{emptied}");
+    assert!(emptied["metadata"].get("managedFields").is_none(), "{emptied}");
+    let mut given = emptied.clone();
+    given["metadata"]["managedFields"] = json!([entry("owner", "Update", "v1", json!({"f:data": {"f:a": {}}}))]);
+    let (code, restored) = send(&server, "PUT", &format!("{CMS}/c?fieldManager=putter"), "application/json", &given);
+    assert_eq!((code, managed(&restored).as_array().map(Vec::len)), (200, Some(1)), "{restored}");
     let patch = json!({"metadata": {"managedFields": []}});
     let (code, patched) = send(&server, "PATCH", &format!("{CMS}/c?fieldManager=patcher"), "application/merge-patch+json", &patch);
     assert_eq!(code, 200, "{patched}");
@@ -313,8 +328,23 @@ fn apply_to_status_is_recorded_with_its_subresource() {
     want["subresource"] = json!("status");
     assert_eq!(of(&written, "ctl"), want);
 
-    // A write through `scale` is an Update of the object's replicas field, recorded for the
-    // subresource in the object's version (upstream's ScaleHandler.ToParent).
+    // A write through `scale` is not tracked while no manager owns the replicas field (the
+    // applier left it to its default): upstream's skipNonApplied sees a Scale with no entries.
+    let (code, _) = send(
+        &server,
+        "PATCH",
+        &format!("{DEPLOYS}/d/scale?fieldManager=hpa"),
+        "application/merge-patch+json",
+        &json!({"spec": {"replicas": 2}}),
+    );
+    assert_eq!(code, 200);
+    let (_, scaled) = send(&server, "GET", &format!("{DEPLOYS}/d"), "application/json", &Value::Null);
+    assert_eq!((scaled["spec"]["replicas"].as_i64(), of(&scaled, "hpa")), (Some(2), Value::Null));
+    // Once the applier owns it, a write through `scale` is an Update of the object's replicas
+    // field, recorded for the subresource in the object's version (upstream's ToParent).
+    let mut owned = deploy.clone();
+    owned["spec"]["replicas"] = json!(2);
+    assert_eq!(send(&server, "PATCH", &format!("{DEPLOYS}/d?fieldManager=owner"), APPLY, &owned).0, 200);
     let (code, _) = send(
         &server,
         "PATCH",

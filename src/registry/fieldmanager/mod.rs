@@ -328,7 +328,9 @@ impl<'c, 'a> Changes<'c, 'a> {
 ///
 /// The manager takes the fields this write added or changed, which every other manager loses;
 /// fields it removed leave every manager. A request's own `managedFields` (not through a
-/// subresource) replace the stored ones when they are valid and not empty; `[{}]` clears them.
+/// subresource) replace the stored ones when they are valid and not empty; `[]` or `[{}]`
+/// clears them. An update of a stored object left with no entries is not tracked (upstream's
+/// `skipNonApplied`): it has no `managedFields` after it.
 pub fn update(cx: &Context<'_>, live: &Value, new: &Value, live_managed: &Value, new_managed: &Value) -> Option<Value> {
     let base = if cx.writer.subresource.is_some() {
         decode(live_managed).unwrap_or_default()
@@ -340,7 +342,17 @@ pub fn update(cx: &Context<'_>, live: &Value, new: &Value, live_managed: &Value,
             _ => decode(live_managed).unwrap_or_default(),
         }
     };
+    if base.is_empty() && is_stored(live) {
+        return None;
+    }
     encode(update_entries(cx, live, new, base))
+}
+
+/// Whether `live` is a stored object (it has a uid) rather than the zero object of a create.
+/// Upstream's `skipNonApplied`: an update of an object with no entries (never tracked, or
+/// reset) is not tracked; only a create or an apply starts tracking.
+fn is_stored(live: &Value) -> bool {
+    live["metadata"]["uid"].as_str().is_some_and(|uid| !uid.is_empty())
 }
 
 /// The entries after an Update of `live` to `new` by `cx`'s writer.

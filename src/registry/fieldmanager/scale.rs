@@ -104,7 +104,13 @@ fn to_parent(parent: &Parent<'_>, entries: Vec<Entry>, mut scale: Vec<Entry>) ->
 /// showed) became `new`. `parent_managed` are the object's.
 pub fn update(cx: &Context<'_>, parent: &Parent<'_>, old: &Value, new: &Value, parent_managed: &Value) -> Option<Value> {
     let entries = decode(parent_managed).unwrap_or_default();
-    let scale = update_entries(cx, old, new, to_scale(parent, &entries));
+    let scale = to_scale(parent, &entries);
+    // No entry holds the replicas: the Scale's update is not tracked (upstream's
+    // `skipNonApplied`); the object's entries are mapped back with none of the Scale's.
+    if scale.is_empty() && super::is_stored(old) {
+        return encode(to_parent(parent, entries, Vec::new()));
+    }
+    let scale = update_entries(cx, old, new, scale);
     encode(to_parent(parent, entries, scale))
 }
 
