@@ -19,7 +19,8 @@
 //!   [the strategic merge section](#strategic-merge-patch).
 //! - [`PatchType::Apply`] (`application/apply-patch+yaml`): server-side apply is the field
 //!   manager's (`registry::fieldmanager`), not a patch applied here; [`apply_patch`] answers
-//!   [`PatchError::ApplyNotSupported`] (415) where apply is not served (the `scale` subresource).
+//!   [`PatchError::ApplyNotSupported`] (415) to a caller that hands it an apply (every route
+//!   that accepts apply, `scale` included, gives it to the field manager instead).
 //!
 //! Every [`PatchError`] carries the HTTP code upstream answers with ([`PatchError::status_code`]).
 //!

@@ -84,8 +84,8 @@ fn creates_and_updates_record_their_managers() {
         ])
     );
 
-    // A PUT without managedFields keeps the stored ones (upstream's decodeLiveOrNew); one with
-    // `[{}]` clears them, and then records only its own change.
+    // A PUT without managedFields keeps the stored ones (upstream's decodeLiveOrNew), and so
+    // does one with `null`.
     let mut put = patched.clone();
     put["metadata"].as_object_mut().unwrap().remove("managedFields");
     put["data"]["c"] = json!("4");
@@ -93,12 +93,48 @@ fn creates_and_updates_record_their_managers() {
     assert_eq!(code, 200, "{replaced}");
     assert_eq!(managed(&replaced).as_array().map(Vec::len), Some(3), "{replaced}");
     assert_eq!(managed(&replaced)[2], entry("putter", "Update", "v1", json!({"f:data": {"f:c": {}}})));
-    let mut reset = replaced.clone();
+    let mut nulled = replaced.clone();
+    nulled["metadata"]["managedFields"] = Value::Null;
+    nulled["data"]["e"] = json!("6");
+    let (code, kept) = send(&server, "PUT", &format!("{CMS}/c?fieldManager=other"), "application/json", &nulled);
+    assert_eq!(code, 200, "{kept}");
+    assert_eq!(managed(&kept).as_array().map(Vec::len), Some(4), "{kept}");
+    assert_eq!(of(&kept, "other"), entry("other", "Update", "v1", json!({"f:data": {"f:e": {}}})));
+
+    // `[{}]` clears them, and so does an explicit empty list (upstream's isResetManagedFields
+    // tells `[]` from none): the object is left with none, even though the write changed a
+    // field (upstream's skipNonApplied tracks no update of an object without entries).
+    let mut reset = kept.clone();
     reset["metadata"]["managedFields"] = json!([{}]);
     reset["data"]["d"] = json!("5");
     let (code, cleared) = send(&server, "PUT", &format!("{CMS}/c?fieldManager=putter"), "application/json", &reset);
     assert_eq!(code, 200, "{cleared}");
-    assert_eq!(managed(&cleared), json!([entry("putter", "Update", "v1", json!({"f:data": {"f:d": {}}}))]));
+    assert!(cleared["metadata"].get("managedFields").is_none(), "{cleared}");
+    // Nor is the next update tracked.
+    let (code, untracked) =
+        send(&server, "PATCH", &format!("{CMS}/c?fieldManager=editor"), "application/merge-patch+json", &json!({"data": {"g": "8"}}));
+    assert_eq!(code, 200, "{untracked}");
+    assert!(untracked["metadata"].get("managedFields").is_none(), "{untracked}");
+    // Given entries again, a PUT with `[]` clears them; so does a patch setting `[]`.
+    let mut given = untracked.clone();
+    given["metadata"]["managedFields"] = json!([entry("owner", "Update", "v1", json!({"f:data": {"f:a": {}}}))]);
+    let (code, restored) = send(&server, "PUT", &format!("{CMS}/c?fieldManager=putter"), "application/json", &given);
+    assert_eq!(code, 200, "{restored}");
+    assert_eq!(managed(&restored), json!([entry("owner", "Update", "v1", json!({"f:data": {"f:a": {}}}))]));
+    let mut emptied = restored.clone();
+    emptied["metadata"]["managedFields"] = json!([]);
+    emptied["data"]["f"] = json!("7");
+    let (code, emptied) = send(&server, "PUT", &format!("{CMS}/c?fieldManager=putter"), "application/json", &emptied);
+    assert_eq!((code, emptied["data"]["f"].as_str()), (200, Some("7")), "{emptied}");
+    assert!(emptied["metadata"].get("managedFields").is_none(), "{emptied}");
+    let mut given = emptied.clone();
+    given["metadata"]["managedFields"] = json!([entry("owner", "Update", "v1", json!({"f:data": {"f:a": {}}}))]);
+    let (code, restored) = send(&server, "PUT", &format!("{CMS}/c?fieldManager=putter"), "application/json", &given);
+    assert_eq!((code, managed(&restored).as_array().map(Vec::len)), (200, Some(1)), "{restored}");
+    let patch = json!({"metadata": {"managedFields": []}});
+    let (code, patched) = send(&server, "PATCH", &format!("{CMS}/c?fieldManager=patcher"), "application/merge-patch+json", &patch);
+    assert_eq!(code, 200, "{patched}");
+    assert!(patched["metadata"].get("managedFields").is_none(), "{patched}");
 
     // fieldManager is validated as upstream's options are.
     let long = "m".repeat(129);
@@ -222,6 +258,21 @@ fn apply_creates_merges_conflicts_and_forces() {
         )
     );
 
+    // An item named twice in the configuration: refused the same way (upstream validates the
+    // configuration without AllowDuplicates).
+    let twice = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"template": {"spec": {"containers": [{"name": "a", "image": "x"}, {"name": "a", "image": "y"}]}}}});
+    let (code, status) = send(&server, "PATCH", &format!("{DEPLOYS}/web?fieldManager=bob"), APPLY, &twice);
+    assert_eq!(
+        (code, status["message"].as_str()),
+        (
+            500,
+            Some(
+                "failed to create typed patch object (default/web; apps/v1, Kind=Deployment): .spec.template.spec.containers: duplicate entries for key [name=\"a\"]"
+            )
+        )
+    );
+
     // dryRun: answered, nothing stored.
     let (code, dry) = send(&server, "PATCH", &format!("{DEPLOYS}/web?fieldManager=bob&force=true&dryRun=All"), APPLY, &bob);
     assert_eq!((code, dry["spec"]["replicas"].as_i64()), (200, Some(5)));
@@ -277,8 +328,23 @@ fn apply_to_status_is_recorded_with_its_subresource() {
     want["subresource"] = json!("status");
     assert_eq!(of(&written, "ctl"), want);
 
-    // A write through `scale` is an Update of the object's replicas field, recorded for the
-    // subresource in the object's version (upstream's ScaleHandler.ToParent).
+    // A write through `scale` is not tracked while no manager owns the replicas field (the
+    // applier left it to its default): upstream's skipNonApplied sees a Scale with no entries.
+    let (code, _) = send(
+        &server,
+        "PATCH",
+        &format!("{DEPLOYS}/d/scale?fieldManager=hpa"),
+        "application/merge-patch+json",
+        &json!({"spec": {"replicas": 2}}),
+    );
+    assert_eq!(code, 200);
+    let (_, scaled) = send(&server, "GET", &format!("{DEPLOYS}/d"), "application/json", &Value::Null);
+    assert_eq!((scaled["spec"]["replicas"].as_i64(), of(&scaled, "hpa")), (Some(2), Value::Null));
+    // Once the applier owns it, a write through `scale` is an Update of the object's replicas
+    // field, recorded for the subresource in the object's version (upstream's ToParent).
+    let mut owned = deploy.clone();
+    owned["spec"]["replicas"] = json!(2);
+    assert_eq!(send(&server, "PATCH", &format!("{DEPLOYS}/d?fieldManager=owner"), APPLY, &owned).0, 200);
     let (code, _) = send(
         &server,
         "PATCH",
@@ -354,4 +420,146 @@ fn custom_resources_merge_by_their_schema() {
     let c = json!({"apiVersion": "example.com/v1", "kind": "Box", "metadata": {"name": "b"}, "spec": {"args": ["z"]}});
     let (code, status) = send(&server, "PATCH", &format!("{boxes}/b?fieldManager=b"), APPLY, &c);
     assert_eq!((code, status["message"].as_str()), (409, Some("Apply failed with 1 conflict: conflict with \"a\": .spec.args")));
+}
+
+/// Apply through `scale` (upstream's ScaleHandler): the Scale's `.spec.replicas` is the
+/// object's replicas field, owned by whoever owns that field on the object; a conflict names the
+/// object's manager; forced, the Scale's applier owns the field in the object's version with
+/// the `scale` subresource, and the object's applier then conflicts with it.
+#[test]
+fn apply_to_scale_owns_the_replicas_field() {
+    let (_dir, server) = start();
+    let deploy = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+        "spec": {"replicas": 2, "selector": {"matchLabels": {"a": "b"}},
+            "template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}});
+    assert_eq!(send(&server, "PATCH", &format!("{DEPLOYS}/d?fieldManager=owner"), APPLY, &deploy).0, 201);
+    let scale = json!({"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "d"}, "spec": {"replicas": 4}});
+    let (code, status) = send(&server, "PATCH", &format!("{DEPLOYS}/d/scale?fieldManager=scaler"), APPLY, &scale);
+    assert_eq!(
+        (code, status["message"].as_str()),
+        (409, Some("Apply failed with 1 conflict: conflict with \"owner\": .spec.replicas")),
+        "{status}"
+    );
+    // No fieldManager: required, as for any apply.
+    let (code, _) = send(&server, "PATCH", &format!("{DEPLOYS}/d/scale"), APPLY, &scale);
+    assert_eq!(code, 422);
+    // Another name than the URL's: refused.
+    let mut renamed = scale.clone();
+    renamed["metadata"]["name"] = json!("e");
+    let (code, status) = send(&server, "PATCH", &format!("{DEPLOYS}/d/scale?fieldManager=scaler&force=true"), APPLY, &renamed);
+    assert_eq!((code, status["message"].as_str()), (400, Some("the name of the object (e) does not match the name on the URL (d)")));
+    // Another kind than Scale: refused.
+    let (code, _) = send(&server, "PATCH", &format!("{DEPLOYS}/d/scale?fieldManager=scaler"), APPLY, &deploy);
+    assert_eq!(code, 400);
+
+    let (code, scaled) = send(&server, "PATCH", &format!("{DEPLOYS}/d/scale?fieldManager=scaler&force=true"), APPLY, &scale);
+    assert_eq!(code, 200, "{scaled}");
+    assert_eq!((scaled["kind"].as_str(), scaled["spec"]["replicas"].as_i64()), (Some("Scale"), Some(4)));
+    let (_, object) = send(&server, "GET", &format!("{DEPLOYS}/d"), "application/json", &Value::Null);
+    assert_eq!(object["spec"]["replicas"], 4);
+    let mut want = entry("scaler", "Apply", "apps/v1", json!({"f:spec": {"f:replicas": {}}}));
+    want["subresource"] = json!("scale");
+    assert_eq!(of(&object, "scaler"), want);
+    assert!(of(&object, "owner")["fieldsV1"]["f:spec"].get("f:replicas").is_none(), "{object}");
+
+    // The object's applier now conflicts with the Scale's.
+    let (code, status) = send(&server, "PATCH", &format!("{DEPLOYS}/d?fieldManager=owner"), APPLY, &deploy);
+    assert_eq!(
+        (code, status["message"].as_str()),
+        (409, Some("Apply failed with 1 conflict: conflict with \"scaler\" with subresource \"scale\": .spec.replicas"))
+    );
+    // Applying the same count again through scale changes nothing and keeps the entry.
+    let (code, again) = send(&server, "PATCH", &format!("{DEPLOYS}/d/scale?fieldManager=scaler"), APPLY, &scale);
+    assert_eq!((code, again["spec"]["replicas"].as_i64()), (200, Some(4)));
+    // An Update through scale by another manager takes the field; the applier's entry goes.
+    let (code, _) = send(
+        &server,
+        "PATCH",
+        &format!("{DEPLOYS}/d/scale?fieldManager=hpa"),
+        "application/merge-patch+json",
+        &json!({"spec": {"replicas": 6}}),
+    );
+    assert_eq!(code, 200);
+    let (_, object) = send(&server, "GET", &format!("{DEPLOYS}/d"), "application/json", &Value::Null);
+    assert_eq!(of(&object, "scaler"), Value::Null, "{object}");
+    let mut want = entry("hpa", "Update", "apps/v1", json!({"f:spec": {"f:replicas": {}}}));
+    want["subresource"] = json!("scale");
+    assert_eq!((object["spec"]["replicas"].as_i64(), of(&object, "hpa")), (Some(6), want));
+}
+
+/// A custom resource's `scale` subresource goes through the same field management: the
+/// Scale's `.spec.replicas` is the definition's `specReplicasPath`.
+#[test]
+fn apply_to_a_custom_resource_scale() {
+    let (_dir, server) = start();
+    let definition = json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "pools.example.com"},
+        "spec": {
+            "group": "example.com", "scope": "Namespaced",
+            "names": {"plural": "pools", "singular": "pool", "kind": "Pool"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "subresources": {"scale": {"specReplicasPath": ".spec.size", "statusReplicasPath": ".status.size"}},
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": {"type": "object", "properties": {"size": {"type": "integer"}, "color": {"type": "string"}}},
+                    "status": {"type": "object", "properties": {"size": {"type": "integer"}}},
+                }}}}],
+        },
+    });
+    let (code, body) = send(&server, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "application/json", &definition);
+    assert_eq!(code, 201, "{body}");
+    let pools = "/apis/example.com/v1/namespaces/default/pools";
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while send(&server, "GET", pools, "application/json", &Value::Null).0 != 200 {
+        assert!(std::time::Instant::now() < deadline, "the definition is never served");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let pool = json!({"apiVersion": "example.com/v1", "kind": "Pool", "metadata": {"name": "p"}, "spec": {"size": 1, "color": "red"}});
+    assert_eq!(send(&server, "PATCH", &format!("{pools}/p?fieldManager=owner"), APPLY, &pool).0, 201);
+    let scale = json!({"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "p"}, "spec": {"replicas": 3}});
+    let (code, status) = send(&server, "PATCH", &format!("{pools}/p/scale?fieldManager=scaler"), APPLY, &scale);
+    assert_eq!((code, status["message"].as_str()), (409, Some("Apply failed with 1 conflict: conflict with \"owner\": .spec.replicas")));
+    let (code, scaled) = send(&server, "PATCH", &format!("{pools}/p/scale?fieldManager=scaler&force=true"), APPLY, &scale);
+    assert_eq!((code, scaled["spec"]["replicas"].as_i64()), (200, Some(3)), "{scaled}");
+    let (_, object) = send(&server, "GET", &format!("{pools}/p"), "application/json", &Value::Null);
+    assert_eq!(object["spec"], json!({"size": 3, "color": "red"}));
+    let mut want = entry("scaler", "Apply", "example.com/v1", json!({"f:spec": {"f:size": {}}}));
+    want["subresource"] = json!("scale");
+    assert_eq!(of(&object, "scaler"), want);
+    assert_eq!(of(&object, "owner"), entry("owner", "Apply", "example.com/v1", json!({"f:spec": {"f:color": {}}})));
+}
+
+/// Entries of another version of the kind see a write in their own version (upstream's
+/// updater compares the objects converted to each manager's version): an HPA applied through
+/// `autoscaling/v2` owns `.spec.metrics`; an apply through `autoscaling/v1` that changes the
+/// CPU target changes those metrics, a conflict named in the v2 manager's path; forced, the v2
+/// manager loses them.
+#[test]
+fn managers_of_other_versions_see_writes_in_their_version() {
+    let (_dir, server) = start();
+    let v2 = "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers";
+    let v1 = "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers";
+    let target = json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"});
+    let a = json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "h"},
+        "spec": {"scaleTargetRef": target, "maxReplicas": 5, "metrics": [
+            {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}}}]}});
+    let (code, created) = send(&server, "PATCH", &format!("{v2}/h?fieldManager=a"), APPLY, &a);
+    assert_eq!(code, 201, "{created}");
+    assert!(of(&created, "a")["fieldsV1"]["f:spec"].get("f:metrics").is_some(), "{created}");
+    let b = json!({"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "h"},
+        "spec": {"scaleTargetRef": target, "maxReplicas": 5, "targetCPUUtilizationPercentage": 80}});
+    let (code, status) = send(&server, "PATCH", &format!("{v1}/h?fieldManager=b"), APPLY, &b);
+    assert_eq!(
+        (code, status["message"].as_str()),
+        (409, Some("Apply failed with 1 conflict: conflict with \"a\": .spec.metrics")),
+        "{status}"
+    );
+    let (code, forced) = send(&server, "PATCH", &format!("{v1}/h?fieldManager=b&force=true"), APPLY, &b);
+    assert_eq!((code, forced["spec"]["targetCPUUtilizationPercentage"].as_i64()), (200, Some(80)), "{forced}");
+    let (_, object) = send(&server, "GET", &format!("{v2}/h"), "application/json", &Value::Null);
+    assert_eq!(object["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"], 80);
+    let a_now = of(&object, "a");
+    assert!(a_now["fieldsV1"]["f:spec"].get("f:metrics").is_none(), "{a_now}");
+    assert!(a_now["fieldsV1"]["f:spec"].get("f:maxReplicas").is_some(), "{a_now}");
+    assert_eq!(of(&object, "b")["apiVersion"], "autoscaling/v1");
 }

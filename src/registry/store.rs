@@ -465,6 +465,22 @@ impl<'a> Store<'a> {
         }
     }
 
+    /// How field management sees an object of the kind (in the store's version) in another
+    /// version (`fieldmanager::Converter`): a built-in kind converted through its hub, with that
+    /// version's schema; nothing for another group or a custom resource (whose entries are read
+    /// in the writer's version).
+    pub fn version_converter(&self) -> impl Fn(&Value, &str) -> Option<(Value, super::fieldmanager::typed::Type<'static>)> + '_ {
+        move |object, api_version| {
+            let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+            let to = Kind { group: group.to_owned(), version: version.to_owned(), kind: self.kind.kind.clone() };
+            if group != self.kind.group || !objects::is_registered(&self.kind) || !objects::is_registered(&to) {
+                return None;
+            }
+            let converted = objects::convert(object, &self.kind, &to).ok()?;
+            Some((converted, super::fieldmanager::schemas::kind_type(group, version, &to.kind)))
+        }
+    }
+
     /// The `managedFields` after a write that is recorded as an `Update` of its manager:
     /// `proposed` (internal) replacing `current` (nothing on a create: the kind's zero object).
     fn managed_fields_of_update(
@@ -488,6 +504,7 @@ impl<'a> Store<'a> {
         let now = objects::now();
         let reset = self.reset_fields();
         let schema = self.field_schema();
+        let converter = self.version_converter();
         let cx = Context {
             ty: self.field_type(&schema),
             reset: &reset,
@@ -497,6 +514,7 @@ impl<'a> Store<'a> {
                 subresource: self.subresource,
             },
             now: &now,
+            convert: Some(&converter),
         };
         Ok(update(&cx, live, &new, live_managed, &new["metadata"]["managedFields"]).unwrap_or(Value::Null))
     }

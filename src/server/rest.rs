@@ -405,6 +405,43 @@ fn body_type_meta(format: Format, body: &[u8]) -> Result<kapi_apimachinery::code
     })
 }
 
+/// Whether the body gives `metadata.managedFields` as an empty list, which upstream tells from
+/// none (`isResetManagedFields`: an empty list resets the object's managed fields; none keeps
+/// them). Protobuf cannot tell them apart, as upstream's decoding cannot.
+fn body_empties_managed_fields(call: &ResourceCall<'_>) -> Result<bool, ApiError> {
+    #[derive(serde::Deserialize)]
+    struct Body {
+        metadata: Option<Meta>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Meta {
+        #[serde(rename = "managedFields")]
+        managed_fields: Option<Vec<serde::de::IgnoredAny>>,
+    }
+    let format = body_format(call)?;
+    // Most bodies never name the field: no second parse for them.
+    if format == Format::Protobuf || !call.body.windows(13).any(|w| w == b"managedFields") {
+        return Ok(false);
+    }
+    let json = match format {
+        Format::Yaml => match kapi_apimachinery::codec::yaml_to_json(&call.body) {
+            Ok(json) => json,
+            Err(_) => return Ok(false),
+        },
+        _ => call.body.to_vec(),
+    };
+    let probe: Option<Body> = serde_json::from_slice(&json).ok();
+    Ok(probe.and_then(|b| b.metadata).and_then(|m| m.managed_fields).is_some_and(|f| f.is_empty()))
+}
+
+/// Marks the decoded object as asking for its managed fields to be reset: typed decoding drops
+/// an empty list, so it is kept as the other form upstream resets with, `[{}]`.
+fn keep_managed_fields_reset(object: &mut Value) {
+    if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.insert("managedFields".into(), json!([{}]));
+    }
+}
+
 /// Go's `gvkWithDefaults` with the URL's kind as the default: a missing kind is the URL's, a
 /// missing group and version are the URL's, and so is a missing version of the URL's group.
 fn type_meta_with_defaults(given: kapi_apimachinery::codec::TypeMeta, url: &Kind) -> kapi_apimachinery::codec::TypeMeta {
@@ -537,7 +574,10 @@ async fn create(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Optio
 async fn update(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&str>) -> Result<http::Response<Body>, ApiError> {
     let t = call.target;
     let name = call.info.name.clone();
-    let (kind, external) = decode_body(call)?;
+    let (kind, mut external) = decode_body(call)?;
+    if body_empties_managed_fields(call)? {
+        keep_managed_fields_reset(&mut external);
+    }
     if external["metadata"]["name"].as_str().is_some_and(|n| n != name) {
         return Err(ApiError::bad_request("the name of the object does not match the name on the URL"));
     }
@@ -567,11 +607,15 @@ fn patched_proposal(call: &ResourceCall<'_>, current: Option<&Current<'_>>) -> R
     check_patched_identity(call, &patched)?;
     let precondition = patched["metadata"]["resourceVersion"].as_str().map(str::to_owned);
     let bytes = serde_json::to_vec(&patched).map_err(ApiError::internal)?;
+    let resets_managed_fields = patched["metadata"]["managedFields"].as_array().is_some_and(Vec::is_empty);
     let mut patched = objects::decode_defaulted(&current.kind, Format::Json, &bytes)
         .map_err(|e| ApiError::bad_request(format!("the patched object is not a valid {}: {e}", current.kind.kind)))?;
     // Decoded as a body is (a custom resource's schema prunes and defaults it); what a patch
     // adds that the schema does not know is not reported, as for typed kinds.
     call.strategy.decode_unstructured(&mut patched);
+    if resets_managed_fields {
+        keep_managed_fields_reset(&mut patched);
+    }
     Ok(Proposed {
         incoming: Incoming::from_external(t.group, t.resource, &current.kind, patched)?,
         precondition,
@@ -618,6 +662,8 @@ fn patched(call: &ResourceCall<'_>, kind: &Kind, old: &Value) -> Result<Value, A
 /// `<resource>/scale`: the object seen as an `autoscaling/v1` `Scale`; writes change only
 /// `spec.replicas` of the object.
 async fn scale(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&str>) -> Result<http::Response<Body>, ApiError> {
+    use crate::patch::PatchType;
+    use crate::registry::fieldmanager;
     let t = call.target;
     let name = call.info.name.clone();
     let scale_kind = Kind { group: "autoscaling".into(), version: "v1".into(), kind: "Scale".into() };
@@ -634,7 +680,7 @@ async fn scale(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option
             Kind { group: t.group.to_owned(), version: t.version.to_owned(), kind: stored.kind }
         }
     };
-    let store = Store::new(storage, call.config, t.group, t.resource, parent).with_strategy(call.strategy);
+    let store = Store::new(storage, call.config, t.group, t.resource, parent.clone()).with_strategy(call.strategy);
     let store = if t.action == "get" { store } else { store.with_subresource(Some("scale")) };
     if t.action == "get" {
         let (_, object) = read_internal(&store.current(&store.object_key(namespace, &name)?, &name).await?)?;
@@ -643,6 +689,7 @@ async fn scale(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option
     if !matches!(t.action, "put" | "patch") {
         return Err(ApiError::method_not_supported(group_resource(t), t.action));
     }
+    let is_apply = t.action == "patch" && call.content_type.and_then(PatchType::from_content_type) == Some(PatchType::Apply);
     let body = if t.action == "put" {
         let format = body_format(call)?;
         Some(
@@ -652,13 +699,47 @@ async fn scale(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option
     } else {
         None
     };
+    let (manager, force, config) = if is_apply {
+        let (manager, force) = apply_options(call)?;
+        (manager, force, Some(apply_configuration(call, &scale_kind)?))
+    } else {
+        (field_manager(call, if t.action == "put" { "UpdateOptions" } else { "PatchOptions" })?, false, None)
+    };
+    // Field management on the Scale, mapped from and back to the object's entries (upstream's
+    // ScaleHandler).
+    let parent_version = parent.api_version();
+    let replicas_field = facts.spec_replicas.clone();
+    let owner = fieldmanager::scale::Parent { group: &parent.group, api_version: &parent_version, replicas: &replicas_field };
+    let no_reset = fieldmanager::reset_set(&[]);
+    let zero_scale = objects::zero_object(&scale_kind);
     // The object with the Scale's replicas: what the main resource's update proposes.
     let mut scaled = |current: Option<&Current<'_>>| {
         let current = current.ok_or_else(|| ApiError::not_found(group_resource(t), &call.info.name))?;
         let scale = facts.view(&current.internal)?;
-        let proposed = match &body {
-            Some(body) => body.clone(),
-            None => patched(call, &scale_kind, &scale)?,
+        let parent_managed = &current.external["metadata"]["managedFields"];
+        let now = objects::now();
+        let cx = fieldmanager::Context {
+            ty: fieldmanager::schemas::scale_type(),
+            reset: &no_reset,
+            writer: fieldmanager::Writer { manager: &manager, api_version: "autoscaling/v1", subresource: Some("scale") },
+            now: &now,
+            convert: None,
+        };
+        let (proposed, managed_fields) = match (&body, &config) {
+            (_, Some(config)) => {
+                let applied = fieldmanager::scale::apply(&cx, &owner, &scale, &zero_scale, config, parent_managed, force)?;
+                (applied.object, applied.managed_fields)
+            }
+            (Some(body), None) => (body.clone(), None),
+            (None, None) => (patched(call, &scale_kind, &scale)?, None),
+        };
+        if body.is_none() {
+            // A patch or an apply names the object on the URL (upstream's patcher `checkName`).
+            check_patched_identity(call, &proposed)?;
+        }
+        let managed_fields = match config {
+            Some(_) => managed_fields,
+            None => fieldmanager::scale::update(&cx, &owner, &scale, &proposed, parent_managed),
         };
         let precondition = proposed["metadata"]["resourceVersion"].as_str().filter(|rv| !rv.is_empty()).map(str::to_owned);
         let Some(replicas) = proposed["spec"]["replicas"].as_i64().or(Some(0)).filter(|r| *r >= 0) else {
@@ -670,13 +751,50 @@ async fn scale(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option
         };
         let mut object = current.internal.clone();
         facts.set_replicas(&mut object, replicas);
-        Ok(Proposed { incoming: Incoming { object, required: Vec::new() }, precondition, uid: None, managed_fields: None })
+        Ok(Proposed {
+            incoming: Incoming { object, required: Vec::new() },
+            precondition,
+            uid: None,
+            managed_fields: Some(managed_fields.unwrap_or(Value::Null)),
+        })
     };
-    let manager = field_manager(call, if t.action == "put" { "UpdateOptions" } else { "PatchOptions" })?;
     let options = WriteOptions { manager: Some(&manager), ..write_options(call) };
     let written = store.update(options, namespace, &name, &mut scaled).await?;
     let (_, updated) = read_internal(&written.kv)?;
     Ok(respond(&scale_kind, call.accept, 200, &facts.view(&updated)?))
+}
+
+/// The `fieldManager` (required) and `force` of an apply.
+fn apply_options(call: &ResourceCall<'_>) -> Result<(String, bool), ApiError> {
+    let query = crate::url::parse_query(call.query);
+    let given = query.get("fieldManager").and_then(|v| v.first()).map(String::as_str);
+    let force = match query.get("force").and_then(|v| v.first()).map(String::as_str) {
+        None | Some("") => false,
+        Some("true" | "1" | "t" | "T" | "TRUE" | "True") => true,
+        Some("false" | "0" | "f" | "F" | "FALSE" | "False") => false,
+        Some(other) => {
+            return Err(ApiError::bad_request(format!("failed to parse force: strconv.ParseBool: parsing {other:?}: invalid syntax")));
+        }
+    };
+    crate::registry::fieldmanager::validate_field_manager("PatchOptions", given, true, false)?;
+    Ok((given.unwrap_or_default().to_owned(), force))
+}
+
+/// The applied configuration of an apply (YAML or JSON), which must be an object of `kind`
+/// (upstream's applyPatcher).
+fn apply_configuration(call: &ResourceCall<'_>, kind: &Kind) -> Result<Value, ApiError> {
+    let json =
+        kapi_apimachinery::codec::yaml_to_json(&call.body).map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+    let config: Value = serde_json::from_slice(&json).map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
+    if !config.is_object() {
+        return Err(ApiError::bad_request("error decoding YAML: the applied configuration is not an object"));
+    }
+    let (given_version, given_kind) = (config["apiVersion"].as_str().unwrap_or_default(), config["kind"].as_str().unwrap_or_default());
+    if given_version != kind.api_version() || given_kind != kind.kind {
+        let (group, version) = given_version.split_once('/').unwrap_or(("", given_version));
+        return Err(ApiError::bad_request(format!("invalid object type: {group}/{version}, Kind={given_kind}")));
+    }
+    Ok(config)
 }
 
 async fn patch(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&str>) -> Result<http::Response<Body>, ApiError> {
@@ -702,30 +820,9 @@ async fn patch(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option
 async fn apply(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&str>) -> Result<http::Response<Body>, ApiError> {
     use crate::registry::fieldmanager::{self, Context, Writer};
     let t = call.target;
-    let query = crate::url::parse_query(call.query);
-    let given = query.get("fieldManager").and_then(|v| v.first()).map(String::as_str);
-    let force = match query.get("force").and_then(|v| v.first()).map(String::as_str) {
-        None | Some("") => false,
-        Some("true" | "1" | "t" | "T" | "TRUE" | "True") => true,
-        Some("false" | "0" | "f" | "F" | "FALSE" | "False") => false,
-        Some(other) => {
-            return Err(ApiError::bad_request(format!("failed to parse force: strconv.ParseBool: parsing {other:?}: invalid syntax")));
-        }
-    };
-    fieldmanager::validate_field_manager("PatchOptions", given, true, false)?;
-    let manager = given.unwrap_or_default().to_owned();
-    let json =
-        kapi_apimachinery::codec::yaml_to_json(&call.body).map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
-    let config: Value = serde_json::from_slice(&json).map_err(|e| ApiError::bad_request(format!("error decoding YAML: {e}")))?;
-    if !config.is_object() {
-        return Err(ApiError::bad_request("error decoding YAML: the applied configuration is not an object"));
-    }
+    let (manager, force) = apply_options(call)?;
     let kind = kind_of(t);
-    let (given_version, given_kind) = (config["apiVersion"].as_str().unwrap_or_default(), config["kind"].as_str().unwrap_or_default());
-    if given_version != kind.api_version() || given_kind != kind.kind {
-        let (group, version) = given_version.split_once('/').unwrap_or(("", given_version));
-        return Err(ApiError::bad_request(format!("invalid object type: {group}/{version}, Kind={given_kind}")));
-    }
+    let config = apply_configuration(call, &kind)?;
     let precondition = config["metadata"]["resourceVersion"].as_str().filter(|rv| !rv.is_empty()).map(str::to_owned);
     let store = store(storage, call);
     let reset = store.reset_fields();
@@ -733,6 +830,7 @@ async fn apply(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option
     let zero_object = objects::zero_object(&kind);
     let zero: &Value = &zero_object;
     let schema = store.field_schema();
+    let converter = store.version_converter();
     let mut merge = |current: Option<&Current<'_>>| {
         let (live, live_managed) = match current {
             Some(current) => (&current.external, &current.external["metadata"]["managedFields"]),
@@ -744,6 +842,7 @@ async fn apply(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option
             reset: &reset,
             writer: Writer { manager: &manager, api_version: &api_version, subresource: t.subresource },
             now: &now,
+            convert: Some(&converter),
         };
         let applied = fieldmanager::apply(&cx, live, zero, &config, live_managed, force)?;
         let mut merged = applied.object;

@@ -8,7 +8,9 @@
 //! - [`set`]: field sets and their `FieldsV1` encoding.
 //! - [`typed`]: objects walked with their schema (field sets, comparison, merge, removal).
 //! - [`schemas`]: the schemas of built-in kinds, from the OpenAPI v3 documents.
+//! - [`scale`]: writes through the `scale` subresource, managed on the `Scale`.
 
+pub mod scale;
 pub mod schemas;
 pub mod set;
 pub mod typed;
@@ -130,6 +132,12 @@ impl Entry {
             && (operation == Operation::Apply || self.api_version == writer.api_version)
     }
 
+    /// Whether `other` is the same manager (upstream's identifiers are equal).
+    fn same_entry(&self, other: &Entry) -> bool {
+        let writer = Writer { manager: &other.manager, api_version: &other.api_version, subresource: Some(&other.subresource) };
+        self.same_manager(&writer, other.operation)
+    }
+
     /// How conflicts name the manager (upstream's `printManager`).
     fn printed(&self) -> String {
         let mut out = format!("{:?}", self.manager);
@@ -215,10 +223,15 @@ fn encode(mut entries: Vec<Entry>) -> Option<Value> {
     Some(Value::Array(entries.iter().map(Entry::encode).collect()))
 }
 
-/// Upstream's `isResetManagedFields`: `[{}]` (or an empty list, which the typed decoding this
-/// server does cannot tell from none) asks for the fields to be cleared.
+/// Upstream's `isResetManagedFields`: an empty list or `[{}]` asks for the fields to be cleared
+/// (`null` or no field keeps them). Typed decoding drops an empty list, so the handlers keep a
+/// body's empty list as `[{}]`.
 fn is_reset(managed: &Value) -> bool {
-    matches!(managed.as_array().map(Vec::as_slice), Some([only]) if only.as_object().is_some_and(Map::is_empty))
+    match managed.as_array().map(Vec::as_slice) {
+        Some([]) => true,
+        Some([only]) => only.as_object().is_some_and(Map::is_empty),
+        _ => false,
+    }
 }
 
 /// The fields no entry ever holds (upstream's `stripMetaManager`).
@@ -249,6 +262,10 @@ pub fn reset_set(paths: &[&[&str]]) -> Set {
     set
 }
 
+/// Converts an object in the writer's version to another version of its kind (`apiVersion`),
+/// with that version's schema; `None` when it cannot (another group, a version not known).
+pub type Converter<'a> = &'a dyn Fn(&Value, &str) -> Option<(Value, Type<'static>)>;
+
 /// What a write's field management works with.
 pub struct Context<'a> {
     /// The kind's schema.
@@ -258,6 +275,51 @@ pub struct Context<'a> {
     pub writer: Writer<'a>,
     /// The time of the write (RFC 3339, seconds).
     pub now: &'a str,
+    /// How an entry of another version sees the write (upstream's updater compares the objects
+    /// converted to each manager's version); `None`: every entry is read in the writer's.
+    pub convert: Option<Converter<'a>>,
+}
+
+/// What a write changed (added or modified) and removed.
+struct Change {
+    changed: Set,
+    removed: Set,
+}
+
+impl Change {
+    fn of(comparison: typed::Comparison) -> Change {
+        Change { changed: comparison.modified.union(&comparison.added), removed: comparison.removed }
+    }
+}
+
+/// A write from `live` to `new` as the entries see it: in the writer's version, and in each
+/// other version an entry was written in (converted once per version, as upstream's updater
+/// does; in the writer's when the objects cannot be converted).
+struct Changes<'c, 'a> {
+    cx: &'c Context<'a>,
+    live: &'c Value,
+    new: &'c Value,
+    own: Change,
+    others: std::collections::HashMap<String, Option<Change>>,
+}
+
+impl<'c, 'a> Changes<'c, 'a> {
+    fn new(cx: &'c Context<'a>, live: &'c Value, new: &'c Value) -> Changes<'c, 'a> {
+        let own = Change::of(typed::compare(live, new, cx.ty).without(cx.reset));
+        Changes { cx, live, new, own, others: std::collections::HashMap::new() }
+    }
+
+    fn seen_by(&mut self, api_version: &str) -> &Change {
+        let Some(convert) = self.cx.convert.filter(|_| api_version != self.cx.writer.api_version) else { return &self.own };
+        if !self.others.contains_key(api_version) {
+            let change = convert(self.live, api_version).and_then(|(live, ty)| {
+                let (new, _) = convert(self.new, api_version)?;
+                Some(Change::of(typed::compare(&live, &new, ty).without(self.cx.reset)))
+            });
+            self.others.insert(api_version.to_owned(), change);
+        }
+        self.others.get(api_version).and_then(Option::as_ref).unwrap_or(&self.own)
+    }
 }
 
 /// An Update (create, update, patch, a subresource's write): the `managedFields` of `new`
@@ -266,7 +328,9 @@ pub struct Context<'a> {
 ///
 /// The manager takes the fields this write added or changed, which every other manager loses;
 /// fields it removed leave every manager. A request's own `managedFields` (not through a
-/// subresource) replace the stored ones when they are valid and not empty; `[{}]` clears them.
+/// subresource) replace the stored ones when they are valid and not empty; `[]` or `[{}]`
+/// clears them. An update of a stored object left with no entries is not tracked (upstream's
+/// `skipNonApplied`): it has no `managedFields` after it.
 pub fn update(cx: &Context<'_>, live: &Value, new: &Value, live_managed: &Value, new_managed: &Value) -> Option<Value> {
     let base = if cx.writer.subresource.is_some() {
         decode(live_managed).unwrap_or_default()
@@ -278,11 +342,24 @@ pub fn update(cx: &Context<'_>, live: &Value, new: &Value, live_managed: &Value,
             _ => decode(live_managed).unwrap_or_default(),
         }
     };
-    let mut entries = base;
-    let comparison = typed::compare(live, new, cx.ty).without(cx.reset);
-    record_update(&mut entries, &comparison, cx);
+    if base.is_empty() && is_stored(live) {
+        return None;
+    }
+    encode(update_entries(cx, live, new, base))
+}
+
+/// Whether `live` is a stored object (it has a uid) rather than the zero object of a create.
+/// Upstream's `skipNonApplied`: an update of an object with no entries (never tracked, or
+/// reset) is not tracked; only a create or an apply starts tracking.
+fn is_stored(live: &Value) -> bool {
+    live["metadata"]["uid"].as_str().is_some_and(|uid| !uid.is_empty())
+}
+
+/// The entries after an Update of `live` to `new` by `cx`'s writer.
+fn update_entries(cx: &Context<'_>, live: &Value, new: &Value, mut entries: Vec<Entry>) -> Vec<Entry> {
+    record_update(&mut entries, &mut Changes::new(cx, live, new), cx);
     cap_update_managers(&mut entries);
-    encode(entries)
+    entries
 }
 
 /// The most `Update` entries an object keeps (upstream's `DefaultMaxUpdateManagers`).
@@ -349,12 +426,12 @@ fn identifier(entry: &Entry) -> String {
     format!("{{{}}}", parts.join(","))
 }
 
-fn record_update(entries: &mut Vec<Entry>, comparison: &typed::Comparison, cx: &Context<'_>) {
-    let changed = comparison.modified.union(&comparison.added);
+fn record_update(entries: &mut Vec<Entry>, changes: &mut Changes<'_, '_>, cx: &Context<'_>) {
     for entry in entries.iter_mut() {
-        entry.set = entry.set.difference(&comparison.removed).difference(&changed);
+        let change = changes.seen_by(&entry.api_version);
+        entry.set = entry.set.difference(&change.removed).difference(&change.changed);
     }
-    let own = changed.difference(strip_set());
+    let own = changes.own.changed.difference(strip_set());
     entries.retain(|e| !e.set.is_empty());
     if own.is_empty() {
         return;
@@ -386,6 +463,19 @@ pub struct Applied {
 /// object, or the kind's zero object when there is none; `zero` is that zero object), with
 /// `live_managed` its `managedFields`.
 pub fn apply(cx: &Context<'_>, live: &Value, zero: &Value, config: &Value, live_managed: &Value, force: bool) -> Result<Applied, ApiError> {
+    let (object, entries) = apply_to_entries(cx, live, zero, config, decode(live_managed).unwrap_or_default(), force)?;
+    Ok(Applied { object, managed_fields: encode(entries) })
+}
+
+/// [`apply`] on decoded entries: the merged object and the entries after it.
+fn apply_to_entries(
+    cx: &Context<'_>,
+    live: &Value,
+    zero: &Value,
+    config: &Value,
+    mut entries: Vec<Entry>,
+    force: bool,
+) -> Result<(Value, Vec<Entry>), ApiError> {
     if config.get("metadata").and_then(|m| m.get("managedFields")).is_some_and(|m| !m.is_null()) {
         return Err(ApiError::bad_request("metadata.managedFields must be nil"));
     }
@@ -406,12 +496,10 @@ pub fn apply(cx: &Context<'_>, live: &Value, zero: &Value, config: &Value, live_
             ),
         ));
     }
-    let mut entries = decode(live_managed).unwrap_or_default();
     if entries.is_empty() {
         // Fields set before any manager was recorded belong to `before-first-apply`.
-        let comparison = typed::compare(zero, live, cx.ty).without(cx.reset);
         let first = Context { writer: Writer { manager: "before-first-apply", ..cx.writer }, ..*cx };
-        record_update(&mut entries, &comparison, &first);
+        record_update(&mut entries, &mut Changes::new(&first, zero, live), &first);
     }
     let outcome = apply_entries(cx, live, config, entries.clone(), force);
     let (object, entries) = match outcome {
@@ -446,7 +534,7 @@ pub fn apply(cx: &Context<'_>, live: &Value, zero: &Value, config: &Value, live_
         let text = format!("{applied}\n");
         object["metadata"]["annotations"][LAST_APPLIED] = Value::String(text);
     }
-    Ok(Applied { object, managed_fields: encode(entries) })
+    Ok((object, entries))
 }
 
 /// A conflict: the manager that owns the field, and the field.
@@ -479,14 +567,14 @@ fn apply_entries(
         Some(last) if !last.is_empty() => prune(cx, merged, &entries, last),
         _ => merged,
     };
-    let comparison = typed::compare(live, &merged, cx.ty).without(cx.reset);
-    let changed = comparison.modified.union(&comparison.added);
+    let mut changes = Changes::new(cx, live, &merged);
     let mut conflicts = Vec::new();
     for (i, entry) in entries.iter().enumerate() {
         if i == me {
             continue;
         }
-        for path in entry.set.intersection(&changed).paths() {
+        // A manager of another version conflicts on its own paths (upstream compares in it).
+        for path in entry.set.intersection(&changes.seen_by(&entry.api_version).changed).paths() {
             conflicts.push((entry.clone(), path));
         }
     }
@@ -496,7 +584,8 @@ fn apply_entries(
     }
     for (i, entry) in entries.iter_mut().enumerate() {
         if i != me {
-            entry.set = entry.set.difference(&changed).difference(&comparison.removed);
+            let change = changes.seen_by(&entry.api_version);
+            entry.set = entry.set.difference(&change.changed).difference(&change.removed);
         }
     }
     entries[me].set = entries[me].set.difference(strip_set());
@@ -582,6 +671,7 @@ mod tests {
             reset,
             writer: Writer { manager, api_version: "apps/v1", subresource: None },
             now: "2026-01-01T00:00:00Z",
+            convert: None,
         }
     }
 

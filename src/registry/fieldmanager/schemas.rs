@@ -23,3 +23,13 @@ pub fn kind_type(kind: &Kind) -> Type<'static> {
 pub fn resource_type(schema: &Value) -> Type<'_> {
     Type::Resource(schema)
 }
+
+/// The schema of `autoscaling/v1` `Scale`, which the documents of the groups that serve a
+/// `scale` subresource carry (the core one among them), not autoscaling's own.
+pub fn scale_type() -> Type<'static> {
+    let Some(doc) = document("api/v1") else { return Type::Deduced };
+    match doc.kinds.get("autoscaling/v1/Scale").and_then(|name| doc.components.get(name)) {
+        Some(schema) => Type::Schema(schema, &doc.components),
+        None => Type::Deduced,
+    }
+}

@@ -7,48 +7,171 @@
 //! descends into). Encoded as `FieldsV1`, every element is an object key; a member with
 //! children also carries `".": {}`. I/O-free.
 
+use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+use std::hash::{Hash, Hasher};
 
 use serde_json::{Map, Value};
 
-/// One step of a path. Keys and values hold their JSON text (a key's fields sorted by name),
-/// which is how they are compared, hashed and written.
+/// A key field's value or a set item, compared as structured-merge-diff's `value.Compare`
+/// compares: numbers by value (an integer and a float too, so `80` and `80.0` are the same
+/// key), then strings, booleans, lists, maps and null, in that order; lists and maps
+/// lexically.
+#[derive(Clone, Debug)]
+pub struct Scalar(pub Value);
+
+fn rank(value: &Value) -> u8 {
+    match value {
+        Value::Number(_) => 0,
+        Value::String(_) => 1,
+        Value::Bool(_) => 2,
+        Value::Array(_) => 3,
+        Value::Object(_) => 4,
+        Value::Null => 5,
+    }
+}
+
+fn compare_numbers(a: &serde_json::Number, b: &serde_json::Number) -> Ordering {
+    let int = |n: &serde_json::Number| n.as_i64().map(i128::from).or_else(|| n.as_u64().map(i128::from));
+    match (int(a), int(b)) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        _ => {
+            let (x, y) = (a.as_f64().unwrap_or_default(), b.as_f64().unwrap_or_default());
+            x.partial_cmp(&y).unwrap_or(Ordering::Equal)
+        }
+    }
+}
+
+fn compare_values(a: &Value, b: &Value) -> Ordering {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => compare_numbers(x, y),
+        (Value::String(x), Value::String(y)) => x.cmp(y),
+        (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
+        (Value::Array(x), Value::Array(y)) => {
+            x.iter().zip(y).map(|(p, q)| compare_values(p, q)).find(|o| o.is_ne()).unwrap_or_else(|| x.len().cmp(&y.len()))
+        }
+        // serde_json's maps iterate their keys sorted, as upstream compares maps.
+        (Value::Object(x), Value::Object(y)) => x
+            .iter()
+            .zip(y)
+            .map(|((k, p), (l, q))| k.cmp(l).then_with(|| compare_values(p, q)))
+            .find(|o| o.is_ne())
+            .unwrap_or_else(|| x.len().cmp(&y.len())),
+        _ => rank(a).cmp(&rank(b)),
+    }
+}
+
+/// A number as upstream writes it: a float with no fraction as an integer (`80.0` is `80`).
+fn canonical(value: &Value) -> Value {
+    match value {
+        Value::Number(n) if !n.is_i64() && !n.is_u64() => match n.as_f64() {
+            Some(f) if f.fract() == 0.0 && f.abs() < 1e18 => Value::from(f as i64),
+            _ => value.clone(),
+        },
+        Value::Array(items) => Value::Array(items.iter().map(canonical).collect()),
+        Value::Object(map) => Value::Object(map.iter().map(|(k, v)| (k.clone(), canonical(v))).collect()),
+        _ => value.clone(),
+    }
+}
+
+impl Scalar {
+    fn new(value: &Value) -> Scalar {
+        Scalar(canonical(value))
+    }
+
+    /// The value's JSON, as `k:`/`v:` elements and conflicts write it.
+    pub fn json(&self) -> String {
+        self.0.to_string()
+    }
+}
+
+impl PartialEq for Scalar {
+    fn eq(&self, other: &Scalar) -> bool {
+        compare_values(&self.0, &other.0).is_eq()
+    }
+}
+
+impl Eq for Scalar {}
+
+impl PartialOrd for Scalar {
+    fn partial_cmp(&self, other: &Scalar) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Scalar {
+    fn cmp(&self, other: &Scalar) -> Ordering {
+        compare_values(&self.0, &other.0)
+    }
+}
+
+/// Consistent with equality: numbers hash by their value as a float.
+fn hash_value<H: Hasher>(value: &Value, state: &mut H) {
+    rank(value).hash(state);
+    match value {
+        Value::Number(n) => {
+            let f = n.as_f64().unwrap_or_default();
+            (if f == 0.0 { 0.0f64 } else { f }).to_bits().hash(state);
+        }
+        Value::String(s) => s.hash(state),
+        Value::Bool(b) => b.hash(state),
+        Value::Array(items) => items.iter().for_each(|v| hash_value(v, state)),
+        Value::Object(map) => map.iter().for_each(|(k, v)| {
+            k.hash(state);
+            hash_value(v, state);
+        }),
+        Value::Null => {}
+    }
+}
+
+impl Hash for Scalar {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        hash_value(&self.0, state);
+    }
+}
+
+/// One step of a path: a field, a keyed list item (its key fields sorted by name), a set item
+/// or an index. Ordered as upstream's `PathElement.Compare`: fields, then keys, values and
+/// indexes; keys field by field (name, then value), values by [`Scalar`]'s order.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum PathElement {
     Field(String),
-    Key(String),
-    Value(String),
+    Key(Vec<(String, Scalar)>),
+    Value(Scalar),
     Index(usize),
 }
 
 impl PathElement {
     /// The element of a list item keyed by `keys` (name and value, in any order).
-    pub fn key(mut keys: Vec<(&str, &Value)>) -> PathElement {
-        keys.sort_by(|a, b| a.0.cmp(b.0));
-        let mut text = String::from("{");
-        for (i, (name, value)) in keys.iter().enumerate() {
-            if i > 0 {
-                text.push(',');
-            }
-            text.push_str(&Value::String((*name).to_owned()).to_string());
-            text.push(':');
-            text.push_str(&value.to_string());
-        }
-        text.push('}');
-        PathElement::Key(text)
+    pub fn key(keys: Vec<(&str, &Value)>) -> PathElement {
+        let mut fields: Vec<(String, Scalar)> = keys.into_iter().map(|(name, value)| (name.to_owned(), Scalar::new(value))).collect();
+        fields.sort_by(|a, b| a.0.cmp(&b.0));
+        PathElement::Key(fields)
     }
 
     pub fn value(value: &Value) -> PathElement {
-        PathElement::Value(value.to_string())
+        PathElement::Value(Scalar::new(value))
     }
 
     /// The `FieldsV1` object key of this element.
     pub fn encode(&self) -> String {
         match self {
             PathElement::Field(name) => format!("f:{name}"),
-            PathElement::Key(text) => format!("k:{text}"),
-            PathElement::Value(text) => format!("v:{text}"),
+            PathElement::Key(fields) => {
+                let mut text = String::from("k:{");
+                for (i, (name, value)) in fields.iter().enumerate() {
+                    if i > 0 {
+                        text.push(',');
+                    }
+                    text.push_str(&Value::String(name.clone()).to_string());
+                    text.push(':');
+                    text.push_str(&value.json());
+                }
+                text.push('}');
+                text
+            }
+            PathElement::Value(value) => format!("v:{}", value.json()),
             PathElement::Index(i) => format!("i:{i}"),
         }
     }
@@ -76,12 +199,11 @@ impl fmt::Display for PathElement {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             PathElement::Field(name) => write!(f, ".{name}"),
-            PathElement::Key(text) => {
-                let fields: Map<String, Value> = serde_json::from_str(text).unwrap_or_default();
-                let parts: Vec<String> = fields.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            PathElement::Key(fields) => {
+                let parts: Vec<String> = fields.iter().map(|(k, v)| format!("{k}={}", v.json())).collect();
                 write!(f, "[{}]", parts.join(","))
             }
-            PathElement::Value(text) => write!(f, "[={text}]"),
+            PathElement::Value(value) => write!(f, "[={}]", value.json()),
             PathElement::Index(i) => write!(f, "[{i}]"),
         }
     }
@@ -236,7 +358,9 @@ impl Set {
         }
     }
 
-    /// The `FieldsV1` JSON of the set (upstream's `SetToFields`).
+    /// The `FieldsV1` JSON of the set (upstream's `SetToFields`). Its object keys come out in
+    /// byte order (serde_json's maps are sorted), where upstream writes them in the set's order;
+    /// the two differ only among `k:`/`v:` elements whose numbers have different digit counts.
     pub fn to_fields_v1(&self) -> Value {
         Value::Object(self.contents(false))
     }
@@ -333,6 +457,32 @@ mod tests {
                 ".spec.ports[containerPort=80,protocol=\"TCP\"]",
             ]
         );
+    }
+
+    /// Keys and set items compare as upstream's values: numbers by value (`9` before `10`,
+    /// `80.0` the same as `80`, written `80`), numbers before strings.
+    #[test]
+    fn numeric_keys_order_and_compare_by_value() {
+        let port = |n: Value| PathElement::key(vec![("containerPort", &n), ("protocol", &json!("TCP"))]);
+        assert!(port(json!(9)) < port(json!(10)));
+        assert_eq!(port(json!(80.0)), port(json!(80)));
+        assert_eq!(port(json!(80.0)).encode(), "k:{\"containerPort\":80,\"protocol\":\"TCP\"}");
+        assert!(port(json!(79.5)) < port(json!(80)) && port(json!(80)) < port(json!(80.5)));
+        assert!(PathElement::value(&json!(10)) < PathElement::value(&json!("1")));
+        let mut set = Set::new();
+        for n in [10, 9, 100] {
+            set.insert(&[f("ports"), port(json!(n))]);
+        }
+        assert_eq!(
+            set.paths().iter().map(|p| path_string(p)).collect::<Vec<_>>(),
+            [
+                ".ports[containerPort=9,protocol=\"TCP\"]",
+                ".ports[containerPort=10,protocol=\"TCP\"]",
+                ".ports[containerPort=100,protocol=\"TCP\"]",
+            ]
+        );
+        let hashed: std::collections::HashSet<PathElement> = [port(json!(80)), port(json!(80.0))].into_iter().collect();
+        assert_eq!(hashed.len(), 1);
     }
 
     #[test]

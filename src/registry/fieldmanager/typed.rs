@@ -252,8 +252,9 @@ fn key_default(elem: Type<'_>, name: &str) -> Option<Value> {
 }
 
 /// What upstream's typed conversion refuses in an applied configuration (`ObjectToTyped`):
-/// fields a schema does not declare (where it keeps no unknown fields) and keyed list items
-/// missing a key field with no default, each as `<path>: <message>`.
+/// fields a schema does not declare (where it keeps no unknown fields), keyed list items
+/// missing a key field with no default, and items of a keyed list or set given twice, each as
+/// `<path>: <message>`.
 pub fn check(value: &Value, ty: Type<'_>) -> Vec<String> {
     let mut errors = Vec::new();
     check_walk(value, ty, &mut String::new(), &mut errors);
@@ -291,9 +292,15 @@ fn check_walk(value: &Value, ty: Type<'_>, path: &mut String, errors: &mut Vec<S
         }
         Node::List(kind, elem) => {
             let Value::Array(items) = value else { return };
+            // An applied configuration names each item once (upstream validates it without
+            // `AllowDuplicates`; live objects may have duplicates).
+            let mut seen = HashSet::with_capacity(items.len());
             for (i, item) in items.iter().enumerate() {
                 match item_element(kind, elem, item) {
                     Some(pe) => {
+                        if !seen.insert(pe.clone()) {
+                            errors.push(format!("{path}: duplicate entries for key {pe}"));
+                        }
                         let len = path.len();
                         path.push_str(&pe.to_string());
                         check_walk(item, elem, path, errors);
@@ -710,6 +717,25 @@ mod tests {
             c.removed.to_fields_v1(),
             json!({"f:spec": {".": {}, "f:template": {".": {}, "f:spec": {".": {}, "f:containers": {
                 ".": {}, "k:{\"name\":\"c\"}": {".": {}, "f:name": {}, "f:image": {}}}}}}})
+        );
+    }
+
+    /// An applied configuration may not name a keyed item or a set's value twice (upstream's
+    /// `duplicate entries for key`, with the list's path).
+    #[test]
+    fn duplicate_items_are_refused() {
+        let config = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "finalizers": ["f", "f"]},
+        "spec": {"template": {"spec": {"containers": [
+            {"name": "a", "image": "i", "ports": [{"containerPort": 80}, {"containerPort": 80, "protocol": "TCP"}]},
+            {"name": "a", "image": "j"},
+        ]}}}});
+        assert_eq!(
+            check(&config, deployment()),
+            [
+                ".metadata.finalizers: duplicate entries for key [=\"f\"]",
+                ".spec.template.spec.containers[name=\"a\"].ports: duplicate entries for key [containerPort=80,protocol=\"TCP\"]",
+                ".spec.template.spec.containers: duplicate entries for key [name=\"a\"]",
+            ]
         );
     }
 
