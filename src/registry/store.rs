@@ -477,7 +477,7 @@ impl<'a> Store<'a> {
                 return None;
             }
             let converted = objects::convert(object, &self.kind, &to).ok()?;
-            Some((converted, super::fieldmanager::schemas::kind_type(group, version, &to.kind)))
+            Some((converted, super::fieldmanager::schemas::kind_type(&to)))
         }
     }
 

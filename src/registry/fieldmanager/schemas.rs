@@ -24,12 +24,7 @@ pub fn resource_type(schema: &Value) -> Type<'_> {
     Type::Resource(schema)
 }
 
-/// The schema of `autoscaling/v1` `Scale`, which the documents of the groups that serve a
-/// `scale` subresource carry (the core one among them), not autoscaling's own.
+/// The type of `autoscaling/v1` `Scale`, which a `scale` subresource reads and writes.
 pub fn scale_type() -> Type<'static> {
-    let Some(doc) = document("api/v1") else { return Type::Deduced };
-    match doc.kinds.get("autoscaling/v1/Scale").and_then(|name| doc.components.get(name)) {
-        Some(schema) => Type::Schema(schema, &doc.components),
-        None => Type::Deduced,
-    }
+    kind_type(&Kind { group: "autoscaling".into(), version: "v1".into(), kind: "Scale".into() })
 }
