@@ -8,10 +8,12 @@
 //! `crate::negotiation`'s:
 //!
 //! - [`IncludeObject`]: the `includeObject` parameter with upstream's validation message.
-//! - [`to_table`] / [`build_table`]: the conversion. Resources kube-apiserver prints with
-//!   `pkg/printers/internalversion` get those columns and cells (the server always asks the
-//!   printers for the wide form, so priority-1 columns are always there; kubectl hides them
-//!   without `-o wide`); `apiservices` get kube-aggregator's; every other resource gets
+//! - [`to_table`] / [`build_table`]: the conversion, with the [`Columns`] the resource's
+//!   strategy answers (`registry::strategy::Strategy::table`; this module never chooses by
+//!   group or resource). Resources kube-apiserver prints with `pkg/printers/internalversion`
+//!   have those columns and cells ([`Printer`]; the server always asks the printers for the
+//!   wide form, so priority-1 columns are always there; kubectl hides them without `-o wide`);
+//!   `apiservices` have kube-aggregator's; every other resource has
 //!   `rest.DefaultTableConvertor` (Name, Created At).
 //! - [`human_duration`]: `k8s.io/apimachinery/pkg/util/duration.HumanDuration`, the AGE format.
 //!
@@ -38,7 +40,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 mod columns;
-mod groups;
+pub mod groups;
 
 pub use columns::CustomColumns;
 
@@ -214,85 +216,53 @@ pub struct TableOptions {
     pub version: TableVersion,
 }
 
-/// The `meta.k8s.io/v1` `Table` of `objects` of `group`/`resource` (the items of a list, or the
-/// one object of a get), as JSON.
+/// The `meta.k8s.io/v1` `Table` of `objects` printed with `columns` (the resource's strategy's
+/// `registry::strategy::Strategy::table`; the items of a list, or the one object of a get), as
+/// JSON.
 ///
 /// `list_meta` is the list's `metadata` (its `resourceVersion`, `continue` and
 /// `remainingItemCount` are copied); without it, a single object's `resourceVersion` is.
 /// `now` is the instant ages are counted to.
-pub fn to_table(
-    group: &str,
-    resource: &str,
-    objects: &[Value],
-    list_meta: Option<&Value>,
-    include: IncludeObject,
-    now: DateTime<Utc>,
-) -> Value {
+pub fn to_table(columns: &Columns, objects: &[Value], list_meta: Option<&Value>, include: IncludeObject, now: DateTime<Utc>) -> Value {
     let options = TableOptions { include_object: include, ..TableOptions::default() };
-    to_table_with(group, resource, objects, list_meta, &options, now)
+    to_table_with(columns, objects, list_meta, &options, now)
 }
 
 /// [`to_table`] with every option (version, `noHeaders`).
-pub fn to_table_with(
-    group: &str,
-    resource: &str,
-    objects: &[Value],
-    list_meta: Option<&Value>,
-    options: &TableOptions,
-    now: DateTime<Utc>,
-) -> Value {
-    let table = build_table(group, resource, objects, list_meta, options, now);
+pub fn to_table_with(columns: &Columns, objects: &[Value], list_meta: Option<&Value>, options: &TableOptions, now: DateTime<Utc>) -> Value {
+    let table = build_table(columns, objects, list_meta, options, now);
     // The table holds only strings, numbers and JSON values with string keys, which always
     // serialise; `Null` is unreachable.
     serde_json::to_value(table).unwrap_or(Value::Null)
 }
 
-/// How a resource's objects become table rows: the printers of its kind (by group and
-/// resource), or a custom resource's columns.
+/// How a resource's objects become table rows. Each resource's strategy says which
+/// (`registry::strategy::Strategy::table`, in the resource's own strategy file); this module
+/// never chooses by group or resource.
 #[derive(Clone)]
 pub enum Columns {
-    Resource { group: &'static str, resource: &'static str },
+    /// A built-in printer (`pkg/printers/internalversion`).
+    Printer(&'static Printer),
+    /// kube-aggregator's `APIService` convertor.
+    ApiService,
+    /// `rest.DefaultTableConvertor`: Name, Created At.
+    Default,
+    /// A custom resource's `additionalPrinterColumns`.
     Custom(std::sync::Arc<CustomColumns>),
 }
 
 impl Columns {
     /// [`to_table_with`] with these columns.
     pub fn to_table(&self, objects: &[Value], list_meta: Option<&Value>, options: &TableOptions, now: DateTime<Utc>) -> Value {
-        let table = match self {
-            Columns::Resource { group, resource } => build_table(group, resource, objects, list_meta, options, now),
-            Columns::Custom(columns) => {
-                let ctx = Ctx { now };
-                // The custom convertor makes an empty slice: an empty list has `"rows": []`.
-                let rows = objects.iter().map(|o| TableRow {
-                    cells: columns.row(o, &ctx),
-                    conditions: Vec::new(),
-                    object: row_object(o, options),
-                });
-                Table {
-                    kind: "Table".to_string(),
-                    api_version: options.version.api_version().to_string(),
-                    metadata: table_meta(objects, list_meta),
-                    column_definitions: (!options.no_headers).then(|| columns.definitions()),
-                    rows: Some(rows.collect()),
-                }
-            }
-        };
-        serde_json::to_value(table).unwrap_or(Value::Null)
+        to_table_with(self, objects, list_meta, options, now)
     }
 }
 
 /// [`to_table_with`] as the typed [`Table`].
-pub fn build_table(
-    group: &str,
-    resource: &str,
-    objects: &[Value],
-    list_meta: Option<&Value>,
-    options: &TableOptions,
-    now: DateTime<Utc>,
-) -> Table {
+pub fn build_table(columns: &Columns, objects: &[Value], list_meta: Option<&Value>, options: &TableOptions, now: DateTime<Utc>) -> Table {
     let ctx = Ctx { now };
-    let (columns, rows) = match convertor(group, resource) {
-        Convertor::Printer(printer) => {
+    let (columns, rows) = match columns {
+        Columns::Printer(printer) => {
             // Printers ignore nothing: the list print functions make an empty slice, so an empty
             // list has `"rows": []`.
             let mut ordered = objects.iter().collect::<Vec<_>>();
@@ -302,30 +272,28 @@ pub fn build_table(
             let rows = ordered
                 .into_iter()
                 .map(|object| {
-                    let event;
-                    let source = if group == "events.k8s.io" {
-                        event = event_as_core(object);
-                        &event
-                    } else {
-                        object
-                    };
-                    let (cells, conditions) = (printer.row)(Obj(source), &ctx);
+                    let (cells, conditions) = (printer.row)(Obj(object), &ctx);
                     (cells, conditions, object)
                 })
                 .collect::<Vec<_>>();
             let columns = (!options.no_headers).then(|| definitions(printer.columns));
             (columns, Some(rows))
         }
-        Convertor::ApiService => {
+        Columns::ApiService => {
             // kube-aggregator's convertor always sets its columns, whatever noHeaders says.
             let rows = objects.iter().map(|object| (apiservice_row(Obj(object), &ctx), Vec::new(), object));
             (Some(definitions(APISERVICE_COLUMNS)), Some(rows.collect()))
         }
-        Convertor::Default => {
+        Columns::Default => {
             // The default convertor appends to a nil slice: an empty list has `"rows": null`.
             let rows = objects.iter().map(|object| (default_row(Obj(object)), Vec::new(), object)).collect::<Vec<_>>();
             let columns = (!options.no_headers).then(|| definitions(DEFAULT_COLUMNS));
             (columns, (!rows.is_empty()).then_some(rows))
+        }
+        Columns::Custom(custom) => {
+            // The custom convertor makes an empty slice: an empty list has `"rows": []`.
+            let rows = objects.iter().map(|object| (custom.row(object, &ctx), Vec::new(), object));
+            ((!options.no_headers).then(|| custom.definitions()), Some(rows.collect()))
         }
     };
     let rows = rows.map(|rows| {
@@ -341,17 +309,18 @@ pub fn build_table(
 }
 
 /// The column definitions a resource's table has (all of them, wide ones included).
-pub fn column_definitions(group: &str, resource: &str) -> Vec<TableColumnDefinition> {
-    match convertor(group, resource) {
-        Convertor::Printer(printer) => definitions(printer.columns),
-        Convertor::ApiService => definitions(APISERVICE_COLUMNS),
-        Convertor::Default => definitions(DEFAULT_COLUMNS),
+pub fn column_definitions(columns: &Columns) -> Vec<TableColumnDefinition> {
+    match columns {
+        Columns::Printer(printer) => definitions(printer.columns),
+        Columns::ApiService => definitions(APISERVICE_COLUMNS),
+        Columns::Default => definitions(DEFAULT_COLUMNS),
+        Columns::Custom(custom) => custom.definitions(),
     }
 }
 
 /// Whether a resource has columns of its own (`false`: upstream's default Name, Created At).
-pub fn has_specific_columns(group: &str, resource: &str) -> bool {
-    !matches!(convertor(group, resource), Convertor::Default)
+pub fn has_specific_columns(columns: &Columns) -> bool {
+    !matches!(columns, Columns::Default)
 }
 
 fn table_meta(objects: &[Value], list_meta: Option<&Value>) -> ListMeta {
@@ -449,88 +418,13 @@ fn definitions(columns: &[Col]) -> Vec<TableColumnDefinition> {
 /// Cells of a row and its conditions.
 type Row = (Vec<Value>, Vec<TableRowCondition>);
 
-struct Printer {
+/// A built-in printer (upstream's `pkg/printers/internalversion`): its columns, how an object
+/// becomes a row, and the order of a list's rows.
+pub struct Printer {
     columns: &'static [Col],
     row: fn(Obj<'_>, &Ctx) -> Row,
     /// The order upstream's list printer puts the items in, when it sorts them.
     order: Option<fn(&Value, &Value) -> std::cmp::Ordering>,
-}
-
-enum Convertor {
-    Printer(&'static Printer),
-    ApiService,
-    Default,
-}
-
-fn convertor(group: &str, resource: &str) -> Convertor {
-    let printer: &'static Printer = match (group, resource) {
-        ("", "pods") => &PODS,
-        ("", "podtemplates") => &POD_TEMPLATES,
-        ("", "replicationcontrollers") => &REPLICATION_CONTROLLERS,
-        ("", "services") => &SERVICES,
-        ("", "endpoints") => &ENDPOINTS,
-        ("", "nodes") => &NODES,
-        ("", "events") | ("events.k8s.io", "events") => &EVENTS,
-        ("", "namespaces") => &NAMESPACES,
-        ("", "secrets") => &SECRETS,
-        ("", "serviceaccounts") => &SERVICE_ACCOUNTS,
-        ("", "persistentvolumes") => &PERSISTENT_VOLUMES,
-        ("", "persistentvolumeclaims") => &PERSISTENT_VOLUME_CLAIMS,
-        ("", "configmaps") => &CONFIG_MAPS,
-        ("", "componentstatuses") => &COMPONENT_STATUSES,
-        ("", "resourcequotas") => &RESOURCE_QUOTAS,
-        ("apps", "deployments") => &DEPLOYMENTS,
-        ("apps", "replicasets") => &REPLICA_SETS,
-        ("apps", "statefulsets") => &STATEFUL_SETS,
-        ("apps", "daemonsets") => &DAEMON_SETS,
-        ("apps", "controllerrevisions") => &CONTROLLER_REVISIONS,
-        ("batch", "jobs") => &JOBS,
-        ("batch", "cronjobs") => &CRON_JOBS,
-        ("networking.k8s.io", "ingresses") => &INGRESSES,
-        ("networking.k8s.io", "ingressclasses") => &INGRESS_CLASSES,
-        ("networking.k8s.io", "networkpolicies") => &NETWORK_POLICIES,
-        ("discovery.k8s.io", "endpointslices") => &ENDPOINT_SLICES,
-        ("policy", "poddisruptionbudgets") => &POD_DISRUPTION_BUDGETS,
-        ("rbac.authorization.k8s.io", "rolebindings") => &ROLE_BINDINGS,
-        ("rbac.authorization.k8s.io", "clusterrolebindings") => &CLUSTER_ROLE_BINDINGS,
-        ("coordination.k8s.io", "leases") => &LEASES,
-        ("storage.k8s.io", "storageclasses") => &STORAGE_CLASSES,
-        ("scheduling.k8s.io", "priorityclasses") => &PRIORITY_CLASSES,
-        ("node.k8s.io", "runtimeclasses") => &RUNTIME_CLASSES,
-        ("admissionregistration.k8s.io", "mutatingwebhookconfigurations") => &MUTATING_WEBHOOKS,
-        ("admissionregistration.k8s.io", "validatingwebhookconfigurations") => &VALIDATING_WEBHOOKS,
-        ("autoscaling", "horizontalpodautoscalers") => &groups::HORIZONTAL_POD_AUTOSCALERS,
-        ("certificates.k8s.io", "certificatesigningrequests") => &groups::CERTIFICATE_SIGNING_REQUESTS,
-        ("certificates.k8s.io", "clustertrustbundles") => &groups::CLUSTER_TRUST_BUNDLES,
-        ("certificates.k8s.io", "podcertificaterequests") => &groups::POD_CERTIFICATE_REQUESTS,
-        ("coordination.k8s.io", "leasecandidates") => &groups::LEASE_CANDIDATES,
-        ("storage.k8s.io", "volumeattributesclasses") => &groups::VOLUME_ATTRIBUTES_CLASSES,
-        ("storage.k8s.io", "volumeattachments") => &groups::VOLUME_ATTACHMENTS,
-        ("storage.k8s.io", "csinodes") => &groups::CSI_NODES,
-        ("storage.k8s.io", "csidrivers") => &groups::CSI_DRIVERS,
-        ("storage.k8s.io", "csistoragecapacities") => &groups::CSI_STORAGE_CAPACITIES,
-        ("admissionregistration.k8s.io", "validatingadmissionpolicies") => &groups::VALIDATING_ADMISSION_POLICIES,
-        ("admissionregistration.k8s.io", "validatingadmissionpolicybindings") => &groups::VALIDATING_ADMISSION_POLICY_BINDINGS,
-        ("admissionregistration.k8s.io", "mutatingadmissionpolicies") => &groups::MUTATING_ADMISSION_POLICIES,
-        ("admissionregistration.k8s.io", "mutatingadmissionpolicybindings") => &groups::MUTATING_ADMISSION_POLICY_BINDINGS,
-        ("flowcontrol.apiserver.k8s.io", "flowschemas") => &groups::FLOW_SCHEMAS,
-        ("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations") => &groups::PRIORITY_LEVEL_CONFIGURATIONS,
-        ("internal.apiserver.k8s.io", "storageversions") => &groups::STORAGE_VERSIONS,
-        ("storagemigration.k8s.io", "storageversionmigrations") => &groups::STORAGE_VERSION_MIGRATIONS,
-        ("resource.k8s.io", "deviceclasses") => &groups::DEVICE_CLASSES,
-        ("resource.k8s.io", "resourceclaims") => &groups::RESOURCE_CLAIMS,
-        ("resource.k8s.io", "resourceclaimtemplates") => &groups::RESOURCE_CLAIM_TEMPLATES,
-        ("resource.k8s.io", "resourceslices") => &groups::RESOURCE_SLICES,
-        ("resource.k8s.io", "resourcepoolstatusrequests") => &groups::RESOURCE_POOL_STATUS_REQUESTS,
-        ("resource.k8s.io", "devicetaintrules") => &groups::DEVICE_TAINT_RULES,
-        ("networking.k8s.io", "servicecidrs") => &groups::SERVICE_CIDRS,
-        ("networking.k8s.io", "ipaddresses") => &groups::IP_ADDRESSES,
-        ("scheduling.k8s.io", "workloads") => &groups::WORKLOADS,
-        ("scheduling.k8s.io", "podgroups") => &groups::POD_GROUPS,
-        ("apiregistration.k8s.io", "apiservices") => return Convertor::ApiService,
-        _ => return Convertor::Default,
-    };
-    Convertor::Printer(printer)
 }
 
 const NAME: Col = Col { name: "Name", type_: "string", format: "name", description: D_OBJECT_META_NAME, priority: 0 };
@@ -948,7 +842,7 @@ fn apiservice_row(o: Obj<'_>, ctx: &Ctx) -> Vec<Value> {
 
 // --- pods
 
-static PODS: Printer = Printer {
+pub static PODS: Printer = Printer {
     columns: &[
         NAME,
         col("Ready", "string", Doc::Text("The aggregate readiness state of this pod for accepting traffic.")),
@@ -1155,7 +1049,7 @@ fn completed(reason: &str, message: &str) -> TableRowCondition {
 
 // --- workloads
 
-static POD_TEMPLATES: Printer = Printer {
+pub static POD_TEMPLATES: Printer = Printer {
     columns: &[
         NAME,
         col("Containers", "string", Doc::Text("Names of each container in the template.")),
@@ -1169,7 +1063,7 @@ static POD_TEMPLATES: Printer = Printer {
     order: None,
 };
 
-static REPLICATION_CONTROLLERS: Printer = Printer {
+pub static REPLICATION_CONTROLLERS: Printer = Printer {
     columns: &[
         NAME,
         col("Desired", "integer", D_REPLICATION_CONTROLLER_SPEC_REPLICAS),
@@ -1197,7 +1091,7 @@ static REPLICATION_CONTROLLERS: Printer = Printer {
     order: None,
 };
 
-static REPLICA_SETS: Printer = Printer {
+pub static REPLICA_SETS: Printer = Printer {
     columns: &[
         NAME,
         col("Desired", "integer", D_REPLICA_SET_SPEC_REPLICAS),
@@ -1225,7 +1119,7 @@ static REPLICA_SETS: Printer = Printer {
     order: None,
 };
 
-static DEPLOYMENTS: Printer = Printer {
+pub static DEPLOYMENTS: Printer = Printer {
     columns: &[
         NAME,
         col("Ready", "string", Doc::Text("Number of the pod with ready state")),
@@ -1254,7 +1148,7 @@ static DEPLOYMENTS: Printer = Printer {
     order: None,
 };
 
-static STATEFUL_SETS: Printer = Printer {
+pub static STATEFUL_SETS: Printer = Printer {
     columns: &[NAME, col("Ready", "string", Doc::Text("Number of the pod with ready state")), AGE, CONTAINERS, IMAGES],
     row: |o, ctx| {
         let (names, images) = containers(o.obj(&["spec", "template", "spec"]));
@@ -1264,7 +1158,7 @@ static STATEFUL_SETS: Printer = Printer {
     order: None,
 };
 
-static DAEMON_SETS: Printer = Printer {
+pub static DAEMON_SETS: Printer = Printer {
     columns: &[
         NAME,
         col("Desired", "integer", D_DAEMON_SET_STATUS_DESIRED_NUMBER_SCHEDULED),
@@ -1298,7 +1192,7 @@ static DAEMON_SETS: Printer = Printer {
     order: None,
 };
 
-static JOBS: Printer = Printer {
+pub static JOBS: Printer = Printer {
     columns: &[
         NAME,
         col("Status", "string", Doc::Text("Status of the job.")),
@@ -1363,7 +1257,7 @@ fn job_row(o: Obj<'_>, ctx: &Ctx) -> Row {
     (cells, Vec::new())
 }
 
-static CRON_JOBS: Printer = Printer {
+pub static CRON_JOBS: Printer = Printer {
     columns: &[
         NAME,
         col("Schedule", "string", D_CRON_JOB_SPEC_SCHEDULE),
@@ -1398,7 +1292,7 @@ static CRON_JOBS: Printer = Printer {
     order: None,
 };
 
-static CONTROLLER_REVISIONS: Printer = Printer {
+pub static CONTROLLER_REVISIONS: Printer = Printer {
     columns: &[
         NAME,
         col("Controller", "string", Doc::Text("Controller of the object")),
@@ -1426,7 +1320,7 @@ static CONTROLLER_REVISIONS: Printer = Printer {
     order: None,
 };
 
-static POD_DISRUPTION_BUDGETS: Printer = Printer {
+pub static POD_DISRUPTION_BUDGETS: Printer = Printer {
     columns: &[
         NAME,
         col("Min Available", "string", Doc::Text("The minimum number of pods that must be available.")),
@@ -1450,7 +1344,7 @@ static POD_DISRUPTION_BUDGETS: Printer = Printer {
 
 // --- services and networking
 
-static SERVICES: Printer = Printer {
+pub static SERVICES: Printer = Printer {
     columns: &[
         NAME,
         col("Type", "string", D_SERVICE_SPEC_TYPE),
@@ -1512,7 +1406,7 @@ fn service_row(o: Obj<'_>, ctx: &Ctx) -> Row {
     (cells, Vec::new())
 }
 
-static ENDPOINTS: Printer = Printer {
+pub static ENDPOINTS: Printer = Printer {
     columns: &[NAME, col("Endpoints", "string", D_ENDPOINTS_SUBSETS), AGE],
     row: |o, ctx| (vec![s(o.name()), s(format_endpoints(o)), s(ctx.age(o))], Vec::new()),
     order: None,
@@ -1558,7 +1452,7 @@ fn format_endpoints(o: Obj<'_>) -> String {
     if more { format!("{text} + {} more...", count - MAX) } else { text }
 }
 
-static ENDPOINT_SLICES: Printer = Printer {
+pub static ENDPOINT_SLICES: Printer = Printer {
     columns: &[
         NAME,
         col("AddressType", "string", D_ENDPOINT_SLICE_ADDRESS_TYPE),
@@ -1602,7 +1496,7 @@ static ENDPOINT_SLICES: Printer = Printer {
     order: None,
 };
 
-static INGRESSES: Printer = Printer {
+pub static INGRESSES: Printer = Printer {
     columns: &[
         NAME,
         col("Class", "string", Doc::Text("The name of the IngressClass resource that should be used for additional configuration")),
@@ -1642,7 +1536,7 @@ static INGRESSES: Printer = Printer {
     order: None,
 };
 
-static INGRESS_CLASSES: Printer = Printer {
+pub static INGRESS_CLASSES: Printer = Printer {
     columns: &[
         NAME,
         col("Controller", "string", Doc::Text("Controller that is responsible for handling this class")),
@@ -1669,7 +1563,7 @@ static INGRESS_CLASSES: Printer = Printer {
     order: None,
 };
 
-static NETWORK_POLICIES: Printer = Printer {
+pub static NETWORK_POLICIES: Printer = Printer {
     columns: &[NAME, col("Pod-Selector", "string", D_NETWORK_POLICY_SPEC_POD_SELECTOR), AGE],
     row: |o, ctx| {
         // `podSelector` is a struct, never nil: missing is the empty selector.
@@ -1682,7 +1576,7 @@ static NETWORK_POLICIES: Printer = Printer {
 
 // --- cluster and configuration
 
-static NODES: Printer = Printer {
+pub static NODES: Printer = Printer {
     columns: &[
         NAME,
         col("Status", "string", Doc::Text("The status of the node")),
@@ -1756,13 +1650,13 @@ fn node_row(o: Obj<'_>, ctx: &Ctx) -> Row {
     (cells, Vec::new())
 }
 
-static NAMESPACES: Printer = Printer {
+pub static NAMESPACES: Printer = Printer {
     columns: &[NAME, col("Status", "string", Doc::Text("The status of the namespace")), AGE],
     row: |o, ctx| (vec![s(o.name()), s(o.str(&["status", "phase"])), s(ctx.age(o))], Vec::new()),
     order: None,
 };
 
-static CONFIG_MAPS: Printer = Printer {
+pub static CONFIG_MAPS: Printer = Printer {
     columns: &[NAME, col("Data", "string", D_CONFIG_MAP_DATA), AGE],
     row: |o, ctx| {
         let count = o.len(&["data"]) + o.len(&["binaryData"]);
@@ -1771,17 +1665,17 @@ static CONFIG_MAPS: Printer = Printer {
     order: None,
 };
 
-static SECRETS: Printer = Printer {
+pub static SECRETS: Printer = Printer {
     columns: &[NAME, col("Type", "string", D_SECRET_TYPE), col("Data", "string", D_SECRET_DATA), AGE],
     row: |o, ctx| (vec![s(o.name()), s(o.str(&["type"])), Value::from(o.len(&["data"])), s(ctx.age(o))], Vec::new()),
     order: None,
 };
 
 /// Since v1.35 without the SECRETS count (kubernetes#117160).
-static SERVICE_ACCOUNTS: Printer =
+pub static SERVICE_ACCOUNTS: Printer =
     Printer { columns: &[NAME, AGE], row: |o, ctx| (vec![s(o.name()), s(ctx.age(o))], Vec::new()), order: None };
 
-static COMPONENT_STATUSES: Printer = Printer {
+pub static COMPONENT_STATUSES: Printer = Printer {
     columns: &[
         NAME,
         col("Status", "string", Doc::Text("Status of the component conditions")),
@@ -1801,7 +1695,7 @@ static COMPONENT_STATUSES: Printer = Printer {
     order: None,
 };
 
-static RESOURCE_QUOTAS: Printer = Printer {
+pub static RESOURCE_QUOTAS: Printer = Printer {
     columns: &[
         NAME,
         col("Request", "string", Doc::Text("Request represents a minimum amount of cpu/memory that a container may consume.")),
@@ -1830,22 +1724,28 @@ static RESOURCE_QUOTAS: Printer = Printer {
 
 // --- events
 
-static EVENTS: Printer = Printer {
-    columns: &[
-        col("Last Seen", "string", D_EVENT_LAST_TIMESTAMP),
-        col("Type", "string", D_EVENT_TYPE),
-        col("Reason", "string", D_EVENT_REASON),
-        col("Object", "string", D_EVENT_INVOLVED_OBJECT),
-        wide("Subobject", "string", D_OBJECT_REFERENCE_FIELD_PATH),
-        wide("Source", "string", D_EVENT_SOURCE),
-        col("Message", "string", D_EVENT_MESSAGE),
-        wide("First Seen", "string", D_EVENT_FIRST_TIMESTAMP),
-        wide("Count", "string", D_EVENT_COUNT),
-        Col { priority: 1, ..NAME },
-    ],
-    row: event_row,
-    order: None,
-};
+const EVENT_COLUMNS: &[Col] = &[
+    col("Last Seen", "string", D_EVENT_LAST_TIMESTAMP),
+    col("Type", "string", D_EVENT_TYPE),
+    col("Reason", "string", D_EVENT_REASON),
+    col("Object", "string", D_EVENT_INVOLVED_OBJECT),
+    wide("Subobject", "string", D_OBJECT_REFERENCE_FIELD_PATH),
+    wide("Source", "string", D_EVENT_SOURCE),
+    col("Message", "string", D_EVENT_MESSAGE),
+    wide("First Seen", "string", D_EVENT_FIRST_TIMESTAMP),
+    wide("Count", "string", D_EVENT_COUNT),
+    Col { priority: 1, ..NAME },
+];
+
+/// Core events.
+pub static EVENTS: Printer = Printer { columns: EVENT_COLUMNS, row: event_row, order: None };
+
+/// `events.k8s.io` events: upstream prints the core `Event` they are stored as.
+pub static EVENTS_V1: Printer = Printer { columns: EVENT_COLUMNS, row: event_v1_row, order: None };
+
+fn event_v1_row(o: Obj<'_>, ctx: &Ctx) -> Row {
+    event_row(Obj(&event_as_core(o.0)), ctx)
+}
 
 /// An `events.k8s.io/v1` event as the core `Event` it is stored as (the printer reads that).
 fn event_as_core(event: &Value) -> Value {
@@ -1913,7 +1813,7 @@ fn event_row(o: Obj<'_>, ctx: &Ctx) -> Row {
 
 // --- storage
 
-static PERSISTENT_VOLUMES: Printer = Printer {
+pub static PERSISTENT_VOLUMES: Printer = Printer {
     columns: &[
         NAME,
         col("Capacity", "string", D_PERSISTENT_VOLUME_SPEC_CAPACITY),
@@ -1951,7 +1851,7 @@ static PERSISTENT_VOLUMES: Printer = Printer {
     order: None,
 };
 
-static PERSISTENT_VOLUME_CLAIMS: Printer = Printer {
+pub static PERSISTENT_VOLUME_CLAIMS: Printer = Printer {
     columns: &[
         NAME,
         col("Status", "string", D_PERSISTENT_VOLUME_CLAIM_STATUS_PHASE),
@@ -1988,7 +1888,7 @@ static PERSISTENT_VOLUME_CLAIMS: Printer = Printer {
     order: None,
 };
 
-static STORAGE_CLASSES: Printer = Printer {
+pub static STORAGE_CLASSES: Printer = Printer {
     columns: &[
         NAME,
         col("Provisioner", "string", D_STORAGE_CLASS_PROVISIONER),
@@ -2033,7 +1933,7 @@ fn role_binding_row(o: Obj<'_>, ctx: &Ctx) -> Row {
     (cells, Vec::new())
 }
 
-static ROLE_BINDINGS: Printer = Printer {
+pub static ROLE_BINDINGS: Printer = Printer {
     columns: &[
         NAME,
         col("Role", "string", D_ROLE_BINDING_ROLE_REF),
@@ -2046,7 +1946,7 @@ static ROLE_BINDINGS: Printer = Printer {
     order: None,
 };
 
-static CLUSTER_ROLE_BINDINGS: Printer = Printer {
+pub static CLUSTER_ROLE_BINDINGS: Printer = Printer {
     columns: &[
         NAME,
         col("Role", "string", D_CLUSTER_ROLE_BINDING_ROLE_REF),
@@ -2059,13 +1959,13 @@ static CLUSTER_ROLE_BINDINGS: Printer = Printer {
     order: None,
 };
 
-static LEASES: Printer = Printer {
+pub static LEASES: Printer = Printer {
     columns: &[NAME, col("Holder", "string", D_LEASE_SPEC_HOLDER_IDENTITY), AGE],
     row: |o, ctx| (vec![s(o.name()), s(o.str(&["spec", "holderIdentity"])), s(ctx.age(o))], Vec::new()),
     order: None,
 };
 
-static PRIORITY_CLASSES: Printer = Printer {
+pub static PRIORITY_CLASSES: Printer = Printer {
     columns: &[
         NAME,
         col("Value", "integer", D_PRIORITY_CLASS_VALUE),
@@ -2086,7 +1986,7 @@ static PRIORITY_CLASSES: Printer = Printer {
     order: None,
 };
 
-static RUNTIME_CLASSES: Printer = Printer {
+pub static RUNTIME_CLASSES: Printer = Printer {
     // Upstream describes Handler with ObjectMeta's (absent) "handler" doc: empty.
     columns: &[NAME, col("Handler", "string", Doc::Text("")), AGE],
     row: |o, ctx| (vec![s(o.name()), s(o.str(&["handler"])), s(ctx.age(o))], Vec::new()),
@@ -2097,7 +1997,7 @@ fn webhooks_row(o: Obj<'_>, ctx: &Ctx) -> Row {
     (vec![s(o.name()), Value::from(o.list(&["webhooks"]).len()), s(ctx.age(o))], Vec::new())
 }
 
-static MUTATING_WEBHOOKS: Printer = Printer {
+pub static MUTATING_WEBHOOKS: Printer = Printer {
     columns: &[
         NAME,
         col("Webhooks", "integer", Doc::Text("Webhooks indicates the number of webhooks registered in this configuration")),
@@ -2107,7 +2007,7 @@ static MUTATING_WEBHOOKS: Printer = Printer {
     order: None,
 };
 
-static VALIDATING_WEBHOOKS: Printer = Printer {
+pub static VALIDATING_WEBHOOKS: Printer = Printer {
     columns: &[
         NAME,
         col("Webhooks", "integer", Doc::Text("Webhooks indicates the number of webhooks registered in this configuration")),
@@ -2330,8 +2230,8 @@ mod tests {
                "resourceVersion": "42", "creationTimestamp": ago(age_secs)})
     }
 
-    fn table(group: &str, resource: &str, objects: &[Value]) -> Value {
-        to_table(group, resource, objects, Some(&json!({"resourceVersion": "100"})), IncludeObject::Metadata, now())
+    fn table(columns: &Columns, objects: &[Value]) -> Value {
+        to_table(columns, objects, Some(&json!({"resourceVersion": "100"})), IncludeObject::Metadata, now())
     }
 
     /// Column names with their priority.
@@ -2363,8 +2263,8 @@ mod tests {
             .collect()
     }
 
-    fn one_row(group: &str, resource: &str, object: Value) -> Vec<Value> {
-        rows(&table(group, resource, &[object])).remove(0)
+    fn one_row(columns: &Columns, object: Value) -> Vec<Value> {
+        rows(&table(columns, &[object])).remove(0)
     }
 
     // --- HumanDuration
@@ -2477,7 +2377,7 @@ mod tests {
         let pod = json!({"kind": "Pod", "apiVersion": "v1", "metadata": meta("web", 60),
                          "spec": {"containers": [{"name": "c", "image": "nginx"}]}, "status": {"phase": "Pending"}});
         let list_meta = json!({"resourceVersion": "7", "continue": "abc", "remainingItemCount": 3});
-        let t = to_table("", "pods", std::slice::from_ref(&pod), Some(&list_meta), IncludeObject::Metadata, now());
+        let t = to_table(&Columns::Printer(&PODS), std::slice::from_ref(&pod), Some(&list_meta), IncludeObject::Metadata, now());
         assert_eq!(t["kind"], "Table");
         assert_eq!(t["apiVersion"], "meta.k8s.io/v1");
         assert_eq!(t["metadata"], json!({"resourceVersion": "7", "continue": "abc", "remainingItemCount": 3}));
@@ -2488,26 +2388,26 @@ mod tests {
         assert!(t["rows"][0].get("conditions").is_none());
 
         // A get: the object's resourceVersion.
-        let t = to_table("", "pods", std::slice::from_ref(&pod), None, IncludeObject::Object, now());
+        let t = to_table(&Columns::Printer(&PODS), std::slice::from_ref(&pod), None, IncludeObject::Object, now());
         assert_eq!(t["metadata"], json!({"resourceVersion": "42"}));
         assert_eq!(t["rows"][0]["object"], pod);
 
         // None: the object is written as null, as Go writes an empty RawExtension.
-        let t = to_table("", "pods", std::slice::from_ref(&pod), None, IncludeObject::None, now());
+        let t = to_table(&Columns::Printer(&PODS), std::slice::from_ref(&pod), None, IncludeObject::None, now());
         assert_eq!(t["rows"][0].as_object().unwrap().get("object"), Some(&Value::Null));
 
         // v1beta1 and noHeaders (watch events after the first).
         let options = TableOptions { include_object: IncludeObject::Metadata, no_headers: true, version: TableVersion::V1Beta1 };
-        let t = to_table_with("", "pods", &[pod], None, &options, now());
+        let t = to_table_with(&Columns::Printer(&PODS), &[pod], None, &options, now());
         assert_eq!(t["apiVersion"], "meta.k8s.io/v1beta1");
         assert_eq!(t["rows"][0]["object"]["apiVersion"], "meta.k8s.io/v1beta1");
         assert_eq!(t.as_object().unwrap().get("columnDefinitions"), Some(&Value::Null));
 
         // Empty lists: printers give [], the default convertor null.
-        let t = to_table("", "pods", &[], Some(&json!({"resourceVersion": "9"})), IncludeObject::Metadata, now());
+        let t = to_table(&Columns::Printer(&PODS), &[], Some(&json!({"resourceVersion": "9"})), IncludeObject::Metadata, now());
         assert_eq!(t["rows"], json!([]));
         assert_eq!(t["metadata"], json!({"resourceVersion": "9"}));
-        let t = to_table("rbac.authorization.k8s.io", "roles", &[], Some(&json!({})), IncludeObject::Metadata, now());
+        let t = to_table(&Columns::Default, &[], Some(&json!({})), IncludeObject::Metadata, now());
         assert_eq!(t.as_object().unwrap().get("rows"), Some(&Value::Null));
         assert_eq!(t["metadata"], json!({}));
     }
@@ -2517,7 +2417,8 @@ mod tests {
         let pod = json!({"kind": "Pod", "apiVersion": "v1", "metadata": meta("web", 60),
                          "spec": {"containers": [{"name": "c", "image": "nginx"}]}, "status": {"phase": "Succeeded"}});
         for include in [IncludeObject::None, IncludeObject::Metadata, IncludeObject::Object] {
-            let value = to_table("", "pods", std::slice::from_ref(&pod), Some(&json!({"resourceVersion": "1"})), include, now());
+            let value =
+                to_table(&Columns::Printer(&PODS), std::slice::from_ref(&pod), Some(&json!({"resourceVersion": "1"})), include, now());
             let typed: Table = serde_json::from_value(value.clone()).expect("a Table");
             assert_eq!(serde_json::to_value(&typed).unwrap(), value);
             assert_eq!(typed.metadata.resource_version.as_deref(), Some("1"));
@@ -2531,10 +2432,10 @@ mod tests {
             }
         }
         let columns = serde_json::from_value::<Vec<TableColumnDefinition>>(
-            to_table("apps", "deployments", &[], None, IncludeObject::None, now())["columnDefinitions"].clone(),
+            to_table(&Columns::Printer(&DEPLOYMENTS), &[], None, IncludeObject::None, now())["columnDefinitions"].clone(),
         )
         .unwrap();
-        assert_eq!(columns, column_definitions("apps", "deployments"));
+        assert_eq!(columns, column_definitions(&Columns::Printer(&DEPLOYMENTS)));
         assert_eq!(columns[0].format, "name");
     }
 
@@ -2542,7 +2443,7 @@ mod tests {
     fn default_convertor_is_name_and_created_at() {
         let role = json!({"kind": "Role", "apiVersion": "rbac.authorization.k8s.io/v1", "metadata": meta("reader", 90)});
         let undated = json!({"metadata": {"name": "undated"}});
-        let t = table("rbac.authorization.k8s.io", "roles", &[role, undated]);
+        let t = table(&Columns::Default, &[role, undated]);
         assert_eq!(
             t["columnDefinitions"],
             json!([
@@ -2551,9 +2452,9 @@ mod tests {
             ])
         );
         assert_eq!(rows(&t), vec![vec![json!("reader"), json!(ago(90))], vec![json!("undated"), json!("0001-01-01T00:00:00Z")]]);
-        assert!(!has_specific_columns("rbac.authorization.k8s.io", "roles"));
-        assert!(!has_specific_columns("example.com", "widgets"));
-        assert!(has_specific_columns("", "pods"));
+        assert!(!has_specific_columns(&Columns::Default));
+        assert!(!has_specific_columns(&Columns::Default));
+        assert!(has_specific_columns(&Columns::Printer(&PODS)));
     }
 
     #[test]
@@ -2563,7 +2464,7 @@ mod tests {
         let remote = json!({"metadata": meta("v1beta1.metrics.k8s.io", 30),
                             "spec": {"service": {"namespace": "kube-system", "name": "metrics-server"}},
                             "status": {"conditions": [{"type": "Available", "status": "False", "reason": "MissingEndpoints"}]}});
-        let t = table("apiregistration.k8s.io", "apiservices", &[local, remote]);
+        let t = table(&Columns::ApiService, &[local, remote]);
         assert_eq!(columns(&t), named(&[("Name", 0), ("Service", 0), ("Available", 0), ("Age", 0)]));
         assert_eq!(
             rows(&t),
@@ -2584,7 +2485,7 @@ mod tests {
 
     #[test]
     fn pod_columns() {
-        let t = table("", "pods", &[pod(json!({"phase": "Pending"}))]);
+        let t = table(&Columns::Printer(&PODS), &[pod(json!({"phase": "Pending"}))]);
         assert_eq!(
             columns(&t),
             named(&[
@@ -2723,7 +2624,7 @@ mod tests {
                     object["spec"][k] = v.clone();
                 }
             }
-            let cells = one_row("", "pods", object);
+            let cells = one_row(&Columns::Printer(&PODS), object);
             assert_eq!(cells[1], ready, "{what}: ready");
             assert_eq!(cells[2], state, "{what}: status");
             assert_eq!(cells[3], restarts, "{what}: restarts");
@@ -2739,7 +2640,7 @@ mod tests {
                                     "containerStatuses": [{"name": "app", "ready": true, "restartCount": 0, "state": {"running": {}}}]}));
         object["spec"]["readinessGates"] = json!([{"conditionType": "example.com/lb"}, {"conditionType": "example.com/dns"}]);
         assert_eq!(
-            one_row("", "pods", object.clone()),
+            one_row(&Columns::Printer(&PODS), object.clone()),
             vec![
                 json!("web-7d4b9c"),
                 json!("1/1"),
@@ -2753,11 +2654,11 @@ mod tests {
             ]
         );
         object["metadata"]["deletionTimestamp"] = json!(ago(1));
-        assert_eq!(one_row("", "pods", object.clone())[2], "Terminating");
+        assert_eq!(one_row(&Columns::Printer(&PODS), object.clone())[2], "Terminating");
         object["status"]["reason"] = json!("NodeLost");
-        assert_eq!(one_row("", "pods", object)[2], "Unknown");
+        assert_eq!(one_row(&Columns::Printer(&PODS), object)[2], "Unknown");
 
-        let failed = table("", "pods", &[pod(json!({"phase": "Failed"}))]);
+        let failed = table(&Columns::Printer(&PODS), &[pod(json!({"phase": "Failed"}))]);
         assert_eq!(
             failed["rows"][0]["conditions"],
             json!([{"type": "Completed", "status": "True", "reason": "Failed", "message": "The pod failed."}])
@@ -2779,7 +2680,7 @@ mod tests {
                                           {"key": "canary", "operator": "DoesNotExist"}]},
                      "template": template(&[("nginx", "nginx:1.27"), ("log", "fluent-bit:3")])},
             "status": {"replicas": 3, "readyReplicas": 2, "updatedReplicas": 3, "availableReplicas": 2}});
-        let t = table("apps", "deployments", &[deployment]);
+        let t = table(&Columns::Printer(&DEPLOYMENTS), &[deployment]);
         assert_eq!(
             columns(&t),
             named(&[
@@ -2811,7 +2712,7 @@ mod tests {
         let fresh = json!({"metadata": meta("new", 5), "spec": {"replicas": 1,
             "selector": {"matchExpressions": [{"key": "app", "operator": "Foo"}]}, "template": template(&[("c", "i")])}});
         assert_eq!(
-            one_row("apps", "deployments", fresh),
+            one_row(&Columns::Printer(&DEPLOYMENTS), fresh),
             vec![json!("new"), json!("0/1"), json!(0), json!(0), json!("5s"), json!("c"), json!("i"), json!("<invalid>")]
         );
     }
@@ -2822,7 +2723,7 @@ mod tests {
             "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web", "pod-template-hash": "5d8f"}},
                      "template": template(&[("nginx", "nginx")])},
             "status": {"replicas": 3, "readyReplicas": 3}});
-        let t = table("apps", "replicasets", &[rs]);
+        let t = table(&Columns::Printer(&REPLICA_SETS), &[rs]);
         assert_eq!(
             columns(&t),
             named(&[
@@ -2853,7 +2754,7 @@ mod tests {
 
         let sts = json!({"metadata": meta("db", 86400 * 3),
             "spec": {"replicas": 3, "template": template(&[("postgres", "postgres:17")])}, "status": {"readyReplicas": 1}});
-        let t = table("apps", "statefulsets", &[sts]);
+        let t = table(&Columns::Printer(&STATEFUL_SETS), &[sts]);
         assert_eq!(columns(&t), named(&[("Name", 0), ("Ready", 0), ("Age", 0), ("Containers", 1), ("Images", 1)]));
         assert_eq!(rows(&t)[0], vec![json!("db"), json!("1/3"), json!("3d"), json!("postgres"), json!("postgres:17")]);
 
@@ -2862,7 +2763,7 @@ mod tests {
         let ds = json!({"metadata": meta("agent", 50), "spec": {"selector": {"matchLabels": {"app": "agent"}}, "template": ds_template},
             "status": {"desiredNumberScheduled": 2, "currentNumberScheduled": 2, "numberReady": 1,
                        "updatedNumberScheduled": 2, "numberAvailable": 1}});
-        let t = table("apps", "daemonsets", &[ds]);
+        let t = table(&Columns::Printer(&DAEMON_SETS), &[ds]);
         assert_eq!(
             columns(&t),
             named(&[
@@ -2909,7 +2810,7 @@ mod tests {
             "status": {"active": 3, "startTime": ago(190)}});
         let suspended = json!({"metadata": meta("later", 20), "spec": {"suspend": true, "template": template(&[("w", "busybox")])},
             "status": {"conditions": [{"type": "Suspended", "status": "True"}]}});
-        let t = table("batch", "jobs", &[done, running, suspended]);
+        let t = table(&Columns::Printer(&JOBS), &[done, running, suspended]);
         assert_eq!(
             columns(&t),
             named(&[
@@ -2965,7 +2866,7 @@ mod tests {
             "status": {"active": [{"name": "backup-29012345"}], "lastScheduleTime": ago(3600 * 9)}});
         let never = json!({"metadata": meta("report", 100), "spec": {"schedule": "@hourly",
             "jobTemplate": {"spec": {"template": template(&[("r", "report")])}}}});
-        let t = table("batch", "cronjobs", &[cron, never]);
+        let t = table(&Columns::Printer(&CRON_JOBS), &[cron, never]);
         assert_eq!(
             columns(&t),
             named(&[
@@ -3045,7 +2946,7 @@ mod tests {
             ),
             svc("db", json!({"type": "ExternalName", "externalName": "db.example.com"}), json!({})),
         ];
-        let t = table("", "services", &objects);
+        let t = table(&Columns::Printer(&SERVICES), &objects);
         assert_eq!(
             columns(&t),
             named(&[("Name", 0), ("Type", 0), ("Cluster-IP", 0), ("External-IP", 0), ("Port(s)", 0), ("Age", 0), ("Selector", 1)])
@@ -3071,7 +2972,7 @@ mod tests {
         let few = json!({"metadata": meta("db", 100), "subsets": [{"addresses": [{"ip": "fd00::4"}], "ports": [{"port": 5432}]}]});
         let headless = json!({"metadata": meta("h", 100), "subsets": [{"addresses": [{"ip": "10.0.0.5"}, {"ip": "10.0.0.6"}]}]});
         let empty = json!({"metadata": meta("none", 100)});
-        let t = table("", "endpoints", &[many, few, headless, empty]);
+        let t = table(&Columns::Printer(&ENDPOINTS), &[many, few, headless, empty]);
         assert_eq!(columns(&t), named(&[("Name", 0), ("Endpoints", 0), ("Age", 0)]));
         let cells = rows(&t).into_iter().map(|r| r[1].clone()).collect::<Vec<_>>();
         assert_eq!(
@@ -3087,7 +2988,7 @@ mod tests {
         let slice = json!({"metadata": meta("web-abc", 100), "addressType": "IPv4",
             "ports": [{"name": "http", "port": 80}, {"name": "named"}, {}, {"port": 8443}],
             "endpoints": [{"addresses": ["10.0.0.1"]}, {"addresses": ["10.0.0.2"]}]});
-        let t = table("discovery.k8s.io", "endpointslices", &[slice]);
+        let t = table(&Columns::Printer(&ENDPOINT_SLICES), &[slice]);
         assert_eq!(columns(&t), named(&[("Name", 0), ("AddressType", 0), ("Ports", 0), ("Endpoints", 0), ("Age", 0)]));
         assert_eq!(
             rows(&t)[0],
@@ -3102,7 +3003,7 @@ mod tests {
                      "rules": [{"host": "a.example.com"}, {"host": "b.example.com"}, {}, {"host": "c.example.com"}, {"host": "d.example.com"}]},
             "status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.10"}]}}});
         let plain = json!({"metadata": meta("catch-all", 4000), "spec": {"defaultBackend": {}}});
-        let t = table("networking.k8s.io", "ingresses", &[ing, plain]);
+        let t = table(&Columns::Printer(&INGRESSES), &[ing, plain]);
         assert_eq!(columns(&t), named(&[("Name", 0), ("Class", 0), ("Hosts", 0), ("Address", 0), ("Ports", 0), ("Age", 0)]));
         assert_eq!(
             rows(&t),
@@ -3134,7 +3035,7 @@ mod tests {
                                     "containerRuntimeVersion": "containerd://2.1.0"}}});
         let bare = json!({"metadata": {"name": "new"}, "status": {"conditions": [{"type": "Ready", "status": "Unknown"}]}});
         let unknown = json!({"metadata": {"name": "blank"}});
-        let t = table("", "nodes", &[node, bare, unknown]);
+        let t = table(&Columns::Printer(&NODES), &[node, bare, unknown]);
         assert_eq!(
             columns(&t),
             named(&[
@@ -3196,8 +3097,7 @@ mod tests {
     #[test]
     fn namespaces_config_maps_secrets_service_accounts() {
         let t = table(
-            "",
-            "namespaces",
+            &Columns::Printer(&NAMESPACES),
             &[
                 json!({"metadata": meta("team-a", 86400 * 400), "status": {"phase": "Active"}}),
                 json!({"metadata": meta("old", 86400 * 800), "status": {"phase": "Terminating"}}),
@@ -3210,8 +3110,7 @@ mod tests {
         );
 
         let t = table(
-            "",
-            "configmaps",
+            &Columns::Printer(&CONFIG_MAPS),
             &[
                 json!({"metadata": meta("kube-root-ca.crt", 60), "data": {"ca.crt": "..."}}),
                 json!({"metadata": meta("mixed", 60), "data": {"a": "1", "b": "2"}, "binaryData": {"c": "AA=="}}),
@@ -3230,14 +3129,14 @@ mod tests {
         );
 
         let t = table(
-            "",
-            "secrets",
+            &Columns::Printer(&SECRETS),
             &[json!({"metadata": meta("tls", 7200), "type": "kubernetes.io/tls", "data": {"tls.crt": "", "tls.key": ""}})],
         );
         assert_eq!(columns(&t), named(&[("Name", 0), ("Type", 0), ("Data", 0), ("Age", 0)]));
         assert_eq!(rows(&t)[0], vec![json!("tls"), json!("kubernetes.io/tls"), json!(2), json!("120m")]);
 
-        let t = table("", "serviceaccounts", &[json!({"metadata": meta("default", 86400), "secrets": [{"name": "old-token"}]})]);
+        let t =
+            table(&Columns::Printer(&SERVICE_ACCOUNTS), &[json!({"metadata": meta("default", 86400), "secrets": [{"name": "old-token"}]})]);
         assert_eq!(columns(&t), named(&[("Name", 0), ("Age", 0)]));
         assert_eq!(rows(&t)[0], vec![json!("default"), json!("24h")]);
     }
@@ -3256,7 +3155,7 @@ mod tests {
         let series = json!({"metadata": meta("web.19b", 90), "type": "Normal", "reason": "Pulling", "message": "m",
             "eventTime": "2026-03-01T11:50:00.000000Z", "series": {"count": 4, "lastObservedTime": "2026-03-01T11:59:00.000000Z"},
             "involvedObject": {"kind": "Node"}});
-        let t = table("", "events", &[core, new_api, series]);
+        let t = table(&Columns::Printer(&EVENTS), &[core, new_api, series]);
         assert_eq!(
             columns(&t),
             named(&[
@@ -3321,7 +3220,7 @@ mod tests {
             "regarding": {"kind": "Pod", "name": "web", "fieldPath": "spec.containers{app}"},
             "reportingController": "kubelet", "reportingInstance": "node-1",
             "deprecatedFirstTimestamp": ago(90), "deprecatedLastTimestamp": ago(30), "deprecatedCount": 2});
-        let t = table("events.k8s.io", "events", std::slice::from_ref(&v1));
+        let t = table(&Columns::Printer(&EVENTS_V1), std::slice::from_ref(&v1));
         assert_eq!(
             rows(&t)[0],
             vec![
@@ -3338,7 +3237,7 @@ mod tests {
             ]
         );
         // The row's object is the object as served, not the converted one.
-        let t = to_table("events.k8s.io", "events", std::slice::from_ref(&v1), None, IncludeObject::Object, now());
+        let t = to_table(&Columns::Printer(&EVENTS_V1), std::slice::from_ref(&v1), None, IncludeObject::Object, now());
         assert_eq!(t["rows"][0]["object"], v1);
     }
 
@@ -3355,7 +3254,7 @@ mod tests {
             "spec": {"capacity": {"storage": "5000M"}, "accessModes": ["ReadWriteOncePod"], "persistentVolumeReclaimPolicy": "Delete",
                      "volumeAttributesClassName": "gold"},
             "status": {"phase": "Released", "reason": "Bye"}});
-        let t = table("", "persistentvolumes", &[pv, released]);
+        let t = table(&Columns::Printer(&PERSISTENT_VOLUMES), &[pv, released]);
         assert_eq!(
             columns(&t),
             named(&[
@@ -3410,7 +3309,7 @@ mod tests {
             "status": {"phase": "Bound", "accessModes": ["ReadWriteOnce"], "capacity": {"storage": "2Gi"}}});
         let pending = json!({"metadata": meta("wait", 600), "spec": {"accessModes": ["ReadWriteOnce"],
                 "resources": {"requests": {"storage": "1Gi"}}, "storageClassName": "standard"}, "status": {"phase": "Pending"}});
-        let t = table("", "persistentvolumeclaims", &[bound, pending]);
+        let t = table(&Columns::Printer(&PERSISTENT_VOLUME_CLAIMS), &[bound, pending]);
         assert_eq!(
             columns(&t),
             named(&[
@@ -3456,7 +3355,7 @@ mod tests {
         let sc = json!({"metadata": {"name": "standard", "creationTimestamp": ago(60),
             "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}}, "provisioner": "rancher.io/local-path",
             "volumeBindingMode": "WaitForFirstConsumer"});
-        let t = table("storage.k8s.io", "storageclasses", &[sc]);
+        let t = table(&Columns::Printer(&STORAGE_CLASSES), &[sc]);
         assert_eq!(
             rows(&t)[0],
             vec![
@@ -3475,7 +3374,7 @@ mod tests {
         let rb = json!({"metadata": meta("edit", 60), "roleRef": {"kind": "ClusterRole", "name": "edit"},
             "subjects": [{"kind": "User", "name": "alice"}, {"kind": "Group", "name": "devs"},
                          {"kind": "ServiceAccount", "name": "ci", "namespace": "tools"}, {"kind": "User", "name": "bob"}]});
-        let t = table("rbac.authorization.k8s.io", "rolebindings", &[rb]);
+        let t = table(&Columns::Printer(&ROLE_BINDINGS), &[rb]);
         assert_eq!(columns(&t), named(&[("Name", 0), ("Role", 0), ("Age", 0), ("Users", 1), ("Groups", 1), ("ServiceAccounts", 1)]));
         assert_eq!(
             rows(&t)[0],
@@ -3484,7 +3383,7 @@ mod tests {
 
         let pdb = json!({"metadata": meta("web", 60), "spec": {"minAvailable": 2}, "status": {"disruptionsAllowed": 1}});
         let pdb2 = json!({"metadata": meta("db", 60), "spec": {"maxUnavailable": "25%"}});
-        let t = table("policy", "poddisruptionbudgets", &[pdb, pdb2]);
+        let t = table(&Columns::Printer(&POD_DISRUPTION_BUDGETS), &[pdb, pdb2]);
         assert_eq!(
             rows(&t),
             vec![
@@ -3494,13 +3393,13 @@ mod tests {
         );
 
         let lease = json!({"metadata": meta("kube-scheduler", 60), "spec": {"holderIdentity": "cp-1_abc"}});
-        assert_eq!(one_row("coordination.k8s.io", "leases", lease), vec![json!("kube-scheduler"), json!("cp-1_abc"), json!("60s")]);
+        assert_eq!(one_row(&Columns::Printer(&LEASES), lease), vec![json!("kube-scheduler"), json!("cp-1_abc"), json!("60s")]);
 
         let quota = json!({"metadata": meta("compute", 60), "status": {
             "hard": {"requests.cpu": "2", "limits.memory": "2Gi", "pods": "10", "limits.cpu": "4000m"},
             "used": {"requests.cpu": "500m", "limits.memory": "1024Mi", "pods": 3}}});
         assert_eq!(
-            one_row("", "resourcequotas", quota),
+            one_row(&Columns::Printer(&RESOURCE_QUOTAS), quota),
             vec![
                 json!("compute"),
                 json!("pods: 3/10, requests.cpu: 500m/2"),
@@ -3512,7 +3411,7 @@ mod tests {
         let cr = json!({"metadata": {"name": "web-6b7", "creationTimestamp": ago(60),
             "ownerReferences": [{"apiVersion": "apps/v1", "kind": "StatefulSet", "name": "web", "controller": true}]}, "revision": 3});
         assert_eq!(
-            one_row("apps", "controllerrevisions", cr),
+            one_row(&Columns::Printer(&CONTROLLER_REVISIONS), cr),
             vec![json!("web-6b7"), json!("statefulset.apps/web"), json!(3), json!("60s")]
         );
 
@@ -3520,40 +3419,37 @@ mod tests {
             "annotations": {"ingressclass.kubernetes.io/is-default-class": "true"}},
             "spec": {"controller": "k8s.io/ingress-nginx", "parameters": {"apiGroup": "k8s.example.com", "kind": "IngressParameters", "name": "p"}}});
         assert_eq!(
-            one_row("networking.k8s.io", "ingressclasses", class),
+            one_row(&Columns::Printer(&INGRESS_CLASSES), class),
             vec![json!("nginx (default)"), json!("k8s.io/ingress-nginx"), json!("IngressParameters.k8s.example.com/p"), json!("60s")]
         );
 
         let np = json!({"metadata": meta("deny", 60), "spec": {"podSelector": {}}});
-        assert_eq!(one_row("networking.k8s.io", "networkpolicies", np), vec![json!("deny"), json!("<none>"), json!("60s")]);
+        assert_eq!(one_row(&Columns::Printer(&NETWORK_POLICIES), np), vec![json!("deny"), json!("<none>"), json!("60s")]);
 
         let pc = json!({"metadata": meta("high", 60), "value": 1000, "globalDefault": false, "preemptionPolicy": "Never"});
         assert_eq!(
-            one_row("scheduling.k8s.io", "priorityclasses", pc),
+            one_row(&Columns::Printer(&PRIORITY_CLASSES), pc),
             vec![json!("high"), json!(1000), json!(false), json!("60s"), json!("Never")]
         );
 
         let hooks = json!({"metadata": meta("policy", 60), "webhooks": [{"name": "a"}, {"name": "b"}]});
-        assert_eq!(
-            one_row("admissionregistration.k8s.io", "validatingwebhookconfigurations", hooks),
-            vec![json!("policy"), json!(2), json!("60s")]
-        );
+        assert_eq!(one_row(&Columns::Printer(&VALIDATING_WEBHOOKS), hooks), vec![json!("policy"), json!(2), json!("60s")]);
 
         let cs = json!({"metadata": {"name": "etcd-0"}, "conditions": [{"type": "Healthy", "status": "True", "message": "ok"}]});
-        assert_eq!(one_row("", "componentstatuses", cs), vec![json!("etcd-0"), json!("Healthy"), json!("ok"), json!("")]);
+        assert_eq!(one_row(&Columns::Printer(&COMPONENT_STATUSES), cs), vec![json!("etcd-0"), json!("Healthy"), json!("ok"), json!("")]);
 
         let rc = json!({"metadata": meta("rc", 60), "spec": {"replicas": 2, "selector": {"app": "x"}, "template": template(&[("c", "i")])},
             "status": {"replicas": 2, "readyReplicas": 1}});
         assert_eq!(
-            one_row("", "replicationcontrollers", rc),
+            one_row(&Columns::Printer(&REPLICATION_CONTROLLERS), rc),
             vec![json!("rc"), json!(2), json!(2), json!(1), json!("60s"), json!("c"), json!("i"), json!("app=x")]
         );
 
         let pt = json!({"metadata": meta("pt", 60), "template": template(&[("c", "i")])});
-        assert_eq!(one_row("", "podtemplates", pt), vec![json!("pt"), json!("c"), json!("i"), json!("app=web")]);
+        assert_eq!(one_row(&Columns::Printer(&POD_TEMPLATES), pt), vec![json!("pt"), json!("c"), json!("i"), json!("app=web")]);
 
         let rt = json!({"metadata": meta("gvisor", 60), "handler": "runsc"});
-        assert_eq!(one_row("node.k8s.io", "runtimeclasses", rt), vec![json!("gvisor"), json!("runsc"), json!("60s")]);
+        assert_eq!(one_row(&Columns::Printer(&RUNTIME_CLASSES), rt), vec![json!("gvisor"), json!("runsc"), json!("60s")]);
     }
 
     #[test]

@@ -1,12 +1,17 @@
 //! Server-side printing through the public API, as the REST layer uses it for `kubectl get`.
 
 use chrono::{DateTime, TimeDelta, Utc};
-use kapi::tables::{IncludeObject, Table, TableMediaType, TableVersion, build_table, human_duration, to_table};
+use kapi::tables::{Columns, IncludeObject, Table, TableMediaType, TableVersion, build_table, human_duration, to_table};
 use serde_json::{Value, json};
 
 /// What kubectl v1.32 sends for `kubectl get`.
 const KUBECTL_ACCEPT: &str =
     "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
+
+/// How the resource's strategy prints its objects.
+fn printer(group: &str, resource: &str) -> Columns {
+    kapi::registry::strategy::for_resource(group, resource).table()
+}
 
 fn now() -> DateTime<Utc> {
     DateTime::parse_from_rfc3339("2026-03-01T12:00:00Z").map(|t| t.with_timezone(&Utc)).unwrap()
@@ -32,7 +37,7 @@ fn kubectl_get_pods_gets_a_table() {
         "status": {"phase": "Running", "podIP": "10.244.1.3", "conditions": [{"type": "Ready", "status": "True"}],
                    "containerStatuses": [{"name": "app", "ready": true, "restartCount": 0, "state": {"running": {}}}]}
     })];
-    let table = to_table("", "pods", &pods, Some(&json!({"resourceVersion": "12"})), include, now());
+    let table = to_table(&printer("", "pods"), &pods, Some(&json!({"resourceVersion": "12"})), include, now());
 
     assert_eq!(table["kind"], "Table");
     assert_eq!(table["apiVersion"], "meta.k8s.io/v1");
@@ -52,7 +57,7 @@ fn kubectl_get_pods_gets_a_table() {
 fn unknown_resources_get_the_default_columns() {
     let widget = json!({"metadata": {"name": "w", "resourceVersion": "3", "creationTimestamp": "2026-02-28T10:00:00Z"}});
     let options = kapi::tables::TableOptions { include_object: IncludeObject::None, ..Default::default() };
-    let table = build_table("example.com", "widgets", &[widget], None, &options, now());
+    let table = build_table(&printer("example.com", "widgets"), &[widget], None, &options, now());
     let columns = table.column_definitions.unwrap();
     assert_eq!(columns.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["Name", "Created At"]);
     assert_eq!(columns[1].type_, "date");
@@ -73,7 +78,7 @@ fn meta(name: &str, age_secs: i64) -> Value {
 /// The cells of each row of a table of `objects`.
 fn cells(group: &str, resource: &str, objects: &[Value]) -> Vec<Vec<Value>> {
     let options = kapi::tables::TableOptions { include_object: IncludeObject::None, ..Default::default() };
-    build_table(group, resource, objects, None, &options, now())
+    build_table(&printer(group, resource), objects, None, &options, now())
         .rows
         .expect("printers always have rows")
         .into_iter()
@@ -84,13 +89,13 @@ fn cells(group: &str, resource: &str, objects: &[Value]) -> Vec<Vec<Value>> {
 fn one(group: &str, resource: &str, object: Value) -> Vec<Value> {
     let mut rows = cells(group, resource, &[object]);
     let row = rows.remove(0);
-    assert_eq!(row.len(), kapi::tables::column_definitions(group, resource).len(), "a cell per column: {row:?}");
+    assert_eq!(row.len(), kapi::tables::column_definitions(&printer(group, resource)).len(), "a cell per column: {row:?}");
     row
 }
 
 /// Column names with type, format and priority.
 fn headers(group: &str, resource: &str) -> Vec<(String, String, String, i32)> {
-    kapi::tables::column_definitions(group, resource).into_iter().map(|c| (c.name, c.type_, c.format, c.priority)).collect()
+    kapi::tables::column_definitions(&printer(group, resource)).into_iter().map(|c| (c.name, c.type_, c.format, c.priority)).collect()
 }
 
 fn names(group: &str, resource: &str) -> Vec<String> {
@@ -662,7 +667,7 @@ fn new_printer_descriptions_match_the_pinned_spec() {
         ("scheduling.k8s.io", "podgroups", "Policy", "scheduling.v1alpha2.PodGroupSpec", "schedulingPolicy"),
     ];
     let description = |group: &str, resource: &str, column: &str| {
-        kapi::tables::column_definitions(group, resource)
+        kapi::tables::column_definitions(&printer(group, resource))
             .into_iter()
             .find(|c| c.name == column)
             .map(|c| c.description)

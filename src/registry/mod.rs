@@ -12,6 +12,7 @@
 pub mod admission;
 pub mod admissionregistration;
 pub mod apiextensions;
+pub mod apiregistration;
 pub mod apps;
 pub mod authentication;
 pub mod autoscaling;

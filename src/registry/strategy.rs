@@ -14,6 +14,7 @@ use super::validation::NameRule;
 use super::{DeletionFlow, OwnRest, Rejection, ScaleFacts};
 use crate::request_info::UserInfo;
 use crate::status::{ApiError, FieldError};
+use crate::tables::{self, Columns, Printer};
 
 /// An object's fields for field selectors (see [`Strategy::field_set`]).
 pub type FieldSet = std::sync::Arc<dyn Fn(&Value) -> std::collections::BTreeMap<String, String> + Send + Sync>;
@@ -92,10 +93,10 @@ pub trait Strategy: Send + Sync {
         std::sync::Arc::new(move |object| crate::selectors::selectable_fields(&group, &resource, object))
     }
 
-    /// The columns of the resource's tables when they are not its kind's printers' (a custom
-    /// resource's `additionalPrinterColumns`).
-    fn table_columns(&self) -> Option<std::sync::Arc<crate::tables::CustomColumns>> {
-        None
+    /// How the resource's objects become table rows (`TableConvertor`): its kind's printer,
+    /// a custom resource's `additionalPrinterColumns`, or upstream's default Name, Created At.
+    fn table(&self) -> Columns {
+        Columns::Default
     }
 
     /// With [`Strategy::tracks_generation`]: whether an update changes what `generation`
@@ -299,6 +300,15 @@ pub struct Generic;
 
 impl Strategy for Generic {}
 
+/// A resource whose only behaviour beyond the generic store's is its printer.
+pub struct Printed(pub &'static Printer);
+
+impl Strategy for Printed {
+    fn table(&self) -> Columns {
+        Columns::Printer(self.0)
+    }
+}
+
 /// The strategy of every resource that has quirks, by group and resource. A resource not
 /// listed behaves as [`Generic`].
 static STRATEGIES: &[(&str, &str, &dyn Strategy)] = &[
@@ -314,11 +324,11 @@ static STRATEGIES: &[(&str, &str, &dyn Strategy)] = &[
     ("", "namespaces", &super::core::namespaces::NamespaceStrategy),
     ("", "nodes", &super::core::nodes::NodeStrategy),
     ("", "endpoints", &super::core::endpoints::EndpointsStrategy),
-    ("", "events", &super::core::events::EventStrategy),
+    ("", "events", &super::core::events::CORE_EVENTS),
     ("", "bindings", &super::core::pods::BindingStrategy),
     ("", "componentstatuses", &super::core::componentstatuses::ComponentStatusStrategy),
     ("", "limitranges", &super::core::limitranges::LimitRangeStrategy),
-    ("events.k8s.io", "events", &super::core::events::EventStrategy),
+    ("events.k8s.io", "events", &super::core::events::EVENTS_V1),
     ("apps", "deployments", &super::apps::deployments::DeploymentStrategy),
     ("apps", "replicasets", &super::apps::replicasets::ReplicaSetStrategy),
     ("apps", "statefulsets", &super::apps::statefulsets::StatefulSetStrategy),
@@ -336,8 +346,8 @@ static STRATEGIES: &[(&str, &str, &dyn Strategy)] = &[
     ("node.k8s.io", "runtimeclasses", &super::node::runtimeclasses::RuntimeClassStrategy),
     ("rbac.authorization.k8s.io", "roles", &super::rbac::roles::RoleStrategy),
     ("rbac.authorization.k8s.io", "clusterroles", &super::rbac::roles::RoleStrategy),
-    ("rbac.authorization.k8s.io", "rolebindings", &super::rbac::rolebindings::RoleBindingStrategy),
-    ("rbac.authorization.k8s.io", "clusterrolebindings", &super::rbac::rolebindings::RoleBindingStrategy),
+    ("rbac.authorization.k8s.io", "rolebindings", &super::rbac::rolebindings::ROLE_BINDINGS),
+    ("rbac.authorization.k8s.io", "clusterrolebindings", &super::rbac::rolebindings::CLUSTER_ROLE_BINDINGS),
     ("storage.k8s.io", "storageclasses", &super::storage::storageclasses::StorageClassStrategy),
     (
         "certificates.k8s.io",
@@ -349,16 +359,44 @@ static STRATEGIES: &[(&str, &str, &dyn Strategy)] = &[
         "customresourcedefinitions",
         &super::apiextensions::customresourcedefinitions::CustomResourceDefinitionStrategy,
     ),
-    ("admissionregistration.k8s.io", "validatingadmissionpolicies", &super::admissionregistration::AdmissionPolicyStrategy),
-    ("admissionregistration.k8s.io", "mutatingadmissionpolicies", &super::admissionregistration::AdmissionPolicyStrategy),
-    ("flowcontrol.apiserver.k8s.io", "flowschemas", &super::flowcontrol::FlowControlStrategy),
-    ("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations", &super::flowcontrol::FlowControlStrategy),
+    ("admissionregistration.k8s.io", "validatingadmissionpolicies", &super::admissionregistration::VALIDATING_ADMISSION_POLICIES),
+    ("admissionregistration.k8s.io", "mutatingadmissionpolicies", &super::admissionregistration::MUTATING_ADMISSION_POLICIES),
+    ("flowcontrol.apiserver.k8s.io", "flowschemas", &super::flowcontrol::FLOW_SCHEMAS),
+    ("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations", &super::flowcontrol::PRIORITY_LEVEL_CONFIGURATIONS),
     ("authentication.k8s.io", "selfsubjectreviews", &super::reviews::ReviewStrategy(super::reviews::Review::SelfSubject)),
     ("authentication.k8s.io", "tokenreviews", &super::reviews::ReviewStrategy(super::reviews::Review::Token)),
     ("authorization.k8s.io", "selfsubjectaccessreviews", &super::reviews::ReviewStrategy(super::reviews::Review::SelfSubjectAccess)),
     ("authorization.k8s.io", "subjectaccessreviews", &super::reviews::ReviewStrategy(super::reviews::Review::SubjectAccess)),
     ("authorization.k8s.io", "localsubjectaccessreviews", &super::reviews::ReviewStrategy(super::reviews::Review::LocalSubjectAccess)),
     ("authorization.k8s.io", "selfsubjectrulesreviews", &super::reviews::ReviewStrategy(super::reviews::Review::SelfSubjectRules)),
+    // Resources whose only behaviour of their own is their printer.
+    ("", "resourcequotas", &Printed(&tables::RESOURCE_QUOTAS)),
+    ("apps", "controllerrevisions", &Printed(&tables::CONTROLLER_REVISIONS)),
+    ("networking.k8s.io", "ingressclasses", &Printed(&tables::INGRESS_CLASSES)),
+    ("networking.k8s.io", "servicecidrs", &Printed(&tables::groups::SERVICE_CIDRS)),
+    ("networking.k8s.io", "ipaddresses", &Printed(&tables::groups::IP_ADDRESSES)),
+    ("admissionregistration.k8s.io", "mutatingwebhookconfigurations", &Printed(&tables::MUTATING_WEBHOOKS)),
+    ("admissionregistration.k8s.io", "validatingwebhookconfigurations", &Printed(&tables::VALIDATING_WEBHOOKS)),
+    ("admissionregistration.k8s.io", "validatingadmissionpolicybindings", &Printed(&tables::groups::VALIDATING_ADMISSION_POLICY_BINDINGS)),
+    ("admissionregistration.k8s.io", "mutatingadmissionpolicybindings", &Printed(&tables::groups::MUTATING_ADMISSION_POLICY_BINDINGS)),
+    ("certificates.k8s.io", "clustertrustbundles", &Printed(&tables::groups::CLUSTER_TRUST_BUNDLES)),
+    ("certificates.k8s.io", "podcertificaterequests", &Printed(&tables::groups::POD_CERTIFICATE_REQUESTS)),
+    ("storage.k8s.io", "volumeattributesclasses", &Printed(&tables::groups::VOLUME_ATTRIBUTES_CLASSES)),
+    ("storage.k8s.io", "volumeattachments", &Printed(&tables::groups::VOLUME_ATTACHMENTS)),
+    ("storage.k8s.io", "csinodes", &Printed(&tables::groups::CSI_NODES)),
+    ("storage.k8s.io", "csidrivers", &Printed(&tables::groups::CSI_DRIVERS)),
+    ("storage.k8s.io", "csistoragecapacities", &Printed(&tables::groups::CSI_STORAGE_CAPACITIES)),
+    ("internal.apiserver.k8s.io", "storageversions", &Printed(&tables::groups::STORAGE_VERSIONS)),
+    ("storagemigration.k8s.io", "storageversionmigrations", &Printed(&tables::groups::STORAGE_VERSION_MIGRATIONS)),
+    ("resource.k8s.io", "deviceclasses", &Printed(&tables::groups::DEVICE_CLASSES)),
+    ("resource.k8s.io", "resourceclaims", &Printed(&tables::groups::RESOURCE_CLAIMS)),
+    ("resource.k8s.io", "resourceclaimtemplates", &Printed(&tables::groups::RESOURCE_CLAIM_TEMPLATES)),
+    ("resource.k8s.io", "resourceslices", &Printed(&tables::groups::RESOURCE_SLICES)),
+    ("resource.k8s.io", "resourcepoolstatusrequests", &Printed(&tables::groups::RESOURCE_POOL_STATUS_REQUESTS)),
+    ("resource.k8s.io", "devicetaintrules", &Printed(&tables::groups::DEVICE_TAINT_RULES)),
+    ("scheduling.k8s.io", "workloads", &Printed(&tables::groups::WORKLOADS)),
+    ("scheduling.k8s.io", "podgroups", &Printed(&tables::groups::POD_GROUPS)),
+    ("apiregistration.k8s.io", "apiservices", &super::apiregistration::ApiServiceStrategy),
 ];
 
 /// The strategy of a resource.
@@ -436,6 +474,7 @@ mod tests {
     fn unlisted_resources_behave_generically() {
         let s = for_resource("storage.k8s.io", "csidrivers");
         assert!(!s.tracks_generation() && s.storage_prefix().is_none() && s.scale().is_none());
+        assert!(matches!(for_resource("", "limitranges").table(), Columns::Default));
         assert!(for_resource("apps", "deployments").tracks_generation());
     }
 
@@ -465,5 +504,39 @@ mod tests {
             ("rbac.authorization.k8s.io", "roles"),
         ];
         assert_eq!(creating, upstream.into_iter().collect());
+    }
+
+    /// Every resource upstream prints with a printer of its own still has it, from its
+    /// strategy; the others get the default Name, Created At.
+    #[test]
+    fn each_resource_prints_with_its_own_printer() {
+        let printer = |group, resource| match for_resource(group, resource).table() {
+            Columns::Printer(printer) => Some(printer as *const Printer),
+            _ => None,
+        };
+        let cases: [(&str, &str, &'static Printer); 9] = [
+            ("", "pods", &tables::PODS),
+            ("apps", "deployments", &tables::DEPLOYMENTS),
+            ("", "events", &tables::EVENTS),
+            ("events.k8s.io", "events", &tables::EVENTS_V1),
+            ("rbac.authorization.k8s.io", "rolebindings", &tables::ROLE_BINDINGS),
+            ("rbac.authorization.k8s.io", "clusterrolebindings", &tables::CLUSTER_ROLE_BINDINGS),
+            ("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations", &tables::groups::PRIORITY_LEVEL_CONFIGURATIONS),
+            ("admissionregistration.k8s.io", "mutatingadmissionpolicies", &tables::groups::MUTATING_ADMISSION_POLICIES),
+            ("resource.k8s.io", "resourceclaims", &tables::groups::RESOURCE_CLAIMS),
+        ];
+        for (group, resource, want) in cases {
+            assert_eq!(printer(group, resource), Some(want as *const Printer), "{group}/{resource}");
+        }
+        assert!(matches!(for_resource("apiregistration.k8s.io", "apiservices").table(), Columns::ApiService));
+        for (group, resource) in [("", "limitranges"), ("rbac.authorization.k8s.io", "roles"), ("example.com", "widgets")] {
+            assert!(matches!(for_resource(group, resource).table(), Columns::Default), "{group}/{resource}");
+        }
+        let printed: std::collections::BTreeSet<_> = kapi_api::scheme::RESOURCES
+            .iter()
+            .filter(|r| !r.resource.contains('/') && printer(r.group, r.resource).is_some())
+            .map(|r| (r.group, r.resource))
+            .collect();
+        assert_eq!(printed.len(), 64, "resources with a printer of their own: {printed:?}");
     }
 }

@@ -313,12 +313,9 @@ pub(super) fn list_options(call: &ResourceCall<'_>) -> Result<crate::list_option
     Ok(opts)
 }
 
-/// The columns of the resource's tables: its strategy's, or its kind's printers.
+/// How the resource's objects become table rows: its strategy says.
 fn table_columns(call: &ResourceCall<'_>) -> crate::tables::Columns {
-    match call.strategy.table_columns() {
-        Some(columns) => crate::tables::Columns::Custom(columns),
-        None => crate::tables::Columns::Resource { group: call.target.group, resource: call.target.resource },
-    }
+    call.strategy.table()
 }
 
 /// Objects as a `meta.k8s.io` Table with the resource's columns (upstream's printers).

@@ -266,10 +266,7 @@ mod tests {
         let options = TableOptions { include_object: IncludeObject::None, no_headers: false, version: TableVersion::V1 };
         let mut encoder = Encoder {
             format: Format::Json,
-            conversion: Some(Conversion::Table {
-                columns: crate::tables::Columns::Resource { group: "", resource: "configmaps" },
-                options,
-            }),
+            conversion: Some(Conversion::Table { columns: crate::tables::Columns::Printer(&crate::tables::CONFIG_MAPS), options }),
         };
         let first: Value = serde_json::from_slice(&encoder.event("ADDED", &config_map("a"))).unwrap();
         let second: Value = serde_json::from_slice(&encoder.event("ADDED", &config_map("b"))).unwrap();

@@ -20,7 +20,7 @@ use super::{AGE, Col, Ctx, Doc, NAME, NANOS, Obj, Printer, Row, col, format_labe
 // ---------------------------------------------------------------------------------------------
 // autoscaling
 
-pub(super) static HORIZONTAL_POD_AUTOSCALERS: Printer = Printer {
+pub static HORIZONTAL_POD_AUTOSCALERS: Printer = Printer {
     columns: &[
         NAME,
         col("Reference", "string", D_HPA_SPEC_SCALE_TARGET_REF),
@@ -181,7 +181,7 @@ fn format_hpa_metrics(specs: &[Value], statuses: &[Value]) -> String {
 // ---------------------------------------------------------------------------------------------
 // certificates
 
-pub(super) static CERTIFICATE_SIGNING_REQUESTS: Printer = Printer {
+pub static CERTIFICATE_SIGNING_REQUESTS: Printer = Printer {
     columns: &[
         NAME,
         AGE,
@@ -227,7 +227,7 @@ fn csr_condition(o: Obj<'_>) -> String {
 }
 
 /// Upstream's columns have no Age.
-pub(super) static CLUSTER_TRUST_BUNDLES: Printer = Printer {
+pub static CLUSTER_TRUST_BUNDLES: Printer = Printer {
     columns: &[NAME, col("SignerName", "string", D_CTB_V1BETA1_SPEC_SIGNER_NAME)],
     row: |o, _| {
         let signer = match o.str(&["spec", "signerName"]) {
@@ -241,7 +241,7 @@ pub(super) static CLUSTER_TRUST_BUNDLES: Printer = Printer {
 
 /// No Age; the annotations column is a priority-0 column filled only in the wide form, which the
 /// server always prints.
-pub(super) static POD_CERTIFICATE_REQUESTS: Printer = Printer {
+pub static POD_CERTIFICATE_REQUESTS: Printer = Printer {
     columns: &[
         NAME,
         col("PodName", "string", D_PCR_SPEC_POD_NAME),
@@ -280,7 +280,7 @@ pub(super) static POD_CERTIFICATE_REQUESTS: Printer = Printer {
 // ---------------------------------------------------------------------------------------------
 // coordination
 
-pub(super) static LEASE_CANDIDATES: Printer = Printer {
+pub static LEASE_CANDIDATES: Printer = Printer {
     columns: &[
         NAME,
         col("LeaseName", "string", D_LEASE_CANDIDATE_SPEC_LEASE_NAME),
@@ -306,13 +306,13 @@ pub(super) static LEASE_CANDIDATES: Printer = Printer {
 // ---------------------------------------------------------------------------------------------
 // storage
 
-pub(super) static VOLUME_ATTRIBUTES_CLASSES: Printer = Printer {
+pub static VOLUME_ATTRIBUTES_CLASSES: Printer = Printer {
     columns: &[NAME, col("DriverName", "string", D_VAC_DRIVER_NAME), AGE],
     row: |o, ctx| (vec![s(o.name()), s(o.str(&["driverName"])), s(ctx.age(o))], Vec::new()),
     order: None,
 };
 
-pub(super) static VOLUME_ATTACHMENTS: Printer = Printer {
+pub static VOLUME_ATTACHMENTS: Printer = Printer {
     columns: &[
         NAME,
         Col { format: "name", ..col("Attacher", "string", D_VA_SPEC_ATTACHER) },
@@ -335,13 +335,13 @@ pub(super) static VOLUME_ATTACHMENTS: Printer = Printer {
     order: None,
 };
 
-pub(super) static CSI_NODES: Printer = Printer {
+pub static CSI_NODES: Printer = Printer {
     columns: &[NAME, col("Drivers", "integer", Doc::Text("Drivers indicates the number of CSI drivers registered on the node")), AGE],
     row: |o, ctx| (vec![s(o.name()), Value::from(o.len(&["spec", "drivers"])), s(ctx.age(o))], Vec::new()),
     order: None,
 };
 
-pub(super) static CSI_DRIVERS: Printer = Printer {
+pub static CSI_DRIVERS: Printer = Printer {
     columns: &[
         NAME,
         col("AttachRequired", "boolean", D_CSI_DRIVER_ATTACH_REQUIRED),
@@ -375,7 +375,7 @@ pub(super) static CSI_DRIVERS: Printer = Printer {
 };
 
 /// Upstream's columns have no Age.
-pub(super) static CSI_STORAGE_CAPACITIES: Printer = Printer {
+pub static CSI_STORAGE_CAPACITIES: Printer = Printer {
     columns: &[
         NAME,
         col("StorageClassName", "string", D_CSI_STORAGE_CAPACITY_STORAGE_CLASS_NAME),
@@ -403,7 +403,7 @@ fn param_kind(o: Obj<'_>) -> String {
     }
 }
 
-pub(super) static VALIDATING_ADMISSION_POLICIES: Printer = Printer {
+pub static VALIDATING_ADMISSION_POLICIES: Printer = Printer {
     columns: &[
         NAME,
         col("Validations", "integer", Doc::Text("Validations indicates the number of validation rules defined in this configuration")),
@@ -417,7 +417,7 @@ pub(super) static VALIDATING_ADMISSION_POLICIES: Printer = Printer {
     order: None,
 };
 
-pub(super) static MUTATING_ADMISSION_POLICIES: Printer = Printer {
+pub static MUTATING_ADMISSION_POLICIES: Printer = Printer {
     columns: &[
         NAME,
         col("Mutations", "integer", Doc::Text("Mutation indicates the number of mutations rules defined in this configuration")),
@@ -477,16 +477,15 @@ fn go_label_selector(selector: Obj<'_>) -> String {
     format!("&LabelSelector{{MatchLabels:map[string]string{{{labels}}},MatchExpressions:[]LabelSelectorRequirement{{{expressions}}},}}")
 }
 
-pub(super) static VALIDATING_ADMISSION_POLICY_BINDINGS: Printer =
+pub static VALIDATING_ADMISSION_POLICY_BINDINGS: Printer =
     Printer { columns: POLICY_BINDING_COLUMNS, row: policy_binding_row, order: None };
 
-pub(super) static MUTATING_ADMISSION_POLICY_BINDINGS: Printer =
-    Printer { columns: POLICY_BINDING_COLUMNS, row: policy_binding_row, order: None };
+pub static MUTATING_ADMISSION_POLICY_BINDINGS: Printer = Printer { columns: POLICY_BINDING_COLUMNS, row: policy_binding_row, order: None };
 
 // ---------------------------------------------------------------------------------------------
 // flow control
 
-pub(super) static FLOW_SCHEMAS: Printer = Printer {
+pub static FLOW_SCHEMAS: Printer = Printer {
     columns: &[
         NAME,
         col("PriorityLevel", "string", D_PL_REFERENCE_NAME),
@@ -521,7 +520,7 @@ fn flow_schema_order(a: &Value, b: &Value) -> Ordering {
     precedence(a).cmp(&precedence(b)).then_with(|| a.name().cmp(b.name()))
 }
 
-pub(super) static PRIORITY_LEVEL_CONFIGURATIONS: Printer = Printer {
+pub static PRIORITY_LEVEL_CONFIGURATIONS: Printer = Printer {
     columns: &[
         NAME,
         col("Type", "string", D_PLC_SPEC_TYPE),
@@ -551,7 +550,7 @@ pub(super) static PRIORITY_LEVEL_CONFIGURATIONS: Printer = Printer {
 // ---------------------------------------------------------------------------------------------
 // storage versions and migrations
 
-pub(super) static STORAGE_VERSIONS: Printer = Printer {
+pub static STORAGE_VERSIONS: Printer = Printer {
     columns: &[
         NAME,
         col("CommonEncodingVersion", "string", D_SV_STATUS_COMMON_ENCODING_VERSION),
@@ -579,7 +578,7 @@ pub(super) static STORAGE_VERSIONS: Printer = Printer {
 };
 
 /// No Age, and upstream's Name column here has no `name` format.
-pub(super) static STORAGE_VERSION_MIGRATIONS: Printer = Printer {
+pub static STORAGE_VERSION_MIGRATIONS: Printer = Printer {
     columns: &[
         Col { format: "", ..NAME },
         col("Resource", "string", Doc::Text("GroupResource to migrate")),
@@ -615,11 +614,11 @@ fn name_and_age(o: Obj<'_>, ctx: &Ctx) -> Row {
     (vec![s(o.name()), s(ctx.age(o))], Vec::new())
 }
 
-pub(super) static DEVICE_CLASSES: Printer = Printer { columns: &[NAME, AGE], row: name_and_age, order: None };
+pub static DEVICE_CLASSES: Printer = Printer { columns: &[NAME, AGE], row: name_and_age, order: None };
 
-pub(super) static RESOURCE_CLAIM_TEMPLATES: Printer = Printer { columns: &[NAME, AGE], row: name_and_age, order: None };
+pub static RESOURCE_CLAIM_TEMPLATES: Printer = Printer { columns: &[NAME, AGE], row: name_and_age, order: None };
 
-pub(super) static RESOURCE_CLAIMS: Printer = Printer {
+pub static RESOURCE_CLAIMS: Printer = Printer {
     columns: &[NAME, col("State", "string", Doc::Text("A summary of the current state (allocated, pending, reserved, etc.).")), AGE],
     row: |o, ctx| {
         let mut states = Vec::new();
@@ -639,7 +638,7 @@ pub(super) static RESOURCE_CLAIMS: Printer = Printer {
     order: None,
 };
 
-pub(super) static RESOURCE_SLICES: Printer = Printer {
+pub static RESOURCE_SLICES: Printer = Printer {
     columns: &[
         NAME,
         col("Node", "string", D_RESOURCE_SLICE_SPEC_NODE_NAME),
@@ -656,7 +655,7 @@ pub(super) static RESOURCE_SLICES: Printer = Printer {
 };
 
 /// No Age: Completed is when the observation finished.
-pub(super) static RESOURCE_POOL_STATUS_REQUESTS: Printer = Printer {
+pub static RESOURCE_POOL_STATUS_REQUESTS: Printer = Printer {
     columns: &[
         NAME,
         col("Driver", "string", Doc::Text("The driver to query pools for.")),
@@ -728,7 +727,7 @@ fn resource_pool_status_request_row(o: Obj<'_>, ctx: &Ctx) -> Row {
     (cells, Vec::new())
 }
 
-pub(super) static DEVICE_TAINT_RULES: Printer = Printer {
+pub static DEVICE_TAINT_RULES: Printer = Printer {
     columns: &[
         NAME,
         col("Key", "string", D_DEVICE_TAINT_KEY),
@@ -752,7 +751,7 @@ pub(super) static DEVICE_TAINT_RULES: Printer = Printer {
 // ---------------------------------------------------------------------------------------------
 // networking
 
-pub(super) static SERVICE_CIDRS: Printer = Printer {
+pub static SERVICE_CIDRS: Printer = Printer {
     columns: &[NAME, col("CIDRs", "string", D_SERVICE_CIDR_SPEC_CIDRS), AGE],
     row: |o, ctx| {
         let cidrs = o.list(&["spec", "cidrs"]).iter().map(|c| c.as_str().unwrap_or_default()).collect::<Vec<_>>().join(",");
@@ -763,7 +762,7 @@ pub(super) static SERVICE_CIDRS: Printer = Printer {
 
 /// Upstream declares two columns but appends the age as a third cell to every row; the rows are
 /// served as upstream serves them.
-pub(super) static IP_ADDRESSES: Printer = Printer {
+pub static IP_ADDRESSES: Printer = Printer {
     columns: &[NAME, col("ParentRef", "string", D_IP_ADDRESS_SPEC_PARENT_REF)],
     row: |o, ctx| {
         let parent = match o.at(&["spec", "parentRef"]).map(Obj) {
@@ -784,9 +783,9 @@ pub(super) static IP_ADDRESSES: Printer = Printer {
 // ---------------------------------------------------------------------------------------------
 // scheduling
 
-pub(super) static WORKLOADS: Printer = Printer { columns: &[NAME, AGE], row: name_and_age, order: None };
+pub static WORKLOADS: Printer = Printer { columns: &[NAME, AGE], row: name_and_age, order: None };
 
-pub(super) static POD_GROUPS: Printer = Printer {
+pub static POD_GROUPS: Printer = Printer {
     columns: &[
         NAME,
         col("Policy", "string", D_POD_GROUP_SPEC_SCHEDULING_POLICY),

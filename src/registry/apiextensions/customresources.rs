@@ -547,8 +547,8 @@ impl Strategy for CustomResourceStrategy {
         self.scale.clone()
     }
 
-    fn table_columns(&self) -> Option<Arc<CustomColumns>> {
-        Some(self.columns.clone())
+    fn table(&self) -> crate::tables::Columns {
+        crate::tables::Columns::Custom(self.columns.clone())
     }
 
     /// Upstream prunes and defaults when it decodes (`decode_unstructured`); this makes every

@@ -11,6 +11,10 @@ use crate::status::FieldError;
 pub struct DaemonSetStrategy;
 
 impl Strategy for DaemonSetStrategy {
+    fn table(&self) -> crate::tables::Columns {
+        crate::tables::Columns::Printer(&crate::tables::DAEMON_SETS)
+    }
+
     fn tracks_generation(&self) -> bool {
         true
     }

@@ -11,6 +11,10 @@ use crate::status::FieldError;
 pub struct DeploymentStrategy;
 
 impl Strategy for DeploymentStrategy {
+    fn table(&self) -> crate::tables::Columns {
+        crate::tables::Columns::Printer(&crate::tables::DEPLOYMENTS)
+    }
+
     fn tracks_generation(&self) -> bool {
         true
     }

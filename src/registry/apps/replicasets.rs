@@ -11,6 +11,10 @@ use crate::status::FieldError;
 pub struct ReplicaSetStrategy;
 
 impl Strategy for ReplicaSetStrategy {
+    fn table(&self) -> crate::tables::Columns {
+        crate::tables::Columns::Printer(&crate::tables::REPLICA_SETS)
+    }
+
     fn tracks_generation(&self) -> bool {
         true
     }

@@ -11,6 +11,10 @@ use crate::status::FieldError;
 pub struct StatefulSetStrategy;
 
 impl Strategy for StatefulSetStrategy {
+    fn table(&self) -> crate::tables::Columns {
+        crate::tables::Columns::Printer(&crate::tables::STATEFUL_SETS)
+    }
+
     fn tracks_generation(&self) -> bool {
         true
     }

@@ -10,6 +10,10 @@ use crate::status::FieldError;
 pub struct HorizontalPodAutoscalerStrategy;
 
 impl Strategy for HorizontalPodAutoscalerStrategy {
+    fn table(&self) -> crate::tables::Columns {
+        crate::tables::Columns::Printer(&crate::tables::groups::HORIZONTAL_POD_AUTOSCALERS)
+    }
+
     fn tracks_generation(&self) -> bool {
         true
     }

@@ -10,6 +10,10 @@ use crate::status::FieldError;
 pub struct CronJobStrategy;
 
 impl Strategy for CronJobStrategy {
+    fn table(&self) -> crate::tables::Columns {
+        crate::tables::Columns::Printer(&crate::tables::CRON_JOBS)
+    }
+
     fn tracks_generation(&self) -> bool {
         true
     }

@@ -10,6 +10,10 @@ use crate::status::FieldError;
 pub struct JobStrategy;
 
 impl Strategy for JobStrategy {
+    fn table(&self) -> crate::tables::Columns {
+        crate::tables::Columns::Printer(&crate::tables::JOBS)
+    }
+
     fn prepare_for_create(&self, object: &mut Value, _user: Option<&crate::request_info::UserInfo>) {
         crate::registry::defaults::batch::generate_job_selector(object);
     }

@@ -12,6 +12,10 @@ use crate::status::FieldError;
 pub struct CertificateSigningRequestStrategy;
 
 impl Strategy for CertificateSigningRequestStrategy {
+    fn table(&self) -> crate::tables::Columns {
+        crate::tables::Columns::Printer(&crate::tables::groups::CERTIFICATE_SIGNING_REQUESTS)
+    }
+
     fn prepare_for_create(&self, object: &mut Value, user: Option<&crate::request_info::UserInfo>) {
         record_requester(object, user);
     }

@@ -7,6 +7,10 @@ use crate::registry::strategy::Strategy;
 pub struct LeaseCandidateStrategy;
 
 impl Strategy for LeaseCandidateStrategy {
+    fn table(&self) -> crate::tables::Columns {
+        crate::tables::Columns::Printer(&crate::tables::groups::LEASE_CANDIDATES)
+    }
+
     fn allow_create_on_update(&self) -> bool {
         true
     }

@@ -6,6 +6,10 @@ use crate::registry::strategy::Strategy;
 pub struct LeaseStrategy;
 
 impl Strategy for LeaseStrategy {
+    fn table(&self) -> crate::tables::Columns {
+        crate::tables::Columns::Printer(&crate::tables::LEASES)
+    }
+
     fn allow_create_on_update(&self) -> bool {
         true
     }

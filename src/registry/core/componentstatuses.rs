@@ -9,6 +9,10 @@
 pub struct ComponentStatusStrategy;
 
 impl crate::registry::strategy::Strategy for ComponentStatusStrategy {
+    fn table(&self) -> crate::tables::Columns {
+        crate::tables::Columns::Printer(&crate::tables::COMPONENT_STATUSES)
+    }
+
     fn own_rest(&self, subresource: Option<&str>) -> Option<crate::registry::OwnRest> {
         subresource.is_none().then_some(crate::registry::OwnRest::ComponentStatuses)
     }

@@ -10,6 +10,10 @@ use crate::status::FieldError;
 pub struct ConfigMapStrategy;
 
 impl Strategy for ConfigMapStrategy {
+    fn table(&self) -> crate::tables::Columns {
+        crate::tables::Columns::Printer(&crate::tables::CONFIG_MAPS)
+    }
+
     fn validate(&self, object: &Value) -> Vec<FieldError> {
         validation::core::config_map(object)
     }

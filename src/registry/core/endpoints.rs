@@ -7,6 +7,10 @@ use crate::registry::strategy::Strategy;
 pub struct EndpointsStrategy;
 
 impl Strategy for EndpointsStrategy {
+    fn table(&self) -> crate::tables::Columns {
+        crate::tables::Columns::Printer(&crate::tables::ENDPOINTS)
+    }
+
     fn storage_prefix(&self) -> Option<&'static str> {
         Some("services/endpoints")
     }

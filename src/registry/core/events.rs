@@ -4,11 +4,22 @@
 use std::time::Duration;
 
 use crate::registry::strategy::Strategy;
+use crate::tables::{self, Columns, Printer};
 
-/// Upstream's `eventStrategy`, with its store's `TTLFunc`.
-pub struct EventStrategy;
+/// Upstream's `eventStrategy`, with its store's `TTLFunc`, and the printer of its group's
+/// events.
+pub struct EventStrategy(&'static Printer);
+
+/// Core events.
+pub static CORE_EVENTS: EventStrategy = EventStrategy(&tables::EVENTS);
+/// `events.k8s.io` events, printed as the core events they are stored as.
+pub static EVENTS_V1: EventStrategy = EventStrategy(&tables::EVENTS_V1);
 
 impl Strategy for EventStrategy {
+    fn table(&self) -> Columns {
+        Columns::Printer(self.0)
+    }
+
     fn storage_prefix(&self) -> Option<&'static str> {
         Some("events")
     }
@@ -29,8 +40,8 @@ mod tests {
 
     #[test]
     fn events_expire_after_the_event_ttl() {
-        assert_eq!(EventStrategy.storage_ttl(Duration::from_secs(3600)), Some(Duration::from_secs(3600)));
-        assert_eq!(EventStrategy.storage_ttl(Duration::ZERO), None, "0 keeps them");
+        assert_eq!(CORE_EVENTS.storage_ttl(Duration::from_secs(3600)), Some(Duration::from_secs(3600)));
+        assert_eq!(EVENTS_V1.storage_ttl(Duration::ZERO), None, "0 keeps them");
         assert_eq!(crate::registry::keys::storage_prefix("events.k8s.io", "events"), "events", "both groups share the prefix");
     }
 }

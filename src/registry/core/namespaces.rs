@@ -14,6 +14,10 @@ use crate::status::FieldError;
 pub struct NamespaceStrategy;
 
 impl Strategy for NamespaceStrategy {
+    fn table(&self) -> crate::tables::Columns {
+        crate::tables::Columns::Printer(&crate::tables::NAMESPACES)
+    }
+
     fn name_rule(&self) -> NameRule {
         NameRule::Label
     }

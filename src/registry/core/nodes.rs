@@ -9,6 +9,10 @@ use crate::status::ApiError;
 pub struct NodeStrategy;
 
 impl Strategy for NodeStrategy {
+    fn table(&self) -> crate::tables::Columns {
+        crate::tables::Columns::Printer(&crate::tables::NODES)
+    }
+
     fn storage_prefix(&self) -> Option<&'static str> {
         Some("minions")
     }

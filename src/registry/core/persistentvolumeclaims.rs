@@ -10,6 +10,10 @@ use crate::status::FieldError;
 pub struct PersistentVolumeClaimStrategy;
 
 impl Strategy for PersistentVolumeClaimStrategy {
+    fn table(&self) -> crate::tables::Columns {
+        crate::tables::Columns::Printer(&crate::tables::PERSISTENT_VOLUME_CLAIMS)
+    }
+
     /// A new claim is `Pending` (upstream's defaulting of the cleared status on read).
     fn prepare_for_create(&self, object: &mut Value, _user: Option<&crate::request_info::UserInfo>) {
         object["status"]["phase"] = Value::String("Pending".into());

@@ -28,6 +28,10 @@ use crate::status::{ApiError, FieldError};
 pub struct PodStrategy;
 
 impl Strategy for PodStrategy {
+    fn table(&self) -> crate::tables::Columns {
+        crate::tables::Columns::Printer(&crate::tables::PODS)
+    }
+
     fn tracks_generation(&self) -> bool {
         true
     }

@@ -10,6 +10,10 @@ use crate::status::FieldError;
 pub struct PodTemplateStrategy;
 
 impl Strategy for PodTemplateStrategy {
+    fn table(&self) -> crate::tables::Columns {
+        crate::tables::Columns::Printer(&crate::tables::POD_TEMPLATES)
+    }
+
     fn validate(&self, object: &Value) -> Vec<FieldError> {
         validation::core::pod_template(object)
     }

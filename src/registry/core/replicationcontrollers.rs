@@ -12,6 +12,10 @@ use crate::status::FieldError;
 pub struct ReplicationControllerStrategy;
 
 impl Strategy for ReplicationControllerStrategy {
+    fn table(&self) -> crate::tables::Columns {
+        crate::tables::Columns::Printer(&crate::tables::REPLICATION_CONTROLLERS)
+    }
+
     fn storage_prefix(&self) -> Option<&'static str> {
         Some("controllers")
     }

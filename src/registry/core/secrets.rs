@@ -11,6 +11,10 @@ use crate::status::FieldError;
 pub struct SecretStrategy;
 
 impl Strategy for SecretStrategy {
+    fn table(&self) -> crate::tables::Columns {
+        crate::tables::Columns::Printer(&crate::tables::SECRETS)
+    }
+
     /// The write-only `stringData` is folded into `data` (base64) and dropped, as upstream's
     /// conversion into the internal Secret does.
     fn normalize(&self, object: &mut Value) {

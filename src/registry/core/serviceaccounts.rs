@@ -9,6 +9,10 @@ use crate::registry::strategy::Strategy;
 pub struct ServiceAccountStrategy;
 
 impl Strategy for ServiceAccountStrategy {
+    fn table(&self) -> crate::tables::Columns {
+        crate::tables::Columns::Printer(&crate::tables::SERVICE_ACCOUNTS)
+    }
+
     fn returns_deleted_object(&self) -> bool {
         true
     }

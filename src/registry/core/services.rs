@@ -19,6 +19,10 @@ use crate::status::{ApiError, FieldError};
 pub struct ServiceStrategy;
 
 impl Strategy for ServiceStrategy {
+    fn table(&self) -> crate::tables::Columns {
+        crate::tables::Columns::Printer(&crate::tables::SERVICES)
+    }
+
     fn name_rule(&self) -> validation::NameRule {
         validation::NameRule::Dns1035Label
     }

@@ -10,6 +10,10 @@ use crate::status::FieldError;
 pub struct EndpointSliceStrategy;
 
 impl Strategy for EndpointSliceStrategy {
+    fn table(&self) -> crate::tables::Columns {
+        crate::tables::Columns::Printer(&crate::tables::ENDPOINT_SLICES)
+    }
+
     fn validate(&self, object: &Value) -> Vec<FieldError> {
         validation::networking::endpoint_slice(object)
     }

@@ -10,6 +10,10 @@ use crate::status::FieldError;
 pub struct IngressStrategy;
 
 impl Strategy for IngressStrategy {
+    fn table(&self) -> crate::tables::Columns {
+        crate::tables::Columns::Printer(&crate::tables::INGRESSES)
+    }
+
     fn storage_prefix(&self) -> Option<&'static str> {
         Some("ingress")
     }

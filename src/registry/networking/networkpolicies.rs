@@ -10,6 +10,10 @@ use crate::status::FieldError;
 pub struct NetworkPolicyStrategy;
 
 impl Strategy for NetworkPolicyStrategy {
+    fn table(&self) -> crate::tables::Columns {
+        crate::tables::Columns::Printer(&crate::tables::NETWORK_POLICIES)
+    }
+
     fn tracks_generation(&self) -> bool {
         true
     }

@@ -6,6 +6,10 @@ use crate::registry::strategy::Strategy;
 pub struct RuntimeClassStrategy;
 
 impl Strategy for RuntimeClassStrategy {
+    fn table(&self) -> crate::tables::Columns {
+        crate::tables::Columns::Printer(&crate::tables::RUNTIME_CLASSES)
+    }
+
     fn allow_create_on_update(&self) -> bool {
         true
     }

@@ -10,6 +10,10 @@ use crate::status::FieldError;
 pub struct PodDisruptionBudgetStrategy;
 
 impl Strategy for PodDisruptionBudgetStrategy {
+    fn table(&self) -> crate::tables::Columns {
+        crate::tables::Columns::Printer(&crate::tables::POD_DISRUPTION_BUDGETS)
+    }
+
     fn tracks_generation(&self) -> bool {
         true
     }

@@ -7,11 +7,19 @@ use crate::rbac::PolicyRule;
 use crate::registry::strategy::{Strategy, WriteContext};
 use crate::registry::validation;
 use crate::status::{ApiError, FieldError, GroupResource};
+use crate::tables::{self, Columns, Printer};
 
-/// Upstream's `roleBindingStrategy` and `clusterRoleBindingStrategy`.
-pub struct RoleBindingStrategy;
+/// Upstream's `roleBindingStrategy` and `clusterRoleBindingStrategy`, with the printer of each.
+pub struct RoleBindingStrategy(&'static Printer);
+
+pub static ROLE_BINDINGS: RoleBindingStrategy = RoleBindingStrategy(&tables::ROLE_BINDINGS);
+pub static CLUSTER_ROLE_BINDINGS: RoleBindingStrategy = RoleBindingStrategy(&tables::CLUSTER_ROLE_BINDINGS);
 
 impl Strategy for RoleBindingStrategy {
+    fn table(&self) -> Columns {
+        Columns::Printer(self.0)
+    }
+
     fn name_rule(&self) -> validation::NameRule {
         validation::NameRule::PathSegment
     }

@@ -10,6 +10,10 @@ use crate::status::FieldError;
 pub struct PriorityClassStrategy;
 
 impl Strategy for PriorityClassStrategy {
+    fn table(&self) -> crate::tables::Columns {
+        crate::tables::Columns::Printer(&crate::tables::PRIORITY_CLASSES)
+    }
+
     fn validate(&self, object: &Value) -> Vec<FieldError> {
         validation::scheduling::priority_class(object)
     }

@@ -11,6 +11,10 @@ use crate::status::FieldError;
 pub struct StorageClassStrategy;
 
 impl Strategy for StorageClassStrategy {
+    fn table(&self) -> crate::tables::Columns {
+        crate::tables::Columns::Printer(&crate::tables::STORAGE_CLASSES)
+    }
+
     fn returns_deleted_object(&self) -> bool {
         true
     }
