@@ -1010,3 +1010,126 @@ items:
     ok(&admin, &["delete", "pod", "web", "--grace-period=0", "--force"]);
     wait_until(|| !kubectl(&n1, &["get", "secret", "used"]).status.success());
 }
+
+#[test]
+fn node_restriction_admits_kubelets_writes_to_their_own_objects_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("data");
+    let server = common::start_with(&dir, &["--authorization-mode", "Node,RBAC"]);
+    server.wait_ready();
+    let admin = dir.join("admin.kubeconfig");
+    let node_config = |node: &str| {
+        let user = format!("system:node:{node}");
+        let out = kapi(&["kubeconfig", "--user", &user, "--group", "system:nodes", "--data-dir", dir.to_str().unwrap()]);
+        assert!(out.status.success(), "{}", text(&out));
+        let path = tmp.path().join(format!("{node}.kubeconfig"));
+        std::fs::write(&path, &out.stdout).unwrap();
+        path
+    };
+    let n1 = node_config("n1");
+    let file = |name: &str, yaml: &str| {
+        let path = tmp.path().join(name);
+        std::fs::write(&path, yaml).unwrap();
+        path
+    };
+    let forbidden = |out: String, message: &str| assert!(out.contains(message), "wanted {message:?}, got {out}");
+
+    // Its own Node, not another.
+    let node = |name: &str| file(&format!("{name}.yaml"), &format!("apiVersion: v1\nkind: Node\nmetadata: {{name: {name}}}\n"));
+    ok(&n1, &["create", "-f", node("n1").to_str().unwrap()]);
+    forbidden(
+        fails(&n1, &["create", "-f", node("n2").to_str().unwrap()]),
+        r#"nodes "n2" is forbidden: node "n1" is not allowed to modify node "n2""#,
+    );
+    let restricted =
+        file("restricted.yaml", "apiVersion: v1\nkind: Node\nmetadata: {name: n1, labels: {node-restriction.kubernetes.io/a: b}}\n");
+    forbidden(
+        fails(&n1, &["replace", "-f", restricted.to_str().unwrap()]),
+        r#"nodes "n1" is forbidden: is not allowed to modify labels: node-restriction.kubernetes.io/a"#,
+    );
+    ok(&n1, &["label", "node", "n1", "example.com/rack=r1", "node.kubernetes.io/pool=p"]);
+    forbidden(fails(&n1, &["label", "node", "n1", "kubernetes.io/role=master"]), "is not allowed to modify labels: kubernetes.io/role");
+    forbidden(
+        fails(&n1, &["taint", "node", "n1", "k=v:NoSchedule"]),
+        r#"nodes "n1" is forbidden: node "n1" is not allowed to modify taints"#,
+    );
+    ok(&admin, &["taint", "node", "n1", "k=v:NoSchedule"]);
+    let uid = ok(&admin, &["get", "node", "n1", "-o", "jsonpath={.metadata.uid}"]);
+
+    // Mirror pods bound to itself, owned by its Node, referring to nothing else.
+    let pod = |name: &str, annotations: &str, node: &str, extra: &str| {
+        file(
+            &format!("{name}.yaml"),
+            &format!(
+                "apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  namespace: default
+  annotations: {{{annotations}}}
+  ownerReferences: [{{apiVersion: v1, kind: Node, name: n1, uid: {uid}, controller: true}}]
+spec:
+  nodeName: {node}
+  containers: [{{name: c, image: i{extra}}}]
+"
+            ),
+        )
+    };
+    let mirror = "kubernetes.io/config.mirror: x";
+    forbidden(
+        fails(&n1, &["create", "-f", pod("plain", "", "n1", "").to_str().unwrap()]),
+        r#"pods "plain" is forbidden: pod does not have "kubernetes.io/config.mirror" annotation, node "n1" can only create mirror pods"#,
+    );
+    forbidden(
+        fails(&n1, &["create", "-f", pod("elsewhere", mirror, "n2", "").to_str().unwrap()]),
+        r#"pods "elsewhere" is forbidden: node "n1" can only create pods with spec.nodeName set to itself"#,
+    );
+    forbidden(
+        fails(&n1, &["create", "-f", pod("secretive", mirror, "n1", ", envFrom: [{secretRef: {name: s}}]").to_str().unwrap()]),
+        r#"pods "secretive" is forbidden: node "n1" can not create pods that reference secrets"#,
+    );
+    forbidden(
+        fails(&n1, &["create", "-f", pod("configured", mirror, "n1", ", envFrom: [{configMapRef: {name: c}}]").to_str().unwrap()]),
+        r#"pods "configured" is forbidden: node "n1" can not create pods that reference configmaps"#,
+    );
+    ok(&n1, &["create", "-f", pod("static", mirror, "n1", "").to_str().unwrap()]);
+    // The status of its pods only; deletes of its pods only.
+    ok(&admin, &["create", "-f", pod("theirs", "", "n2", "").to_str().unwrap()]);
+    // A PUT of the status (kubectl's `--subresource=status` reads it first, which the Node
+    // authorizer does not allow).
+    let put_status = |name: &str| {
+        let mut pod: Value = serde_json::from_str(&ok(&admin, &["get", "pod", name, "-o", "json"])).unwrap();
+        pod["status"]["message"] = Value::from("hi");
+        let body = file(&format!("{name}-status.json"), &pod.to_string());
+        let uri = format!("/api/v1/namespaces/default/pods/{name}/status");
+        kubectl(&n1, &["replace", "--raw", &uri, "-f", body.to_str().unwrap()])
+    };
+    let done = put_status("static");
+    assert!(done.status.success(), "{}", text(&done));
+    let refused = put_status("theirs");
+    assert!(!refused.status.success());
+    forbidden(
+        text(&refused),
+        r#"pods "theirs" is forbidden: node "n1" can only update pod status for pods with spec.nodeName set to itself"#,
+    );
+    forbidden(
+        fails(&n1, &["delete", "pod", "theirs", "--wait=false"]),
+        r#"pods "theirs" is forbidden: node "n1" can only delete pods with spec.nodeName set to itself"#,
+    );
+    ok(&n1, &["delete", "pod", "static", "--wait=false", "--grace-period=0", "--force"]);
+
+    // Its own Lease, in kube-node-lease only.
+    let lease = |name: &str, ns: &str| {
+        file(
+            &format!("lease-{name}-{ns}.yaml"),
+            &format!("apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {{name: {name}, namespace: {ns}}}\n"),
+        )
+    };
+    ok(&n1, &["create", "-f", lease("n1", "kube-node-lease").to_str().unwrap()]);
+    forbidden(
+        fails(&n1, &["create", "-f", lease("n2", "kube-node-lease").to_str().unwrap()]),
+        r#"leases.coordination.k8s.io "n2" is forbidden: can only access node lease with the same name as the requesting node"#,
+    );
+    // Other users are not restricted.
+    ok(&admin, &["label", "node", "n1", "node-restriction.kubernetes.io/a=b"]);
+}

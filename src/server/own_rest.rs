@@ -57,9 +57,14 @@ async fn answer_review(
 }
 
 /// `POST serviceaccounts/<name>/token`: a TokenRequest for the account, answered with its
-/// token (`registry::core::serviceaccounts::tokens`).
+/// token (`registry::core::serviceaccounts::tokens`), once admitted.
 async fn request_token(store: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&str>) -> Result<http::Response<Body>, ApiError> {
-    let (kind, request) = decode_body(call)?;
+    let (kind, mut request) = decode_body(call)?;
+    // Upstream's create handler admits the TokenRequest (NodeRestriction limits kubelets to
+    // tokens bound to their pods) before the REST code sees it.
+    let requests = rest::store(store, call);
+    requests.admit_create(write_options(call), namespace, &call.info.name, &mut request).await?;
+    requests.validate_create_admission(write_options(call), namespace, &call.info.name, &mut request).await?;
     let authority = call
         .config
         .authentication

@@ -6,6 +6,7 @@
 
 mod default_toleration_seconds;
 mod namespace_lifecycle;
+mod node_restriction;
 mod pods;
 mod priority;
 mod service_account;
@@ -86,6 +87,7 @@ pub trait Plugin: Send + Sync {
 static PLUGINS: &[&dyn Plugin] = &[
     &namespace_lifecycle::NamespaceLifecycle,
     &pods::OnPodCreate(service_account::ServiceAccount),
+    &node_restriction::NodeRestriction,
     &pods::OnPodCreate(priority::Priority),
     &pods::OnPodCreate(default_toleration_seconds::DefaultTolerationSeconds),
 ];
@@ -111,6 +113,6 @@ mod tests {
     #[test]
     fn plugins_are_in_upstream_order() {
         let names: Vec<&str> = super::PLUGINS.iter().map(|p| p.name()).collect();
-        assert_eq!(names, ["NamespaceLifecycle", "ServiceAccount", "Priority", "DefaultTolerationSeconds"]);
+        assert_eq!(names, ["NamespaceLifecycle", "ServiceAccount", "NodeRestriction", "Priority", "DefaultTolerationSeconds"]);
     }
 }
