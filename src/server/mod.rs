@@ -327,7 +327,7 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
         .context("creating the objects every cluster starts with")?;
     // Upstream's `rbac/bootstrap-roles` post-start hook, then the aggregated roles filled in,
     // then the authorizer's cache loaded: all before the server takes requests.
-    crate::registry::rbac::bootstrap::ensure(store.as_ref(), &store_config).await.context("reconciling the bootstrap RBAC policy")?;
+    crate::registry::rbac::bootstrap::ensure(store.clone(), store_config.clone()).await.context("reconciling the bootstrap RBAC policy")?;
     let aggregation = crate::controllers::clusterrole_aggregation::Aggregation { config: store_config.clone() };
     aggregation.settle(store.as_ref()).await.context("aggregating cluster roles")?;
     crate::controllers::spawn(store.clone(), aggregation);

@@ -8,6 +8,8 @@
 //!
 //! The policy itself is data, `bootstrap_policy.txt`, in a notation this module reads.
 
+use std::sync::Arc;
+
 use kapi_apimachinery::codec::Format;
 use serde_json::{Map, Value, json};
 
@@ -127,39 +129,53 @@ fn push_rule(object: &mut Value, rule: PolicyRule) {
 
 /// Creates or reconciles every object of the policy (upstream's `rbac/bootstrap-roles` hook).
 /// Runs after the system namespaces exist.
-pub async fn ensure(storage: &dyn Storage, config: &StoreConfig) -> Result<(), ApiError> {
+pub async fn ensure(storage: Arc<dyn Storage>, config: Arc<StoreConfig>) -> Result<(), ApiError> {
+    // All at once: the objects are independent, and concurrent writes share commits (the
+    // embedded store's group commit), where one after another a fresh start paid an fsync
+    // per object.
+    let mut tasks = tokio::task::JoinSet::new();
     for wanted in policy() {
-        let kind = Kind { group: GROUP.into(), version: "v1".into(), kind: wanted.kind.into() };
-        let meta = &wanted.object["metadata"];
-        let (name, namespace) = (meta["name"].as_str().unwrap_or_default(), meta["namespace"].as_str());
-        let store = Store::new(storage, config, GROUP, wanted.resource, kind.clone());
-        let existing = match store.get(namespace, name, None).await {
-            Ok((_, existing)) => Some(existing),
-            Err(e) if e.code == 404 => None,
-            Err(e) => return Err(e),
+        let (storage, config) = (storage.clone(), config.clone());
+        tasks.spawn(async move { ensure_one(storage.as_ref(), &config, &wanted).await });
+    }
+    while let Some(done) = tasks.join_next().await {
+        done.map_err(|e| ApiError::internal(format!("reconciling the bootstrap policy: {e}")))??;
+    }
+    Ok(())
+}
+
+/// One policy object created, or reconciled with what the policy adds.
+async fn ensure_one(storage: &dyn Storage, config: &StoreConfig, wanted: &PolicyObject) -> Result<(), ApiError> {
+    let kind = Kind { group: GROUP.into(), version: "v1".into(), kind: wanted.kind.into() };
+    let meta = &wanted.object["metadata"];
+    let (name, namespace) = (meta["name"].as_str().unwrap_or_default(), meta["namespace"].as_str());
+    let store = Store::new(storage, config, GROUP, wanted.resource, kind.clone());
+    let existing = match store.get(namespace, name, None).await {
+        Ok((_, existing)) => Some(existing),
+        Err(e) if e.code == 404 => None,
+        Err(e) => return Err(e),
+    };
+    let Some(existing) = existing else {
+        let body = serde_json::to_vec(&wanted.object).map_err(ApiError::internal)?;
+        let defaulted = objects::decode_defaulted(&kind, Format::Json, &body).map_err(ApiError::internal)?;
+        let incoming = Incoming::from_external(GROUP, wanted.resource, &kind, defaulted)?;
+        return match store.create(WriteOptions { manager: Some("kube-apiserver"), ..Default::default() }, namespace, incoming).await {
+            Err(e) if e.code != 409 => Err(e),
+            _ => Ok(()),
         };
-        let Some(existing) = existing else {
-            let body = serde_json::to_vec(&wanted.object).map_err(ApiError::internal)?;
-            let defaulted = objects::decode_defaulted(&kind, Format::Json, &body).map_err(ApiError::internal)?;
-            let incoming = Incoming::from_external(GROUP, wanted.resource, &kind, defaulted)?;
-            match store.create(WriteOptions { manager: Some("kube-apiserver"), ..Default::default() }, namespace, incoming).await {
-                Err(e) if e.code != 409 => return Err(e),
-                _ => continue,
-            }
-        };
-        if reconcile(&existing, &wanted.object).is_none() {
-            continue;
-        }
-        let mut write = |current: Option<&Current<'_>>| {
-            let current = current.ok_or_else(|| ApiError::not_found(GroupResource::new(GROUP, wanted.resource), name))?;
-            let object = reconcile(&current.external, &wanted.object).unwrap_or_else(|| current.external.clone());
-            let incoming = Incoming::from_external(GROUP, wanted.resource, &current.kind, object)?;
-            Ok(Proposed { incoming, precondition: None, uid: None, managed_fields: None })
-        };
-        match store.update(WriteOptions { manager: Some("kube-apiserver"), ..Default::default() }, namespace, name, &mut write).await {
-            Err(e) if e.code != 409 && e.code != 404 => return Err(e),
-            _ => {}
-        }
+    };
+    if reconcile(&existing, &wanted.object).is_none() {
+        return Ok(());
+    }
+    let mut write = |current: Option<&Current<'_>>| {
+        let current = current.ok_or_else(|| ApiError::not_found(GroupResource::new(GROUP, wanted.resource), name))?;
+        let object = reconcile(&current.external, &wanted.object).unwrap_or_else(|| current.external.clone());
+        let incoming = Incoming::from_external(GROUP, wanted.resource, &current.kind, object)?;
+        Ok(Proposed { incoming, precondition: None, uid: None, managed_fields: None })
+    };
+    match store.update(WriteOptions { manager: Some("kube-apiserver"), ..Default::default() }, namespace, name, &mut write).await {
+        Err(e) if e.code != 409 && e.code != 404 => return Err(e),
+        _ => {}
     }
     Ok(())
 }
