@@ -265,6 +265,12 @@ pub trait Strategy: Send + Sync {
         true
     }
 
+    /// What a kubelet may do with this resource's objects beyond its RBAC role (the
+    /// resource's part of the Node authorizer and of NodeRestriction); `None`: RBAC alone.
+    fn kubelet(&self) -> Option<&'static dyn super::kubelet::KubeletRules> {
+        None
+    }
+
     /// Whether a delete answers with the deleted object (`ReturnDeletedObject`) rather than a
     /// `Status`.
     fn returns_deleted_object(&self) -> bool {
@@ -349,6 +355,8 @@ static STRATEGIES: &[(&str, &str, &dyn Strategy)] = &[
     ("rbac.authorization.k8s.io", "rolebindings", &super::rbac::rolebindings::ROLE_BINDINGS),
     ("rbac.authorization.k8s.io", "clusterrolebindings", &super::rbac::rolebindings::CLUSTER_ROLE_BINDINGS),
     ("storage.k8s.io", "storageclasses", &super::storage::storageclasses::StorageClassStrategy),
+    ("storage.k8s.io", "csinodes", &super::storage::csinodes::CsiNodeStrategy),
+    ("resource.k8s.io", "resourceslices", &super::resource::resourceslices::ResourceSliceStrategy),
     (
         "certificates.k8s.io",
         "certificatesigningrequests",
@@ -383,7 +391,6 @@ static STRATEGIES: &[(&str, &str, &dyn Strategy)] = &[
     ("certificates.k8s.io", "podcertificaterequests", &Printed(&tables::groups::POD_CERTIFICATE_REQUESTS)),
     ("storage.k8s.io", "volumeattributesclasses", &Printed(&tables::groups::VOLUME_ATTRIBUTES_CLASSES)),
     ("storage.k8s.io", "volumeattachments", &Printed(&tables::groups::VOLUME_ATTACHMENTS)),
-    ("storage.k8s.io", "csinodes", &Printed(&tables::groups::CSI_NODES)),
     ("storage.k8s.io", "csidrivers", &Printed(&tables::groups::CSI_DRIVERS)),
     ("storage.k8s.io", "csistoragecapacities", &Printed(&tables::groups::CSI_STORAGE_CAPACITIES)),
     ("internal.apiserver.k8s.io", "storageversions", &Printed(&tables::groups::STORAGE_VERSIONS)),
@@ -391,7 +398,6 @@ static STRATEGIES: &[(&str, &str, &dyn Strategy)] = &[
     ("resource.k8s.io", "deviceclasses", &Printed(&tables::groups::DEVICE_CLASSES)),
     ("resource.k8s.io", "resourceclaims", &Printed(&tables::groups::RESOURCE_CLAIMS)),
     ("resource.k8s.io", "resourceclaimtemplates", &Printed(&tables::groups::RESOURCE_CLAIM_TEMPLATES)),
-    ("resource.k8s.io", "resourceslices", &Printed(&tables::groups::RESOURCE_SLICES)),
     ("resource.k8s.io", "resourcepoolstatusrequests", &Printed(&tables::groups::RESOURCE_POOL_STATUS_REQUESTS)),
     ("resource.k8s.io", "devicetaintrules", &Printed(&tables::groups::DEVICE_TAINT_RULES)),
     ("scheduling.k8s.io", "workloads", &Printed(&tables::groups::WORKLOADS)),
@@ -402,6 +408,14 @@ static STRATEGIES: &[(&str, &str, &dyn Strategy)] = &[
 /// The strategy of a resource.
 pub fn for_resource(group: &str, resource: &str) -> &'static dyn Strategy {
     STRATEGIES.iter().find(|(g, r, _)| *g == group && *r == resource).map_or(&Generic, |(_, _, s)| *s)
+}
+
+/// The resources whose objects relate other objects to nodes, for the Node authorizer's graph
+/// (see [`super::kubelet::KubeletRules::relates_objects`]).
+pub fn node_graph_sources() -> impl Iterator<Item = (&'static str, &'static str, &'static dyn super::kubelet::KubeletRules)> {
+    STRATEGIES.iter().filter_map(|(group, resource, strategy)| {
+        strategy.kubelet().filter(|rules| rules.relates_objects()).map(|rules| (*group, *resource, rules))
+    })
 }
 
 /// A write through a subresource that changes part of the object: `status` (generic, with the

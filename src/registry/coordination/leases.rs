@@ -1,6 +1,14 @@
-//! Leases (`pkg/registry/coordination/lease`): generic but for a PUT, which creates one.
+//! Leases (`pkg/registry/coordination/lease`): generic but for a PUT, which creates one. A
+//! kubelet reads and writes its own Lease in `kube-node-lease` only (the Node authorizer's
+//! lease rule, NodeRestriction's `admitLease`).
 
+use crate::rbac::Attributes;
+use crate::rbac::node::{self, Decision, Graph};
+use crate::registry::kubelet::{KubeletRules, NodeWrite, Refusal, forbid};
 use crate::registry::strategy::Strategy;
+
+/// The namespace of node leases (`api.NamespaceNodeLease`).
+const NODE_LEASE_NAMESPACE: &str = "kube-node-lease";
 
 /// Upstream's `leaseStrategy`.
 pub struct LeaseStrategy;
@@ -12,5 +20,33 @@ impl Strategy for LeaseStrategy {
 
     fn allow_create_on_update(&self) -> bool {
         true
+    }
+
+    fn kubelet(&self) -> Option<&'static dyn KubeletRules> {
+        Some(&LeaseStrategy)
+    }
+}
+
+impl KubeletRules for LeaseStrategy {
+    fn authorize(&self, _graph: &Graph, node: &str, a: &Attributes<'_>) -> Option<Decision> {
+        Some(if !matches!(a.verb, "get" | "create" | "update" | "patch" | "delete") {
+            node::no_opinion("can only get, create, update, patch, or delete a node lease")
+        } else if a.namespace != NODE_LEASE_NAMESPACE {
+            node::no_opinion(format!("can only access leases in the {NODE_LEASE_NAMESPACE:?} system namespace"))
+        } else if a.verb != "create" && a.name != node {
+            node::no_opinion("can only access node lease with the same name as the requesting node")
+        } else {
+            Decision::Allow
+        })
+    }
+
+    fn admit(&self, node: &str, write: &NodeWrite<'_>) -> Result<(), Refusal> {
+        if write.target.namespace != NODE_LEASE_NAMESPACE {
+            return forbid(format!("can only access leases in the {NODE_LEASE_NAMESPACE:?} system namespace"));
+        }
+        if write.own_name() != node {
+            return forbid("can only access node lease with the same name as the requesting node".into());
+        }
+        Ok(())
     }
 }

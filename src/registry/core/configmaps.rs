@@ -2,6 +2,9 @@
 
 use serde_json::Value;
 
+use crate::rbac::Attributes;
+use crate::rbac::node::{self, Decision, Graph, Vertex};
+use crate::registry::kubelet::KubeletRules;
 use crate::registry::strategy::Strategy;
 use crate::registry::validation;
 use crate::status::FieldError;
@@ -10,6 +13,10 @@ use crate::status::FieldError;
 pub struct ConfigMapStrategy;
 
 impl Strategy for ConfigMapStrategy {
+    fn kubelet(&self) -> Option<&'static dyn KubeletRules> {
+        Some(&ConfigMapStrategy)
+    }
+
     fn table(&self) -> crate::tables::Columns {
         crate::tables::Columns::Printer(&crate::tables::CONFIG_MAPS)
     }
@@ -20,5 +27,12 @@ impl Strategy for ConfigMapStrategy {
 
     fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
         validation::core::config_map_update(old, new)
+    }
+}
+
+/// A kubelet reads the config maps its pods use (the Node authorizer's `authorizeReadNamespacedObject`).
+impl KubeletRules for ConfigMapStrategy {
+    fn authorize(&self, graph: &Graph, node: &str, a: &Attributes<'_>) -> Option<Decision> {
+        Some(node::read_namespaced(graph, node, Vertex::ConfigMap, a))
     }
 }

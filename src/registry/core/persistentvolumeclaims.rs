@@ -1,7 +1,15 @@
-//! PersistentVolumeClaims (`pkg/registry/core/persistentvolumeclaim/strategy.go`).
+//! PersistentVolumeClaims (`pkg/registry/core/persistentvolumeclaim/strategy.go`). A kubelet
+//! gets the claims its pods use and updates their status's capacity and conditions only (the
+//! Node authorizer's claim rules, NodeRestriction's `admitPVCStatus`).
+
+use std::collections::BTreeSet;
 
 use serde_json::Value;
 
+use crate::rbac::Attributes;
+use crate::rbac::node::{self, Decision, Graph, Vertex};
+use crate::registry::admission::Operation;
+use crate::registry::kubelet::{KubeletRules, NodeWrite, Refusal, forbid};
 use crate::registry::strategy::Strategy;
 use crate::registry::validation;
 use crate::status::FieldError;
@@ -26,4 +34,71 @@ impl Strategy for PersistentVolumeClaimStrategy {
     fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
         validation::core::persistent_volume_claim_update(old, new)
     }
+
+    fn kubelet(&self) -> Option<&'static dyn KubeletRules> {
+        Some(&PersistentVolumeClaimStrategy)
+    }
+}
+
+impl KubeletRules for PersistentVolumeClaimStrategy {
+    fn authorize(&self, graph: &Graph, node: &str, a: &Attributes<'_>) -> Option<Decision> {
+        if a.subresource == "status" {
+            return Some(match a.verb {
+                "update" | "patch" => node::related(graph, node, Vertex::PersistentVolumeClaim, a),
+                _ => node::no_opinion("can only get/update/patch this type"),
+            });
+        }
+        Some(node::get(graph, node, Vertex::PersistentVolumeClaim, a))
+    }
+
+    /// `admitPVCStatus`: only `status.capacity`, `status.conditions` and the expansion fields.
+    fn admit(&self, node: &str, write: &NodeWrite<'_>) -> Result<(), Refusal> {
+        if write.target.subresource != Some("status") {
+            return forbid("may only update PVC status".into());
+        }
+        if write.operation != Operation::Update {
+            return forbid(format!("unexpected operation {:?}", write.operation_name()));
+        }
+        let comparable = |v: Option<&Value>| {
+            let mut v = v.cloned().unwrap_or(Value::Null);
+            if let Some(meta) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+                meta.remove("resourceVersion");
+                meta.remove("managedFields");
+            }
+            if let Some(status) = v.get_mut("status").and_then(Value::as_object_mut) {
+                for field in ["capacity", "conditions", "allocatedResourceStatuses", "allocatedResources"] {
+                    status.remove(field);
+                }
+            }
+            v
+        };
+        let (old, new) = (comparable(write.old), comparable(write.object));
+        if old != new {
+            return forbid(format!(
+                "node {node:?} is not allowed to update fields other than status.quantity and status.conditions: {}",
+                json_diff(&old, &new)
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The paths at which two objects differ (upstream prints `cmp.Diff`).
+fn json_diff(old: &Value, new: &Value) -> String {
+    fn walk(path: &str, old: &Value, new: &Value, out: &mut Vec<String>) {
+        match (old, new) {
+            (Value::Object(a), Value::Object(b)) => {
+                let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+                for k in keys {
+                    let (x, y) = (a.get(k).unwrap_or(&Value::Null), b.get(k).unwrap_or(&Value::Null));
+                    walk(&format!("{path}.{k}"), x, y, out);
+                }
+            }
+            (a, b) if a != b => out.push(format!("{path}: {a} -> {b}")),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    walk("", old, new, &mut out);
+    out.join("; ")
 }

@@ -11,6 +11,7 @@
 //! it straight to its storage: a binding sets what a pod update may not (`spec.nodeName`).
 
 pub mod eviction;
+mod kubelet;
 
 use serde_json::{Value, json};
 
@@ -30,6 +31,10 @@ pub struct PodStrategy;
 impl Strategy for PodStrategy {
     fn table(&self) -> crate::tables::Columns {
         crate::tables::Columns::Printer(&crate::tables::PODS)
+    }
+
+    fn kubelet(&self) -> Option<&'static dyn crate::registry::kubelet::KubeletRules> {
+        Some(&PodStrategy)
     }
 
     fn tracks_generation(&self) -> bool {

@@ -3,6 +3,9 @@
 use base64::Engine;
 use serde_json::Value;
 
+use crate::rbac::Attributes;
+use crate::rbac::node::{self, Decision, Graph, Vertex};
+use crate::registry::kubelet::KubeletRules;
 use crate::registry::strategy::Strategy;
 use crate::registry::validation;
 use crate::status::FieldError;
@@ -11,6 +14,10 @@ use crate::status::FieldError;
 pub struct SecretStrategy;
 
 impl Strategy for SecretStrategy {
+    fn kubelet(&self) -> Option<&'static dyn KubeletRules> {
+        Some(&SecretStrategy)
+    }
+
     fn table(&self) -> crate::tables::Columns {
         crate::tables::Columns::Printer(&crate::tables::SECRETS)
     }
@@ -32,6 +39,13 @@ impl Strategy for SecretStrategy {
 
     fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
         validation::core::secret_update(old, new)
+    }
+}
+
+/// A kubelet reads the secrets its pods use (the Node authorizer's `authorizeReadNamespacedObject`).
+impl KubeletRules for SecretStrategy {
+    fn authorize(&self, graph: &Graph, node: &str, a: &Attributes<'_>) -> Option<Decision> {
+        Some(node::read_namespaced(graph, node, Vertex::Secret, a))
     }
 }
 

@@ -3,9 +3,10 @@
 //! informers' listers), loaded at start and kept current by one watch per resource, so that a
 //! request's authorization reads no storage. A failed watch lists again and resumes.
 //!
-//! With the Node authorizer (`--authorization-mode Node,RBAC`) the pods bound to nodes are
-//! followed the same way into `rbac::node::Graph`, and a kubelet's request is first put to the
-//! Node authorizer, then to the mode's (upstream's union).
+//! With the Node authorizer (`--authorization-mode Node,RBAC`) the objects that relate others
+//! to nodes (pods: see `strategy::node_graph_sources`) are followed the same way into
+//! `rbac::node::Graph`, and a kubelet's request is first put to the Node authorizer, with the
+//! requested resource's own rules (`Strategy::kubelet`), then to the mode's (upstream's union).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, RwLock};
@@ -13,10 +14,12 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::rbac::node::{self, Decision, Graph};
+use crate::rbac::node::{self, Decision, Graph, Relations};
 use crate::rbac::{Attributes, Binding, Mode, Policy, PolicyRule};
 use crate::registry::keys;
+use crate::registry::kubelet::KubeletRules;
 use crate::registry::objects;
+use crate::registry::strategy;
 use crate::status::ApiError;
 use crate::storage::{Event, ListOptions, Revision, Storage};
 
@@ -75,7 +78,9 @@ impl Authorizer {
         if let Some((graph, rules)) = &self.nodes
             && node::node_identity(a.user).is_some()
         {
-            match node::authorize(&graph.read().unwrap_or_else(|e| e.into_inner()), rules, a) {
+            let graph = graph.read().unwrap_or_else(|e| e.into_inner());
+            let resource_rules = |node: &str| strategy::for_resource(a.api_group, a.resource).kubelet()?.authorize(&graph, node, a);
+            match node::authorize(rules, a, resource_rules) {
                 Decision::Allow => return Ok(String::new()),
                 Decision::NoOpinion(reason) if !reason.is_empty() => reasons.push(reason),
                 Decision::NoOpinion(_) => {}
@@ -92,7 +97,9 @@ impl Authorizer {
     /// the other modes read none).
     pub async fn follow(self: &Arc<Self>, storage: Arc<dyn Storage>) -> Result<(), ApiError> {
         if self.nodes.is_some() {
-            self.follow_pods(storage.clone()).await?;
+            for (group, resource, rules) in strategy::node_graph_sources() {
+                self.follow_relations(storage.clone(), keys::key(group, resource, None, None), rules).await?;
+            }
         }
         if self.mode != Mode::Rbac {
             return Ok(());
@@ -117,20 +124,26 @@ impl Authorizer {
         Ok(())
     }
 
-    /// Loads the pods into the Node authorizer's graph, then keeps it current.
-    async fn follow_pods(self: &Arc<Self>, storage: Arc<dyn Storage>) -> Result<(), ApiError> {
-        let from = self.load_pods(storage.as_ref()).await?;
+    /// Loads the objects under `prefix` into the Node authorizer's graph by their `rules`,
+    /// then keeps them current.
+    async fn follow_relations(
+        self: &Arc<Self>,
+        storage: Arc<dyn Storage>,
+        prefix: String,
+        rules: &'static dyn KubeletRules,
+    ) -> Result<(), ApiError> {
+        let from = self.load_relations(storage.as_ref(), &prefix, rules).await?;
         let authorizer = self.clone();
         tokio::spawn(async move {
             let mut from = from;
             loop {
-                if let Err(e) = authorizer.apply_pod_changes(storage.as_ref(), from).await {
-                    tracing::warn!(error = %e, "Node authorizer: the pods' watch ended; listing again");
+                if let Err(e) = authorizer.apply_relation_changes(storage.as_ref(), &prefix, rules, from).await {
+                    tracing::warn!(error = %e, prefix, "Node authorizer: the watch ended; listing again");
                 }
                 tokio::time::sleep(Duration::from_millis(200)).await;
-                match authorizer.load_pods(storage.as_ref()).await {
+                match authorizer.load_relations(storage.as_ref(), &prefix, rules).await {
                     Ok(revision) => from = revision,
-                    Err(e) => tracing::warn!(error = %e, "Node authorizer: listing pods failed"),
+                    Err(e) => tracing::warn!(error = %e, prefix, "Node authorizer: listing failed"),
                 }
             }
         });
@@ -141,34 +154,37 @@ impl Authorizer {
         self.nodes.as_ref().map(|(graph, _)| graph.write().unwrap_or_else(|e| e.into_inner()))
     }
 
-    /// Lists the pods into a new graph; returns the revision to watch after.
-    async fn load_pods(&self, storage: &dyn Storage) -> Result<Revision, ApiError> {
-        let listed = storage.list(&keys::key("", "pods", None, None), ListOptions::default()).await?;
-        let mut graph = Graph::default();
-        for kv in &listed.kvs {
-            if let (Some((namespace, name)), Ok((_, pod))) = (pod_of_key(&kv.key), objects::decode_stored(&kv.value)) {
-                graph.set_pod(namespace, name, Some(&pod));
+    /// Lists the objects under `prefix` into the graph, replacing what it held of them;
+    /// returns the revision to watch after.
+    async fn load_relations(&self, storage: &dyn Storage, prefix: &str, rules: &dyn KubeletRules) -> Result<Revision, ApiError> {
+        let listed = storage.list(prefix, ListOptions::default()).await?;
+        if let Some(mut graph) = self.graph() {
+            graph.retain_sources(|key| !key.starts_with(prefix));
+            for kv in &listed.kvs {
+                graph.set(&kv.key, relations_of(rules, &kv.value));
             }
-        }
-        if let Some(mut current) = self.graph() {
-            *current = graph;
         }
         Ok(listed.revision)
     }
 
-    /// Applies the pods' changes after `from` until the watch ends.
-    async fn apply_pod_changes(&self, storage: &dyn Storage, from: Revision) -> Result<(), ApiError> {
-        let mut changes = storage.watch(&keys::key("", "pods", None, None), from).await?;
+    /// Applies the changes under `prefix` after `from` until the watch ends.
+    async fn apply_relation_changes(
+        &self,
+        storage: &dyn Storage,
+        prefix: &str,
+        rules: &dyn KubeletRules,
+        from: Revision,
+    ) -> Result<(), ApiError> {
+        let mut changes = storage.watch(prefix, from).await?;
         while let Some(event) = changes.next().await {
             let event = event?;
-            let Some((namespace, name)) = pod_of_key(event.key()) else { continue };
-            let pod = match &event {
-                Event::Put { kv, .. } => objects::decode_stored(&kv.value).ok().map(|(_, pod)| pod),
+            let relations = match &event {
+                Event::Put { kv, .. } => relations_of(rules, &kv.value),
                 Event::Delete { .. } => None,
                 Event::Progress { .. } => continue,
             };
             if let Some(mut graph) = self.graph() {
-                graph.set_pod(namespace, name, pod.as_ref());
+                graph.set(event.key(), relations);
             }
         }
         Ok(())
@@ -218,11 +234,11 @@ impl Authorizer {
 }
 
 /// The namespace and name of a pod's storage key (`.../pods/<namespace>/<name>`).
-fn pod_of_key(key: &str) -> Option<(&str, &str)> {
-    let mut parts = key.rsplitn(3, '/');
-    let name = parts.next()?;
-    let namespace = parts.next()?;
-    Some((namespace, name))
+/// What a stored object relates, by its resource's `rules`.
+fn relations_of(rules: &dyn KubeletRules, stored: &[u8]) -> Option<Relations> {
+    let (_, object) = objects::decode_stored(stored).ok()?;
+    let meta = &object["metadata"];
+    rules.relations(meta["namespace"].as_str().unwrap_or_default(), meta["name"].as_str().unwrap_or_default(), &object)
 }
 
 /// The snapshot of the stored objects.

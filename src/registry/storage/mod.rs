@@ -1,3 +1,4 @@
 //! The `storage.k8s.io` group's strategies.
 
+pub mod csinodes;
 pub mod storageclasses;

@@ -1,0 +1,3 @@
+//! The `resource.k8s.io` group's strategies.
+
+pub mod resourceslices;
