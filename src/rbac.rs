@@ -513,7 +513,7 @@ pub fn confirm_no_escalation(policy: &Policy, user: &UserInfo, namespace: &str, 
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use serde_json::json;
 
@@ -521,7 +521,7 @@ mod tests {
         UserInfo { name: name.into(), groups: groups.iter().map(|g| (*g).to_owned()).collect(), ..Default::default() }
     }
 
-    fn attrs<'a>(
+    pub(crate) fn attrs<'a>(
         u: &'a UserInfo,
         verb: &'a str,
         ns: &'a str,

@@ -446,20 +446,9 @@ mod tests {
         admit("n1", request, None).unwrap();
     }
 
+    /// A request for a resource of the core group.
     fn attrs<'a>(u: &'a UserInfo, verb: &'a str, ns: &'a str, resource: &'a str, sub: &'a str, name: &'a str) -> Attributes<'a> {
-        Attributes {
-            user: u,
-            verb,
-            is_resource_request: true,
-            namespace: ns,
-            api_group: "",
-            api_version: "v1",
-            resource,
-            subresource: sub,
-            name,
-            path: "",
-            field_selector: "",
-        }
+        crate::rbac::tests::attrs(u, verb, ns, "", resource, sub, name)
     }
 
     /// The Node authorizer's decision with the resources' own rules, as the authorizer asks.
