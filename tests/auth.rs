@@ -1012,6 +1012,29 @@ items:
 }
 
 #[test]
+fn admission_plugins_are_chosen_by_flags() {
+    // An unknown plugin stops the server before it serves, with upstream's message.
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("refused");
+    let out =
+        kapi(&["serve", "--data-dir", data.to_str().unwrap(), "--secure-port", "0", "--enable-admission-plugins", "NodeRestriction,Nope"]);
+    assert!(!out.status.success());
+    assert!(text(&out).contains(r#"enable-admission-plugins plugin "Nope" is unknown"#), "{}", text(&out));
+
+    // Without NodeRestriction a kubelet writes whatever the Node authorizer lets it.
+    let dir = tmp.path().join("data");
+    let server = common::start_with(&dir, &["--authorization-mode", "Node,RBAC", "--disable-admission-plugins", "NodeRestriction"]);
+    server.wait_ready();
+    let out = kapi(&["kubeconfig", "--user", "system:node:n1", "--group", "system:nodes", "--data-dir", dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let n1 = tmp.path().join("n1.kubeconfig");
+    std::fs::write(&n1, &out.stdout).unwrap();
+    let other = tmp.path().join("n2.yaml");
+    std::fs::write(&other, "apiVersion: v1\nkind: Node\nmetadata: {name: n2}\n").unwrap();
+    ok(&n1, &["create", "-f", other.to_str().unwrap()]);
+}
+
+#[test]
 fn node_restriction_admits_kubelets_writes_to_their_own_objects_only() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("data");

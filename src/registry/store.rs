@@ -36,6 +36,8 @@ pub struct StoreConfig {
     pub authorizer: std::sync::Arc<super::rbac::authorizer::Authorizer>,
     /// The token authenticators, which `TokenReview` and the TokenRequest subresource use.
     pub authentication: std::sync::Arc<super::authentication::Authentication>,
+    /// The admission plugins (`--enable-admission-plugins`, `--disable-admission-plugins`).
+    pub admission: admission::Chain,
 }
 
 /// Who writes and how: the user (for what strategies record of them and for admission) and
@@ -279,7 +281,7 @@ impl<'a> Store<'a> {
         }
         let name_in_body = value["metadata"]["name"].as_str().unwrap_or_default().to_owned();
         let target = self.target(namespace, &name_in_body);
-        admission::admit(&mut self.attributes(options, Operation::Create, target, Some(&mut value), None)).await?;
+        self.config.admission.admit(&mut self.attributes(options, Operation::Create, target, Some(&mut value), None)).await?;
         let mut meta = value["metadata"].as_object_mut().map(std::mem::take).unwrap_or_default();
         let name = match (url_name, meta.get("name").and_then(Value::as_str)) {
             (Some(name), _) => name.to_owned(),
@@ -323,7 +325,7 @@ impl<'a> Store<'a> {
         let context = CreateContext { store: self.storage, network: &self.config.network };
         let target = Target { name: &name, ..target };
         self.strategy.begin_create(&context, &mut value).await.map_err(|rejection| target.refuse(rejection))?;
-        admission::validate(&self.attributes(options, Operation::Create, target, Some(&mut value), None)).await?;
+        self.config.admission.validate(&self.attributes(options, Operation::Create, target, Some(&mut value), None)).await?;
 
         let (stored, object) = self.encode(kind, value)?;
         let key = self.object_key(namespace, &name)?;
@@ -383,7 +385,7 @@ impl<'a> Store<'a> {
             };
             set_managed_fields(&mut proposed, managed_fields.clone());
             let old = &current.internal;
-            admission::admit(&mut self.attributes(options, Operation::Update, target, Some(&mut proposed), Some(old))).await?;
+            self.config.admission.admit(&mut self.attributes(options, Operation::Update, target, Some(&mut proposed), Some(old))).await?;
             let mut warnings = Vec::new();
             let mut value = match subresource_write {
                 Some(write) => {
@@ -402,7 +404,7 @@ impl<'a> Store<'a> {
                     proposed
                 }
             };
-            admission::validate(&self.attributes(options, Operation::Update, target, Some(&mut value), Some(old))).await?;
+            self.config.admission.validate(&self.attributes(options, Operation::Update, target, Some(&mut value), Some(old))).await?;
             if let Some(meta) = value["metadata"].as_object_mut() {
                 meta.remove("resourceVersion");
             }
@@ -596,7 +598,7 @@ impl<'a> Store<'a> {
         object: &mut Value,
     ) -> Result<(), ApiError> {
         let target = self.target(namespace, name);
-        admission::admit(&mut self.attributes(options, Operation::Create, target, Some(object), None)).await
+        self.config.admission.admit(&mut self.attributes(options, Operation::Create, target, Some(object), None)).await
     }
 
     /// ... and the validating phase once that code has checked it (upstream's
@@ -609,7 +611,7 @@ impl<'a> Store<'a> {
         object: &mut Value,
     ) -> Result<(), ApiError> {
         let target = self.target(namespace, name);
-        admission::validate(&self.attributes(options, Operation::Create, target, Some(object), None)).await
+        self.config.admission.validate(&self.attributes(options, Operation::Create, target, Some(object), None)).await
     }
 
     /// What an update may not change and what it maintains: identity and creation time are the
@@ -667,7 +669,7 @@ impl<'a> Store<'a> {
         delete_options: &Value,
     ) -> Result<Deleted, ApiError> {
         let target = self.target(namespace, name);
-        admission::admit(&mut self.attributes(options, Operation::Delete, target, None, None)).await?;
+        self.config.admission.admit(&mut self.attributes(options, Operation::Delete, target, None, None)).await?;
         let key = self.object_key(namespace, name)?;
         self.delete_at(options, &key, name, delete_options).await
     }

@@ -136,6 +136,15 @@ pub struct ServeArgs {
     /// their pods use, asked before the others).
     #[arg(long, default_value = "RBAC", value_delimiter = ',')]
     pub authorization_mode: Vec<String>,
+    /// Admission plugins to turn on besides the default ones, comma-separated (they run in
+    /// kube-apiserver's order whatever the order given): `NamespaceLifecycle`,
+    /// `ServiceAccount`, `NodeRestriction`, `Priority`, `DefaultTolerationSeconds`, all on by
+    /// default.
+    #[arg(long, value_delimiter = ',')]
+    pub enable_admission_plugins: Vec<String>,
+    /// Admission plugins to turn off, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub disable_admission_plugins: Vec<String>,
     /// Requests without credentials are served as `system:anonymous` (group
     /// `system:unauthenticated`) rather than refused with a 401.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
@@ -256,6 +265,9 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     let enabled = crate::discovery::EnabledGroupVersions::from_runtime_config(&args.runtime_config)
         .map_err(anyhow::Error::msg)
         .context("--runtime-config")?;
+    let admission = crate::registry::admission::Chain::new(&args.enable_admission_plugins, &args.disable_admission_plugins)
+        .map_err(anyhow::Error::msg)
+        .context("--enable-admission-plugins / --disable-admission-plugins")?;
     let mut checks = default_checks();
     let metrics = metrics::Metrics::default();
     let store: Arc<dyn Storage> = if args.etcd_servers.is_empty() {
@@ -321,6 +333,7 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
         event_ttl: args.event_ttl,
         authorizer: authorizer.clone(),
         authentication,
+        admission,
     });
     crate::registry::bootstrap::ensure(store.as_ref(), &store_config, addr.port())
         .await

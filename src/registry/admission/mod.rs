@@ -83,36 +83,103 @@ pub trait Plugin: Send + Sync {
     }
 }
 
-/// The enabled plugins, in kube-apiserver's order (`AllOrderedPlugins`).
-static PLUGINS: &[&dyn Plugin] = &[
-    &namespace_lifecycle::NamespaceLifecycle,
-    &pods::OnPodCreate(service_account::ServiceAccount),
-    &node_restriction::NodeRestriction,
-    &pods::OnPodCreate(priority::Priority),
-    &pods::OnPodCreate(default_toleration_seconds::DefaultTolerationSeconds),
+/// Every plugin kapi has, in kube-apiserver's order (`AllOrderedPlugins`), each with whether
+/// it is on unless disabled. Upstream's defaults, but for `NodeRestriction`, which is on as in
+/// kubeadm's clusters (upstream needs `--enable-admission-plugins=NodeRestriction`).
+static PLUGINS: &[(&dyn Plugin, bool)] = &[
+    (&namespace_lifecycle::NamespaceLifecycle, true),
+    (&pods::OnPodCreate(service_account::ServiceAccount), true),
+    (&node_restriction::NodeRestriction, true),
+    (&pods::OnPodCreate(priority::Priority), true),
+    (&pods::OnPodCreate(default_toleration_seconds::DefaultTolerationSeconds), true),
 ];
 
-/// The mutating phase of every plugin, in order; the first refusal ends it.
-pub async fn admit(attributes: &mut Attributes<'_>) -> Result<(), ApiError> {
-    for plugin in PLUGINS {
-        plugin.admit(attributes).await?;
-    }
-    Ok(())
+/// The enabled plugins, in order (`--enable-admission-plugins`, `--disable-admission-plugins`).
+pub struct Chain {
+    plugins: Vec<&'static dyn Plugin>,
 }
 
-/// The validating phase of every plugin, in order; the first refusal ends it.
-pub async fn validate(attributes: &Attributes<'_>) -> Result<(), ApiError> {
-    for plugin in PLUGINS {
-        plugin.validate(attributes).await?;
+impl Default for Chain {
+    /// The plugins on by default.
+    fn default() -> Chain {
+        Chain { plugins: PLUGINS.iter().filter(|(_, on)| *on).map(|(plugin, _)| *plugin).collect() }
     }
-    Ok(())
+}
+
+impl Chain {
+    /// The default plugins with `enable` added and `disable` taken away, refused as upstream's
+    /// `AdmissionOptions.Validate` refuses: an unknown name, or one both enabled and disabled.
+    pub fn new(enable: &[String], disable: &[String]) -> Result<Chain, String> {
+        let known = |flag: &str, names: &[String]| match names
+            .iter()
+            .find(|name| !PLUGINS.iter().any(|(plugin, _)| plugin.name() == name.as_str()))
+        {
+            Some(unknown) => Err(format!("{flag} plugin {unknown:?} is unknown")),
+            None => Ok(()),
+        };
+        known("enable-admission-plugins", enable)?;
+        known("disable-admission-plugins", disable)?;
+        let overlap: Vec<&str> = enable.iter().filter(|name| disable.contains(name)).map(String::as_str).collect();
+        if !overlap.is_empty() {
+            return Err(format!("{overlap:?} in enable-admission-plugins and disable-admission-plugins overlapped"));
+        }
+        let enabled = |plugin: &dyn Plugin, on: bool| {
+            let named = |names: &[String]| names.iter().any(|name| name == plugin.name());
+            (on || named(enable)) && !named(disable)
+        };
+        Ok(Chain { plugins: PLUGINS.iter().filter(|(plugin, on)| enabled(*plugin, *on)).map(|(plugin, _)| *plugin).collect() })
+    }
+
+    /// The enabled plugins' names, in order.
+    pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.plugins.iter().map(|plugin| plugin.name())
+    }
+
+    /// The mutating phase of every plugin, in order; the first refusal ends it.
+    pub async fn admit(&self, attributes: &mut Attributes<'_>) -> Result<(), ApiError> {
+        for plugin in &self.plugins {
+            plugin.admit(attributes).await?;
+        }
+        Ok(())
+    }
+
+    /// The validating phase of every plugin, in order; the first refusal ends it.
+    pub async fn validate(&self, attributes: &Attributes<'_>) -> Result<(), ApiError> {
+        for plugin in &self.plugins {
+            plugin.validate(attributes).await?;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::Chain;
+
+    fn names(chain: &Chain) -> Vec<&'static str> {
+        chain.names().collect()
+    }
+
     #[test]
     fn plugins_are_in_upstream_order() {
-        let names: Vec<&str> = super::PLUGINS.iter().map(|p| p.name()).collect();
-        assert_eq!(names, ["NamespaceLifecycle", "ServiceAccount", "NodeRestriction", "Priority", "DefaultTolerationSeconds"]);
+        assert_eq!(
+            names(&Chain::default()),
+            ["NamespaceLifecycle", "ServiceAccount", "NodeRestriction", "Priority", "DefaultTolerationSeconds"]
+        );
+    }
+
+    #[test]
+    fn flags_enable_and_disable_plugins_as_upstreams() {
+        let strings = |names: &[&str]| names.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>();
+        let chain = Chain::new(&strings(&["NodeRestriction"]), &strings(&["ServiceAccount", "Priority"])).unwrap();
+        assert_eq!(names(&chain), ["NamespaceLifecycle", "NodeRestriction", "DefaultTolerationSeconds"]);
+        let chain = Chain::new(&[], &strings(&["NodeRestriction"])).unwrap();
+        assert!(!names(&chain).contains(&"NodeRestriction"));
+        assert_eq!(Chain::new(&strings(&["Nope"]), &[]).err().unwrap(), r#"enable-admission-plugins plugin "Nope" is unknown"#);
+        assert_eq!(Chain::new(&[], &strings(&["Nope"])).err().unwrap(), r#"disable-admission-plugins plugin "Nope" is unknown"#);
+        assert_eq!(
+            Chain::new(&strings(&["Priority"]), &strings(&["Priority"])).err().unwrap(),
+            r#"["Priority"] in enable-admission-plugins and disable-admission-plugins overlapped"#
+        );
     }
 }
