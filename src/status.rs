@@ -640,7 +640,7 @@ impl fmt::Display for FieldError {
 
 /// Upstream's `ErrorList.ToAggregate().Error()`: duplicates dropped; one message bare, several
 /// joined with `, ` in brackets; `None` for none.
-fn aggregate(messages: impl Iterator<Item = String>) -> Option<String> {
+pub fn aggregate(messages: impl Iterator<Item = String>) -> Option<String> {
     let mut seen: Vec<String> = Vec::new();
     for m in messages {
         if !seen.contains(&m) {

@@ -399,6 +399,46 @@ mod tests {
     }
 
     #[test]
+    fn defaults_of_resources_metadata_must_make_valid_resources() {
+        let template = json!({"type": "object", "x-kubernetes-embedded-resource": true, "properties": {
+            "metadata": {"type": "object", "properties": {
+                "name": {"type": "string", "default": "a/b"},
+                "labels": {"type": "object", "additionalProperties": {"type": "string"}, "default": {"a b": "x"}},
+                "namespace": {"type": "string", "default": "ok"}}},
+            "kind": {"type": "string", "default": "Fine"}}});
+        let whole = json!({"type": "object", "x-kubernetes-embedded-resource": true, "x-kubernetes-preserve-unknown-fields": true,
+            "default": {"kind": "K", "metadata": {"name": "x", "labels": "nope"}}});
+        let good = json!({"type": "object", "x-kubernetes-embedded-resource": true, "x-kubernetes-preserve-unknown-fields": true,
+            "default": {"apiVersion": "v1", "kind": "K", "metadata": {"name": "x"}}});
+        let schema = json!({"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"template": template, "whole": whole, "good": good}}}}});
+        let crd = json!({"spec": {"versions": [{"name": "v1", "schema": schema}]}});
+        let messages: Vec<String> = schema_errors(&crd, true, true).iter().map(ToString::to_string).collect();
+        let at = "spec.validation.openAPIV3Schema.properties[spec].properties";
+        let label_key = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an \
+            alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is \
+            '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+        assert_eq!(
+            messages,
+            [
+                // Inside an embedded resource's metadata: the object of kind `Validation` the
+                // default would make is validated as a resource.
+                format!(
+                    r#"{at}[template].properties[metadata].properties[labels].default: Invalid value: {{"a b":"x"}}: must result in valid metadata: metadata.labels: Invalid value: "a b": {label_key}"#
+                ),
+                format!(
+                    r#"{at}[template].properties[metadata].properties[name].default: Invalid value: "a/b": must result in valid metadata: metadata.name: Invalid value: "a/b": may not contain '/'"#
+                ),
+                // An embedded resource's default: coerced first, and a coercion error is the
+                // only one (its missing `apiVersion` is not reported).
+                format!(
+                    r#"{at}[whole].default.metadata: Invalid value: {{"labels":"nope","name":"x"}}: json: cannot unmarshal string into Go struct field ObjectMeta.labels of type map[string]string"#
+                ),
+            ]
+        );
+    }
+
+    #[test]
     fn conditions_keep_their_transition_time_while_their_status_holds() {
         let mut crd = json!({});
         assert!(set_condition(&mut crd, "Established", "True", "InitialNamesAccepted", "the initial names have been accepted"));

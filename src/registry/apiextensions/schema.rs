@@ -386,12 +386,13 @@ impl Schema {
     /// be what pruning leaves of it when `require_pruned` ("must not have unknown fields"),
     /// then must pass its own schema's validation and, if it does, its CEL rules. Errors are
     /// at `<path>.default`, `path` being where the schema sits
-    /// (`spec.validation.openAPIV3Schema`). Not yet as upstream: the metadata of an embedded
-    /// default is not coerced and checked, and each default's rules get their own cost budget
-    /// (upstream's defaults share one).
+    /// (`spec.validation.openAPIV3Schema`). A default of a resource's `apiVersion`, `kind` or
+    /// `metadata` (at the root or in an embedded resource) must make valid metadata; an
+    /// embedded resource's default must be a valid resource. Not yet as upstream: each
+    /// default's rules get their own cost budget (upstream's defaults share one).
     pub fn default_errors(&self, path: &str, require_pruned: bool) -> Vec<FieldError> {
         let mut errs = Vec::new();
-        default_errors(&self.root, path, require_pruned, false, true, &mut errs);
+        default_errors(&self.root, path, require_pruned, false, true, &[], &mut errs);
         errs
     }
 
@@ -737,19 +738,56 @@ fn coerce_embedded(value: &mut Value, schema: &Node, path: &str, unknown: &mut V
     }
 }
 
+/// A step from a resource (the schema's root or an embedded resource) down to a default.
+#[derive(Clone)]
+enum Step {
+    Field(String),
+    Item,
+}
+
 /// [`Schema::default_errors`] at `node` (at `path`); `inside_meta` below the `apiVersion`,
 /// `kind` or `metadata` of a resource, `resource` at a resource's root (the schema's root, as
-/// upstream treats it as an embedded resource, or an embedded resource).
-fn default_errors(node: &Node, path: &str, require_pruned: bool, inside_meta: bool, resource: bool, errs: &mut Vec<FieldError>) {
+/// upstream treats it as an embedded resource, or an embedded resource), `steps` the way from
+/// that resource to `node`.
+fn default_errors(
+    node: &Node,
+    path: &str,
+    require_pruned: bool,
+    inside_meta: bool,
+    resource: bool,
+    steps: &[Step],
+    errs: &mut Vec<FieldError>,
+) {
     let resource = resource || node.embedded_resource;
     let inside_meta = inside_meta && !node.embedded_resource;
-    if let (Some(pruned), false) = (&node.default, inside_meta) {
+    let steps = if node.embedded_resource { &[][..] } else { steps };
+    if let Some(pruned) = &node.default {
         let at = format!("{path}.default");
         let written = node.unpruned_default.as_ref().unwrap_or(pruned);
-        if require_pruned && node.unpruned_default.is_some() {
-            errs.push(FieldError::invalid(at.clone(), bad_value(written), "must not have unknown fields"));
-        }
-        let found = validation::validate(node, written, None, Some(&at));
+        let found = if inside_meta {
+            // Part of a resource's metadata: the resource it would make must be valid.
+            match surrounding_meta_problems(written, steps) {
+                Some(problems) => {
+                    vec![FieldError::invalid(at.clone(), bad_value(written), format!("must result in valid metadata: {problems}"))]
+                }
+                None => Vec::new(),
+            }
+        } else {
+            if require_pruned && node.unpruned_default.is_some() {
+                errs.push(FieldError::invalid(at.clone(), bad_value(written), "must not have unknown fields"));
+            }
+            // The default's own embedded resources (itself, if it is one): coerced, then
+            // validated.
+            match embedded_coerce_error(written, node, &at) {
+                Some(error) => vec![error],
+                None => {
+                    let mut found = Vec::new();
+                    embedded_errors(written, node, &at, &mut found);
+                    found
+                }
+            }
+        };
+        let found = if found.is_empty() { validation::validate(node, written, None, Some(&at)) } else { found };
         if !found.is_empty() {
             errs.extend(found);
         } else if node.has_rules {
@@ -763,13 +801,75 @@ fn default_errors(node: &Node, path: &str, require_pruned: bool, inside_meta: bo
             }
         }
     }
+    let below = |step: Step| steps.iter().cloned().chain([step]).collect::<Vec<_>>();
     if let Some(items) = &node.items {
-        default_errors(items, &format!("{path}.items"), require_pruned, inside_meta, false, errs);
+        default_errors(items, &format!("{path}.items"), require_pruned, inside_meta, false, &below(Step::Item), errs);
     }
     for (name, property) in &node.properties {
-        let meta = inside_meta || resource && matches!(name.as_str(), "apiVersion" | "kind" | "metadata");
-        default_errors(property, &format!("{path}.properties[{name}]"), require_pruned, meta, false, errs);
+        let meta = inside_meta || resource && META_FIELDS.contains(&name.as_str());
+        let steps = below(Step::Field(name.clone()));
+        default_errors(property, &format!("{path}.properties[{name}]"), require_pruned, meta, false, &steps, errs);
     }
+}
+
+/// The first field of an embedded resource in `value` that upstream's `objectmeta.Coerce`
+/// cannot make typed: an `apiVersion` or `kind` not a string, a `metadata` not an
+/// `ObjectMeta`.
+fn embedded_coerce_error(value: &Value, schema: &Node, path: &str) -> Option<FieldError> {
+    if !schema.has_embedded {
+        return None;
+    }
+    match value {
+        Value::Object(fields) => {
+            if schema.embedded_resource {
+                for name in ["apiVersion", "kind"] {
+                    if let Some(value) = fields.get(name).filter(|v| !v.is_string()) {
+                        return Some(FieldError::invalid(child(path, name), bad_value(value), "must be a string"));
+                    }
+                }
+                if let Some(metadata) = fields.get("metadata")
+                    && let Some(error) = object_meta_error(metadata)
+                {
+                    return Some(FieldError::invalid(child(path, "metadata"), bad_value(metadata), error));
+                }
+            }
+            fields.iter().find_map(|(field, value)| match schema.properties.get(field) {
+                Some(property) => embedded_coerce_error(value, property, &child(path, field)),
+                None => schema.additional_schema().and_then(|extra| embedded_coerce_error(value, extra, &key(path, field))),
+            })
+        }
+        Value::Array(items) => {
+            let item_schema = schema.items.as_deref()?;
+            items.iter().enumerate().find_map(|(i, item)| embedded_coerce_error(item, item_schema, &index(path, i)))
+        }
+        _ => None,
+    }
+}
+
+/// What is wrong with the resource a default of its `apiVersion`, `kind` or `metadata` (at
+/// `steps` from it) makes, as upstream's `ValidateDefaults` checks it: the default put in an
+/// otherwise empty object of kind `Validation`, its type and object metadata coerced, then
+/// validated; `None` when it is valid.
+fn surrounding_meta_problems(default: &Value, steps: &[Step]) -> Option<String> {
+    let mut resource = default.clone();
+    for step in steps.iter().rev() {
+        resource = match step {
+            Step::Field(name) => json!({ name.as_str(): resource }),
+            Step::Item => Value::Array(vec![resource]),
+        };
+    }
+    let Value::Object(mut fields) = resource else { return Some("object root default value must be of object type".into()) };
+    fields.entry("apiVersion").or_insert_with(|| json!("validation/v1"));
+    fields.entry("kind").or_insert_with(|| json!("Validation"));
+    let resource = Node { embedded_resource: true, has_embedded: true, ..Node::default() };
+    let fields = Value::Object(fields);
+    if let Some(error) = embedded_coerce_error(&fields, &resource, "") {
+        return Some(error.to_string());
+    }
+    let Value::Object(fields) = fields else { return None };
+    let mut problems = Vec::new();
+    embedded_resource_errors(&fields, "", &mut problems);
+    crate::status::aggregate(problems.iter().map(ToString::to_string))
 }
 
 /// `structuraldefaulting.Default`: each property's default where the field is missing (or
