@@ -978,7 +978,17 @@ items:
     - name: c
       image: i
       envFrom: [{configMapRef: {name: settings}}]
-    volumes: [{name: s, secret: {secretName: used}}]
+    volumes: [{name: s, secret: {secretName: used}}, {name: d, persistentVolumeClaim: {claimName: data}}]
+- apiVersion: v1
+  kind: PersistentVolume
+  metadata: {name: pv-data}
+  spec:
+    capacity: {storage: 1Gi}
+    accessModes: [ReadWriteOnce]
+    claimRef: {namespace: default, name: data}
+    csi: {driver: d.example.com, volumeHandle: h, nodeStageSecretRef: {namespace: default, name: stage}}
+- {apiVersion: storage.k8s.io/v1, kind: VolumeAttachment, metadata: {name: va-n1},
+   spec: {attacher: d.example.com, nodeName: n1, source: {persistentVolumeName: pv-data}}}
 "#,
     )
     .unwrap();
@@ -987,6 +997,13 @@ items:
     wait_until(|| kubectl(&n1, &["get", "secret", "used"]).status.success());
     ok(&n1, &["get", "configmap", "settings"]);
     ok(&n1, &["get", "pod", "web"]);
+    // A claim's volume and the secret it names for the kubelet; the attachments to its node.
+    wait_until(|| kubectl(&n1, &["get", "persistentvolume", "pv-data"]).status.success());
+    wait_until(|| kubectl(&n1, &["get", "volumeattachment", "va-n1"]).status.success());
+    let missing = kubectl(&n1, &["get", "secret", "stage"]);
+    assert!(text(&missing).contains(r#"secrets "stage" not found"#), "allowed, and missing: {}", text(&missing));
+    fails(&n2, &["get", "persistentvolume", "pv-data"]);
+    fails(&n2, &["get", "volumeattachment", "va-n1"]);
     ok(&n1, &["get", "pods", "-A", "--field-selector", "spec.nodeName=n1"]);
     let denied = fails(&n1, &["get", "secret", "unused"]);
     assert!(

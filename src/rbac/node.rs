@@ -1,13 +1,12 @@
 //! Upstream's Node authorizer (`plugin/pkg/auth/authorizer/node`), I/O-free: what a kubelet
 //! (user `system:node:<name>` in group `system:nodes`) may read beyond the `system:node` role.
-//! The objects its pods use (secrets, config maps, claims, service-account tokens), its own
-//! Node and its pods; which resource allows what is that resource's strategy's business
-//! (`registry::kubelet::KubeletRules`), asked through [`authorize`]'s `resource_rules`. The
-//! relations live in a [`Graph`] of objects bound to nodes (upstream's graph; the pods'
-//! edges only so far: no PersistentVolumes, VolumeAttachments, ResourceClaims or
-//! ResourceSlices), which the registry keeps current from a watch of the relating resources.
+//! The objects its pods use (secrets, config maps, claims, volumes, service-account tokens),
+//! its own Node and its pods; which resource allows what is that resource's strategy's
+//! business (`registry::kubelet::KubeletRules`), asked through [`authorize`]'s
+//! `resource_rules`. The relations live in a [`Graph`] of edges toward nodes (upstream's
+//! graph), which the registry keeps current from a watch of the relating resources.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use super::{Attributes, PolicyRule};
 use crate::request_info::UserInfo;
@@ -17,46 +16,65 @@ pub const NODES_GROUP: &str = "system:nodes";
 /// The prefix of a node's user name.
 pub const NODE_USER_PREFIX: &str = "system:node:";
 
-/// The kinds of object a pod relates to its node.
+/// The kinds of object the graph relates (upstream's vertex types).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Vertex {
+    Node,
     Pod,
     Secret,
     ConfigMap,
     PersistentVolumeClaim,
+    PersistentVolume,
     ServiceAccount,
+    ResourceClaim,
+    ResourceSlice,
+    VolumeAttachment,
 }
 
-/// One object: its kind, namespace and name.
+/// One object: its kind, namespace (empty for cluster-scoped ones) and name.
 pub type Key = (Vertex, String, String);
 
-/// What one object (a pod) relates: the node it is bound to and the objects it makes that
-/// node reach, itself included.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Relations {
-    pub node: String,
-    pub objects: Vec<Key>,
+/// The key of node `name`'s vertex.
+pub fn node_key(name: &str) -> Key {
+    (Vertex::Node, String::new(), name.to_owned())
 }
 
-/// For each relating object the node and objects it relates, and for each related object the
-/// nodes it reaches (with how many relating objects make the path).
+/// What one stored object relates: edges `from → to`, each saying that whatever `to` reaches
+/// (a node, at the end), `from` reaches too — a secret → the pod using it → the pod's node.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Relations {
+    pub edges: Vec<(Key, Key)>,
+}
+
+impl Relations {
+    /// Adds `from → to`, once.
+    pub fn add(&mut self, from: Key, to: Key) {
+        let edge = (from, to);
+        if !self.edges.contains(&edge) {
+            self.edges.push(edge);
+        }
+    }
+}
+
+/// The edges of every relating object, counted (two pods using one secret make its edge to
+/// each pod; the same edge from two sources counts twice).
 #[derive(Debug, Default)]
 pub struct Graph {
     /// By the relating object's storage key.
     sources: HashMap<String, Relations>,
-    reach: HashMap<Key, BTreeMap<String, usize>>,
+    out: HashMap<Key, HashMap<Key, usize>>,
 }
 
 impl Graph {
-    /// Records what the object stored at `source` relates (`None`: deleted, or bound to no
-    /// node).
+    /// Records what the object stored at `source` relates (`None`: deleted, or relating
+    /// nothing).
     pub fn set(&mut self, source: &str, relations: Option<Relations>) {
         if let Some(old) = self.sources.remove(source) {
-            self.unreach(old);
+            self.remove_edges(old);
         }
-        let Some(relations) = relations.filter(|r| !r.node.is_empty()) else { return };
-        for key in &relations.objects {
-            *self.reach.entry(key.clone()).or_default().entry(relations.node.clone()).or_default() += 1;
+        let Some(relations) = relations.filter(|r| !r.edges.is_empty()) else { return };
+        for (from, to) in &relations.edges {
+            *self.out.entry(from.clone()).or_default().entry(to.clone()).or_default() += 1;
         }
         self.sources.insert(source.to_owned(), relations);
     }
@@ -66,36 +84,49 @@ impl Graph {
         let dropped: Vec<String> = self.sources.keys().filter(|k| !keep(k)).cloned().collect();
         for key in dropped {
             if let Some(old) = self.sources.remove(&key) {
-                self.unreach(old);
+                self.remove_edges(old);
             }
         }
     }
 
-    /// Takes away the paths `relations` made.
-    fn unreach(&mut self, relations: Relations) {
-        for key in relations.objects {
-            if let Some(nodes) = self.reach.get_mut(&key) {
-                if let Some(count) = nodes.get_mut(&relations.node) {
+    fn remove_edges(&mut self, relations: Relations) {
+        for (from, to) in relations.edges {
+            if let Some(targets) = self.out.get_mut(&from) {
+                if let Some(count) = targets.get_mut(&to) {
                     *count -= 1;
                     if *count == 0 {
-                        nodes.remove(&relations.node);
+                        targets.remove(&to);
                     }
                 }
-                if nodes.is_empty() {
-                    self.reach.remove(&key);
+                if targets.is_empty() {
+                    self.out.remove(&from);
                 }
             }
         }
     }
 
-    /// Whether `node` reaches the object (upstream's `hasPathFrom`).
+    /// Whether a path of edges leads from the object to `node` (upstream's `hasPathFrom`).
     pub fn has_path(&self, node: &str, vertex: Vertex, namespace: &str, name: &str) -> bool {
-        self.reach.get(&(vertex, namespace.to_owned(), name.to_owned())).is_some_and(|nodes| nodes.contains_key(node))
+        let goal = node_key(node);
+        let start: Key = (vertex, namespace.to_owned(), name.to_owned());
+        let mut seen = std::collections::HashSet::from([start.clone()]);
+        let mut next = vec![start];
+        while let Some(at) = next.pop() {
+            for to in self.out.get(&at).into_iter().flat_map(HashMap::keys) {
+                if *to == goal {
+                    return true;
+                }
+                if seen.insert(to.clone()) {
+                    next.push(to.clone());
+                }
+            }
+        }
+        false
     }
 
     /// Whether nothing relates anything.
     pub fn is_empty(&self) -> bool {
-        self.reach.is_empty()
+        self.out.is_empty()
     }
 }
 
@@ -177,23 +208,42 @@ pub fn related(graph: &Graph, node: &str, vertex: Vertex, a: &Attributes<'_>) ->
 mod tests {
     use super::*;
 
-    fn relations(node: &str, secret: &str) -> Option<Relations> {
-        Some(Relations { node: node.into(), objects: vec![(Vertex::Secret, "ns".into(), secret.into())] })
+    fn key(vertex: Vertex, name: &str) -> Key {
+        (vertex, "ns".into(), name.into())
+    }
+
+    /// A pod `pod` on `node` using secret `secret`.
+    fn pod(pod: &str, node: &str, secret: &str) -> Option<Relations> {
+        let mut relations = Relations::default();
+        relations.add(key(Vertex::Pod, pod), node_key(node));
+        relations.add(key(Vertex::Secret, secret), key(Vertex::Pod, pod));
+        Some(relations)
     }
 
     #[test]
     fn a_path_lasts_while_any_relating_object_makes_it() {
         let mut graph = Graph::default();
-        graph.set("/registry/pods/ns/a", relations("n1", "s"));
-        graph.set("/registry/pods/ns/b", relations("n1", "s"));
-        graph.set("/registry/pods/ns/c", relations("", "t"));
+        graph.set("/registry/pods/ns/a", pod("a", "n1", "s"));
+        graph.set("/registry/pods/ns/b", pod("b", "n1", "s"));
         assert!(graph.has_path("n1", Vertex::Secret, "ns", "s") && !graph.has_path("n2", Vertex::Secret, "ns", "s"));
-        assert!(!graph.has_path("", Vertex::Secret, "ns", "t"), "an unbound object relates nothing");
         graph.set("/registry/pods/ns/a", None);
         assert!(graph.has_path("n1", Vertex::Secret, "ns", "s"));
-        graph.set("/registry/pods/ns/b", relations("n2", "s"));
+        graph.set("/registry/pods/ns/b", pod("b", "n2", "s"));
         assert!(!graph.has_path("n1", Vertex::Secret, "ns", "s") && graph.has_path("n2", Vertex::Secret, "ns", "s"));
+        // Several hops: a volume's secret → the volume → its claim → a pod → the node.
+        let mut volume = Relations::default();
+        volume.add((Vertex::PersistentVolume, String::new(), "pv".into()), key(Vertex::PersistentVolumeClaim, "c"));
+        volume.add(key(Vertex::Secret, "pv-secret"), (Vertex::PersistentVolume, String::new(), "pv".into()));
+        graph.set("/registry/persistentvolumes/pv", Some(volume));
+        assert!(!graph.has_path("n2", Vertex::Secret, "ns", "pv-secret"));
+        let mut claimant = pod("b", "n2", "s").unwrap();
+        claimant.add(key(Vertex::PersistentVolumeClaim, "c"), key(Vertex::Pod, "b"));
+        graph.set("/registry/pods/ns/b", Some(claimant));
+        assert!(graph.has_path("n2", Vertex::Secret, "ns", "pv-secret"));
+        assert!(graph.has_path("n2", Vertex::PersistentVolume, "", "pv"));
         graph.retain_sources(|key| !key.starts_with("/registry/pods/"));
+        assert!(!graph.has_path("n2", Vertex::PersistentVolume, "", "pv"));
+        graph.set("/registry/persistentvolumes/pv", None);
         assert!(graph.is_empty());
     }
 }

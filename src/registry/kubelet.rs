@@ -465,7 +465,10 @@ mod tests {
     #[test]
     fn a_node_reaches_what_its_pods_use() {
         let sources: Vec<_> = strategy::node_graph_sources().map(|(g, r, _)| (g, r)).collect();
-        assert_eq!(sources, [("", "pods")]);
+        assert_eq!(
+            sources,
+            [("", "pods"), ("", "persistentvolumes"), ("resource.k8s.io", "resourceslices"), ("storage.k8s.io", "volumeattachments")]
+        );
         let mut graph = Graph::default();
         let pod = json!({"spec": {"nodeName": "n1", "serviceAccountName": "sa",
             "imagePullSecrets": [{"name": "pull"}],
@@ -474,7 +477,9 @@ mod tests {
             "volumes": [{"name": "v", "secret": {"secretName": "vol-secret"}},
                         {"name": "p", "projected": {"sources": [{"configMap": {"name": "proj-cm"}}]}},
                         {"name": "d", "persistentVolumeClaim": {"claimName": "data"}},
-                        {"name": "e", "ephemeral": {"volumeClaimTemplate": {}}}]}});
+                        {"name": "e", "ephemeral": {"volumeClaimTemplate": {}}}],
+            "resourceClaims": [{"name": "gpu", "resourceClaimName": "shared-gpu"}, {"name": "tpl", "resourceClaimTemplateName": "t"}]},
+            "status": {"resourceClaimStatuses": [{"name": "tpl", "resourceClaimName": "p1-tpl-x"}]}});
         set_pod(&mut graph, "ns", "p1", Some(&pod));
         set_pod(&mut graph, "ns", "unbound", Some(&json!({"spec": {"volumes": [{"name": "v", "secret": {"secretName": "other"}}]}})));
         let n1 = node_user("n1");
@@ -505,6 +510,76 @@ mod tests {
         assert!(decide(&n1, "get", "nodes", "", "n1") && !decide(&n1, "get", "nodes", "", "n2"));
         assert!(decide(&n1, "patch", "nodes", "status", "n1"));
         assert!(decide(&n1, "get", "services", "", "x"), "the node rules decide the rest");
+        // Claims made from a template as the status names them; a claim's volume and the
+        // secrets the volume names for the kubelet, through the claim.
+        for (group, resource, ns, name) in [
+            ("", "persistentvolumes", "", "pv-data"),
+            ("", "secrets", "ns", "stage-secret"),
+            ("storage.k8s.io", "volumeattachments", "", "va-1"),
+            ("resource.k8s.io", "resourceslices", "", "slice-1"),
+        ] {
+            let request = Attributes { api_group: group, ..attrs(&n1, "get", ns, resource, "", name) };
+            assert_eq!(
+                authorize(&graph, &rules, &request),
+                Decision::NoOpinion("no relationship found between node 'n1' and this object".into()),
+                "{resource} {name} before its source"
+            );
+        }
+        let set = |graph: &mut Graph, group: &str, resource: &str, name: &str, object: Value| {
+            let rules = strategy::for_resource(group, resource).kubelet().unwrap();
+            graph.set(&format!("/registry/{resource}/{name}"), rules.relations("", name, &object));
+        };
+        set(
+            &mut graph,
+            "",
+            "persistentvolumes",
+            "pv-data",
+            json!({"spec": {"claimRef": {"namespace": "ns", "name": "data"},
+            "csi": {"driver": "d", "volumeHandle": "h", "nodeStageSecretRef": {"namespace": "ns", "name": "stage-secret"},
+                    "controllerPublishSecretRef": {"namespace": "ns", "name": "controller-secret"}}}}),
+        );
+        set(&mut graph, "storage.k8s.io", "volumeattachments", "va-1", json!({"spec": {"nodeName": "n1"}}));
+        set(&mut graph, "resource.k8s.io", "resourceslices", "slice-1", json!({"spec": {"nodeName": "n1"}}));
+        for (group, resource, ns, name) in [
+            ("resource.k8s.io", "resourceclaims", "ns", "shared-gpu"),
+            ("resource.k8s.io", "resourceclaims", "ns", "p1-tpl-x"),
+            ("", "persistentvolumes", "", "pv-data"),
+            ("", "secrets", "ns", "stage-secret"),
+            ("storage.k8s.io", "volumeattachments", "", "va-1"),
+            ("resource.k8s.io", "resourceslices", "", "slice-1"),
+        ] {
+            let request = |u| Attributes { api_group: group, ..attrs(u, "get", ns, resource, "", name) };
+            assert_eq!(authorize(&graph, &rules, &request(&n1)), Decision::Allow, "{resource} {name}");
+            assert_ne!(authorize(&graph, &rules, &request(&n2)), Decision::Allow, "{resource} {name}");
+        }
+        let allowed = |graph: &Graph, u: &UserInfo, resource: &str, name: &str| {
+            authorize(graph, &rules, &attrs(u, "get", "ns", resource, "", name)) == Decision::Allow
+        };
+        assert!(!allowed(&graph, &n1, "secrets", "controller-secret"), "the controller's secrets are not the kubelet's");
+        let slices = |selector| Attributes {
+            api_group: "resource.k8s.io",
+            field_selector: selector,
+            ..attrs(&n1, "list", "", "resourceslices", "", "")
+        };
+        assert_eq!(authorize(&graph, &rules, &slices("spec.nodeName=n1")), Decision::Allow);
+        assert_eq!(
+            authorize(&graph, &rules, &slices("")),
+            Decision::NoOpinion("can only list/watch/deletecollection resourceslices with nodeName field selector".into())
+        );
+        let csinode =
+            |name| authorize(&graph, &rules, &Attributes { api_group: "storage.k8s.io", ..attrs(&n1, "update", "", "csinodes", "", name) });
+        assert_eq!(csinode("n1"), Decision::Allow);
+        assert_eq!(csinode("n2"), Decision::NoOpinion("can only access CSINode with the same name as the requesting node".into()));
+        // A mirror pod grants its node nothing but itself.
+        let mirror = json!({"metadata": {"annotations": {"kubernetes.io/config.mirror": "x"}},
+            "spec": {"nodeName": "n2", "volumes": [{"name": "v", "secret": {"secretName": "vol-secret"}}]}});
+        set_pod(&mut graph, "ns", "m", Some(&mirror));
+        assert!(allowed(&graph, &n2, "pods", "m") && !allowed(&graph, &n2, "secrets", "vol-secret"));
+        set_pod(&mut graph, "ns", "m", None);
+        for (resource, name) in [("persistentvolumes", "pv-data"), ("volumeattachments", "va-1"), ("resourceslices", "slice-1")] {
+            graph.set(&format!("/registry/{resource}/{name}"), None);
+        }
+
         let reason = authorize(&graph, &rules, &attrs(&n2, "get", "ns", "secrets", "", "vol-secret"));
         assert_eq!(reason, Decision::NoOpinion("no relationship found between node 'n2' and this object".into()));
         let list_all = authorize(&graph, &rules, &attrs(&n1, "list", "", "nodes", "", ""));

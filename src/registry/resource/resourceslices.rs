@@ -2,9 +2,14 @@
 //! kubelet creates and deletes only the slices of its own node (NodeRestriction's
 //! `admitResourceSlice`).
 
+use serde_json::Value;
+
+use crate::rbac::Attributes;
+use crate::rbac::node::{self, Decision, Graph, Relations, Vertex};
 use crate::registry::admission::Operation;
 use crate::registry::kubelet::{KubeletRules, NodeWrite, Refusal, Wanted, forbid, str_at};
 use crate::registry::strategy::Strategy;
+use crate::selectors::FieldSelector;
 use crate::tables::{Columns, groups::RESOURCE_SLICES};
 
 /// Upstream's `resourceSliceStrategy`.
@@ -21,6 +26,43 @@ impl Strategy for ResourceSliceStrategy {
 }
 
 impl KubeletRules for ResourceSliceStrategy {
+    /// `authorizeResourceSlice`: creates (NodeRestriction checks the node), the slices of its
+    /// node by name, and lists, watches and deletes of collections selected by
+    /// `spec.nodeName=<node>`.
+    fn authorize(&self, graph: &Graph, node: &str, a: &Attributes<'_>) -> Option<Decision> {
+        if !a.subresource.is_empty() {
+            return Some(node::no_opinion("cannot authorize ResourceSlice subresources"));
+        }
+        Some(match a.verb {
+            "create" => Decision::Allow,
+            "get" | "update" | "patch" | "delete" => node::related(graph, node, Vertex::ResourceSlice, a),
+            "watch" | "list" | "deletecollection" => {
+                let selected =
+                    FieldSelector::parse(a.field_selector).ok().is_some_and(|s| s.requires_exact_match("spec.nodeName") == Some(node));
+                if selected {
+                    Decision::Allow
+                } else {
+                    node::no_opinion("can only list/watch/deletecollection resourceslices with nodeName field selector")
+                }
+            }
+            _ => node::no_opinion(
+                "only the following verbs are allowed for a ResourceSlice: get, watch, list, create, update, patch, delete, deletecollection",
+            ),
+        })
+    }
+
+    fn relates_objects(&self) -> bool {
+        true
+    }
+
+    /// The slice → its node (`spec.nodeName`).
+    fn relations(&self, _namespace: &str, name: &str, slice: &Value) -> Option<Relations> {
+        let node = slice["spec"]["nodeName"].as_str().filter(|n| !n.is_empty())?;
+        let mut relations = Relations::default();
+        relations.add((Vertex::ResourceSlice, String::new(), name.to_owned()), node::node_key(node));
+        Some(relations)
+    }
+
     /// A delete without the stored slice at hand reads it.
     fn needs(&self, _node: &str, write: &NodeWrite<'_>) -> Option<Wanted> {
         (write.operation == Operation::Delete && write.old.is_none()).then(|| Wanted {

@@ -1,6 +1,8 @@
 //! CSINodes (`pkg/registry/storage/csinode`): generic but for its printer, and a kubelet
 //! writes only its own (NodeRestriction's `admitCSINode`).
 
+use crate::rbac::Attributes;
+use crate::rbac::node::{self, Decision, Graph};
 use crate::registry::kubelet::{KubeletRules, NodeWrite, Refusal, forbid};
 use crate::registry::strategy::Strategy;
 use crate::tables::{Columns, groups::CSI_NODES};
@@ -19,6 +21,19 @@ impl Strategy for CsiNodeStrategy {
 }
 
 impl KubeletRules for CsiNodeStrategy {
+    /// `authorizeCSINode`: its own CSINode only (a create's name is NodeRestriction's to check).
+    fn authorize(&self, _graph: &Graph, node: &str, a: &Attributes<'_>) -> Option<Decision> {
+        Some(if !matches!(a.verb, "get" | "create" | "update" | "patch" | "delete") {
+            node::no_opinion("can only get, create, update, patch, or delete a CSINode")
+        } else if !a.subresource.is_empty() {
+            node::no_opinion("cannot authorize CSINode subresources")
+        } else if a.verb != "create" && a.name != node {
+            node::no_opinion("can only access CSINode with the same name as the requesting node")
+        } else {
+            Decision::Allow
+        })
+    }
+
     fn admit(&self, node: &str, write: &NodeWrite<'_>) -> Result<(), Refusal> {
         if write.own_name() != node {
             return forbid("can only access CSINode with the same name as the requesting node".into());

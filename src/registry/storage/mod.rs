@@ -2,3 +2,4 @@
 
 pub mod csinodes;
 pub mod storageclasses;
+pub mod volumeattachments;

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::PodStrategy;
 use crate::rbac::Attributes;
-use crate::rbac::node::{self, Decision, Graph, Relations, Vertex};
+use crate::rbac::node::{self, Decision, Graph, Key, Relations, Vertex};
 use crate::registry::admission::Operation;
 use crate::registry::kubelet::{KubeletRules, NodeWrite, Refusal, Wanted, forbid, str_at};
 use crate::selectors::FieldSelector;
@@ -44,19 +44,22 @@ impl KubeletRules for PodStrategy {
         true
     }
 
-    /// Upstream's `AddPod`: the pod itself, its service account, the secrets
-    /// `VisitPodSecretNames` and the config maps `VisitPodConfigmapNames` visit, and its claims
-    /// (an ephemeral volume's claim is `<pod>-<volume>`).
+    /// Upstream's `AddPod`: the pod → its node; unless it is a mirror pod (which must grant
+    /// nothing), its service account, the secrets `VisitPodSecretNames` and the config maps
+    /// `VisitPodConfigmapNames` visit, its claims (an ephemeral volume's is `<pod>-<volume>`)
+    /// and its resource claims → the pod.
     fn relations(&self, namespace: &str, name: &str, pod: &Value) -> Option<Relations> {
         let spec = &pod["spec"];
         let node = spec["nodeName"].as_str().filter(|n| !n.is_empty())?;
-        let mut objects = vec![(Vertex::Pod, namespace.to_owned(), name.to_owned())];
+        let this: Key = (Vertex::Pod, namespace.to_owned(), name.to_owned());
+        let mut relations = Relations::default();
+        relations.add(this.clone(), node::node_key(node));
+        if pod.pointer("/metadata/annotations").and_then(|a| a.get(MIRROR_POD_ANNOTATION)).is_some() {
+            return Some(relations);
+        }
         let mut add = |vertex: Vertex, name: &Value| {
             if let Some(name) = name.as_str().filter(|n| !n.is_empty()) {
-                let key = (vertex, namespace.to_owned(), name.to_owned());
-                if !objects.contains(&key) {
-                    objects.push(key);
-                }
+                relations.add((vertex, namespace.to_owned(), name.to_owned()), this.clone());
             }
         };
         add(Vertex::ServiceAccount, &spec["serviceAccountName"]);
@@ -92,7 +95,16 @@ impl KubeletRules for PodStrategy {
                 add(Vertex::PersistentVolumeClaim, &Value::String(format!("{name}-{volume_name}")));
             }
         }
-        Some(Relations { node: node.to_owned(), objects })
+        // `resourceclaim.Name`: a claim named in the spec, or the one made from a template as
+        // the status records it.
+        for claim in items(spec, "resourceClaims") {
+            if claim["resourceClaimName"].is_string() {
+                add(Vertex::ResourceClaim, &claim["resourceClaimName"]);
+            } else if let Some(made) = items(&pod["status"], "resourceClaimStatuses").find(|s| s["name"] == claim["name"]) {
+                add(Vertex::ResourceClaim, &made["resourceClaimName"]);
+            }
+        }
+        Some(relations)
     }
 
     /// A delete and an eviction read the pod, a mirror pod's create reads the Node (its uid).
