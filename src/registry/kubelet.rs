@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::admission::{Operation, Target};
 use crate::rbac::Attributes;
-use crate::rbac::node::{Decision, Graph, Relations};
+use crate::rbac::node::{Decision, Graph, Relations, Vertex};
 
 /// A resource's part in what a kubelet (user `system:node:<name>` in `system:nodes`) may do.
 /// Every method's default leaves the decision to the kubelet's RBAC rules.
@@ -122,6 +122,15 @@ pub struct Wanted {
 pub enum Refusal {
     Forbidden(String),
     NotFound(Wanted),
+}
+
+/// The relation of a cluster-scoped object bound to one node by `spec.nodeName`: it → the
+/// node (an attachment, a slice).
+pub fn bound_to_node(vertex: Vertex, name: &str, object: &Value) -> Option<Relations> {
+    let node = object["spec"]["nodeName"].as_str().filter(|n| !n.is_empty())?;
+    let mut relations = Relations::default();
+    relations.add((vertex, String::new(), name.to_owned()), crate::rbac::node::node_key(node));
+    Some(relations)
 }
 
 /// `Err(Refusal::Forbidden(message))`, the usual answer.

@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::rbac::Attributes;
 use crate::rbac::node::{self, Decision, Graph, Relations, Vertex};
 use crate::registry::admission::Operation;
-use crate::registry::kubelet::{KubeletRules, NodeWrite, Refusal, Wanted, forbid, str_at};
+use crate::registry::kubelet::{KubeletRules, NodeWrite, Refusal, Wanted, bound_to_node, forbid, str_at};
 use crate::registry::strategy::Strategy;
 use crate::selectors::FieldSelector;
 use crate::tables::{Columns, groups::RESOURCE_SLICES};
@@ -57,10 +57,7 @@ impl KubeletRules for ResourceSliceStrategy {
 
     /// The slice → its node (`spec.nodeName`).
     fn relations(&self, _namespace: &str, name: &str, slice: &Value) -> Option<Relations> {
-        let node = slice["spec"]["nodeName"].as_str().filter(|n| !n.is_empty())?;
-        let mut relations = Relations::default();
-        relations.add((Vertex::ResourceSlice, String::new(), name.to_owned()), node::node_key(node));
-        Some(relations)
+        bound_to_node(Vertex::ResourceSlice, name, slice)
     }
 
     /// A delete without the stored slice at hand reads it.
