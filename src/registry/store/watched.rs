@@ -66,9 +66,16 @@ struct Decoded {
     stored: Bytes,
     kind: Kind,
     object: Value,
-    /// By watched group, version and resourceVersion (a deletion reports the last stored object
-    /// at the deletion's revision).
-    views: Mutex<Vec<(String, String, Revision, Arc<WatchedObject>)>>,
+    views: Mutex<Vec<View>>,
+}
+
+/// A decoded object as watchers of one group and version see it at one resourceVersion (a
+/// deletion reports the last stored object at the deletion's revision).
+struct View {
+    group: String,
+    version: String,
+    revision: Revision,
+    object: Arc<WatchedObject>,
 }
 
 #[derive(Default)]
@@ -137,12 +144,12 @@ pub fn watched_object(kv: &KeyValue, revision: Revision, kind: &Kind, converter:
         return Some(Arc::new(WatchedObject::new(with_revision(object))));
     }
     let mut views = decoded.views.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some((_, _, _, view)) = views.iter().find(|(g, v, r, _)| *g == kind.group && *v == kind.version && *r == revision) {
-        return Some(view.clone());
+    if let Some(view) = views.iter().find(|v| v.group == kind.group && v.version == kind.version && v.revision == revision) {
+        return Some(view.object.clone());
     }
     let (_, object) = objects::convert_stored(&decoded.kind, decoded.object.clone(), &kind.group, &kind.version).ok()?;
     let view = Arc::new(WatchedObject::new(with_revision(object)));
-    views.push((kind.group.clone(), kind.version.clone(), revision, view.clone()));
+    views.push(View { group: kind.group.clone(), version: kind.version.clone(), revision, object: view.clone() });
     Some(view)
 }
 
