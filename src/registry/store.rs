@@ -18,7 +18,9 @@ use crate::storage::{KeyValue, Revision, Storage, StorageError};
 
 mod encoded;
 mod read;
+mod watched;
 pub use read::{Filter, ListedMeta, ObjectWatch, WatchEvent, selection};
+pub use watched::WatchedObject;
 
 /// How often a write is tried again when the object changed under it and the request set no
 /// resourceVersion precondition (upstream's `GuaranteedUpdate` retries until it applies).

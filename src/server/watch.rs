@@ -25,7 +25,7 @@ use kapi_apimachinery::codec::{self, Format};
 
 use super::body::{self, Body};
 use crate::registry::objects::{self, Kind};
-use crate::registry::store::ObjectWatch;
+use crate::registry::store::{ObjectWatch, WatchedObject};
 
 /// How a watch of the store's objects is served.
 pub struct WatchRequest {
@@ -61,18 +61,50 @@ impl Encoder {
         }
     }
 
-    /// One event carrying `object` (converted as asked).
+    /// One event carrying `object` (converted as asked), this watcher's own.
     fn event(&mut self, kind: &str, object: &Value) -> Bytes {
-        let converted = match &mut self.conversion {
-            None => None,
-            Some(Conversion::PartialObjectMetadata(version)) => Some(super::metadata::partial_object(object, *version)),
-            Some(Conversion::Table { columns, options }) => {
-                let table = columns.to_table(std::slice::from_ref(object), None, options, chrono::Utc::now());
-                options.no_headers = true;
-                Some(table)
+        if let Some(Conversion::Table { columns, options }) = &mut self.conversion {
+            let table = columns.to_table(std::slice::from_ref(object), None, options, chrono::Utc::now());
+            options.no_headers = true;
+            return self.write(kind, &table);
+        }
+        self.untabled_event(kind, object)
+    }
+
+    /// One event carrying a watched object: in every form but a Table the bytes are made once
+    /// for all watchers asking for the same form (`WatchedObject::encoded`), as upstream's
+    /// cacher serializes an event once per encoder.
+    fn shared_event(&mut self, kind: &'static str, object: &WatchedObject) -> Bytes {
+        match self.shared_form() {
+            Some(form) => object.encoded(kind, form, |value| self.untabled_event(kind, value)),
+            None => self.event(kind, object.object()),
+        }
+    }
+
+    /// The name of this encoder's form among the forms watchers share; `None` for a Table,
+    /// whose column definitions come only with a watcher's first event.
+    fn shared_form(&self) -> Option<&'static str> {
+        use crate::tables::TableVersion;
+        let protobuf = self.format == Format::Protobuf;
+        match &self.conversion {
+            None if protobuf => Some("protobuf"),
+            None => Some("json"),
+            Some(Conversion::PartialObjectMetadata(TableVersion::V1)) if protobuf => Some("protobuf;as=PartialObjectMetadata;v=v1"),
+            Some(Conversion::PartialObjectMetadata(TableVersion::V1)) => Some("json;as=PartialObjectMetadata;v=v1"),
+            Some(Conversion::PartialObjectMetadata(TableVersion::V1Beta1)) if protobuf => {
+                Some("protobuf;as=PartialObjectMetadata;v=v1beta1")
             }
-        };
-        self.write(kind, converted.as_ref().unwrap_or(object))
+            Some(Conversion::PartialObjectMetadata(TableVersion::V1Beta1)) => Some("json;as=PartialObjectMetadata;v=v1beta1"),
+            Some(Conversion::Table { .. }) => None,
+        }
+    }
+
+    /// An event in any form but a Table: the same for every watcher of that form.
+    fn untabled_event(&self, kind: &str, object: &Value) -> Bytes {
+        match &self.conversion {
+            Some(Conversion::PartialObjectMetadata(version)) => self.write(kind, &super::metadata::partial_object(object, *version)),
+            _ => self.write(kind, object),
+        }
     }
 
     /// An `ERROR` event: the `Status` is never converted.
@@ -140,7 +172,7 @@ async fn run(tx: mpsc::Sender<Bytes>, mut objects: ObjectWatch, mut req: WatchRe
     let deadline = watch_deadline(tokio::time::Instant::now(), req.timeout);
     while let Some(event) = objects.initial_event() {
         let (kind, object) = event.into_parts();
-        if !send_before(&tx, req.encoder.event(kind, &object), deadline).await {
+        if !send_before(&tx, req.encoder.shared_event(kind, &object), deadline).await {
             return;
         }
     }
@@ -167,7 +199,7 @@ async fn run(tx: mpsc::Sender<Bytes>, mut objects: ObjectWatch, mut req: WatchRe
                 // None: the store ended the watch (overflow, shutdown): the client re-lists.
                 let Some(event) = event else { return };
                 let (kind, object) = event.into_parts();
-                if !send_before(&tx, req.encoder.event(kind, &object), deadline).await {
+                if !send_before(&tx, req.encoder.shared_event(kind, &object), deadline).await {
                     return;
                 }
             }
@@ -207,9 +239,19 @@ fn bookmark(objects: &ObjectWatch) -> Value {
         "metadata": { "resourceVersion": objects.position().to_string() },
     })
 }
+
+/// A JSON watch event: `{"object":...,"type":...}` and a newline, written around the object
+/// rather than through a JSON value holding a copy of it. The keys are in the order serde_json
+/// writes a JSON object's (sorted), which is how kapi has always written them; decoders do not
+/// depend on it.
 fn event_line(kind: &str, object: &Value) -> Bytes {
-    let mut line = serde_json::to_vec(&json!({ "type": kind, "object": object })).unwrap_or_default();
-    line.push(b'\n');
+    let mut line = Vec::with_capacity(512);
+    line.extend_from_slice(b"{\"object\":");
+    // Writing a `Value` into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut line, object);
+    line.extend_from_slice(b",\"type\":");
+    let _ = serde_json::to_writer(&mut line, kind);
+    line.extend_from_slice(b"}\n");
     Bytes::from(line)
 }
 
@@ -275,6 +317,42 @@ mod tests {
         assert!(second["object"]["columnDefinitions"].is_null(), "headers only on the first event");
         assert_eq!(second["object"]["rows"][0]["cells"][0], "b");
         assert!(second["object"]["rows"][0]["object"].is_null());
+    }
+
+    #[test]
+    fn watchers_of_one_form_share_the_event_bytes() {
+        let object = WatchedObject::new(config_map("a"));
+        let json = || Encoder { format: Format::Json, conversion: None };
+        let (first, second) = (json().shared_event("ADDED", &object), json().shared_event("ADDED", &object));
+        assert_eq!(first.as_ptr(), second.as_ptr(), "encoded once, the bytes shared");
+        // The bytes a JSON value of the event made before the event was shared.
+        let mut line = serde_json::to_vec(&json!({"type": "ADDED", "object": config_map("a")})).unwrap();
+        line.push(b'\n');
+        assert_eq!(first, line);
+        // Another event type or form is encoded for itself, once.
+        let deleted = json().shared_event("DELETED", &object);
+        assert!(deleted.starts_with(b"{\"object\":") && deleted.ends_with(b",\"type\":\"DELETED\"}\n"));
+        let protobuf = || Encoder { format: Format::Protobuf, conversion: None };
+        let frame = protobuf().shared_event("ADDED", &object);
+        assert_eq!(frame.as_ptr(), protobuf().shared_event("ADDED", &object).as_ptr());
+        assert_eq!(frame, protobuf().event("ADDED", &config_map("a")));
+        let metadata = || Encoder { format: Format::Json, conversion: Some(Conversion::PartialObjectMetadata(TableVersion::V1)) };
+        let partial = metadata().shared_event("ADDED", &object);
+        assert_eq!(partial.as_ptr(), metadata().shared_event("ADDED", &object).as_ptr());
+        assert_eq!(serde_json::from_slice::<Value>(&partial).unwrap()["object"]["kind"], "PartialObjectMetadata");
+        assert_ne!(partial.as_ptr(), first.as_ptr());
+        // A Table is each watcher's own: its columns come with the watcher's first event.
+        let options = TableOptions { include_object: IncludeObject::None, no_headers: false, version: TableVersion::V1 };
+        let table = || Encoder {
+            format: Format::Json,
+            conversion: Some(Conversion::Table { columns: crate::tables::Columns::Printer(&crate::tables::CONFIG_MAPS), options }),
+        };
+        let mut one = table();
+        let headed: Value = serde_json::from_slice(&one.shared_event("ADDED", &object)).unwrap();
+        let headless: Value = serde_json::from_slice(&one.shared_event("ADDED", &object)).unwrap();
+        assert!(headed["object"]["columnDefinitions"].is_array() && headless["object"]["columnDefinitions"].is_null());
+        let other: Value = serde_json::from_slice(&table().shared_event("ADDED", &object)).unwrap();
+        assert!(other["object"]["columnDefinitions"].is_array(), "another watcher's first event has the columns");
     }
 
     #[test]

@@ -11,6 +11,7 @@ use kapi_apimachinery::codec::Format;
 use serde_json::Value;
 
 use super::Store;
+use super::watched::{WatchedObject, watched_object};
 use crate::list_options::{self, ListOptions, ReadConsistency, compacted_continue_error, continue_after};
 use crate::registry::objects::{self, Kind};
 use crate::registry::strategy::{Converter, FieldSet, Strategy};
@@ -31,16 +32,17 @@ pub struct ListedMeta {
     pub remaining_item_count: Option<i64>,
 }
 
-/// What a watch reports.
+/// What a watch reports: objects shared with every other watcher of the same version
+/// (`store::watched`), which selects them but never changes them.
 pub enum WatchEvent {
-    Added(Value),
-    Modified(Value),
-    Deleted(Value),
+    Added(Arc<WatchedObject>),
+    Modified(Arc<WatchedObject>),
+    Deleted(Arc<WatchedObject>),
 }
 
 impl WatchEvent {
     /// The event's `type` on the wire, and its object.
-    pub fn into_parts(self) -> (&'static str, Value) {
+    pub fn into_parts(self) -> (&'static str, Arc<WatchedObject>) {
         match self {
             WatchEvent::Added(object) => ("ADDED", object),
             WatchEvent::Modified(object) => ("MODIFIED", object),
@@ -87,7 +89,7 @@ impl ObjectWatch {
         self.initial
             .by_ref()
             .filter_map(|kv| watched_object(&kv, kv.mod_revision, &self.kind, self.converter.as_ref()))
-            .find(|object| (self.filter)(object))
+            .find(|object| (self.filter)(object.object()))
             .map(WatchEvent::Added)
     }
 
@@ -360,8 +362,8 @@ fn translate(event: &Event, filter: &Filter, kind: &Kind, converter: Option<&Con
     match event {
         Event::Put { kv, prev } => {
             let object = watched_object(kv, kv.mod_revision, kind, converter)?;
-            let was = prev.as_ref().and_then(|p| watched_object(p, p.mod_revision, kind, converter)).is_some_and(|o| filter(&o));
-            match (was, filter(&object)) {
+            let was = prev.as_ref().and_then(|p| watched_object(p, p.mod_revision, kind, converter)).is_some_and(|o| filter(o.object()));
+            match (was, filter(object.object())) {
                 (_, true) if prev.is_none() || !was => Some(WatchEvent::Added(object)),
                 (true, true) => Some(WatchEvent::Modified(object)),
                 (true, false) => Some(WatchEvent::Deleted(object)),
@@ -370,84 +372,9 @@ fn translate(event: &Event, filter: &Filter, kind: &Kind, converter: Option<&Con
         }
         Event::Delete { prev, revision } => {
             let object = watched_object(prev, *revision, kind, converter)?;
-            filter(&object).then_some(WatchEvent::Deleted(object))
+            filter(object.object()).then_some(WatchEvent::Deleted(object))
         }
         // Only moves the watch's position (its next bookmark).
         Event::Progress { .. } => None,
-    }
-}
-
-/// A stored object in the watched version (converted from the storage version, by
-/// `converter` when the scheme does not know the kind) with the given resourceVersion; `None`
-/// for bytes that do not decode or an object that does not convert, which a watch skips.
-fn watched_object(kv: &KeyValue, revision: Revision, kind: &Kind, converter: Option<&Converter>) -> Option<Value> {
-    let (stored_kind, object) = decoded(kv)?;
-    let mut object = match converter {
-        Some(convert) if !objects::is_registered(&stored_kind) => convert(&stored_kind, Value::clone(&object), &kind.version).ok()?,
-        _ => objects::convert_stored(&stored_kind, Value::clone(&object), &kind.group, &kind.version).ok()?.1,
-    };
-    object["metadata"]["resourceVersion"] = Value::String(revision.to_string());
-    Some(object)
-}
-
-/// How many decoded objects [`decoded`] keeps.
-const DECODED_CAPACITY: usize = 4096;
-
-/// Recently decoded stored objects by key and mod revision, oldest first. With the watch cache
-/// every watcher of a collection receives the same stored bytes, and decoding them is the
-/// costly step of an event, so it is done once for all watchers (upstream's cacher likewise
-/// shares an event's serialization between its watchers). Entries keep the bytes they were
-/// decoded from and are used only when the bytes match.
-#[allow(clippy::type_complexity)]
-static DECODED: std::sync::Mutex<(
-    std::collections::BTreeMap<(String, Revision), (Bytes, Kind, Arc<Value>)>,
-    std::collections::VecDeque<(String, Revision)>,
-)> = std::sync::Mutex::new((std::collections::BTreeMap::new(), std::collections::VecDeque::new()));
-
-fn decoded(kv: &KeyValue) -> Option<(Kind, Arc<Value>)> {
-    let id = (kv.key.clone(), kv.mod_revision);
-    {
-        let shared = DECODED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((bytes, kind, value)) = shared.0.get(&id)
-            && *bytes == kv.value
-        {
-            return Some((kind.clone(), value.clone()));
-        }
-    }
-    let (kind, value) = objects::decode_stored(&kv.value).ok()?;
-    let value = Arc::new(value);
-    let mut shared = DECODED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    let (map, order) = &mut *shared;
-    if map.insert(id.clone(), (kv.value.clone(), kind.clone(), value.clone())).is_none() {
-        order.push_back(id);
-        while order.len() > DECODED_CAPACITY {
-            if let Some(old) = order.pop_front() {
-                map.remove(&old);
-            }
-        }
-    }
-    Some((kind, value))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn watchers_share_decoded_objects_of_the_same_bytes() {
-        let kind = Kind { group: String::new(), version: "v1".into(), kind: "ConfigMap".into() };
-        let stored = |data: &str| {
-            let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "shared"}, "data": {"k": data}});
-            Bytes::from(objects::encode(&kind, Format::Protobuf, &cm).unwrap())
-        };
-        let kv = KeyValue { key: "/registry/configmaps/ns/shared-test".into(), value: stored("1"), create_revision: 3, mod_revision: 3 };
-        let first = decoded(&kv).unwrap().1;
-        assert!(Arc::ptr_eq(&first, &decoded(&kv.clone()).unwrap().1), "decoded once");
-        // Same key and revision, other bytes (another store in the same process): decoded anew.
-        let other = KeyValue { value: stored("2"), ..kv.clone() };
-        assert_eq!(decoded(&other).unwrap().1["data"]["k"], "2");
-        assert_eq!(watched_object(&kv, 9, &kind, None).unwrap()["metadata"]["resourceVersion"], "9");
-        assert_eq!(watched_object(&kv, 9, &kind, None).unwrap()["data"]["k"], "1");
     }
 }

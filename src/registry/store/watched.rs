@@ -1,0 +1,201 @@
+//! Watched objects shared by every watcher, as upstream's watch cache shares an event's
+//! object between its watchers and caches its serializations (`cacher`'s `cachingObject`).
+//!
+//! With the watch cache every watcher of a collection receives the same stored bytes for an
+//! event. Decoding them, converting the object to the watched version and encoding it for the
+//! wire are the costly steps of delivering an event, and with thousands of watchers they were
+//! done thousands of times per write. Here they are done once: the stored bytes are decoded
+//! once ([`Decoded`]), converted once per watched version and resourceVersion
+//! ([`WatchedObject`]), and each of those encoded once per event type and wire form
+//! ([`WatchedObject::encoded`]), the bytes shared by every watcher asking for the same form.
+//! Selection (label and field selectors) stays per watcher, on the shared object.
+//!
+//! Entries are found by the mod revision of the stored bytes and used only when key and bytes
+//! match (another store in the same process may have the same key and revision); the most
+//! recent [`CAPACITY`] stored objects are kept.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use bytes::Bytes;
+use serde_json::Value;
+
+use crate::registry::objects::{self, Kind};
+use crate::registry::strategy::Converter;
+use crate::storage::{KeyValue, Revision};
+
+/// How many decoded stored objects are kept (with their versions and encodings).
+const CAPACITY: usize = 4096;
+
+/// An object as a watch reports it: in the watched version, with its resourceVersion, and its
+/// encodings as watch events, made once for every watcher that shares it.
+pub struct WatchedObject {
+    object: Value,
+    /// Encoded events by event type and wire form (a handful at most).
+    encodings: Mutex<Vec<(&'static str, &'static str, Bytes)>>,
+}
+
+impl WatchedObject {
+    /// An object no other watcher shares (bookmarks, tests, custom resources' conversions).
+    pub fn new(object: Value) -> Self {
+        WatchedObject { object, encodings: Mutex::new(Vec::new()) }
+    }
+
+    pub fn object(&self) -> &Value {
+        &self.object
+    }
+
+    /// The event of type `event_type` carrying this object in wire form `form` (a name the
+    /// caller chooses, one per distinct encoding): made by `encode` for the first watcher that
+    /// asks, the same bytes for every later one. `encode` runs under the object's lock, so that
+    /// watchers asking at once wait for the one encoding instead of each making their own.
+    pub fn encoded(&self, event_type: &'static str, form: &'static str, encode: impl FnOnce(&Value) -> Bytes) -> Bytes {
+        let mut encodings = self.encodings.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((_, _, bytes)) = encodings.iter().find(|(t, f, _)| *t == event_type && *f == form) {
+            return bytes.clone();
+        }
+        let bytes = encode(&self.object);
+        encodings.push((event_type, form, bytes.clone()));
+        bytes
+    }
+}
+
+/// One stored object, decoded, and the versions watchers asked for.
+struct Decoded {
+    key: String,
+    stored: Bytes,
+    kind: Kind,
+    object: Value,
+    views: Mutex<Vec<View>>,
+}
+
+/// A decoded object as watchers of one group and version see it at one resourceVersion (a
+/// deletion reports the last stored object at the deletion's revision).
+struct View {
+    group: String,
+    version: String,
+    revision: Revision,
+    object: Arc<WatchedObject>,
+}
+
+#[derive(Default)]
+struct Entries {
+    /// By mod revision: one revision holds one write per store.
+    map: HashMap<Revision, Vec<Arc<Decoded>>>,
+    /// Oldest first.
+    order: VecDeque<Revision>,
+    len: usize,
+}
+
+static DECODED: Mutex<Option<Entries>> = Mutex::new(None);
+
+/// `kv` decoded: kept from an earlier watcher, or decoded now (and kept). `None` for bytes that
+/// do not decode.
+fn decoded(kv: &KeyValue) -> Option<Arc<Decoded>> {
+    let find = |entries: &Option<Entries>| {
+        entries.as_ref()?.map.get(&kv.mod_revision)?.iter().find(|d| d.key == kv.key && d.stored == kv.value).cloned()
+    };
+    if let Some(found) = find(&DECODED.lock().unwrap_or_else(PoisonError::into_inner)) {
+        return Some(found);
+    }
+    // Decoded outside the lock: other stores' watchers need not wait for it.
+    let (kind, object) = objects::decode_stored(&kv.value).ok()?;
+    let decoded = Arc::new(Decoded { key: kv.key.clone(), stored: kv.value.clone(), kind, object, views: Mutex::new(Vec::new()) });
+    let mut guard = DECODED.lock().unwrap_or_else(PoisonError::into_inner);
+    // Another watcher may have decoded it meanwhile: all share the first.
+    if let Some(found) = find(&guard) {
+        return Some(found);
+    }
+    let entries = guard.get_or_insert_with(Entries::default);
+    entries.map.entry(kv.mod_revision).or_default().push(decoded.clone());
+    entries.order.push_back(kv.mod_revision);
+    entries.len += 1;
+    while entries.len > CAPACITY {
+        let Some(oldest) = entries.order.pop_front() else { break };
+        if let Some(list) = entries.map.get_mut(&oldest) {
+            // Entries of one revision were pushed in order: the first is the oldest.
+            if !list.is_empty() {
+                list.remove(0);
+                entries.len -= 1;
+            }
+            if list.is_empty() {
+                entries.map.remove(&oldest);
+            }
+        }
+    }
+    Some(decoded)
+}
+
+/// A stored object in the watched `kind`'s version (converted from the storage version, by
+/// `converter` when the scheme does not know the stored kind) with the given resourceVersion,
+/// shared with every other watcher of the same version; `None` for bytes that do not decode or
+/// an object that does not convert, which a watch skips. A custom resource's conversion depends
+/// on its definition at the time, so it is made for each watcher and not shared.
+pub fn watched_object(kv: &KeyValue, revision: Revision, kind: &Kind, converter: Option<&Converter>) -> Option<Arc<WatchedObject>> {
+    let decoded = decoded(kv)?;
+    let with_revision = |mut object: Value| {
+        object["metadata"]["resourceVersion"] = Value::String(revision.to_string());
+        object
+    };
+    if let Some(convert) = converter
+        && !objects::is_registered(&decoded.kind)
+    {
+        let object = convert(&decoded.kind, decoded.object.clone(), &kind.version).ok()?;
+        return Some(Arc::new(WatchedObject::new(with_revision(object))));
+    }
+    let mut views = decoded.views.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(view) = views.iter().find(|v| v.group == kind.group && v.version == kind.version && v.revision == revision) {
+        return Some(view.object.clone());
+    }
+    let (_, object) = objects::convert_stored(&decoded.kind, decoded.object.clone(), &kind.group, &kind.version).ok()?;
+    let view = Arc::new(WatchedObject::new(with_revision(object)));
+    views.push(View { group: kind.group.clone(), version: kind.version.clone(), revision, object: view.clone() });
+    Some(view)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kapi_apimachinery::codec::Format;
+    use serde_json::json;
+
+    #[test]
+    fn watchers_share_objects_of_the_same_bytes_version_and_revision() {
+        let kind = Kind { group: String::new(), version: "v1".into(), kind: "ConfigMap".into() };
+        let stored = |data: &str| {
+            let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "shared"}, "data": {"k": data}});
+            Bytes::from(objects::encode(&kind, Format::Protobuf, &cm).unwrap())
+        };
+        let kv = KeyValue { key: "/registry/configmaps/ns/shared-test".into(), value: stored("1"), create_revision: 3, mod_revision: 3 };
+        let first = watched_object(&kv, 3, &kind, None).unwrap();
+        assert!(Arc::ptr_eq(&first, &watched_object(&kv.clone(), 3, &kind, None).unwrap()), "converted once");
+        assert_eq!(first.object()["metadata"]["resourceVersion"], "3");
+        // A deletion's revision: another view of the same decoded object.
+        let deleted = watched_object(&kv, 9, &kind, None).unwrap();
+        assert!(!Arc::ptr_eq(&first, &deleted));
+        assert_eq!(deleted.object()["metadata"]["resourceVersion"], "9");
+        assert_eq!(deleted.object()["data"]["k"], "1");
+        // Same key and revision, other bytes (another store in the same process): decoded anew.
+        let other = KeyValue { value: stored("2"), ..kv.clone() };
+        assert_eq!(watched_object(&other, 3, &kind, None).unwrap().object()["data"]["k"], "2");
+    }
+
+    #[test]
+    fn encodings_are_made_once_per_event_type_and_form() {
+        let object = WatchedObject::new(json!({"kind": "ConfigMap"}));
+        let made = std::cell::Cell::new(0);
+        let made = &made;
+        let encode = |text: &'static str| {
+            move |_: &Value| {
+                made.set(made.get() + 1);
+                Bytes::from_static(text.as_bytes())
+            }
+        };
+        let first = object.encoded("ADDED", "json", encode("a"));
+        assert_eq!(object.encoded("ADDED", "json", encode("other")), "a");
+        assert_eq!(object.encoded("ADDED", "json", encode("other")).as_ptr(), first.as_ptr(), "the same bytes");
+        assert_eq!(object.encoded("DELETED", "json", encode("d")), "d");
+        assert_eq!(object.encoded("ADDED", "protobuf", encode("p")), "p");
+        assert_eq!(made.get(), 3, "encoded once per event type and form");
+    }
+}
