@@ -866,10 +866,10 @@ mod tests {
             json!([{"manager": "m", "operation": "Apply", "apiVersion": "ex/v2", "time": "2026-01-01T00:00:00Z",
                 "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {".": {}, "f:keep": {}}}}])
         );
-        // Another manager's Update in `ex/v1` owns `spec.a`: `spec.b` stays.
+        // Another manager's Update in `ex/v1` owns `spec.a` (and, untyped, `spec`): `spec.b` stays.
         let mut shared = managed.clone();
         shared.as_array_mut().unwrap().push(json!({"manager": "o", "operation": "Update", "apiVersion": "ex/v1",
-            "time": "2026-01-01T00:00:00Z", "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:a": {}}}}));
+            "time": "2026-01-01T00:00:00Z", "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {".": {}, "f:a": {}}}}));
         let kept = apply(&cx2, &live, &zero, &second, &shared, false).unwrap();
         assert_eq!(kept.object["spec"], json!({"b": 1, "keep": 1}));
     }
