@@ -17,10 +17,10 @@
 //!    alternating rounds, medians reported: fsync times on a shared disk drift between runs.
 //!
 //! 10. with `KAPI_BENCH_BASELINE_BIN=<path>` (an older build of `kapi`, such as the last one
-//!    before field management): ConfigMap and Pod creates, and the CPU one costs the server,
-//!    against that build, in alternating rounds on fresh servers, so that the ratio says what
-//!    the newer build's write path (managedFields on every write) costs. `KAPI_BENCH_SECTION=
-//!    baseline` runs section 10 alone.
+//!     before field management): ConfigMap and Pod creates, and the CPU one costs the server,
+//!     against that build, in alternating rounds on fresh servers, so that the ratio says what
+//!     the newer build's write path (managedFields on every write) costs.
+//!     `KAPI_BENCH_SECTION=baseline` runs section 10 alone.
 //!
 //! `KAPI_BENCH_BIN=<path>` runs the servers from another build of `kapi`.
 //!
