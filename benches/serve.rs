@@ -16,6 +16,12 @@
 //!    (kapi, or kapi and etcd), since they share the machine's cores with the clients. Three
 //!    alternating rounds, medians reported: fsync times on a shared disk drift between runs.
 //!
+//! 10. with `KAPI_BENCH_BASELINE_BIN=<path>` (an older build of `kapi`, such as the last one
+//!     before field management): ConfigMap and Pod creates, and the CPU one costs the server,
+//!     against that build, in alternating rounds on fresh servers, so that the ratio says what
+//!     the newer build's write path (managedFields on every write) costs.
+//!     `KAPI_BENCH_SECTION=baseline` runs section 10 alone.
+//!
 //! `KAPI_BENCH_BIN=<path>` runs the servers from another build of `kapi`.
 //!
 //! A benchmark, not a test: nothing is asserted about timings. Every loop is bounded in count
@@ -67,6 +73,10 @@ const CONFIGMAP_TIME_LIMIT: Duration = Duration::from_secs(60);
 const CONFIGMAP_ROUNDS: usize = 3;
 const CUSTOM_RESOURCES: usize = 2000;
 const CUSTOM_RESOURCE_ROUNDS: usize = 3;
+/// Section 10: creates per server and round, and rounds per binary.
+const BASELINE_CONFIGMAPS: usize = 5000;
+const BASELINE_PODS: usize = 3000;
+const BASELINE_ROUNDS: usize = 3;
 
 fn main() -> ExitCode {
     let started = Instant::now();
@@ -117,6 +127,14 @@ fn run() -> Result<()> {
     // `KAPI_BENCH_SECTION=rbac` runs section 9 alone.
     if std::env::var("KAPI_BENCH_SECTION").as_deref() == Ok("rbac") {
         rows.extend(bench_rbac(root.path())?);
+        print_table(&rows);
+        return Ok(());
+    }
+    let baseline_bin = std::env::var("KAPI_BENCH_BASELINE_BIN").ok().filter(|b| !b.is_empty());
+    // `KAPI_BENCH_SECTION=baseline` runs section 10 alone.
+    if std::env::var("KAPI_BENCH_SECTION").as_deref() == Ok("baseline") {
+        let baseline = baseline_bin.ok_or("KAPI_BENCH_SECTION=baseline needs KAPI_BENCH_BASELINE_BIN")?;
+        rows.extend(bench_against_baseline(root.path(), &baseline)?);
         print_table(&rows);
         return Ok(());
     }
@@ -293,6 +311,12 @@ fn run() -> Result<()> {
     // evaluated per request) against the admin's (`system:masters`, allowed first).
     rows.extend(bench_rbac(root.path())?);
     print_progress(&rows);
+
+    // 10. Creates against an older build of kapi, when one is given.
+    if let Some(baseline) = &baseline_bin {
+        rows.extend(bench_against_baseline(root.path(), baseline)?);
+        print_progress(&rows);
+    }
 
     print_table(&rows);
     println!("ratios: throughputs (/s) are kapi ÷ baseline, so below 1 is slower; times (ms) are kapi ÷ baseline, so above 1 is slower");
@@ -482,10 +506,15 @@ impl Server {
 
     /// [`Server::start`] with more arguments for `kapi serve`.
     fn start_with(data: &Path, log: &Path, args: &[&str]) -> Result<(Server, Duration)> {
+        Server::start_bin(&kapi_bin(), data, log, args)
+    }
+
+    /// [`Server::start_with`] from the `kapi` binary `bin`.
+    fn start_bin(bin: &str, data: &Path, log: &Path, args: &[&str]) -> Result<(Server, Duration)> {
         let _ = std::fs::remove_file(data.join("port"));
         let log_file = std::fs::OpenOptions::new().create(true).append(true).open(log)?;
         let start = Instant::now();
-        let child = Command::new(kapi_bin())
+        let child = Command::new(bin)
             .args(["serve", "--secure-port", "0", "--data-dir"])
             .arg(data)
             .args(args)
@@ -493,7 +522,7 @@ impl Server {
             .stdout(Stdio::null())
             .stderr(log_file)
             .spawn()
-            .map_err(|e| format!("could not execute {}: {e}", kapi_bin()))?;
+            .map_err(|e| format!("could not execute {bin}: {e}"))?;
         let mut server = Server { child, port: 0, tls: Arc::new(empty_client_config()?), log: log.to_owned() };
         let deadline = start + START_TIME_LIMIT;
         // The port file is written after the PKI and the kubeconfig.
@@ -687,6 +716,107 @@ fn bench_configmaps_etcd(root: &Path) -> Result<Option<EtcdConfigMaps>> {
     server.stop()?;
     drop(etcd);
     Ok(Some(EtcdConfigMaps { load, kapi_cpu_micros, etcd_cpu_micros }))
+}
+
+/// One server's creates in section 10: rates and the server's CPU per create, and whether the
+/// objects it wrote carry `managedFields`.
+struct BaselineSample {
+    configmaps: Load,
+    configmap_cpu_micros: f64,
+    pods: Load,
+    pod_cpu_micros: f64,
+    managed_fields: bool,
+}
+
+/// [`BASELINE_CONFIGMAPS`] ConfigMaps then [`BASELINE_PODS`] pods created through a fresh
+/// `kapi serve` of `bin` on the embedded store.
+fn baseline_sample(bin: &str, dir: &Path) -> Result<BaselineSample> {
+    std::fs::create_dir_all(dir)?;
+    let (server, _) = Server::start_bin(bin, &dir.join("data"), &dir.join("kapi.log"), &[])?;
+    let pid = server.child.id();
+    let configmaps_path = "/api/v1/namespaces/default/configmaps";
+    let cpu = process::cpu_micros(pid)?;
+    let configmaps = bench_creates(
+        &server.tls,
+        server.port,
+        configmaps_path,
+        BASELINE_CONFIGMAPS,
+        CONFIGMAP_TIME_LIMIT,
+        Arc::new(|i| configmap_json(&configmap_name(i))),
+    )?;
+    let after_configmaps = process::cpu_micros(pid)?;
+    let pods_path = "/api/v1/namespaces/default/pods";
+    let pods = bench_creates(
+        &server.tls,
+        server.port,
+        pods_path,
+        BASELINE_PODS,
+        CREATE_TIME_LIMIT,
+        Arc::new(|i| pod_json(&format!("pod-{i:05}"))),
+    )?;
+    let after_pods = process::cpu_micros(pid)?;
+    let mut conn = Conn::connect(&server.tls, server.port)?;
+    let got = conn.request("GET", &format!("{configmaps_path}/{}", configmap_name(0)), b"")?;
+    let managed_fields = got.status == 200 && String::from_utf8_lossy(&got.body).contains("\"managedFields\"");
+    drop(conn);
+    server.stop()?;
+    Ok(BaselineSample {
+        configmap_cpu_micros: after_configmaps.saturating_sub(cpu) as f64 / configmaps.requests.max(1) as f64,
+        pod_cpu_micros: after_pods.saturating_sub(after_configmaps) as f64 / pods.requests.max(1) as f64,
+        configmaps,
+        pods,
+        managed_fields,
+    })
+}
+
+/// Section 10: this build against `baseline` (`KAPI_BENCH_BASELINE_BIN`), alternating fresh
+/// servers round by round; medians, each ratio the median of the rounds' ratios.
+fn bench_against_baseline(root: &Path, baseline: &str) -> Result<Vec<Row>> {
+    let mut pairs = Vec::new();
+    for round in 0..BASELINE_ROUNDS {
+        let kapi = baseline_sample(&kapi_bin(), &root.join(format!("baseline-{round}-kapi")))?;
+        let old = baseline_sample(baseline, &root.join(format!("baseline-{round}-old")))?;
+        eprintln!(
+            "  … baseline round {round}: ConfigMaps {:.0} /s vs {:.0} /s, pods {:.0} /s vs {:.0} /s (managedFields: {} vs {})",
+            kapi.configmaps.rate(),
+            old.configmaps.rate(),
+            kapi.pods.rate(),
+            old.pods.rate(),
+            kapi.managed_fields,
+            old.managed_fields,
+        );
+        pairs.push((kapi, old));
+    }
+    let median = |f: fn(&BaselineSample) -> f64| {
+        (
+            median_f64(pairs.iter().map(|(k, _)| f(k)).collect()),
+            median_f64(pairs.iter().map(|(_, o)| f(o)).collect()),
+            median_f64(pairs.iter().map(|(k, o)| f(k) / f(o)).collect()),
+        )
+    };
+    let managed = |s: &BaselineSample| if s.managed_fields { "managedFields on" } else { "no managedFields" };
+    let (kapi_managed, old_managed) = (managed(&pairs[0].0), managed(&pairs[0].1));
+    let bin_name = Path::new(baseline).display();
+    let mut rows = Vec::new();
+    let (k, o, r) = median(|s| s.configmaps.rate());
+    rows.push(compared(
+        format!("ConfigMap creates/s with field management vs before server-side apply, {CREATE_THREADS} conns"),
+        format!("{k:.0} /s ({kapi_managed})"),
+        format!("{o:.0} /s {bin_name} ({old_managed})"),
+        r,
+    ));
+    let (k, o, r) = median(|s| s.configmap_cpu_micros);
+    rows.push(compared("CPU per ConfigMap create, vs before server-side apply", format!("{k:.0} µs"), format!("{o:.0} µs"), r));
+    let (k, o, r) = median(|s| s.pods.rate());
+    rows.push(compared(
+        format!("Pod creates/s with field management vs before server-side apply, {CREATE_THREADS} conns"),
+        format!("{k:.0} /s"),
+        format!("{o:.0} /s"),
+        r,
+    ));
+    let (k, o, r) = median(|s| s.pod_cpu_micros);
+    rows.push(compared("CPU per Pod create, vs before server-side apply", format!("{k:.0} µs"), format!("{o:.0} µs"), r));
+    Ok(rows)
 }
 
 fn pod_json(name: &str) -> Vec<u8> {

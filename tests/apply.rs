@@ -563,3 +563,86 @@ fn managers_of_other_versions_see_writes_in_their_version() {
     assert!(a_now["fieldsV1"]["f:spec"].get("f:maxReplicas").is_some(), "{a_now}");
     assert_eq!(of(&object, "b")["apiVersion"], "autoscaling/v1");
 }
+
+/// `fieldsV1` bytes as upstream's `Set.ToJSON` writes a built-in kind's (kept verbatim in
+/// storage and answers): children in path element order, key values compared typed, so the
+/// port keyed `9` comes before `10` (a `serde_json::Map` would put `10` first), in the
+/// create's answer, a GET and a list.
+#[test]
+fn fields_v1_bytes_follow_the_set_order() {
+    let (_dir, server) = start();
+    let container = json!({"name": "c", "image": "nginx", "ports": [{"containerPort": 10}, {"containerPort": 9}]});
+    let deploy = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "ports"},
+        "spec": {"selector": {"matchLabels": {"app": "p"}},
+            "template": {"metadata": {"labels": {"app": "p"}}, "spec": {"containers": [container]}}}});
+    let apply = [("Content-Type", APPLY), ("Accept", "application/json")];
+    let (code, body) =
+        common::request_with(&server, "PATCH", &format!("{DEPLOYS}/ports?fieldManager=a"), &apply, deploy.to_string().as_bytes());
+    assert_eq!(code, 201, "{}", String::from_utf8_lossy(&body));
+    // Fields by name, `.` first; keyed items by their key values (numbers as numbers).
+    let want = concat!(
+        r#""fieldsV1":{"f:spec":{"f:selector":{},"f:template":{"f:metadata":{"f:labels":{"f:app":{}}},"#,
+        r#""f:spec":{"f:containers":{"k:{\"name\":\"c\"}":{".":{},"f:image":{},"f:name":{},"f:ports":{"#,
+        r#""k:{\"containerPort\":9,\"protocol\":\"TCP\"}":{".":{},"f:containerPort":{}},"#,
+        r#""k:{\"containerPort\":10,\"protocol\":\"TCP\"}":{".":{},"f:containerPort":{}}}}}}}}}"#
+    );
+    let text = |body: &[u8]| String::from_utf8_lossy(body).into_owned();
+    assert!(text(&body).contains(want), "{}", text(&body));
+    let json = [("Accept", "application/json")];
+    let (_, got) = common::request_with(&server, "GET", &format!("{DEPLOYS}/ports"), &json, b"");
+    assert!(text(&got).contains(want), "{}", text(&got));
+    let (_, list) = common::request_with(&server, "GET", DEPLOYS, &json, b"");
+    assert!(text(&list).contains(want), "{}", text(&list));
+}
+
+/// A custom resource served in two versions with `strategy: None` (only `apiVersion` changes),
+/// whose `v1` keys `spec.items` by name and whose `v2` has it atomic: an entry written in `v1`
+/// sees a `v2` apply in `v1`'s schema (upstream's versionConverter converts the objects to
+/// each entry's version), so changing an item's `size` conflicts on that item's field.
+#[test]
+fn custom_resource_entries_are_read_in_their_version() {
+    let (_dir, server) = start();
+    let item = json!({"type": "object", "properties": {"name": {"type": "string"}, "size": {"type": "integer"}}, "required": ["name"]});
+    let schema = |items: Value| json!({"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object", "properties": {"items": items}}}}});
+    let keyed = json!({"type": "array", "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"], "items": item});
+    let atomic = json!({"type": "array", "x-kubernetes-list-type": "atomic", "items": item});
+    let definition = json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "crates.example.com"},
+        "spec": {
+            "group": "example.com", "scope": "Namespaced",
+            "names": {"plural": "crates", "singular": "crate", "kind": "Crate"},
+            "conversion": {"strategy": "None"},
+            "versions": [
+                {"name": "v1", "served": true, "storage": true, "schema": schema(keyed)},
+                {"name": "v2", "served": true, "storage": false, "schema": schema(atomic)},
+            ],
+        },
+    });
+    let (code, body) = send(&server, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "application/json", &definition);
+    assert_eq!(code, 201, "{body}");
+    let v1 = "/apis/example.com/v1/namespaces/default/crates";
+    let v2 = "/apis/example.com/v2/namespaces/default/crates";
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while send(&server, "GET", v2, "application/json", &Value::Null).0 != 200 {
+        assert!(std::time::Instant::now() < deadline, "the definition is never served");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let a = json!({"apiVersion": "example.com/v1", "kind": "Crate", "metadata": {"name": "c"},
+        "spec": {"items": [{"name": "x", "size": 1}]}});
+    let (code, created) = send(&server, "PATCH", &format!("{v1}/c?fieldManager=a"), APPLY, &a);
+    assert_eq!(code, 201, "{created}");
+    let b = json!({"apiVersion": "example.com/v2", "kind": "Crate", "metadata": {"name": "c"},
+        "spec": {"items": [{"name": "x", "size": 2}]}});
+    let (code, status) = send(&server, "PATCH", &format!("{v2}/c?fieldManager=b"), APPLY, &b);
+    assert_eq!(
+        (code, status["message"].as_str()),
+        (409, Some("Apply failed with 1 conflict: conflict with \"a\": .spec.items[name=\"x\"].size")),
+        "{status}"
+    );
+    // Forced, "a" loses the item's size in its own version and keeps the rest.
+    let (code, forced) = send(&server, "PATCH", &format!("{v2}/c?fieldManager=b&force=true"), APPLY, &b);
+    assert_eq!(code, 200, "{forced}");
+    assert_eq!(of(&forced, "a")["fieldsV1"], json!({"f:spec": {"f:items": {"k:{\"name\":\"x\"}": {".": {}, "f:name": {}}}}}));
+    assert_eq!(of(&forced, "b"), entry("b", "Apply", "example.com/v2", json!({"f:spec": {"f:items": {}}})));
+}

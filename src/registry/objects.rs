@@ -4,6 +4,7 @@
 //! generated type of the kind whenever bytes come in or go out: decoding a request body checks
 //! it against the type (as upstream's decoder does), and storage holds the type's protobuf form.
 
+use super::fieldmanager;
 use kapi_apimachinery::codec::{self, CodecError, Format, TypeMeta};
 use kapi_apimachinery::{KindVisitor, Object};
 use serde_json::Value;
@@ -135,7 +136,9 @@ pub fn decode_defaulted(kind: &Kind, format: Format, bytes: &[u8]) -> Result<Val
 /// Encodes a JSON value of `kind` in `format` (protobuf through the generated type).
 pub fn encode(kind: &Kind, format: Format, value: &Value) -> Result<Vec<u8>, CodecError> {
     match format {
-        Format::Json => Ok(serde_json::to_vec(value)?),
+        Format::Json => to_json(kind, value),
+        // YAML is written from a value, keys sorted (upstream's goes through yaml.v2 maps,
+        // sorted too), so a `FieldsV1` order would not survive it.
         Format::Yaml => codec::json_to_yaml(&serde_json::to_vec(value)?),
         Format::Protobuf => {
             struct V<'a>(&'a Value, TypeMeta);
@@ -143,6 +146,9 @@ pub fn encode(kind: &Kind, format: Format, value: &Value) -> Result<Vec<u8>, Cod
                 type Output = Result<Vec<u8>, CodecError>;
                 fn visit<T: Object>(self) -> Self::Output {
                     let mut obj: T = serde_json::from_value(self.0.clone())?;
+                    if fieldmanager::has_managed_fields(self.0) {
+                        fieldmanager::order_typed(&mut obj);
+                    }
                     obj.set_type_meta(&self.1.api_version, &self.1.kind);
                     codec::encode(Format::Protobuf, &obj)
                 }
@@ -150,6 +156,15 @@ pub fn encode(kind: &Kind, format: Format, value: &Value) -> Result<Vec<u8>, Cod
             visit_or(kind, V(value, kind.type_meta()), || Err(no_protobuf(kind)))
         }
     }
+}
+
+/// The JSON of a value of `kind`: a built-in kind's `managedFields` with their `fieldsV1` in
+/// upstream's order ([`fieldmanager::BuiltinJson`]), a custom resource's as any JSON value.
+pub fn to_json(kind: &Kind, value: &Value) -> Result<Vec<u8>, CodecError> {
+    if is_registered(kind) && (fieldmanager::has_managed_fields(value) || value.get("items").is_some_and(Value::is_array)) {
+        return Ok(serde_json::to_vec(&fieldmanager::BuiltinJson(value))?);
+    }
+    Ok(serde_json::to_vec(value)?)
 }
 
 /// The generated field facts of a kind (for patching and for [`drop_zero_strings`]).
@@ -425,7 +440,11 @@ pub fn encode_internal(kind: &Kind, internal: Value) -> Result<(Vec<u8>, Box<dyn
     impl KindVisitor for V {
         type Output = Result<(Vec<u8>, Box<dyn TypedObject>), CodecError>;
         fn visit<T: Object>(self) -> Self::Output {
+            let ordered = fieldmanager::has_managed_fields(&self.0);
             let mut obj = T::from_internal(self.0)?;
+            if ordered {
+                fieldmanager::order_typed(&mut obj);
+            }
             obj.set_type_meta(&self.1.api_version, &self.1.kind);
             let bytes = if self.2 { serde_json::to_vec(&obj)? } else { codec::encode(Format::Protobuf, &obj)? };
             Ok((bytes, Box::new(obj)))

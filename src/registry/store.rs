@@ -469,19 +469,38 @@ impl<'a> Store<'a> {
         }
     }
 
-    /// How field management sees an object of the kind (in the store's version) in another
-    /// version (`fieldmanager::Converter`): a built-in kind converted through its hub, with that
-    /// version's schema; nothing for another group or a custom resource (whose entries are read
-    /// in the writer's version).
-    pub fn version_converter(&self) -> impl Fn(&Value, &str) -> Option<(Value, super::fieldmanager::typed::Type<'static>)> + '_ {
-        move |object, api_version| {
-            let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
-            let to = Kind { group: group.to_owned(), version: version.to_owned(), kind: self.kind.kind.clone() };
-            if group != self.kind.group || !objects::is_registered(&self.kind) || !objects::is_registered(&to) {
+    /// How field management sees an object of the kind in another version
+    /// (`fieldmanager::Converter`, upstream's `versionConverter`): a built-in kind converted
+    /// through its hub, with that version's generated fields; a custom resource by its
+    /// definition's conversion (`strategy: None` changes only `apiVersion`; a webhook is called,
+    /// as upstream's converter does), with that version's schema. Nothing for another group, or
+    /// a version the kind does not have.
+    pub fn version_converter<'s>(&'s self) -> impl Fn(&Value, &str, &str) -> Option<(Value, super::fieldmanager::typed::Type<'s>)> + 's {
+        move |object, from, to| {
+            let kind_at = |api_version: &str| {
+                let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+                Kind { group: group.to_owned(), version: version.to_owned(), kind: self.kind.kind.clone() }
+            };
+            let (from, to) = (kind_at(from), kind_at(to));
+            if from.group != self.kind.group || to.group != self.kind.group {
                 return None;
             }
-            let converted = objects::convert(object, &self.kind, &to).ok()?;
-            Some((converted, super::fieldmanager::schemas::kind_type(&to)))
+            if objects::is_registered(&self.kind) {
+                if !objects::is_registered(&from) || !objects::is_registered(&to) {
+                    return None;
+                }
+                let converted = objects::convert(object, &from, &to).ok()?;
+                return Some((converted, super::fieldmanager::schemas::kind_type(&to)));
+            }
+            let schema = self.strategy.version_field_schema(&to.version)?;
+            let convert = self.strategy.converter()?;
+            let mut object = object.clone();
+            // The zero object of a create has no apiVersion; the conversion reads it.
+            if let Some(fields) = object.as_object_mut() {
+                fields.entry("apiVersion").or_insert_with(|| Value::String(from.api_version()));
+            }
+            let converted = convert(&from, object, &to.version).ok()?;
+            Some((converted, super::fieldmanager::schemas::resource_type(schema)))
         }
     }
 
@@ -509,6 +528,8 @@ impl<'a> Store<'a> {
         let reset = self.reset_fields();
         let schema = self.field_schema();
         let converter = self.version_converter();
+        // The context's borrows (the schema, `now`) live shorter than the store the converter reads.
+        let converter = |object: &Value, from: &str, to: &str| converter(object, from, to);
         let cx = Context {
             ty: self.field_type(&schema),
             reset: &reset,

@@ -135,6 +135,13 @@ pub trait Strategy: Send + Sync {
         None
     }
 
+    /// The schema of another version of the kind, for field management's entries of that
+    /// version ([`Strategy::field_schema`]'s, per version): a custom resource's versions'.
+    fn version_field_schema(&self, version: &str) -> Option<&Value> {
+        let _ = version;
+        None
+    }
+
     /// How objects of a kind the scheme does not know change version, as a function a watch
     /// can keep: a custom resource's definition converts them (its `spec.conversion`) and its
     /// versions' schemas prune and default them on the way (upstream's storage codec does), so

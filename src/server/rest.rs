@@ -834,6 +834,8 @@ async fn apply(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option
             None => (zero, &Value::Null),
         };
         let now = objects::now();
+        // The context's borrows (`now`) live shorter than the store the converter reads.
+        let converter = |object: &Value, from: &str, to: &str| converter(object, from, to);
         let cx = Context {
             ty: store.field_type(&schema),
             reset: &reset,

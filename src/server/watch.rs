@@ -113,24 +113,19 @@ impl Encoder {
     }
 
     fn write(&self, kind: &str, object: &Value) -> Bytes {
+        let api_version = object["apiVersion"].as_str().unwrap_or_default();
+        let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+        let object_kind =
+            Kind { group: group.to_owned(), version: version.to_owned(), kind: object["kind"].as_str().unwrap_or_default().to_owned() };
         match self.format {
-            Format::Protobuf => {
-                let api_version = object["apiVersion"].as_str().unwrap_or_default();
-                let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
-                let object_kind = Kind {
-                    group: group.to_owned(),
-                    version: version.to_owned(),
-                    kind: object["kind"].as_str().unwrap_or_default().to_owned(),
-                };
-                match objects::encode(&object_kind, Format::Protobuf, object) {
-                    Ok(raw) => Bytes::from(codec::watch_frame(kind, &raw)),
-                    Err(e) => {
-                        tracing::warn!(error = %e, kind = %object_kind.kind, "encoding a watch event");
-                        Bytes::new()
-                    }
+            Format::Protobuf => match objects::encode(&object_kind, Format::Protobuf, object) {
+                Ok(raw) => Bytes::from(codec::watch_frame(kind, &raw)),
+                Err(e) => {
+                    tracing::warn!(error = %e, kind = %object_kind.kind, "encoding a watch event");
+                    Bytes::new()
                 }
-            }
-            Format::Json | Format::Yaml => event_line(kind, object),
+            },
+            Format::Json | Format::Yaml => event_line(kind, &object_kind, object),
         }
     }
 }
@@ -239,18 +234,18 @@ fn bookmark(objects: &ObjectWatch) -> Value {
         "metadata": { "resourceVersion": objects.position().to_string() },
     })
 }
-
-/// A JSON watch event: `{"object":...,"type":...}` and a newline, written around the object
-/// rather than through a JSON value holding a copy of it. The keys are in the order serde_json
-/// writes a JSON object's (sorted), which is how kapi has always written them; decoders do not
-/// depend on it.
-fn event_line(kind: &str, object: &Value) -> Bytes {
-    let mut line = Vec::with_capacity(512);
+/// A JSON watch event: `{"object":…,"type":…}` and a newline, written around the object as
+/// [`objects::to_json`] writes it (a built-in kind's `fieldsV1` in set order) rather than
+/// through a JSON value holding a copy of it. The keys are in the order serde_json writes a
+/// JSON object's (sorted), which is how kapi has always written them; decoders do not depend
+/// on it.
+fn event_line(kind: &str, object_kind: &Kind, object: &Value) -> Bytes {
+    let Ok(text) = objects::to_json(object_kind, object) else { return Bytes::new() };
+    let mut line = Vec::with_capacity(text.len() + kind.len() + 24);
     line.extend_from_slice(b"{\"object\":");
-    // Writing a `Value` into a Vec cannot fail.
-    let _ = serde_json::to_writer(&mut line, object);
+    line.extend_from_slice(&text);
     line.extend_from_slice(b",\"type\":");
-    let _ = serde_json::to_writer(&mut line, kind);
+    line.extend_from_slice(&serde_json::to_vec(kind).unwrap_or_default());
     line.extend_from_slice(b"}\n");
     Bytes::from(line)
 }

@@ -496,6 +496,10 @@ impl Strategy for CustomResourceStrategy {
         self.schemas.raw.get(&self.version).cloned()
     }
 
+    fn version_field_schema(&self, version: &str) -> Option<&Value> {
+        self.schemas.raw.get(version).map(|schema| &**schema)
+    }
+
     fn storage_prefix(&self) -> Option<&str> {
         Some(&self.prefix)
     }

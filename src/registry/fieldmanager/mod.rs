@@ -167,6 +167,105 @@ impl Entry {
     }
 }
 
+/// Whether `object` (JSON) has `managedFields` entries, whose `fieldsV1` a built-in kind's bytes
+/// must write in set order ([`order_typed`], [`BuiltinJson`]).
+pub fn has_managed_fields(object: &Value) -> bool {
+    object.get("metadata").and_then(|m| m.get("managedFields")).and_then(Value::as_array).is_some_and(|a| !a.is_empty())
+}
+
+/// Rewrites the `fieldsV1` of a typed built-in object's `managedFields` in upstream's order
+/// (`Set.ToJSON`, [`Set::to_fields_v1_bytes`]). A built-in kind's `FieldsV1` are bytes that
+/// upstream writes once in set order and keeps verbatim (protobuf, JSON); here objects pass
+/// through `serde_json::Value`, whose maps sort keys bytewise, so the order is restored where a
+/// typed object is made from a value to be written out.
+pub fn order_typed(object: &mut dyn kapi_apimachinery::walk::Walk) {
+    use kapi_api::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    object.walk_mut(&mut |v| {
+        let Some(meta) = v.downcast_mut::<ObjectMeta>() else { return };
+        for fields in meta.managed_fields.iter_mut().filter_map(|e| e.fields_v1.as_mut()) {
+            if let Some(ordered) = set::ordered_fields_v1(fields.as_bytes()) {
+                *fields = kapi_apimachinery::FieldsV1::from_bytes(ordered);
+            }
+        }
+    });
+}
+
+/// A built-in object's JSON (or a list's, item by item) with its `managedFields`' `fieldsV1`
+/// written in upstream's order, for values written straight to JSON (see [`order_typed`]).
+/// A custom resource's are not: upstream keeps them in an unstructured map, which Go writes
+/// with sorted keys, as a `Value` does.
+pub struct BuiltinJson<'a>(pub &'a Value);
+
+impl serde::Serialize for BuiltinJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        write_object(serializer, self.0, |out, k, v| match k {
+            "metadata" => out.serialize_entry(k, &Metadata(v)),
+            "items" => out.serialize_entry(k, &Each(v, BuiltinJson)),
+            _ => out.serialize_entry(k, v),
+        })
+    }
+}
+
+struct Metadata<'a>(&'a Value);
+
+impl serde::Serialize for Metadata<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        write_object(serializer, self.0, |out, k, v| match k {
+            "managedFields" => out.serialize_entry(k, &Each(v, ManagedFieldsEntry)),
+            _ => out.serialize_entry(k, v),
+        })
+    }
+}
+
+struct ManagedFieldsEntry<'a>(&'a Value);
+
+impl serde::Serialize for ManagedFieldsEntry<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error, SerializeMap};
+        write_object(serializer, self.0, |out, k, v| {
+            if k == "fieldsV1"
+                && let Some(set) = Set::from_fields_v1(v)
+            {
+                let text = String::from_utf8(set.to_fields_v1_bytes()).map_err(S::Error::custom)?;
+                return out.serialize_entry(k, &serde_json::value::RawValue::from_string(text).map_err(S::Error::custom)?);
+            }
+            out.serialize_entry(k, v)
+        })
+    }
+}
+
+/// A JSON array written item by item through `item`'s wrapper (anything else as it is).
+struct Each<'a, W>(&'a Value, fn(&'a Value) -> W);
+
+impl<'a, W: serde::Serialize> serde::Serialize for Each<'a, W> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let Value::Array(items) = self.0 else { return self.0.serialize(serializer) };
+        let mut out = serializer.serialize_seq(Some(items.len()))?;
+        for item in items {
+            out.serialize_element(&(self.1)(item))?;
+        }
+        out.end()
+    }
+}
+
+/// A JSON object written field by field through `field` (anything else as it is).
+fn write_object<S: serde::Serializer>(
+    serializer: S,
+    value: &Value,
+    mut field: impl FnMut(&mut S::SerializeMap, &str, &Value) -> Result<(), S::Error>,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let Value::Object(map) = value else { return serde::Serialize::serialize(value, serializer) };
+    let mut out = serializer.serialize_map(Some(map.len()))?;
+    for (k, v) in map {
+        field(&mut out, k, v)?;
+    }
+    out.end()
+}
+
 /// The entries of a `managedFields` value; `None` when any entry is not valid (upstream's
 /// `DecodeManagedFields` errors: an operation other than Apply or Update, no apiVersion, a
 /// fieldsType other than FieldsV1, fields that are not a set).
@@ -262,9 +361,10 @@ pub fn reset_set(paths: &[&[&str]]) -> Set {
     set
 }
 
-/// Converts an object in the writer's version to another version of its kind (`apiVersion`),
-/// with that version's schema; `None` when it cannot (another group, a version not known).
-pub type Converter<'a> = &'a dyn Fn(&Value, &str) -> Option<(Value, Type<'static>)>;
+/// Converts an object of the kind from one version (`apiVersion`, the first) to another (the
+/// second), with that version's schema; `None` when it cannot (another group, a version not
+/// known), which upstream's updater treats as a missing version.
+pub type Converter<'a> = &'a dyn Fn(&Value, &str, &str) -> Option<(Value, Type<'a>)>;
 
 /// What a write's field management works with.
 pub struct Context<'a> {
@@ -278,6 +378,19 @@ pub struct Context<'a> {
     /// How an entry of another version sees the write (upstream's updater compares the objects
     /// converted to each manager's version); `None`: every entry is read in the writer's.
     pub convert: Option<Converter<'a>>,
+}
+
+impl<'a> Context<'a> {
+    /// `object`, in the version `from`, as the version `to` sees it, with `to`'s schema
+    /// (upstream's `Converter.Convert` of a typed value); the writer's own version, or every
+    /// version when there is no converter, is read as it is.
+    fn in_version(&self, object: &Value, from: &str, to: &str) -> Option<(Value, Type<'a>)> {
+        let writer = self.writer.api_version;
+        match self.convert {
+            Some(convert) if !(from == writer && to == writer) => convert(object, from, to),
+            _ => Some((object.clone(), self.ty)),
+        }
+    }
 }
 
 /// What a write changed (added or modified) and removed.
@@ -312,8 +425,9 @@ impl<'c, 'a> Changes<'c, 'a> {
     fn seen_by(&mut self, api_version: &str) -> &Change {
         let Some(convert) = self.cx.convert.filter(|_| api_version != self.cx.writer.api_version) else { return &self.own };
         if !self.others.contains_key(api_version) {
-            let change = convert(self.live, api_version).and_then(|(live, ty)| {
-                let (new, _) = convert(self.new, api_version)?;
+            let writer = self.cx.writer.api_version;
+            let change = convert(self.live, writer, api_version).and_then(|(live, ty)| {
+                let (new, _) = convert(self.new, writer, api_version)?;
                 Some(Change::of(typed::compare(&live, &new, ty).without(self.cx.reset)))
             });
             self.others.insert(api_version.to_owned(), change);
@@ -551,7 +665,7 @@ fn apply_entries(
     let applied = typed::to_field_set(config, cx.ty).recursive_difference(cx.reset);
     let position = entries.iter().position(|e| e.same_manager(&cx.writer, Operation::Apply));
     let (last, last_time) = match position.map(|i| entries.remove(i)) {
-        Some(entry) => (Some(entry.set), entry.time),
+        Some(entry) => (Some((entry.set, entry.api_version)), entry.time),
         None => (None, None),
     };
     entries.push(Entry {
@@ -564,7 +678,7 @@ fn apply_entries(
     });
     let me = entries.len() - 1;
     let merged = match &last {
-        Some(last) if !last.is_empty() => prune(cx, merged, &entries, last),
+        Some((last, version)) if !last.is_empty() => prune(cx, merged, &entries, last, version),
         _ => merged,
     };
     let mut changes = Changes::new(cx, live, &merged);
@@ -596,20 +710,48 @@ fn apply_entries(
     Ok((merged, entries))
 }
 
-/// Upstream's prune: what the manager applied last time and no longer does, and that no one
-/// (the manager's new configuration included) owns, is removed from the merged object.
-fn prune(cx: &Context<'_>, merged: Value, entries: &[Entry], last: &Set) -> Value {
-    let mut owned = Set::new();
+/// Upstream's prune (`Updater.prune`): what the manager applied last time (`last`, in the
+/// version it applied in) and no longer does, and that no one (the manager's new configuration
+/// included) owns, is removed from the merged object. Each set is read in its own version: the
+/// last applied fields are removed from the merged object converted to that version, then,
+/// version by version (that one first), whatever an entry of the version owns is put back
+/// (`addBackOwnedItems`), and only what the last apply owned stays removed
+/// (`addBackDanglingItems`). A version the object cannot be converted to is skipped, as
+/// upstream skips a missing version.
+fn prune(cx: &Context<'_>, merged: Value, entries: &[Entry], last: &Set, last_version: &str) -> Value {
+    let writer = cx.writer.api_version;
+    let Some((merged_last, ty_last)) = cx.in_version(&merged, writer, last_version) else { return merged };
+    let mut pruned = typed::remove_items(&merged_last, &typed::with_named_fields(last, ty_last, &merged_last), ty_last);
+    let mut pruned_version = last_version.to_owned();
+    let mut versions: Vec<&str> = Vec::new();
     for entry in entries {
-        owned.union_with(&entry.set);
+        if !versions.contains(&entry.api_version.as_str()) {
+            versions.push(&entry.api_version);
+        }
     }
-    let last = typed::with_named_fields(last, cx.ty, &merged);
-    let owned = typed::with_named_fields(&owned, cx.ty, &merged);
-    let remove = last.difference(&owned);
+    versions.sort_by_key(|v| *v != last_version);
+    for version in versions {
+        let mut owned = Set::new();
+        for entry in entries.iter().filter(|e| e.api_version == version) {
+            owned.union_with(&entry.set);
+        }
+        let Some((merged_v, ty)) = cx.in_version(&merged, writer, version) else { continue };
+        let Some((pruned_v, _)) = cx.in_version(&pruned, &pruned_version, version) else { continue };
+        let named = |set: &Set| typed::with_named_fields(set, ty, &merged_v);
+        let merged_set = named(&typed::to_field_set(&merged_v, ty));
+        let kept = named(&typed::to_field_set(&pruned_v, ty)).union(&named(&owned));
+        pruned = typed::remove_items(&merged_v, &merged_set.difference(&kept), ty);
+        pruned_version = version.to_owned();
+    }
+    let Some((pruned_last, _)) = cx.in_version(&pruned, &pruned_version, last_version) else { return merged };
+    let named = |set: &Set| typed::with_named_fields(set, ty_last, &merged_last);
+    let removed = named(&typed::to_field_set(&merged_last, ty_last)).difference(&named(&typed::to_field_set(&pruned_last, ty_last)));
+    let remove = removed.intersection(&named(last));
     if remove.is_empty() {
         return merged;
     }
-    typed::remove_items(&merged, &remove, cx.ty)
+    let result = typed::remove_items(&merged_last, &remove, ty_last);
+    cx.in_version(&result, last_version, writer).map_or(merged, |(object, _)| object)
 }
 
 fn last_applied(live: &Value) -> Option<&str> {
@@ -673,6 +815,63 @@ mod tests {
             now: "2026-01-01T00:00:00Z",
             convert: None,
         }
+    }
+
+    /// A kind whose `ex/v1` calls `spec.a` what `ex/v2` calls `spec.b` (a renaming
+    /// conversion, as a webhook may do), read without a schema (every field is undeclared, so
+    /// `spec` is a member too).
+    fn renaming<'a>(object: &Value, from: &str, to: &str) -> Option<(Value, Type<'a>)> {
+        let mut object = object.clone();
+        if from != to
+            && let Some(spec) = object.get_mut("spec").and_then(Value::as_object_mut)
+        {
+            let (old, new) = if to == "ex/v2" { ("a", "b") } else { ("b", "a") };
+            if let Some(v) = spec.remove(old) {
+                spec.insert(new.into(), v);
+            }
+        }
+        object["apiVersion"] = json!(to);
+        Some((object, Type::Deduced))
+    }
+
+    fn renamed_cx<'a>(manager: &'a str, api_version: &'a str, reset: &'a Set, convert: Converter<'a>) -> Context<'a> {
+        Context {
+            ty: Type::Deduced,
+            reset,
+            writer: Writer { manager, api_version, subresource: None },
+            now: "2026-01-01T00:00:00Z",
+            convert: Some(convert),
+        }
+    }
+
+    /// Upstream's prune reads the applier's last applied set in the version it applied in:
+    /// `spec.a` applied in `ex/v1` is `spec.b` in `ex/v2`, so applying in `ex/v2` without it
+    /// removes `spec.b`; unless another manager owns it, in its own version.
+    #[test]
+    fn prune_reads_the_last_apply_in_its_version() {
+        let reset = Set::new();
+        let zero = json!({});
+        let convert: Converter<'_> = &renaming;
+        let first = json!({"apiVersion": "ex/v1", "kind": "K", "metadata": {"name": "k"}, "spec": {"a": 1, "keep": 1}});
+        let applied = apply(&renamed_cx("m", "ex/v1", &reset, convert), &zero, &zero, &first, &Value::Null, false).unwrap();
+        let managed = applied.managed_fields.unwrap();
+        let (live, _) = renaming(&applied.object, "ex/v1", "ex/v2").unwrap();
+        assert_eq!(live["spec"], json!({"b": 1, "keep": 1}));
+        let second = json!({"apiVersion": "ex/v2", "kind": "K", "metadata": {"name": "k"}, "spec": {"keep": 1}});
+        let cx2 = renamed_cx("m", "ex/v2", &reset, convert);
+        let pruned = apply(&cx2, &live, &zero, &second, &managed, false).unwrap();
+        assert_eq!(pruned.object["spec"], json!({"keep": 1}));
+        assert_eq!(
+            pruned.managed_fields.unwrap(),
+            json!([{"manager": "m", "operation": "Apply", "apiVersion": "ex/v2", "time": "2026-01-01T00:00:00Z",
+                "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {".": {}, "f:keep": {}}}}])
+        );
+        // Another manager's Update in `ex/v1` owns `spec.a` (and, untyped, `spec`): `spec.b` stays.
+        let mut shared = managed.clone();
+        shared.as_array_mut().unwrap().push(json!({"manager": "o", "operation": "Update", "apiVersion": "ex/v1",
+            "time": "2026-01-01T00:00:00Z", "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {".": {}, "f:a": {}}}}));
+        let kept = apply(&cx2, &live, &zero, &second, &shared, false).unwrap();
+        assert_eq!(kept.object["spec"], json!({"b": 1, "keep": 1}));
     }
 
     #[test]

@@ -358,11 +358,77 @@ impl Set {
         }
     }
 
-    /// The `FieldsV1` JSON of the set (upstream's `SetToFields`). Its object keys come out in
-    /// byte order (serde_json's maps are sorted), where upstream writes them in the set's order;
-    /// the two differ only among `k:`/`v:` elements whose numbers have different digit counts.
+    /// The `FieldsV1` JSON of the set as a value. A `Value`'s object keys are sorted bytewise,
+    /// not in the set's order: what a custom resource's `managedFields` show (upstream keeps
+    /// them in an unstructured map, which Go writes sorted), while a built-in kind's are the
+    /// bytes of [`Set::to_fields_v1_bytes`].
     pub fn to_fields_v1(&self) -> Value {
         Value::Object(self.contents(false))
+    }
+
+    /// The `FieldsV1` text of the set as upstream's `Set.ToJSON` writes it: at each level `.`
+    /// first, then members and children merged in path element order (fields by name, then
+    /// keyed items, set values, indexes; key values and set values compared typed, so
+    /// `k:{"port":9}` comes before `k:{"port":10}`), which is not the bytewise order a
+    /// `serde_json::Map` would give.
+    pub fn to_fields_v1_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(64);
+        out.push(b'{');
+        self.write_contents(false, &mut out);
+        out.push(b'}');
+        out
+    }
+
+    /// Upstream's `emitContentsV1`, with [`Set::contents`]'s reading of empty children (a
+    /// child with nothing in it is written only when it is also a member).
+    fn write_contents(&self, include_self: bool, out: &mut Vec<u8>) {
+        let mut first = true;
+        let mut key = |out: &mut Vec<u8>, text: &str| {
+            if !std::mem::take(&mut first) {
+                out.push(b',');
+            }
+            // Writing a `str` into a `Vec` cannot fail.
+            let _ = serde_json::to_writer(&mut *out, text);
+            out.push(b':');
+        };
+        if include_self && !(self.members.is_empty() && self.children.is_empty()) {
+            key(out, ".");
+            out.extend_from_slice(b"{}");
+        }
+        let mut members = self.members.iter().peekable();
+        let mut children = self.children.iter().filter(|(pe, child)| !child.is_empty() || self.members.contains(*pe)).peekable();
+        loop {
+            let order = match (members.peek(), children.peek()) {
+                (None, None) => break,
+                (Some(_), None) => Ordering::Less,
+                (None, Some(_)) => Ordering::Greater,
+                (Some(m), Some((c, _))) => (*m).cmp(c),
+            };
+            // A member alone is `{}`; a child holds its contents, with `.` when it is a member.
+            let (pe, child) = match order {
+                Ordering::Less => match members.next() {
+                    Some(m) => (m, None),
+                    None => break,
+                },
+                Ordering::Greater => match children.next() {
+                    Some((c, child)) => (c, Some((child, false))),
+                    None => break,
+                },
+                Ordering::Equal => {
+                    members.next();
+                    match children.next() {
+                        Some((c, child)) => (c, Some((child, true))),
+                        None => break,
+                    }
+                }
+            };
+            key(out, &pe.encode());
+            out.push(b'{');
+            if let Some((child, is_member)) = child {
+                child.write_contents(is_member, out);
+            }
+            out.push(b'}');
+        }
     }
 
     fn contents(&self, include_self: bool) -> Map<String, Value> {
@@ -390,6 +456,13 @@ impl Set {
         let (set, _) = read(fields.as_object()?)?;
         Some(set.unwrap_or_default())
     }
+}
+
+/// A `FieldsV1` value rewritten in upstream's order ([`Set::to_fields_v1_bytes`]); `None` when
+/// it is not a set, which is then left as it is.
+pub fn ordered_fields_v1(fields: &[u8]) -> Option<Vec<u8>> {
+    let value: Value = serde_json::from_slice(fields).ok()?;
+    Some(Set::from_fields_v1(&value)?.to_fields_v1_bytes())
 }
 
 /// Reads one level of `FieldsV1`: the children set (if any) and whether the node is a member.
@@ -483,6 +556,59 @@ mod tests {
         );
         let hashed: std::collections::HashSet<PathElement> = [port(json!(80)), port(json!(80.0))].into_iter().collect();
         assert_eq!(hashed.len(), 1);
+    }
+
+    /// `FieldsV1` text in upstream's order (`Set.ToJSON`), not bytewise: numeric key values
+    /// and set values by number (`9` < `9.5` < `10` < `100`); at one level fields, then keyed
+    /// items, then set values (numbers, strings, booleans), then indexes (`PathElement.Compare`);
+    /// keyed items field by field, a key that is a prefix of another first; `.` first of all.
+    #[test]
+    fn fields_v1_bytes_in_upstream_order() {
+        let port = |n: i64| PathElement::key(vec![("containerPort", &json!(n)), ("protocol", &json!("TCP"))]);
+        let mut set = Set::new();
+        for n in [100, 10, 9] {
+            set.insert(&[f("spec"), f("ports"), port(n)]);
+        }
+        set.insert(&[f("spec"), f("ports"), port(9), f("containerPort")]);
+        let text = r#"{"f:spec":{"f:ports":{"#.to_owned()
+            + r#""k:{\"containerPort\":9,\"protocol\":\"TCP\"}":{".":{},"f:containerPort":{}},"#
+            + r#""k:{\"containerPort\":10,\"protocol\":\"TCP\"}":{},"#
+            + r#""k:{\"containerPort\":100,\"protocol\":\"TCP\"}":{}}}}"#;
+        assert_eq!(String::from_utf8(set.to_fields_v1_bytes()).unwrap(), text);
+        assert_eq!(Set::from_fields_v1(&serde_json::from_str(&text).unwrap()).unwrap(), set);
+
+        let mut mixed = Set::new();
+        for pe in [
+            PathElement::Index(10),
+            PathElement::Index(9),
+            PathElement::value(&json!(true)),
+            PathElement::value(&json!("a")),
+            PathElement::value(&json!(10)),
+            PathElement::value(&json!(9.5)),
+            PathElement::value(&json!(9)),
+            PathElement::key(vec![("b", &json!(1))]),
+            PathElement::key(vec![("a", &json!(5))]),
+            PathElement::key(vec![("b", &json!(2)), ("a", &json!(1))]),
+            PathElement::key(vec![("a", &json!(1))]),
+            f("b"),
+        ] {
+            mixed.insert(&[pe]);
+        }
+        mixed.insert(&[f("a"), f("x")]);
+        mixed.insert(&[f("a")]);
+        let want = concat!(
+            r#"{"f:a":{".":{},"f:x":{}},"f:b":{},"#,
+            r#""k:{\"a\":1}":{},"k:{\"a\":1,\"b\":2}":{},"k:{\"a\":5}":{},"k:{\"b\":1}":{},"#,
+            r#""v:9":{},"v:9.5":{},"v:10":{},"v:\"a\"":{},"v:true":{},"#,
+            r#""i:9":{},"i:10":{}}"#
+        );
+        assert_eq!(String::from_utf8(mixed.to_fields_v1_bytes()).unwrap(), want);
+        // Bytes written in another order (a `serde_json::Map`'s) come back in upstream's.
+        let sorted = serde_json::to_vec(&mixed.to_fields_v1()).unwrap();
+        assert_ne!(sorted, want.as_bytes());
+        assert_eq!(ordered_fields_v1(&sorted).unwrap(), want.as_bytes());
+        assert_eq!(ordered_fields_v1(b"{}").unwrap(), b"{}");
+        assert!(ordered_fields_v1(b"[]").is_none());
     }
 
     #[test]
