@@ -92,6 +92,17 @@ fn kapi(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_kapi")).args(args).output().unwrap()
 }
 
+/// A kubeconfig for kubelet `node` (user `system:node:<node>` in `system:nodes`), signed by
+/// the CA of the server whose data dir is `data`, written under `into`.
+fn node_kubeconfig(data: &Path, into: &Path, node: &str) -> PathBuf {
+    let user = format!("system:node:{node}");
+    let out = kapi(&["kubeconfig", "--user", &user, "--group", "system:nodes", "--data-dir", data.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out));
+    let path = into.join(format!("{node}.kubeconfig"));
+    std::fs::write(&path, &out.stdout).unwrap();
+    path
+}
+
 fn kubectl(kubeconfig: &Path, args: &[&str]) -> Output {
     Command::new("kubectl").args(args).env("KUBECONFIG", kubeconfig).output().expect("running kubectl")
 }
@@ -950,14 +961,7 @@ fn node_authorizer_limits_kubelets_to_their_pods() {
     let server = common::start_with(&dir, &["--authorization-mode", "Node,RBAC"]);
     server.wait_ready();
     let admin = dir.join("admin.kubeconfig");
-    let node_config = |node: &str| {
-        let user = format!("system:node:{node}");
-        let out = kapi(&["kubeconfig", "--user", &user, "--group", "system:nodes", "--data-dir", dir.to_str().unwrap()]);
-        assert!(out.status.success(), "{}", text(&out));
-        let path = tmp.path().join(format!("{node}.kubeconfig"));
-        std::fs::write(&path, &out.stdout).unwrap();
-        path
-    };
+    let node_config = |node: &str| node_kubeconfig(&dir, tmp.path(), node);
     let (n1, n2) = (node_config("n1"), node_config("n2"));
     let objects = tmp.path().join("objects.yaml");
     std::fs::write(
@@ -1042,10 +1046,7 @@ fn admission_plugins_are_chosen_by_flags() {
     let dir = tmp.path().join("data");
     let server = common::start_with(&dir, &["--authorization-mode", "Node,RBAC", "--disable-admission-plugins", "NodeRestriction"]);
     server.wait_ready();
-    let out = kapi(&["kubeconfig", "--user", "system:node:n1", "--group", "system:nodes", "--data-dir", dir.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", text(&out));
-    let n1 = tmp.path().join("n1.kubeconfig");
-    std::fs::write(&n1, &out.stdout).unwrap();
+    let n1 = node_kubeconfig(&dir, tmp.path(), "n1");
     let other = tmp.path().join("n2.yaml");
     std::fs::write(&other, "apiVersion: v1\nkind: Node\nmetadata: {name: n2}\n").unwrap();
     ok(&n1, &["create", "-f", other.to_str().unwrap()]);
@@ -1058,14 +1059,7 @@ fn node_restriction_admits_kubelets_writes_to_their_own_objects_only() {
     let server = common::start_with(&dir, &["--authorization-mode", "Node,RBAC"]);
     server.wait_ready();
     let admin = dir.join("admin.kubeconfig");
-    let node_config = |node: &str| {
-        let user = format!("system:node:{node}");
-        let out = kapi(&["kubeconfig", "--user", &user, "--group", "system:nodes", "--data-dir", dir.to_str().unwrap()]);
-        assert!(out.status.success(), "{}", text(&out));
-        let path = tmp.path().join(format!("{node}.kubeconfig"));
-        std::fs::write(&path, &out.stdout).unwrap();
-        path
-    };
+    let node_config = |node: &str| node_kubeconfig(&dir, tmp.path(), node);
     let n1 = node_config("n1");
     let file = |name: &str, yaml: &str| {
         let path = tmp.path().join(name);

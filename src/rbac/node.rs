@@ -47,6 +47,17 @@ pub struct Relations {
 }
 
 impl Relations {
+    /// A cluster-scoped object bound to `node` (an attachment, a slice): it → the node;
+    /// nothing when `node` is empty.
+    pub fn bound_to(vertex: Vertex, name: &str, node: &str) -> Option<Relations> {
+        if node.is_empty() {
+            return None;
+        }
+        let mut relations = Relations::default();
+        relations.add((vertex, String::new(), name.to_owned()), node_key(node));
+        Some(relations)
+    }
+
     /// Adds `from → to`, once.
     pub fn add(&mut self, from: Key, to: Key) {
         let edge = (from, to);

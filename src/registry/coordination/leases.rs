@@ -50,3 +50,32 @@ impl KubeletRules for LeaseStrategy {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod kubelet_tests {
+    use serde_json::json;
+
+    use crate::registry::admission::Operation;
+    use crate::registry::kubelet::testing::*;
+
+    #[test]
+    fn a_node_writes_only_its_own_lease() {
+        let lease = json!({"metadata": {"name": "n1"}});
+        let in_ns = |ns: &'static str, op: Operation, name: &'static str| {
+            write(op, target("coordination.k8s.io", "leases", None, ns, name), Some(Box::leak(Box::new(lease.clone()))), None)
+        };
+        admit("n1", in_ns("kube-node-lease", Operation::Create, "n1"), None).unwrap();
+        assert_eq!(
+            forbidden(admit("n1", in_ns("default", Operation::Create, "n1"), None)),
+            r#"can only access leases in the "kube-node-lease" system namespace"#
+        );
+        assert_eq!(
+            forbidden(admit("n2", in_ns("kube-node-lease", Operation::Create, "n1"), None)),
+            "can only access node lease with the same name as the requesting node"
+        );
+        assert_eq!(
+            forbidden(admit("n1", in_ns("kube-node-lease", Operation::Update, "n2"), None)),
+            "can only access node lease with the same name as the requesting node"
+        );
+    }
+}

@@ -36,3 +36,17 @@ impl KubeletRules for ConfigMapStrategy {
         Some(node::read_namespaced(graph, node, Vertex::ConfigMap, a))
     }
 }
+
+#[cfg(test)]
+mod kubelet_tests {
+    use crate::registry::admission::Operation;
+    use crate::registry::kubelet::testing::*;
+
+    #[test]
+    fn resources_without_write_rules_are_left_to_rbac() {
+        let request = write(Operation::Create, target("", "configmaps", None, "default", "c"), None, None);
+        admit("n1", request, None).unwrap();
+        let request = write(Operation::Create, target("apps", "deployments", None, "default", "d"), None, None);
+        admit("n1", request, None).unwrap();
+    }
+}

@@ -140,3 +140,49 @@ fn forbidden_labels(new: &Map<String, Value>, old: &Map<String, Value>) -> Vec<S
         .cloned()
         .collect()
 }
+
+#[cfg(test)]
+mod kubelet_tests {
+    use serde_json::{Value, json};
+
+    use crate::registry::admission::Operation;
+    use crate::registry::kubelet::testing::*;
+
+    #[test]
+    fn nodes_modify_only_themselves_and_not_their_taints_or_restricted_labels() {
+        let node = |labels: Value, taints: Value| json!({"metadata": {"name": "n1", "labels": labels}, "spec": {"taints": taints}});
+        let create = |object: &Value, name: &str| {
+            let request = write(Operation::Create, target("", "nodes", None, "", name), Some(object), None);
+            admit("n1", request, None)
+        };
+        let plain = node(json!({"kubernetes.io/hostname": "n1", "node.kubernetes.io/x": "y", "example.com/a": "b"}), json!(null));
+        create(&plain, "n1").unwrap();
+        assert_eq!(forbidden(create(&plain, "n2")), r#"node "n1" is not allowed to modify node "n2""#);
+        let restricted = node(
+            json!({"node-restriction.kubernetes.io/a": "b", "foo.k8s.io/b": "c", "kubernetes.io/role": "x", "a.kubelet.kubernetes.io/ok": "y"}),
+            json!(null),
+        );
+        assert_eq!(
+            forbidden(create(&restricted, "n1")),
+            r#"node "n1" is not allowed to set the following labels: foo.k8s.io/b, kubernetes.io/role, node-restriction.kubernetes.io/a"#
+        );
+        let configured = json!({"metadata": {"name": "n1"}, "spec": {"configSource": {"configMap": {}}}});
+        assert_eq!(forbidden(create(&configured, "n1")), r#"node "n1" is not allowed to create pods with a non-nil configSource"#);
+
+        let update = |old: &Value, new: &Value| {
+            let request = write(Operation::Update, target("", "nodes", None, "", "n1"), Some(new), Some(old));
+            admit("n1", request, None)
+        };
+        let tainted = node(json!({}), json!([{"key": "k", "effect": "NoSchedule"}]));
+        update(&tainted, &tainted).unwrap();
+        update(&node(json!({}), json!([])), &node(json!({}), json!(null))).unwrap();
+        assert_eq!(forbidden(update(&tainted, &node(json!({}), json!([])))), r#"node "n1" is not allowed to modify taints"#);
+        update(&node(json!({}), json!(null)), &node(json!({"example.com/a": "b"}), json!(null))).unwrap();
+        let removed = update(&node(json!({"node-restriction.kubernetes.io/a": "b"}), json!(null)), &node(json!({}), json!(null)));
+        assert_eq!(forbidden(removed), "is not allowed to modify labels: node-restriction.kubernetes.io/a");
+        assert_eq!(
+            forbidden(update(&plain, &configured)),
+            r#"node "n1" is not allowed to update configSource to a new non-nil configSource"#
+        );
+    }
+}

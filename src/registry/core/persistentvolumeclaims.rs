@@ -102,3 +102,37 @@ fn json_diff(old: &Value, new: &Value) -> String {
     walk("", old, new, &mut out);
     out.join("; ")
 }
+
+#[cfg(test)]
+mod kubelet_tests {
+    use serde_json::{Value, json};
+
+    use crate::registry::admission::Operation;
+    use crate::registry::kubelet::testing::*;
+
+    #[test]
+    fn pvcs_only_through_status() {
+        let pvc = json!({"metadata": {"name": "c", "resourceVersion": "1"}, "spec": {"volumeName": "v"}, "status": {"phase": "Bound"}});
+        let resized =
+            json!({"metadata": {"name": "c"}, "spec": {"volumeName": "v"}, "status": {"phase": "Bound", "capacity": {"storage": "2Gi"}}});
+        let request = |sub, new: &'static Value| {
+            write(
+                Operation::Update,
+                target("", "persistentvolumeclaims", sub, "default", "c"),
+                Some(new),
+                Some(Box::leak(Box::new(pvc.clone()))),
+            )
+        };
+        let resized: &'static Value = Box::leak(Box::new(resized));
+        admit("n1", request(Some("status"), resized), None).unwrap();
+        assert_eq!(forbidden(admit("n1", request(None, resized), None)), "may only update PVC status");
+        let relabelled: &'static Value = Box::leak(Box::new(
+            json!({"metadata": {"name": "c", "labels": {"a": "b"}}, "spec": {"volumeName": "v"}, "status": {"phase": "Bound"}}),
+        ));
+        let message = forbidden(admit("n1", request(Some("status"), relabelled), None));
+        assert!(
+            message.starts_with(r#"node "n1" is not allowed to update fields other than status.quantity and status.conditions: "#),
+            "{message}"
+        );
+    }
+}

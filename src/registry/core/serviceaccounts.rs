@@ -83,3 +83,39 @@ impl KubeletRules for ServiceAccountStrategy {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod kubelet_tests {
+    use serde_json::{Value, json};
+
+    use crate::registry::admission::Operation;
+    use crate::registry::kubelet::testing::*;
+
+    #[test]
+    fn a_node_requests_tokens_bound_to_its_pods_only() {
+        let token = |reference: Value| json!({"spec": {"boundObjectRef": reference}});
+        let request = |object: &'static Value| {
+            write(Operation::Create, target("", "serviceaccounts", Some("token"), "default", "sa"), Some(object), None)
+        };
+        let leak = |v: Value| -> &'static Value { Box::leak(Box::new(v)) };
+        let pod = json!({"metadata": {"uid": "pu"}, "spec": {"nodeName": "n1"}});
+        let bound = leak(token(json!({"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": "pu"})));
+        assert_eq!(needs("n1", request(bound)).unwrap().name, "p");
+        admit("n1", request(bound), Some(&pod)).unwrap();
+        assert_eq!(forbidden(admit("n2", request(bound), Some(&pod))), "node requested token bound to a pod scheduled on a different node");
+        let unbound = leak(json!({"spec": {}}));
+        assert_eq!(forbidden(admit("n1", request(unbound), None)), "node requested token not bound to a pod");
+        let secret = leak(token(json!({"apiVersion": "v1", "kind": "Secret", "name": "s", "uid": "x"})));
+        assert_eq!(forbidden(admit("n1", request(secret), None)), "node requested token not bound to a pod");
+        let no_uid = leak(token(json!({"apiVersion": "v1", "kind": "Pod", "name": "p"})));
+        assert_eq!(forbidden(admit("n1", request(no_uid), None)), "node requested token with a pod binding without a uid");
+        let stale = leak(token(json!({"apiVersion": "v1", "kind": "Pod", "name": "p", "uid": "old"})));
+        assert_eq!(
+            forbidden(admit("n1", request(stale), Some(&pod))),
+            "the UID in the bound object reference (old) does not match the UID in record. The object might have been deleted and then recreated"
+        );
+        // Other writes to service accounts are not the plugin's.
+        let plain = write(Operation::Create, target("", "serviceaccounts", None, "default", "sa"), None, None);
+        admit("n1", plain, None).unwrap();
+    }
+}

@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::rbac::Attributes;
 use crate::rbac::node::{self, Decision, Graph, Relations, Vertex};
 use crate::registry::admission::Operation;
-use crate::registry::kubelet::{KubeletRules, NodeWrite, Refusal, Wanted, bound_to_node, forbid, str_at};
+use crate::registry::kubelet::{KubeletRules, NodeWrite, Refusal, Wanted, forbid, str_at};
 use crate::registry::strategy::Strategy;
 use crate::selectors::FieldSelector;
 use crate::tables::{Columns, groups::RESOURCE_SLICES};
@@ -57,7 +57,7 @@ impl KubeletRules for ResourceSliceStrategy {
 
     /// The slice → its node (`spec.nodeName`).
     fn relations(&self, _namespace: &str, name: &str, slice: &Value) -> Option<Relations> {
-        bound_to_node(Vertex::ResourceSlice, name, slice)
+        Relations::bound_to(Vertex::ResourceSlice, name, slice["spec"]["nodeName"].as_str().unwrap_or_default())
     }
 
     /// A delete without the stored slice at hand reads it.
@@ -87,5 +87,27 @@ impl KubeletRules for ResourceSliceStrategy {
             }
             _ => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod kubelet_tests {
+    use serde_json::json;
+
+    use crate::registry::admission::Operation;
+    use crate::registry::kubelet::testing::*;
+
+    #[test]
+    fn a_node_creates_and_deletes_only_its_own_slices() {
+        let slice = json!({"spec": {"nodeName": "n2"}});
+        let create = write(Operation::Create, target("resource.k8s.io", "resourceslices", None, "", "s"), Some(&slice), None);
+        assert_eq!(forbidden(admit("n1", create, None)), "can only create ResourceSlice with the same NodeName as the requesting node");
+        admit("n2", create, None).unwrap();
+        let delete = write(Operation::Delete, target("resource.k8s.io", "resourceslices", None, "", "s"), None, None);
+        assert_eq!(needs("n1", delete).unwrap().name, "s");
+        assert_eq!(
+            forbidden(admit("n1", delete, Some(&slice))),
+            "can only delete ResourceSlice with the same NodeName as the requesting node"
+        );
     }
 }

@@ -41,3 +41,15 @@ impl KubeletRules for CsiNodeStrategy {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod kubelet_tests {
+    use crate::registry::admission::Operation;
+    use crate::registry::kubelet::testing::*;
+
+    #[test]
+    fn a_node_writes_only_its_own_csinode() {
+        let csinode = write(Operation::Update, target("storage.k8s.io", "csinodes", None, "", "n2"), None, None);
+        assert_eq!(forbidden(admit("n1", csinode, None)), "can only access CSINode with the same name as the requesting node");
+    }
+}

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::rbac::Attributes;
 use crate::rbac::node::{self, Decision, Graph, Relations, Vertex};
-use crate::registry::kubelet::{KubeletRules, bound_to_node};
+use crate::registry::kubelet::KubeletRules;
 use crate::registry::strategy::Strategy;
 use crate::tables::{Columns, groups::VOLUME_ATTACHMENTS};
 
@@ -34,6 +34,6 @@ impl KubeletRules for VolumeAttachmentStrategy {
 
     /// The attachment → its node (`spec.nodeName`).
     fn relations(&self, _namespace: &str, name: &str, attachment: &Value) -> Option<Relations> {
-        bound_to_node(Vertex::VolumeAttachment, name, attachment)
+        Relations::bound_to(Vertex::VolumeAttachment, name, attachment["spec"]["nodeName"].as_str().unwrap_or_default())
     }
 }

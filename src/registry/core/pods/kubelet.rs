@@ -279,3 +279,301 @@ fn admit_pod_status(node: &str, write: &NodeWrite<'_>) -> Result<(), Refusal> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod kubelet_tests {
+    use serde_json::{Value, json};
+
+    use crate::rbac::node::{Decision, Graph};
+    use crate::rbac::{Attributes, PolicyRule};
+    use crate::registry::admission::Operation;
+    use crate::registry::kubelet::Refusal;
+    use crate::registry::kubelet::testing::*;
+    use crate::registry::strategy;
+    use crate::request_info::UserInfo;
+
+    fn mirror_pod() -> Value {
+        json!({
+            "metadata": {"name": "m", "namespace": "default",
+                "annotations": {"kubernetes.io/config.mirror": "x"},
+                "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": "n1", "uid": "u1", "controller": true}]},
+            "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "i"}]},
+        })
+    }
+
+    fn create_pod(pod: &Value) -> Result<(), Refusal> {
+        let request = write(Operation::Create, target("", "pods", None, "default", "m"), Some(pod), None);
+        assert_eq!(needs("n1", request).unwrap().resource, "nodes");
+        admit("n1", request, Some(&json!({"metadata": {"name": "n1", "uid": "u1"}})))
+    }
+
+    #[test]
+    fn nodes_create_only_their_own_mirror_pods_referring_to_nothing() {
+        create_pod(&mirror_pod()).unwrap();
+        let cases: &[(&str, Value, &str)] = &[
+            (
+                "/metadata/annotations",
+                json!({}),
+                r#"pod does not have "kubernetes.io/config.mirror" annotation, node "n1" can only create mirror pods"#,
+            ),
+            ("/spec/nodeName", json!("n2"), r#"node "n1" can only create pods with spec.nodeName set to itself"#),
+            ("/metadata/ownerReferences", json!([]), r#"node "n1" can only create pods with an owner reference set to itself"#),
+            (
+                "/metadata/ownerReferences/0/controller",
+                json!(false),
+                r#"node "n1" can only create pods with a controller owner reference set to itself"#,
+            ),
+            (
+                "/metadata/ownerReferences/0/blockOwnerDeletion",
+                json!(true),
+                r#"node "n1" must not set blockOwnerDeletion on an owner reference"#,
+            ),
+            ("/metadata/ownerReferences/0/uid", json!("u2"), "node n1 UID mismatch: expected u2 got u1"),
+            ("/metadata/ownerReferences/0/name", json!("n2"), r#"node "n1" can only create pods with an owner reference set to itself"#),
+            ("/spec/serviceAccountName", json!("default"), r#"node "n1" can not create pods that reference a service account"#),
+            ("/spec/imagePullSecrets", json!([{"name": "p"}]), r#"node "n1" can not create pods that reference secrets"#),
+            (
+                "/spec/containers/0/env",
+                json!([{"name": "e", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}]),
+                r#"node "n1" can not create pods that reference secrets"#,
+            ),
+            (
+                "/spec/volumes",
+                json!([{"name": "v", "secret": {"secretName": "s"}}]),
+                r#"node "n1" can not create pods that reference secrets"#,
+            ),
+            (
+                "/spec/containers/0/envFrom",
+                json!([{"configMapRef": {"name": "c"}}]),
+                r#"node "n1" can not create pods that reference configmaps"#,
+            ),
+            (
+                "/spec/volumes",
+                json!([{"name": "v", "projected": {"sources": [{"configMap": {"name": "c"}}]}}]),
+                r#"node "n1" can not create pods that reference configmaps"#,
+            ),
+            (
+                "/spec/volumes",
+                json!([{"name": "v", "projected": {"sources": [{"clusterTrustBundle": {"name": "c", "path": "p"}}]}}]),
+                r#"node "n1" can not create pods that reference clustertrustbundles"#,
+            ),
+            (
+                "/spec/volumes",
+                json!([{"name": "v", "persistentVolumeClaim": {"claimName": "c"}}]),
+                r#"node "n1" can not create pods that reference persistentvolumeclaims"#,
+            ),
+        ];
+        for (pointer, value, message) in cases {
+            let mut pod = mirror_pod();
+            let (parent, field) = pointer.rsplit_once('/').unwrap();
+            pod.pointer_mut(parent).unwrap()[field] = value.clone();
+            assert_eq!(forbidden(create_pod(&pod)), *message, "{pointer}");
+        }
+        let mut two = mirror_pod();
+        let owner = two["metadata"]["ownerReferences"][0].clone();
+        two["metadata"]["ownerReferences"].as_array_mut().unwrap().push(owner);
+        assert_eq!(forbidden(create_pod(&two)), r#"node "n1" can only create pods with a single owner reference set to itself"#);
+        // The Node must exist to check its uid.
+        let pod = mirror_pod();
+        let request = write(Operation::Create, target("", "pods", None, "default", "m"), Some(&pod), None);
+        assert!(matches!(admit("n1", request, None), Err(Refusal::NotFound(w)) if w.name == "n1"));
+    }
+
+    #[test]
+    fn nodes_touch_only_pods_bound_to_them() {
+        let mine = json!({"metadata": {"name": "p", "labels": {"a": "b"}}, "spec": {"nodeName": "n1"}});
+        let other = json!({"metadata": {"name": "p"}, "spec": {"nodeName": "n2"}});
+        let delete = write(Operation::Delete, target("", "pods", None, "default", "p"), None, None);
+        admit("n1", delete, Some(&mine)).unwrap();
+        assert_eq!(forbidden(admit("n1", delete, Some(&other))), r#"node "n1" can only delete pods with spec.nodeName set to itself"#);
+        assert!(matches!(admit("n1", delete, None), Err(Refusal::NotFound(_))));
+
+        let update = write(Operation::Update, target("", "pods", None, "default", "p"), Some(&mine), Some(&mine));
+        assert_eq!(
+            forbidden(admit("n1", update, None)),
+            r#"unexpected operation "UPDATE", node "n1" can only create and delete mirror pods"#
+        );
+
+        let status = |old: &'static Value, new: &'static Value| {
+            write(Operation::Update, target("", "pods", Some("status"), "default", "p"), Some(new), Some(old))
+        };
+        let mine: &'static Value = Box::leak(Box::new(mine));
+        let other: &'static Value = Box::leak(Box::new(other));
+        admit("n1", status(mine, mine), None).unwrap();
+        assert_eq!(
+            forbidden(admit("n1", status(other, other), None)),
+            r#"node "n1" can only update pod status for pods with spec.nodeName set to itself"#
+        );
+        let relabelled: &'static Value = Box::leak(Box::new(json!({"metadata": {"labels": {"a": "c"}}, "spec": {"nodeName": "n1"}})));
+        assert_eq!(forbidden(admit("n1", status(mine, relabelled), None)), r#"node "n1" cannot update labels through pod status"#);
+
+        let eviction = json!({"metadata": {"name": "p"}});
+        let evict = write(Operation::Create, target("", "pods", Some("eviction"), "default", "p"), Some(&eviction), None);
+        admit("n1", evict, Some(mine)).unwrap();
+        assert_eq!(forbidden(admit("n1", evict, Some(other))), "node n1 can only evict pods with spec.nodeName set to itself");
+
+        let bind = write(Operation::Create, target("", "pods", Some("binding"), "default", "p"), None, None);
+        assert_eq!(forbidden(admit("n1", bind, None)), r#"unexpected pod subresource "binding", only 'status' and 'eviction' are allowed"#);
+    }
+
+    /// Records a pod as its strategy relates it.
+    fn set_pod(graph: &mut Graph, namespace: &str, name: &str, pod: Option<&Value>) {
+        let rules = strategy::for_resource("", "pods").kubelet().unwrap();
+        graph.set(&format!("/registry/pods/{namespace}/{name}"), pod.and_then(|pod| rules.relations(namespace, name, pod)));
+    }
+
+    #[test]
+    fn a_node_reaches_what_its_pods_use() {
+        let sources: Vec<_> = strategy::node_graph_sources().map(|(g, r, _)| (g, r)).collect();
+        assert_eq!(
+            sources,
+            [("", "pods"), ("", "persistentvolumes"), ("resource.k8s.io", "resourceslices"), ("storage.k8s.io", "volumeattachments")]
+        );
+        let mut graph = Graph::default();
+        let pod = json!({"spec": {"nodeName": "n1", "serviceAccountName": "sa",
+            "imagePullSecrets": [{"name": "pull"}],
+            "containers": [{"name": "c", "env": [{"name": "E", "valueFrom": {"secretKeyRef": {"name": "env-secret", "key": "k"}}}],
+                            "envFrom": [{"configMapRef": {"name": "env-cm"}}]}],
+            "volumes": [{"name": "v", "secret": {"secretName": "vol-secret"}},
+                        {"name": "p", "projected": {"sources": [{"configMap": {"name": "proj-cm"}}]}},
+                        {"name": "d", "persistentVolumeClaim": {"claimName": "data"}},
+                        {"name": "e", "ephemeral": {"volumeClaimTemplate": {}}}],
+            "resourceClaims": [{"name": "gpu", "resourceClaimName": "shared-gpu"}, {"name": "tpl", "resourceClaimTemplateName": "t"}]},
+            "status": {"resourceClaimStatuses": [{"name": "tpl", "resourceClaimName": "p1-tpl-x"}]}});
+        set_pod(&mut graph, "ns", "p1", Some(&pod));
+        set_pod(&mut graph, "ns", "unbound", Some(&json!({"spec": {"volumes": [{"name": "v", "secret": {"secretName": "other"}}]}})));
+        let n1 = node_user("n1");
+        let n2 = node_user("n2");
+        let rules = [PolicyRule {
+            verbs: vec!["get".into()],
+            api_groups: vec!["".into()],
+            resources: vec!["services".into()],
+            ..Default::default()
+        }];
+        let decide = |u: &UserInfo, verb: &str, resource: &str, sub: &str, name: &str| {
+            authorize(&graph, &rules, &attrs(u, verb, "ns", resource, sub, name)) == Decision::Allow
+        };
+        for secret in ["pull", "env-secret", "vol-secret"] {
+            assert!(decide(&n1, "get", "secrets", "", secret), "{secret}");
+            assert!(decide(&n1, "watch", "secrets", "", secret), "{secret}");
+            assert!(!decide(&n2, "get", "secrets", "", secret), "{secret}");
+        }
+        assert!(!decide(&n1, "get", "secrets", "", "other"));
+        assert!(!decide(&n1, "update", "secrets", "", "vol-secret"));
+        assert!(!decide(&n1, "list", "secrets", "", ""));
+        assert!(decide(&n1, "get", "configmaps", "", "env-cm") && decide(&n1, "get", "configmaps", "", "proj-cm"));
+        assert!(decide(&n1, "get", "persistentvolumeclaims", "", "data") && decide(&n1, "get", "persistentvolumeclaims", "", "p1-e"));
+        assert!(decide(&n1, "create", "serviceaccounts", "token", "sa"));
+        assert!(!decide(&n1, "create", "serviceaccounts", "token", "default"));
+        assert!(decide(&n1, "get", "pods", "", "p1") && !decide(&n2, "get", "pods", "", "p1"));
+        assert!(!decide(&n1, "get", "pods", "", "unbound"));
+        assert!(decide(&n1, "get", "nodes", "", "n1") && !decide(&n1, "get", "nodes", "", "n2"));
+        assert!(decide(&n1, "patch", "nodes", "status", "n1"));
+        assert!(decide(&n1, "get", "services", "", "x"), "the node rules decide the rest");
+        // Claims made from a template as the status names them; a claim's volume and the
+        // secrets the volume names for the kubelet, through the claim.
+        for (group, resource, ns, name) in [
+            ("", "persistentvolumes", "", "pv-data"),
+            ("", "secrets", "ns", "stage-secret"),
+            ("storage.k8s.io", "volumeattachments", "", "va-1"),
+            ("resource.k8s.io", "resourceslices", "", "slice-1"),
+        ] {
+            let request = Attributes { api_group: group, ..attrs(&n1, "get", ns, resource, "", name) };
+            assert_eq!(
+                authorize(&graph, &rules, &request),
+                Decision::NoOpinion("no relationship found between node 'n1' and this object".into()),
+                "{resource} {name} before its source"
+            );
+        }
+        let set = |graph: &mut Graph, group: &str, resource: &str, name: &str, object: Value| {
+            let rules = strategy::for_resource(group, resource).kubelet().unwrap();
+            graph.set(&format!("/registry/{resource}/{name}"), rules.relations("", name, &object));
+        };
+        set(
+            &mut graph,
+            "",
+            "persistentvolumes",
+            "pv-data",
+            json!({"spec": {"claimRef": {"namespace": "ns", "name": "data"},
+            "csi": {"driver": "d", "volumeHandle": "h", "nodeStageSecretRef": {"namespace": "ns", "name": "stage-secret"},
+                    "controllerPublishSecretRef": {"namespace": "ns", "name": "controller-secret"}}}}),
+        );
+        set(&mut graph, "storage.k8s.io", "volumeattachments", "va-1", json!({"spec": {"nodeName": "n1"}}));
+        set(&mut graph, "resource.k8s.io", "resourceslices", "slice-1", json!({"spec": {"nodeName": "n1"}}));
+        for (group, resource, ns, name) in [
+            ("resource.k8s.io", "resourceclaims", "ns", "shared-gpu"),
+            ("resource.k8s.io", "resourceclaims", "ns", "p1-tpl-x"),
+            ("", "persistentvolumes", "", "pv-data"),
+            ("", "secrets", "ns", "stage-secret"),
+            ("storage.k8s.io", "volumeattachments", "", "va-1"),
+            ("resource.k8s.io", "resourceslices", "", "slice-1"),
+        ] {
+            let request = |u| Attributes { api_group: group, ..attrs(u, "get", ns, resource, "", name) };
+            assert_eq!(authorize(&graph, &rules, &request(&n1)), Decision::Allow, "{resource} {name}");
+            assert_ne!(authorize(&graph, &rules, &request(&n2)), Decision::Allow, "{resource} {name}");
+        }
+        let allowed = |graph: &Graph, u: &UserInfo, resource: &str, name: &str| {
+            authorize(graph, &rules, &attrs(u, "get", "ns", resource, "", name)) == Decision::Allow
+        };
+        assert!(!allowed(&graph, &n1, "secrets", "controller-secret"), "the controller's secrets are not the kubelet's");
+        let slices = |selector| Attributes {
+            api_group: "resource.k8s.io",
+            field_selector: selector,
+            ..attrs(&n1, "list", "", "resourceslices", "", "")
+        };
+        assert_eq!(authorize(&graph, &rules, &slices("spec.nodeName=n1")), Decision::Allow);
+        assert_eq!(
+            authorize(&graph, &rules, &slices("")),
+            Decision::NoOpinion("can only list/watch/deletecollection resourceslices with nodeName field selector".into())
+        );
+        let csinode =
+            |name| authorize(&graph, &rules, &Attributes { api_group: "storage.k8s.io", ..attrs(&n1, "update", "", "csinodes", "", name) });
+        assert_eq!(csinode("n1"), Decision::Allow);
+        assert_eq!(csinode("n2"), Decision::NoOpinion("can only access CSINode with the same name as the requesting node".into()));
+        // A mirror pod grants its node nothing but itself.
+        let mirror = json!({"metadata": {"annotations": {"kubernetes.io/config.mirror": "x"}},
+            "spec": {"nodeName": "n2", "volumes": [{"name": "v", "secret": {"secretName": "vol-secret"}}]}});
+        set_pod(&mut graph, "ns", "m", Some(&mirror));
+        assert!(allowed(&graph, &n2, "pods", "m") && !allowed(&graph, &n2, "secrets", "vol-secret"));
+        set_pod(&mut graph, "ns", "m", None);
+        for (resource, name) in [("persistentvolumes", "pv-data"), ("volumeattachments", "va-1"), ("resourceslices", "slice-1")] {
+            graph.set(&format!("/registry/{resource}/{name}"), None);
+        }
+
+        let reason = authorize(&graph, &rules, &attrs(&n2, "get", "ns", "secrets", "", "vol-secret"));
+        assert_eq!(reason, Decision::NoOpinion("no relationship found between node 'n2' and this object".into()));
+        let list_all = authorize(&graph, &rules, &attrs(&n1, "list", "", "nodes", "", ""));
+        assert_eq!(list_all, Decision::NoOpinion("node 'n1' cannot read all nodes, only its own Node object".into()));
+        let scoped = Attributes { field_selector: "spec.nodeName=n1", ..attrs(&n1, "list", "", "pods", "", "") };
+        assert_eq!(authorize(&graph, &rules, &scoped), Decision::Allow);
+        let other = Attributes { field_selector: "spec.nodeName=n2", ..attrs(&n1, "list", "", "pods", "", "") };
+        assert_eq!(
+            authorize(&graph, &rules, &other),
+            Decision::NoOpinion("can only list/watch pods with spec.nodeName field selector".into())
+        );
+        let lease = |ns, name| {
+            authorize(&graph, &rules, &Attributes { api_group: "coordination.k8s.io", ..attrs(&n1, "update", ns, "leases", "", name) })
+        };
+        assert_eq!(lease("kube-node-lease", "n1"), Decision::Allow);
+        assert_eq!(
+            lease("kube-node-lease", "n2"),
+            Decision::NoOpinion("can only access node lease with the same name as the requesting node".into())
+        );
+        assert_eq!(
+            lease("default", "n1"),
+            Decision::NoOpinion("can only access leases in the \"kube-node-lease\" system namespace".into())
+        );
+        // Not a node: no opinion, silently; a node without a name: no opinion, with a reason.
+        let bob = UserInfo { name: "system:node:n1".into(), ..Default::default() };
+        assert_eq!(authorize(&graph, &rules, &attrs(&bob, "get", "ns", "secrets", "", "pull")), Decision::NoOpinion(String::new()));
+        let nameless = node_user("");
+        assert_eq!(
+            authorize(&graph, &rules, &attrs(&nameless, "get", "ns", "secrets", "", "pull")),
+            Decision::NoOpinion("unknown node for user \"system:node:\"".into())
+        );
+        // The pod gone, so is every path it made.
+        set_pod(&mut graph, "ns", "p1", None);
+        assert_ne!(authorize(&graph, &rules, &attrs(&n1, "get", "ns", "secrets", "", "pull")), Decision::Allow);
+        assert!(graph.is_empty());
+    }
+}
