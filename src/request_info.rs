@@ -286,13 +286,18 @@ enum Segment {
 
 type CompiledRoute = (Vec<Segment>, &'static Route);
 
-/// The route templates, split into segments once, and bucketed by their group-version: a
-/// request is matched against the routes of its own group-version only (about a thirtieth of
-/// the table) and the few outside any.
+/// Where a route of fixed length sits: its group-version (`None` outside any), its number of
+/// segments and its method.
+type Shape = (Option<(&'static str, &'static str)>, usize, &'static str);
+
+/// The route templates, split into segments once and bucketed by [`Shape`]: a request is
+/// matched against the few routes of its own group-version, length and method (a handful of
+/// the ~1,100) and the routes ending in `{path}`.
 struct CompiledRoutes {
-    /// `(group, version)` (group `""` for `/api`) and its routes, sorted for binary search.
-    by_group_version: Vec<((&'static str, &'static str), Vec<CompiledRoute>)>,
-    other: Vec<CompiledRoute>,
+    /// Routes without a `{path}` tail, by shape, sorted for binary search.
+    fixed: Vec<(Shape, Vec<CompiledRoute>)>,
+    /// Routes ending in `{path}` (a few dozen), tried for every request.
+    tails: Vec<CompiledRoute>,
 }
 
 /// The group and version a path or template starts with (`api/<v>`: group `""`;
@@ -308,8 +313,8 @@ fn group_version_prefix<'a, S: Copy>(segments: &[S], literal: impl Fn(S) -> Opti
 fn compiled_routes() -> &'static CompiledRoutes {
     static COMPILED: OnceLock<CompiledRoutes> = OnceLock::new();
     COMPILED.get_or_init(|| {
-        let mut by_group_version = std::collections::BTreeMap::<(&'static str, &'static str), Vec<CompiledRoute>>::new();
-        let mut other = Vec::new();
+        let mut fixed = std::collections::BTreeMap::<Shape, Vec<CompiledRoute>>::new();
+        let mut tails = Vec::new();
         for route in ROUTES {
             let segments: Vec<Segment> = route
                 .path
@@ -321,30 +326,37 @@ fn compiled_routes() -> &'static CompiledRoutes {
                     s => Segment::Literal(s),
                 })
                 .collect();
-            let prefix = group_version_prefix(&segments, |s| match s {
+            if segments.contains(&Segment::Rest) {
+                tails.push((segments, route));
+                continue;
+            }
+            let group_version = group_version_prefix(&segments, |s| match s {
                 Segment::Literal(l) => Some(l),
                 _ => None,
             });
-            match prefix {
-                Some(prefix) => by_group_version.entry(prefix).or_default().push((segments, route)),
-                None => other.push((segments, route)),
-            }
+            fixed.entry((group_version, segments.len(), route.method)).or_default().push((segments, route));
         }
-        CompiledRoutes { by_group_version: by_group_version.into_iter().collect(), other }
+        CompiledRoutes { fixed: fixed.into_iter().collect(), tails }
     })
 }
 
-/// The compiled routes that may match `path`: its group-version's and those outside any.
-fn candidate_routes(path: &[&str]) -> impl Iterator<Item = &'static CompiledRoute> {
+/// The compiled routes that may match `path` with `method` (any method when `None`): those of
+/// its length in its group-version and outside any, and those ending in `{path}`.
+fn candidate_routes<'m>(path: &[&str], method: Option<&'m str>) -> impl Iterator<Item = &'static CompiledRoute> + 'm {
     let compiled = compiled_routes();
-    let own = group_version_prefix(path, Some).and_then(|wanted| {
-        compiled
-            .by_group_version
-            .binary_search_by(|((group, version), _)| (*group, *version).cmp(&wanted))
-            .ok()
-            .map(|i| &compiled.by_group_version[i].1)
-    });
-    own.into_iter().flatten().chain(&compiled.other)
+    let len = path.len();
+    // The buckets of one group-version and length, all methods: a contiguous run of `fixed`.
+    let run = |group_version: Option<(&str, &str)>| {
+        let start = compiled.fixed.partition_point(|((gv, l, _), _)| (*gv, *l) < (group_version, len));
+        let end = compiled.fixed.partition_point(|((gv, l, _), _)| (*gv, *l) <= (group_version, len));
+        &compiled.fixed[start..end]
+    };
+    let own = group_version_prefix(path, Some).map_or(&[][..], |gv| run(Some(gv)));
+    own.iter()
+        .chain(run(None))
+        .filter(move |((_, _, m), _)| method.is_none_or(|method| *m == method))
+        .flat_map(|(_, routes)| routes)
+        .chain(compiled.tails.iter().filter(move |(_, route)| method.is_none_or(|method| route.method == method)))
 }
 
 /// How well `template` matches `path`: `None` if not at all, else the number of literal
@@ -382,8 +394,7 @@ fn match_score(template: &[Segment], path: &[&str]) -> Option<(usize, bool)> {
 pub fn match_route(info: &RequestInfo, method: &str) -> Option<&'static Route> {
     let path: Vec<&str> = path_segments(&info.path).collect();
     let find = |method: &str| {
-        candidate_routes(&path)
-            .filter(|(_, route)| route.method == method)
+        candidate_routes(&path, Some(method))
             .filter_map(|(template, route)| match_score(template, &path).map(|score| (score, *route)))
             .max_by_key(|(score, _)| *score)
             .map(|(_, route)| route)
@@ -395,7 +406,7 @@ pub fn match_route(info: &RequestInfo, method: &str) -> Option<&'static Route> {
 pub fn allowed_methods(info: &RequestInfo) -> Vec<&'static str> {
     let path: Vec<&str> = path_segments(&info.path).collect();
     let mut methods: Vec<&'static str> =
-        candidate_routes(&path).filter(|(template, _)| match_score(template, &path).is_some()).map(|(_, route)| route.method).collect();
+        candidate_routes(&path, None).filter(|(template, _)| match_score(template, &path).is_some()).map(|(_, route)| route.method).collect();
     methods.sort_unstable();
     methods.dedup();
     methods

@@ -412,9 +412,17 @@ static STRATEGIES: &[(&str, &str, &dyn Strategy)] = &[
     ("apiregistration.k8s.io", "apiservices", &super::apiregistration::ApiServiceStrategy),
 ];
 
-/// The strategy of a resource.
+/// The strategy of a resource (looked up on every request: indexed once).
 pub fn for_resource(group: &str, resource: &str) -> &'static dyn Strategy {
-    STRATEGIES.iter().find(|(g, r, _)| *g == group && *r == resource).map_or(&Generic, |(_, _, s)| *s)
+    type Index = std::collections::HashMap<&'static str, std::collections::HashMap<&'static str, &'static dyn Strategy>>;
+    static INDEX: std::sync::LazyLock<Index> = std::sync::LazyLock::new(|| {
+        let mut index = Index::new();
+        for (group, resource, strategy) in STRATEGIES {
+            index.entry(*group).or_default().insert(*resource, *strategy);
+        }
+        index
+    });
+    INDEX.get(group).and_then(|resources| resources.get(resource)).copied().unwrap_or(&Generic)
 }
 
 /// The resources whose objects relate other objects to nodes, for the Node authorizer's graph

@@ -363,15 +363,6 @@ where
     }
 }
 
-/// A spawned task that is aborted when its handle is dropped.
-struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
-
-impl<T> Drop for AbortOnDrop<T> {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
-}
-
 /// A panic in a handler becomes a 500 `Status` instead of a dropped connection (upstream's
 /// `WithPanicRecovery`).
 #[derive(Clone)]
@@ -404,20 +395,37 @@ where
     }
 
     fn call(&mut self, req: Request<B>) -> BoxFuture {
-        // The handler runs in its own task so that a panic is caught; the task is aborted when
-        // this future is dropped (the client reset the stream or closed the connection), so
-        // no work goes on for a client that left, as upstream cancels the request's context.
-        let mut handling = AbortOnDrop(tokio::spawn(self.inner.call(req)));
+        // The handler is polled in place, each poll guarded against panics; it is dropped with
+        // this future (the client reset the stream or closed the connection), so no work goes
+        // on for a client that left, as upstream cancels the request's context. (A task per
+        // request would do the same at the price of a spawn and a cross-task wake-up each.)
+        let handling = self.inner.call(req);
         Box::pin(async move {
-            Ok(match (&mut handling.0).await {
-                Ok(Ok(resp)) => resp,
+            match CatchUnwind(Box::pin(handling)).await {
+                Ok(Ok(resp)) => Ok(resp),
                 Ok(Err(never)) => match never {},
-                Err(e) => {
-                    tracing::error!(error = %e, "a request handler panicked");
-                    error_response(&ApiError::internal("the request handler panicked"))
+                Err(()) => {
+                    tracing::error!("a request handler panicked");
+                    Ok(error_response(&ApiError::internal("the request handler panicked")))
                 }
-            })
+            }
         })
+    }
+}
+
+/// A future whose panics while being polled end it with `Err(())`; it is not polled again.
+struct CatchUnwind<F>(Pin<Box<F>>);
+
+impl<F: Future> Future for CatchUnwind<F> {
+    type Output = Result<F::Output, ()>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let inner = self.0.as_mut();
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| inner.poll(cx))) {
+            Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
+            Ok(Poll::Pending) => Poll::Pending,
+            Err(_) => Poll::Ready(Err(())),
+        }
     }
 }
 
@@ -477,7 +485,7 @@ mod tests {
         });
         let mut service = RecoverPanicsLayer.layer(handler);
         let answer = service.call(Request::new(()));
-        // Let the spawned handler start, then drop the answer as hyper does when the
+        // Let the handler start, then drop the answer as hyper does when the
         // connection resets.
         let answer = tokio::time::timeout(Duration::from_millis(50), answer).await;
         assert!(answer.is_err(), "the handler answered");
