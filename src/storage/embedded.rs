@@ -111,6 +111,12 @@ use super::{
     check_request_size,
 };
 
+/// The memory redb may keep pages of the file in (its default is 1 GiB, which it filled with
+/// every page a write touched). The watch cache above the store already holds every object,
+/// so redb's cache needs only the trees' hot pages; the rest is the kernel's page cache, a
+/// `pread` away.
+const PAGE_CACHE_BYTES: usize = 16 << 20;
+
 /// key → (create revision, mod revision, value).
 const KEYS: TableDefinition<&str, (i64, i64, &[u8])> = TableDefinition::new("keys");
 /// revision → [`EventRecord`].
@@ -342,7 +348,10 @@ impl EmbeddedStore {
     /// Opens the store; deletes the keys whose deadline passed while it was closed, and starts
     /// the sweeper (if `sweeper`) when a key has a deadline.
     fn open_inner(path: &Path, options: EmbeddedOptions, sweeper: bool) -> Result<Self, StorageError> {
-        let db = Database::create(path).map_err(|e| engine(format!("open {}", path.display()), e))?;
+        let db = Database::builder()
+            .set_cache_size(PAGE_CACHE_BYTES)
+            .create(path)
+            .map_err(|e| engine(format!("open {}", path.display()), e))?;
         let txn = begin_write(&db)?;
         let (revision, compacted, next) = {
             let mut meta = txn.open_table(META).map_err(|e| engine("open table meta", e))?;
