@@ -413,6 +413,20 @@ impl Coster<'_> {
         arg_costs: &[Est],
     ) -> (Est, Option<Est>) {
         let arg_sum = arg_costs.iter().fold(Est::fixed(0), |s, c| s.add(*c));
+        // cel-go's sets extension declares its own estimates: m × n comparisons.
+        let sets = match function {
+            "sets.contains" | "sets.intersects" => Some(1.0),
+            "sets.equivalent" => Some(2.0),
+            _ => None,
+        };
+        if let (Some(factor), [a, b]) = (sets, nodes) {
+            let cost = self.node_size(a).mul(self.node_size(b)).factor(factor).add(Est::fixed(1));
+            return (cost.add(arg_sum), None);
+        }
+        // And its lists extension (version 3), for the calls that make a list.
+        if let Some((cost, size)) = self.lists_cost(function, target, nodes) {
+            return (cost.add(arg_sum), Some(size));
+        }
         if let Some((cost, size)) = self.kubernetes_cost(function, target, nodes) {
             return (cost.add(arg_sum), size);
         }
@@ -494,6 +508,30 @@ impl Coster<'_> {
             _ => {}
         }
         (Est::fixed(1).add(arg_sum), None)
+    }
+
+    /// cel-go's lists extension's estimates (`estimateAllocatingListCall`): the call, the new
+    /// list, and a factor of the list's size.
+    fn lists_cost(&self, function: &str, target: Option<&Node>, args: &[Node]) -> Option<(Est, Est)> {
+        let allocating = |factor: f64, size: Est| (size.factor(factor).add(Est::fixed(1 + 10)), size);
+        let literal = |n: &Node, default: u64| n.int.map_or(default, |i| i as u64);
+        if function == "lists.range" && target.is_none() && args.len() == 1 {
+            return Some(allocating(1.0, Est::fixed(literal(&args[0], u64::MAX))));
+        }
+        let target = target.filter(|t| matches!(t.ty, Ty::List(_)))?;
+        let size = self.node_size(target);
+        Some(match (function, args) {
+            ("reverse", []) => allocating(1.0, size),
+            ("distinct", []) => allocating(2.0, size.mul(size)),
+            ("sort", []) => {
+                let strings = matches!(&target.ty, Ty::List(e) if matches!(**e, Ty::String | Ty::Bytes));
+                allocating(if strings { 2.0 + STRING_TRAVERSAL } else { 2.0 }, size.mul(size))
+            }
+            ("flatten", []) => allocating(1.0, size),
+            ("flatten", [depth]) => allocating(literal(depth, u64::MAX) as f64, size),
+            ("slice", [start, end]) => allocating(1.0, Est::fixed(literal(end, size.max).wrapping_sub(literal(start, 0)))),
+            _ => return None,
+        })
     }
 
     /// apiserver's `CostEstimator.EstimateCallCost`: by function name.

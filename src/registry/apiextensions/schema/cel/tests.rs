@@ -872,3 +872,18 @@ fn compilation_matches_upstreams_cases() {
         }
     }
 }
+
+/// cel-go's sets and lists extensions estimate their own calls: `sets.contains` m × n
+/// comparisons and a call, `distinct` 2 × n² and a new list.
+#[test]
+fn extension_costs_are_their_own_estimates() {
+    let cost = |rule: &str| {
+        let list = json!({"type": "array", "maxItems": 10, "items": {"type": "integer"}, "x-kubernetes-validations": [{"rule": rule}]});
+        let schema = Schema::parse(&json!({"type": "object", "properties": {"x": list}}), false).unwrap_or_else(|e| panic!("{e}"));
+        schema.root.properties["x"].rules[0].cost.expect("checked").rule
+    };
+    // self 1, [1] 10; 10 × 1 comparisons and the call.
+    assert_eq!(cost("sets.contains(self, [1])"), 1 + 10 + 10 + 1);
+    // self 1; 2 × 10 × 10, the call and the list 11; size() 1; == 1.
+    assert_eq!(cost("self.distinct().size() == 1"), 1 + 211 + 1 + 1);
+}
