@@ -887,3 +887,83 @@ fn extension_costs_are_their_own_estimates() {
     // self 1; 2 × 10 × 10, the call and the list 11; size() 1; == 1.
     assert_eq!(cost("self.distinct().size() == 1"), 1 + 211 + 1 + 1);
 }
+
+/// apiextensions-apiserver's `TestValidateCustomResourceDefinitionValidation` cost cases
+/// (v1.36): which rules are refused, and where.
+#[test]
+fn cost_refusals_match_upstreams_cases() {
+    let nested = |items_max: Option<i64>, map_max: Option<i64>, key: Value| {
+        let mut items = json!({"type": "object", "additionalProperties": {"type": "object", "required": ["key"], "properties": {"key": key}}});
+        if let Some(max) = map_max {
+            items["maxProperties"] = json!(max);
+        }
+        let mut value = json!({"type": "array", "items": items, "x-kubernetes-validations": [{"rule": "self.all(x, x.all(y, x[y].key == x[y].key))"}]});
+        if let Some(max) = items_max {
+            value["maxItems"] = json!(max);
+        }
+        json!({"type": "object", "properties": {"value": value}})
+    };
+    let errors = |schema: Value| {
+        let schema = Schema::parse(&schema, false).unwrap_or_else(|e| panic!("{e}"));
+        cost_messages(&schema)
+    };
+    let rule = "spec.validation.openAPIV3Schema.properties[value].x-kubernetes-validations[0].rule";
+    let refused = |messages: Vec<String>| {
+        assert_eq!(messages.len(), 3, "{messages:?}");
+        assert!(messages[0].starts_with(&format!("{rule}: Forbidden: estimated rule cost exceeds budget by factor of ")), "{messages:?}");
+        assert!(messages[1].starts_with(&format!("{rule}: Forbidden: contributed to estimated rule cost total")), "{messages:?}");
+        assert!(messages[2].starts_with("spec.validation.openAPIV3Schema: Forbidden: x-kubernetes-validations estimated rule cost total"));
+    };
+    // "forbid double-nested rule with no limit set", "... with one limit set".
+    refused(errors(nested(None, None, json!({"type": "string"}))));
+    refused(errors(nested(None, None, json!({"type": "string", "maxLength": 10}))));
+    // "allow double-nested rule with three limits set", "... one limit set on outermost array".
+    assert_eq!(errors(nested(Some(10), Some(10), json!({"type": "string", "maxLength": 10}))), Vec::<String>::new());
+    assert_eq!(errors(nested(Some(4), None, json!({"type": "number"}))), Vec::<String>::new());
+    // "forbid validation rules where cost total exceeds total limit": 2,001 per item of a
+    // list of 100,000, per value of a map of 1,000, and 4 for the integer.
+    let contains = json!([{"rule": "self.contains('keyword')"}]);
+    let schema = json!({"type": "object", "properties": {
+        "list": {"type": "array", "maxItems": 100_000, "items": {"type": "string", "maxLength": 5000, "x-kubernetes-validations": contains}},
+        "map": {"type": "object", "maxProperties": 1000, "additionalProperties": {"type": "string", "maxLength": 5000, "x-kubernetes-validations": contains}},
+        "number": {"type": "integer", "x-kubernetes-validations": [{"rule": "self > 50 && self < 100"}]},
+    }});
+    let at = "spec.validation.openAPIV3Schema.properties";
+    let contributed = "Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema";
+    assert_eq!(
+        errors(schema),
+        [
+            format!("{at}[list].items.x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of 20.0x {TRY}"),
+            format!("{at}[list].items.x-kubernetes-validations[0].rule: {contributed}"),
+            format!("{at}[map].additionalProperties.x-kubernetes-validations[0].rule: {contributed}"),
+            format!(
+                "spec.validation.openAPIV3Schema: Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of 2.0x {TRY}"
+            ),
+        ]
+    );
+    // A `messageExpression` is held to the per-expression limit (without the node's
+    // cardinality) and counts in the total.
+    let strings = |rule: Value, bounds: Value| {
+        let mut f = json!({"type": "array", "items": {"type": "string"}, "x-kubernetes-validations": [rule]});
+        f.as_object_mut().unwrap().extend(bounds.as_object().unwrap().clone());
+        json!({"type": "object", "properties": {"f": f}})
+    };
+    let message = "spec.validation.openAPIV3Schema.properties[f].x-kubernetes-validations[0].messageExpression";
+    let eight = json!({"rule": "true", "messageExpression": "self[0] + self[1] + self[2] + self[3] + self[4] + self[5] + self[6] + self[7]"});
+    let messages = errors(strings(eight, json!({})));
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert!(messages[0].starts_with(&format!("{message}: Forbidden: estimated messageExpression cost exceeds budget by factor of 1.")), "{messages:?}");
+    let unbounded = json!({"rule": "true", "messageExpression": "string(self[0]) + string(self[1]) + string(self[2])"});
+    assert_eq!(
+        errors(strings(unbounded, json!({}))),
+        [
+            format!("{message}: Forbidden: estimated messageExpression cost exceeds budget by factor of more than 100x {TRY}"),
+            format!("{message}: {contributed}"),
+            format!(
+                "spec.validation.openAPIV3Schema: Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of more than 100x {TRY}"
+            ),
+        ]
+    );
+    let lower = json!({"rule": "self.all(x, self.exists_one(y, x.lowerAscii() == y.lowerAscii()))"});
+    assert_eq!(errors(strings(lower, json!({"maxItems": 5, "items": {"type": "string", "maxLength": 5}}))), Vec::<String>::new());
+}
