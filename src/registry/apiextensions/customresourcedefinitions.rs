@@ -378,6 +378,29 @@ mod tests {
     }
 
     #[test]
+    fn rule_costs_are_checked_at_write_and_not_again_for_an_unchanged_schema() {
+        let crd = |max_items: i64| {
+            let names = json!({"type": "array", "maxItems": max_items, "items": {"type": "string", "maxLength": 10},
+                "x-kubernetes-validations": [{"rule": "self.all(x, x.matches('^a'))"}]});
+            json!({"spec": {"versions": [{"name": "v1", "schema": {"openAPIV3Schema": {"type": "object", "properties": {"names": names}}}}]}})
+        };
+        let messages = |errs: Vec<FieldError>| errs.iter().map(ToString::to_string).collect::<Vec<_>>();
+        // 2 + 2,000,000 × 9: over the per-rule limit, under the total one.
+        let expensive = crd(2_000_000);
+        assert_eq!(
+            messages(schema_errors(&expensive, None, true, true)),
+            [
+                "spec.validation.openAPIV3Schema.properties[names].x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of 1.8x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)"
+            ]
+        );
+        // An update keeping the version's schema is not refused what was stored (upstream's
+        // `suppressPerExpressionCost`); one changing it is.
+        assert!(schema_errors(&expensive, Some(&expensive), true, true).is_empty());
+        assert_eq!(schema_errors(&expensive, Some(&crd(10)), true, true).len(), 1);
+        assert!(schema_errors(&crd(10), None, true, true).is_empty());
+    }
+
+    #[test]
     fn defaults_must_be_pruned_and_valid() {
         let crd = |properties: Value| {
             let schema =

@@ -136,7 +136,19 @@ impl Rule {
         // rules with the schema), and a resource's at the root and at embedded resources.
         let in_junctor = [".allOf[", ".anyOf[", ".oneOf[", ".not."].iter().any(|j| path.contains(j)) || path.ends_with(".not");
         let decl = if in_junctor { None } else { check::decl(node, path == "openAPIV3Schema" || node.embedded_resource) };
-        items.iter().enumerate().map(|(i, rule)| Rule::compile(rule, node, decl.as_ref(), &format!("{rules_path}[{i}]"))).collect()
+        let compiled: Vec<Rule> = items
+            .iter()
+            .enumerate()
+            .map(|(i, rule)| Rule::compile(rule, node, decl.as_ref(), &format!("{rules_path}[{i}]")))
+            .collect::<Result<_, _>>()?;
+        if decl.is_none() && !in_junctor && !compiled.is_empty() {
+            // A node CEL does not see (no type): upstream cannot type its rules.
+            return Err(FieldError::internal(
+                rules_path,
+                "internal error: failed to construct type information for x-kubernetes-validations rules: unable to convert structural schema to CEL declarations",
+            ));
+        }
+        Ok(compiled)
     }
 
     fn compile(json: &Value, node: &Node, decl: Option<&Arc<check::Decl>>, path: &str) -> Result<Rule, FieldError> {

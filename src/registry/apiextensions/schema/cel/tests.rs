@@ -479,6 +479,21 @@ fn rules_cel_go_accepts_still_compile() {
 }
 
 #[test]
+fn rules_of_a_node_cel_does_not_see_are_refused() {
+    let untyped = json!({"type": "object", "properties": {"x": {
+        "x-kubernetes-preserve-unknown-fields": true,
+        "x-kubernetes-validations": [{"rule": "has(self.a)"}],
+    }}});
+    assert_eq!(
+        Schema::parse(&untyped, false).expect_err("refused").0.to_string(),
+        "openAPIV3Schema.properties[x].x-kubernetes-validations: Internal error: internal error: failed to construct type information for x-kubernetes-validations rules: unable to convert structural schema to CEL declarations"
+    );
+    // Nor can a rule above it read it: the field is not declared.
+    let above = json!({"type": "object", "x-kubernetes-validations": [{"rule": "has(self.x)"}], "properties": {"x": {"x-kubernetes-preserve-unknown-fields": true}}});
+    assert!(Schema::parse(&above, false).expect_err("refused").0.to_string().contains("undefined field 'x'"));
+}
+
+#[test]
 fn a_resource_root_sees_its_type_and_name_only() {
     let at_root = |rule: &str| {
         Schema::parse(
@@ -893,11 +908,13 @@ fn extension_costs_are_their_own_estimates() {
 #[test]
 fn cost_refusals_match_upstreams_cases() {
     let nested = |items_max: Option<i64>, map_max: Option<i64>, key: Value| {
-        let mut items = json!({"type": "object", "additionalProperties": {"type": "object", "required": ["key"], "properties": {"key": key}}});
+        let mut items =
+            json!({"type": "object", "additionalProperties": {"type": "object", "required": ["key"], "properties": {"key": key}}});
         if let Some(max) = map_max {
             items["maxProperties"] = json!(max);
         }
-        let mut value = json!({"type": "array", "items": items, "x-kubernetes-validations": [{"rule": "self.all(x, x.all(y, x[y].key == x[y].key))"}]});
+        let mut value =
+            json!({"type": "array", "items": items, "x-kubernetes-validations": [{"rule": "self.all(x, x.all(y, x[y].key == x[y].key))"}]});
         if let Some(max) = items_max {
             value["maxItems"] = json!(max);
         }
@@ -933,7 +950,9 @@ fn cost_refusals_match_upstreams_cases() {
     assert_eq!(
         errors(schema),
         [
-            format!("{at}[list].items.x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of 20.0x {TRY}"),
+            format!(
+                "{at}[list].items.x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of 20.0x {TRY}"
+            ),
             format!("{at}[list].items.x-kubernetes-validations[0].rule: {contributed}"),
             format!("{at}[map].additionalProperties.x-kubernetes-validations[0].rule: {contributed}"),
             format!(
@@ -949,10 +968,14 @@ fn cost_refusals_match_upstreams_cases() {
         json!({"type": "object", "properties": {"f": f}})
     };
     let message = "spec.validation.openAPIV3Schema.properties[f].x-kubernetes-validations[0].messageExpression";
-    let eight = json!({"rule": "true", "messageExpression": "self[0] + self[1] + self[2] + self[3] + self[4] + self[5] + self[6] + self[7]"});
+    let eight =
+        json!({"rule": "true", "messageExpression": "self[0] + self[1] + self[2] + self[3] + self[4] + self[5] + self[6] + self[7]"});
     let messages = errors(strings(eight, json!({})));
     assert_eq!(messages.len(), 1, "{messages:?}");
-    assert!(messages[0].starts_with(&format!("{message}: Forbidden: estimated messageExpression cost exceeds budget by factor of 1.")), "{messages:?}");
+    assert!(
+        messages[0].starts_with(&format!("{message}: Forbidden: estimated messageExpression cost exceeds budget by factor of 1.")),
+        "{messages:?}"
+    );
     let unbounded = json!({"rule": "true", "messageExpression": "string(self[0]) + string(self[1]) + string(self[2])"});
     assert_eq!(
         errors(strings(unbounded, json!({}))),
