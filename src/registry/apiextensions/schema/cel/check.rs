@@ -720,6 +720,19 @@ impl Checker {
             self.out.overloads.insert(e.id, vec![if name == "_&&_" { "logical_and" } else { "logical_or" }]);
             return if failed { Ty::Error } else { Ty::Bool };
         }
+        if name == "_?._" {
+            // `a.?b`: cel-go's `checkOptSelect`, a field selection whose result is optional.
+            if let Expr::Call(call) = &e.expr
+                && let [_, IdedExpr { expr: Expr::Literal(LiteralValue::String(field)), .. }] = call.args.as_slice()
+                && let Some(operand) = args.first()
+            {
+                return match self.select(e.id, operand.clone(), field.inner()) {
+                    optional @ Ty::Optional(_) => optional,
+                    other => Ty::optional(other),
+                };
+            }
+            return Ty::Unknown;
+        }
         let member = target.is_some();
         if let Some(overloads) = STANDARD.get(name).filter(|o| o.iter().any(|o| o.member == member)) {
             let all: Vec<Ty> = target.iter().cloned().chain(args).collect();

@@ -846,6 +846,9 @@ fn compilation_matches_upstreams_cases() {
     let optional = |rule: &str| json!({"rule": rule, "optionalOldSelf": true});
     let plain = |rule: &str| json!({"rule": rule});
     let cases: Vec<(Value, Value, Option<&str>)> = vec![
+        (object.clone(), plain("self.?i.orValue(1) > 0 && oldSelf.?o.?s.orValue('') == ''"), None),
+        (object.clone(), plain("self.?nope.hasValue()"), Some("undefined field 'nope'")),
+        (object.clone(), plain("self.?s.orValue(1) > 0"), Some("orValue")),
         (integer.clone(), optional("self >= oldSelf.value()"), None),
         (integer.clone(), optional("self >= oldSelf.orValue(1)"), None),
         (integer.clone(), optional("oldSelf.hasValue() ? self >= oldSelf.value() : true"), None),
