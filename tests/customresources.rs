@@ -500,6 +500,28 @@ fn custom_resources_follow_their_cel_rules() {
         ),
         "{message}"
     );
+    // Rules are type-checked against the schema, as cel-go's checker does.
+    let (code, status) = call(&server, "POST", DEFINITIONS, &things_definition(json!([{"rule": "self.replicas == self.mode"}])));
+    assert_eq!(code, 422, "{status}");
+    let message = status["message"].as_str().unwrap_or_default();
+    assert!(
+        message.ends_with(
+            "compilation failed: ERROR: <input>:1:15: found no matching overload for '_==_' applied to '(int, string)'\n | self.replicas == self.mode\n | ..............^"
+        ),
+        "{message}"
+    );
+    // A rule whose worst case is over upstream's static budget: a string of up to 3 MiB
+    // matched against a regular expression of up to 3 MiB.
+    let (code, status) = call(&server, "POST", DEFINITIONS, &things_definition(json!([{"rule": "self.mode.matches(self.mode)"}])));
+    assert_eq!(code, 422, "{status}");
+    let try_bounds =
+        "(try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)";
+    assert_eq!(
+        status["message"],
+        format!(
+            "CustomResourceDefinition.apiextensions.k8s.io \"things.example.com\" is invalid: [spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of more than 100x {try_bounds}, spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema, spec.validation.openAPIV3Schema: Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of more than 100x {try_bounds}]"
+        )
+    );
 
     let rules = json!([
         {"rule": "!has(self.max) || self.replicas <= self.max", "message": "replicas must not exceed max"},

@@ -28,13 +28,13 @@ impl Strategy for CustomResourceDefinitionStrategy {
 
     fn validate(&self, object: &Value) -> Vec<FieldError> {
         let mut errs = validate_definition(object);
-        errs.extend(schema_errors(object, true, true));
+        errs.extend(schema_errors(object, None, true, true));
         errs
     }
 
     fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
         let mut errs = validate_definition(new);
-        errs.extend(schema_errors(new, must_be_structural(old), requires_pruned_defaults(old)));
+        errs.extend(schema_errors(new, Some(old), must_be_structural(old), requires_pruned_defaults(old)));
         if old["spec"]["group"] != new["spec"]["group"] {
             let group = new["spec"]["group"].as_str().unwrap_or_default();
             errs.push(FieldError::invalid("spec.group", group, "field is immutable"));
@@ -195,14 +195,19 @@ fn validate_column(column: &Value, path: &str) -> Vec<FieldError> {
 /// which upstream's structural-schema reading also refuses and reports only when nothing else
 /// is wrong; its CEL rules are compiled there), and then, for a structural one, its defaults
 /// (`Schema::default_errors`, upstream's `ValidateDefaults`; `require_pruned_defaults` unless
-/// the stored definition already had a default with unknown fields). Each schema is checked
-/// where upstream's internal form has it ([`schemas`]). Not yet checked: the CEL rules'
-/// estimated cost.
-fn schema_errors(definition: &Value, structural: bool, require_pruned_defaults: bool) -> Vec<FieldError> {
+/// the stored definition already had a default with unknown fields), and then the CEL rules'
+/// estimated costs (`Schema::cost_errors`; on update, not each rule's own for a version whose
+/// schema `old` already had). Each schema is checked where upstream's internal form has it
+/// ([`schemas`]).
+fn schema_errors(definition: &Value, old: Option<&Value>, structural: bool, require_pruned_defaults: bool) -> Vec<FieldError> {
     let preserve_unknown_fields = definition["spec"]["preserveUnknownFields"] == true;
     let versions = definition["spec"]["versions"].as_array().map_or(&[][..], Vec::as_slice);
     let mut errs = Vec::new();
-    for (at, schema) in schemas(versions) {
+    for (at, version, schema) in schemas(versions) {
+        let unchanged = old.is_some_and(|old| {
+            let old_versions = old["spec"]["versions"].as_array().map_or(&[][..], Vec::as_slice);
+            old_versions.iter().any(|v| v["name"] == version["name"] && v.get("schema") == Some(schema))
+        });
         let Some(schema) = schema.get("openAPIV3Schema") else { continue };
         let root = format!("{at}.openAPIV3Schema");
         if structural {
@@ -220,8 +225,15 @@ fn schema_errors(definition: &Value, structural: bool, require_pruned_defaults: 
                 error.detail = error.detail.replace(" within openAPIV3Schema", &format!(" within {root}"));
                 errs.push(error);
             }
-            Ok(parsed) if structural => errs.extend(parsed.default_errors(&root, require_pruned_defaults)),
-            Ok(_) => {}
+            Ok(parsed) => {
+                // Upstream compiles the rules only for a structural schema whose defaults are
+                // valid.
+                let defaults = if structural { parsed.default_errors(&root, require_pruned_defaults) } else { Vec::new() };
+                if defaults.is_empty() && (structural || structural_errors(schema, &root).is_empty()) {
+                    errs.extend(parsed.cost_errors(&root, !unchanged));
+                }
+                errs.extend(defaults);
+            }
         }
     }
     errs
@@ -230,14 +242,16 @@ fn schema_errors(definition: &Value, structural: bool, require_pruned_defaults: 
 /// The schemas a definition's validation checks, each with the path upstream reports it at:
 /// one at `spec.validation` when every version has the same (upstream's conversion to the
 /// internal version moves it there, `Convert_v1_CustomResourceDefinitionSpec_To_...`), else
-/// each version's at `spec.versions[i].schema`.
-fn schemas(versions: &[Value]) -> Vec<(String, &Value)> {
-    if let Some(first) = versions.first().and_then(|v| v.get("schema")).filter(|s| !s.is_null())
+/// each version's at `spec.versions[i].schema`; with the version it is (the first one for
+/// `spec.validation`).
+fn schemas(versions: &[Value]) -> Vec<(String, &Value, &Value)> {
+    if let Some(version) = versions.first()
+        && let Some(first) = version.get("schema").filter(|s| !s.is_null())
         && versions.iter().all(|v| v.get("schema") == Some(first))
     {
-        return vec![("spec.validation".to_owned(), first)];
+        return vec![("spec.validation".to_owned(), version, first)];
     }
-    versions.iter().enumerate().filter_map(|(i, v)| v.get("schema").map(|s| (format!("spec.versions[{i}].schema"), s))).collect()
+    versions.iter().enumerate().filter_map(|(i, v)| v.get("schema").map(|s| (format!("spec.versions[{i}].schema"), v, s))).collect()
 }
 
 /// Upstream's `requirePrunedDefaults`: off when the stored definition has a default that
@@ -346,14 +360,14 @@ mod tests {
     #[test]
     fn schemas_that_cannot_be_served_are_refused() {
         let crd = |schema: Value| json!({"spec": {"versions": [{"name": "v1"}, {"name": "v2", "schema": {"openAPIV3Schema": schema}}]}});
-        assert!(schema_errors(&crd(json!({"type": "object"})), true, true).is_empty());
+        assert!(schema_errors(&crd(json!({"type": "object"})), None, true, true).is_empty());
         let messages = |errs: Vec<FieldError>| errs.iter().map(ToString::to_string).collect::<Vec<_>>();
         // A definition that may stay non-structural (its stored form was not) is still refused
         // what kapi cannot serve.
-        let errs = schema_errors(&crd(json!({"type": "object", "properties": {"spec": {"type": 5}}})), false, true);
+        let errs = schema_errors(&crd(json!({"type": "object", "properties": {"spec": {"type": 5}}})), None, false, true);
         assert_eq!(messages(errs), ["spec.versions[1].schema.openAPIV3Schema.properties[spec].type: Invalid value: 5: must be a string"]);
         // A new one must be structural, and upstream's violations are what it is told.
-        let errs = schema_errors(&crd(json!({"type": "object", "properties": {"spec": {"properties": {}}}})), true, true);
+        let errs = schema_errors(&crd(json!({"type": "object", "properties": {"spec": {"properties": {}}}})), None, true, true);
         assert_eq!(
             messages(errs),
             [
@@ -361,6 +375,29 @@ mod tests {
             ]
         );
         assert!(!must_be_structural(&crd(json!({"properties": {}}))));
+    }
+
+    #[test]
+    fn rule_costs_are_checked_at_write_and_not_again_for_an_unchanged_schema() {
+        let crd = |max_items: i64| {
+            let names = json!({"type": "array", "maxItems": max_items, "items": {"type": "string", "maxLength": 10},
+                "x-kubernetes-validations": [{"rule": "self.all(x, x.matches('^a'))"}]});
+            json!({"spec": {"versions": [{"name": "v1", "schema": {"openAPIV3Schema": {"type": "object", "properties": {"names": names}}}}]}})
+        };
+        let messages = |errs: Vec<FieldError>| errs.iter().map(ToString::to_string).collect::<Vec<_>>();
+        // 2 + 2,000,000 × 9: over the per-rule limit, under the total one.
+        let expensive = crd(2_000_000);
+        assert_eq!(
+            messages(schema_errors(&expensive, None, true, true)),
+            [
+                "spec.validation.openAPIV3Schema.properties[names].x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of 1.8x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)"
+            ]
+        );
+        // An update keeping the version's schema is not refused what was stored (upstream's
+        // `suppressPerExpressionCost`); one changing it is.
+        assert!(schema_errors(&expensive, Some(&expensive), true, true).is_empty());
+        assert_eq!(schema_errors(&expensive, Some(&crd(10)), true, true).len(), 1);
+        assert!(schema_errors(&crd(10), None, true, true).is_empty());
     }
 
     #[test]
@@ -380,7 +417,7 @@ mod tests {
             "t": {"type": "integer", "default": 1, "x-kubernetes-validations": [{"rule": "self > oldSelf", "message": "must grow"}]},
         }));
         assert_eq!(
-            messages(schema_errors(&wrong, true, true)),
+            messages(schema_errors(&wrong, None, true, true)),
             [
                 r#"spec.validation.openAPIV3Schema.properties[spec].properties[a].default: Invalid value: {"b":"x","c":1}: must not have unknown fields"#,
                 r#"spec.validation.openAPIV3Schema.properties[spec].properties[l].items.default: Invalid value: "integer":  in body must be of type string: "integer""#,
@@ -392,10 +429,10 @@ mod tests {
         // A stored definition with such a default may keep it; non-structural ones are not
         // checked.
         let unpruned = crd(json!({"a": {"type": "object", "properties": {"b": {"type": "string"}}, "default": {"c": 1}}}));
-        assert!(schema_errors(&unpruned, true, false).is_empty());
+        assert!(schema_errors(&unpruned, None, true, false).is_empty());
         assert!(!requires_pruned_defaults(&unpruned));
         assert!(requires_pruned_defaults(&crd(json!({"b": {"type": "string", "default": "x"}}))));
-        assert!(schema_errors(&wrong, false, true).is_empty());
+        assert!(schema_errors(&wrong, None, false, true).is_empty());
     }
 
     #[test]
@@ -413,7 +450,7 @@ mod tests {
         let schema = json!({"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object",
             "properties": {"template": template, "whole": whole, "good": good}}}}});
         let crd = json!({"spec": {"versions": [{"name": "v1", "schema": schema}]}});
-        let messages: Vec<String> = schema_errors(&crd, true, true).iter().map(ToString::to_string).collect();
+        let messages: Vec<String> = schema_errors(&crd, None, true, true).iter().map(ToString::to_string).collect();
         let at = "spec.validation.openAPIV3Schema.properties[spec].properties";
         let label_key = "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an \
             alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is \

@@ -396,6 +396,13 @@ impl Schema {
         errs
     }
 
+    /// Upstream's static cost checks of the schema's CEL rules at definition write (each
+    /// rule's worst case times the most times its node can appear, and their total), at
+    /// `path` (`spec.validation.openAPIV3Schema`); each rule's own only if `per_expression`.
+    pub fn cost_errors(&self, path: &str, per_expression: bool) -> Vec<FieldError> {
+        cel::cost_errors(&self.root, path, per_expression)
+    }
+
     /// Whether a default somewhere is not what pruning leaves of it (upstream's
     /// `requirePrunedDefaults` is off for a definition whose stored form has one).
     pub fn has_unpruned_defaults(&self) -> bool {

@@ -5,7 +5,11 @@
 //! - [`Rule::compile`] checks a rule as upstream's definition validation does (its fields, then
 //!   the expression and its `messageExpression`) and keeps the parsed program. The interpreter
 //!   is the `cel` crate (its standard library and its strings and lists extensions); Kubernetes'
-//!   own libraries are added in [`library`].
+//!   own libraries are added in [`library`]. Rules of the structural part of a schema are
+//!   type-checked as cel-go's checker does ([`check`]: `self` and `oldSelf` typed from the
+//!   node's schema) and their worst-case cost estimated in cel-go's units ([`cost`]);
+//!   [`cost_errors`] is upstream's refusal, at definition write, of rules whose estimate
+//!   times the most times their node can appear, or whose total, is over its static limits.
 //! - [`validate`] walks an object with its schema (and, on update, the old object correlated
 //!   as upstream correlates it: by property, map key and `x-kubernetes-list-map-keys`) and
 //!   evaluates each node's rules with `self` (and `oldSelf`) bound to the node's value.
@@ -32,6 +36,8 @@ use super::Node;
 use crate::registry::validation::{child, index, key};
 use crate::status::{BadValue, FieldError, FieldErrorType};
 
+mod check;
+mod cost;
 mod library;
 mod values;
 
@@ -39,6 +45,11 @@ mod values;
 pub const PER_CALL_LIMIT: u64 = 1_000_000;
 /// Upstream's `RuntimeCELCostBudget`: the most all of one object's rules may cost together.
 pub const RUNTIME_COST_BUDGET: u64 = 10_000_000;
+/// Upstream's `StaticEstimatedCostLimit`: the most one rule may cost, in the worst case, times
+/// the most times its node can appear in an object.
+const STATIC_COST_LIMIT: u64 = 10_000_000;
+/// Upstream's `StaticEstimatedCRDCostLimit`: the most all of a schema's rules may cost so.
+const STATIC_CRD_COST_LIMIT: u64 = 100_000_000;
 /// Upstream's `MaxEvaluatedMessageExpressionSizeBytes`.
 const MAX_MESSAGE_EXPRESSION_SIZE: usize = 5 * 1024;
 
@@ -88,6 +99,21 @@ pub struct Rule {
     optional_old_self: bool,
     uses_old_self: bool,
     program: IdedExpr,
+    /// The estimated worst case, when the rule was type checked (upstream compiles the rules
+    /// of the structural part of a schema, not those under `allOf`, `anyOf`, ...).
+    cost: Option<Cost>,
+}
+
+/// A rule's estimated worst-case cost (upstream's `CompilationResult` figures).
+#[derive(Debug, Clone, Copy)]
+struct Cost {
+    /// `MaxCost`: of one evaluation.
+    rule: u64,
+    /// `MessageExpressionMaxCost`.
+    message: Option<u64>,
+    /// `MaxCardinality`: the most times the node can appear in a request, from its
+    /// smallest JSON form, used where no `maxItems`/`maxProperties` above bound it.
+    cardinality: u64,
 }
 
 /// A step of a rule's `fieldPath`.
@@ -106,10 +132,26 @@ impl Rule {
         let Some(items) = rules.as_array() else {
             return Err(FieldError::invalid(rules_path, super::bad_value(rules), "must be an array of validation rules"));
         };
-        items.iter().enumerate().map(|(i, rule)| Rule::compile(rule, node, &format!("{rules_path}[{i}]"))).collect()
+        // The declaration `self` has: none under a junctor (upstream does not compile those
+        // rules with the schema), and a resource's at the root and at embedded resources.
+        let in_junctor = [".allOf[", ".anyOf[", ".oneOf[", ".not."].iter().any(|j| path.contains(j)) || path.ends_with(".not");
+        let decl = if in_junctor { None } else { check::decl(node, path == "openAPIV3Schema" || node.embedded_resource) };
+        let compiled: Vec<Rule> = items
+            .iter()
+            .enumerate()
+            .map(|(i, rule)| Rule::compile(rule, node, decl.as_ref(), &format!("{rules_path}[{i}]")))
+            .collect::<Result<_, _>>()?;
+        if decl.is_none() && !in_junctor && !compiled.is_empty() {
+            // A node CEL does not see (no type): upstream cannot type its rules.
+            return Err(FieldError::internal(
+                rules_path,
+                "internal error: failed to construct type information for x-kubernetes-validations rules: unable to convert structural schema to CEL declarations",
+            ));
+        }
+        Ok(compiled)
     }
 
-    fn compile(json: &Value, node: &Node, path: &str) -> Result<Rule, FieldError> {
+    fn compile(json: &Value, node: &Node, decl: Option<&Arc<check::Decl>>, path: &str) -> Result<Rule, FieldError> {
         let text = |field: &str| json.get(field).and_then(Value::as_str).unwrap_or_default().to_owned();
         let (rule, message, message_expression, field_path) = (text("rule"), text("message"), text("messageExpression"), text("fieldPath"));
         let at = |field: &str| format!("{path}.{field}");
@@ -154,8 +196,30 @@ impl Rule {
         let program = parse(&rule).map_err(|detail| {
             FieldError::new(FieldErrorType::Invalid, at("rule"), shown.clone(), format!("compilation failed: {detail}"))
         })?;
-        let uses_old_self = references(&program.0, "oldSelf");
-        if program.0.expr.literal_kind() == Some(false) {
+        let uses_old_self = references(&program.expr, "oldSelf");
+        // `self` and `oldSelf` typed from the node's declaration.
+        let vars = decl.map(|decl| {
+            let t = check::Ty::of(decl);
+            let old = if optional_old_self == Some(true) { check::Ty::Optional(Box::new(t.clone())) } else { t.clone() };
+            [("self", t), ("oldSelf", old)]
+        });
+        let mut cost = None;
+        if let (Some(vars), Some(decl)) = (&vars, decl) {
+            let checked = check::check(&program.expr, vars);
+            if !checked.errors.is_empty() {
+                return Err(FieldError::new(
+                    FieldErrorType::Invalid,
+                    at("rule"),
+                    shown,
+                    format!("compilation failed: {}", program.issues(&rule, &checked.errors)),
+                ));
+            }
+            if !matches!(checked.type_of(program.expr.id), check::Ty::Bool | check::Ty::Unknown) {
+                return Err(FieldError::new(FieldErrorType::Invalid, at("rule"), shown, "cel expression must evaluate to a bool"));
+            }
+            let cardinality = u64::try_from(check::MAX_REQUEST_SIZE / (decl.min_size + 1)).unwrap_or(0);
+            cost = Some(Cost { rule: cost::estimate(&program.expr, &checked, decl), message: None, cardinality });
+        } else if program.expr.expr.literal_kind() == Some(false) {
             return Err(FieldError::new(FieldErrorType::Invalid, at("rule"), shown, "cel expression must evaluate to a bool"));
         }
         let message_expression = if message_expression.is_empty() {
@@ -169,15 +233,34 @@ impl Rule {
                     format!("messageExpression compilation failed: {detail}"),
                 )
             })?;
-            if matches!(parsed.0.expr, Expr::Literal(ref l) if !matches!(l, LiteralValue::String(_))) {
-                return Err(FieldError::new(
+            let not_a_string = || {
+                FieldError::new(
                     FieldErrorType::Invalid,
                     at("messageExpression"),
-                    shown,
+                    shown.clone(),
                     "messageExpression must evaluate to a string",
-                ));
+                )
+            };
+            if let (Some(vars), Some(decl)) = (&vars, decl) {
+                let checked = check::check(&parsed.expr, vars);
+                if !checked.errors.is_empty() {
+                    return Err(FieldError::new(
+                        FieldErrorType::Invalid,
+                        at("messageExpression"),
+                        shown.clone(),
+                        format!("messageExpression compilation failed: {}", parsed.issues(&message_expression, &checked.errors)),
+                    ));
+                }
+                if !matches!(checked.type_of(parsed.expr.id), check::Ty::String | check::Ty::Unknown) {
+                    return Err(not_a_string());
+                }
+                if let Some(cost) = &mut cost {
+                    cost.message = Some(cost::estimate(&parsed.expr, &checked, decl));
+                }
+            } else if matches!(parsed.expr.expr, Expr::Literal(ref l) if !matches!(l, LiteralValue::String(_))) {
+                return Err(not_a_string());
             }
-            Some((message_expression, parsed.1))
+            Some((message_expression, parsed.rewritten))
         };
         if !uses_old_self && let Some(flag) = optional_old_self {
             return Err(FieldError::invalid(at("optionalOldSelf"), flag, "may not be set if oldSelf is not used in rule"));
@@ -190,8 +273,15 @@ impl Rule {
             field_path: parsed_path,
             optional_old_self: optional_old_self == Some(true),
             uses_old_self,
-            program: program.1,
+            program: program.rewritten,
+            cost,
         })
+    }
+
+    /// Whether the rule was type-checked and its cost estimated.
+    #[cfg(test)]
+    pub(super) fn is_checked(&self) -> bool {
+        self.cost.is_some()
     }
 
     /// `ruleErrorString`: the message, else the rule.
@@ -226,6 +316,108 @@ pub(super) fn uncorrelatable_old_self(node: &Node, path: &str, uncorrelatable: O
         .chain(items)
         .chain(all_of)
         .find_map(|(child, child_path, within)| uncorrelatable_old_self(child, &child_path, within))
+}
+
+/// Upstream's static cost checks of a schema's rules at definition write (in
+/// `ValidateCustomResourceDefinitionOpenAPISchema` and after it): each rule's estimated cost
+/// times the most times its node can appear (`getExpressionCost`) against
+/// `StaticEstimatedCostLimit` (unless `per_expression` is off: the version's schema is
+/// unchanged by an update), each `messageExpression`'s cost likewise, and their total against
+/// `StaticEstimatedCRDCostLimit`. `path` is the schema's (`spec.validation.openAPIV3Schema`).
+pub(super) fn cost_errors(root: &Node, path: &str, per_expression: bool) -> Vec<FieldError> {
+    let mut total = TotalCost::default();
+    let mut errs = Vec::new();
+    if root.has_rules {
+        cost_walk(root, path, Some(1), per_expression, &mut total, &mut errs);
+    }
+    if total.total > STATIC_CRD_COST_LIMIT {
+        for (at, _) in &total.most_expensive {
+            errs.push(FieldError::forbidden(
+                at,
+                "contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema",
+            ));
+        }
+        let detail = cost_message(
+            "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema",
+            total.total,
+            STATIC_CRD_COST_LIMIT,
+        );
+        errs.push(FieldError::forbidden(path, detail));
+    }
+    errs
+}
+
+/// Upstream's `TotalCost`: the sum, and the four costliest expressions of at least 1% of the
+/// limit.
+#[derive(Default)]
+struct TotalCost {
+    total: u64,
+    most_expensive: Vec<(String, u64)>,
+}
+
+impl TotalCost {
+    fn observe(&mut self, path: String, cost: u64) {
+        self.total = self.total.saturating_add(cost);
+        if cost < STATIC_CRD_COST_LIMIT / 100 {
+            return;
+        }
+        self.most_expensive.push((path, cost));
+        self.most_expensive.sort_by_key(|e| std::cmp::Reverse(e.1));
+        self.most_expensive.truncate(4);
+    }
+}
+
+/// Walks the schema as upstream's validation does (additionalProperties, properties, items,
+/// then the node's own rules), `cardinality` being how many times the node can appear at
+/// most (`None`: unbounded, below an array or map without `maxItems`/`maxProperties`).
+fn cost_walk(node: &Node, path: &str, cardinality: Option<u64>, per_expression: bool, total: &mut TotalCost, errs: &mut Vec<FieldError>) {
+    // Upstream's `extractMaxElements` of this node, for its children.
+    let elements = match node.types.as_slice() {
+        ["object"] if node.additional_properties.is_some() => node.max_properties.map(|m| u64::try_from(m.max(0)).unwrap_or(0)),
+        ["array"] => node.max_items.map(|m| u64::try_from(m.max(0)).unwrap_or(0)),
+        _ => Some(1),
+    };
+    let below = cardinality.zip(elements).map(|(c, e)| c.saturating_mul(e));
+    if let Some(extra) = node.additional_schema().filter(|n| n.has_rules) {
+        cost_walk(extra, &format!("{path}.additionalProperties"), below, per_expression, total, errs);
+    }
+    for (name, child) in node.properties.iter().filter(|(_, c)| c.has_rules) {
+        cost_walk(child, &format!("{path}.properties[{name}]"), below, per_expression, total, errs);
+    }
+    if let Some(items) = node.items.as_deref().filter(|n| n.has_rules) {
+        cost_walk(items, &format!("{path}.items"), below, per_expression, total, errs);
+    }
+    for (i, rule) in node.rules.iter().enumerate() {
+        let Some(cost) = rule.cost else { continue };
+        let at = format!("{path}.x-kubernetes-validations[{i}]");
+        let expression = if cost.rule == 0 { 0 } else { cost.rule.saturating_mul(cardinality.unwrap_or(cost.cardinality)) };
+        if per_expression && expression > STATIC_COST_LIMIT {
+            errs.push(FieldError::forbidden(format!("{at}.rule"), cost_message("estimated rule cost", expression, STATIC_COST_LIMIT)));
+        }
+        total.observe(format!("{at}.rule"), expression);
+        if let Some(message) = cost.message {
+            if per_expression && message > STATIC_COST_LIMIT {
+                let detail = cost_message("estimated messageExpression cost", message, STATIC_COST_LIMIT);
+                errs.push(FieldError::forbidden(format!("{at}.messageExpression"), detail));
+            }
+            total.observe(format!("{at}.messageExpression"), message);
+        }
+    }
+}
+
+/// Upstream's `getCostErrorMessage`.
+fn cost_message(name: &str, cost: u64, limit: u64) -> String {
+    let factor = cost as f64 / limit as f64;
+    let shown = if factor > 100.0 {
+        "more than 100x".to_owned()
+    } else if factor < 1.5 {
+        format!("{factor:.6}x")
+    } else {
+        format!("{factor:.1}x")
+    };
+    format!(
+        "{name} exceeds budget by factor of {shown} (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)"
+    )
 }
 
 /// Upstream's internal `apiextensions.ValidationRule` as `encoding/json` writes it (no JSON
@@ -268,24 +460,48 @@ impl ExprExt for Expr {
     }
 }
 
-/// Parses `source` and checks its identifiers: the program as written (for references) and
-/// as rewritten with the cost charges. The error is cel-go's issue text.
-fn parse(source: &str) -> Result<(IdedExpr, IdedExpr), String> {
+/// A parsed expression: as written (for references and checking), as rewritten with the
+/// cost charges, and where each of its expressions sits in the source.
+struct Parsed {
+    expr: IdedExpr,
+    rewritten: IdedExpr,
+    program: ::cel::Program,
+}
+
+impl Parsed {
+    /// cel-go's issues text for `errors` (by expression id), sorted by position.
+    fn issues(&self, source: &str, errors: &[(u64, String)]) -> String {
+        let mut located: Vec<((usize, usize), &str)> = errors
+            .iter()
+            .map(|(id, message)| {
+                let offset = self.program.source_info().offset_for(*id).map_or(0, |(start, _)| start as usize);
+                (position(source, offset), message.as_str())
+            })
+            .collect();
+        located.sort_by_key(|(at, _)| *at);
+        located.iter().map(|((line, column), message)| issue(source, *line, *column, message)).collect::<Vec<_>>().join("\n")
+    }
+}
+
+/// One of cel-go's issues: where, what, and the source line marked.
+fn issue(source: &str, line: usize, column: usize, message: &str) -> String {
+    let snippet = source.lines().nth(line - 1).unwrap_or_default();
+    format!("ERROR: <input>:{line}:{column}: {message}\n | {snippet}\n | {:.>column$}", "^")
+}
+
+/// Parses `source` and checks its identifiers. The error is cel-go's issue text.
+fn parse(source: &str) -> Result<Parsed, String> {
     let program = ENV.compile(source).map_err(|e| e.to_string())?;
     let expr = program.expression().clone();
     let mut scope = Vec::new();
     if let Some((id, name)) = undeclared(&expr, &mut scope) {
         let (line, column) = position(source, program.source_info().offset_for(id).map_or(0, |(start, _)| start as usize));
-        let snippet = source.lines().nth(line - 1).unwrap_or_default();
-        return Err(format!(
-            "ERROR: <input>:{line}:{column}: undeclared reference to '{name}' (in container '')\n | {snippet}\n | {:.>column$}",
-            "^"
-        ));
+        return Err(issue(source, line, column, &format!("undeclared reference to '{name}' (in container '')")));
     }
     let mut next_id = max_id(&expr) + 1;
     let mut rewritten = expr.clone();
     charge(&mut rewritten, &mut next_id, false);
-    Ok((expr, rewritten))
+    Ok(Parsed { expr, rewritten, program })
 }
 
 /// The line (1-based) and column (1-based) of a byte offset.

@@ -89,7 +89,7 @@ fn message_expressions_write_the_message() {
     let rules = json!([{"rule": "self.replicas < 10", "messageExpression": "'replicas is ' + string(self.replicas)"}]);
     assert_eq!(errors(rules, json!({"replicas": 12})), ["spec: Invalid value: replicas is 12"]);
     // A message expression that fails falls back to the message.
-    let rules = json!([{"rule": "false", "message": "fallback", "messageExpression": "self.missing"}]);
+    let rules = json!([{"rule": "false", "message": "fallback", "messageExpression": "self.tags['missing']"}]);
     assert_eq!(errors(rules, json!({})), ["spec: Invalid value: fallback"]);
 }
 
@@ -384,4 +384,612 @@ fn every_library_declaration_is_accepted() {
     assert!(extensions.is_ok(), "{extensions:?}");
     let declared = super::library::register(&mut env);
     assert!(declared.is_ok(), "{declared:?}");
+}
+
+/// The detail of a compile error (after the rule shown as the bad value).
+fn compile_detail(rules: Value) -> String {
+    let error = compile_error(rules);
+    error.split_once("}: ").map_or(error.clone(), |(_, detail)| detail.to_owned())
+}
+
+#[test]
+fn rules_are_type_checked_against_the_schema() {
+    let rule = |r: &str| json!([{"rule": r}]);
+    assert_eq!(
+        compile_detail(rule("self.foo == 1")),
+        "compilation failed: ERROR: <input>:1:5: undefined field 'foo'\n | self.foo == 1\n | ....^"
+    );
+    assert_eq!(
+        // At the macro's position, as cel-go's macro expansion places its presence test.
+        compile_detail(rule("has(self.nope)")),
+        "compilation failed: ERROR: <input>:1:4: undefined field 'nope'\n | has(self.nope)\n | ...^"
+    );
+    assert_eq!(
+        compile_detail(rule("self.name + 1 == 'a1'")),
+        "compilation failed: ERROR: <input>:1:11: found no matching overload for '_+_' applied to '(string, int)'\n | self.name + 1 == 'a1'\n | ..........^"
+    );
+    assert_eq!(
+        compile_detail(rule("self.replicas == 'three'")),
+        "compilation failed: ERROR: <input>:1:15: found no matching overload for '_==_' applied to '(int, string)'\n | self.replicas == 'three'\n | ..............^"
+    );
+    assert_eq!(
+        compile_detail(rule("self.name.startsWith(1)")),
+        "compilation failed: ERROR: <input>:1:21: found no matching overload for 'startsWith' applied to 'string.(int)'\n | self.name.startsWith(1)\n | ....................^"
+    );
+    assert_eq!(
+        compile_detail(rule("self.items.all(x, x)")),
+        "compilation failed: ERROR: <input>:1:19: expected type 'bool' but found 'int'\n | self.items.all(x, x)\n | ..................^"
+    );
+    assert_eq!(
+        compile_detail(rule("self.replicas.foo > 1")),
+        "compilation failed: ERROR: <input>:1:14: type 'int' does not support field selection\n | self.replicas.foo > 1\n | .............^"
+    );
+    // Every error, in the order of their positions.
+    assert_eq!(
+        compile_detail(rule("self.a == 1 && self.b == 2")),
+        "compilation failed: ERROR: <input>:1:5: undefined field 'a'\n | self.a == 1 && self.b == 2\n | ....^\nERROR: <input>:1:20: undefined field 'b'\n | self.a == 1 && self.b == 2\n | ...................^"
+    );
+    // The result must be a bool, the message a string: by their checked types.
+    assert_eq!(compile_detail(rule("self.replicas")), "cel expression must evaluate to a bool");
+    assert_eq!(compile_detail(rule("self.tags")), "cel expression must evaluate to a bool");
+    assert_eq!(compile_detail(rule("self.items.map(x, x + 1)")), "cel expression must evaluate to a bool");
+    assert_eq!(
+        compile_detail(json!([{"rule": "self.replicas > 1", "messageExpression": "self.replicas"}])),
+        "messageExpression must evaluate to a string"
+    );
+    assert_eq!(
+        compile_detail(json!([{"rule": "self.replicas > 1", "messageExpression": "self.nope"}])),
+        "messageExpression compilation failed: ERROR: <input>:1:5: undefined field 'nope'\n | self.nope\n | ....^"
+    );
+}
+
+#[test]
+fn rules_cel_go_accepts_still_compile() {
+    for rule in [
+        "self.tags.all(k, self.tags[k].startsWith('a'))",
+        "self.items.map(x, x * 2).exists(y, y > 4)",
+        "self.items.filter(x, x > 1).size() == 0 && size(self.items) == self.items.size()",
+        "self.tags.exists_one(k, k == 'x') || 'a' in self.tags || self.tags.a == 'b'",
+        "type(self.replicas) == int && type(self.name) == string",
+        "self.name.matches('^a') && self.name.size() < 10 && matches(self.name, 'b')",
+        "self.ratio > 1 && self.replicas > 1.0 && self.replicas < 2u",
+        "self.name.lowerAscii() == 'a' && self.name.split(',').size() > 1 && self.name.indexOf('a') >= 0",
+        "quantity('1').isLessThan(quantity('2')) && isQuantity(self.name)",
+        "isURL(self.name) && url(self.name).getScheme() == 'https'",
+        "self.items.sum() > 0 && self.items.isSorted() && self.items.max() < 10",
+        "self.foo__dash__bar == 'x'",
+        "dyn(self.replicas) == 'a'",
+        "duration('1s') < duration('2s') && timestamp('2020-01-01T00:00:00Z') + duration('1h') > timestamp('2020-01-01T00:00:00Z')",
+        "self.tags.size() > 0 ? self.tags['a'] == 'b' : true",
+        "[1, 'a'].size() == 2 && {'a': 1}.a == 1",
+        "self.items.all(i, i in [1, 2]) && !(self.replicas in self.items)",
+        "oldSelf.replicas <= self.replicas",
+        "string(self.replicas) == '1' && int(self.name) > 0 && double(self.replicas) > 0.5",
+        "self.replicas % 2 == 0 && -self.replicas < 0 && self.ratio / 2.0 > 0.1",
+        "has(self.name) && has(self.tags.a)",
+        "self.items == [1, 2] && self.tags == {'a': 'b'} && self.items != []",
+        "self.name.find('[0-9]+') != '' && self.name.findAll('a').size() > 0",
+        "isIP(self.name) && ip(self.name).family() == 4 && cidr('10.0.0.0/8').containsIP(self.name)",
+        "sets.contains(self.items, [1]) && self.name.format([1]) != ''",
+        "self.items.exists(x, x == 2) || self.name == '' || self.unknown_function(1)",
+    ] {
+        let compiled = schema(json!([{"rule": rule}]));
+        assert!(compiled.is_ok(), "{rule}: {}", compiled.err().map(|e| e.to_string()).unwrap_or_default());
+    }
+}
+
+#[test]
+fn rules_of_a_node_cel_does_not_see_are_refused() {
+    let untyped = json!({"type": "object", "properties": {"x": {
+        "x-kubernetes-preserve-unknown-fields": true,
+        "x-kubernetes-validations": [{"rule": "has(self.a)"}],
+    }}});
+    assert_eq!(
+        Schema::parse(&untyped, false).expect_err("refused").0.to_string(),
+        "openAPIV3Schema.properties[x].x-kubernetes-validations: Internal error: internal error: failed to construct type information for x-kubernetes-validations rules: unable to convert structural schema to CEL declarations"
+    );
+    // Nor can a rule above it read it: the field is not declared.
+    let above = json!({"type": "object", "x-kubernetes-validations": [{"rule": "has(self.x)"}], "properties": {"x": {"x-kubernetes-preserve-unknown-fields": true}}});
+    assert!(Schema::parse(&above, false).expect_err("refused").0.to_string().contains("undefined field 'x'"));
+}
+
+#[test]
+fn a_resource_root_sees_its_type_and_name_only() {
+    let at_root = |rule: &str| {
+        Schema::parse(
+            &json!({"type": "object", "x-kubernetes-validations": [{"rule": rule}], "properties": {"spec": {"type": "object"}}}),
+            false,
+        )
+    };
+    assert!(at_root("self.metadata.name.startsWith('a') && self.kind == 'K' && self.apiVersion != ''").is_ok());
+    let error = at_root("self.metadata.namespace == 'a'").expect_err("undefined").0.to_string();
+    assert!(
+        error.ends_with(
+            "compilation failed: ERROR: <input>:1:14: undefined field 'namespace'\n | self.metadata.namespace == 'a'\n | .............^"
+        ),
+        "{error}"
+    );
+}
+
+/// A schema whose `spec.names` (a list of strings with `list` and `item` bounds) has `rules`.
+fn names_schema(rules: Value, list: Value, item: Value) -> Schema {
+    let mut items = json!({"type": "string"});
+    items.as_object_mut().unwrap().extend(item.as_object().unwrap().clone());
+    let mut names = json!({"type": "array", "items": items, "x-kubernetes-validations": rules});
+    names.as_object_mut().unwrap().extend(list.as_object().unwrap().clone());
+    Schema::parse(&json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {"names": names}}}}), false)
+        .expect("schema")
+}
+
+fn cost_messages(schema: &Schema) -> Vec<String> {
+    schema.cost_errors("spec.validation.openAPIV3Schema", true).iter().map(ToString::to_string).collect()
+}
+
+const TRY: &str =
+    "(try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)";
+
+#[test]
+fn rule_costs_are_cel_gos_estimates() {
+    let rule = json!([{"rule": "self.all(x, x.matches('^a'))"}]);
+    let cost = |schema: &Schema| schema.root.properties["spec"].properties["names"].rules[0].cost.expect("checked").rule;
+    // 1 (self) + 1 (@result) + N × (2 (the loop's condition) + 1 (@result) + 1 (x) + the match:
+    // ⌈(4 × maxLength + 1) × 0.1⌉ × ⌈2 × 0.25⌉).
+    let bounded = names_schema(rule.clone(), json!({"maxItems": 10}), json!({"maxLength": 10}));
+    assert_eq!(cost(&bounded), 2 + 10 * (4 + 5));
+    assert!(cost_messages(&bounded).is_empty());
+    // Unbounded: the largest request's 1,048,575 strings of 3,145,726 characters.
+    let unbounded = names_schema(rule.clone(), json!({}), json!({}));
+    assert_eq!(cost(&unbounded), 2 + 1_048_575 * (4 + 314_573));
+    let at = "spec.validation.openAPIV3Schema.properties[spec].properties[names].x-kubernetes-validations[0].rule";
+    assert_eq!(
+        cost_messages(&unbounded),
+        [
+            format!("{at}: Forbidden: estimated rule cost exceeds budget by factor of more than 100x {TRY}"),
+            format!("{at}: Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema"),
+            format!(
+                "spec.validation.openAPIV3Schema: Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of more than 100x {TRY}"
+            ),
+        ]
+    );
+    // Just over: the factor as upstream prints it.
+    let over = names_schema(rule.clone(), json!({"maxItems": 2_000_000}), json!({"maxLength": 10}));
+    assert_eq!(cost_messages(&over), [format!("{at}: Forbidden: estimated rule cost exceeds budget by factor of 1.8x {TRY}")]);
+    let barely = names_schema(rule, json!({"maxItems": 1_200_000}), json!({"maxLength": 10}));
+    assert_eq!(cost_messages(&barely), [format!("{at}: Forbidden: estimated rule cost exceeds budget by factor of 1.080000x {TRY}")]);
+}
+
+#[test]
+fn a_rule_below_an_unbounded_list_counts_each_time_the_node_can_appear() {
+    // The first rule costs 3 (`self.size()` 2, `<` 1), the second 1 + ⌈3,145,727 × 0.1⌉;
+    // an unbounded list holds up to 3 MiB / 3 strings.
+    let schema = Schema::parse(
+        &json!({"type": "object", "properties": {"spec": {"type": "object", "properties": {"names": {
+            "type": "array",
+            "items": {"type": "string", "x-kubernetes-validations": [{"rule": "self.size() < 5"}, {"rule": "self.matches('^a+$')"}]},
+        }}}}}),
+        false,
+    )
+    .expect("schema");
+    let at = "spec.validation.openAPIV3Schema.properties[spec].properties[names].items.x-kubernetes-validations";
+    let rules = &schema.root.properties["spec"].properties["names"].items.as_ref().unwrap().rules;
+    assert_eq!((rules[0].cost.unwrap().rule, rules[1].cost.unwrap().rule), (3, 314_574));
+    let contributed = "Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema";
+    assert_eq!(
+        cost_messages(&schema),
+        [
+            format!("{at}[1].rule: Forbidden: estimated rule cost exceeds budget by factor of more than 100x {TRY}"),
+            // 314,574 × 1,048,576 first, then 3 × 1,048,576 (over 1% of the limit).
+            format!("{at}[1].rule: {contributed}"),
+            format!("{at}[0].rule: {contributed}"),
+            format!(
+                "spec.validation.openAPIV3Schema: Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of more than 100x {TRY}"
+            ),
+        ]
+    );
+}
+
+#[test]
+fn the_total_over_the_schema_is_bounded() {
+    // Twelve rules of 9,000,002 each: none over the per-rule limit, 108,000,024 together.
+    let rules: Vec<Value> = (0..12).map(|_| json!({"rule": "self.all(x, x.matches('^a'))"})).collect();
+    let schema = names_schema(Value::Array(rules), json!({"maxItems": 1_000_000}), json!({"maxLength": 10}));
+    let at = "spec.validation.openAPIV3Schema.properties[spec].properties[names].x-kubernetes-validations";
+    let mut expected: Vec<String> = (0..4)
+        .map(|i| {
+            format!("{at}[{i}].rule: Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema")
+        })
+        .collect();
+    expected.push(format!(
+        "spec.validation.openAPIV3Schema: Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of 1.080000x {TRY}"
+    ));
+    assert_eq!(cost_messages(&schema), expected);
+    // Unchanged by an update: only the total is checked.
+    let single = names_schema(json!([{"rule": "self.all(x, x.matches('^a'))"}]), json!({"maxItems": 2_000_000}), json!({"maxLength": 10}));
+    assert!(single.cost_errors("spec.validation.openAPIV3Schema", false).is_empty());
+}
+
+/// apiextensions-apiserver's `TestCostEstimation` (v1.36): each schema (generated with no
+/// bound, then with `n` as its `maxItems`/`maxProperties`/`maxLength`) has one rule whose
+/// estimated cost is upstream's figure exactly.
+#[test]
+fn costs_match_upstreams_estimates() {
+    type Generator = Box<dyn Fn(Option<i64>) -> Value>;
+    fn with(mut schema: Value, key: &str, n: Option<i64>) -> Value {
+        if let Some(n) = n {
+            schema[key] = json!(n);
+        }
+        schema
+    }
+    fn typed(t: &str) -> Value {
+        match t {
+            "duration" | "date" | "date-time" => json!({"type": "string", "format": t}),
+            "int-or-string" => json!({"x-kubernetes-int-or-string": true}),
+            other => json!({"type": other}),
+        }
+    }
+    fn ruled(mut schema: Value, rule: &str) -> Value {
+        schema["x-kubernetes-validations"] = json!([{"rule": rule}]);
+        schema
+    }
+    fn object() -> Value {
+        json!({"type": "object", "required": ["required"], "properties": {"required": {"type": "string"}, "optional": {"type": "string"}}})
+    }
+    let array = move |t: &'static str, rule: &'static str| -> Generator {
+        Box::new(move |n| ruled(with(json!({"type": "array", "items": typed(t)}), "maxItems", n), rule))
+    };
+    let array_of_arrays = move |t: &'static str, rule: &'static str| -> Generator {
+        Box::new(move |n| ruled(with(json!({"type": "array", "items": {"type": "array", "items": {"type": t}}}), "maxItems", n), rule))
+    };
+    let object_array = move |rule: &'static str| -> Generator {
+        Box::new(move |n| ruled(with(json!({"type": "array", "items": object()}), "maxItems", n), rule))
+    };
+    let map_array = move |t: &'static str, rule: &'static str| -> Generator {
+        Box::new(move |n| {
+            ruled(with(json!({"type": "array", "items": {"type": "object", "additionalProperties": {"type": t}}}), "maxItems", n), rule)
+        })
+    };
+    let map_of = move |item: fn() -> Value, rule: &'static str| -> Generator {
+        Box::new(move |n| ruled(with(json!({"type": "object", "additionalProperties": item()}), "maxProperties", n), rule))
+    };
+    let map = move |t: &'static str, rule: &'static str| -> Generator {
+        Box::new(move |n| ruled(with(json!({"type": "object", "additionalProperties": typed(t)}), "maxProperties", n), rule))
+    };
+    let string = move |rule: &'static str| -> Generator { Box::new(move |n| ruled(with(json!({"type": "string"}), "maxLength", n), rule)) };
+    let nested = move |all: bool, rule: &'static str| -> Generator {
+        Box::new(move |n| {
+            let inner = if all { with(object(), "maxProperties", n) } else { object() };
+            let items = with(json!({"type": "object", "additionalProperties": inner}), "maxProperties", n);
+            let outer = json!({"type": "array", "items": items});
+            ruled(if all { with(outer, "maxItems", n) } else { outer }, rule)
+        })
+    };
+    let strings = move |rule: &'static str| -> Generator {
+        Box::new(move |n| {
+            ruled(with(json!({"type": "array", "items": with(json!({"type": "string"}), "maxLength", n)}), "maxItems", n), rule)
+        })
+    };
+    const EXCEEDS: u64 = 100_000_000;
+    let cases: Vec<(&str, Generator, u64, i64, u64)> = vec![
+        ("number array with all", array("number", "self.all(x, true)"), 4_718_591, 10, 32),
+        ("string array with all", array("string", "self.all(x, true)"), 3_145_727, 20, 62),
+        ("boolean array with all", array("boolean", "self.all(x, true)"), 1_887_437, 5, 17),
+        ("array of number arrays with all", array_of_arrays("number", "self.all(x, true)"), 3_145_727, 100, 302),
+        ("array of objects with all", object_array("self.all(x, true)"), 555_128, 50, 152),
+        ("map of numbers with all", map("number", "self.all(x, true)"), 1_348_169, 10, 32),
+        ("map of strings with all", map("string", "self.all(x, true)"), 1_179_647, 3, 11),
+        ("map of booleans with all", map("boolean", "self.all(x, true)"), 943_718, 100, 302),
+        ("string with contains", string("self.contains('test')"), 314_574, 10, 5),
+        ("string with startsWith", string("self.startsWith('test')"), 2, 15, 2),
+        ("string with endsWith", string("self.endsWith('test')"), 2, 30, 2),
+        ("concat string", string(r#"size(self + "hello") > size("hello")"#), 314_578, 4, 7),
+        ("index of array with numbers", array("number", "self[1] == 0.0"), 2, 5000, 2),
+        ("index of array with strings", array("string", "self[1] == self[1]"), 314_577, 8, 314_577),
+        ("O(n^2) loop with numbers", array("number", "self.all(x, self.all(y, true))"), EXCEEDS, 10, 352),
+        ("O(n^3) loop with numbers", array("number", "self.all(x, self.all(y, self.all(z, true)))"), EXCEEDS, 10, 3552),
+        ("regex matches simple", string(r#"self.matches("x")"#), 314_574, 50, 22),
+        ("regex matches empty string", string(r#""".matches("(((((((((())))))))))[0-9]")"#), 7, 10, 7),
+        ("regex matches empty regex", string(r#"self.matches("")"#), 1, 100, 1),
+        (
+            "map of strings with value length",
+            Box::new(|n| {
+                let values = with(json!({"type": "string"}), "maxLength", n);
+                ruled(
+                    with(json!({"type": "object", "additionalProperties": values}), "maxProperties", n),
+                    "self.all(x, x.contains(self[x]))",
+                )
+            }),
+            2_752_507,
+            10,
+            72,
+        ),
+        ("set array maxLength to zero", array("number", "self[3] == 0.0"), 2, 0, 2),
+        ("set map maxLength to zero", map("number", r#"self["x"] == 0.0"#), 2, 0, 2),
+        ("set string maxLength to zero", string(r#"self == "x""#), 2, 0, 1),
+        (
+            "set bytes maxLength to zero",
+            Box::new(|n| ruled(with(json!({"type": "string", "format": "byte"}), "maxLength", n), r#"self == b"x""#)),
+            2,
+            0,
+            1,
+        ),
+        (
+            "set maxLength greater than estimated maxLength",
+            array("number", "self.all(x, x == 0.0)"),
+            6_291_454,
+            3 * 1024 * 2048,
+            25_165_826,
+        ),
+        (
+            "nested types with root rule with all supporting maxLength",
+            nested(true, r#"self.all(x, x["y"].required == "z")"#),
+            7_340_027,
+            10,
+            72,
+        ),
+        (
+            "nested types with root rule with one supporting maxLength",
+            nested(false, r#"self.all(x, x["y"].required == "z")"#),
+            7_340_027,
+            10,
+            7_340_027,
+        ),
+        ("int-or-string array with all", array("int-or-string", "self.all(x, true)"), 4_718_591, 10, 32),
+        ("index of array with int-or-strings", array("int-or-string", "self[0] == 5"), 3, 10, 3),
+        ("index of array with booleans", array("boolean", "self[0] == false"), 2, 25, 2),
+        ("index of array of objects", object_array("self[0] == null"), 2, 422, 2),
+        ("index of array of array of numbers", array_of_arrays("number", "self[0][0] == -1.0"), 3, 51, 3),
+        ("array of number maps with all", map_array("number", "self.all(x, x.y == 25.2)"), 6_291_452, 12, 74),
+        ("index of array of number maps", map_array("number", "self[0].x > 2.0"), 4, 3000, 4),
+        ("duration array with all", array("duration", "self.all(x, true)"), 2_359_295, 5, 17),
+        ("index of duration array", array("duration", "self[0].getHours() == 2"), 4, 525, 4),
+        ("date array with all", array("date", "self.all(x, true)"), 725_936, 15, 47),
+        ("index of date array", array("date", "self[2].getDayOfMonth() == 13"), 4, 42, 4),
+        ("date-time array with all", array("date-time", "self.all(x, true)"), 428_963, 25, 77),
+        ("index of date-time array", array("date-time", "self[2].getMinutes() == 45"), 4, 99, 4),
+        ("map of int-or-strings with all", map("int-or-string", "self.all(x, true)"), 1_348_169, 15, 47),
+        ("map of objects with all", map_of(object, "self.all(x, true)"), 428_963, 20, 62),
+        (
+            "map of number maps with all",
+            map_of(|| json!({"type": "object", "additionalProperties": {"type": "number"}}), "self.all(x, true)"),
+            1_179_647,
+            10,
+            32,
+        ),
+        (
+            "map of number arrays with all",
+            map_of(|| json!({"type": "array", "items": {"type": "number"}}), "self.all(x, true)"),
+            1_179_647,
+            25,
+            77,
+        ),
+        ("map of durations with all", map("duration", "self.all(x, true)"), 1_048_577, 5, 17),
+        ("map of dates with all", map("date", "self.all(x, true)"), 524_288, 10, 32),
+        ("map of date-times with all", map("date-time", "self.all(x, true)"), 349_526, 25, 77),
+        ("extended library regex find", string("self.find('[0-9]+') == ''"), 629_147, 10, 11),
+        ("extended library join", strings("self.join(' ') == 'aa bb'"), 329_853_068_905, 10, 43),
+        ("extended library isSorted", strings("self.isSorted() == true"), 329_854_432_052, 10, 52),
+        (
+            "extended library replace",
+            Box::new(move |n| {
+                let properties = json!({"str": with(json!({"type": "string"}), "maxLength", n), "before": {"type": "string", "maxLength": 2}, "after": {"type": "string", "maxLength": 4}});
+                ruled(json!({"type": "object", "properties": properties}), "self.str.replace(self.before, self.after) == 'does not matter'")
+            }),
+            629_154,
+            4,
+            12,
+        ),
+        (
+            "extended library split",
+            Box::new(move |n| {
+                let s = with(json!({"type": "string"}), "maxLength", n);
+                ruled(json!({"type": "object", "properties": {"str": s.clone(), "separator": s}}), "self.str.split(self.separator) == []")
+            }),
+            629_160,
+            10,
+            22,
+        ),
+        ("extended library lowerAscii", string("self.lowerAscii() == 'lower!'"), 314_575, 10, 6),
+        ("check cost of size call", map("integer", "oldSelf.size() == self.size()"), 5, 10, 5),
+        ("check cost of timestamp comparison", map("date-time", r#"self["a"] == self["b"]"#), 8, 7, 8),
+        ("check cost of duration comparison", map("duration", r#"self["c"] == self["d"]"#), 8, 42, 8),
+        (
+            "enums with maxLength equals to the longest possible value",
+            Box::new(|n| {
+                ruled(with(json!({"type": "string", "enum": ["A", "B", "C", "LongValue"]}), "maxLength", n), "self.contains('A')")
+            }),
+            2,
+            1000,
+            401,
+        ),
+        (
+            "IntOrString type with quantity rule",
+            Box::new(|n| ruled(with(json!({"x-kubernetes-int-or-string": true}), "maxLength", n), "isQuantity(self)")),
+            314_574,
+            20,
+            9,
+        ),
+    ];
+    let cost = |schema: Value| {
+        let parsed = Schema::parse(&json!({"type": "object", "properties": {"x": schema}}), false).unwrap_or_else(|e| panic!("{e}"));
+        parsed.root.properties["x"].rules[0].cost.expect("checked").rule
+    };
+    let mut wrong = Vec::new();
+    for (name, generate, calculated, n, set) in &cases {
+        let unbounded = cost(generate(None));
+        if (*calculated == EXCEEDS && unbounded < EXCEEDS) || (*calculated != EXCEEDS && unbounded != *calculated) {
+            wrong.push(format!("{name}: {unbounded}, upstream {calculated}"));
+        }
+        let bounded = cost(generate(Some(*n)));
+        if bounded != *set {
+            wrong.push(format!("{name} (bound {n}): {bounded}, upstream {set}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+/// apiextensions-apiserver's `TestCelCompilation` (v1.36): rules on a schema, each compiling
+/// or refused with an error containing upstream's words.
+#[test]
+fn compilation_matches_upstreams_cases() {
+    let integer = json!({"type": "integer"});
+    let object = json!({"type": "object", "properties": {
+        "i": {"type": "integer"}, "b": {"type": "boolean"}, "s": {"type": "string"},
+        "a": {"type": "array", "items": {"type": "integer"}},
+        "o": {"type": "object", "properties": {
+            "i": {"type": "integer"}, "b": {"type": "boolean"}, "s": {"type": "string"},
+            "a": {"type": "array", "items": {"type": "integer"}},
+            "o": {"type": "object"},
+        }},
+    }});
+    let strings = json!({"type": "array", "items": {"type": "array", "items": {"type": "string"}}});
+    let escaping = json!({"type": "object", "properties": {"namespace": strings, "if": {"type": "integer"}, "self": {"type": "integer"}}});
+    let optional = |rule: &str| json!({"rule": rule, "optionalOldSelf": true});
+    let plain = |rule: &str| json!({"rule": rule});
+    let cases: Vec<(Value, Value, Option<&str>)> = vec![
+        (object.clone(), plain("self.?i.orValue(1) > 0 && oldSelf.?o.?s.orValue('') == ''"), None),
+        (object.clone(), plain("self.?nope.hasValue()"), Some("undefined field 'nope'")),
+        (object.clone(), plain("self.?s.orValue(1) > 0"), Some("orValue")),
+        (integer.clone(), optional("self >= oldSelf.value()"), None),
+        (integer.clone(), optional("self >= oldSelf.orValue(1)"), None),
+        (integer.clone(), optional("oldSelf.hasValue() ? self >= oldSelf.value() : true"), None),
+        (integer.clone(), optional("self >= oldSelf"), Some("optional")),
+        (integer.clone(), optional("self >= oldSelf.orValue('')"), Some("orValue")),
+        (object.clone(), optional("self.i >= oldSelf.i.value()"), None),
+        (object.clone(), optional("self.s == oldSelf.s.value()"), None),
+        (object.clone(), optional("self.o == oldSelf.o.value()"), None),
+        (object.clone(), optional("self.o.o == oldSelf.o.o.value()"), None),
+        (object.clone(), optional("self.o.i >= oldSelf.o.i.orValue(1)"), None),
+        (object.clone(), optional("oldSelf.hasValue() ? self.o.i >= oldSelf.o.i.value() : true"), None),
+        (object.clone(), optional("self.o.i >= oldSelf.o.i"), Some("optional")),
+        (object.clone(), optional("self.o.i >= oldSelf.o.s.orValue(0)"), Some("orValue")),
+        (json!({"type": "string", "format": "byte"}), plain("string(self).endsWith('s')"), None),
+        (json!({"type": "boolean"}), plain("self == true"), None),
+        (json!({"type": "number"}), plain("self > 1.0"), None),
+        (json!({"type": "number"}), plain("size(self) == 10"), Some("compilation failed")),
+        (integer.clone(), plain("size(self) == 10"), Some("compilation failed")),
+        (json!({"type": "array", "items": strings}), plain("size(self[0][0]) == 10"), None),
+        (json!({"type": "object", "additionalProperties": {"type": "boolean"}}), plain("size(self) > 0"), None),
+        (escaping.clone(), plain("size(self.__namespace__[0]) == 10"), None),
+        (escaping.clone(), plain("self.__if__ == 10"), None),
+        (escaping.clone(), plain("self.self == 10"), None),
+        (escaping.clone(), plain("size(self.namespace[0]) == 10"), None),
+        (escaping.clone(), plain("self == 10"), Some("found no matching overload")),
+        (json!({"type": "object"}), plain("42"), Some("must evaluate to a bool")),
+        (json!({"type": "string"}), json!({"rule": "self.startsWith('s')", "messageExpression": "\"should start with 's'\""}), None),
+        (integer, json!({"rule": "self == 5", "messageExpression": "42"}), Some("messageExpression must evaluate to a string")),
+    ];
+    for (schema, rule, expected) in cases {
+        let mut node = schema;
+        node["x-kubernetes-validations"] = json!([rule]);
+        let outcome = Schema::parse(&json!({"type": "object", "properties": {"x": node}}), false);
+        match (expected, outcome) {
+            (None, Err(e)) => panic!("{rule}: {e}"),
+            (Some(words), Ok(_)) => panic!("{rule}: compiles, upstream refuses it ({words})"),
+            (Some(words), Err(e)) => assert!(e.to_string().contains(words), "{rule}: {e}"),
+            (None, Ok(_)) => {}
+        }
+    }
+}
+
+/// cel-go's sets and lists extensions estimate their own calls: `sets.contains` m × n
+/// comparisons and a call, `distinct` 2 × n² and a new list.
+#[test]
+fn extension_costs_are_their_own_estimates() {
+    let cost = |rule: &str| {
+        let list = json!({"type": "array", "maxItems": 10, "items": {"type": "integer"}, "x-kubernetes-validations": [{"rule": rule}]});
+        let schema = Schema::parse(&json!({"type": "object", "properties": {"x": list}}), false).unwrap_or_else(|e| panic!("{e}"));
+        schema.root.properties["x"].rules[0].cost.expect("checked").rule
+    };
+    // self 1, [1] 10; 10 × 1 comparisons and the call.
+    assert_eq!(cost("sets.contains(self, [1])"), 1 + 10 + 10 + 1);
+    // self 1; 2 × 10 × 10, the call and the list 11; size() 1; == 1.
+    assert_eq!(cost("self.distinct().size() == 1"), 1 + 211 + 1 + 1);
+}
+
+/// apiextensions-apiserver's `TestValidateCustomResourceDefinitionValidation` cost cases
+/// (v1.36): which rules are refused, and where.
+#[test]
+fn cost_refusals_match_upstreams_cases() {
+    let nested = |items_max: Option<i64>, map_max: Option<i64>, key: Value| {
+        let mut items =
+            json!({"type": "object", "additionalProperties": {"type": "object", "required": ["key"], "properties": {"key": key}}});
+        if let Some(max) = map_max {
+            items["maxProperties"] = json!(max);
+        }
+        let mut value =
+            json!({"type": "array", "items": items, "x-kubernetes-validations": [{"rule": "self.all(x, x.all(y, x[y].key == x[y].key))"}]});
+        if let Some(max) = items_max {
+            value["maxItems"] = json!(max);
+        }
+        json!({"type": "object", "properties": {"value": value}})
+    };
+    let errors = |schema: Value| {
+        let schema = Schema::parse(&schema, false).unwrap_or_else(|e| panic!("{e}"));
+        cost_messages(&schema)
+    };
+    let rule = "spec.validation.openAPIV3Schema.properties[value].x-kubernetes-validations[0].rule";
+    let refused = |messages: Vec<String>| {
+        assert_eq!(messages.len(), 3, "{messages:?}");
+        assert!(messages[0].starts_with(&format!("{rule}: Forbidden: estimated rule cost exceeds budget by factor of ")), "{messages:?}");
+        assert!(messages[1].starts_with(&format!("{rule}: Forbidden: contributed to estimated rule cost total")), "{messages:?}");
+        assert!(messages[2].starts_with("spec.validation.openAPIV3Schema: Forbidden: x-kubernetes-validations estimated rule cost total"));
+    };
+    // "forbid double-nested rule with no limit set", "... with one limit set".
+    refused(errors(nested(None, None, json!({"type": "string"}))));
+    refused(errors(nested(None, None, json!({"type": "string", "maxLength": 10}))));
+    // "allow double-nested rule with three limits set", "... one limit set on outermost array".
+    assert_eq!(errors(nested(Some(10), Some(10), json!({"type": "string", "maxLength": 10}))), Vec::<String>::new());
+    assert_eq!(errors(nested(Some(4), None, json!({"type": "number"}))), Vec::<String>::new());
+    // "forbid validation rules where cost total exceeds total limit": 2,001 per item of a
+    // list of 100,000, per value of a map of 1,000, and 4 for the integer.
+    let contains = json!([{"rule": "self.contains('keyword')"}]);
+    let schema = json!({"type": "object", "properties": {
+        "list": {"type": "array", "maxItems": 100_000, "items": {"type": "string", "maxLength": 5000, "x-kubernetes-validations": contains}},
+        "map": {"type": "object", "maxProperties": 1000, "additionalProperties": {"type": "string", "maxLength": 5000, "x-kubernetes-validations": contains}},
+        "number": {"type": "integer", "x-kubernetes-validations": [{"rule": "self > 50 && self < 100"}]},
+    }});
+    let at = "spec.validation.openAPIV3Schema.properties";
+    let contributed = "Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema";
+    assert_eq!(
+        errors(schema),
+        [
+            format!(
+                "{at}[list].items.x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of 20.0x {TRY}"
+            ),
+            format!("{at}[list].items.x-kubernetes-validations[0].rule: {contributed}"),
+            format!("{at}[map].additionalProperties.x-kubernetes-validations[0].rule: {contributed}"),
+            format!(
+                "spec.validation.openAPIV3Schema: Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of 2.0x {TRY}"
+            ),
+        ]
+    );
+    // A `messageExpression` is held to the per-expression limit (without the node's
+    // cardinality) and counts in the total.
+    let strings = |rule: Value, bounds: Value| {
+        let mut f = json!({"type": "array", "items": {"type": "string"}, "x-kubernetes-validations": [rule]});
+        f.as_object_mut().unwrap().extend(bounds.as_object().unwrap().clone());
+        json!({"type": "object", "properties": {"f": f}})
+    };
+    let message = "spec.validation.openAPIV3Schema.properties[f].x-kubernetes-validations[0].messageExpression";
+    let eight =
+        json!({"rule": "true", "messageExpression": "self[0] + self[1] + self[2] + self[3] + self[4] + self[5] + self[6] + self[7]"});
+    let messages = errors(strings(eight, json!({})));
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert!(
+        messages[0].starts_with(&format!("{message}: Forbidden: estimated messageExpression cost exceeds budget by factor of 1.")),
+        "{messages:?}"
+    );
+    let unbounded = json!({"rule": "true", "messageExpression": "string(self[0]) + string(self[1]) + string(self[2])"});
+    assert_eq!(
+        errors(strings(unbounded, json!({}))),
+        [
+            format!("{message}: Forbidden: estimated messageExpression cost exceeds budget by factor of more than 100x {TRY}"),
+            format!("{message}: {contributed}"),
+            format!(
+                "spec.validation.openAPIV3Schema: Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of more than 100x {TRY}"
+            ),
+        ]
+    );
+    let lower = json!({"rule": "self.all(x, self.exists_one(y, x.lowerAscii() == y.lowerAscii()))"});
+    assert_eq!(errors(strings(lower, json!({"maxItems": 5, "items": {"type": "string", "maxLength": 5}}))), Vec::<String>::new());
 }
