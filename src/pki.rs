@@ -548,12 +548,15 @@ fn create_fresh(data_dir: &Path, paths: &Paths, names: &[SanName]) -> Result<()>
     create_dir(&staging, true)?;
     let staged = Paths::new(staging.clone());
 
+    // Each file synced, then the directory once: nothing in it is seen before the rename, so
+    // the files need no atomic replacement of their own.
     let (ca_cert, ca_key, issuer) = new_ca()?;
-    write_pair(&staged.ca, &ca_cert, &ca_key)?;
+    write_staged_pair(&staged.ca, &ca_cert, &ca_key)?;
     for leaf in [Leaf::Serving, Leaf::Admin] {
         let (cert, key) = new_leaf(leaf, names, &issuer)?;
-        write_pair(leaf.paths(&staged), &cert, &key)?;
+        write_staged_pair(leaf.paths(&staged), &cert, &key)?;
     }
+    sync_dir(&staging);
     fs::rename(&staging, &paths.dir).map_err(io_err("renaming the staged PKI to", &paths.dir))?;
     sync_dir(data_dir);
     Ok(())
@@ -1118,6 +1121,12 @@ fn write_pair(pair: &PairPaths, cert_pem: &[u8], key_pem: &[u8]) -> Result<()> {
     write_file(&pair.cert, cert_pem, 0o644)
 }
 
+/// A pair in the staging directory of a fresh PKI (see `create_fresh`).
+fn write_staged_pair(pair: &PairPaths, cert_pem: &[u8], key_pem: &[u8]) -> Result<()> {
+    write_synced(&pair.key, key_pem, 0o600)?;
+    write_synced(&pair.cert, cert_pem, 0o644)
+}
+
 /// Writes `path` atomically (temporary file in the same directory, synced, then renamed) with
 /// the given Unix permissions.
 fn write_file(path: &Path, contents: &[u8], mode: u32) -> Result<()> {
@@ -1128,6 +1137,16 @@ fn write_file(path: &Path, contents: &[u8], mode: u32) -> Result<()> {
         Err(err) if err.kind() == io::ErrorKind::NotFound => {}
         Err(source) => return Err(PkiError::Io { action: "removing", path: tmp, source }),
     }
+    write_synced(&tmp, contents, mode)?;
+    fs::rename(&tmp, path).map_err(io_err("renaming a temporary file to", path))?;
+    if let Some(dir) = path.parent() {
+        sync_dir(dir);
+    }
+    Ok(())
+}
+
+/// Creates `path` (which must not exist) with the given Unix permissions, writes and syncs it.
+fn write_synced(path: &Path, contents: &[u8], mode: u32) -> Result<()> {
     let mut options = fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
@@ -1137,21 +1156,15 @@ fn write_file(path: &Path, contents: &[u8], mode: u32) -> Result<()> {
     }
     #[cfg(not(unix))]
     let _ = mode;
-    let mut file = options.open(&tmp).map_err(io_err("creating", &tmp))?;
+    let mut file = options.open(path).map_err(io_err("creating", path))?;
     #[cfg(unix)]
     {
         // The umask may have narrowed or (for 0644) not; make the mode exact.
         use std::os::unix::fs::PermissionsExt;
-        file.set_permissions(fs::Permissions::from_mode(mode)).map_err(io_err("setting permissions of", &tmp))?;
+        file.set_permissions(fs::Permissions::from_mode(mode)).map_err(io_err("setting permissions of", path))?;
     }
-    file.write_all(contents).map_err(io_err("writing", &tmp))?;
-    file.sync_all().map_err(io_err("syncing", &tmp))?;
-    drop(file);
-    fs::rename(&tmp, path).map_err(io_err("renaming a temporary file to", path))?;
-    if let Some(dir) = path.parent() {
-        sync_dir(dir);
-    }
-    Ok(())
+    file.write_all(contents).map_err(io_err("writing", path))?;
+    file.sync_all().map_err(io_err("syncing", path))
 }
 
 /// Best effort: makes a rename durable. Not every platform can open a directory to sync it.

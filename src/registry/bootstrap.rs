@@ -6,6 +6,8 @@
 //! `priority-and-fairness-config-producer` hook), and [`ensure`], which creates whichever of
 //! them is missing through the registry's `Store`, run at every start.
 
+use std::sync::Arc;
+
 use kapi_apimachinery::codec::Format;
 use serde_json::{Value, json};
 
@@ -20,49 +22,67 @@ use crate::storage::Storage;
 /// the spec of those whose spec upstream restores ([`restores_spec`]) when the stored one
 /// differs. Idempotent, so any number of servers on one store may run it: a create that loses
 /// to another replica's, or an update that loses a race, is left to the winner.
-pub async fn ensure(storage: &dyn Storage, config: &StoreConfig, secure_port: u16) -> Result<(), ApiError> {
-    for wanted in objects(&config.network, secure_port) {
-        let kind = Kind { group: wanted.group.into(), version: wanted.version.into(), kind: wanted.kind.into() };
-        let meta = &wanted.object["metadata"];
-        let (name, namespace) = (meta["name"].as_str().unwrap_or_default(), meta["namespace"].as_str());
-        let store = Store::new(storage, config, wanted.group, wanted.resource, kind.clone());
-        let body = serde_json::to_vec(&wanted.object).map_err(ApiError::internal)?;
-        let defaulted = objects::decode_defaulted(&kind, Format::Json, &body).map_err(ApiError::internal)?;
-        let key = super::keys::key(wanted.group, wanted.resource, namespace, Some(name));
-        let Some(current) = storage.get(&key).await? else {
-            let incoming = Incoming::from_external(wanted.group, wanted.resource, &kind, defaulted)?;
-            match store.create(WriteOptions { manager: Some("kube-apiserver"), ..Default::default() }, namespace, incoming).await {
-                Err(e) if e.code != 409 && !stored_by_another(storage, &key).await => return Err(e),
-                _ => continue,
-            }
-        };
-        let (_, stored) = objects::decode_stored(&current.value).map_err(ApiError::internal)?;
-        if !restores_spec(&wanted, &stored) {
-            continue;
+///
+/// The cluster-scoped objects first, the namespaces among them, then the namespaced ones (the
+/// `kubernetes` Service), each group all at once: the objects are independent, and concurrent
+/// writes share commits.
+pub async fn ensure(storage: Arc<dyn Storage>, config: Arc<StoreConfig>, secure_port: u16) -> Result<(), ApiError> {
+    let (cluster, namespaced): (Vec<_>, Vec<_>) =
+        objects(&config.network, secure_port).into_iter().partition(|o| o.object["metadata"]["namespace"].is_null());
+    for wave in [cluster, namespaced] {
+        let mut tasks = tokio::task::JoinSet::new();
+        for wanted in wave {
+            let (storage, config) = (storage.clone(), config.clone());
+            tasks.spawn(async move { ensure_one(storage.as_ref(), &config, &wanted).await });
         }
-        // Both sides as stored bytes read back, so only a real difference counts.
-        let (_, mut spec) =
-            objects::encode_stored(&kind, &defaulted).and_then(|bytes| objects::decode_stored(&bytes)).map_err(ApiError::internal)?;
-        keep_on_restore(wanted.resource, &stored, &mut spec);
-        if stored["spec"] == spec["spec"] {
-            continue;
-        }
-        let revision = current.mod_revision.to_string();
-        let mut restore = |current: Option<&Current<'_>>| {
-            // Deleted since it was read: nothing to restore (its next start creates it).
-            let current = current.ok_or_else(|| ApiError::not_found(GroupResource::new(wanted.group, wanted.resource), name))?;
-            let mut object = current.external.clone();
-            object["spec"] = spec["spec"].clone();
-            object["metadata"]["annotations"][AUTO_UPDATE_ANNOTATION] = json!("true");
-            let incoming = Incoming::from_external(wanted.group, wanted.resource, &current.kind, object)?;
-            Ok(Proposed { incoming, precondition: Some(revision.clone()), uid: None, managed_fields: None })
-        };
-        match store.update(WriteOptions { manager: Some("kube-apiserver"), ..Default::default() }, namespace, name, &mut restore).await {
-            Err(e) if e.code != 409 && e.code != 404 => return Err(e),
-            _ => {}
+        while let Some(done) = tasks.join_next().await {
+            done.map_err(|e| ApiError::internal(format!("creating the start-up objects: {e}")))??;
         }
     }
     Ok(())
+}
+
+/// One start-up object created when missing, or its spec restored (see [`ensure`]).
+async fn ensure_one(storage: &dyn Storage, config: &StoreConfig, wanted: &BootstrapObject) -> Result<(), ApiError> {
+    let kind = Kind { group: wanted.group.into(), version: wanted.version.into(), kind: wanted.kind.into() };
+    let meta = &wanted.object["metadata"];
+    let (name, namespace) = (meta["name"].as_str().unwrap_or_default(), meta["namespace"].as_str());
+    let store = Store::new(storage, config, wanted.group, wanted.resource, kind.clone());
+    let body = serde_json::to_vec(&wanted.object).map_err(ApiError::internal)?;
+    let defaulted = objects::decode_defaulted(&kind, Format::Json, &body).map_err(ApiError::internal)?;
+    let key = super::keys::key(wanted.group, wanted.resource, namespace, Some(name));
+    let Some(current) = storage.get(&key).await? else {
+        let incoming = Incoming::from_external(wanted.group, wanted.resource, &kind, defaulted)?;
+        return match store.create(WriteOptions { manager: Some("kube-apiserver"), ..Default::default() }, namespace, incoming).await {
+            Err(e) if e.code != 409 && !stored_by_another(storage, &key).await => Err(e),
+            _ => Ok(()),
+        };
+    };
+    let (_, stored) = objects::decode_stored(&current.value).map_err(ApiError::internal)?;
+    if !restores_spec(wanted, &stored) {
+        return Ok(());
+    }
+    // Both sides as stored bytes read back, so only a real difference counts.
+    let (_, mut spec) =
+        objects::encode_stored(&kind, &defaulted).and_then(|bytes| objects::decode_stored(&bytes)).map_err(ApiError::internal)?;
+    keep_on_restore(wanted.resource, &stored, &mut spec);
+    if stored["spec"] == spec["spec"] {
+        return Ok(());
+    }
+    let revision = current.mod_revision.to_string();
+    let mut restore = |current: Option<&Current<'_>>| {
+        // Deleted since it was read: nothing to restore (its next start creates it).
+        let current = current.ok_or_else(|| ApiError::not_found(GroupResource::new(wanted.group, wanted.resource), name))?;
+        let mut object = current.external.clone();
+        object["spec"] = spec["spec"].clone();
+        object["metadata"]["annotations"][AUTO_UPDATE_ANNOTATION] = json!("true");
+        let incoming = Incoming::from_external(wanted.group, wanted.resource, &current.kind, object)?;
+        Ok(Proposed { incoming, precondition: Some(revision.clone()), uid: None, managed_fields: None })
+    };
+    match store.update(WriteOptions { manager: Some("kube-apiserver"), ..Default::default() }, namespace, name, &mut restore).await {
+        Err(e) if e.code != 409 && e.code != 404 => Err(e),
+        _ => Ok(()),
+    }
 }
 
 /// Whether another replica stores the object at `key` within a few seconds of a create of it

@@ -253,10 +253,31 @@ pub struct ServerState {
     pub client_authenticator: Option<crate::pki::ClientCertAuthenticator>,
 }
 
+/// How long each start-up phase took, logged at debug level (`RUST_LOG=kapi::server=debug`).
+struct StartupPhases {
+    start: std::time::Instant,
+    last: std::time::Instant,
+}
+
+impl StartupPhases {
+    fn new() -> Self {
+        let now = std::time::Instant::now();
+        Self { start: now, last: now }
+    }
+
+    fn done(&mut self, phase: &'static str) {
+        let now = std::time::Instant::now();
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1000.0;
+        tracing::debug!(phase, ms = ms(now - self.last), since_start_ms = ms(now - self.start), "start-up phase done");
+        self.last = now;
+    }
+}
+
 /// The largest request body accepted (upstream's limit for most requests is 3 MiB).
 pub const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
 
 pub async fn serve(args: ServeArgs) -> Result<()> {
+    let mut phases = StartupPhases::new();
     let network = crate::registry::core::services::ServiceNetwork::parse(&args.service_cluster_ip_range, &args.service_node_port_range)
         .map_err(anyhow::Error::msg)
         .context("--service-cluster-ip-range / --service-node-port-range")?;
@@ -270,10 +291,14 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
         .context("--enable-admission-plugins / --disable-admission-plugins")?;
     let mut checks = default_checks();
     let metrics = metrics::Metrics::default();
+    // The embedded store fsyncs the start-up writes once, before the server serves.
+    let mut startup_writes = None;
     let store: Arc<dyn Storage> = if args.etcd_servers.is_empty() {
         let store = EmbeddedStore::open(args.data_dir.join("store.redb"))
             .with_context(|| format!("opening the store in {}", args.data_dir.display()))?;
         metrics.register_embedded_store(store.commit_counters());
+        store.defer_durability();
+        startup_writes = Some(store.clone());
         Arc::new(store)
     } else {
         let config = crate::storage::etcd::EtcdConfig {
@@ -292,6 +317,7 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
         store
     };
     let store = with_watch_cache(store, &args)?;
+    phases.done("store");
     let pki = match (&args.tls_cert_file, &args.tls_private_key_file, &args.client_ca_file) {
         (Some(cert), Some(key), Some(ca)) => Pki::from_files(cert, key, ca)?,
         // In-cluster clients reach the server at the `kubernetes` Service's address too.
@@ -305,6 +331,7 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
         }
     };
     let tls = tokio_rustls::TlsAcceptor::from(pki.server_config()?);
+    phases.done("pki");
 
     let listener = TcpListener::bind(SocketAddr::new(args.bind_address, args.secure_port))
         .await
@@ -317,6 +344,7 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
         false => None,
     };
     std::fs::write(args.data_dir.join("port"), addr.port().to_string())?;
+    phases.done("listen");
 
     // `Node` is asked first (kube-apiserver's usual `Node,RBAC`); with no other mode, what it
     // has no opinion on is denied.
@@ -328,6 +356,7 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     let authorizer = crate::registry::rbac::authorizer::Authorizer::new(mode);
     let authorizer = Arc::new(if node { authorizer.with_node_authorizer() } else { authorizer });
     let authentication = Arc::new(authentication_config(&args)?);
+    phases.done("authn");
     let store_config = Arc::new(crate::registry::store::StoreConfig {
         network,
         event_ttl: args.event_ttl,
@@ -335,16 +364,20 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
         authentication,
         admission,
     });
-    crate::registry::bootstrap::ensure(store.as_ref(), &store_config, addr.port())
+    crate::registry::bootstrap::ensure(store.clone(), store_config.clone(), addr.port())
         .await
         .context("creating the objects every cluster starts with")?;
+    phases.done("bootstrap");
     // Upstream's `rbac/bootstrap-roles` post-start hook, then the aggregated roles filled in,
     // then the authorizer's cache loaded: all before the server takes requests.
     crate::registry::rbac::bootstrap::ensure(store.clone(), store_config.clone()).await.context("reconciling the bootstrap RBAC policy")?;
+    phases.done("rbac");
     let aggregation = crate::controllers::clusterrole_aggregation::Aggregation { config: store_config.clone() };
     aggregation.settle(store.as_ref()).await.context("aggregating cluster roles")?;
+    phases.done("aggregation");
     crate::controllers::spawn(store.clone(), aggregation);
     authorizer.follow(store.clone()).await.context("loading the RBAC policy")?;
+    phases.done("authorizer");
     let custom_resources = Arc::new(CustomResources::default());
     let finalizer = crate::controllers::namespace::NamespaceFinalizer { config: store_config.clone(), custom: custom_resources.clone() };
     crate::controllers::spawn(store.clone(), finalizer);
@@ -352,20 +385,30 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     crate::controllers::customresourcedefinitions::reconcile(store.as_ref(), &store_config, &custom_resources)
         .await
         .context("serving the stored custom resource definitions")?;
+    phases.done("crds");
     let definitions = crate::controllers::customresourcedefinitions::DefinitionController {
         config: store_config.clone(),
         served: custom_resources.clone(),
     };
     crate::controllers::spawn(store.clone(), definitions);
     // The system namespaces' accounts exist before the server reports ready.
+    let mut accounts = tokio::task::JoinSet::new();
     for ns in crate::registry::SYSTEM_NAMESPACES {
-        if let Some(kv) = store.get(&rest::key("", "namespaces", None, Some(ns))).await?
-            && let Ok((_, namespace)) = crate::registry::objects::decode_stored(&kv.value)
-        {
-            crate::controllers::service_accounts::ensure(store.as_ref(), &store_config, &namespace, &pki.root_ca_pem()).await?;
-        }
+        let (store, store_config, root_ca) = (store.clone(), store_config.clone(), pki.root_ca_pem());
+        accounts.spawn(async move {
+            if let Some(kv) = store.get(&rest::key("", "namespaces", None, Some(ns))).await?
+                && let Ok((_, namespace)) = crate::registry::objects::decode_stored(&kv.value)
+            {
+                crate::controllers::service_accounts::ensure(store.as_ref(), &store_config, &namespace, &root_ca).await?;
+            }
+            anyhow::Ok(())
+        });
+    }
+    while let Some(done) = accounts.join_next().await {
+        done.context("ensuring the system namespaces' service accounts")??;
     }
     crate::controllers::service_accounts::spawn(store.clone(), store_config.clone(), pki.root_ca_pem());
+    phases.done("serviceaccounts");
     if let Some(authority) = store_config.authentication.service_accounts.clone() {
         crate::controllers::service_account_tokens::spawn(store.clone(), store_config.clone(), authority, pki.root_ca_pem());
     }
@@ -390,6 +433,11 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
         header_read_timeout: args.read_header_timeout,
         idle_timeout: args.idle_timeout,
     };
+    // Every start-up write durable before the server says it serves.
+    if let Some(store) = startup_writes {
+        store.make_durable().await.context("syncing the start-up writes")?;
+    }
+    phases.done("sync");
     match &kubeconfig {
         Some(kubeconfig) => {
             info!(%url, kubeconfig = %kubeconfig.display(), "serving");

@@ -92,6 +92,16 @@
 //! its key: O(keys under the prefix + writes since `r`). A watch from an old revision reads the
 //! history since then in chunks. A commit costs one fsync, shared by the writes of its batch
 //! (`CommitCounters` count both, so writes ÷ commits is the batch size reached).
+//!
+//! # Start-up writes
+//!
+//! The server writes its bootstrap objects (~220 on a fresh store) before it serves anyone.
+//! Between [`EmbeddedStore::defer_durability`] and [`EmbeddedStore::make_durable`] commits are
+//! redb's `Durability::None`: visible to every read and watch at once but not fsync'd, and
+//! `make_durable` then makes them all durable with one durable commit, which the server awaits
+//! before it serves. A crash before that loses those writes whole (redb reopens at the last
+//! durable commit) and the next start makes them again. Nobody outside the process has seen
+//! them, so no acknowledged write is lost.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::ops::Bound;
@@ -250,6 +260,8 @@ struct Inner {
     watch_buffer: usize,
     expiry: Expiry,
     counters: CommitCounters,
+    /// Commits are not fsync'd until [`EmbeddedStore::make_durable`] (see "Start-up writes").
+    deferred: AtomicBool,
     /// This store, for the sweeper thread (which must not keep it open).
     this: Weak<Inner>,
 }
@@ -286,6 +298,10 @@ enum Request {
     },
     Compact {
         revision: Revision,
+        done: oneshot::Sender<Result<(), StorageError>>,
+    },
+    /// One durable commit, making every commit before it durable.
+    Sync {
         done: oneshot::Sender<Result<(), StorageError>>,
     },
     /// Tests: keep the writer from taking more requests until `release` is signalled (or
@@ -352,7 +368,7 @@ impl EmbeddedStore {
             .set_cache_size(PAGE_CACHE_BYTES)
             .create(path)
             .map_err(|e| engine(format!("open {}", path.display()), e))?;
-        let txn = begin_write(&db)?;
+        let txn = begin_write(&db, true)?;
         let (revision, compacted, next) = {
             let mut meta = txn.open_table(META).map_err(|e| engine("open table meta", e))?;
             txn.open_table(KEYS).map_err(|e| engine("open table keys", e))?;
@@ -383,6 +399,7 @@ impl EmbeddedStore {
                 sweeper_exited: Arc::new(AtomicBool::new(false)),
             },
             counters: CommitCounters::default(),
+            deferred: AtomicBool::new(false),
             this: this.clone(),
         });
         // The writer thread has not started: nothing else writes. A failure is logged and left
@@ -428,6 +445,21 @@ impl EmbeddedStore {
     #[cfg(test)]
     fn open_without_sweeper(path: &Path) -> Result<Self, StorageError> {
         Self::open_inner(path, EmbeddedOptions::default(), false)
+    }
+
+    /// Commits from now on are not fsync'd until [`Self::make_durable`]: for the server's
+    /// start-up writes, before it serves (see "Start-up writes" above).
+    pub fn defer_durability(&self) {
+        self.handle.inner.deferred.store(true, Ordering::Release);
+    }
+
+    /// Ends [`Self::defer_durability`]: every commit made so far is durable when this returns,
+    /// and every later one is durable as it is made.
+    pub async fn make_durable(&self) -> Result<(), StorageError> {
+        self.handle.inner.deferred.store(false, Ordering::Release);
+        let (done, answer) = oneshot::channel();
+        self.handle.submit(Request::Sync { done }).await?;
+        answer.await.map_err(|_| writer_stopped())?
     }
 
     /// The store's commit counters (shared: they keep counting).
@@ -589,7 +621,7 @@ impl Inner {
     /// commit and the events published in revision order. Returns each write's own result;
     /// `Err` if the transaction failed, in which case nothing was written or published.
     fn apply_batch(&self, writes: Vec<(String, Mutation, Option<Duration>)>) -> Result<Vec<Result<Event, StorageError>>, StorageError> {
-        let txn = begin_write(&self.db)?;
+        let txn = begin_write(&self.db, self.durable())?;
         let mut results = Vec::with_capacity(writes.len());
         let mut earliest = NO_DEADLINE;
         let last = {
@@ -633,6 +665,17 @@ impl Inner {
         Ok(results)
     }
 
+    /// Whether commits are fsync'd now (not while start-up defers it).
+    fn durable(&self) -> bool {
+        !self.deferred.load(Ordering::Acquire)
+    }
+
+    /// One durable commit (of nothing), which makes the non-durable ones before it durable.
+    fn sync(&self) -> Result<(), StorageError> {
+        let txn = begin_write(&self.db, true)?;
+        txn.commit().map_err(|e| engine("durable commit", e))
+    }
+
     /// Has the writer thread delete what is due and waits until it has (for the sweeper
     /// thread); false if the writer has stopped.
     fn expire_on_writer(&self) -> bool {
@@ -671,7 +714,7 @@ impl Inner {
     }
 
     fn try_expire_batch(&self, now: i64) -> Result<bool, StorageError> {
-        let txn = begin_write(&self.db)?;
+        let txn = begin_write(&self.db, self.durable())?;
         let (events, due, next) = {
             let mut tables = Tables::open(&txn)?;
             let mut due = Vec::new();
@@ -757,7 +800,7 @@ impl Inner {
     }
 
     fn compact(&self, revision: Revision) -> Result<(), StorageError> {
-        let txn = begin_write(&self.db)?;
+        let txn = begin_write(&self.db, self.durable())?;
         {
             let mut meta = txn.open_table(META).map_err(|e| engine("open table meta", e))?;
             let mut history = txn.open_table(HISTORY).map_err(|e| engine("open table history", e))?;
@@ -1172,6 +1215,9 @@ fn write_loop(store: Weak<Inner>, mut queue: mpsc::Receiver<Request>) {
             Request::Compact { revision, done } => {
                 let _ = done.send(inner.compact(revision));
             }
+            Request::Sync { done } => {
+                let _ = done.send(inner.sync());
+            }
             #[cfg(test)]
             Request::Hold { release } => {
                 let _ = release.recv();
@@ -1291,10 +1337,12 @@ fn check_read_revision(requested: Revision, current: Revision, compacted: Revisi
     Ok(())
 }
 
-fn begin_write(db: &Database) -> Result<redb::WriteTransaction, StorageError> {
+/// A write transaction; a durable one (redb's default, set explicitly because acknowledged
+/// writes must survive a crash) unless the store defers durability at start-up.
+fn begin_write(db: &Database, durable: bool) -> Result<redb::WriteTransaction, StorageError> {
     let mut txn = db.begin_write().map_err(|e| engine("begin write transaction", e))?;
-    // redb's default, set explicitly because acknowledged writes must survive a crash.
-    txn.set_durability(Durability::Immediate).map_err(|e| engine("set durability", e))?;
+    let durability = if durable { Durability::Immediate } else { Durability::None };
+    txn.set_durability(durability).map_err(|e| engine("set durability", e))?;
     Ok(txn)
 }
 
@@ -1519,6 +1567,24 @@ mod tests {
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn deferred_writes_are_read_at_once_and_kept_once_made_durable() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = open(&dir, 8);
+        store.defer_durability();
+        let mut watch = store.watch("/d/", 0).await.unwrap();
+        let written = store.create("/d/a", Bytes::from_static(b"1")).await.unwrap();
+        assert_eq!(store.get("/d/a").await.unwrap(), Some(written.clone()));
+        assert!(matches!(watch.next().await, Some(Ok(Event::Put { kv, .. })) if kv == written));
+        store.make_durable().await.unwrap();
+        store.create("/d/b", Bytes::from_static(b"2")).await.unwrap();
+        drop(watch);
+        drop(store);
+        let store = open(&dir, 8);
+        assert_eq!(store.get("/d/a").await.unwrap(), Some(written));
+        assert_eq!(store.list("/d/", ListOptions::default()).await.unwrap().kvs.len(), 2);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn batches_are_bounded_in_writes_and_bytes() {
         let dir = tempfile::tempdir().unwrap();
         let store = open(&dir, 8);
@@ -1548,7 +1614,7 @@ mod tests {
         let mut watch = store.watch("/", 0).await.unwrap();
         let release = hold_writer(&store).await;
         // One revision left before the counter overflows: the batch's second write cannot have one.
-        let txn = begin_write(&store.handle.inner.db).unwrap();
+        let txn = begin_write(&store.handle.inner.db, true).unwrap();
         txn.open_table(META).unwrap().insert(META_REVISION, i64::MAX - 1).unwrap();
         txn.commit().unwrap();
         let answers =
@@ -1848,7 +1914,7 @@ mod tests {
         let b = store.create_with_ttl("/b", Bytes::new(), Duration::from_secs(600)).await.unwrap();
         // Deadlines due long ago, recorded for earlier writes of the keys (as a sweep that
         // computed them before the keys were written again would have seen them).
-        let txn = begin_write(&store.handle.inner.db).unwrap();
+        let txn = begin_write(&store.handle.inner.db, true).unwrap();
         {
             let mut by_deadline = txn.open_table(EXPIRY_BY_DEADLINE).unwrap();
             by_deadline.insert((1, "/a"), a.mod_revision - 1).unwrap();

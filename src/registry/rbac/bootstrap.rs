@@ -8,16 +8,18 @@
 //!
 //! The policy itself is data, `bootstrap_policy.txt`, in a notation this module reads.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use kapi_apimachinery::codec::Format;
 use serde_json::{Map, Value, json};
 
 use crate::rbac::PolicyRule;
+use crate::registry::keys;
 use crate::registry::objects::{self, Kind};
-use crate::registry::store::{Current, Incoming, Proposed, Store, StoreConfig, WriteOptions};
+use crate::registry::store::{Current, Incoming, Proposed, Store, StoreConfig, WriteOptions, read_as};
 use crate::status::{ApiError, GroupResource};
-use crate::storage::Storage;
+use crate::storage::{KeyValue, ListOptions, Storage};
 
 /// The annotation that lets an administrator stop the reconciliation of a bootstrap object.
 pub const AUTO_UPDATE_ANNOTATION: &str = "rbac.authorization.kubernetes.io/autoupdate";
@@ -133,6 +135,13 @@ const BOOTSTRAP_CONCURRENCY: usize = 16;
 /// Creates or reconciles every object of the policy (upstream's `rbac/bootstrap-roles` hook).
 /// Runs after the system namespaces exist.
 pub async fn ensure(storage: Arc<dyn Storage>, config: Arc<StoreConfig>) -> Result<(), ApiError> {
+    // What exists, read with one list per resource rather than a read per object (on a restart
+    // every object exists and is only compared).
+    let mut stored: HashMap<String, KeyValue> = HashMap::new();
+    for resource in ["clusterroles", "roles", "clusterrolebindings", "rolebindings"] {
+        let listed = storage.list(&keys::key(GROUP, resource, None, None), ListOptions::default()).await?;
+        stored.extend(listed.kvs.into_iter().map(|kv| (kv.key.clone(), kv)));
+    }
     // Several at a time: the objects are independent, and concurrent writes share commits
     // (the embedded store's group commit), where one after another a fresh start paid an
     // fsync per object. Bounded, because all ~190 at once left the allocator holding their
@@ -140,10 +149,13 @@ pub async fn ensure(storage: Arc<dyn Storage>, config: Arc<StoreConfig>) -> Resu
     let in_flight = Arc::new(tokio::sync::Semaphore::new(BOOTSTRAP_CONCURRENCY));
     let mut tasks = tokio::task::JoinSet::new();
     for wanted in policy() {
+        let meta = &wanted.object["metadata"];
+        let key = keys::key(GROUP, wanted.resource, meta["namespace"].as_str(), meta["name"].as_str());
+        let existing = stored.remove(&key);
         let (storage, config, in_flight) = (storage.clone(), config.clone(), in_flight.clone());
         tasks.spawn(async move {
             let _turn = in_flight.acquire_owned().await.map_err(ApiError::internal)?;
-            ensure_one(storage.as_ref(), &config, &wanted).await
+            ensure_one(storage.as_ref(), &config, &wanted, existing).await
         });
     }
     while let Some(done) = tasks.join_next().await {
@@ -152,17 +164,18 @@ pub async fn ensure(storage: Arc<dyn Storage>, config: Arc<StoreConfig>) -> Resu
     Ok(())
 }
 
-/// One policy object created, or reconciled with what the policy adds.
-async fn ensure_one(storage: &dyn Storage, config: &StoreConfig, wanted: &PolicyObject) -> Result<(), ApiError> {
+/// One policy object created (`existing`: what the store had), or reconciled with what the
+/// policy adds.
+async fn ensure_one(
+    storage: &dyn Storage,
+    config: &StoreConfig,
+    wanted: &PolicyObject,
+    existing: Option<KeyValue>,
+) -> Result<(), ApiError> {
     let kind = Kind { group: GROUP.into(), version: "v1".into(), kind: wanted.kind.into() };
     let meta = &wanted.object["metadata"];
     let (name, namespace) = (meta["name"].as_str().unwrap_or_default(), meta["namespace"].as_str());
     let store = Store::new(storage, config, GROUP, wanted.resource, kind.clone());
-    let existing = match store.get(namespace, name, None).await {
-        Ok((_, existing)) => Some(existing),
-        Err(e) if e.code == 404 => None,
-        Err(e) => return Err(e),
-    };
     let Some(existing) = existing else {
         let body = serde_json::to_vec(&wanted.object).map_err(ApiError::internal)?;
         let defaulted = objects::decode_defaulted(&kind, Format::Json, &body).map_err(ApiError::internal)?;
@@ -172,6 +185,7 @@ async fn ensure_one(storage: &dyn Storage, config: &StoreConfig, wanted: &Policy
             _ => Ok(()),
         };
     };
+    let (_, existing) = read_as(&existing, Some((GROUP, "v1")))?;
     if reconcile(&existing, &wanted.object).is_none() {
         return Ok(());
     }
