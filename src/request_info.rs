@@ -405,8 +405,10 @@ pub fn match_route(info: &RequestInfo, method: &str) -> Option<&'static Route> {
 /// The methods some route accepts at this path, for a 405's `Allow` (empty: a 404).
 pub fn allowed_methods(info: &RequestInfo) -> Vec<&'static str> {
     let path: Vec<&str> = path_segments(&info.path).collect();
-    let mut methods: Vec<&'static str> =
-        candidate_routes(&path, None).filter(|(template, _)| match_score(template, &path).is_some()).map(|(_, route)| route.method).collect();
+    let mut methods: Vec<&'static str> = candidate_routes(&path, None)
+        .filter(|(template, _)| match_score(template, &path).is_some())
+        .map(|(_, route)| route.method)
+        .collect();
     methods.sort_unstable();
     methods.dedup();
     methods

@@ -364,10 +364,8 @@ impl EmbeddedStore {
     /// Opens the store; deletes the keys whose deadline passed while it was closed, and starts
     /// the sweeper (if `sweeper`) when a key has a deadline.
     fn open_inner(path: &Path, options: EmbeddedOptions, sweeper: bool) -> Result<Self, StorageError> {
-        let db = Database::builder()
-            .set_cache_size(PAGE_CACHE_BYTES)
-            .create(path)
-            .map_err(|e| engine(format!("open {}", path.display()), e))?;
+        let db =
+            Database::builder().set_cache_size(PAGE_CACHE_BYTES).create(path).map_err(|e| engine(format!("open {}", path.display()), e))?;
         let txn = begin_write(&db, true)?;
         let (revision, compacted, next) = {
             let mut meta = txn.open_table(META).map_err(|e| engine("open table meta", e))?;
