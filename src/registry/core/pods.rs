@@ -11,7 +11,6 @@
 //! it straight to its storage: a binding sets what a pod update may not (`spec.nodeName`).
 
 pub mod eviction;
-mod kubelet;
 
 use serde_json::{Value, json};
 
@@ -348,5 +347,596 @@ mod tests {
         assert_eq!(PodStrategy.connect_error("pods", "exec", "p", &unscheduled).code, 400);
         assert_eq!(PodStrategy.connect_error("pods", "proxy", "p", &unscheduled).code, 503);
         assert_eq!(PodStrategy.connect_error("pods", "exec", "p", &json!({"spec": {"nodeName": "n"}})).code, 500);
+    }
+}
+
+mod kubelet {
+    //! What a kubelet may do with pods (upstream's Node authorizer's `authorizePod` and graph
+    //! population, NodeRestriction's `admitPod`, `admitPodStatus` and `admitPodEviction`): read and
+    //! list the pods bound to it, create mirror pods of itself referring to no other object, update
+    //! its pods' status and delete or evict its pods. A bound pod makes its node reach the secrets,
+    //! config maps, claims and service account it uses.
+
+    use serde_json::Value;
+
+    use super::PodStrategy;
+    use crate::rbac::Attributes;
+    use crate::rbac::node::{self, Decision, Graph, Key, Relations, Vertex};
+    use crate::registry::admission::Operation;
+    use crate::registry::kubelet::{KubeletRules, NodeWrite, Refusal, Wanted, forbid, str_at};
+    use crate::selectors::FieldSelector;
+
+    /// Pods the kubelet mirrors from static manifests (`api.MirrorPodAnnotationKey`).
+    const MIRROR_POD_ANNOTATION: &str = "kubernetes.io/config.mirror";
+
+    /// The volume sources that name a Secret by `secretRef` (`VisitPodSecretNames`).
+    const SECRET_REF_SOURCES: [&str; 7] = ["cephfs", "cinder", "flexVolume", "rbd", "scaleIO", "iscsi", "storageos"];
+
+    impl KubeletRules for PodStrategy {
+        /// `authorizePod`: pods bound to the node, or listed by `spec.nodeName=<node>`.
+        fn authorize(&self, graph: &Graph, node: &str, a: &Attributes<'_>) -> Option<Decision> {
+            Some(match (a.subresource, a.verb) {
+                ("", "get") => node::get(graph, node, Vertex::Pod, a),
+                ("", "list" | "watch") => {
+                    let scoped =
+                        FieldSelector::parse(a.field_selector).ok().is_some_and(|s| s.requires_exact_match("spec.nodeName") == Some(node));
+                    if scoped {
+                        Decision::Allow
+                    } else if !a.name.is_empty() {
+                        node::related(graph, node, Vertex::Pod, a)
+                    } else {
+                        node::no_opinion("can only list/watch pods with spec.nodeName field selector")
+                    }
+                }
+                ("", "create" | "delete") | ("status", "update" | "patch") | ("eviction", "create") => Decision::Allow,
+                _ => node::no_opinion(""),
+            })
+        }
+
+        fn relates_objects(&self) -> bool {
+            true
+        }
+
+        /// Upstream's `AddPod`: the pod → its node; unless it is a mirror pod (which must grant
+        /// nothing), its service account, the secrets `VisitPodSecretNames` and the config maps
+        /// `VisitPodConfigmapNames` visit, its claims (an ephemeral volume's is `<pod>-<volume>`)
+        /// and its resource claims → the pod.
+        fn relations(&self, namespace: &str, name: &str, pod: &Value) -> Option<Relations> {
+            let spec = &pod["spec"];
+            let node = spec["nodeName"].as_str().filter(|n| !n.is_empty())?;
+            let this: Key = (Vertex::Pod, namespace.to_owned(), name.to_owned());
+            let mut relations = Relations::default();
+            relations.add(this.clone(), node::node_key(node));
+            if pod.pointer("/metadata/annotations").and_then(|a| a.get(MIRROR_POD_ANNOTATION)).is_some() {
+                return Some(relations);
+            }
+            let mut add = |vertex: Vertex, name: &Value| {
+                if let Some(name) = name.as_str().filter(|n| !n.is_empty()) {
+                    relations.add((vertex, namespace.to_owned(), name.to_owned()), this.clone());
+                }
+            };
+            add(Vertex::ServiceAccount, &spec["serviceAccountName"]);
+            for secret in items(spec, "imagePullSecrets") {
+                add(Vertex::Secret, &secret["name"]);
+            }
+            for container in containers(spec) {
+                for from in items(container, "envFrom") {
+                    add(Vertex::Secret, &from["secretRef"]["name"]);
+                    add(Vertex::ConfigMap, &from["configMapRef"]["name"]);
+                }
+                for env in items(container, "env") {
+                    add(Vertex::Secret, &env["valueFrom"]["secretKeyRef"]["name"]);
+                    add(Vertex::ConfigMap, &env["valueFrom"]["configMapKeyRef"]["name"]);
+                }
+            }
+            for volume in items(spec, "volumes") {
+                add(Vertex::Secret, &volume["secret"]["secretName"]);
+                add(Vertex::Secret, &volume["azureFile"]["secretName"]);
+                for source in SECRET_REF_SOURCES {
+                    add(Vertex::Secret, &volume[source]["secretRef"]["name"]);
+                }
+                add(Vertex::Secret, &volume["csi"]["nodePublishSecretRef"]["name"]);
+                add(Vertex::ConfigMap, &volume["configMap"]["name"]);
+                for source in projected_sources(volume) {
+                    add(Vertex::Secret, &source["secret"]["name"]);
+                    add(Vertex::ConfigMap, &source["configMap"]["name"]);
+                }
+                add(Vertex::PersistentVolumeClaim, &volume["persistentVolumeClaim"]["claimName"]);
+                if volume["ephemeral"].is_object()
+                    && let Some(volume_name) = volume["name"].as_str()
+                {
+                    add(Vertex::PersistentVolumeClaim, &Value::String(format!("{name}-{volume_name}")));
+                }
+            }
+            // `resourceclaim.Name`: a claim named in the spec, or the one made from a template as
+            // the status records it.
+            for claim in items(spec, "resourceClaims") {
+                if claim["resourceClaimName"].is_string() {
+                    add(Vertex::ResourceClaim, &claim["resourceClaimName"]);
+                } else if let Some(made) = items(&pod["status"], "resourceClaimStatuses").find(|s| s["name"] == claim["name"]) {
+                    add(Vertex::ResourceClaim, &made["resourceClaimName"]);
+                }
+            }
+            Some(relations)
+        }
+
+        /// A delete and an eviction read the pod, a mirror pod's create reads the Node (its uid).
+        fn needs(&self, node: &str, write: &NodeWrite<'_>) -> Option<Wanted> {
+            let t = &write.target;
+            let pod = |name: &str| Wanted { group: "", resource: "pods", namespace: Some(t.namespace.to_owned()), name: name.to_owned() };
+            match (t.subresource, write.operation) {
+                (None, Operation::Delete) => Some(pod(t.name)),
+                (None, Operation::Create) => Some(Wanted { group: "", resource: "nodes", namespace: None, name: node.to_owned() }),
+                (Some("eviction"), Operation::Create) => {
+                    let name = if t.name.is_empty() { str_at(write.object, "/metadata/name") } else { t.name };
+                    (!name.is_empty()).then(|| pod(name))
+                }
+                _ => None,
+            }
+        }
+
+        fn admit(&self, node: &str, write: &NodeWrite<'_>) -> Result<(), Refusal> {
+            match write.target.subresource {
+                None => admit_pod(node, write),
+                Some("status") => admit_pod_status(node, write),
+                Some("eviction") => {
+                    if write.operation != Operation::Create {
+                        return forbid(format!("unexpected operation {}", write.operation_name()));
+                    }
+                    if write.target.name.is_empty() && str_at(write.object, "/metadata/name").is_empty() {
+                        return forbid("could not determine pod from request data".into());
+                    }
+                    if str_at(Some(write.stored()?), "/spec/nodeName") != node {
+                        return forbid(format!("node {node} can only evict pods with spec.nodeName set to itself"));
+                    }
+                    Ok(())
+                }
+                Some(other) => forbid(format!("unexpected pod subresource {other:?}, only 'status' and 'eviction' are allowed")),
+            }
+        }
+    }
+
+    /// `admitPod`: a node creates mirror pods and deletes pods bound to it, nothing else.
+    fn admit_pod(node: &str, write: &NodeWrite<'_>) -> Result<(), Refusal> {
+        match write.operation {
+            Operation::Create => admit_pod_create(node, write.object.unwrap_or(&Value::Null), write),
+            Operation::Delete => {
+                if str_at(Some(write.stored()?), "/spec/nodeName") != node {
+                    return forbid(format!("node {node:?} can only delete pods with spec.nodeName set to itself"));
+                }
+                Ok(())
+            }
+            _ => forbid(format!("unexpected operation {:?}, node {node:?} can only create and delete mirror pods", write.operation_name())),
+        }
+    }
+
+    /// `admitPodCreate`: a mirror pod bound to the node, controlled by its Node (read as
+    /// `write`'s stored object), referring to no other object.
+    fn admit_pod_create(node: &str, pod: &Value, write: &NodeWrite<'_>) -> Result<(), Refusal> {
+        if pod.pointer("/metadata/annotations").and_then(|a| a.get(MIRROR_POD_ANNOTATION)).is_none() {
+            return forbid(format!("pod does not have {MIRROR_POD_ANNOTATION:?} annotation, node {node:?} can only create mirror pods"));
+        }
+        if str_at(Some(pod), "/spec/nodeName") != node {
+            return forbid(format!("node {node:?} can only create pods with spec.nodeName set to itself"));
+        }
+        let owners = pod.pointer("/metadata/ownerReferences").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+        match owners {
+            [] => return forbid(format!("node {node:?} can only create pods with an owner reference set to itself")),
+            [owner] => {
+                let field = |f: &str| owner.get(f).and_then(Value::as_str).unwrap_or_default();
+                if field("apiVersion") != "v1" || field("kind") != "Node" || field("name") != node {
+                    return forbid(format!("node {node:?} can only create pods with an owner reference set to itself"));
+                }
+                if owner.get("controller") != Some(&Value::Bool(true)) {
+                    return forbid(format!("node {node:?} can only create pods with a controller owner reference set to itself"));
+                }
+                if owner.get("blockOwnerDeletion") == Some(&Value::Bool(true)) {
+                    return forbid(format!("node {node:?} must not set blockOwnerDeletion on an owner reference"));
+                }
+                let uid = str_at(Some(write.stored()?), "/metadata/uid");
+                if field("uid") != uid {
+                    return forbid(format!("node {node} UID mismatch: expected {} got {uid}", field("uid")));
+                }
+            }
+            _ => return forbid(format!("node {node:?} can only create pods with a single owner reference set to itself")),
+        }
+        let spec = pod.get("spec").unwrap_or(&Value::Null);
+        let account = |f: &str| spec.get(f).and_then(Value::as_str).is_some_and(|s| !s.is_empty());
+        if account("serviceAccountName") || account("serviceAccount") {
+            return forbid(format!("node {node:?} can not create pods that reference a service account"));
+        }
+        if references_secrets(spec) {
+            return forbid(format!("node {node:?} can not create pods that reference secrets"));
+        }
+        if references_configmaps(spec) {
+            return forbid(format!("node {node:?} can not create pods that reference configmaps"));
+        }
+        let volumes = spec.get("volumes").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+        if volumes.iter().any(|v| projected_sources(v).any(|s| present(s, "clusterTrustBundle"))) {
+            return forbid(format!("node {node:?} can not create pods that reference clustertrustbundles"));
+        }
+        if volumes.iter().any(|v| present(v, "persistentVolumeClaim")) {
+            return forbid(format!("node {node:?} can not create pods that reference persistentvolumeclaims"));
+        }
+        Ok(())
+    }
+
+    fn present(value: &Value, field: &str) -> bool {
+        value.get(field).is_some_and(|v| !v.is_null())
+    }
+
+    fn items<'v>(value: &'v Value, field: &str) -> impl Iterator<Item = &'v Value> {
+        value.get(field).and_then(Value::as_array).into_iter().flatten()
+    }
+
+    /// Every container of the pod: init, regular and ephemeral (`podutil.AllContainers`).
+    fn containers(spec: &Value) -> impl Iterator<Item = &Value> {
+        ["initContainers", "containers", "ephemeralContainers"].into_iter().flat_map(move |f| items(spec, f))
+    }
+
+    fn projected_sources(volume: &Value) -> impl Iterator<Item = &Value> {
+        volume.get("projected").into_iter().flat_map(|p| items(p, "sources"))
+    }
+
+    /// `podutil.VisitPodSecretNames` finds any name.
+    fn references_secrets(spec: &Value) -> bool {
+        if items(spec, "imagePullSecrets").next().is_some() {
+            return true;
+        }
+        let in_containers = containers(spec).any(|c| {
+            items(c, "envFrom").any(|e| present(e, "secretRef"))
+                || items(c, "env").any(|e| e.get("valueFrom").is_some_and(|f| present(f, "secretKeyRef")))
+        });
+        // The volume sources that name a Secret (a `secretRef`, a `secretName`, CSI's
+        // `nodePublishSecretRef`).
+        in_containers
+            || items(spec, "volumes").any(|v| {
+                present(v, "secret")
+                    || present(v, "azureFile")
+                    || SECRET_REF_SOURCES.iter().any(|s| v.get(*s).is_some_and(|s| present(s, "secretRef")))
+                    || v.get("csi").is_some_and(|c| present(c, "nodePublishSecretRef"))
+                    || projected_sources(v).any(|s| present(s, "secret"))
+            })
+    }
+
+    /// `podutil.VisitPodConfigmapNames` finds any name.
+    fn references_configmaps(spec: &Value) -> bool {
+        containers(spec).any(|c| {
+            items(c, "envFrom").any(|e| present(e, "configMapRef"))
+                || items(c, "env").any(|e| e.get("valueFrom").is_some_and(|f| present(f, "configMapKeyRef")))
+        }) || items(spec, "volumes").any(|v| present(v, "configMap") || projected_sources(v).any(|s| present(s, "configMap")))
+    }
+
+    /// `admitPodStatus`: the status of pods bound to the node, without relabelling them.
+    fn admit_pod_status(node: &str, write: &NodeWrite<'_>) -> Result<(), Refusal> {
+        if write.operation != Operation::Update {
+            return forbid(format!("unexpected operation {:?}", write.operation_name()));
+        }
+        if str_at(write.old, "/spec/nodeName") != node {
+            return forbid(format!("node {node:?} can only update pod status for pods with spec.nodeName set to itself"));
+        }
+        let labels =
+            |v: Option<&Value>| v.and_then(|v| v.pointer("/metadata/labels")).and_then(Value::as_object).cloned().unwrap_or_default();
+        if labels(write.old) != labels(write.object) {
+            return forbid(format!("node {node:?} cannot update labels through pod status"));
+        }
+        let claims = |v: Option<&Value>| -> Vec<(String, Option<String>)> {
+            v.and_then(|v| v.pointer("/status/resourceClaimStatuses"))
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .map(|s| (str_at(Some(s), "/name").to_owned(), s.get("resourceClaimName").and_then(Value::as_str).map(str::to_owned)))
+                .collect()
+        };
+        if claims(write.old) != claims(write.object) {
+            return forbid(format!("node {node:?} cannot update resource claim statues"));
+        }
+        Ok(())
+    }
+
+    #[cfg(test)]
+    mod kubelet_tests {
+        use serde_json::{Value, json};
+
+        use crate::rbac::node::{Decision, Graph};
+        use crate::rbac::{Attributes, PolicyRule};
+        use crate::registry::admission::Operation;
+        use crate::registry::kubelet::Refusal;
+        use crate::registry::kubelet::testing::*;
+        use crate::registry::strategy;
+        use crate::request_info::UserInfo;
+
+        fn mirror_pod() -> Value {
+            json!({
+                "metadata": {"name": "m", "namespace": "default",
+                    "annotations": {"kubernetes.io/config.mirror": "x"},
+                    "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": "n1", "uid": "u1", "controller": true}]},
+                "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "i"}]},
+            })
+        }
+
+        fn create_pod(pod: &Value) -> Result<(), Refusal> {
+            let request = write(Operation::Create, target("", "pods", None, "default", "m"), Some(pod), None);
+            assert_eq!(needs("n1", request).unwrap().resource, "nodes");
+            admit("n1", request, Some(&json!({"metadata": {"name": "n1", "uid": "u1"}})))
+        }
+
+        #[test]
+        fn nodes_create_only_their_own_mirror_pods_referring_to_nothing() {
+            create_pod(&mirror_pod()).unwrap();
+            let cases: &[(&str, Value, &str)] = &[
+                (
+                    "/metadata/annotations",
+                    json!({}),
+                    r#"pod does not have "kubernetes.io/config.mirror" annotation, node "n1" can only create mirror pods"#,
+                ),
+                ("/spec/nodeName", json!("n2"), r#"node "n1" can only create pods with spec.nodeName set to itself"#),
+                ("/metadata/ownerReferences", json!([]), r#"node "n1" can only create pods with an owner reference set to itself"#),
+                (
+                    "/metadata/ownerReferences/0/controller",
+                    json!(false),
+                    r#"node "n1" can only create pods with a controller owner reference set to itself"#,
+                ),
+                (
+                    "/metadata/ownerReferences/0/blockOwnerDeletion",
+                    json!(true),
+                    r#"node "n1" must not set blockOwnerDeletion on an owner reference"#,
+                ),
+                ("/metadata/ownerReferences/0/uid", json!("u2"), "node n1 UID mismatch: expected u2 got u1"),
+                (
+                    "/metadata/ownerReferences/0/name",
+                    json!("n2"),
+                    r#"node "n1" can only create pods with an owner reference set to itself"#,
+                ),
+                ("/spec/serviceAccountName", json!("default"), r#"node "n1" can not create pods that reference a service account"#),
+                ("/spec/imagePullSecrets", json!([{"name": "p"}]), r#"node "n1" can not create pods that reference secrets"#),
+                (
+                    "/spec/containers/0/env",
+                    json!([{"name": "e", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}]),
+                    r#"node "n1" can not create pods that reference secrets"#,
+                ),
+                (
+                    "/spec/volumes",
+                    json!([{"name": "v", "secret": {"secretName": "s"}}]),
+                    r#"node "n1" can not create pods that reference secrets"#,
+                ),
+                (
+                    "/spec/containers/0/envFrom",
+                    json!([{"configMapRef": {"name": "c"}}]),
+                    r#"node "n1" can not create pods that reference configmaps"#,
+                ),
+                (
+                    "/spec/volumes",
+                    json!([{"name": "v", "projected": {"sources": [{"configMap": {"name": "c"}}]}}]),
+                    r#"node "n1" can not create pods that reference configmaps"#,
+                ),
+                (
+                    "/spec/volumes",
+                    json!([{"name": "v", "projected": {"sources": [{"clusterTrustBundle": {"name": "c", "path": "p"}}]}}]),
+                    r#"node "n1" can not create pods that reference clustertrustbundles"#,
+                ),
+                (
+                    "/spec/volumes",
+                    json!([{"name": "v", "persistentVolumeClaim": {"claimName": "c"}}]),
+                    r#"node "n1" can not create pods that reference persistentvolumeclaims"#,
+                ),
+            ];
+            for (pointer, value, message) in cases {
+                let mut pod = mirror_pod();
+                let (parent, field) = pointer.rsplit_once('/').unwrap();
+                pod.pointer_mut(parent).unwrap()[field] = value.clone();
+                assert_eq!(forbidden(create_pod(&pod)), *message, "{pointer}");
+            }
+            let mut two = mirror_pod();
+            let owner = two["metadata"]["ownerReferences"][0].clone();
+            two["metadata"]["ownerReferences"].as_array_mut().unwrap().push(owner);
+            assert_eq!(forbidden(create_pod(&two)), r#"node "n1" can only create pods with a single owner reference set to itself"#);
+            // The Node must exist to check its uid.
+            let pod = mirror_pod();
+            let request = write(Operation::Create, target("", "pods", None, "default", "m"), Some(&pod), None);
+            assert!(matches!(admit("n1", request, None), Err(Refusal::NotFound(w)) if w.name == "n1"));
+        }
+
+        #[test]
+        fn nodes_touch_only_pods_bound_to_them() {
+            let mine = json!({"metadata": {"name": "p", "labels": {"a": "b"}}, "spec": {"nodeName": "n1"}});
+            let other = json!({"metadata": {"name": "p"}, "spec": {"nodeName": "n2"}});
+            let delete = write(Operation::Delete, target("", "pods", None, "default", "p"), None, None);
+            admit("n1", delete, Some(&mine)).unwrap();
+            assert_eq!(forbidden(admit("n1", delete, Some(&other))), r#"node "n1" can only delete pods with spec.nodeName set to itself"#);
+            assert!(matches!(admit("n1", delete, None), Err(Refusal::NotFound(_))));
+
+            let update = write(Operation::Update, target("", "pods", None, "default", "p"), Some(&mine), Some(&mine));
+            assert_eq!(
+                forbidden(admit("n1", update, None)),
+                r#"unexpected operation "UPDATE", node "n1" can only create and delete mirror pods"#
+            );
+
+            let status = |old: &'static Value, new: &'static Value| {
+                write(Operation::Update, target("", "pods", Some("status"), "default", "p"), Some(new), Some(old))
+            };
+            let mine: &'static Value = Box::leak(Box::new(mine));
+            let other: &'static Value = Box::leak(Box::new(other));
+            admit("n1", status(mine, mine), None).unwrap();
+            assert_eq!(
+                forbidden(admit("n1", status(other, other), None)),
+                r#"node "n1" can only update pod status for pods with spec.nodeName set to itself"#
+            );
+            let relabelled: &'static Value = Box::leak(Box::new(json!({"metadata": {"labels": {"a": "c"}}, "spec": {"nodeName": "n1"}})));
+            assert_eq!(forbidden(admit("n1", status(mine, relabelled), None)), r#"node "n1" cannot update labels through pod status"#);
+
+            let eviction = json!({"metadata": {"name": "p"}});
+            let evict = write(Operation::Create, target("", "pods", Some("eviction"), "default", "p"), Some(&eviction), None);
+            admit("n1", evict, Some(mine)).unwrap();
+            assert_eq!(forbidden(admit("n1", evict, Some(other))), "node n1 can only evict pods with spec.nodeName set to itself");
+
+            let bind = write(Operation::Create, target("", "pods", Some("binding"), "default", "p"), None, None);
+            assert_eq!(
+                forbidden(admit("n1", bind, None)),
+                r#"unexpected pod subresource "binding", only 'status' and 'eviction' are allowed"#
+            );
+        }
+
+        /// Records a pod as its strategy relates it.
+        fn set_pod(graph: &mut Graph, namespace: &str, name: &str, pod: Option<&Value>) {
+            let rules = strategy::for_resource("", "pods").kubelet().unwrap();
+            graph.set(&format!("/registry/pods/{namespace}/{name}"), pod.and_then(|pod| rules.relations(namespace, name, pod)));
+        }
+
+        #[test]
+        fn a_node_reaches_what_its_pods_use() {
+            let sources: Vec<_> = strategy::node_graph_sources().map(|(g, r, _)| (g, r)).collect();
+            assert_eq!(
+                sources,
+                [("", "pods"), ("", "persistentvolumes"), ("resource.k8s.io", "resourceslices"), ("storage.k8s.io", "volumeattachments")]
+            );
+            let mut graph = Graph::default();
+            let pod = json!({"spec": {"nodeName": "n1", "serviceAccountName": "sa",
+                "imagePullSecrets": [{"name": "pull"}],
+                "containers": [{"name": "c", "env": [{"name": "E", "valueFrom": {"secretKeyRef": {"name": "env-secret", "key": "k"}}}],
+                                "envFrom": [{"configMapRef": {"name": "env-cm"}}]}],
+                "volumes": [{"name": "v", "secret": {"secretName": "vol-secret"}},
+                            {"name": "p", "projected": {"sources": [{"configMap": {"name": "proj-cm"}}]}},
+                            {"name": "d", "persistentVolumeClaim": {"claimName": "data"}},
+                            {"name": "e", "ephemeral": {"volumeClaimTemplate": {}}}],
+                "resourceClaims": [{"name": "gpu", "resourceClaimName": "shared-gpu"}, {"name": "tpl", "resourceClaimTemplateName": "t"}]},
+                "status": {"resourceClaimStatuses": [{"name": "tpl", "resourceClaimName": "p1-tpl-x"}]}});
+            set_pod(&mut graph, "ns", "p1", Some(&pod));
+            set_pod(&mut graph, "ns", "unbound", Some(&json!({"spec": {"volumes": [{"name": "v", "secret": {"secretName": "other"}}]}})));
+            let n1 = node_user("n1");
+            let n2 = node_user("n2");
+            let rules = [PolicyRule {
+                verbs: vec!["get".into()],
+                api_groups: vec!["".into()],
+                resources: vec!["services".into()],
+                ..Default::default()
+            }];
+            let decide = |u: &UserInfo, verb: &str, resource: &str, sub: &str, name: &str| {
+                authorize(&graph, &rules, &attrs(u, verb, "ns", resource, sub, name)) == Decision::Allow
+            };
+            for secret in ["pull", "env-secret", "vol-secret"] {
+                assert!(decide(&n1, "get", "secrets", "", secret), "{secret}");
+                assert!(decide(&n1, "watch", "secrets", "", secret), "{secret}");
+                assert!(!decide(&n2, "get", "secrets", "", secret), "{secret}");
+            }
+            assert!(!decide(&n1, "get", "secrets", "", "other"));
+            assert!(!decide(&n1, "update", "secrets", "", "vol-secret"));
+            assert!(!decide(&n1, "list", "secrets", "", ""));
+            assert!(decide(&n1, "get", "configmaps", "", "env-cm") && decide(&n1, "get", "configmaps", "", "proj-cm"));
+            assert!(decide(&n1, "get", "persistentvolumeclaims", "", "data") && decide(&n1, "get", "persistentvolumeclaims", "", "p1-e"));
+            assert!(decide(&n1, "create", "serviceaccounts", "token", "sa"));
+            assert!(!decide(&n1, "create", "serviceaccounts", "token", "default"));
+            assert!(decide(&n1, "get", "pods", "", "p1") && !decide(&n2, "get", "pods", "", "p1"));
+            assert!(!decide(&n1, "get", "pods", "", "unbound"));
+            assert!(decide(&n1, "get", "nodes", "", "n1") && !decide(&n1, "get", "nodes", "", "n2"));
+            assert!(decide(&n1, "patch", "nodes", "status", "n1"));
+            assert!(decide(&n1, "get", "services", "", "x"), "the node rules decide the rest");
+            // Claims made from a template as the status names them; a claim's volume and the
+            // secrets the volume names for the kubelet, through the claim.
+            for (group, resource, ns, name) in [
+                ("", "persistentvolumes", "", "pv-data"),
+                ("", "secrets", "ns", "stage-secret"),
+                ("storage.k8s.io", "volumeattachments", "", "va-1"),
+                ("resource.k8s.io", "resourceslices", "", "slice-1"),
+            ] {
+                let request = Attributes { api_group: group, ..attrs(&n1, "get", ns, resource, "", name) };
+                assert_eq!(
+                    authorize(&graph, &rules, &request),
+                    Decision::NoOpinion("no relationship found between node 'n1' and this object".into()),
+                    "{resource} {name} before its source"
+                );
+            }
+            let set = |graph: &mut Graph, group: &str, resource: &str, name: &str, object: Value| {
+                let rules = strategy::for_resource(group, resource).kubelet().unwrap();
+                graph.set(&format!("/registry/{resource}/{name}"), rules.relations("", name, &object));
+            };
+            set(
+                &mut graph,
+                "",
+                "persistentvolumes",
+                "pv-data",
+                json!({"spec": {"claimRef": {"namespace": "ns", "name": "data"},
+                "csi": {"driver": "d", "volumeHandle": "h", "nodeStageSecretRef": {"namespace": "ns", "name": "stage-secret"},
+                        "controllerPublishSecretRef": {"namespace": "ns", "name": "controller-secret"}}}}),
+            );
+            set(&mut graph, "storage.k8s.io", "volumeattachments", "va-1", json!({"spec": {"nodeName": "n1"}}));
+            set(&mut graph, "resource.k8s.io", "resourceslices", "slice-1", json!({"spec": {"nodeName": "n1"}}));
+            for (group, resource, ns, name) in [
+                ("resource.k8s.io", "resourceclaims", "ns", "shared-gpu"),
+                ("resource.k8s.io", "resourceclaims", "ns", "p1-tpl-x"),
+                ("", "persistentvolumes", "", "pv-data"),
+                ("", "secrets", "ns", "stage-secret"),
+                ("storage.k8s.io", "volumeattachments", "", "va-1"),
+                ("resource.k8s.io", "resourceslices", "", "slice-1"),
+            ] {
+                let request = |u| Attributes { api_group: group, ..attrs(u, "get", ns, resource, "", name) };
+                assert_eq!(authorize(&graph, &rules, &request(&n1)), Decision::Allow, "{resource} {name}");
+                assert_ne!(authorize(&graph, &rules, &request(&n2)), Decision::Allow, "{resource} {name}");
+            }
+            let allowed = |graph: &Graph, u: &UserInfo, resource: &str, name: &str| {
+                authorize(graph, &rules, &attrs(u, "get", "ns", resource, "", name)) == Decision::Allow
+            };
+            assert!(!allowed(&graph, &n1, "secrets", "controller-secret"), "the controller's secrets are not the kubelet's");
+            let slices = |selector| Attributes {
+                api_group: "resource.k8s.io",
+                field_selector: selector,
+                ..attrs(&n1, "list", "", "resourceslices", "", "")
+            };
+            assert_eq!(authorize(&graph, &rules, &slices("spec.nodeName=n1")), Decision::Allow);
+            assert_eq!(
+                authorize(&graph, &rules, &slices("")),
+                Decision::NoOpinion("can only list/watch/deletecollection resourceslices with nodeName field selector".into())
+            );
+            let csinode = |name| {
+                authorize(&graph, &rules, &Attributes { api_group: "storage.k8s.io", ..attrs(&n1, "update", "", "csinodes", "", name) })
+            };
+            assert_eq!(csinode("n1"), Decision::Allow);
+            assert_eq!(csinode("n2"), Decision::NoOpinion("can only access CSINode with the same name as the requesting node".into()));
+            // A mirror pod grants its node nothing but itself.
+            let mirror = json!({"metadata": {"annotations": {"kubernetes.io/config.mirror": "x"}},
+                "spec": {"nodeName": "n2", "volumes": [{"name": "v", "secret": {"secretName": "vol-secret"}}]}});
+            set_pod(&mut graph, "ns", "m", Some(&mirror));
+            assert!(allowed(&graph, &n2, "pods", "m") && !allowed(&graph, &n2, "secrets", "vol-secret"));
+            set_pod(&mut graph, "ns", "m", None);
+            for (resource, name) in [("persistentvolumes", "pv-data"), ("volumeattachments", "va-1"), ("resourceslices", "slice-1")] {
+                graph.set(&format!("/registry/{resource}/{name}"), None);
+            }
+
+            let reason = authorize(&graph, &rules, &attrs(&n2, "get", "ns", "secrets", "", "vol-secret"));
+            assert_eq!(reason, Decision::NoOpinion("no relationship found between node 'n2' and this object".into()));
+            let list_all = authorize(&graph, &rules, &attrs(&n1, "list", "", "nodes", "", ""));
+            assert_eq!(list_all, Decision::NoOpinion("node 'n1' cannot read all nodes, only its own Node object".into()));
+            let scoped = Attributes { field_selector: "spec.nodeName=n1", ..attrs(&n1, "list", "", "pods", "", "") };
+            assert_eq!(authorize(&graph, &rules, &scoped), Decision::Allow);
+            let other = Attributes { field_selector: "spec.nodeName=n2", ..attrs(&n1, "list", "", "pods", "", "") };
+            assert_eq!(
+                authorize(&graph, &rules, &other),
+                Decision::NoOpinion("can only list/watch pods with spec.nodeName field selector".into())
+            );
+            let lease = |ns, name| {
+                authorize(&graph, &rules, &Attributes { api_group: "coordination.k8s.io", ..attrs(&n1, "update", ns, "leases", "", name) })
+            };
+            assert_eq!(lease("kube-node-lease", "n1"), Decision::Allow);
+            assert_eq!(
+                lease("kube-node-lease", "n2"),
+                Decision::NoOpinion("can only access node lease with the same name as the requesting node".into())
+            );
+            assert_eq!(
+                lease("default", "n1"),
+                Decision::NoOpinion("can only access leases in the \"kube-node-lease\" system namespace".into())
+            );
+            // Not a node: no opinion, silently; a node without a name: no opinion, with a reason.
+            let bob = UserInfo { name: "system:node:n1".into(), ..Default::default() };
+            assert_eq!(authorize(&graph, &rules, &attrs(&bob, "get", "ns", "secrets", "", "pull")), Decision::NoOpinion(String::new()));
+            let nameless = node_user("");
+            assert_eq!(
+                authorize(&graph, &rules, &attrs(&nameless, "get", "ns", "secrets", "", "pull")),
+                Decision::NoOpinion("unknown node for user \"system:node:\"".into())
+            );
+            // The pod gone, so is every path it made.
+            set_pod(&mut graph, "ns", "p1", None);
+            assert_ne!(authorize(&graph, &rules, &attrs(&n1, "get", "ns", "secrets", "", "pull")), Decision::Allow);
+            assert!(graph.is_empty());
+        }
     }
 }
