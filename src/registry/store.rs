@@ -19,7 +19,7 @@ use crate::storage::{KeyValue, Revision, Storage, StorageError};
 mod encoded;
 mod read;
 mod watched;
-pub use read::{Filter, ListedMeta, ObjectWatch, WatchEvent, selection};
+pub use read::{Filter, JsonListItems, ListedMeta, ObjectWatch, WatchEvent, selection};
 pub use watched::WatchedObject;
 
 /// How often a write is tried again when the object changed under it and the request set no

@@ -240,20 +240,17 @@ async fn list(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<
     let options = list_options(call)?;
     let item_kind = kind_of(call.target);
     let list_kind = Kind { kind: format!("{}List", item_kind.kind), ..item_kind.clone() };
-    // A plain JSON list (the common case for clients) is written item by item as the store
-    // reads the items, so a list of many objects never holds all of them as JSON values.
+    // A plain JSON list (the common case for clients) is streamed: its items are written in
+    // pieces as the body is sent (upstream's streaming collection encoder), so a list of many
+    // objects is never held whole as JSON, and encoding overlaps sending.
     if call.table.is_none() && call.convert.is_none() && call.accept == Format::Json {
-        let mut items = Vec::new();
-        let listed = store(storage, call).list_json(namespace, &options, &mut items).await?;
+        let (listed, items) = store(storage, call).list_json(namespace, &options).await?;
         // The list's own fields, then `"items":[…]` spliced in before the closing brace.
         let head = json!({"kind": list_kind.kind, "apiVersion": list_kind.api_version(), "metadata": list_meta(listed)});
-        let mut body = serde_json::to_vec(&head).map_err(ApiError::internal)?;
-        body.pop();
-        body.reserve(items.len() + 12);
-        body.extend_from_slice(b",\"items\":[");
-        body.extend_from_slice(&items);
-        body.extend_from_slice(b"]}");
-        return Ok(respond_encoded(Format::Json, 200, Ok(body)));
+        let mut head = serde_json::to_vec(&head).map_err(ApiError::internal)?;
+        head.pop();
+        head.extend_from_slice(b",\"items\":[");
+        return Ok(stream_json_list(head, items));
     }
     let mut items = Vec::new();
     let listed = store(storage, call)
@@ -276,6 +273,38 @@ async fn list(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<
         "items": items,
     });
     Ok(respond(&list_kind, call.accept, 200, &list))
+}
+
+/// How many bytes of a streamed list are written before they are handed to the connection.
+const LIST_CHUNK_BYTES: usize = 256 * 1024;
+
+/// A JSON list's answer whose body is `head`, then the items written piece by piece as the
+/// connection takes them (a few pieces ahead at most), then `]}`. An item that cannot be
+/// encoded ends the body early, so the client sees a truncated list rather than a short one.
+fn stream_json_list(head: Vec<u8>, mut items: crate::registry::store::JsonListItems) -> http::Response<Body> {
+    let (tx, body) = super::body::channel(2);
+    tokio::spawn(async move {
+        let mut chunk = head;
+        loop {
+            let more = match items.write_next(&mut chunk, LIST_CHUNK_BYTES) {
+                Ok(more) => more,
+                Err(e) => {
+                    tracing::error!(error = %e, "a streamed list ends early");
+                    return;
+                }
+            };
+            if !more {
+                chunk.extend_from_slice(b"]}");
+            }
+            let next = Vec::with_capacity(if more { LIST_CHUNK_BYTES + LIST_CHUNK_BYTES / 4 } else { 0 });
+            if tx.send(std::mem::replace(&mut chunk, next).into()).await.is_err() || !more {
+                return;
+            }
+        }
+    });
+    let mut resp = http::Response::new(body);
+    resp.headers_mut().insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static(Format::Json.content_type()));
+    resp
 }
 
 /// A list's `ListMeta` as JSON.

@@ -32,6 +32,53 @@ pub struct ListedMeta {
     pub remaining_item_count: Option<i64>,
 }
 
+/// The items of a JSON list, written in pieces as they are sent ([`Store::list_json`]): a
+/// long list is never held whole as JSON, and encoding the next piece overlaps sending the last.
+pub struct JsonListItems {
+    kind: Kind,
+    items: std::vec::IntoIter<JsonListItem>,
+    first: bool,
+}
+
+enum JsonListItem {
+    /// A stored object of the kind asked for, written when its turn comes.
+    Stored(KeyValue),
+    /// An item already written (selected, or converted from another version).
+    Written(Vec<u8>),
+}
+
+impl JsonListItems {
+    /// Writes the next items, comma-separated, into `out` until it holds at least `at_least`
+    /// bytes or no item remains; answers whether items remain.
+    pub fn write_next(&mut self, out: &mut Vec<u8>, at_least: usize) -> Result<bool, ApiError> {
+        while out.len() < at_least {
+            let Some(item) = self.items.next() else { return Ok(false) };
+            if !std::mem::take(&mut self.first) {
+                out.push(b',');
+            }
+            match item {
+                JsonListItem::Written(bytes) => out.extend_from_slice(&bytes),
+                JsonListItem::Stored(kv) => {
+                    let start = out.len();
+                    let written = objects::write_list_item_json(&self.kind, &kv.value, kv.mod_revision, out)
+                        .map_err(|e| ApiError::internal(format!("encoding {}: {e}", kv.key)))?;
+                    if !written {
+                        // Stored in another version (written before the storage version changed).
+                        out.truncate(start);
+                        let (_, mut object) = super::read_as(&kv, Some((&self.kind.group, &self.kind.version)))?;
+                        if let Some(fields) = object.as_object_mut() {
+                            fields.remove("kind");
+                            fields.remove("apiVersion");
+                        }
+                        serde_json::to_writer(&mut *out, &object).map_err(ApiError::internal)?;
+                    }
+                }
+            }
+        }
+        Ok(self.items.len() > 0)
+    }
+}
+
 /// What a watch reports: objects shared with every other watcher of the same version
 /// (`store::watched`), which selects them but never changes them.
 pub enum WatchEvent {
@@ -174,35 +221,33 @@ impl Store<'_> {
         .await
     }
 
-    /// [`Store::list`] written as a JSON list's items, comma-separated, into `out`. Without selectors, a built-in kind stored in
-    /// the version asked for is written from its decoded typed object (in its fields' order,
-    /// as upstream's encoder writes it), never becoming a JSON value.
-    pub async fn list_json(&self, namespace: Option<&str>, options: &ListOptions, out: &mut Vec<u8>) -> Result<ListedMeta, ApiError> {
+    /// [`Store::list`] for a JSON answer, whose items the handler writes as it sends them
+    /// ([`JsonListItems`]). Without selectors, a built-in kind read in the version it is
+    /// stored in keeps its stored values, each written from its decoded typed object (in its
+    /// fields' order, as upstream's encoder writes it) without becoming a JSON value; other
+    /// items are selected and written as the store reads them.
+    pub async fn list_json(&self, namespace: Option<&str>, options: &ListOptions) -> Result<(ListedMeta, JsonListItems), ApiError> {
         let filter = self.filter(options);
         let typed = options.label_selector.is_empty()
             && options.field_selector.is_empty()
             && self.strategy.converter().is_none()
-            && objects::is_registered(&self.kind);
-        let mut count = 0;
-        self.list_stored(namespace, options, &mut |kv| {
-            let start = out.len();
-            if count > 0 {
-                out.push(b',');
-            }
-            let written = typed
-                && objects::write_list_item_json(&self.kind, &kv.value, kv.mod_revision, out)
-                    .map_err(|e| ApiError::internal(format!("encoding {}: {e}", kv.key)))?;
-            if !written {
+            && objects::is_registered(&self.kind)
+            && super::stored_kind(self.strategy, &self.kind) == self.kind;
+        let mut items = Vec::new();
+        let listed = self
+            .list_stored(namespace, options, &mut |kv| {
+                if typed {
+                    items.push(JsonListItem::Stored(kv.clone()));
+                    return Ok(true);
+                }
                 let Some(object) = self.selected_item(kv, &filter)? else {
-                    out.truncate(start);
                     return Ok(false);
                 };
-                serde_json::to_writer(&mut *out, &object).map_err(ApiError::internal)?;
-            }
-            count += 1;
-            Ok(true)
-        })
-        .await
+                items.push(JsonListItem::Written(serde_json::to_vec(&object).map_err(ApiError::internal)?));
+                Ok(true)
+            })
+            .await?;
+        Ok((listed, JsonListItems { kind: self.kind.clone(), items: items.into_iter(), first: true }))
     }
 
     /// A stored object as a list item: in the caller's version, without its TypeMeta (as in
@@ -376,5 +421,56 @@ fn translate(event: &Event, filter: &Filter, kind: &Kind, converter: Option<&Con
         }
         // Only moves the watch's position (its next bookmark).
         Event::Progress { .. } => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Items written piece by piece make the same JSON as written at once, whatever the piece
+    /// size: stored pods (typed) and already written items alike, commas only between items.
+    #[test]
+    fn json_list_items_write_in_pieces() {
+        let kind = Kind { group: String::new(), version: "v1".into(), kind: "Pod".into() };
+        let pod = |name: &str| {
+            let value = serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}});
+            let stored = objects::encode(&kind, Format::Protobuf, &value).unwrap();
+            KeyValue { key: format!("/registry/pods/ns/{name}"), value: stored.into(), create_revision: 3, mod_revision: 7 }
+        };
+        let items = || JsonListItems {
+            kind: kind.clone(),
+            items: vec![
+                JsonListItem::Stored(pod("a")),
+                JsonListItem::Written(br#"{"metadata":{"name":"b"}}"#.to_vec()),
+                JsonListItem::Stored(pod("c")),
+            ]
+            .into_iter(),
+            first: true,
+        };
+        for piece in [1, 30, 1 << 20] {
+            let (mut items, mut body, mut pieces) = (items(), b"[".to_vec(), 0);
+            loop {
+                let mut chunk = Vec::new();
+                let more = items.write_next(&mut chunk, piece).unwrap();
+                body.extend_from_slice(&chunk);
+                pieces += 1;
+                if !more {
+                    break;
+                }
+            }
+            body.push(b']');
+            let list: Value = serde_json::from_slice(&body).unwrap();
+            let names: Vec<_> = list.as_array().unwrap().iter().map(|i| i["metadata"]["name"].as_str().unwrap()).collect();
+            assert_eq!(names, ["a", "b", "c"], "pieces of {piece} bytes");
+            assert_eq!(list[0]["metadata"]["resourceVersion"], "7");
+            assert!(list[0].get("kind").is_none(), "list items carry no TypeMeta");
+            let expected = match piece {
+                1 => 3,
+                30 => 2,
+                _ => 1,
+            };
+            assert_eq!(pieces, expected, "pieces of {piece} bytes");
+        }
     }
 }
