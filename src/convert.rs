@@ -3,7 +3,6 @@
 //! the REST handlers will do with request bodies.
 
 use kapi_apimachinery::codec::{self, CodecError, Format, TypeMeta};
-use kapi_apimachinery::{KindVisitor, Object};
 
 /// Reads `bytes` in `from` (detected when `None`) and writes the same object in `to`. `kind`
 /// names the kind when the body carries no `apiVersion`/`kind` (e.g. a watch event).
@@ -11,23 +10,9 @@ pub fn convert(bytes: &[u8], from: Option<Format>, to: Format, kind: Option<&Typ
     let from = from.unwrap_or_else(|| Format::detect(bytes));
     let tm = codec::peek_type_meta(from, bytes, kind)?;
     let (group, version) = tm.group_version();
-    kapi_api::scheme::visit_kind(group, version, &tm.kind, Convert { bytes, from, to })
-        .ok_or_else(|| CodecError::UnknownKind { api_version: tm.api_version.clone(), kind: tm.kind.clone() })?
-}
-
-struct Convert<'a> {
-    bytes: &'a [u8],
-    from: Format,
-    to: Format,
-}
-
-impl KindVisitor for Convert<'_> {
-    type Output = Result<Vec<u8>, CodecError>;
-
-    fn visit<T: Object>(self) -> Self::Output {
-        let obj: T = codec::decode(self.from, self.bytes)?;
-        codec::encode(self.to, &obj)
-    }
+    let kind = kapi_api::scheme::dyn_kind(group, version, &tm.kind)
+        .ok_or_else(|| CodecError::UnknownKind { api_version: tm.api_version.clone(), kind: tm.kind.clone() })?;
+    kind.decode(from, bytes)?.encode(to)
 }
 
 /// JSON bytes indented for people (two spaces, as kubectl prints).

@@ -10,6 +10,7 @@
 
 pub mod codec;
 pub mod duration;
+pub mod dynamic;
 pub mod go;
 pub mod intstr;
 pub mod quantity;
@@ -24,6 +25,7 @@ pub mod walk;
 pub mod wire;
 
 pub use duration::Duration;
+pub use dynamic::{DynKind, DynObject};
 pub use intstr::IntOrString;
 pub use quantity::Quantity;
 pub use raw::{FieldsV1, Json, RawExtension};

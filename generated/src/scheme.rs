@@ -943,6 +943,20 @@ pub fn visit_kind<V: KindVisitor>(group: &str, version: &str, kind: &str, visito
     })
 }
 
+/// A kind as a trait object: what the runtime decodes, converts and encodes objects through,
+/// so that each kind's code is compiled here, once, rather than in every generic helper of the
+/// runtime; `None` if the scheme does not know it.
+pub fn dyn_kind(group: &str, version: &str, kind: &str) -> Option<&'static dyn ::kapi_apimachinery::DynKind> {
+    struct Dyn;
+    impl KindVisitor for Dyn {
+        type Output = &'static dyn ::kapi_apimachinery::DynKind;
+        fn visit<T: ::kapi_apimachinery::Object>(self) -> Self::Output {
+            ::kapi_apimachinery::dynamic::kind_of::<T>()
+        }
+    }
+    visit_kind(group, version, kind, Dyn)
+}
+
 /// Every resource the OpenAPI document serves, sorted by group, version and resource.
 pub static RESOURCES: &[ResourceInfo] = &[
     ResourceInfo {

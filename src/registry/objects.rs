@@ -5,8 +5,8 @@
 //! it against the type (as upstream's decoder does), and storage holds the type's protobuf form.
 
 use super::fieldmanager;
-use kapi_apimachinery::codec::{self, CodecError, Format, TypeMeta};
-use kapi_apimachinery::{KindVisitor, Object};
+use kapi_apimachinery::codec::{self, CodecError, Format};
+use kapi_apimachinery::{DynKind, DynObject};
 use serde_json::Value;
 
 /// A kind by `apiVersion` and `kind`.
@@ -21,10 +21,6 @@ impl Kind {
     pub fn api_version(&self) -> String {
         if self.group.is_empty() { self.version.clone() } else { format!("{}/{}", self.group, self.version) }
     }
-
-    fn type_meta(&self) -> TypeMeta {
-        TypeMeta { api_version: self.api_version(), kind: self.kind.clone() }
-    }
 }
 
 /// Whether the generated scheme has `kind`. A kind it does not have is a custom resource's,
@@ -32,7 +28,18 @@ impl Kind {
 /// no protobuf form, no hub and no generated defaults; a version change only rewrites
 /// `apiVersion` (a CRD's `None` conversion).
 pub fn is_registered(kind: &Kind) -> bool {
-    kapi_api::scheme::visit_kind(&kind.group, &kind.version, &kind.kind, KindOnly).is_some()
+    dyn_kind(kind).is_some()
+}
+
+/// The scheme's kind as a trait object (`kapi_api::scheme::dyn_kind`): every typed step below
+/// goes through it, so the per-kind code is compiled in the generated crate, not here.
+fn dyn_kind(kind: &Kind) -> Option<&'static dyn DynKind> {
+    kapi_api::scheme::dyn_kind(&kind.group, &kind.version, &kind.kind)
+}
+
+/// [`dyn_kind`], or the error of a kind the scheme does not have.
+fn known(kind: &Kind) -> Result<&'static dyn DynKind, CodecError> {
+    dyn_kind(kind).ok_or_else(|| CodecError::UnknownKind { api_version: kind.api_version(), kind: kind.kind.clone() })
 }
 
 /// The error of asking for the protobuf form of an unstructured object.
@@ -62,21 +69,6 @@ fn with_type_meta(kind: &Kind, mut value: Value) -> Value {
     value
 }
 
-/// Runs `visitor` with the generated type of `kind`, or `unstructured` when the scheme does not
-/// have the kind (a custom resource's): one lookup of the kind either way.
-fn visit_or<V: KindVisitor<Output = Result<R, CodecError>>, R>(
-    kind: &Kind,
-    visitor: V,
-    unstructured: impl FnOnce() -> Result<R, CodecError>,
-) -> Result<R, CodecError> {
-    kapi_api::scheme::visit_kind(&kind.group, &kind.version, &kind.kind, visitor).unwrap_or_else(unstructured)
-}
-
-fn visit<V: KindVisitor<Output = Result<R, CodecError>>, R>(kind: &Kind, visitor: V) -> Result<R, CodecError> {
-    kapi_api::scheme::visit_kind(&kind.group, &kind.version, &kind.kind, visitor)
-        .unwrap_or_else(|| Err(CodecError::UnknownKind { api_version: kind.api_version(), kind: kind.kind.clone() }))
-}
-
 /// A `metav1.Time` as the API writes it: RFC 3339 in UTC, whole seconds.
 pub fn timestamp(at: chrono::DateTime<chrono::Utc>) -> String {
     // The fixed RFC 3339 writer, not a strftime pattern parsed on every call.
@@ -97,15 +89,10 @@ pub fn random_suffix() -> String {
 
 /// Decodes a body of `kind` in `format` into its JSON value (checked against the type).
 pub fn decode(kind: &Kind, format: Format, bytes: &[u8]) -> Result<Value, CodecError> {
-    struct V<'a>(Format, &'a [u8]);
-    impl KindVisitor for V<'_> {
-        type Output = Result<Value, CodecError>;
-        fn visit<T: Object>(self) -> Self::Output {
-            let obj: T = codec::decode(self.0, self.1)?;
-            Ok(serde_json::to_value(&obj)?)
-        }
+    match dyn_kind(kind) {
+        Some(typed) => Ok(typed.decode(format, bytes)?.to_value()?),
+        None => decode_unstructured(kind, format, bytes),
     }
-    visit_or(kind, V(format, bytes), || decode_unstructured(kind, format, bytes))
 }
 
 /// Decodes a request body of `kind` in `format` into its JSON value, defaulted as upstream
@@ -114,23 +101,17 @@ pub fn decode(kind: &Kind, format: Format, bytes: &[u8]) -> Result<Value, CodecE
 /// first ([`drop_zero_strings`]), so a default of `""` (a host path's `type`) survives.
 /// Objects read from storage are never defaulted again.
 pub fn decode_defaulted(kind: &Kind, format: Format, bytes: &[u8]) -> Result<Value, CodecError> {
-    struct V<'a>(Format, &'a [u8]);
-    impl KindVisitor for V<'_> {
-        type Output = Result<Value, CodecError>;
-        fn visit<T: Object>(self) -> Self::Output {
-            let mut obj: T = codec::decode(self.0, self.1)?;
-            if self.0 == Format::Protobuf {
-                let mut value = serde_json::to_value(&obj)?;
-                drop_zero_strings(&mut value, T::fields());
-                obj = serde_json::from_value(value)?;
-            }
-            crate::registry::defaults::apply_defaults(&mut obj);
-            Ok(serde_json::to_value(&obj)?)
-        }
-    }
     // A custom resource's defaults come from its definition's schema, which its strategy
     // applies.
-    visit_or(kind, V(format, bytes), || decode_unstructured(kind, format, bytes))
+    let Some(typed) = dyn_kind(kind) else { return decode_unstructured(kind, format, bytes) };
+    let mut object = typed.decode(format, bytes)?;
+    if format == Format::Protobuf {
+        let mut value = object.to_value()?;
+        drop_zero_strings(&mut value, typed.fields());
+        object = typed.read_value(value)?;
+    }
+    crate::registry::defaults::apply_defaults(object.as_walk());
+    Ok(object.to_value()?)
 }
 
 /// Encodes a JSON value of `kind` in `format` (protobuf through the generated type).
@@ -141,19 +122,12 @@ pub fn encode(kind: &Kind, format: Format, value: &Value) -> Result<Vec<u8>, Cod
         // sorted too), so a `FieldsV1` order would not survive it.
         Format::Yaml => codec::json_to_yaml(&serde_json::to_vec(value)?),
         Format::Protobuf => {
-            struct V<'a>(&'a Value, TypeMeta);
-            impl KindVisitor for V<'_> {
-                type Output = Result<Vec<u8>, CodecError>;
-                fn visit<T: Object>(self) -> Self::Output {
-                    let mut obj: T = serde_json::from_value(self.0.clone())?;
-                    if fieldmanager::has_managed_fields(self.0) {
-                        fieldmanager::order_typed(&mut obj);
-                    }
-                    obj.set_type_meta(&self.1.api_version, &self.1.kind);
-                    codec::encode(Format::Protobuf, &obj)
-                }
+            let mut object = dyn_kind(kind).ok_or_else(|| no_protobuf(kind))?.read_value_ref(value)?;
+            if fieldmanager::has_managed_fields(value) {
+                fieldmanager::order_typed(object.as_walk());
             }
-            visit_or(kind, V(value, kind.type_meta()), || Err(no_protobuf(kind)))
+            object.set_type_meta(&kind.api_version(), &kind.kind);
+            object.encode(Format::Protobuf)
         }
     }
 }
@@ -169,14 +143,7 @@ pub fn to_json(kind: &Kind, value: &Value) -> Result<Vec<u8>, CodecError> {
 
 /// The generated field facts of a kind (for patching and for [`drop_zero_strings`]).
 pub fn fields(kind: &Kind) -> Option<&'static [kapi_apimachinery::scheme::FieldInfo]> {
-    struct V;
-    impl KindVisitor for V {
-        type Output = &'static [kapi_apimachinery::scheme::FieldInfo];
-        fn visit<T: Object>(self) -> Self::Output {
-            T::fields()
-        }
-    }
-    kapi_api::scheme::visit_kind(&kind.group, &kind.version, &kind.kind, V)
+    dyn_kind(kind).map(|typed| typed.fields())
 }
 
 /// Removes optional string fields holding `""` from an object decoded from a protobuf request.
@@ -276,29 +243,13 @@ pub fn convert_via_hub(value: &Value, from: &Kind, to: &Kind) -> Result<Value, C
     if !is_registered(from) && !is_registered(to) && from.group == to.group && from.kind == to.kind {
         return Ok(with_type_meta(to, value.clone()));
     }
-    type Hub = Box<dyn std::any::Any + Send>;
-    struct ToHub<'a>(&'a Value);
-    impl KindVisitor for ToHub<'_> {
-        type Output = Result<Hub, CodecError>;
-        fn visit<T: Object>(self) -> Self::Output {
-            let obj: T = serde_json::from_value(self.0.clone())?;
-            Ok(obj.into_hub())
-        }
-    }
-    struct FromHub(Hub, TypeMeta);
-    impl KindVisitor for FromHub {
-        type Output = Result<Value, CodecError>;
-        fn visit<T: Object>(self) -> Self::Output {
-            let mut obj = T::from_hub(self.0).map_err(|_| CodecError::UnknownKind {
-                api_version: self.1.api_version.clone(),
-                kind: format!("{} (no conversion from this hub)", self.1.kind),
-            })?;
-            obj.set_type_meta(&self.1.api_version, &self.1.kind);
-            Ok(serde_json::to_value(&obj)?)
-        }
-    }
-    let hub = visit(from, ToHub(value))?;
-    visit(to, FromHub(hub, to.type_meta()))
+    let hub = known(from)?.read_value_ref(value)?.into_hub();
+    let mut object = known(to)?.convert_hub(hub).map_err(|_| CodecError::UnknownKind {
+        api_version: to.api_version(),
+        kind: format!("{} (no conversion from this hub)", to.kind),
+    })?;
+    object.set_type_meta(&to.api_version(), &to.kind);
+    Ok(object.to_value()?)
 }
 
 /// A stored object as the version `to` asks for (same group and kind name as the URL's route).
@@ -314,62 +265,32 @@ pub fn convert_stored(stored: &Kind, value: Value, group: &str, version: &str) -
     Ok((to, converted))
 }
 
-struct KindOnly;
-impl KindVisitor for KindOnly {
-    type Output = ();
-    fn visit<T: Object>(self) {}
-}
-
 /// Converts an external object (the JSON of `kind`, as decoded and defaulted from a request) to
 /// its internal object: the kind's hub type as JSON ([`Object::into_internal`]), what
 /// validation, admission and strategies work on whichever version the request used. A kind of a
 /// group served in one version is its own hub, so its object passes through unchanged.
 pub fn to_internal(kind: &Kind, external: Value) -> Result<Value, CodecError> {
-    // Asked first: the visitor below owns the object.
-    if !is_registered(kind) {
-        return Ok(external);
+    match dyn_kind(kind) {
+        Some(typed) if !typed.internal_is_external() => Ok(typed.read_value(external)?.into_internal()?),
+        // A custom resource's, or a kind that is its own hub: the object is its internal one.
+        _ => Ok(external),
     }
-    struct V(Value);
-    impl KindVisitor for V {
-        type Output = Result<Value, CodecError>;
-        fn visit<T: Object>(self) -> Self::Output {
-            if T::INTERNAL_IS_EXTERNAL {
-                return Ok(self.0);
-            }
-            let obj: T = serde_json::from_value(self.0)?;
-            Ok(obj.into_internal()?)
-        }
-    }
-    visit(kind, V(external))
 }
 
 /// The external object of `kind` converted from an internal object: the reverse of
 /// [`to_internal`].
 pub fn from_internal(kind: &Kind, internal: &Value) -> Result<Value, CodecError> {
-    struct V<'a>(&'a Value, TypeMeta);
-    impl KindVisitor for V<'_> {
-        type Output = Result<Value, CodecError>;
-        fn visit<T: Object>(self) -> Self::Output {
-            let mut obj = T::from_internal(self.0.clone())?;
-            obj.set_type_meta(&self.1.api_version, &self.1.kind);
-            Ok(serde_json::to_value(&obj)?)
-        }
-    }
-    visit_or(kind, V(internal, kind.type_meta()), || Ok(with_type_meta(kind, internal.clone())))
+    let Some(typed) = dyn_kind(kind) else { return Ok(with_type_meta(kind, internal.clone())) };
+    let mut object = typed.read_internal(internal.clone())?;
+    object.set_type_meta(&kind.api_version(), &kind.kind);
+    Ok(object.to_value()?)
 }
 
 /// The object as `kind`'s version writes it, given its internal object: the internal object
 /// itself when the kind is its own hub (or not in the scheme), else converted
 /// ([`from_internal`]).
 pub fn external_of<'v>(kind: &Kind, internal: &'v Value) -> Result<std::borrow::Cow<'v, Value>, CodecError> {
-    struct Own;
-    impl KindVisitor for Own {
-        type Output = Result<bool, CodecError>;
-        fn visit<T: Object>(self) -> Self::Output {
-            Ok(T::INTERNAL_IS_EXTERNAL)
-        }
-    }
-    if visit_or(kind, Own, || Ok(true))? {
+    if dyn_kind(kind).is_none_or(|typed| typed.internal_is_external()) {
         return Ok(std::borrow::Cow::Borrowed(internal));
     }
     from_internal(kind, internal).map(std::borrow::Cow::Owned)
@@ -421,13 +342,13 @@ impl TypedObject for Unstructured {
     }
 }
 
-impl<T: Object> TypedObject for T {
+impl TypedObject for Box<dyn DynObject> {
     fn set_resource_version(&mut self, resource_version: &str) {
-        Object::set_resource_version(self, resource_version);
+        (**self).set_resource_version(resource_version);
     }
 
     fn encode(&self, format: Format) -> Result<Vec<u8>, CodecError> {
-        codec::encode(format, self)
+        (**self).encode(format)
     }
 }
 
@@ -436,27 +357,26 @@ impl<T: Object> TypedObject for T {
 /// JSON with its `apiVersion` and `kind` for the groups upstream keeps in JSON
 /// ([`crate::registry::stored_as_json`]). Also gives back the typed storage-version object.
 pub fn encode_internal(kind: &Kind, internal: Value) -> Result<(Vec<u8>, Box<dyn TypedObject>), CodecError> {
-    struct V(Value, TypeMeta, bool);
-    impl KindVisitor for V {
-        type Output = Result<(Vec<u8>, Box<dyn TypedObject>), CodecError>;
-        fn visit<T: Object>(self) -> Self::Output {
-            let ordered = fieldmanager::has_managed_fields(&self.0);
-            let mut obj = T::from_internal(self.0)?;
-            if ordered {
-                fieldmanager::order_typed(&mut obj);
-            }
-            obj.set_type_meta(&self.1.api_version, &self.1.kind);
-            let bytes = if self.2 { serde_json::to_vec(&obj)? } else { codec::encode(Format::Protobuf, &obj)? };
-            Ok((bytes, Box::new(obj)))
-        }
-    }
     let storage = storage_kind(kind);
-    if !is_registered(&storage) {
+    let Some(typed) = dyn_kind(&storage) else {
         // Stored as JSON, as upstream stores custom resources.
         let object = with_type_meta(&storage, internal);
         return Ok((serde_json::to_vec(&object)?, Box::new(Unstructured { kind: storage, object })));
+    };
+    let ordered = fieldmanager::has_managed_fields(&internal);
+    let mut object = typed.read_internal(internal)?;
+    if ordered {
+        fieldmanager::order_typed(object.as_walk());
     }
-    visit(&storage, V(internal, storage.type_meta(), crate::registry::stored_as_json(&storage.group)))
+    object.set_type_meta(&storage.api_version(), &storage.kind);
+    let bytes = if crate::registry::stored_as_json(&storage.group) {
+        let mut out = Vec::new();
+        object.write_json(&mut out)?;
+        out
+    } else {
+        object.encode(Format::Protobuf)?
+    };
+    Ok((bytes, Box::new(object)))
 }
 
 /// Encodes an external object of `kind` for storage: [`to_internal`], then [`encode_internal`].
@@ -484,20 +404,13 @@ pub fn write_list_item_json(kind: &Kind, stored: &[u8], revision: i64, out: &mut
     if group != kind.group || version != kind.version || envelope.type_meta.kind != kind.kind {
         return Ok(false);
     }
-    struct V<'a>(&'a [u8], i64, &'a mut Vec<u8>);
-    impl KindVisitor for V<'_> {
-        type Output = Result<(), CodecError>;
-        fn visit<T: Object>(self) -> Self::Output {
-            // Decoded without the envelope's TypeMeta, which list items leave out.
-            let mut obj = T::decode(self.0)?;
-            if self.1 > 0 {
-                obj.set_resource_version(&self.1.to_string());
-            }
-            Ok(serde_json::to_writer(self.2, &obj)?)
-        }
-    }
+    // Decoded without the envelope's TypeMeta, which list items leave out.
     let raw = envelope.raw.as_deref().unwrap_or_default();
-    visit_or(kind, V(raw, revision, out), || Err(no_protobuf(kind)))?;
+    let mut object = dyn_kind(kind).ok_or_else(|| no_protobuf(kind))?.decode_message(raw)?;
+    if revision > 0 {
+        object.set_resource_version(&revision.to_string());
+    }
+    object.write_json(out)?;
     Ok(true)
 }
 

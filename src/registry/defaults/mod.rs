@@ -17,8 +17,6 @@ use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use kapi_apimachinery::Object;
-
 pub mod admissionregistration;
 pub mod apiextensions;
 pub mod apiregistration;
@@ -79,7 +77,7 @@ static REGISTRY: LazyLock<Registry> = LazyLock::new(|| {
 });
 
 /// Defaults `obj` and everything nested in it: upstream's `scheme.Default(obj)`.
-pub fn apply_defaults<T: Object>(obj: &mut T) {
+pub fn apply_defaults(obj: &mut dyn kapi_apimachinery::Walk) {
     let registry = &*REGISTRY;
     obj.walk_mut(&mut |v: &mut dyn Any| {
         if let Some(f) = registry.by_type.get(&(*v).type_id()) {

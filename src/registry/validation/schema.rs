@@ -10,7 +10,6 @@
 //! empty `imageID`, for one).
 
 use kapi_apimachinery::scheme::{FieldInfo, FieldShape};
-use kapi_apimachinery::{KindVisitor, Object};
 use serde_json::Value;
 
 use crate::status::FieldError;
@@ -32,23 +31,17 @@ pub fn required_errors(group: &str, resource: &str, object: &Value) -> Vec<Field
 /// The field facts of the object's kind: by its `apiVersion`/`kind`, else by the resource's
 /// kind in the scheme.
 fn fields_of(group: &str, resource: &str, object: &Value) -> Option<&'static [FieldInfo]> {
-    struct V;
-    impl KindVisitor for V {
-        type Output = &'static [FieldInfo];
-        fn visit<T: Object>(self) -> Self::Output {
-            T::fields()
-        }
-    }
+    let fields = |g: &str, v: &str, k: &str| kapi_api::scheme::dyn_kind(g, v, k).map(|kind| kind.fields());
     let api_version = object["apiVersion"].as_str().unwrap_or_default();
     let kind = object["kind"].as_str().unwrap_or_default();
     let (g, v) = api_version.rsplit_once('/').unwrap_or(("", api_version));
     if g == group
-        && let Some(fields) = kapi_api::scheme::visit_kind(g, v, kind, V)
+        && let Some(fields) = fields(g, v, kind)
     {
         return Some(fields);
     }
     let info = kapi_api::scheme::RESOURCES.iter().find(|r| r.group == group && r.resource == resource)?;
-    kapi_api::scheme::visit_kind(info.kind.group, info.kind.version, info.kind.kind, V)
+    fields(info.kind.group, info.kind.version, info.kind.kind)
 }
 
 /// Checks the fields of the object at `value`. `path` is its JSON path, extended in place as

@@ -1,0 +1,155 @@
+//! Kinds and objects chosen at run time, as trait objects: what the runtime works through so
+//! that the per-type code (serde, prost, conversion) is compiled once, in the generated crate,
+//! where the scheme's table makes the vtables ([`kind_of`]), and not again for every generic
+//! helper of the runtime that would otherwise be instantiated for each of the ~700 kinds.
+
+use std::any::Any;
+use std::marker::PhantomData;
+
+use crate::codec::{self, CodecError, Format};
+use crate::scheme::{FieldInfo, Object};
+use crate::walk::Walk;
+
+/// A hub (internal) value of some kind, as [`Object::into_hub`] makes it.
+pub type Hub = Box<dyn Any + Send>;
+
+/// One kind of the scheme: how its objects are decoded and made. Reached through
+/// `kapi_api::scheme::kind`, which answers the generated table's instance of [`KindOf`].
+pub trait DynKind: Send + Sync {
+    /// The JSON fields of the kind's type ([`crate::TypeInfo::fields`]).
+    fn fields(&self) -> &'static [FieldInfo];
+
+    /// [`Object::INTERNAL_IS_EXTERNAL`].
+    fn internal_is_external(&self) -> bool;
+
+    /// An object decoded from a body in `format` ([`codec::decode`]).
+    fn decode(&self, format: Format, bytes: &[u8]) -> Result<Box<dyn DynObject>, CodecError>;
+
+    /// An object decoded from its bare protobuf message (what a stored envelope's `raw` holds),
+    /// without TypeMeta.
+    fn decode_message(&self, message: &[u8]) -> Result<Box<dyn DynObject>, CodecError>;
+
+    /// An object read from its JSON value.
+    fn read_value(&self, value: serde_json::Value) -> Result<Box<dyn DynObject>, serde_json::Error>;
+
+    /// An object read from its JSON value, borrowed.
+    fn read_value_ref(&self, value: &serde_json::Value) -> Result<Box<dyn DynObject>, serde_json::Error>;
+
+    /// An object converted from a hub value ([`Object::from_hub`]); the value back when it is
+    /// not this kind's hub type.
+    fn convert_hub(&self, hub: Hub) -> Result<Box<dyn DynObject>, Hub>;
+
+    /// An object converted from an internal object ([`Object::from_internal`]).
+    fn read_internal(&self, internal: serde_json::Value) -> Result<Box<dyn DynObject>, serde_json::Error>;
+}
+
+/// An object of a kind chosen at run time: a generated type behind a trait object.
+pub trait DynObject: Send + Sync {
+    /// The object as its JSON value.
+    fn to_value(&self) -> Result<serde_json::Value, serde_json::Error>;
+
+    /// The object's JSON written at the end of `out`.
+    fn write_json(&self, out: &mut Vec<u8>) -> Result<(), serde_json::Error>;
+
+    /// The object in a wire format ([`codec::encode`]).
+    fn encode(&self, format: Format) -> Result<Vec<u8>, CodecError>;
+
+    /// [`Object::set_type_meta`].
+    fn set_type_meta(&mut self, api_version: &str, kind: &str);
+
+    /// [`Object::set_resource_version`].
+    fn set_resource_version(&mut self, resource_version: &str);
+
+    /// The object and everything nested in it, for defaulting and other walks.
+    fn as_walk(&mut self) -> &mut dyn Walk;
+
+    /// The generated value, for code that knows the type.
+    fn as_any(&self) -> &dyn Any;
+
+    /// [`Object::into_hub`].
+    fn into_hub(self: Box<Self>) -> Hub;
+
+    /// [`Object::into_internal`].
+    fn into_internal(self: Box<Self>) -> Result<serde_json::Value, serde_json::Error>;
+}
+
+impl<T: Object> DynObject for T {
+    fn to_value(&self) -> Result<serde_json::Value, serde_json::Error> {
+        serde_json::to_value(self)
+    }
+
+    fn write_json(&self, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        serde_json::to_writer(out, self)
+    }
+
+    fn encode(&self, format: Format) -> Result<Vec<u8>, CodecError> {
+        codec::encode(format, self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        Object::set_type_meta(self, api_version, kind);
+    }
+
+    fn set_resource_version(&mut self, resource_version: &str) {
+        Object::set_resource_version(self, resource_version);
+    }
+
+    fn as_walk(&mut self) -> &mut dyn Walk {
+        self
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn into_hub(self: Box<Self>) -> Hub {
+        Object::into_hub(*self)
+    }
+
+    fn into_internal(self: Box<Self>) -> Result<serde_json::Value, serde_json::Error> {
+        Object::into_internal(*self)
+    }
+}
+
+/// The [`DynKind`] of the generated type `T`.
+pub struct KindOf<T>(PhantomData<fn() -> T>);
+
+/// The kind `T` as a trait object. Its vtable, and so every method of `T` it reaches, is
+/// compiled in the crate that calls this: the generated crate's scheme table does.
+pub fn kind_of<T: Object>() -> &'static dyn DynKind {
+    &KindOf::<T>(PhantomData)
+}
+
+impl<T: Object> DynKind for KindOf<T> {
+    fn fields(&self) -> &'static [FieldInfo] {
+        T::fields()
+    }
+
+    fn internal_is_external(&self) -> bool {
+        T::INTERNAL_IS_EXTERNAL
+    }
+
+    fn decode(&self, format: Format, bytes: &[u8]) -> Result<Box<dyn DynObject>, CodecError> {
+        Ok(Box::new(codec::decode::<T>(format, bytes)?))
+    }
+
+    fn decode_message(&self, message: &[u8]) -> Result<Box<dyn DynObject>, CodecError> {
+        Ok(Box::new(T::decode(message)?))
+    }
+
+    fn read_value(&self, value: serde_json::Value) -> Result<Box<dyn DynObject>, serde_json::Error> {
+        Ok(Box::new(serde_json::from_value::<T>(value)?))
+    }
+
+    fn read_value_ref(&self, value: &serde_json::Value) -> Result<Box<dyn DynObject>, serde_json::Error> {
+        Ok(Box::new(T::deserialize(value)?))
+    }
+
+    fn convert_hub(&self, hub: Hub) -> Result<Box<dyn DynObject>, Hub> {
+        Ok(Box::new(T::from_hub(hub)?))
+    }
+
+    fn read_internal(&self, internal: serde_json::Value) -> Result<Box<dyn DynObject>, serde_json::Error> {
+        Ok(Box::new(T::from_internal(internal)?))
+    }
+}
