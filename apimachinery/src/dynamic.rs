@@ -29,11 +29,10 @@ pub trait DynKind: Send + Sync {
     /// without TypeMeta.
     fn decode_message(&self, message: &[u8]) -> Result<Box<dyn DynObject>, CodecError>;
 
-    /// An object read from its JSON value.
+    /// An object read from its JSON value. (There is no borrowing form: deserialising from
+    /// `&Value` would compile a third deserialiser for every type, beside the byte and owned
+    /// value ones.)
     fn read_value(&self, value: serde_json::Value) -> Result<Box<dyn DynObject>, serde_json::Error>;
-
-    /// An object read from its JSON value, borrowed.
-    fn read_value_ref(&self, value: &serde_json::Value) -> Result<Box<dyn DynObject>, serde_json::Error>;
 
     /// An object converted from a hub value ([`Object::from_hub`]); the value back when it is
     /// not this kind's hub type.
@@ -139,10 +138,6 @@ impl<T: Object> DynKind for KindOf<T> {
 
     fn read_value(&self, value: serde_json::Value) -> Result<Box<dyn DynObject>, serde_json::Error> {
         Ok(Box::new(serde_json::from_value::<T>(value)?))
-    }
-
-    fn read_value_ref(&self, value: &serde_json::Value) -> Result<Box<dyn DynObject>, serde_json::Error> {
-        Ok(Box::new(T::deserialize(value)?))
     }
 
     fn convert_hub(&self, hub: Hub) -> Result<Box<dyn DynObject>, Hub> {

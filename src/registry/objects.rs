@@ -122,7 +122,7 @@ pub fn encode(kind: &Kind, format: Format, value: &Value) -> Result<Vec<u8>, Cod
         // sorted too), so a `FieldsV1` order would not survive it.
         Format::Yaml => codec::json_to_yaml(&serde_json::to_vec(value)?),
         Format::Protobuf => {
-            let mut object = dyn_kind(kind).ok_or_else(|| no_protobuf(kind))?.read_value_ref(value)?;
+            let mut object = dyn_kind(kind).ok_or_else(|| no_protobuf(kind))?.read_value(value.clone())?;
             if fieldmanager::has_managed_fields(value) {
                 fieldmanager::order_typed(object.as_walk());
             }
@@ -243,7 +243,7 @@ pub fn convert_via_hub(value: &Value, from: &Kind, to: &Kind) -> Result<Value, C
     if !is_registered(from) && !is_registered(to) && from.group == to.group && from.kind == to.kind {
         return Ok(with_type_meta(to, value.clone()));
     }
-    let hub = known(from)?.read_value_ref(value)?.into_hub();
+    let hub = known(from)?.read_value(value.clone())?.into_hub();
     let mut object = known(to)?.convert_hub(hub).map_err(|_| CodecError::UnknownKind {
         api_version: to.api_version(),
         kind: format!("{} (no conversion from this hub)", to.kind),
@@ -266,7 +266,7 @@ pub fn convert_stored(stored: &Kind, value: Value, group: &str, version: &str) -
 }
 
 /// Converts an external object (the JSON of `kind`, as decoded and defaulted from a request) to
-/// its internal object: the kind's hub type as JSON ([`Object::into_internal`]), what
+/// its internal object: the kind's hub type as JSON (`kapi_apimachinery::Object::into_internal`), what
 /// validation, admission and strategies work on whichever version the request used. A kind of a
 /// group served in one version is its own hub, so its object passes through unchanged.
 pub fn to_internal(kind: &Kind, external: Value) -> Result<Value, CodecError> {
@@ -318,7 +318,7 @@ pub fn zero_object(kind: &Kind) -> std::sync::Arc<Value> {
 /// An object of a kind chosen at run time, still typed: what a write encoded for storage, kept
 /// to answer the request without decoding the stored bytes again.
 pub trait TypedObject: Send {
-    /// Sets `metadata.resourceVersion` ([`Object::set_resource_version`]).
+    /// Sets `metadata.resourceVersion` (`kapi_apimachinery::Object::set_resource_version`).
     fn set_resource_version(&mut self, resource_version: &str);
     /// The object in a wire format (as [`codec::encode`]).
     fn encode(&self, format: Format) -> Result<Vec<u8>, CodecError>;
