@@ -231,6 +231,19 @@ mod tests {
         Some(relations)
     }
 
+    /// Users who are not nodes get no opinion, silently; a node user without a node name gets
+    /// one with upstream's reason. Neither reaches the resources' rules.
+    #[test]
+    fn only_named_nodes_are_judged() {
+        let unjudged = |_: &str| -> Option<Decision> { panic!("the resource's rules were asked") };
+        let not_a_node = UserInfo { name: format!("{NODE_USER_PREFIX}n1"), ..Default::default() };
+        let request = crate::rbac::tests::attrs(&not_a_node, "get", "ns", "", "secrets", "", "pull");
+        assert_eq!(authorize(&[], &request, unjudged), Decision::NoOpinion(String::new()));
+        let nameless = UserInfo { name: NODE_USER_PREFIX.into(), groups: vec![NODES_GROUP.into()], ..Default::default() };
+        let request = crate::rbac::tests::attrs(&nameless, "get", "ns", "", "secrets", "", "pull");
+        assert_eq!(authorize(&[], &request, unjudged), Decision::NoOpinion("unknown node for user \"system:node:\"".into()));
+    }
+
     #[test]
     fn a_path_lasts_while_any_relating_object_makes_it() {
         let mut graph = Graph::default();

@@ -185,6 +185,20 @@ pub(crate) mod testing {
         crate::rbac::tests::attrs(u, verb, ns, "", resource, sub, name)
     }
 
+    /// Records `object` (`None`: deleted) in the graph as its resource's rules relate it, under
+    /// its storage key.
+    pub fn relate(graph: &mut Graph, group: &str, resource: &str, namespace: &str, name: &str, object: Option<&Value>) {
+        let rules = crate::registry::strategy::for_resource(group, resource).kubelet().expect("the resource has kubelet rules");
+        let key =
+            if namespace.is_empty() { format!("/registry/{resource}/{name}") } else { format!("/registry/{resource}/{namespace}/{name}") };
+        graph.set(&key, object.and_then(|object| rules.relations(namespace, name, object)));
+    }
+
+    /// The Node authorizer's answer when no object relates the requested one to the node.
+    pub fn unrelated(node: &str) -> Decision {
+        Decision::NoOpinion(format!("no relationship found between node '{node}' and this object"))
+    }
+
     /// The Node authorizer's decision with the resources' own rules, as the authorizer asks.
     pub fn authorize(graph: &Graph, rules: &[PolicyRule], a: &Attributes<'_>) -> Decision {
         crate::rbac::node::authorize(rules, a, |node| {

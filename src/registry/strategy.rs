@@ -499,6 +499,17 @@ mod tests {
         }
     }
 
+    /// The resources the Node authorizer's graph follows: those whose objects relate others to
+    /// nodes.
+    #[test]
+    fn the_node_graph_follows_the_resources_that_relate_objects() {
+        let sources: Vec<_> = node_graph_sources().map(|(group, resource, _)| (group, resource)).collect();
+        assert_eq!(
+            sources,
+            [("", "pods"), ("", "persistentvolumes"), ("resource.k8s.io", "resourceslices"), ("storage.k8s.io", "volumeattachments")]
+        );
+    }
+
     #[test]
     fn unlisted_resources_behave_generically() {
         let s = for_resource("storage.k8s.io", "csidrivers");

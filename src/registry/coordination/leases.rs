@@ -55,6 +55,30 @@ impl KubeletRules for LeaseStrategy {
 mod kubelet_tests {
     use serde_json::json;
 
+    use crate::rbac::Attributes;
+    use crate::rbac::node::{Decision, Graph};
+
+    #[test]
+    fn a_node_updates_only_its_own_lease_in_the_node_lease_namespace() {
+        let n1 = node_user("n1");
+        let update = |namespace, name| {
+            authorize(
+                &Graph::default(),
+                &[],
+                &Attributes { api_group: "coordination.k8s.io", ..attrs(&n1, "update", namespace, "leases", "", name) },
+            )
+        };
+        assert_eq!(update("kube-node-lease", "n1"), Decision::Allow);
+        assert_eq!(
+            update("kube-node-lease", "n2"),
+            Decision::NoOpinion("can only access node lease with the same name as the requesting node".into())
+        );
+        assert_eq!(
+            update("default", "n1"),
+            Decision::NoOpinion("can only access leases in the \"kube-node-lease\" system namespace".into())
+        );
+    }
+
     use crate::registry::admission::Operation;
     use crate::registry::kubelet::testing::*;
 

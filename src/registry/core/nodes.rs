@@ -145,6 +145,18 @@ fn forbidden_labels(new: &Map<String, Value>, old: &Map<String, Value>) -> Vec<S
 mod kubelet_tests {
     use serde_json::{Value, json};
 
+    use crate::rbac::node::{Decision, Graph};
+
+    #[test]
+    fn a_node_reads_only_its_own_node() {
+        let (graph, n1) = (Graph::default(), node_user("n1"));
+        let decide = |verb, sub, name| authorize(&graph, &[], &attrs(&n1, verb, "", "nodes", sub, name));
+        assert_eq!(decide("get", "", "n1"), Decision::Allow);
+        assert_ne!(decide("get", "", "n2"), Decision::Allow);
+        assert_eq!(decide("patch", "status", "n1"), Decision::Allow);
+        assert_eq!(decide("list", "", ""), Decision::NoOpinion("node 'n1' cannot read all nodes, only its own Node object".into()));
+    }
+
     use crate::registry::admission::Operation;
     use crate::registry::kubelet::testing::*;
 

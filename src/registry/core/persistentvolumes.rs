@@ -69,3 +69,44 @@ impl KubeletRules for PersistentVolumeStrategy {
         Some(relations)
     }
 }
+
+#[cfg(test)]
+mod kubelet_tests {
+    use serde_json::json;
+
+    use crate::rbac::node::{Decision, Graph, Relations, Vertex, node_key};
+    use crate::registry::kubelet::testing::*;
+
+    /// A node reaches a volume through a claim one of its pods uses, and through the volume the
+    /// secrets it names for the kubelet (not the controller's).
+    #[test]
+    fn a_node_reads_the_volumes_its_pods_claim_and_their_node_secrets() {
+        let mut graph = Graph::default();
+        let volume = json!({"spec": {"claimRef": {"namespace": "ns", "name": "data"},
+            "csi": {"driver": "d", "volumeHandle": "h", "nodeStageSecretRef": {"namespace": "ns", "name": "stage-secret"},
+                    "controllerPublishSecretRef": {"namespace": "ns", "name": "controller-secret"}}}});
+        relate(&mut graph, "", "persistentvolumes", "", "pv-data", Some(&volume));
+        let get = |graph: &Graph, node: &str, resource: &str, namespace: &str, name: &str| {
+            authorize(graph, &[], &attrs(&node_user(node), "get", namespace, resource, "", name))
+        };
+        assert_eq!(get(&graph, "n1", "persistentvolumes", "", "pv-data"), unrelated("n1"), "before a pod claims it");
+        assert_eq!(get(&graph, "n1", "secrets", "ns", "stage-secret"), unrelated("n1"));
+        // A pod on n1 using the claim, as the pod's rules relate it.
+        let pod = (Vertex::Pod, "ns".to_owned(), "p".to_owned());
+        let mut relations = Relations::default();
+        relations.add(pod.clone(), node_key("n1"));
+        relations.add((Vertex::PersistentVolumeClaim, "ns".to_owned(), "data".to_owned()), pod);
+        graph.set("/registry/pods/ns/p", Some(relations));
+        assert_eq!(get(&graph, "n1", "persistentvolumes", "", "pv-data"), Decision::Allow);
+        assert_eq!(get(&graph, "n1", "secrets", "ns", "stage-secret"), Decision::Allow);
+        assert_eq!(
+            get(&graph, "n1", "secrets", "ns", "controller-secret"),
+            unrelated("n1"),
+            "the controller's secrets are not the kubelet's"
+        );
+        assert_ne!(get(&graph, "n2", "persistentvolumes", "", "pv-data"), Decision::Allow);
+        relate(&mut graph, "", "persistentvolumes", "", "pv-data", None);
+        graph.set("/registry/pods/ns/p", None);
+        assert!(graph.is_empty());
+    }
+}

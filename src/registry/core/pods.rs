@@ -643,7 +643,6 @@ mod kubelet {
         use crate::registry::admission::Operation;
         use crate::registry::kubelet::Refusal;
         use crate::registry::kubelet::testing::*;
-        use crate::registry::strategy;
         use crate::request_info::UserInfo;
 
         fn mirror_pod() -> Value {
@@ -779,17 +778,11 @@ mod kubelet {
 
         /// Records a pod as its strategy relates it.
         fn set_pod(graph: &mut Graph, namespace: &str, name: &str, pod: Option<&Value>) {
-            let rules = strategy::for_resource("", "pods").kubelet().unwrap();
-            graph.set(&format!("/registry/pods/{namespace}/{name}"), pod.and_then(|pod| rules.relations(namespace, name, pod)));
+            relate(graph, "", "pods", namespace, name, pod);
         }
 
         #[test]
         fn a_node_reaches_what_its_pods_use() {
-            let sources: Vec<_> = strategy::node_graph_sources().map(|(g, r, _)| (g, r)).collect();
-            assert_eq!(
-                sources,
-                [("", "pods"), ("", "persistentvolumes"), ("resource.k8s.io", "resourceslices"), ("storage.k8s.io", "volumeattachments")]
-            );
             let mut graph = Graph::default();
             let pod = json!({"spec": {"nodeName": "n1", "serviceAccountName": "sa",
                 "imagePullSecrets": [{"name": "pull"}],
@@ -828,110 +821,31 @@ mod kubelet {
             assert!(!decide(&n1, "create", "serviceaccounts", "token", "default"));
             assert!(decide(&n1, "get", "pods", "", "p1") && !decide(&n2, "get", "pods", "", "p1"));
             assert!(!decide(&n1, "get", "pods", "", "unbound"));
-            assert!(decide(&n1, "get", "nodes", "", "n1") && !decide(&n1, "get", "nodes", "", "n2"));
-            assert!(decide(&n1, "patch", "nodes", "status", "n1"));
             assert!(decide(&n1, "get", "services", "", "x"), "the node rules decide the rest");
-            // Claims made from a template as the status names them; a claim's volume and the
-            // secrets the volume names for the kubelet, through the claim.
-            for (group, resource, ns, name) in [
-                ("", "persistentvolumes", "", "pv-data"),
-                ("", "secrets", "ns", "stage-secret"),
-                ("storage.k8s.io", "volumeattachments", "", "va-1"),
-                ("resource.k8s.io", "resourceslices", "", "slice-1"),
-            ] {
-                let request = Attributes { api_group: group, ..attrs(&n1, "get", ns, resource, "", name) };
-                assert_eq!(
-                    authorize(&graph, &rules, &request),
-                    Decision::NoOpinion("no relationship found between node 'n1' and this object".into()),
-                    "{resource} {name} before its source"
-                );
-            }
-            let set = |graph: &mut Graph, group: &str, resource: &str, name: &str, object: Value| {
-                let rules = strategy::for_resource(group, resource).kubelet().unwrap();
-                graph.set(&format!("/registry/{resource}/{name}"), rules.relations("", name, &object));
-            };
-            set(
-                &mut graph,
-                "",
-                "persistentvolumes",
-                "pv-data",
-                json!({"spec": {"claimRef": {"namespace": "ns", "name": "data"},
-                "csi": {"driver": "d", "volumeHandle": "h", "nodeStageSecretRef": {"namespace": "ns", "name": "stage-secret"},
-                        "controllerPublishSecretRef": {"namespace": "ns", "name": "controller-secret"}}}}),
-            );
-            set(&mut graph, "storage.k8s.io", "volumeattachments", "va-1", json!({"spec": {"nodeName": "n1"}}));
-            set(&mut graph, "resource.k8s.io", "resourceslices", "slice-1", json!({"spec": {"nodeName": "n1"}}));
-            for (group, resource, ns, name) in [
-                ("resource.k8s.io", "resourceclaims", "ns", "shared-gpu"),
-                ("resource.k8s.io", "resourceclaims", "ns", "p1-tpl-x"),
-                ("", "persistentvolumes", "", "pv-data"),
-                ("", "secrets", "ns", "stage-secret"),
-                ("storage.k8s.io", "volumeattachments", "", "va-1"),
-                ("resource.k8s.io", "resourceslices", "", "slice-1"),
-            ] {
-                let request = |u| Attributes { api_group: group, ..attrs(u, "get", ns, resource, "", name) };
-                assert_eq!(authorize(&graph, &rules, &request(&n1)), Decision::Allow, "{resource} {name}");
-                assert_ne!(authorize(&graph, &rules, &request(&n2)), Decision::Allow, "{resource} {name}");
+            // Resource claims, by name and made from a template as the status names them.
+            for name in ["shared-gpu", "p1-tpl-x"] {
+                let request = |u| Attributes { api_group: "resource.k8s.io", ..attrs(u, "get", "ns", "resourceclaims", "", name) };
+                assert_eq!(authorize(&graph, &rules, &request(&n1)), Decision::Allow, "{name}");
+                assert_ne!(authorize(&graph, &rules, &request(&n2)), Decision::Allow, "{name}");
             }
             let allowed = |graph: &Graph, u: &UserInfo, resource: &str, name: &str| {
                 authorize(graph, &rules, &attrs(u, "get", "ns", resource, "", name)) == Decision::Allow
             };
-            assert!(!allowed(&graph, &n1, "secrets", "controller-secret"), "the controller's secrets are not the kubelet's");
-            let slices = |selector| Attributes {
-                api_group: "resource.k8s.io",
-                field_selector: selector,
-                ..attrs(&n1, "list", "", "resourceslices", "", "")
-            };
-            assert_eq!(authorize(&graph, &rules, &slices("spec.nodeName=n1")), Decision::Allow);
-            assert_eq!(
-                authorize(&graph, &rules, &slices("")),
-                Decision::NoOpinion("can only list/watch/deletecollection resourceslices with nodeName field selector".into())
-            );
-            let csinode = |name| {
-                authorize(&graph, &rules, &Attributes { api_group: "storage.k8s.io", ..attrs(&n1, "update", "", "csinodes", "", name) })
-            };
-            assert_eq!(csinode("n1"), Decision::Allow);
-            assert_eq!(csinode("n2"), Decision::NoOpinion("can only access CSINode with the same name as the requesting node".into()));
             // A mirror pod grants its node nothing but itself.
             let mirror = json!({"metadata": {"annotations": {"kubernetes.io/config.mirror": "x"}},
                 "spec": {"nodeName": "n2", "volumes": [{"name": "v", "secret": {"secretName": "vol-secret"}}]}});
             set_pod(&mut graph, "ns", "m", Some(&mirror));
             assert!(allowed(&graph, &n2, "pods", "m") && !allowed(&graph, &n2, "secrets", "vol-secret"));
             set_pod(&mut graph, "ns", "m", None);
-            for (resource, name) in [("persistentvolumes", "pv-data"), ("volumeattachments", "va-1"), ("resourceslices", "slice-1")] {
-                graph.set(&format!("/registry/{resource}/{name}"), None);
-            }
 
             let reason = authorize(&graph, &rules, &attrs(&n2, "get", "ns", "secrets", "", "vol-secret"));
-            assert_eq!(reason, Decision::NoOpinion("no relationship found between node 'n2' and this object".into()));
-            let list_all = authorize(&graph, &rules, &attrs(&n1, "list", "", "nodes", "", ""));
-            assert_eq!(list_all, Decision::NoOpinion("node 'n1' cannot read all nodes, only its own Node object".into()));
+            assert_eq!(reason, unrelated("n2"));
             let scoped = Attributes { field_selector: "spec.nodeName=n1", ..attrs(&n1, "list", "", "pods", "", "") };
             assert_eq!(authorize(&graph, &rules, &scoped), Decision::Allow);
             let other = Attributes { field_selector: "spec.nodeName=n2", ..attrs(&n1, "list", "", "pods", "", "") };
             assert_eq!(
                 authorize(&graph, &rules, &other),
                 Decision::NoOpinion("can only list/watch pods with spec.nodeName field selector".into())
-            );
-            let lease = |ns, name| {
-                authorize(&graph, &rules, &Attributes { api_group: "coordination.k8s.io", ..attrs(&n1, "update", ns, "leases", "", name) })
-            };
-            assert_eq!(lease("kube-node-lease", "n1"), Decision::Allow);
-            assert_eq!(
-                lease("kube-node-lease", "n2"),
-                Decision::NoOpinion("can only access node lease with the same name as the requesting node".into())
-            );
-            assert_eq!(
-                lease("default", "n1"),
-                Decision::NoOpinion("can only access leases in the \"kube-node-lease\" system namespace".into())
-            );
-            // Not a node: no opinion, silently; a node without a name: no opinion, with a reason.
-            let bob = UserInfo { name: "system:node:n1".into(), ..Default::default() };
-            assert_eq!(authorize(&graph, &rules, &attrs(&bob, "get", "ns", "secrets", "", "pull")), Decision::NoOpinion(String::new()));
-            let nameless = node_user("");
-            assert_eq!(
-                authorize(&graph, &rules, &attrs(&nameless, "get", "ns", "secrets", "", "pull")),
-                Decision::NoOpinion("unknown node for user \"system:node:\"".into())
             );
             // The pod gone, so is every path it made.
             set_pod(&mut graph, "ns", "p1", None);

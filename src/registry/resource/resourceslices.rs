@@ -94,8 +94,32 @@ impl KubeletRules for ResourceSliceStrategy {
 mod kubelet_tests {
     use serde_json::json;
 
+    use crate::rbac::Attributes;
+    use crate::rbac::node::{Decision, Graph};
     use crate::registry::admission::Operation;
     use crate::registry::kubelet::testing::*;
+
+    #[test]
+    fn a_node_reads_and_lists_only_its_own_slices() {
+        let mut graph = Graph::default();
+        let (n1, n2) = (node_user("n1"), node_user("n2"));
+        let request = |user, verb, field_selector, name| Attributes {
+            api_group: "resource.k8s.io",
+            field_selector,
+            ..attrs(user, verb, "", "resourceslices", "", name)
+        };
+        assert_eq!(authorize(&graph, &[], &request(&n1, "get", "", "slice-1")), unrelated("n1"));
+        relate(&mut graph, "resource.k8s.io", "resourceslices", "", "slice-1", Some(&json!({"spec": {"nodeName": "n1"}})));
+        assert_eq!(authorize(&graph, &[], &request(&n1, "get", "", "slice-1")), Decision::Allow);
+        assert_eq!(authorize(&graph, &[], &request(&n2, "get", "", "slice-1")), unrelated("n2"));
+        assert_eq!(authorize(&graph, &[], &request(&n1, "list", "spec.nodeName=n1", "")), Decision::Allow);
+        assert_eq!(
+            authorize(&graph, &[], &request(&n1, "list", "", "")),
+            Decision::NoOpinion("can only list/watch/deletecollection resourceslices with nodeName field selector".into())
+        );
+        relate(&mut graph, "resource.k8s.io", "resourceslices", "", "slice-1", None);
+        assert!(graph.is_empty());
+    }
 
     #[test]
     fn a_node_creates_and_deletes_only_its_own_slices() {

@@ -44,8 +44,20 @@ impl KubeletRules for CsiNodeStrategy {
 
 #[cfg(test)]
 mod kubelet_tests {
+    use crate::rbac::Attributes;
+    use crate::rbac::node::{Decision, Graph};
     use crate::registry::admission::Operation;
     use crate::registry::kubelet::testing::*;
+
+    #[test]
+    fn a_node_updates_only_its_own_csinode() {
+        let n1 = node_user("n1");
+        let update = |name| {
+            authorize(&Graph::default(), &[], &Attributes { api_group: "storage.k8s.io", ..attrs(&n1, "update", "", "csinodes", "", name) })
+        };
+        assert_eq!(update("n1"), Decision::Allow);
+        assert_eq!(update("n2"), Decision::NoOpinion("can only access CSINode with the same name as the requesting node".into()));
+    }
 
     #[test]
     fn a_node_writes_only_its_own_csinode() {

@@ -37,3 +37,27 @@ impl KubeletRules for VolumeAttachmentStrategy {
         Relations::bound_to(Vertex::VolumeAttachment, name, attachment["spec"]["nodeName"].as_str().unwrap_or_default())
     }
 }
+
+#[cfg(test)]
+mod kubelet_tests {
+    use serde_json::json;
+
+    use crate::rbac::Attributes;
+    use crate::rbac::node::{Decision, Graph};
+    use crate::registry::kubelet::testing::*;
+
+    #[test]
+    fn a_node_reads_the_attachments_to_it() {
+        let mut graph = Graph::default();
+        let get = |graph: &Graph, node: &str| {
+            let user = node_user(node);
+            authorize(graph, &[], &Attributes { api_group: "storage.k8s.io", ..attrs(&user, "get", "", "volumeattachments", "", "va-1") })
+        };
+        assert_eq!(get(&graph, "n1"), unrelated("n1"));
+        relate(&mut graph, "storage.k8s.io", "volumeattachments", "", "va-1", Some(&json!({"spec": {"nodeName": "n1"}})));
+        assert_eq!(get(&graph, "n1"), Decision::Allow);
+        assert_eq!(get(&graph, "n2"), unrelated("n2"));
+        relate(&mut graph, "storage.k8s.io", "volumeattachments", "", "va-1", None);
+        assert!(graph.is_empty());
+    }
+}
