@@ -18,7 +18,7 @@ use crate::storage::{KeyValue, Revision, Storage, StorageError};
 
 mod encoded;
 mod read;
-mod watched;
+pub mod watched;
 pub use read::{Filter, JsonListItems, ListedMeta, ObjectWatch, WatchEvent, selection};
 pub use watched::WatchedObject;
 

@@ -10,6 +10,7 @@
 pub mod authentication;
 pub mod body;
 pub mod chain;
+pub mod coalesced_writes;
 pub mod connection;
 pub mod delete;
 pub mod health;
@@ -501,7 +502,9 @@ async fn serve_connection(
     peer: SocketAddr,
     limits: connection::ConnectionLimits,
 ) {
-    let stream = match tokio::time::timeout(limits.tls_handshake_timeout, tls.accept(tcp)).await {
+    // TLS records reach the socket gathered until a flush (see `coalesced_writes`).
+    let tcp = coalesced_writes::CoalescedWrites::new(tcp);
+    let mut stream = match tokio::time::timeout(limits.tls_handshake_timeout, tls.accept(tcp)).await {
         Ok(Ok(s)) => s,
         Ok(Err(e)) => {
             warn!(%peer, error = %e, "TLS handshake failed");
@@ -512,6 +515,9 @@ async fn serve_connection(
             return;
         }
     };
+    if stream.get_ref().1.alpn_protocol() == Some(b"h2") {
+        stream.get_mut().0.gather_frames();
+    }
     // Upstream's x509 authenticator: a certificate that does not verify against the client CA
     // makes every request on the connection a 401.
     let certs = stream.get_ref().1.peer_certificates().unwrap_or_default();

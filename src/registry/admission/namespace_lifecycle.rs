@@ -44,9 +44,9 @@ impl Plugin for NamespaceLifecycle {
                 return Err(ApiError::not_found(GroupResource::new("", "namespaces"), target.namespace));
             };
             // Namespaces have one version: the stored object is the one to look at, unconverted.
-            let (_, namespace) = crate::registry::objects::decode_stored(&stored.value)
+            let namespace = crate::registry::store::watched::stored_object(&stored)
                 .map_err(|e| ApiError::internal(format!("decoding {}: {e}", stored.key)))?;
-            match refuses_content(&namespace) {
+            match refuses_content(namespace.object()) {
                 Some(reason) => Err(ApiError::forbidden(GroupResource::new(target.group, target.resource), target.name, reason)),
                 None => Ok(()),
             }

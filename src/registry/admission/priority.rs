@@ -20,11 +20,11 @@ impl PodCreatePlugin for Priority {
             // created a moment ago may not be cached yet: one consistent read before refusing.
             let mut classes = priority_classes(store, Some(0)).await?;
             if let Some(named) = pod["spec"]["priorityClassName"].as_str().filter(|n| !n.is_empty())
-                && !classes.iter().any(|c| c["metadata"]["name"] == named)
+                && !classes.iter().any(|c| c.object()["metadata"]["name"] == named)
             {
                 classes = priority_classes(store, None).await?;
             }
-            priority(pod, &classes)
+            priority(pod, classes.iter().map(|c| c.object()))
         })
     }
 }
@@ -33,12 +33,12 @@ impl PodCreatePlugin for Priority {
 /// from its priority class; without one, from the global default class if there is one (its
 /// name is recorded), else priority 0 preempting lower priorities. `classes` are the stored
 /// priority classes.
-pub fn priority(pod: &mut Value, classes: &[Value]) -> Result<(), Rejection> {
+pub fn priority<'c>(pod: &mut Value, classes: impl Iterator<Item = &'c Value> + Clone) -> Result<(), Rejection> {
     let spec = &mut pod["spec"];
     let name = spec["priorityClassName"].as_str().unwrap_or_default().to_owned();
     let class_policy = |c: &Value| c["preemptionPolicy"].as_str().unwrap_or("PreemptLowerPriority").to_owned();
     let (value, policy) = if name.is_empty() {
-        let default = classes.iter().filter(|c| c["globalDefault"] == json!(true)).min_by_key(|c| c["value"].as_i64().unwrap_or_default());
+        let default = classes.clone().filter(|c| c["globalDefault"] == json!(true)).min_by_key(|c| c["value"].as_i64().unwrap_or_default());
         match default {
             Some(c) => {
                 spec["priorityClassName"] = c["metadata"]["name"].clone();
@@ -50,7 +50,7 @@ pub fn priority(pod: &mut Value, classes: &[Value]) -> Result<(), Rejection> {
         // The start-up classes (`registry::bootstrap`), known even before the store has them.
         (class.value, "PreemptLowerPriority".to_owned())
     } else {
-        match classes.iter().find(|c| c["metadata"]["name"] == json!(name)) {
+        match classes.clone().find(|c| c["metadata"]["name"] == json!(name)) {
             Some(c) => (c["value"].as_i64().unwrap_or_default(), class_policy(c)),
             None => {
                 return Err(Rejection::Forbidden(format!("no PriorityClass with name {name} was found")));
@@ -76,7 +76,7 @@ pub fn priority(pod: &mut Value, classes: &[Value]) -> Result<(), Rejection> {
 async fn priority_classes(
     store: &dyn crate::storage::Storage,
     not_older_than: Option<crate::storage::Revision>,
-) -> Result<Vec<Value>, Rejection> {
+) -> Result<Vec<std::sync::Arc<crate::registry::store::watched::Decoded>>, Rejection> {
     let options = crate::storage::ListOptions { not_older_than, ..Default::default() };
     let stored = store
         .list(&crate::registry::keys::key("scheduling.k8s.io", "priorityclasses", None, None), options)
@@ -85,7 +85,7 @@ async fn priority_classes(
     stored
         .kvs
         .iter()
-        .map(|kv| crate::registry::objects::decode_stored(&kv.value).map(|(_, class)| class))
+        .map(crate::registry::store::watched::stored_object)
         .collect::<Result<_, _>>()
         .map_err(|e| Rejection::Internal(format!("decoding a priority class: {e}")))
 }
@@ -97,7 +97,7 @@ mod tests {
     #[test]
     fn priorities_come_from_classes() {
         let mut pod = json!({"spec": {}});
-        priority(&mut pod, &[]).unwrap();
+        priority(&mut pod, [].iter()).unwrap();
         assert_eq!(pod["spec"], json!({"priority": 0, "preemptionPolicy": "PreemptLowerPriority"}));
 
         let classes = [
@@ -105,21 +105,21 @@ mod tests {
             json!({"metadata": {"name": "low-default"}, "value": 10, "globalDefault": true}),
         ];
         let mut pod = json!({"spec": {}});
-        priority(&mut pod, &classes).unwrap();
+        priority(&mut pod, classes.iter()).unwrap();
         assert_eq!(pod["spec"], json!({"priorityClassName": "low-default", "priority": 10, "preemptionPolicy": "PreemptLowerPriority"}));
         let mut pod = json!({"spec": {"priorityClassName": "high"}});
-        priority(&mut pod, &classes).unwrap();
+        priority(&mut pod, classes.iter()).unwrap();
         assert_eq!(pod["spec"]["priority"], 1000);
         assert_eq!(pod["spec"]["preemptionPolicy"], "Never");
         let mut pod = json!({"spec": {"priorityClassName": "system-node-critical"}});
-        priority(&mut pod, &classes).unwrap();
+        priority(&mut pod, classes.iter()).unwrap();
         assert_eq!(pod["spec"]["priority"], 2_000_001_000);
 
         let mut unknown = json!({"spec": {"priorityClassName": "nope"}});
-        let err = priority(&mut unknown, &classes).unwrap_err();
+        let err = priority(&mut unknown, classes.iter()).unwrap_err();
         assert!(matches!(&err, Rejection::Forbidden(m) if m == "no PriorityClass with name nope was found"), "{err:?}");
         let mut wrong = json!({"spec": {"priority": 5}});
-        let err = priority(&mut wrong, &[]).unwrap_err();
+        let err = priority(&mut wrong, [].iter()).unwrap_err();
         assert!(
             matches!(&err, Rejection::Forbidden(m) if m.starts_with("the integer value of priority (5) must not be provided")),
             "{err:?}"

@@ -22,7 +22,7 @@ impl PodCreatePlugin for ServiceAccount {
             let namespace = pod["metadata"]["namespace"].as_str().unwrap_or_default().to_owned();
             let name = pod["spec"]["serviceAccountName"].as_str().filter(|n| !n.is_empty()).unwrap_or("default").to_owned();
             let account = service_account_named(store, &namespace, &name).await?;
-            service_account(pod, &account, &crate::registry::objects::random_suffix());
+            service_account(pod, account.object(), &crate::registry::objects::random_suffix());
             Ok(())
         })
     }
@@ -40,14 +40,17 @@ pub const SERVICE_ACCOUNT_MOUNT_PATH: &str = "/var/run/secrets/kubernetes.io/ser
 /// A pod's service account, as cached (upstream's plugin reads it through an informer). A namespace gets its `default` account from the
 /// controller (`controllers::service_accounts`) right after it is created, so a pod created
 /// just then waits for it briefly rather than fail.
-async fn service_account_named(store: &dyn crate::storage::Storage, namespace: &str, name: &str) -> Result<Value, Rejection> {
+async fn service_account_named(
+    store: &dyn crate::storage::Storage,
+    namespace: &str,
+    name: &str,
+) -> Result<std::sync::Arc<crate::registry::store::watched::Decoded>, Rejection> {
     let k = crate::registry::keys::key("", "serviceaccounts", Some(namespace), Some(name));
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(2);
     loop {
         match store.get_cached(&k).await {
             Ok(Some(kv)) => {
-                return crate::registry::objects::decode_stored(&kv.value)
-                    .map(|(_, account)| account)
+                return crate::registry::store::watched::stored_object(&kv)
                     .map_err(|e| Rejection::Internal(format!("decoding service account {namespace}/{name}: {e}")));
             }
             Ok(None) if tokio::time::Instant::now() < deadline && name == "default" => {

@@ -10,6 +10,10 @@
 //! ([`WatchedObject::encoded`]), the bytes shared by every watcher asking for the same form.
 //! Selection (label and field selectors) stays per watcher, on the shared object.
 //!
+//! Admission plugins that read other objects (a pod's namespace, service account and priority
+//! classes) share the decoded objects too ([`stored_object`]), as upstream's plugins read them
+//! from informers' decoded caches instead of decoding a stored copy on every request.
+//!
 //! Entries are found by the mod revision of the stored bytes and used only when key and bytes
 //! match (another store in the same process may have the same key and revision); the most
 //! recent [`CAPACITY`] stored objects are kept.
@@ -61,7 +65,7 @@ impl WatchedObject {
 }
 
 /// One stored object, decoded, and the versions watchers asked for.
-struct Decoded {
+pub struct Decoded {
     key: String,
     stored: Bytes,
     kind: Kind,
@@ -88,6 +92,22 @@ struct Entries {
 }
 
 static DECODED: Mutex<Option<Entries>> = Mutex::new(None);
+
+impl Decoded {
+    /// The object as stored (in its storage version).
+    pub fn object(&self) -> &Value {
+        &self.object
+    }
+}
+
+/// The object `kv` holds, decoded once and shared (see the module documentation); the error
+/// says why bytes do not decode.
+pub fn stored_object(kv: &KeyValue) -> Result<Arc<Decoded>, String> {
+    decoded(kv).ok_or_else(|| match objects::decode_stored(&kv.value) {
+        Err(e) => e.to_string(),
+        Ok(_) => "the stored object did not decode".to_owned(),
+    })
+}
 
 /// `kv` decoded: kept from an earlier watcher, or decoded now (and kept). `None` for bytes that
 /// do not decode.
