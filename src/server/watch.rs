@@ -180,9 +180,12 @@ async fn run(tx: mpsc::Sender<Bytes>, mut objects: ObjectWatch, mut req: WatchRe
     }
     let mut ticker = tokio::time::interval(BOOKMARK_INTERVAL);
     ticker.tick().await;
+    // One timer for the watch's life, not one per event.
+    let timeout = tokio::time::sleep_until(deadline);
+    tokio::pin!(timeout);
     loop {
         tokio::select! {
-            () = tokio::time::sleep_until(deadline) => return,
+            () = &mut timeout => return,
             () = tx.closed() => return,
             _ = ticker.tick(), if req.allow_bookmarks => {
                 let bookmark = bookmark(&objects);
@@ -206,6 +209,13 @@ async fn run(tx: mpsc::Sender<Bytes>, mut objects: ObjectWatch, mut req: WatchRe
 /// must not hold the watch (and its place in the store's feed) past its timeout — or the client
 /// left. `false`: the watch is over.
 async fn send_before(tx: &mpsc::Sender<Bytes>, frame: Bytes, deadline: tokio::time::Instant) -> bool {
+    // Without a timer while the channel has room: most sends, and a timer per event and
+    // watcher was a tenth of delivering events to thousands of watchers.
+    let frame = match tx.try_send(frame) {
+        Ok(()) => return true,
+        Err(mpsc::error::TrySendError::Closed(_)) => return false,
+        Err(mpsc::error::TrySendError::Full(frame)) => frame,
+    };
     matches!(tokio::time::timeout_at(deadline, tx.send(frame)).await, Ok(Ok(())))
 }
 

@@ -112,9 +112,11 @@ pub fn stored_object(kv: &KeyValue) -> Result<Arc<Decoded>, String> {
 /// `kv` decoded: kept from an earlier watcher, or decoded now (and kept). `None` for bytes that
 /// do not decode.
 fn decoded(kv: &KeyValue) -> Option<Arc<Decoded>> {
-    let find = |entries: &Option<Entries>| {
-        entries.as_ref()?.map.get(&kv.mod_revision)?.iter().find(|d| d.key == kv.key && d.stored == kv.value).cloned()
-    };
+    // Watchers of one event hold the same bytes: comparing where they are spares comparing
+    // them byte by byte for every watcher.
+    let same_bytes = |d: &Decoded| (d.stored.as_ptr() == kv.value.as_ptr() && d.stored.len() == kv.value.len()) || d.stored == kv.value;
+    let find =
+        |entries: &Option<Entries>| entries.as_ref()?.map.get(&kv.mod_revision)?.iter().find(|d| same_bytes(d) && d.key == kv.key).cloned();
     if let Some(found) = find(&DECODED.lock().unwrap_or_else(PoisonError::into_inner)) {
         return Some(found);
     }
