@@ -19,7 +19,6 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 
 use kapi_apimachinery::codec::{self, Format};
 
@@ -137,22 +136,29 @@ const BOOKMARK_INTERVAL: Duration = Duration::from_secs(60);
 /// Starts streaming the watch; the response streams until the timeout, the client leaving,
 /// or the store ending the watch. A watch that could not start (a compacted resourceVersion)
 /// streams its one `ERROR` event.
+///
+/// The events are made as the response body is polled (`body::unfold`), with no task or
+/// channel of the watch's own: with thousands of watchers, a task's wake and a channel per
+/// event and watcher were a large part of a delivery. A client that stops reading stops the
+/// watch from being polled; the store drops its place in the feed once its buffer fills
+/// (`storage::cache`), and the watch ends at its deadline when polled again.
 pub fn start(mut objects: ObjectWatch, mut req: WatchRequest) -> http::Response<Body> {
-    let (tx, body) = body::channel(64);
-    match objects.take_error() {
-        Some(error) => {
-            let status = serde_json::to_value(error.to_status()).unwrap_or(Value::Null);
-            let frame = req.encoder.error(&status);
-            // The channel has room for it: nothing else was sent.
-            let _ = tx.try_send(frame);
-        }
-        None => {
-            let content_type = req.encoder.content_type();
-            tokio::spawn(run(tx, objects, req));
-            return response(body, content_type);
-        }
+    if let Some(error) = objects.take_error() {
+        let status = serde_json::to_value(error.to_status()).unwrap_or(Value::Null);
+        let frame = req.encoder.error(&status);
+        return response(body::full(frame), req.encoder.content_type());
     }
-    response(body, req.encoder.content_type())
+    let content_type = req.encoder.content_type();
+    // From the start: initial events count against the timeout too.
+    let deadline = watch_deadline(tokio::time::Instant::now(), req.timeout);
+    let events = Events {
+        objects,
+        timeout: Box::pin(tokio::time::sleep_until(deadline)),
+        ticker: tokio::time::interval_at(tokio::time::Instant::now() + BOOKMARK_INTERVAL, BOOKMARK_INTERVAL),
+        initial: true,
+        req,
+    };
+    response(body::unfold(events, Events::next_frame), content_type)
 }
 
 fn response(body: Body, content_type: &'static str) -> http::Response<Body> {
@@ -162,61 +168,55 @@ fn response(body: Body, content_type: &'static str) -> http::Response<Body> {
     resp
 }
 
-async fn run(tx: mpsc::Sender<Bytes>, mut objects: ObjectWatch, mut req: WatchRequest) {
-    // From the start: initial events count against the timeout too.
-    let deadline = watch_deadline(tokio::time::Instant::now(), req.timeout);
-    while let Some(event) = objects.initial_event() {
-        let (kind, object) = event.into_parts();
-        if !send_before(&tx, req.encoder.shared_event(kind, &object), deadline).await {
-            return;
-        }
-    }
-    if req.send_initial_events && req.allow_bookmarks {
-        let mut bookmark = bookmark(&objects);
-        bookmark["metadata"]["annotations"] = json!({ "k8s.io/initial-events-end": "true" });
-        if !send_before(&tx, req.encoder.event("BOOKMARK", &bookmark), deadline).await {
-            return;
-        }
-    }
-    let mut ticker = tokio::time::interval(BOOKMARK_INTERVAL);
-    ticker.tick().await;
-    // One timer for the watch's life, not one per event.
-    let timeout = tokio::time::sleep_until(deadline);
-    tokio::pin!(timeout);
-    loop {
-        tokio::select! {
-            () = &mut timeout => return,
-            () = tx.closed() => return,
-            _ = ticker.tick(), if req.allow_bookmarks => {
-                let bookmark = bookmark(&objects);
-                if !send_before(&tx, req.encoder.event("BOOKMARK", &bookmark), deadline).await {
-                    return;
-                }
-            }
-            event = objects.next() => {
-                // None: the store ended the watch (overflow, shutdown): the client re-lists.
-                let Some(event) = event else { return };
-                let (kind, object) = event.into_parts();
-                if !send_before(&tx, req.encoder.shared_event(kind, &object), deadline).await {
-                    return;
-                }
-            }
-        }
-    }
+/// A watch in progress: where it is, and what makes its next event.
+struct Events {
+    objects: ObjectWatch,
+    req: WatchRequest,
+    /// The watch's deadline: one timer for its life.
+    timeout: std::pin::Pin<Box<tokio::time::Sleep>>,
+    ticker: tokio::time::Interval,
+    /// Whether the initial objects are still being sent.
+    initial: bool,
 }
 
-/// Sends one frame unless the watch's deadline passes first — a client that stopped reading
-/// must not hold the watch (and its place in the store's feed) past its timeout — or the client
-/// left. `false`: the watch is over.
-async fn send_before(tx: &mpsc::Sender<Bytes>, frame: Bytes, deadline: tokio::time::Instant) -> bool {
-    // Without a timer while the channel has room: most sends, and a timer per event and
-    // watcher was a tenth of delivering events to thousands of watchers.
-    let frame = match tx.try_send(frame) {
-        Ok(()) => return true,
-        Err(mpsc::error::TrySendError::Closed(_)) => return false,
-        Err(mpsc::error::TrySendError::Full(frame)) => frame,
-    };
-    matches!(tokio::time::timeout_at(deadline, tx.send(frame)).await, Ok(Ok(())))
+impl Events {
+    /// The next event's frame and the watch after it; `None` once the watch is over (its
+    /// deadline passed, or the store ended it).
+    async fn next_frame(mut self) -> Option<(Bytes, Self)> {
+        if self.initial {
+            // The timer is not polled while the initial objects go out: the clock says.
+            if tokio::time::Instant::now() >= self.timeout.deadline() {
+                return None;
+            }
+            if let Some(event) = self.objects.initial_event() {
+                let (kind, object) = event.into_parts();
+                let frame = self.req.encoder.shared_event(kind, &object);
+                return Some((frame, self));
+            }
+            self.initial = false;
+            if self.req.send_initial_events && self.req.allow_bookmarks {
+                let mut bookmark = bookmark(&self.objects);
+                bookmark["metadata"]["annotations"] = json!({ "k8s.io/initial-events-end": "true" });
+                let frame = self.req.encoder.event("BOOKMARK", &bookmark);
+                return Some((frame, self));
+            }
+        }
+        let frame = tokio::select! {
+            // A watch polled after its deadline ends, whatever else is ready.
+            biased;
+            () = &mut self.timeout => return None,
+            _ = self.ticker.tick(), if self.req.allow_bookmarks => {
+                let bookmark = bookmark(&self.objects);
+                self.req.encoder.event("BOOKMARK", &bookmark)
+            }
+            event = self.objects.next() => {
+                // None: the store ended the watch (overflow, shutdown): the client re-lists.
+                let (kind, object) = event?.into_parts();
+                self.req.encoder.shared_event(kind, &object)
+            }
+        };
+        Some((frame, self))
+    }
 }
 
 /// The longest timeout upstream can represent: Go's `time.Duration` holds `i64::MAX`
