@@ -46,10 +46,10 @@ where
     Merged { source, held: None }.boxed()
 }
 
-/// The most bytes of queued chunks sent as one. A watcher that fell behind catches up in fewer,
-/// larger frames: each HTTP/2 DATA frame costs stream bookkeeping and a TLS record of its own.
-/// Larger chunks (a LIST's pieces) are sent as they are.
-pub const MERGE_UP_TO: usize = 64 * 1024;
+/// The most bytes of queued chunks sent as one (a TLS record's worth). A watcher that fell
+/// behind catches up in fewer, larger frames: each HTTP/2 DATA frame costs stream bookkeeping
+/// and a TLS record of its own. Larger chunks (a LIST's pieces) are sent as they are.
+pub const MERGE_UP_TO: usize = 16 * 1024;
 
 /// Where a streamed body's chunks come from.
 trait ChunkSource {

@@ -548,6 +548,10 @@ async fn serve_connection(
         .http2()
         .timer(hyper_util::rt::TokioTimer::new())
         .max_concurrent_streams(limits.http2_max_streams)
+        // What a stream may hold encoded and unsent (hyper's default is 400 KiB): a watcher
+        // that falls behind keeps its backlog as the watch cache's shared events, which end
+        // it when they overflow, not as bytes of its own.
+        .max_send_buf_size(HTTP2_STREAM_SEND_BUFFER)
         .max_header_list_size(MAX_HEADER_BYTES as u32);
     let conn = builder.serve_connection(TokioIo::new(stream), service);
     tokio::pin!(conn);
@@ -574,6 +578,9 @@ async fn serve_connection(
 
 /// Go's `http.DefaultMaxHeaderBytes`, which kube-apiserver sets explicitly.
 const MAX_HEADER_BYTES: usize = 1 << 20;
+
+/// The most bytes an HTTP/2 stream holds encoded and unsent (see `serve_connection`).
+const HTTP2_STREAM_SEND_BUFFER: usize = 64 * 1024;
 
 /// How long an idle connection that was asked to close may take to do so.
 const IDLE_CLOSE_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
