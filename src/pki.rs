@@ -305,7 +305,10 @@ impl Pki {
         let managed = self.managed.as_ref().ok_or(PkiError::NoAdminCredentials)?;
         let yaml = kubeconfig_yaml(server_url, &managed.ca_pem, &managed.admin_cert_pem, &managed.admin_key_pem)?;
         let path = data_dir.join(KUBECONFIG_FILE);
-        write_file(&path, yaml.as_bytes(), 0o600)?;
+        // A restart on the same port finds the file it wrote: kept, without two syncs.
+        if !file_is(&path, yaml.as_bytes(), 0o600) {
+            write_file(&path, yaml.as_bytes(), 0o600)?;
+        }
         Ok(path)
     }
 
@@ -1143,6 +1146,20 @@ fn write_file(path: &Path, contents: &[u8], mode: u32) -> Result<()> {
         sync_dir(dir);
     }
     Ok(())
+}
+
+/// Whether `path` holds exactly `contents` with the given Unix permissions.
+fn file_is(path: &Path, contents: &[u8], mode: u32) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if !fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o777 == mode) {
+            return false;
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = mode;
+    fs::read(path).is_ok_and(|current| current == contents)
 }
 
 /// Creates `path` (which must not exist) with the given Unix permissions, writes and syncs it.

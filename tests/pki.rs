@@ -249,6 +249,14 @@ fn kubeconfig_has_the_shape_kubectl_expects() {
     fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).unwrap();
     pki.write_kubeconfig(data.path(), "https://localhost:7443").unwrap();
     assert_eq!(mode(&path), 0o600);
+    // The same file again (a restart on the same port) is left in place; a loosened mode is not.
+    use std::os::unix::fs::MetadataExt;
+    let inode = fs::metadata(&path).unwrap().ino();
+    pki.write_kubeconfig(data.path(), "https://localhost:7443").unwrap();
+    assert_eq!(fs::metadata(&path).unwrap().ino(), inode, "an unchanged kubeconfig is not rewritten");
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).unwrap();
+    pki.write_kubeconfig(data.path(), "https://localhost:7443").unwrap();
+    assert_eq!(mode(&path), 0o600);
 
     // The real kubectl reads it offline.
     let Some(out) =

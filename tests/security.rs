@@ -523,7 +523,7 @@ fn a_watch_whose_client_stops_reading_still_ends_at_its_timeout() {
     let server = start(dir.path());
     server.wait_ready();
     create_namespace(&server, "w");
-    // 200 objects of 100 kB: more than the watch's 64-frame buffer and the socket buffers hold.
+    // 200 objects of 100 kB: more than the response's buffers and the socket's hold.
     let data = "d".repeat(100_000);
     for i in 0..200 {
         let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("cm{i}")}, "data": {"d": data}});

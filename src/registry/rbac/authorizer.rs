@@ -104,8 +104,13 @@ impl Authorizer {
         if self.mode != Mode::Rbac {
             return Ok(());
         }
+        // All four read, then the policy built once (not once per resource read).
+        let mut revisions = [0; RESOURCES.len()];
         for (index, resource) in RESOURCES.into_iter().enumerate() {
-            let from = self.load(storage.as_ref(), index, resource).await?;
+            revisions[index] = self.read(storage.as_ref(), index, resource).await?;
+        }
+        self.rebuild();
+        for ((index, resource), from) in RESOURCES.into_iter().enumerate().zip(revisions) {
             let (authorizer, storage) = (self.clone(), storage.clone());
             tokio::spawn(async move {
                 let mut from = from;
@@ -194,13 +199,20 @@ impl Authorizer {
         keys::key(GROUP, resource, None, None)
     }
 
-    /// Lists one resource into the cache; returns the revision to watch after.
+    /// Lists one resource into the cache and rebuilds the policy; returns the revision to
+    /// watch after.
     async fn load(&self, storage: &dyn Storage, index: usize, resource: &str) -> Result<Revision, ApiError> {
+        let revision = self.read(storage, index, resource).await?;
+        self.rebuild();
+        Ok(revision)
+    }
+
+    /// [`Self::load`] without rebuilding the policy.
+    async fn read(&self, storage: &dyn Storage, index: usize, resource: &str) -> Result<Revision, ApiError> {
         let listed = storage.list(&Self::prefix(resource), ListOptions::default()).await?;
         let objects: BTreeMap<String, Value> =
             listed.kvs.iter().filter_map(|kv| objects::decode_stored(&kv.value).ok().map(|(_, v)| (kv.key.clone(), v))).collect();
         self.sources.lock().unwrap_or_else(|e| e.into_inner())[index] = objects;
-        self.rebuild();
         Ok(listed.revision)
     }
 
