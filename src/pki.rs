@@ -1148,18 +1148,10 @@ fn write_file(path: &Path, contents: &[u8], mode: u32) -> Result<()> {
     Ok(())
 }
 
-/// Whether `path` holds exactly `contents` with the given Unix permissions.
+/// Whether `path` is a file (not a link) holding exactly `contents` with the given Unix
+/// permissions.
 fn file_is(path: &Path, contents: &[u8], mode: u32) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        if !fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o777 == mode) {
-            return false;
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = mode;
-    fs::read(path).is_ok_and(|current| current == contents)
+    crate::private_files::mode_of(path) == Some((mode, false)) && fs::read(path).is_ok_and(|current| current == contents)
 }
 
 /// Creates `path` (which must not exist) with the given Unix permissions, writes and syncs it.

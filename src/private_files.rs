@@ -114,7 +114,7 @@ pub fn report_loose(path: &Path, wanted: u32, what: &str) -> Option<Loose> {
 
 /// The permission bits of `path` (of the target for a symbolic link) and whether it is a link;
 /// `None` when it does not exist or cannot be read.
-fn mode_of(path: &Path) -> Option<(u32, bool)> {
+pub fn mode_of(path: &Path) -> Option<(u32, bool)> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;

@@ -189,8 +189,7 @@ pub(crate) mod testing {
     /// its storage key.
     pub fn relate(graph: &mut Graph, group: &str, resource: &str, namespace: &str, name: &str, object: Option<&Value>) {
         let rules = crate::registry::strategy::for_resource(group, resource).kubelet().expect("the resource has kubelet rules");
-        let key =
-            if namespace.is_empty() { format!("/registry/{resource}/{name}") } else { format!("/registry/{resource}/{namespace}/{name}") };
+        let key = crate::registry::keys::key(group, resource, Some(namespace).filter(|ns| !ns.is_empty()), Some(name));
         graph.set(&key, object.and_then(|object| rules.relations(namespace, name, object)));
     }
 

@@ -49,7 +49,7 @@ where
 /// The most bytes of queued chunks sent as one (a TLS record's worth). A watcher that fell
 /// behind catches up in fewer, larger frames: each HTTP/2 DATA frame costs stream bookkeeping
 /// and a TLS record of its own. Larger chunks (a LIST's pieces) are sent as they are.
-pub const MERGE_UP_TO: usize = 16 * 1024;
+const MERGE_UP_TO: usize = 16 * 1024;
 
 /// Where a streamed body's chunks come from.
 trait ChunkSource {

@@ -58,10 +58,6 @@ impl<T> CoalescedWrites<T> {
         CoalescedWrites { inner, buffer: Vec::new(), written: 0, gather_frames: false, batch: Batch::Idle }
     }
 
-    pub fn get_ref(&self) -> &T {
-        &self.inner
-    }
-
     /// Gathers frames across flushes, for a connection that speaks HTTP/2.
     pub fn gather_frames(&mut self) {
         self.gather_frames = true;

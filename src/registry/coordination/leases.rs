@@ -57,6 +57,8 @@ mod kubelet_tests {
 
     use crate::rbac::Attributes;
     use crate::rbac::node::{Decision, Graph};
+    use crate::registry::admission::Operation;
+    use crate::registry::kubelet::testing::*;
 
     #[test]
     fn a_node_updates_only_its_own_lease_in_the_node_lease_namespace() {
@@ -78,9 +80,6 @@ mod kubelet_tests {
             Decision::NoOpinion("can only access leases in the \"kube-node-lease\" system namespace".into())
         );
     }
-
-    use crate::registry::admission::Operation;
-    use crate::registry::kubelet::testing::*;
 
     #[test]
     fn a_node_writes_only_its_own_lease() {

@@ -146,6 +146,8 @@ mod kubelet_tests {
     use serde_json::{Value, json};
 
     use crate::rbac::node::{Decision, Graph};
+    use crate::registry::admission::Operation;
+    use crate::registry::kubelet::testing::*;
 
     #[test]
     fn a_node_reads_only_its_own_node() {
@@ -156,9 +158,6 @@ mod kubelet_tests {
         assert_eq!(decide("patch", "status", "n1"), Decision::Allow);
         assert_eq!(decide("list", "", ""), Decision::NoOpinion("node 'n1' cannot read all nodes, only its own Node object".into()));
     }
-
-    use crate::registry::admission::Operation;
-    use crate::registry::kubelet::testing::*;
 
     #[test]
     fn nodes_modify_only_themselves_and_not_their_taints_or_restricted_labels() {

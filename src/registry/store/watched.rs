@@ -100,33 +100,24 @@ impl Decoded {
     }
 }
 
-/// The object `kv` holds, decoded once and shared (see the module documentation); the error
-/// says why bytes do not decode.
+/// The object `kv` holds, decoded once and shared (see the module documentation): kept from an
+/// earlier watcher or lookup, or decoded now (and kept). The error says why bytes do not decode.
 pub fn stored_object(kv: &KeyValue) -> Result<Arc<Decoded>, String> {
-    decoded(kv).ok_or_else(|| match objects::decode_stored(&kv.value) {
-        Err(e) => e.to_string(),
-        Ok(_) => "the stored object did not decode".to_owned(),
-    })
-}
-
-/// `kv` decoded: kept from an earlier watcher, or decoded now (and kept). `None` for bytes that
-/// do not decode.
-fn decoded(kv: &KeyValue) -> Option<Arc<Decoded>> {
     // Watchers of one event hold the same bytes: comparing where they are spares comparing
     // them byte by byte for every watcher.
     let same_bytes = |d: &Decoded| (d.stored.as_ptr() == kv.value.as_ptr() && d.stored.len() == kv.value.len()) || d.stored == kv.value;
     let find =
         |entries: &Option<Entries>| entries.as_ref()?.map.get(&kv.mod_revision)?.iter().find(|d| same_bytes(d) && d.key == kv.key).cloned();
     if let Some(found) = find(&DECODED.lock().unwrap_or_else(PoisonError::into_inner)) {
-        return Some(found);
+        return Ok(found);
     }
     // Decoded outside the lock: other stores' watchers need not wait for it.
-    let (kind, object) = objects::decode_stored(&kv.value).ok()?;
+    let (kind, object) = objects::decode_stored(&kv.value).map_err(|e| e.to_string())?;
     let decoded = Arc::new(Decoded { key: kv.key.clone(), stored: kv.value.clone(), kind, object, views: Mutex::new(Vec::new()) });
     let mut guard = DECODED.lock().unwrap_or_else(PoisonError::into_inner);
     // Another watcher may have decoded it meanwhile: all share the first.
     if let Some(found) = find(&guard) {
-        return Some(found);
+        return Ok(found);
     }
     let entries = guard.get_or_insert_with(Entries::default);
     entries.map.entry(kv.mod_revision).or_default().push(decoded.clone());
@@ -145,7 +136,7 @@ fn decoded(kv: &KeyValue) -> Option<Arc<Decoded>> {
             }
         }
     }
-    Some(decoded)
+    Ok(decoded)
 }
 
 /// A stored object in the watched `kind`'s version (converted from the storage version, by
@@ -154,7 +145,7 @@ fn decoded(kv: &KeyValue) -> Option<Arc<Decoded>> {
 /// an object that does not convert, which a watch skips. A custom resource's conversion depends
 /// on its definition at the time, so it is made for each watcher and not shared.
 pub fn watched_object(kv: &KeyValue, revision: Revision, kind: &Kind, converter: Option<&Converter>) -> Option<Arc<WatchedObject>> {
-    let decoded = decoded(kv)?;
+    let decoded = stored_object(kv).ok()?;
     let with_revision = |mut object: Value| {
         object["metadata"]["resourceVersion"] = Value::String(revision.to_string());
         object
