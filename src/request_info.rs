@@ -310,6 +310,12 @@ fn group_version_prefix<'a, S: Copy>(segments: &[S], literal: impl Fn(S) -> Opti
     }
 }
 
+/// Compiles the route table now rather than in the first request, which would wait for it: the
+/// server has it done on another thread while it starts up.
+pub fn compile_routes() {
+    compiled_routes();
+}
+
 fn compiled_routes() -> &'static CompiledRoutes {
     static COMPILED: OnceLock<CompiledRoutes> = OnceLock::new();
     COMPILED.get_or_init(|| {

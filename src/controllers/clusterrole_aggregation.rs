@@ -11,7 +11,8 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::registry::keys;
-use crate::registry::objects::{self, Kind};
+use crate::registry::objects::Kind;
+use crate::registry::store::watched::stored_object;
 use crate::registry::store::{Current, Incoming, Proposed, Store, StoreConfig, WriteOptions};
 use crate::selectors::LabelSelector;
 use crate::status::{ApiError, GroupResource};
@@ -24,13 +25,13 @@ pub struct Aggregation {
 }
 
 /// The rules an aggregated role gets from `roles` (sorted by name).
-pub fn aggregated_rules(role: &Value, roles: &[Value]) -> Option<Vec<Value>> {
+pub fn aggregated_rules(role: &Value, roles: &[&Value]) -> Option<Vec<Value>> {
     let selectors = role["aggregationRule"]["clusterRoleSelectors"].as_array()?;
     let name = &role["metadata"]["name"];
     let mut rules: Vec<Value> = Vec::new();
     for selector in selectors {
         let Ok(selector) = LabelSelector::from_json(selector) else { continue };
-        for other in roles {
+        for &other in roles {
             if &other["metadata"]["name"] == name || !selector.matches_json(&other["metadata"]["labels"]) {
                 continue;
             }
@@ -60,11 +61,13 @@ impl Aggregation {
     pub async fn pass(&self, storage: &dyn Storage) -> Result<bool, ApiError> {
         let mut wrote = false;
         let listed = storage.list(&keys::key(GROUP, "clusterroles", None, None), ListOptions::default()).await?;
-        let mut roles: Vec<Value> = listed.kvs.iter().filter_map(|kv| objects::decode_stored(&kv.value).ok().map(|(_, v)| v)).collect();
+        // Decoded once and shared: every pass reads every role, and the authorizer reads them too.
+        let decoded: Vec<_> = listed.kvs.iter().filter_map(|kv| stored_object(kv).ok()).collect();
+        let mut roles: Vec<&Value> = decoded.iter().map(|role| role.object()).collect();
         roles.sort_by(|a, b| a["metadata"]["name"].as_str().cmp(&b["metadata"]["name"].as_str()));
         let kind = Kind { group: GROUP.into(), version: "v1".into(), kind: "ClusterRole".into() };
         let store = Store::new(storage, &self.config, GROUP, "clusterroles", kind);
-        for role in &roles {
+        for &role in &roles {
             let Some(rules) = aggregated_rules(role, &roles) else { continue };
             let current_rules = role["rules"].as_array().cloned().unwrap_or_default();
             if current_rules == rules {
@@ -117,7 +120,8 @@ mod tests {
             json!({"metadata": {"name": "y", "labels": {"a": "true"}}, "rules": [{"verbs": ["get"]}]}),
             json!({"metadata": {"name": "z"}, "rules": [{"verbs": ["delete"]}]}),
         ];
+        let roles: Vec<&Value> = roles.iter().collect();
         assert_eq!(aggregated_rules(&admin, &roles).unwrap(), vec![json!({"verbs": ["get"]}), json!({"verbs": ["list"]})]);
-        assert!(aggregated_rules(&roles[1], &roles).is_none());
+        assert!(aggregated_rules(roles[1], &roles).is_none());
     }
 }

@@ -48,23 +48,29 @@ async fn ensure_one(storage: &dyn Storage, config: &StoreConfig, wanted: &Bootst
     let meta = &wanted.object["metadata"];
     let (name, namespace) = (meta["name"].as_str().unwrap_or_default(), meta["namespace"].as_str());
     let store = Store::new(storage, config, wanted.group, wanted.resource, kind.clone());
-    let body = serde_json::to_vec(&wanted.object).map_err(ApiError::internal)?;
-    let defaulted = objects::decode_defaulted(&kind, Format::Json, &body).map_err(ApiError::internal)?;
+    let defaulted = || {
+        let body = serde_json::to_vec(&wanted.object).map_err(ApiError::internal)?;
+        objects::decode_defaulted(&kind, Format::Json, &body).map_err(ApiError::internal)
+    };
     let key = super::keys::key(wanted.group, wanted.resource, namespace, Some(name));
     let Some(current) = storage.get(&key).await? else {
-        let incoming = Incoming::from_external(wanted.group, wanted.resource, &kind, defaulted)?;
+        let incoming = Incoming::from_external(wanted.group, wanted.resource, &kind, defaulted()?)?;
         return match store.create(WriteOptions { manager: Some("kube-apiserver"), ..Default::default() }, namespace, incoming).await {
             Err(e) if e.code != 409 && !stored_by_another(storage, &key).await => Err(e),
             _ => Ok(()),
         };
     };
+    // What exists and is never restored is left as it is, undecoded (a restart finds them all).
+    if !restorable(wanted) {
+        return Ok(());
+    }
     let (_, stored) = objects::decode_stored(&current.value).map_err(ApiError::internal)?;
     if !restores_spec(wanted, &stored) {
         return Ok(());
     }
     // Both sides as stored bytes read back, so only a real difference counts.
     let (_, mut spec) =
-        objects::encode_stored(&kind, &defaulted).and_then(|bytes| objects::decode_stored(&bytes)).map_err(ApiError::internal)?;
+        objects::encode_stored(&kind, &defaulted()?).and_then(|bytes| objects::decode_stored(&bytes)).map_err(ApiError::internal)?;
     keep_on_restore(wanted.resource, &stored, &mut spec);
     if stored["spec"] == spec["spec"] {
         return Ok(());
@@ -180,7 +186,7 @@ pub fn objects(network: &ServiceNetwork, secure_port: u16) -> Vec<BootstrapObjec
 /// the annotation, while nobody has changed it (`generation` 1). Other start-up objects are
 /// only created.
 pub fn restores_spec(wanted: &BootstrapObject, stored: &Value) -> bool {
-    if wanted.group != "flowcontrol.apiserver.k8s.io" {
+    if !restorable(wanted) {
         return false;
     }
     if wanted.mandatory {
@@ -191,6 +197,12 @@ pub fn restores_spec(wanted: &BootstrapObject, stored: &Value) -> bool {
         Some(v) => matches!(v, "1" | "t" | "T" | "true" | "TRUE" | "True"),
         None => stored["metadata"]["generation"].as_i64() == Some(1),
     }
+}
+
+/// Whether a stored copy of `wanted` may ever have its spec restored ([`restores_spec`]): only
+/// flow-control objects do.
+fn restorable(wanted: &BootstrapObject) -> bool {
+    wanted.group == "flowcontrol.apiserver.k8s.io"
 }
 
 /// The part of a mandatory object's spec that users may change and the server keeps when it

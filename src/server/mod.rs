@@ -173,6 +173,25 @@ pub struct ServeArgs {
     pub service_account_max_token_expiration: std::time::Duration,
 }
 
+/// The serving certificates and the client CAs (`--tls-cert-file`, `--tls-private-key-file`,
+/// `--client-ca-file`, or kapi's own PKI under `<data-dir>/pki`, made when missing), and the
+/// authenticators. In-cluster clients reach the server at the `kubernetes` Service's address
+/// (`service_ip`) too.
+fn load_credentials(args: &ServeArgs, service_ip: String) -> Result<(Pki, crate::registry::authentication::Authentication)> {
+    let pki = match (&args.tls_cert_file, &args.tls_private_key_file, &args.client_ca_file) {
+        (Some(cert), Some(key), Some(ca)) => Pki::from_files(cert, key, ca)?,
+        (_, _, ca) => {
+            let mut pki = Pki::load_or_create(&args.data_dir, &[args.bind_address.to_string(), service_ip])?;
+            if let Some(ca) = ca {
+                pki.trust_client_cas(ca)?;
+            }
+            pki
+        }
+    };
+    // After the PKI: both write under `<data-dir>/pki`.
+    Ok((pki, authentication_config(args)?))
+}
+
 /// The authenticators the flags configure: `--anonymous-auth`, `--token-auth-file` and the
 /// service-account keys (kapi's own pair under `<data-dir>/pki` unless given).
 fn authentication_config(args: &ServeArgs) -> Result<crate::registry::authentication::Authentication> {
@@ -279,6 +298,8 @@ pub const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
 
 pub async fn serve(args: ServeArgs) -> Result<()> {
     let mut phases = StartupPhases::new();
+    // Beside the start-up work, on the other core.
+    tokio::task::spawn_blocking(crate::request_info::compile_routes);
     let network = crate::registry::core::services::ServiceNetwork::parse(&args.service_cluster_ip_range, &args.service_node_port_range)
         .map_err(anyhow::Error::msg)
         .context("--service-cluster-ip-range / --service-node-port-range")?;
@@ -290,6 +311,12 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     let admission = crate::registry::admission::Chain::new(&args.enable_admission_plugins, &args.disable_admission_plugins)
         .map_err(anyhow::Error::msg)
         .context("--enable-admission-plugins / --disable-admission-plugins")?;
+    // The certificates (made on a fresh start) and keys are files apart from the store: read
+    // or made on another thread while the store opens.
+    let credentials = {
+        let (args, service_ip) = (args.clone(), network.kubernetes_service_ip().to_string());
+        tokio::task::spawn_blocking(move || load_credentials(&args, service_ip))
+    };
     let mut checks = default_checks();
     let metrics = metrics::Metrics::default();
     // The embedded store fsyncs the start-up writes once, before the server serves.
@@ -319,18 +346,7 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     };
     let store = with_watch_cache(store, &args)?;
     phases.done("store");
-    let pki = match (&args.tls_cert_file, &args.tls_private_key_file, &args.client_ca_file) {
-        (Some(cert), Some(key), Some(ca)) => Pki::from_files(cert, key, ca)?,
-        // In-cluster clients reach the server at the `kubernetes` Service's address too.
-        (_, _, ca) => {
-            let mut pki =
-                Pki::load_or_create(&args.data_dir, &[args.bind_address.to_string(), network.kubernetes_service_ip().to_string()])?;
-            if let Some(ca) = ca {
-                pki.trust_client_cas(ca)?;
-            }
-            pki
-        }
-    };
+    let (pki, authentication) = credentials.await.context("loading the certificates and keys")??;
     let tls = tokio_rustls::TlsAcceptor::from(pki.server_config()?);
     phases.done("pki");
 
@@ -356,8 +372,8 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     }
     let authorizer = crate::registry::rbac::authorizer::Authorizer::new(mode);
     let authorizer = Arc::new(if node { authorizer.with_node_authorizer() } else { authorizer });
-    let authentication = Arc::new(authentication_config(&args)?);
-    phases.done("authn");
+    let authentication = Arc::new(authentication);
+    phases.done("authz");
     let store_config = Arc::new(crate::registry::store::StoreConfig {
         network,
         event_ttl: args.event_ttl,

@@ -262,6 +262,8 @@ struct Inner {
     counters: CommitCounters,
     /// Commits are not fsync'd until [`EmbeddedStore::make_durable`] (see "Start-up writes").
     deferred: AtomicBool,
+    /// Whether a commit was made without an fsync since the last [`Inner::sync`].
+    unsynced: AtomicBool,
     /// This store, for the sweeper thread (which must not keep it open).
     this: Weak<Inner>,
 }
@@ -366,22 +368,10 @@ impl EmbeddedStore {
     fn open_inner(path: &Path, options: EmbeddedOptions, sweeper: bool) -> Result<Self, StorageError> {
         let db =
             Database::builder().set_cache_size(PAGE_CACHE_BYTES).create(path).map_err(|e| engine(format!("open {}", path.display()), e))?;
-        let txn = begin_write(&db, true)?;
-        let (revision, compacted, next) = {
-            let mut meta = txn.open_table(META).map_err(|e| engine("open table meta", e))?;
-            txn.open_table(KEYS).map_err(|e| engine("open table keys", e))?;
-            txn.open_table(HISTORY).map_err(|e| engine("open table history", e))?;
-            // Stores written before expiry existed get the tables here.
-            txn.open_table(EXPIRY_BY_KEY).map_err(|e| engine("open table expiry_by_key", e))?;
-            let deadlines = txn.open_table(EXPIRY_BY_DEADLINE).map_err(|e| engine("open table expiry_by_deadline", e))?;
-            if meta.get(META_REVISION).map_err(|e| engine("read meta", e))?.is_none() {
-                // A new store: revision 1 is the empty state, as in etcd.
-                meta.insert(META_REVISION, 1).map_err(|e| engine("initialise meta", e))?;
-                meta.insert(META_COMPACTED, 0).map_err(|e| engine("initialise meta", e))?;
-            }
-            (read_meta(&meta, META_REVISION)?, read_meta(&meta, META_COMPACTED)?, first_deadline(&deadlines)?)
+        let (revision, compacted, next) = match read_initialised(&db)? {
+            Some(state) => state,
+            None => initialise(&db)?,
         };
-        txn.commit().map_err(|e| engine("commit initialisation", e))?;
         tracing::debug!(path = %path.display(), revision, compacted, "opened embedded store");
         let hub = Hub { published: revision, compacted, watchers: Vec::new() };
         let (requests, queue) = mpsc::channel(QUEUE_CAPACITY);
@@ -398,6 +388,7 @@ impl EmbeddedStore {
             },
             counters: CommitCounters::default(),
             deferred: AtomicBool::new(false),
+            unsynced: AtomicBool::new(false),
             this: this.clone(),
         });
         // The writer thread has not started: nothing else writes. A failure is logged and left
@@ -619,7 +610,7 @@ impl Inner {
     /// commit and the events published in revision order. Returns each write's own result;
     /// `Err` if the transaction failed, in which case nothing was written or published.
     fn apply_batch(&self, writes: Vec<(String, Mutation, Option<Duration>)>) -> Result<Vec<Result<Event, StorageError>>, StorageError> {
-        let txn = begin_write(&self.db, self.durable())?;
+        let txn = self.begin_write()?;
         let mut results = Vec::with_capacity(writes.len());
         let mut earliest = NO_DEADLINE;
         let last = {
@@ -663,15 +654,28 @@ impl Inner {
         Ok(results)
     }
 
-    /// Whether commits are fsync'd now (not while start-up defers it).
-    fn durable(&self) -> bool {
-        !self.deferred.load(Ordering::Acquire)
+    /// A write transaction, fsync'd at its commit unless start-up defers it (then it is noted
+    /// for [`Self::sync`]).
+    fn begin_write(&self) -> Result<redb::WriteTransaction, StorageError> {
+        let durable = !self.deferred.load(Ordering::Acquire);
+        if !durable {
+            self.unsynced.store(true, Ordering::Release);
+        }
+        begin_write(&self.db, durable)
     }
 
-    /// One durable commit (of nothing), which makes the non-durable ones before it durable.
+    /// One durable commit (of nothing), which makes the non-durable ones before it durable;
+    /// none when there were none (a restart that found everything in place).
     fn sync(&self) -> Result<(), StorageError> {
-        let txn = begin_write(&self.db, true)?;
-        txn.commit().map_err(|e| engine("durable commit", e))
+        if !self.unsynced.swap(false, Ordering::AcqRel) {
+            return Ok(());
+        }
+        let synced = begin_write(&self.db, true).and_then(|txn| txn.commit().map_err(|e| engine("durable commit", e)));
+        if synced.is_err() {
+            // Still owed: the next sync tries again.
+            self.unsynced.store(true, Ordering::Release);
+        }
+        synced
     }
 
     /// Has the writer thread delete what is due and waits until it has (for the sweeper
@@ -712,7 +716,7 @@ impl Inner {
     }
 
     fn try_expire_batch(&self, now: i64) -> Result<bool, StorageError> {
-        let txn = begin_write(&self.db, self.durable())?;
+        let txn = self.begin_write()?;
         let (events, due, next) = {
             let mut tables = Tables::open(&txn)?;
             let mut due = Vec::new();
@@ -798,7 +802,7 @@ impl Inner {
     }
 
     fn compact(&self, revision: Revision) -> Result<(), StorageError> {
-        let txn = begin_write(&self.db, self.durable())?;
+        let txn = self.begin_write()?;
         {
             let mut meta = txn.open_table(META).map_err(|e| engine("open table meta", e))?;
             let mut history = txn.open_table(HISTORY).map_err(|e| engine("open table history", e))?;
@@ -1306,6 +1310,59 @@ impl<'txn> Tables<'txn> {
 }
 
 /// The earliest deadline in `expiry_by_deadline`, or [`NO_DEADLINE`].
+/// The state of a store whose tables and meta entries are all there (`None` for a new store or
+/// one made before a table existed): read without a write transaction, whose commit would cost
+/// a restart a sync of the file for nothing.
+fn read_initialised(db: &Database) -> Result<Option<(Revision, Revision, i64)>, StorageError> {
+    let txn = db.begin_read().map_err(|e| engine("begin read transaction", e))?;
+    let all_there = has_table(&txn, META)?
+        && has_table(&txn, KEYS)?
+        && has_table(&txn, HISTORY)?
+        && has_table(&txn, EXPIRY_BY_KEY)?
+        && has_table(&txn, EXPIRY_BY_DEADLINE)?;
+    if !all_there {
+        return Ok(None);
+    }
+    let meta = txn.open_table(META).map_err(|e| engine("open table meta", e))?;
+    if meta.get(META_REVISION).map_err(|e| engine("read meta", e))?.is_none() {
+        return Ok(None);
+    }
+    let deadlines = txn.open_table(EXPIRY_BY_DEADLINE).map_err(|e| engine("open table expiry_by_deadline", e))?;
+    Ok(Some((read_meta(&meta, META_REVISION)?, read_meta(&meta, META_COMPACTED)?, first_deadline(&deadlines)?)))
+}
+
+fn has_table<K: redb::Key + 'static, V: redb::Value + 'static>(
+    txn: &redb::ReadTransaction,
+    table: TableDefinition<K, V>,
+) -> Result<bool, StorageError> {
+    match txn.open_table(table) {
+        Ok(_) => Ok(true),
+        Err(redb::TableError::TableDoesNotExist(_)) => Ok(false),
+        Err(e) => Err(engine(format!("open table {table}"), e)),
+    }
+}
+
+/// Creates what [`read_initialised`] found missing, in one durable commit.
+fn initialise(db: &Database) -> Result<(Revision, Revision, i64), StorageError> {
+    let txn = begin_write(db, true)?;
+    let state = {
+        let mut meta = txn.open_table(META).map_err(|e| engine("open table meta", e))?;
+        txn.open_table(KEYS).map_err(|e| engine("open table keys", e))?;
+        txn.open_table(HISTORY).map_err(|e| engine("open table history", e))?;
+        // Stores written before expiry existed get the tables here.
+        txn.open_table(EXPIRY_BY_KEY).map_err(|e| engine("open table expiry_by_key", e))?;
+        let deadlines = txn.open_table(EXPIRY_BY_DEADLINE).map_err(|e| engine("open table expiry_by_deadline", e))?;
+        if meta.get(META_REVISION).map_err(|e| engine("read meta", e))?.is_none() {
+            // A new store: revision 1 is the empty state, as in etcd.
+            meta.insert(META_REVISION, 1).map_err(|e| engine("initialise meta", e))?;
+            meta.insert(META_COMPACTED, 0).map_err(|e| engine("initialise meta", e))?;
+        }
+        (read_meta(&meta, META_REVISION)?, read_meta(&meta, META_COMPACTED)?, first_deadline(&deadlines)?)
+    };
+    txn.commit().map_err(|e| engine("commit initialisation", e))?;
+    Ok(state)
+}
+
 fn first_deadline(by_deadline: &impl ReadableTable<(i64, &'static str), i64>) -> Result<i64, StorageError> {
     let first = by_deadline.first().map_err(|e| engine("read expiry_by_deadline", e))?;
     Ok(first.map_or(NO_DEADLINE, |(at, _)| at.value().0))

@@ -12,13 +12,12 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
-use serde_json::Value;
-
 use crate::rbac::node::{self, Decision, Graph, Relations};
 use crate::rbac::{Attributes, Binding, Mode, Policy, PolicyRule};
 use crate::registry::keys;
 use crate::registry::kubelet::KubeletRules;
 use crate::registry::objects;
+use crate::registry::store::watched::{Decoded, stored_object};
 use crate::registry::strategy;
 use crate::status::ApiError;
 use crate::storage::{Event, ListOptions, Revision, Storage};
@@ -26,8 +25,10 @@ use crate::storage::{Event, ListOptions, Revision, Storage};
 const GROUP: &str = "rbac.authorization.k8s.io";
 const RESOURCES: [&str; 4] = ["clusterroles", "roles", "clusterrolebindings", "rolebindings"];
 
-/// The stored objects by resource, then storage key.
-type Sources = [BTreeMap<String, Value>; 4];
+/// The stored objects by resource, then storage key: decoded once and shared with the other
+/// readers of the same stored bytes (start-up's policy reconciliation and role aggregation read
+/// them just before).
+type Sources = [BTreeMap<String, Arc<Decoded>>; 4];
 
 /// The authorizer of `--authorization-mode` with its cached policy.
 pub struct Authorizer {
@@ -210,8 +211,8 @@ impl Authorizer {
     /// [`Self::load`] without rebuilding the policy.
     async fn read(&self, storage: &dyn Storage, index: usize, resource: &str) -> Result<Revision, ApiError> {
         let listed = storage.list(&Self::prefix(resource), ListOptions::default()).await?;
-        let objects: BTreeMap<String, Value> =
-            listed.kvs.iter().filter_map(|kv| objects::decode_stored(&kv.value).ok().map(|(_, v)| (kv.key.clone(), v))).collect();
+        let objects: BTreeMap<String, Arc<Decoded>> =
+            listed.kvs.iter().filter_map(|kv| stored_object(kv).ok().map(|object| (kv.key.clone(), object))).collect();
         self.sources.lock().unwrap_or_else(|e| e.into_inner())[index] = objects;
         Ok(listed.revision)
     }
@@ -222,7 +223,7 @@ impl Authorizer {
         while let Some(event) = changes.next().await {
             match event? {
                 Event::Put { kv, .. } => {
-                    if let Ok((_, object)) = objects::decode_stored(&kv.value) {
+                    if let Ok(object) = stored_object(&kv) {
                         self.sources.lock().unwrap_or_else(|e| e.into_inner())[index].insert(kv.key.clone(), object);
                     }
                 }
@@ -256,17 +257,17 @@ fn relations_of(rules: &dyn KubeletRules, stored: &[u8]) -> Option<Relations> {
 /// The snapshot of the stored objects.
 fn policy_of(sources: &Sources) -> Policy {
     let mut policy = Policy::default();
-    for role in sources[0].values() {
+    for role in sources[0].values().map(|role| role.object()) {
         let name = role["metadata"]["name"].as_str().unwrap_or_default().to_owned();
         policy.cluster_roles.insert(name, Arc::new(PolicyRule::of_role(role)));
     }
-    for role in sources[1].values() {
+    for role in sources[1].values().map(|role| role.object()) {
         let namespace = role["metadata"]["namespace"].as_str().unwrap_or_default().to_owned();
         let name = role["metadata"]["name"].as_str().unwrap_or_default().to_owned();
         policy.roles.entry(namespace).or_default().insert(name, Arc::new(PolicyRule::of_role(role)));
     }
-    policy.cluster_role_bindings = sources[2].values().map(Binding::from_json).collect();
-    for binding in sources[3].values() {
+    policy.cluster_role_bindings = sources[2].values().map(|binding| Binding::from_json(binding.object())).collect();
+    for binding in sources[3].values().map(|binding| binding.object()) {
         let binding = Binding::from_json(binding);
         policy.role_bindings.entry(binding.namespace.clone()).or_default().push(binding);
     }

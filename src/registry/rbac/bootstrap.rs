@@ -17,7 +17,8 @@ use serde_json::{Map, Value, json};
 use crate::rbac::PolicyRule;
 use crate::registry::keys;
 use crate::registry::objects::{self, Kind};
-use crate::registry::store::{Current, Incoming, Proposed, Store, StoreConfig, WriteOptions, read_as};
+use crate::registry::store::watched::stored_object;
+use crate::registry::store::{Current, Incoming, Proposed, Store, StoreConfig, WriteOptions};
 use crate::status::{ApiError, GroupResource};
 use crate::storage::{KeyValue, ListOptions, Storage};
 
@@ -185,8 +186,10 @@ async fn ensure_one(
             _ => Ok(()),
         };
     };
-    let (_, existing) = read_as(&existing, Some((GROUP, "v1")))?;
-    if reconcile(&existing, &wanted.object).is_none() {
+    // The stored object as decoded once for every reader (the role aggregation and the
+    // authorizer read the same ones next); rbac's fields are the same in every version.
+    let existing = stored_object(&existing).map_err(ApiError::internal)?;
+    if reconcile(existing.object(), &wanted.object).is_none() {
         return Ok(());
     }
     let mut write = |current: Option<&Current<'_>>| {
@@ -209,26 +212,34 @@ pub fn reconcile(existing: &Value, wanted: &Value) -> Option<Value> {
     if existing["metadata"]["annotations"][AUTO_UPDATE_ANNOTATION] == json!("false") {
         return None;
     }
-    let mut out = existing.clone();
+    // Each field the policy changes, with its new value: the object is copied only when there
+    // is one (a restart finds every object already reconciled).
+    let mut metadata: Vec<(&str, Value)> = Vec::new();
     for field in ["labels", "annotations"] {
-        let mut merged: Map<String, Value> = wanted["metadata"][field].as_object().cloned().unwrap_or_default();
-        if let Some(existing) = existing["metadata"][field].as_object() {
-            merged.extend(existing.clone());
+        let have = existing["metadata"][field].as_object();
+        let adds = wanted["metadata"][field].as_object();
+        // The existing entries win; the policy only adds keys.
+        if have.is_some_and(|have| adds.into_iter().flatten().all(|(key, _)| have.contains_key(key))) {
+            continue;
         }
-        out["metadata"][field] = Value::Object(merged);
+        let mut merged: Map<String, Value> = adds.cloned().unwrap_or_default();
+        merged.extend(have.cloned().unwrap_or_default());
+        metadata.push((field, Value::Object(merged)));
     }
+    let mut fields: Vec<(&str, Value)> = Vec::new();
     if wanted.get("roleRef").is_some() {
         // A binding: the subjects it misses are added. (A changed roleRef is upstream's
         // delete-and-recreate; a bootstrap binding's roleRef is immutable, so it is left.)
-        let mut subjects = existing["subjects"].as_array().cloned().unwrap_or_default();
+        let have = existing["subjects"].as_array();
+        let same = |a: &Value, b: &Value| a["kind"] == b["kind"] && a["name"] == b["name"] && a["namespace"] == b["namespace"];
+        let mut subjects = have.cloned().unwrap_or_default();
         for subject in wanted["subjects"].as_array().into_iter().flatten() {
-            let same = |s: &Value| s["kind"] == subject["kind"] && s["name"] == subject["name"] && s["namespace"] == subject["namespace"];
-            if !subjects.iter().any(same) {
+            if !subjects.iter().any(|s| same(s, subject)) {
                 subjects.push(subject.clone());
             }
         }
-        if !subjects.is_empty() {
-            out["subjects"] = Value::Array(subjects);
+        if subjects.len() > have.map_or(0, Vec::len) {
+            fields.push(("subjects", Value::Array(subjects)));
         }
     } else if let Some(selectors) = wanted["aggregationRule"]["clusterRoleSelectors"].as_array() {
         // An aggregated role: its rules are the aggregation controller's; the selectors it
@@ -239,15 +250,28 @@ pub fn reconcile(existing: &Value, wanted: &Value) -> Option<Value> {
                 have.push(selector.clone());
             }
         }
-        out["aggregationRule"] = json!({ "clusterRoleSelectors": have });
+        let rule = json!({ "clusterRoleSelectors": have });
+        if existing["aggregationRule"] != rule {
+            fields.push(("aggregationRule", rule));
+        }
     } else {
         let owned = PolicyRule::of_role(existing);
         let missing = crate::rbac::uncovered(&owned, &PolicyRule::of_role(wanted));
         if !missing.is_empty() {
             let mut rules = existing["rules"].as_array().cloned().unwrap_or_default();
             rules.extend(missing.iter().map(PolicyRule::to_json));
-            out["rules"] = Value::Array(rules);
+            fields.push(("rules", Value::Array(rules)));
         }
+    }
+    if metadata.is_empty() && fields.is_empty() {
+        return None;
+    }
+    let mut out = existing.clone();
+    for (field, value) in metadata {
+        out["metadata"][field] = value;
+    }
+    for (field, value) in fields {
+        out[field] = value;
     }
     (out != *existing).then_some(out)
 }
@@ -420,5 +444,28 @@ mod tests {
         assert!(reconcile(&out, &wanted).is_none());
         let opted_out = json!({"metadata": {"name": "r", "annotations": {AUTO_UPDATE_ANNOTATION: "false"}}, "rules": []});
         assert!(reconcile(&opted_out, &wanted).is_none());
+    }
+
+    #[test]
+    fn reconciling_adds_missing_subjects_and_selectors_only() {
+        let meta = json!({"name": "b", "labels": {"a": "1"}});
+        let subject = |name: &str| json!({"kind": "Group", "name": name});
+        let wanted = json!({"metadata": meta, "roleRef": {"name": "r"}, "subjects": [subject("x"), subject("y")]});
+        let existing = json!({"metadata": meta, "roleRef": {"name": "r"}, "subjects": [subject("y"), subject("z")]});
+        let out = reconcile(&existing, &wanted).unwrap();
+        assert_eq!(out["subjects"], json!([subject("y"), subject("z"), subject("x")]));
+        assert!(reconcile(&out, &wanted).is_none(), "kept subjects and labels need nothing");
+        // Labels missing altogether are added.
+        let unlabelled = json!({"metadata": {"name": "b"}, "roleRef": {"name": "r"}, "subjects": out["subjects"]});
+        assert_eq!(reconcile(&unlabelled, &wanted).unwrap()["metadata"]["labels"], json!({"a": "1"}));
+
+        let selector = |label: &str| json!({"matchLabels": {label: "true"}});
+        let wanted = json!({"metadata": meta, "aggregationRule": {"clusterRoleSelectors": [selector("p"), selector("q")]}});
+        let existing =
+            json!({"metadata": meta, "aggregationRule": {"clusterRoleSelectors": [selector("q")]}, "rules": [{"verbs": ["get"]}]});
+        let out = reconcile(&existing, &wanted).unwrap();
+        assert_eq!(out["aggregationRule"]["clusterRoleSelectors"], json!([selector("q"), selector("p")]));
+        assert_eq!(out["rules"], existing["rules"], "an aggregated role's rules are the aggregation's");
+        assert!(reconcile(&out, &wanted).is_none());
     }
 }
