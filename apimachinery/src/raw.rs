@@ -62,11 +62,17 @@ pub fn compact_json(input: &[u8]) -> Vec<u8> {
 }
 
 /// Validates `raw` as one JSON document and returns it compacted, as Go's encoder does with a
-/// `MarshalJSON` result.
-fn validated_json(raw: &[u8], go_type: &str) -> Result<String, String> {
+/// `MarshalJSON` result. Bytes already compact (as stored ones are) are parsed once, by
+/// `RawValue`; others are validated as they are first, since dropping whitespace can join an
+/// invalid document into a valid one (`1 2` into `12`).
+fn validated_json(raw: &[u8], go_type: &str) -> Result<Box<RawValue>, String> {
     let fail = |detail: &dyn fmt::Display| format!("json: error calling MarshalJSON for type {go_type}: {detail}");
-    serde_json::from_slice::<serde::de::IgnoredAny>(raw).map_err(|e| fail(&e))?;
-    String::from_utf8(compact_json(raw)).map_err(|e| fail(&e))
+    let compact = compact_json(raw);
+    if compact.len() != raw.len() {
+        serde_json::from_slice::<serde::de::IgnoredAny>(raw).map_err(|e| fail(&e))?;
+    }
+    let text = String::from_utf8(compact).map_err(|e| fail(&e))?;
+    RawValue::from_string(text).map_err(|e| fail(&e))
 }
 
 macro_rules! raw_type {
@@ -144,9 +150,7 @@ macro_rules! raw_type {
                 if self.is_empty() {
                     return serializer.serialize_none();
                 }
-                let text = validated_json(self.as_bytes(), $go_type).map_err(S::Error::custom)?;
-                let raw = RawValue::from_string(text).map_err(S::Error::custom)?;
-                raw.serialize(serializer)
+                validated_json(self.as_bytes(), $go_type).map_err(S::Error::custom)?.serialize(serializer)
             }
         }
 

@@ -106,25 +106,36 @@ impl Instant {
         let days = secs.div_euclid(86_400);
         let rem = secs.rem_euclid(86_400);
         let (year, month, day) = civil_from_days(days);
+        // Digit by digit: every object's timestamps are written on every encode, and
+        // `format!` cost several times more.
         let mut out = String::with_capacity(32);
         if year < 0 {
             out.push('-');
         }
-        out.push_str(&format!("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}", year.unsigned_abs(), month, day, rem / 3600, rem / 60 % 60, rem % 60));
-        let digits = format!("{nanos:09}");
-        match frac {
-            Some(0) => {}
-            Some(n) => {
-                out.push('.');
-                out.push_str(&digits[..n.min(9)]);
-            }
+        push_padded(&mut out, year.unsigned_abs(), 4);
+        let clock = [('-', i64::from(month)), ('-', i64::from(day)), ('T', rem / 3600), (':', rem / 60 % 60), (':', rem % 60)];
+        for (separator, value) in clock {
+            out.push(separator);
+            push_padded(&mut out, value.unsigned_abs(), 2);
+        }
+        let digits = match frac {
+            Some(n) => n.min(9),
+            None if nanos == 0 => 0,
+            // Go's `.999999999`: the digits before the trailing zeros.
             None => {
-                let trimmed = digits.trim_end_matches('0');
-                if !trimmed.is_empty() {
-                    out.push('.');
-                    out.push_str(trimmed);
+                let (mut kept, mut rest) = (9, nanos);
+                while rest % 10 == 0 {
+                    rest /= 10;
+                    kept -= 1;
                 }
+                kept
             }
+        };
+        if digits > 0 {
+            out.push('.');
+            let mut fraction = String::with_capacity(9);
+            push_padded(&mut fraction, u64::from(nanos), 9);
+            out.push_str(&fraction[..digits]);
         }
         out.push('Z');
         out
@@ -154,6 +165,23 @@ impl PartialOrd for Instant {
 impl Hash for Instant {
     fn hash<H: Hasher>(&self, state: &mut H) {
         self.key().hash(state);
+    }
+}
+
+/// `value` in decimal, zero-padded to `width` digits (more when it needs them): `{:0width$}`.
+fn push_padded(out: &mut String, value: u64, width: usize) {
+    let mut digits = [b'0'; 20];
+    let (mut rest, mut start) = (value, digits.len());
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    for &digit in &digits[start.min(digits.len().saturating_sub(width))..] {
+        out.push(char::from(digit));
     }
 }
 
@@ -651,6 +679,38 @@ mod tests {
     use super::*;
     use crate::test_hex::{hex, unhex};
     use prost::Message;
+
+    /// The digit-by-digit RFC 3339 form against `format!`'s, over the ranges that matter: years
+    /// before 1 and after 9999, and fractions of every length.
+    #[test]
+    fn formats_as_format_macro_would() {
+        let reference = |instant: Instant, frac: Option<usize>| {
+            let (secs, nanos) = instant.key();
+            let (year, month, day) = civil_from_days(secs.div_euclid(86_400));
+            let rem = secs.rem_euclid(86_400);
+            let sign = if year < 0 { "-" } else { "" };
+            let mut out =
+                format!("{sign}{:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}", year.unsigned_abs(), rem / 3600, rem / 60 % 60, rem % 60);
+            let digits = format!("{nanos:09}");
+            let fraction = match frac {
+                Some(n) => &digits[..n.min(9)],
+                None => digits.trim_end_matches('0'),
+            };
+            if !fraction.is_empty() {
+                out.push('.');
+                out.push_str(fraction);
+            }
+            out + "Z"
+        };
+        for secs in [0, 1, -1, 86_399, 1_700_000_000, -62_135_596_800, -62_135_596_801, 253_402_300_799, 253_402_300_800, 1 << 40] {
+            for nanos in [0, 1, 10, 120_000_000, 999_999_999, 500_000] {
+                let instant = Instant::from_unix(secs, nanos);
+                for frac in [None, Some(0), Some(3), Some(6), Some(9), Some(12)] {
+                    assert_eq!(instant.format(frac), reference(instant, frac), "{secs}s {nanos}ns {frac:?}");
+                }
+            }
+        }
+    }
 
     /// The `time` package's `quote` against `strconv.Quote`: the same on printable ASCII, bytes
     /// for everything else (DEL is ASCII and passes as is).
