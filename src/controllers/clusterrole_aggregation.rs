@@ -114,7 +114,7 @@ mod tests {
     #[test]
     fn aggregation_collects_matching_roles_rules_once() {
         let admin = json!({"metadata": {"name": "admin"}, "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"a": "true"}}]}});
-        let roles = vec![
+        let roles = [
             admin.clone(),
             json!({"metadata": {"name": "x", "labels": {"a": "true"}}, "rules": [{"verbs": ["get"]}, {"verbs": ["list"]}]}),
             json!({"metadata": {"name": "y", "labels": {"a": "true"}}, "rules": [{"verbs": ["get"]}]}),

@@ -1309,7 +1309,6 @@ impl<'txn> Tables<'txn> {
     }
 }
 
-/// The earliest deadline in `expiry_by_deadline`, or [`NO_DEADLINE`].
 /// The state of a store whose tables and meta entries are all there (`None` for a new store or
 /// one made before a table existed): read without a write transaction, whose commit would cost
 /// a restart a sync of the file for nothing.
@@ -1331,6 +1330,7 @@ fn read_initialised(db: &Database) -> Result<Option<(Revision, Revision, i64)>, 
     Ok(Some((read_meta(&meta, META_REVISION)?, read_meta(&meta, META_COMPACTED)?, first_deadline(&deadlines)?)))
 }
 
+/// Whether the store has `table` (a read transaction cannot create it).
 fn has_table<K: redb::Key + 'static, V: redb::Value + 'static>(
     txn: &redb::ReadTransaction,
     table: TableDefinition<K, V>,
@@ -1363,6 +1363,7 @@ fn initialise(db: &Database) -> Result<(Revision, Revision, i64), StorageError> 
     Ok(state)
 }
 
+/// The earliest deadline in `expiry_by_deadline`, or [`NO_DEADLINE`].
 fn first_deadline(by_deadline: &impl ReadableTable<(i64, &'static str), i64>) -> Result<i64, StorageError> {
     let first = by_deadline.first().map_err(|e| engine("read expiry_by_deadline", e))?;
     Ok(first.map_or(NO_DEADLINE, |(at, _)| at.value().0))
