@@ -1314,30 +1314,26 @@ impl<'txn> Tables<'txn> {
 /// a restart a sync of the file for nothing.
 fn read_initialised(db: &Database) -> Result<Option<(Revision, Revision, i64)>, StorageError> {
     let txn = db.begin_read().map_err(|e| engine("begin read transaction", e))?;
-    let all_there = has_table(&txn, META)?
-        && has_table(&txn, KEYS)?
-        && has_table(&txn, HISTORY)?
-        && has_table(&txn, EXPIRY_BY_KEY)?
-        && has_table(&txn, EXPIRY_BY_DEADLINE)?;
-    if !all_there {
+    let (Some(meta), Some(deadlines)) = (open_if_present(&txn, META)?, open_if_present(&txn, EXPIRY_BY_DEADLINE)?) else {
+        return Ok(None);
+    };
+    let others_there = open_if_present(&txn, KEYS)?.is_some()
+        && open_if_present(&txn, HISTORY)?.is_some()
+        && open_if_present(&txn, EXPIRY_BY_KEY)?.is_some();
+    if !others_there || meta.get(META_REVISION).map_err(|e| engine("read meta", e))?.is_none() {
         return Ok(None);
     }
-    let meta = txn.open_table(META).map_err(|e| engine("open table meta", e))?;
-    if meta.get(META_REVISION).map_err(|e| engine("read meta", e))?.is_none() {
-        return Ok(None);
-    }
-    let deadlines = txn.open_table(EXPIRY_BY_DEADLINE).map_err(|e| engine("open table expiry_by_deadline", e))?;
     Ok(Some((read_meta(&meta, META_REVISION)?, read_meta(&meta, META_COMPACTED)?, first_deadline(&deadlines)?)))
 }
 
-/// Whether the store has `table` (a read transaction cannot create it).
-fn has_table<K: redb::Key + 'static, V: redb::Value + 'static>(
+/// `table`, or `None` when the store does not have it (a read transaction cannot create it).
+fn open_if_present<K: redb::Key + 'static, V: redb::Value + 'static>(
     txn: &redb::ReadTransaction,
     table: TableDefinition<K, V>,
-) -> Result<bool, StorageError> {
+) -> Result<Option<redb::ReadOnlyTable<K, V>>, StorageError> {
     match txn.open_table(table) {
-        Ok(_) => Ok(true),
-        Err(redb::TableError::TableDoesNotExist(_)) => Ok(false),
+        Ok(opened) => Ok(Some(opened)),
+        Err(redb::TableError::TableDoesNotExist(_)) => Ok(None),
         Err(e) => Err(engine(format!("open table {table}"), e)),
     }
 }
@@ -1960,6 +1956,33 @@ mod tests {
         let mut watch = store.watch("/a/", 0).await.unwrap();
         assert_eq!(next(&mut watch).await, Event::Delete { prev: long, revision: 6 });
         assert_eq!(store.list("/a/", ListOptions::default()).await.unwrap().kvs.len(), 1);
+    }
+
+    /// A store made before the expiry tables existed gets them at open, and keeps its revision;
+    /// a complete store is opened without a write.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn opening_adds_missing_tables_and_reads_a_complete_store_as_it_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("store.redb");
+        {
+            let db = Database::create(&path).unwrap();
+            let txn = begin_write(&db, true).unwrap();
+            {
+                let mut meta = txn.open_table(META).unwrap();
+                meta.insert(META_REVISION, 7).unwrap();
+                meta.insert(META_COMPACTED, 0).unwrap();
+                txn.open_table(KEYS).unwrap();
+                txn.open_table(HISTORY).unwrap();
+            }
+            txn.commit().unwrap();
+            assert!(read_initialised(&db).unwrap().is_none(), "no expiry tables yet");
+        }
+        let store = EmbeddedStore::open_without_sweeper(&path).unwrap();
+        assert_eq!(store.handle.inner.hub().published, 7);
+        assert_eq!(store.create("/a", Bytes::new()).await.unwrap().mod_revision, 8);
+        drop(store);
+        let db = Database::create(&path).unwrap();
+        assert_eq!(read_initialised(&db).unwrap(), Some((8, 0, NO_DEADLINE)));
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
