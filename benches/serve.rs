@@ -22,6 +22,8 @@
 //!     the newer build's write path (managedFields on every write) costs.
 //!     `KAPI_BENCH_SECTION=baseline` runs section 10 alone.
 //!
+//! `KAPI_BENCH_SECTION=get` runs section 4 alone on a fresh server (for profiling GETs).
+//!
 //! `KAPI_BENCH_BIN=<path>` runs the servers from another build of `kapi`.
 //!
 //! A benchmark, not a test: nothing is asserted about timings. Every loop is bounded in count
@@ -131,6 +133,14 @@ fn run() -> Result<()> {
         return Ok(());
     }
     let baseline_bin = std::env::var("KAPI_BENCH_BASELINE_BIN").ok().filter(|b| !b.is_empty());
+    // `KAPI_BENCH_SECTION=get` runs section 4 alone, on a fresh server (for profiling it).
+    if std::env::var("KAPI_BENCH_SECTION").as_deref() == Ok("get") {
+        let (server, _) = Server::start(&root.path().join("data"), &root.path().join("kapi.log"))?;
+        rows.extend(bench_gets(&server, &root.path().join("data"))?);
+        server.stop()?;
+        print_table(&rows);
+        return Ok(());
+    }
     // `KAPI_BENCH_SECTION=baseline` runs section 10 alone.
     if std::env::var("KAPI_BENCH_SECTION").as_deref() == Ok("baseline") {
         let baseline = baseline_bin.ok_or("KAPI_BENCH_SECTION=baseline needs KAPI_BENCH_BASELINE_BIN")?;
@@ -177,40 +187,10 @@ fn run() -> Result<()> {
     print_progress(&rows);
 
     // 4. GET of one object against a bare hyper server answering the same bytes.
-    let pod_path = "/api/v1/namespaces/default/pods";
-    let mut conn = Conn::connect(&server.tls, server.port)?;
-    let created = conn.request("POST", pod_path, &pod_json("bench-get"))?;
-    if created.status != 201 {
-        return Err(format!("creating pod bench-get: HTTP {}: {}", created.status, created.text()).into());
-    }
-    let get_path = format!("{pod_path}/bench-get");
-    let reference = conn.request("GET", &get_path, b"")?;
-    if reference.status != 200 {
-        return Err(format!("GET {get_path}: HTTP {}: {}", reference.status, reference.text()).into());
-    }
-    drop(conn);
-    let kapi_get = bench_get(&server.tls, server.port, &get_path, reference.body.len())?;
-    // `resourceVersion=0`: any revision will do, so the watch cache (or the store's latest
-    // state) answers without a consistent read.
-    let cached_path = format!("{get_path}?resourceVersion=0");
-    let kapi_cached_get = bench_get(&server.tls, server.port, &cached_path, reference.body.len())?;
-    let bare = BareServer::start(&data.join("pki"), &reference)?;
-    let bare_get = bench_get(&server.tls, bare.port, &get_path, reference.body.len())?;
-    drop(bare);
-    rows.push(compared(
-        format!("GET one pod ({} B), consistent, {GET_THREADS} keep-alive conns", reference.body.len()),
-        format!("{:.0} req/s", kapi_get.rate()),
-        format!("{:.0} req/s bare hyper+rustls, same bytes", bare_get.rate()),
-        kapi_get.rate() / bare_get.rate(),
-    ));
-    rows.push(compared(
-        format!("GET one pod, resourceVersion=0, {GET_THREADS} keep-alive conns"),
-        format!("{:.0} req/s", kapi_cached_get.rate()),
-        format!("{:.0} req/s bare hyper+rustls, same bytes", bare_get.rate()),
-        kapi_cached_get.rate() / bare_get.rate(),
-    ));
+    rows.extend(bench_gets(&server, &data)?);
     print_progress(&rows);
 
+    let pod_path = "/api/v1/namespaces/default/pods";
     // 5. Create 10,000 pods.
     let creates =
         bench_creates(&server.tls, server.port, pod_path, PODS, CREATE_TIME_LIMIT, Arc::new(|i| pod_json(&format!("pod-{i:05}"))))?;
@@ -325,6 +305,45 @@ fn run() -> Result<()> {
 }
 
 /// Echoes the rows added since the last call to stderr, so that a slow section shows progress.
+/// Section 4: GETs of one pod, consistent and with `resourceVersion=0`, against a bare hyper
+/// server answering the same bytes with the server's certificate from `data`.
+fn bench_gets(server: &Server, data: &Path) -> Result<Vec<Row>> {
+    let pod_path = "/api/v1/namespaces/default/pods";
+    let mut conn = Conn::connect(&server.tls, server.port)?;
+    let created = conn.request("POST", pod_path, &pod_json("bench-get"))?;
+    if created.status != 201 {
+        return Err(format!("creating pod bench-get: HTTP {}: {}", created.status, created.text()).into());
+    }
+    let get_path = format!("{pod_path}/bench-get");
+    let reference = conn.request("GET", &get_path, b"")?;
+    if reference.status != 200 {
+        return Err(format!("GET {get_path}: HTTP {}: {}", reference.status, reference.text()).into());
+    }
+    drop(conn);
+    let kapi_get = bench_get(&server.tls, server.port, &get_path, reference.body.len())?;
+    // `resourceVersion=0`: any revision will do, so the watch cache (or the store's latest
+    // state) answers without a consistent read.
+    let cached_path = format!("{get_path}?resourceVersion=0");
+    let kapi_cached_get = bench_get(&server.tls, server.port, &cached_path, reference.body.len())?;
+    let bare = BareServer::start(&data.join("pki"), &reference)?;
+    let bare_get = bench_get(&server.tls, bare.port, &get_path, reference.body.len())?;
+    drop(bare);
+    Ok(vec![
+        compared(
+            format!("GET one pod ({} B), consistent, {GET_THREADS} keep-alive conns", reference.body.len()),
+            format!("{:.0} req/s", kapi_get.rate()),
+            format!("{:.0} req/s bare hyper+rustls, same bytes", bare_get.rate()),
+            kapi_get.rate() / bare_get.rate(),
+        ),
+        compared(
+            format!("GET one pod, resourceVersion=0, {GET_THREADS} keep-alive conns"),
+            format!("{:.0} req/s", kapi_cached_get.rate()),
+            format!("{:.0} req/s bare hyper+rustls, same bytes", bare_get.rate()),
+            kapi_cached_get.rate() / bare_get.rate(),
+        ),
+    ])
+}
+
 fn print_progress(rows: &[Row]) {
     static PRINTED: AtomicUsize = AtomicUsize::new(0);
     for r in &rows[PRINTED.swap(rows.len(), Ordering::Relaxed).min(rows.len())..] {

@@ -17,18 +17,25 @@
 //! # Consistency rules
 //!
 //! - Writes, `compact`, `current_revision` and `compacted_revision` go to the backend.
-//! - Consistent reads (`get`, `list` without `not_older_than`) go to the backend: upstream serves
-//!   them from the cache only after a watch progress request proves the cache current, which
-//!   etcd answers reliably only from 3.4.31 / 3.5.13 on; the embedded store and Debian's etcd
-//!   3.4.23 cannot, so read-your-writes is kept by reading the backend.
-//! - Exact-revision reads (continue tokens, `resourceVersionMatch=Exact`) go to the backend.
+//! - Consistent lists (`list` without `not_older_than` or a revision) are answered from the cache
+//!   once it is ready and has reached the backend's current revision, as upstream's
+//!   `ConsistentListFromCache`: the cache asks the backend for a watch progress report
+//!   ([`Storage::request_progress`]), which reaches it after every earlier event, and waits at
+//!   most [`WatchCacheOptions::catch_up`] for it. Only a backend that answers such requests
+//!   reliably is asked: the embedded store does; on etcd (3.4.31 / 3.5.13 and later answer
+//!   them, Debian's 3.4.23 does not) the list goes to the backend, as it does before the cache
+//!   has listed or when the report does not come in time. Consistent `get`s go to the
+//!   backend, as upstream's do.
+//! - Exact-revision reads (continue tokens, `resourceVersionMatch=Exact`) go to the backend,
+//!   unless the cache is at exactly that revision (the next pages of a list it answered).
 //! - `not_older_than = Some(n)` (`resourceVersion=0`, `resourceVersionMatch=NotOlderThan`) is
 //!   answered from the cache once it has seen revision `n`, waiting at most
 //!   [`WatchCacheOptions::catch_up`] for it. A revision beyond the backend's current one is
-//!   [`StorageError::FutureRevision`] (upstream's 504 "Too large resource version"). When the
-//!   cache cannot tell it has reached `n` in time — it only learns of revisions through events
-//!   of its own prefix, so `n` may be a write to another resource — the read goes to the
-//!   backend, whose latest state is not older than `n` either.
+//!   [`StorageError::FutureRevision`] (upstream's 504 "Too large resource version"). The cache
+//!   learns of revisions through its own prefix's events, so `n` may be a write to another
+//!   resource: a backend that answers progress requests is asked for a report; when the cache
+//!   still cannot tell it has reached `n` in time, the read goes to the backend, whose latest
+//!   state is not older than `n` either.
 //! - A watch from a revision in the window replays from it and follows live, without gap or
 //!   duplicate; from a revision ahead of the cache it waits for nothing: it simply skips events
 //!   up to that revision as they arrive. A watch from before the window (older than the cache,
@@ -247,14 +254,36 @@ impl WatchCache {
         Ok(())
     }
 
-    /// Whether the cache reaches `revision` within [`WatchCacheOptions::catch_up`].
+    /// Whether the cache reaches `revision` within [`WatchCacheOptions::catch_up`]. The cache
+    /// learns of revisions through its own resource's events, so it asks a backend that
+    /// answers progress requests to report its position: a later write to another resource
+    /// then reaches it too (upstream's `waitUntilFreshAndBlock` with `RequestWatchProgress`).
     async fn caught_up(&self, resource: &Resource, revision: Revision) -> Result<bool, StorageError> {
         if resource.state().revision >= revision {
             return Ok(true);
         }
         self.check_not_future(revision).await?;
         let mut progress = resource.progress.subscribe();
+        self.backend.request_progress(&resource.prefix);
         Ok(tokio::time::timeout(self.options.catch_up, progress.wait_for(|r| *r >= revision)).await.is_ok())
+    }
+
+    /// A consistent list from the cache (upstream's `ConsistentListFromCache`): when the
+    /// backend answers progress requests and the resource's cache is ready, the cache is
+    /// brought to the backend's current revision and answers; `None` sends the list to the
+    /// backend (as on etcd that cannot answer them, or before the cache has listed).
+    async fn consistent_from_cache(&self, prefix: &str, options: &ListOptions) -> Result<Option<ListResult>, StorageError> {
+        if !self.backend.answers_progress_requests() {
+            return Ok(None);
+        }
+        let Some(resource) = self.resource(prefix).filter(|r| r.state().ready) else { return Ok(None) };
+        let current = self.backend.current_revision().await?;
+        self.note(current);
+        if !self.caught_up(&resource, current).await? {
+            return Ok(None);
+        }
+        let state = resource.state();
+        Ok(state.ready.then(|| page(&state, prefix, options)))
     }
 
     async fn list_from_cache(&self, prefix: &str, options: &ListOptions, min: Revision) -> Result<Option<ListResult>, StorageError> {
@@ -474,6 +503,11 @@ impl Storage for WatchCache {
                         return Ok(result);
                     }
                 }
+                None if options.revision.is_none() => {
+                    if let Some(result) = self.consistent_from_cache(prefix, &options).await? {
+                        return Ok(result);
+                    }
+                }
                 Some(_) | None => {
                     if let Some(revision) = options.revision
                         && revision > 0
@@ -598,6 +632,14 @@ impl Storage for WatchCache {
     fn compacted_revision(&self) -> StorageFuture<'_, Revision> {
         self.backend.compacted_revision()
     }
+
+    fn answers_progress_requests(&self) -> bool {
+        self.backend.answers_progress_requests()
+    }
+
+    fn request_progress(&self, prefix: &str) {
+        self.backend.request_progress(prefix);
+    }
 }
 
 /// One watcher of a resource cache: the window's events after its start, then live ones.
@@ -634,12 +676,14 @@ mod tests {
     use crate::storage::EmbeddedStore;
     use std::sync::atomic::AtomicUsize;
 
-    /// An embedded store that counts the calls the cache makes of it.
+    /// An embedded store that counts the calls the cache makes of it, and answers progress
+    /// requests only when `progress` says so (as etcd before 3.4.31 does not).
     struct Counting {
         inner: EmbeddedStore,
         watches: AtomicUsize,
         lists: AtomicUsize,
         gets: AtomicUsize,
+        progress: bool,
     }
 
     impl Storage for Counting {
@@ -673,12 +717,25 @@ mod tests {
         fn compacted_revision(&self) -> StorageFuture<'_, Revision> {
             self.inner.compacted_revision()
         }
+        fn answers_progress_requests(&self) -> bool {
+            self.progress
+        }
+        fn request_progress(&self, prefix: &str) {
+            if self.progress {
+                self.inner.request_progress(prefix);
+            }
+        }
     }
 
     fn setup(options: WatchCacheOptions) -> (tempfile::TempDir, Arc<Counting>, WatchCache) {
+        setup_with(options, true)
+    }
+
+    fn setup_with(options: WatchCacheOptions, progress: bool) -> (tempfile::TempDir, Arc<Counting>, WatchCache) {
         let dir = tempfile::tempdir().unwrap();
         let inner = EmbeddedStore::open(dir.path().join("s.redb")).unwrap();
-        let counting = Arc::new(Counting { inner, watches: AtomicUsize::new(0), lists: AtomicUsize::new(0), gets: AtomicUsize::new(0) });
+        let counting =
+            Arc::new(Counting { inner, watches: AtomicUsize::new(0), lists: AtomicUsize::new(0), gets: AtomicUsize::new(0), progress });
         let cache = WatchCache::new(counting.clone(), options);
         (dir, counting, cache)
     }
@@ -776,11 +833,12 @@ mod tests {
         assert_eq!(cache.watchers(), 2, "dropped watchers are forgotten");
     }
 
-    /// A consistent list right after a write sees it (read from the backend); a NotOlderThan
-    /// list waits for the cache to reach the write and answers from memory.
+    /// A consistent list right after a write sees it; a NotOlderThan list waits for the cache
+    /// to reach the write and answers from memory. Without progress requests, the cache
+    /// cannot tell it has reached a revision written to another resource: the backend answers.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn read_your_writes_and_not_older_than() {
-        let (_dir, backend, cache) = setup(WatchCacheOptions::default());
+        let (_dir, backend, cache) = setup_with(WatchCacheOptions::default(), false);
         cache.create("/registry/pods/a/x", v("1")).await.unwrap();
         let first = cache.list("/registry/pods/", any(0)).await.unwrap();
         assert_eq!(first.kvs.len(), 1);
@@ -809,6 +867,48 @@ mod tests {
         let answered = cache.list("/registry/pods/", any(other.mod_revision)).await.unwrap();
         assert!(answered.revision >= other.mod_revision);
         assert!(backend.lists.load(Ordering::SeqCst) > lists, "fell back to the backend");
+    }
+
+    /// On a backend that answers progress requests, consistent lists come from the cache once
+    /// it has listed, and see every write acknowledged before them, including one to another
+    /// resource (the progress report brings the cache to it); so do NotOlderThan reads of such
+    /// a revision. Without progress requests every consistent list reads the backend.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn consistent_lists_from_the_cache_after_a_progress_report() {
+        let (_dir, backend, cache) = setup(WatchCacheOptions::default());
+        cache.create("/registry/pods/a/x", v("1")).await.unwrap();
+        // The first list reads the backend (and starts the cache); the cache lists once.
+        cache.list("/registry/pods/", ListOptions::default()).await.unwrap();
+        while !cache.resource("/registry/pods/").unwrap().state().ready {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let lists = backend.lists.load(Ordering::SeqCst);
+        for i in 0..20 {
+            let kv = cache.create(&format!("/registry/pods/a/y{i}"), v("2")).await.unwrap();
+            let other = cache.create(&format!("/registry/configmaps/a/c{i}"), v("c")).await.unwrap();
+            let consistent = cache.list("/registry/pods/", ListOptions::default()).await.unwrap();
+            assert!(consistent.kvs.contains(&kv), "consistent list after write {i}");
+            assert!(consistent.revision >= other.mod_revision, "list {i} is at the latest write, to another resource");
+            let page = cache.list("/registry/pods/a/", ListOptions { limit: Some(1), ..ListOptions::default() }).await.unwrap();
+            assert_eq!((page.kvs.len(), page.more, page.revision >= other.mod_revision), (1, true, true));
+            let newer = cache.create(&format!("/registry/configmaps/a/d{i}"), v("d")).await.unwrap();
+            let fresh = cache.list("/registry/pods/", any(newer.mod_revision)).await.unwrap();
+            assert!(fresh.revision >= newer.mod_revision, "NotOlderThan list {i} of another resource's write");
+        }
+        assert_eq!(backend.lists.load(Ordering::SeqCst), lists, "every list after the cache's was answered from it");
+
+        let (_dir, backend, cache) = setup_with(WatchCacheOptions::default(), false);
+        cache.create("/registry/pods/a/x", v("1")).await.unwrap();
+        cache.list("/registry/pods/", ListOptions::default()).await.unwrap();
+        while !cache.resource("/registry/pods/").unwrap().state().ready {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let lists = backend.lists.load(Ordering::SeqCst);
+        for i in 0..3 {
+            let kv = cache.create(&format!("/registry/pods/a/y{i}"), v("2")).await.unwrap();
+            assert!(cache.list("/registry/pods/", ListOptions::default()).await.unwrap().kvs.contains(&kv));
+        }
+        assert_eq!(backend.lists.load(Ordering::SeqCst), lists + 3, "each consistent list read the backend");
     }
 
     /// The next pages of a list the cache answered come from the cache while it is still at

@@ -564,6 +564,14 @@ impl Storage for EmbeddedStore {
         Box::pin(async move { Ok(self.handle.inner.hub().published) })
     }
 
+    fn answers_progress_requests(&self) -> bool {
+        true
+    }
+
+    fn request_progress(&self, prefix: &str) {
+        self.handle.inner.hub().report_progress(prefix);
+    }
+
     fn compact(&self, revision: Revision) -> StorageFuture<'_, ()> {
         Box::pin(async move {
             let (done, answer) = oneshot::channel();
@@ -950,6 +958,16 @@ impl Hub {
             watcher.tx.try_send(Ok(event.clone())).is_ok()
         });
         self.published = event.revision();
+    }
+
+    /// Hands every live watcher under `prefix` a progress report at the published revision
+    /// ([`Storage::request_progress`]): it follows every event the watcher was handed, since
+    /// both happen under the hub's lock. A watcher with only its overflow slot left misses it.
+    fn report_progress(&mut self, prefix: &str) {
+        let progress = Event::Progress { revision: self.published };
+        for watcher in self.watchers.iter().filter(|w| w.prefix.starts_with(prefix) && w.tx.capacity() > 1) {
+            let _ = watcher.tx.try_send(Ok(progress.clone()));
+        }
     }
 }
 
@@ -1804,6 +1822,28 @@ mod tests {
         drop(b);
         store.create("/a/1", Bytes::new()).await.unwrap();
         assert_eq!(store.live_watchers(), 0);
+    }
+
+    /// A progress request reaches each live watch under its prefix after the events it was
+    /// owed, at the latest revision, whatever resource that was written to.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn progress_reports_follow_the_events_owed() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = open(&dir, 8);
+        assert!(store.answers_progress_requests());
+        let mut pods = store.watch("/registry/pods/", 0).await.unwrap();
+        let mut secrets = store.watch("/registry/secrets/", 0).await.unwrap();
+        // Waiting for an event registers each watch with the hub.
+        for watch in [&mut pods, &mut secrets] {
+            assert!(tokio::time::timeout(Duration::from_millis(50), watch.next()).await.is_err());
+        }
+        let pod = store.create("/registry/pods/a/p", Bytes::new()).await.unwrap();
+        let other = store.create("/registry/configmaps/a/c", Bytes::new()).await.unwrap();
+        store.request_progress("/registry/pods/");
+        assert_eq!(next(&mut pods).await.key(), pod.key);
+        assert_eq!(next(&mut pods).await, Event::Progress { revision: other.mod_revision });
+        // A watch under another prefix was not asked.
+        assert!(tokio::time::timeout(Duration::from_millis(50), secrets.next()).await.is_err());
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

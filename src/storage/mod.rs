@@ -267,6 +267,18 @@ pub trait Storage: Send + Sync {
 
     /// The revision history was last compacted at (0 if never).
     fn compacted_revision(&self) -> StorageFuture<'_, Revision>;
+
+    /// Whether the store answers [`Storage::request_progress`] (etcd's `RequestWatchProgress`):
+    /// then a watch cache can prove it is current by asking, rather than by reading the store.
+    fn answers_progress_requests(&self) -> bool {
+        false
+    }
+
+    /// Asks every live watch under `prefix` to report its position: each gets an
+    /// [`Event::Progress`] at the store's current revision, after every earlier event it is
+    /// owed (a watch still catching up, or whose buffer is full, misses it). Does nothing on a
+    /// store that does not [answer them](Storage::answers_progress_requests).
+    fn request_progress(&self, _prefix: &str) {}
 }
 
 /// What a backend puts behind a [`WatchStream`].
