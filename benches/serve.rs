@@ -24,7 +24,8 @@
 //!     the newer build's write path (managedFields on every write) costs.
 //!     `KAPI_BENCH_SECTION=baseline` runs section 10 alone.
 //!
-//! `KAPI_BENCH_SECTION=get` runs section 4 alone on a fresh server (for profiling GETs).
+//! `KAPI_BENCH_SECTION=get` runs section 4 alone on a fresh server (for profiling GETs), and
+//! `KAPI_BENCH_SECTION=pods` sections 5 and 6 (for the memory they take).
 //!
 //! `KAPI_BENCH_BIN=<path>` runs the servers from another build of `kapi`.
 //!
@@ -143,6 +144,13 @@ fn run() -> Result<()> {
         print_table(&rows);
         return Ok(());
     }
+    // `KAPI_BENCH_SECTION=pods` runs sections 5 and 6 alone, on a fresh server.
+    if std::env::var("KAPI_BENCH_SECTION").as_deref() == Ok("pods") {
+        let (server, _) = Server::start(&root.path().join("data"), &root.path().join("kapi.log"))?;
+        rows.extend(bench_pods(server, &root.path().join("data"))?);
+        print_table(&rows);
+        return Ok(());
+    }
     // `KAPI_BENCH_SECTION=baseline` runs section 10 alone.
     if std::env::var("KAPI_BENCH_SECTION").as_deref() == Ok("baseline") {
         let baseline = baseline_bin.ok_or("KAPI_BENCH_SECTION=baseline needs KAPI_BENCH_BASELINE_BIN")?;
@@ -192,46 +200,8 @@ fn run() -> Result<()> {
     rows.extend(bench_gets(&server, &data)?);
     print_progress(&rows);
 
-    let pod_path = "/api/v1/namespaces/default/pods";
-    // 5. Create 10,000 pods.
-    let creates =
-        bench_creates(&server.tls, server.port, pod_path, PODS, CREATE_TIME_LIMIT, Arc::new(|i| pod_json(&format!("pod-{i:05}"))))?;
-    let after_creates = server.memory()?;
-    rows.push(row(
-        format!("create pods, {CREATE_THREADS} keep-alive conns"),
-        format!("{:.0} /s ({} in {:.1} s)", creates.rate(), creates.requests, creates.elapsed.as_secs_f64()),
-    ));
-    print_progress(&rows);
-
-    // 6. LIST against re-serialising the same list in-process.
-    let (list_time, list_body) = bench_list(&server.tls, server.port, pod_path)?;
-    let value: serde_json::Value = serde_json::from_slice(&list_body)?;
-    let items = value["items"].as_array().map_or(0, Vec::len);
-    let encode_time = bench_encode(&value)?;
-    let after_lists = server.memory()?;
-    rows.push(compared(
-        format!("LIST {items} pods ({:.1} MB), median of {LIST_REPS}", list_body.len() as f64 / 1e6),
-        ms(list_time),
-        format!("{} serde_json::to_vec of the same list", ms(encode_time)),
-        list_time.as_secs_f64() / encode_time.as_secs_f64(),
-    ));
-    server.stop()?;
-    // The memory goals: with the pods, at most their stored protobuf bytes × 1.5 + 40 MiB;
-    // after the LISTs, within 1.5× of that.
-    let (pods, stored) = stored_bytes(&data.join("store.redb"), "/registry/pods/")?;
-    let goal_kib = stored as f64 * 1.5 / 1024.0 + 40.0 * 1024.0;
-    rows.push(compared(
-        format!("RSS with {pods} pods ÷ (their protobuf bytes × 1.5 + 40 MiB)"),
-        after_creates.describe(),
-        format!("{} ({} of protobuf)", mib(goal_kib as u64), mib(stored as u64 / 1024)),
-        after_creates.rss_kib as f64 / goal_kib,
-    ));
-    rows.push(compared(
-        "RSS after the LISTs ÷ 1.5 × that",
-        after_lists.describe(),
-        mib((goal_kib * 1.5) as u64),
-        after_lists.rss_kib as f64 / (goal_kib * 1.5),
-    ));
+    // 5. + 6. Create 10,000 pods, then LIST them (the server stops after).
+    rows.extend(bench_pods(server, &data)?);
     print_progress(&rows);
 
     // 7. ConfigMap creates: the embedded store against kapi on etcd and against raw redb, in
@@ -318,6 +288,51 @@ fn run() -> Result<()> {
 }
 
 /// Echoes the rows added since the last call to stderr, so that a slow section shows progress.
+/// Sections 5 and 6: [`PODS`] pods created through `server` (whose data directory is `data`),
+/// then listed; the server is stopped after, and the memory rows set against their goals.
+fn bench_pods(server: Server, data: &Path) -> Result<Vec<Row>> {
+    let pod_path = "/api/v1/namespaces/default/pods";
+    let creates =
+        bench_creates(&server.tls, server.port, pod_path, PODS, CREATE_TIME_LIMIT, Arc::new(|i| pod_json(&format!("pod-{i:05}"))))?;
+    let after_creates = server.memory()?;
+    let mut rows = vec![row(
+        format!("create pods, {CREATE_THREADS} keep-alive conns"),
+        format!("{:.0} /s ({} in {:.1} s)", creates.rate(), creates.requests, creates.elapsed.as_secs_f64()),
+    )];
+
+    // LIST against re-serialising the same list in-process.
+    let (list_time, list_body) = bench_list(&server.tls, server.port, pod_path)?;
+    let value: serde_json::Value = serde_json::from_slice(&list_body)?;
+    let items = value["items"].as_array().map_or(0, Vec::len);
+    let encode_time = bench_encode(&value)?;
+    let after_lists = server.memory()?;
+    rows.push(compared(
+        format!("LIST {items} pods ({:.1} MB), median of {LIST_REPS}", list_body.len() as f64 / 1e6),
+        ms(list_time),
+        format!("{} serde_json::to_vec of the same list", ms(encode_time)),
+        list_time.as_secs_f64() / encode_time.as_secs_f64(),
+    ));
+    server.stop()?;
+    // The memory goals: with the pods, at most their stored protobuf bytes × 1.5 + 40 MiB;
+    // after the LISTs, within 1.5× of that.
+    let (pods, stored) = stored_bytes(&data.join("store.redb"), "/registry/pods/")?;
+    let goal_kib = stored as f64 * 1.5 / 1024.0 + 40.0 * 1024.0;
+    rows.push(compared(
+        format!("RSS with {pods} pods ÷ (their protobuf bytes × 1.5 + 40 MiB)"),
+        after_creates.describe(),
+        format!("{} ({} of protobuf)", mib(goal_kib as u64), mib(stored as u64 / 1024)),
+        after_creates.rss_kib as f64 / goal_kib,
+    ));
+    rows.push(compared(
+        "RSS after the LISTs ÷ 1.5 × that",
+        after_lists.describe(),
+        mib((goal_kib * 1.5) as u64),
+        after_lists.rss_kib as f64 / (goal_kib * 1.5),
+    ));
+
+    Ok(rows)
+}
+
 /// Section 4: GETs of one pod, consistent and with `resourceVersion=0`, against a bare hyper
 /// server answering the same bytes with the server's certificate from `data`.
 fn bench_gets(server: &Server, data: &Path) -> Result<Vec<Row>> {
