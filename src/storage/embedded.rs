@@ -124,8 +124,9 @@ use super::{
 /// The memory redb may keep pages of the file in (its default is 1 GiB, which it filled with
 /// every page a write touched). The watch cache above the store already holds every object,
 /// so redb's cache needs only the trees' hot pages; the rest is the kernel's page cache, a
-/// `pread` away.
-const PAGE_CACHE_BYTES: usize = 16 << 20;
+/// `pread` away. At 16 MiB it was full once the store held ~10k pods, for no measurable gain
+/// in create or GET speed (see ARCHITECTURE.md, "Performance").
+const PAGE_CACHE_BYTES: usize = 4 << 20;
 
 /// key → (create revision, mod revision, value).
 const KEYS: TableDefinition<&str, (i64, i64, &[u8])> = TableDefinition::new("keys");
