@@ -869,19 +869,28 @@ mod tests {
         assert!(backend.lists.load(Ordering::SeqCst) > lists, "fell back to the backend");
     }
 
+    /// A cache over a store with one pod, whose pods' cache has listed: the first list read the
+    /// backend and started it.
+    async fn listed_pods_cache(progress: bool) -> (tempfile::TempDir, Arc<Counting>, WatchCache) {
+        let (dir, backend, cache) = setup_with(WatchCacheOptions::default(), progress);
+        cache.create("/registry/pods/a/x", v("1")).await.unwrap();
+        cache.list("/registry/pods/", ListOptions::default()).await.unwrap();
+        for _ in 0..1000 {
+            if cache.resource("/registry/pods/").unwrap().state().ready {
+                return (dir, backend, cache);
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        panic!("the pods' cache did not list within 5 s");
+    }
+
     /// On a backend that answers progress requests, consistent lists come from the cache once
     /// it has listed, and see every write acknowledged before them, including one to another
     /// resource (the progress report brings the cache to it); so do NotOlderThan reads of such
     /// a revision. Without progress requests every consistent list reads the backend.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn consistent_lists_from_the_cache_after_a_progress_report() {
-        let (_dir, backend, cache) = setup(WatchCacheOptions::default());
-        cache.create("/registry/pods/a/x", v("1")).await.unwrap();
-        // The first list reads the backend (and starts the cache); the cache lists once.
-        cache.list("/registry/pods/", ListOptions::default()).await.unwrap();
-        while !cache.resource("/registry/pods/").unwrap().state().ready {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        let (_dir, backend, cache) = listed_pods_cache(true).await;
         let lists = backend.lists.load(Ordering::SeqCst);
         for i in 0..20 {
             let kv = cache.create(&format!("/registry/pods/a/y{i}"), v("2")).await.unwrap();
@@ -897,12 +906,7 @@ mod tests {
         }
         assert_eq!(backend.lists.load(Ordering::SeqCst), lists, "every list after the cache's was answered from it");
 
-        let (_dir, backend, cache) = setup_with(WatchCacheOptions::default(), false);
-        cache.create("/registry/pods/a/x", v("1")).await.unwrap();
-        cache.list("/registry/pods/", ListOptions::default()).await.unwrap();
-        while !cache.resource("/registry/pods/").unwrap().state().ready {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        let (_dir, backend, cache) = listed_pods_cache(false).await;
         let lists = backend.lists.load(Ordering::SeqCst);
         for i in 0..3 {
             let kv = cache.create(&format!("/registry/pods/a/y{i}"), v("2")).await.unwrap();
