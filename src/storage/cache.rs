@@ -24,8 +24,9 @@
 //!   most [`WatchCacheOptions::catch_up`] for it. Only a backend that answers such requests
 //!   reliably is asked: the embedded store does; on etcd (3.4.31 / 3.5.13 and later answer
 //!   them, Debian's 3.4.23 does not) the list goes to the backend, as it does before the cache
-//!   has listed or when the report does not come in time. Consistent `get`s go to the
-//!   backend, as upstream's do.
+//!   has listed or when the report does not come in time. The cache's watchers get at most
+//!   one progress report a second (for their bookmarks), however many lists ask. Consistent
+//!   `get`s go to the backend, as upstream's do.
 //! - Exact-revision reads (continue tokens, `resourceVersionMatch=Exact`) go to the backend,
 //!   unless the cache is at exactly that revision (the next pages of a list it answered).
 //! - `not_older_than = Some(n)` (`resourceVersion=0`, `resourceVersionMatch=NotOlderThan`) is
@@ -170,7 +171,14 @@ struct State {
     window: VecDeque<(Instant, Arc<Event>)>,
     oldest: Revision,
     watchers: Vec<Watcher>,
+    /// When a progress report was last handed to the watchers (see [`PROGRESS_TO_WATCHERS_EVERY`]).
+    progress_forwarded: Option<Instant>,
 }
+
+/// How often progress reports reach the cache's watchers. Every consistent list may ask the
+/// backend for one; each watcher needs a recent position only for its next bookmark (upstream
+/// sends them about once a minute), not a wake-up per list.
+const PROGRESS_TO_WATCHERS_EVERY: Duration = Duration::from_secs(1);
 
 struct Watcher {
     prefix: String,
@@ -218,6 +226,7 @@ impl WatchCache {
                 window: VecDeque::new(),
                 oldest: 0,
                 watchers: Vec::new(),
+                progress_forwarded: None,
             }),
             progress: watch::Sender::new(0),
             feed: Mutex::new(None),
@@ -368,10 +377,14 @@ impl Resource {
                 state.revision = revision;
                 // Every watcher follows the whole resource; a full one just misses this
                 // report (the next one, or its next event, says more).
-                let event = Arc::new(event);
-                state
-                    .watchers
-                    .retain(|watcher| !matches!(watcher.tx.try_send(Ok(event.clone())), Err(mpsc::error::TrySendError::Closed(_))));
+                let now = Instant::now();
+                if state.progress_forwarded.is_none_or(|at| now.duration_since(at) >= PROGRESS_TO_WATCHERS_EVERY) {
+                    state.progress_forwarded = Some(now);
+                    let event = Arc::new(event);
+                    state
+                        .watchers
+                        .retain(|watcher| !matches!(watcher.tx.try_send(Ok(event.clone())), Err(mpsc::error::TrySendError::Closed(_))));
+                }
                 drop(state);
                 self.progress.send_replace(revision);
                 return;
@@ -913,6 +926,22 @@ mod tests {
             assert!(cache.list("/registry/pods/", ListOptions::default()).await.unwrap().kvs.contains(&kv));
         }
         assert_eq!(backend.lists.load(Ordering::SeqCst), lists + 3, "each consistent list read the backend");
+    }
+
+    /// Consistent lists may ask for a progress report each; the cache's watchers get at most
+    /// one a second (the first at once), not one per list.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn watchers_get_progress_reports_at_most_once_a_second() {
+        let (_dir, _backend, cache) = listed_pods_cache(true).await;
+        let mut watch = cache.watch("/registry/pods/", 0).await.unwrap();
+        let first = cache.create("/registry/configmaps/a/c1", v("c")).await.unwrap();
+        cache.list("/registry/pods/", ListOptions::default()).await.unwrap();
+        let second = cache.create("/registry/configmaps/a/c2", v("c")).await.unwrap();
+        let listed = cache.list("/registry/pods/", ListOptions::default()).await.unwrap();
+        assert!(listed.revision >= second.mod_revision, "the cache still moved to the second report");
+        let pod = cache.create("/registry/pods/a/after", v("p")).await.unwrap();
+        assert_eq!(next(&mut watch).await, Event::Progress { revision: first.mod_revision });
+        assert_eq!(next(&mut watch).await.key(), pod.key, "the second report was not handed on");
     }
 
     /// The next pages of a list the cache answered come from the cache while it is still at
