@@ -520,6 +520,9 @@ impl Storage for WatchCache {
                     if let Some(result) = self.consistent_from_cache(prefix, &options).await? {
                         return Ok(result);
                     }
+                    // Warm the cache for later reads and watches of this resource (clients
+                    // list, then watch from the list's revision).
+                    let _ = self.resource(prefix);
                 }
                 Some(_) | None => {
                     if let Some(revision) = options.revision
@@ -926,6 +929,21 @@ mod tests {
             assert!(cache.list("/registry/pods/", ListOptions::default()).await.unwrap().kvs.contains(&kv));
         }
         assert_eq!(backend.lists.load(Ordering::SeqCst), lists + 3, "each consistent list read the backend");
+    }
+
+    /// A consistent list read from the backend still starts the resource's cache, with or
+    /// without progress requests: clients list, then watch from the list's revision, and
+    /// without a cache every watch would be a backend watch of its own.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_consistent_list_starts_the_resources_cache() {
+        for progress in [false, true] {
+            let (_dir, backend, cache) = setup_with(WatchCacheOptions::default(), progress);
+            cache.create("/registry/pods/a/x", v("1")).await.unwrap();
+            cache.list("/registry/pods/", ListOptions::default()).await.unwrap();
+            assert_watches(&backend, 1, "the cache's feed watches the backend").await;
+            let _watches = [cache.watch("/registry/pods/", 0).await.unwrap(), cache.watch("/registry/pods/", 0).await.unwrap()];
+            assert_watches(&backend, 1, "watches are served by the cache").await;
+        }
     }
 
     /// Consistent lists may ask for a progress report each; the cache's watchers get at most
