@@ -288,16 +288,24 @@ impl WatchCache {
         let Some(resource) = self.resource(prefix).filter(|r| r.state().ready) else { return Ok(None) };
         let current = self.backend.current_revision().await?;
         self.note(current);
-        if !self.caught_up(&resource, current).await? {
-            return Ok(None);
-        }
-        let state = resource.state();
-        Ok(state.ready.then(|| page(&state, prefix, options)))
+        self.page_at_least(&resource, prefix, options, current).await
     }
 
     async fn list_from_cache(&self, prefix: &str, options: &ListOptions, min: Revision) -> Result<Option<ListResult>, StorageError> {
         let Some(resource) = self.ready(prefix).await else { return Ok(None) };
-        if !self.caught_up(&resource, min).await? {
+        self.page_at_least(&resource, prefix, options, min).await
+    }
+
+    /// A page of the cache once it has reached `min` ([`Self::caught_up`]); `None` when it
+    /// does not in time.
+    async fn page_at_least(
+        &self,
+        resource: &Resource,
+        prefix: &str,
+        options: &ListOptions,
+        min: Revision,
+    ) -> Result<Option<ListResult>, StorageError> {
+        if !self.caught_up(resource, min).await? {
             return Ok(None);
         }
         let state = resource.state();
@@ -520,9 +528,6 @@ impl Storage for WatchCache {
                     if let Some(result) = self.consistent_from_cache(prefix, &options).await? {
                         return Ok(result);
                     }
-                    // Warm the cache for later reads and watches of this resource (clients
-                    // list, then watch from the list's revision).
-                    let _ = self.resource(prefix);
                 }
                 Some(_) | None => {
                     if let Some(revision) = options.revision
@@ -531,10 +536,11 @@ impl Storage for WatchCache {
                     {
                         return Ok(result);
                     }
-                    // Warm the cache for later reads and watches of this resource.
-                    let _ = self.resource(prefix);
                 }
             }
+            // Whichever read reaches the backend warms the resource's cache for later reads and
+            // watches (clients list, then watch from the list's revision).
+            let _ = self.resource(prefix);
             let result = self.backend.list(prefix, options).await?;
             self.note(result.revision);
             Ok(result)
