@@ -59,6 +59,12 @@ pub trait DynObject: Send + Sync {
     /// [`Object::set_resource_version`].
     fn set_resource_version(&mut self, resource_version: &str);
 
+    /// [`Object::object_meta_mut`].
+    fn object_meta_mut(&mut self) -> Option<&mut dyn Any>;
+
+    /// [`Object::list_items_mut`].
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn DynObject>>;
+
     /// The object and everything nested in it, for defaulting and other walks.
     fn as_walk(&mut self) -> &mut dyn Walk;
 
@@ -91,6 +97,14 @@ impl<T: Object> DynObject for T {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         Object::set_resource_version(self, resource_version);
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn Any> {
+        Object::object_meta_mut(self)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn DynObject>> {
+        Object::list_items_mut(self)
     }
 
     fn as_walk(&mut self) -> &mut dyn Walk {

@@ -68,6 +68,14 @@ pub trait Object:
     /// store's revision, which is never stored in the object itself.
     fn set_resource_version(&mut self, resource_version: &str);
 
+    /// The object's `metadata`, for kinds whose metadata is an `ObjectMeta` and that have one:
+    /// the generated type, which this crate cannot name, so callers downcast it. `None` for
+    /// lists, for kinds without one, and when it is absent (nothing is added).
+    fn object_meta_mut(&mut self) -> Option<&mut dyn std::any::Any>;
+
+    /// A list kind's items, each as an object of its kind; `None` for every other kind.
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn crate::DynObject>>;
+
     /// Converts to the kind's hub (internal) type, boxed so the runtime can pick the target
     /// version at run time (the hub of a group served in one version is the type itself).
     fn into_hub(self) -> Box<dyn std::any::Any + Send>;

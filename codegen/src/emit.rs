@@ -101,7 +101,33 @@ pub fn render(model: &Model) -> anyhow::Result<BTreeMap<String, String>> {
                                 };
                                 format!("{meta}.resource_version = Some(resource_version.to_owned());")
                             });
+                        // `metadata` when it is an `ObjectMeta`, and a list's `items` when they
+                        // are a kind: what the runtime reaches without knowing the type.
+                        let object_meta = t
+                            .fields
+                            .iter()
+                            .flat_map(Field::flattened)
+                            .find(|f| f.json_name == "metadata")
+                            .filter(|f| matches!(&f.elem, Elem::Named(_, n) if n == "ObjectMeta"))
+                            .map_or("None".to_owned(), |f| match f.card == Card::Single && !f.required {
+                                true => "self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)".to_owned(),
+                                false => "Some(&mut self.metadata)".to_owned(),
+                            });
+                        let list_items = t
+                            .fields
+                            .iter()
+                            .flat_map(Field::flattened)
+                            .find(|f| f.json_name == "items" && f.card == Card::Repeated)
+                            .filter(|f| {
+                                matches!(&f.elem, Elem::Named(package, name)
+                                    if model.kinds.iter().any(|k| &k.package == package && &k.type_name == name))
+                            })
+                            .map_or("None".to_owned(), |_| {
+                                "Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())".to_owned()
+                            });
                         objects.push(ObjectView {
+                            object_meta,
+                            list_items,
                             set_resource_version,
                             name: t.name.clone(),
                             message: format!("{}.{}", p.proto, t.name),
@@ -325,6 +351,10 @@ struct ObjectView {
     hub: String,
     /// The body of `set_resource_version` (empty for kinds without object or list metadata).
     set_resource_version: String,
+    /// The expression `object_meta_mut` answers (`None` for kinds without an `ObjectMeta`).
+    object_meta: String,
+    /// The expression `list_items_mut` answers (`None` unless the kind lists objects of a kind).
+    list_items: String,
     to_hub: String,
     from_hub: String,
 }

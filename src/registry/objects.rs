@@ -123,9 +123,7 @@ pub fn encode(kind: &Kind, format: Format, value: &Value) -> Result<Vec<u8>, Cod
         Format::Yaml => codec::json_to_yaml(&serde_json::to_vec(value)?),
         Format::Protobuf => {
             let mut object = dyn_kind(kind).ok_or_else(|| no_protobuf(kind))?.read_value(value.clone())?;
-            if fieldmanager::has_managed_fields(value) {
-                fieldmanager::order_typed(object.as_walk());
-            }
+            fieldmanager::order_typed(object.as_mut());
             object.set_type_meta(&kind.api_version(), &kind.kind);
             object.encode(Format::Protobuf)
         }
@@ -363,11 +361,8 @@ pub fn encode_internal(kind: &Kind, internal: Value) -> Result<(Vec<u8>, Box<dyn
         let object = with_type_meta(&storage, internal);
         return Ok((serde_json::to_vec(&object)?, Box::new(Unstructured { kind: storage, object })));
     };
-    let ordered = fieldmanager::has_managed_fields(&internal);
     let mut object = typed.read_internal(internal)?;
-    if ordered {
-        fieldmanager::order_typed(object.as_walk());
-    }
+    fieldmanager::order_typed(object.as_mut());
     object.set_type_meta(&storage.api_version(), &storage.kind);
     let bytes = if crate::registry::stored_as_json(&storage.group) {
         let mut out = Vec::new();

@@ -173,21 +173,25 @@ pub fn has_managed_fields(object: &Value) -> bool {
     object.get("metadata").and_then(|m| m.get("managedFields")).and_then(Value::as_array).is_some_and(|a| !a.is_empty())
 }
 
-/// Rewrites the `fieldsV1` of a typed built-in object's `managedFields` in upstream's order
-/// (`Set.ToJSON`, [`Set::to_fields_v1_bytes`]). A built-in kind's `FieldsV1` are bytes that
-/// upstream writes once in set order and keeps verbatim (protobuf, JSON); here objects pass
-/// through `serde_json::Value`, whose maps sort keys bytewise, so the order is restored where a
-/// typed object is made from a value to be written out.
-pub fn order_typed(object: &mut dyn kapi_apimachinery::walk::Walk) {
+/// Rewrites the `fieldsV1` of a typed built-in object's `managedFields` (a list's: each
+/// item's) in upstream's order (`Set.ToJSON`, [`Set::to_fields_v1_bytes`]). A built-in kind's
+/// `FieldsV1` are bytes that upstream writes once in set order and keeps verbatim (protobuf,
+/// JSON); here objects pass through `serde_json::Value`, whose maps sort keys bytewise, so the
+/// order is restored where a typed object is made from a value to be written out. Only the
+/// object's own metadata is reached, not the whole object walked: field management writes no
+/// other `managedFields`.
+pub fn order_typed(object: &mut dyn kapi_apimachinery::DynObject) {
     use kapi_api::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-    object.walk_mut(&mut |v| {
-        let Some(meta) = v.downcast_mut::<ObjectMeta>() else { return };
-        for fields in meta.managed_fields.iter_mut().filter_map(|e| e.fields_v1.as_mut()) {
-            if let Some(ordered) = set::ordered_fields_v1(fields.as_bytes()) {
-                *fields = kapi_apimachinery::FieldsV1::from_bytes(ordered);
-            }
+    if let Some(items) = object.list_items_mut() {
+        items.into_iter().for_each(order_typed);
+        return;
+    }
+    let Some(meta) = object.object_meta_mut().and_then(|meta| meta.downcast_mut::<ObjectMeta>()) else { return };
+    for fields in meta.managed_fields.iter_mut().filter_map(|e| e.fields_v1.as_mut()) {
+        if let Some(ordered) = set::ordered_fields_v1(fields.as_bytes()) {
+            *fields = kapi_apimachinery::FieldsV1::from_bytes(ordered);
         }
-    });
+    }
 }
 
 /// A built-in object's JSON (or a list's, item by item) with its `managedFields`' `fieldsV1`
@@ -802,6 +806,32 @@ fn conflict_error(conflicts: &[Conflict]) -> ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The `fieldsV1` of a typed object's own `managedFields` come back in upstream's order, and
+    /// a list's items' do too; other metadata is left alone.
+    #[test]
+    fn typed_objects_and_list_items_get_upstream_field_order() {
+        use kapi_api::api::core::v1::{ConfigMap, ConfigMapList};
+        // Bytewise (a `serde_json::Map`'s) order puts `k:{"port":10}` before `k:{"port":9}`.
+        let sorted = r#"{"f:data":{".":{},"f:a":{}},"f:spec":{"k:{\"port\":10}":{},"k:{\"port\":9}":{}}}"#;
+        let ordered = r#"{"f:data":{".":{},"f:a":{}},"f:spec":{"k:{\"port\":9}":{},"k:{\"port\":10}":{}}}"#;
+        let object: ConfigMap = serde_json::from_value(json!({
+            "metadata": {"name": "c", "managedFields": [{"manager": "m", "fieldsType": "FieldsV1", "fieldsV1": serde_json::from_str::<Value>(sorted).unwrap()}]},
+        }))
+        .unwrap();
+        let fields = |object: &ConfigMap| {
+            let entry = &object.metadata.as_ref().unwrap().managed_fields[0];
+            String::from_utf8(entry.fields_v1.as_ref().unwrap().as_bytes().to_vec()).unwrap()
+        };
+        assert_eq!(fields(&object), sorted, "as decoded");
+        let mut single = object.clone();
+        order_typed(&mut single);
+        assert_eq!(fields(&single), ordered);
+        let mut list = ConfigMapList { items: vec![object.clone(), ConfigMap::default()], ..Default::default() };
+        order_typed(&mut list);
+        assert_eq!(fields(&list.items[0]), ordered);
+        assert_eq!(list.items[1], ConfigMap::default(), "an item without metadata is left as it is");
+    }
 
     fn deployment() -> Type<'static> {
         schemas::kind_type(&crate::registry::objects::Kind { group: "apps".into(), version: "v1".into(), kind: "Deployment".into() })

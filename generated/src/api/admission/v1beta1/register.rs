@@ -16,6 +16,14 @@ impl ::kapi_apimachinery::Object for super::AdmissionReview {
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)

@@ -18,6 +18,14 @@ impl ::kapi_apimachinery::Object for super::MutatingAdmissionPolicy {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `crate::hub::admissionregistration::MutatingAdmissionPolicy`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::admissionregistration::v1beta1::conversion::MutatingAdmissionPolicy_to_hub(self))
@@ -53,6 +61,14 @@ impl ::kapi_apimachinery::Object for super::MutatingAdmissionPolicyBinding {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
     }
 
     /// Hub: `crate::hub::admissionregistration::MutatingAdmissionPolicyBinding`.
@@ -92,6 +108,14 @@ impl ::kapi_apimachinery::Object for super::MutatingAdmissionPolicyBindingList {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
+    }
+
     /// Hub: `crate::hub::admissionregistration::MutatingAdmissionPolicyBindingList`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::admissionregistration::v1beta1::conversion::MutatingAdmissionPolicyBindingList_to_hub(self))
@@ -127,6 +151,14 @@ impl ::kapi_apimachinery::Object for super::MutatingAdmissionPolicyList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
     }
 
     /// Hub: `crate::hub::admissionregistration::MutatingAdmissionPolicyList`.
@@ -166,6 +198,14 @@ impl ::kapi_apimachinery::Object for super::MutatingWebhookConfiguration {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `crate::hub::admissionregistration::MutatingWebhookConfiguration`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::admissionregistration::v1beta1::conversion::MutatingWebhookConfiguration_to_hub(self))
@@ -201,6 +241,14 @@ impl ::kapi_apimachinery::Object for super::MutatingWebhookConfigurationList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
     }
 
     /// Hub: `crate::hub::admissionregistration::MutatingWebhookConfigurationList`.
@@ -240,6 +288,14 @@ impl ::kapi_apimachinery::Object for super::ValidatingAdmissionPolicy {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `crate::hub::admissionregistration::ValidatingAdmissionPolicy`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::admissionregistration::v1beta1::conversion::ValidatingAdmissionPolicy_to_hub(self))
@@ -275,6 +331,14 @@ impl ::kapi_apimachinery::Object for super::ValidatingAdmissionPolicyBinding {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
     }
 
     /// Hub: `crate::hub::admissionregistration::ValidatingAdmissionPolicyBinding`.
@@ -314,6 +378,14 @@ impl ::kapi_apimachinery::Object for super::ValidatingAdmissionPolicyBindingList
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
+    }
+
     /// Hub: `crate::hub::admissionregistration::ValidatingAdmissionPolicyBindingList`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::admissionregistration::v1beta1::conversion::ValidatingAdmissionPolicyBindingList_to_hub(self))
@@ -349,6 +421,14 @@ impl ::kapi_apimachinery::Object for super::ValidatingAdmissionPolicyList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
     }
 
     /// Hub: `crate::hub::admissionregistration::ValidatingAdmissionPolicyList`.
@@ -388,6 +468,14 @@ impl ::kapi_apimachinery::Object for super::ValidatingWebhookConfiguration {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `crate::hub::admissionregistration::ValidatingWebhookConfiguration`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::admissionregistration::v1beta1::conversion::ValidatingWebhookConfiguration_to_hub(self))
@@ -423,6 +511,14 @@ impl ::kapi_apimachinery::Object for super::ValidatingWebhookConfigurationList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
     }
 
     /// Hub: `crate::hub::admissionregistration::ValidatingWebhookConfigurationList`.

@@ -18,6 +18,14 @@ impl ::kapi_apimachinery::Object for super::APIGroupDiscovery {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -53,6 +61,14 @@ impl ::kapi_apimachinery::Object for super::APIGroupDiscoveryList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
     }
 
     /// Hub: `Self`.

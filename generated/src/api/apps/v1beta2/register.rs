@@ -18,6 +18,14 @@ impl ::kapi_apimachinery::Object for super::ControllerRevision {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -53,6 +61,14 @@ impl ::kapi_apimachinery::Object for super::ControllerRevisionList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
     }
 
     /// Hub: `Self`.
@@ -92,6 +108,14 @@ impl ::kapi_apimachinery::Object for super::DaemonSet {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -127,6 +151,14 @@ impl ::kapi_apimachinery::Object for super::DaemonSetList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
     }
 
     /// Hub: `Self`.
@@ -166,6 +198,14 @@ impl ::kapi_apimachinery::Object for super::Deployment {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -201,6 +241,14 @@ impl ::kapi_apimachinery::Object for super::DeploymentList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
     }
 
     /// Hub: `Self`.
@@ -240,6 +288,14 @@ impl ::kapi_apimachinery::Object for super::ReplicaSet {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -275,6 +331,14 @@ impl ::kapi_apimachinery::Object for super::ReplicaSetList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
     }
 
     /// Hub: `Self`.
@@ -314,6 +378,14 @@ impl ::kapi_apimachinery::Object for super::Scale {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -351,6 +423,14 @@ impl ::kapi_apimachinery::Object for super::StatefulSet {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -386,6 +466,14 @@ impl ::kapi_apimachinery::Object for super::StatefulSetList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
     }
 
     /// Hub: `Self`.

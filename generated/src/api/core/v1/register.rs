@@ -18,6 +18,14 @@ impl ::kapi_apimachinery::Object for super::Binding {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -53,6 +61,14 @@ impl ::kapi_apimachinery::Object for super::ComponentStatus {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
     }
 
     /// Hub: `Self`.
@@ -92,6 +108,14 @@ impl ::kapi_apimachinery::Object for super::ComponentStatusList {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -127,6 +151,14 @@ impl ::kapi_apimachinery::Object for super::ConfigMap {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
     }
 
     /// Hub: `Self`.
@@ -166,6 +198,14 @@ impl ::kapi_apimachinery::Object for super::ConfigMapList {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -201,6 +241,14 @@ impl ::kapi_apimachinery::Object for super::Endpoints {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
     }
 
     /// Hub: `Self`.
@@ -240,6 +288,14 @@ impl ::kapi_apimachinery::Object for super::EndpointsList {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -275,6 +331,14 @@ impl ::kapi_apimachinery::Object for super::Event {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        Some(&mut self.metadata)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
     }
 
     /// Hub: `Self`.
@@ -314,6 +378,14 @@ impl ::kapi_apimachinery::Object for super::EventList {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -349,6 +421,14 @@ impl ::kapi_apimachinery::Object for super::LimitRange {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
     }
 
     /// Hub: `Self`.
@@ -388,6 +468,14 @@ impl ::kapi_apimachinery::Object for super::LimitRangeList {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -423,6 +511,14 @@ impl ::kapi_apimachinery::Object for super::List {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
     }
 
     /// Hub: `Self`.
@@ -462,6 +558,14 @@ impl ::kapi_apimachinery::Object for super::Namespace {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -497,6 +601,14 @@ impl ::kapi_apimachinery::Object for super::NamespaceList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
     }
 
     /// Hub: `Self`.
@@ -536,6 +648,14 @@ impl ::kapi_apimachinery::Object for super::Node {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -573,6 +693,14 @@ impl ::kapi_apimachinery::Object for super::NodeList {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -607,6 +735,14 @@ impl ::kapi_apimachinery::Object for super::NodeProxyOptions {
     }
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
 
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
@@ -643,6 +779,14 @@ impl ::kapi_apimachinery::Object for super::PersistentVolume {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
     }
 
     /// Hub: `Self`.
@@ -682,6 +826,14 @@ impl ::kapi_apimachinery::Object for super::PersistentVolumeClaim {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -717,6 +869,14 @@ impl ::kapi_apimachinery::Object for super::PersistentVolumeClaimList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
     }
 
     /// Hub: `Self`.
@@ -756,6 +916,14 @@ impl ::kapi_apimachinery::Object for super::PersistentVolumeList {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -793,6 +961,14 @@ impl ::kapi_apimachinery::Object for super::Pod {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -828,6 +1004,14 @@ impl ::kapi_apimachinery::Object for super::PodAttachOptions {
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -862,6 +1046,14 @@ impl ::kapi_apimachinery::Object for super::PodExecOptions {
     }
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
 
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
@@ -900,6 +1092,14 @@ impl ::kapi_apimachinery::Object for super::PodList {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -934,6 +1134,14 @@ impl ::kapi_apimachinery::Object for super::PodLogOptions {
     }
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
 
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
@@ -970,6 +1178,14 @@ impl ::kapi_apimachinery::Object for super::PodPortForwardOptions {
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -1004,6 +1220,14 @@ impl ::kapi_apimachinery::Object for super::PodProxyOptions {
     }
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
 
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
@@ -1040,6 +1264,14 @@ impl ::kapi_apimachinery::Object for super::PodStatusResult {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
     }
 
     /// Hub: `Self`.
@@ -1079,6 +1311,14 @@ impl ::kapi_apimachinery::Object for super::PodTemplate {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -1114,6 +1354,14 @@ impl ::kapi_apimachinery::Object for super::PodTemplateList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
     }
 
     /// Hub: `Self`.
@@ -1153,6 +1401,14 @@ impl ::kapi_apimachinery::Object for super::RangeAllocation {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -1188,6 +1444,14 @@ impl ::kapi_apimachinery::Object for super::ReplicationController {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
     }
 
     /// Hub: `Self`.
@@ -1227,6 +1491,14 @@ impl ::kapi_apimachinery::Object for super::ReplicationControllerList {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -1262,6 +1534,14 @@ impl ::kapi_apimachinery::Object for super::ResourceQuota {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
     }
 
     /// Hub: `Self`.
@@ -1301,6 +1581,14 @@ impl ::kapi_apimachinery::Object for super::ResourceQuotaList {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -1336,6 +1624,14 @@ impl ::kapi_apimachinery::Object for super::Secret {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
     }
 
     /// Hub: `Self`.
@@ -1375,6 +1671,14 @@ impl ::kapi_apimachinery::Object for super::SecretList {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -1409,6 +1713,14 @@ impl ::kapi_apimachinery::Object for super::SerializedReference {
     }
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
 
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
@@ -1445,6 +1757,14 @@ impl ::kapi_apimachinery::Object for super::Service {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
     }
 
     /// Hub: `Self`.
@@ -1484,6 +1804,14 @@ impl ::kapi_apimachinery::Object for super::ServiceAccount {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -1519,6 +1847,14 @@ impl ::kapi_apimachinery::Object for super::ServiceAccountList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
     }
 
     /// Hub: `Self`.
@@ -1558,6 +1894,14 @@ impl ::kapi_apimachinery::Object for super::ServiceList {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -1592,6 +1936,14 @@ impl ::kapi_apimachinery::Object for super::ServiceProxyOptions {
     }
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
 
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {

@@ -18,6 +18,14 @@ impl ::kapi_apimachinery::Object for super::IPAddress {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `crate::hub::networking::IPAddress`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::networking::v1beta1::conversion::IPAddress_to_hub(self))
@@ -53,6 +61,14 @@ impl ::kapi_apimachinery::Object for super::IPAddressList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
     }
 
     /// Hub: `crate::hub::networking::IPAddressList`.
@@ -92,6 +108,14 @@ impl ::kapi_apimachinery::Object for super::Ingress {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `crate::hub::networking::Ingress`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::networking::v1beta1::conversion::Ingress_to_hub(self))
@@ -127,6 +151,14 @@ impl ::kapi_apimachinery::Object for super::IngressClass {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
     }
 
     /// Hub: `crate::hub::networking::IngressClass`.
@@ -166,6 +198,14 @@ impl ::kapi_apimachinery::Object for super::IngressClassList {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
+    }
+
     /// Hub: `crate::hub::networking::IngressClassList`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::networking::v1beta1::conversion::IngressClassList_to_hub(self))
@@ -201,6 +241,14 @@ impl ::kapi_apimachinery::Object for super::IngressList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
     }
 
     /// Hub: `crate::hub::networking::IngressList`.
@@ -240,6 +288,14 @@ impl ::kapi_apimachinery::Object for super::ServiceCIDR {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `crate::hub::networking::ServiceCIDR`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::networking::v1beta1::conversion::ServiceCIDR_to_hub(self))
@@ -275,6 +331,14 @@ impl ::kapi_apimachinery::Object for super::ServiceCIDRList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
     }
 
     /// Hub: `crate::hub::networking::ServiceCIDRList`.

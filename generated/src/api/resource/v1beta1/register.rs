@@ -18,6 +18,14 @@ impl ::kapi_apimachinery::Object for super::DeviceClass {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `crate::hub::resource::DeviceClass`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::resource::v1beta1::conversion::DeviceClass_to_hub(self))
@@ -53,6 +61,14 @@ impl ::kapi_apimachinery::Object for super::DeviceClassList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
     }
 
     /// Hub: `crate::hub::resource::DeviceClassList`.
@@ -92,6 +108,14 @@ impl ::kapi_apimachinery::Object for super::ResourceClaim {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `crate::hub::resource::ResourceClaim`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::resource::v1beta1::conversion::ResourceClaim_to_hub(self))
@@ -127,6 +151,14 @@ impl ::kapi_apimachinery::Object for super::ResourceClaimList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
     }
 
     /// Hub: `crate::hub::resource::ResourceClaimList`.
@@ -166,6 +198,14 @@ impl ::kapi_apimachinery::Object for super::ResourceClaimTemplate {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `crate::hub::resource::ResourceClaimTemplate`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::resource::v1beta1::conversion::ResourceClaimTemplate_to_hub(self))
@@ -201,6 +241,14 @@ impl ::kapi_apimachinery::Object for super::ResourceClaimTemplateList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
     }
 
     /// Hub: `crate::hub::resource::ResourceClaimTemplateList`.
@@ -240,6 +288,14 @@ impl ::kapi_apimachinery::Object for super::ResourceSlice {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `crate::hub::resource::ResourceSlice`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::resource::v1beta1::conversion::ResourceSlice_to_hub(self))
@@ -275,6 +331,14 @@ impl ::kapi_apimachinery::Object for super::ResourceSliceList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
     }
 
     /// Hub: `crate::hub::resource::ResourceSliceList`.

@@ -18,6 +18,14 @@ impl ::kapi_apimachinery::Object for super::PodGroup {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `crate::hub::scheduling::PodGroup`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::scheduling::v1alpha2::conversion::PodGroup_to_hub(self))
@@ -53,6 +61,14 @@ impl ::kapi_apimachinery::Object for super::PodGroupList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
     }
 
     /// Hub: `crate::hub::scheduling::PodGroupList`.
@@ -92,6 +108,14 @@ impl ::kapi_apimachinery::Object for super::Workload {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `crate::hub::scheduling::Workload`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::scheduling::v1alpha2::conversion::Workload_to_hub(self))
@@ -127,6 +151,14 @@ impl ::kapi_apimachinery::Object for super::WorkloadList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
     }
 
     /// Hub: `crate::hub::scheduling::WorkloadList`.

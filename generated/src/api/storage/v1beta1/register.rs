@@ -18,6 +18,14 @@ impl ::kapi_apimachinery::Object for super::CSIDriver {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `crate::hub::storage::CSIDriver`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::storage::v1beta1::conversion::CSIDriver_to_hub(self))
@@ -53,6 +61,14 @@ impl ::kapi_apimachinery::Object for super::CSIDriverList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
     }
 
     /// Hub: `crate::hub::storage::CSIDriverList`.
@@ -92,6 +108,14 @@ impl ::kapi_apimachinery::Object for super::CSINode {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `crate::hub::storage::CSINode`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::storage::v1beta1::conversion::CSINode_to_hub(self))
@@ -127,6 +151,14 @@ impl ::kapi_apimachinery::Object for super::CSINodeList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
     }
 
     /// Hub: `crate::hub::storage::CSINodeList`.
@@ -166,6 +198,14 @@ impl ::kapi_apimachinery::Object for super::CSIStorageCapacity {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `crate::hub::storage::CSIStorageCapacity`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::storage::v1beta1::conversion::CSIStorageCapacity_to_hub(self))
@@ -201,6 +241,14 @@ impl ::kapi_apimachinery::Object for super::CSIStorageCapacityList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
     }
 
     /// Hub: `crate::hub::storage::CSIStorageCapacityList`.
@@ -240,6 +288,14 @@ impl ::kapi_apimachinery::Object for super::StorageClass {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `crate::hub::storage::StorageClass`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::storage::v1beta1::conversion::StorageClass_to_hub(self))
@@ -275,6 +331,14 @@ impl ::kapi_apimachinery::Object for super::StorageClassList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
     }
 
     /// Hub: `crate::hub::storage::StorageClassList`.
@@ -314,6 +378,14 @@ impl ::kapi_apimachinery::Object for super::VolumeAttachment {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `crate::hub::storage::VolumeAttachment`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::storage::v1beta1::conversion::VolumeAttachment_to_hub(self))
@@ -349,6 +421,14 @@ impl ::kapi_apimachinery::Object for super::VolumeAttachmentList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
     }
 
     /// Hub: `crate::hub::storage::VolumeAttachmentList`.
@@ -388,6 +468,14 @@ impl ::kapi_apimachinery::Object for super::VolumeAttributesClass {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `crate::hub::storage::VolumeAttributesClass`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(crate::api::storage::v1beta1::conversion::VolumeAttributesClass_to_hub(self))
@@ -423,6 +511,14 @@ impl ::kapi_apimachinery::Object for super::VolumeAttributesClassList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
     }
 
     /// Hub: `crate::hub::storage::VolumeAttributesClassList`.

@@ -16,6 +16,14 @@ impl ::kapi_apimachinery::Object for super::APIGroup {
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -50,6 +58,14 @@ impl ::kapi_apimachinery::Object for super::APIGroupList {
     }
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
 
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
@@ -86,6 +102,14 @@ impl ::kapi_apimachinery::Object for super::APIResourceList {
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -120,6 +144,14 @@ impl ::kapi_apimachinery::Object for super::APIVersions {
     }
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
 
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
@@ -156,6 +188,14 @@ impl ::kapi_apimachinery::Object for super::CreateOptions {
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -190,6 +230,14 @@ impl ::kapi_apimachinery::Object for super::DeleteOptions {
     }
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
 
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
@@ -226,6 +274,14 @@ impl ::kapi_apimachinery::Object for super::GetOptions {
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -260,6 +316,14 @@ impl ::kapi_apimachinery::Object for super::ListOptions {
     }
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
 
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
@@ -296,6 +360,14 @@ impl ::kapi_apimachinery::Object for super::PartialObjectMetadata {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
     }
 
     /// Hub: `Self`.
@@ -335,6 +407,14 @@ impl ::kapi_apimachinery::Object for super::PartialObjectMetadataList {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -369,6 +449,14 @@ impl ::kapi_apimachinery::Object for super::PatchOptions {
     }
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
 
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
@@ -407,6 +495,14 @@ impl ::kapi_apimachinery::Object for super::Status {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -441,6 +537,14 @@ impl ::kapi_apimachinery::Object for super::TableOptions {
     }
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
 
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
@@ -477,6 +581,14 @@ impl ::kapi_apimachinery::Object for super::UpdateOptions {
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
 
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
         Box::new(self)
@@ -511,6 +623,14 @@ impl ::kapi_apimachinery::Object for super::WatchEvent {
     }
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
+
+    fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
+        None
+    }
 
     /// Hub: `Self`.
     fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
