@@ -42,8 +42,8 @@ impl Strategy for PodStrategy {
 
     fn prepare_for_create(&self, object: &mut Value, _user: Option<&crate::request_info::UserInfo>) {
         object["status"]["phase"] = json!("Pending");
-        let spec: kapi_api::api::core::v1::PodSpec = serde_json::from_value(object["spec"].clone()).unwrap_or_default();
-        object["status"]["qosClass"] = json!(crate::registry::defaults::core::pod_qos_class(&spec));
+        use crate::registry::defaults::core::{PodResources, pod_qos_class};
+        object["status"]["qosClass"] = json!(pod_qos_class(&PodResources::of(&object["spec"])));
     }
 
     fn validate(&self, object: &Value) -> Vec<FieldError> {

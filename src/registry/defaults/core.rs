@@ -374,10 +374,32 @@ pub fn set_defaults_scale_io_persistent_volume_source(v: &mut core::ScaleIOPersi
     default_str(&mut v.fs_type, "xfs");
 }
 
+/// What a pod's QoS class depends on ([`pod_qos_class`]): the pod's and its containers'
+/// resources, read from a JSON pod spec without copying or decoding the rest of it.
+#[derive(Debug, Default, serde::Deserialize)]
+pub struct PodResources {
+    resources: Option<core::ResourceRequirements>,
+    containers: Option<Vec<ContainerResources>>,
+    #[serde(rename = "initContainers")]
+    init_containers: Option<Vec<ContainerResources>>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+struct ContainerResources {
+    resources: Option<core::ResourceRequirements>,
+}
+
+impl PodResources {
+    /// The resources of `spec`, a pod spec's JSON (none when it is not one).
+    pub fn of(spec: &serde_json::Value) -> PodResources {
+        serde::Deserialize::deserialize(spec).unwrap_or_default()
+    }
+}
+
 /// The pod strategy's `status.qosClass` at create (`qos.GetPodQOS`): `BestEffort` without any
 /// CPU or memory requests or limits, `Guaranteed` when every container limits both and the
 /// requests equal the limits, `Burstable` otherwise. Pod-level resources, when set, decide.
-pub fn pod_qos_class(spec: &core::PodSpec) -> &'static str {
+pub fn pod_qos_class(spec: &PodResources) -> &'static str {
     use std::collections::BTreeMap;
     const QOS: [&str; 2] = ["cpu", "memory"];
     let positive = |q: &Quantity| q.milli_value() > 0;
@@ -388,11 +410,13 @@ pub fn pod_qos_class(spec: &core::PodSpec) -> &'static str {
         .resources
         .as_ref()
         .filter(|r| QOS.iter().any(|n| r.requests.get(*n).is_some_and(positive) || r.limits.get(*n).is_some_and(positive)));
+    let (containers, init_containers) =
+        (spec.containers.as_deref().unwrap_or_default(), spec.init_containers.as_deref().unwrap_or_default());
     let all: Vec<&core::ResourceRequirements> = match pod_level {
         Some(r) => vec![r],
-        None => spec.containers.iter().chain(&spec.init_containers).filter_map(|c| c.resources.as_ref()).collect(),
+        None => containers.iter().chain(init_containers).filter_map(|c| c.resources.as_ref()).collect(),
     };
-    let containers = if pod_level.is_some() { 1 } else { spec.containers.len() + spec.init_containers.len() };
+    let containers = if pod_level.is_some() { 1 } else { containers.len() + init_containers.len() };
     if all.len() < containers {
         guaranteed = false;
     }
@@ -553,13 +577,14 @@ mod tests {
 
     #[test]
     fn qos_classes() {
-        let spec = |resources: serde_json::Value| -> core::PodSpec {
-            serde_json::from_value(json!({"containers": [{"name": "c", "resources": resources}]})).unwrap()
-        };
+        let spec = |resources: serde_json::Value| PodResources::of(&json!({"containers": [{"name": "c", "resources": resources}]}));
         assert_eq!(pod_qos_class(&spec(json!({}))), "BestEffort");
         assert_eq!(pod_qos_class(&spec(json!({"requests": {"cpu": "100m"}}))), "Burstable");
         let both = json!({"cpu": "1", "memory": "1Gi"});
         assert_eq!(pod_qos_class(&spec(json!({"limits": both, "requests": both}))), "Guaranteed");
         assert_eq!(pod_qos_class(&spec(json!({"limits": both, "requests": {"cpu": "500m", "memory": "1Gi"}}))), "Burstable");
+        let pod_level = json!({"resources": {"limits": both, "requests": both}, "containers": [{"name": "c"}], "initContainers": null});
+        assert_eq!(pod_qos_class(&PodResources::of(&pod_level)), "Guaranteed", "pod-level resources decide");
+        assert_eq!(pod_qos_class(&PodResources::of(&json!("not a spec"))), "BestEffort");
     }
 }

@@ -107,10 +107,8 @@ pub fn pod_resize_refusal(old: &Value, new: &Value) -> Option<FieldError> {
 /// but CPU and memory of regular and sidecar containers changes.
 pub fn pod_resize(old: &Value, new: &Value) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    let qos_of = |pod: &Value| {
-        let spec: kapi_api::api::core::v1::PodSpec = serde_json::from_value(pod["spec"].clone()).unwrap_or_default();
-        crate::registry::defaults::core::pod_qos_class(&spec)
-    };
+    use crate::registry::defaults::core::{PodResources, pod_qos_class};
+    let qos_of = |pod: &Value| pod_qos_class(&PodResources::of(&pod["spec"]));
     let old_qos = Some(str_of(&old["status"]["qosClass"])).filter(|q| !q.is_empty()).unwrap_or_else(|| qos_of(old));
     if old_qos != qos_of(new) {
         errs.push(FieldError::invalid("spec", str_of(&new["status"]["qosClass"]), "Pod QOS Class may not change as a result of resizing"));
