@@ -18,10 +18,11 @@
 //!    (kapi, or kapi and etcd), since they share the machine's cores with the clients. Three
 //!    alternating rounds, medians reported: fsync times on a shared disk drift between runs.
 //!
-//! 10. with `KAPI_BENCH_BASELINE_BIN=<path>` (an older build of `kapi`, such as the last one
-//!     before field management): ConfigMap and Pod creates, and the CPU one costs the server,
-//!     against that build, in alternating rounds on fresh servers, so that the ratio says what
-//!     the newer build's write path (managedFields on every write) costs.
+//! 10. with `KAPI_BENCH_BASELINE_BIN=<path>` (an older build of `kapi`, such as the commit
+//!     before a change to the write path): ConfigMap and Pod creates/s, and the CPU one create
+//!     costs kapi, on the embedded store and on a fresh local etcd (when `etcd` is on the
+//!     PATH), against that build, in alternating rounds on fresh servers, so that the ratios
+//!     say what the change did to writes on both stores.
 //!     `KAPI_BENCH_SECTION=baseline` runs section 10 alone.
 //!
 //! `KAPI_BENCH_SECTION=get` runs section 4 alone on a fresh server (for profiling GETs), and
@@ -787,104 +788,124 @@ fn bench_configmaps_etcd(root: &Path) -> Result<Option<EtcdConfigMaps>> {
     Ok(Some(EtcdConfigMaps { load, kapi_cpu_micros, etcd_cpu_micros }))
 }
 
-/// One server's creates in section 10: rates and the server's CPU per create, and whether the
-/// objects it wrote carry `managedFields`.
+/// One server's creates in section 10: rates, and kapi's CPU per create.
 struct BaselineSample {
     configmaps: Load,
     configmap_cpu_micros: f64,
     pods: Load,
     pod_cpu_micros: f64,
-    managed_fields: bool,
+}
+
+/// The stores section 10 compares writes on.
+#[derive(Clone, Copy)]
+enum BaselineStore {
+    Embedded,
+    Etcd,
+}
+
+impl BaselineStore {
+    fn name(self) -> &'static str {
+        match self {
+            BaselineStore::Embedded => "embedded store",
+            BaselineStore::Etcd => "etcd",
+        }
+    }
 }
 
 /// [`BASELINE_CONFIGMAPS`] ConfigMaps then [`BASELINE_PODS`] pods created through a fresh
-/// `kapi serve` of `bin` on the embedded store.
-fn baseline_sample(bin: &str, dir: &Path) -> Result<BaselineSample> {
+/// `kapi serve` of `bin` on `store` (a fresh one-member etcd for [`BaselineStore::Etcd`]).
+fn baseline_sample(bin: &str, dir: &Path, store: BaselineStore) -> Result<BaselineSample> {
     std::fs::create_dir_all(dir)?;
-    let (server, _) = Server::start_bin(bin, &dir.join("data"), &dir.join("kapi.log"), &[])?;
+    let etcd = match store {
+        BaselineStore::Embedded => None,
+        BaselineStore::Etcd => Some(etcd::Etcd::start(&dir.join("etcd"))),
+    };
+    let endpoints = etcd.as_ref().map(etcd::Etcd::endpoints);
+    let args: Vec<&str> = endpoints.iter().flat_map(|e| ["--etcd-servers", e.as_str()]).collect();
+    let (server, _) = Server::start_bin(bin, &dir.join("data"), &dir.join("kapi.log"), &args)?;
     let pid = server.child.id();
-    let configmaps_path = "/api/v1/namespaces/default/configmaps";
     let cpu = process::cpu_micros(pid)?;
     let configmaps = bench_creates(
         &server.tls,
         server.port,
-        configmaps_path,
+        "/api/v1/namespaces/default/configmaps",
         BASELINE_CONFIGMAPS,
         CONFIGMAP_TIME_LIMIT,
         Arc::new(|i| configmap_json(&configmap_name(i))),
     )?;
     let after_configmaps = process::cpu_micros(pid)?;
-    let pods_path = "/api/v1/namespaces/default/pods";
     let pods = bench_creates(
         &server.tls,
         server.port,
-        pods_path,
+        "/api/v1/namespaces/default/pods",
         BASELINE_PODS,
         CREATE_TIME_LIMIT,
         Arc::new(|i| pod_json(&format!("pod-{i:05}"))),
     )?;
     let after_pods = process::cpu_micros(pid)?;
-    let mut conn = Conn::connect(&server.tls, server.port)?;
-    let got = conn.request("GET", &format!("{configmaps_path}/{}", configmap_name(0)), b"")?;
-    let managed_fields = got.status == 200 && String::from_utf8_lossy(&got.body).contains("\"managedFields\"");
-    drop(conn);
     server.stop()?;
+    drop(etcd);
     Ok(BaselineSample {
         configmap_cpu_micros: after_configmaps.saturating_sub(cpu) as f64 / configmaps.requests.max(1) as f64,
         pod_cpu_micros: after_pods.saturating_sub(after_configmaps) as f64 / pods.requests.max(1) as f64,
         configmaps,
         pods,
-        managed_fields,
     })
 }
 
-/// Section 10: this build against `baseline` (`KAPI_BENCH_BASELINE_BIN`), alternating fresh
-/// servers round by round; medians, each ratio the median of the rounds' ratios.
+/// Section 10: this build against `baseline` (`KAPI_BENCH_BASELINE_BIN`) on each store,
+/// alternating fresh servers round by round; medians, each ratio the median of the rounds'
+/// ratios.
 fn bench_against_baseline(root: &Path, baseline: &str) -> Result<Vec<Row>> {
-    let mut pairs = Vec::new();
-    for round in 0..BASELINE_ROUNDS {
-        let kapi = baseline_sample(&kapi_bin(), &root.join(format!("baseline-{round}-kapi")))?;
-        let old = baseline_sample(baseline, &root.join(format!("baseline-{round}-old")))?;
-        eprintln!(
-            "  … baseline round {round}: ConfigMaps {:.0} /s vs {:.0} /s, pods {:.0} /s vs {:.0} /s (managedFields: {} vs {})",
-            kapi.configmaps.rate(),
-            old.configmaps.rate(),
-            kapi.pods.rate(),
-            old.pods.rate(),
-            kapi.managed_fields,
-            old.managed_fields,
-        );
-        pairs.push((kapi, old));
-    }
-    let median = |f: fn(&BaselineSample) -> f64| {
-        (
-            median_f64(pairs.iter().map(|(k, _)| f(k)).collect()),
-            median_f64(pairs.iter().map(|(_, o)| f(o)).collect()),
-            median_f64(pairs.iter().map(|(k, o)| f(k) / f(o)).collect()),
-        )
-    };
-    let managed = |s: &BaselineSample| if s.managed_fields { "managedFields on" } else { "no managedFields" };
-    let (kapi_managed, old_managed) = (managed(&pairs[0].0), managed(&pairs[0].1));
+    let etcd_installed =
+        Command::new("etcd").arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success());
+    let stores = if etcd_installed { &[BaselineStore::Embedded, BaselineStore::Etcd][..] } else { &[BaselineStore::Embedded][..] };
     let bin_name = Path::new(baseline).display();
     let mut rows = Vec::new();
-    let (k, o, r) = median(|s| s.configmaps.rate());
-    rows.push(compared(
-        format!("ConfigMap creates/s with field management vs before server-side apply, {CREATE_THREADS} conns"),
-        format!("{k:.0} /s ({kapi_managed})"),
-        format!("{o:.0} /s {bin_name} ({old_managed})"),
-        r,
-    ));
-    let (k, o, r) = median(|s| s.configmap_cpu_micros);
-    rows.push(compared("CPU per ConfigMap create, vs before server-side apply", format!("{k:.0} µs"), format!("{o:.0} µs"), r));
-    let (k, o, r) = median(|s| s.pods.rate());
-    rows.push(compared(
-        format!("Pod creates/s with field management vs before server-side apply, {CREATE_THREADS} conns"),
-        format!("{k:.0} /s"),
-        format!("{o:.0} /s"),
-        r,
-    ));
-    let (k, o, r) = median(|s| s.pod_cpu_micros);
-    rows.push(compared("CPU per Pod create, vs before server-side apply", format!("{k:.0} µs"), format!("{o:.0} µs"), r));
+    for &store in stores {
+        let mut pairs = Vec::new();
+        for round in 0..BASELINE_ROUNDS {
+            let dir = |which: &str| root.join(format!("baseline-{}-{round}-{which}", store.name().replace(' ', "-")));
+            let kapi = baseline_sample(&kapi_bin(), &dir("kapi"), store)?;
+            let old = baseline_sample(baseline, &dir("old"), store)?;
+            eprintln!(
+                "  … baseline round {round}, {}: ConfigMaps {:.0} /s vs {:.0} /s, pods {:.0} /s vs {:.0} /s",
+                store.name(),
+                kapi.configmaps.rate(),
+                old.configmaps.rate(),
+                kapi.pods.rate(),
+                old.pods.rate(),
+            );
+            pairs.push((kapi, old));
+        }
+        let median = |f: fn(&BaselineSample) -> f64| {
+            (
+                median_f64(pairs.iter().map(|(k, _)| f(k)).collect()),
+                median_f64(pairs.iter().map(|(_, o)| f(o)).collect()),
+                median_f64(pairs.iter().map(|(k, o)| f(k) / f(o)).collect()),
+            )
+        };
+        let store = store.name();
+        type Figure = fn(&BaselineSample) -> f64;
+        let kinds: [(&str, Figure, Figure); 2] =
+            [("ConfigMap", |s| s.configmaps.rate(), |s| s.configmap_cpu_micros), ("Pod", |s| s.pods.rate(), |s| s.pod_cpu_micros)];
+        for (kind, rate, cpu) in kinds {
+            let (k, o, r) = median(rate);
+            rows.push(compared(
+                format!("{kind} creates/s, {store}, {CREATE_THREADS} conns, vs baseline build"),
+                format!("{k:.0} /s"),
+                format!("{o:.0} /s {bin_name}"),
+                r,
+            ));
+            let (k, o, r) = median(cpu);
+            rows.push(compared(
+                format!("kapi CPU per {kind} create, {store}, vs baseline build"),
+                format!("{k:.0} µs"),
+                format!("{o:.0} µs"),
+                r,
+            ));
+        }
+    }
     Ok(rows)
 }
 
