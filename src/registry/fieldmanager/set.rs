@@ -460,10 +460,44 @@ impl Set {
 
 /// A `FieldsV1` value rewritten in upstream's order ([`Set::to_fields_v1_bytes`]); `None` when
 /// it is not a set, which is then left as it is.
+///
+/// Every write re-orders the sets of its object's entries, and objects written alike (the pods
+/// of one template, ConfigMaps of one shape) carry the same sets: each thread remembers the
+/// last [`ORDERED_REMEMBERED`] distinct inputs (of at most [`ORDERED_REMEMBERED_BYTES`]) with
+/// their answers, so a repeated set costs a comparison instead of a parse and a write.
 pub fn ordered_fields_v1(fields: &[u8]) -> Option<Vec<u8>> {
-    let value: Value = serde_json::from_slice(fields).ok()?;
-    Some(Set::from_fields_v1(&value)?.to_fields_v1_bytes())
+    /// Inputs and their answers, the most recently used first.
+    type Remembered = std::collections::VecDeque<(Vec<u8>, Option<Vec<u8>>)>;
+    thread_local! {
+        static REMEMBERED: std::cell::RefCell<Remembered> = const { std::cell::RefCell::new(Remembered::new()) };
+    }
+    let order = || -> Option<Vec<u8>> {
+        let value: Value = serde_json::from_slice(fields).ok()?;
+        Some(Set::from_fields_v1(&value)?.to_fields_v1_bytes())
+    };
+    if fields.len() > ORDERED_REMEMBERED_BYTES {
+        return order();
+    }
+    REMEMBERED.with_borrow_mut(|remembered| {
+        if let Some(i) = remembered.iter().position(|(input, _)| input.as_slice() == fields) {
+            // Most recently used first.
+            let hit = remembered.remove(i)?;
+            let answer = hit.1.clone();
+            remembered.push_front(hit);
+            return answer;
+        }
+        let answer = order();
+        remembered.truncate(ORDERED_REMEMBERED - 1);
+        remembered.push_front((fields.to_vec(), answer.clone()));
+        answer
+    })
 }
+
+/// How many distinct `FieldsV1` inputs each thread remembers ([`ordered_fields_v1`]).
+const ORDERED_REMEMBERED: usize = 16;
+
+/// The largest `FieldsV1` input remembered: larger ones are ordered every time.
+const ORDERED_REMEMBERED_BYTES: usize = 4 * 1024;
 
 /// Reads one level of `FieldsV1`: the children set (if any) and whether the node is a member.
 fn read(object: &Map<String, Value>) -> Option<(Option<Set>, bool)> {
@@ -607,8 +641,16 @@ mod tests {
         let sorted = serde_json::to_vec(&mixed.to_fields_v1()).unwrap();
         assert_ne!(sorted, want.as_bytes());
         assert_eq!(ordered_fields_v1(&sorted).unwrap(), want.as_bytes());
+        assert_eq!(ordered_fields_v1(&sorted).unwrap(), want.as_bytes(), "remembered: the same answer");
         assert_eq!(ordered_fields_v1(b"{}").unwrap(), b"{}");
         assert!(ordered_fields_v1(b"[]").is_none());
+        assert!(ordered_fields_v1(b"[]").is_none(), "remembered: still not a set");
+        // Past the most remembered, the oldest input is forgotten and answered again alike.
+        for i in 0..ORDERED_REMEMBERED + 1 {
+            let input = format!(r#"{{"f:n{i}":{{}}}}"#);
+            assert_eq!(ordered_fields_v1(input.as_bytes()).unwrap(), input.as_bytes());
+        }
+        assert_eq!(ordered_fields_v1(&sorted).unwrap(), want.as_bytes());
     }
 
     #[test]
