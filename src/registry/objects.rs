@@ -183,17 +183,24 @@ pub fn drop_zero_strings(value: &mut Value, fields: &'static [kapi_apimachinery:
 /// type keeps verbatim (embedded JSON such as RawExtension).
 pub fn unknown_fields(raw: &Value, typed: &Value) -> Vec<String> {
     let mut out = Vec::new();
-    walk_unknown(raw, typed, "", &mut out);
+    walk_unknown(raw, typed, &mut String::new(), &mut out);
     out
 }
 
-fn walk_unknown(raw: &Value, typed: &Value, path: &str, out: &mut Vec<String>) {
+/// `path` is the JSON path of `raw`, extended in place and cut back: a path is only copied for
+/// a field reported.
+fn walk_unknown(raw: &Value, typed: &Value, path: &mut String, out: &mut Vec<String>) {
+    use std::fmt::Write;
+    let len = path.len();
     match (raw, typed) {
         (Value::Object(r), Value::Object(t)) => {
             for (key, value) in r {
-                let child = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
+                if len > 0 {
+                    path.push('.');
+                }
+                path.push_str(key);
                 match t.get(key) {
-                    Some(tv) => walk_unknown(value, tv, &child, out),
+                    Some(tv) => walk_unknown(value, tv, path, out),
                     None => {
                         let empty = match value {
                             Value::Null => true,
@@ -202,15 +209,18 @@ fn walk_unknown(raw: &Value, typed: &Value, path: &str, out: &mut Vec<String>) {
                             _ => false,
                         };
                         if !empty {
-                            out.push(child);
+                            out.push(path.clone());
                         }
                     }
                 }
+                path.truncate(len);
             }
         }
         (Value::Array(r), Value::Array(t)) if r.len() == t.len() => {
             for (i, (rv, tv)) in r.iter().zip(t).enumerate() {
-                walk_unknown(rv, tv, &format!("{path}[{i}]"), out);
+                let _ = write!(path, "[{i}]");
+                walk_unknown(rv, tv, path, out);
+                path.truncate(len);
             }
         }
         _ => {}
@@ -422,6 +432,19 @@ pub fn decode_stored(bytes: &[u8]) -> Result<(Kind, Value), CodecError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn unknown_fields_are_reported_at_their_paths() {
+        let raw = json!({
+            "metadata": {"name": "p", "nope": 1, "empty": {}, "none": null},
+            "spec": {"containers": [{"name": "a", "bad": "x"}, {"name": "b"}], "extra": [1]},
+            "top": true,
+        });
+        let typed = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "a"}, {"name": "b"}]}});
+        assert_eq!(unknown_fields(&raw, &typed), ["metadata.nope", "spec.containers[0].bad", "spec.extra", "top"]);
+        assert!(unknown_fields(&typed, &typed).is_empty());
+    }
 
     #[test]
     fn value_round_trips_through_protobuf() {
