@@ -808,7 +808,7 @@ mod tests {
     use super::*;
 
     /// The `fieldsV1` of a typed object's own `managedFields` come back in upstream's order, and
-    /// a list's items' do too; other metadata is left alone.
+    /// a list's items' do too.
     #[test]
     fn typed_objects_and_list_items_get_upstream_field_order() {
         use kapi_api::api::core::v1::{ConfigMap, ConfigMapList};
