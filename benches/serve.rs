@@ -288,7 +288,6 @@ fn run() -> Result<()> {
     Ok(())
 }
 
-/// Echoes the rows added since the last call to stderr, so that a slow section shows progress.
 /// Sections 5 and 6: [`PODS`] pods created through `server` (whose data directory is `data`),
 /// then listed; the server is stopped after, and the memory rows set against their goals.
 fn bench_pods(server: Server, data: &Path) -> Result<Vec<Row>> {
@@ -373,6 +372,7 @@ fn bench_gets(server: &Server, data: &Path) -> Result<Vec<Row>> {
     ])
 }
 
+/// Echoes the rows added since the last call to stderr, so that a slow section shows progress.
 fn print_progress(rows: &[Row]) {
     static PRINTED: AtomicUsize = AtomicUsize::new(0);
     for r in &rows[PRINTED.swap(rows.len(), Ordering::Relaxed).min(rows.len())..] {
@@ -758,18 +758,16 @@ fn bench_configmaps_embedded(root: &Path) -> Result<EmbeddedConfigMaps> {
     server.stop()?;
     // Without the counters (a store without group commit) every write was its own commit.
     let batch = if commits > 0.0 { writes / commits } else { 1.0 };
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let key = format!("/registry/configmaps/default/{}", configmap_name(0));
-    let stored = runtime.block_on(async { EmbeddedStore::open(data.join("store.redb"))?.get(&key).await })?;
-    let value_len = stored.ok_or_else(|| format!("{key} is not in the store"))?.value.len();
+    // The bench's ConfigMaps (names `cm-…`), whose values are alike.
+    let (stored, bytes) = stored_bytes(&data.join("store.redb"), "/registry/configmaps/default/cm-")?;
+    let value_len = bytes.checked_div(stored).ok_or("no ConfigMap is in the store")?;
     Ok(EmbeddedConfigMaps { load, batch, value_len, kapi_cpu_micros })
 }
 
 /// `CONFIGMAPS` ConfigMaps created through a fresh `kapi serve` on a fresh one-member etcd;
 /// `None` when there is no etcd to start.
 fn bench_configmaps_etcd(root: &Path) -> Result<Option<EtcdConfigMaps>> {
-    let installed = Command::new("etcd").arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status();
-    if !installed.is_ok_and(|s| s.success()) {
+    if !etcd_installed() {
         return Ok(None);
     }
     let etcd = etcd::Etcd::start(&root.join("etcd"));
@@ -786,6 +784,11 @@ fn bench_configmaps_etcd(root: &Path) -> Result<Option<EtcdConfigMaps>> {
     server.stop()?;
     drop(etcd);
     Ok(Some(EtcdConfigMaps { load, kapi_cpu_micros, etcd_cpu_micros }))
+}
+
+/// Whether an `etcd` to start is on the PATH (the etcd rows are left out without one).
+fn etcd_installed() -> bool {
+    Command::new("etcd").arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
 }
 
 /// One server's creates in section 10: rates, and kapi's CPU per create.
@@ -857,9 +860,7 @@ fn baseline_sample(bin: &str, dir: &Path, store: BaselineStore) -> Result<Baseli
 /// alternating fresh servers round by round; medians, each ratio the median of the rounds'
 /// ratios.
 fn bench_against_baseline(root: &Path, baseline: &str) -> Result<Vec<Row>> {
-    let etcd_installed =
-        Command::new("etcd").arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success());
-    let stores = if etcd_installed { &[BaselineStore::Embedded, BaselineStore::Etcd][..] } else { &[BaselineStore::Embedded][..] };
+    let stores = if etcd_installed() { &[BaselineStore::Embedded, BaselineStore::Etcd][..] } else { &[BaselineStore::Embedded][..] };
     let bin_name = Path::new(baseline).display();
     let mut rows = Vec::new();
     for &store in stores {

@@ -20,7 +20,7 @@ pub fn required_errors(group: &str, resource: &str, object: &Value) -> Vec<Field
     let Some(fields) = fields_of(group, resource, object) else { return errs };
     let Some(obj) = object.as_object() else { return errs };
     let mut path = String::with_capacity(64);
-    for f in fields.iter().filter(|f| f.json_name != "status" && (f.required || f.elem.is_some())) {
+    for f in fields.iter().filter(|f| f.json_name != "status" && can_fail(f)) {
         path.clear();
         path.push_str(f.json_name);
         check_field(f, obj.get(f.json_name), &mut path, &mut errs);
@@ -49,9 +49,7 @@ fn fields_of(group: &str, resource: &str, object: &Value) -> Option<&'static [Fi
 /// this check (run on every write) from allocating per field.
 fn check_fields(fields: &'static [FieldInfo], value: &Value, path: &mut String, errs: &mut Vec<FieldError>) {
     let Some(obj) = value.as_object() else { return };
-    // A field that is not required and holds no generated type can give no error: it is not
-    // looked up (most of a type's fields are such scalars).
-    for f in fields.iter().filter(|f| f.required || f.elem.is_some()) {
+    for f in fields.iter().filter(|f| can_fail(f)) {
         let len = path.len();
         if !path.is_empty() {
             path.push('.');
@@ -60,6 +58,12 @@ fn check_fields(fields: &'static [FieldInfo], value: &Value, path: &mut String, 
         check_field(f, obj.get(f.json_name), path, errs);
         path.truncate(len);
     }
+}
+
+/// Whether the check can report anything at `f`: it is required, or holds a generated type
+/// whose fields may be. Only such fields are looked up (most of a type's are optional scalars).
+fn can_fail(f: &FieldInfo) -> bool {
+    f.required || f.elem.is_some()
 }
 
 fn check_field(f: &FieldInfo, value: Option<&Value>, path: &mut String, errs: &mut Vec<FieldError>) {
