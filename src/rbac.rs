@@ -13,9 +13,35 @@ pub mod node;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use kapi_api::api::rbac::v1 as rbac_v1;
+use kapi_api::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde_json::Value;
 
 use crate::request_info::{RequestInfo, UserInfo};
+
+impl From<&rbac_v1::PolicyRule> for PolicyRule {
+    fn from(rule: &rbac_v1::PolicyRule) -> PolicyRule {
+        PolicyRule {
+            verbs: rule.verbs.clone(),
+            api_groups: rule.api_groups.clone(),
+            resources: rule.resources.clone(),
+            resource_names: rule.resource_names.clone(),
+            non_resource_urls: rule.non_resource_urls.clone(),
+        }
+    }
+}
+
+impl From<PolicyRule> for rbac_v1::PolicyRule {
+    fn from(rule: PolicyRule) -> rbac_v1::PolicyRule {
+        rbac_v1::PolicyRule {
+            verbs: rule.verbs,
+            api_groups: rule.api_groups,
+            resources: rule.resources,
+            resource_names: rule.resource_names,
+            non_resource_urls: rule.non_resource_urls,
+        }
+    }
+}
 
 /// The group whose members may do everything (`user.SystemPrivilegedGroup`).
 pub const SYSTEM_MASTERS: &str = "system:masters";
@@ -54,26 +80,14 @@ impl PolicyRule {
         }
     }
 
-    /// Its JSON form, empty lists left out.
-    pub fn to_json(&self) -> Value {
-        let mut o = serde_json::Map::new();
-        for (key, list) in [
-            ("verbs", &self.verbs),
-            ("apiGroups", &self.api_groups),
-            ("resources", &self.resources),
-            ("resourceNames", &self.resource_names),
-            ("nonResourceURLs", &self.non_resource_urls),
-        ] {
-            if !list.is_empty() || key == "verbs" {
-                o.insert(key.into(), Value::from(list.clone()));
-            }
-        }
-        Value::Object(o)
-    }
-
     /// The rules of a role object (`rules`).
     pub fn of_role(role: &Value) -> Vec<PolicyRule> {
         role["rules"].as_array().map(|rules| rules.iter().map(PolicyRule::from_json).collect()).unwrap_or_default()
+    }
+
+    /// The rules of a typed Role or ClusterRole.
+    pub fn of_rules(rules: &[rbac_v1::PolicyRule]) -> Vec<PolicyRule> {
+        rules.iter().map(PolicyRule::from).collect()
     }
 
     fn verb_matches(&self, verb: &str) -> bool {
@@ -204,25 +218,18 @@ pub struct Binding {
 }
 
 impl Binding {
-    pub fn from_json(v: &Value) -> Binding {
-        let subjects = v["subjects"]
-            .as_array()
-            .map(|s| {
-                s.iter()
-                    .map(|s| Subject {
-                        kind: s["kind"].as_str().unwrap_or_default().to_owned(),
-                        name: s["name"].as_str().unwrap_or_default().to_owned(),
-                        namespace: s["namespace"].as_str().unwrap_or_default().to_owned(),
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+    /// A typed RoleBinding's or ClusterRoleBinding's parts as the authorizer needs them.
+    pub fn of(metadata: Option<&ObjectMeta>, role_ref: &rbac_v1::RoleRef, subjects: &[rbac_v1::Subject]) -> Binding {
+        let meta = |field: fn(&ObjectMeta) -> &Option<String>| metadata.and_then(|m| field(m).clone()).unwrap_or_default();
         Binding {
-            name: v["metadata"]["name"].as_str().unwrap_or_default().to_owned(),
-            namespace: v["metadata"]["namespace"].as_str().unwrap_or_default().to_owned(),
-            role_kind: v["roleRef"]["kind"].as_str().unwrap_or_default().to_owned(),
-            role_name: v["roleRef"]["name"].as_str().unwrap_or_default().to_owned(),
-            subjects,
+            name: meta(|m| &m.name),
+            namespace: meta(|m| &m.namespace),
+            role_kind: role_ref.kind.clone(),
+            role_name: role_ref.name.clone(),
+            subjects: subjects
+                .iter()
+                .map(|s| Subject { kind: s.kind.clone(), name: s.name.clone(), namespace: s.namespace.clone().unwrap_or_default() })
+                .collect(),
         }
     }
 
@@ -599,6 +606,12 @@ pub(crate) mod tests {
         }
     }
 
+    /// A RoleBinding or ClusterRoleBinding from its JSON, as the authorizer's cache holds it.
+    fn binding(v: Value) -> Binding {
+        let binding: rbac_v1::RoleBinding = serde_json::from_value(v).unwrap();
+        Binding::of(binding.metadata.as_ref(), &binding.role_ref, &binding.subjects)
+    }
+
     fn policy() -> Policy {
         let mut p = Policy::default();
         p.cluster_roles
@@ -608,15 +621,15 @@ pub(crate) mod tests {
             .entry("ns".into())
             .or_default()
             .insert("cm".into(), Arc::new(vec![rule(json!({"verbs": ["create"], "apiGroups": [""], "resources": ["configmaps"]}))]));
-        p.cluster_role_bindings.push(Binding::from_json(&json!({
+        p.cluster_role_bindings.push(binding(json!({
             "metadata": {"name": "g"}, "roleRef": {"kind": "ClusterRole", "name": "urls"},
             "subjects": [{"kind": "Group", "name": "ops"}]})));
         p.role_bindings.entry("ns".into()).or_default().extend([
-            Binding::from_json(&json!({"metadata": {"name": "a", "namespace": "ns"}, "roleRef": {"kind": "ClusterRole", "name": "view"},
+            binding(json!({"metadata": {"name": "a", "namespace": "ns"}, "roleRef": {"kind": "ClusterRole", "name": "view"},
                 "subjects": [{"kind": "User", "name": "alice"}, {"kind": "ServiceAccount", "name": "bot", "namespace": "ns"}]})),
-            Binding::from_json(&json!({"metadata": {"name": "b", "namespace": "ns"}, "roleRef": {"kind": "Role", "name": "cm"},
+            binding(json!({"metadata": {"name": "b", "namespace": "ns"}, "roleRef": {"kind": "Role", "name": "cm"},
                 "subjects": [{"kind": "User", "name": "alice"}]})),
-            Binding::from_json(&json!({"metadata": {"name": "c", "namespace": "ns"}, "roleRef": {"kind": "Role", "name": "gone"},
+            binding(json!({"metadata": {"name": "c", "namespace": "ns"}, "roleRef": {"kind": "Role", "name": "gone"},
                 "subjects": [{"kind": "User", "name": "bob"}]})),
         ]);
         p

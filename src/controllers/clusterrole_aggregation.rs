@@ -8,11 +8,11 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use serde_json::Value;
+use kapi_api::api::rbac::v1::{ClusterRole, PolicyRule};
 
 use crate::registry::keys;
 use crate::registry::objects::Kind;
-use crate::registry::store::watched::stored_object;
+use crate::registry::rbac::bootstrap::PolicyObject;
 use crate::registry::store::{Current, Incoming, Proposed, Store, StoreConfig, WriteOptions};
 use crate::selectors::LabelSelector;
 use crate::status::{ApiError, GroupResource};
@@ -24,18 +24,23 @@ pub struct Aggregation {
     pub config: Arc<StoreConfig>,
 }
 
+fn name_of(role: &ClusterRole) -> &str {
+    role.metadata.as_ref().and_then(|meta| meta.name.as_deref()).unwrap_or_default()
+}
+
 /// The rules an aggregated role gets from `roles` (sorted by name).
-pub fn aggregated_rules(role: &Value, roles: &[&Value]) -> Option<Vec<Value>> {
-    let selectors = role["aggregationRule"]["clusterRoleSelectors"].as_array()?;
-    let name = &role["metadata"]["name"];
-    let mut rules: Vec<Value> = Vec::new();
+pub fn aggregated_rules(role: &ClusterRole, roles: &[ClusterRole]) -> Option<Vec<PolicyRule>> {
+    let selectors = &role.aggregation_rule.as_ref()?.cluster_role_selectors;
+    let name = name_of(role);
+    let mut rules: Vec<PolicyRule> = Vec::new();
     for selector in selectors {
-        let Ok(selector) = LabelSelector::from_json(selector) else { continue };
-        for &other in roles {
-            if &other["metadata"]["name"] == name || !selector.matches_json(&other["metadata"]["labels"]) {
+        let Ok(selector) = LabelSelector::from_api(Some(selector)) else { continue };
+        for other in roles {
+            let labels = other.metadata.as_ref().map(|meta| &meta.labels);
+            if name_of(other) == name || !labels.is_some_and(|labels| selector.matches(labels)) {
                 continue;
             }
-            for rule in other["rules"].as_array().into_iter().flatten() {
+            for rule in &other.rules {
                 if !rules.contains(rule) {
                     rules.push(rule.clone());
                 }
@@ -64,29 +69,38 @@ impl Aggregation {
     /// per level.
     pub async fn pass(&self, storage: &dyn Storage) -> Result<bool, ApiError> {
         let listed = storage.list(&keys::key(GROUP, "clusterroles", None, None), ListOptions::default()).await?;
-        // Decoded once and shared: every pass reads every role, and the authorizer reads them too.
-        let decoded: Vec<_> = listed.kvs.iter().filter_map(|kv| stored_object(kv).ok()).collect();
-        let mut stored: Vec<&Value> = decoded.iter().map(|role| role.object()).collect();
-        stored.sort_by(|a, b| a["metadata"]["name"].as_str().cmp(&b["metadata"]["name"].as_str()));
+        // Decoded straight into the generated type: every pass reads every role.
+        let mut stored: Vec<ClusterRole> = listed
+            .kvs
+            .iter()
+            .filter_map(|kv| match PolicyObject::decode_stored(&kv.value) {
+                Ok(PolicyObject::ClusterRole(role)) => Some(role),
+                _ => None,
+            })
+            .collect();
+        stored.sort_by(|a, b| name_of(a).cmp(name_of(b)));
         let settled = settle_in_memory(&stored);
         let kind = Kind { group: GROUP.into(), version: "v1".into(), kind: "ClusterRole".into() };
         let store = Store::new(storage, &self.config, GROUP, "clusterroles", kind);
         let mut wrote = false;
-        for (role, settled) in stored.iter().zip(&settled) {
-            let rules = rules_of(settled);
-            if rules_of(role) == rules {
+        for (role, settled) in stored.iter().zip(settled) {
+            if role.rules == settled.rules {
                 continue;
             }
-            let name = role["metadata"]["name"].as_str().unwrap_or_default().to_owned();
+            let name = name_of(role);
             let mut write = |current: Option<&Current<'_>>| {
-                let current = current.ok_or_else(|| ApiError::not_found(GroupResource::new(GROUP, "clusterroles"), &name))?;
-                let mut object = current.external.clone();
-                object["rules"] = Value::Array(rules.to_vec());
-                let incoming = Incoming::from_external(GROUP, "clusterroles", &current.kind, object)?;
+                let current = current.ok_or_else(|| ApiError::not_found(GroupResource::new(GROUP, "clusterroles"), name))?;
+                let object = match PolicyObject::from_external(&current.kind, current.external.clone())? {
+                    PolicyObject::ClusterRole(current) => {
+                        PolicyObject::ClusterRole(ClusterRole { rules: settled.rules.clone(), ..current })
+                    }
+                    other => other,
+                };
+                let incoming = Incoming::from_external(GROUP, "clusterroles", &current.kind, object.to_external()?)?;
                 Ok(Proposed { incoming, precondition: None, uid: None, managed_fields: None })
             };
             match store
-                .update(WriteOptions { manager: Some("kube-controller-manager"), ..Default::default() }, None, &name, &mut write)
+                .update(WriteOptions { manager: Some("kube-controller-manager"), ..Default::default() }, None, name, &mut write)
                 .await
             {
                 Err(e) if e.code != 404 && e.code != 409 => return Err(e),
@@ -104,28 +118,22 @@ const MAX_LEVELS: usize = 5;
 
 /// `roles` (sorted by name) with the rules their aggregations end with, nested ones
 /// included: level by level, until nothing changes or [`MAX_LEVELS`] are done.
-fn settle_in_memory(roles: &[&Value]) -> Vec<Value> {
-    let mut settled: Vec<Value> = roles.iter().map(|role| (*role).clone()).collect();
+fn settle_in_memory(roles: &[ClusterRole]) -> Vec<ClusterRole> {
+    let mut settled = roles.to_vec();
     for _ in 0..MAX_LEVELS {
-        let roles: Vec<&Value> = settled.iter().collect();
-        let changes: Vec<(usize, Vec<Value>)> = roles
+        let changes: Vec<(usize, Vec<PolicyRule>)> = settled
             .iter()
             .enumerate()
-            .filter_map(|(i, role)| Some((i, aggregated_rules(role, &roles)?)).filter(|(_, rules)| rules_of(role) != rules.as_slice()))
+            .filter_map(|(i, role)| Some((i, aggregated_rules(role, &settled)?)).filter(|(_, rules)| role.rules != *rules))
             .collect();
         if changes.is_empty() {
             break;
         }
         for (i, rules) in changes {
-            settled[i]["rules"] = Value::Array(rules);
+            settled[i].rules = rules;
         }
     }
     settled
-}
-
-/// A role's rules (none when it has no `rules`).
-fn rules_of(role: &Value) -> &[Value] {
-    role["rules"].as_array().map_or(&[], Vec::as_slice)
 }
 
 impl super::Reconciler for Aggregation {
@@ -143,37 +151,52 @@ impl super::Reconciler for Aggregation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
+
+    fn role(value: Value) -> ClusterRole {
+        let kind = Kind { group: GROUP.into(), version: "v1".into(), kind: "ClusterRole".into() };
+        match PolicyObject::from_external(&kind, value).unwrap() {
+            PolicyObject::ClusterRole(role) => role,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn rules(value: Value) -> Vec<PolicyRule> {
+        role(json!({"rules": value})).rules
+    }
 
     #[test]
     fn aggregation_collects_matching_roles_rules_once() {
-        let admin = json!({"metadata": {"name": "admin"}, "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"a": "true"}}]}});
+        let admin =
+            role(json!({"metadata": {"name": "admin"}, "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"a": "true"}}]}}));
         let roles = [
             admin.clone(),
-            json!({"metadata": {"name": "x", "labels": {"a": "true"}}, "rules": [{"verbs": ["get"]}, {"verbs": ["list"]}]}),
-            json!({"metadata": {"name": "y", "labels": {"a": "true"}}, "rules": [{"verbs": ["get"]}]}),
-            json!({"metadata": {"name": "z"}, "rules": [{"verbs": ["delete"]}]}),
+            role(json!({"metadata": {"name": "x", "labels": {"a": "true"}}, "rules": [{"verbs": ["get"]}, {"verbs": ["list"]}]})),
+            role(json!({"metadata": {"name": "y", "labels": {"a": "true"}}, "rules": [{"verbs": ["get"]}]})),
+            role(json!({"metadata": {"name": "z"}, "rules": [{"verbs": ["delete"]}]})),
         ];
-        let roles: Vec<&Value> = roles.iter().collect();
-        assert_eq!(aggregated_rules(&admin, &roles).unwrap(), vec![json!({"verbs": ["get"]}), json!({"verbs": ["list"]})]);
-        assert!(aggregated_rules(roles[1], &roles).is_none());
+        assert_eq!(aggregated_rules(&admin, &roles).unwrap(), rules(json!([{"verbs": ["get"]}, {"verbs": ["list"]}])));
+        assert!(aggregated_rules(&roles[1], &roles).is_none());
     }
 
     #[test]
     fn nested_aggregations_settle_in_one_pass() {
         let aggregates = |to: &str| json!({"clusterRoleSelectors": [{"matchLabels": {format!("to-{to}"): "true"}}]});
         let roles = [
-            json!({"metadata": {"name": "admin"}, "aggregationRule": aggregates("admin")}),
-            json!({"metadata": {"name": "edit", "labels": {"to-admin": "true"}}, "aggregationRule": aggregates("edit")}),
-            json!({"metadata": {"name": "more-edit", "labels": {"to-edit": "true"}}, "rules": [{"verbs": ["update"]}]}),
-            json!({"metadata": {"name": "view", "labels": {"to-edit": "true"}}, "aggregationRule": aggregates("view")}),
-            json!({"metadata": {"name": "widgets", "labels": {"to-view": "true"}}, "rules": [{"verbs": ["get"]}]}),
+            role(json!({"metadata": {"name": "admin"}, "aggregationRule": aggregates("admin")})),
+            role(json!({"metadata": {"name": "edit", "labels": {"to-admin": "true"}}, "aggregationRule": aggregates("edit")})),
+            role(json!({"metadata": {"name": "more-edit", "labels": {"to-edit": "true"}}, "rules": [{"verbs": ["update"]}]})),
+            role(json!({"metadata": {"name": "view", "labels": {"to-edit": "true"}}, "aggregationRule": aggregates("view")})),
+            role(json!({"metadata": {"name": "widgets", "labels": {"to-view": "true"}}, "rules": [{"verbs": ["get"]}]})),
         ];
-        let settled = settle_in_memory(&roles.iter().collect::<Vec<_>>());
-        let rules = |i: usize| settled[i]["rules"].clone();
-        assert_eq!(rules(3), json!([{"verbs": ["get"]}]), "view");
-        assert_eq!(rules(1), json!([{"verbs": ["update"]}, {"verbs": ["get"]}]), "edit: its own roles' rules and view's, by name");
-        assert_eq!(rules(0), rules(1), "admin: edit's, once edit is settled");
+        let settled = settle_in_memory(&roles);
+        assert_eq!(settled[3].rules, rules(json!([{"verbs": ["get"]}])), "view");
+        assert_eq!(
+            settled[1].rules,
+            rules(json!([{"verbs": ["update"]}, {"verbs": ["get"]}])),
+            "edit: its own roles' rules and view's, by name"
+        );
+        assert_eq!(settled[0].rules, settled[1].rules, "admin: edit's, once edit is settled");
         assert_eq!(settled[2], roles[2], "a role that aggregates nothing is left");
     }
 }

@@ -6,6 +6,7 @@
 
 use super::fieldmanager;
 use kapi_apimachinery::codec::{self, CodecError, Format};
+use kapi_apimachinery::dynamic::Hub;
 use kapi_apimachinery::{DynKind, DynObject};
 use serde_json::Value;
 
@@ -417,6 +418,35 @@ pub fn write_list_item_json(kind: &Kind, stored: &[u8], revision: i64, out: &mut
     }
     object.write_json(out)?;
     Ok(true)
+}
+
+/// Reads a stored object of a scheme kind as its hub value (the generated struct the registry's
+/// typed code works on; a kind served in one version is its own hub), with no JSON value
+/// between: protobuf straight into the generated type, or JSON for the groups stored as JSON.
+pub fn decode_stored_hub(bytes: &[u8]) -> Result<(Kind, Hub), CodecError> {
+    let format = if bytes.starts_with(b"k8s\0") { Format::Protobuf } else { Format::Json };
+    let tm = codec::peek_type_meta(format, bytes, None)?;
+    let (group, version) = tm.group_version();
+    let kind = Kind { group: group.to_owned(), version: version.to_owned(), kind: tm.kind.clone() };
+    let hub = known(&kind)?.decode(format, bytes)?.into_hub();
+    Ok((kind, hub))
+}
+
+/// An external object of `kind` (a JSON value, as the `Store` hands it to an update) as its hub
+/// value: the reverse of [`external_from_hub`].
+pub fn hub_from_external(kind: &Kind, external: Value) -> Result<Hub, CodecError> {
+    Ok(known(kind)?.read_value(external)?.into_hub())
+}
+
+/// A hub value as the external object of `kind` (with its `apiVersion` and `kind`), as the
+/// `Store` takes it.
+pub fn external_from_hub(kind: &Kind, hub: Hub) -> Result<Value, CodecError> {
+    let mut object = known(kind)?.convert_hub(hub).map_err(|_| CodecError::UnknownKind {
+        api_version: kind.api_version(),
+        kind: format!("{} (no conversion from this hub)", kind.kind),
+    })?;
+    object.set_type_meta(&kind.api_version(), &kind.kind);
+    Ok(object.to_value()?)
 }
 
 /// Reads a stored value (protobuf with its envelope, or JSON) back into JSON.

@@ -12,12 +12,14 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
+use kapi_api::api::rbac::v1 as rbac_v1;
+
+use super::bootstrap::PolicyObject;
 use crate::rbac::node::{self, Decision, Graph, Relations};
 use crate::rbac::{Attributes, Binding, Mode, Policy, PolicyRule};
 use crate::registry::keys;
 use crate::registry::kubelet::KubeletRules;
 use crate::registry::objects;
-use crate::registry::store::watched::{Decoded, stored_object};
 use crate::registry::strategy;
 use crate::status::ApiError;
 use crate::storage::{Event, ListOptions, Revision, Storage};
@@ -25,10 +27,38 @@ use crate::storage::{Event, ListOptions, Revision, Storage};
 const GROUP: &str = "rbac.authorization.k8s.io";
 const RESOURCES: [&str; 4] = ["clusterroles", "roles", "clusterrolebindings", "rolebindings"];
 
-/// The stored objects by resource, then storage key: decoded once and shared with the other
-/// readers of the same stored bytes (start-up's policy reconciliation and role aggregation read
-/// them just before).
-type Sources = [BTreeMap<String, Arc<Decoded>>; 4];
+/// The stored objects by resource, then storage key, as the policy holds them.
+type Sources = [BTreeMap<String, Source>; 4];
+
+/// A stored Role or ClusterRole (its rules) or binding, decoded straight from its stored bytes
+/// into its generated type and kept only as what authorization reads.
+#[derive(Clone)]
+enum Source {
+    Role { namespace: String, name: String, rules: Arc<Vec<PolicyRule>> },
+    Binding(Binding),
+}
+
+impl Source {
+    fn decode(stored: &[u8]) -> Result<Source, String> {
+        Ok(match PolicyObject::decode_stored(stored)? {
+            PolicyObject::ClusterRole(rbac_v1::ClusterRole { metadata, rules, .. })
+            | PolicyObject::Role(rbac_v1::Role { metadata, rules, .. }) => {
+                let metadata = metadata.unwrap_or_default();
+                Source::Role {
+                    namespace: metadata.namespace.unwrap_or_default(),
+                    name: metadata.name.unwrap_or_default(),
+                    rules: Arc::new(PolicyRule::of_rules(&rules)),
+                }
+            }
+            PolicyObject::ClusterRoleBinding(binding) => {
+                Source::Binding(Binding::of(binding.metadata.as_ref(), &binding.role_ref, &binding.subjects))
+            }
+            PolicyObject::RoleBinding(binding) => {
+                Source::Binding(Binding::of(binding.metadata.as_ref(), &binding.role_ref, &binding.subjects))
+            }
+        })
+    }
+}
 
 /// The authorizer of `--authorization-mode` with its cached policy.
 pub struct Authorizer {
@@ -56,8 +86,12 @@ impl Authorizer {
     pub fn with_node_authorizer(mut self) -> Authorizer {
         let rules = super::bootstrap::policy()
             .into_iter()
-            .find(|o| o.resource == "clusterroles" && o.object["metadata"]["name"] == "system:node")
-            .map(|o| PolicyRule::of_role(&o.object))
+            .find_map(|o| match o {
+                PolicyObject::ClusterRole(role) if role.metadata.as_ref().and_then(|m| m.name.as_deref()) == Some("system:node") => {
+                    Some(PolicyRule::of_rules(&role.rules))
+                }
+                _ => None,
+            })
             .unwrap_or_default();
         self.nodes = Some((RwLock::new(Graph::default()), rules));
         self
@@ -211,8 +245,8 @@ impl Authorizer {
     /// [`Self::load`] without rebuilding the policy.
     async fn read(&self, storage: &dyn Storage, index: usize, resource: &str) -> Result<Revision, ApiError> {
         let listed = storage.list(&Self::prefix(resource), ListOptions::default()).await?;
-        let objects: BTreeMap<String, Arc<Decoded>> =
-            listed.kvs.iter().filter_map(|kv| stored_object(kv).ok().map(|object| (kv.key.clone(), object))).collect();
+        let objects: BTreeMap<String, Source> =
+            listed.kvs.iter().filter_map(|kv| Source::decode(&kv.value).ok().map(|source| (kv.key.clone(), source))).collect();
         self.sources.lock().unwrap_or_else(|e| e.into_inner())[index] = objects;
         Ok(listed.revision)
     }
@@ -223,8 +257,8 @@ impl Authorizer {
         while let Some(event) = changes.next().await {
             match event? {
                 Event::Put { kv, .. } => {
-                    if let Ok(object) = stored_object(&kv) {
-                        self.sources.lock().unwrap_or_else(|e| e.into_inner())[index].insert(kv.key.clone(), object);
+                    if let Ok(source) = Source::decode(&kv.value) {
+                        self.sources.lock().unwrap_or_else(|e| e.into_inner())[index].insert(kv.key.clone(), source);
                     }
                 }
                 Event::Delete { prev, .. } => {
@@ -257,19 +291,17 @@ fn relations_of(rules: &dyn KubeletRules, stored: &[u8]) -> Option<Relations> {
 /// The snapshot of the stored objects.
 fn policy_of(sources: &Sources) -> Policy {
     let mut policy = Policy::default();
-    for role in sources[0].values().map(|role| role.object()) {
-        let name = role["metadata"]["name"].as_str().unwrap_or_default().to_owned();
-        policy.cluster_roles.insert(name, Arc::new(PolicyRule::of_role(role)));
-    }
-    for role in sources[1].values().map(|role| role.object()) {
-        let namespace = role["metadata"]["namespace"].as_str().unwrap_or_default().to_owned();
-        let name = role["metadata"]["name"].as_str().unwrap_or_default().to_owned();
-        policy.roles.entry(namespace).or_default().insert(name, Arc::new(PolicyRule::of_role(role)));
-    }
-    policy.cluster_role_bindings = sources[2].values().map(|binding| Binding::from_json(binding.object())).collect();
-    for binding in sources[3].values().map(|binding| binding.object()) {
-        let binding = Binding::from_json(binding);
-        policy.role_bindings.entry(binding.namespace.clone()).or_default().push(binding);
+    for source in sources.iter().flat_map(BTreeMap::values) {
+        match source.clone() {
+            Source::Role { namespace, name, rules } if namespace.is_empty() => {
+                policy.cluster_roles.insert(name, rules);
+            }
+            Source::Role { namespace, name, rules } => {
+                policy.roles.entry(namespace).or_default().insert(name, rules);
+            }
+            Source::Binding(binding) if binding.namespace.is_empty() => policy.cluster_role_bindings.push(binding),
+            Source::Binding(binding) => policy.role_bindings.entry(binding.namespace.clone()).or_default().push(binding),
+        }
     }
     policy
 }

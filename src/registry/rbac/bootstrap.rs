@@ -8,16 +8,18 @@
 //!
 //! The policy itself is data, `bootstrap_policy.txt`, in a notation this module reads.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use kapi_apimachinery::codec::Format;
-use serde_json::{Map, Value, json};
+use kapi_api::api::rbac::v1 as rbac_v1;
+use kapi_api::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+
+use kapi_apimachinery::dynamic::Hub;
+use serde_json::Value;
 
 use crate::rbac::PolicyRule;
 use crate::registry::keys;
 use crate::registry::objects::{self, Kind};
-use crate::registry::store::watched::stored_object;
 use crate::registry::store::{Current, Incoming, Proposed, Store, StoreConfig, WriteOptions};
 use crate::status::{ApiError, GroupResource};
 use crate::storage::{KeyValue, ListOptions, Storage};
@@ -29,16 +31,131 @@ const GROUP: &str = "rbac.authorization.k8s.io";
 
 const POLICY: &str = include_str!("bootstrap_policy.txt");
 
-/// One object of the policy: its resource and its `rbac.authorization.k8s.io/v1` form.
-#[derive(Debug, Clone)]
-pub struct PolicyObject {
-    pub resource: &'static str,
-    pub kind: &'static str,
-    pub object: Value,
+/// One object of the policy, or one stored in the policy's resources: a typed
+/// `rbac.authorization.k8s.io/v1` object (the group's only version, so also its hub).
+#[derive(Debug, Clone, PartialEq)]
+pub enum PolicyObject {
+    ClusterRole(rbac_v1::ClusterRole),
+    Role(rbac_v1::Role),
+    ClusterRoleBinding(rbac_v1::ClusterRoleBinding),
+    RoleBinding(rbac_v1::RoleBinding),
+}
+
+impl PolicyObject {
+    /// The resource the object is stored under.
+    pub fn resource(&self) -> &'static str {
+        match self {
+            PolicyObject::ClusterRole(_) => "clusterroles",
+            PolicyObject::Role(_) => "roles",
+            PolicyObject::ClusterRoleBinding(_) => "clusterrolebindings",
+            PolicyObject::RoleBinding(_) => "rolebindings",
+        }
+    }
+
+    /// Its kind in `rbac.authorization.k8s.io/v1`.
+    pub fn kind(&self) -> Kind {
+        let kind = match self {
+            PolicyObject::ClusterRole(_) => "ClusterRole",
+            PolicyObject::Role(_) => "Role",
+            PolicyObject::ClusterRoleBinding(_) => "ClusterRoleBinding",
+            PolicyObject::RoleBinding(_) => "RoleBinding",
+        };
+        Kind { group: GROUP.into(), version: "v1".into(), kind: kind.into() }
+    }
+
+    pub fn metadata(&self) -> &ObjectMeta {
+        static NONE: std::sync::LazyLock<ObjectMeta> = std::sync::LazyLock::new(ObjectMeta::default);
+        let meta = match self {
+            PolicyObject::ClusterRole(o) => &o.metadata,
+            PolicyObject::Role(o) => &o.metadata,
+            PolicyObject::ClusterRoleBinding(o) => &o.metadata,
+            PolicyObject::RoleBinding(o) => &o.metadata,
+        };
+        meta.as_ref().unwrap_or(&NONE)
+    }
+
+    fn metadata_mut(&mut self) -> &mut ObjectMeta {
+        let meta = match self {
+            PolicyObject::ClusterRole(o) => &mut o.metadata,
+            PolicyObject::Role(o) => &mut o.metadata,
+            PolicyObject::ClusterRoleBinding(o) => &mut o.metadata,
+            PolicyObject::RoleBinding(o) => &mut o.metadata,
+        };
+        meta.get_or_insert_default()
+    }
+
+    pub fn name(&self) -> &str {
+        self.metadata().name.as_deref().unwrap_or_default()
+    }
+
+    pub fn namespace(&self) -> Option<&str> {
+        self.metadata().namespace.as_deref()
+    }
+
+    /// The object of kind `kind` (a name of [`PolicyObject::kind`]) from its hub value.
+    fn from_hub(kind: &str, hub: Hub) -> Option<PolicyObject> {
+        match kind {
+            "ClusterRole" => hub.downcast().ok().map(|o| PolicyObject::ClusterRole(*o)),
+            "Role" => hub.downcast().ok().map(|o| PolicyObject::Role(*o)),
+            "ClusterRoleBinding" => hub.downcast().ok().map(|o| PolicyObject::ClusterRoleBinding(*o)),
+            "RoleBinding" => hub.downcast().ok().map(|o| PolicyObject::RoleBinding(*o)),
+            _ => None,
+        }
+    }
+
+    fn as_walk(&mut self) -> &mut dyn kapi_apimachinery::Walk {
+        match self {
+            PolicyObject::ClusterRole(o) => o,
+            PolicyObject::Role(o) => o,
+            PolicyObject::ClusterRoleBinding(o) => o,
+            PolicyObject::RoleBinding(o) => o,
+        }
+    }
+
+    fn into_hub(self) -> Hub {
+        match self {
+            PolicyObject::ClusterRole(o) => Box::new(o),
+            PolicyObject::Role(o) => Box::new(o),
+            PolicyObject::ClusterRoleBinding(o) => Box::new(o),
+            PolicyObject::RoleBinding(o) => Box::new(o),
+        }
+    }
+
+    /// A stored object of the policy's resources, decoded straight into its type.
+    pub fn decode_stored(bytes: &[u8]) -> Result<PolicyObject, String> {
+        let (kind, hub) = objects::decode_stored_hub(bytes).map_err(|e| e.to_string())?;
+        PolicyObject::from_hub(&kind.kind, hub).ok_or_else(|| format!("{} {} is not an RBAC object", kind.api_version(), kind.kind))
+    }
+
+    /// The object as the `Store` takes it (`apiVersion` and `kind` set).
+    pub fn to_external(&self) -> Result<Value, ApiError> {
+        objects::external_from_hub(&self.kind(), self.clone().into_hub()).map_err(ApiError::internal)
+    }
+
+    /// The object the `Store` hands an update, typed.
+    pub fn from_external(kind: &Kind, external: Value) -> Result<PolicyObject, ApiError> {
+        let hub = objects::hub_from_external(kind, external).map_err(ApiError::internal)?;
+        PolicyObject::from_hub(&kind.kind, hub).ok_or_else(|| ApiError::internal(format!("{} is not an RBAC kind", kind.kind)))
+    }
 }
 
 fn list(text: &str) -> Vec<String> {
     text.split(',').map(|s| if s == "\"\"" { String::new() } else { s.to_owned() }).collect()
+}
+
+/// The metadata every policy object starts with.
+fn policy_meta(namespace: Option<&str>, name: &str) -> Option<ObjectMeta> {
+    Some(ObjectMeta {
+        name: Some(name.to_owned()),
+        namespace: namespace.map(str::to_owned),
+        labels: BTreeMap::from([(BOOTSTRAPPING_LABEL.to_owned(), "rbac-defaults".to_owned())]),
+        annotations: BTreeMap::from([(AUTO_UPDATE_ANNOTATION.to_owned(), "true".to_owned())]),
+        ..Default::default()
+    })
+}
+
+fn role_ref(kind: &str, name: &str) -> rbac_v1::RoleRef {
+    rbac_v1::RoleRef { api_group: Some(GROUP.to_owned()), kind: kind.to_owned(), name: name.to_owned() }
 }
 
 /// The bootstrap policy's objects, ClusterRoles first, then Roles, then bindings (the order
@@ -51,56 +168,58 @@ pub fn policy() -> Vec<PolicyObject> {
             continue;
         }
         let words: Vec<&str> = trimmed.split_whitespace().collect();
-        let labels = json!({ BOOTSTRAPPING_LABEL: "rbac-defaults" });
-        let annotations = json!({ AUTO_UPDATE_ANNOTATION: "true" });
         if !line.starts_with(' ') {
-            let (resource, kind, object) = match words[0] {
+            let object = match words[0] {
                 "clusterrole" => {
-                    let mut object = json!({ "metadata": { "name": words[1], "labels": labels, "annotations": annotations }, "rules": [] });
+                    let mut role = rbac_v1::ClusterRole { metadata: policy_meta(None, words[1]), ..Default::default() };
                     for extra in &words[2..] {
                         if let Some(label) = extra.strip_prefix('+') {
-                            object["metadata"]["labels"][format!("{GROUP}/{label}")] = json!("true");
+                            role.metadata.get_or_insert_default().labels.insert(format!("{GROUP}/{label}"), "true".into());
                         } else if let Some(target) = extra.strip_prefix("aggregates=") {
-                            object["aggregationRule"] = json!({ "clusterRoleSelectors": [{ "matchLabels": { format!("{GROUP}/aggregate-to-{target}"): "true" } }] });
+                            let selector = LabelSelector {
+                                match_labels: BTreeMap::from([(format!("{GROUP}/aggregate-to-{target}"), "true".to_owned())]),
+                                ..Default::default()
+                            };
+                            role.aggregation_rule = Some(rbac_v1::AggregationRule { cluster_role_selectors: vec![selector] });
                         }
                     }
-                    ("clusterroles", "ClusterRole", object)
+                    PolicyObject::ClusterRole(role)
                 }
-                "role" => (
-                    "roles",
-                    "Role",
-                    json!({ "metadata": { "namespace": words[1], "name": words[2], "labels": labels, "annotations": annotations }, "rules": [] }),
-                ),
-                "clusterrolebinding" => (
-                    "clusterrolebindings",
-                    "ClusterRoleBinding",
-                    json!({ "metadata": { "name": words[1], "labels": labels, "annotations": annotations },
-                            "roleRef": { "apiGroup": GROUP, "kind": "ClusterRole", "name": words[2] } }),
-                ),
-                "rolebinding" => (
-                    "rolebindings",
-                    "RoleBinding",
-                    json!({ "metadata": { "namespace": words[1], "name": words[2], "labels": labels, "annotations": annotations },
-                            "roleRef": { "apiGroup": GROUP, "kind": "Role", "name": words[3] } }),
-                ),
+                "role" => PolicyObject::Role(rbac_v1::Role { metadata: policy_meta(Some(words[1]), words[2]), ..Default::default() }),
+                "clusterrolebinding" => PolicyObject::ClusterRoleBinding(rbac_v1::ClusterRoleBinding {
+                    metadata: policy_meta(None, words[1]),
+                    role_ref: role_ref("ClusterRole", words[2]),
+                    ..Default::default()
+                }),
+                "rolebinding" => PolicyObject::RoleBinding(rbac_v1::RoleBinding {
+                    metadata: policy_meta(Some(words[1]), words[2]),
+                    role_ref: role_ref("Role", words[3]),
+                    ..Default::default()
+                }),
                 other => panic!("bootstrap_policy.txt: unknown entry {other:?}"),
             };
-            let mut object = object;
-            object["apiVersion"] = json!(format!("{GROUP}/v1"));
-            object["kind"] = json!(kind);
-            out.push(PolicyObject { resource, kind, object });
+            out.push(object);
             continue;
         }
         let Some(current) = out.last_mut() else { panic!("bootstrap_policy.txt: a rule before any object") };
         match words[0] {
-            "User" | "Group" => push_subject(&mut current.object, json!({ "apiGroup": GROUP, "kind": words[0], "name": words[1] })),
+            "User" | "Group" => push_subject(
+                current,
+                rbac_v1::Subject { api_group: Some(GROUP.into()), kind: words[0].into(), name: words[1].into(), namespace: None },
+            ),
             "ServiceAccount" => {
                 let (namespace, name) = words[1].split_once('/').expect("ServiceAccount namespace/name");
-                push_subject(&mut current.object, json!({ "kind": "ServiceAccount", "name": name, "namespace": namespace }));
+                let subject = rbac_v1::Subject {
+                    kind: "ServiceAccount".into(),
+                    name: name.into(),
+                    namespace: Some(namespace.into()),
+                    api_group: None,
+                };
+                push_subject(current, subject);
             }
             "url" => {
                 let rule = PolicyRule { verbs: list(words[1]), non_resource_urls: list(words[2]), ..Default::default() };
-                push_rule(&mut current.object, rule);
+                push_rule(current, rule);
             }
             _ => {
                 let rule = PolicyRule {
@@ -110,23 +229,26 @@ pub fn policy() -> Vec<PolicyObject> {
                     resource_names: words.get(3).map(|w| list(w)).unwrap_or_default(),
                     ..Default::default()
                 };
-                push_rule(&mut current.object, rule);
+                push_rule(current, rule);
             }
         }
     }
     out
 }
 
-fn push_subject(object: &mut Value, subject: Value) {
-    match object["subjects"].as_array_mut() {
-        Some(subjects) => subjects.push(subject),
-        None => object["subjects"] = json!([subject]),
+fn push_subject(object: &mut PolicyObject, subject: rbac_v1::Subject) {
+    match object {
+        PolicyObject::ClusterRoleBinding(binding) => binding.subjects.push(subject),
+        PolicyObject::RoleBinding(binding) => binding.subjects.push(subject),
+        _ => panic!("bootstrap_policy.txt: a subject under a role"),
     }
 }
 
-fn push_rule(object: &mut Value, rule: PolicyRule) {
-    if let Some(rules) = object["rules"].as_array_mut() {
-        rules.push(rule.to_json());
+fn push_rule(object: &mut PolicyObject, rule: PolicyRule) {
+    match object {
+        PolicyObject::ClusterRole(role) => role.rules.push(rule.into()),
+        PolicyObject::Role(role) => role.rules.push(rule.into()),
+        _ => panic!("bootstrap_policy.txt: a rule under a binding"),
     }
 }
 
@@ -150,8 +272,7 @@ pub async fn ensure(storage: Arc<dyn Storage>, config: Arc<StoreConfig>) -> Resu
     let in_flight = Arc::new(tokio::sync::Semaphore::new(BOOTSTRAP_CONCURRENCY));
     let mut tasks = tokio::task::JoinSet::new();
     for wanted in policy() {
-        let meta = &wanted.object["metadata"];
-        let key = keys::key(GROUP, wanted.resource, meta["namespace"].as_str(), meta["name"].as_str());
+        let key = keys::key(GROUP, wanted.resource(), wanted.namespace(), Some(wanted.name()));
         let existing = stored.remove(&key);
         let (storage, config, in_flight) = (storage.clone(), config.clone(), in_flight.clone());
         tasks.spawn(async move {
@@ -173,32 +294,36 @@ async fn ensure_one(
     wanted: &PolicyObject,
     existing: Option<KeyValue>,
 ) -> Result<(), ApiError> {
-    let kind = Kind { group: GROUP.into(), version: "v1".into(), kind: wanted.kind.into() };
-    let meta = &wanted.object["metadata"];
-    let (name, namespace) = (meta["name"].as_str().unwrap_or_default(), meta["namespace"].as_str());
-    let store = Store::new(storage, config, GROUP, wanted.resource, kind.clone());
+    let (kind, resource, name) = (wanted.kind(), wanted.resource(), wanted.name());
+    let store = Store::new(storage, config, GROUP, resource, kind.clone());
+    let options = || WriteOptions { manager: Some("kube-apiserver"), ..Default::default() };
     let Some(existing) = existing else {
-        let body = serde_json::to_vec(&wanted.object).map_err(ApiError::internal)?;
-        let defaulted = objects::decode_defaulted(&kind, Format::Json, &body).map_err(ApiError::internal)?;
-        let incoming = Incoming::from_external(GROUP, wanted.resource, &kind, defaulted)?;
-        return match store.create(WriteOptions { manager: Some("kube-apiserver"), ..Default::default() }, namespace, incoming).await {
+        // Defaulted as a decoded request body is.
+        let mut object = wanted.clone();
+        crate::registry::defaults::apply_defaults(object.as_walk());
+        let incoming = Incoming::from_external(GROUP, resource, &kind, object.to_external()?)?;
+        return match store.create(options(), wanted.namespace(), incoming).await {
             Err(e) if e.code != 409 => Err(e),
             _ => Ok(()),
         };
     };
-    // The stored object as decoded once for every reader (the role aggregation and the
-    // authorizer read the same ones next); rbac's fields are the same in every version.
-    let existing = stored_object(&existing).map_err(ApiError::internal)?;
-    if reconcile(existing.object(), &wanted.object).is_none() {
+    // Compared typed, decoded straight from the stored bytes: a restart finds every object
+    // reconciled already, and writes nothing.
+    let existing = PolicyObject::decode_stored(&existing.value).map_err(ApiError::internal)?;
+    if reconcile(&existing, wanted).is_none() {
         return Ok(());
     }
     let mut write = |current: Option<&Current<'_>>| {
-        let current = current.ok_or_else(|| ApiError::not_found(GroupResource::new(GROUP, wanted.resource), name))?;
-        let object = reconcile(&current.external, &wanted.object).unwrap_or_else(|| current.external.clone());
-        let incoming = Incoming::from_external(GROUP, wanted.resource, &current.kind, object)?;
+        let current = current.ok_or_else(|| ApiError::not_found(GroupResource::new(GROUP, resource), name))?;
+        let stored = PolicyObject::from_external(&current.kind, current.external.clone())?;
+        let object = match reconcile(&stored, wanted) {
+            Some(reconciled) => reconciled.to_external()?,
+            None => current.external.clone(),
+        };
+        let incoming = Incoming::from_external(GROUP, resource, &current.kind, object)?;
         Ok(Proposed { incoming, precondition: None, uid: None, managed_fields: None })
     };
-    match store.update(WriteOptions { manager: Some("kube-apiserver"), ..Default::default() }, namespace, name, &mut write).await {
+    match store.update(options(), wanted.namespace(), name, &mut write).await {
         Err(e) if e.code != 409 && e.code != 404 => return Err(e),
         _ => {}
     }
@@ -208,83 +333,69 @@ async fn ensure_one(
 /// The existing object with what the policy adds (`computeReconciledRole`,
 /// `computeReconciledRoleBinding` without removing anything), or `None` when nothing changes
 /// or the object opted out with the auto-update annotation.
-pub fn reconcile(existing: &Value, wanted: &Value) -> Option<Value> {
-    if existing["metadata"]["annotations"][AUTO_UPDATE_ANNOTATION] == json!("false") {
-        return None;
-    }
-    // Each field the policy changes, with its new value: the object is copied only when there
-    // is one (a restart finds every object already reconciled).
-    let mut metadata: Vec<(&str, Value)> = Vec::new();
-    for field in ["labels", "annotations"] {
-        let have = existing["metadata"][field].as_object();
-        let adds = wanted["metadata"][field].as_object();
-        // The existing entries win; the policy only adds keys.
-        if have.is_some_and(|have| adds.into_iter().flatten().all(|(key, _)| have.contains_key(key))) {
-            continue;
-        }
-        let mut merged: Map<String, Value> = adds.cloned().unwrap_or_default();
-        merged.extend(have.cloned().unwrap_or_default());
-        metadata.push((field, Value::Object(merged)));
-    }
-    let mut fields: Vec<(&str, Value)> = Vec::new();
-    if wanted.get("roleRef").is_some() {
-        // A binding: the subjects it misses are added. (A changed roleRef is upstream's
-        // delete-and-recreate; a bootstrap binding's roleRef is immutable, so it is left.)
-        let have = existing["subjects"].as_array();
-        let same = |a: &Value, b: &Value| a["kind"] == b["kind"] && a["name"] == b["name"] && a["namespace"] == b["namespace"];
-        let mut subjects = have.cloned().unwrap_or_default();
-        for subject in wanted["subjects"].as_array().into_iter().flatten() {
-            if !subjects.iter().any(|s| same(s, subject)) {
-                subjects.push(subject.clone());
-            }
-        }
-        if subjects.len() > have.map_or(0, Vec::len) {
-            fields.push(("subjects", Value::Array(subjects)));
-        }
-    } else if let Some(selectors) = wanted["aggregationRule"]["clusterRoleSelectors"].as_array() {
-        // An aggregated role: its rules are the aggregation controller's; the selectors it
-        // misses are added.
-        let mut have = existing["aggregationRule"]["clusterRoleSelectors"].as_array().cloned().unwrap_or_default();
-        for selector in selectors {
-            if !have.contains(selector) {
-                have.push(selector.clone());
-            }
-        }
-        let rule = json!({ "clusterRoleSelectors": have });
-        if existing["aggregationRule"] != rule {
-            fields.push(("aggregationRule", rule));
-        }
-    } else {
-        let owned = PolicyRule::of_role(existing);
-        let missing = crate::rbac::uncovered(&owned, &PolicyRule::of_role(wanted));
-        if !missing.is_empty() {
-            let mut rules = existing["rules"].as_array().cloned().unwrap_or_default();
-            rules.extend(missing.iter().map(PolicyRule::to_json));
-            fields.push(("rules", Value::Array(rules)));
-        }
-    }
-    if metadata.is_empty() && fields.is_empty() {
+pub fn reconcile(existing: &PolicyObject, wanted: &PolicyObject) -> Option<PolicyObject> {
+    let have = existing.metadata();
+    if have.annotations.get(AUTO_UPDATE_ANNOTATION).is_some_and(|v| v == "false") {
         return None;
     }
     let mut out = existing.clone();
-    for (field, value) in metadata {
-        out["metadata"][field] = value;
+    // The existing labels and annotations win; the policy only adds keys.
+    let adds = wanted.metadata();
+    let meta = out.metadata_mut();
+    for (into, from) in [(&mut meta.labels, &adds.labels), (&mut meta.annotations, &adds.annotations)] {
+        for (key, value) in from {
+            into.entry(key.clone()).or_insert_with(|| value.clone());
+        }
     }
-    for (field, value) in fields {
-        out[field] = value;
+    match (&mut out, wanted) {
+        // A binding: the subjects it misses are added. (A changed roleRef is upstream's
+        // delete-and-recreate; a bootstrap binding's roleRef is immutable, so it is left.)
+        (PolicyObject::ClusterRoleBinding(have), PolicyObject::ClusterRoleBinding(want)) => {
+            add_subjects(&mut have.subjects, &want.subjects)
+        }
+        (PolicyObject::RoleBinding(have), PolicyObject::RoleBinding(want)) => add_subjects(&mut have.subjects, &want.subjects),
+        // An aggregated role: its rules are the aggregation controller's; the selectors it
+        // misses are added.
+        (PolicyObject::ClusterRole(have), PolicyObject::ClusterRole(want)) if want.aggregation_rule.is_some() => {
+            let selectors = &mut have.aggregation_rule.get_or_insert_default().cluster_role_selectors;
+            for selector in want.aggregation_rule.iter().flat_map(|rule| &rule.cluster_role_selectors) {
+                if !selectors.contains(selector) {
+                    selectors.push(selector.clone());
+                }
+            }
+        }
+        (PolicyObject::ClusterRole(have), PolicyObject::ClusterRole(want)) => add_rules(&mut have.rules, &want.rules),
+        (PolicyObject::Role(have), PolicyObject::Role(want)) => add_rules(&mut have.rules, &want.rules),
+        _ => return None,
     }
     (out != *existing).then_some(out)
+}
+
+fn add_subjects(have: &mut Vec<rbac_v1::Subject>, wanted: &[rbac_v1::Subject]) {
+    for subject in wanted {
+        let same = |s: &rbac_v1::Subject| s.kind == subject.kind && s.name == subject.name && s.namespace == subject.namespace;
+        if !have.iter().any(same) {
+            have.push(subject.clone());
+        }
+    }
+}
+
+/// The wanted rules the existing ones do not cover yet, added.
+fn add_rules(have: &mut Vec<rbac_v1::PolicyRule>, wanted: &[rbac_v1::PolicyRule]) {
+    let missing = crate::rbac::uncovered(&PolicyRule::of_rules(have), &PolicyRule::of_rules(wanted));
+    have.extend(missing.into_iter().map(rbac_v1::PolicyRule::from));
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn the_policy_reads() {
         let policy = policy();
         let find = |resource: &str, name: &str| {
-            policy.iter().find(|o| o.resource == resource && o.object["metadata"]["name"] == name).map(|o| o.object.clone())
+            policy.iter().find(|o| o.resource() == resource && o.name() == name).map(|o| o.to_external().unwrap())
         };
         let admin = find("clusterroles", "cluster-admin").unwrap();
         assert_eq!(
@@ -317,7 +428,7 @@ mod tests {
     fn controller_roles_match_upstream() {
         let policy = policy();
         let find = |resource: &str, name: &str| {
-            policy.iter().find(|o| o.resource == resource && o.object["metadata"]["name"] == name).map(|o| o.object.clone())
+            policy.iter().find(|o| o.resource() == resource && o.name() == name).map(|o| o.to_external().unwrap())
         };
         let controllers = [
             "attachdetach-controller",
@@ -361,8 +472,8 @@ mod tests {
         ];
         let roles: Vec<String> = policy
             .iter()
-            .filter(|o| o.resource == "clusterroles")
-            .filter_map(|o| o.object["metadata"]["name"].as_str()?.strip_prefix("system:controller:").map(str::to_owned))
+            .filter(|o| o.resource() == "clusterroles")
+            .filter_map(|o| o.name().strip_prefix("system:controller:").map(str::to_owned))
             .collect();
         assert_eq!(roles, controllers);
         for name in controllers {
@@ -433,39 +544,64 @@ mod tests {
         );
     }
 
+    /// A typed object of `kind` from its JSON, and reconciling typed objects given as JSON.
+    fn typed(kind: &str, value: Value) -> PolicyObject {
+        PolicyObject::from_external(&Kind { group: GROUP.into(), version: "v1".into(), kind: kind.into() }, value).unwrap()
+    }
+
+    fn reconciled(kind: &str, existing: &Value, wanted: &Value) -> Option<Value> {
+        reconcile(&typed(kind, existing.clone()), &typed(kind, wanted.clone())).map(|out| out.to_external().unwrap())
+    }
+
     #[test]
     fn reconciling_adds_and_respects_the_opt_out() {
         let wanted = json!({"metadata": {"name": "r", "labels": {"a": "1"}, "annotations": {AUTO_UPDATE_ANNOTATION: "true"}},
             "rules": [{"verbs": ["get", "list"], "apiGroups": [""], "resources": ["pods"]}]});
         let existing = json!({"metadata": {"name": "r", "labels": {"a": "2"}}, "rules": [{"verbs": ["get"], "apiGroups": [""], "resources": ["pods"]}]});
-        let out = reconcile(&existing, &wanted).unwrap();
+        let out = reconciled("ClusterRole", &existing, &wanted).unwrap();
         assert_eq!(out["metadata"]["labels"]["a"], "2");
+        assert_eq!(out["metadata"]["annotations"][AUTO_UPDATE_ANNOTATION], "true");
         assert_eq!(out["rules"].as_array().unwrap().len(), 2);
-        assert!(reconcile(&out, &wanted).is_none());
+        assert!(reconciled("ClusterRole", &out, &wanted).is_none());
         let opted_out = json!({"metadata": {"name": "r", "annotations": {AUTO_UPDATE_ANNOTATION: "false"}}, "rules": []});
-        assert!(reconcile(&opted_out, &wanted).is_none());
+        assert!(reconciled("ClusterRole", &opted_out, &wanted).is_none());
+        assert!(reconcile(&typed("Role", existing), &typed("ClusterRole", wanted)).is_none(), "kinds differ");
     }
 
     #[test]
     fn reconciling_adds_missing_subjects_and_selectors_only() {
         let meta = json!({"name": "b", "labels": {"a": "1"}});
         let subject = |name: &str| json!({"kind": "Group", "name": name});
-        let wanted = json!({"metadata": meta, "roleRef": {"name": "r"}, "subjects": [subject("x"), subject("y")]});
-        let existing = json!({"metadata": meta, "roleRef": {"name": "r"}, "subjects": [subject("y"), subject("z")]});
-        let out = reconcile(&existing, &wanted).unwrap();
+        let role_ref = json!({"kind": "ClusterRole", "name": "r"});
+        let wanted = json!({"metadata": meta, "roleRef": role_ref, "subjects": [subject("x"), subject("y")]});
+        let existing = json!({"metadata": meta, "roleRef": role_ref, "subjects": [subject("y"), subject("z")]});
+        let out = reconciled("ClusterRoleBinding", &existing, &wanted).unwrap();
         assert_eq!(out["subjects"], json!([subject("y"), subject("z"), subject("x")]));
-        assert!(reconcile(&out, &wanted).is_none(), "kept subjects and labels need nothing");
+        assert!(reconciled("ClusterRoleBinding", &out, &wanted).is_none(), "kept subjects and labels need nothing");
         // Labels missing altogether are added.
-        let unlabelled = json!({"metadata": {"name": "b"}, "roleRef": {"name": "r"}, "subjects": out["subjects"]});
-        assert_eq!(reconcile(&unlabelled, &wanted).unwrap()["metadata"]["labels"], json!({"a": "1"}));
+        let unlabelled = json!({"metadata": {"name": "b"}, "roleRef": role_ref, "subjects": out["subjects"]});
+        assert_eq!(reconciled("ClusterRoleBinding", &unlabelled, &wanted).unwrap()["metadata"]["labels"], json!({"a": "1"}));
 
         let selector = |label: &str| json!({"matchLabels": {label: "true"}});
         let wanted = json!({"metadata": meta, "aggregationRule": {"clusterRoleSelectors": [selector("p"), selector("q")]}});
         let existing =
             json!({"metadata": meta, "aggregationRule": {"clusterRoleSelectors": [selector("q")]}, "rules": [{"verbs": ["get"]}]});
-        let out = reconcile(&existing, &wanted).unwrap();
+        let out = reconciled("ClusterRole", &existing, &wanted).unwrap();
         assert_eq!(out["aggregationRule"]["clusterRoleSelectors"], json!([selector("q"), selector("p")]));
         assert_eq!(out["rules"], existing["rules"], "an aggregated role's rules are the aggregation's");
-        assert!(reconcile(&out, &wanted).is_none());
+        assert!(reconciled("ClusterRole", &out, &wanted).is_none());
+    }
+
+    /// A stored policy object decodes straight into its type, and back to the same JSON.
+    #[test]
+    fn stored_policy_objects_decode_typed() {
+        for wanted in policy().into_iter().take(3).chain(policy().into_iter().rev().take(3)) {
+            let external = wanted.to_external().unwrap();
+            let stored = objects::encode_stored(&wanted.kind(), &external).unwrap();
+            assert_eq!(PolicyObject::decode_stored(&stored).unwrap().to_external().unwrap(), external);
+        }
+        let configmap = Kind { group: String::new(), version: "v1".into(), kind: "ConfigMap".into() };
+        let stored = objects::encode_stored(&configmap, &json!({"metadata": {"name": "c"}})).unwrap();
+        assert!(PolicyObject::decode_stored(&stored).is_err());
     }
 }

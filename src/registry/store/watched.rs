@@ -12,9 +12,9 @@
 //!
 //! Admission plugins that read other objects (a pod's namespace, service account and priority
 //! classes) share the decoded objects too ([`stored_object`]), as upstream's plugins read them
-//! from informers' decoded caches instead of decoding a stored copy on every request; so do the
-//! RBAC authorizer's cache, role aggregation and start-up's policy reconciliation, which read
-//! the same ~190 policy objects one after another.
+//! from informers' decoded caches instead of decoding a stored copy on every request. (The RBAC
+//! readers — the authorizer's cache, role aggregation, start-up's policy reconciliation — decode
+//! stored bytes straight into the generated types instead, which costs less than a JSON value.)
 //!
 //! Entries are found by the mod revision of the stored bytes and used only when key and bytes
 //! match (another store in the same process may have the same key and revision); the most
