@@ -1,8 +1,9 @@
 //! Object lifecycle beyond create/update, end to end against a started server: namespace
 //! termination (Terminating phase, NamespaceLifecycle, the in-process finalizer), delete
 //! answers and options, deletecollection, a PUT that creates (`AllowCreateOnUpdate`), pod
-//! binding and eviction (admitted as creates), and the subresources that write one part of an
-//! object (CSR approval, ephemeral containers).
+//! binding and eviction (admitted as creates), the subresources that write one part of an
+//! object (CSR approval, ephemeral containers), and Services created at once getting distinct
+//! cluster IPs and node ports.
 
 mod common;
 
@@ -496,4 +497,32 @@ fn pods_named_other_than_a_dns_label_are_created_with_a_warning() {
     let body = pod("web", json!({})).to_string();
     let (code, answer_headers, _) = common::request_full(&server, "POST", "/api/v1/namespaces/default/pods", &headers, body.as_bytes());
     assert_eq!((code, common::header(&answer_headers, "warning")), (201, None));
+}
+
+/// Services created at the same time each get their own cluster IP and node port (each create
+/// reads the stored Services to choose; two must not both choose the first free one).
+#[test]
+fn services_created_at_once_get_distinct_addresses_and_ports() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    const SERVICES: usize = 24;
+    std::thread::scope(|scope| {
+        for i in 0..SERVICES {
+            let server = &server;
+            scope.spawn(move || {
+                let service = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": format!("s{i}")},
+                    "spec": {"type": "NodePort", "ports": [{"port": 80}]}});
+                let (code, body) = call(server, "POST", "/api/v1/namespaces/default/services", service);
+                assert_eq!(code, 201, "{body}");
+            });
+        }
+    });
+    let (code, list) = call(&server, "GET", "/api/v1/namespaces/default/services", Value::Null);
+    assert_eq!(code, 200, "{list}");
+    let items = list["items"].as_array().unwrap();
+    assert_eq!(items.len(), SERVICES + 1, "with the kubernetes Service");
+    let ips: std::collections::BTreeSet<&str> = items.iter().map(|s| s["spec"]["clusterIP"].as_str().unwrap()).collect();
+    assert_eq!(ips.len(), items.len(), "cluster IPs are distinct: {ips:?}");
+    let ports: std::collections::BTreeSet<u64> = items.iter().filter_map(|s| s["spec"]["ports"][0]["nodePort"].as_u64()).collect();
+    assert_eq!(ports.len(), SERVICES, "node ports are distinct: {ports:?}");
 }

@@ -4,9 +4,13 @@
 //!
 //! Allocations are not kept on the side: they are read from the stored Services whenever one is
 //! needed, so they are rebuilt after a restart by construction and never drift from the data.
+//! What is handed out but not stored yet (a create between its allocation and its write) is
+//! held in [`InFlight`], so that concurrent creates never get the same address or port.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::Ipv4Addr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
@@ -64,11 +68,52 @@ pub struct ServiceNetwork {
     pub cluster_ip_base: Ipv4Addr,
     pub cluster_ip_prefix: u8,
     pub node_ports: (u16, u16),
+    /// This server's allocations not yet stored, shared by its clones.
+    in_flight: Arc<tokio::sync::Mutex<InFlight>>,
 }
 
 impl Default for ServiceNetwork {
     fn default() -> Self {
-        Self { cluster_ip_base: Ipv4Addr::new(10, 0, 0, 0), cluster_ip_prefix: 24, node_ports: (30000, 32767) }
+        Self {
+            cluster_ip_base: Ipv4Addr::new(10, 0, 0, 0),
+            cluster_ip_prefix: 24,
+            node_ports: (30000, 32767),
+            in_flight: Default::default(),
+        }
+    }
+}
+
+/// How long an allocation is held for a create that has not stored its Service: longer than a
+/// create can take (a request's deadline is a minute). A create that failed frees its address
+/// only then; one that succeeded is seen stored before.
+const IN_FLIGHT_FOR: Duration = Duration::from_secs(90);
+
+/// Cluster IPs and node ports handed to creates whose Services may not be stored yet, with when.
+/// The stored Services are read and the next free values chosen under one lock, with these
+/// counted as taken: two creates at once would otherwise both read the same stored Services and
+/// both choose the first free address. (Upstream makes each allocation a stored object of its
+/// own, an `IPAddress` or its range's bitmap, written before the Service; between kapi
+/// replicas on one etcd the race remains.)
+#[derive(Debug, Default)]
+struct InFlight {
+    ips: BTreeMap<Ipv4Addr, Instant>,
+    node_ports: BTreeMap<u16, Instant>,
+}
+
+impl InFlight {
+    /// Forgets what is stored now (`stored`) or was handed out too long ago, and adds the
+    /// rest to `stored`: what a new allocation must not choose.
+    fn taken_with(&mut self, stored: &mut Allocated, now: Instant) {
+        let live = |at: &Instant| now.duration_since(*at) < IN_FLIGHT_FOR;
+        self.ips.retain(|ip, at| live(at) && !stored.ips.contains(ip));
+        self.node_ports.retain(|port, at| live(at) && !stored.node_ports.contains(port));
+        stored.ips.extend(self.ips.keys());
+        stored.node_ports.extend(self.node_ports.keys());
+    }
+
+    fn hold(&mut self, allocated: Allocated, now: Instant) {
+        self.ips.extend(allocated.ips.into_iter().map(|ip| (ip, now)));
+        self.node_ports.extend(allocated.node_ports.into_iter().map(|port| (port, now)));
     }
 }
 
@@ -85,7 +130,12 @@ impl ServiceNetwork {
             return Err(format!("invalid port range {node_ports:?}"));
         }
         let mask = u32::MAX << (32 - prefix);
-        Ok(Self { cluster_ip_base: Ipv4Addr::from(u32::from(ip) & mask), cluster_ip_prefix: prefix, node_ports: (lo, hi) })
+        Ok(Self {
+            cluster_ip_base: Ipv4Addr::from(u32::from(ip) & mask),
+            cluster_ip_prefix: prefix,
+            node_ports: (lo, hi),
+            in_flight: Default::default(),
+        })
     }
 
     fn range(&self) -> (u32, u32) {
@@ -241,6 +291,8 @@ pub fn allocate(svc: &mut Value, net: &ServiceNetwork, taken: &Allocated) -> Res
 /// defaults, `SetDefaults_Service`, were applied when the body was decoded:
 /// `defaults::core::set_defaults_service`.)
 async fn admit(store: &dyn crate::storage::Storage, net: &ServiceNetwork, svc: &mut Value) -> Result<(), Vec<FieldError>> {
+    // Held from the read of the stored Services to the allocation's record (see `InFlight`).
+    let mut in_flight = net.in_flight.lock().await;
     let stored = store
         .list(&crate::registry::keys::key("", "services", None, None), crate::storage::ListOptions::default())
         .await
@@ -251,7 +303,12 @@ async fn admit(store: &dyn crate::storage::Storage, net: &ServiceNetwork, svc: &
             crate::registry::objects::decode_stored(&kv.value).map_err(|e| vec![FieldError::internal("spec.clusterIPs", e)])?;
         services.push(value);
     }
-    allocate(svc, net, &Allocated::from_services(&services))
+    let mut taken = Allocated::from_services(&services);
+    let now = Instant::now();
+    in_flight.taken_with(&mut taken, now);
+    allocate(svc, net, &taken)?;
+    in_flight.hold(Allocated::from_services([&*svc]), now);
+    Ok(())
 }
 
 /// The `kubernetes` Service in `default`: the API server's own address for in-cluster clients.
@@ -304,6 +361,27 @@ mod tests {
         let mut headless = json!({"spec": {"clusterIP": "None"}});
         allocate(&mut headless, &net, &taken).unwrap();
         assert_eq!(headless["spec"]["clusterIPs"], json!(["None"]));
+    }
+
+    #[test]
+    fn allocations_in_flight_are_taken_until_stored_or_stale() {
+        let mut in_flight = InFlight::default();
+        let now = Instant::now();
+        let ip = |last: u8| Ipv4Addr::new(10, 0, 0, last);
+        in_flight.hold(Allocated { ips: [ip(2), ip(3)].into(), node_ports: [30000].into() }, now);
+        // Not stored yet: taken.
+        let mut taken = Allocated { ips: [ip(1)].into(), ..Default::default() };
+        in_flight.taken_with(&mut taken, now);
+        assert_eq!(taken.ips, [ip(1), ip(2), ip(3)].into());
+        assert_eq!(taken.node_ports, [30000].into());
+        // Stored now: forgotten, and taken as stored.
+        let mut taken = Allocated { ips: [ip(2)].into(), ..Default::default() };
+        in_flight.taken_with(&mut taken, now);
+        assert_eq!(in_flight.ips.keys().copied().collect::<Vec<_>>(), [ip(3)]);
+        // A create that never stored its Service frees what it held in time.
+        let mut taken = Allocated::default();
+        in_flight.taken_with(&mut taken, now + IN_FLIGHT_FOR);
+        assert!(taken.ips.is_empty() && taken.node_ports.is_empty());
     }
 
     #[test]
