@@ -526,3 +526,44 @@ fn services_created_at_once_get_distinct_addresses_and_ports() {
     let ports: std::collections::BTreeSet<u64> = items.iter().filter_map(|s| s["spec"]["ports"][0]["nodePort"].as_u64()).collect();
     assert_eq!(ports.len(), SERVICES, "node ports are distinct: {ports:?}");
 }
+
+/// A Service whose type is patched gets what the new type needs and loses what only the old
+/// one used, as upstream's: ClusterIP → NodePort allocates node ports, back to ClusterIP drops
+/// them and the external traffic policy, and a node port another Service holds is refused.
+#[test]
+fn services_patched_to_another_type_gain_and_lose_what_it_needs() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    let services = "/api/v1/namespaces/default/services";
+    let patch = |name: &str, body: &str| {
+        let (code, text) = request(&server, "PATCH", &format!("{services}/{name}"), "application/merge-patch+json", body.as_bytes());
+        (code, serde_json::from_str::<Value>(&text).unwrap())
+    };
+    for name in ["a", "b"] {
+        let service = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": name}, "spec": {"ports": [{"port": 80}]}});
+        assert_eq!(call(&server, "POST", services, service).0, 201);
+    }
+    let (code, a) = patch("a", r#"{"spec": {"type": "NodePort"}}"#);
+    assert_eq!(code, 200, "{a}");
+    let node_port = a["spec"]["ports"][0]["nodePort"].as_u64().unwrap_or_else(|| panic!("a node port is allocated: {a}"));
+    assert_eq!(a["spec"]["externalTrafficPolicy"], "Cluster");
+    let (code, b) = patch("b", r#"{"spec": {"type": "NodePort"}}"#);
+    assert_eq!(code, 200, "{b}");
+    assert_ne!(b["spec"]["ports"][0]["nodePort"], node_port, "{b}");
+    assert_ne!(b["spec"]["clusterIP"], a["spec"]["clusterIP"]);
+
+    let (code, back) = patch("a", r#"{"spec": {"type": "ClusterIP"}}"#);
+    assert_eq!(code, 200, "{back}");
+    assert_eq!(back["spec"]["ports"][0].get("nodePort"), None, "{back}");
+    assert_eq!(back["spec"].get("externalTrafficPolicy"), None, "{back}");
+    assert_eq!(back["spec"]["clusterIP"], a["spec"]["clusterIP"], "the address stays");
+
+    let taken =
+        format!(r#"{{"spec": {{"type": "NodePort", "ports": [{{"port": 80, "nodePort": {}}}]}}}}"#, b["spec"]["ports"][0]["nodePort"]);
+    let (code, refused) = patch("a", &taken);
+    assert_eq!(code, 422, "{refused}");
+    assert_eq!(
+        refused["details"]["causes"][0]["message"],
+        format!("Invalid value: {}: provided port is already allocated", b["spec"]["ports"][0]["nodePort"])
+    );
+}

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::admission::{self, Attributes, Operation, Target};
 use super::objects::{self, Kind, TypedObject};
-use super::strategy::{CreateContext, Strategy, SubresourceWrite, copy_field};
+use super::strategy::{HookContext, Strategy, SubresourceWrite, copy_field};
 use super::{DeletionFlow, keys};
 use crate::request_info::UserInfo;
 use crate::status::{ApiError, FieldError, GroupKind, GroupResource};
@@ -324,7 +324,7 @@ impl<'a> Store<'a> {
         self.validate(&name, None, &value, required)?;
         self.authorize_write(options, namespace, None, &value)?;
         let warnings = self.strategy.warnings_on_create(&value);
-        let context = CreateContext { store: self.storage, network: &self.config.network };
+        let context = HookContext { store: self.storage, network: &self.config.network };
         let target = Target { name: &name, ..target };
         self.strategy.begin_create(&context, &mut value).await.map_err(|rejection| target.refuse(rejection))?;
         self.config.admission.validate(&self.attributes(options, Operation::Create, target, Some(&mut value), None)).await?;
@@ -399,6 +399,8 @@ impl<'a> Store<'a> {
                     value
                 }
                 None => {
+                    let context = HookContext { store: self.storage, network: &self.config.network };
+                    self.strategy.begin_update(&context, &mut proposed, old).await.map_err(|rejection| target.refuse(rejection))?;
                     self.prepare_update(old, &mut proposed, name, namespace);
                     self.validate(name, Some(old), &proposed, required)?;
                     self.authorize_write(options, namespace, Some(old), &proposed)?;
@@ -653,6 +655,7 @@ impl<'a> Store<'a> {
         if self.subresource.is_none() && self.has_status_subresource() {
             copy_field(value, old, "status");
         }
+        self.strategy.prepare_for_update(value, old);
         if self.strategy.tracks_generation() {
             let generation = old["metadata"]["generation"].as_i64().unwrap_or(1);
             let changed = self.strategy.generation_changed(old, value);

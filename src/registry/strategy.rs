@@ -37,8 +37,9 @@ pub struct WriteContext<'a> {
     pub namespace: Option<&'a str>,
 }
 
-/// What a create hook may read besides the object: the store and the server's settings.
-pub struct CreateContext<'a> {
+/// What a create or update hook ([`Strategy::begin_create`], [`Strategy::begin_update`]) may
+/// read besides the object: the store and the server's settings.
+pub struct HookContext<'a> {
     pub store: &'a dyn crate::storage::Storage,
     pub network: &'a super::core::services::ServiceNetwork,
 }
@@ -158,6 +159,13 @@ pub trait Strategy: Send + Sync {
         let _ = (object, user);
     }
 
+    /// `PrepareForUpdate` beyond the generic part (identity kept, status kept when it has its
+    /// own endpoint, generation): what the server changes in `new`, the object replacing `old`,
+    /// before it is validated.
+    fn prepare_for_update(&self, new: &mut Value, old: &Value) {
+        let _ = (new, old);
+    }
+
     /// `Validate`: the resource's rules for a new object, beyond metadata and required fields.
     fn validate(&self, object: &Value) -> Vec<FieldError> {
         let _ = object;
@@ -211,8 +219,21 @@ pub trait Strategy: Send + Sync {
         Ok(())
     }
 
-    fn begin_create<'a>(&'a self, context: &'a CreateContext<'a>, object: &'a mut Value) -> HookFuture<'a, Result<(), Rejection>> {
+    fn begin_create<'a>(&'a self, context: &'a HookContext<'a>, object: &'a mut Value) -> HookFuture<'a, Result<(), Rejection>> {
         let _ = (context, object);
+        Box::pin(async { Ok(()) })
+    }
+
+    /// The store's `BeginUpdate` hook: what an update of the object itself (not a
+    /// subresource's) takes from outside the object, before [`Strategy::prepare_for_update`]
+    /// and validation see `new` (a Service's node ports when it becomes a NodePort).
+    fn begin_update<'a>(
+        &'a self,
+        context: &'a HookContext<'a>,
+        new: &'a mut Value,
+        old: &'a Value,
+    ) -> HookFuture<'a, Result<(), Rejection>> {
+        let _ = (context, new, old);
         Box::pin(async { Ok(()) })
     }
 

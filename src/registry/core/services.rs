@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::registry::Rejection;
-use crate::registry::strategy::{CreateContext, HookFuture, Strategy};
+use crate::registry::strategy::{HookContext, HookFuture, Strategy};
 use crate::registry::validation;
 use crate::status::{ApiError, FieldError};
 
@@ -49,8 +49,24 @@ impl Strategy for ServiceStrategy {
     }
 
     /// The cluster IP and node ports, from the ranges and the stored Services.
-    fn begin_create<'a>(&'a self, context: &'a CreateContext<'a>, object: &'a mut Value) -> HookFuture<'a, Result<(), Rejection>> {
+    fn begin_create<'a>(&'a self, context: &'a HookContext<'a>, object: &'a mut Value) -> HookFuture<'a, Result<(), Rejection>> {
         Box::pin(async move { Ok(admit(context.store, context.network, object).await?) })
+    }
+
+    /// Upstream's `beginUpdate`: what the client left out of what was allocated is kept, and
+    /// what the new type needs and does not have yet is allocated (a ClusterIP Service that
+    /// becomes a NodePort gets its node ports).
+    fn begin_update<'a>(
+        &'a self,
+        context: &'a HookContext<'a>,
+        new: &'a mut Value,
+        old: &'a Value,
+    ) -> HookFuture<'a, Result<(), Rejection>> {
+        Box::pin(async move { Ok(admit_update(context.store, context.network, new, old).await?) })
+    }
+
+    fn prepare_for_update(&self, new: &mut Value, old: &Value) {
+        drop_type_dependent_fields(new, old);
     }
 
     fn connect_error(&self, _resource: &str, _subresource: &str, name: &str, _object: &Value) -> ApiError {
@@ -101,14 +117,18 @@ struct InFlight {
 }
 
 impl InFlight {
-    /// Forgets what is stored now (`stored`) or was handed out too long ago, and adds the
-    /// rest to `stored`: what a new allocation must not choose.
-    fn taken_with(&mut self, stored: &mut Allocated, now: Instant) {
+    /// Forgets what is stored now (`stored`: every stored Service's allocations) or was handed
+    /// out too long ago.
+    fn forget(&mut self, stored: &Allocated, now: Instant) {
         let live = |at: &Instant| now.duration_since(*at) < IN_FLIGHT_FOR;
         self.ips.retain(|ip, at| live(at) && !stored.ips.contains(ip));
         self.node_ports.retain(|port, at| live(at) && !stored.node_ports.contains(port));
-        stored.ips.extend(self.ips.keys());
-        stored.node_ports.extend(self.node_ports.keys());
+    }
+
+    /// Adds what is held to `taken`.
+    fn add_to(&self, taken: &mut Allocated) {
+        taken.ips.extend(self.ips.keys());
+        taken.node_ports.extend(self.node_ports.keys());
     }
 
     fn hold(&mut self, allocated: Allocated, now: Instant) {
@@ -293,6 +313,18 @@ pub fn allocate(svc: &mut Value, net: &ServiceNetwork, taken: &Allocated) -> Res
 async fn admit(store: &dyn crate::storage::Storage, net: &ServiceNetwork, svc: &mut Value) -> Result<(), Vec<FieldError>> {
     // Held from the read of the stored Services to the allocation's record (see `InFlight`).
     let mut in_flight = net.in_flight.lock().await;
+    let services = stored_services(store).await?;
+    let now = Instant::now();
+    let mut taken = Allocated::from_services(&services);
+    in_flight.forget(&taken, now);
+    in_flight.add_to(&mut taken);
+    allocate(svc, net, &taken)?;
+    in_flight.hold(Allocated::from_services([&*svc]), now);
+    Ok(())
+}
+
+/// Every stored Service.
+async fn stored_services(store: &dyn crate::storage::Storage) -> Result<Vec<Value>, Vec<FieldError>> {
     let stored = store
         .list(&crate::registry::keys::key("", "services", None, None), crate::storage::ListOptions::default())
         .await
@@ -303,12 +335,188 @@ async fn admit(store: &dyn crate::storage::Storage, net: &ServiceNetwork, svc: &
             crate::registry::objects::decode_stored(&kv.value).map_err(|e| vec![FieldError::internal("spec.clusterIPs", e)])?;
         services.push(value);
     }
-    let mut taken = Allocated::from_services(&services);
+    Ok(services)
+}
+
+/// The update's side of [`admit`] (upstream's `beginUpdate`): the allocated values the client
+/// left out are taken from `old` (`patchAllocatedValues`), `clusterIP` and `clusterIPs` are
+/// kept in step (`normalizeClusterIPs`), and when the new type needs what `old` did not hold
+/// (an address for a former ExternalName, node ports for a new NodePort or LoadBalancer) it is
+/// allocated against every other stored Service.
+async fn admit_update(
+    store: &dyn crate::storage::Storage,
+    net: &ServiceNetwork,
+    new: &mut Value,
+    old: &Value,
+) -> Result<(), Vec<FieldError>> {
+    patch_allocated_values(new, old);
+    normalize_cluster_ips(new, old);
+    let had = Allocated::from_services([old]);
+    let wants_address = needs_cluster_ip(new) && !needs_cluster_ip(old);
+    let wants_ports = needs_node_port(new) && ports(new).any(|port| node_port(port).is_none_or(|p| !had.node_ports.contains(&p)));
+    if !wants_address && !wants_ports {
+        return Ok(());
+    }
+    let mut in_flight = net.in_flight.lock().await;
+    let services = stored_services(store).await?;
     let now = Instant::now();
-    in_flight.taken_with(&mut taken, now);
-    allocate(svc, net, &taken)?;
-    in_flight.hold(Allocated::from_services([&*svc]), now);
+    in_flight.forget(&Allocated::from_services(&services), now);
+    // Its own stored allocations are not taken from it.
+    let same =
+        |svc: &&Value| svc["metadata"]["namespace"] == old["metadata"]["namespace"] && svc["metadata"]["name"] == old["metadata"]["name"];
+    let mut taken = Allocated::from_services(services.iter().filter(|svc| !same(svc)));
+    in_flight.add_to(&mut taken);
+    allocate(new, net, &taken)?;
+    let mut allocated = Allocated::from_services([&*new]);
+    allocated.ips.retain(|ip| !had.ips.contains(ip));
+    allocated.node_ports.retain(|port| !had.node_ports.contains(port));
+    in_flight.hold(allocated, now);
     Ok(())
+}
+
+fn needs_cluster_ip(svc: &Value) -> bool {
+    svc["spec"]["type"] != "ExternalName"
+}
+
+fn needs_node_port(svc: &Value) -> bool {
+    matches!(svc["spec"]["type"].as_str(), Some("NodePort" | "LoadBalancer"))
+}
+
+fn needs_health_check_node_port(svc: &Value) -> bool {
+    svc["spec"]["type"] == "LoadBalancer" && svc["spec"]["externalTrafficPolicy"] == "Local"
+}
+
+/// `ExternallyAccessible`: a LoadBalancer, a NodePort, or a ClusterIP Service with external IPs.
+fn externally_accessible(svc: &Value) -> bool {
+    let spec = &svc["spec"];
+    matches!(spec["type"].as_str(), Some("NodePort" | "LoadBalancer"))
+        || (spec["type"] == "ClusterIP" && spec["externalIPs"].as_array().is_some_and(|ips| !ips.is_empty()))
+}
+
+fn ports(svc: &Value) -> impl Iterator<Item = &Value> {
+    svc["spec"]["ports"].as_array().into_iter().flatten()
+}
+
+/// A port's node port; `None` when unset (Go's 0).
+fn node_port(port: &Value) -> Option<u16> {
+    port["nodePort"].as_u64().filter(|p| *p != 0).and_then(|p| u16::try_from(p).ok())
+}
+
+/// A field of `spec` as Go reads it: absent, `null`, `""`, `0` and `[]` are all unset.
+fn unset(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::String(s) => s.is_empty(),
+        Value::Number(n) => n.as_i64() == Some(0),
+        Value::Array(items) => items.is_empty(),
+        _ => false,
+    }
+}
+
+/// Removes `spec.<field>` (Go's zero value, which its JSON leaves out).
+fn clear(svc: &mut Value, field: &str) {
+    if let Some(spec) = svc["spec"].as_object_mut() {
+        spec.remove(field);
+    }
+}
+
+/// Upstream's `patchAllocatedValues`: a client that sends back what it created (without the
+/// cluster IP, node ports or health check port the server allocated) keeps them.
+fn patch_allocated_values(new: &mut Value, old: &Value) {
+    if needs_cluster_ip(old) && needs_cluster_ip(new) {
+        if unset(&new["spec"]["clusterIP"]) && !unset(&old["spec"]["clusterIP"]) {
+            new["spec"]["clusterIP"] = old["spec"]["clusterIP"].clone();
+        }
+        if unset(&new["spec"]["clusterIPs"]) && !unset(&old["spec"]["clusterIPs"]) {
+            new["spec"]["clusterIPs"] = old["spec"]["clusterIPs"].clone();
+        }
+    }
+    if needs_node_port(old) && needs_node_port(new) {
+        // Node ports both keep cannot be given to another port; the rest go back by port name.
+        let kept: BTreeSet<u16> = ports(old).filter_map(node_port).filter(|p| ports(new).filter_map(node_port).any(|q| q == *p)).collect();
+        let by_name: BTreeMap<String, u16> =
+            ports(old).filter_map(|port| Some((port["name"].as_str().unwrap_or_default().to_owned(), node_port(port)?))).collect();
+        for port in new["spec"]["ports"].as_array_mut().into_iter().flatten() {
+            if node_port(port).is_none()
+                && let Some(&previous) = by_name.get(port["name"].as_str().unwrap_or_default())
+                && !kept.contains(&previous)
+            {
+                port["nodePort"] = json!(previous);
+            }
+        }
+    }
+    if needs_health_check_node_port(old) && needs_health_check_node_port(new) && unset(&new["spec"]["healthCheckNodePort"]) {
+        new["spec"]["healthCheckNodePort"] = old["spec"]["healthCheckNodePort"].clone();
+    }
+}
+
+/// Upstream's `normalizeClusterIPs` on an update: `clusterIPs` follows a client that only knows
+/// `clusterIP` (leaves it out, clears it, or changes it).
+fn normalize_cluster_ips(new: &mut Value, old: &Value) {
+    let (old_ip, old_ips) = (&old["spec"]["clusterIP"], &old["spec"]["clusterIPs"]);
+    if !unset(old_ips) && unset(&new["spec"]["clusterIPs"]) && new["spec"]["clusterIP"] == *old_ip {
+        new["spec"]["clusterIPs"] = old_ips.clone();
+    }
+    if new["spec"]["clusterIP"] != *old_ip && new["spec"]["clusterIPs"] == *old_ips {
+        if unset(&new["spec"]["clusterIP"]) {
+            if !unset(old_ip) {
+                clear(new, "clusterIPs");
+            }
+        } else {
+            new["spec"]["clusterIPs"] = json!([new["spec"]["clusterIP"]]);
+        }
+    }
+}
+
+/// Upstream's `dropTypeDependentFields`: when a Service changes type, what only the old type
+/// used and the client did not change itself is cleared (the allocated address, node ports and
+/// health check port, the load balancer's fields, the external traffic policy), so that a
+/// `kubectl patch` of the type alone is valid.
+fn drop_type_dependent_fields(new: &mut Value, old: &Value) {
+    let same = |new: &Value, field: &str| {
+        let (a, b) = (&new["spec"][field], &old["spec"][field]);
+        a == b || (unset(a) && unset(b))
+    };
+    if needs_cluster_ip(old) && !needs_cluster_ip(new) {
+        if same(new, "clusterIP") && same(new, "clusterIPs") {
+            clear(new, "clusterIP");
+            clear(new, "clusterIPs");
+        }
+        for field in ["ipFamilies", "ipFamilyPolicy"] {
+            if same(new, field) {
+                clear(new, field);
+            }
+        }
+    }
+    // The node ports go when the client added none of its own.
+    let old_node_ports: BTreeSet<u16> = ports(old).filter_map(node_port).collect();
+    if needs_node_port(old) && !needs_node_port(new) && ports(new).filter_map(node_port).all(|p| old_node_ports.contains(&p)) {
+        for port in new["spec"]["ports"].as_array_mut().into_iter().flatten() {
+            if let Some(port) = port.as_object_mut() {
+                port.remove("nodePort");
+            }
+        }
+    }
+    if needs_health_check_node_port(old) && !needs_health_check_node_port(new) && same(new, "healthCheckNodePort") {
+        clear(new, "healthCheckNodePort");
+    }
+    if old["spec"]["type"] == "LoadBalancer" && new["spec"]["type"] != "LoadBalancer" {
+        let allocate = &new["spec"]["allocateLoadBalancerNodePorts"];
+        if allocate.is_boolean() && *allocate == old["spec"]["allocateLoadBalancerNodePorts"] {
+            clear(new, "allocateLoadBalancerNodePorts");
+        }
+        if same(new, "loadBalancerClass") {
+            clear(new, "loadBalancerClass");
+        }
+    }
+    if externally_accessible(old) && !externally_accessible(new) && same(new, "externalTrafficPolicy") {
+        clear(new, "externalTrafficPolicy");
+    }
+    if new["spec"]["type"] != "LoadBalancer"
+        && let Some(status) = new["status"].as_object_mut()
+    {
+        status.insert("loadBalancer".into(), json!({}));
+    }
 }
 
 /// The `kubernetes` Service in `default`: the API server's own address for in-cluster clients.
@@ -371,17 +579,64 @@ mod tests {
         in_flight.hold(Allocated { ips: [ip(2), ip(3)].into(), node_ports: [30000].into() }, now);
         // Not stored yet: taken.
         let mut taken = Allocated { ips: [ip(1)].into(), ..Default::default() };
-        in_flight.taken_with(&mut taken, now);
+        in_flight.forget(&taken, now);
+        in_flight.add_to(&mut taken);
         assert_eq!(taken.ips, [ip(1), ip(2), ip(3)].into());
         assert_eq!(taken.node_ports, [30000].into());
-        // Stored now: forgotten, and taken as stored.
-        let mut taken = Allocated { ips: [ip(2)].into(), ..Default::default() };
-        in_flight.taken_with(&mut taken, now);
+        // Stored now: forgotten.
+        in_flight.forget(&Allocated { ips: [ip(2)].into(), ..Default::default() }, now);
         assert_eq!(in_flight.ips.keys().copied().collect::<Vec<_>>(), [ip(3)]);
         // A create that never stored its Service frees what it held in time.
-        let mut taken = Allocated::default();
-        in_flight.taken_with(&mut taken, now + IN_FLIGHT_FOR);
-        assert!(taken.ips.is_empty() && taken.node_ports.is_empty());
+        in_flight.forget(&Allocated::default(), now + IN_FLIGHT_FOR);
+        assert!(in_flight.ips.is_empty() && in_flight.node_ports.is_empty());
+    }
+
+    /// A client that sends back its Service without what was allocated keeps it; a type change
+    /// drops what only the old type used, unless the client changed it too.
+    #[test]
+    fn updates_keep_allocations_and_drop_what_the_old_type_used() {
+        let node_port = json!({"metadata": {"name": "a"}, "spec": {"type": "NodePort", "clusterIP": "10.0.0.5", "clusterIPs": ["10.0.0.5"],
+            "ipFamilies": ["IPv4"], "ipFamilyPolicy": "SingleStack", "externalTrafficPolicy": "Cluster",
+            "ports": [{"name": "http", "port": 80, "nodePort": 30001}, {"name": "https", "port": 443, "nodePort": 30002}]}});
+        let mut resent = json!({"metadata": {"name": "a"}, "spec": {"type": "NodePort", "externalTrafficPolicy": "Cluster",
+            "ports": [{"name": "https", "port": 443}, {"name": "http", "port": 80, "nodePort": 30002}]}});
+        patch_allocated_values(&mut resent, &node_port);
+        normalize_cluster_ips(&mut resent, &node_port);
+        assert_eq!(resent["spec"]["clusterIP"], "10.0.0.5");
+        assert_eq!(resent["spec"]["clusterIPs"], json!(["10.0.0.5"]));
+        // 30002 is kept by the other port, so "https" does not get it back.
+        assert_eq!(resent["spec"]["ports"][0].get("nodePort"), None);
+
+        let mut cluster_ip = node_port.clone();
+        cluster_ip["spec"]["type"] = json!("ClusterIP");
+        drop_type_dependent_fields(&mut cluster_ip, &node_port);
+        assert_eq!(cluster_ip["spec"]["ports"], json!([{"name": "http", "port": 80}, {"name": "https", "port": 443}]));
+        assert_eq!(cluster_ip["spec"].get("externalTrafficPolicy"), None);
+        assert_eq!(cluster_ip["spec"]["clusterIP"], "10.0.0.5", "a ClusterIP keeps its address");
+        // A node port the client chose itself is left for validation.
+        let mut own = node_port.clone();
+        own["spec"]["type"] = json!("ClusterIP");
+        own["spec"]["ports"][0]["nodePort"] = json!(30009);
+        drop_type_dependent_fields(&mut own, &node_port);
+        assert_eq!(own["spec"]["ports"][0]["nodePort"], 30009);
+
+        let mut external = node_port.clone();
+        external["spec"]["type"] = json!("ExternalName");
+        external["spec"]["externalName"] = json!("example.com");
+        drop_type_dependent_fields(&mut external, &node_port);
+        for field in ["clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy", "externalTrafficPolicy"] {
+            assert_eq!(external["spec"].get(field), None, "{field}");
+        }
+
+        // A client that changes only `clusterIP` (or clears it) has `clusterIPs` follow.
+        let mut cleared = node_port.clone();
+        cleared["spec"]["clusterIP"] = json!("");
+        normalize_cluster_ips(&mut cleared, &node_port);
+        assert_eq!(cleared["spec"].get("clusterIPs"), None);
+        let mut changed = node_port.clone();
+        changed["spec"]["clusterIP"] = json!("10.0.0.9");
+        normalize_cluster_ips(&mut changed, &node_port);
+        assert_eq!(changed["spec"]["clusterIPs"], json!(["10.0.0.9"]));
     }
 
     #[test]
