@@ -50,7 +50,7 @@ impl Strategy for ServiceStrategy {
 
     /// The cluster IP and node ports, from the ranges and the stored Services.
     fn begin_create<'a>(&'a self, context: &'a HookContext<'a>, object: &'a mut Value) -> HookFuture<'a, Result<(), Rejection>> {
-        Box::pin(async move { Ok(admit(context.store, context.network, object).await?) })
+        Box::pin(admit(context.store, context.network, object))
     }
 
     /// Upstream's `beginUpdate`: what the client left out of what was allocated is kept, and
@@ -62,7 +62,7 @@ impl Strategy for ServiceStrategy {
         new: &'a mut Value,
         old: &'a Value,
     ) -> HookFuture<'a, Result<(), Rejection>> {
-        Box::pin(async move { Ok(admit_update(context.store, context.network, new, old).await?) })
+        Box::pin(admit_update(context.store, context.network, new, old))
     }
 
     fn prepare_for_update(&self, new: &mut Value, old: &Value) {
@@ -197,6 +197,10 @@ impl Allocated {
                     out.node_ports.insert(p);
                 }
             }
+            // From the same range as node ports.
+            if let Some(p) = svc["spec"]["healthCheckNodePort"].as_u64().filter(|p| *p != 0).and_then(|p| u16::try_from(p).ok()) {
+                out.node_ports.insert(p);
+            }
         }
         out
     }
@@ -310,7 +314,7 @@ pub fn allocate(svc: &mut Value, net: &ServiceNetwork, taken: &Allocated) -> Res
 /// Allocates a new Service's cluster IP and node ports against every stored Service. (Its
 /// defaults, `SetDefaults_Service`, were applied when the body was decoded:
 /// `defaults::core::set_defaults_service`.)
-async fn admit(store: &dyn crate::storage::Storage, net: &ServiceNetwork, svc: &mut Value) -> Result<(), Vec<FieldError>> {
+async fn admit(store: &dyn crate::storage::Storage, net: &ServiceNetwork, svc: &mut Value) -> Result<(), Rejection> {
     // Held from the read of the stored Services to the allocation's record (see `InFlight`).
     let mut in_flight = net.in_flight.lock().await;
     let services = stored_services(store).await?;
@@ -319,6 +323,7 @@ async fn admit(store: &dyn crate::storage::Storage, net: &ServiceNetwork, svc: &
     in_flight.forget(&taken, now);
     in_flight.add_to(&mut taken);
     allocate(svc, net, &taken)?;
+    allocate_health_check_node_port(svc, net, &taken)?;
     in_flight.hold(Allocated::from_services([&*svc]), now);
     Ok(())
 }
@@ -343,18 +348,15 @@ async fn stored_services(store: &dyn crate::storage::Storage) -> Result<Vec<Valu
 /// kept in step (`normalizeClusterIPs`), and when the new type needs what `old` did not hold
 /// (an address for a former ExternalName, node ports for a new NodePort or LoadBalancer) it is
 /// allocated against every other stored Service.
-async fn admit_update(
-    store: &dyn crate::storage::Storage,
-    net: &ServiceNetwork,
-    new: &mut Value,
-    old: &Value,
-) -> Result<(), Vec<FieldError>> {
+async fn admit_update(store: &dyn crate::storage::Storage, net: &ServiceNetwork, new: &mut Value, old: &Value) -> Result<(), Rejection> {
     patch_allocated_values(new, old);
     normalize_cluster_ips(new, old);
     let had = Allocated::from_services([old]);
     let wants_address = needs_cluster_ip(new) && !needs_cluster_ip(old);
     let wants_ports = needs_node_port(new) && ports(new).any(|port| node_port(port).is_none_or(|p| !had.node_ports.contains(&p)));
-    if !wants_address && !wants_ports {
+    let wants_health_check_port = needs_health_check_node_port(new)
+        && (unset(&new["spec"]["healthCheckNodePort"]) || new["spec"]["healthCheckNodePort"] != old["spec"]["healthCheckNodePort"]);
+    if !wants_address && !wants_ports && !wants_health_check_port {
         return Ok(());
     }
     let mut in_flight = net.in_flight.lock().await;
@@ -367,11 +369,45 @@ async fn admit_update(
     let mut taken = Allocated::from_services(services.iter().filter(|svc| !same(svc)));
     in_flight.add_to(&mut taken);
     allocate(new, net, &taken)?;
+    allocate_health_check_node_port(new, net, &taken)?;
     let mut allocated = Allocated::from_services([&*new]);
     allocated.ips.retain(|ip| !had.ips.contains(ip));
     allocated.node_ports.retain(|port| !had.node_ports.contains(port));
     in_flight.hold(allocated, now);
     Ok(())
+}
+
+/// Upstream's `allocHealthCheckNodePort`: a LoadBalancer with the `Local` external traffic
+/// policy gets a health check node port from the node port range, free of `taken` and of its
+/// own node ports. Failing is upstream's 500.
+fn allocate_health_check_node_port(svc: &mut Value, net: &ServiceNetwork, taken: &Allocated) -> Result<(), Rejection> {
+    if !needs_health_check_node_port(svc) {
+        return Ok(());
+    }
+    let mut used = taken.node_ports.clone();
+    used.extend(ports(svc).filter_map(node_port));
+    let (lo, hi) = net.node_ports;
+    match svc["spec"]["healthCheckNodePort"].as_i64().filter(|p| *p != 0) {
+        Some(requested) => {
+            let reason = match u16::try_from(requested) {
+                Ok(p) if !(lo..=hi).contains(&p) => {
+                    format!("provided port is not in the valid range. The range of valid ports is {lo}-{hi}")
+                }
+                Ok(p) if used.contains(&p) => "provided port is already allocated".to_owned(),
+                Ok(_) => return Ok(()),
+                // Validation refuses it; nothing to allocate.
+                Err(_) => return Ok(()),
+            };
+            Err(Rejection::Internal(format!("failed to allocate requested HealthCheck NodePort {requested}: {reason}")))
+        }
+        None => match (lo..=hi).find(|p| !used.contains(p)) {
+            Some(p) => {
+                svc["spec"]["healthCheckNodePort"] = json!(p);
+                Ok(())
+            }
+            None => Err(Rejection::Internal("failed to allocate a HealthCheck NodePort 0: range is full".to_owned())),
+        },
+    }
 }
 
 fn needs_cluster_ip(svc: &Value) -> bool {
@@ -637,6 +673,23 @@ mod tests {
         changed["spec"]["clusterIP"] = json!("10.0.0.9");
         normalize_cluster_ips(&mut changed, &node_port);
         assert_eq!(changed["spec"]["clusterIPs"], json!(["10.0.0.9"]));
+    }
+
+    #[test]
+    fn local_load_balancers_get_a_health_check_node_port() {
+        let net = ServiceNetwork::default();
+        let taken = Allocated { node_ports: [30000].into(), ..Default::default() };
+        let mut lb =
+            json!({"spec": {"type": "LoadBalancer", "externalTrafficPolicy": "Local", "ports": [{"port": 80, "nodePort": 30001}]}});
+        allocate_health_check_node_port(&mut lb, &net, &taken).unwrap();
+        assert_eq!(lb["spec"]["healthCheckNodePort"], 30002, "free of the taken ones and its own");
+        assert_eq!(Allocated::from_services([&lb]).node_ports, [30001, 30002].into());
+        let mut cluster = json!({"spec": {"type": "LoadBalancer", "externalTrafficPolicy": "Cluster"}});
+        allocate_health_check_node_port(&mut cluster, &net, &taken).unwrap();
+        assert_eq!(cluster["spec"].get("healthCheckNodePort"), None);
+        let mut clash = json!({"spec": {"type": "LoadBalancer", "externalTrafficPolicy": "Local", "healthCheckNodePort": 30000}});
+        let Err(Rejection::Internal(message)) = allocate_health_check_node_port(&mut clash, &net, &taken) else { panic!() };
+        assert_eq!(message, "failed to allocate requested HealthCheck NodePort 30000: provided port is already allocated");
     }
 
     #[test]
