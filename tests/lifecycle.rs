@@ -567,3 +567,21 @@ fn services_patched_to_another_type_gain_and_lose_what_it_needs() {
         format!("Invalid value: {}: provided port is already allocated", b["spec"]["ports"][0]["nodePort"])
     );
 }
+
+/// Deleting a Service deletes the Endpoints of the same name (upstream's `afterDelete`); a dry
+/// run deletes neither.
+#[test]
+fn a_deleted_services_endpoints_go_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    let ns = "/api/v1/namespaces/default";
+    let service = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"}, "spec": {"ports": [{"port": 80}]}});
+    assert_eq!(call(&server, "POST", &format!("{ns}/services"), service).0, 201);
+    let endpoints = json!({"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "web"},
+        "subsets": [{"addresses": [{"ip": "10.1.1.1"}], "ports": [{"port": 80}]}]});
+    assert_eq!(call(&server, "POST", &format!("{ns}/endpoints"), endpoints).0, 201);
+    assert_eq!(call(&server, "DELETE", &format!("{ns}/services/web?dryRun=All"), Value::Null).0, 200);
+    assert_eq!(call(&server, "GET", &format!("{ns}/endpoints/web"), Value::Null).0, 200, "a dry run leaves them");
+    assert_eq!(call(&server, "DELETE", &format!("{ns}/services/web"), Value::Null).0, 200);
+    assert_eq!(call(&server, "GET", &format!("{ns}/endpoints/web"), Value::Null).0, 404);
+}

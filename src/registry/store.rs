@@ -324,7 +324,7 @@ impl<'a> Store<'a> {
         self.validate(&name, None, &value, required)?;
         self.authorize_write(options, namespace, None, &value)?;
         let warnings = self.strategy.warnings_on_create(&value);
-        let context = HookContext { store: self.storage, network: &self.config.network };
+        let context = HookContext { store: self.storage, config: self.config };
         let target = Target { name: &name, ..target };
         self.strategy.begin_create(&context, &mut value).await.map_err(|rejection| target.refuse(rejection))?;
         self.config.admission.validate(&self.attributes(options, Operation::Create, target, Some(&mut value), None)).await?;
@@ -399,7 +399,7 @@ impl<'a> Store<'a> {
                     value
                 }
                 None => {
-                    let context = HookContext { store: self.storage, network: &self.config.network };
+                    let context = HookContext { store: self.storage, config: self.config };
                     self.strategy.begin_update(&context, &mut proposed, old).await.map_err(|rejection| target.refuse(rejection))?;
                     self.prepare_update(old, &mut proposed, name, namespace);
                     self.validate(name, Some(old), &proposed, required)?;
@@ -755,6 +755,10 @@ impl<'a> Store<'a> {
             }
             match self.write_delete(options, key, Some(current.mod_revision)).await {
                 Ok((prev, _)) => {
+                    if !options.dry_run {
+                        let context = HookContext { store: self.storage, config: self.config };
+                        self.strategy.after_delete(&context, &old).await;
+                    }
                     let (kind, value) = self.read(&prev)?;
                     return Ok(Deleted::Gone(kind, value));
                 }

@@ -37,11 +37,12 @@ pub struct WriteContext<'a> {
     pub namespace: Option<&'a str>,
 }
 
-/// What a create or update hook ([`Strategy::begin_create`], [`Strategy::begin_update`]) may
-/// read besides the object: the store and the server's settings.
+/// What a hook ([`Strategy::begin_create`], [`Strategy::begin_update`],
+/// [`Strategy::after_delete`]) may read and write besides the object: the store and the
+/// server's settings.
 pub struct HookContext<'a> {
     pub store: &'a dyn crate::storage::Storage,
-    pub network: &'a super::core::services::ServiceNetwork,
+    pub config: &'a super::store::StoreConfig,
 }
 
 /// How a resource's objects are created, updated, validated, stored and deleted. Every method
@@ -235,6 +236,13 @@ pub trait Strategy: Send + Sync {
     ) -> HookFuture<'a, Result<(), Rejection>> {
         let _ = (context, new, old);
         Box::pin(async { Ok(()) })
+    }
+
+    /// The store's `AfterDelete` hook: what goes with the object once it is gone (not when it is
+    /// only marked for deletion, nor under dry run). Failures are logged, as upstream's.
+    fn after_delete<'a>(&'a self, context: &'a HookContext<'a>, object: &'a Value) -> HookFuture<'a, ()> {
+        let _ = (context, object);
+        Box::pin(async {})
     }
 
     /// A subresource other than `status` and `scale` through which a write changes part of

@@ -50,7 +50,7 @@ impl Strategy for ServiceStrategy {
 
     /// The cluster IP and node ports, from the ranges and the stored Services.
     fn begin_create<'a>(&'a self, context: &'a HookContext<'a>, object: &'a mut Value) -> HookFuture<'a, Result<(), Rejection>> {
-        Box::pin(admit(context.store, context.network, object))
+        Box::pin(admit(context.store, &context.config.network, object))
     }
 
     /// Upstream's `beginUpdate`: what the client left out of what was allocated is kept, and
@@ -62,11 +62,30 @@ impl Strategy for ServiceStrategy {
         new: &'a mut Value,
         old: &'a Value,
     ) -> HookFuture<'a, Result<(), Rejection>> {
-        Box::pin(admit_update(context.store, context.network, new, old))
+        Box::pin(admit_update(context.store, &context.config.network, new, old))
     }
 
     fn prepare_for_update(&self, new: &mut Value, old: &Value) {
         drop_type_dependent_fields(new, old);
+    }
+
+    /// Upstream's `afterDelete`: the Endpoints of the same name go with the Service (rather
+    /// than waiting for the endpoints controller), through the Endpoints' own store.
+    fn after_delete<'a>(&'a self, context: &'a HookContext<'a>, object: &'a Value) -> HookFuture<'a, ()> {
+        Box::pin(async move {
+            let meta = &object["metadata"];
+            let (namespace, name) = (meta["namespace"].as_str(), meta["name"].as_str().unwrap_or_default());
+            let kind = crate::registry::objects::Kind { group: String::new(), version: "v1".into(), kind: "Endpoints".into() };
+            let endpoints = crate::registry::store::Store::new(context.store, context.config, "", "endpoints", kind);
+            let deleted = match endpoints.object_key(namespace, name) {
+                Ok(key) => endpoints.delete_at(Default::default(), &key, name, &json!({})).await.map(drop),
+                Err(e) => Err(e),
+            };
+            match deleted {
+                Err(e) if e.code != 404 => tracing::warn!(error = %e, ?namespace, name, "deleting a deleted Service's Endpoints"),
+                _ => {}
+            }
+        })
     }
 
     fn connect_error(&self, _resource: &str, _subresource: &str, name: &str, _object: &Value) -> ApiError {
