@@ -252,13 +252,7 @@ pub fn convert_via_hub(value: &Value, from: &Kind, to: &Kind) -> Result<Value, C
     if !is_registered(from) && !is_registered(to) && from.group == to.group && from.kind == to.kind {
         return Ok(with_type_meta(to, value.clone()));
     }
-    let hub = known(from)?.read_value(value.clone())?.into_hub();
-    let mut object = known(to)?.convert_hub(hub).map_err(|_| CodecError::UnknownKind {
-        api_version: to.api_version(),
-        kind: format!("{} (no conversion from this hub)", to.kind),
-    })?;
-    object.set_type_meta(&to.api_version(), &to.kind);
-    Ok(object.to_value()?)
+    external_from_hub(to, hub_from_external(from, value.clone())?)
 }
 
 /// A stored object as the version `to` asks for (same group and kind name as the URL's route).
