@@ -585,3 +585,24 @@ fn a_deleted_services_endpoints_go_with_it() {
     assert_eq!(call(&server, "DELETE", &format!("{ns}/services/web"), Value::Null).0, 200);
     assert_eq!(call(&server, "GET", &format!("{ns}/endpoints/web"), Value::Null).0, 404);
 }
+
+/// A Service held by a finalizer is gone, with its Endpoints, when an update takes the last
+/// finalizer off.
+#[test]
+fn a_finalized_services_endpoints_go_when_its_finalizer_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    let ns = "/api/v1/namespaces/default";
+    let service = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "held", "finalizers": ["example.com/hold"]},
+        "spec": {"ports": [{"port": 80}]}});
+    assert_eq!(call(&server, "POST", &format!("{ns}/services"), service).0, 201);
+    let endpoints = json!({"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "held"}});
+    assert_eq!(call(&server, "POST", &format!("{ns}/endpoints"), endpoints).0, 201);
+    assert_eq!(call(&server, "DELETE", &format!("{ns}/services/held"), Value::Null).0, 200);
+    assert_eq!(call(&server, "GET", &format!("{ns}/endpoints/held"), Value::Null).0, 200, "the Service is only marked");
+    let (code, text) =
+        request(&server, "PATCH", &format!("{ns}/services/held"), "application/merge-patch+json", br#"{"metadata": {"finalizers": null}}"#);
+    assert_eq!(code, 200, "{text}");
+    assert_eq!(call(&server, "GET", &format!("{ns}/services/held"), Value::Null).0, 404);
+    assert_eq!(call(&server, "GET", &format!("{ns}/endpoints/held"), Value::Null).0, 404);
+}

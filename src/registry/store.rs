@@ -168,6 +168,11 @@ impl<'a> Store<'a> {
         GroupResource::new(self.group, self.resource)
     }
 
+    /// What the strategy's hooks are given besides the object.
+    fn hook_context(&self) -> HookContext<'_> {
+        HookContext { store: self.storage, config: self.config }
+    }
+
     /// Where the object named `name` lives (a client's name checked to be one path segment).
     pub fn object_key(&self, namespace: Option<&str>, name: &str) -> Result<String, ApiError> {
         keys::object_key_under(&keys::strategy_prefix(self.strategy, self.group, self.resource), namespace, name)
@@ -324,9 +329,8 @@ impl<'a> Store<'a> {
         self.validate(&name, None, &value, required)?;
         self.authorize_write(options, namespace, None, &value)?;
         let warnings = self.strategy.warnings_on_create(&value);
-        let context = HookContext { store: self.storage, config: self.config };
         let target = Target { name: &name, ..target };
-        self.strategy.begin_create(&context, &mut value).await.map_err(|rejection| target.refuse(rejection))?;
+        self.strategy.begin_create(&self.hook_context(), &mut value).await.map_err(|rejection| target.refuse(rejection))?;
         self.config.admission.validate(&self.attributes(options, Operation::Create, target, Some(&mut value), None)).await?;
 
         let (stored, object) = self.encode(kind, value)?;
@@ -399,8 +403,10 @@ impl<'a> Store<'a> {
                     value
                 }
                 None => {
-                    let context = HookContext { store: self.storage, config: self.config };
-                    self.strategy.begin_update(&context, &mut proposed, old).await.map_err(|rejection| target.refuse(rejection))?;
+                    self.strategy
+                        .begin_update(&self.hook_context(), &mut proposed, old)
+                        .await
+                        .map_err(|rejection| target.refuse(rejection))?;
                     self.prepare_update(old, &mut proposed, name, namespace);
                     self.validate(name, Some(old), &proposed, required)?;
                     self.authorize_write(options, namespace, Some(old), &proposed)?;
@@ -415,9 +421,16 @@ impl<'a> Store<'a> {
             // A subresource's write keeps the stored metadata: its managed fields are set here.
             set_managed_fields(&mut value, managed_fields);
             let finalized = deletion_completes(&value) && self.strategy.should_delete_during_update(&value);
+            // What an update that deletes hands the strategy's `after_delete`.
+            let deleted = (finalized && !options.dry_run).then(|| value.clone());
             let (stored, object) = self.encode(&current.kind, value)?;
             match self.commit_update(options, &key, finalized, stored.into(), kv.mod_revision).await {
-                Ok(kv) => return Ok(Written { kv, object, warnings, created: false }),
+                Ok(kv) => {
+                    if let Some(deleted) = &deleted {
+                        self.strategy.after_delete(&self.hook_context(), deleted).await;
+                    }
+                    return Ok(Written { kv, object, warnings, created: false });
+                }
                 Err(StorageError::Conflict { .. }) if precondition.is_none() => continue,
                 Err(e) => return Err(self.storage_error(e, name)),
             }
@@ -756,8 +769,7 @@ impl<'a> Store<'a> {
             match self.write_delete(options, key, Some(current.mod_revision)).await {
                 Ok((prev, _)) => {
                     if !options.dry_run {
-                        let context = HookContext { store: self.storage, config: self.config };
-                        self.strategy.after_delete(&context, &old).await;
+                        self.strategy.after_delete(&self.hook_context(), &old).await;
                     }
                     let (kind, value) = self.read(&prev)?;
                     return Ok(Deleted::Gone(kind, value));

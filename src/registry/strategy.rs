@@ -238,10 +238,9 @@ pub trait Strategy: Send + Sync {
         Box::pin(async { Ok(()) })
     }
 
-    /// The store's `AfterDelete` hook: what goes with the object once a delete request has
-    /// removed it (not when it is only marked for deletion, nor under dry run; an object whose
-    /// last finalizer an update removes does not call it yet). Failures are logged, as
-    /// upstream's.
+    /// The store's `AfterDelete` hook: what goes with the object once it is gone (removed by a
+    /// delete, or by the update that took its last finalizer; not when it is only marked for
+    /// deletion, nor under dry run). Failures are logged, as upstream's.
     fn after_delete<'a>(&'a self, context: &'a HookContext<'a>, object: &'a Value) -> HookFuture<'a, ()> {
         let _ = (context, object);
         Box::pin(async {})
