@@ -229,6 +229,12 @@ impl Allocated {
 /// asks for.
 pub fn allocate(svc: &mut Value, net: &ServiceNetwork, taken: &Allocated) -> Result<(), Vec<FieldError>> {
     let mut errs = Vec::new();
+    if svc["spec"]["type"] != "ExternalName" {
+        let family_errors = init_ip_family_fields(&mut svc["spec"]);
+        if !family_errors.is_empty() {
+            return Err(family_errors);
+        }
+    }
     let spec = &mut svc["spec"];
     let headless = spec["clusterIP"] == "None";
     if spec["type"] != "ExternalName" && !headless {
@@ -276,58 +282,145 @@ pub fn allocate(svc: &mut Value, net: &ServiceNetwork, taken: &Allocated) -> Res
         if let Some(ip) = ip {
             spec["clusterIP"] = json!(ip.to_string());
             spec["clusterIPs"] = json!([ip.to_string()]);
-            spec["ipFamilies"] = json!(["IPv4"]);
-            spec["ipFamilyPolicy"] = json!("SingleStack");
         }
     } else if headless {
         spec["clusterIPs"] = json!(["None"]);
-        // Upstream's `initIPFamilyFields`: a headless Service with a selector gets the
-        // cluster's family; one without a selector asks for every family the cluster has.
-        if spec["ipFamilyPolicy"].is_null() {
-            let selectorless = spec["selector"].as_object().is_none_or(serde_json::Map::is_empty);
-            spec["ipFamilyPolicy"] = json!(if selectorless { "RequireDualStack" } else { "SingleStack" });
-        }
-        if spec["ipFamilies"].as_array().is_none_or(Vec::is_empty) {
-            spec["ipFamilies"] = json!(["IPv4"]);
-        }
     }
 
     if matches!(spec["type"].as_str(), Some("NodePort" | "LoadBalancer")) {
+        // `shouldAllocateNodePorts`: a LoadBalancer may ask for none; requested ones still count.
+        let allocate_new = !(spec["type"] == "LoadBalancer" && spec["allocateLoadBalancerNodePorts"] == false);
         let mut used = taken.node_ports.clone();
         let (lo, hi) = net.node_ports;
+        // Ports with the same number (TCP and UDP 53) share one node port, as upstream's
+        // `initNodePorts`: the first one requested for that number, else one allocated.
+        let mut by_port: BTreeMap<i64, u64> = BTreeMap::new();
+        let requested_for = |ports: &[Value], number: i64| {
+            ports.iter().filter(|p| p["port"].as_i64() == Some(number)).find_map(|p| p["nodePort"].as_u64().filter(|n| *n != 0))
+        };
         if let Some(ports) = spec["ports"].as_array_mut() {
-            for (i, port) in ports.iter_mut().enumerate() {
-                match port["nodePort"].as_u64().filter(|p| *p != 0) {
-                    Some(p) => {
-                        let field = format!("spec.ports[{i}].nodePort");
-                        match u16::try_from(p) {
-                            Ok(p) if !(lo..=hi).contains(&p) => errs.push(FieldError::invalid(
-                                field,
-                                i64::from(p),
-                                format!("provided port is not in the valid range. The range of valid ports is {lo}-{hi}"),
-                            )),
-                            Ok(p) if !used.insert(p) => {
-                                errs.push(FieldError::invalid(field, i64::from(p), "provided port is already allocated"))
-                            }
-                            Ok(_) => {}
-                            Err(_) => errs.push(FieldError::invalid(field, p as i64, "must be between 1 and 65535, inclusive")),
-                        }
+            for i in 0..ports.len() {
+                let number = ports[i]["port"].as_i64().unwrap_or_default();
+                let own = ports[i]["nodePort"].as_u64().filter(|p| *p != 0);
+                if own.is_none() && !allocate_new {
+                    continue;
+                }
+                let check = match (by_port.get(&number).copied(), own) {
+                    (Some(shared), None) => {
+                        ports[i]["nodePort"] = json!(shared);
+                        continue;
                     }
+                    (Some(shared), Some(p)) if p == shared => continue,
+                    (Some(_), Some(p)) => Some(p),
+                    (None, _) => requested_for(ports, number),
+                };
+                let field = format!("spec.ports[{i}].nodePort");
+                match check {
+                    Some(p) => match u16::try_from(p) {
+                        Ok(p) if !(lo..=hi).contains(&p) => errs.push(FieldError::invalid(
+                            field,
+                            i64::from(p),
+                            format!("provided port is not in the valid range. The range of valid ports is {lo}-{hi}"),
+                        )),
+                        Ok(p) if !used.insert(p) => {
+                            errs.push(FieldError::invalid(field, i64::from(p), "provided port is already allocated"))
+                        }
+                        Ok(p) => {
+                            ports[i]["nodePort"] = json!(p);
+                            by_port.entry(number).or_insert(u64::from(p));
+                        }
+                        Err(_) => errs.push(FieldError::invalid(field, p as i64, "must be between 1 and 65535, inclusive")),
+                    },
                     None => match (lo..=hi).find(|p| !used.contains(p)) {
                         Some(p) => {
                             used.insert(p);
-                            port["nodePort"] = json!(p);
+                            ports[i]["nodePort"] = json!(p);
+                            by_port.insert(number, u64::from(p));
                         }
-                        None => errs.push(FieldError::internal(
-                            format!("spec.ports[{i}].nodePort"),
-                            "failed to allocate a nodePort: range is full",
-                        )),
+                        None => errs.push(FieldError::internal(field, "failed to allocate a nodePort: range is full")),
                     },
                 }
             }
         }
     }
     if errs.is_empty() { Ok(()) } else { Err(errs) }
+}
+
+/// Upstream's `initIPFamilyFields` for a Service that is not ExternalName, on this server's
+/// single-stack IPv4 service network: `ipFamilyPolicy` defaults to SingleStack (RequireDualStack
+/// for a headless Service without a selector), `ipFamilies` to IPv4 (both families for such a
+/// headless Service when its policy allows); a dual-stack demand or an IPv6 family or address
+/// is refused, as upstream refuses them on a cluster not configured for it.
+fn init_ip_family_fields(spec: &mut Value) -> Vec<FieldError> {
+    use crate::status::BadValue;
+    let headless = spec["clusterIP"] == "None";
+    let selectorless = spec["selector"].as_object().is_none_or(serde_json::Map::is_empty);
+    if unset(&spec["ipFamilyPolicy"]) {
+        spec["ipFamilyPolicy"] = json!(if headless && selectorless { "RequireDualStack" } else { "SingleStack" });
+    }
+    let policy = spec["ipFamilyPolicy"].as_str().unwrap_or_default().to_owned();
+    let strings =
+        |value: &Value| -> Vec<String> { value.as_array().into_iter().flatten().filter_map(|v| v.as_str().map(str::to_owned)).collect() };
+    let mut families = strings(&spec["ipFamilies"]);
+    let cluster_ips = strings(&spec["clusterIPs"]);
+    let mut errs = Vec::new();
+    if policy == "SingleStack" {
+        for (count, what) in [(cluster_ips.len(), "cluster IPs"), (families.len(), "IP families")] {
+            if count == 2 {
+                errs.push(FieldError::invalid(
+                    "spec.ipFamilyPolicy",
+                    policy.as_str(),
+                    format!("must be 'RequireDualStack' or 'PreferDualStack' when multiple {what} are specified"),
+                ));
+            }
+        }
+    }
+    // Families follow the addresses asked for.
+    for (i, ip) in cluster_ips.iter().enumerate() {
+        if ip == "None" {
+            break;
+        }
+        if i >= families.len() {
+            match ip.parse::<std::net::Ipv6Addr>() {
+                Ok(_) => {
+                    let list = cluster_ips.iter().map(|ip| format!("{ip:?}")).collect::<Vec<_>>().join(", ");
+                    errs.push(FieldError::invalid(
+                        format!("spec.clusterIPs[{i}]"),
+                        BadValue::Raw(format!("[]string{{{list}}}")),
+                        "IPv6 is not configured on this cluster",
+                    ));
+                }
+                Err(_) => families.push("IPv4".to_owned()),
+            }
+        }
+    }
+    if !errs.is_empty() {
+        return errs;
+    }
+    if headless && selectorless {
+        if families.is_empty() {
+            families.push("IPv4".to_owned());
+        }
+        if families.len() < 2 && policy != "SingleStack" {
+            let other = if families[0] == "IPv4" { "IPv6" } else { "IPv4" };
+            families.push(other.to_owned());
+        }
+        spec["ipFamilies"] = json!(families);
+        return errs;
+    }
+    if policy == "RequireDualStack" {
+        errs.push(FieldError::invalid("spec.ipFamilyPolicy", policy.as_str(), "this cluster is not configured for dual-stack services"));
+    }
+    for (i, family) in families.iter().enumerate().filter(|(_, family)| *family != "IPv4") {
+        errs.push(FieldError::invalid(format!("spec.ipFamilies[{i}]"), family.as_str(), "not configured on this cluster"));
+    }
+    if errs.is_empty() {
+        if families.is_empty() {
+            families.push("IPv4".to_owned());
+        }
+        spec["ipFamilies"] = json!(families);
+    }
+    errs
 }
 
 /// Allocates a new Service's cluster IP and node ports against every stored Service. (Its
@@ -709,6 +802,48 @@ mod tests {
         let mut clash = json!({"spec": {"type": "LoadBalancer", "externalTrafficPolicy": "Local", "healthCheckNodePort": 30000}});
         let Err(Rejection::Internal(message)) = allocate_health_check_node_port(&mut clash, &net, &taken) else { panic!() };
         assert_eq!(message, "failed to allocate requested HealthCheck NodePort 30000: provided port is already allocated");
+    }
+
+    /// Upstream's answers on a single-stack IPv4 cluster.
+    #[test]
+    fn ip_families_are_upstreams_on_a_single_stack_cluster() {
+        let families = |spec: Value| {
+            let mut spec = spec;
+            let errs = init_ip_family_fields(&mut spec);
+            (spec, errs.iter().map(ToString::to_string).collect::<Vec<_>>())
+        };
+        let (spec, errs) = families(json!({"ipFamilyPolicy": "PreferDualStack"}));
+        assert!(errs.is_empty(), "{errs:?}");
+        assert_eq!((spec["ipFamilyPolicy"].clone(), spec["ipFamilies"].clone()), (json!("PreferDualStack"), json!(["IPv4"])));
+        let (spec, _) = families(json!({}));
+        assert_eq!((spec["ipFamilyPolicy"].clone(), spec["ipFamilies"].clone()), (json!("SingleStack"), json!(["IPv4"])));
+        let (_, errs) = families(json!({"ipFamilyPolicy": "RequireDualStack"}));
+        assert_eq!(
+            errs,
+            ["spec.ipFamilyPolicy: Invalid value: \"RequireDualStack\": this cluster is not configured for dual-stack services"]
+        );
+        let (_, errs) = families(json!({"ipFamilies": ["IPv6"]}));
+        assert_eq!(errs, ["spec.ipFamilies[0]: Invalid value: \"IPv6\": not configured on this cluster"]);
+        // Headless without a selector asks for both families, which a single-stack cluster allows.
+        let (spec, errs) = families(json!({"clusterIP": "None"}));
+        assert!(errs.is_empty(), "{errs:?}");
+        assert_eq!((spec["ipFamilyPolicy"].clone(), spec["ipFamilies"].clone()), (json!("RequireDualStack"), json!(["IPv4", "IPv6"])));
+        let (spec, _) = families(json!({"clusterIP": "None", "selector": {"app": "x"}}));
+        assert_eq!((spec["ipFamilyPolicy"].clone(), spec["ipFamilies"].clone()), (json!("SingleStack"), json!(["IPv4"])));
+    }
+
+    #[test]
+    fn node_ports_are_shared_by_port_number_and_optional_for_load_balancers() {
+        let net = ServiceNetwork::default();
+        let mut dns = json!({"spec": {"type": "NodePort", "ports": [
+            {"port": 53, "protocol": "TCP"}, {"port": 53, "protocol": "UDP"}, {"port": 80}]}});
+        allocate(&mut dns, &net, &Allocated::default()).unwrap();
+        let node_ports: Vec<&Value> = dns["spec"]["ports"].as_array().unwrap().iter().map(|p| &p["nodePort"]).collect();
+        assert_eq!(node_ports, [&json!(30000), &json!(30000), &json!(30001)]);
+        let mut lb = json!({"spec": {"type": "LoadBalancer", "allocateLoadBalancerNodePorts": false, "ports": [{"port": 80}, {"port": 81, "nodePort": 30005}]}});
+        allocate(&mut lb, &net, &Allocated::default()).unwrap();
+        assert_eq!(lb["spec"]["ports"][0].get("nodePort"), None);
+        assert_eq!(lb["spec"]["ports"][1]["nodePort"], 30005, "a requested one is kept");
     }
 
     #[test]
