@@ -633,6 +633,17 @@ pub fn service(svc: &Value) -> Vec<FieldError> {
         } else {
             dns_subdomain(trimmed, "spec.externalName", &mut errs);
         }
+        // `ValidateServiceClusterIPsRelatedFields` (a `clusterIP` alone counts: upstream has
+        // copied it into `clusterIPs` before validating).
+        if !str_of(&spec["clusterIP"]).is_empty() || !items(&spec["clusterIPs"]).is_empty() {
+            errs.push(FieldError::forbidden("spec.clusterIPs", "may not be set for ExternalName services"));
+        }
+        if !items(&spec["ipFamilies"]).is_empty() {
+            errs.push(FieldError::forbidden("spec.ipFamilies", "may not be set for ExternalName services"));
+        }
+        if !str_of(&spec["ipFamilyPolicy"]).is_empty() {
+            errs.push(FieldError::forbidden("spec.ipFamilyPolicy", "may not be set for ExternalName services"));
+        }
     } else if ports.is_empty() && !headless {
         errs.push(FieldError::required("spec.ports", ""));
     }
@@ -664,6 +675,18 @@ pub fn service(svc: &Value) -> Vec<FieldError> {
                     errs.push(FieldError::invalid(child(&p, "nodePort"), node_port, m));
                 }
             }
+        }
+    }
+    // Two ports with the same number and protocol; the value is upstream's `%#v` of the key it
+    // compares.
+    let mut numbers = BTreeSet::new();
+    for (i, port) in ports.iter().enumerate() {
+        let (protocol, number) = (str_of(&port["protocol"]), port["port"].as_i64().unwrap_or(0));
+        if !numbers.insert((protocol.to_owned(), number)) {
+            let key = format!(
+                "core.ServicePort{{Name:\"\", Protocol:{protocol:?}, AppProtocol:(*string)(nil), Port:{number}, TargetPort:intstr.IntOrString{{Type:0, IntVal:0, StrVal:\"\"}}, NodePort:0}}"
+            );
+            errs.push(FieldError::duplicate(index("spec.ports", i), crate::status::BadValue::Raw(key)));
         }
     }
     one_of(&spec["sessionAffinity"], "spec.sessionAffinity", &["ClientIP", "None"], &mut errs);
@@ -1065,6 +1088,21 @@ mod tests {
             ]
         );
         assert_eq!(messages(&service(&json!({"spec": {"type": "ExternalName"}}))), ["spec.externalName: Required value"]);
+        assert_eq!(
+            messages(&service(&json!({"spec": {"type": "ExternalName", "externalName": "example.com", "clusterIP": "10.0.0.9",
+                "ipFamilyPolicy": "SingleStack"}}))),
+            [
+                "spec.clusterIPs: Forbidden: may not be set for ExternalName services",
+                "spec.ipFamilyPolicy: Forbidden: may not be set for ExternalName services",
+            ]
+        );
+        assert_eq!(
+            messages(&service(&json!({"spec": {"ports": [
+                {"name": "a", "port": 80, "protocol": "TCP"}, {"name": "b", "port": 80, "protocol": "UDP"}, {"name": "c", "port": 80, "protocol": "TCP"}]}}))),
+            [
+                "spec.ports[2]: Duplicate value: core.ServicePort{Name:\"\", Protocol:\"TCP\", AppProtocol:(*string)(nil), Port:80, TargetPort:intstr.IntOrString{Type:0, IntVal:0, StrVal:\"\"}, NodePort:0}"
+            ]
+        );
     }
 
     #[test]
