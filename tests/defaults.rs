@@ -1,6 +1,7 @@
 //! Defaulting end to end: a started `kapi serve` given minimal objects answers, and stores,
 //! them with upstream's defaults (the fields `kubectl get -o yaml` shows on a v1.36 cluster),
-//! and a pod with what upstream's tolerations and priority admission add.
+//! a pod with what upstream's tolerations and priority admission add, and a claim with the
+//! default StorageClass.
 
 mod common;
 
@@ -164,4 +165,38 @@ fn alpha_and_beta_versions_are_defaulted() {
     assert_eq!(tolerations[1]["operator"], "Exists", "{created}");
     let v1 = get(&server, "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims/tolerant");
     assert_eq!(v1["spec"]["devices"]["requests"][0]["exactly"]["tolerations"][0]["operator"], "Equal", "{v1}");
+}
+
+/// `DefaultStorageClass`: a claim that names no class gets the newest default one; one that
+/// asks for none (`""`) keeps it.
+#[test]
+fn claims_without_a_class_get_the_default_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    server.wait_ready();
+    let claims = "/api/v1/namespaces/default/persistentvolumeclaims";
+    let claim = |name: &str, class: Option<&str>| {
+        let mut spec = json!({"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}});
+        if let Some(class) = class {
+            spec["storageClassName"] = json!(class);
+        }
+        json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": name}, "spec": spec})
+    };
+    assert!(create(&server, claims, claim("before", None))["spec"].get("storageClassName").is_none(), "no default class yet");
+    let class = json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "provisioner": "example.com/disk",
+        "metadata": {"name": "standard", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}}});
+    create(&server, "/apis/storage.k8s.io/v1/storageclasses", class);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut n = 0;
+    let defaulted = loop {
+        n += 1;
+        // The plugin reads the classes as cached, as upstream's reads its informer.
+        let got = create(&server, claims, claim(&format!("after-{n}"), None));
+        if got["spec"]["storageClassName"] == "standard" || std::time::Instant::now() > deadline {
+            break got;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert_eq!(defaulted["spec"]["storageClassName"], "standard");
+    assert_eq!(create(&server, claims, claim("none", Some("")))["spec"]["storageClassName"], "");
 }

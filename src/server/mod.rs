@@ -139,8 +139,8 @@ pub struct ServeArgs {
     pub authorization_mode: Vec<String>,
     /// Admission plugins to turn on besides the default ones, comma-separated (they run in
     /// kube-apiserver's order whatever the order given): `NamespaceLifecycle`,
-    /// `ServiceAccount`, `NodeRestriction`, `Priority`, `DefaultTolerationSeconds`, all on by
-    /// default.
+    /// `ServiceAccount`, `NodeRestriction`, `Priority`, `DefaultTolerationSeconds`,
+    /// `DefaultStorageClass`, all on by default.
     #[arg(long, value_delimiter = ',')]
     pub enable_admission_plugins: Vec<String>,
     /// Admission plugins to turn off, comma-separated.

@@ -4,6 +4,7 @@
 //! run on the object about to be stored). Webhooks, policies and quota are future plugins; the
 //! phases are async so a plugin may read the store or call out.
 
+mod default_storage_class;
 mod default_toleration_seconds;
 mod namespace_lifecycle;
 mod node_restriction;
@@ -92,6 +93,7 @@ static PLUGINS: &[(&dyn Plugin, bool)] = &[
     (&node_restriction::NodeRestriction, true),
     (&pods::OnPodCreate(priority::Priority), true),
     (&pods::OnPodCreate(default_toleration_seconds::DefaultTolerationSeconds), true),
+    (&default_storage_class::DefaultStorageClass, true),
 ];
 
 /// The enabled plugins, in order (`--enable-admission-plugins`, `--disable-admission-plugins`).
@@ -164,7 +166,7 @@ mod tests {
     fn plugins_are_in_upstream_order() {
         assert_eq!(
             names(&Chain::default()),
-            ["NamespaceLifecycle", "ServiceAccount", "NodeRestriction", "Priority", "DefaultTolerationSeconds"]
+            ["NamespaceLifecycle", "ServiceAccount", "NodeRestriction", "Priority", "DefaultTolerationSeconds", "DefaultStorageClass"]
         );
     }
 
@@ -172,7 +174,7 @@ mod tests {
     fn flags_enable_and_disable_plugins_as_upstreams() {
         let strings = |names: &[&str]| names.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>();
         let chain = Chain::new(&strings(&["NodeRestriction"]), &strings(&["ServiceAccount", "Priority"])).unwrap();
-        assert_eq!(names(&chain), ["NamespaceLifecycle", "NodeRestriction", "DefaultTolerationSeconds"]);
+        assert_eq!(names(&chain), ["NamespaceLifecycle", "NodeRestriction", "DefaultTolerationSeconds", "DefaultStorageClass"]);
         let chain = Chain::new(&[], &strings(&["NodeRestriction"])).unwrap();
         assert!(!names(&chain).contains(&"NodeRestriction"));
         assert_eq!(Chain::new(&strings(&["Nope"]), &[]).err().unwrap(), r#"enable-admission-plugins plugin "Nope" is unknown"#);
