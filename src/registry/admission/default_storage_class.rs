@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::{Attributes, Operation, Plugin};
+use super::{Attributes, Plugin};
 use crate::registry::strategy::HookFuture;
 use crate::status::ApiError;
 
@@ -22,12 +22,8 @@ impl Plugin for DefaultStorageClass {
 
     fn admit<'a>(&'a self, attributes: &'a mut Attributes<'_>) -> HookFuture<'a, Result<(), ApiError>> {
         Box::pin(async move {
-            let (target, store) = (attributes.target, attributes.store);
-            let new_claim = attributes.operation == Operation::Create
-                && target.group.is_empty()
-                && target.resource == "persistentvolumeclaims"
-                && target.subresource.is_none();
-            let Some(claim) = attributes.object.as_deref_mut().filter(|_| new_claim) else { return Ok(()) };
+            let store = attributes.store;
+            let Some(claim) = attributes.created("", "persistentvolumeclaims") else { return Ok(()) };
             if has_class(claim) {
                 return Ok(());
             }

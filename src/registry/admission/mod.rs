@@ -66,6 +66,17 @@ pub struct Attributes<'a> {
     pub dry_run: bool,
 }
 
+impl Attributes<'_> {
+    /// The object a create of `group`'s `resource` itself (not a subresource) writes: what a
+    /// plugin that acts on new objects of one resource changes.
+    fn created(&mut self, group: &str, resource: &str) -> Option<&mut Value> {
+        let target = self.target;
+        let new =
+            self.operation == Operation::Create && target.group == group && target.resource == resource && target.subresource.is_none();
+        self.object.as_deref_mut().filter(|_| new)
+    }
+}
+
 /// An admission plugin (`admission.MutationInterface` and `admission.ValidationInterface`).
 pub trait Plugin: Send + Sync {
     /// The name upstream's `--enable-admission-plugins` knows it by.

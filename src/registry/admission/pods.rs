@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use super::{Attributes, Operation, Plugin};
+use super::{Attributes, Plugin};
 use crate::registry::Rejection;
 use crate::registry::strategy::HookFuture;
 use crate::status::ApiError;
@@ -28,11 +28,7 @@ impl<P: PodCreatePlugin> Plugin for OnPodCreate<P> {
     fn admit<'a>(&'a self, attributes: &'a mut Attributes<'_>) -> HookFuture<'a, Result<(), ApiError>> {
         Box::pin(async move {
             let (target, store) = (attributes.target, attributes.store);
-            let is_new_pod = attributes.operation == Operation::Create
-                && target.group.is_empty()
-                && target.resource == "pods"
-                && target.subresource.is_none();
-            let Some(pod) = attributes.object.as_deref_mut().filter(|_| is_new_pod) else { return Ok(()) };
+            let Some(pod) = attributes.created("", "pods") else { return Ok(()) };
             self.0.admit_pod(store, pod).await.map_err(|r| target.refuse(r))
         })
     }
