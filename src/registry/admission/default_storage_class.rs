@@ -3,9 +3,9 @@
 
 use serde_json::Value;
 
-use super::{Attributes, Plugin};
+use super::on_create::CreatePlugin;
+use crate::registry::Rejection;
 use crate::registry::strategy::HookFuture;
-use crate::status::ApiError;
 
 /// The plugin in the chain.
 pub struct DefaultStorageClass;
@@ -15,22 +15,24 @@ const DEFAULT_ANNOTATIONS: [&str; 2] = ["storageclass.kubernetes.io/is-default-c
 /// The annotation older claims name their class with (`PersistentVolumeClaimHasClass`).
 const BETA_CLASS_ANNOTATION: &str = "volume.beta.kubernetes.io/storage-class";
 
-impl Plugin for DefaultStorageClass {
+impl CreatePlugin for DefaultStorageClass {
     fn name(&self) -> &'static str {
         "DefaultStorageClass"
     }
 
-    fn admit<'a>(&'a self, attributes: &'a mut Attributes<'_>) -> HookFuture<'a, Result<(), ApiError>> {
+    fn resource(&self) -> (&'static str, &'static str) {
+        ("", "persistentvolumeclaims")
+    }
+
+    fn admit_created<'a>(&'a self, store: &'a dyn crate::storage::Storage, claim: &'a mut Value) -> HookFuture<'a, Result<(), Rejection>> {
         Box::pin(async move {
-            let store = attributes.store;
-            let Some(claim) = attributes.created("", "persistentvolumeclaims") else { return Ok(()) };
             if has_class(claim) {
                 return Ok(());
             }
             let key = crate::registry::keys::key("storage.k8s.io", "storageclasses", None, None);
             // The classes as cached, as upstream's plugin reads them from an informer.
             let options = crate::storage::ListOptions { not_older_than: Some(0), ..Default::default() };
-            let listed = store.list(&key, options).await.map_err(|e| ApiError::internal(format!("listing storage classes: {e}")))?;
+            let listed = store.list(&key, options).await.map_err(|e| Rejection::Internal(format!("listing storage classes: {e}")))?;
             let classes: Vec<_> = listed.kvs.iter().filter_map(|kv| crate::registry::store::watched::stored_object(kv).ok()).collect();
             if let Some(class) = default_class(classes.iter().map(|c| c.object())) {
                 claim["spec"]["storageClassName"] = class["metadata"]["name"].clone();

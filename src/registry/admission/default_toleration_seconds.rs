@@ -2,19 +2,23 @@
 
 use serde_json::{Value, json};
 
-use super::pods::PodCreatePlugin;
+use super::on_create::CreatePlugin;
 use crate::registry::Rejection;
 use crate::registry::strategy::HookFuture;
 
 /// The plugin in the chain: it acts on new pods.
 pub struct DefaultTolerationSeconds;
 
-impl PodCreatePlugin for DefaultTolerationSeconds {
+impl CreatePlugin for DefaultTolerationSeconds {
     fn name(&self) -> &'static str {
         "DefaultTolerationSeconds"
     }
 
-    fn admit_pod<'a>(&'a self, _store: &'a dyn crate::storage::Storage, pod: &'a mut Value) -> HookFuture<'a, Result<(), Rejection>> {
+    fn resource(&self) -> (&'static str, &'static str) {
+        ("", "pods")
+    }
+
+    fn admit_created<'a>(&'a self, _store: &'a dyn crate::storage::Storage, pod: &'a mut Value) -> HookFuture<'a, Result<(), Rejection>> {
         Box::pin(async move {
             default_toleration_seconds(pod);
             Ok(())

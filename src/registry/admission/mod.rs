@@ -8,7 +8,7 @@ mod default_storage_class;
 mod default_toleration_seconds;
 mod namespace_lifecycle;
 mod node_restriction;
-mod pods;
+mod on_create;
 mod priority;
 mod service_account;
 
@@ -66,17 +66,6 @@ pub struct Attributes<'a> {
     pub dry_run: bool,
 }
 
-impl Attributes<'_> {
-    /// The object a create of `group`'s `resource` itself (not a subresource) writes: what a
-    /// plugin that acts on new objects of one resource changes.
-    fn created(&mut self, group: &str, resource: &str) -> Option<&mut Value> {
-        let target = self.target;
-        let new =
-            self.operation == Operation::Create && target.group == group && target.resource == resource && target.subresource.is_none();
-        self.object.as_deref_mut().filter(|_| new)
-    }
-}
-
 /// An admission plugin (`admission.MutationInterface` and `admission.ValidationInterface`).
 pub trait Plugin: Send + Sync {
     /// The name upstream's `--enable-admission-plugins` knows it by.
@@ -100,11 +89,11 @@ pub trait Plugin: Send + Sync {
 /// kubeadm's clusters (upstream needs `--enable-admission-plugins=NodeRestriction`).
 static PLUGINS: &[(&dyn Plugin, bool)] = &[
     (&namespace_lifecycle::NamespaceLifecycle, true),
-    (&pods::OnPodCreate(service_account::ServiceAccount), true),
+    (&on_create::OnCreate(service_account::ServiceAccount), true),
     (&node_restriction::NodeRestriction, true),
-    (&pods::OnPodCreate(priority::Priority), true),
-    (&pods::OnPodCreate(default_toleration_seconds::DefaultTolerationSeconds), true),
-    (&default_storage_class::DefaultStorageClass, true),
+    (&on_create::OnCreate(priority::Priority), true),
+    (&on_create::OnCreate(default_toleration_seconds::DefaultTolerationSeconds), true),
+    (&on_create::OnCreate(default_storage_class::DefaultStorageClass), true),
 ];
 
 /// The enabled plugins, in order (`--enable-admission-plugins`, `--disable-admission-plugins`).

@@ -2,19 +2,23 @@
 
 use serde_json::{Value, json};
 
-use super::pods::PodCreatePlugin;
+use super::on_create::CreatePlugin;
 use crate::registry::Rejection;
 use crate::registry::strategy::HookFuture;
 
 /// The plugin in the chain: it acts on new pods.
 pub struct Priority;
 
-impl PodCreatePlugin for Priority {
+impl CreatePlugin for Priority {
     fn name(&self) -> &'static str {
         "Priority"
     }
 
-    fn admit_pod<'a>(&'a self, store: &'a dyn crate::storage::Storage, pod: &'a mut Value) -> HookFuture<'a, Result<(), Rejection>> {
+    fn resource(&self) -> (&'static str, &'static str) {
+        ("", "pods")
+    }
+
+    fn admit_created<'a>(&'a self, store: &'a dyn crate::storage::Storage, pod: &'a mut Value) -> HookFuture<'a, Result<(), Rejection>> {
         Box::pin(async move {
             // The classes as cached (upstream's plugin reads them through an informer); a class
             // created a moment ago may not be cached yet: one consistent read before refusing.

@@ -2,19 +2,23 @@
 
 use serde_json::{Value, json};
 
-use super::pods::PodCreatePlugin;
+use super::on_create::CreatePlugin;
 use crate::registry::Rejection;
 use crate::registry::strategy::HookFuture;
 
 /// The plugin in the chain: new pods only, and not the kubelet's mirror pods.
 pub struct ServiceAccount;
 
-impl PodCreatePlugin for ServiceAccount {
+impl CreatePlugin for ServiceAccount {
     fn name(&self) -> &'static str {
         "ServiceAccount"
     }
 
-    fn admit_pod<'a>(&'a self, store: &'a dyn crate::storage::Storage, pod: &'a mut Value) -> HookFuture<'a, Result<(), Rejection>> {
+    fn resource(&self) -> (&'static str, &'static str) {
+        ("", "pods")
+    }
+
+    fn admit_created<'a>(&'a self, store: &'a dyn crate::storage::Storage, pod: &'a mut Value) -> HookFuture<'a, Result<(), Rejection>> {
         Box::pin(async move {
             if !pod["metadata"]["annotations"][MIRROR_POD_ANNOTATION].is_null() {
                 return Ok(());
