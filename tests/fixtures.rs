@@ -109,6 +109,43 @@ fn upstream_fixtures_round_trip() {
     }
 }
 
+/// Upstream's fixtures fill every field of their kind, so strict decoding finds no unknown
+/// field in any of them (zero values included), and finds a key planted at the top and one
+/// planted in the object's metadata.
+#[test]
+fn upstream_fixtures_have_no_unknown_fields() {
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for (name, [json, _, _]) in &fixtures() {
+        let tm = kind_of(name);
+        let (group, version) = tm.group_version();
+        let kind = kapi::registry::objects::Kind { group: group.to_owned(), version: version.to_owned(), kind: tm.kind.clone() };
+        if kapi::registry::objects::fields(&kind).is_none() {
+            continue;
+        }
+        checked += 1;
+        let unknown = kapi::registry::objects::unknown_fields(&kind, json).unwrap();
+        if !unknown.is_empty() {
+            failures.push(format!("{name}: {unknown:?}"));
+        }
+        let mut planted = json_value(json);
+        planted["plantedTop"] = serde_json::json!(false);
+        let with_metadata = planted["metadata"].is_object();
+        if with_metadata {
+            planted["metadata"]["plantedMeta"] = serde_json::Value::Null;
+        }
+        let unknown = kapi::registry::objects::unknown_fields(&kind, &serde_json::to_vec(&planted).unwrap()).unwrap();
+        let want: &[&str] = if with_metadata { &["metadata.plantedMeta", "plantedTop"] } else { &["plantedTop"] };
+        let mut got: Vec<&str> = unknown.iter().map(String::as_str).collect();
+        got.sort_unstable();
+        if got != want {
+            failures.push(format!("{name} with planted keys: {unknown:?}"));
+        }
+    }
+    assert!(checked > 150, "only {checked} fixtures have generated fields");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 fn first_difference(want: &[u8], got: &[u8]) -> String {
     let at = want.iter().zip(got).position(|(a, b)| a != b).unwrap_or(want.len().min(got.len()));
     let window = |b: &[u8]| b[at.saturating_sub(8)..(at + 16).min(b.len())].to_vec();

@@ -282,6 +282,15 @@ fn drive(store_flags: &[&str]) {
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains(r#"unknown field "metadata.lables""#));
     server.ok(&["delete", "cm", "typo", "-n", "demo"]);
+    // Known fields that hold their zero values (which the typed object leaves out) are known.
+    let zeros = dir.path().join("zeros.yaml");
+    std::fs::write(
+        &zeros,
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: zeros, namespace: demo}\nspec:\n  hostNetwork: false\n  enableServiceLinks: false\n  \
+         containers: [{name: a, image: x, tty: false, ports: [{containerPort: 80, hostPort: 0}]}]\n",
+    )
+    .unwrap();
+    server.ok(&["apply", "-f", zeros.to_str().unwrap(), "--dry-run=server"]);
 
     // Selectors and paging.
     for i in 1..=5 {

@@ -21,6 +21,7 @@ pub mod serde_bytes;
 pub mod serde_null;
 pub mod strconv;
 pub mod time;
+pub mod unknown_fields;
 pub mod walk;
 pub mod wire;
 

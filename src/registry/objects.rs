@@ -178,54 +178,12 @@ pub fn drop_zero_strings(value: &mut Value, fields: &'static [kapi_apimachinery:
     }
 }
 
-/// The fields of `raw` (a request body as sent) that the typed decoding of it dropped: what
-/// upstream's strict decoding reports as `unknown field "spec.foo"`. Nulls and empty lists or
-/// maps are not reported (the typed form leaves them out), nor is anything inside a field the
-/// type keeps verbatim (embedded JSON such as RawExtension).
-pub fn unknown_fields(raw: &Value, typed: &Value) -> Vec<String> {
-    let mut out = Vec::new();
-    walk_unknown(raw, typed, &mut String::new(), &mut out);
-    out
-}
-
-/// `path` is the JSON path of `raw`, extended in place and cut back: a path is only copied for
-/// a field reported.
-fn walk_unknown(raw: &Value, typed: &Value, path: &mut String, out: &mut Vec<String>) {
-    use std::fmt::Write;
-    let len = path.len();
-    match (raw, typed) {
-        (Value::Object(r), Value::Object(t)) => {
-            for (key, value) in r {
-                if len > 0 {
-                    path.push('.');
-                }
-                path.push_str(key);
-                match t.get(key) {
-                    Some(tv) => walk_unknown(value, tv, path, out),
-                    None => {
-                        let empty = match value {
-                            Value::Null => true,
-                            Value::Array(a) => a.is_empty(),
-                            Value::Object(o) => o.is_empty(),
-                            _ => false,
-                        };
-                        if !empty {
-                            out.push(path.clone());
-                        }
-                    }
-                }
-                path.truncate(len);
-            }
-        }
-        (Value::Array(r), Value::Array(t)) if r.len() == t.len() => {
-            for (i, (rv, tv)) in r.iter().zip(t).enumerate() {
-                let _ = write!(path, "[{i}]");
-                walk_unknown(rv, tv, path, out);
-                path.truncate(len);
-            }
-        }
-        _ => {}
-    }
+/// The fields of a JSON request body of `kind` that its type does not have: what upstream's
+/// strict decoding reports as `unknown field "spec.foo"` (see
+/// [`kapi_apimachinery::unknown_fields`]). None for a kind without generated fields.
+pub fn unknown_fields(kind: &Kind, json: &[u8]) -> Result<Vec<String>, CodecError> {
+    let Some(fields) = fields(kind) else { return Ok(Vec::new()) };
+    Ok(kapi_apimachinery::unknown_fields::unknown_fields(json, fields)?)
 }
 
 /// The kind `kind` is stored as: its resource's storage version (the generated
@@ -456,19 +414,6 @@ pub fn decode_stored(bytes: &[u8]) -> Result<(Kind, Value), CodecError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn unknown_fields_are_reported_at_their_paths() {
-        let raw = json!({
-            "metadata": {"name": "p", "nope": 1, "empty": {}, "none": null},
-            "spec": {"containers": [{"name": "a", "bad": "x"}, {"name": "b"}], "extra": [1]},
-            "top": true,
-        });
-        let typed = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "a"}, {"name": "b"}]}});
-        assert_eq!(unknown_fields(&raw, &typed), ["metadata.nope", "spec.containers[0].bad", "spec.extra", "top"]);
-        assert!(unknown_fields(&typed, &typed).is_empty());
-    }
 
     #[test]
     fn value_round_trips_through_protobuf() {
@@ -485,13 +430,13 @@ mod tests {
     #[test]
     fn unknown_fields_are_found_by_path() {
         let kind = Kind { group: "apps".into(), version: "v1".into(), kind: "Deployment".into() };
-        let raw: Value = serde_json::from_str(
-            r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"a","bogus":1},
-               "spec":{"replicas":1,"template":{"spec":{"containers":[{"name":"c","imagee":"x"}]}},"status":null}}"#,
-        )
-        .unwrap();
-        let typed = decode(&kind, Format::Json, raw.to_string().as_bytes()).unwrap();
-        assert_eq!(unknown_fields(&raw, &typed), ["metadata.bogus", "spec.template.spec.containers[0].imagee"]);
+        let body = br#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"a","bogus":1,"labels":{"x":""}},
+               "spec":{"replicas":0,"paused":false,"template":{"spec":{"hostNetwork":false,"containers":[{"name":"c","imagee":"x","tty":false}]}},"status":null}}"#;
+        // Known fields holding their zero values are known; an unknown one is unknown whatever it holds.
+        assert_eq!(unknown_fields(&kind, body).unwrap(), ["metadata.bogus", "spec.template.spec.containers[0].imagee", "spec.status"]);
+        let kind = Kind { group: String::new(), version: "v1".into(), kind: "Pod".into() };
+        let body = br#"{"metadata":{"name":"p"},"spec":{"enableServiceLinks":false,"containers":[{"name":"a","ports":[{"containerPort":80,"hostPort":0}]}]}}"#;
+        assert!(unknown_fields(&kind, body).unwrap().is_empty());
     }
 
     #[test]

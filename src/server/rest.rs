@@ -416,7 +416,7 @@ pub(super) fn decode_body(call: &ResourceCall<'_>) -> Result<(Kind, Value), ApiE
     }
     // A custom resource's schema prunes and defaults the body here, as upstream's decoder.
     let dropped = call.strategy.decode_unstructured(&mut value);
-    check_unknown_fields(call, format, &kind, &value, dropped)?;
+    check_unknown_fields(call, format, &kind, dropped)?;
     ensure_namespace_matches_request(call, &mut value)?;
     Ok((kind, value))
 }
@@ -546,7 +546,7 @@ pub(super) fn warn(message: String) {
 /// upstream): fields the kind does not have are a 400 under Strict and a warning under Warn.
 /// A typed kind's are what its decoding dropped from the body; a custom resource's are what
 /// its schema pruned (`dropped`, in upstream's order).
-fn check_unknown_fields(call: &ResourceCall<'_>, format: Format, kind: &Kind, typed: &Value, dropped: Vec<String>) -> Result<(), ApiError> {
+fn check_unknown_fields(call: &ResourceCall<'_>, format: Format, kind: &Kind, dropped: Vec<String>) -> Result<(), ApiError> {
     let query = crate::url::parse_query(call.query);
     let mode = query.get("fieldValidation").and_then(|v| v.first()).map_or("Warn", String::as_str);
     if mode == "Ignore" || format == Format::Protobuf {
@@ -556,14 +556,11 @@ fn check_unknown_fields(call: &ResourceCall<'_>, format: Format, kind: &Kind, ty
         return Err(ApiError::bad_request(format!("fieldValidation: Invalid value: {mode:?}: must be one of Ignore, Warn, or Strict")));
     }
     let unknown = if objects::is_registered(kind) {
-        let raw: Value = match format {
-            Format::Yaml => {
-                let json = kapi_apimachinery::codec::yaml_to_json(&call.body).map_err(|e| ApiError::bad_request(e.to_string()))?;
-                serde_json::from_slice(&json).map_err(|e| ApiError::bad_request(e.to_string()))?
-            }
-            _ => serde_json::from_slice(&call.body).map_err(|e| ApiError::bad_request(e.to_string()))?,
+        let unknown = match format {
+            Format::Yaml => kapi_apimachinery::codec::yaml_to_json(&call.body).and_then(|json| objects::unknown_fields(kind, &json)),
+            _ => objects::unknown_fields(kind, &call.body),
         };
-        objects::unknown_fields(&raw, typed)
+        unknown.map_err(|e| ApiError::bad_request(e.to_string()))?
     } else {
         dropped
     };
