@@ -424,6 +424,11 @@ impl<'a> Store<'a> {
             // What an update that deletes hands the strategy's `after_delete`.
             let deleted = (finalized && !options.dry_run).then(|| value.clone());
             let (stored, object) = self.encode(&current.kind, value)?;
+            // An update that changes nothing is not written, as upstream's `GuaranteedUpdate`
+            // answers it: the object keeps its resourceVersion and watchers see no event.
+            if !finalized && stored == kv.value {
+                return Ok(Written { kv, object, warnings, created: false });
+            }
             match self.commit_update(options, &key, finalized, stored.into(), kv.mod_revision).await {
                 Ok(kv) => {
                     if let Some(deleted) = &deleted {
