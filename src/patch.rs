@@ -1350,7 +1350,7 @@ fn json_kind(value: &Value) -> &'static str {
 }
 
 /// Go's `%v` of a decoded JSON value: `map[a:1 b:[x y]]`, `<nil>`, floats as `%g`.
-fn go_format(value: &Value) -> String {
+pub fn go_format(value: &Value) -> String {
     match value {
         Value::Null => "<nil>".to_owned(),
         Value::Bool(b) => b.to_string(),

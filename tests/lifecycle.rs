@@ -606,3 +606,54 @@ fn a_finalized_services_endpoints_go_when_its_finalizer_does() {
     assert_eq!(call(&server, "GET", &format!("{ns}/services/held"), Value::Null).0, 404);
     assert_eq!(call(&server, "GET", &format!("{ns}/endpoints/held"), Value::Null).0, 404);
 }
+
+/// An update or patch that changes nothing is not written, as upstream's `GuaranteedUpdate`:
+/// the object keeps its resourceVersion. A patch that adds a field the kind does not have is
+/// warned about by default and refused under `fieldValidation=Strict` (upstream's patchers).
+#[test]
+fn unchanged_writes_keep_the_revision_and_patched_unknown_fields_are_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    let path = "/api/v1/namespaces/default/configmaps";
+    assert_eq!(call(&server, "POST", path, configmap("same", json!({"a": "b"}))).0, 201);
+    let (_, stored) = call(&server, "GET", &format!("{path}/same"), Value::Null);
+    let revision = stored["metadata"]["resourceVersion"].clone();
+    // The same object put back, and patches that change nothing.
+    let (code, put) = call(&server, "PUT", &format!("{path}/same"), stored.clone());
+    assert_eq!((code, &put["metadata"]["resourceVersion"]), (200, &revision), "{put}");
+    for (content_type, patch) in [
+        ("application/strategic-merge-patch+json", json!({"data": {"k": "v"}})),
+        ("application/merge-patch+json", json!({"metadata": {"labels": {"a": "b"}}})),
+        ("application/json-patch+json", json!([{"op": "replace", "path": "/data/k", "value": "v"}])),
+    ] {
+        let (code, text) = request(&server, "PATCH", &format!("{path}/same"), content_type, patch.to_string().as_bytes());
+        let patched: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!((code, &patched["metadata"]["resourceVersion"]), (200, &revision), "{content_type}: {text}");
+    }
+    // A change is written.
+    let (code, text) = request(&server, "PATCH", &format!("{path}/same"), "application/merge-patch+json", br#"{"data":{"k":"w"}}"#);
+    let patched: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(code, 200);
+    assert_ne!(patched["metadata"]["resourceVersion"], revision);
+
+    // An unknown field in a patch: a warning (the field is dropped), or under Strict a 422.
+    let smp = ("Content-Type", "application/strategic-merge-patch+json");
+    let (code, headers, _) =
+        common::request_full(&server, "PATCH", &format!("{path}/same"), &[smp, ("Accept", JSON)], br#"{"bogus":1,"data":{"k":"x"}}"#);
+    assert_eq!(code, 200);
+    assert!(headers.iter().any(|(name, value)| name == "warning" && value == r#"299 - "unknown field \"bogus\"""#), "{headers:?}");
+    let (code, text) = request(
+        &server,
+        "PATCH",
+        &format!("{path}/same?fieldValidation=Strict"),
+        "application/strategic-merge-patch+json",
+        br#"{"bogus":{"deep":[1,2.5]}}"#,
+    );
+    let status: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(code, 422, "{text}");
+    assert_eq!(
+        status["message"],
+        r#" "" is invalid: patch: Invalid value: "map[bogus:map[deep:[1 2.5]]]": strict decoding error: unknown field "bogus""#
+    );
+    assert_eq!(status["details"]["causes"][0]["field"], "patch");
+}

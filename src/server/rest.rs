@@ -538,22 +538,47 @@ tokio::task_local! {
     static WARNINGS: std::cell::RefCell<Vec<String>>;
 }
 
+/// Adds a warning to the request's answer, once: upstream's recorder drops repeats (an update
+/// retried on a conflict warns again).
 pub(super) fn warn(message: String) {
-    let _ = WARNINGS.try_with(|w| w.borrow_mut().push(message));
+    let _ = WARNINGS.try_with(|w| {
+        let mut warnings = w.borrow_mut();
+        if !warnings.contains(&message) {
+            warnings.push(message);
+        }
+    });
 }
 
-/// Server-side field validation (`fieldValidation=Strict|Warn|Ignore`; Warn when absent, as
-/// upstream): fields the kind does not have are a 400 under Strict and a warning under Warn.
-/// A typed kind's are what its decoding dropped from the body; a custom resource's are what
-/// its schema pruned (`dropped`, in upstream's order).
-fn check_unknown_fields(call: &ResourceCall<'_>, format: Format, kind: &Kind, dropped: Vec<String>) -> Result<(), ApiError> {
+/// A request's server-side field validation (`fieldValidation`; Warn when absent, as upstream).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum FieldValidation {
+    Strict,
+    Warn,
+    Ignore,
+}
+
+fn field_validation(call: &ResourceCall<'_>) -> Result<FieldValidation, ApiError> {
     let query = crate::url::parse_query(call.query);
-    let mode = query.get("fieldValidation").and_then(|v| v.first()).map_or("Warn", String::as_str);
-    if mode == "Ignore" || format == Format::Protobuf {
-        return Ok(());
+    match query.get("fieldValidation").and_then(|v| v.first()).map_or("Warn", String::as_str) {
+        "Strict" => Ok(FieldValidation::Strict),
+        "Warn" => Ok(FieldValidation::Warn),
+        "Ignore" => Ok(FieldValidation::Ignore),
+        mode => Err(ApiError::bad_request(format!("fieldValidation: Invalid value: {mode:?}: must be one of Ignore, Warn, or Strict"))),
     }
-    if !matches!(mode, "Strict" | "Warn") {
-        return Err(ApiError::bad_request(format!("fieldValidation: Invalid value: {mode:?}: must be one of Ignore, Warn, or Strict")));
+}
+
+/// Upstream's strict decoding errors for the paths of unknown fields.
+fn unknown_field_messages(unknown: &[String]) -> Vec<String> {
+    unknown.iter().map(|f| format!("unknown field \"{f}\"")).collect()
+}
+
+/// Server-side field validation of a request body: fields the kind does not have are a 400
+/// under Strict and a warning under Warn. A typed kind's are the body's keys its schema does
+/// not have; a custom resource's are what its schema pruned (`dropped`, in upstream's order).
+fn check_unknown_fields(call: &ResourceCall<'_>, format: Format, kind: &Kind, dropped: Vec<String>) -> Result<(), ApiError> {
+    let mode = field_validation(call)?;
+    if mode == FieldValidation::Ignore || format == Format::Protobuf {
+        return Ok(());
     }
     let unknown = if objects::is_registered(kind) {
         let unknown = match format {
@@ -567,8 +592,8 @@ fn check_unknown_fields(call: &ResourceCall<'_>, format: Format, kind: &Kind, dr
     if unknown.is_empty() {
         return Ok(());
     }
-    let messages: Vec<String> = unknown.iter().map(|f| format!("unknown field \"{f}\"")).collect();
-    if mode == "Strict" {
+    let messages = unknown_field_messages(&unknown);
+    if mode == FieldValidation::Strict {
         let kind = kind_of(call.target);
         return Err(ApiError::bad_request(format!(
             "{} in version {:?} cannot be handled as a {}: strict decoding error: {}",
@@ -582,6 +607,37 @@ fn check_unknown_fields(call: &ResourceCall<'_>, format: Format, kind: &Kind, dr
         warn(m);
     }
     Ok(())
+}
+
+/// Server-side field validation of a patched object of a typed kind, as upstream's patchers
+/// decode it: fields the kind does not have are warnings under Warn; under Strict the patch is
+/// invalid (422), shown as upstream shows it: a strategic merge patch as Go prints the decoded
+/// patch, a JSON or merge patch as the patched object.
+fn check_patched_fields(call: &ResourceCall<'_>, kind: &Kind, patched_json: &[u8]) -> Result<(), ApiError> {
+    use crate::patch::PatchType;
+    let mode = field_validation(call)?;
+    if mode == FieldValidation::Ignore || !objects::is_registered(kind) {
+        return Ok(());
+    }
+    let unknown = objects::unknown_fields(kind, patched_json).map_err(ApiError::internal)?;
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    let messages = unknown_field_messages(&unknown);
+    if mode == FieldValidation::Warn {
+        for m in messages {
+            warn(m);
+        }
+        return Ok(());
+    }
+    let shown = match call.content_type.and_then(PatchType::from_content_type) {
+        Some(PatchType::StrategicMerge) => {
+            serde_json::from_slice::<Value>(&call.body).map(|patch| crate::patch::go_format(&patch)).unwrap_or_default()
+        }
+        _ => String::from_utf8_lossy(patched_json).into_owned(),
+    };
+    let detail = format!("strict decoding error: {}", messages.join(", "));
+    Err(ApiError::invalid(GroupKind::new("", ""), "", &[FieldError::invalid("patch", shown.as_str(), detail)]))
 }
 
 async fn create(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&str>) -> Result<http::Response<Body>, ApiError> {
@@ -630,6 +686,7 @@ fn patched_proposal(call: &ResourceCall<'_>, current: Option<&Current<'_>>) -> R
     check_patched_identity(call, &patched)?;
     let precondition = patched["metadata"]["resourceVersion"].as_str().map(str::to_owned);
     let bytes = serde_json::to_vec(&patched).map_err(ApiError::internal)?;
+    check_patched_fields(call, &current.kind, &bytes)?;
     let resets_managed_fields = patched["metadata"]["managedFields"].as_array().is_some_and(Vec::is_empty);
     let mut patched = objects::decode_defaulted(&current.kind, Format::Json, &bytes)
         .map_err(|e| ApiError::bad_request(format!("the patched object is not a valid {}: {e}", current.kind.kind)))?;
