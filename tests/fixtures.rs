@@ -124,7 +124,7 @@ fn upstream_fixtures_have_no_unknown_fields() {
             continue;
         }
         checked += 1;
-        let unknown = kapi::registry::objects::unknown_fields(&kind, json).unwrap();
+        let unknown = kapi::registry::objects::strict_errors(&kind, json).unwrap();
         if !unknown.is_empty() {
             failures.push(format!("{name}: {unknown:?}"));
         }
@@ -134,8 +134,16 @@ fn upstream_fixtures_have_no_unknown_fields() {
         if with_metadata {
             planted["metadata"]["plantedMeta"] = serde_json::Value::Null;
         }
-        let unknown = kapi::registry::objects::unknown_fields(&kind, &serde_json::to_vec(&planted).unwrap()).unwrap();
-        let want: &[&str] = if with_metadata { &["metadata.plantedMeta", "plantedTop"] } else { &["plantedTop"] };
+        let unknown: Vec<String> = kapi::registry::objects::strict_errors(&kind, &serde_json::to_vec(&planted).unwrap())
+            .unwrap()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        let want: &[&str] = if with_metadata {
+            &[r#"unknown field "metadata.plantedMeta""#, r#"unknown field "plantedTop""#]
+        } else {
+            &[r#"unknown field "plantedTop""#]
+        };
         let mut got: Vec<&str> = unknown.iter().map(String::as_str).collect();
         got.sort_unstable();
         if got != want {

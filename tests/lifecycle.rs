@@ -656,4 +656,24 @@ fn unchanged_writes_keep_the_revision_and_patched_unknown_fields_are_checked() {
         r#" "" is invalid: patch: Invalid value: "map[bogus:map[deep:[1 2.5]]]": strict decoding error: unknown field "bogus""#
     );
     assert_eq!(status["details"]["causes"][0]["field"], "patch");
+
+    // A body that repeats a key: the last value is kept and the repeat is warned about; under
+    // Strict it is a 400 listing every strict decoding error, as upstream's decoder.
+    let repeated =
+        br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"first","name":"twice"},"data":{"k":"1","k":"2"},"bogus":1}"#;
+    let (code, headers, body) = common::request_full(&server, "POST", path, &[("Content-Type", JSON), ("Accept", JSON)], repeated);
+    let created: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!((code, &created["metadata"]["name"], &created["data"]["k"]), (201, &json!("twice"), &json!("2")), "{created}");
+    let warnings: Vec<&str> = headers.iter().filter(|(name, _)| name == "warning").map(|(_, value)| value.as_str()).collect();
+    assert_eq!(
+        warnings,
+        [r#"299 - "duplicate field \"metadata.name\"""#, r#"299 - "duplicate field \"data.k\"""#, r#"299 - "unknown field \"bogus\"""#]
+    );
+    let (code, text) = request(&server, "POST", &format!("{path}?fieldValidation=Strict"), JSON, repeated);
+    let status: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(code, 400, "{text}");
+    assert_eq!(
+        status["message"],
+        r#"ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: duplicate field "metadata.name", duplicate field "data.k", unknown field "bogus""#
+    );
 }

@@ -20,8 +20,8 @@ pub mod scheme;
 pub mod serde_bytes;
 pub mod serde_null;
 pub mod strconv;
+pub mod strict_decoding;
 pub mod time;
-pub mod unknown_fields;
 pub mod walk;
 pub mod wire;
 

@@ -7,6 +7,7 @@
 use super::fieldmanager;
 use kapi_apimachinery::codec::{self, CodecError, Format};
 use kapi_apimachinery::dynamic::Hub;
+use kapi_apimachinery::strict_decoding::StrictError;
 use kapi_apimachinery::{DynKind, DynObject};
 use serde_json::Value;
 
@@ -178,12 +179,19 @@ pub fn drop_zero_strings(value: &mut Value, fields: &'static [kapi_apimachinery:
     }
 }
 
-/// The fields of a JSON request body of `kind` that its type does not have: what upstream's
-/// strict decoding reports as `unknown field "spec.foo"` (see
-/// [`kapi_apimachinery::unknown_fields`]). None for a kind without generated fields.
-pub fn unknown_fields(kind: &Kind, json: &[u8]) -> Result<Vec<String>, CodecError> {
+/// Upstream's strict decoding errors of a JSON request body of `kind`: the fields its type does
+/// not have (`unknown field "spec.foo"`) and the keys an object repeats (see
+/// [`kapi_apimachinery::strict_decoding`]). None for a kind without generated fields.
+pub fn strict_errors(kind: &Kind, json: &[u8]) -> Result<Vec<StrictError>, CodecError> {
     let Some(fields) = fields(kind) else { return Ok(Vec::new()) };
-    Ok(kapi_apimachinery::unknown_fields::unknown_fields(json, fields)?)
+    Ok(kapi_apimachinery::strict_decoding::strict_errors(json, fields)?)
+}
+
+/// A JSON document with each object's repeated keys once, holding the last value, as Go's
+/// decoder keeps it (serde's typed decoding refuses a repeated field); `None` when `json` does
+/// not parse.
+pub fn last_of_repeated_keys(json: &[u8]) -> Option<Vec<u8>> {
+    serde_json::from_slice::<Value>(json).ok().and_then(|value| serde_json::to_vec(&value).ok())
 }
 
 /// The kind `kind` is stored as: its resource's storage version (the generated
@@ -414,6 +422,7 @@ pub fn decode_stored(bytes: &[u8]) -> Result<(Kind, Value), CodecError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn value_round_trips_through_protobuf() {
@@ -428,15 +437,30 @@ mod tests {
     }
 
     #[test]
-    fn unknown_fields_are_found_by_path() {
+    fn strict_errors_are_found_by_path() {
+        let errors =
+            |kind: &Kind, body: &[u8]| -> Vec<String> { strict_errors(kind, body).unwrap().iter().map(ToString::to_string).collect() };
         let kind = Kind { group: "apps".into(), version: "v1".into(), kind: "Deployment".into() };
         let body = br#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"a","bogus":1,"labels":{"x":""}},
                "spec":{"replicas":0,"paused":false,"template":{"spec":{"hostNetwork":false,"containers":[{"name":"c","imagee":"x","tty":false}]}},"status":null}}"#;
         // Known fields holding their zero values are known; an unknown one is unknown whatever it holds.
-        assert_eq!(unknown_fields(&kind, body).unwrap(), ["metadata.bogus", "spec.template.spec.containers[0].imagee", "spec.status"]);
+        assert_eq!(
+            errors(&kind, body),
+            [
+                r#"unknown field "metadata.bogus""#,
+                r#"unknown field "spec.template.spec.containers[0].imagee""#,
+                r#"unknown field "spec.status""#
+            ]
+        );
         let kind = Kind { group: String::new(), version: "v1".into(), kind: "Pod".into() };
         let body = br#"{"metadata":{"name":"p"},"spec":{"enableServiceLinks":false,"containers":[{"name":"a","ports":[{"containerPort":80,"hostPort":0}]}]}}"#;
-        assert!(unknown_fields(&kind, body).unwrap().is_empty());
+        assert!(errors(&kind, body).is_empty());
+        let kind = Kind { group: String::new(), version: "v1".into(), kind: "ConfigMap".into() };
+        let body = br#"{"metadata":{"name":"a","name":"b"},"data":{"k":"1","k":"2"}}"#;
+        assert_eq!(errors(&kind, body), [r#"duplicate field "metadata.name""#, r#"duplicate field "data.k""#]);
+        let deduplicated = last_of_repeated_keys(body).unwrap();
+        let value = decode(&kind, Format::Json, &deduplicated).unwrap();
+        assert_eq!((&value["metadata"]["name"], &value["data"]["k"]), (&json!("b"), &json!("2")));
     }
 
     #[test]

@@ -18,6 +18,7 @@ use crate::registry::strategy::SubresourceWrite;
 use crate::request_info::RequestInfo;
 use crate::status::{ApiError, FieldError, GroupKind, GroupResource};
 use crate::storage::{KeyValue, Storage};
+use kapi_apimachinery::strict_decoding::StrictError;
 
 /// One resource request, resolved against the route table.
 pub struct ResourceCall<'a> {
@@ -407,7 +408,16 @@ pub(super) fn decode_body(call: &ResourceCall<'_>) -> Result<(Kind, Value), ApiE
             kind.api_version()
         )));
     }
-    let mut value = objects::decode_defaulted(&kind, format, &call.body).map_err(undecodable)?;
+    let strict = strict_errors(call, format, &kind)?;
+    let mut value = match objects::decode_defaulted(&kind, format, &call.body) {
+        Ok(value) => value,
+        // Go's decoder keeps the last value of a repeated key, which serde's typed decoding
+        // refuses: the body with each key once decodes as upstream's does.
+        Err(e) => match (format == Format::Json).then(|| objects::last_of_repeated_keys(&call.body)).flatten() {
+            Some(deduplicated) => objects::decode_defaulted(&kind, format, &deduplicated).map_err(undecodable)?,
+            None => return Err(undecodable(e)),
+        },
+    };
     // A body without `apiVersion`/`kind` (typed clients leave them out) carries the URL's from
     // here on, as the object upstream's decoder returns does.
     if let Some(object) = value.as_object_mut() {
@@ -416,7 +426,7 @@ pub(super) fn decode_body(call: &ResourceCall<'_>) -> Result<(Kind, Value), ApiE
     }
     // A custom resource's schema prunes and defaults the body here, as upstream's decoder.
     let dropped = call.strategy.decode_unstructured(&mut value);
-    check_unknown_fields(call, format, &kind, dropped)?;
+    report_strict_errors(call, &kind, strict.unwrap_or_else(|| dropped.into_iter().map(StrictError::Unknown).collect()))?;
     ensure_namespace_matches_request(call, &mut value)?;
     Ok((kind, value))
 }
@@ -567,34 +577,32 @@ fn field_validation(call: &ResourceCall<'_>) -> Result<FieldValidation, ApiError
     }
 }
 
-/// Upstream's strict decoding errors for the paths of unknown fields.
-fn unknown_field_messages(unknown: &[String]) -> Vec<String> {
-    unknown.iter().map(|f| format!("unknown field \"{f}\"")).collect()
+/// The strict decoding errors of a typed kind's body ([`objects::strict_errors`]) when the
+/// request asks for them (not under `fieldValidation=Ignore`, nor for protobuf, which has
+/// none); `None` for a custom resource, whose schema's pruning reports its unknown fields.
+fn strict_errors(call: &ResourceCall<'_>, format: Format, kind: &Kind) -> Result<Option<Vec<StrictError>>, ApiError> {
+    if !objects::is_registered(kind) {
+        return Ok(None);
+    }
+    if field_validation(call)? == FieldValidation::Ignore || format == Format::Protobuf {
+        return Ok(Some(Vec::new()));
+    }
+    let errors = match format {
+        Format::Yaml => kapi_apimachinery::codec::yaml_to_json(&call.body).and_then(|json| objects::strict_errors(kind, &json)),
+        _ => objects::strict_errors(kind, &call.body),
+    };
+    errors.map(Some).map_err(|e| ApiError::bad_request(format!("the body of the request could not be decoded: {e}")))
 }
 
-/// Server-side field validation of a request body: fields the kind does not have are a 400
-/// under Strict and a warning under Warn. A typed kind's are the body's keys its schema does
-/// not have; a custom resource's are what its schema pruned (`dropped`, in upstream's order).
-fn check_unknown_fields(call: &ResourceCall<'_>, format: Format, kind: &Kind, dropped: Vec<String>) -> Result<(), ApiError> {
+/// Server-side field validation of a request body: its strict decoding errors are a 400 under
+/// Strict and warnings under Warn.
+fn report_strict_errors(call: &ResourceCall<'_>, kind: &Kind, errors: Vec<StrictError>) -> Result<(), ApiError> {
     let mode = field_validation(call)?;
-    if mode == FieldValidation::Ignore || format == Format::Protobuf {
+    if errors.is_empty() || mode == FieldValidation::Ignore {
         return Ok(());
     }
-    let unknown = if objects::is_registered(kind) {
-        let unknown = match format {
-            Format::Yaml => kapi_apimachinery::codec::yaml_to_json(&call.body).and_then(|json| objects::unknown_fields(kind, &json)),
-            _ => objects::unknown_fields(kind, &call.body),
-        };
-        unknown.map_err(|e| ApiError::bad_request(e.to_string()))?
-    } else {
-        dropped
-    };
-    if unknown.is_empty() {
-        return Ok(());
-    }
-    let messages = unknown_field_messages(&unknown);
+    let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();
     if mode == FieldValidation::Strict {
-        let kind = kind_of(call.target);
         return Err(ApiError::bad_request(format!(
             "{} in version {:?} cannot be handled as a {}: strict decoding error: {}",
             kind.kind,
@@ -619,11 +627,11 @@ fn check_patched_fields(call: &ResourceCall<'_>, kind: &Kind, patched_json: &[u8
     if mode == FieldValidation::Ignore || !objects::is_registered(kind) {
         return Ok(());
     }
-    let unknown = objects::unknown_fields(kind, patched_json).map_err(ApiError::internal)?;
-    if unknown.is_empty() {
+    let errors = objects::strict_errors(kind, patched_json).map_err(ApiError::internal)?;
+    if errors.is_empty() {
         return Ok(());
     }
-    let messages = unknown_field_messages(&unknown);
+    let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();
     if mode == FieldValidation::Warn {
         for m in messages {
             warn(m);

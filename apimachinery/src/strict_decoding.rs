@@ -1,7 +1,7 @@
-//! Upstream's strict decoding of unknown fields (`sigs.k8s.io/json`'s `DisallowUnknownFields`,
-//! which `fieldValidation=Strict|Warn` turns on): the keys of a JSON body that no field of the
-//! type it is decoded into takes, with their paths (`spec.containers[0].foo`, map values as
-//! `.key`, list items as `[i]`).
+//! Upstream's strict decoding errors (`sigs.k8s.io/json`'s `DisallowUnknownFields` and
+//! `DisallowDuplicateFields`, which `fieldValidation=Strict|Warn` turn on): the keys of a JSON
+//! body that no field of the type it is decoded into takes, and the keys an object repeats,
+//! with their paths (`spec.containers[0].foo`, map values as `.key`, list items as `[i]`).
 //!
 //! The check reads the body's bytes once against the generated field tables ([`FieldInfo`]),
 //! keeping nothing but the paths it reports: a key is unknown by its name, whatever its value
@@ -15,17 +15,35 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqA
 
 use crate::scheme::{FieldInfo, FieldShape};
 
-/// At most this many unknown fields are reported, as upstream's decoder caps its strict errors.
+/// At most this many errors are reported, as upstream's decoder caps its strict errors.
 const MAX_REPORTED: usize = 100;
 
-/// The unknown fields of the JSON document `json`, decoded as a type whose fields are `fields`,
-/// in document order, each once. A syntax error in `json` is the error.
-pub fn unknown_fields(json: &[u8], fields: &'static [FieldInfo]) -> Result<Vec<String>, serde_json::Error> {
-    let mut found = Found { path: String::new(), unknown: Vec::new() };
+/// One strict decoding error, at a path; `Display` is upstream's message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StrictError {
+    /// A key no field of the type takes.
+    Unknown(String),
+    /// A key an object has more than once (Go's decoder keeps the last value).
+    Duplicate(String),
+}
+
+impl fmt::Display for StrictError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StrictError::Unknown(path) => write!(f, "unknown field \"{path}\""),
+            StrictError::Duplicate(path) => write!(f, "duplicate field \"{path}\""),
+        }
+    }
+}
+
+/// The strict decoding errors of the JSON document `json`, decoded as a type whose fields are
+/// `fields`, in document order, each once. A syntax error in `json` is the error.
+pub fn strict_errors(json: &[u8], fields: &'static [FieldInfo]) -> Result<Vec<StrictError>, serde_json::Error> {
+    let mut found = Found { path: String::new(), errors: Vec::new() };
     let mut deserializer = serde_json::Deserializer::from_slice(json);
     Walker { expect: Expect::Struct(fields), found: &mut found }.deserialize(&mut deserializer)?;
     deserializer.end()?;
-    Ok(found.unknown)
+    Ok(found.errors)
 }
 
 /// What the value at the walker's place is decoded as.
@@ -37,6 +55,8 @@ enum Expect {
     MapOf(&'static [FieldInfo]),
     /// A list whose items are generated structs.
     ListOf(&'static [FieldInfo]),
+    /// A map of anything else (labels, a special type's map): only repeated keys are errors.
+    Map,
     /// A scalar, a special type or embedded JSON: anything goes.
     Anything,
 }
@@ -47,15 +67,16 @@ impl Expect {
             (FieldShape::Object, Some(elem)) => Expect::Struct(elem()),
             (FieldShape::List, Some(elem)) => Expect::ListOf(elem()),
             (FieldShape::Map, Some(elem)) => Expect::MapOf(elem()),
+            (FieldShape::Map, None) => Expect::Map,
             _ => Expect::Anything,
         }
     }
 }
 
-/// The path walked so far and the unknown fields found.
+/// The path walked so far and the errors found.
 struct Found {
     path: String,
-    unknown: Vec<String>,
+    errors: Vec<StrictError>,
 }
 
 impl Found {
@@ -67,9 +88,10 @@ impl Found {
         self.path.push_str(key);
     }
 
-    fn report(&mut self) {
-        if self.unknown.len() < MAX_REPORTED && !self.unknown.contains(&self.path) {
-            self.unknown.push(self.path.clone());
+    fn report(&mut self, error: fn(String) -> StrictError) {
+        let error = error(self.path.clone());
+        if self.errors.len() < MAX_REPORTED && !self.errors.contains(&error) {
+            self.errors.push(error);
         }
     }
 }
@@ -96,28 +118,38 @@ impl<'de> Visitor<'de> for Walker<'_> {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         let Walker { expect, found } = self;
-        let item = match expect {
-            Expect::Struct(_) => None,
-            Expect::MapOf(fields) => Some(Expect::Struct(fields)),
-            // An object where a list or scalar was expected: a type error for the typed decoding
-            // to report, not an unknown field.
-            Expect::ListOf(_) | Expect::Anything => {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                return Ok(());
-            }
-        };
+        // An object where a list or scalar was expected is a type error for the typed decoding
+        // to report, and embedded JSON is anyone's: neither has strict errors.
+        if matches!(expect, Expect::ListOf(_) | Expect::Anything) {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            return Ok(());
+        }
+        // What was seen, for duplicates: a struct's known fields by index (as upstream, an
+        // unknown key is only unknown), a map's keys.
+        let mut seen_fields = std::collections::HashSet::new();
+        let mut seen_keys = std::collections::HashSet::new();
         while let Some(Key(key)) = map.next_key()? {
             let len = found.path.len();
             found.push_key(&key);
-            let expect = match (expect, item) {
-                (_, Some(item)) => Some(item),
-                (Expect::Struct(fields), None) => fields.iter().find(|f| f.json_name == key).map(Expect::of),
-                _ => Some(Expect::Anything),
+            let value = match expect {
+                Expect::Struct(fields) => fields.iter().position(|f| f.json_name == key).map(|i| {
+                    if !seen_fields.insert(i) {
+                        found.report(StrictError::Duplicate);
+                    }
+                    Expect::of(&fields[i])
+                }),
+                _ => {
+                    let item = if let Expect::MapOf(fields) = expect { Expect::Struct(fields) } else { Expect::Anything };
+                    if !seen_keys.insert(key) {
+                        found.report(StrictError::Duplicate);
+                    }
+                    Some(item)
+                }
             };
-            match expect {
+            match value {
                 Some(expect) => map.next_value_seed(Walker { expect, found: &mut *found })?,
                 None => {
-                    found.report();
+                    found.report(StrictError::Unknown);
                     map.next_value::<IgnoredAny>()?;
                 }
             }
@@ -250,23 +282,31 @@ mod tests {
         &FIELDS
     }
 
-    fn unknown(json: &str) -> Vec<String> {
-        unknown_fields(json.as_bytes(), pod()).unwrap()
+    fn errors(json: &str) -> Vec<String> {
+        strict_errors(json.as_bytes(), pod()).unwrap().iter().map(ToString::to_string).collect()
     }
 
     #[test]
     fn known_fields_with_zero_values_are_known() {
         let json = r#"{"kind":"","spec":{"tty":false,"name":null,"ports":[{"hostPort":0}],"raw":{"any":{"thing":1}},"labels":{"a":"b"}}}"#;
-        assert!(unknown(json).is_empty());
+        assert!(errors(json).is_empty());
     }
 
     #[test]
     fn unknown_keys_are_reported_with_their_paths_in_document_order() {
         let json = r#"{"zeta":null,"spec":{"ttty":true,"ports":[{"hostPort":1},{"hostPrt":2}],"env":{"X":{"bogus":1}}},
             "containers":[{"name":"a"},{"nmae":"b","ports":[{"x":{}}]}],"alpha":[]}"#;
+        let unknown =
+            ["zeta", "spec.ttty", "spec.ports[1].hostPrt", "spec.env.X.bogus", "containers[1].nmae", "containers[1].ports[0].x", "alpha"];
+        assert_eq!(errors(json), unknown.map(|path| format!("unknown field \"{path}\"")));
+    }
+
+    #[test]
+    fn repeated_keys_are_duplicates_in_structs_and_maps_but_not_in_embedded_json() {
+        let json = r#"{"kind":"a","spec":{"name":"x","labels":{"a":"1","a":"2"},"raw":{"b":1,"b":2},"name":"y"},"kind":"b","x":1,"x":2}"#;
         assert_eq!(
-            unknown(json),
-            ["zeta", "spec.ttty", "spec.ports[1].hostPrt", "spec.env.X.bogus", "containers[1].nmae", "containers[1].ports[0].x", "alpha"]
+            errors(json),
+            [r#"duplicate field "spec.labels.a""#, r#"duplicate field "spec.name""#, r#"duplicate field "kind""#, r#"unknown field "x""#]
         );
     }
 
@@ -274,17 +314,16 @@ mod tests {
     fn shapes_other_than_the_expected_are_left_to_the_typed_decoding() {
         // A list where a struct is expected, an object where a list is: type errors, not unknown
         // fields.
-        assert!(unknown(r#"{"spec":[{"bogus":1}],"containers":{"bogus":1}}"#).is_empty());
+        assert!(errors(r#"{"spec":[{"bogus":1}],"containers":{"bogus":1}}"#).is_empty());
         // Keys with escapes are compared unescaped.
-        assert_eq!(unknown(r#"{"spec":{"n\u0061me":"a","b\u0061d":1}}"#), ["spec.bad"]);
+        assert_eq!(errors(r#"{"spec":{"n\u0061me":"a","b\u0061d":1}}"#), [r#"unknown field "spec.bad""#]);
     }
 
     #[test]
-    fn each_path_is_reported_once_and_syntax_errors_are_errors() {
-        assert_eq!(unknown(r#"{"x":1,"x":2}"#), ["x"]);
-        assert!(unknown_fields(br#"{"spec":{"#, pod()).is_err());
-        assert!(unknown_fields(br#"{} {}"#, pod()).is_err());
+    fn reports_are_bounded_and_syntax_errors_are_errors() {
+        assert!(strict_errors(br#"{"spec":{"#, pod()).is_err());
+        assert!(strict_errors(br#"{} {}"#, pod()).is_err());
         let many = format!("{{{}}}", (0..150).map(|i| format!("\"f{i}\":1")).collect::<Vec<_>>().join(","));
-        assert_eq!(unknown(&many).len(), MAX_REPORTED);
+        assert_eq!(errors(&many).len(), MAX_REPORTED);
     }
 }
