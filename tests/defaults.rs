@@ -200,3 +200,55 @@ fn claims_without_a_class_get_the_default_one() {
     assert_eq!(defaulted["spec"]["storageClassName"], "standard");
     assert_eq!(create(&server, claims, claim("none", Some("")))["spec"]["storageClassName"], "");
 }
+
+/// `LimitRanger`: a namespace's LimitRange gives new pods' containers the defaults they lack
+/// (recorded in an annotation) and refuses pods and claims beyond its bounds, as upstream's
+/// 403.
+#[test]
+fn limit_ranges_default_and_bound_pods_and_claims() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    server.wait_ready();
+    create(&server, "/api/v1/namespaces", json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "limited"}}));
+    let range = json!({"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "bounds"}, "spec": {"limits": [
+        {"type": "Container", "default": {"cpu": "500m", "memory": "128Mi"}, "defaultRequest": {"cpu": "100m"}, "max": {"cpu": "1"}},
+        {"type": "PersistentVolumeClaim", "max": {"storage": "5Gi"}},
+    ]}});
+    create(&server, "/api/v1/namespaces/limited/limitranges", range);
+    let pods = "/api/v1/namespaces/limited/pods";
+    let pod = |name: &str, resources: Value| {
+        json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+               "spec": {"containers": [{"name": "app", "image": "nginx", "resources": resources}]}})
+    };
+    // The plugin reads the ranges as cached: wait for the range to be seen.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut n = 0;
+    let defaulted = loop {
+        n += 1;
+        let got = create(&server, pods, pod(&format!("plain-{n}"), json!({})));
+        if !got["spec"]["containers"][0]["resources"].as_object().unwrap().is_empty() || std::time::Instant::now() > deadline {
+            break got;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert_eq!(
+        defaulted["spec"]["containers"][0]["resources"],
+        // The range's own defaulting made its default memory limit the default request too.
+        json!({"limits": {"cpu": "500m", "memory": "128Mi"}, "requests": {"cpu": "100m", "memory": "128Mi"}})
+    );
+    assert_eq!(
+        defaulted["metadata"]["annotations"]["kubernetes.io/limit-ranger"],
+        "LimitRanger plugin set: cpu, memory request for container app; cpu, memory limit for container app"
+    );
+    let (code, text) =
+        request(&server, "POST", pods, "application/json", pod("big", json!({"limits": {"cpu": "2"}})).to_string().as_bytes());
+    let status: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!((code, status["reason"].as_str()), (403, Some("Forbidden")), "{text}");
+    assert_eq!(status["message"], r#"pods "big" is forbidden: maximum cpu usage per Container is 1, but limit is 2"#);
+    let claim = json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "huge"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "10Gi"}}}});
+    let (code, text) =
+        request(&server, "POST", "/api/v1/namespaces/limited/persistentvolumeclaims", "application/json", claim.to_string().as_bytes());
+    assert_eq!(code, 403, "{text}");
+    assert!(text.contains("maximum storage usage per PersistentVolumeClaim is 5Gi, but request is 10Gi"), "{text}");
+}

@@ -138,7 +138,7 @@ pub struct ServeArgs {
     #[arg(long, default_value = "RBAC", value_delimiter = ',')]
     pub authorization_mode: Vec<String>,
     /// Admission plugins to turn on besides the default ones, comma-separated (they run in
-    /// kube-apiserver's order whatever the order given): `NamespaceLifecycle`,
+    /// kube-apiserver's order whatever the order given): `NamespaceLifecycle`, `LimitRanger`,
     /// `ServiceAccount`, `NodeRestriction`, `Priority`, `DefaultTolerationSeconds`,
     /// `DefaultStorageClass`, all on by default.
     #[arg(long, value_delimiter = ',')]

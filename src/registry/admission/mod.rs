@@ -6,6 +6,7 @@
 
 mod default_storage_class;
 mod default_toleration_seconds;
+mod limit_ranger;
 mod namespace_lifecycle;
 mod node_restriction;
 mod on_create;
@@ -89,6 +90,7 @@ pub trait Plugin: Send + Sync {
 /// kubeadm's clusters (upstream needs `--enable-admission-plugins=NodeRestriction`).
 static PLUGINS: &[(&dyn Plugin, bool)] = &[
     (&namespace_lifecycle::NamespaceLifecycle, true),
+    (&limit_ranger::LimitRanger, true),
     (&on_create::OnCreate(service_account::ServiceAccount), true),
     (&node_restriction::NodeRestriction, true),
     (&on_create::OnCreate(priority::Priority), true),
@@ -166,7 +168,15 @@ mod tests {
     fn plugins_are_in_upstream_order() {
         assert_eq!(
             names(&Chain::default()),
-            ["NamespaceLifecycle", "ServiceAccount", "NodeRestriction", "Priority", "DefaultTolerationSeconds", "DefaultStorageClass"]
+            [
+                "NamespaceLifecycle",
+                "LimitRanger",
+                "ServiceAccount",
+                "NodeRestriction",
+                "Priority",
+                "DefaultTolerationSeconds",
+                "DefaultStorageClass"
+            ]
         );
     }
 
@@ -174,7 +184,10 @@ mod tests {
     fn flags_enable_and_disable_plugins_as_upstreams() {
         let strings = |names: &[&str]| names.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>();
         let chain = Chain::new(&strings(&["NodeRestriction"]), &strings(&["ServiceAccount", "Priority"])).unwrap();
-        assert_eq!(names(&chain), ["NamespaceLifecycle", "NodeRestriction", "DefaultTolerationSeconds", "DefaultStorageClass"]);
+        assert_eq!(
+            names(&chain),
+            ["NamespaceLifecycle", "LimitRanger", "NodeRestriction", "DefaultTolerationSeconds", "DefaultStorageClass"]
+        );
         let chain = Chain::new(&[], &strings(&["NodeRestriction"])).unwrap();
         assert!(!names(&chain).contains(&"NodeRestriction"));
         assert_eq!(Chain::new(&strings(&["Nope"]), &[]).err().unwrap(), r#"enable-admission-plugins plugin "Nope" is unknown"#);
