@@ -412,11 +412,17 @@ pub(super) fn decode_body(call: &ResourceCall<'_>) -> Result<(Kind, Value), ApiE
     let mut value = match objects::decode_defaulted(&kind, format, &call.body) {
         Ok(value) => value,
         // Go's decoder keeps the last value of a repeated key, which serde's typed decoding
-        // refuses: the body with each key once decodes as upstream's does.
-        Err(e) => match (format == Format::Json).then(|| objects::last_of_repeated_keys(&call.body)).flatten() {
-            Some(deduplicated) => objects::decode_defaulted(&kind, format, &deduplicated).map_err(undecodable)?,
-            None => return Err(undecodable(e)),
-        },
+        // refuses: a body that repeats a key decodes with each key once, as upstream's does.
+        // Any other error is the body's own, with its own positions.
+        Err(e) => {
+            let repeats = format == Format::Json
+                && objects::strict_errors(&kind, &call.body)
+                    .is_ok_and(|errors| errors.iter().any(|e| matches!(e, StrictError::Duplicate(_))));
+            match repeats.then(|| objects::last_of_repeated_keys(&call.body)).flatten() {
+                Some(deduplicated) => objects::decode_defaulted(&kind, format, &deduplicated).map_err(undecodable)?,
+                None => return Err(undecodable(e)),
+            }
+        }
     };
     // A body without `apiVersion`/`kind` (typed clients leave them out) carries the URL's from
     // here on, as the object upstream's decoder returns does.
