@@ -1414,19 +1414,7 @@ mod tests {
     }
 
     const fn field(json_name: &'static str, shape: FieldShape) -> FieldInfo {
-        FieldInfo {
-            json_name,
-            description: "",
-            required: false,
-            shape,
-            patch_strategy: None,
-            patch_merge_key: None,
-            list_type: None,
-            list_map_keys: &[],
-            map_type: None,
-            default: None,
-            elem: None,
-        }
+        FieldInfo::new(json_name, shape)
     }
 
     const fn list(

@@ -51,6 +51,26 @@ pub struct FieldInfo {
     pub elem: Option<fn() -> &'static [FieldInfo]>,
 }
 
+impl FieldInfo {
+    /// A field with a name and a shape and nothing else: for hand-written field tables (tests'
+    /// stand-ins for generated types).
+    pub const fn new(json_name: &'static str, shape: FieldShape) -> FieldInfo {
+        FieldInfo {
+            json_name,
+            description: "",
+            required: false,
+            shape,
+            patch_strategy: None,
+            patch_merge_key: None,
+            list_type: None,
+            list_map_keys: &[],
+            map_type: None,
+            default: None,
+            elem: None,
+        }
+    }
+}
+
 /// A generated type that is a Kubernetes kind: it has protobuf and JSON forms and carries
 /// `apiVersion`/`kind` (TypeMeta) in JSON and in the protobuf envelope. Its nested values can be
 /// walked ([`crate::Walk`]), which is how defaulting reaches them.

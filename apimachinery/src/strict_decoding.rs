@@ -235,19 +235,7 @@ mod tests {
     use super::*;
 
     fn field(json_name: &'static str, shape: FieldShape, elem: Option<fn() -> &'static [FieldInfo]>) -> FieldInfo {
-        FieldInfo {
-            json_name,
-            description: "",
-            required: false,
-            shape,
-            patch_strategy: None,
-            patch_merge_key: None,
-            list_type: None,
-            list_map_keys: &[],
-            map_type: None,
-            default: None,
-            elem,
-        }
+        FieldInfo { elem, ..FieldInfo::new(json_name, shape) }
     }
 
     fn port() -> &'static [FieldInfo] {

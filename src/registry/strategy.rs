@@ -302,6 +302,12 @@ pub trait Strategy: Send + Sync {
         true
     }
 
+    /// The admission plugins that act on this resource's objects only
+    /// ([`super::admission::KindPlugin`]): upstream's plugins each check for their kind.
+    fn admitted_by(&self) -> &'static [super::admission::KindPlugin] {
+        &[]
+    }
+
     /// What a kubelet may do with this resource's objects beyond its RBAC role (the
     /// resource's part of the Node authorizer and of NodeRestriction); `None`: RBAC alone.
     fn kubelet(&self) -> Option<&'static dyn super::kubelet::KubeletRules> {

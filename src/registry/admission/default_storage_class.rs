@@ -20,8 +20,8 @@ impl CreatePlugin for DefaultStorageClass {
         "DefaultStorageClass"
     }
 
-    fn resource(&self) -> (&'static str, &'static str) {
-        ("", "persistentvolumeclaims")
+    fn kind_plugin(&self) -> super::KindPlugin {
+        super::KindPlugin::DefaultStorageClass
     }
 
     fn admit_created<'a>(&'a self, store: &'a dyn crate::storage::Storage, claim: &'a mut Value) -> HookFuture<'a, Result<(), Rejection>> {

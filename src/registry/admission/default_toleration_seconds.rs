@@ -14,8 +14,8 @@ impl CreatePlugin for DefaultTolerationSeconds {
         "DefaultTolerationSeconds"
     }
 
-    fn resource(&self) -> (&'static str, &'static str) {
-        ("", "pods")
+    fn kind_plugin(&self) -> super::KindPlugin {
+        super::KindPlugin::DefaultTolerationSeconds
     }
 
     fn admit_created<'a>(&'a self, _store: &'a dyn crate::storage::Storage, pod: &'a mut Value) -> HookFuture<'a, Result<(), Rejection>> {

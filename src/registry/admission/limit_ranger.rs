@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use kapi_apimachinery::Quantity;
 use serde_json::{Value, json};
 
-use super::{Attributes, Operation, Plugin};
+use super::{Attributes, KindPlugin, Operation, Plugin};
 use crate::registry::Rejection;
 use crate::registry::strategy::HookFuture;
 use crate::status::ApiError;
@@ -30,7 +30,8 @@ const ANNOTATION: &str = "kubernetes.io/limit-ranger";
 /// that are not quantities are left to validation.
 type Resources = BTreeMap<String, Quantity>;
 
-/// What the plugin looks at (`SupportsAttributes`): new pods, and new or updated claims; not
+/// What the plugin looks at (`SupportsAttributes`): new objects of the resources whose
+/// strategies name its pod rules, new or updated ones of those naming its claim rules; not
 /// subresources.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Subject {
@@ -40,16 +41,16 @@ enum Subject {
 
 fn subject(attributes: &Attributes<'_>) -> Option<Subject> {
     let target = &attributes.target;
-    if !target.group.is_empty() || target.subresource.is_some() {
+    if target.subresource.is_some() {
         return None;
     }
     // An object being deleted is left alone.
     if attributes.old.is_some_and(|old| !old["metadata"]["deletionTimestamp"].is_null()) {
         return None;
     }
-    match (target.resource, attributes.operation) {
-        ("pods", Operation::Create) => Some(Subject::Pod),
-        ("persistentvolumeclaims", Operation::Create | Operation::Update) => Some(Subject::Claim),
+    match attributes.operation {
+        Operation::Create if super::acts_on(KindPlugin::LimitRangerPods, target) => Some(Subject::Pod),
+        Operation::Create | Operation::Update if super::acts_on(KindPlugin::LimitRangerClaims, target) => Some(Subject::Claim),
         _ => None,
     }
 }

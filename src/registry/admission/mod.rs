@@ -21,6 +21,30 @@ use super::Rejection;
 use super::strategy::HookFuture;
 use crate::status::{ApiError, GroupKind, GroupResource};
 
+/// The admission plugins that act on objects of particular resources only (upstream's each
+/// check the kind first). A resource's strategy names those that act on its objects
+/// ([`super::strategy::Strategy::admitted_by`]), so no plugin names a resource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KindPlugin {
+    /// `ServiceAccount`, on new objects.
+    ServiceAccount,
+    /// `Priority`, on new objects.
+    Priority,
+    /// `DefaultTolerationSeconds`, on new objects.
+    DefaultTolerationSeconds,
+    /// `DefaultStorageClass`, on new objects.
+    DefaultStorageClass,
+    /// `LimitRanger`'s pod rules: defaults and bounds for new pods' containers.
+    LimitRangerPods,
+    /// `LimitRanger`'s claim rules: storage bounds for new and updated claims.
+    LimitRangerClaims,
+}
+
+/// Whether `plugin` acts on objects of `target`'s resource (its strategy says).
+fn acts_on(plugin: KindPlugin, target: &Target<'_>) -> bool {
+    super::strategy::for_resource(target.group, target.resource).admitted_by().contains(&plugin)
+}
+
 /// What the request does (`admission.Operation`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Operation {
@@ -162,6 +186,16 @@ mod tests {
 
     fn names(chain: &Chain) -> Vec<&'static str> {
         chain.names().collect()
+    }
+
+    /// The plugins for particular kinds act on the resources whose strategies name them.
+    #[test]
+    fn kind_plugins_act_on_the_resources_that_name_them() {
+        use super::{KindPlugin, Target, acts_on};
+        let target = |resource| Target { group: "", resource, subresource: None, kind: "", namespace: "", name: "" };
+        assert!(acts_on(KindPlugin::ServiceAccount, &target("pods")) && acts_on(KindPlugin::LimitRangerPods, &target("pods")));
+        assert!(acts_on(KindPlugin::DefaultStorageClass, &target("persistentvolumeclaims")));
+        assert!(!acts_on(KindPlugin::Priority, &target("persistentvolumeclaims")) && !acts_on(KindPlugin::Priority, &target("configmaps")));
     }
 
     #[test]

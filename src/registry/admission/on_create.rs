@@ -1,21 +1,23 @@
-//! The glue of the plugins that act on new objects of one resource only (`ServiceAccount`,
-//! `Priority` and `DefaultTolerationSeconds` on pods, `DefaultStorageClass` on claims):
-//! upstream's plugins each check the operation and resource first; here each plugin names its
-//! resource in its own file and the check is made once, for all of them.
+//! The glue of the plugins that act on new objects of particular resources only
+//! (`ServiceAccount`, `Priority`, `DefaultTolerationSeconds`, `DefaultStorageClass`): upstream's
+//! plugins each check the operation and kind first; here each resource's strategy names the
+//! plugins that act on its objects ([`super::KindPlugin`]) and the check is made once, for all
+//! of them.
 
 use serde_json::Value;
 
-use super::{Attributes, Operation, Plugin};
+use super::{Attributes, KindPlugin, Operation, Plugin};
 use crate::registry::Rejection;
 use crate::registry::strategy::HookFuture;
 use crate::status::ApiError;
 
-/// A plugin that acts on new objects of one resource only: given the store and the object.
+/// A plugin that acts on new objects of the resources whose strategies name it: given the
+/// store and the object.
 pub(super) trait CreatePlugin: Send + Sync {
     fn name(&self) -> &'static str;
 
-    /// The group and resource whose new objects (not a subresource's writes) it acts on.
-    fn resource(&self) -> (&'static str, &'static str);
+    /// How strategies name it.
+    fn kind_plugin(&self) -> KindPlugin;
 
     fn admit_created<'a>(&'a self, store: &'a dyn crate::storage::Storage, object: &'a mut Value) -> HookFuture<'a, Result<(), Rejection>>;
 }
@@ -31,11 +33,8 @@ impl<P: CreatePlugin> Plugin for OnCreate<P> {
     fn admit<'a>(&'a self, attributes: &'a mut Attributes<'_>) -> HookFuture<'a, Result<(), ApiError>> {
         Box::pin(async move {
             let (target, store) = (attributes.target, attributes.store);
-            let (group, resource) = self.0.resource();
-            let created = attributes.operation == Operation::Create
-                && target.group == group
-                && target.resource == resource
-                && target.subresource.is_none();
+            let created =
+                attributes.operation == Operation::Create && target.subresource.is_none() && super::acts_on(self.0.kind_plugin(), &target);
             let Some(object) = attributes.object.as_deref_mut().filter(|_| created) else { return Ok(()) };
             self.0.admit_created(store, object).await.map_err(|r| target.refuse(r))
         })

@@ -14,8 +14,8 @@ impl CreatePlugin for Priority {
         "Priority"
     }
 
-    fn resource(&self) -> (&'static str, &'static str) {
-        ("", "pods")
+    fn kind_plugin(&self) -> super::KindPlugin {
+        super::KindPlugin::Priority
     }
 
     fn admit_created<'a>(&'a self, store: &'a dyn crate::storage::Storage, pod: &'a mut Value) -> HookFuture<'a, Result<(), Rejection>> {

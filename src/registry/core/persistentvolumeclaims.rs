@@ -22,6 +22,11 @@ impl Strategy for PersistentVolumeClaimStrategy {
         crate::tables::Columns::Printer(&crate::tables::PERSISTENT_VOLUME_CLAIMS)
     }
 
+    fn admitted_by(&self) -> &'static [crate::registry::admission::KindPlugin] {
+        use crate::registry::admission::KindPlugin::{DefaultStorageClass, LimitRangerClaims};
+        &[LimitRangerClaims, DefaultStorageClass]
+    }
+
     /// A new claim is `Pending` (upstream's defaulting of the cleared status on read).
     fn prepare_for_create(&self, object: &mut Value, _user: Option<&crate::request_info::UserInfo>) {
         object["status"]["phase"] = Value::String("Pending".into());

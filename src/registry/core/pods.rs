@@ -32,6 +32,11 @@ impl Strategy for PodStrategy {
         crate::tables::Columns::Printer(&crate::tables::PODS)
     }
 
+    fn admitted_by(&self) -> &'static [crate::registry::admission::KindPlugin] {
+        use crate::registry::admission::KindPlugin::{DefaultTolerationSeconds, LimitRangerPods, Priority, ServiceAccount};
+        &[LimitRangerPods, ServiceAccount, Priority, DefaultTolerationSeconds]
+    }
+
     fn kubelet(&self) -> Option<&'static dyn crate::registry::kubelet::KubeletRules> {
         Some(&PodStrategy)
     }
