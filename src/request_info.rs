@@ -172,7 +172,12 @@ impl RequestInfoFactory {
         info.resource = parts[0].clone();
         info.parts = parts;
 
-        let values = url::parse_query(query.unwrap_or_default());
+        // Only a request without a name, or a watch, reads its query here.
+        let values = if info.name.is_empty() || VERBS_WITH_SELECTORS.contains(&info.verb.as_str()) {
+            url::parse_query(query.unwrap_or_default())
+        } else {
+            std::collections::BTreeMap::new()
+        };
         let first = |key: &str| values.get(key).and_then(|v| v.first());
 
         // No name and a GET: a list, or a watch if asked. The name a `metadata.name=` field
@@ -213,7 +218,8 @@ impl RequestInfoFactory {
 
 /// Parses with kube-apiserver's prefixes (`api`, `apis`).
 pub fn parse(method: &str, path: &str, query: Option<&str>) -> Result<RequestInfo, RequestInfoError> {
-    RequestInfoFactory::default().parse(method, path, query)
+    static DEFAULT: std::sync::LazyLock<RequestInfoFactory> = std::sync::LazyLock::new(RequestInfoFactory::default);
+    DEFAULT.parse(method, path, query)
 }
 
 /// Splits a path into its segments, ignoring leading and trailing slashes (upstream's
@@ -232,12 +238,29 @@ fn path_segments(path: &str) -> impl Iterator<Item = &str> {
 /// ([`url::path_clean`]), and a trailing slash kept. A path that is already clean comes back
 /// borrowed.
 pub fn clean_path(path: &str) -> std::borrow::Cow<'_, str> {
+    if is_clean(path) {
+        return std::borrow::Cow::Borrowed(path);
+    }
     let rooted = if path.starts_with('/') { std::borrow::Cow::Borrowed(path) } else { std::borrow::Cow::Owned(format!("/{path}")) };
     let mut clean = url::path_clean(&rooted);
     if rooted.ends_with('/') && clean != "/" {
         clean.push('/');
     }
     if clean == path { std::borrow::Cow::Borrowed(path) } else { std::borrow::Cow::Owned(clean) }
+}
+
+/// Whether [`clean_path`] leaves `path` as it is, without cleaning it (nearly every request's
+/// path is clean): rooted, with no empty, `.` or `..` segment but a trailing slash's.
+fn is_clean(path: &str) -> bool {
+    let Some(rest) = path.strip_prefix('/') else { return false };
+    let mut segments = rest.split('/').peekable();
+    while let Some(segment) = segments.next() {
+        let last = segments.peek().is_none();
+        if segment == "." || segment == ".." || (segment.is_empty() && !last) {
+            return false;
+        }
+    }
+    true
 }
 
 /// Where a request whose path is not clean is sent instead (`None` when it is clean), as Go's
@@ -295,9 +318,72 @@ type Shape = (Option<(&'static str, &'static str)>, usize, &'static str);
 /// the ~1,100) and the routes ending in `{path}`.
 struct CompiledRoutes {
     /// Routes without a `{path}` tail, by shape, sorted for binary search.
-    fixed: Vec<(Shape, Vec<CompiledRoute>)>,
+    fixed: Vec<(Shape, Bucket)>,
+    /// Where each shape's bucket is in `fixed`.
+    by_shape: std::collections::HashMap<Shape, usize>,
     /// Routes ending in `{path}` (a few dozen), tried for every request.
     tails: Vec<CompiledRoute>,
+}
+
+/// The routes of one shape, in table order, and an index of them by their literal segments.
+struct Bucket {
+    routes: Vec<CompiledRoute>,
+    /// The routes grouped by which of their segments are literal (a bucket has a few such
+    /// patterns: a namespaced object, a watch of a namespaced collection, ...). Within a
+    /// pattern, routes are found by a hash of their literals ([`literals_hash`]); a hit is
+    /// still matched segment by segment.
+    patterns: Vec<LiteralPattern>,
+}
+
+struct LiteralPattern {
+    positions: Vec<usize>,
+    /// Indices into [`Bucket::routes`] by the hash of the literals at `positions`.
+    routes: std::collections::HashMap<u64, Vec<usize>>,
+}
+
+/// A hash of the segments at `positions` (all within `segments`): the same for a template's
+/// literals and a path whose segments there are those literals.
+fn literals_hash<'s>(segments: impl Iterator<Item = &'s str>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::hash::DefaultHasher::new();
+    for segment in segments {
+        segment.hash(&mut hasher);
+    }
+    hasher.finish()
+}
+
+impl Bucket {
+    fn new(routes: Vec<CompiledRoute>) -> Bucket {
+        let mut patterns: Vec<LiteralPattern> = Vec::new();
+        for (index, (template, _)) in routes.iter().enumerate() {
+            let positions: Vec<usize> = (0..template.len()).filter(|&i| matches!(template[i], Segment::Literal(_))).collect();
+            let hash = literals_hash(positions.iter().map(|&i| match template[i] {
+                Segment::Literal(literal) => literal,
+                Segment::Param | Segment::Rest => "",
+            }));
+            let pattern = match patterns.iter().position(|p| p.positions == positions) {
+                Some(at) => &mut patterns[at],
+                None => {
+                    patterns.push(LiteralPattern { positions, routes: Default::default() });
+                    patterns.last_mut().expect("just pushed")
+                }
+            };
+            pattern.routes.entry(hash).or_default().push(index);
+        }
+        Bucket { routes, patterns }
+    }
+
+    /// The bucket's routes that match `path` (of the bucket's length), with their scores and
+    /// indices, in no particular order.
+    fn matches<'b>(&'b self, path: &'b [&str]) -> impl Iterator<Item = ((usize, bool), usize, &'static Route)> + 'b {
+        self.patterns.iter().flat_map(move |pattern| {
+            let hash = literals_hash(pattern.positions.iter().map(|&i| path[i]));
+            pattern.routes.get(&hash).into_iter().flatten().filter_map(move |&index| {
+                let (template, route) = &self.routes[index];
+                match_score(template, path).map(|score| (score, index, *route))
+            })
+        })
+    }
 }
 
 /// The group and version a path or template starts with (`api/<v>`: group `""`;
@@ -342,7 +428,9 @@ fn compiled_routes() -> &'static CompiledRoutes {
             });
             fixed.entry((group_version, segments.len(), route.method)).or_default().push((segments, route));
         }
-        CompiledRoutes { fixed: fixed.into_iter().collect(), tails }
+        let fixed: Vec<(Shape, Bucket)> = fixed.into_iter().map(|(shape, routes)| (shape, Bucket::new(routes))).collect();
+        let by_shape = fixed.iter().enumerate().map(|(at, (shape, _))| (*shape, at)).collect();
+        CompiledRoutes { fixed, by_shape, tails }
     })
 }
 
@@ -361,7 +449,7 @@ fn candidate_routes<'m>(path: &[&str], method: Option<&'m str>) -> impl Iterator
     own.iter()
         .chain(run(None))
         .filter(move |((_, _, m), _)| method.is_none_or(|method| *m == method))
-        .flat_map(|(_, routes)| routes)
+        .flat_map(|(_, bucket)| &bucket.routes)
         .chain(compiled.tails.iter().filter(move |(_, route)| method.is_none_or(|method| route.method == method)))
 }
 
@@ -399,14 +487,34 @@ fn match_score(template: &[Segment], path: &[&str]) -> Option<(usize, bool)> {
 /// check. `None` is a 404 (or, if another method matches, a 405).
 pub fn match_route(info: &RequestInfo, method: &str) -> Option<&'static Route> {
     let path: Vec<&str> = path_segments(&info.path).collect();
-    let find = |method: &str| {
-        candidate_routes(&path, Some(method))
-            .filter_map(|(template, route)| match_score(template, &path).map(|score| (score, *route)))
-            .max_by_key(|(score, _)| *score)
-            .map(|(_, route)| route)
-    };
-    find(method).or_else(|| if method == "HEAD" { find("GET") } else { None })
+    find_route(&path, method).or_else(|| if method == "HEAD" { find_route(&path, "GET") } else { None })
 }
+
+/// The best match for `path` and `method`: most literal segments, and among equals the last in
+/// the order the buckets are tried (own group-version, none, `{path}` tails) and the table's
+/// order within one, as go-restful's sort leaves them.
+fn find_route(path: &[&str], method: &str) -> Option<&'static Route> {
+    let compiled = compiled_routes();
+    let bucket = |group_version| compiled.by_shape.get(&(group_version, path.len(), method)).map(|&at| &compiled.fixed[at].1);
+    let own = group_version_prefix(path, Some).and_then(|gv| bucket(Some(gv)));
+    let fixed = [own, bucket(None)]
+        .into_iter()
+        .enumerate()
+        .filter_map(|(rank, bucket)| Some((rank, bucket?)))
+        .flat_map(|(rank, bucket)| bucket.matches(path).map(move |(score, index, route)| ((score, rank, index), route)));
+    let tails = compiled
+        .tails
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, route))| route.method == method)
+        .filter_map(|(index, (template, route))| match_score(template, path).map(|score| ((score, 2, index), *route)));
+    fixed.chain(tails).max_by_key(|(key, _)| *key).map(|(_, route)| route)
+}
+
+/// The generated route a request matched ([`match_route`] of its [`RequestInfo`] and method):
+/// matched once by the chain's request-info step, for the handler and the metrics.
+#[derive(Clone, Copy, Debug)]
+pub struct MatchedRoute(pub Option<&'static Route>);
 
 /// The methods some route accepts at this path, for a 405's `Allow` (empty: a 404).
 pub fn allowed_methods(info: &RequestInfo) -> Vec<&'static str> {
@@ -423,6 +531,38 @@ pub fn allowed_methods(info: &RequestInfo) -> Vec<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The index finds what trying every candidate in order finds, for paths made from every
+    /// template with parameters that look like literals too.
+    #[test]
+    fn indexed_route_matching_agrees_with_trying_every_candidate() {
+        let mut paths = std::collections::BTreeSet::new();
+        for route in ROUTES {
+            for fill in ["x", "namespaces", "status", "watch", "pods", ""] {
+                let path: Vec<&str> = route
+                    .path
+                    .split('/')
+                    .map(|segment| match segment {
+                        "{path}" => "a/b",
+                        s if s.starts_with('{') => fill,
+                        s => s,
+                    })
+                    .collect();
+                paths.insert(path.join("/"));
+            }
+        }
+        let id = |route: Option<&'static Route>| route.map(|r| (r.path, r.method, r.operation_id));
+        for path in &paths {
+            let segments: Vec<&str> = path_segments(path).collect();
+            for method in ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"] {
+                let tried = candidate_routes(&segments, Some(method))
+                    .filter_map(|(template, route)| match_score(template, &segments).map(|score| (score, *route)))
+                    .max_by_key(|(score, _)| *score)
+                    .map(|(_, route)| route);
+                assert_eq!(id(find_route(&segments, method)), id(tried), "{method} {path}");
+            }
+        }
+    }
 
     #[test]
     fn clean_path_is_gos() {
@@ -445,6 +585,14 @@ mod tests {
         ];
         for (input, want) in cases {
             assert_eq!(clean_path(input), want, "{input:?}");
+            assert_eq!(is_clean(input), input == want, "{input:?}");
+        }
+        for path in ["/a/.", "/a/..", "/a//", "/.", "/..", "//", "/a/b.c/..d/", "/a/.b/"] {
+            let mut slow = url::path_clean(path);
+            if path.ends_with('/') && slow != "/" {
+                slow.push('/');
+            }
+            assert_eq!(is_clean(path), slow == path, "{path:?}");
         }
         assert!(matches!(clean_path("/api/v1/pods"), std::borrow::Cow::Borrowed(_)));
     }

@@ -64,15 +64,24 @@ fn check_escapes(s: &str) -> Result<(), UnescapeError> {
 /// order.
 pub fn parse_query(query: &str) -> BTreeMap<String, Vec<String>> {
     let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for pair in query.split('&') {
-        if pair.is_empty() || pair.contains(';') {
-            continue;
-        }
-        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        let (Ok(k), Ok(v)) = (query_unescape(k), query_unescape(v)) else { continue };
+    for (k, v) in query_pairs(query) {
         out.entry(k.into_owned()).or_default().push(v.into_owned());
     }
     out
+}
+
+/// The pairs [`parse_query`] keeps, decoded, in order: for reading one parameter without
+/// building the map.
+pub fn query_pairs(query: &str) -> impl Iterator<Item = (Cow<'_, str>, Cow<'_, str>)> {
+    query.split('&').filter(|pair| !pair.is_empty() && !pair.contains(';')).filter_map(|pair| {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        Some((query_unescape(k).ok()?, query_unescape(v).ok()?))
+    })
+}
+
+/// Go's `URL.Query().Get(key)`: the first value of `key`, if it has one.
+pub fn query_first<'q>(query: &'q str, key: &str) -> Option<Cow<'q, str>> {
+    query_pairs(query).find(|(k, _)| k == key).map(|(_, v)| v)
 }
 
 /// Go's `path.Clean`: one slash between segments, no `.` segments, a `..` removes the segment

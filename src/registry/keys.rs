@@ -31,7 +31,12 @@ pub fn key(group: &str, resource: &str, namespace: Option<&str>, name: Option<&s
 
 /// [`key`] under a storage prefix.
 pub fn key_under(prefix: &str, namespace: Option<&str>, name: Option<&str>) -> String {
-    let mut k = format!("{PREFIX}/{prefix}/");
+    // Sized once: a key is built for every request that names an object.
+    let mut k = String::with_capacity(PREFIX.len() + prefix.len() + 3 + namespace.map_or(0, str::len) + name.map_or(0, str::len));
+    k.push_str(PREFIX);
+    k.push('/');
+    k.push_str(prefix);
+    k.push('/');
     if let Some(ns) = namespace {
         k.push_str(ns);
         k.push('/');

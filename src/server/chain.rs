@@ -19,8 +19,8 @@ use tower::{Layer, Service, ServiceBuilder};
 use super::body::Body;
 use super::connection::{ConnectionActivity, InFlight};
 use super::{ServerState, error_response};
-use crate::request_info::RequestInfo;
 use crate::request_info::UserInfo;
+use crate::request_info::{MatchedRoute, RequestInfo};
 use crate::status::ApiError;
 
 type BoxFuture = Pin<Box<dyn Future<Output = Result<Response<Body>, Infallible>> + Send>>;
@@ -83,13 +83,18 @@ pub fn service(
             let state = state.clone();
             // Counted from here until the answer's body has been sent or dropped.
             let in_flight = activity.start();
-            async move {
+            // Boxed: the steps before pass this future on without boxing their own.
+            Box::pin(async move {
                 // Instrumentation (upstream's `InstrumentRouteFunc`): count and time the answer.
                 let started = std::time::Instant::now();
-                let info = req.extensions().get::<RequestInfo>().cloned().unwrap_or_default();
-                let method = req.method().as_str().to_owned();
+                let Some(info) = req.extensions().get::<RequestInfo>() else {
+                    return Ok(error_response(&ApiError::internal("the request was not parsed")));
+                };
+                let route = req.extensions().get::<MatchedRoute>().and_then(|matched| matched.0);
                 let dry_run = req.uri().query().is_some_and(|q| q.contains("dryRun=All"));
-                let resp = match request_deadline(&info, req.uri().query(), state.request_timeout) {
+                let labels = super::metrics::labels(info, route, req.method().as_str(), dry_run);
+                let deadline = request_deadline(info, req.uri().query(), state.request_timeout);
+                let resp = match deadline {
                     Err(e) => error_response(&e),
                     Ok(None) => super::handle(&state, req).await,
                     Ok(Some(deadline)) => match tokio::time::timeout(deadline, super::handle(&state, req)).await {
@@ -103,9 +108,9 @@ pub fn service(
                     },
                 };
                 let code = resp.status().as_u16();
-                state.metrics.observe(&info, &method, dry_run, code, started.elapsed().as_secs_f64());
+                state.metrics.observe(labels, code, started.elapsed().as_secs_f64());
                 Ok::<_, Infallible>(track_body(resp, in_flight))
-            }
+            }) as BoxFuture
         }))
 }
 
@@ -145,7 +150,7 @@ fn request_deadline(info: &RequestInfo, query: Option<&str>, maximum: Duration) 
         return Ok(None);
     }
     // Go's `URL.Query().Get("timeout")`: the first value.
-    let timeout = crate::url::parse_query(query.unwrap_or_default()).remove("timeout").and_then(|values| values.into_iter().next());
+    let timeout = crate::url::query_first(query.unwrap_or_default(), "timeout");
     let Some(timeout) = timeout.filter(|t| !t.is_empty()) else { return Ok(Some(maximum)) };
     let parsed = kapi_apimachinery::Duration::parse(&timeout)
         .map_err(|e| ApiError::bad_request(format!("invalid timeout specified in the request URL - {e}")))?;
@@ -202,11 +207,14 @@ fn html_escape(text: &str) -> String {
     out
 }
 
-/// Parses the request info once, for everything after (upstream's `WithRequestInfo`).
+/// Parses the request info once, for everything after (upstream's `WithRequestInfo`), and
+/// matches the request's route.
 fn request_info(req: &mut Request<Incoming>) -> Option<Response<Body>> {
     let info = crate::request_info::parse(req.method().as_str(), req.uri().path(), req.uri().query());
     match info {
         Ok(info) => {
+            let route = crate::request_info::match_route(&info, req.method().as_str());
+            req.extensions_mut().insert(MatchedRoute(route));
             req.extensions_mut().insert(info);
             None
         }
@@ -287,20 +295,71 @@ fn authorize(state: &ServerState, req: &mut Request<Incoming>) -> Option<Respons
     }
 }
 
-/// One synchronous step of the chain: may change the request, or answer it. An
-/// [`AsyncStepLayer`] whose future is ready at once.
-struct StepLayer;
+/// One synchronous step of the chain: may change the request, or answer it. It runs in
+/// `call`, so it costs no boxed future and no clone of the services after it (most steps are
+/// synchronous, and every request passes all of them).
+#[derive(Clone)]
+struct StepLayer<F>(F);
 
-impl StepLayer {
-    #[allow(clippy::new_ret_no_self)]
-    fn new(step: impl Fn(&mut Request<Incoming>) -> Option<Response<Body>> + Send + Sync + 'static) -> AsyncStepLayer {
-        AsyncStepLayer::new(move |mut req| {
-            let answered = step(&mut req);
-            Box::pin(std::future::ready(match answered {
-                Some(answer) => Err(answer),
-                None => Ok(req),
-            }))
-        })
+impl<F: Fn(&mut Request<Incoming>) -> Option<Response<Body>>> StepLayer<F> {
+    fn new(step: F) -> Self {
+        Self(step)
+    }
+}
+
+impl<F: Clone, S> Layer<S> for StepLayer<F> {
+    type Service = Step<F, S>;
+
+    fn layer(&self, inner: S) -> Step<F, S> {
+        Step { step: self.0.clone(), inner }
+    }
+}
+
+#[derive(Clone)]
+struct Step<F, S> {
+    step: F,
+    inner: S,
+}
+
+impl<F, S> Service<Request<Incoming>> for Step<F, S>
+where
+    F: Fn(&mut Request<Incoming>) -> Option<Response<Body>>,
+    S: Service<Request<Incoming>, Response = Response<Body>, Error = Infallible>,
+    S::Future: Unpin,
+{
+    type Response = Response<Body>;
+    type Error = Infallible;
+    type Future = StepFuture<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut req: Request<Incoming>) -> Self::Future {
+        match (self.step)(&mut req) {
+            Some(answer) => StepFuture::Answered(Some(answer)),
+            None => StepFuture::Next(self.inner.call(req)),
+        }
+    }
+}
+
+/// A [`Step`]'s answer: its own, or the next service's (boxed or a step's, so `Unpin`).
+enum StepFuture<N> {
+    Answered(Option<Response<Body>>),
+    Next(N),
+}
+
+impl<N: Future<Output = Result<Response<Body>, Infallible>> + Unpin> Future for StepFuture<N> {
+    type Output = Result<Response<Body>, Infallible>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.get_mut() {
+            // Taken once: a future is not polled again after it is ready.
+            StepFuture::Answered(answer) => {
+                Poll::Ready(Ok(answer.take().unwrap_or_else(|| error_response(&ApiError::internal("a step's answer was polled twice")))))
+            }
+            StepFuture::Next(next) => Pin::new(next).poll(cx),
+        }
     }
 }
 

@@ -10,7 +10,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
-use kapi_apimachinery::scheme::RouteTarget;
+use kapi_apimachinery::scheme::{Route, RouteTarget};
 
 use crate::request_info::RequestInfo;
 
@@ -68,8 +68,7 @@ impl Default for Metrics {
 
 impl Metrics {
     /// Records one answered request.
-    pub fn observe(&self, info: &RequestInfo, method: &str, dry_run: bool, code: u16, seconds: f64) {
-        let labels = labels(info, method, dry_run);
+    pub fn observe(&self, labels: RequestLabels, code: u16, seconds: f64) {
         self.durations.get_or_create(&labels).observe(seconds);
         self.requests.get_or_create(&RequestCodeLabels { request: labels, code }).inc();
     }
@@ -124,8 +123,8 @@ const COMPONENT: &str = "apiserver";
 /// sets: group, version, resource and subresource from the route of the generated table the
 /// request matches (none when it matches no resource route), the scope from that route as
 /// upstream's installer fixes it, the verb from upstream's fixed list (`cleanVerb`).
-fn labels(info: &RequestInfo, method: &str, dry_run: bool) -> RequestLabels {
-    let target = crate::request_info::match_route(info, method).and_then(|route| route.target.as_ref());
+pub fn labels(info: &RequestInfo, route: Option<&'static Route>, method: &str, dry_run: bool) -> RequestLabels {
+    let target = route.and_then(|route| route.target.as_ref());
     let scope = target.map_or("", route_scope);
     let method = method.to_ascii_uppercase();
     // `CanonicalVerb`: a GET (or HEAD) of a collection is a LIST.
@@ -194,7 +193,7 @@ mod tests {
 
     fn observe(metrics: &Metrics, method: &str, path: &str, query: Option<&str>) {
         let info = crate::request_info::parse(method, path, query).unwrap_or_default();
-        metrics.observe(&info, method, false, 404, 0.001);
+        metrics.observe(labels(&info, crate::request_info::match_route(&info, method), method, false), 404, 0.001);
     }
 
     fn series(metrics: &Metrics) -> usize {
@@ -202,14 +201,15 @@ mod tests {
     }
 
     fn labels_of(method: &str, path: &str, query: Option<&str>) -> RequestLabels {
-        labels(&crate::request_info::parse(method, path, query).unwrap(), method, false)
+        let info = crate::request_info::parse(method, path, query).unwrap();
+        labels(&info, crate::request_info::match_route(&info, method), method, false)
     }
 
     #[test]
     fn renders_upstream_names() {
         let metrics = Metrics::default();
         let info = crate::request_info::parse("GET", "/api/v1/namespaces/default/pods", None).unwrap();
-        metrics.observe(&info, "GET", false, 200, 0.01);
+        metrics.observe(labels(&info, crate::request_info::match_route(&info, "GET"), "GET", false), 200, 0.01);
         let text = metrics.render();
         assert!(text.contains("apiserver_request_total{"), "{text}");
         assert!(text.contains(r#"verb="LIST""#) && text.contains(r#"scope="namespace""#) && text.contains(r#"code="200""#), "{text}");

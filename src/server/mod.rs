@@ -703,7 +703,8 @@ async fn dispatch(state: &ServerState, parts: &http::request::Parts, path: &str,
             // The generated routes first; a path they do not know may be a custom resource's.
             let custom: Arc<CustomResource>;
             let custom_target: RouteTarget;
-            let route = crate::request_info::match_route(info, parts.method.as_str()).and_then(|route| route.target.as_ref());
+            // Matched by the chain's request-info step.
+            let route = parts.extensions.get::<crate::request_info::MatchedRoute>().and_then(|matched| matched.0?.target.as_ref());
             let (target, strategy): (&RouteTarget, &dyn Strategy) = match route {
                 Some(target) if state.enabled.is_enabled(target.group, target.version) => {
                     (target, crate::registry::strategy(target.group, target.resource))

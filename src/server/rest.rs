@@ -60,11 +60,11 @@ pub(super) fn kind_of(t: &kapi_apimachinery::scheme::RouteTarget) -> Kind {
 /// `dryRun=All`: the request does everything but write (what `kubectl diff` and
 /// `--dry-run=server` rely on). Any other value is upstream's 400.
 pub fn parse_dry_run(query: &str) -> Result<bool, ApiError> {
-    let query = crate::url::parse_query(query);
-    match query.get("dryRun").map(Vec::as_slice) {
-        None | Some([]) => Ok(false),
-        Some(values) if values.iter().all(|v| v == "All") => Ok(true),
-        Some(values) => Err(ApiError::bad_request(format!("Invalid dryRun: {}: supported values: \"All\"", values.join(",")))),
+    let values: Vec<_> = crate::url::query_pairs(query).filter(|(k, _)| k == "dryRun").map(|(_, v)| v).collect();
+    match values.as_slice() {
+        [] => Ok(false),
+        values if values.iter().all(|v| v == "All") => Ok(true),
+        values => Err(ApiError::bad_request(format!("Invalid dryRun: {}: supported values: \"All\"", values.join(",")))),
     }
 }
 
@@ -322,10 +322,9 @@ fn list_meta(listed: crate::registry::store::ListedMeta) -> Value {
 
 /// A GET's `resourceVersion`: `None` when unset (a consistent read).
 fn get_resource_version(query: &str) -> Result<Option<crate::storage::Revision>, ApiError> {
-    let query = crate::url::parse_query(query);
-    match query.get("resourceVersion").and_then(|v| v.first()).filter(|v| !v.is_empty()) {
+    match crate::url::query_first(query, "resourceVersion").filter(|v| !v.is_empty()) {
         None => Ok(None),
-        Some(rv) => crate::list_options::parse_resource_version(rv)
+        Some(rv) => crate::list_options::parse_resource_version(&rv)
             .map(|n| Some(i64::try_from(n).unwrap_or(i64::MAX)))
             .map_err(|e| ApiError::bad_request(format!("invalid resource version: {e}"))),
     }
