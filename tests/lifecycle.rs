@@ -656,6 +656,27 @@ fn unchanged_writes_keep_the_revision_and_patched_unknown_fields_are_checked() {
         r#" "" is invalid: patch: Invalid value: "map[bogus:map[deep:[1 2.5]]]": strict decoding error: unknown field "bogus""#
     );
     assert_eq!(status["details"]["causes"][0]["field"], "patch");
+    // A patched value the kind cannot hold: the same 422, whatever the validation.
+    for (content_type, patch, shown) in [
+        ("application/strategic-merge-patch+json", r#"{"data":{"k":9}}"#, "map[data:map[k:9]]"),
+        ("application/merge-patch+json", r#"{"data":{"k":9}}"#, r#"{\"apiVersion\":\"v1\""#),
+    ] {
+        let (code, text) = request(&server, "PATCH", &format!("{path}/same"), content_type, patch.as_bytes());
+        let status: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            (code, &status["reason"], &status["details"]["causes"][0]["field"]),
+            (422, &json!("Invalid"), &json!("patch")),
+            "{text}"
+        );
+        let message = status["message"].as_str().unwrap();
+        assert!(message.starts_with(&format!(r#" "" is invalid: patch: Invalid value: "{shown}"#)), "{content_type}: {message}");
+    }
+    // A body whose value its kind cannot hold: upstream's `transformDecodeError` wording.
+    let (code, text) =
+        request(&server, "POST", path, JSON, br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"typed"},"data":{"k":9}}"#);
+    let status: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(code, 400, "{text}");
+    assert!(status["message"].as_str().unwrap().starts_with(r#"ConfigMap in version "v1" cannot be handled as a ConfigMap: "#), "{text}");
 
     // A body that repeats a key: the last value is kept and the repeat is warned about; under
     // Strict it is a 400 listing every strict decoding error, as upstream's decoder.

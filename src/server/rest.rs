@@ -417,9 +417,14 @@ pub(super) fn decode_body(call: &ResourceCall<'_>) -> Result<(Kind, Value), ApiE
             let repeats = format == Format::Json
                 && objects::strict_errors(&kind, &call.body)
                     .is_ok_and(|errors| errors.iter().any(|e| matches!(e, StrictError::Duplicate(_))));
+            // Upstream's `transformDecodeError`: the body's kind and version (checked above to
+            // be the URL's) and the kind it was decoded as.
+            let cannot_handle = |e: kapi_apimachinery::codec::CodecError| {
+                ApiError::bad_request(format!("{} in version {:?} cannot be handled as a {}: {e}", kind.kind, kind.version, kind.kind))
+            };
             match repeats.then(|| objects::last_of_repeated_keys(&call.body)).flatten() {
-                Some(deduplicated) => objects::decode_defaulted(&kind, format, &deduplicated).map_err(undecodable)?,
-                None => return Err(undecodable(e)),
+                Some(deduplicated) => objects::decode_defaulted(&kind, format, &deduplicated).map_err(cannot_handle)?,
+                None => return Err(cannot_handle(e)),
             }
         }
     };
@@ -627,7 +632,6 @@ fn report_strict_errors(call: &ResourceCall<'_>, kind: &Kind, errors: Vec<Strict
 /// invalid (422), shown as upstream shows it: a strategic merge patch as Go prints the decoded
 /// patch, a JSON or merge patch as the patched object.
 fn check_patched_fields(call: &ResourceCall<'_>, kind: &Kind, patched_json: &[u8]) -> Result<(), ApiError> {
-    use crate::patch::PatchType;
     let mode = field_validation(call)?;
     if mode == FieldValidation::Ignore || !objects::is_registered(kind) {
         return Ok(());
@@ -643,14 +647,21 @@ fn check_patched_fields(call: &ResourceCall<'_>, kind: &Kind, patched_json: &[u8
         }
         return Ok(());
     }
+    Err(invalid_patch(call, patched_json, format!("strict decoding error: {}", messages.join(", "))))
+}
+
+/// Upstream's patchers' answer for a patched object that does not decode as its kind: a 422
+/// for the `patch` field, showing a strategic merge patch as Go prints the decoded patch and a
+/// JSON or merge patch as the patched object.
+fn invalid_patch(call: &ResourceCall<'_>, patched_json: &[u8], detail: String) -> ApiError {
+    use crate::patch::PatchType;
     let shown = match call.content_type.and_then(PatchType::from_content_type) {
         Some(PatchType::StrategicMerge) => {
             serde_json::from_slice::<Value>(&call.body).map(|patch| crate::patch::go_format(&patch)).unwrap_or_default()
         }
         _ => String::from_utf8_lossy(patched_json).into_owned(),
     };
-    let detail = format!("strict decoding error: {}", messages.join(", "));
-    Err(ApiError::invalid(GroupKind::new("", ""), "", &[FieldError::invalid("patch", shown.as_str(), detail)]))
+    ApiError::invalid(GroupKind::new("", ""), "", &[FieldError::invalid("patch", shown.as_str(), detail)])
 }
 
 async fn create(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&str>) -> Result<http::Response<Body>, ApiError> {
@@ -701,8 +712,9 @@ fn patched_proposal(call: &ResourceCall<'_>, current: Option<&Current<'_>>) -> R
     let bytes = serde_json::to_vec(&patched).map_err(ApiError::internal)?;
     check_patched_fields(call, &current.kind, &bytes)?;
     let resets_managed_fields = patched["metadata"]["managedFields"].as_array().is_some_and(Vec::is_empty);
-    let mut patched = objects::decode_defaulted(&current.kind, Format::Json, &bytes)
-        .map_err(|e| ApiError::bad_request(format!("the patched object is not a valid {}: {e}", current.kind.kind)))?;
+    // A patched object its kind cannot hold is upstream's 422 for the `patch` field.
+    let mut patched =
+        objects::decode_defaulted(&current.kind, Format::Json, &bytes).map_err(|e| invalid_patch(call, &bytes, e.to_string()))?;
     // Decoded as a body is (a custom resource's schema prunes and defaults it); what a patch
     // adds that the schema does not know is not reported, as for typed kinds.
     call.strategy.decode_unstructured(&mut patched);
