@@ -348,6 +348,18 @@ fn custom_resources_follow_their_schema() {
         (code, status["message"].as_str()),
         (400, Some(r#"Gizmo in version "v1" cannot be handled as a Gizmo: strict decoding error: unknown field "spec.shape""#))
     );
+    // A patch that adds a field the schema lacks: pruned with a warning, or under Strict the
+    // patchers' 422.
+    let merge = [("Content-Type", "application/merge-patch+json"), ("Accept", JSON)];
+    let patch = br#"{"spec":{"shape":"square"}}"#;
+    let (code, answer_headers, patched) = common::request_full(&server, "PATCH", &format!("{GIZMOS}/a"), &merge, patch);
+    assert_eq!(code, 200, "{}", String::from_utf8_lossy(&patched));
+    let warnings: Vec<&str> = answer_headers.iter().filter(|(n, _)| n == "warning").map(|(_, v)| v.as_str()).collect();
+    assert_eq!(warnings, [r#"299 - "unknown field \"spec.shape\"""#]);
+    let (code, _, answer) = common::request_full(&server, "PATCH", &format!("{GIZMOS}/a?fieldValidation=Strict"), &merge, patch);
+    let status: Value = serde_json::from_slice(&answer).unwrap();
+    assert_eq!((code, &status["details"]["causes"][0]["field"]), (422, &json!("patch")), "{status}");
+    assert!(status["message"].as_str().unwrap().ends_with(r#": strict decoding error: unknown field "spec.shape""#), "{status}");
 
     // Invalid objects: a 422 naming the kind with its group, each error in upstream's words.
     let invalid = |spec: Value| {

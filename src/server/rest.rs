@@ -627,16 +627,20 @@ fn report_strict_errors(call: &ResourceCall<'_>, kind: &Kind, errors: Vec<Strict
     Ok(())
 }
 
-/// Server-side field validation of a patched object of a typed kind, as upstream's patchers
-/// decode it: fields the kind does not have are warnings under Warn; under Strict the patch is
-/// invalid (422), shown as upstream shows it: a strategic merge patch as Go prints the decoded
-/// patch, a JSON or merge patch as the patched object.
-fn check_patched_fields(call: &ResourceCall<'_>, kind: &Kind, patched_json: &[u8]) -> Result<(), ApiError> {
+/// Server-side field validation of a patched object, as upstream's patchers decode it: fields
+/// the kind does not have (a typed kind's by its fields, a custom resource's as its schema
+/// `pruned` them) are warnings under Warn; under Strict the patch is invalid (422, see
+/// [`invalid_patch`]).
+fn check_patched_fields(call: &ResourceCall<'_>, kind: &Kind, patched_json: &[u8], pruned: Vec<String>) -> Result<(), ApiError> {
     let mode = field_validation(call)?;
-    if mode == FieldValidation::Ignore || !objects::is_registered(kind) {
+    if mode == FieldValidation::Ignore {
         return Ok(());
     }
-    let errors = objects::strict_errors(kind, patched_json).map_err(ApiError::internal)?;
+    let errors = if objects::is_registered(kind) {
+        objects::strict_errors(kind, patched_json).map_err(ApiError::internal)?
+    } else {
+        pruned.into_iter().map(StrictError::Unknown).collect()
+    };
     if errors.is_empty() {
         return Ok(());
     }
@@ -710,14 +714,14 @@ fn patched_proposal(call: &ResourceCall<'_>, current: Option<&Current<'_>>) -> R
     check_patched_identity(call, &patched)?;
     let precondition = patched["metadata"]["resourceVersion"].as_str().map(str::to_owned);
     let bytes = serde_json::to_vec(&patched).map_err(ApiError::internal)?;
-    check_patched_fields(call, &current.kind, &bytes)?;
     let resets_managed_fields = patched["metadata"]["managedFields"].as_array().is_some_and(Vec::is_empty);
     // A patched object its kind cannot hold is upstream's 422 for the `patch` field.
     let mut patched =
         objects::decode_defaulted(&current.kind, Format::Json, &bytes).map_err(|e| invalid_patch(call, &bytes, e.to_string()))?;
-    // Decoded as a body is (a custom resource's schema prunes and defaults it); what a patch
-    // adds that the schema does not know is not reported, as for typed kinds.
-    call.strategy.decode_unstructured(&mut patched);
+    // Decoded as a body is: a custom resource's schema prunes and defaults it, and what it
+    // prunes is unknown, as a typed kind's fields it lacks are.
+    let pruned = call.strategy.decode_unstructured(&mut patched);
+    check_patched_fields(call, &current.kind, &bytes, pruned)?;
     if resets_managed_fields {
         keep_managed_fields_reset(&mut patched);
     }
