@@ -170,6 +170,14 @@ mod tests {
         assert_eq!(get("g"), vec!["✓"]);
         assert_eq!(get("h"), vec!["AJ"]);
         assert!(parse_query("").is_empty());
+        // One parameter read without the map: the same pairs, the first value.
+        let query = "a=1&b=x+y%2Fz&a=2&&c&d=%zz&e;f=1&d=ok";
+        assert_eq!(query_first(query, "a").as_deref(), Some("1"));
+        assert_eq!(query_first(query, "b").as_deref(), Some("x y/z"));
+        assert_eq!(query_first(query, "c").as_deref(), Some(""));
+        assert_eq!(query_first(query, "d").as_deref(), Some("ok"));
+        assert_eq!(query_first(query, "e"), None);
+        assert_eq!(query_pairs(query).count(), parse_query(query).values().map(Vec::len).sum::<usize>());
     }
 
     #[test]
