@@ -64,7 +64,17 @@ fn watch_cache_on_etcd_shares_one_watch() {
     let cms = "/api/v1/namespaces/default/configmaps";
     let cm = |name: &str| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}).to_string();
     assert_eq!(request(&server, "POST", cms, "application/json", cm("first").as_bytes()).0, 201);
-    let before = etcd_gauge(&url, "etcd_debugging_mvcc_watcher_total");
+    // The server's controllers open their caches' etcd watches as they come up, some after
+    // readiness on a loaded machine: count from a settled state.
+    let mut before = etcd_gauge(&url, "etcd_debugging_mvcc_watcher_total");
+    for _ in 0..20 {
+        std::thread::sleep(Duration::from_millis(500));
+        let now = etcd_gauge(&url, "etcd_debugging_mvcc_watcher_total");
+        if now == before {
+            break;
+        }
+        before = now;
+    }
     const WATCHERS: usize = 20;
     let bodies = std::thread::scope(|scope| {
         let watches: Vec<_> = (0..WATCHERS)
