@@ -431,3 +431,64 @@ fn custom_resources_on_two_replicas() {
     let (code, body) = request(&a, "GET", &format!("{widgets}/w"), "", b"");
     assert_eq!(code, 200, "served at once after a restart: {body}");
 }
+
+/// The `kubernetes` Endpoints and EndpointSlice list every replica's advertised address (each
+/// holds a lease under `/registry/masterleases/`), and a replica that stops takes its address
+/// out, as kube-apiserver's lease reconciler does.
+#[test]
+fn the_kubernetes_endpoints_list_every_replica() {
+    let dir = tempfile::tempdir().unwrap();
+    let etcd = Etcd::start(dir.path());
+    let endpoints = etcd.endpoints();
+    let a = start_with(&dir.path().join("a"), &["--etcd-servers", &endpoints, "--advertise-address", "10.1.2.3"]);
+    let mut b = common::start_replica(
+        &dir.path().join("b"),
+        &dir.path().join("a/pki"),
+        &["--etcd-servers", &endpoints, "--advertise-address", "10.1.2.4"],
+    );
+    a.wait_ready();
+    b.wait_ready();
+    let addresses = |server: &common::Server| {
+        let (code, body) = request(server, "GET", "/api/v1/namespaces/default/endpoints/kubernetes", "", b"");
+        let endpoints: Value = serde_json::from_str(&body).unwrap_or_default();
+        let ips: Vec<String> = endpoints["subsets"][0]["addresses"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|a| a["ip"].as_str().map(str::to_owned))
+            .collect();
+        (code, ips, endpoints)
+    };
+    let wait_for = |wanted: &[&str]| {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let (code, ips, endpoints) = addresses(&a);
+            if code == 200 && ips == wanted {
+                return endpoints;
+            }
+            assert!(Instant::now() < deadline, "waiting for {wanted:?}: {code} {endpoints}");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    };
+    // B's first pass finds A's lease and its own.
+    let both = wait_for(&["10.1.2.3", "10.1.2.4"]);
+    assert_eq!(both["metadata"]["labels"]["endpointslice.kubernetes.io/skip-mirror"], "true");
+    let port = both["subsets"][0]["ports"][0].clone();
+    assert!(port["port"] == json!(a.port) || port["port"] == json!(b.port), "{port}");
+    assert_eq!((&port["name"], &port["protocol"]), (&json!("https"), &json!("TCP")));
+    let (code, body) = request(&a, "GET", "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/kubernetes", "", b"");
+    let slice: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(slice["metadata"]["labels"]["kubernetes.io/service-name"], "kubernetes");
+    assert_eq!(slice["addressType"], "IPv4");
+    assert_eq!(
+        slice["endpoints"],
+        json!([{"addresses": ["10.1.2.3"], "conditions": {"ready": true}}, {"addresses": ["10.1.2.4"], "conditions": {"ready": true}}])
+    );
+
+    // B stops (SIGTERM): its address goes at once, not when its lease expires.
+    let stopped = std::process::Command::new("kill").args(["-TERM", &b.child.id().to_string()]).status().unwrap();
+    assert!(stopped.success());
+    b.child.wait().unwrap();
+    wait_for(&["10.1.2.3"]);
+}

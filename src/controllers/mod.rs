@@ -4,6 +4,7 @@
 
 pub mod clusterrole_aggregation;
 pub mod customresourcedefinitions;
+pub mod kubernetes_endpoints;
 pub mod namespace;
 pub mod service_account_tokens;
 pub mod service_accounts;

@@ -51,6 +51,11 @@ pub struct ServeArgs {
     /// The address to listen on.
     #[arg(long, default_value = "127.0.0.1")]
     pub bind_address: std::net::IpAddr,
+    /// The address the `kubernetes` Service's Endpoints name for this server (default: the
+    /// bind address unless it is unspecified or loopback, else the address of the host's
+    /// default route; none is written on a host without one).
+    #[arg(long)]
+    pub advertise_address: Option<std::net::IpAddr>,
     /// The port to serve HTTPS on (0 picks a free one; the chosen port is logged and written to
     /// `<data-dir>/port`).
     #[arg(long, default_value_t = 6443)]
@@ -429,6 +434,15 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     if let Some(authority) = store_config.authentication.service_accounts.clone() {
         crate::controllers::service_account_tokens::spawn(store.clone(), store_config.clone(), authority, pki.root_ca_pem());
     }
+    // Upstream's bootstrap controller's endpoints, after start-up as its post-start hook runs.
+    let advertised =
+        args.advertise_address.or_else(|| crate::controllers::kubernetes_endpoints::default_advertise_address(args.bind_address));
+    match advertised {
+        Some(ip) => {
+            crate::controllers::kubernetes_endpoints::spawn(store.clone(), store_config.clone(), ip, addr.port());
+        }
+        None => warn!("no address to advertise (no --advertise-address and no default route): the kubernetes Endpoints are not written"),
+    }
     if !args.etcd_compaction_interval.is_zero() {
         tokio::spawn(compact_periodically(store.clone(), args.etcd_compaction_interval));
     }
@@ -478,7 +492,7 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
                 Ok(slot) => slot,
                 Err(_) => return Ok(()),
             },
-            () = &mut shutdown => { info!("shutting down"); return Ok(()); }
+            () = &mut shutdown => return shut_down(&state, advertised, addr.port()).await,
         };
         let (tcp, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -492,7 +506,7 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
                     continue;
                 }
             },
-            () = &mut shutdown => { info!("shutting down"); return Ok(()); }
+            () = &mut shutdown => return shut_down(&state, advertised, addr.port()).await,
         };
         // As Go's net package does for every TCP connection: small TLS records (a handshake
         // flight, a short answer, a watch event) go out at once instead of waiting on Nagle's
@@ -625,6 +639,22 @@ fn format_host_port(addr: SocketAddr) -> String {
         SocketAddr::V4(a) => a.to_string(),
         SocketAddr::V6(a) => format!("[{}]:{}", a.ip(), a.port()),
     }
+}
+
+/// What a server does as it stops: its address taken out of the `kubernetes` Endpoints, as
+/// upstream's bootstrap controller's `Stop` does (bounded, so that a store that does not answer
+/// does not hold the exit).
+async fn shut_down(state: &ServerState, advertised: Option<std::net::IpAddr>, port: u16) -> anyhow::Result<()> {
+    info!("shutting down");
+    if let Some(ip) = advertised {
+        let removal = crate::controllers::kubernetes_endpoints::remove(state.store.as_ref(), &state.store_config, ip, port);
+        match tokio::time::timeout(std::time::Duration::from_secs(2), removal).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => warn!(error = %e, "removing this server from the kubernetes Endpoints"),
+            Err(_) => warn!("removing this server from the kubernetes Endpoints: timed out"),
+        }
+    }
+    Ok(())
 }
 
 async fn shutdown_signal() {
