@@ -267,6 +267,10 @@ fn drive(store_flags: &[&str]) {
     assert!((30000..=32767).contains(&node_port.parse::<u32>().unwrap()), "{node_port}");
     let err = server.fails(&["create", "service", "clusterip", "dup", "-n", "demo", "--tcp=80", &format!("--clusterip={web_ip}")]);
     assert!(err.contains("provided IP is already allocated"), "{err}");
+    // A deleted Service's address is free again at once (it was still held for its create).
+    server.ok(&["create", "service", "clusterip", "again", "-n", "demo", "--tcp=80", "--clusterip=10.0.0.200"]);
+    server.ok(&["delete", "service", "again", "-n", "demo"]);
+    server.ok(&["create", "service", "clusterip", "again", "-n", "demo", "--tcp=80", "--clusterip=10.0.0.200"]);
 
     // Server-side field validation: kubectl asks for Strict by default; Warn lets it through.
     let typo = dir.path().join("typo.yaml");

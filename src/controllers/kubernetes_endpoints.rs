@@ -1,5 +1,5 @@
-//! The `kubernetes` Service's Endpoints and EndpointSlice in `default`, as kube-apiserver's
-//! bootstrap controller keeps them with its default lease reconciler
+//! The `kubernetes` Service in `default`, its Endpoints and its EndpointSlice, as
+//! kube-apiserver's bootstrap controller keeps them with its default lease reconciler
 //! (`pkg/controlplane/reconcilers/lease.go`, `endpointsadapter.go`): each API server holds a
 //! lease on the address it advertises (a bare Endpoints object under
 //! `/registry/masterleases/<ip>`, expiring [`LEASE_TTL`] after its last refresh, refreshed every
@@ -79,11 +79,37 @@ pub fn spawn(storage: Arc<dyn Storage>, config: Arc<StoreConfig>, ip: IpAddr, po
     })
 }
 
-/// Upstream's `ReconcileEndpoints`: this server's lease refreshed, then the Endpoints and the
-/// EndpointSlice written from every live lease.
+/// Upstream's `UpdateKubernetesService`: the Service made as the server serves it, then
+/// `ReconcileEndpoints`: this server's lease refreshed, and the Endpoints and the EndpointSlice
+/// written from every live lease.
 pub async fn reconcile(storage: &dyn Storage, config: &StoreConfig, ip: IpAddr, port: u16) -> Result<(), ApiError> {
+    reconcile_service(storage, config, port).await?;
     refresh_lease(storage, &ip.to_string()).await?;
     write_endpoints(storage, config, port).await
+}
+
+/// Upstream's `CreateOrUpdateMasterServiceIfNeeded`: the Service created when missing, and its
+/// type and ports reset when they are not the server's (`checkServiceFormat`: a client's edit
+/// of them is undone, and a server that serves on another port now points the Service there).
+async fn reconcile_service(storage: &dyn Storage, config: &StoreConfig, port: u16) -> Result<(), ApiError> {
+    crate::registry::bootstrap::ensure_kubernetes_service(storage, config, port).await?;
+    let Some(kv) = storage.get(&key("", "services", Some(NAMESPACE), Some(SERVICE))).await? else { return Ok(()) };
+    let (_, stored) = objects::decode_stored(&kv.value).map_err(ApiError::internal)?;
+    let wanted = crate::registry::core::services::kubernetes_service(&config.network, port);
+    let (wanted_type, wanted_ports) = (&wanted["spec"]["type"], &wanted["spec"]["ports"]);
+    if stored["spec"]["type"] == *wanted_type && stored["spec"]["ports"] == *wanted_ports {
+        return Ok(());
+    }
+    let services = Store::new(storage, config, "", "services", v1("Service"));
+    let mut reset = |current: Option<&Current<'_>>| {
+        let current = current.ok_or_else(|| ApiError::not_found(GroupResource::new("", "services"), SERVICE))?;
+        let mut object = current.internal.clone();
+        object["spec"]["type"] = wanted_type.clone();
+        object["spec"]["ports"] = wanted_ports.clone();
+        Ok(Proposed { incoming: Incoming { object, required: Vec::new() }, precondition: None, uid: None, managed_fields: None })
+    };
+    let options = WriteOptions { manager: Some(MANAGER), ..Default::default() };
+    ignore_races(services.update(options, Some(NAMESPACE), SERVICE, &mut reset).await.map(drop))
 }
 
 /// Upstream's `RemoveEndpoints`, as a server that stops runs it: its lease removed, and the

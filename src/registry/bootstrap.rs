@@ -42,6 +42,13 @@ pub async fn ensure(storage: Arc<dyn Storage>, config: Arc<StoreConfig>, secure_
     Ok(())
 }
 
+/// The `kubernetes` Service created when missing, as at start-up (its bootstrap controller
+/// recreates it when it is deleted).
+pub async fn ensure_kubernetes_service(storage: &dyn Storage, config: &StoreConfig, secure_port: u16) -> Result<(), ApiError> {
+    let wanted = core("Service", "services", super::core::services::kubernetes_service(&config.network, secure_port));
+    ensure_one(storage, config, &wanted).await
+}
+
 /// One start-up object created when missing, or its spec restored (see [`ensure`]).
 async fn ensure_one(storage: &dyn Storage, config: &StoreConfig, wanted: &BootstrapObject) -> Result<(), ApiError> {
     let kind = Kind { group: wanted.group.into(), version: wanted.version.into(), kind: wanted.kind.into() };

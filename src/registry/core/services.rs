@@ -69,10 +69,13 @@ impl Strategy for ServiceStrategy {
         drop_type_dependent_fields(new, old);
     }
 
-    /// Upstream's `afterDelete`: the Endpoints of the same name go with the Service (rather
-    /// than waiting for the endpoints controller), through the Endpoints' own store.
+    /// Upstream's `afterDelete`: the Service's allocations released, and the Endpoints of the
+    /// same name go with it (rather than waiting for the endpoints controller), through the
+    /// Endpoints' own store.
     fn after_delete<'a>(&'a self, context: &'a HookContext<'a>, object: &'a Value) -> HookFuture<'a, ()> {
         Box::pin(async move {
+            // Its addresses and ports are free again at once, as upstream releases them.
+            context.config.network.release(&Allocated::from_services([object])).await;
             let meta = &object["metadata"];
             let (namespace, name) = (meta["namespace"].as_str(), meta["name"].as_str().unwrap_or_default());
             let kind = crate::registry::objects::Kind { group: String::new(), version: "v1".into(), kind: "Endpoints".into() };
@@ -182,6 +185,14 @@ impl ServiceNetwork {
         let size = 1u32 << (32 - self.cluster_ip_prefix);
         // The network and broadcast addresses are never handed out.
         (base + 1, base + size - 2)
+    }
+
+    /// Frees what a deleted Service held: an allocation still held for its create (a Service
+    /// deleted before another create saw it stored) would otherwise stay taken until it ages out.
+    pub async fn release(&self, allocated: &Allocated) {
+        let mut in_flight = self.in_flight.lock().await;
+        in_flight.ips.retain(|ip, _| !allocated.ips.contains(ip));
+        in_flight.node_ports.retain(|port, _| !allocated.node_ports.contains(port));
     }
 
     /// The address of the `kubernetes` Service: the first of the range.
@@ -736,6 +747,17 @@ mod tests {
         assert_eq!(in_flight.ips.keys().copied().collect::<Vec<_>>(), [ip(3)]);
         // A create that never stored its Service frees what it held in time.
         in_flight.forget(&Allocated::default(), now + IN_FLIGHT_FOR);
+        assert!(in_flight.ips.is_empty() && in_flight.node_ports.is_empty());
+    }
+
+    /// A Service deleted before any other create saw it stored frees what its create held.
+    #[tokio::test]
+    async fn a_deleted_services_allocations_are_released() {
+        let net = ServiceNetwork::default();
+        let held = Allocated { ips: [Ipv4Addr::new(10, 0, 0, 50)].into(), node_ports: [30001].into() };
+        net.in_flight.lock().await.hold(Allocated { ips: held.ips.clone(), node_ports: held.node_ports.clone() }, Instant::now());
+        net.release(&held).await;
+        let in_flight = net.in_flight.lock().await;
         assert!(in_flight.ips.is_empty() && in_flight.node_ports.is_empty());
     }
 
