@@ -43,7 +43,8 @@ fn etcd_gauge(client_url: &str, name: &str) -> f64 {
     use std::io::{Read, Write};
     let address = client_url.trim_start_matches("http://");
     let mut tcp = std::net::TcpStream::connect(address).unwrap();
-    write!(tcp, "GET /metrics HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n").unwrap();
+    // HTTP/1.0: the body comes whole, not in chunks whose size lines could split a metric's line.
+    write!(tcp, "GET /metrics HTTP/1.0\r\nHost: {address}\r\n\r\n").unwrap();
     let mut text = String::new();
     tcp.read_to_string(&mut text).unwrap();
     text.lines()
