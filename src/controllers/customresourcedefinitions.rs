@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use crate::registry::apiextensions::customresourcedefinitions::set_condition;
 use crate::registry::apiextensions::customresources::{CLEANUP_FINALIZER, CustomResource, CustomResources, Names, TakenNames};
 use crate::registry::objects::Kind;
-use crate::registry::store::{Current, Incoming, Proposed, Store, StoreConfig, WriteOptions};
+use crate::registry::store::{Current, Proposed, Store, StoreConfig, WriteOptions};
 use crate::status::{ApiError, GroupResource};
 use crate::storage::Storage;
 
@@ -82,7 +82,7 @@ pub async fn reconcile(storage: &dyn Storage, config: &StoreConfig, served: &Cus
                 let current = current.ok_or_else(|| ApiError::not_found(GroupResource::new(GROUP, RESOURCE), &name))?;
                 let mut object = current.internal.clone();
                 object["status"] = status.clone();
-                Ok(Proposed { incoming: Incoming { object, required: Vec::new() }, precondition: None, uid: None, managed_fields: None })
+                Ok(Proposed::edited(object))
             };
             let statuses = definitions(storage, config).with_subresource(Some("status"));
             match statuses
@@ -181,7 +181,7 @@ async fn clean_up(
         if let Some(finalizers) = object["metadata"]["finalizers"].as_array_mut() {
             finalizers.retain(|f| f != CLEANUP_FINALIZER);
         }
-        Ok(Proposed { incoming: Incoming { object, required: Vec::new() }, precondition: None, uid: None, managed_fields: None })
+        Ok(Proposed::edited(object))
     };
     match definitions.update(WriteOptions { manager: Some("kube-apiserver"), ..Default::default() }, None, name, &mut without_ours).await {
         Ok(_) => Ok(true),

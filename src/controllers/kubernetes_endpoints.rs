@@ -20,7 +20,7 @@ use tracing::warn;
 use crate::registry::keys::key;
 use crate::registry::objects::{self, Kind};
 use crate::registry::store::{Current, Incoming, Proposed, Store, StoreConfig, WriteOptions};
-use crate::status::{ApiError, GroupResource};
+use crate::status::ApiError;
 use crate::storage::{ListOptions, Storage, StorageError};
 
 /// Where the API servers' leases live (upstream's `masterleases` under `/registry`).
@@ -92,8 +92,9 @@ pub async fn reconcile(storage: &dyn Storage, config: &StoreConfig, ip: IpAddr, 
 /// type and ports reset when they are not the server's (`checkServiceFormat`: a client's edit
 /// of them is undone, and a server that serves on another port now points the Service there).
 async fn reconcile_service(storage: &dyn Storage, config: &StoreConfig, port: u16) -> Result<(), ApiError> {
-    crate::registry::bootstrap::ensure_kubernetes_service(storage, config, port).await?;
-    let Some(kv) = storage.get(&key("", "services", Some(NAMESPACE), Some(SERVICE))).await? else { return Ok(()) };
+    let Some(kv) = storage.get(&key("", "services", Some(NAMESPACE), Some(SERVICE))).await? else {
+        return crate::registry::bootstrap::ensure_kubernetes_service(storage, config, port).await;
+    };
     let (_, stored) = objects::decode_stored(&kv.value).map_err(ApiError::internal)?;
     let wanted = crate::registry::core::services::kubernetes_service(&config.network, port);
     let (wanted_type, wanted_ports) = (&wanted["spec"]["type"], &wanted["spec"]["ports"]);
@@ -101,15 +102,11 @@ async fn reconcile_service(storage: &dyn Storage, config: &StoreConfig, port: u1
         return Ok(());
     }
     let services = Store::new(storage, config, "", "services", v1("Service"));
-    let mut reset = |current: Option<&Current<'_>>| {
-        let current = current.ok_or_else(|| ApiError::not_found(GroupResource::new("", "services"), SERVICE))?;
-        let mut object = current.internal.clone();
+    edit(&services, |object| {
         object["spec"]["type"] = wanted_type.clone();
         object["spec"]["ports"] = wanted_ports.clone();
-        Ok(Proposed { incoming: Incoming { object, required: Vec::new() }, precondition: None, uid: None, managed_fields: None })
-    };
-    let options = WriteOptions { manager: Some(MANAGER), ..Default::default() };
-    ignore_races(services.update(options, Some(NAMESPACE), SERVICE, &mut reset).await.map(drop))
+    })
+    .await
 }
 
 /// Upstream's `RemoveEndpoints`, as a server that stops runs it: its lease removed, and the
@@ -229,19 +226,11 @@ async fn write_endpoints(storage: &dyn Storage, config: &StoreConfig, port: u16)
         Some(kv) => {
             let (_, stored) = objects::decode_stored(&kv.value).map_err(ApiError::internal)?;
             if !endpoints_current(&stored, &wanted) {
-                let mut reset = |current: Option<&Current<'_>>| {
-                    let current = current.ok_or_else(|| ApiError::not_found(GroupResource::new("", "endpoints"), SERVICE))?;
-                    let mut object = current.internal.clone();
+                edit(&endpoints, |object| {
                     object["metadata"]["labels"][SKIP_MIRROR_LABEL] = json!("true");
                     object["subsets"] = wanted.clone();
-                    Ok(Proposed {
-                        incoming: Incoming { object, required: Vec::new() },
-                        precondition: None,
-                        uid: None,
-                        managed_fields: None,
-                    })
-                };
-                ignore_races(endpoints.update(options, Some(NAMESPACE), SERVICE, &mut reset).await.map(drop))?;
+                })
+                .await?;
             }
         }
     }
@@ -283,25 +272,33 @@ async fn write_slice(storage: &dyn Storage, config: &StoreConfig, ips: &[String]
     if same("endpoints") && same("ports") && stored["metadata"]["labels"] == wanted["metadata"]["labels"] {
         return Ok(());
     }
-    let mut replace = |current: Option<&Current<'_>>| {
-        let current = current.ok_or_else(|| ApiError::not_found(GroupResource::new("discovery.k8s.io", "endpointslices"), SERVICE))?;
-        let mut object = current.internal.clone();
+    edit(&slices, |object| {
         object["metadata"]["labels"] = wanted["metadata"]["labels"].clone();
         for field in ["endpoints", "ports"] {
             object[field] = wanted[field].clone();
         }
-        Ok(Proposed { incoming: Incoming { object, required: Vec::new() }, precondition: None, uid: None, managed_fields: None })
-    };
-    ignore_races(slices.update(options, Some(NAMESPACE), SERVICE, &mut replace).await.map(drop))
+    })
+    .await
 }
 
 /// Creates `object` through `store` (defaulted as a body is); one created meanwhile by another
 /// server is no error.
 async fn create(store: &Store<'_>, options: WriteOptions<'_>, resource: &str, kind: &Kind, object: Value) -> Result<(), ApiError> {
-    let bytes = serde_json::to_vec(&object).map_err(ApiError::internal)?;
-    let external = objects::decode_defaulted(kind, kapi_apimachinery::codec::Format::Json, &bytes).map_err(ApiError::internal)?;
-    let incoming = Incoming::from_external(&kind.group, resource, kind, external)?;
+    let incoming = Incoming::from_object(&kind.group, resource, kind, &object)?;
     ignore_races(store.create(options, Some(NAMESPACE), incoming).await.map(drop))
+}
+
+/// The stored `kubernetes` object of `store`'s resource changed by `change` (on its internal
+/// form) and written back as the server's.
+async fn edit(store: &Store<'_>, change: impl Fn(&mut Value) + Send + Sync) -> Result<(), ApiError> {
+    let mut edited = |current: Option<&Current<'_>>| {
+        let current = current.ok_or_else(|| ApiError::not_found(store.group_resource(), SERVICE))?;
+        let mut object = current.internal.clone();
+        change(&mut object);
+        Ok(Proposed::edited(object))
+    };
+    let options = WriteOptions { manager: Some(MANAGER), ..Default::default() };
+    ignore_races(store.update(options, Some(NAMESPACE), SERVICE, &mut edited).await.map(drop))
 }
 
 /// Another server's write that won a race (409) or a delete meanwhile (404): the next pass

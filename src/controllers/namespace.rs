@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 
 use crate::registry::apiextensions::customresources::CustomResources;
 use crate::registry::objects::{self, Kind};
-use crate::registry::store::{Current, Deleted, Incoming, Proposed, Store, StoreConfig, WriteOptions};
+use crate::registry::store::{Current, Deleted, Proposed, Store, StoreConfig, WriteOptions};
 use crate::status::{ApiError, GroupResource};
 use crate::storage::{ListOptions, Storage};
 
@@ -92,7 +92,7 @@ async fn finalize(store: &dyn Storage, config: &StoreConfig, custom: &CustomReso
         if let Some(list) = object["spec"]["finalizers"].as_array_mut() {
             list.retain(|f| f != FINALIZER);
         }
-        Ok(Proposed { incoming: Incoming { object, required: Vec::new() }, precondition: None, uid: None, managed_fields: None })
+        Ok(Proposed::edited(object))
     };
     let finalize = Store::new(store, config, "", "namespaces", v1("Namespace")).with_subresource(Some("finalize"));
     finalize.update(WriteOptions { manager: Some("kube-controller-manager"), ..Default::default() }, None, name, &mut without_ours).await?;

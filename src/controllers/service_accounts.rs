@@ -84,7 +84,7 @@ pub async fn ensure(store: &dyn Storage, config: &StoreConfig, namespace: &Value
         let current = current.ok_or_else(|| ApiError::not_found(GroupResource::new("", "configmaps"), ROOT_CA_CONFIGMAP))?;
         let mut object = current.internal.clone();
         object["data"] = json!({ "ca.crt": root_ca_pem });
-        Ok(Proposed { incoming: Incoming { object, required: Vec::new() }, precondition: None, uid: None, managed_fields: None })
+        Ok(Proposed::edited(object))
     };
     let config_maps = Store::new(store, config, "", "configmaps", v1("ConfigMap"));
     match config_maps
@@ -112,9 +112,7 @@ async fn create_if_absent(store: &dyn Storage, config: &StoreConfig, ns: &str, r
         return Ok(());
     }
     let kind = v1(object["kind"].as_str().unwrap_or_default());
-    let bytes = serde_json::to_vec(&object).map_err(ApiError::internal)?;
-    let external = objects::decode_defaulted(&kind, kapi_apimachinery::codec::Format::Json, &bytes).map_err(ApiError::internal)?;
-    let incoming = Incoming::from_external("", resource, &kind, external)?;
+    let incoming = Incoming::from_object("", resource, &kind, &object)?;
     // Created meanwhile (409), or the namespace went away or began terminating (404, 403): no
     // account is wanted then.
     match Store::new(store, config, "", resource, kind)

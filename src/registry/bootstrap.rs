@@ -8,7 +8,6 @@
 
 use std::sync::Arc;
 
-use kapi_apimachinery::codec::Format;
 use serde_json::{Value, json};
 
 use super::core::services::ServiceNetwork;
@@ -55,10 +54,7 @@ async fn ensure_one(storage: &dyn Storage, config: &StoreConfig, wanted: &Bootst
     let meta = &wanted.object["metadata"];
     let (name, namespace) = (meta["name"].as_str().unwrap_or_default(), meta["namespace"].as_str());
     let store = Store::new(storage, config, wanted.group, wanted.resource, kind.clone());
-    let defaulted = || {
-        let body = serde_json::to_vec(&wanted.object).map_err(ApiError::internal)?;
-        objects::decode_defaulted(&kind, Format::Json, &body).map_err(ApiError::internal)
-    };
+    let defaulted = || objects::defaulted(&kind, &wanted.object).map_err(ApiError::internal);
     let key = super::keys::key(wanted.group, wanted.resource, namespace, Some(name));
     let Some(current) = storage.get(&key).await? else {
         let incoming = Incoming::from_external(wanted.group, wanted.resource, &kind, defaulted()?)?;

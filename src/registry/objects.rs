@@ -179,6 +179,13 @@ pub fn drop_zero_strings(value: &mut Value, fields: &'static [kapi_apimachinery:
     }
 }
 
+/// `object` (an external JSON object of `kind`) decoded and defaulted as a JSON request body
+/// of it is.
+pub fn defaulted(kind: &Kind, object: &Value) -> Result<Value, CodecError> {
+    let body = serde_json::to_vec(object)?;
+    decode_defaulted(kind, Format::Json, &body)
+}
+
 /// Upstream's strict decoding errors of a JSON request body of `kind`: the fields its type does
 /// not have (`unknown field "spec.foo"`) and the keys an object repeats (see
 /// [`kapi_apimachinery::strict_decoding`]). None for a kind without generated fields.

@@ -80,6 +80,13 @@ pub struct Incoming {
 }
 
 impl Incoming {
+    /// An object the server writes itself (start-up objects, controllers' creates), given as
+    /// the external JSON object a client would send: decoded and defaulted as such a body is.
+    pub fn from_object(group: &str, resource: &str, kind: &Kind, object: &Value) -> Result<Incoming, ApiError> {
+        let external = objects::defaulted(kind, object).map_err(ApiError::internal)?;
+        Incoming::from_external(group, resource, kind, external)
+    }
+
     pub fn from_external(group: &str, resource: &str, kind: &Kind, external: Value) -> Result<Incoming, ApiError> {
         let required = super::validation::required_errors(group, resource, &external);
         let object = objects::to_internal(kind, external)
@@ -109,6 +116,14 @@ pub struct Proposed {
     /// The object's `managedFields` when the update made them itself (an apply; `Null` for
     /// none); `None` to record the write as an `Update` of its manager.
     pub managed_fields: Option<Value>,
+}
+
+impl Proposed {
+    /// A server-side writer's new internal object, made from the current one: no
+    /// preconditions, and the write recorded as an `Update` of its manager.
+    pub fn edited(object: Value) -> Proposed {
+        Proposed { incoming: Incoming { object, required: Vec::new() }, precondition: None, uid: None, managed_fields: None }
+    }
 }
 
 /// How an update makes its proposed object from the current one: a PUT's body, a patch
@@ -164,7 +179,7 @@ impl<'a> Store<'a> {
         Store { subresource, ..self }
     }
 
-    fn group_resource(&self) -> GroupResource<'a> {
+    pub fn group_resource(&self) -> GroupResource<'a> {
         GroupResource::new(self.group, self.resource)
     }
 
@@ -229,7 +244,16 @@ impl<'a> Store<'a> {
         object: Option<&'t mut Value>,
         old: Option<&'t Value>,
     ) -> Attributes<'t> {
-        Attributes { store: self.storage, operation, target, object, old, user: options.user, dry_run: options.dry_run }
+        Attributes {
+            store: self.storage,
+            operation,
+            target,
+            strategy: self.strategy,
+            object,
+            old,
+            user: options.user,
+            dry_run: options.dry_run,
+        }
     }
 
     /// The stored object at `key`, or the resource's 404.

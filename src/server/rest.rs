@@ -93,12 +93,11 @@ pub(super) fn write_options<'a>(call: &'a ResourceCall<'_>) -> WriteOptions<'a> 
 /// the verb's options (`CreateOptions`, `UpdateOptions`, `PatchOptions`), else the user agent's
 /// prefix.
 fn field_manager(call: &ResourceCall<'_>, options_kind: &str) -> Result<String, ApiError> {
-    let query = crate::url::parse_query(call.query);
-    let given = query.get("fieldManager").and_then(|v| v.first()).map(String::as_str);
+    let given = crate::url::query_first(call.query, "fieldManager");
     // `force` is for apply patches only.
-    let force = options_kind == "PatchOptions" && query.contains_key("force");
-    crate::registry::fieldmanager::validate_field_manager(options_kind, given, false, force)?;
-    Ok(crate::registry::fieldmanager::manager_name(given, call.user_agent))
+    let force = options_kind == "PatchOptions" && crate::url::query_pairs(call.query).any(|(k, _)| k == "force");
+    crate::registry::fieldmanager::validate_field_manager(options_kind, given.as_deref(), false, force)?;
+    Ok(crate::registry::fieldmanager::manager_name(given.as_deref(), call.user_agent))
 }
 
 pub(super) fn respond(kind: &Kind, format: Format, code: u16, value: &Value) -> http::Response<Body> {
@@ -578,8 +577,7 @@ enum FieldValidation {
 }
 
 fn field_validation(call: &ResourceCall<'_>) -> Result<FieldValidation, ApiError> {
-    let query = crate::url::parse_query(call.query);
-    match query.get("fieldValidation").and_then(|v| v.first()).map_or("Warn", String::as_str) {
+    match crate::url::query_first(call.query, "fieldValidation").as_deref().unwrap_or("Warn") {
         "Strict" => Ok(FieldValidation::Strict),
         "Warn" => Ok(FieldValidation::Warn),
         "Ignore" => Ok(FieldValidation::Ignore),

@@ -49,8 +49,8 @@ fn subject(attributes: &Attributes<'_>) -> Option<Subject> {
         return None;
     }
     match attributes.operation {
-        Operation::Create if super::acts_on(KindPlugin::LimitRangerPods, target) => Some(Subject::Pod),
-        Operation::Create | Operation::Update if super::acts_on(KindPlugin::LimitRangerClaims, target) => Some(Subject::Claim),
+        Operation::Create if super::acts_on(KindPlugin::LimitRangerPods, attributes.strategy) => Some(Subject::Pod),
+        Operation::Create | Operation::Update if super::acts_on(KindPlugin::LimitRangerClaims, attributes.strategy) => Some(Subject::Claim),
         _ => None,
     }
 }
@@ -152,18 +152,18 @@ fn set_default_resources(range: &Value, pod: &mut Value) {
 /// `PodValidateLimitFunc`: each container against the range's `Container` items, the pod's
 /// totals against its `Pod` items.
 fn pod_errors(range: &Value, pod: &Value) -> Vec<String> {
-    let containers = |list: &str| pod["spec"][list].as_array().cloned().unwrap_or_default();
+    let containers = |list: &str| pod["spec"][list].as_array().map_or(&[][..], Vec::as_slice);
     let (regular, init) = (containers("containers"), containers("initContainers"));
     let mut errors = Vec::new();
     for item in items(range, "Container") {
-        for container in regular.iter().chain(&init) {
+        for container in regular.iter().chain(init) {
             let requests = resources(&container["resources"]["requests"]);
             let limits = resources(&container["resources"]["limits"]);
             check_item(item, "Container", &requests, &limits, &mut errors);
         }
     }
     for item in items(range, "Pod") {
-        let (requests, limits) = (pod_total(&regular, &init, "requests"), pod_total(&regular, &init, "limits"));
+        let (requests, limits) = (pod_total(regular, init, "requests"), pod_total(regular, init, "limits"));
         check_item(item, "Pod", &requests, &limits, &mut errors);
     }
     errors

@@ -40,9 +40,9 @@ pub enum KindPlugin {
     LimitRangerClaims,
 }
 
-/// Whether `plugin` acts on objects of `target`'s resource (its strategy says).
-fn acts_on(plugin: KindPlugin, target: &Target<'_>) -> bool {
-    super::strategy::for_resource(target.group, target.resource).admitted_by().contains(&plugin)
+/// Whether `plugin` acts on objects of the resource whose strategy is `strategy`.
+fn acts_on(plugin: KindPlugin, strategy: &dyn super::strategy::Strategy) -> bool {
+    strategy.admitted_by().contains(&plugin)
 }
 
 /// What the request does (`admission.Operation`).
@@ -83,6 +83,9 @@ pub struct Attributes<'a> {
     pub store: &'a dyn crate::storage::Storage,
     pub operation: Operation,
     pub target: Target<'a>,
+    /// The target resource's strategy: what the plugins for particular kinds ask
+    /// ([`super::strategy::Strategy::admitted_by`], `kubelet`).
+    pub strategy: &'a dyn super::strategy::Strategy,
     /// The object to be written (create, update), which mutating plugins may change.
     pub object: Option<&'a mut Value>,
     /// The stored object (update, delete).
@@ -191,11 +194,11 @@ mod tests {
     /// The plugins for particular kinds act on the resources whose strategies name them.
     #[test]
     fn kind_plugins_act_on_the_resources_that_name_them() {
-        use super::{KindPlugin, Target, acts_on};
-        let target = |resource| Target { group: "", resource, subresource: None, kind: "", namespace: "", name: "" };
-        assert!(acts_on(KindPlugin::ServiceAccount, &target("pods")) && acts_on(KindPlugin::LimitRangerPods, &target("pods")));
-        assert!(acts_on(KindPlugin::DefaultStorageClass, &target("persistentvolumeclaims")));
-        assert!(!acts_on(KindPlugin::Priority, &target("persistentvolumeclaims")) && !acts_on(KindPlugin::Priority, &target("configmaps")));
+        use super::{KindPlugin, acts_on};
+        let target = |resource| crate::registry::strategy::for_resource("", resource);
+        assert!(acts_on(KindPlugin::ServiceAccount, target("pods")) && acts_on(KindPlugin::LimitRangerPods, target("pods")));
+        assert!(acts_on(KindPlugin::DefaultStorageClass, target("persistentvolumeclaims")));
+        assert!(!acts_on(KindPlugin::Priority, target("persistentvolumeclaims")) && !acts_on(KindPlugin::Priority, target("configmaps")));
     }
 
     #[test]

@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::{Attributes, Operation, Plugin};
 use crate::rbac::node::{NODE_USER_PREFIX, node_identity};
 use crate::registry::kubelet::{Fetched, NodeWrite, Refusal, Wanted};
-use crate::registry::strategy::{self, HookFuture};
+use crate::registry::strategy::HookFuture;
 use crate::status::{ApiError, GroupResource};
 
 pub struct NodeRestriction;
@@ -37,7 +37,7 @@ impl Plugin for NodeRestriction {
             if node.is_empty() {
                 return Err(refuse(Refusal::Forbidden(format!("could not determine node from user {NODE_USER_PREFIX:?}"))));
             }
-            let Some(rules) = strategy::for_resource(target.group, target.resource).kubelet() else { return Ok(()) };
+            let Some(rules) = attributes.strategy.kubelet() else { return Ok(()) };
             let mut write = NodeWrite {
                 operation: attributes.operation,
                 target,

@@ -33,8 +33,9 @@ impl<P: CreatePlugin> Plugin for OnCreate<P> {
     fn admit<'a>(&'a self, attributes: &'a mut Attributes<'_>) -> HookFuture<'a, Result<(), ApiError>> {
         Box::pin(async move {
             let (target, store) = (attributes.target, attributes.store);
-            let created =
-                attributes.operation == Operation::Create && target.subresource.is_none() && super::acts_on(self.0.kind_plugin(), &target);
+            let created = attributes.operation == Operation::Create
+                && target.subresource.is_none()
+                && super::acts_on(self.0.kind_plugin(), attributes.strategy);
             let Some(object) = attributes.object.as_deref_mut().filter(|_| created) else { return Ok(()) };
             self.0.admit_created(store, object).await.map_err(|r| target.refuse(r))
         })

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use crate::registry::keys;
 use crate::registry::objects::{self, Kind};
-use crate::registry::store::{Current, Incoming, Proposed, Store, WriteOptions, read_internal};
+use crate::registry::store::{Current, Proposed, Store, WriteOptions, read_internal};
 use crate::status::{ApiError, GroupResource};
 
 /// Evicts the pod `name` (the URL's; the Eviction must name it too), deleting it with the
@@ -86,7 +86,7 @@ async fn charge(
         let current = current.ok_or_else(|| ApiError::not_found(GroupResource::new("policy", "poddisruptionbudgets"), budget_name))?;
         let mut object = current.internal.clone();
         charge_budget(&mut object, pod_name, &now)?;
-        Ok(Proposed { incoming: Incoming { object, required: Vec::new() }, precondition: None, uid: None, managed_fields: None })
+        Ok(Proposed::edited(object))
     };
     statuses.update(WriteOptions::default(), namespace, budget_name, &mut charged).await?;
     Ok(())
