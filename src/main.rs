@@ -54,15 +54,6 @@ enum Command {
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
-    /// Print the API changes between two spec versions filled in api-specs/
-    /// (e.g. `kapi api-diff 1.35.0 1.36.0`).
-    ApiDiff {
-        old: String,
-        new: String,
-        /// The api-specs directory holding v<old>/ and v<new>/ (see api-specs/fill).
-        #[arg(long, default_value = "api-specs")]
-        specs: PathBuf,
-    },
 }
 
 #[derive(clap::Args)]
@@ -127,26 +118,7 @@ fn run(cli: Cli) -> Result<()> {
         }
         Command::Decode(args) => codec_command(args, Format::Yaml),
         Command::Encode(args) => codec_command(args, Format::Protobuf),
-        Command::ApiDiff { old, new, specs } => {
-            let specs = resolve_specs_dir(&specs);
-            let load = |v: &str| {
-                let dir = kapi_codegen::SpecDir { version: v.to_owned(), root: specs.join(format!("v{v}")) };
-                kapi_codegen::load_other_model(&dir).with_context(|| format!("loading the v{v} specs"))
-            };
-            let (old, new) = (load(&old)?, load(&new)?);
-            print!("{}", kapi_codegen::diff::diff(&old, &new).render());
-            Ok(())
-        }
     }
-}
-
-/// `api-specs` relative to the working directory, else the one in the source tree kapi was
-/// built from.
-fn resolve_specs_dir(given: &Path) -> PathBuf {
-    if given.is_dir() || given != Path::new("api-specs") {
-        return given.to_path_buf();
-    }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("api-specs")
 }
 
 fn parse_format(name: Option<&str>, what: &str) -> Result<Option<Format>> {

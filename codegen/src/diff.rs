@@ -1,4 +1,4 @@
-//! `kapi api-diff <old> <new>`: a human-readable API changelog between two spec versions,
+//! `kapi-codegen diff <old> <new>`: a human-readable API changelog between two spec versions,
 //! computed from the joined models (served group-versions, kinds and their fields).
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -206,7 +206,7 @@ pub struct GroupVersion {
 pub struct Inputs<'a> {
     pub spec_version: &'a str,
     /// Whether `data/scheme.toml` must match these specs exactly. It describes the pinned
-    /// version; other versions (read by `kapi api-diff`) take what fits and skip the rest.
+    /// version; other versions (read by `kapi-codegen diff`) take what fits and skip the rest.
     pub strict_data: bool,
     pub openapi: &'a OpenAPI,
     pub protos: &'a ProtoSet,
