@@ -305,9 +305,9 @@ impl Pki {
         let managed = self.managed.as_ref().ok_or(PkiError::NoAdminCredentials)?;
         let yaml = kubeconfig_yaml(server_url, &managed.ca_pem, &managed.admin_cert_pem, &managed.admin_key_pem)?;
         let path = data_dir.join(KUBECONFIG_FILE);
-        // A restart on the same port finds the file it wrote: kept, without two syncs.
+        // A restart on the same port finds the file it wrote: kept as it is.
         if !file_is(&path, yaml.as_bytes(), 0o600) {
-            write_file(&path, yaml.as_bytes(), 0o600)?;
+            write_file(&path, yaml.as_bytes(), 0o600, Durability::Regenerated)?;
         }
         Ok(path)
     }
@@ -629,7 +629,7 @@ fn load_leaf(
             reason: "kapi cannot reproduce this CA's subject name to sign with it".to_string(),
         });
     }
-    write_file(&pair.cert, cert.pem().as_bytes(), 0o644)?;
+    write_file(&pair.cert, cert.pem().as_bytes(), 0o644, Durability::Synced)?;
     let reloaded = load_pair(pair, provider)?;
     if let Some(reason) = leaf_problem(leaf, &pair.cert, &reloaded.chain, names, roots, provider)? {
         return Err(PkiError::Invalid { path: pair.cert.clone(), reason: format!("the re-issued certificate {reason}") });
@@ -699,7 +699,7 @@ pub fn service_account_key(data_dir: &Path) -> Result<Vec<u8>> {
         create_dir(&dir, true)?;
         let key =
             KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256).map_err(|source| PkiError::Generate { what: "service-account key", source })?;
-        write_file(&path, key.serialize_pem().as_bytes(), 0o600)?;
+        write_file(&path, key.serialize_pem().as_bytes(), 0o600, Durability::Synced)?;
     }
     crate::private_files::restrict(&path, crate::private_files::PRIVATE_FILE_MODE, "the private key");
     read(&path)
@@ -1120,19 +1120,29 @@ fn create_dir(path: &Path, private: bool) -> Result<()> {
 /// Writes a pair: key first, so a crash between the two leaves a missing certificate (an error
 /// naming it), never a certificate without its key.
 fn write_pair(pair: &PairPaths, cert_pem: &[u8], key_pem: &[u8]) -> Result<()> {
-    write_file(&pair.key, key_pem, 0o600)?;
-    write_file(&pair.cert, cert_pem, 0o644)
+    write_file(&pair.key, key_pem, 0o600, Durability::Synced)?;
+    write_file(&pair.cert, cert_pem, 0o644, Durability::Synced)
 }
 
 /// A pair in the staging directory of a fresh PKI (see `create_fresh`).
 fn write_staged_pair(pair: &PairPaths, cert_pem: &[u8], key_pem: &[u8]) -> Result<()> {
-    write_synced(&pair.key, key_pem, 0o600)?;
-    write_synced(&pair.cert, cert_pem, 0o644)
+    write_new(&pair.key, key_pem, 0o600, Durability::Synced)?;
+    write_new(&pair.cert, cert_pem, 0o644, Durability::Synced)
 }
 
-/// Writes `path` atomically (temporary file in the same directory, synced, then renamed) with
-/// the given Unix permissions.
-fn write_file(path: &Path, contents: &[u8], mode: u32) -> Result<()> {
+/// Whether a file written must survive a crash, or is made again by every start.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Durability {
+    /// Synced before it replaces the old file, and the rename synced: keys and certificates.
+    Synced,
+    /// Not synced: what a start writes again when it finds the file differs (the kubeconfig
+    /// naming the port). A crash may lose it, or leave it empty, but never half old and half new.
+    Regenerated,
+}
+
+/// Writes `path` atomically (temporary file in the same directory, then renamed) with the
+/// given Unix permissions, synced as `durability` says.
+fn write_file(path: &Path, contents: &[u8], mode: u32, durability: Durability) -> Result<()> {
     let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = path.with_file_name(format!(".{file_name}.tmp"));
     match fs::remove_file(&tmp) {
@@ -1140,9 +1150,11 @@ fn write_file(path: &Path, contents: &[u8], mode: u32) -> Result<()> {
         Err(err) if err.kind() == io::ErrorKind::NotFound => {}
         Err(source) => return Err(PkiError::Io { action: "removing", path: tmp, source }),
     }
-    write_synced(&tmp, contents, mode)?;
+    write_new(&tmp, contents, mode, durability)?;
     fs::rename(&tmp, path).map_err(io_err("renaming a temporary file to", path))?;
-    if let Some(dir) = path.parent() {
+    if durability == Durability::Synced
+        && let Some(dir) = path.parent()
+    {
         sync_dir(dir);
     }
     Ok(())
@@ -1154,8 +1166,9 @@ fn file_is(path: &Path, contents: &[u8], mode: u32) -> bool {
     crate::private_files::mode_of(path) == Some((mode, false)) && fs::read(path).is_ok_and(|current| current == contents)
 }
 
-/// Creates `path` (which must not exist) with the given Unix permissions, writes and syncs it.
-fn write_synced(path: &Path, contents: &[u8], mode: u32) -> Result<()> {
+/// Creates `path` (which must not exist) with the given Unix permissions and writes it, synced
+/// as `durability` says.
+fn write_new(path: &Path, contents: &[u8], mode: u32, durability: Durability) -> Result<()> {
     let mut options = fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
@@ -1173,7 +1186,10 @@ fn write_synced(path: &Path, contents: &[u8], mode: u32) -> Result<()> {
         file.set_permissions(fs::Permissions::from_mode(mode)).map_err(io_err("setting permissions of", path))?;
     }
     file.write_all(contents).map_err(io_err("writing", path))?;
-    file.sync_all().map_err(io_err("syncing", path))
+    match durability {
+        Durability::Synced => file.sync_all().map_err(io_err("syncing", path)),
+        Durability::Regenerated => Ok(()),
+    }
 }
 
 /// Best effort: makes a rename durable. Not every platform can open a directory to sync it.
