@@ -9,7 +9,7 @@
 //! The leases are written to storage directly, as upstream's are; the Endpoints and the
 //! EndpointSlice go through the registry's `Store` as a client's writes would.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
+use std::net::{IpAddr, Ipv4Addr, UdpSocket};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -37,29 +37,32 @@ const MANAGER: &str = "kube-apiserver";
 
 /// The address the server advertises, as kube-apiserver picks its `--advertise-address`
 /// default: the bind address when it is a specific, non-loopback one, else the address the host
-/// reaches its default route from (the default route's interface, as Go's `ChooseHostInterface`:
-/// the IPv4 default route's, else the IPv6 one's). `None` on a host without a default route.
+/// reaches its IPv4 default route's gateway from (the default route's interface, as Go's
+/// `ChooseHostInterface`). `None` on a host without a default route. Go's falls back to the
+/// IPv6 default route; kapi's service ranges are IPv4, and an IPv6 address would fail
+/// [`check_address_family`] as upstream's start fails then.
 pub fn default_advertise_address(bind: IpAddr) -> Option<IpAddr> {
     if !bind.is_unspecified() && !bind.is_loopback() {
         return Some(bind);
     }
-    let ipv4 = std::fs::read_to_string("/proc/net/route").ok().and_then(|routes| default_gateway(&routes)).map(|gateway| {
-        let target = if gateway.is_unspecified() { Ipv4Addr::new(192, 0, 2, 1) } else { gateway };
-        SocketAddr::from((target, 9))
-    });
-    // Any global address routes through the default route: one from the documentation range,
-    // since a link-local gateway (`fe80::1`) cannot be connected to without its interface.
-    let ipv6 = || {
-        let routes = std::fs::read_to_string("/proc/net/ipv6_route").ok()?;
-        has_default_route_v6(&routes).then(|| SocketAddr::from((Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 1), 9)))
-    };
-    let target = ipv4.or_else(ipv6)?;
+    let routes = std::fs::read_to_string("/proc/net/route").ok()?;
+    let gateway = default_gateway(&routes)?;
     // Connecting a UDP socket sends nothing; it only asks the kernel for the route's source.
-    let unspecified: IpAddr = if target.is_ipv4() { Ipv4Addr::UNSPECIFIED.into() } else { Ipv6Addr::UNSPECIFIED.into() };
-    let socket = UdpSocket::bind((unspecified, 0)).ok()?;
-    socket.connect(target).ok()?;
+    let target = if gateway.is_unspecified() { Ipv4Addr::new(192, 0, 2, 1) } else { gateway };
+    let socket = UdpSocket::bind((Ipv4Addr::UNSPECIFIED, 0)).ok()?;
+    socket.connect((target, 9)).ok()?;
     let ip = socket.local_addr().ok()?.ip();
     (!ip.is_unspecified() && !ip.is_loopback()).then_some(ip)
+}
+
+/// Upstream's `validatePublicIPServiceClusterIPRangeIPFamilies`: the `kubernetes` Service takes
+/// its cluster IP from the primary service range and its endpoints from the advertised address,
+/// so both must be of one IP family, or clients could not reach the Service through them.
+pub fn check_address_family(service_range: &str, service_ip: IpAddr, advertised: IpAddr) -> Result<(), String> {
+    if service_ip.is_ipv4() == advertised.is_ipv4() {
+        return Ok(());
+    }
+    Err(format!("service IP family {service_range:?} must match public address family {:?}", advertised.to_string()))
 }
 
 /// The gateway of the IPv4 default route in `/proc/net/route`'s text (destination and mask
@@ -73,22 +76,6 @@ fn default_gateway(routes: &str) -> Option<Ipv4Addr> {
         }
         let raw = u32::from_str_radix(gateway, 16).ok()?;
         Some(Ipv4Addr::from(raw.to_le_bytes()))
-    })
-}
-
-/// Whether `/proc/net/ipv6_route`'s text has a default route out of the host: destination
-/// `::/0` through an interface other than `lo`, and not the kernel's unreachable route
-/// (`RTF_REJECT`).
-fn has_default_route_v6(routes: &str) -> bool {
-    const RTF_REJECT: u32 = 0x0200;
-    routes.lines().any(|line| {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        let [destination, prefix, .., flags, interface] = fields.as_slice() else { return false };
-        fields.len() == 10
-            && destination.bytes().all(|b| b == b'0')
-            && *prefix == "00"
-            && *interface != "lo"
-            && u32::from_str_radix(flags, 16).is_ok_and(|flags| flags & RTF_REJECT == 0)
     })
 }
 
@@ -340,24 +327,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_default_route_is_read_from_proc_net_route_and_ipv6_route() {
+    fn the_default_routes_gateway_is_read_from_proc_net_route() {
         let routes = "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n\
                       eth0\t0011A8C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n\
                       eth0\t00000000\t0111A8C0\t0003\t0\t0\t0\t00000000\t0\t0\t0\n";
         assert_eq!(default_gateway(routes), Some(Ipv4Addr::new(192, 168, 17, 1)));
         assert_eq!(default_gateway("Iface\tDestination\n"), None);
-        // `/proc/net/ipv6_route`: a default route through eth0, and the kernel's unreachable
-        // default through lo, which is none.
-        let ipv6 = "fd000000000000000000000000000000 40 00000000000000000000000000000000 00 00000000000000000000000000000000 00000100 00000001 00000000 00000001     eth0\n\
-                    00000000000000000000000000000000 00 00000000000000000000000000000000 00 fd000000000000000000000000000001 00000400 00000003 00000000 00000003     eth0\n";
-        assert!(has_default_route_v6(ipv6));
-        let unreachable = "00000000000000000000000000000000 00 00000000000000000000000000000000 00 00000000000000000000000000000000 ffffffff 00000001 00000000 00200200       lo\n";
-        assert!(!has_default_route_v6(unreachable));
-        let specific = "20010db8000000000000000000000000 20 00000000000000000000000000000000 00 fd000000000000000000000000000001 00000400 00000003 00000000 00000003     eth0\n";
-        assert!(!has_default_route_v6(specific));
         // A specific, non-loopback bind address is advertised as it is.
         let bind: IpAddr = "10.1.2.3".parse().unwrap();
         assert_eq!(default_advertise_address(bind), Some(bind));
+    }
+
+    #[test]
+    fn the_advertised_address_is_of_the_service_ranges_family() {
+        let service_ip: IpAddr = "10.0.0.1".parse().unwrap();
+        assert_eq!(check_address_family("10.0.0.0/24", service_ip, "192.0.2.7".parse().unwrap()), Ok(()));
+        // Upstream's start-up error, word for word.
+        assert_eq!(
+            check_address_family("10.0.0.0/24", service_ip, "fd00::2".parse().unwrap()),
+            Err(r#"service IP family "10.0.0.0/24" must match public address family "fd00::2""#.to_owned())
+        );
     }
 
     #[test]

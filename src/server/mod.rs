@@ -308,6 +308,19 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     let network = crate::registry::core::services::ServiceNetwork::parse(&args.service_cluster_ip_range, &args.service_node_port_range)
         .map_err(anyhow::Error::msg)
         .context("--service-cluster-ip-range / --service-node-port-range")?;
+    // What the `kubernetes` Service's endpoints will name: checked before anything is started,
+    // as upstream validates its flags.
+    let advertised =
+        args.advertise_address.or_else(|| crate::controllers::kubernetes_endpoints::default_advertise_address(args.bind_address));
+    if let Some(ip) = advertised {
+        crate::controllers::kubernetes_endpoints::check_address_family(
+            &args.service_cluster_ip_range,
+            network.kubernetes_service_ip().into(),
+            ip,
+        )
+        .map_err(anyhow::Error::msg)
+        .context("--advertise-address")?;
+    }
     crate::private_files::prepare_data_dir(&args.data_dir, args.etcd_servers.is_empty())
         .with_context(|| format!("preparing the data directory {}", args.data_dir.display()))?;
     let enabled = crate::discovery::EnabledGroupVersions::from_runtime_config(&args.runtime_config)
@@ -435,8 +448,6 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
         crate::controllers::service_account_tokens::spawn(store.clone(), store_config.clone(), authority, pki.root_ca_pem());
     }
     // Upstream's bootstrap controller's endpoints, after start-up as its post-start hook runs.
-    let advertised =
-        args.advertise_address.or_else(|| crate::controllers::kubernetes_endpoints::default_advertise_address(args.bind_address));
     match advertised {
         Some(ip) => {
             crate::controllers::kubernetes_endpoints::spawn(store.clone(), store_config.clone(), ip, addr.port());
