@@ -113,7 +113,7 @@ async fn reconcile_service(storage: &dyn Storage, config: &StoreConfig, port: u1
     if stored["spec"]["type"] == *wanted_type && stored["spec"]["ports"] == *wanted_ports {
         return Ok(());
     }
-    let services = Store::new(storage, config, "", "services", v1("Service"));
+    let services = Store::new(storage, config, "", "services", Kind::core_v1("Service"));
     edit(&services, |object| {
         object["spec"]["type"] = wanted_type.clone();
         object["spec"]["ports"] = wanted_ports.clone();
@@ -135,10 +135,6 @@ pub async fn remove(storage: &dyn Storage, config: &StoreConfig, ip: IpAddr, por
     write_endpoints(storage, config, port).await
 }
 
-fn v1(kind: &str) -> Kind {
-    Kind { group: String::new(), version: "v1".into(), kind: kind.into() }
-}
-
 /// This server's lease written with a fresh deadline (a write that changes nothing would not
 /// reach storage, so each refresh bumps `metadata.generation`, as upstream's does).
 async fn refresh_lease(storage: &dyn Storage, ip: &str) -> Result<(), ApiError> {
@@ -150,7 +146,7 @@ async fn refresh_lease(storage: &dyn Storage, ip: &str) -> Result<(), ApiError> 
             "metadata": {"name": ip, "generation": generation},
             "subsets": [{"addresses": [{"ip": ip}]}],
         });
-        objects::encode_stored(&v1("Endpoints"), &lease).map(Bytes::from).map_err(ApiError::internal)
+        objects::encode_stored(&Kind::core_v1("Endpoints"), &lease).map(Bytes::from).map_err(ApiError::internal)
     };
     // A conflict is another writer of the same address (a restart racing its old self): read
     // again and write over it.
@@ -223,7 +219,7 @@ async fn write_endpoints(storage: &dyn Storage, config: &StoreConfig, port: u16)
         return Err(ApiError::internal("no master IPs were listed in storage, refusing to erase all endpoints for the kubernetes service"));
     }
     let wanted = subsets(&ips, port);
-    let endpoints = Store::new(storage, config, "", "endpoints", v1("Endpoints"));
+    let endpoints = Store::new(storage, config, "", "endpoints", Kind::core_v1("Endpoints"));
     let options = WriteOptions { manager: Some(MANAGER), ..Default::default() };
     match storage.get(&key("", "endpoints", Some(NAMESPACE), Some(SERVICE))).await? {
         None => {
@@ -233,7 +229,7 @@ async fn write_endpoints(storage: &dyn Storage, config: &StoreConfig, port: u16)
                 "metadata": {"name": SERVICE, "namespace": NAMESPACE, "labels": {SKIP_MIRROR_LABEL: "true"}},
                 "subsets": wanted,
             });
-            create(&endpoints, options, "endpoints", &v1("Endpoints"), object).await?;
+            create(&endpoints, options, object).await?;
         }
         Some(kv) => {
             let (_, stored) = objects::decode_stored(&kv.value).map_err(ApiError::internal)?;
@@ -268,17 +264,17 @@ fn slice_of(ips: &[String], port: u16) -> Value {
 /// address type differs, updated when its endpoints, ports or labels do.
 async fn write_slice(storage: &dyn Storage, config: &StoreConfig, ips: &[String], port: u16) -> Result<(), ApiError> {
     let kind = Kind { group: "discovery.k8s.io".into(), version: "v1".into(), kind: "EndpointSlice".into() };
-    let slices = Store::new(storage, config, "discovery.k8s.io", "endpointslices", kind.clone());
+    let slices = Store::new(storage, config, "discovery.k8s.io", "endpointslices", kind);
     let options = WriteOptions { manager: Some(MANAGER), ..Default::default() };
     let wanted = slice_of(ips, port);
     let Some(kv) = storage.get(&key("discovery.k8s.io", "endpointslices", Some(NAMESPACE), Some(SERVICE))).await? else {
-        return create(&slices, options, "endpointslices", &kind, wanted).await;
+        return create(&slices, options, wanted).await;
     };
     let (_, stored) = objects::decode_stored(&kv.value).map_err(ApiError::internal)?;
     if stored["addressType"] != wanted["addressType"] {
         // The address type cannot change: the slice is made anew.
         ignore_races(slices.delete(options, Some(NAMESPACE), SERVICE, &json!({})).await.map(drop))?;
-        return create(&slices, options, "endpointslices", &kind, wanted).await;
+        return create(&slices, options, wanted).await;
     }
     let same = |field: &str| stored[field] == wanted[field];
     if same("endpoints") && same("ports") && stored["metadata"]["labels"] == wanted["metadata"]["labels"] {
@@ -295,8 +291,8 @@ async fn write_slice(storage: &dyn Storage, config: &StoreConfig, ips: &[String]
 
 /// Creates `object` through `store` (defaulted as a body is); one created meanwhile by another
 /// server is no error.
-async fn create(store: &Store<'_>, options: WriteOptions<'_>, resource: &str, kind: &Kind, object: Value) -> Result<(), ApiError> {
-    let incoming = Incoming::from_object(&kind.group, resource, kind, &object)?;
+async fn create(store: &Store<'_>, options: WriteOptions<'_>, object: Value) -> Result<(), ApiError> {
+    let incoming = Incoming::from_object(store.group, store.resource, &store.kind, &object)?;
     ignore_races(store.create(options, Some(NAMESPACE), incoming).await.map(drop))
 }
 

@@ -66,10 +66,6 @@ pub async fn finalize_all(store: &dyn Storage, config: &StoreConfig, custom: &Cu
     Ok(pending)
 }
 
-fn v1(kind: &str) -> Kind {
-    Kind { group: String::new(), version: "v1".into(), kind: kind.into() }
-}
-
 /// Moves one terminating namespace on; true when nothing is left to wait for.
 async fn finalize(store: &dyn Storage, config: &StoreConfig, custom: &CustomResources, ns: &Value) -> Result<bool, ApiError> {
     let name = ns["metadata"]["name"].as_str().unwrap_or_default();
@@ -94,14 +90,14 @@ async fn finalize(store: &dyn Storage, config: &StoreConfig, custom: &CustomReso
         }
         Ok(Proposed::edited(object))
     };
-    let finalize = Store::new(store, config, "", "namespaces", v1("Namespace")).with_subresource(Some("finalize"));
+    let finalize = Store::new(store, config, "", "namespaces", Kind::core_v1("Namespace")).with_subresource(Some("finalize"));
     finalize.update(WriteOptions { manager: Some("kube-controller-manager"), ..Default::default() }, None, name, &mut without_ours).await?;
     delete_namespace(store, config, name).await
 }
 
 /// Deletes a namespace left without finalizers (none left to run: done either way).
 async fn delete_namespace(store: &dyn Storage, config: &StoreConfig, name: &str) -> Result<bool, ApiError> {
-    let namespaces = Store::new(store, config, "", "namespaces", v1("Namespace"));
+    let namespaces = Store::new(store, config, "", "namespaces", Kind::core_v1("Namespace"));
     match namespaces.delete(WriteOptions { manager: Some("kube-controller-manager"), ..Default::default() }, None, name, &json!({})).await {
         Ok(Deleted::Pending(..)) => Ok(true),
         Ok(Deleted::Gone(..)) => Ok(true),

@@ -94,7 +94,7 @@ async fn ensure(
         let incoming = Incoming::from_external("", "secrets", &current.kind, object)?;
         Ok(Proposed { incoming, precondition: None, uid: None, managed_fields: None })
     };
-    let kind = Kind { group: String::new(), version: "v1".into(), kind: "Secret".into() };
+    let kind = Kind::core_v1("Secret");
     match Store::new(storage, config, "", "secrets", kind)
         .update(WriteOptions { manager: Some("kube-controller-manager"), ..Default::default() }, Some(namespace), name, &mut fill)
         .await

@@ -86,7 +86,7 @@ pub async fn ensure(store: &dyn Storage, config: &StoreConfig, namespace: &Value
         object["data"] = json!({ "ca.crt": root_ca_pem });
         Ok(Proposed::edited(object))
     };
-    let config_maps = Store::new(store, config, "", "configmaps", v1("ConfigMap"));
+    let config_maps = Store::new(store, config, "", "configmaps", Kind::core_v1("ConfigMap"));
     match config_maps
         .update(
             WriteOptions { manager: Some("kube-controller-manager"), ..Default::default() },
@@ -101,17 +101,13 @@ pub async fn ensure(store: &dyn Storage, config: &StoreConfig, namespace: &Value
     }
 }
 
-fn v1(kind: &str) -> Kind {
-    Kind { group: String::new(), version: "v1".into(), kind: kind.into() }
-}
-
 /// Creates a core/v1 object unless it exists (another replica may create it first).
 async fn create_if_absent(store: &dyn Storage, config: &StoreConfig, ns: &str, resource: &str, object: Value) -> Result<(), ApiError> {
     let name = object["metadata"]["name"].as_str().unwrap_or_default().to_owned();
     if store.get(&key("", resource, Some(ns), Some(&name))).await?.is_some() {
         return Ok(());
     }
-    let kind = v1(object["kind"].as_str().unwrap_or_default());
+    let kind = Kind::core_v1(object["kind"].as_str().unwrap_or_default());
     let incoming = Incoming::from_object("", resource, &kind, &object)?;
     // Created meanwhile (409), or the namespace went away or began terminating (404, 403): no
     // account is wanted then.

@@ -20,6 +20,11 @@ pub struct Kind {
 }
 
 impl Kind {
+    /// A kind of the core group's `v1` (`Pod`, `ConfigMap`, `Status`, ...).
+    pub fn core_v1(kind: &str) -> Kind {
+        Kind { group: String::new(), version: "v1".into(), kind: kind.into() }
+    }
+
     pub fn api_version(&self) -> String {
         if self.group.is_empty() { self.version.clone() } else { format!("{}/{}", self.group, self.version) }
     }
@@ -433,7 +438,7 @@ mod tests {
 
     #[test]
     fn value_round_trips_through_protobuf() {
-        let kind = Kind { group: String::new(), version: "v1".into(), kind: "ConfigMap".into() };
+        let kind = Kind::core_v1("ConfigMap");
         let body = br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","labels":{"x":""}},"data":{"k":"v"}}"#;
         let value = decode(&kind, Format::Json, body).unwrap();
         let stored = encode(&kind, Format::Protobuf, &value).unwrap();
@@ -459,10 +464,10 @@ mod tests {
                 r#"unknown field "spec.status""#
             ]
         );
-        let kind = Kind { group: String::new(), version: "v1".into(), kind: "Pod".into() };
+        let kind = Kind::core_v1("Pod");
         let body = br#"{"metadata":{"name":"p"},"spec":{"enableServiceLinks":false,"containers":[{"name":"a","ports":[{"containerPort":80,"hostPort":0}]}]}}"#;
         assert!(errors(&kind, body).is_empty());
-        let kind = Kind { group: String::new(), version: "v1".into(), kind: "ConfigMap".into() };
+        let kind = Kind::core_v1("ConfigMap");
         let body = br#"{"metadata":{"name":"a","name":"b"},"data":{"k":"1","k":"2"}}"#;
         assert_eq!(errors(&kind, body), [r#"duplicate field "metadata.name""#, r#"duplicate field "data.k""#]);
         let deduplicated = last_of_repeated_keys(body).unwrap();
@@ -472,7 +477,7 @@ mod tests {
 
     #[test]
     fn request_bodies_are_defaulted_in_every_format() {
-        let kind = Kind { group: String::new(), version: "v1".into(), kind: "Pod".into() };
+        let kind = Kind::core_v1("Pod");
         // A Go client's protobuf carries its zero values: `imagePullPolicy: ""` is unset.
         let value = serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
             "spec": {"containers": [{"name": "c", "image": "nginx:1", "imagePullPolicy": ""}],
@@ -494,7 +499,7 @@ mod tests {
 
     #[test]
     fn zero_strings_go_but_empty_label_values_stay() {
-        let kind = Kind { group: String::new(), version: "v1".into(), kind: "Namespace".into() };
+        let kind = Kind::core_v1("Namespace");
         let mut v = serde_json::json!({
             "metadata": {"name": "a", "generateName": "", "labels": {"x": ""}},
             "status": {"phase": ""}

@@ -1152,7 +1152,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = EmbeddedStore::open(dir.path().join("store.redb")).unwrap();
         let config = StoreConfig { network: Default::default(), event_ttl: std::time::Duration::ZERO, ..Default::default() };
-        let kind = Kind { group: String::new(), version: "v1".into(), kind: "Pod".into() };
+        let kind = Kind::core_v1("Pod");
         let pods = Store::new(&store, &config, "", "pods", kind.clone());
         let pod = json!({
             "apiVersion": "v1", "kind": "Pod",
@@ -1206,7 +1206,7 @@ mod tests {
     }
 
     fn v1(kind: &str) -> Kind {
-        Kind { group: String::new(), version: "v1".into(), kind: kind.into() }
+        Kind::core_v1(kind)
     }
 
     fn incoming(resource: &str, kind: &Kind, object: Value) -> Incoming {

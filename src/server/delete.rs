@@ -102,7 +102,7 @@ fn deleted_response(call: &ResourceCall<'_>, outcome: Deleted, options: &Value) 
         }
         Deleted::Gone(kind, value) if call.strategy.returns_deleted_object() => respond(&kind, call.accept, 200, &value),
         Deleted::Gone(_, value) => {
-            let status_kind = Kind { group: String::new(), version: "v1".into(), kind: "Status".into() };
+            let status_kind = Kind::core_v1("Status");
             let mut details = json!({ "name": value["metadata"]["name"], "kind": t.resource, "uid": value["metadata"]["uid"] });
             if !t.group.is_empty() {
                 details["group"] = json!(t.group);

@@ -53,7 +53,8 @@ pub struct ServeArgs {
     pub bind_address: std::net::IpAddr,
     /// The address the `kubernetes` Service's Endpoints name for this server (default: the
     /// bind address unless it is unspecified or loopback, else the address of the host's
-    /// default route; none is written on a host without one).
+    /// default route; none is written on a host without one). Of the service range's IP
+    /// family, or the server does not start, as upstream's.
     #[arg(long)]
     pub advertise_address: Option<std::net::IpAddr>,
     /// The port to serve HTTPS on (0 picks a free one; the chosen port is logged and written to

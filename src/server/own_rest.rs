@@ -32,7 +32,7 @@ pub async fn handle(
 
 /// The `Status` a create-like subresource answers with (upstream writes `code` 201 into it).
 fn created_status(call: &ResourceCall<'_>) -> http::Response<Body> {
-    let kind = Kind { group: String::new(), version: "v1".into(), kind: "Status".into() };
+    let kind = Kind::core_v1("Status");
     let status = json!({ "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201 });
     respond(&kind, call.accept, 201, &status)
 }

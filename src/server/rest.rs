@@ -73,7 +73,7 @@ pub(super) fn delete_options(call: &ResourceCall<'_>) -> Result<Value, ApiError>
     if call.body.iter().all(u8::is_ascii_whitespace) {
         return Ok(json!({}));
     }
-    let kind = Kind { group: String::new(), version: "v1".into(), kind: "DeleteOptions".into() };
+    let kind = Kind::core_v1("DeleteOptions");
     objects::decode(&kind, body_format(call)?, &call.body)
         .map_err(|e| ApiError::bad_request(format!("the body of the request could not be decoded: {e}")))
 }
@@ -605,24 +605,12 @@ fn strict_errors(call: &ResourceCall<'_>, format: Format, kind: &Kind) -> Result
 /// Server-side field validation of a request body: its strict decoding errors are a 400 under
 /// Strict and warnings under Warn.
 fn report_strict_errors(call: &ResourceCall<'_>, kind: &Kind, errors: Vec<StrictError>) -> Result<(), ApiError> {
-    let mode = field_validation(call)?;
-    if errors.is_empty() || mode == FieldValidation::Ignore {
-        return Ok(());
-    }
-    let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();
-    if mode == FieldValidation::Strict {
-        return Err(ApiError::bad_request(format!(
-            "{} in version {:?} cannot be handled as a {}: strict decoding error: {}",
-            kind.kind,
-            kind.version,
-            kind.kind,
-            messages.join(", ")
-        )));
-    }
-    for m in messages {
-        warn(m);
-    }
-    Ok(())
+    report_field_errors(field_validation(call)?, errors, |joined| {
+        ApiError::bad_request(format!(
+            "{} in version {:?} cannot be handled as a {}: strict decoding error: {joined}",
+            kind.kind, kind.version, kind.kind
+        ))
+    })
 }
 
 /// Server-side field validation of a patched object, as upstream's patchers decode it: fields
@@ -639,17 +627,23 @@ fn check_patched_fields(call: &ResourceCall<'_>, kind: &Kind, patched_json: &[u8
     } else {
         pruned.into_iter().map(StrictError::Unknown).collect()
     };
-    if errors.is_empty() {
+    report_field_errors(mode, errors, |joined| invalid_patch(call, patched_json, format!("strict decoding error: {joined}")))
+}
+
+/// What `fieldValidation` makes of strict decoding errors: nothing under Ignore, a warning each
+/// under Warn, and under Strict the error `strict` makes of their messages joined.
+fn report_field_errors(mode: FieldValidation, errors: Vec<StrictError>, strict: impl FnOnce(String) -> ApiError) -> Result<(), ApiError> {
+    if errors.is_empty() || mode == FieldValidation::Ignore {
         return Ok(());
     }
     let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();
-    if mode == FieldValidation::Warn {
-        for m in messages {
-            warn(m);
-        }
-        return Ok(());
+    if mode == FieldValidation::Strict {
+        return Err(strict(messages.join(", ")));
     }
-    Err(invalid_patch(call, patched_json, format!("strict decoding error: {}", messages.join(", "))))
+    for m in messages {
+        warn(m);
+    }
+    Ok(())
 }
 
 /// Upstream's patchers' answer for a patched object that does not decode as its kind: a 422
@@ -1033,7 +1027,7 @@ mod tests {
     fn missing_type_meta_comes_from_the_url_as_go_defaults_it() {
         use kapi_apimachinery::codec::TypeMeta;
         let deployments = Kind { group: "apps".into(), version: "v1".into(), kind: "Deployment".into() };
-        let pods = Kind { group: String::new(), version: "v1".into(), kind: "Pod".into() };
+        let pods = Kind::core_v1("Pod");
         let tm = |api_version: &str, kind: &str| TypeMeta { api_version: api_version.into(), kind: kind.into() };
         let cases = [
             (&deployments, tm("", ""), tm("apps/v1", "Deployment")),

@@ -381,7 +381,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let storage = crate::storage::embedded::EmbeddedStore::open(dir.path().join("store.redb")).unwrap();
         let config = StoreConfig { network: Default::default(), event_ttl: Duration::ZERO, ..Default::default() };
-        let kind = Kind { group: String::new(), version: "v1".into(), kind: "ConfigMap".into() };
+        let kind = Kind::core_v1("ConfigMap");
         let store = Store::new(&storage, &config, "", "configmaps", kind);
         async fn watch(store: &Store<'_>, query: &str) -> Result<ObjectWatch, ApiError> {
             store.watch(None, &crate::list_options::ListOptions::from_query(query).unwrap()).await

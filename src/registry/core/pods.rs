@@ -246,8 +246,7 @@ pub async fn bind(
     }
     request.validate_create_admission(options, namespace, &name, &mut binding).await?;
 
-    let pods =
-        Store::new(request.storage, request.config, "", "pods", Kind { group: String::new(), version: "v1".into(), kind: "Pod".into() });
+    let pods = Store::new(request.storage, request.config, "", "pods", Kind::core_v1("Pod"));
     // The binding's resourceVersion is a precondition on the pod; its uid is checked by `assign`.
     let precondition = binding["metadata"]["resourceVersion"].as_str().map(str::to_owned);
     let now = objects::now();

@@ -78,7 +78,7 @@ impl Strategy for ServiceStrategy {
             context.config.network.release(&Allocated::from_services([object])).await;
             let meta = &object["metadata"];
             let (namespace, name) = (meta["namespace"].as_str(), meta["name"].as_str().unwrap_or_default());
-            let kind = crate::registry::objects::Kind { group: String::new(), version: "v1".into(), kind: "Endpoints".into() };
+            let kind = crate::registry::objects::Kind::core_v1("Endpoints");
             let endpoints = crate::registry::store::Store::new(context.store, context.config, "", "endpoints", kind);
             let deleted = match endpoints.object_key(namespace, name) {
                 Ok(key) => endpoints.delete_at(Default::default(), &key, name, &json!({})).await.map(drop),

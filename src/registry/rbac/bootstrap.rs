@@ -600,7 +600,7 @@ mod tests {
             let stored = objects::encode_stored(&wanted.kind(), &external).unwrap();
             assert_eq!(PolicyObject::decode_stored(&stored).unwrap().to_external().unwrap(), external);
         }
-        let configmap = Kind { group: String::new(), version: "v1".into(), kind: "ConfigMap".into() };
+        let configmap = Kind::core_v1("ConfigMap");
         let stored = objects::encode_stored(&configmap, &json!({"metadata": {"name": "c"}})).unwrap();
         assert!(PolicyObject::decode_stored(&stored).is_err());
     }

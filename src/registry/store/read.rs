@@ -432,7 +432,7 @@ mod tests {
     /// size: stored pods (typed) and already written items alike, commas only between items.
     #[test]
     fn json_list_items_write_in_pieces() {
-        let kind = Kind { group: String::new(), version: "v1".into(), kind: "Pod".into() };
+        let kind = Kind::core_v1("Pod");
         let pod = |name: &str| {
             let value = serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}});
             let stored = objects::encode(&kind, Format::Protobuf, &value).unwrap();

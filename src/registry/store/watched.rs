@@ -176,7 +176,7 @@ mod tests {
 
     #[test]
     fn watchers_share_objects_of_the_same_bytes_version_and_revision() {
-        let kind = Kind { group: String::new(), version: "v1".into(), kind: "ConfigMap".into() };
+        let kind = Kind::core_v1("ConfigMap");
         let stored = |data: &str| {
             let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "shared"}, "data": {"k": data}});
             Bytes::from(objects::encode(&kind, Format::Protobuf, &cm).unwrap())

@@ -33,8 +33,7 @@ pub async fn evict(
     let dry_run = options.dry_run || delete_options["dryRun"].as_array().is_some_and(|v| v.iter().any(|d| d == "All"));
     let options = WriteOptions { dry_run, ..options };
 
-    let pods =
-        Store::new(request.storage, request.config, "", "pods", Kind { group: String::new(), version: "v1".into(), kind: "Pod".into() });
+    let pods = Store::new(request.storage, request.config, "", "pods", Kind::core_v1("Pod"));
     let key = keys::object_key("", "pods", namespace, name)?;
     let current = pods.current(&key, name).await?;
     let (_, pod) = read_internal(&current)?;
