@@ -105,6 +105,11 @@ fn run() -> Result<()> {
     );
     println!("   kapi RSS with {watchers} watches open: {}", mib(fanout.rss_kib));
     println!("   CPU during the writes: kapi {:.2} cores, bench client {:.2} cores", fanout.kapi_cores, fanout.client_cores);
+    // The rows above depend on how far behind the server fell; this one does not.
+    println!(
+        "   kapi CPU per delivered event, writes and drain: {:.2} µs (bench client {:.2} µs)",
+        fanout.kapi_micros_per_delivery, fanout.client_micros_per_delivery
+    );
     let log = std::fs::read_to_string(root.path().join("kapi.log")).unwrap_or_default();
     println!("   watchers closed for falling behind: {}", log.matches("fell behind").count());
     if std::env::var("KAPI_BENCH_SECTION").is_ok_and(|s| s == "fanout") {
@@ -224,6 +229,9 @@ struct Fanout {
     /// CPU time over wall time while the writes went on.
     kapi_cores: f64,
     client_cores: f64,
+    /// CPU from the first write until every event was read (or the deadline), per event read.
+    kapi_micros_per_delivery: f64,
+    client_micros_per_delivery: f64,
 }
 
 /// `watchers` watch streams on HTTP/2 connections, read by a small tokio runtime (a thread per
@@ -319,6 +327,9 @@ fn bench_fanout(server: &Server, etcd_url: &str, watchers: usize) -> Result<Fano
             all.extend(task.await.unwrap_or_default());
         }
     });
+    let drained = cpu_delta(&cpu_before, &cpu_micros(&processes)?);
+    let delivered = all.len().max(1) as f64;
+    let per_delivery = |us: u64| us as f64 / delivered;
     all.sort_unstable();
     let at = |q: f64| {
         let micros = all.get(((all.len() as f64 * q) as usize).min(all.len().saturating_sub(1))).copied().unwrap_or_default();
@@ -339,6 +350,8 @@ fn bench_fanout(server: &Server, etcd_url: &str, watchers: usize) -> Result<Fano
         rss_kib,
         kapi_cores: cores(cpu[0]),
         client_cores: cores(cpu[1]),
+        kapi_micros_per_delivery: per_delivery(drained[0]),
+        client_micros_per_delivery: per_delivery(drained[1]),
     })
 }
 

@@ -7,7 +7,7 @@ use std::pin::Pin;
 use std::sync::{Mutex, PoisonError};
 use std::task::{Context, Poll, ready};
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use http_body_util::BodyExt;
 use http_body_util::combinators::BoxBody;
 use hyper::body::Frame;
@@ -111,7 +111,10 @@ impl<C: ChunkSource + Unpin> hyper::body::Body for Merged<C> {
                 None => return Poll::Ready(None),
             },
         };
-        let mut merged: Option<BytesMut> = None;
+        // Gathered first and copied once into a buffer of the merged size: growing one as the
+        // chunks came reallocated and copied it again and again (a tenth of a busy watch
+        // server's time).
+        let mut more = Vec::new();
         let mut len = first.len();
         // The source registers the waker when it is not ready: the body is polled again then.
         while len < MERGE_UP_TO
@@ -122,15 +125,17 @@ impl<C: ChunkSource + Unpin> hyper::body::Body for Merged<C> {
                 break;
             }
             len += next.len();
-            merged
-                .get_or_insert_with(|| {
-                    let mut chunk = BytesMut::with_capacity(2 * len);
-                    chunk.extend_from_slice(&first);
-                    chunk
-                })
-                .extend_from_slice(&next);
+            more.push(next);
         }
-        Poll::Ready(Some(Ok(Frame::data(merged.map_or(first, BytesMut::freeze)))))
+        if more.is_empty() {
+            return Poll::Ready(Some(Ok(Frame::data(first))));
+        }
+        let mut merged = Vec::with_capacity(len);
+        merged.extend_from_slice(&first);
+        for chunk in &more {
+            merged.extend_from_slice(chunk);
+        }
+        Poll::Ready(Some(Ok(Frame::data(Bytes::from(merged)))))
     }
 }
 

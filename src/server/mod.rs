@@ -557,7 +557,8 @@ async fn serve_connection(
             return;
         }
     };
-    if stream.get_ref().1.alpn_protocol() == Some(b"h2") {
+    let http2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
+    if http2 {
         stream.get_mut().0.gather_frames();
     }
     // Upstream's x509 authenticator: a certificate that does not verify against the client CA
@@ -595,7 +596,7 @@ async fn serve_connection(
         // it when they overflow, not as bytes of its own.
         .max_send_buf_size(HTTP2_STREAM_SEND_BUFFER)
         .max_header_list_size(MAX_HEADER_BYTES as u32);
-    let conn = builder.serve_connection(TokioIo::new(stream), service);
+    let conn = builder.serve_connection(TokioIo::new(coalesced_writes::GatheredFrames::new(stream, http2)), service);
     tokio::pin!(conn);
     let idle = activity.idle(limits.header_read_timeout, limits.idle_timeout);
     tokio::pin!(idle);

@@ -59,7 +59,9 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use tokio::sync::{mpsc, watch};
 
-use super::{Event, KeyValue, ListOptions, ListResult, Revision, Storage, StorageError, StorageFuture, WatchSource, WatchStream};
+use super::{
+    Event, KeyValue, ListOptions, ListResult, Revision, SharedEvent, Storage, StorageError, StorageFuture, WatchSource, WatchStream,
+};
 
 /// Tuning of a [`WatchCache`].
 #[derive(Clone, Debug)]
@@ -168,7 +170,7 @@ struct State {
     revision: Revision,
     objects: BTreeMap<String, KeyValue>,
     /// Every event of the prefix with a revision above `oldest`, in revision order.
-    window: VecDeque<(Instant, Arc<Event>)>,
+    window: VecDeque<(Instant, Arc<SharedEvent>)>,
     oldest: Revision,
     watchers: Vec<Watcher>,
     /// When a progress report was last handed to the watchers (see [`PROGRESS_TO_WATCHERS_EVERY`]).
@@ -182,8 +184,9 @@ const PROGRESS_TO_WATCHERS_EVERY: Duration = Duration::from_secs(1);
 
 struct Watcher {
     prefix: String,
-    /// Bounded at `watcher_buffer + 1`: the last slot is kept for the overflow error.
-    tx: mpsc::Sender<Result<Arc<Event>, StorageError>>,
+    /// Bounded at `watcher_buffer + 1`: the last slot is kept for `None`, the overflow (a
+    /// pointer's size: each watcher's queue is read cold, once per event).
+    tx: mpsc::Sender<Option<Arc<SharedEvent>>>,
 }
 
 impl WatchCache {
@@ -366,13 +369,13 @@ impl Resource {
     }
 
     /// Applies one backend event and hands it to the watchers, never waiting for them.
-    fn apply(&self, event: Event, options: &WatchCacheOptions) {
+    fn apply(&self, event: Arc<SharedEvent>, options: &WatchCacheOptions) {
         let revision = event.revision();
         let mut state = self.state();
         if revision <= state.revision {
             return;
         }
-        match &event {
+        match &**event {
             Event::Put { kv, .. } => {
                 state.objects.insert(kv.key.clone(), kv.clone());
             }
@@ -388,10 +391,9 @@ impl Resource {
                 let now = Instant::now();
                 if state.progress_forwarded.is_none_or(|at| now.duration_since(at) >= PROGRESS_TO_WATCHERS_EVERY) {
                     state.progress_forwarded = Some(now);
-                    let event = Arc::new(event);
                     state
                         .watchers
-                        .retain(|watcher| !matches!(watcher.tx.try_send(Ok(event.clone())), Err(mpsc::error::TrySendError::Closed(_))));
+                        .retain(|watcher| !matches!(watcher.tx.try_send(Some(event.clone())), Err(mpsc::error::TrySendError::Closed(_))));
                 }
                 drop(state);
                 self.progress.send_replace(revision);
@@ -399,7 +401,6 @@ impl Resource {
             }
         }
         state.revision = revision;
-        let event = Arc::new(event);
         let now = Instant::now();
         state.window.push_back((now, event.clone()));
         while state.window.len() > options.window_max
@@ -418,10 +419,10 @@ impl Resource {
             }
             if watcher.tx.capacity() <= 1 {
                 tracing::warn!(prefix = %watcher.prefix, buffer, "watch cache: closing a watcher that fell behind");
-                let _ = watcher.tx.try_send(Err(StorageError::WatchOverflow { capacity: buffer }));
+                let _ = watcher.tx.try_send(None);
                 return false;
             }
-            watcher.tx.try_send(Ok(event.clone())).is_ok()
+            watcher.tx.try_send(Some(event.clone())).is_ok()
         });
         drop(state);
         self.progress.send_replace(revision);
@@ -472,7 +473,7 @@ async fn feed(backend: Arc<dyn Storage>, resource: Arc<Resource>, options: Watch
                 }
             };
             loop {
-                match stream.next().await {
+                match stream.next_shared().await {
                     Some(Ok(event)) => {
                         pause = Duration::from_millis(100);
                         resource.apply(event, &options);
@@ -615,7 +616,7 @@ impl Storage for WatchCache {
                     None
                 } else {
                     let start = state.window.partition_point(|(_, e)| e.revision() <= from);
-                    let replay: VecDeque<Arc<Event>> =
+                    let replay: VecDeque<Arc<SharedEvent>> =
                         state.window.range(start..).filter(|(_, e)| e.key().starts_with(prefix)).map(|(_, e)| e.clone()).collect();
                     let (tx, rx) = mpsc::channel(self.options.watcher_buffer + 1);
                     state.watchers.push(Watcher { prefix: prefix.to_owned(), tx });
@@ -623,7 +624,7 @@ impl Storage for WatchCache {
                 }
             };
             match registered {
-                Some((replay, rx)) => Ok(WatchStream::new(CacheWatch { replay, rx, after: from })),
+                Some((replay, rx)) => Ok(WatchStream::new(CacheWatch { replay, rx, after: from, buffer: self.options.watcher_buffer })),
                 None => {
                     tracing::debug!(%prefix, from, "watch cache: revision before the window; watching the backend");
                     self.backend.watch(prefix, from_revision).await
@@ -666,25 +667,33 @@ impl Storage for WatchCache {
 
 /// One watcher of a resource cache: the window's events after its start, then live ones.
 struct CacheWatch {
-    replay: VecDeque<Arc<Event>>,
-    rx: mpsc::Receiver<Result<Arc<Event>, StorageError>>,
+    replay: VecDeque<Arc<SharedEvent>>,
+    rx: mpsc::Receiver<Option<Arc<SharedEvent>>>,
     /// Events at or below this revision are skipped (a watch from a revision the cache has not
     /// reached yet).
     after: Revision,
+    /// The queue's size, which an overflow reports.
+    buffer: usize,
 }
 
 impl WatchSource for CacheWatch {
     /// Cancel-safe: `recv` is, and nothing else awaits.
     fn next_event(&mut self) -> StorageFuture<'_, Option<Event>> {
+        Box::pin(async move { Ok(self.next_shared().await?.map(SharedEvent::into_event)) })
+    }
+
+    /// The event every watcher of the resource shares. Cancel-safe: `recv` is, and nothing
+    /// else awaits.
+    fn next_shared(&mut self) -> StorageFuture<'_, Option<Arc<SharedEvent>>> {
         Box::pin(async move {
             if let Some(event) = self.replay.pop_front() {
-                return Ok(Some(Event::clone(&event)));
+                return Ok(Some(event));
             }
             loop {
                 match self.rx.recv().await {
-                    Some(Ok(event)) if event.revision() <= self.after => continue,
-                    Some(Ok(event)) => return Ok(Some(Event::clone(&event))),
-                    Some(Err(error)) => return Err(error),
+                    Some(Some(event)) if event.revision() <= self.after => continue,
+                    Some(Some(event)) => return Ok(Some(event)),
+                    Some(None) => return Err(StorageError::WatchOverflow { capacity: self.buffer }),
                     None => return Ok(None),
                 }
             }

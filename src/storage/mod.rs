@@ -24,9 +24,11 @@ pub mod conformance;
 pub mod embedded;
 pub mod etcd;
 
+use std::any::Any;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 
@@ -287,6 +289,55 @@ pub trait WatchSource: Send {
     /// ended with an error. Neither is followed by another call. Implementations must be
     /// cancel-safe: if the returned future is dropped before completing, no event may be lost.
     fn next_event(&mut self) -> StorageFuture<'_, Option<Event>>;
+
+    /// [`WatchSource::next_event`], as a [`SharedEvent`]: a source that hands the same event
+    /// to many watchers (the watch cache) hands out the one it holds, so that what a reader
+    /// derives from it is derived once for all of them.
+    fn next_shared(&mut self) -> StorageFuture<'_, Option<Arc<SharedEvent>>> {
+        Box::pin(async move { Ok(self.next_event().await?.map(SharedEvent::new)) })
+    }
+}
+
+/// An event as the watch cache hands it to every watcher of its resource, with one slot for
+/// what the first reader derives from it (the registry's decoded objects), so that work is
+/// done once per event rather than once per watcher: with thousands of watchers, looking up
+/// the decoded object again for each was a large part of a delivery. Upstream's cacher wraps
+/// an event's object once for all its watchers in the same way (`cachingObject`).
+pub struct SharedEvent {
+    event: Event,
+    derived: OnceLock<Box<dyn Any + Send + Sync>>,
+}
+
+impl SharedEvent {
+    pub fn new(event: Event) -> Arc<Self> {
+        Arc::new(SharedEvent { event, derived: OnceLock::new() })
+    }
+
+    /// What `derive` makes of the event, made by the first reader that asks (others asking at
+    /// the same time wait for it) and kept for every later one. An event keeps one derived
+    /// value: `None` when it already holds one of another type.
+    pub fn derived<T: Any + Send + Sync>(&self, derive: impl FnOnce(&Event) -> T) -> Option<&T> {
+        self.derived.get_or_init(|| Box::new(derive(&self.event))).downcast_ref()
+    }
+
+    /// The event itself: moved out when this was its last holder, cloned otherwise.
+    pub fn into_event(self: Arc<Self>) -> Event {
+        Arc::try_unwrap(self).map_or_else(|shared| shared.event.clone(), |own| own.event)
+    }
+}
+
+impl std::ops::Deref for SharedEvent {
+    type Target = Event;
+
+    fn deref(&self) -> &Event {
+        &self.event
+    }
+}
+
+impl fmt::Debug for SharedEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.event.fmt(f)
+    }
 }
 
 /// The events of one watch, from [`Storage::watch`]. Dropping it ends the watch.
@@ -309,7 +360,20 @@ impl WatchStream {
     /// Cancel-safe: it can be used in `tokio::select!` without losing events.
     pub async fn next(&mut self) -> Option<Result<Event, StorageError>> {
         let source = self.source.as_mut()?;
-        match source.next_event().await {
+        let next = source.next_event().await;
+        self.fuse(next)
+    }
+
+    /// [`WatchStream::next`], the event as its source shares it (see [`SharedEvent`]).
+    pub async fn next_shared(&mut self) -> Option<Result<Arc<SharedEvent>, StorageError>> {
+        let source = self.source.as_mut()?;
+        let next = source.next_shared().await;
+        self.fuse(next)
+    }
+
+    /// A source's answer as the stream's: after the end or an error, the stream has ended.
+    fn fuse<T>(&mut self, next: Result<Option<T>, StorageError>) -> Option<Result<T, StorageError>> {
+        match next {
             Ok(Some(event)) => Some(Ok(event)),
             Ok(None) => {
                 self.source = None;
@@ -425,6 +489,23 @@ mod tests {
         assert!(stream.next().await.is_none());
         assert!(stream.next().await.is_none());
         assert_eq!(format!("{stream:?}"), "WatchStream { ended: true }");
+    }
+
+    #[test]
+    fn a_shared_event_derives_once() {
+        let event = SharedEvent::new(put("/a", 2));
+        let derived = std::sync::atomic::AtomicUsize::new(0);
+        let derive = |e: &Event| {
+            derived.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            e.revision() * 10
+        };
+        assert_eq!(event.derived(derive), Some(&20));
+        assert_eq!(event.derived(derive), Some(&20));
+        assert_eq!(derived.into_inner(), 1, "made by the first reader only");
+        assert_eq!(event.derived(|_| "another type"), None, "one derived value per event");
+        let held = event.clone();
+        assert_eq!(event.into_event(), put("/a", 2), "cloned while shared");
+        assert_eq!(held.into_event(), put("/a", 2), "moved out by the last holder");
     }
 
     #[test]

@@ -11,12 +11,12 @@ use kapi_apimachinery::codec::Format;
 use serde_json::Value;
 
 use super::Store;
-use super::watched::{WatchedObject, watched_object};
+use super::watched::{WatchedObject, watched_object, with_decoded_event};
 use crate::list_options::{self, ListOptions, ReadConsistency, compacted_continue_error, continue_after};
 use crate::registry::objects::{self, Kind};
 use crate::registry::strategy::{Converter, FieldSet, Strategy};
 use crate::status::ApiError;
-use crate::storage::{self, Event, KeyValue, Revision, StorageError, WatchStream};
+use crate::storage::{self, Event, KeyValue, Revision, SharedEvent, StorageError, WatchStream};
 
 /// Which objects a list or watch reports (the namespace aside, which the key prefix selects):
 /// upstream's `SelectionPredicate` over labels and the resource's selectable fields.
@@ -145,7 +145,7 @@ impl ObjectWatch {
     /// and handled before the next.
     pub async fn next(&mut self) -> Option<WatchEvent> {
         loop {
-            let event = match self.stream.as_mut()?.next().await {
+            let event = match self.stream.as_mut()?.next_shared().await {
                 Some(Ok(event)) => event,
                 // The store ended the watch (overflow, shutdown).
                 _ => {
@@ -403,11 +403,11 @@ pub fn selection(strategy: &dyn Strategy, group: &str, resource: &str, options: 
 
 /// A storage event as a watch event. An update moving an object out of the filter is a
 /// `DELETED` for this watcher, and one moving it in an `ADDED`, as upstream's filtered watches.
-fn translate(event: &Event, filter: &Filter, kind: &Kind, converter: Option<&Converter>) -> Option<WatchEvent> {
-    match event {
+fn translate(event: &SharedEvent, filter: &Filter, kind: &Kind, converter: Option<&Converter>) -> Option<WatchEvent> {
+    with_decoded_event(event, |decoded| match &**event {
         Event::Put { kv, prev } => {
-            let object = watched_object(kv, kv.mod_revision, kind, converter)?;
-            let was = prev.as_ref().and_then(|p| watched_object(p, p.mod_revision, kind, converter)).is_some_and(|o| filter(o.object()));
+            let object = decoded.object(kv.mod_revision, kind, converter)?;
+            let was = prev.as_ref().and_then(|p| decoded.previous(p.mod_revision, kind, converter)).is_some_and(|o| filter(o.object()));
             match (was, filter(object.object())) {
                 (_, true) if prev.is_none() || !was => Some(WatchEvent::Added(object)),
                 (true, true) => Some(WatchEvent::Modified(object)),
@@ -415,13 +415,13 @@ fn translate(event: &Event, filter: &Filter, kind: &Kind, converter: Option<&Con
                 _ => None,
             }
         }
-        Event::Delete { prev, revision } => {
-            let object = watched_object(prev, *revision, kind, converter)?;
+        Event::Delete { revision, .. } => {
+            let object = decoded.previous(*revision, kind, converter)?;
             filter(object.object()).then_some(WatchEvent::Deleted(object))
         }
         // Only moves the watch's position (its next bookmark).
         Event::Progress { .. } => None,
-    }
+    })
 }
 
 #[cfg(test)]

@@ -8,7 +8,10 @@
 //! once ([`Decoded`]), converted once per watched version and resourceVersion
 //! ([`WatchedObject`]), and each of those encoded once per event type and wire form
 //! ([`WatchedObject::encoded`]), the bytes shared by every watcher asking for the same form.
-//! Selection (label and field selectors) stays per watcher, on the shared object.
+//! Selection (label and field selectors) stays per watcher, on the shared object. A watch
+//! cache's event reaches its watchers as one [`SharedEvent`], whose first reader decodes its
+//! objects for all of them ([`with_decoded_event`]); the shared versions and encodings are
+//! read without a lock once made.
 //!
 //! Admission plugins that read other objects (a pod's namespace, service account and priority
 //! classes) share the decoded objects too ([`stored_object`]), as upstream's plugins read them
@@ -21,14 +24,14 @@
 //! recent [`CAPACITY`] stored objects are kept.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use bytes::Bytes;
 use serde_json::Value;
 
 use crate::registry::objects::{self, Kind};
 use crate::registry::strategy::Converter;
-use crate::storage::{KeyValue, Revision};
+use crate::storage::{Event, KeyValue, Revision, SharedEvent};
 
 /// How many decoded stored objects are kept (with their versions and encodings).
 const CAPACITY: usize = 4096;
@@ -37,14 +40,23 @@ const CAPACITY: usize = 4096;
 /// encodings as watch events, made once for every watcher that shares it.
 pub struct WatchedObject {
     object: Value,
-    /// Encoded events by event type and wire form (a handful at most).
-    encodings: Mutex<Vec<(&'static str, &'static str, Bytes)>>,
+    /// The first encoding asked for: with thousands of watchers of one form, the one they all
+    /// read, without taking a lock.
+    first: OnceLock<Encoding>,
+    /// Encodings of other event types and wire forms (a handful at most).
+    more: Mutex<Vec<Encoding>>,
+}
+
+struct Encoding {
+    event_type: &'static str,
+    form: &'static str,
+    bytes: Bytes,
 }
 
 impl WatchedObject {
     /// An object no other watcher shares (bookmarks, tests, custom resources' conversions).
     pub fn new(object: Value) -> Self {
-        WatchedObject { object, encodings: Mutex::new(Vec::new()) }
+        WatchedObject { object, first: OnceLock::new(), more: Mutex::new(Vec::new()) }
     }
 
     pub fn object(&self) -> &Value {
@@ -53,15 +65,20 @@ impl WatchedObject {
 
     /// The event of type `event_type` carrying this object in wire form `form` (a name the
     /// caller chooses, one per distinct encoding): made by `encode` for the first watcher that
-    /// asks, the same bytes for every later one. `encode` runs under the object's lock, so that
-    /// watchers asking at once wait for the one encoding instead of each making their own.
-    pub fn encoded(&self, event_type: &'static str, form: &'static str, encode: impl FnOnce(&Value) -> Bytes) -> Bytes {
-        let mut encodings = self.encodings.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some((_, _, bytes)) = encodings.iter().find(|(t, f, _)| *t == event_type && *f == form) {
-            return bytes.clone();
+    /// asks, the same bytes for every later one. Watchers asking at once wait for the one
+    /// encoding instead of each making their own.
+    pub fn encoded(&self, event_type: &'static str, form: &'static str, encode: impl Fn(&Value) -> Bytes) -> Bytes {
+        let is_asked = |e: &Encoding| e.event_type == event_type && e.form == form;
+        let first = self.first.get_or_init(|| Encoding { event_type, form, bytes: encode(&self.object) });
+        if is_asked(first) {
+            return first.bytes.clone();
+        }
+        let mut more = self.more.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(found) = more.iter().find(|e| is_asked(e)) {
+            return found.bytes.clone();
         }
         let bytes = encode(&self.object);
-        encodings.push((event_type, form, bytes.clone()));
+        more.push(Encoding { event_type, form, bytes: bytes.clone() });
         bytes
     }
 }
@@ -72,16 +89,20 @@ pub struct Decoded {
     stored: Bytes,
     kind: Kind,
     object: Value,
-    views: Mutex<Vec<View>>,
+    /// The first version asked for, read without a lock (watchers of a collection mostly
+    /// share one version); then any others.
+    first_view: OnceLock<View>,
+    more_views: Mutex<Vec<View>>,
 }
 
 /// A decoded object as watchers of one group and version see it at one resourceVersion (a
-/// deletion reports the last stored object at the deletion's revision).
+/// deletion reports the last stored object at the deletion's revision); `None` when it does
+/// not convert.
 struct View {
     group: String,
     version: String,
     revision: Revision,
-    object: Arc<WatchedObject>,
+    object: Option<Arc<WatchedObject>>,
 }
 
 #[derive(Default)]
@@ -100,6 +121,79 @@ impl Decoded {
     pub fn object(&self) -> &Value {
         &self.object
     }
+
+    /// The object in the watched `kind`'s version with the given resourceVersion, shared with
+    /// every other watcher of the same version (see [`watched_object`]).
+    fn view(&self, revision: Revision, kind: &Kind, converter: Option<&Converter>) -> Option<Arc<WatchedObject>> {
+        let with_revision = |mut object: Value| {
+            object["metadata"]["resourceVersion"] = Value::String(revision.to_string());
+            object
+        };
+        if let Some(convert) = converter
+            && !objects::is_registered(&self.kind)
+        {
+            let object = convert(&self.kind, self.object.clone(), &kind.version).ok()?;
+            return Some(Arc::new(WatchedObject::new(with_revision(object))));
+        }
+        let make = || View {
+            group: kind.group.clone(),
+            version: kind.version.clone(),
+            revision,
+            object: objects::convert_stored(&self.kind, self.object.clone(), &kind.group, &kind.version)
+                .ok()
+                .map(|(_, object)| Arc::new(WatchedObject::new(with_revision(object)))),
+        };
+        let is_asked = |v: &View| v.revision == revision && v.group == kind.group && v.version == kind.version;
+        let first = self.first_view.get_or_init(make);
+        if is_asked(first) {
+            return first.object.clone();
+        }
+        let mut more = self.more_views.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(found) = more.iter().find(|v| is_asked(v)) {
+            return found.object.clone();
+        }
+        let view = make();
+        let object = view.object.clone();
+        more.push(view);
+        object
+    }
+}
+
+/// The stored objects of one watch event (the written one, and the one before it), decoded
+/// once for every watcher the event reaches ([`SharedEvent::derived`]).
+pub struct DecodedEvent {
+    object: Option<Arc<Decoded>>,
+    previous: Option<Arc<Decoded>>,
+}
+
+impl DecodedEvent {
+    fn of(event: &Event) -> Self {
+        let decode = |kv: &KeyValue| stored_object(kv).ok();
+        match event {
+            Event::Put { kv, prev } => DecodedEvent { object: decode(kv), previous: prev.as_ref().and_then(decode) },
+            Event::Delete { prev, .. } => DecodedEvent { object: None, previous: decode(prev) },
+            Event::Progress { .. } => DecodedEvent { object: None, previous: None },
+        }
+    }
+
+    /// The written object as watchers of `kind` see it at `revision` (see [`watched_object`]).
+    pub fn object(&self, revision: Revision, kind: &Kind, converter: Option<&Converter>) -> Option<Arc<WatchedObject>> {
+        self.object.as_ref()?.view(revision, kind, converter)
+    }
+
+    /// The object before the write, likewise.
+    pub fn previous(&self, revision: Revision, kind: &Kind, converter: Option<&Converter>) -> Option<Arc<WatchedObject>> {
+        self.previous.as_ref()?.view(revision, kind, converter)
+    }
+}
+
+/// `event`'s objects, decoded by its first reader and shared with the others.
+pub fn with_decoded_event<R>(event: &SharedEvent, with: impl FnOnce(&DecodedEvent) -> R) -> R {
+    match event.derived(DecodedEvent::of) {
+        Some(decoded) => with(decoded),
+        // The event holds something else (no reader derives anything else today).
+        None => with(&DecodedEvent::of(event)),
+    }
 }
 
 /// The object `kv` holds, decoded once and shared (see the module documentation): kept from an
@@ -115,7 +209,14 @@ pub fn stored_object(kv: &KeyValue) -> Result<Arc<Decoded>, String> {
     }
     // Decoded outside the lock: other stores' watchers need not wait for it.
     let (kind, object) = objects::decode_stored(&kv.value).map_err(|e| e.to_string())?;
-    let decoded = Arc::new(Decoded { key: kv.key.clone(), stored: kv.value.clone(), kind, object, views: Mutex::new(Vec::new()) });
+    let decoded = Arc::new(Decoded {
+        key: kv.key.clone(),
+        stored: kv.value.clone(),
+        kind,
+        object,
+        first_view: OnceLock::new(),
+        more_views: Mutex::new(Vec::new()),
+    });
     let mut guard = DECODED.lock().unwrap_or_else(PoisonError::into_inner);
     // Another watcher may have decoded it meanwhile: all share the first.
     if let Some(found) = find(&guard) {
@@ -147,25 +248,7 @@ pub fn stored_object(kv: &KeyValue) -> Result<Arc<Decoded>, String> {
 /// an object that does not convert, which a watch skips. A custom resource's conversion depends
 /// on its definition at the time, so it is made for each watcher and not shared.
 pub fn watched_object(kv: &KeyValue, revision: Revision, kind: &Kind, converter: Option<&Converter>) -> Option<Arc<WatchedObject>> {
-    let decoded = stored_object(kv).ok()?;
-    let with_revision = |mut object: Value| {
-        object["metadata"]["resourceVersion"] = Value::String(revision.to_string());
-        object
-    };
-    if let Some(convert) = converter
-        && !objects::is_registered(&decoded.kind)
-    {
-        let object = convert(&decoded.kind, decoded.object.clone(), &kind.version).ok()?;
-        return Some(Arc::new(WatchedObject::new(with_revision(object))));
-    }
-    let mut views = decoded.views.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some(view) = views.iter().find(|v| v.group == kind.group && v.version == kind.version && v.revision == revision) {
-        return Some(view.object.clone());
-    }
-    let (_, object) = objects::convert_stored(&decoded.kind, decoded.object.clone(), &kind.group, &kind.version).ok()?;
-    let view = Arc::new(WatchedObject::new(with_revision(object)));
-    views.push(View { group: kind.group.clone(), version: kind.version.clone(), revision, object: view.clone() });
-    Some(view)
+    stored_object(kv).ok()?.view(revision, kind, converter)
 }
 
 #[cfg(test)]
@@ -193,6 +276,31 @@ mod tests {
         // Same key and revision, other bytes (another store in the same process): decoded anew.
         let other = KeyValue { value: stored("2"), ..kv.clone() };
         assert_eq!(watched_object(&other, 3, &kind, None).unwrap().object()["data"]["k"], "2");
+    }
+
+    /// The watchers of one shared event see the same decoded objects, versions and bytes; an
+    /// update's previous object is decoded with it, for the selection's before and after.
+    #[test]
+    fn watchers_of_a_shared_event_share_its_decoding() {
+        let kind = Kind::core_v1("ConfigMap");
+        let kv = |data: &str, revision: Revision| {
+            let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "event"}, "data": {"k": data}});
+            let value = Bytes::from(objects::encode(&kind, Format::Protobuf, &cm).unwrap());
+            KeyValue { key: "/registry/configmaps/ns/shared-event-test".into(), value, create_revision: 3, mod_revision: revision }
+        };
+        let event = SharedEvent::new(Event::Put { kv: kv("new", 8), prev: Some(kv("old", 5)) });
+        let seen = || with_decoded_event(&event, |d| (d.object(8, &kind, None).unwrap(), d.previous(5, &kind, None).unwrap()));
+        let ((object, previous), (again, previous_again)) = (seen(), seen());
+        assert!(Arc::ptr_eq(&object, &again) && Arc::ptr_eq(&previous, &previous_again));
+        assert_eq!((object.object()["data"]["k"].as_str(), previous.object()["data"]["k"].as_str()), (Some("new"), Some("old")));
+        assert_eq!(object.object()["metadata"]["resourceVersion"], "8");
+        let bytes = |o: &WatchedObject| o.encoded("MODIFIED", "json", |v| Bytes::from(v.to_string()));
+        assert_eq!(bytes(&object).as_ptr(), bytes(&again).as_ptr());
+        // A deletion reports the last object at the deletion's revision.
+        let deleted = SharedEvent::new(Event::Delete { prev: kv("new", 8), revision: 9 });
+        let gone = with_decoded_event(&deleted, |d| (d.object(9, &kind, None).is_none(), d.previous(9, &kind, None).unwrap()));
+        assert!(gone.0);
+        assert_eq!(gone.1.object()["metadata"]["resourceVersion"], "9");
     }
 
     #[test]
