@@ -11,7 +11,7 @@ use kapi_apimachinery::codec::Format;
 use serde_json::Value;
 
 use super::Store;
-use super::watched::{WatchedObject, watched_object, with_decoded_event};
+use super::watched::{Decoded, WatchedObject, event_objects, watched_object};
 use crate::list_options::{self, ListOptions, ReadConsistency, compacted_continue_error, continue_after};
 use crate::registry::objects::{self, Kind};
 use crate::registry::strategy::{Converter, FieldSet, Strategy};
@@ -404,10 +404,12 @@ pub fn selection(strategy: &dyn Strategy, group: &str, resource: &str, options: 
 /// A storage event as a watch event. An update moving an object out of the filter is a
 /// `DELETED` for this watcher, and one moving it in an `ADDED`, as upstream's filtered watches.
 fn translate(event: &SharedEvent, filter: &Filter, kind: &Kind, converter: Option<&Converter>) -> Option<WatchEvent> {
-    with_decoded_event(event, |decoded| match &**event {
+    let objects = event_objects(event);
+    let view = |decoded: &Option<Arc<Decoded>>, revision: Revision| decoded.as_ref()?.view(revision, kind, converter);
+    match &**event {
         Event::Put { kv, prev } => {
-            let object = decoded.object(kv.mod_revision, kind, converter)?;
-            let was = prev.as_ref().and_then(|p| decoded.previous(p.mod_revision, kind, converter)).is_some_and(|o| filter(o.object()));
+            let object = view(&objects.object, kv.mod_revision)?;
+            let was = prev.as_ref().and_then(|p| view(&objects.previous, p.mod_revision)).is_some_and(|o| filter(o.object()));
             match (was, filter(object.object())) {
                 (_, true) if prev.is_none() || !was => Some(WatchEvent::Added(object)),
                 (true, true) => Some(WatchEvent::Modified(object)),
@@ -416,12 +418,12 @@ fn translate(event: &SharedEvent, filter: &Filter, kind: &Kind, converter: Optio
             }
         }
         Event::Delete { revision, .. } => {
-            let object = decoded.previous(*revision, kind, converter)?;
+            let object = view(&objects.previous, *revision)?;
             filter(object.object()).then_some(WatchEvent::Deleted(object))
         }
         // Only moves the watch's position (its next bookmark).
         Event::Progress { .. } => None,
-    })
+    }
 }
 
 #[cfg(test)]

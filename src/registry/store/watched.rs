@@ -10,8 +10,8 @@
 //! ([`WatchedObject::encoded`]), the bytes shared by every watcher asking for the same form.
 //! Selection (label and field selectors) stays per watcher, on the shared object. A watch
 //! cache's event reaches its watchers as one [`SharedEvent`], whose first reader decodes its
-//! objects for all of them ([`with_decoded_event`]); the shared versions and encodings are
-//! read without a lock once made.
+//! objects for all of them ([`event_objects`]); the shared versions and encodings are read
+//! without a lock once made.
 //!
 //! Admission plugins that read other objects (a pod's namespace, service account and priority
 //! classes) share the decoded objects too ([`stored_object`]), as upstream's plugins read them
@@ -24,7 +24,7 @@
 //! recent [`CAPACITY`] stored objects are kept.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 
 use bytes::Bytes;
 use serde_json::Value;
@@ -124,7 +124,7 @@ impl Decoded {
 
     /// The object in the watched `kind`'s version with the given resourceVersion, shared with
     /// every other watcher of the same version (see [`watched_object`]).
-    fn view(&self, revision: Revision, kind: &Kind, converter: Option<&Converter>) -> Option<Arc<WatchedObject>> {
+    pub fn view(&self, revision: Revision, kind: &Kind, converter: Option<&Converter>) -> Option<Arc<WatchedObject>> {
         let with_revision = |mut object: Value| {
             object["metadata"]["resourceVersion"] = Value::String(revision.to_string());
             object
@@ -159,40 +159,47 @@ impl Decoded {
     }
 }
 
-/// The stored objects of one watch event (the written one, and the one before it), decoded
-/// once for every watcher the event reaches ([`SharedEvent::derived`]).
-pub struct DecodedEvent {
-    object: Option<Arc<Decoded>>,
-    previous: Option<Arc<Decoded>>,
+/// The stored objects of one watch event: the written one, and the one before it (for the
+/// selection's before and after, and a deletion's report).
+pub struct EventObjects {
+    pub object: Option<Arc<Decoded>>,
+    pub previous: Option<Arc<Decoded>>,
 }
 
-impl DecodedEvent {
-    fn of(event: &Event) -> Self {
-        let decode = |kv: &KeyValue| stored_object(kv).ok();
-        match event {
-            Event::Put { kv, prev } => DecodedEvent { object: decode(kv), previous: prev.as_ref().and_then(decode) },
-            Event::Delete { prev, .. } => DecodedEvent { object: None, previous: decode(prev) },
-            Event::Progress { .. } => DecodedEvent { object: None, previous: None },
-        }
-    }
-
-    /// The written object as watchers of `kind` see it at `revision` (see [`watched_object`]).
-    pub fn object(&self, revision: Revision, kind: &Kind, converter: Option<&Converter>) -> Option<Arc<WatchedObject>> {
-        self.object.as_ref()?.view(revision, kind, converter)
-    }
-
-    /// The object before the write, likewise.
-    pub fn previous(&self, revision: Revision, kind: &Kind, converter: Option<&Converter>) -> Option<Arc<WatchedObject>> {
-        self.previous.as_ref()?.view(revision, kind, converter)
-    }
+/// What a [`SharedEvent`] keeps of its decoded objects for its later readers: weak references,
+/// so that the events a watch cache keeps (up to 100k, for 75 s) hold no more decoded objects
+/// than the [`CAPACITY`] most recent ones, as before; one dropped meanwhile is found or decoded
+/// again by [`stored_object`].
+struct DecodedEvent {
+    object: Option<Weak<Decoded>>,
+    previous: Option<Weak<Decoded>>,
 }
 
-/// `event`'s objects, decoded by its first reader and shared with the others.
-pub fn with_decoded_event<R>(event: &SharedEvent, with: impl FnOnce(&DecodedEvent) -> R) -> R {
-    match event.derived(DecodedEvent::of) {
-        Some(decoded) => with(decoded),
-        // The event holds something else (no reader derives anything else today).
-        None => with(&DecodedEvent::of(event)),
+/// `event`'s objects, decoded by its first reader and shared with the others: each watcher of
+/// a watch cache's event used to look them up in the shared map (a global lock, a hash and a
+/// key comparison per delivery).
+pub fn event_objects(event: &SharedEvent) -> EventObjects {
+    let (written, before) = match &**event {
+        Event::Put { kv, prev } => (Some(kv), prev.as_ref()),
+        Event::Delete { prev, .. } => (None, Some(prev)),
+        Event::Progress { .. } => (None, None),
+    };
+    let decode = |kv: Option<&KeyValue>| stored_object(kv?).ok();
+    let mut made = None;
+    let kept = event.derived(|_| {
+        let objects = EventObjects { object: decode(written), previous: decode(before) };
+        let kept =
+            DecodedEvent { object: objects.object.as_ref().map(Arc::downgrade), previous: objects.previous.as_ref().map(Arc::downgrade) };
+        made = Some(objects);
+        kept
+    });
+    if let Some(objects) = made {
+        return objects;
+    }
+    let find = |weak: Option<&Weak<Decoded>>, kv: Option<&KeyValue>| weak.and_then(Weak::upgrade).or_else(|| decode(kv));
+    EventObjects {
+        object: find(kept.and_then(|k| k.object.as_ref()), written),
+        previous: find(kept.and_then(|k| k.previous.as_ref()), before),
     }
 }
 
@@ -289,7 +296,10 @@ mod tests {
             KeyValue { key: "/registry/configmaps/ns/shared-event-test".into(), value, create_revision: 3, mod_revision: revision }
         };
         let event = SharedEvent::new(Event::Put { kv: kv("new", 8), prev: Some(kv("old", 5)) });
-        let seen = || with_decoded_event(&event, |d| (d.object(8, &kind, None).unwrap(), d.previous(5, &kind, None).unwrap()));
+        let seen = || {
+            let objects = event_objects(&event);
+            (objects.object.unwrap().view(8, &kind, None).unwrap(), objects.previous.unwrap().view(5, &kind, None).unwrap())
+        };
         let ((object, previous), (again, previous_again)) = (seen(), seen());
         assert!(Arc::ptr_eq(&object, &again) && Arc::ptr_eq(&previous, &previous_again));
         assert_eq!((object.object()["data"]["k"].as_str(), previous.object()["data"]["k"].as_str()), (Some("new"), Some("old")));
@@ -298,9 +308,25 @@ mod tests {
         assert_eq!(bytes(&object).as_ptr(), bytes(&again).as_ptr());
         // A deletion reports the last object at the deletion's revision.
         let deleted = SharedEvent::new(Event::Delete { prev: kv("new", 8), revision: 9 });
-        let gone = with_decoded_event(&deleted, |d| (d.object(9, &kind, None).is_none(), d.previous(9, &kind, None).unwrap()));
-        assert!(gone.0);
-        assert_eq!(gone.1.object()["metadata"]["resourceVersion"], "9");
+        let objects = event_objects(&deleted);
+        assert!(objects.object.is_none());
+        assert_eq!(objects.previous.unwrap().view(9, &kind, None).unwrap().object()["metadata"]["resourceVersion"], "9");
+    }
+
+    /// An event keeps its decoded objects weakly: the shared map of decoded objects bounds what
+    /// stays decoded, not the watch cache's window of events.
+    #[test]
+    fn events_do_not_keep_decoded_objects_alive() {
+        let kind = Kind::core_v1("ConfigMap");
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "weak"}, "data": {"k": "v"}});
+        let value = Bytes::from(objects::encode(&kind, Format::Protobuf, &cm).unwrap());
+        let kv = KeyValue { key: "/registry/configmaps/ns/weak-event-test".into(), value, create_revision: 4, mod_revision: 4 };
+        let event = SharedEvent::new(Event::Put { kv, prev: None });
+        let first = event_objects(&event).object.unwrap();
+        assert_eq!(Arc::strong_count(&first), 2, "held by the shared map and by this reader, not by the event");
+        let again = event_objects(&event).object.unwrap();
+        assert!(Arc::ptr_eq(&first, &again), "shared while alive");
+        assert_eq!(again.object()["data"]["k"], "v");
     }
 
     #[test]
