@@ -1205,10 +1205,6 @@ mod tests {
         StoreConfig { network: Default::default(), event_ttl: std::time::Duration::ZERO, ..Default::default() }
     }
 
-    fn v1(kind: &str) -> Kind {
-        Kind::core_v1(kind)
-    }
-
     fn incoming(resource: &str, kind: &Kind, object: Value) -> Incoming {
         let bytes = serde_json::to_vec(&object).unwrap();
         let external = objects::decode_defaulted(kind, kapi_apimachinery::codec::Format::Json, &bytes).unwrap();
@@ -1238,25 +1234,29 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let storage = EmbeddedStore::open(dir.path().join("store.redb")).unwrap();
         let config = config();
-        let namespaces = Store::new(&storage, &config, "", "namespaces", v1("Namespace"));
+        let namespaces = Store::new(&storage, &config, "", "namespaces", Kind::core_v1("Namespace"));
         let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns"}});
         let dry = WriteOptions { dry_run: true, ..Default::default() };
-        namespaces.create(dry, None, incoming("namespaces", &v1("Namespace"), ns.clone())).await.unwrap();
+        namespaces.create(dry, None, incoming("namespaces", &Kind::core_v1("Namespace"), ns.clone())).await.unwrap();
         assert!(storage.get(&keys::key("", "namespaces", None, Some("ns"))).await.unwrap().is_none(), "a dry run stores nothing");
-        let written = namespaces.create(WriteOptions::default(), None, incoming("namespaces", &v1("Namespace"), ns.clone())).await.unwrap();
+        let written = namespaces
+            .create(WriteOptions::default(), None, incoming("namespaces", &Kind::core_v1("Namespace"), ns.clone()))
+            .await
+            .unwrap();
         let (_, stored) = namespaces.read(&written.kv).unwrap();
         assert!(stored["metadata"]["uid"].is_string() && stored["metadata"]["creationTimestamp"].is_string(), "{stored}");
         assert_eq!(stored["spec"]["finalizers"], json!(["kubernetes"]), "the namespace strategy's PrepareForCreate: {stored}");
-        let again = namespaces.create(WriteOptions::default(), None, incoming("namespaces", &v1("Namespace"), ns)).await;
+        let again = namespaces.create(WriteOptions::default(), None, incoming("namespaces", &Kind::core_v1("Namespace"), ns)).await;
         assert_eq!(again.err().map(|e| e.code), Some(409));
 
         // Admission: nothing is created in a namespace that does not exist.
-        let config_maps = Store::new(&storage, &config, "", "configmaps", v1("ConfigMap"));
+        let config_maps = Store::new(&storage, &config, "", "configmaps", Kind::core_v1("ConfigMap"));
         let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}});
-        let refused =
-            config_maps.create(WriteOptions::default(), Some("missing"), incoming("configmaps", &v1("ConfigMap"), cm.clone())).await;
+        let refused = config_maps
+            .create(WriteOptions::default(), Some("missing"), incoming("configmaps", &Kind::core_v1("ConfigMap"), cm.clone()))
+            .await;
         assert_eq!(refused.err().map(|e| e.code), Some(404));
-        config_maps.create(WriteOptions::default(), Some("ns"), incoming("configmaps", &v1("ConfigMap"), cm)).await.unwrap();
+        config_maps.create(WriteOptions::default(), Some("ns"), incoming("configmaps", &Kind::core_v1("ConfigMap"), cm)).await.unwrap();
 
         // A stale precondition is a conflict; none retries on the current object.
         let stale =
@@ -1277,23 +1277,23 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let storage = EmbeddedStore::open(dir.path().join("store.redb")).unwrap();
         let config = config();
-        let namespaces = Store::new(&storage, &config, "", "namespaces", v1("Namespace"));
+        let namespaces = Store::new(&storage, &config, "", "namespaces", Kind::core_v1("Namespace"));
         let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns"}});
-        namespaces.create(WriteOptions::default(), None, incoming("namespaces", &v1("Namespace"), ns)).await.unwrap();
+        namespaces.create(WriteOptions::default(), None, incoming("namespaces", &Kind::core_v1("Namespace"), ns)).await.unwrap();
         let body = |resource: &str, kind: &str, object: Value| {
-            let incoming = incoming(resource, &v1(kind), object);
+            let incoming = incoming(resource, &Kind::core_v1(kind), object);
             move |_: Option<&Current<'_>>| Ok(Proposed { incoming: incoming.clone(), precondition: None, uid: None, managed_fields: None })
         };
 
         let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}});
-        let config_maps = Store::new(&storage, &config, "", "configmaps", v1("ConfigMap"));
+        let config_maps = Store::new(&storage, &config, "", "configmaps", Kind::core_v1("ConfigMap"));
         let missing = config_maps.update(WriteOptions::default(), Some("ns"), "c", &mut body("configmaps", "ConfigMap", cm)).await;
         assert_eq!(missing.err().map(|e| (e.code, e.message)), Some((404, r#"configmaps "c" not found"#.to_owned())));
 
         // The body names no object: it takes the name it was sent to.
         let svc = json!({"apiVersion": "v1", "kind": "Service", "metadata": {}, "spec": {"ports": [{"port": 80}]}});
-        let services = Store::new(&storage, &config, "", "services", v1("Service"));
-        let status = Store::new(&storage, &config, "", "services", v1("Service")).with_subresource(Some("status"));
+        let services = Store::new(&storage, &config, "", "services", Kind::core_v1("Service"));
+        let status = Store::new(&storage, &config, "", "services", Kind::core_v1("Service")).with_subresource(Some("status"));
         let refused = status.update(WriteOptions::default(), Some("ns"), "s", &mut body("services", "Service", svc.clone())).await;
         assert_eq!(refused.err().map(|e| e.code), Some(404), "a status write never creates");
         let mut needs_stored = changed(|o| o["metadata"]["labels"] = json!({"a": "b"}), None);
@@ -1330,16 +1330,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let storage = EmbeddedStore::open(dir.path().join("store.redb")).unwrap();
         let config = config();
-        let namespaces = Store::new(&storage, &config, "", "namespaces", v1("Namespace"));
+        let namespaces = Store::new(&storage, &config, "", "namespaces", Kind::core_v1("Namespace"));
         let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns"}});
-        namespaces.create(WriteOptions::default(), None, incoming("namespaces", &v1("Namespace"), ns)).await.unwrap();
+        namespaces.create(WriteOptions::default(), None, incoming("namespaces", &Kind::core_v1("Namespace"), ns)).await.unwrap();
         let marked = namespaces.delete(WriteOptions::default(), None, "ns", &json!({})).await.unwrap();
         assert!(matches!(marked, Deleted::Pending(..)));
         let label = |o: &mut Value| o["metadata"]["labels"]["x"] = json!("y");
         namespaces.update(WriteOptions::default(), None, "ns", &mut changed(label, None)).await.unwrap();
         let key = keys::key("", "namespaces", None, Some("ns"));
         assert!(storage.get(&key).await.unwrap().is_some(), "an update does not skip the namespace's finalizer");
-        let finalize = Store::new(&storage, &config, "", "namespaces", v1("Namespace")).with_subresource(Some("finalize"));
+        let finalize = Store::new(&storage, &config, "", "namespaces", Kind::core_v1("Namespace")).with_subresource(Some("finalize"));
         finalize.update(WriteOptions::default(), None, "ns", &mut changed(|o| o["spec"]["finalizers"] = json!([]), None)).await.unwrap();
         assert!(storage.get(&key).await.unwrap().is_none(), "finalized: deleted");
     }

@@ -40,11 +40,8 @@ const CAPACITY: usize = 4096;
 /// encodings as watch events, made once for every watcher that shares it.
 pub struct WatchedObject {
     object: Value,
-    /// The first encoding asked for: with thousands of watchers of one form, the one they all
-    /// read, without taking a lock.
-    first: OnceLock<Encoding>,
-    /// Encodings of other event types and wire forms (a handful at most).
-    more: Mutex<Vec<Encoding>>,
+    /// By event type and wire form.
+    encodings: Memo<Encoding>,
 }
 
 struct Encoding {
@@ -56,7 +53,7 @@ struct Encoding {
 impl WatchedObject {
     /// An object no other watcher shares (bookmarks, tests, custom resources' conversions).
     pub fn new(object: Value) -> Self {
-        WatchedObject { object, first: OnceLock::new(), more: Mutex::new(Vec::new()) }
+        WatchedObject { object, encodings: Memo::default() }
     }
 
     pub fn object(&self) -> &Value {
@@ -68,18 +65,44 @@ impl WatchedObject {
     /// asks, the same bytes for every later one. Watchers asking at once wait for the one
     /// encoding instead of each making their own.
     pub fn encoded(&self, event_type: &'static str, form: &'static str, encode: impl Fn(&Value) -> Bytes) -> Bytes {
-        let is_asked = |e: &Encoding| e.event_type == event_type && e.form == form;
-        let first = self.first.get_or_init(|| Encoding { event_type, form, bytes: encode(&self.object) });
+        self.encodings.get_or_make(
+            |e| e.event_type == event_type && e.form == form,
+            || Encoding { event_type, form, bytes: encode(&self.object) },
+            |e| e.bytes.clone(),
+        )
+    }
+}
+
+/// Values made once and shared by every watcher, found by what they were made for: the first
+/// one made is read without a lock (thousands of watchers mostly ask for the same version and
+/// form), any others under a mutex (a handful at most).
+struct Memo<T> {
+    first: OnceLock<T>,
+    more: Mutex<Vec<T>>,
+}
+
+impl<T> Default for Memo<T> {
+    fn default() -> Self {
+        Memo { first: OnceLock::new(), more: Mutex::new(Vec::new()) }
+    }
+}
+
+impl<T> Memo<T> {
+    /// `read` of the kept value `is_asked` accepts, else of the one `make` makes now (and
+    /// keeps). Callers asking at once for the same value wait for one making of it.
+    fn get_or_make<R>(&self, is_asked: impl Fn(&T) -> bool, make: impl Fn() -> T, read: impl Fn(&T) -> R) -> R {
+        let first = self.first.get_or_init(&make);
         if is_asked(first) {
-            return first.bytes.clone();
+            return read(first);
         }
         let mut more = self.more.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(found) = more.iter().find(|e| is_asked(e)) {
-            return found.bytes.clone();
+        if let Some(found) = more.iter().find(|v| is_asked(v)) {
+            return read(found);
         }
-        let bytes = encode(&self.object);
-        more.push(Encoding { event_type, form, bytes: bytes.clone() });
-        bytes
+        let made = make();
+        let answer = read(&made);
+        more.push(made);
+        answer
     }
 }
 
@@ -89,10 +112,8 @@ pub struct Decoded {
     stored: Bytes,
     kind: Kind,
     object: Value,
-    /// The first version asked for, read without a lock (watchers of a collection mostly
-    /// share one version); then any others.
-    first_view: OnceLock<View>,
-    more_views: Mutex<Vec<View>>,
+    /// By group, version and resourceVersion.
+    views: Memo<View>,
 }
 
 /// A decoded object as watchers of one group and version see it at one resourceVersion (a
@@ -143,19 +164,7 @@ impl Decoded {
                 .ok()
                 .map(|(_, object)| Arc::new(WatchedObject::new(with_revision(object)))),
         };
-        let is_asked = |v: &View| v.revision == revision && v.group == kind.group && v.version == kind.version;
-        let first = self.first_view.get_or_init(make);
-        if is_asked(first) {
-            return first.object.clone();
-        }
-        let mut more = self.more_views.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(found) = more.iter().find(|v| is_asked(v)) {
-            return found.object.clone();
-        }
-        let view = make();
-        let object = view.object.clone();
-        more.push(view);
-        object
+        self.views.get_or_make(|v| v.revision == revision && v.group == kind.group && v.version == kind.version, make, |v| v.object.clone())
     }
 }
 
@@ -216,14 +225,7 @@ pub fn stored_object(kv: &KeyValue) -> Result<Arc<Decoded>, String> {
     }
     // Decoded outside the lock: other stores' watchers need not wait for it.
     let (kind, object) = objects::decode_stored(&kv.value).map_err(|e| e.to_string())?;
-    let decoded = Arc::new(Decoded {
-        key: kv.key.clone(),
-        stored: kv.value.clone(),
-        kind,
-        object,
-        first_view: OnceLock::new(),
-        more_views: Mutex::new(Vec::new()),
-    });
+    let decoded = Arc::new(Decoded { key: kv.key.clone(), stored: kv.value.clone(), kind, object, views: Memo::default() });
     let mut guard = DECODED.lock().unwrap_or_else(PoisonError::into_inner);
     // Another watcher may have decoded it meanwhile: all share the first.
     if let Some(found) = find(&guard) {
