@@ -206,13 +206,29 @@ struct LoadedPair {
 impl Pki {
     /// Loads kapi's PKI from `<data_dir>/pki/`, creating what is missing (see the module docs).
     /// `hosts` are extra names (IP addresses or DNS names) the serving certificate must carry.
+    /// A new PKI is durable when this returns.
     pub fn load_or_create(data_dir: &Path, hosts: &[String]) -> Result<Pki> {
+        let (pki, staged) = Self::load_or_stage(data_dir, hosts)?;
+        if let Some(staged) = staged {
+            staged.make_durable()?;
+        }
+        Ok(pki)
+    }
+
+    /// [`Self::load_or_create`], except that a new PKI is left in its staging directory, not
+    /// yet synced: it is in place once the returned [`StagedPki`] is made durable. The server
+    /// syncs it beside its start-up work instead of waiting for a dozen fsyncs first.
+    pub fn load_or_stage(data_dir: &Path, hosts: &[String]) -> Result<(Pki, Option<StagedPki>)> {
         let names = serving_names(hosts)?;
         let provider = provider();
-        let paths = Paths::new(data_dir.join(PKI_DIR));
-        if !exists(&paths.dir)? {
-            create_fresh(data_dir, &paths, &names)?;
-        }
+        let in_place = Paths::new(data_dir.join(PKI_DIR));
+        let (paths, staged) = match exists(&in_place.dir)? {
+            true => (in_place.clone(), None),
+            false => {
+                let staged = stage_fresh(data_dir, &in_place, &names)?;
+                (Paths::new(staged.staging.clone()), Some(staged))
+            }
+        };
         // A PKI written by an older kapi, or copied in, may be open to others: its keys are
         // kapi's own, so they are restricted (certificates are public and stay as they are).
         crate::private_files::restrict(&paths.dir, crate::private_files::PRIVATE_DIR_MODE, "the PKI directory");
@@ -246,13 +262,14 @@ impl Pki {
         let serving = load_leaf(&paths, Leaf::Serving, &names, &ca, &roots, &provider, &mut issuer)?;
         let admin = load_leaf(&paths, Leaf::Admin, &names, &ca, &roots, &provider, &mut issuer)?;
 
-        Ok(Pki {
+        let pki = Pki {
             serving_chain: serving.chain,
             serving_key: serving.key,
             client_cas: vec![ca.chain[0].clone()],
             root_ca_pem: ca.cert_pem.clone(),
-            managed: Some(Managed { dir: paths.dir, ca_pem: ca.cert_pem, admin_cert_pem: admin.cert_pem, admin_key_pem: admin.key_pem }),
-        })
+            managed: Some(Managed { dir: in_place.dir, ca_pem: ca.cert_pem, admin_cert_pem: admin.cert_pem, admin_key_pem: admin.key_pem }),
+        };
+        Ok((pki, staged))
     }
 
     /// Serves the given certificate (chain) and key, and trusts the CA certificates in
@@ -540,9 +557,40 @@ impl Leaf {
     }
 }
 
-/// First start: everything is created in a staging directory that is then renamed to `pki`, so a
-/// crash never leaves half a PKI behind.
-fn create_fresh(data_dir: &Path, paths: &Paths, names: &[SanName]) -> Result<()> {
+/// A new PKI in its staging directory (`<data-dir>/.pki.tmp`), written but not yet synced.
+/// Nothing is at `<data-dir>/pki` until [`StagedPki::make_durable`] has synced every file and
+/// renamed the directory into place, so a crash before then leaves no half PKI behind: the next
+/// start replaces the staging directory.
+#[must_use = "a staged PKI is not in place until it is made durable"]
+pub struct StagedPki {
+    staging: PathBuf,
+    in_place: PathBuf,
+    data_dir: PathBuf,
+}
+
+impl StagedPki {
+    /// Where files that belong with the new PKI are written meanwhile (the service-account key).
+    pub fn dir(&self) -> &Path {
+        &self.staging
+    }
+
+    /// Syncs every file of the staging directory and the directory, then renames it into place
+    /// and syncs the rename.
+    pub fn make_durable(self) -> Result<()> {
+        let entries = fs::read_dir(&self.staging).map_err(io_err("listing", &self.staging))?;
+        for entry in entries {
+            let path = entry.map_err(io_err("listing", &self.staging))?.path();
+            fs::File::open(&path).and_then(|file| file.sync_all()).map_err(io_err("syncing", &path))?;
+        }
+        sync_dir(&self.staging);
+        fs::rename(&self.staging, &self.in_place).map_err(io_err("renaming the staged PKI to", &self.in_place))?;
+        sync_dir(&self.data_dir);
+        Ok(())
+    }
+}
+
+/// First start: everything is written into a staging directory, unsynced (see [`StagedPki`]).
+fn stage_fresh(data_dir: &Path, paths: &Paths, names: &[SanName]) -> Result<StagedPki> {
     create_dir(data_dir, true)?;
     let staging = data_dir.join(format!(".{PKI_DIR}.tmp"));
     if exists(&staging)? {
@@ -551,18 +599,15 @@ fn create_fresh(data_dir: &Path, paths: &Paths, names: &[SanName]) -> Result<()>
     create_dir(&staging, true)?;
     let staged = Paths::new(staging.clone());
 
-    // Each file synced, then the directory once: nothing in it is seen before the rename, so
-    // the files need no atomic replacement of their own.
+    // Nothing in the directory is seen before the rename, so the files need no atomic
+    // replacement of their own.
     let (ca_cert, ca_key, issuer) = new_ca()?;
     write_staged_pair(&staged.ca, &ca_cert, &ca_key)?;
     for leaf in [Leaf::Serving, Leaf::Admin] {
         let (cert, key) = new_leaf(leaf, names, &issuer)?;
         write_staged_pair(leaf.paths(&staged), &cert, &key)?;
     }
-    sync_dir(&staging);
-    fs::rename(&staging, &paths.dir).map_err(io_err("renaming the staged PKI to", &paths.dir))?;
-    sync_dir(data_dir);
-    Ok(())
+    Ok(StagedPki { staging, in_place: paths.dir.clone(), data_dir: data_dir.to_path_buf() })
 }
 
 /// A new self-signed CA: certificate PEM, key PEM, and the issuer to sign leaves with.
@@ -691,19 +736,31 @@ pub fn user_kubeconfig(data_dir: &Path, server_url: &str, user: &str, groups: &[
 }
 
 /// The service-account signing key (PKCS#8 ECDSA P-256 PEM) at `<data_dir>/pki/sa.key`,
-/// generated (0600) on first use, as kubeadm keeps `sa.key`.
-pub fn service_account_key(data_dir: &Path) -> Result<Vec<u8>> {
+/// generated (0600) on first use, as kubeadm keeps `sa.key`. With a new PKI still `staged`, a
+/// new key joins it in its staging directory and is made durable with it.
+pub fn service_account_key(data_dir: &Path, staged: Option<&StagedPki>) -> Result<Vec<u8>> {
+    let generate = || {
+        KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256)
+            .map(|key| key.serialize_pem().into_bytes())
+            .map_err(|source| PkiError::Generate { what: "service-account key", source })
+    };
+    if let Some(staged) = staged {
+        let (path, key) = (staged.dir().join(SA_KEY_FILE), generate()?);
+        write_new(&path, &key, 0o600, Durability::Staged)?;
+        return Ok(key);
+    }
     let dir = data_dir.join(PKI_DIR);
-    let path = dir.join("sa.key");
+    let path = dir.join(SA_KEY_FILE);
     if !exists(&path)? {
         create_dir(&dir, true)?;
-        let key =
-            KeyPair::generate_for(&PKCS_ECDSA_P256_SHA256).map_err(|source| PkiError::Generate { what: "service-account key", source })?;
-        write_file(&path, key.serialize_pem().as_bytes(), 0o600, Durability::Synced)?;
+        write_file(&path, &generate()?, 0o600, Durability::Synced)?;
     }
     crate::private_files::restrict(&path, crate::private_files::PRIVATE_FILE_MODE, "the private key");
     read(&path)
 }
+
+/// The service-account signing key's file name in the PKI directory.
+const SA_KEY_FILE: &str = "sa.key";
 
 /// Why a leaf certificate must be re-issued, if it must.
 fn leaf_problem(
@@ -1124,10 +1181,10 @@ fn write_pair(pair: &PairPaths, cert_pem: &[u8], key_pem: &[u8]) -> Result<()> {
     write_file(&pair.cert, cert_pem, 0o644, Durability::Synced)
 }
 
-/// A pair in the staging directory of a fresh PKI (see `create_fresh`).
+/// A pair in the staging directory of a fresh PKI (see [`StagedPki`]).
 fn write_staged_pair(pair: &PairPaths, cert_pem: &[u8], key_pem: &[u8]) -> Result<()> {
-    write_new(&pair.key, key_pem, 0o600, Durability::Synced)?;
-    write_new(&pair.cert, cert_pem, 0o644, Durability::Synced)
+    write_new(&pair.key, key_pem, 0o600, Durability::Staged)?;
+    write_new(&pair.cert, cert_pem, 0o644, Durability::Staged)
 }
 
 /// Whether a file written must survive a crash, or is made again by every start.
@@ -1138,6 +1195,8 @@ enum Durability {
     /// Not synced: what a start writes again when it finds the file differs (the kubeconfig
     /// naming the port). A crash may lose it, or leave it empty, but never half old and half new.
     Regenerated,
+    /// Synced later with the staging directory of a new PKI ([`StagedPki::make_durable`]).
+    Staged,
 }
 
 /// Writes `path` atomically (temporary file in the same directory, then renamed) with the
@@ -1188,7 +1247,7 @@ fn write_new(path: &Path, contents: &[u8], mode: u32, durability: Durability) ->
     file.write_all(contents).map_err(io_err("writing", path))?;
     match durability {
         Durability::Synced => file.sync_all().map_err(io_err("syncing", path)),
-        Durability::Regenerated => Ok(()),
+        Durability::Regenerated | Durability::Staged => Ok(()),
     }
 }
 
@@ -1380,6 +1439,26 @@ mod tests {
         assert!(matches!(err, PkiError::KeyMismatch { .. }), "{err}");
         let text = err.to_string();
         assert!(text.contains("apiserver.crt") && text.contains("apiserver.key"), "{text}");
+    }
+
+    #[test]
+    fn a_staged_pki_is_in_place_only_once_made_durable() {
+        let dir = temp();
+        let (pki, staged) = Pki::load_or_stage(dir.path(), &[]).unwrap();
+        let staged = staged.expect("a new PKI is staged");
+        let key = service_account_key(dir.path(), Some(&staged)).unwrap();
+        // Until then a crash leaves only the staging directory, which the next start replaces.
+        assert!(!dir.path().join(PKI_DIR).exists());
+        staged.make_durable().unwrap();
+        assert!(!dir.path().join(".pki.tmp").exists());
+        let in_place = dir.path().join(PKI_DIR);
+        assert_eq!(fs::read(in_place.join(SA_KEY_FILE)).unwrap(), key);
+        assert_eq!(crate::private_files::mode_of(&in_place.join(SA_KEY_FILE)), Some((0o600, false)));
+        // A later start reuses every file as it is.
+        let (again, staged) = Pki::load_or_stage(dir.path(), &[]).unwrap();
+        assert!(staged.is_none());
+        assert_eq!(again.root_ca_pem(), pki.root_ca_pem());
+        assert_eq!(service_account_key(dir.path(), None).unwrap(), key);
     }
 
     #[test]

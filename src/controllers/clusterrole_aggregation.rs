@@ -51,8 +51,8 @@ pub fn aggregated_rules(role: &ClusterRole, roles: &[ClusterRole]) -> Option<Vec
 }
 
 impl Aggregation {
-    /// Passes until nothing changes: a pass settles every role it read, so a second one only
-    /// finds what was written meanwhile (or lost a conflict).
+    /// Passes until every role is settled: a pass settles every role it read, so another pass
+    /// is needed only when a write lost a conflict (the role changed after the pass read it).
     pub async fn settle(&self, storage: &dyn Storage) -> Result<(), ApiError> {
         for _ in 0..MAX_LEVELS {
             if !self.pass(storage).await? {
@@ -62,7 +62,8 @@ impl Aggregation {
         Ok(())
     }
 
-    /// One pass over every ClusterRole; true when it wrote something. An aggregated role may
+    /// One pass over every ClusterRole; true when a role it had to write changed meanwhile, so
+    /// that it is not settled (a conflict), false when every role read is. An aggregated role may
     /// aggregate another (`admin` takes `edit`'s rules, which takes `view`'s): the rules each
     /// role ends with are worked out on the roles read, level by level, and each role whose
     /// rules change is written once, rather than a pass (a list and a decode of every role)
@@ -82,7 +83,7 @@ impl Aggregation {
         let settled = settle_in_memory(&stored);
         let kind = Kind { group: GROUP.into(), version: "v1".into(), kind: "ClusterRole".into() };
         let store = Store::new(storage, &self.config, GROUP, "clusterroles", kind);
-        let mut wrote = false;
+        let mut conflicted = false;
         for (role, settled) in stored.iter().zip(settled) {
             if role.rules == settled.rules {
                 continue;
@@ -103,12 +104,14 @@ impl Aggregation {
                 .update(WriteOptions { manager: Some("kube-controller-manager"), ..Default::default() }, None, name, &mut write)
                 .await
             {
-                Err(e) if e.code != 404 && e.code != 409 => return Err(e),
-                Err(_) => {}
-                Ok(_) => wrote = true,
+                // Deleted meanwhile: nothing left to settle.
+                Err(e) if e.code == 404 => {}
+                Err(e) if e.code == 409 => conflicted = true,
+                Err(e) => return Err(e),
+                Ok(_) => {}
             }
         }
-        Ok(wrote)
+        Ok(conflicted)
     }
 }
 

@@ -183,24 +183,33 @@ pub struct ServeArgs {
 /// `--client-ca-file`, or kapi's own PKI under `<data-dir>/pki`, made when missing), and the
 /// authenticators. In-cluster clients reach the server at the `kubernetes` Service's address
 /// (`service_ip`) too.
-fn load_credentials(args: &ServeArgs, service_ip: String) -> Result<(Pki, crate::registry::authentication::Authentication)> {
-    let pki = match (&args.tls_cert_file, &args.tls_private_key_file, &args.client_ca_file) {
-        (Some(cert), Some(key), Some(ca)) => Pki::from_files(cert, key, ca)?,
+/// The certificates, keys and authenticators; a new PKI comes staged, to be made durable before
+/// the server serves ([`Pki::load_or_stage`]).
+fn load_credentials(
+    args: &ServeArgs,
+    service_ip: String,
+) -> Result<(Pki, crate::registry::authentication::Authentication, Option<crate::pki::StagedPki>)> {
+    let (pki, staged) = match (&args.tls_cert_file, &args.tls_private_key_file, &args.client_ca_file) {
+        (Some(cert), Some(key), Some(ca)) => (Pki::from_files(cert, key, ca)?, None),
         (_, _, ca) => {
-            let mut pki = Pki::load_or_create(&args.data_dir, &[args.bind_address.to_string(), service_ip])?;
+            let (mut pki, staged) = Pki::load_or_stage(&args.data_dir, &[args.bind_address.to_string(), service_ip])?;
             if let Some(ca) = ca {
                 pki.trust_client_cas(ca)?;
             }
-            pki
+            (pki, staged)
         }
     };
-    // After the PKI: both write under `<data-dir>/pki`.
-    Ok((pki, authentication_config(args)?))
+    // After the PKI: both write under `<data-dir>/pki` (or its staging directory).
+    let authentication = authentication_config(args, staged.as_ref())?;
+    Ok((pki, authentication, staged))
 }
 
 /// The authenticators the flags configure: `--anonymous-auth`, `--token-auth-file` and the
 /// service-account keys (kapi's own pair under `<data-dir>/pki` unless given).
-fn authentication_config(args: &ServeArgs) -> Result<crate::registry::authentication::Authentication> {
+fn authentication_config(
+    args: &ServeArgs,
+    staged: Option<&crate::pki::StagedPki>,
+) -> Result<crate::registry::authentication::Authentication> {
     let static_tokens = match &args.token_auth_file {
         Some(path) => {
             let text = std::fs::read_to_string(path).with_context(|| format!("reading --token-auth-file {}", path.display()))?;
@@ -214,7 +223,7 @@ fn authentication_config(args: &ServeArgs) -> Result<crate::registry::authentica
         Some(path) => std::fs::read(path).with_context(|| format!("reading --service-account-signing-key-file {}", path.display()))?,
         None => {
             std::fs::create_dir_all(&args.data_dir)?;
-            crate::pki::service_account_key(&args.data_dir)?
+            crate::pki::service_account_key(&args.data_dir, staged)?
         }
     };
     let mut verifying = Vec::new();
@@ -341,10 +350,9 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     // The embedded store fsyncs the start-up writes once, before the server serves.
     let mut startup_writes = None;
     let store: Arc<dyn Storage> = if args.etcd_servers.is_empty() {
-        let store = EmbeddedStore::open(args.data_dir.join("store.redb"))
+        let store = EmbeddedStore::open_deferred(args.data_dir.join("store.redb"))
             .with_context(|| format!("opening the store in {}", args.data_dir.display()))?;
         metrics.register_embedded_store(store.commit_counters());
-        store.defer_durability();
         startup_writes = Some(store.clone());
         Arc::new(store)
     } else {
@@ -365,7 +373,10 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     };
     let store = with_watch_cache(store, &args)?;
     phases.done("store");
-    let (pki, authentication) = credentials.await.context("loading the certificates and keys")??;
+    let (pki, authentication, staged_pki) = credentials.await.context("loading the certificates and keys")??;
+    // A new PKI's files are synced into place on another thread while start-up goes on
+    // (mostly waiting on the disk), and awaited with the store's start-up writes.
+    let pki_durable = staged_pki.map(|staged| tokio::task::spawn_blocking(move || staged.make_durable()));
     let tls = tokio_rustls::TlsAcceptor::from(pki.server_config()?);
     phases.done("pki");
 
@@ -408,6 +419,20 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     // then the authorizer's cache loaded: all before the server takes requests.
     crate::registry::rbac::bootstrap::ensure(store.clone(), store_config.clone()).await.context("reconciling the bootstrap RBAC policy")?;
     phases.done("rbac");
+    // The system namespaces' accounts exist before the server reports ready: made while the
+    // roles are aggregated and the authorizer loads, which do not read them.
+    let mut accounts = tokio::task::JoinSet::new();
+    for ns in crate::registry::SYSTEM_NAMESPACES {
+        let (store, store_config, root_ca) = (store.clone(), store_config.clone(), pki.root_ca_pem());
+        accounts.spawn(async move {
+            if let Some(kv) = store.get(&rest::key("", "namespaces", None, Some(ns))).await?
+                && let Ok((_, namespace)) = crate::registry::objects::decode_stored(&kv.value)
+            {
+                crate::controllers::service_accounts::ensure(store.as_ref(), &store_config, &namespace, &root_ca).await?;
+            }
+            anyhow::Ok(())
+        });
+    }
     let aggregation = crate::controllers::clusterrole_aggregation::Aggregation { config: store_config.clone() };
     aggregation.settle(store.as_ref()).await.context("aggregating cluster roles")?;
     phases.done("aggregation");
@@ -427,19 +452,6 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
         served: custom_resources.clone(),
     };
     crate::controllers::spawn(store.clone(), definitions);
-    // The system namespaces' accounts exist before the server reports ready.
-    let mut accounts = tokio::task::JoinSet::new();
-    for ns in crate::registry::SYSTEM_NAMESPACES {
-        let (store, store_config, root_ca) = (store.clone(), store_config.clone(), pki.root_ca_pem());
-        accounts.spawn(async move {
-            if let Some(kv) = store.get(&rest::key("", "namespaces", None, Some(ns))).await?
-                && let Ok((_, namespace)) = crate::registry::objects::decode_stored(&kv.value)
-            {
-                crate::controllers::service_accounts::ensure(store.as_ref(), &store_config, &namespace, &root_ca).await?;
-            }
-            anyhow::Ok(())
-        });
-    }
     while let Some(done) = accounts.join_next().await {
         done.context("ensuring the system namespaces' service accounts")??;
     }
@@ -479,6 +491,9 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     // Every start-up write durable before the server says it serves.
     if let Some(store) = startup_writes {
         store.make_durable().await.context("syncing the start-up writes")?;
+    }
+    if let Some(pki_durable) = pki_durable {
+        pki_durable.await.context("syncing the new PKI")?.context("syncing the new PKI")?;
     }
     phases.done("sync");
     match &kubeconfig {

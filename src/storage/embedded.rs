@@ -102,6 +102,12 @@
 //! before it serves. A crash before that loses those writes whole (redb reopens at the last
 //! durable commit) and the next start makes them again. Nobody outside the process has seen
 //! them, so no acknowledged write is lost.
+//!
+//! A new store opened for start-up writes ([`EmbeddedStore::open_deferred`]) goes further: it
+//! is made under a temporary name (`store.redb.tmp`) with none of redb's own fsyncs (creating
+//! the file, growing it), and `make_durable` syncs it once and renames it into place. A crash
+//! before then leaves only the temporary file, which the next start removes, never a store file
+//! that redb could not open.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::ops::Bound;
@@ -265,6 +271,8 @@ struct Inner {
     deferred: AtomicBool,
     /// Whether a commit was made without an fsync since the last [`Inner::sync`].
     unsynced: AtomicBool,
+    /// A new store still under its temporary name, until the first [`Inner::sync`].
+    staged: Mutex<Option<StagedFile>>,
     /// This store, for the sweeper thread (which must not keep it open).
     this: Weak<Inner>,
 }
@@ -361,15 +369,37 @@ impl EmbeddedStore {
 
     /// [`Self::open`] with explicit options.
     pub fn open_with(path: impl AsRef<Path>, options: EmbeddedOptions) -> Result<Self, StorageError> {
-        Self::open_inner(path.as_ref(), options, true)
+        Self::open_inner(path.as_ref(), options, true, false)
+    }
+
+    /// [`Self::open`] for start-up writes: commits are deferred from the start (as after
+    /// [`Self::defer_durability`]), and a new store stays under a temporary name, unsynced,
+    /// until [`Self::make_durable`] (see "Start-up writes" above).
+    pub fn open_deferred(path: impl AsRef<Path>) -> Result<Self, StorageError> {
+        Self::open_inner(path.as_ref(), EmbeddedOptions::default(), true, true)
     }
 
     /// Opens the store; deletes the keys whose deadline passed while it was closed, and starts
-    /// the sweeper (if `sweeper`) when a key has a deadline.
-    fn open_inner(path: &Path, options: EmbeddedOptions, sweeper: bool) -> Result<Self, StorageError> {
-        let db =
-            Database::builder().set_cache_size(PAGE_CACHE_BYTES).create(path).map_err(|e| engine(format!("open {}", path.display()), e))?;
-        let (revision, compacted, next) = match read_initialised(&db)? {
+    /// the sweeper (if `sweeper`) when a key has a deadline. With `deferred`, commits are
+    /// deferred and a new store is staged ([`Self::open_deferred`]).
+    fn open_inner(path: &Path, options: EmbeddedOptions, sweeper: bool, deferred: bool) -> Result<Self, StorageError> {
+        let builder = {
+            let mut builder = Database::builder();
+            builder.set_cache_size(PAGE_CACHE_BYTES);
+            builder
+        };
+        let opening = |e: redb::DatabaseError| engine(format!("open {}", path.display()), e);
+        let (db, staged) = match deferred && is_new(path)? {
+            true => {
+                let (backend, staged) = StagedFile::create(path)?;
+                (builder.create_with_backend(backend).map_err(opening)?, Some(staged))
+            }
+            false => (builder.create(path).map_err(opening)?, None),
+        };
+        let initialised = read_initialised(&db)?;
+        // A store that needed its tables made has them unsynced, until the first durable commit.
+        let unsynced = initialised.is_none();
+        let (revision, compacted, next) = match initialised {
             Some(state) => state,
             None => initialise(&db)?,
         };
@@ -388,8 +418,9 @@ impl EmbeddedStore {
                 sweeper_exited: Arc::new(AtomicBool::new(false)),
             },
             counters: CommitCounters::default(),
-            deferred: AtomicBool::new(false),
-            unsynced: AtomicBool::new(false),
+            deferred: AtomicBool::new(deferred),
+            unsynced: AtomicBool::new(unsynced),
+            staged: Mutex::new(staged),
             this: this.clone(),
         });
         // The writer thread has not started: nothing else writes. A failure is logged and left
@@ -434,7 +465,7 @@ impl EmbeddedStore {
     /// A store without the sweeper thread: only opening, reads and writes expire keys.
     #[cfg(test)]
     fn open_without_sweeper(path: &Path) -> Result<Self, StorageError> {
-        Self::open_inner(path, EmbeddedOptions::default(), false)
+        Self::open_inner(path, EmbeddedOptions::default(), false, false)
     }
 
     /// Commits from now on are not fsync'd until [`Self::make_durable`]: for the server's
@@ -674,17 +705,26 @@ impl Inner {
     }
 
     /// One durable commit (of nothing), which makes the non-durable ones before it durable;
-    /// none when there were none (a restart that found everything in place).
+    /// none when there were none (a restart that found everything in place). A staged new store
+    /// is then renamed into place.
     fn sync(&self) -> Result<(), StorageError> {
-        if !self.unsynced.swap(false, Ordering::AcqRel) {
+        let mut staged = self.staged.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(staged) = staged.as_ref() {
+            staged.syncing.store(true, Ordering::Release);
+        }
+        if !self.unsynced.swap(false, Ordering::AcqRel) && staged.is_none() {
             return Ok(());
         }
         let synced = begin_write(&self.db, true).and_then(|txn| txn.commit().map_err(|e| engine("durable commit", e)));
         if synced.is_err() {
             // Still owed: the next sync tries again.
             self.unsynced.store(true, Ordering::Release);
+            return synced;
         }
-        synced
+        match staged.take() {
+            Some(file) => file.put_in_place(),
+            None => Ok(()),
+        }
     }
 
     /// Has the writer thread delete what is due and waits until it has (for the sweeper
@@ -1357,9 +1397,116 @@ fn open_if_present<K: redb::Key + 'static, V: redb::Value + 'static>(
     }
 }
 
-/// Creates what [`read_initialised`] found missing, in one durable commit.
+/// A new store's file under its temporary name (see "Start-up writes" above).
+#[derive(Debug)]
+struct StagedFile {
+    temporary: std::path::PathBuf,
+    path: std::path::PathBuf,
+    /// Off until the first sync: redb's syncs of the staged file are skipped.
+    syncing: Arc<AtomicBool>,
+}
+
+impl StagedFile {
+    /// Creates the temporary file (replacing one a crash left), readable by its owner only, and
+    /// the backend redb writes it through.
+    fn create(path: &Path) -> Result<(StagedBackend, StagedFile), StorageError> {
+        let mut name = path.file_name().unwrap_or_default().to_os_string();
+        name.push(".tmp");
+        let temporary = path.with_file_name(name);
+        let io = |what: &str, e: std::io::Error| StorageError::Unavailable {
+            context: format!("{what} {}", temporary.display()),
+            source: e.into(),
+        };
+        match std::fs::remove_file(&temporary) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io("remove the stale", e)),
+            _ => {}
+        }
+        let mut options = std::fs::OpenOptions::new();
+        options.read(true).write(true).create_new(true);
+        // Private from the start, as the file it replaces (it holds every secret).
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        let file = options.open(&temporary).map_err(|e| io("create", e))?;
+        let file = redb::backends::FileBackend::new(file).map_err(|e| engine(format!("open {}", temporary.display()), e))?;
+        let syncing = Arc::new(AtomicBool::new(false));
+        let staged = StagedFile { temporary, path: path.to_path_buf(), syncing: syncing.clone() };
+        Ok((StagedBackend { file, syncing }, staged))
+    }
+
+    /// Renames the synced file into place and syncs the rename.
+    fn put_in_place(self) -> Result<(), StorageError> {
+        let unavailable = |what: String, e: std::io::Error| StorageError::Unavailable { context: what, source: e.into() };
+        std::fs::rename(&self.temporary, &self.path)
+            .map_err(|e| unavailable(format!("rename {} to {}", self.temporary.display(), self.path.display()), e))?;
+        let dir = self.path.parent().filter(|dir| !dir.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        std::fs::File::open(dir).and_then(|dir| dir.sync_all()).map_err(|e| unavailable(format!("sync {}", dir.display()), e))
+    }
+}
+
+/// redb's file backend, with its syncs skipped while the file is staged.
+#[derive(Debug)]
+struct StagedBackend {
+    file: redb::backends::FileBackend,
+    syncing: Arc<AtomicBool>,
+}
+
+impl redb::StorageBackend for StagedBackend {
+    fn len(&self) -> Result<u64, std::io::Error> {
+        self.file.len()
+    }
+    fn read(&self, offset: u64, out: &mut [u8]) -> Result<(), std::io::Error> {
+        self.file.read(offset, out)
+    }
+    fn set_len(&self, len: u64) -> Result<(), std::io::Error> {
+        self.file.set_len(len)
+    }
+    fn sync_data(&self) -> Result<(), std::io::Error> {
+        match self.syncing.load(Ordering::Acquire) {
+            true => self.file.sync_data(),
+            false => Ok(()),
+        }
+    }
+    fn write(&self, offset: u64, data: &[u8]) -> Result<(), std::io::Error> {
+        self.file.write(offset, data)
+    }
+    fn close(&self) -> Result<(), std::io::Error> {
+        self.file.close()
+    }
+    fn try_lock_range(&self, start: Bound<u64>, end: Bound<u64>) -> Result<bool, redb::BackendError> {
+        self.file.try_lock_range(start, end)
+    }
+    fn try_lock_shared_range(&self, start: Bound<u64>, end: Bound<u64>) -> Result<bool, redb::BackendError> {
+        self.file.try_lock_shared_range(start, end)
+    }
+    fn lock_range(&self, start: Bound<u64>, end: Bound<u64>) -> Result<(), redb::BackendError> {
+        self.file.lock_range(start, end)
+    }
+    fn lock_shared_range(&self, start: Bound<u64>, end: Bound<u64>) -> Result<(), redb::BackendError> {
+        self.file.lock_shared_range(start, end)
+    }
+    fn unlock_range(&self, start: Bound<u64>, end: Bound<u64>) -> Result<(), redb::BackendError> {
+        self.file.unlock_range(start, end)
+    }
+    fn query_lock_range(&self, start: Bound<u64>, end: Bound<u64>) -> Result<bool, redb::BackendError> {
+        self.file.query_lock_range(start, end)
+    }
+}
+
+/// Whether the store at `path` is new: no file, or an empty one (the server creates the file
+/// empty first, with its mode). A failure to tell is an error, not a new store.
+fn is_new(path: &Path) -> Result<bool, StorageError> {
+    match std::fs::metadata(path) {
+        Ok(metadata) => Ok(metadata.len() == 0),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(true),
+        Err(e) => Err(StorageError::Unavailable { context: format!("look for {}", path.display()), source: e.into() }),
+    }
+}
+
+/// Creates what [`read_initialised`] found missing, in one commit that the next durable one syncs.
 fn initialise(db: &Database) -> Result<(Revision, Revision, i64), StorageError> {
-    let txn = begin_write(db, true)?;
+    // Not synced: a crash before the next durable commit leaves the tables to be made again
+    // (the store was empty), and a new store's start-up writes are synced once, after them.
+    let txn = begin_write(db, false)?;
     let state = {
         let mut meta = txn.open_table(META).map_err(|e| engine("open table meta", e))?;
         txn.open_table(KEYS).map_err(|e| engine("open table keys", e))?;
@@ -1652,6 +1799,35 @@ mod tests {
         drop(store);
         let store = open(&dir, 8);
         assert_eq!(store.get("/d/a").await.unwrap(), Some(written));
+        assert_eq!(store.list("/d/", ListOptions::default()).await.unwrap().kvs.len(), 2);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_new_deferred_store_is_in_place_only_once_made_durable() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, temporary) = (dir.path().join("store.redb"), dir.path().join("store.redb.tmp"));
+        // Written and dropped before it was made durable, as by a crash: nothing is in place.
+        {
+            let store = EmbeddedStore::open_deferred(&path).unwrap();
+            store.create("/d/a", Bytes::from_static(b"1")).await.unwrap();
+            assert!(temporary.exists());
+        }
+        assert!(!path.exists());
+        // An empty file (the server creates it first) is a new store too, and the temporary
+        // file left behind is replaced.
+        std::fs::write(&path, b"").unwrap();
+        let store = EmbeddedStore::open_deferred(&path).unwrap();
+        assert_eq!(store.get("/d/a").await.unwrap(), None);
+        let written = store.create("/d/b", Bytes::from_static(b"2")).await.unwrap();
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 0);
+        store.make_durable().await.unwrap();
+        assert!(!temporary.exists());
+        #[cfg(unix)]
+        assert_eq!(std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&path).unwrap().permissions()) & 0o777, 0o600);
+        store.create("/d/c", Bytes::from_static(b"3")).await.unwrap();
+        drop(store);
+        let store = EmbeddedStore::open(&path).unwrap();
+        assert_eq!(store.get("/d/b").await.unwrap(), Some(written));
         assert_eq!(store.list("/d/", ListOptions::default()).await.unwrap().kvs.len(), 2);
     }
 
