@@ -83,27 +83,28 @@ impl Aggregation {
         let settled = settle_in_memory(&stored);
         let kind = Kind { group: GROUP.into(), version: "v1".into(), kind: "ClusterRole".into() };
         let store = Store::new(storage, &self.config, GROUP, "clusterroles", kind);
-        let mut conflicted = false;
-        for (role, settled) in stored.iter().zip(settled) {
-            if role.rules == settled.rules {
-                continue;
-            }
+        // The roles to write are written together: concurrent writes share the store's commits.
+        let writes = stored.iter().zip(&settled).filter(|(role, settled)| role.rules != settled.rules).map(|(role, settled)| {
             let name = name_of(role);
-            let mut write = |current: Option<&Current<'_>>| {
-                let current = current.ok_or_else(|| ApiError::not_found(GroupResource::new(GROUP, "clusterroles"), name))?;
-                let object = match PolicyObject::from_external(&current.kind, current.external.clone())? {
-                    PolicyObject::ClusterRole(current) => {
-                        PolicyObject::ClusterRole(ClusterRole { rules: settled.rules.clone(), ..current })
-                    }
-                    other => other,
+            let store = &store;
+            async move {
+                let mut write = |current: Option<&Current<'_>>| {
+                    let current = current.ok_or_else(|| ApiError::not_found(GroupResource::new(GROUP, "clusterroles"), name))?;
+                    let object = match PolicyObject::from_external(&current.kind, current.external.clone())? {
+                        PolicyObject::ClusterRole(current) => {
+                            PolicyObject::ClusterRole(ClusterRole { rules: settled.rules.clone(), ..current })
+                        }
+                        other => other,
+                    };
+                    let incoming = Incoming::from_external(GROUP, "clusterroles", &current.kind, object.to_external()?)?;
+                    Ok(Proposed { incoming, precondition: None, uid: None, managed_fields: None })
                 };
-                let incoming = Incoming::from_external(GROUP, "clusterroles", &current.kind, object.to_external()?)?;
-                Ok(Proposed { incoming, precondition: None, uid: None, managed_fields: None })
-            };
-            match store
-                .update(WriteOptions { manager: Some("kube-controller-manager"), ..Default::default() }, None, name, &mut write)
-                .await
-            {
+                store.update(WriteOptions { manager: Some("kube-controller-manager"), ..Default::default() }, None, name, &mut write).await
+            }
+        });
+        let mut conflicted = false;
+        for written in futures_util::future::join_all(writes).await {
+            match written {
                 // Deleted meanwhile: nothing left to settle.
                 Err(e) if e.code == 404 => {}
                 Err(e) if e.code == 409 => conflicted = true,

@@ -373,24 +373,11 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     };
     let store = with_watch_cache(store, &args)?;
     phases.done("store");
-    let (pki, authentication, staged_pki) = credentials.await.context("loading the certificates and keys")??;
-    // A new PKI's files are synced into place on another thread while start-up goes on
-    // (mostly waiting on the disk), and awaited with the store's start-up writes.
-    let pki_durable = staged_pki.map(|staged| tokio::task::spawn_blocking(move || staged.make_durable()));
-    let tls = tokio_rustls::TlsAcceptor::from(pki.server_config()?);
-    phases.done("pki");
-
     let listener = TcpListener::bind(SocketAddr::new(args.bind_address, args.secure_port))
         .await
         .with_context(|| format!("binding {}:{}", args.bind_address, args.secure_port))?;
     let addr = listener.local_addr()?;
     let url = format!("https://{}", format_host_port(addr));
-    // With certificates from flags (replicas sharing a CA) there are no admin credentials here.
-    let kubeconfig = match pki.has_admin_credentials() {
-        true => Some(pki.write_kubeconfig(&args.data_dir, &url)?),
-        false => None,
-    };
-    std::fs::write(args.data_dir.join("port"), addr.port().to_string())?;
     phases.done("listen");
 
     // `Node` is asked first (kube-apiserver's usual `Node,RBAC`); with no other mode, what it
@@ -402,23 +389,44 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     }
     let authorizer = crate::registry::rbac::authorizer::Authorizer::new(mode);
     let authorizer = Arc::new(if node { authorizer.with_node_authorizer() } else { authorizer });
-    let authentication = Arc::new(authentication);
     phases.done("authz");
-    let store_config = Arc::new(crate::registry::store::StoreConfig {
-        network,
+    // The start-up objects are written while the credentials are still being read or made:
+    // the server's own writes need none of them, so they go through a configuration without
+    // token authenticators (which only requests and token reviews use).
+    let start_up_config = Arc::new(crate::registry::store::StoreConfig {
+        network: network.clone(),
         event_ttl: args.event_ttl,
         authorizer: authorizer.clone(),
-        authentication,
-        admission,
+        authentication: Default::default(),
+        admission: admission.clone(),
     });
-    crate::registry::bootstrap::ensure(store.clone(), store_config.clone(), addr.port())
+    crate::registry::bootstrap::ensure(store.clone(), start_up_config.clone(), addr.port())
         .await
         .context("creating the objects every cluster starts with")?;
     phases.done("bootstrap");
     // Upstream's `rbac/bootstrap-roles` post-start hook, then the aggregated roles filled in,
     // then the authorizer's cache loaded: all before the server takes requests.
-    crate::registry::rbac::bootstrap::ensure(store.clone(), store_config.clone()).await.context("reconciling the bootstrap RBAC policy")?;
+    crate::registry::rbac::bootstrap::ensure(store.clone(), start_up_config).await.context("reconciling the bootstrap RBAC policy")?;
     phases.done("rbac");
+
+    let (pki, authentication, staged_pki) = credentials.await.context("loading the certificates and keys")??;
+    // A new PKI's files are synced into place on another thread while start-up goes on
+    // (mostly waiting on the disk), and awaited with the store's start-up writes.
+    let pki_durable = staged_pki.map(|staged| tokio::task::spawn_blocking(move || staged.make_durable()));
+    let tls = tokio_rustls::TlsAcceptor::from(pki.server_config()?);
+    // With certificates from flags (replicas sharing a CA) there are no admin credentials here.
+    let kubeconfig = match pki.has_admin_credentials() {
+        true => Some(pki.write_kubeconfig(&args.data_dir, &url)?),
+        false => None,
+    };
+    phases.done("pki");
+    let store_config = Arc::new(crate::registry::store::StoreConfig {
+        network,
+        event_ttl: args.event_ttl,
+        authorizer: authorizer.clone(),
+        authentication: Arc::new(authentication),
+        admission,
+    });
     // The system namespaces' accounts exist before the server reports ready: made while the
     // roles are aggregated and the authorizer loads, which do not read them.
     let mut accounts = tokio::task::JoinSet::new();
@@ -495,6 +503,8 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     if let Some(pki_durable) = pki_durable {
         pki_durable.await.context("syncing the new PKI")?.context("syncing the new PKI")?;
     }
+    // Last, so that whoever reads the port file finds the PKI and the kubeconfig in place.
+    std::fs::write(args.data_dir.join("port"), addr.port().to_string())?;
     phases.done("sync");
     match &kubeconfig {
         Some(kubeconfig) => {

@@ -19,9 +19,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::future::Future;
 use std::panic::Location;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
-use std::task::Poll;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -503,7 +501,7 @@ pub async fn watch_has_no_gap_under_concurrent_writers(store: &dyn Storage) -> O
         })
     });
     let writing = async {
-        for result in join_all(writers.collect()).await {
+        for result in futures_util::future::join_all(writers).await {
             result?;
         }
         last_write.store(store.current_revision().await?, Ordering::SeqCst);
@@ -535,7 +533,7 @@ pub async fn watch_has_no_gap_under_concurrent_writers(store: &dyn Storage) -> O
             Ok::<(i64, i64, Vec<Event>), Failure>((from, seen, events))
         })
     });
-    let (written, watched) = tokio::join!(writing, join_all(watchers.collect()));
+    let (written, watched) = tokio::join!(writing, futures_util::future::join_all(watchers));
     written?;
 
     let mut reference_watch = store.watch(prefix, base).await?;
@@ -804,25 +802,4 @@ where
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
     Ok(())
-}
-
-/// Drives `futures` concurrently on the current task until all are done, returning their
-/// outputs in order (the crate has no `futures::join_all`; the checks borrow the store, so
-/// they cannot be spawned).
-async fn join_all<F: Future + Unpin>(mut futures: Vec<F>) -> Vec<F::Output> {
-    let mut outputs: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
-    std::future::poll_fn(|cx| {
-        let mut pending = false;
-        for (future, output) in futures.iter_mut().zip(outputs.iter_mut()) {
-            if output.is_none() {
-                match Pin::new(future).poll(cx) {
-                    Poll::Ready(value) => *output = Some(value),
-                    Poll::Pending => pending = true,
-                }
-            }
-        }
-        if pending { Poll::Pending } else { Poll::Ready(()) }
-    })
-    .await;
-    outputs.into_iter().flatten().collect()
 }

@@ -104,7 +104,7 @@
 //! them, so no acknowledged write is lost.
 //!
 //! A new store opened for start-up writes ([`EmbeddedStore::open_deferred`]) goes further: it
-//! is made under a temporary name (`store.redb.tmp`) with none of redb's own fsyncs (creating
+//! is made under a temporary name (`.store.redb.tmp`) with none of redb's own fsyncs (creating
 //! the file, growing it), and `make_durable` syncs it once and renames it into place. A crash
 //! before then leaves only the temporary file, which the next start removes, never a store file
 //! that redb could not open.
@@ -1410,7 +1410,9 @@ impl StagedFile {
     /// Creates the temporary file (replacing one a crash left), readable by its owner only, and
     /// the backend redb writes it through.
     fn create(path: &Path) -> Result<(StagedBackend, StagedFile), StorageError> {
-        let mut name = path.file_name().unwrap_or_default().to_os_string();
+        // Named as the server's other temporary files (`.<name>.tmp`), which it knows as its own.
+        let mut name = std::ffi::OsString::from(".");
+        name.push(path.file_name().unwrap_or_default());
         name.push(".tmp");
         let temporary = path.with_file_name(name);
         let io = |what: &str, e: std::io::Error| StorageError::Unavailable {
@@ -1805,7 +1807,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_new_deferred_store_is_in_place_only_once_made_durable() {
         let dir = tempfile::tempdir().unwrap();
-        let (path, temporary) = (dir.path().join("store.redb"), dir.path().join("store.redb.tmp"));
+        let (path, temporary) = (dir.path().join("store.redb"), dir.path().join(".store.redb.tmp"));
         // Written and dropped before it was made durable, as by a crash: nothing is in place.
         {
             let store = EmbeddedStore::open_deferred(&path).unwrap();

@@ -126,6 +126,7 @@ static PLUGINS: &[(&dyn Plugin, bool)] = &[
 ];
 
 /// The enabled plugins, in order (`--enable-admission-plugins`, `--disable-admission-plugins`).
+#[derive(Clone)]
 pub struct Chain {
     plugins: Vec<&'static dyn Plugin>,
 }
