@@ -477,15 +477,23 @@ fn the_kubernetes_endpoints_list_every_replica() {
     let port = both["subsets"][0]["ports"][0].clone();
     assert!(port["port"] == json!(a.port) || port["port"] == json!(b.port), "{port}");
     assert_eq!((&port["name"], &port["protocol"]), (&json!("https"), &json!("TCP")));
-    let (code, body) = request(&a, "GET", "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/kubernetes", "", b"");
-    let slice: Value = serde_json::from_str(&body).unwrap();
-    assert_eq!(code, 200, "{body}");
+    // The slice is written after the Endpoints (as upstream's reconciler writes them), so it may
+    // follow a moment later.
+    let both_ready =
+        json!([{"addresses": ["10.1.2.3"], "conditions": {"ready": true}}, {"addresses": ["10.1.2.4"], "conditions": {"ready": true}}]);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let slice = loop {
+        let (code, body) = request(&a, "GET", "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices/kubernetes", "", b"");
+        assert_eq!(code, 200, "{body}");
+        let slice: Value = serde_json::from_str(&body).unwrap();
+        if slice["endpoints"] == both_ready {
+            break slice;
+        }
+        assert!(Instant::now() < deadline, "waiting for both replicas in the slice: {body}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
     assert_eq!(slice["metadata"]["labels"]["kubernetes.io/service-name"], "kubernetes");
     assert_eq!(slice["addressType"], "IPv4");
-    assert_eq!(
-        slice["endpoints"],
-        json!([{"addresses": ["10.1.2.3"], "conditions": {"ready": true}}, {"addresses": ["10.1.2.4"], "conditions": {"ready": true}}])
-    );
 
     // B stops (SIGTERM): its address goes at once, not when its lease expires.
     let stopped = std::process::Command::new("kill").args(["-TERM", &b.child.id().to_string()]).status().unwrap();
