@@ -405,7 +405,12 @@ struct Change {
 
 impl Change {
     fn of(comparison: typed::Comparison) -> Change {
-        Change { changed: comparison.modified.union(&comparison.added), removed: comparison.removed }
+        // A create's comparison has only additions: they are the change as they are.
+        let changed = match comparison.modified.is_empty() {
+            true => comparison.added,
+            false => comparison.modified.union(&comparison.added),
+        };
+        Change { changed, removed: comparison.removed }
     }
 }
 
@@ -547,9 +552,9 @@ fn identifier(entry: &Entry) -> String {
 fn record_update(entries: &mut Vec<Entry>, changes: &mut Changes<'_, '_>, cx: &Context<'_>) {
     for entry in entries.iter_mut() {
         let change = changes.seen_by(&entry.api_version);
-        entry.set = entry.set.difference(&change.removed).difference(&change.changed);
+        entry.set = std::mem::take(&mut entry.set).difference(&change.removed).difference(&change.changed);
     }
-    let own = changes.own.changed.difference(strip_set());
+    let own = std::mem::take(&mut changes.own.changed).difference(strip_set());
     entries.retain(|e| !e.set.is_empty());
     if own.is_empty() {
         return;
@@ -703,10 +708,10 @@ fn apply_entries(
     for (i, entry) in entries.iter_mut().enumerate() {
         if i != me {
             let change = changes.seen_by(&entry.api_version);
-            entry.set = entry.set.difference(&change.changed).difference(&change.removed);
+            entry.set = std::mem::take(&mut entry.set).difference(&change.changed).difference(&change.removed);
         }
     }
-    entries[me].set = entries[me].set.difference(strip_set());
+    entries[me].set = std::mem::take(&mut entries[me].set).difference(strip_set());
     // The time moves only when the object changed (upstream's `managedFieldsUpdater`).
     if merged != *live {
         entries[me].time = Some(cx.now.to_owned());

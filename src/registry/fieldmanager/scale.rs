@@ -79,7 +79,7 @@ fn to_parent(parent: &Parent<'_>, entries: Vec<Entry>, mut scale: Vec<Entry>) ->
             }
             // Lost it: the replicas field is taken from the entry.
             None => {
-                let set = entry.set.difference(&only(&path));
+                let set = entry.set.clone().difference(&only(&path));
                 if !set.is_empty() {
                     out.push(Entry { set, ..entry.clone() });
                 }
