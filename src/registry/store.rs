@@ -27,7 +27,7 @@ pub use watched::WatchedObject;
 const ATTEMPTS: usize = 5;
 
 /// What the store serves besides the objects: the server's settings the strategies read.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct StoreConfig {
     /// `--service-cluster-ip-range` and `--service-node-port-range`, for Service allocation.
     pub network: super::core::services::ServiceNetwork,

@@ -394,11 +394,11 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     // the server's own writes need none of them, so they go through a configuration without
     // token authenticators (which only requests and token reviews use).
     let start_up_config = Arc::new(crate::registry::store::StoreConfig {
-        network: network.clone(),
+        network,
         event_ttl: args.event_ttl,
         authorizer: authorizer.clone(),
         authentication: Default::default(),
-        admission: admission.clone(),
+        admission,
     });
     crate::registry::bootstrap::ensure(store.clone(), start_up_config.clone(), addr.port())
         .await
@@ -406,7 +406,9 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     phases.done("bootstrap");
     // Upstream's `rbac/bootstrap-roles` post-start hook, then the aggregated roles filled in,
     // then the authorizer's cache loaded: all before the server takes requests.
-    crate::registry::rbac::bootstrap::ensure(store.clone(), start_up_config).await.context("reconciling the bootstrap RBAC policy")?;
+    crate::registry::rbac::bootstrap::ensure(store.clone(), start_up_config.clone())
+        .await
+        .context("reconciling the bootstrap RBAC policy")?;
     phases.done("rbac");
 
     let (pki, authentication, staged_pki) = credentials.await.context("loading the certificates and keys")??;
@@ -421,11 +423,8 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     };
     phases.done("pki");
     let store_config = Arc::new(crate::registry::store::StoreConfig {
-        network,
-        event_ttl: args.event_ttl,
-        authorizer: authorizer.clone(),
         authentication: Arc::new(authentication),
-        admission,
+        ..crate::registry::store::StoreConfig::clone(&start_up_config)
     });
     // The system namespaces' accounts exist before the server reports ready: made while the
     // roles are aggregated and the authorizer loads, which do not read them.

@@ -96,7 +96,7 @@
 //! # Start-up writes
 //!
 //! The server writes its bootstrap objects (~220 on a fresh store) before it serves anyone.
-//! Between [`EmbeddedStore::defer_durability`] and [`EmbeddedStore::make_durable`] commits are
+//! Between [`EmbeddedStore::open_deferred`] and [`EmbeddedStore::make_durable`] commits are
 //! redb's `Durability::None`: visible to every read and watch at once but not fsync'd, and
 //! `make_durable` then makes them all durable with one durable commit, which the server awaits
 //! before it serves. A crash before that loses those writes whole (redb reopens at the last
@@ -372,9 +372,9 @@ impl EmbeddedStore {
         Self::open_inner(path.as_ref(), options, true, false)
     }
 
-    /// [`Self::open`] for start-up writes: commits are deferred from the start (as after
-    /// [`Self::defer_durability`]), and a new store stays under a temporary name, unsynced,
-    /// until [`Self::make_durable`] (see "Start-up writes" above).
+    /// [`Self::open`] for start-up writes: commits are not fsync'd until
+    /// [`Self::make_durable`], and a new store stays under a temporary name until then (see
+    /// "Start-up writes" above).
     pub fn open_deferred(path: impl AsRef<Path>) -> Result<Self, StorageError> {
         Self::open_inner(path.as_ref(), EmbeddedOptions::default(), true, true)
     }
@@ -468,13 +468,7 @@ impl EmbeddedStore {
         Self::open_inner(path, EmbeddedOptions::default(), false, false)
     }
 
-    /// Commits from now on are not fsync'd until [`Self::make_durable`]: for the server's
-    /// start-up writes, before it serves (see "Start-up writes" above).
-    pub fn defer_durability(&self) {
-        self.handle.inner.deferred.store(true, Ordering::Release);
-    }
-
-    /// Ends [`Self::defer_durability`]: every commit made so far is durable when this returns,
+    /// Ends the deferral of [`Self::open_deferred`]: every commit made so far is durable when this returns,
     /// and every later one is durable as it is made.
     pub async fn make_durable(&self) -> Result<(), StorageError> {
         self.handle.inner.deferred.store(false, Ordering::Release);
@@ -1789,8 +1783,9 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn deferred_writes_are_read_at_once_and_kept_once_made_durable() {
         let dir = tempfile::tempdir().unwrap();
-        let store = open(&dir, 8);
-        store.defer_durability();
+        // An existing store (a restart), opened for start-up writes.
+        drop(open(&dir, 8));
+        let store = EmbeddedStore::open_deferred(dir.path().join("store.redb")).unwrap();
         let mut watch = store.watch("/d/", 0).await.unwrap();
         let written = store.create("/d/a", Bytes::from_static(b"1")).await.unwrap();
         assert_eq!(store.get("/d/a").await.unwrap(), Some(written.clone()));
