@@ -55,9 +55,35 @@ pub fn stored_as_json(group: &str) -> bool {
 /// Whether the resource has a `status` subresource: then its main resource ignores status
 /// changes and its status subresource ignores everything else (upstream's status strategies).
 pub fn has_status_subresource(group: &str, resource: &str) -> bool {
-    kapi_api::scheme::RESOURCES
-        .iter()
-        .any(|r| r.group == group && r.resource == resource && r.subresources.iter().any(|s| s.name == "status"))
+    static WITH_STATUS: std::sync::LazyLock<GroupIndex<()>> = std::sync::LazyLock::new(|| {
+        kapi_api::scheme::RESOURCES
+            .iter()
+            .filter(|r| r.subresources.iter().any(|s| s.name == "status"))
+            .map(|r| (r.group, r.resource, ()))
+            .collect()
+    });
+    WITH_STATUS.get(group, resource).is_some()
+}
+
+/// A table of the scheme keyed by group and a name within it (a resource, a kind), for what is
+/// looked up on every request: the generated tables are slices, and a scan of one compares
+/// hundreds of strings. The first entry of a key wins.
+pub struct GroupIndex<V>(std::collections::HashMap<&'static str, std::collections::HashMap<&'static str, V>>);
+
+impl<V> GroupIndex<V> {
+    pub fn get(&self, group: &str, name: &str) -> Option<&V> {
+        self.0.get(group).and_then(|names| names.get(name))
+    }
+}
+
+impl<V> FromIterator<(&'static str, &'static str, V)> for GroupIndex<V> {
+    fn from_iter<I: IntoIterator<Item = (&'static str, &'static str, V)>>(entries: I) -> Self {
+        let mut index = std::collections::HashMap::<_, std::collections::HashMap<_, _>>::new();
+        for (group, name, value) in entries {
+            index.entry(group).or_default().entry(name).or_insert(value);
+        }
+        GroupIndex(index)
+    }
 }
 
 /// How a delete proceeds for an object beyond its own `metadata.finalizers`.
@@ -122,3 +148,37 @@ impl From<Vec<crate::status::FieldError>> for Rejection {
 
 /// The namespaces kube-apiserver creates at start-up (upstream's system namespaces controller).
 pub const SYSTEM_NAMESPACES: &[&str] = &["default", "kube-system", "kube-public", "kube-node-lease"];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The index keeps the first entry of a key, as the scan it replaces found it.
+    #[test]
+    fn group_index_finds_the_first_entry_of_a_key() {
+        let index: GroupIndex<u8> = [("", "pods", 1), ("apps", "deployments", 2), ("", "pods", 3)].into_iter().collect();
+        assert_eq!(index.get("", "pods"), Some(&1));
+        assert_eq!(index.get("apps", "deployments"), Some(&2));
+        assert_eq!(index.get("apps", "pods"), None);
+        assert_eq!(index.get("batch", "jobs"), None);
+    }
+
+    /// The indexed look-ups answer as a scan of the generated tables, for every resource and kind.
+    #[test]
+    fn indexed_lookups_agree_with_the_generated_tables() {
+        for r in kapi_api::scheme::RESOURCES {
+            let scanned = kapi_api::scheme::RESOURCES
+                .iter()
+                .any(|s| s.group == r.group && s.resource == r.resource && s.subresources.iter().any(|sub| sub.name == "status"));
+            assert_eq!(has_status_subresource(r.group, r.resource), scanned, "{}/{}", r.group, r.resource);
+            let kind = objects::Kind { group: r.kind.group.into(), version: r.kind.version.into(), kind: r.kind.kind.into() };
+            let stored = kapi_api::scheme::STORAGE_VERSIONS.iter().find(|(g, k, _)| *g == r.kind.group && *k == r.kind.kind);
+            let expected = stored.map_or_else(
+                || kind.clone(),
+                |(_, _, s)| objects::Kind { group: s.group.into(), version: s.version.into(), kind: s.kind.into() },
+            );
+            assert_eq!(objects::storage_kind(&kind), expected);
+        }
+        assert!(!has_status_subresource("", "no-such-resource"));
+    }
+}

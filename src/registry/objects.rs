@@ -209,10 +209,13 @@ pub fn last_of_repeated_keys(json: &[u8]) -> Option<Vec<u8>> {
 /// The kind `kind` is stored as: its resource's storage version (the generated
 /// `STORAGE_VERSIONS`; cohabiting kinds such as `events.k8s.io` `Event` are stored as core's).
 pub fn storage_kind(kind: &Kind) -> Kind {
-    kapi_api::scheme::STORAGE_VERSIONS.iter().find(|(g, k, _)| *g == kind.group && *k == kind.kind).map_or_else(
-        || kind.clone(),
-        |(_, _, s)| Kind { group: s.group.to_owned(), version: s.version.to_owned(), kind: s.kind.to_owned() },
-    )
+    static INDEX: std::sync::LazyLock<super::GroupIndex<&'static kapi_apimachinery::scheme::GroupVersionKind>> =
+        std::sync::LazyLock::new(|| {
+            kapi_api::scheme::STORAGE_VERSIONS.iter().map(|(group, kind, stored)| (*group, *kind, stored)).collect()
+        });
+    INDEX
+        .get(&kind.group, &kind.kind)
+        .map_or_else(|| kind.clone(), |s| Kind { group: s.group.to_owned(), version: s.version.to_owned(), kind: s.kind.to_owned() })
 }
 
 /// Converts an object from one version to another through the kinds' hub (internal) type, as

@@ -450,15 +450,9 @@ static STRATEGIES: &[(&str, &str, &dyn Strategy)] = &[
 
 /// The strategy of a resource (looked up on every request: indexed once).
 pub fn for_resource(group: &str, resource: &str) -> &'static dyn Strategy {
-    type Index = std::collections::HashMap<&'static str, std::collections::HashMap<&'static str, &'static dyn Strategy>>;
-    static INDEX: std::sync::LazyLock<Index> = std::sync::LazyLock::new(|| {
-        let mut index = Index::new();
-        for (group, resource, strategy) in STRATEGIES {
-            index.entry(*group).or_default().insert(*resource, *strategy);
-        }
-        index
-    });
-    INDEX.get(group).and_then(|resources| resources.get(resource)).copied().unwrap_or(&Generic)
+    static INDEX: std::sync::LazyLock<super::GroupIndex<&'static dyn Strategy>> =
+        std::sync::LazyLock::new(|| STRATEGIES.iter().copied().collect());
+    INDEX.get(group, resource).copied().unwrap_or(&Generic)
 }
 
 /// The resources whose objects relate other objects to nodes, for the Node authorizer's graph

@@ -899,11 +899,11 @@ fn discovery_document(
     parts: &http::request::Parts,
 ) -> Option<Response<Body>> {
     use crate::discovery;
-    let segments: Vec<&str> = if rest.is_empty() { Vec::new() } else { rest.split('/').collect() };
     // Resource requests, the common case, are deeper than any discovery document.
-    if segments.len() > 2 {
+    if rest.split('/').nth(2).is_some() {
         return None;
     }
+    let segments: Vec<&str> = if rest.is_empty() { Vec::new() } else { rest.split('/').collect() };
     let aggregated = discovery::negotiate_aggregated(accept);
     match (prefix, segments.as_slice()) {
         ("api", []) => Some(match aggregated {

@@ -157,14 +157,15 @@ impl PathElement {
     /// The `FieldsV1` object key of this element.
     pub fn encode(&self) -> String {
         match self {
-            PathElement::Field(name) => format!("f:{name}"),
+            PathElement::Field(name) => ["f:", name].concat(),
             PathElement::Key(fields) => {
                 let mut text = String::from("k:{");
                 for (i, (name, value)) in fields.iter().enumerate() {
                     if i > 0 {
                         text.push(',');
                     }
-                    text.push_str(&Value::String(name.clone()).to_string());
+                    // Serialising a string cannot fail.
+                    text.push_str(&serde_json::to_string(name.as_str()).unwrap_or_default());
                     text.push(':');
                     text.push_str(&value.json());
                 }
@@ -238,7 +239,11 @@ impl Set {
             [last] => {
                 self.members.insert(last.clone());
             }
-            [first, rest @ ..] => self.children.entry(first.clone()).or_default().insert(rest),
+            // The element is cloned only for a new child: most paths go through ones already there.
+            [first, rest @ ..] => match self.children.get_mut(first) {
+                Some(child) => child.insert(rest),
+                None => self.children.entry(first.clone()).or_default().insert(rest),
+            },
         }
     }
 
