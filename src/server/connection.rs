@@ -6,10 +6,16 @@
 //! until the answer's body is sent or dropped, so a watch streaming for an hour is in flight);
 //! [`ConnectionActivity::idle`] resolves once nothing has been in flight for the idle timeout,
 //! and the server then closes the connection gracefully.
+//!
+//! The idle timer runs in the connection's own task, so waking it from a request's start or end
+//! woke the task while it was being polled: tokio then queues it again and rouses the other
+//! worker thread, a futex wake and two context switches per request. Requests starting and
+//! ending leave it asleep: it wakes at its deadline and looks again, and only the end of the
+//! last request in flight wakes it, and only while it waits for that.
 
 use std::sync::Arc;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use tokio::sync::Notify;
@@ -54,10 +60,13 @@ pub struct ConnectionActivity {
     in_flight: AtomicUsize,
     /// When the connection last became idle (its start, before any request).
     idle_since: Mutex<Instant>,
-    changed: Notify,
+    /// Wakes [`ConnectionActivity::idle`] when the last request in flight ends, while it waits
+    /// for that ([`ConnectionActivity::awaiting_end`]).
+    ended: Notify,
+    awaiting_end: AtomicBool,
     /// Whether a request has started yet: before the first one, the header-read deadline
     /// applies instead of the idle timeout.
-    served: std::sync::atomic::AtomicBool,
+    served: AtomicBool,
 }
 
 impl Default for ConnectionActivity {
@@ -65,8 +74,9 @@ impl Default for ConnectionActivity {
         Self {
             in_flight: AtomicUsize::new(0),
             idle_since: Mutex::new(Instant::now()),
-            changed: Notify::new(),
-            served: std::sync::atomic::AtomicBool::new(false),
+            ended: Notify::new(),
+            awaiting_end: AtomicBool::new(false),
+            served: AtomicBool::new(false),
         }
     }
 }
@@ -75,25 +85,29 @@ impl ConnectionActivity {
     /// Marks a request in flight until the returned guard is dropped.
     pub fn start(self: &Arc<Self>) -> InFlight {
         self.served.store(true, Ordering::Relaxed);
-        self.in_flight.fetch_add(1, Ordering::AcqRel);
-        self.changed.notify_waiters();
+        self.in_flight.fetch_add(1, Ordering::SeqCst);
         InFlight(self.clone())
     }
 
     pub fn in_flight(&self) -> usize {
-        self.in_flight.load(Ordering::Acquire)
+        self.in_flight.load(Ordering::SeqCst)
     }
 
     /// Resolves once no request has been in flight for `idle` (or, before the first request,
     /// for `first_request`).
     pub async fn idle(&self, first_request: Duration, idle: Duration) {
         loop {
-            let changed = self.changed.notified();
-            tokio::pin!(changed);
-            // Registered before the state is read, so a change in between is not missed.
-            changed.as_mut().enable();
             if self.in_flight() > 0 {
-                changed.await;
+                let ended = self.ended.notified();
+                tokio::pin!(ended);
+                // Registered and announced before the count is read again, so an end in
+                // between is not missed (the count and the flag are sequentially consistent).
+                ended.as_mut().enable();
+                self.awaiting_end.store(true, Ordering::SeqCst);
+                if self.in_flight() > 0 {
+                    ended.await;
+                }
+                self.awaiting_end.store(false, Ordering::SeqCst);
                 continue;
             }
             let limit = if self.served.load(Ordering::Relaxed) { idle } else { first_request };
@@ -101,10 +115,8 @@ impl ConnectionActivity {
             if Instant::now() >= deadline {
                 return;
             }
-            tokio::select! {
-                () = tokio::time::sleep_until(deadline) => {}
-                () = &mut changed => {}
-            }
+            // Requests meanwhile move the deadline on (or are still in flight): looked at again then.
+            tokio::time::sleep_until(deadline).await;
         }
     }
 }
@@ -115,10 +127,13 @@ pub struct InFlight(Arc<ConnectionActivity>);
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        if self.0.in_flight.fetch_sub(1, Ordering::AcqRel) == 1 {
-            *self.0.idle_since.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Instant::now();
+        let activity = &self.0;
+        if activity.in_flight.fetch_sub(1, Ordering::SeqCst) == 1 {
+            *activity.idle_since.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Instant::now();
+            if activity.awaiting_end.load(Ordering::SeqCst) {
+                activity.ended.notify_waiters();
+            }
         }
-        self.0.changed.notify_waiters();
     }
 }
 
@@ -145,6 +160,8 @@ impl AcceptBackoff {
 
 #[cfg(test)]
 mod tests {
+    use std::future::Future;
+
     use super::*;
 
     #[test]
@@ -178,5 +195,44 @@ mod tests {
         tokio::time::sleep(Duration::from_secs(200)).await;
         drop(request);
         assert_eq!(waiter.await.unwrap(), 290);
+    }
+
+    /// Requests that start and end while the timer sleeps move its deadline on without waking
+    /// it; the end of the last request in flight wakes it only while it waits for that end.
+    #[tokio::test(start_paused = true)]
+    async fn requests_wake_the_idle_timer_only_when_it_waits_for_their_end() {
+        struct CountingWaker(AtomicUsize);
+        impl std::task::Wake for CountingWaker {
+            fn wake(self: Arc<Self>) {
+                self.0.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        let (first, idle) = (Duration::from_secs(32), Duration::from_secs(90));
+        let activity = Arc::new(ConnectionActivity::default());
+        let wakes = Arc::new(CountingWaker(AtomicUsize::new(0)));
+        let waker = std::task::Waker::from(wakes.clone());
+        let mut cx = std::task::Context::from_waker(&waker);
+        let started = Instant::now();
+        let timer = activity.idle(first, idle);
+        tokio::pin!(timer);
+        assert!(timer.as_mut().poll(&mut cx).is_pending());
+
+        tokio::time::advance(Duration::from_secs(5)).await;
+        let request = activity.start();
+        tokio::time::advance(Duration::from_secs(1)).await;
+        drop(request);
+        assert_eq!(wakes.0.load(Ordering::SeqCst), 0, "a request's start and end leave the sleeping timer alone");
+        // The timer wakes at the first-request deadline, then sleeps until 90 s after the end.
+        (&mut timer).await;
+        assert_eq!(started.elapsed().as_secs(), 96);
+
+        // In flight at the deadline: the timer waits for the end, which wakes it.
+        let activity = Arc::new(ConnectionActivity::default());
+        let request = activity.start();
+        let timer = activity.idle(first, idle);
+        tokio::pin!(timer);
+        assert!(timer.as_mut().poll(&mut cx).is_pending());
+        drop(request);
+        assert_eq!(wakes.0.load(Ordering::SeqCst), 1);
     }
 }
