@@ -128,11 +128,12 @@ pub struct InFlight(Arc<ConnectionActivity>);
 impl Drop for InFlight {
     fn drop(&mut self) {
         let activity = &self.0;
-        if activity.in_flight.fetch_sub(1, Ordering::SeqCst) == 1 {
-            *activity.idle_since.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Instant::now();
-            if activity.awaiting_end.load(Ordering::SeqCst) {
-                activity.ended.notify_waiters();
-            }
+        // Written before the count goes down, so whoever sees no request in flight sees when the
+        // last one ended; while others are still in flight the time is not read, and the last
+        // one writes it again.
+        *activity.idle_since.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Instant::now();
+        if activity.in_flight.fetch_sub(1, Ordering::SeqCst) == 1 && activity.awaiting_end.load(Ordering::SeqCst) {
+            activity.ended.notify_waiters();
         }
     }
 }
