@@ -60,10 +60,9 @@ pub struct ConnectionActivity {
     in_flight: AtomicUsize,
     /// When the connection last became idle (its start, before any request).
     idle_since: Mutex<Instant>,
-    /// Wakes [`ConnectionActivity::idle`] when the last request in flight ends, while it waits
-    /// for that ([`ConnectionActivity::awaiting_end`]).
+    /// Wakes [`ConnectionActivity::idle`] when the last request in flight ends, if it waits for
+    /// that: only then is it registered, so at other times an end wakes nothing.
     ended: Notify,
-    awaiting_end: AtomicBool,
     /// Whether a request has started yet: before the first one, the header-read deadline
     /// applies instead of the idle timeout.
     served: AtomicBool,
@@ -75,7 +74,6 @@ impl Default for ConnectionActivity {
             in_flight: AtomicUsize::new(0),
             idle_since: Mutex::new(Instant::now()),
             ended: Notify::new(),
-            awaiting_end: AtomicBool::new(false),
             served: AtomicBool::new(false),
         }
     }
@@ -100,14 +98,11 @@ impl ConnectionActivity {
             if self.in_flight() > 0 {
                 let ended = self.ended.notified();
                 tokio::pin!(ended);
-                // Registered and announced before the count is read again, so an end in
-                // between is not missed (the count and the flag are sequentially consistent).
+                // Registered before the count is read again, so an end in between is not missed.
                 ended.as_mut().enable();
-                self.awaiting_end.store(true, Ordering::SeqCst);
                 if self.in_flight() > 0 {
                     ended.await;
                 }
-                self.awaiting_end.store(false, Ordering::SeqCst);
                 continue;
             }
             let limit = if self.served.load(Ordering::Relaxed) { idle } else { first_request };
@@ -132,7 +127,7 @@ impl Drop for InFlight {
         // last one ended; while others are still in flight the time is not read, and the last
         // one writes it again.
         *activity.idle_since.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Instant::now();
-        if activity.in_flight.fetch_sub(1, Ordering::SeqCst) == 1 && activity.awaiting_end.load(Ordering::SeqCst) {
+        if activity.in_flight.fetch_sub(1, Ordering::SeqCst) == 1 {
             activity.ended.notify_waiters();
         }
     }
