@@ -130,12 +130,19 @@ impl Impersonation {
 /// The most impersonation header values read (groups and extras together); more is a 400.
 pub const MAX_IMPERSONATION_VALUES: usize = 128;
 
+/// What every impersonation header's name starts with, in any case.
+const IMPERSONATE_PREFIX: &str = "impersonate-";
+
 /// Reads the impersonation headers; an error is upstream's 400 wording. Extra keys are
 /// lower-cased and percent-decoded, as upstream's `unescapeExtraKey`.
 pub fn impersonation<'a>(headers: impl Iterator<Item = (&'a str, &'a str)>) -> Result<Impersonation, String> {
     let mut out = Impersonation::default();
     let mut count = 0usize;
     for (name, value) in headers {
+        // Most requests carry none of these: the other headers are passed over unlowered.
+        if !name.get(..IMPERSONATE_PREFIX.len()).is_some_and(|prefix| prefix.eq_ignore_ascii_case(IMPERSONATE_PREFIX)) {
+            continue;
+        }
         let lower = name.to_ascii_lowercase();
         let slot = match lower.as_str() {
             "impersonate-user" => {

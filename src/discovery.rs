@@ -147,8 +147,18 @@ impl EnabledGroupVersions {
         }
     }
 
+    /// Asked for every resource request, so found through an index of `GROUP_VERSIONS` rather
+    /// than a scan of it.
     pub fn is_enabled(&self, group: &str, version: &str) -> bool {
-        GROUP_VERSIONS.iter().position(|gv| gv.group == group && gv.version == version).is_some_and(|i| self.enabled[i])
+        static INDEX: OnceLock<rustc_hash::FxHashMap<(&'static str, &'static str), usize>> = OnceLock::new();
+        let index = INDEX.get_or_init(|| {
+            let mut index = rustc_hash::FxHashMap::default();
+            for (i, gv) in GROUP_VERSIONS.iter().enumerate() {
+                index.entry((gv.group, gv.version)).or_insert(i);
+            }
+            index
+        });
+        index.get(&(group, version)).is_some_and(|&i| self.enabled[i])
     }
 
     /// Enables or disables a group-version; `false` (and no change) if it is not served.

@@ -110,29 +110,46 @@ impl RequestInfoFactory {
     /// is); `query` is the raw query string without `?`.
     pub fn parse(&self, method: &str, path: &str, query: Option<&str>) -> Result<RequestInfo, RequestInfoError> {
         let decoded = url::path_unescape(path).map_err(|_| RequestInfoError::InvalidPath(path.to_owned()))?;
-        let mut info =
+        let info =
             RequestInfo { is_resource_request: false, path: decoded.to_string(), verb: method.to_ascii_lowercase(), ..Default::default() };
+        with_segments(&decoded, |all| self.parse_segments(info, all, method, path, query))
+    }
 
+    /// The rest of [`RequestInfoFactory::parse`], given the decoded path's segments.
+    fn parse_segments(
+        &self,
+        mut info: RequestInfo,
+        all: &[&str],
+        method: &str,
+        path: &str,
+        query: Option<&str>,
+    ) -> Result<RequestInfo, RequestInfoError> {
         // Every `parts[0]` below is in bounds: resource paths have at least one part after the
-        // prefix, group, version and special verb (the length checks on the way say so).
-        let mut parts = split_path(&decoded);
-        if parts.len() < 3 || !self.api_prefixes.iter().any(|p| *p == parts[0]) {
+        // prefix, group, version and special verb (the length checks on the way say so). The
+        // parts are slices of the decoded path, taken off the front as they are read; only the
+        // fields kept are allocated.
+        let mut parts = all;
+        if parts.len() < 3 || !self.api_prefixes.iter().any(|p| p == parts[0]) {
             return Ok(info);
         }
-        info.api_prefix = parts.remove(0);
+        let api_prefix = parts[0];
+        parts = &parts[1..];
+        info.api_prefix = api_prefix.to_owned();
 
-        if !self.groupless_api_prefixes.contains(&info.api_prefix) {
+        if !self.groupless_api_prefixes.iter().any(|p| p == api_prefix) {
             // The prefix is consumed: this asks for group, version and resource.
             if parts.len() < 3 {
                 return Ok(info);
             }
-            info.api_group = parts.remove(0);
+            info.api_group = parts[0].to_owned();
+            parts = &parts[1..];
         }
 
         info.is_resource_request = true;
-        info.api_version = parts.remove(0);
+        info.api_version = parts[0].to_owned();
+        parts = &parts[1..];
 
-        if SPECIAL_VERBS.contains(&parts[0].as_str()) {
+        if SPECIAL_VERBS.contains(&parts[0]) {
             if parts.len() < 2 {
                 let url = match query {
                     Some(q) if !q.is_empty() => format!("{path}?{q}"),
@@ -140,7 +157,8 @@ impl RequestInfoFactory {
                 };
                 return Err(RequestInfoError::NoKindOrNamespace(url));
             }
-            info.verb = parts.remove(0);
+            info.verb = parts[0].to_owned();
+            parts = &parts[1..];
         } else {
             info.verb = match method {
                 "POST" => "create",
@@ -156,21 +174,21 @@ impl RequestInfoFactory {
         // /namespaces/{namespace}/{resource}/...: make the parts relative to the resource,
         // unless what follows the namespace is one of its own subresources.
         if parts[0] == "namespaces" && parts.len() > 1 {
-            info.namespace = parts[1].clone();
-            if parts.len() > 2 && !NAMESPACE_SUBRESOURCES.contains(&parts[2].as_str()) {
-                parts.drain(..2);
+            info.namespace = parts[1].to_owned();
+            if parts.len() > 2 && !NAMESPACE_SUBRESOURCES.contains(&parts[2]) {
+                parts = &parts[2..];
             }
         }
 
         // resource/name/subresource/anything/else
         if parts.len() >= 3 && !SPECIAL_VERBS_NO_SUBRESOURCES.contains(&info.verb.as_str()) {
-            info.subresource = parts[2].clone();
+            info.subresource = parts[2].to_owned();
         }
         if parts.len() >= 2 {
-            info.name = parts[1].clone();
+            info.name = parts[1].to_owned();
         }
-        info.resource = parts[0].clone();
-        info.parts = parts;
+        info.resource = parts[0].to_owned();
+        info.parts = parts.iter().map(|part| (*part).to_owned()).collect();
 
         // Only a request without a name, or a watch, reads its query here.
         let values = if info.name.is_empty() || VERBS_WITH_SELECTORS.contains(&info.verb.as_str()) {
@@ -225,14 +243,14 @@ pub fn parse(method: &str, path: &str, query: Option<&str>) -> Result<RequestInf
 /// Splits a path into its segments, ignoring leading and trailing slashes (upstream's
 /// `splitPath`; inner empty segments are kept). Request info and route matching both split
 /// with it, so they can never disagree about which segment is which.
-fn split_path(path: &str) -> Vec<String> {
-    path_segments(path).map(str::to_owned).collect()
-}
-
 fn path_segments(path: &str) -> impl Iterator<Item = &str> {
     let trimmed = path.trim_matches('/');
-    trimmed.split('/').filter(move |_| !trimmed.is_empty())
+    // `[SLASH]`, not `'/'`: a one-`char` pattern finds each separator with a `memchr` call,
+    // which costs more than it saves on segments this short (every request splits its path).
+    trimmed.split([SLASH]).filter(move |_| !trimmed.is_empty())
 }
+
+const SLASH: char = '/';
 
 /// Go's `cleanPath` (net/http's `ServeMux`): a leading slash added, `path.Clean`
 /// ([`url::path_clean`]), and a trailing slash kept. A path that is already clean comes back
@@ -253,7 +271,7 @@ pub fn clean_path(path: &str) -> std::borrow::Cow<'_, str> {
 /// path is clean): rooted, with no empty, `.` or `..` segment but a trailing slash's.
 fn is_clean(path: &str) -> bool {
     let Some(rest) = path.strip_prefix('/') else { return false };
-    let mut segments = rest.split('/').peekable();
+    let mut segments = rest.split([SLASH]).peekable();
     while let Some(segment) = segments.next() {
         let last = segments.peek().is_none();
         if segment == "." || segment == ".." || (segment.is_empty() && !last) {
@@ -320,9 +338,11 @@ struct CompiledRoutes {
     /// Routes without a `{path}` tail, by shape, sorted for binary search.
     fixed: Vec<(Shape, Bucket)>,
     /// Where each shape's bucket is in `fixed`.
-    by_shape: std::collections::HashMap<Shape, usize>,
-    /// Routes ending in `{path}` (a few dozen), tried for every request.
+    by_shape: rustc_hash::FxHashMap<Shape, usize>,
+    /// Routes ending in `{path}` (a few dozen).
     tails: Vec<CompiledRoute>,
+    /// Where the tails of each method are in `tails`: a request tries only its method's.
+    tails_by_method: rustc_hash::FxHashMap<&'static str, Vec<usize>>,
 }
 
 /// The routes of one shape, in table order, and an index of them by their literal segments.
@@ -338,14 +358,14 @@ struct Bucket {
 struct LiteralPattern {
     positions: Vec<usize>,
     /// Indices into [`Bucket::routes`] by the hash of the literals at `positions`.
-    routes: std::collections::HashMap<u64, Vec<usize>>,
+    routes: rustc_hash::FxHashMap<u64, Vec<usize>>,
 }
 
 /// A hash of the segments at `positions` (all within `segments`): the same for a template's
 /// literals and a path whose segments there are those literals.
 fn literals_hash<'s>(segments: impl Iterator<Item = &'s str>) -> u64 {
     use std::hash::{Hash, Hasher};
-    let mut hasher = std::hash::DefaultHasher::new();
+    let mut hasher = rustc_hash::FxHasher::default();
     for segment in segments {
         segment.hash(&mut hasher);
     }
@@ -430,7 +450,11 @@ fn compiled_routes() -> &'static CompiledRoutes {
         }
         let fixed: Vec<(Shape, Bucket)> = fixed.into_iter().map(|(shape, routes)| (shape, Bucket::new(routes))).collect();
         let by_shape = fixed.iter().enumerate().map(|(at, (shape, _))| (*shape, at)).collect();
-        CompiledRoutes { fixed, by_shape, tails }
+        let mut tails_by_method = rustc_hash::FxHashMap::<_, Vec<usize>>::default();
+        for (at, (_, route)) in tails.iter().enumerate() {
+            tails_by_method.entry(route.method).or_default().push(at);
+        }
+        CompiledRoutes { fixed, by_shape, tails, tails_by_method }
     })
 }
 
@@ -456,6 +480,14 @@ fn candidate_routes<'m>(path: &[&str], method: Option<&'m str>) -> impl Iterator
 /// How well `template` matches `path`: `None` if not at all, else the number of literal
 /// segments (more literals win, as in go-restful; a `{path}` tail loses to an exact match).
 fn match_score(template: &[Segment], path: &[&str]) -> Option<(usize, bool)> {
+    // A `{path}` tail takes one or more segments; every other template has the path's length.
+    let fits = match template.last() {
+        Some(Segment::Rest) => path.len() >= template.len(),
+        _ => path.len() == template.len(),
+    };
+    if !fits {
+        return None;
+    }
     let mut literals = 0;
     for (i, seg) in template.iter().enumerate() {
         match seg {
@@ -486,8 +518,23 @@ fn match_score(template: &[Segment], path: &[&str]) -> Option<(usize, bool)> {
 /// Routes of every served group-version are matched; whether one is enabled is the caller's
 /// check. `None` is a 404 (or, if another method matches, a 405).
 pub fn match_route(info: &RequestInfo, method: &str) -> Option<&'static Route> {
-    let path: Vec<&str> = path_segments(&info.path).collect();
-    find_route(&path, method).or_else(|| if method == "HEAD" { find_route(&path, "GET") } else { None })
+    with_segments(&info.path, |path| find_route(path, method).or_else(|| if method == "HEAD" { find_route(path, "GET") } else { None }))
+}
+
+/// Calls `f` with the segments of `path` ([`path_segments`]), gathered on the stack when they
+/// are as few as every route's (matching runs for every request).
+fn with_segments<R>(path: &str, f: impl FnOnce(&[&str]) -> R) -> R {
+    const FEW: usize = 16;
+    let mut few = [""; FEW];
+    let mut segments = path_segments(path);
+    for (len, slot) in few.iter_mut().enumerate() {
+        match segments.next() {
+            Some(segment) => *slot = segment,
+            None => return f(&few[..len]),
+        }
+    }
+    let all: Vec<&str> = few.into_iter().chain(segments).collect();
+    f(&all)
 }
 
 /// The best match for `path` and `method`: most literal segments, and among equals the last in
@@ -502,12 +549,10 @@ fn find_route(path: &[&str], method: &str) -> Option<&'static Route> {
         .enumerate()
         .filter_map(|(rank, bucket)| Some((rank, bucket?)))
         .flat_map(|(rank, bucket)| bucket.matches(path).map(move |(score, index, route)| ((score, rank, index), route)));
-    let tails = compiled
-        .tails
-        .iter()
-        .enumerate()
-        .filter(|(_, (_, route))| route.method == method)
-        .filter_map(|(index, (template, route))| match_score(template, path).map(|score| ((score, 2, index), *route)));
+    let tails = compiled.tails_by_method.get(method).into_iter().flatten().filter_map(|&index| {
+        let (template, route) = &compiled.tails[index];
+        match_score(template, path).map(|score| ((score, 2, index), *route))
+    });
     fixed.chain(tails).max_by_key(|(key, _)| *key).map(|(_, route)| route)
 }
 
@@ -614,6 +659,22 @@ mod tests {
             assert_eq!(unclean_path_redirect(path, query).unwrap().as_deref(), want, "{path:?}");
         }
         assert!(unclean_path_redirect("/api/v1/%zz", None).is_err());
+    }
+
+    /// Paths longer than the segments gathered on the stack parse and match as short ones.
+    #[test]
+    fn long_paths_parse_and_match() {
+        let tail: Vec<String> = (0..20).map(|i| format!("s{i}")).collect();
+        let path = format!("/api/v1/namespaces/x/pods/p/proxy/{}", tail.join("/"));
+        let info = parse("GET", &path, None).unwrap();
+        assert_eq!((info.namespace.as_str(), info.resource.as_str(), info.name.as_str()), ("x", "pods", "p"));
+        assert_eq!(info.subresource, "proxy");
+        assert_eq!(info.parts.len(), 3 + tail.len());
+        assert_eq!(info.parts.last().map(String::as_str), Some("s19"));
+        let route = match_route(&info, "GET").expect("the proxy route takes any tail");
+        assert_eq!(route.path, "/api/v1/namespaces/{namespace}/pods/{name}/proxy/{path}");
+        let plain = parse("GET", &format!("/api/v1/namespaces/x/configmaps/{}", tail.join("/")), None).unwrap();
+        assert!(match_route(&plain, "GET").is_none());
     }
 
     #[test]

@@ -32,12 +32,20 @@ pub enum UnescapeError {
 
 /// Go's `url.PathUnescape` (and how `URL.Path` is decoded): `%XX` escapes decoded, `+` kept.
 pub fn path_unescape(s: &str) -> Result<Cow<'_, str>, UnescapeError> {
+    // Nearly every path has nothing to decode: one pass finds that out.
+    if !s.as_bytes().contains(&b'%') {
+        return Ok(Cow::Borrowed(s));
+    }
     check_escapes(s)?;
     percent_decode_str(s).decode_utf8().map_err(|_| UnescapeError::InvalidUtf8(s.to_owned()))
 }
 
 /// Go's `url.QueryUnescape`: `%XX` escapes decoded, `+` a space.
 pub fn query_unescape(s: &str) -> Result<Cow<'_, str>, UnescapeError> {
+    // Nearly every key and value has nothing to decode: one pass finds that out.
+    if !s.bytes().any(|b| b == b'%' || b == b'+') {
+        return Ok(Cow::Borrowed(s));
+    }
     check_escapes(s)?;
     if s.contains('+') {
         Ok(Cow::Owned(percent_decode_str(&s.replace('+', " ")).decode_utf8_lossy().into_owned()))
@@ -153,6 +161,7 @@ mod tests {
     fn query_unescape_as_go() {
         assert_eq!(query_unescape("a+b%2Bc%3D").unwrap(), "a b+c=");
         assert_eq!(query_unescape("%41%4a").unwrap(), "AJ");
+        assert!(matches!(query_unescape("resourceVersion").unwrap(), Cow::Borrowed("resourceVersion")));
         assert_eq!(query_unescape("%ff").unwrap(), "\u{fffd}");
         assert_eq!(query_unescape("x%z").unwrap_err(), UnescapeError::InvalidEscape("%z".to_owned()));
         assert_eq!(query_unescape("%é").unwrap_err(), UnescapeError::InvalidEscape("%é".to_owned()));

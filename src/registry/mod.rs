@@ -68,7 +68,7 @@ pub fn has_status_subresource(group: &str, resource: &str) -> bool {
 /// A table of the scheme keyed by group and a name within it (a resource, a kind), for what is
 /// looked up on every request: the generated tables are slices, and a scan of one compares
 /// hundreds of strings. The first entry of a key wins.
-pub struct GroupIndex<V>(std::collections::HashMap<&'static str, std::collections::HashMap<&'static str, V>>);
+pub struct GroupIndex<V>(rustc_hash::FxHashMap<&'static str, rustc_hash::FxHashMap<&'static str, V>>);
 
 impl<V> GroupIndex<V> {
     pub fn get(&self, group: &str, name: &str) -> Option<&V> {
@@ -78,7 +78,7 @@ impl<V> GroupIndex<V> {
 
 impl<V> FromIterator<(&'static str, &'static str, V)> for GroupIndex<V> {
     fn from_iter<I: IntoIterator<Item = (&'static str, &'static str, V)>>(entries: I) -> Self {
-        let mut index = std::collections::HashMap::<_, std::collections::HashMap<_, _>>::new();
+        let mut index = rustc_hash::FxHashMap::<_, rustc_hash::FxHashMap<_, _>>::default();
         for (group, name, value) in entries {
             index.entry(group).or_default().entry(name).or_insert(value);
         }

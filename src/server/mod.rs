@@ -900,7 +900,7 @@ fn discovery_document(
 ) -> Option<Response<Body>> {
     use crate::discovery;
     // Resource requests, the common case, are deeper than any discovery document.
-    if rest.split('/').nth(2).is_some() {
+    if rest.bytes().filter(|&b| b == b'/').nth(1).is_some() {
         return None;
     }
     let segments: Vec<&str> = if rest.is_empty() { Vec::new() } else { rest.split('/').collect() };

@@ -164,7 +164,7 @@ pub async fn handle(store: &Arc<dyn Storage>, call: ResourceCall<'_>) -> http::R
                 .and_then(|v| v.first())
                 .is_some_and(|v| matches!(v.as_str(), "1" | "true" | "True")));
     if is_watch {
-        return match watch(store, &call).await {
+        return match Box::pin(watch(store, &call)).await {
             Ok(resp) => resp,
             Err(e) => super::error_response(&e),
         };
@@ -198,15 +198,15 @@ async fn dispatch(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::
         return Err(strategy.connect_error(t.resource, t.subresource.unwrap_or_default(), name, &object));
     }
     if let Some(own) = strategy.own_rest(t.subresource) {
-        return super::own_rest::handle(store, call, namespace, own).await;
+        return Box::pin(super::own_rest::handle(store, call, namespace, own)).await;
     }
     match t.subresource {
         None => {}
         Some("scale") if strategy.scale().is_some() => {
-            return scale(store, call, namespace).await;
+            return Box::pin(scale(store, call, namespace)).await;
         }
         Some(sub) => match SubresourceWrite::with(strategy, t.group, t.resource, sub) {
-            Some(_) => return partial(store, call, namespace).await,
+            Some(_) => return Box::pin(partial(store, call, namespace)).await,
             None => return Err(ApiError::method_not_supported(group_resource(t), t.action)),
         },
     }
@@ -226,12 +226,12 @@ async fn dispatch(store: &dyn Storage, call: &ResourceCall<'_>) -> Result<http::
             }
             Ok(respond(&kind, call.accept, 200, &value))
         }
-        "list" => list(store, call, namespace).await,
-        "post" => create(store, call, namespace).await,
-        "put" => update(store, call, namespace).await,
-        "patch" => patch(store, call, namespace).await,
-        "delete" => super::delete::delete(store, call, namespace).await,
-        "deletecollection" => super::delete::delete_collection(store, call, namespace).await,
+        "list" => Box::pin(list(store, call, namespace)).await,
+        "post" => Box::pin(create(store, call, namespace)).await,
+        "put" => Box::pin(update(store, call, namespace)).await,
+        "patch" => Box::pin(patch(store, call, namespace)).await,
+        "delete" => Box::pin(super::delete::delete(store, call, namespace)).await,
+        "deletecollection" => Box::pin(super::delete::delete_collection(store, call, namespace)).await,
         other => Err(ApiError::method_not_supported(group_resource(t), other)),
     }
 }

@@ -133,13 +133,15 @@ pub fn parse_watch_cache_sizes(entries: &[String]) -> Result<Vec<CacheSize>, Str
 /// (`/registry/pods/default/a` → `/registry/pods/`), `None` for shorter ones (`/registry/`),
 /// which are served by the backend.
 pub fn resource_prefix(key: &str) -> Option<&str> {
-    if !key.starts_with('/') {
+    // Byte scans: every read asks, and `str` searches cost more to set up than to run on keys
+    // this short.
+    let bytes = key.as_bytes();
+    if bytes.first() != Some(&b'/') {
         return None;
     }
-    let mut slashes = key.match_indices('/').map(|(i, _)| i);
-    let end = slashes.nth(2)?;
+    let end = bytes.iter().enumerate().filter(|(_, b)| **b == b'/').nth(2)?.0;
     let prefix = &key[..=end];
-    (!prefix.contains("//")).then_some(prefix)
+    (!prefix.as_bytes().windows(2).any(|pair| pair == b"//")).then_some(prefix)
 }
 
 /// A [`Storage`] that serves watches and `not_older_than` reads of another one from memory.
