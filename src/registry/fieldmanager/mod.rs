@@ -194,6 +194,42 @@ pub fn order_typed(object: &mut dyn kapi_apimachinery::DynObject) {
     }
 }
 
+/// A built-in object's `managedFields`, taken out of its JSON before the typed object is made
+/// from the rest and put into that with [`put_managed_fields`]. Read from a `Value` with the
+/// object, each entry's `fieldsV1` is written out through `Value`'s `Display` (the `fmt`
+/// machinery, token by token), compacted and then put in set order ([`order_typed`]): ~7% of
+/// the instructions of a pod create.
+pub fn take_managed_fields(object: &mut Value) -> Option<Value> {
+    object.get_mut("metadata")?.as_object_mut()?.remove("managedFields")
+}
+
+/// Puts entries [`take_managed_fields`] took into a typed object's metadata, each `fieldsV1`
+/// written once, in upstream's order (as [`order_typed`] leaves them). What reading them with
+/// the rest of the object would do otherwise: `null` is none, anything but a list fails, and an
+/// object whose metadata is not an `ObjectMeta` has no such field and drops them.
+pub fn put_managed_fields(object: &mut dyn kapi_apimachinery::DynObject, entries: Value) -> Result<(), serde_json::Error> {
+    use kapi_api::apimachinery::pkg::apis::meta::v1::{ManagedFieldsEntry, ObjectMeta};
+    let Some(meta) = object.object_meta_mut().and_then(|meta| meta.downcast_mut::<ObjectMeta>()) else { return Ok(()) };
+    meta.managed_fields = match entries {
+        Value::Null => Vec::new(),
+        Value::Array(entries) => entries
+            .into_iter()
+            .map(|mut entry| {
+                let fields = entry.as_object_mut().and_then(|fields| fields.remove("fieldsV1")).filter(|f| !f.is_null());
+                let mut typed: ManagedFieldsEntry = serde_json::from_value(entry)?;
+                if let Some(fields) = fields {
+                    let bytes = serde_json::to_vec(&fields)?;
+                    typed.fields_v1 = Some(kapi_apimachinery::FieldsV1::from_bytes(set::ordered_fields_v1(&bytes).unwrap_or(bytes)));
+                }
+                Ok(typed)
+            })
+            .collect::<Result<_, serde_json::Error>>()?,
+        // Not a list: the error reading it as one gives.
+        other => serde_json::from_value(other)?,
+    };
+    Ok(())
+}
+
 /// A built-in object's JSON (or a list's, item by item) with its `managedFields`' `fieldsV1`
 /// written in upstream's order, for values written straight to JSON (see [`order_typed`]).
 /// A custom resource's are not: upstream keeps them in an unstructured map, which Go writes
@@ -836,6 +872,44 @@ mod tests {
         order_typed(&mut list);
         assert_eq!(fields(&list.items[0]), ordered);
         assert_eq!(list.items[1], ConfigMap::default(), "an item without metadata is left as it is");
+    }
+
+    /// Entries taken out of an object's JSON and put into its typed form make the same object
+    /// as reading them with the rest and ordering after, a `null` `fieldsV1` is none, entries
+    /// that are not a list fail as they would have, and an object without metadata drops them.
+    #[test]
+    fn managed_fields_put_into_a_typed_object_as_read_with_it() {
+        use kapi_api::api::core::v1::ConfigMap;
+        use kapi_apimachinery::DynObject;
+        let sorted = r#"{"f:data":{".":{},"f:a":{}},"f:spec":{"k:{\"port\":10}":{},"k:{\"port\":9}":{}}}"#;
+        let object = json!({
+            "metadata": {"name": "c", "managedFields": [
+                {"manager": "m", "operation": "Update", "apiVersion": "v1", "time": "2026-01-01T00:00:00Z",
+                 "fieldsType": "FieldsV1", "fieldsV1": serde_json::from_str::<Value>(sorted).unwrap()},
+                {"manager": "n", "operation": "Apply", "fieldsV1": null, "subresource": "status"},
+            ]},
+            "data": {"a": "1"},
+        });
+        let mut whole: ConfigMap = serde_json::from_value(object.clone()).unwrap();
+        order_typed(&mut whole);
+        let mut rest = object.clone();
+        let entries = take_managed_fields(&mut rest).unwrap();
+        assert!(rest["metadata"].get("managedFields").is_none());
+        let mut put: ConfigMap = serde_json::from_value(rest).unwrap();
+        put_managed_fields(&mut put, entries).unwrap();
+        assert_eq!(put, whole);
+        assert!(put.metadata.as_ref().unwrap().managed_fields[1].fields_v1.is_none());
+
+        let mut put: ConfigMap = serde_json::from_value(json!({"metadata": {"name": "c"}})).unwrap();
+        let refused = put_managed_fields(&mut put, json!({"not": "a list"})).unwrap_err().to_string();
+        let whole = serde_json::from_value::<ConfigMap>(json!({"metadata": {"name": "c", "managedFields": {"not": "a list"}}}));
+        assert_eq!(refused, whole.unwrap_err().to_string());
+        put_managed_fields(&mut put, Value::Null).unwrap();
+        assert!(put.metadata.as_ref().unwrap().managed_fields.is_empty());
+        let mut bare = ConfigMap::default();
+        assert!(bare.object_meta_mut().is_none());
+        put_managed_fields(&mut bare, json!([{"manager": "m"}])).unwrap();
+        assert_eq!(bare, ConfigMap::default());
     }
 
     fn deployment() -> Type<'static> {
