@@ -38,6 +38,7 @@ use kapi_api::scheme::{GROUP_VERSIONS, GROUPS, RESOURCES};
 use kapi_apimachinery::codec::Format;
 use kapi_apimachinery::scheme::ResourceInfo;
 
+use crate::group_index::GroupIndex;
 use crate::negotiation;
 
 /// The group of aggregated discovery.
@@ -150,15 +151,9 @@ impl EnabledGroupVersions {
     /// Asked for every resource request, so found through an index of `GROUP_VERSIONS` rather
     /// than a scan of it.
     pub fn is_enabled(&self, group: &str, version: &str) -> bool {
-        static INDEX: OnceLock<rustc_hash::FxHashMap<(&'static str, &'static str), usize>> = OnceLock::new();
-        let index = INDEX.get_or_init(|| {
-            let mut index = rustc_hash::FxHashMap::default();
-            for (i, gv) in GROUP_VERSIONS.iter().enumerate() {
-                index.entry((gv.group, gv.version)).or_insert(i);
-            }
-            index
-        });
-        index.get(&(group, version)).is_some_and(|&i| self.enabled[i])
+        static INDEX: std::sync::LazyLock<GroupIndex<usize>> =
+            std::sync::LazyLock::new(|| GROUP_VERSIONS.iter().enumerate().map(|(i, gv)| (gv.group, gv.version, i)).collect());
+        INDEX.get(group, version).is_some_and(|&i| self.enabled[i])
     }
 
     /// Enables or disables a group-version; `false` (and no change) if it is not served.

@@ -8,6 +8,7 @@ pub mod authn;
 pub mod controllers;
 pub mod convert;
 pub mod discovery;
+pub mod group_index;
 pub mod list_options;
 pub mod negotiation;
 pub mod openapi_v2;

@@ -109,10 +109,22 @@ impl RequestInfoFactory {
     /// Parses a request. `path` is as sent (percent-encoded, decoded here as Go's `URL.Path`
     /// is); `query` is the raw query string without `?`.
     pub fn parse(&self, method: &str, path: &str, query: Option<&str>) -> Result<RequestInfo, RequestInfoError> {
+        self.parse_with(method, path, query, |_| ()).map(|(info, ())| info)
+    }
+
+    /// [`RequestInfoFactory::parse`], and `then` of the decoded path's segments (the ones
+    /// [`match_route`] splits [`RequestInfo::path`] into), split once for both.
+    fn parse_with<R>(
+        &self,
+        method: &str,
+        path: &str,
+        query: Option<&str>,
+        then: impl FnOnce(&[&str]) -> R,
+    ) -> Result<(RequestInfo, R), RequestInfoError> {
         let decoded = url::path_unescape(path).map_err(|_| RequestInfoError::InvalidPath(path.to_owned()))?;
         let info =
             RequestInfo { is_resource_request: false, path: decoded.to_string(), verb: method.to_ascii_lowercase(), ..Default::default() };
-        with_segments(&decoded, |all| self.parse_segments(info, all, method, path, query))
+        with_segments(&decoded, |all| Ok((self.parse_segments(info, all, method, path, query)?, then(all))))
     }
 
     /// The rest of [`RequestInfoFactory::parse`], given the decoded path's segments.
@@ -236,9 +248,16 @@ impl RequestInfoFactory {
 
 /// Parses with kube-apiserver's prefixes (`api`, `apis`).
 pub fn parse(method: &str, path: &str, query: Option<&str>) -> Result<RequestInfo, RequestInfoError> {
-    static DEFAULT: std::sync::LazyLock<RequestInfoFactory> = std::sync::LazyLock::new(RequestInfoFactory::default);
-    DEFAULT.parse(method, path, query)
+    KUBE_APISERVER.parse(method, path, query)
 }
+
+/// [`parse`] and [`match_route`] of one request, its path split once: the chain's request-info
+/// step, which every request passes.
+pub fn parse_and_match(method: &str, path: &str, query: Option<&str>) -> Result<(RequestInfo, Option<&'static Route>), RequestInfoError> {
+    KUBE_APISERVER.parse_with(method, path, query, |segments| route_of(segments, method))
+}
+
+static KUBE_APISERVER: std::sync::LazyLock<RequestInfoFactory> = std::sync::LazyLock::new(RequestInfoFactory::default);
 
 /// Splits a path into its segments, ignoring leading and trailing slashes (upstream's
 /// `splitPath`; inner empty segments are kept). Request info and route matching both split
@@ -518,7 +537,12 @@ fn match_score(template: &[Segment], path: &[&str]) -> Option<(usize, bool)> {
 /// Routes of every served group-version are matched; whether one is enabled is the caller's
 /// check. `None` is a 404 (or, if another method matches, a 405).
 pub fn match_route(info: &RequestInfo, method: &str) -> Option<&'static Route> {
-    with_segments(&info.path, |path| find_route(path, method).or_else(|| if method == "HEAD" { find_route(path, "GET") } else { None }))
+    with_segments(&info.path, |path| route_of(path, method))
+}
+
+/// [`match_route`] of a path's segments.
+fn route_of(path: &[&str], method: &str) -> Option<&'static Route> {
+    find_route(path, method).or_else(|| if method == "HEAD" { find_route(path, "GET") } else { None })
 }
 
 /// Calls `f` with the segments of `path` ([`path_segments`]), gathered on the stack when they
@@ -675,6 +699,27 @@ mod tests {
         assert_eq!(route.path, "/api/v1/namespaces/{namespace}/pods/{name}/proxy/{path}");
         let plain = parse("GET", &format!("/api/v1/namespaces/x/configmaps/{}", tail.join("/")), None).unwrap();
         assert!(match_route(&plain, "GET").is_none());
+    }
+
+    /// Parsing and matching at once answers as parsing, then matching the parsed path.
+    #[test]
+    fn parse_and_match_agrees_with_parse_then_match_route() {
+        for (method, path, query) in [
+            ("GET", "/api/v1/namespaces/default/pods/p", None),
+            ("HEAD", "/apis/apps/v1/namespaces/x/deployments", Some("watch=true")),
+            ("POST", "/api/v1/namespaces/x/pods/p/eviction", None),
+            ("GET", "/api/v1/namespaces/x/pods/p/proxy/a/b", None),
+            ("GET", "/api/v1/nodes/n%2Fx", None),
+            ("GET", "/healthz", None),
+            ("DELETE", "/api/v1//namespaces/x/configmaps", None),
+        ] {
+            let parsed = parse(method, path, query).unwrap();
+            let route = match_route(&parsed, method);
+            let (info, matched) = parse_and_match(method, path, query).unwrap();
+            assert_eq!(info, parsed, "{method} {path}");
+            assert_eq!(matched.map(|r| (r.path, r.method)), route.map(|r| (r.path, r.method)), "{method} {path}");
+        }
+        assert_eq!(parse_and_match("GET", "/api/v1/%zz", None).unwrap_err(), parse("GET", "/api/v1/%zz", None).unwrap_err());
     }
 
     #[test]

@@ -72,7 +72,7 @@ fn spec_files_are_not_committed() {
 fn layer(module: &str) -> Option<u8> {
     Some(match module {
         "status" | "url" | "selectors" | "patch" | "list_options" | "negotiation" | "request_info" | "tables" | "convert" | "discovery"
-        | "openapi_v2" | "rbac" | "authn" => 0,
+        | "openapi_v2" | "rbac" | "authn" | "group_index" => 0,
         "storage" => 1,
         "registry" => 2,
         "controllers" => 3,

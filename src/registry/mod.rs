@@ -55,7 +55,7 @@ pub fn stored_as_json(group: &str) -> bool {
 /// Whether the resource has a `status` subresource: then its main resource ignores status
 /// changes and its status subresource ignores everything else (upstream's status strategies).
 pub fn has_status_subresource(group: &str, resource: &str) -> bool {
-    static WITH_STATUS: std::sync::LazyLock<GroupIndex<()>> = std::sync::LazyLock::new(|| {
+    static WITH_STATUS: std::sync::LazyLock<crate::group_index::GroupIndex<()>> = std::sync::LazyLock::new(|| {
         kapi_api::scheme::RESOURCES
             .iter()
             .filter(|r| r.subresources.iter().any(|s| s.name == "status"))
@@ -63,27 +63,6 @@ pub fn has_status_subresource(group: &str, resource: &str) -> bool {
             .collect()
     });
     WITH_STATUS.get(group, resource).is_some()
-}
-
-/// A table of the scheme keyed by group and a name within it (a resource, a kind), for what is
-/// looked up on every request: the generated tables are slices, and a scan of one compares
-/// hundreds of strings. The first entry of a key wins.
-pub struct GroupIndex<V>(rustc_hash::FxHashMap<&'static str, rustc_hash::FxHashMap<&'static str, V>>);
-
-impl<V> GroupIndex<V> {
-    pub fn get(&self, group: &str, name: &str) -> Option<&V> {
-        self.0.get(group).and_then(|names| names.get(name))
-    }
-}
-
-impl<V> FromIterator<(&'static str, &'static str, V)> for GroupIndex<V> {
-    fn from_iter<I: IntoIterator<Item = (&'static str, &'static str, V)>>(entries: I) -> Self {
-        let mut index = rustc_hash::FxHashMap::<_, rustc_hash::FxHashMap<_, _>>::default();
-        for (group, name, value) in entries {
-            index.entry(group).or_default().entry(name).or_insert(value);
-        }
-        GroupIndex(index)
-    }
 }
 
 /// How a delete proceeds for an object beyond its own `metadata.finalizers`.
@@ -152,16 +131,6 @@ pub const SYSTEM_NAMESPACES: &[&str] = &["default", "kube-system", "kube-public"
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The index keeps the first entry of a key, as the scan it replaces found it.
-    #[test]
-    fn group_index_finds_the_first_entry_of_a_key() {
-        let index: GroupIndex<u8> = [("", "a", 1), ("g", "b", 2), ("", "a", 3)].into_iter().collect();
-        assert_eq!(index.get("", "a"), Some(&1));
-        assert_eq!(index.get("g", "b"), Some(&2));
-        assert_eq!(index.get("g", "a"), None);
-        assert_eq!(index.get("h", "c"), None);
-    }
 
     /// The indexed look-ups answer as a scan of the generated tables, for every resource and kind.
     #[test]

@@ -209,7 +209,7 @@ pub fn last_of_repeated_keys(json: &[u8]) -> Option<Vec<u8>> {
 /// The kind `kind` is stored as: its resource's storage version (the generated
 /// `STORAGE_VERSIONS`; cohabiting kinds such as `events.k8s.io` `Event` are stored as core's).
 pub fn storage_kind(kind: &Kind) -> Kind {
-    static INDEX: std::sync::LazyLock<super::GroupIndex<&'static kapi_apimachinery::scheme::GroupVersionKind>> =
+    static INDEX: std::sync::LazyLock<crate::group_index::GroupIndex<&'static kapi_apimachinery::scheme::GroupVersionKind>> =
         std::sync::LazyLock::new(|| {
             kapi_api::scheme::STORAGE_VERSIONS.iter().map(|(group, kind, stored)| (*group, *kind, stored)).collect()
         });

@@ -450,7 +450,7 @@ static STRATEGIES: &[(&str, &str, &dyn Strategy)] = &[
 
 /// The strategy of a resource (looked up on every request: indexed once).
 pub fn for_resource(group: &str, resource: &str) -> &'static dyn Strategy {
-    static INDEX: std::sync::LazyLock<super::GroupIndex<&'static dyn Strategy>> =
+    static INDEX: std::sync::LazyLock<crate::group_index::GroupIndex<&'static dyn Strategy>> =
         std::sync::LazyLock::new(|| STRATEGIES.iter().copied().collect());
     INDEX.get(group, resource).copied().unwrap_or(&Generic)
 }

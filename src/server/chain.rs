@@ -210,10 +210,9 @@ fn html_escape(text: &str) -> String {
 /// Parses the request info once, for everything after (upstream's `WithRequestInfo`), and
 /// matches the request's route.
 fn request_info(req: &mut Request<Incoming>) -> Option<Response<Body>> {
-    let info = crate::request_info::parse(req.method().as_str(), req.uri().path(), req.uri().query());
-    match info {
-        Ok(info) => {
-            let route = crate::request_info::match_route(&info, req.method().as_str());
+    let parsed = crate::request_info::parse_and_match(req.method().as_str(), req.uri().path(), req.uri().query());
+    match parsed {
+        Ok((info, route)) => {
             req.extensions_mut().insert(MatchedRoute(route));
             req.extensions_mut().insert(info);
             None
