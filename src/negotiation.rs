@@ -91,6 +91,16 @@ pub fn negotiate(accept: Option<&str>) -> Option<Negotiated> {
     let Some(accept) = accept.filter(|a| !a.is_empty()) else {
         return Some(Negotiated { format: Format::Json, convert: None });
     };
+    // One served media type (or `*/*`) without parameters, as most clients send, names its
+    // format outright.
+    if let Some((_, _, format)) =
+        SERVED.iter().find(|(kind, sub_kind, _)| accept.strip_prefix(kind).and_then(|a| a.strip_prefix('/')) == Some(sub_kind))
+    {
+        return Some(Negotiated { format: *format, convert: None });
+    }
+    if accept == "*/*" {
+        return Some(Negotiated { format: Format::Json, convert: None });
+    }
     negotiate_media_type(accept, accept_clause).map(|(format, convert)| Negotiated { format, convert })
 }
 
@@ -539,6 +549,16 @@ mod tests {
     /// The `i` parameters of the parsed clauses, in order.
     fn parsed_order(header: &str) -> Vec<usize> {
         parse_accept(header).iter().map(|c| c.param("i").unwrap().parse().unwrap()).collect()
+    }
+
+    /// The headers answered without parsing answer as parsing them does.
+    #[test]
+    fn plain_media_types_negotiate_as_parsed() {
+        for accept in ["application/json", "application/yaml", "application/vnd.kubernetes.protobuf", "*/*"] {
+            let parsed = negotiate_media_type(accept, accept_clause).map(|(format, convert)| Negotiated { format, convert });
+            assert_eq!(negotiate(Some(accept)), parsed, "{accept}");
+            assert!(parsed.is_some(), "{accept}");
+        }
     }
 
     #[test]

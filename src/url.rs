@@ -89,7 +89,16 @@ pub fn query_pairs(query: &str) -> impl Iterator<Item = (Cow<'_, str>, Cow<'_, s
 
 /// Go's `URL.Query().Get(key)`: the first value of `key`, if it has one.
 pub fn query_first<'q>(query: &'q str, key: &str) -> Option<Cow<'q, str>> {
-    query_pairs(query).find(|(k, _)| k == key).map(|(_, v)| v)
+    query_values(query, key).next()
+}
+
+/// Go's `URL.Query()[key]`: the values of `key`, in order.
+pub fn query_values<'q>(query: &'q str, key: &str) -> impl Iterator<Item = Cow<'q, str>> {
+    // Every request reads a few parameters that nearly every query lacks. Without an escape
+    // (`%`) a query names `key` only where its bytes appear as written (`+` decodes to a space).
+    let may_hold_key = query.as_bytes().contains(&b'%') || key.contains(' ') || query.contains(key);
+    let query = if may_hold_key { query } else { "" };
+    query_pairs(query).filter(move |(k, _)| k == key).map(|(_, v)| v)
 }
 
 /// Go's `path.Clean`: one slash between segments, no `.` segments, a `..` removes the segment
@@ -187,6 +196,30 @@ mod tests {
         assert_eq!(query_first(query, "d").as_deref(), Some("ok"));
         assert_eq!(query_first(query, "e"), None);
         assert_eq!(query_pairs(query).count(), parse_query(query).values().map(Vec::len).sum::<usize>());
+    }
+
+    /// The look-up that skips queries not naming the key answers as the parsed query does,
+    /// escaped keys and `+` included.
+    #[test]
+    fn query_values_answer_as_the_parsed_query() {
+        let queries = [
+            "",
+            "timeout=5s",
+            "a=1&timeout=&timeout=2s",
+            "time%6Fut=3s",
+            "dry+Run=x",
+            "dry%20Run=y&dryRun=All",
+            "x=timeout",
+            "timeout=%zz&timeout=4s",
+        ];
+        for query in queries {
+            let parsed = parse_query(query);
+            for key in ["timeout", "dryRun", "dry Run", "x", "missing"] {
+                let values: Vec<String> = query_values(query, key).map(Cow::into_owned).collect();
+                assert_eq!(values, parsed.get(key).cloned().unwrap_or_default(), "{query:?} {key:?}");
+                assert_eq!(query_first(query, key), values.first().map(|v| Cow::Owned(v.clone())), "{query:?} {key:?}");
+            }
+        }
     }
 
     #[test]

@@ -60,7 +60,7 @@ pub(super) fn kind_of(t: &kapi_apimachinery::scheme::RouteTarget) -> Kind {
 /// `dryRun=All`: the request does everything but write (what `kubectl diff` and
 /// `--dry-run=server` rely on). Any other value is upstream's 400.
 pub fn parse_dry_run(query: &str) -> Result<bool, ApiError> {
-    let values: Vec<_> = crate::url::query_pairs(query).filter(|(k, _)| k == "dryRun").map(|(_, v)| v).collect();
+    let values: Vec<_> = crate::url::query_values(query, "dryRun").collect();
     match values.as_slice() {
         [] => Ok(false),
         values if values.iter().all(|v| v == "All") => Ok(true),
@@ -95,7 +95,7 @@ pub(super) fn write_options<'a>(call: &'a ResourceCall<'_>) -> WriteOptions<'a> 
 fn field_manager(call: &ResourceCall<'_>, options_kind: &str) -> Result<String, ApiError> {
     let given = crate::url::query_first(call.query, "fieldManager");
     // `force` is for apply patches only.
-    let force = options_kind == "PatchOptions" && crate::url::query_pairs(call.query).any(|(k, _)| k == "force");
+    let force = options_kind == "PatchOptions" && crate::url::query_values(call.query, "force").next().is_some();
     crate::registry::fieldmanager::validate_field_manager(options_kind, given.as_deref(), false, force)?;
     Ok(crate::registry::fieldmanager::manager_name(given.as_deref(), call.user_agent))
 }
