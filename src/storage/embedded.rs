@@ -21,7 +21,11 @@
 //!   at an old revision is the current state with the later events undone. Values are thus
 //!   stored twice per write (in the event and as the next event's previous value); compaction
 //!   reclaims both.
-//! - `meta`: the current and the compacted revision.
+//! - `meta`: the compacted revision, and a floor for the current one. The current revision is
+//!   the later of that floor and the last history entry's ([`current_revision`]), so a write
+//!   changes only `keys` and `history` (each table a transaction changes costs its commit a
+//!   copy of the table's path and root). The floor is the revision when the store was made or
+//!   last compacted, which keeps the current revision when compaction empties the history.
 //! - `expiry_by_key` and `expiry_by_deadline`: the keys written with a TTL, key → (deadline, mod
 //!   revision of the write that set it) and (deadline, key) → mod revision, the latter ordered
 //!   by deadline. Deadlines are wall-clock milliseconds since the Unix epoch, so they survive a
@@ -140,6 +144,8 @@ const KEYS: TableDefinition<&str, (i64, i64, &[u8])> = TableDefinition::new("key
 const HISTORY: TableDefinition<i64, &[u8]> = TableDefinition::new("history");
 /// [`META_REVISION`] and [`META_COMPACTED`].
 const META: TableDefinition<&str, i64> = TableDefinition::new("meta");
+/// The current revision's floor (see the layout above); stores written before it became one
+/// updated it with every write, which reads the same.
 const META_REVISION: &str = "revision";
 const META_COMPACTED: &str = "compacted";
 /// key → (deadline, mod revision of the write that set it), for the keys written with a TTL.
@@ -649,7 +655,7 @@ impl Inner {
         let mut earliest = NO_DEADLINE;
         let last = {
             let mut tables = Tables::open(&txn)?;
-            let mut revision = read_meta(&tables.meta, META_REVISION)?;
+            let mut revision = current_revision(&tables.meta, &tables.history)?;
             for (key, mutation, ttl) in writes {
                 let next = revision.checked_add(1).ok_or_else(|| internal("next revision", "revision overflow"))?;
                 // A failed check is that write's answer; it records nothing and takes no revision.
@@ -771,7 +777,7 @@ impl Inner {
                 }
                 due.push((deadline, key.to_owned(), revision.value()));
             }
-            let mut revision = read_meta(&tables.meta, META_REVISION)?;
+            let mut revision = current_revision(&tables.meta, &tables.history)?;
             let mut events = Vec::new();
             for (deadline, key, set_at) in &due {
                 match read_key(&tables.keys, key)? {
@@ -849,7 +855,7 @@ impl Inner {
         {
             let mut meta = txn.open_table(META).map_err(|e| engine("open table meta", e))?;
             let mut history = txn.open_table(HISTORY).map_err(|e| engine("open table history", e))?;
-            let current = read_meta(&meta, META_REVISION)?;
+            let current = current_revision(&meta, &history)?;
             let compacted = read_meta(&meta, META_COMPACTED)?;
             if revision <= compacted {
                 return Err(StorageError::Compacted { requested: revision, compacted });
@@ -858,6 +864,8 @@ impl Inner {
                 return Err(StorageError::FutureRevision { requested: revision, current });
             }
             let context = || format!("compact to revision {revision}");
+            // The floor first: the history may be left empty.
+            meta.insert(META_REVISION, current).map_err(|e| engine(context(), e))?;
             history.retain_in(..=revision, |_, _| false).map_err(|e| engine(context(), e))?;
             meta.insert(META_COMPACTED, revision).map_err(|e| engine(context(), e))?;
         }
@@ -871,7 +879,8 @@ impl Inner {
     fn list(&self, prefix: &str, options: &ListOptions) -> Result<ListResult, StorageError> {
         let txn = self.db.begin_read().map_err(|e| engine("begin read transaction", e))?;
         let meta = txn.open_table(META).map_err(|e| engine("open table meta", e))?;
-        let current = read_meta(&meta, META_REVISION)?;
+        let history = txn.open_table(HISTORY).map_err(|e| engine("open table history", e))?;
+        let current = current_revision(&meta, &history)?;
         let revision = match options.revision {
             None => current,
             Some(requested) => {
@@ -917,7 +926,6 @@ impl Inner {
             let kv = KeyValue { key: key.to_owned(), value: Bytes::copy_from_slice(value), create_revision, mod_revision };
             state.insert(kv.key.clone(), kv);
         }
-        let history = txn.open_table(HISTORY).map_err(|e| engine("open table history", e))?;
         let later = history.range((revision + 1)..=current).map_err(|e| engine("read history", e))?;
         for entry in later.rev() {
             let (at, record) = entry.map_err(|e| engine("read history", e))?;
@@ -1321,7 +1329,7 @@ impl<'txn> Tables<'txn> {
     }
 
     /// Records `event` (a put or delete at the next revision): the key's state, its history
-    /// entry, the current revision, and its deadline: `deadline` for a put, none otherwise
+    /// entry (which makes its revision the current one), and its deadline: `deadline` for a put, none otherwise
     /// (any earlier one is replaced).
     fn record(&mut self, event: &Event, deadline: Option<i64>) -> Result<(), StorageError> {
         let (key, revision) = (event.key(), event.revision());
@@ -1345,7 +1353,6 @@ impl<'txn> Tables<'txn> {
         }
         let record = EventRecord::from_event(event).ok_or_else(|| internal(context(), "a write produced no change"))?;
         self.history.insert(revision, record.encode_to_vec().as_slice()).map_err(|e| engine(context(), e))?;
-        self.meta.insert(META_REVISION, revision).map_err(|e| engine(context(), e))?;
         Ok(())
     }
 
@@ -1370,13 +1377,13 @@ fn read_initialised(db: &Database) -> Result<Option<(Revision, Revision, i64)>, 
     let (Some(meta), Some(deadlines)) = (open_if_present(&txn, META)?, open_if_present(&txn, EXPIRY_BY_DEADLINE)?) else {
         return Ok(None);
     };
-    let others_there = open_if_present(&txn, KEYS)?.is_some()
-        && open_if_present(&txn, HISTORY)?.is_some()
-        && open_if_present(&txn, EXPIRY_BY_KEY)?.is_some();
-    if !others_there || meta.get(META_REVISION).map_err(|e| engine("read meta", e))?.is_none() {
+    let history = open_if_present(&txn, HISTORY)?;
+    let others_there = open_if_present(&txn, KEYS)?.is_some() && open_if_present(&txn, EXPIRY_BY_KEY)?.is_some();
+    let Some(history) = history.filter(|_| others_there) else { return Ok(None) };
+    if meta.get(META_REVISION).map_err(|e| engine("read meta", e))?.is_none() {
         return Ok(None);
     }
-    Ok(Some((read_meta(&meta, META_REVISION)?, read_meta(&meta, META_COMPACTED)?, first_deadline(&deadlines)?)))
+    Ok(Some((current_revision(&meta, &history)?, read_meta(&meta, META_COMPACTED)?, first_deadline(&deadlines)?)))
 }
 
 /// `table`, or `None` when the store does not have it (a read transaction cannot create it).
@@ -1506,7 +1513,7 @@ fn initialise(db: &Database) -> Result<(Revision, Revision, i64), StorageError> 
     let state = {
         let mut meta = txn.open_table(META).map_err(|e| engine("open table meta", e))?;
         txn.open_table(KEYS).map_err(|e| engine("open table keys", e))?;
-        txn.open_table(HISTORY).map_err(|e| engine("open table history", e))?;
+        let history = txn.open_table(HISTORY).map_err(|e| engine("open table history", e))?;
         // Stores written before expiry existed get the tables here.
         txn.open_table(EXPIRY_BY_KEY).map_err(|e| engine("open table expiry_by_key", e))?;
         let deadlines = txn.open_table(EXPIRY_BY_DEADLINE).map_err(|e| engine("open table expiry_by_deadline", e))?;
@@ -1515,7 +1522,7 @@ fn initialise(db: &Database) -> Result<(Revision, Revision, i64), StorageError> 
             meta.insert(META_REVISION, 1).map_err(|e| engine("initialise meta", e))?;
             meta.insert(META_COMPACTED, 0).map_err(|e| engine("initialise meta", e))?;
         }
-        (read_meta(&meta, META_REVISION)?, read_meta(&meta, META_COMPACTED)?, first_deadline(&deadlines)?)
+        (current_revision(&meta, &history)?, read_meta(&meta, META_COMPACTED)?, first_deadline(&deadlines)?)
     };
     txn.commit().map_err(|e| engine("commit initialisation", e))?;
     Ok(state)
@@ -1558,6 +1565,17 @@ fn begin_write(db: &Database, durable: bool) -> Result<redb::WriteTransaction, S
     let durability = if durable { Durability::Immediate } else { Durability::None };
     txn.set_durability(durability).map_err(|e| engine("set durability", e))?;
     Ok(txn)
+}
+
+/// The current revision: the last event's, or the floor in `meta` when it is later (no write
+/// since the store was made or last compacted).
+fn current_revision(
+    meta: &impl ReadableTable<&'static str, i64>,
+    history: &impl ReadableTable<i64, &'static [u8]>,
+) -> Result<Revision, StorageError> {
+    let floor = read_meta(meta, META_REVISION)?;
+    let last = history.last().map_err(|e| engine("read history", e))?.map(|(at, _)| at.value());
+    Ok(last.map_or(floor, |last| last.max(floor)))
 }
 
 fn read_meta(meta: &impl ReadableTable<&'static str, i64>, name: &str) -> Result<Revision, StorageError> {
@@ -2197,6 +2215,35 @@ mod tests {
         drop(store);
         let db = Database::create(&path).unwrap();
         assert_eq!(read_initialised(&db).unwrap(), Some((8, 0, NO_DEADLINE)));
+    }
+
+    /// Writes leave `meta` alone; the current revision comes from the history, and survives a
+    /// compaction that empties it and a reopen.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_current_revision_is_the_last_events_and_survives_compaction() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("store.redb");
+        let floor = |db: &Database| {
+            let txn = db.begin_read().unwrap();
+            read_meta(&txn.open_table(META).unwrap(), META_REVISION).unwrap()
+        };
+        let store = EmbeddedStore::open_without_sweeper(&path).unwrap();
+        let start = store.current_revision().await.unwrap();
+        let floor_before = floor(&store.handle.inner.db);
+        store.create("/a", Bytes::new()).await.unwrap();
+        let b = store.create("/b", Bytes::new()).await.unwrap();
+        assert_eq!(floor(&store.handle.inner.db), floor_before, "a write does not touch meta");
+        assert_eq!(store.current_revision().await.unwrap(), start + 2);
+        assert_eq!(store.list("/", ListOptions::default()).await.unwrap().revision, b.mod_revision);
+        store.compact(b.mod_revision).await.unwrap();
+        assert_eq!(store.current_revision().await.unwrap(), b.mod_revision, "the history is empty now");
+        drop(store);
+        let store = EmbeddedStore::open_without_sweeper(&path).unwrap();
+        assert_eq!(store.current_revision().await.unwrap(), b.mod_revision);
+        assert_eq!(store.create("/c", Bytes::new()).await.unwrap().mod_revision, b.mod_revision + 1);
+        drop(store);
+        let store = EmbeddedStore::open_without_sweeper(&path).unwrap();
+        assert_eq!(store.current_revision().await.unwrap(), b.mod_revision + 1, "read from the history after a reopen");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
