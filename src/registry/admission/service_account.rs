@@ -76,16 +76,17 @@ async fn service_account_named(
 /// `kube-api-access-<suffix>` volume (token, cluster CA, namespace) mounted read-only in every
 /// container and init container.
 pub fn service_account(pod: &mut Value, account: &Value, suffix: &str) {
-    let name = account["metadata"]["name"].clone();
-    pod["spec"]["serviceAccountName"] = name.clone();
-    pod["spec"]["serviceAccount"] = name;
-    if pod["spec"]["imagePullSecrets"].as_array().is_none_or(Vec::is_empty)
+    let spec = &mut pod["spec"];
+    let name = &account["metadata"]["name"];
+    spec["serviceAccountName"] = name.clone();
+    spec["serviceAccount"] = name.clone();
+    if spec["imagePullSecrets"].as_array().is_none_or(Vec::is_empty)
         && let Some(secrets) = account["imagePullSecrets"].as_array().filter(|s| !s.is_empty())
     {
-        pod["spec"]["imagePullSecrets"] = json!(secrets.iter().map(|s| json!({"name": s["name"]})).collect::<Vec<_>>());
+        spec["imagePullSecrets"] = Value::Array(secrets.iter().map(|s| object([("name", s["name"].clone())])).collect());
     }
     let automount =
-        pod["spec"]["automountServiceAccountToken"].as_bool().or_else(|| account["automountServiceAccountToken"].as_bool()).unwrap_or(true);
+        spec["automountServiceAccountToken"].as_bool().or_else(|| account["automountServiceAccountToken"].as_bool()).unwrap_or(true);
     if !automount {
         return;
     }
@@ -93,12 +94,16 @@ pub fn service_account(pod: &mut Value, account: &Value, suffix: &str) {
     let volume = format!("kube-api-access-{suffix}");
     let mut used = false;
     for list in ["initContainers", "containers"] {
-        let Some(containers) = pod["spec"][list].as_array_mut() else { continue };
+        let Some(containers) = spec.get_mut(list).and_then(Value::as_array_mut) else { continue };
         for container in containers.iter_mut().filter(|c| !mounted(c)) {
-            let mount = json!({"name": volume, "readOnly": true, "mountPath": SERVICE_ACCOUNT_MOUNT_PATH});
+            let mount = object([
+                ("name", Value::String(volume.clone())),
+                ("readOnly", Value::Bool(true)),
+                ("mountPath", Value::String(SERVICE_ACCOUNT_MOUNT_PATH.to_owned())),
+            ]);
             match container["volumeMounts"].as_array_mut() {
                 Some(mounts) => mounts.push(mount),
-                None => container["volumeMounts"] = json!([mount]),
+                None => container["volumeMounts"] = Value::Array(vec![mount]),
             }
             used = true;
         }
@@ -106,21 +111,28 @@ pub fn service_account(pod: &mut Value, account: &Value, suffix: &str) {
     if !used {
         return;
     }
-    let projected = json!({
-        "name": volume,
-        "projected": {
+    // The same for every pod but its name: built once (a pod create builds nothing else as
+    // large).
+    static PROJECTED: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| {
+        json!({
             "sources": [
                 {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
                 {"configMap": {"name": ROOT_CA_CONFIGMAP, "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
                 {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}},
             ],
             "defaultMode": 420,
-        },
+        })
     });
-    match pod["spec"]["volumes"].as_array_mut() {
+    let projected = object([("name", Value::String(volume)), ("projected", PROJECTED.clone())]);
+    match spec["volumes"].as_array_mut() {
         Some(volumes) => volumes.push(projected),
-        None => pod["spec"]["volumes"] = json!([projected]),
+        None => spec["volumes"] = Value::Array(vec![projected]),
     }
+}
+
+/// A JSON object of these fields.
+fn object<const N: usize>(fields: [(&str, Value); N]) -> Value {
+    Value::Object(fields.into_iter().map(|(name, value)| (name.to_owned(), value)).collect())
 }
 
 #[cfg(test)]
