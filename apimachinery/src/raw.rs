@@ -34,6 +34,9 @@ use serde_json::value::RawValue;
 /// other byte as written. (Validation is the caller's: decoding input has been parsed already and
 /// encoding validates first.)
 pub fn compact_json(input: &[u8]) -> Vec<u8> {
+    if !has_whitespace(input) {
+        return input.to_vec();
+    }
     let mut out = Vec::with_capacity(input.len());
     let mut in_string = false;
     let mut escaped = false;
@@ -61,10 +64,28 @@ pub fn compact_json(input: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Validates `raw` as one JSON document and returns it compacted, as Go's encoder does with a
-/// `MarshalJSON` result. Bytes already compact (as stored ones are) are parsed once, by
-/// `RawValue`; others are validated as they are first, since dropping whitespace can join an
-/// invalid document into a valid one (`1 2` into `12`).
+/// Whether JSON whitespace is anywhere in `input` (inside strings too): bytes without any are
+/// compact as they are.
+fn has_whitespace(input: &[u8]) -> bool {
+    input.iter().any(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+}
+
+/// Writes `raw` as one JSON document, validated and compacted as Go's encoder does with a
+/// `MarshalJSON` result. Bytes already compact (as stored ones nearly always are) are parsed once
+/// where they are.
+fn serialize_validated<S: Serializer>(raw: &[u8], go_type: &str, serializer: S) -> Result<S::Ok, S::Error> {
+    if has_whitespace(raw) {
+        return validated_json(raw, go_type).map_err(S::Error::custom)?.serialize(serializer);
+    }
+    let fail = |detail: &dyn fmt::Display| S::Error::custom(format!("json: error calling MarshalJSON for type {go_type}: {detail}"));
+    let text = std::str::from_utf8(raw).map_err(|e| fail(&e))?;
+    let document: &RawValue = serde_json::from_str(text).map_err(|e| fail(&e))?;
+    document.serialize(serializer)
+}
+
+/// Validates `raw` as one JSON document and returns it compacted. Bytes with whitespace are
+/// validated as they are first, since dropping it can join an invalid document into a valid one
+/// (`1 2` into `12`).
 fn validated_json(raw: &[u8], go_type: &str) -> Result<Box<RawValue>, String> {
     let fail = |detail: &dyn fmt::Display| format!("json: error calling MarshalJSON for type {go_type}: {detail}");
     let compact = compact_json(raw);
@@ -150,7 +171,7 @@ macro_rules! raw_type {
                 if self.is_empty() {
                     return serializer.serialize_none();
                 }
-                validated_json(self.as_bytes(), $go_type).map_err(S::Error::custom)?.serialize(serializer)
+                serialize_validated(self.as_bytes(), $go_type, serializer)
             }
         }
 
@@ -327,6 +348,13 @@ mod tests {
         // Whitespace around a stored document is dropped on output, as Go's encoder does.
         assert_eq!(serde_json::to_string(&Json::from_bytes(*b" {\"a\": 1}\n")).unwrap(), r#"{"a":1}"#);
         assert_eq!(format!("{:?}", RawExtension::from_bytes(*b"\xff")), "RawExtension([ff])");
+        // Compact bytes are written as they are, to text and to a `Value`; so are bytes whose
+        // only whitespace is inside strings.
+        for text in [r#"{"f:a":{},"f:b":{".":{}}}"#, r#"{"k:{\"x\":\"a b\"}":{}}"#] {
+            let fields = FieldsV1::from_bytes(text.as_bytes());
+            assert_eq!(serde_json::to_string(&fields).unwrap(), text);
+            assert_eq!(serde_json::to_value(&fields).unwrap(), serde_json::from_str::<serde_json::Value>(text).unwrap());
+        }
     }
 
     #[test]
