@@ -12,7 +12,8 @@
 //!
 //! # Layout
 //!
-//! Five tables, updated together in one write transaction per batch of writes (see below):
+//! Five tables, changed together in one write transaction per batch of writes (see below), each
+//! only when a write there needs it:
 //!
 //! - `keys`: key → (create revision, mod revision, value): the current state, what `get` and a
 //!   list at the latest revision read.
@@ -1350,8 +1351,8 @@ impl<'txn> Tables<'txn> {
     }
 
     /// Records `event` (a put or delete at the next revision): the key's state, its history
-    /// entry (which makes its revision the current one), and its deadline: `deadline` for a put, none otherwise
-    /// (any earlier one is replaced).
+    /// entry (which makes its revision the current one), and its deadline: `deadline` for a
+    /// put, none otherwise (any earlier one is replaced).
     fn record(&mut self, event: &Event, deadline: Option<i64>) -> Result<(), StorageError> {
         let (key, revision) = (event.key(), event.revision());
         let context = || format!("write {key:?} at revision {revision}");
