@@ -12,8 +12,8 @@
 //!
 //! # Layout
 //!
-//! Five tables, changed together in one write transaction per batch of writes (see below), each
-//! only when a write there needs it:
+//! Five tables, in one write transaction per batch of writes (see below). A write changes `keys`
+//! and `history`, and the expiry tables when it sets or drops a deadline:
 //!
 //! - `keys`: key → (create revision, mod revision, value): the current state, what `get` and a
 //!   list at the latest revision read.
@@ -655,7 +655,7 @@ impl Inner {
         let mut results = Vec::with_capacity(writes.len());
         let mut earliest = NO_DEADLINE;
         let last = {
-            let mut tables = Tables::open(&txn, self.expiry.next.load(Ordering::Acquire) != NO_DEADLINE)?;
+            let mut tables = Tables::open(&txn)?;
             let mut revision = current_revision(&tables.meta, &tables.history)?;
             for (key, mutation, ttl) in writes {
                 let next = revision.checked_add(1).ok_or_else(|| internal("next revision", "revision overflow"))?;
@@ -768,9 +768,9 @@ impl Inner {
     fn try_expire_batch(&self, now: i64) -> Result<bool, StorageError> {
         let txn = self.begin_write()?;
         let (events, due, next) = {
-            let mut tables = Tables::open(&txn, true)?;
+            let mut tables = Tables::open(&txn)?;
             let mut due = Vec::new();
-            for entry in tables.expiry()?.by_deadline.iter().map_err(|e| engine("read expiry_by_deadline", e))? {
+            for entry in tables.by_deadline.iter().map_err(|e| engine("read expiry_by_deadline", e))? {
                 let (at, revision) = entry.map_err(|e| engine("read expiry_by_deadline", e))?;
                 let (deadline, key) = at.value();
                 if deadline > now || due.len() == EXPIRY_BATCH {
@@ -792,7 +792,7 @@ impl Inner {
                     _ => tables.forget_deadline(key, *deadline, *set_at)?,
                 }
             }
-            let next = first_deadline(&tables.expiry()?.by_deadline)?;
+            let next = first_deadline(&tables.by_deadline)?;
             (events, due.len(), next)
         };
         if due == 0 {
@@ -1311,43 +1311,22 @@ fn writer_stopped() -> StorageError {
 
 /// The tables one write transaction changes.
 struct Tables<'txn> {
-    txn: &'txn redb::WriteTransaction,
     meta: redb::Table<'txn, &'static str, i64>,
     keys: redb::Table<'txn, &'static str, (i64, i64, &'static [u8])>,
     history: redb::Table<'txn, i64, &'static [u8]>,
-    /// Opened when first needed: most writes have no deadline and most stores none at all.
-    expiry: Option<ExpiryTables<'txn>>,
-    /// Whether a key written may have a deadline to drop.
-    deadlines_stored: bool,
-}
-
-struct ExpiryTables<'txn> {
     by_key: redb::Table<'txn, &'static str, (i64, i64)>,
     by_deadline: redb::Table<'txn, (i64, &'static str), i64>,
 }
 
 impl<'txn> Tables<'txn> {
-    /// `deadlines_stored`: whether the store may hold deadlines ([`Expiry::next`] is set); if
-    /// not, a write without a TTL does not look for one to drop.
-    fn open(txn: &'txn redb::WriteTransaction, deadlines_stored: bool) -> Result<Self, StorageError> {
+    fn open(txn: &'txn redb::WriteTransaction) -> Result<Self, StorageError> {
         Ok(Tables {
-            txn,
             meta: txn.open_table(META).map_err(|e| engine("open table meta", e))?,
             keys: txn.open_table(KEYS).map_err(|e| engine("open table keys", e))?,
             history: txn.open_table(HISTORY).map_err(|e| engine("open table history", e))?,
-            expiry: None,
-            deadlines_stored,
+            by_key: txn.open_table(EXPIRY_BY_KEY).map_err(|e| engine("open table expiry_by_key", e))?,
+            by_deadline: txn.open_table(EXPIRY_BY_DEADLINE).map_err(|e| engine("open table expiry_by_deadline", e))?,
         })
-    }
-
-    fn expiry(&mut self) -> Result<&mut ExpiryTables<'txn>, StorageError> {
-        if self.expiry.is_none() {
-            self.expiry = Some(ExpiryTables {
-                by_key: self.txn.open_table(EXPIRY_BY_KEY).map_err(|e| engine("open table expiry_by_key", e))?,
-                by_deadline: self.txn.open_table(EXPIRY_BY_DEADLINE).map_err(|e| engine("open table expiry_by_deadline", e))?,
-            });
-        }
-        Ok(self.expiry.as_mut().expect("just opened"))
     }
 
     /// Records `event` (a put or delete at the next revision): the key's state, its history
@@ -1365,18 +1344,13 @@ impl<'txn> Tables<'txn> {
             }
             Event::Progress { .. } => return Err(internal(context(), "a write produced no change")),
         }
-        let new_deadline = deadline.filter(|_| matches!(event, Event::Put { .. }));
-        if self.deadlines_stored || new_deadline.is_some() {
-            let expiry = self.expiry()?;
-            let old = expiry.by_key.remove(key).map_err(|e| engine(context(), e))?.map(|entry| entry.value());
-            if let Some((old_deadline, _)) = old {
-                expiry.by_deadline.remove((old_deadline, key)).map_err(|e| engine(context(), e))?;
-            }
-            if let Some(deadline) = new_deadline {
-                expiry.by_key.insert(key, (deadline, revision)).map_err(|e| engine(context(), e))?;
-                expiry.by_deadline.insert((deadline, key), revision).map_err(|e| engine(context(), e))?;
-                self.deadlines_stored = true;
-            }
+        let old = self.by_key.remove(key).map_err(|e| engine(context(), e))?.map(|entry| entry.value());
+        if let Some((old_deadline, _)) = old {
+            self.by_deadline.remove((old_deadline, key)).map_err(|e| engine(context(), e))?;
+        }
+        if let (Event::Put { .. }, Some(deadline)) = (event, deadline) {
+            self.by_key.insert(key, (deadline, revision)).map_err(|e| engine(context(), e))?;
+            self.by_deadline.insert((deadline, key), revision).map_err(|e| engine(context(), e))?;
         }
         let record = EventRecord::from_event(event).ok_or_else(|| internal(context(), "a write produced no change"))?;
         self.history.insert(revision, record.encode_to_vec().as_slice()).map_err(|e| engine(context(), e))?;
@@ -1387,11 +1361,10 @@ impl<'txn> Tables<'txn> {
     /// set; [`Tables::record`] normally removes such entries itself).
     fn forget_deadline(&mut self, key: &str, deadline: i64, set_at: Revision) -> Result<(), StorageError> {
         let context = || format!("forget the deadline of {key:?}");
-        let expiry = self.expiry()?;
-        expiry.by_deadline.remove((deadline, key)).map_err(|e| engine(context(), e))?;
-        let current = expiry.by_key.get(key).map_err(|e| engine(context(), e))?.map(|entry| entry.value());
+        self.by_deadline.remove((deadline, key)).map_err(|e| engine(context(), e))?;
+        let current = self.by_key.get(key).map_err(|e| engine(context(), e))?.map(|entry| entry.value());
         if current == Some((deadline, set_at)) {
-            expiry.by_key.remove(key).map_err(|e| engine(context(), e))?;
+            self.by_key.remove(key).map_err(|e| engine(context(), e))?;
         }
         Ok(())
     }
@@ -2174,20 +2147,15 @@ mod tests {
     }
 
     /// A write without a TTL drops the key's deadline, whether it was set in an earlier batch or
-    /// earlier in the same one (the expiry tables are opened only when a deadline may exist).
+    /// earlier in the same one.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_write_without_a_ttl_drops_the_keys_deadline() {
         let dir = tempfile::tempdir().unwrap();
         let store = EmbeddedStore::open_without_sweeper(&dir.path().join("store.redb")).unwrap();
-        store.create("/plain", Bytes::new()).await.unwrap();
-        assert!(deadlines(&store).is_empty());
         let a = store.create_with_ttl("/a", Bytes::new(), Duration::from_secs(600)).await.unwrap();
         assert_eq!(deadlines(&store).len(), 1);
         store.update("/a", Bytes::from_static(b"2"), a.mod_revision).await.unwrap();
         assert!(deadlines(&store).is_empty(), "dropped by a later batch");
-        // A store that has never had a deadline.
-        let dir = tempfile::tempdir().unwrap();
-        let store = EmbeddedStore::open_without_sweeper(&dir.path().join("store.redb")).unwrap();
         let release = hold_writer(&store).await;
         let with_ttl = queue_with_ttl(&store, "/b", create("1"), Some(Duration::from_secs(600))).await;
         let without = queue(&store, "/b", Mutation::Delete { expected: None }).await;
