@@ -556,9 +556,11 @@ pub async fn watch_has_no_gap_under_concurrent_writers(store: &dyn Storage) -> O
         let Some(expected) = expected else {
             return Err(Failure::new(format!("watcher {j} saw revision {} outside the history", first.revision())));
         };
+        // The first event that differs, whole: revisions alone may all agree.
+        let differs = events.iter().zip(expected).find(|(seen, want)| seen != want);
         ensure!(
             events.as_slice() == expected,
-            "watcher {j} (from {from}) saw {:?}, history has {:?}",
+            "watcher {j} (from {from}) saw {:?}, history has {:?}; first difference: {differs:?}",
             events.iter().map(Event::revision).collect::<Vec<_>>(),
             expected.iter().map(Event::revision).collect::<Vec<_>>()
         );
