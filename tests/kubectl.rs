@@ -407,6 +407,14 @@ fn drive(store_flags: &[&str]) {
         "{metrics}"
     );
     assert!(metrics.contains("apiserver_request_duration_seconds_bucket{"));
+    // The server-side dry runs above are counted as such.
+    assert!(
+        metrics.lines().any(|l| l.starts_with("apiserver_request_total{")
+            && l.contains(r#"dry_run="All""#)
+            && l.contains(r#"verb="POST""#)
+            && l.contains(r#"resource="configmaps""#)),
+        "{metrics}"
+    );
 
     // The reviews: answered, never stored (everything is allowed until RBAC exists).
     assert_eq!(server.ok(&["auth", "can-i", "create", "pods", "-n", "demo"]).trim(), "yes");

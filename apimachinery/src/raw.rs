@@ -72,28 +72,21 @@ fn has_whitespace(input: &[u8]) -> bool {
 
 /// Writes `raw` as one JSON document, validated and compacted as Go's encoder does with a
 /// `MarshalJSON` result. Bytes already compact (as stored ones nearly always are) are parsed once
-/// where they are.
+/// where they are; others are validated as they are before being compacted, since dropping
+/// whitespace can join an invalid document into a valid one (`1 2` into `12`).
 fn serialize_validated<S: Serializer>(raw: &[u8], go_type: &str, serializer: S) -> Result<S::Ok, S::Error> {
-    if has_whitespace(raw) {
-        return validated_json(raw, go_type).map_err(S::Error::custom)?.serialize(serializer);
-    }
     let fail = |detail: &dyn fmt::Display| S::Error::custom(format!("json: error calling MarshalJSON for type {go_type}: {detail}"));
-    let text = std::str::from_utf8(raw).map_err(|e| fail(&e))?;
-    let document: &RawValue = serde_json::from_str(text).map_err(|e| fail(&e))?;
-    document.serialize(serializer)
-}
-
-/// Validates `raw` as one JSON document and returns it compacted. Bytes with whitespace are
-/// validated as they are first, since dropping it can join an invalid document into a valid one
-/// (`1 2` into `12`).
-fn validated_json(raw: &[u8], go_type: &str) -> Result<Box<RawValue>, String> {
-    let fail = |detail: &dyn fmt::Display| format!("json: error calling MarshalJSON for type {go_type}: {detail}");
+    if !has_whitespace(raw) {
+        let text = std::str::from_utf8(raw).map_err(|e| fail(&e))?;
+        let document: &RawValue = serde_json::from_str(text).map_err(|e| fail(&e))?;
+        return document.serialize(serializer);
+    }
     let compact = compact_json(raw);
     if compact.len() != raw.len() {
         serde_json::from_slice::<serde::de::IgnoredAny>(raw).map_err(|e| fail(&e))?;
     }
     let text = String::from_utf8(compact).map_err(|e| fail(&e))?;
-    RawValue::from_string(text).map_err(|e| fail(&e))
+    RawValue::from_string(text).map_err(|e| fail(&e))?.serialize(serializer)
 }
 
 macro_rules! raw_type {

@@ -91,7 +91,8 @@ pub fn service(
                     return Ok(error_response(&ApiError::internal("the request was not parsed")));
                 };
                 let route = req.extensions().get::<MatchedRoute>().and_then(|matched| matched.0);
-                let dry_run = req.uri().query().is_some_and(|q| q.contains("dryRun=All"));
+                // Upstream's label is `All` for a valid dry run (an invalid one is answered 400).
+                let dry_run = req.uri().query().is_some_and(|q| super::rest::parse_dry_run(q).unwrap_or(false));
                 let labels = super::metrics::labels(info, route, req.method().as_str(), dry_run);
                 let deadline = request_deadline(info, req.uri().query(), state.request_timeout);
                 let resp = match deadline {
