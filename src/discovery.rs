@@ -38,7 +38,7 @@ use kapi_api::scheme::{GROUP_VERSIONS, GROUPS, RESOURCES};
 use kapi_apimachinery::codec::Format;
 use kapi_apimachinery::scheme::ResourceInfo;
 
-use crate::group_index::GroupIndex;
+use crate::group_index::{GroupIndex, same_name};
 use crate::negotiation;
 
 /// The group of aggregated discovery.
@@ -322,7 +322,7 @@ fn strings(items: &[&str]) -> Vec<String> {
 /// `resource/subresource`, sorted by name (upstream installs storage paths in sorted order).
 fn api_resources(group: &str, version: &str) -> Vec<APIResource> {
     let mut out = Vec::new();
-    for r in RESOURCES.iter().filter(|r| r.group == group && r.version == version) {
+    for r in RESOURCES.iter().filter(|r| same_name(r.group, group) && r.version == version) {
         out.push(APIResource {
             name: r.resource.to_owned(),
             singular_name: r.singular.to_owned(),

@@ -18,6 +18,7 @@ use std::sync::OnceLock;
 use kapi_api::routes::ROUTES;
 use kapi_apimachinery::scheme::Route;
 
+use crate::group_index::Name;
 use crate::status::ApiError;
 use crate::{list_options, url};
 
@@ -348,7 +349,7 @@ type CompiledRoute = (Vec<Segment>, &'static Route);
 
 /// Where a route of fixed length sits: its group-version (`None` outside any), its number of
 /// segments and its method.
-type Shape = (Option<(&'static str, &'static str)>, usize, &'static str);
+type Shape = (Option<(Name<'static>, &'static str)>, usize, &'static str);
 
 /// The route templates, split into segments once and bucketed by [`Shape`]: a request is
 /// matched against the few routes of its own group-version, length and method (a handful of
@@ -464,7 +465,8 @@ fn compiled_routes() -> &'static CompiledRoutes {
             let group_version = group_version_prefix(&segments, |s| match s {
                 Segment::Literal(l) => Some(l),
                 _ => None,
-            });
+            })
+            .map(|(group, version)| (Name(group), version));
             fixed.entry((group_version, segments.len(), route.method)).or_default().push((segments, route));
         }
         let fixed: Vec<(Shape, Bucket)> = fixed.into_iter().map(|(shape, routes)| (shape, Bucket::new(routes))).collect();
@@ -483,12 +485,12 @@ fn candidate_routes<'m>(path: &[&str], method: Option<&'m str>) -> impl Iterator
     let compiled = compiled_routes();
     let len = path.len();
     // The buckets of one group-version and length, all methods: a contiguous run of `fixed`.
-    let run = |group_version: Option<(&str, &str)>| {
+    let run = |group_version: Option<(Name<'_>, &str)>| {
         let start = compiled.fixed.partition_point(|((gv, l, _), _)| (*gv, *l) < (group_version, len));
         let end = compiled.fixed.partition_point(|((gv, l, _), _)| (*gv, *l) <= (group_version, len));
         &compiled.fixed[start..end]
     };
-    let own = group_version_prefix(path, Some).map_or(&[][..], |gv| run(Some(gv)));
+    let own = group_version_prefix(path, Some).map_or(&[][..], |(group, version)| run(Some((Name(group), version))));
     own.iter()
         .chain(run(None))
         .filter(move |((_, _, m), _)| method.is_none_or(|method| *m == method))
@@ -567,7 +569,7 @@ fn with_segments<R>(path: &str, f: impl FnOnce(&[&str]) -> R) -> R {
 fn find_route(path: &[&str], method: &str) -> Option<&'static Route> {
     let compiled = compiled_routes();
     let bucket = |group_version| compiled.by_shape.get(&(group_version, path.len(), method)).map(|&at| &compiled.fixed[at].1);
-    let own = group_version_prefix(path, Some).and_then(|gv| bucket(Some(gv)));
+    let own = group_version_prefix(path, Some).and_then(|(group, version)| bucket(Some((Name(group), version))));
     let fixed = [own, bucket(None)]
         .into_iter()
         .enumerate()

@@ -22,6 +22,7 @@ use std::fmt;
 use kapi_api::apimachinery::pkg::apis::meta::v1 as metav1;
 use serde_json::Value;
 
+use crate::group_index::same_name;
 use crate::status::{ApiError, go_quote};
 
 /// Every way a selector can be refused. The message of each variant is upstream's, word for
@@ -1318,7 +1319,7 @@ const ALL_FIELDS: &[&[ResourceFields]] = &[CORE_FIELDS, EVENTS_FIELDS, BATCH_FIE
 /// The field selector table of a resource, if upstream registers a field label conversion for
 /// it; `None` means only `metadata.name` and `metadata.namespace`.
 pub fn resource_fields(group: &str, resource: &str) -> Option<&'static ResourceFields> {
-    ALL_FIELDS.iter().flat_map(|t| t.iter()).find(|r| r.group == group && r.resource == resource)
+    ALL_FIELDS.iter().flat_map(|t| t.iter()).find(|r| same_name(r.group, group) && r.resource == resource)
 }
 
 /// Upstream's field label conversion (`Scheme.ConvertFieldLabel`) for a resource: the key the

@@ -5,6 +5,7 @@
 //! it against the type (as upstream's decoder does), and storage holds the type's protobuf form.
 
 use super::fieldmanager;
+use crate::group_index::same_name;
 use kapi_apimachinery::codec::{self, CodecError, Format};
 use kapi_apimachinery::dynamic::Hub;
 use kapi_apimachinery::strict_decoding::StrictError;
@@ -12,11 +13,18 @@ use kapi_apimachinery::{DynKind, DynObject};
 use serde_json::Value;
 
 /// A kind by `apiVersion` and `kind`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Eq)]
 pub struct Kind {
     pub group: String,
     pub version: String,
     pub kind: String,
+}
+
+/// Compared with [`same_name`]: a core kind's group is empty.
+impl PartialEq for Kind {
+    fn eq(&self, other: &Self) -> bool {
+        same_name(&self.group, &other.group) && same_name(&self.version, &other.version) && same_name(&self.kind, &other.kind)
+    }
 }
 
 impl Kind {
@@ -385,7 +393,7 @@ pub fn write_list_item_json(kind: &Kind, stored: &[u8], revision: i64, out: &mut
     }
     let envelope = codec::decode_envelope(stored)?;
     let (group, version) = envelope.type_meta.group_version();
-    if group != kind.group || version != kind.version || envelope.type_meta.kind != kind.kind {
+    if !same_name(group, &kind.group) || !same_name(version, &kind.version) || envelope.type_meta.kind != kind.kind {
         return Ok(false);
     }
     // Decoded without the envelope's TypeMeta, which list items leave out.

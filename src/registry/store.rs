@@ -12,6 +12,7 @@ use super::admission::{self, Attributes, Operation, Target};
 use super::objects::{self, Kind, TypedObject};
 use super::strategy::{HookContext, Strategy, SubresourceWrite, copy_field};
 use super::{DeletionFlow, keys};
+use crate::group_index::same_name;
 use crate::request_info::UserInfo;
 use crate::status::{ApiError, FieldError, GroupKind, GroupResource};
 use crate::storage::{KeyValue, Revision, Storage, StorageError};
@@ -526,7 +527,7 @@ impl<'a> Store<'a> {
                 Kind { group: group.to_owned(), version: version.to_owned(), kind: self.kind.kind.clone() }
             };
             let (from, to) = (kind_at(from), kind_at(to));
-            if from.group != self.kind.group || to.group != self.kind.group {
+            if !same_name(&from.group, &self.kind.group) || !same_name(&to.group, &self.kind.group) {
                 return None;
             }
             if objects::is_registered(&self.kind) {

@@ -151,13 +151,15 @@ pub fn start(mut objects: ObjectWatch, mut req: WatchRequest) -> http::Response<
     let content_type = req.encoder.content_type();
     // From the start: initial events count against the timeout too.
     let deadline = watch_deadline(tokio::time::Instant::now(), req.timeout);
-    let events = Events {
+    // Boxed: the state moves into each event's future and out of it again, and a pointer moves
+    // for free where the whole watch (several hundred bytes) was copied twice per event.
+    let events = Box::new(Events {
         objects,
         timeout: Box::pin(tokio::time::sleep_until(deadline)),
         ticker: tokio::time::interval_at(tokio::time::Instant::now() + BOOKMARK_INTERVAL, BOOKMARK_INTERVAL),
         initial: true,
         req,
-    };
+    });
     response(body::unfold(events, Events::next_frame), content_type)
 }
 
@@ -182,7 +184,7 @@ struct Events {
 impl Events {
     /// The next event's frame and the watch after it; `None` once the watch is over (its
     /// deadline passed, or the store ended it).
-    async fn next_frame(mut self) -> Option<(Bytes, Self)> {
+    async fn next_frame(mut self: Box<Self>) -> Option<(Bytes, Box<Self>)> {
         if self.initial {
             // The timer is not polled while the initial objects go out: the clock says.
             if tokio::time::Instant::now() >= self.timeout.deadline() {

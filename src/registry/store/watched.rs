@@ -29,6 +29,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 use bytes::Bytes;
 use serde_json::Value;
 
+use crate::group_index::same_name;
 use crate::registry::objects::{self, Kind};
 use crate::registry::strategy::Converter;
 use crate::storage::{Event, KeyValue, Revision, SharedEvent};
@@ -164,7 +165,7 @@ impl Decoded {
                 .ok()
                 .map(|(_, object)| Arc::new(WatchedObject::new(with_revision(object)))),
         };
-        self.views.get_or_make(|v| v.revision == revision && v.group == kind.group && v.version == kind.version, make, |v| v.object.clone())
+        self.views.get_or_make(|v| v.revision == revision && same_name(&v.group, &kind.group) && same_name(&v.version, &kind.version), make, |v| v.object.clone())
     }
 }
 

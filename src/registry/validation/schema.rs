@@ -12,6 +12,7 @@
 use kapi_apimachinery::scheme::{FieldInfo, FieldShape};
 use serde_json::Value;
 
+use crate::group_index::same_name;
 use crate::status::FieldError;
 
 /// The required-field errors of `object`, a `group`/`resource` object.
@@ -35,12 +36,12 @@ fn fields_of(group: &str, resource: &str, object: &Value) -> Option<&'static [Fi
     let api_version = object["apiVersion"].as_str().unwrap_or_default();
     let kind = object["kind"].as_str().unwrap_or_default();
     let (g, v) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-    if g == group
+    if same_name(g, group)
         && let Some(fields) = fields(g, v, kind)
     {
         return Some(fields);
     }
-    let info = kapi_api::scheme::RESOURCES.iter().find(|r| r.group == group && r.resource == resource)?;
+    let info = kapi_api::scheme::RESOURCES.iter().find(|r| same_name(r.group, group) && r.resource == resource)?;
     fields(info.kind.group, info.kind.version, info.kind.kind)
 }
 
