@@ -775,7 +775,9 @@ async fn scale(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option
     // The scale reads and writes the main resource's object, with its rules; its writes are
     // recorded for the `scale` subresource in the object's version (upstream's ScaleHandler
     // maps them onto the object's replicas field).
-    let parent = match kapi_api::scheme::RESOURCES.iter().find(|r| same_name(r.group, t.group) && r.version == t.version && r.resource == t.resource)
+    let parent = match kapi_api::scheme::RESOURCES
+        .iter()
+        .find(|r| same_name(r.group, t.group) && r.version == t.version && r.resource == t.resource)
     {
         Some(r) => Kind { group: r.kind.group.to_owned(), version: r.kind.version.to_owned(), kind: r.kind.kind.to_owned() },
         None => {

@@ -165,7 +165,11 @@ impl Decoded {
                 .ok()
                 .map(|(_, object)| Arc::new(WatchedObject::new(with_revision(object)))),
         };
-        self.views.get_or_make(|v| v.revision == revision && same_name(&v.group, &kind.group) && same_name(&v.version, &kind.version), make, |v| v.object.clone())
+        self.views.get_or_make(
+            |v| v.revision == revision && same_name(&v.group, &kind.group) && same_name(&v.version, &kind.version),
+            make,
+            |v| v.object.clone(),
+        )
     }
 }
 
