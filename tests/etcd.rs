@@ -501,3 +501,92 @@ fn the_kubernetes_endpoints_list_every_replica() {
     b.child.wait().unwrap();
     wait_for(&["10.1.2.3"]);
 }
+
+/// Watches that end while etcd is still sending to them do not cost the connection (see
+/// `EtcdStore`'s `TrustedPeer`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_many_busy_watches_keeps_the_connection() {
+    use kapi::storage::Storage;
+    let dir = tempfile::tempdir().unwrap();
+    let etcd = Etcd::start(dir.path());
+    let store = std::sync::Arc::new(EtcdStore::connect(&EtcdConfig::new(vec![etcd.members[0].client_url.clone()])).await.unwrap());
+    // A writer keeps events flowing to every watch while the watches end.
+    let writing = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let writer = tokio::spawn({
+        let (store, writing) = (store.clone(), writing.clone());
+        async move {
+            let mut i = 0;
+            while writing.load(std::sync::atomic::Ordering::Relaxed) {
+                store.create(&format!("/registry/busy/{i}"), bytes::Bytes::from_static(b"x")).await.unwrap();
+                i += 1;
+            }
+        }
+    });
+    for _ in 0..5 {
+        let mut opening = tokio::task::JoinSet::new();
+        for _ in 0..500 {
+            let store = store.clone();
+            opening.spawn(async move { store.watch("/registry/busy/", 0).await.unwrap() });
+        }
+        let watches = opening.join_all().await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        drop(watches);
+    }
+    writing.store(false, std::sync::atomic::Ordering::Relaxed);
+    writer.await.unwrap();
+    let kv = store.create("/registry/after/a", bytes::Bytes::from_static(b"x")).await.expect("the connection still serves");
+    assert_eq!(store.get("/registry/after/a").await.unwrap().unwrap().mod_revision, kv.mod_revision);
+}
+
+/// A watch nobody reads holds at most its own backlog, then ends as one that falls behind the
+/// watch cache does; etcd's frames for it never wait in the connection, where they would stall
+/// every other call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unread_watch_overflows_alone() {
+    use kapi::storage::{Event, Storage, StorageError};
+    let dir = tempfile::tempdir().unwrap();
+    let etcd = Etcd::start(dir.path());
+    let store = EtcdStore::connect(&EtcdConfig::new(vec![etcd.members[0].client_url.clone()])).await.unwrap();
+    let mut unread = store.watch("/registry/big/", 0).await.unwrap();
+    let value = bytes::Bytes::from(vec![b'x'; 1 << 20]);
+    for i in 0..24 {
+        store.create(&format!("/registry/big/{i}"), value.clone()).await.expect("writes go on");
+    }
+    store.get("/registry/big/0").await.expect("reads go on");
+    let (mut delivered, mut progress) = (0, 0);
+    loop {
+        match tokio::time::timeout(Duration::from_secs(10), unread.next()).await.expect("the watch ends") {
+            Some(Ok(Event::Put { .. })) => delivered += 1,
+            Some(Ok(Event::Progress { .. })) => progress += 1,
+            Some(Ok(other)) => panic!("only the creations: {other:?}"),
+            Some(Err(StorageError::WatchOverflow { capacity })) => {
+                assert_eq!(capacity, delivered + progress, "it reports the events it held");
+                break;
+            }
+            other => panic!("the backlog overflows: {other:?}"),
+        }
+    }
+    assert_eq!(delivered, 15, "16 MiB hold fifteen 1 MiB events and their keys");
+}
+
+/// Calls abandoned before etcd answers (an API client that goes away mid-request) do not cost
+/// the connection either: etcd's answers to them arrive for streams h2 has reset.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn abandoned_calls_keep_the_connection() {
+    use kapi::storage::Storage;
+    let dir = tempfile::tempdir().unwrap();
+    let etcd = Etcd::start(dir.path());
+    let store = std::sync::Arc::new(EtcdStore::connect(&EtcdConfig::new(vec![etcd.members[0].client_url.clone()])).await.unwrap());
+    for round in 0..60 {
+        let mut calls = tokio::task::JoinSet::new();
+        for _ in 0..2_000 {
+            let store = store.clone();
+            calls.spawn(async move { store.current_revision().await });
+        }
+        // Abandoned at different points of their flight.
+        tokio::time::sleep(Duration::from_millis(1 + round % 20)).await;
+        calls.abort_all();
+        while calls.join_next().await.is_some() {}
+        store.current_revision().await.expect("the connection still serves");
+    }
+}

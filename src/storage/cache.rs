@@ -177,6 +177,8 @@ struct State {
     watchers: Vec<Watcher>,
     /// When a progress report was last handed to the watchers (see [`PROGRESS_TO_WATCHERS_EVERY`]).
     progress_forwarded: Option<Instant>,
+    /// When the cache last stopped (or never started) reflecting the backend.
+    unready_since: Instant,
 }
 
 /// How often progress reports reach the cache's watchers. Every consistent list may ask the
@@ -232,6 +234,7 @@ impl WatchCache {
                 oldest: 0,
                 watchers: Vec::new(),
                 progress_forwarded: None,
+                unready_since: Instant::now(),
             }),
             progress: watch::Sender::new(0),
             feed: Mutex::new(None),
@@ -246,13 +249,18 @@ impl WatchCache {
     /// ready within [`WatchCacheOptions::init_wait`] (the caller then reads the backend).
     async fn ready(&self, key: &str) -> Option<Arc<Resource>> {
         let resource = self.resource(key)?;
+        self.wait_ready(&resource).await.then_some(resource)
+    }
+
+    /// Whether the resource's cache has its initial list in, waiting for it up to
+    /// [`WatchCacheOptions::init_wait`].
+    async fn wait_ready(&self, resource: &Resource) -> bool {
         if resource.state().ready {
-            return Some(resource);
+            return true;
         }
         let mut progress = resource.progress.subscribe();
         let _ = tokio::time::timeout(self.options.init_wait, progress.wait_for(|r| *r > 0)).await;
-        let ready = resource.state().ready;
-        ready.then_some(resource)
+        resource.state().ready
     }
 
     /// Fails with [`StorageError::FutureRevision`] if `revision` is ahead of the backend.
@@ -355,6 +363,14 @@ impl Resource {
     /// The state, even if a thread panicked while holding it: each update leaves it whole.
     fn state(&self) -> MutexGuard<'_, State> {
         lock(&self.state)
+    }
+
+    /// How long a client refused while the cache is not ready should wait: upstream's
+    /// `calculateRetryAfterForUnreadyCache`, e^(0.06 × seconds unready) within 1..=30 s, so
+    /// that clients back off the longer a cache stays down.
+    fn retry_after_seconds(&self) -> i32 {
+        let unready = self.state().unready_since.elapsed().as_secs_f64();
+        (0.06 * unready).exp().clamp(1.0, 30.0) as i32
     }
 
     /// Replaces the state with a fresh list, ending every watcher (their history has a gap).
@@ -491,6 +507,7 @@ async fn feed(backend: Arc<dyn Storage>, resource: Arc<Resource>, options: Watch
                         // The backend closed: nothing more will come.
                         let mut state = resource.state();
                         state.ready = false;
+                        state.unready_since = Instant::now();
                         state.watchers.clear();
                         return;
                     }
@@ -601,9 +618,17 @@ impl Storage for WatchCache {
             if from_revision < 0 {
                 return self.backend.watch(prefix, from_revision).await;
             }
-            let Some(resource) = self.ready(prefix).await else {
+            let Some(resource) = self.resource(prefix) else {
                 return self.backend.watch(prefix, from_revision).await;
             };
+            // Upstream's cacher refuses a watch while its cache (re)initialises rather than
+            // hand it to etcd (`ResilientWatchCacheInitialization`): a crowd of clients
+            // re-watching at once would otherwise open as many etcd watches. Here a new cache
+            // is given `init_wait` first, as caches start on first use rather than with the
+            // server.
+            if !self.wait_ready(&resource).await {
+                return Err(StorageError::Initializing { retry_after_seconds: resource.retry_after_seconds() });
+            }
             let from = if from_revision == 0 {
                 let current = self.backend.current_revision().await?;
                 self.note(current);
@@ -717,6 +742,8 @@ mod tests {
         lists: AtomicUsize,
         gets: AtomicUsize,
         progress: bool,
+        /// Lists never answer (a cache that cannot start).
+        stalled_lists: std::sync::atomic::AtomicBool,
     }
 
     impl Storage for Counting {
@@ -726,6 +753,9 @@ mod tests {
         }
         fn list<'a>(&'a self, prefix: &'a str, options: ListOptions) -> StorageFuture<'a, ListResult> {
             self.lists.fetch_add(1, Ordering::SeqCst);
+            if self.stalled_lists.load(Ordering::SeqCst) {
+                return Box::pin(std::future::pending());
+            }
             self.inner.list(prefix, options)
         }
         fn create<'a>(&'a self, key: &'a str, value: Bytes) -> StorageFuture<'a, KeyValue> {
@@ -767,10 +797,30 @@ mod tests {
     fn setup_with(options: WatchCacheOptions, progress: bool) -> (tempfile::TempDir, Arc<Counting>, WatchCache) {
         let dir = tempfile::tempdir().unwrap();
         let inner = EmbeddedStore::open(dir.path().join("s.redb")).unwrap();
-        let counting =
-            Arc::new(Counting { inner, watches: AtomicUsize::new(0), lists: AtomicUsize::new(0), gets: AtomicUsize::new(0), progress });
+        let counting = Arc::new(Counting {
+            inner,
+            watches: AtomicUsize::new(0),
+            lists: AtomicUsize::new(0),
+            gets: AtomicUsize::new(0),
+            progress,
+            stalled_lists: Default::default(),
+        });
         let cache = WatchCache::new(counting.clone(), options);
         (dir, counting, cache)
+    }
+
+    /// A watch of a resource whose cache has not listed within `init_wait` is refused as
+    /// upstream's cacher refuses it (429 with `Retry-After`), never handed to the backend.
+    #[tokio::test]
+    async fn a_watch_before_the_cache_is_ready_is_refused() {
+        let (_dir, backend, cache) = setup(WatchCacheOptions { init_wait: Duration::from_millis(50), ..WatchCacheOptions::default() });
+        backend.stalled_lists.store(true, Ordering::SeqCst);
+        let error = cache.watch("/registry/pods/", 0).await.expect_err("refused");
+        assert!(matches!(error, StorageError::Initializing { retry_after_seconds: 1 }), "{error:?}");
+        assert_eq!(backend.watches.load(Ordering::SeqCst), 0, "no watch of the backend");
+        let status = crate::status::ApiError::from(error).to_status();
+        assert_eq!((status.code, status.message.as_deref()), (Some(429), Some("storage is (re)initializing")));
+        assert_eq!(status.details.and_then(|d| d.retry_after_seconds), Some(1));
     }
 
     fn v(s: &str) -> Bytes {

@@ -13,7 +13,6 @@
 //! [`EtcdStore::supports_progress_requests`] tells from the server's version, as upstream checks
 //! before relying on them.
 
-use std::collections::VecDeque;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -83,6 +82,58 @@ fn lease_reuse(ttl: Duration) -> Duration {
     Duration::from_secs((ttl.as_secs() / 20).min(60))
 }
 
+/// The channel to etcd, with h2's guards against a misbehaving server loosened: etcd is
+/// trusted, and each guard, once tripped, closes kapi's one etcd connection with
+/// `GOAWAY(ENHANCE_YOUR_CALM)`, failing every call and watch on it. Go's gRPC client, upstream's,
+/// has neither guard. Both trip when calls end before etcd's answer is in, as when an API
+/// client goes away mid-request (`tests/etcd.rs` reproduces both):
+///
+/// - h2 remembers the last 50 streams it reset for a second; etcd's frames for an older one are
+///   answered with a reset of their own, and 1,024 of those in the connection's lifetime trip
+///   the first guard. kapi lifts that limit.
+/// - Small DATA frames (under 256 bytes) for a remembered reset stream are charged to a
+///   connection-wide budget that nothing refunds except larger frames; the budget is half the
+///   connection's flow-control window, which neither hyper nor tonic lets kapi set otherwise.
+///   kapi widens the window to [`CONNECTION_WINDOW`]. What etcd may send unread is still bounded
+///   by each stream's window (2 MiB), and kapi reads every stream at once (see
+///   [`WATCH_BUFFER_BYTES`]).
+struct TrustedPeer;
+
+/// A member of the etcd cluster added to or removed from the channel.
+type EndpointChange = tonic::transport::channel::Change<tonic::transport::Uri, tonic::transport::Endpoint>;
+
+/// The connection-wide flow-control window to etcd (hyper's default is 5 MiB).
+const CONNECTION_WINDOW: u32 = 256 << 20;
+
+impl etcd_client::BalancedChannelBuilder for TrustedPeer {
+    type Error = tonic::transport::Error;
+
+    fn balanced_channel(
+        self,
+        buffer_size: usize,
+    ) -> Result<(etcd_client::Channel, tokio::sync::mpsc::Sender<EndpointChange>), Self::Error> {
+        let (channel, endpoints) = tonic::transport::Channel::balance_channel(buffer_size);
+        // etcd-client builds each member's endpoint (TLS, timeouts, keep-alive) and hands it
+        // over here; the limits are set on the way.
+        let (tx, mut rx) = tokio::sync::mpsc::channel::<EndpointChange>(buffer_size);
+        tokio::spawn(async move {
+            while let Some(change) = rx.recv().await {
+                let change = match change {
+                    EndpointChange::Insert(uri, endpoint) => EndpointChange::Insert(
+                        uri,
+                        endpoint.http2_max_local_error_reset_streams(None).initial_connection_window_size(CONNECTION_WINDOW),
+                    ),
+                    remove => remove,
+                };
+                if endpoints.send(change).await.is_err() {
+                    return;
+                }
+            }
+        });
+        Ok((etcd_client::Channel::Tonic(channel), tx))
+    }
+}
+
 impl EtcdStore {
     /// Connects to the cluster and reads its version.
     pub async fn connect(config: &EtcdConfig) -> Result<Self, StorageError> {
@@ -94,7 +145,9 @@ impl EtcdStore {
         if config.ca_file.is_some() || config.cert_file.is_some() {
             options = options.with_tls(tls_options(config)?);
         }
-        let client = Client::connect(&config.servers, Some(options)).await.map_err(|e| unavailable("connecting to etcd", e))?;
+        let client = Client::connect_with_balanced_channel(&config.servers, Some(options), TrustedPeer)
+            .await
+            .map_err(|e| unavailable("connecting to etcd", e))?;
         let mut store = EtcdStore {
             client,
             prefix: config.prefix.trim_end_matches('/').to_owned(),
@@ -490,7 +543,7 @@ impl Storage for EtcdStore {
                     async move { client.watch(key, Some(options)).await }
                 })
                 .await?;
-            Ok(WatchStream::new(EtcdWatch { stream, pending: VecDeque::new(), prefix: self.prefix.clone(), from_revision }))
+            Ok(EtcdWatch::start(stream, self.prefix.clone(), from_revision))
         })
     }
 
@@ -545,19 +598,135 @@ impl Storage for EtcdStore {
 }
 
 /// One etcd watch as a [`WatchSource`].
+/// How many bytes of events a watch read from etcd holds for its consumer before it is closed
+/// with [`StorageError::WatchOverflow`] (each event counts its keys and values plus
+/// [`EVENT_OVERHEAD`]).
+///
+/// etcd's stream is always read at once rather than when the consumer asks: small frames h2
+/// holds for a stream nobody reads are charged, connection-wide, to h2's budget for small DATA
+/// frames (see [`TrustedPeer`]), and frames etcd cannot send stall every call and watch on the
+/// connection once the connection's window is used up. So a slow consumer costs only its own
+/// watch (the client watches again), as a watcher that falls behind the watch cache does.
+const WATCH_BUFFER_BYTES: usize = 16 << 20;
+
+/// What one buffered event counts beyond its keys and values.
+const EVENT_OVERHEAD: usize = 128;
+
+/// A watch on etcd: a task reads etcd's stream into an unbounded queue, bounded by
+/// [`WATCH_BUFFER_BYTES`] of events not yet taken.
 struct EtcdWatch {
-    stream: etcd_client::WatchStream,
-    /// Events of the last response not handed out yet (cancel safety: a response is only
-    /// taken from the stream once, then drained from here).
-    pending: VecDeque<Event>,
-    prefix: String,
-    from_revision: Revision,
+    events: tokio::sync::mpsc::UnboundedReceiver<Result<Event, StorageError>>,
+    backlog: std::sync::Arc<Backlog>,
+}
+
+/// What an [`EtcdWatch`] holds for its consumer.
+#[derive(Default)]
+struct Backlog {
+    /// Bytes, counted as [`buffered_size`].
+    bytes: std::sync::atomic::AtomicUsize,
+    events: std::sync::atomic::AtomicUsize,
 }
 
 impl EtcdWatch {
-    fn key_value(&self, kv: &etcd_client::KeyValue) -> Result<KeyValue, StorageError> {
-        key_value(&self.prefix, kv)
+    fn start(stream: etcd_client::WatchStream, prefix: String, from_revision: Revision) -> WatchStream {
+        let (tx, events) = tokio::sync::mpsc::unbounded_channel();
+        let backlog = std::sync::Arc::new(Backlog::default());
+        tokio::spawn(read_watch(stream, prefix, from_revision, tx, backlog.clone()));
+        WatchStream::new(EtcdWatch { events, backlog })
     }
+}
+
+/// What an event counts against [`WATCH_BUFFER_BYTES`].
+fn buffered_size(event: &Event) -> usize {
+    let kv_size = |kv: &KeyValue| kv.key.len() + kv.value.len();
+    EVENT_OVERHEAD
+        + match event {
+            Event::Put { kv, prev } => kv_size(kv) + prev.as_ref().map_or(0, kv_size),
+            Event::Delete { prev, .. } => kv_size(prev),
+            Event::Progress { .. } => 0,
+        }
+}
+
+/// Reads etcd's watch stream into `tx` until the stream fails or ends, the consumer goes away
+/// (dropping the stream cancels the etcd watch), or more than [`WATCH_BUFFER_BYTES`] wait.
+async fn read_watch(
+    mut stream: etcd_client::WatchStream,
+    prefix: String,
+    from_revision: Revision,
+    tx: tokio::sync::mpsc::UnboundedSender<Result<Event, StorageError>>,
+    backlog: std::sync::Arc<Backlog>,
+) {
+    use std::sync::atomic::Ordering;
+    loop {
+        let response = tokio::select! {
+            () = tx.closed() => return,
+            response = stream.message() => response,
+        };
+        let events = match watch_events(&prefix, from_revision, response) {
+            Ok(events) => events,
+            Err(error) => {
+                let _ = tx.send(Err(error));
+                return;
+            }
+        };
+        for event in events {
+            let size = buffered_size(&event);
+            if backlog.bytes.fetch_add(size, Ordering::Relaxed) + size > WATCH_BUFFER_BYTES {
+                let behind = backlog.events.load(Ordering::Relaxed);
+                let _ = tx.send(Err(StorageError::WatchOverflow { capacity: behind }));
+                return;
+            }
+            backlog.events.fetch_add(1, Ordering::Relaxed);
+            if tx.send(Ok(event)).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// The store's events of one etcd watch response; an error ends the watch.
+fn watch_events(
+    prefix: &str,
+    from_revision: Revision,
+    response: Result<Option<etcd_client::WatchResponse>, etcd_client::Error>,
+) -> Result<Vec<Event>, StorageError> {
+    let resp = match response {
+        Ok(Some(resp)) => resp,
+        Ok(None) => return Err(unavailable_msg("etcd closed the watch")),
+        Err(e) => return Err(classify("watch", e)),
+    };
+    if resp.compact_revision() > 0 {
+        return Err(StorageError::Compacted { requested: from_revision, compacted: resp.compact_revision() });
+    }
+    if resp.canceled() {
+        return Err(unavailable_msg(&format!("etcd canceled the watch: {}", resp.cancel_reason())));
+    }
+    // A response without events after the watch was created is a progress notification:
+    // everything up to its header revision has been sent. (The creation response carries the
+    // current revision before any replay, so it says nothing about progress.)
+    if resp.events().is_empty() {
+        let progress = resp.header().filter(|_| !resp.created()).map(|h| Event::Progress { revision: h.revision() });
+        return Ok(progress.into_iter().collect());
+    }
+    let mut events = Vec::with_capacity(resp.events().len());
+    for event in resp.events() {
+        let Some(kv) = event.kv() else { continue };
+        let prev = event.prev_kv().map(|p| key_value(prefix, p)).transpose()?;
+        events.push(match event.event_type() {
+            EventType::Put => Event::Put { kv: key_value(prefix, kv)?, prev },
+            EventType::Delete => {
+                // Without the previous value (compacted away) the deletion still names its key.
+                let prev = prev.unwrap_or(KeyValue {
+                    key: store_key(prefix, kv.key())?,
+                    value: Bytes::new(),
+                    create_revision: 0,
+                    mod_revision: kv.mod_revision(),
+                });
+                Event::Delete { prev, revision: kv.mod_revision() }
+            }
+        });
+    }
+    Ok(events)
 }
 
 /// The store key of an etcd key: `prefix` (the configured `--etcd-prefix`) back to `/registry`.
@@ -580,52 +749,18 @@ fn key_value(prefix: &str, kv: &etcd_client::KeyValue) -> Result<KeyValue, Stora
 }
 
 impl WatchSource for EtcdWatch {
+    /// Cancel-safe: `recv` is, and nothing else awaits.
     fn next_event(&mut self) -> StorageFuture<'_, Option<Event>> {
         Box::pin(async move {
-            loop {
-                if let Some(event) = self.pending.pop_front() {
-                    return Ok(Some(event));
+            match self.events.recv().await {
+                Some(Ok(event)) => {
+                    self.backlog.bytes.fetch_sub(buffered_size(&event), std::sync::atomic::Ordering::Relaxed);
+                    self.backlog.events.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+                    Ok(Some(event))
                 }
-                let resp = match self.stream.message().await {
-                    Ok(Some(resp)) => resp,
-                    Ok(None) => return Err(unavailable_msg("etcd closed the watch")),
-                    Err(e) => return Err(classify("watch", e)),
-                };
-                if resp.compact_revision() > 0 {
-                    return Err(StorageError::Compacted { requested: self.from_revision, compacted: resp.compact_revision() });
-                }
-                if resp.canceled() {
-                    return Err(unavailable_msg(&format!("etcd canceled the watch: {}", resp.cancel_reason())));
-                }
-                // A response without events after the watch was created is a progress
-                // notification: everything up to its header revision has been sent. (The
-                // creation response carries the current revision before any replay, so it
-                // says nothing about progress.)
-                if resp.events().is_empty() && !resp.created() {
-                    if let Some(revision) = resp.header().map(|h| h.revision()) {
-                        self.pending.push_back(Event::Progress { revision });
-                    }
-                    continue;
-                }
-                for event in resp.events() {
-                    let Some(kv) = event.kv() else { continue };
-                    let prev = event.prev_kv().map(|p| self.key_value(p)).transpose()?;
-                    let converted = match event.event_type() {
-                        EventType::Put => Event::Put { kv: self.key_value(kv)?, prev },
-                        EventType::Delete => {
-                            // Without the previous value (compacted away) the deletion still
-                            // names its key.
-                            let prev = prev.unwrap_or(KeyValue {
-                                key: store_key(&self.prefix, kv.key())?,
-                                value: Bytes::new(),
-                                create_revision: 0,
-                                mod_revision: kv.mod_revision(),
-                            });
-                            Event::Delete { prev, revision: kv.mod_revision() }
-                        }
-                    };
-                    self.pending.push_back(converted);
-                }
+                Some(Err(error)) => Err(error),
+                // The reader only stops after sending why.
+                None => Err(unavailable_msg("etcd closed the watch")),
             }
         })
     }

@@ -165,6 +165,10 @@ pub enum StorageError {
     /// watchers that cannot keep up.
     #[error("watch closed: the watcher fell {capacity} events behind")]
     WatchOverflow { capacity: usize },
+    /// The watch cache of the resource has not listed it yet (or has stopped following the
+    /// backend), so it cannot start a watch: upstream's 429 "storage is (re)initializing".
+    #[error("storage is (re)initializing")]
+    Initializing { retry_after_seconds: i32 },
     /// The engine cannot serve now (I/O error, store closed, no runtime); retrying may help.
     #[error("storage unavailable: {context}")]
     Unavailable {
@@ -428,6 +432,9 @@ impl From<StorageError> for crate::status::ApiError {
     fn from(e: StorageError) -> Self {
         match e {
             StorageError::Unavailable { .. } => crate::status::ApiError::service_unavailable(format!("the storage is unavailable: {e}")),
+            StorageError::Initializing { retry_after_seconds } => {
+                crate::status::ApiError::too_many_requests(e.to_string(), retry_after_seconds)
+            }
             StorageError::Compacted { requested, compacted } => {
                 crate::status::ApiError::too_old_resource_version(requested.max(0) as u64, compacted.max(0) as u64)
             }

@@ -368,7 +368,7 @@ impl Store<'_> {
                 (None, Some(error), Vec::new())
             }
             Err(StorageError::FutureRevision { .. }) => return Err(ApiError::timeout("Too large resource version", 1)),
-            Err(e) => return Err(ApiError::internal(e)),
+            Err(e) => return Err(ApiError::from(e)),
         };
         Ok(ObjectWatch {
             initial: initial.into_iter(),
