@@ -590,3 +590,83 @@ async fn abandoned_calls_keep_the_connection() {
         store.current_revision().await.expect("the connection still serves");
     }
 }
+
+/// A TCP proxy in front of etcd that, when told, closes the connection on etcd's next bytes
+/// for kapi: the request before them reached etcd and was applied, its answer never arrives.
+struct CuttingProxy {
+    url: String,
+    cut: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl CuttingProxy {
+    async fn start(etcd_url: &str) -> CuttingProxy {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let target = etcd_url.trim_start_matches("http://").to_owned();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let cut = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let cutting = cut.clone();
+        tokio::spawn(async move {
+            while let Ok((mut client, _)) = listener.accept().await {
+                let mut etcd = tokio::net::TcpStream::connect(&target).await.unwrap();
+                let cut = cutting.clone();
+                tokio::spawn(async move {
+                    let (mut to_etcd, mut from_etcd) = (vec![0; 65536], vec![0; 65536]);
+                    loop {
+                        tokio::select! {
+                            n = client.read(&mut to_etcd) => match n {
+                                Ok(n) if n > 0 && etcd.write_all(&to_etcd[..n]).await.is_ok() => {}
+                                _ => return,
+                            },
+                            n = etcd.read(&mut from_etcd) => match n {
+                                Ok(n) if n > 0 && !cut.swap(false, std::sync::atomic::Ordering::SeqCst) => {
+                                    if client.write_all(&from_etcd[..n]).await.is_err() {
+                                        return;
+                                    }
+                                }
+                                _ => return,
+                            },
+                        }
+                    }
+                });
+            }
+        });
+        CuttingProxy { url, cut }
+    }
+
+    /// Loses etcd's next answer, and the connection with it.
+    fn cut_next_answer(&self) {
+        self.cut.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// A write whose answer is lost is retried; the retry finds the write applied and answers with
+/// it, as if the answer had arrived: a create is not refused as AlreadyExists for its own
+/// object, and an update is not taken for a conflict (which would apply its change again).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_whose_answer_is_lost_are_not_refused_or_applied_twice() {
+    use kapi::storage::Storage;
+    let dir = tempfile::tempdir().unwrap();
+    let etcd = Etcd::start(dir.path());
+    let proxy = CuttingProxy::start(&etcd.members[0].client_url).await;
+    let store = EtcdStore::connect(&EtcdConfig::new(vec![proxy.url.clone()])).await.unwrap();
+    store.get("/registry/lost/warm").await.unwrap();
+
+    let before = store.current_revision().await.unwrap();
+    proxy.cut_next_answer();
+    let created = store.create("/registry/lost/a", bytes::Bytes::from_static(b"one")).await.expect("the create succeeds");
+    assert_eq!(created.mod_revision, before + 1);
+    assert_eq!(store.get("/registry/lost/a").await.unwrap().unwrap(), created);
+
+    proxy.cut_next_answer();
+    let updated =
+        store.update("/registry/lost/a", bytes::Bytes::from_static(b"two"), created.mod_revision).await.expect("the update succeeds");
+    assert_eq!((updated.create_revision, updated.mod_revision), (created.mod_revision, created.mod_revision + 1));
+    assert_eq!(store.get("/registry/lost/a").await.unwrap().unwrap(), updated);
+    assert_eq!(store.current_revision().await.unwrap(), before + 2, "each write applied once");
+
+    // Someone else's object is still someone else's.
+    proxy.cut_next_answer();
+    let error = store.create("/registry/lost/a", bytes::Bytes::from_static(b"three")).await.unwrap_err();
+    assert!(matches!(error, kapi::storage::StorageError::AlreadyExists { .. }), "{error:?}");
+}

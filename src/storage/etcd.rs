@@ -198,18 +198,29 @@ impl EtcdStore {
 
     /// One etcd request, retried while etcd cannot be reached (a member down: the client's
     /// balancer may still route to it until it notices) for at most [`RETRY_BUDGET`], each
-    /// attempt bounded by the request timeout. A write retried after its first attempt was
-    /// applied fails its guard (409 or AlreadyExists), never applies twice: every write is a
-    /// transaction compared on revisions.
-    async fn call<T, Fut>(&self, what: &'static str, mut attempt: impl FnMut() -> Fut) -> Result<T, StorageError>
+    /// attempt bounded by the request timeout.
+    async fn call<T, Fut>(&self, what: &'static str, attempt: impl FnMut() -> Fut) -> Result<T, StorageError>
+    where
+        Fut: std::future::Future<Output = Result<T, etcd_client::Error>>,
+    {
+        self.call_retried(what, attempt).await.map(|(value, _)| value)
+    }
+
+    /// [`EtcdStore::call`], telling also whether an earlier attempt failed: a write that timed
+    /// out or lost its connection may have been applied all the same. Every write is a
+    /// transaction guarded on revisions, so the retry of one that was applied fails its guard
+    /// rather than applying twice; the caller then tells its own write from another's by the
+    /// value found ([`EtcdStore::outcome_of_retry`]).
+    async fn call_retried<T, Fut>(&self, what: &'static str, mut attempt: impl FnMut() -> Fut) -> Result<(T, bool), StorageError>
     where
         Fut: std::future::Future<Output = Result<T, etcd_client::Error>>,
     {
         let start = tokio::time::Instant::now();
         let mut pause = Duration::from_millis(25);
+        let mut retried = false;
         loop {
             let error = match tokio::time::timeout(self.request_timeout, attempt()).await {
-                Ok(Ok(value)) => return Ok(value),
+                Ok(Ok(value)) => return Ok((value, retried)),
                 Ok(Err(e)) => classify(what, e),
                 Err(_) => StorageError::Unavailable { context: format!("{what}: etcd request timed out"), source: "timeout".into() },
             };
@@ -218,6 +229,7 @@ impl EtcdStore {
             }
             tokio::time::sleep(pause).await;
             pause = (pause * 2).min(Duration::from_millis(400));
+            retried = true;
         }
     }
 
@@ -249,17 +261,38 @@ impl EtcdStore {
         check_key(key)?;
         let k = self.etcd_key(key);
         let put = lease.map(|id| etcd_client::PutOptions::new().with_lease(id));
-        let txn = etcd_client::Txn::new().when([Compare::create_revision(k.clone(), CompareOp::Equal, 0)]).and_then([TxnOp::put(
-            k,
-            value.to_vec(),
-            put,
-        )]);
-        let resp = self.txn("create", txn).await.map_err(|e| too_large(e, key, &value))?;
+        let txn = etcd_client::Txn::new()
+            .when([Compare::create_revision(k.clone(), CompareOp::Equal, 0)])
+            .and_then([TxnOp::put(k.clone(), value.to_vec(), put)])
+            .or_else([TxnOp::get(k, None)]);
+        let (resp, retried) = self.txn("create", txn).await.map_err(|e| too_large(e, key, &value))?;
         if !resp.succeeded() {
-            return Err(StorageError::AlreadyExists { key: key.to_owned() });
+            return match self.outcome_of_retry(&resp, retried, &value)? {
+                Some(ours) => Ok(ours),
+                None => Err(StorageError::AlreadyExists { key: key.to_owned() }),
+            };
         }
         let revision = header_revision(resp.header());
         Ok(KeyValue { key: key.to_owned(), value, create_revision: revision, mod_revision: revision })
+    }
+
+    /// The key-value a failed guard found (the transaction's `or_else` read), when it is this
+    /// call's own write: an earlier attempt that seemed to fail was applied (`retried`) and
+    /// the key holds exactly the bytes written. An object's bytes carry its uid, timestamps
+    /// and managed fields, so another writer's equal bytes mean an equal object anyway.
+    /// Without this, a create would answer AlreadyExists for its own object, and an update
+    /// would see a conflict and apply its change a second time.
+    fn outcome_of_retry(&self, resp: &etcd_client::TxnResponse, retried: bool, value: &[u8]) -> Result<Option<KeyValue>, StorageError> {
+        if !retried {
+            return Ok(None);
+        }
+        match resp.op_responses().first() {
+            Some(TxnOpResponse::Get(get)) => match get.kvs().first() {
+                Some(kv) if kv.value() == value => Ok(Some(self.key_value(kv)?)),
+                _ => Ok(None),
+            },
+            _ => Ok(None),
+        }
     }
 
     async fn update_leased(&self, key: &str, value: Bytes, expected: Revision, lease: Option<i64>) -> Result<KeyValue, StorageError> {
@@ -273,8 +306,13 @@ impl EtcdStore {
             .when([Compare::mod_revision(k.clone(), CompareOp::Equal, expected)])
             .and_then([TxnOp::put(k.clone(), value.to_vec(), Some(put))])
             .or_else([TxnOp::get(k, None)]);
-        let resp = self.txn("update", txn).await.map_err(|e| too_large(e, key, &value))?;
+        let (resp, retried) = self.txn("update", txn).await.map_err(|e| too_large(e, key, &value))?;
         let revision = header_revision(resp.header());
+        if !resp.succeeded()
+            && let Some(ours) = self.outcome_of_retry(&resp, retried, &value)?
+        {
+            return Ok(ours);
+        }
         if resp.succeeded() {
             let create_revision = match resp.op_responses().first() {
                 Some(TxnOpResponse::Put(put)) => put.prev_key().map_or(revision, |p| p.create_revision()),
@@ -291,8 +329,9 @@ impl EtcdStore {
         }
     }
 
-    async fn txn(&self, what: &'static str, txn: etcd_client::Txn) -> Result<etcd_client::TxnResponse, StorageError> {
-        self.call(what, || {
+    /// A transaction, and whether it was retried ([`EtcdStore::call_retried`]).
+    async fn txn(&self, what: &'static str, txn: etcd_client::Txn) -> Result<(etcd_client::TxnResponse, bool), StorageError> {
+        self.call_retried(what, || {
             let mut kv = self.kv();
             let txn = txn.clone();
             async move { kv.txn(txn).await }
@@ -498,7 +537,7 @@ impl Storage for EtcdStore {
                 .when([guard])
                 .and_then([TxnOp::delete(k.clone(), Some(DeleteOptions::new().with_prev_key()))])
                 .or_else([TxnOp::get(k, None)]);
-            let resp = self.txn("delete", txn).await?;
+            let (resp, _) = self.txn("delete", txn).await?;
             let revision = header_revision(resp.header());
             let first = resp.op_responses().into_iter().next();
             match (resp.succeeded(), first) {
@@ -573,7 +612,7 @@ impl Storage for EtcdStore {
                 revision.to_string(),
                 None,
             )]);
-            let resp = self.txn("compact", txn).await?;
+            let (resp, _) = self.txn("compact", txn).await?;
             if !resp.succeeded() {
                 // Another server compacted meanwhile.
                 return Ok(());
