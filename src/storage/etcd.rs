@@ -636,7 +636,6 @@ impl Storage for EtcdStore {
     }
 }
 
-/// One etcd watch as a [`WatchSource`].
 /// How many bytes of events a watch read from etcd holds for its consumer before it is closed
 /// with [`StorageError::WatchOverflow`] (each event counts its keys and values plus
 /// [`EVENT_OVERHEAD`]).
@@ -646,13 +645,15 @@ impl Storage for EtcdStore {
 /// frames (see [`TrustedPeer`]), and frames etcd cannot send stall every call and watch on the
 /// connection once the connection's window is used up. So a slow consumer costs only its own
 /// watch (the client watches again), as a watcher that falls behind the watch cache does.
-const WATCH_BUFFER_BYTES: usize = 16 << 20;
+/// Twice an h2 stream's window, which bounded a watch's unread data before; the events are
+/// the watch's own (a cache's watchers share theirs), so this bounds its memory too.
+const WATCH_BUFFER_BYTES: usize = 4 << 20;
 
 /// What one buffered event counts beyond its keys and values.
 const EVENT_OVERHEAD: usize = 128;
 
-/// A watch on etcd: a task reads etcd's stream into an unbounded queue, bounded by
-/// [`WATCH_BUFFER_BYTES`] of events not yet taken.
+/// One etcd watch as a [`WatchSource`]: a task reads etcd's stream into an unbounded queue,
+/// bounded by [`WATCH_BUFFER_BYTES`] of events not yet taken.
 struct EtcdWatch {
     events: tokio::sync::mpsc::UnboundedReceiver<Result<Event, StorageError>>,
     backlog: std::sync::Arc<Backlog>,
