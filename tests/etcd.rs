@@ -642,7 +642,8 @@ impl CuttingProxy {
 
 /// A write whose answer is lost is retried; the retry finds the write applied and answers with
 /// it, as if the answer had arrived: a create is not refused as AlreadyExists for its own
-/// object, and an update is not taken for a conflict (which would apply its change again).
+/// object, an update is not taken for a conflict (which would apply its change again), and a
+/// delete does not answer NotFound.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn writes_whose_answer_is_lost_are_not_refused_or_applied_twice() {
     use kapi::storage::Storage;
@@ -665,8 +666,15 @@ async fn writes_whose_answer_is_lost_are_not_refused_or_applied_twice() {
     assert_eq!(store.get("/registry/lost/a").await.unwrap().unwrap(), updated);
     assert_eq!(store.current_revision().await.unwrap(), before + 2, "each write applied once");
 
+    // A delete guarded on the version it read answers with what it deleted, at its revision.
+    store.create("/registry/lost/b", bytes::Bytes::from_static(b"other")).await.unwrap();
+    proxy.cut_next_answer();
+    let (deleted, revision) = store.delete("/registry/lost/a", Some(updated.mod_revision)).await.expect("the delete succeeds");
+    assert_eq!((deleted, revision), (updated.clone(), before + 4));
+    assert_eq!(store.get("/registry/lost/a").await.unwrap(), None);
+
     // Someone else's object is still someone else's.
     proxy.cut_next_answer();
-    let error = store.create("/registry/lost/a", bytes::Bytes::from_static(b"three")).await.unwrap_err();
+    let error = store.create("/registry/lost/b", bytes::Bytes::from_static(b"three")).await.unwrap_err();
     assert!(matches!(error, kapi::storage::StorageError::AlreadyExists { .. }), "{error:?}");
 }

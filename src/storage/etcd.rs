@@ -329,6 +329,34 @@ impl EtcdStore {
         }
     }
 
+    /// The deletion of `key` as it was at revision `expected`, found from history when a
+    /// guarded delete was retried and found the key gone: an earlier attempt was applied (or
+    /// another delete of the same version was, which is as good). The key at `expected` is
+    /// what was deleted, and the first revision up to `now` without it (a binary search of a
+    /// few reads) is the deletion's. `None` when history says otherwise or is compacted away.
+    async fn deleted_since(&self, key: &str, expected: Revision, now: Revision) -> Option<(KeyValue, Revision)> {
+        let k = self.etcd_key(key).into_bytes();
+        let at = |revision: Revision| self.range("delete", k.clone(), Some(GetOptions::new().with_revision(revision)));
+        let prev = at(expected).await.ok()?.kvs().first().map(|kv| self.key_value(kv))?.ok()?;
+        if prev.mod_revision != expected {
+            return None;
+        }
+        // The key exists at `low` and not at `high`.
+        let (mut low, mut high) = (expected, now);
+        if at(high).await.ok()?.kvs().first().is_some() {
+            return None;
+        }
+        while high - low > 1 {
+            let middle = low + (high - low) / 2;
+            match at(middle).await.ok()?.kvs().first() {
+                Some(kv) if kv.mod_revision() == expected => low = middle,
+                Some(_) => return None,
+                None => high = middle,
+            }
+        }
+        Some((prev, high))
+    }
+
     /// A transaction, and whether it was retried ([`EtcdStore::call_retried`]).
     async fn txn(&self, what: &'static str, txn: etcd_client::Txn) -> Result<(etcd_client::TxnResponse, bool), StorageError> {
         self.call_retried(what, || {
@@ -537,7 +565,7 @@ impl Storage for EtcdStore {
                 .when([guard])
                 .and_then([TxnOp::delete(k.clone(), Some(DeleteOptions::new().with_prev_key()))])
                 .or_else([TxnOp::get(k, None)]);
-            let (resp, _) = self.txn("delete", txn).await?;
+            let (resp, retried) = self.txn("delete", txn).await?;
             let revision = header_revision(resp.header());
             let first = resp.op_responses().into_iter().next();
             match (resp.succeeded(), first) {
@@ -549,7 +577,13 @@ impl Storage for EtcdStore {
                     let current = self.key_value(&get.kvs()[0])?;
                     Err(StorageError::Conflict { key: key.to_owned(), expected: expected.unwrap_or(0), current })
                 }
-                _ => Err(StorageError::NotFound { key: key.to_owned() }),
+                _ => match expected.filter(|_| retried) {
+                    Some(expected) => match self.deleted_since(key, expected, revision).await {
+                        Some(deleted) => Ok(deleted),
+                        None => Err(StorageError::NotFound { key: key.to_owned() }),
+                    },
+                    None => Err(StorageError::NotFound { key: key.to_owned() }),
+                },
             }
         })
     }
