@@ -343,7 +343,7 @@ impl EtcdStore {
         }
         // The key exists at `low` and not at `high`.
         let (mut low, mut high) = (expected, now);
-        if at(high).await.ok()?.kvs().first().is_some() {
+        if !at(high).await.ok()?.kvs().is_empty() {
             return None;
         }
         while high - low > 1 {
