@@ -12,11 +12,16 @@ use kapi::storage::conformance;
 use kapi::storage::etcd::{EtcdConfig, EtcdStore};
 use serde_json::{Value, json};
 
+/// kapi's etcd store on the first member of `etcd`.
+async fn connect(etcd: &Etcd) -> EtcdStore {
+    EtcdStore::connect(&EtcdConfig::new(vec![etcd.members[0].client_url.clone()])).await.unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conformance_suite_on_etcd() {
     let dir = tempfile::tempdir().unwrap();
     let etcd = Etcd::start(dir.path());
-    let store = EtcdStore::connect(&EtcdConfig::new(vec![etcd.members[0].client_url.clone()])).await.unwrap();
+    let store = connect(&etcd).await;
     assert!(store.version().starts_with("3."), "{}", store.version());
     if let Err(failure) = conformance::run_all(&store).await {
         panic!("{failure}");
@@ -30,7 +35,7 @@ async fn conformance_suite_through_the_watch_cache_on_etcd() {
     use kapi::storage::cache::{WatchCache, WatchCacheOptions};
     let dir = tempfile::tempdir().unwrap();
     let etcd = Etcd::start(dir.path());
-    let store = EtcdStore::connect(&EtcdConfig::new(vec![etcd.members[0].client_url.clone()])).await.unwrap();
+    let store = connect(&etcd).await;
     assert!(!store.supports_progress_requests(), "Debian's etcd {} predates progress requests", store.version());
     let cache = WatchCache::new(std::sync::Arc::new(store), WatchCacheOptions::default());
     if let Err(failure) = conformance::run_all(&cache).await {
@@ -354,7 +359,7 @@ async fn idle_watches_hear_progress() {
     use kapi::storage::{Event, Storage};
     let dir = tempfile::tempdir().unwrap();
     let etcd = Etcd::start(dir.path());
-    let store = EtcdStore::connect(&EtcdConfig::new(vec![etcd.members[0].client_url.clone()])).await.unwrap();
+    let store = connect(&etcd).await;
     let mut watch = store.watch("/registry/quiet/", 0).await.unwrap();
     let elsewhere = store.create("/registry/busy/a", bytes::Bytes::from_static(b"x")).await.unwrap();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
@@ -374,7 +379,7 @@ async fn lists_larger_than_four_mebibytes() {
     use kapi::storage::{ListOptions, Storage};
     let dir = tempfile::tempdir().unwrap();
     let etcd = Etcd::start(dir.path());
-    let store = EtcdStore::connect(&EtcdConfig::new(vec![etcd.members[0].client_url.clone()])).await.unwrap();
+    let store = connect(&etcd).await;
     let value = bytes::Bytes::from(vec![b'x'; 1024 * 1024]);
     for i in 0..6 {
         store.create(&format!("/registry/big/{i}"), value.clone()).await.unwrap();
@@ -509,7 +514,7 @@ async fn dropping_many_busy_watches_keeps_the_connection() {
     use kapi::storage::Storage;
     let dir = tempfile::tempdir().unwrap();
     let etcd = Etcd::start(dir.path());
-    let store = std::sync::Arc::new(EtcdStore::connect(&EtcdConfig::new(vec![etcd.members[0].client_url.clone()])).await.unwrap());
+    let store = std::sync::Arc::new(connect(&etcd).await);
     // A writer keeps events flowing to every watch while the watches end.
     let writing = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
     let writer = tokio::spawn({
@@ -546,7 +551,7 @@ async fn an_unread_watch_overflows_alone() {
     use kapi::storage::{Event, Storage, StorageError};
     let dir = tempfile::tempdir().unwrap();
     let etcd = Etcd::start(dir.path());
-    let store = EtcdStore::connect(&EtcdConfig::new(vec![etcd.members[0].client_url.clone()])).await.unwrap();
+    let store = connect(&etcd).await;
     let mut unread = store.watch("/registry/big/", 0).await.unwrap();
     let value = bytes::Bytes::from(vec![b'x'; 1 << 20]);
     for i in 0..8 {
@@ -576,7 +581,7 @@ async fn abandoned_calls_keep_the_connection() {
     use kapi::storage::Storage;
     let dir = tempfile::tempdir().unwrap();
     let etcd = Etcd::start(dir.path());
-    let store = std::sync::Arc::new(EtcdStore::connect(&EtcdConfig::new(vec![etcd.members[0].client_url.clone()])).await.unwrap());
+    let store = std::sync::Arc::new(connect(&etcd).await);
     for round in 0..60 {
         let mut calls = tokio::task::JoinSet::new();
         for _ in 0..2_000 {
