@@ -480,7 +480,7 @@ async fn feed(backend: Arc<dyn Storage>, resource: Arc<Resource>, options: Watch
         resource.reset(list);
         loop {
             let from = resource.state().revision;
-            let mut stream = match backend.watch(&prefix, from).await {
+            let mut stream = match backend.watch_patiently(&prefix, from).await {
                 Ok(stream) => stream,
                 Err(StorageError::Compacted { .. }) => continue 'relist,
                 Err(error) => {

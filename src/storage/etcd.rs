@@ -357,6 +357,39 @@ impl EtcdStore {
         Some((prev, high))
     }
 
+    /// A watch of `prefix` from `from_revision` ([`Storage::watch`]) whose consumer may fall
+    /// [`WATCH_BUFFER_BYTES`] behind, then is waited for up to `patience` (forever if `None`)
+    /// before the watch ends with [`StorageError::WatchOverflow`].
+    async fn watch_with(&self, prefix: &str, from_revision: Revision, patience: Option<Duration>) -> Result<WatchStream, StorageError> {
+        if from_revision < 0 {
+            return Err(StorageError::InvalidRevision { revision: from_revision, reason: "negative watch revision" });
+        }
+        let current = self.current_revision().await?;
+        if from_revision > current {
+            return Err(StorageError::FutureRevision { requested: from_revision, current });
+        }
+        let compacted = self.compacted_revision().await?;
+        if from_revision > 0 && from_revision < compacted {
+            return Err(StorageError::Compacted { requested: from_revision, compacted });
+        }
+        let start = if from_revision > 0 { from_revision + 1 } else { current + 1 };
+        let etcd_prefix = self.etcd_key(prefix);
+        let options = WatchOptions::new()
+            .with_range(prefix_end(etcd_prefix.as_bytes()))
+            .with_start_revision(start)
+            .with_prev_key()
+            .with_progress_notify();
+        let key = if etcd_prefix.is_empty() { vec![0] } else { etcd_prefix.into_bytes() };
+        let stream = self
+            .call("watch", || {
+                let mut client = self.client.watch_client().max_decoding_message_size(MAX_RESPONSE_BYTES);
+                let (key, options) = (key.clone(), options.clone());
+                async move { client.watch(key, Some(options)).await }
+            })
+            .await?;
+        Ok(EtcdWatch::start(stream, self.prefix.clone(), from_revision, patience))
+    }
+
     /// A transaction, and whether it was retried ([`EtcdStore::call_retried`]).
     async fn txn(&self, what: &'static str, txn: etcd_client::Txn) -> Result<(etcd_client::TxnResponse, bool), StorageError> {
         self.call_retried(what, || {
@@ -589,35 +622,11 @@ impl Storage for EtcdStore {
     }
 
     fn watch<'a>(&'a self, prefix: &'a str, from_revision: Revision) -> StorageFuture<'a, WatchStream> {
-        Box::pin(async move {
-            if from_revision < 0 {
-                return Err(StorageError::InvalidRevision { revision: from_revision, reason: "negative watch revision" });
-            }
-            let current = self.current_revision().await?;
-            if from_revision > current {
-                return Err(StorageError::FutureRevision { requested: from_revision, current });
-            }
-            let compacted = self.compacted_revision().await?;
-            if from_revision > 0 && from_revision < compacted {
-                return Err(StorageError::Compacted { requested: from_revision, compacted });
-            }
-            let start = if from_revision > 0 { from_revision + 1 } else { current + 1 };
-            let etcd_prefix = self.etcd_key(prefix);
-            let options = WatchOptions::new()
-                .with_range(prefix_end(etcd_prefix.as_bytes()))
-                .with_start_revision(start)
-                .with_prev_key()
-                .with_progress_notify();
-            let key = if etcd_prefix.is_empty() { vec![0] } else { etcd_prefix.into_bytes() };
-            let stream = self
-                .call("watch", || {
-                    let mut client = self.client.watch_client().max_decoding_message_size(MAX_RESPONSE_BYTES);
-                    let (key, options) = (key.clone(), options.clone());
-                    async move { client.watch(key, Some(options)).await }
-                })
-                .await?;
-            Ok(EtcdWatch::start(stream, self.prefix.clone(), from_revision))
-        })
+        Box::pin(self.watch_with(prefix, from_revision, Some(WATCH_STALL)))
+    }
+
+    fn watch_patiently<'a>(&'a self, prefix: &'a str, from_revision: Revision) -> StorageFuture<'a, WatchStream> {
+        Box::pin(self.watch_with(prefix, from_revision, None))
     }
 
     fn current_revision(&self) -> StorageFuture<'_, Revision> {
@@ -670,24 +679,27 @@ impl Storage for EtcdStore {
     }
 }
 
-/// How many bytes of events a watch read from etcd holds for its consumer before it is closed
-/// with [`StorageError::WatchOverflow`] (each event counts its keys and values plus
-/// [`EVENT_OVERHEAD`]).
+/// How many bytes of events a watch read from etcd holds for its consumer (each event counts
+/// its keys and values plus [`EVENT_OVERHEAD`]) before it stops reading etcd's stream; twice an
+/// h2 stream's window.
 ///
-/// etcd's stream is always read at once rather than when the consumer asks: small frames h2
-/// holds for a stream nobody reads are charged, connection-wide, to h2's budget for small DATA
-/// frames (see [`TrustedPeer`]), and frames etcd cannot send stall every call and watch on the
-/// connection once the connection's window is used up. So a slow consumer costs only its own
-/// watch (the client watches again), as a watcher that falls behind the watch cache does.
-/// Twice an h2 stream's window, which bounded a watch's unread data before; the events are
-/// the watch's own (a cache's watchers share theirs), so this bounds its memory too.
+/// etcd's stream is read at once rather than when the consumer asks, so that what waits for a
+/// slow consumer waits here: small frames h2 holds for a stream nobody reads are charged,
+/// connection-wide, to h2's budget for small DATA frames (see [`TrustedPeer`]), and frames
+/// held in h2 use up the connection's window, which every call and watch shares. A consumer
+/// still this far behind after [`WATCH_STALL`] loses its watch (the client watches again), as
+/// a watcher that falls behind the watch cache does; the watch cache's own feed is waited for
+/// ([`Storage::watch_patiently`]).
 const WATCH_BUFFER_BYTES: usize = 4 << 20;
+
+/// How long a watch waits for a consumer [`WATCH_BUFFER_BYTES`] behind before it ends.
+const WATCH_STALL: Duration = Duration::from_secs(2);
 
 /// What one buffered event counts beyond its keys and values.
 const EVENT_OVERHEAD: usize = 128;
 
-/// One etcd watch as a [`WatchSource`]: a task reads etcd's stream into an unbounded queue,
-/// bounded by [`WATCH_BUFFER_BYTES`] of events not yet taken.
+/// One etcd watch as a [`WatchSource`]: a task reads etcd's stream into a queue of about
+/// [`WATCH_BUFFER_BYTES`] of events not yet taken.
 struct EtcdWatch {
     events: tokio::sync::mpsc::UnboundedReceiver<Result<Event, StorageError>>,
     backlog: std::sync::Arc<Backlog>,
@@ -699,13 +711,15 @@ struct Backlog {
     /// Bytes, counted as [`buffered_size`].
     bytes: std::sync::atomic::AtomicUsize,
     events: std::sync::atomic::AtomicUsize,
+    /// Told when the consumer takes the backlog below [`WATCH_BUFFER_BYTES`].
+    drained: tokio::sync::Notify,
 }
 
 impl EtcdWatch {
-    fn start(stream: etcd_client::WatchStream, prefix: String, from_revision: Revision) -> WatchStream {
+    fn start(stream: etcd_client::WatchStream, prefix: String, from_revision: Revision, patience: Option<Duration>) -> WatchStream {
         let (tx, events) = tokio::sync::mpsc::unbounded_channel();
         let backlog = std::sync::Arc::new(Backlog::default());
-        tokio::spawn(read_watch(stream, prefix, from_revision, tx, backlog.clone()));
+        tokio::spawn(read_watch(stream, prefix, from_revision, patience, tx, backlog.clone()));
         WatchStream::new(EtcdWatch { events, backlog })
     }
 }
@@ -722,16 +736,38 @@ fn buffered_size(event: &Event) -> usize {
 }
 
 /// Reads etcd's watch stream into `tx` until the stream fails or ends, the consumer goes away
-/// (dropping the stream cancels the etcd watch), or more than [`WATCH_BUFFER_BYTES`] wait.
+/// (dropping the stream cancels the etcd watch), or the consumer is more than
+/// [`WATCH_BUFFER_BYTES`] behind for longer than `patience`. While it is that far behind,
+/// nothing more is read: etcd's next frames wait in h2 (at most the stream's window), and etcd
+/// stops sending on the stream.
 async fn read_watch(
     mut stream: etcd_client::WatchStream,
     prefix: String,
     from_revision: Revision,
+    patience: Option<Duration>,
     tx: tokio::sync::mpsc::UnboundedSender<Result<Event, StorageError>>,
     backlog: std::sync::Arc<Backlog>,
 ) {
     use std::sync::atomic::Ordering;
     loop {
+        while backlog.bytes.load(Ordering::Acquire) > WATCH_BUFFER_BYTES {
+            let drained = backlog.drained.notified();
+            if backlog.bytes.load(Ordering::Acquire) <= WATCH_BUFFER_BYTES {
+                break;
+            }
+            let waited = match patience {
+                Some(patience) => tokio::time::timeout(patience, drained).await.is_ok(),
+                None => {
+                    drained.await;
+                    true
+                }
+            };
+            if !waited {
+                let behind = backlog.events.load(Ordering::Relaxed);
+                let _ = tx.send(Err(StorageError::WatchOverflow { capacity: behind }));
+                return;
+            }
+        }
         let response = tokio::select! {
             () = tx.closed() => return,
             response = stream.message() => response,
@@ -744,12 +780,7 @@ async fn read_watch(
             }
         };
         for event in events {
-            let size = buffered_size(&event);
-            if backlog.bytes.fetch_add(size, Ordering::Relaxed) + size > WATCH_BUFFER_BYTES {
-                let behind = backlog.events.load(Ordering::Relaxed);
-                let _ = tx.send(Err(StorageError::WatchOverflow { capacity: behind }));
-                return;
-            }
+            backlog.bytes.fetch_add(buffered_size(&event), Ordering::AcqRel);
             backlog.events.fetch_add(1, Ordering::Relaxed);
             if tx.send(Ok(event)).is_err() {
                 return;
@@ -828,8 +859,12 @@ impl WatchSource for EtcdWatch {
         Box::pin(async move {
             match self.events.recv().await {
                 Some(Ok(event)) => {
-                    self.backlog.bytes.fetch_sub(buffered_size(&event), std::sync::atomic::Ordering::Relaxed);
+                    let size = buffered_size(&event);
+                    let before = self.backlog.bytes.fetch_sub(size, std::sync::atomic::Ordering::AcqRel);
                     self.backlog.events.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+                    if before > WATCH_BUFFER_BYTES && before - size <= WATCH_BUFFER_BYTES {
+                        self.backlog.drained.notify_one();
+                    }
                     Ok(Some(event))
                 }
                 Some(Err(error)) => Err(error),

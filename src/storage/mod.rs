@@ -263,6 +263,14 @@ pub trait Storage: Send + Sync {
     /// [`StorageError::InvalidRevision`].
     fn watch<'a>(&'a self, prefix: &'a str, from_revision: Revision) -> StorageFuture<'a, WatchStream>;
 
+    /// [`Storage::watch`] for a consumer that keeps up as a rule, the watch cache's feed: a
+    /// backend that ends a watch whose consumer falls behind (etcd's, to keep one slow API
+    /// client from holding data on the shared connection) waits for this one instead, however
+    /// long, so that a burst larger than a watch may hold never ends the cache's one watch.
+    fn watch_patiently<'a>(&'a self, prefix: &'a str, from_revision: Revision) -> StorageFuture<'a, WatchStream> {
+        self.watch(prefix, from_revision)
+    }
+
     /// The revision of the last acknowledged write (1 for an empty store).
     fn current_revision(&self) -> StorageFuture<'_, Revision>;
 
