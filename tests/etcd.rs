@@ -574,6 +574,17 @@ async fn an_unread_watch_overflows_alone() {
         }
     }
     assert_eq!(delivered, 4, "4 MiB and a little hold four 1 MiB events and their keys");
+    // A patient watch whose consumer goes away while it waits (8 MiB to replay, none read)
+    // ends, and so does its etcd watch.
+    let watchers = etcd_gauge(&etcd.members[0].client_url, "etcd_debugging_mvcc_watcher_total");
+    let waiting = store.watch_patiently("/registry/big/", 1).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    drop(waiting);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while etcd_gauge(&etcd.members[0].client_url, "etcd_debugging_mvcc_watcher_total") > watchers {
+        assert!(std::time::Instant::now() < deadline, "the dropped watch's etcd watch is cancelled");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let mut created = 0;
     while created < 8 {
         match tokio::time::timeout(Duration::from_secs(10), patient.next()).await.expect("every event") {

@@ -755,17 +755,22 @@ async fn read_watch(
             if backlog.bytes.load(Ordering::Acquire) <= WATCH_BUFFER_BYTES {
                 break;
             }
-            let waited = match patience {
-                Some(patience) => tokio::time::timeout(patience, drained).await.is_ok(),
-                None => {
-                    drained.await;
-                    true
+            // Waited for while the consumer is there: one that goes away meanwhile ends the
+            // watch, even an unhurried one.
+            let out_of_patience = async {
+                match patience {
+                    Some(patience) => tokio::time::sleep(patience).await,
+                    None => std::future::pending().await,
                 }
             };
-            if !waited {
-                let behind = backlog.events.load(Ordering::Relaxed);
-                let _ = tx.send(Err(StorageError::WatchOverflow { capacity: behind }));
-                return;
+            tokio::select! {
+                () = drained => {}
+                () = tx.closed() => return,
+                () = out_of_patience => {
+                    let behind = backlog.events.load(Ordering::Relaxed);
+                    let _ = tx.send(Err(StorageError::WatchOverflow { capacity: behind }));
+                    return;
+                }
             }
         }
         let response = tokio::select! {
