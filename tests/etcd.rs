@@ -12,16 +12,17 @@ use kapi::storage::conformance;
 use kapi::storage::etcd::{EtcdConfig, EtcdStore};
 use serde_json::{Value, json};
 
-/// kapi's etcd store on the first member of `etcd`.
-async fn connect(etcd: &Etcd) -> EtcdStore {
-    EtcdStore::connect(&EtcdConfig::new(vec![etcd.members[0].client_url.clone()])).await.unwrap()
+/// A one-member etcd in a temporary directory, and kapi's store on it.
+async fn etcd_and_store() -> (tempfile::TempDir, Etcd, EtcdStore) {
+    let dir = tempfile::tempdir().unwrap();
+    let etcd = Etcd::start(dir.path());
+    let store = EtcdStore::connect(&EtcdConfig::new(vec![etcd.members[0].client_url.clone()])).await.unwrap();
+    (dir, etcd, store)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conformance_suite_on_etcd() {
-    let dir = tempfile::tempdir().unwrap();
-    let etcd = Etcd::start(dir.path());
-    let store = connect(&etcd).await;
+    let (_dir, _etcd, store) = etcd_and_store().await;
     assert!(store.version().starts_with("3."), "{}", store.version());
     if let Err(failure) = conformance::run_all(&store).await {
         panic!("{failure}");
@@ -33,9 +34,7 @@ async fn conformance_suite_on_etcd() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conformance_suite_through_the_watch_cache_on_etcd() {
     use kapi::storage::cache::{WatchCache, WatchCacheOptions};
-    let dir = tempfile::tempdir().unwrap();
-    let etcd = Etcd::start(dir.path());
-    let store = connect(&etcd).await;
+    let (_dir, _etcd, store) = etcd_and_store().await;
     assert!(!store.supports_progress_requests(), "Debian's etcd {} predates progress requests", store.version());
     let cache = WatchCache::new(std::sync::Arc::new(store), WatchCacheOptions::default());
     if let Err(failure) = conformance::run_all(&cache).await {
@@ -357,9 +356,7 @@ fn events_expire_with_their_lease() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idle_watches_hear_progress() {
     use kapi::storage::{Event, Storage};
-    let dir = tempfile::tempdir().unwrap();
-    let etcd = Etcd::start(dir.path());
-    let store = connect(&etcd).await;
+    let (_dir, _etcd, store) = etcd_and_store().await;
     let mut watch = store.watch("/registry/quiet/", 0).await.unwrap();
     let elsewhere = store.create("/registry/busy/a", bytes::Bytes::from_static(b"x")).await.unwrap();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
@@ -377,9 +374,7 @@ async fn idle_watches_hear_progress() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn lists_larger_than_four_mebibytes() {
     use kapi::storage::{ListOptions, Storage};
-    let dir = tempfile::tempdir().unwrap();
-    let etcd = Etcd::start(dir.path());
-    let store = connect(&etcd).await;
+    let (_dir, _etcd, store) = etcd_and_store().await;
     let value = bytes::Bytes::from(vec![b'x'; 1024 * 1024]);
     for i in 0..6 {
         store.create(&format!("/registry/big/{i}"), value.clone()).await.unwrap();
@@ -512,9 +507,8 @@ fn the_kubernetes_endpoints_list_every_replica() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropping_many_busy_watches_keeps_the_connection() {
     use kapi::storage::Storage;
-    let dir = tempfile::tempdir().unwrap();
-    let etcd = Etcd::start(dir.path());
-    let store = std::sync::Arc::new(connect(&etcd).await);
+    let (_dir, _etcd, store) = etcd_and_store().await;
+    let store = std::sync::Arc::new(store);
     // A writer keeps events flowing to every watch while the watches end.
     let writing = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
     let writer = tokio::spawn({
@@ -549,9 +543,7 @@ async fn dropping_many_busy_watches_keeps_the_connection() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unread_watch_overflows_alone() {
     use kapi::storage::{Event, Storage, StorageError};
-    let dir = tempfile::tempdir().unwrap();
-    let etcd = Etcd::start(dir.path());
-    let store = connect(&etcd).await;
+    let (_dir, etcd, store) = etcd_and_store().await;
     let mut unread = store.watch("/registry/big/", 0).await.unwrap();
     let mut patient = store.watch_patiently("/registry/big/", 0).await.unwrap();
     let value = bytes::Bytes::from(vec![b'x'; 1 << 20]);
@@ -603,9 +595,8 @@ async fn an_unread_watch_overflows_alone() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn abandoned_calls_keep_the_connection() {
     use kapi::storage::Storage;
-    let dir = tempfile::tempdir().unwrap();
-    let etcd = Etcd::start(dir.path());
-    let store = std::sync::Arc::new(connect(&etcd).await);
+    let (_dir, _etcd, store) = etcd_and_store().await;
+    let store = std::sync::Arc::new(store);
     for round in 0..60 {
         let mut calls = tokio::task::JoinSet::new();
         for _ in 0..2_000 {
