@@ -348,17 +348,32 @@ impl TypedObject for Box<dyn DynObject> {
 /// to the resource's storage version ([`storage_kind`]), protobuf in the `k8s\0` envelope, or
 /// JSON with its `apiVersion` and `kind` for the groups upstream keeps in JSON
 /// ([`crate::registry::stored_as_json`]). Also gives back the typed storage-version object.
-pub fn encode_internal(kind: &Kind, mut internal: Value) -> Result<(Vec<u8>, Box<dyn TypedObject>), CodecError> {
+pub fn encode_internal(kind: &Kind, internal: Value) -> Result<(Vec<u8>, Box<dyn TypedObject>), CodecError> {
+    encode_internal_with(kind, internal, None)
+}
+
+/// [`encode_internal`], the object's `managedFields` given as field management left them
+/// (`Some`), in place of any the JSON object has.
+pub fn encode_internal_with(
+    kind: &Kind,
+    mut internal: Value,
+    managed_fields: Option<&fieldmanager::ManagedFields>,
+) -> Result<(Vec<u8>, Box<dyn TypedObject>), CodecError> {
     let storage = storage_kind(kind);
     let Some(typed) = dyn_kind(&storage) else {
+        if let (Some(managed), Some(meta)) = (managed_fields, internal.get_mut("metadata").and_then(Value::as_object_mut)) {
+            meta.insert("managedFields".into(), managed.to_value());
+        }
         // Stored as JSON, as upstream stores custom resources.
         let object = with_type_meta(&storage, internal);
         return Ok((serde_json::to_vec(&object)?, Box::new(Unstructured { kind: storage, object })));
     };
-    let managed_fields = fieldmanager::take_managed_fields(&mut internal);
+    let in_object = fieldmanager::take_managed_fields(&mut internal);
     let mut object = typed.read_internal(internal)?;
-    if let Some(entries) = managed_fields {
-        fieldmanager::put_managed_fields(object.as_mut(), entries)?;
+    match (managed_fields, in_object) {
+        (Some(managed), _) => managed.put(object.as_mut())?,
+        (None, Some(entries)) => fieldmanager::put_managed_fields(object.as_mut(), entries)?,
+        (None, None) => {}
     }
     object.set_type_meta(&storage.api_version(), &storage.kind);
     let bytes = if crate::registry::stored_as_json(&storage.group) {

@@ -9,6 +9,7 @@ use kapi_apimachinery::codec::CodecError;
 use serde_json::{Value, json};
 
 use super::admission::{self, Attributes, Operation, Target};
+use super::fieldmanager::ManagedFields;
 use super::objects::{self, Kind, TypedObject};
 use super::strategy::{HookContext, Strategy, SubresourceWrite, copy_field};
 use super::{DeletionFlow, keys};
@@ -206,7 +207,12 @@ impl<'a> Store<'a> {
     /// An object of `kind` (the internal object of a scheme's kind) encoded for storage, in
     /// the storage version ([`stored_kind`]): converted by [`Strategy::converter`] when
     /// the scheme does not know the kind, through the hub otherwise.
-    fn encode(&self, kind: &Kind, object: Value) -> Result<(Vec<u8>, Box<dyn TypedObject>), ApiError> {
+    fn encode(
+        &self,
+        kind: &Kind,
+        object: Value,
+        managed_fields: Option<&ManagedFields>,
+    ) -> Result<(Vec<u8>, Box<dyn TypedObject>), ApiError> {
         let stored = stored_kind(self.strategy, kind);
         let object = match self.strategy.converter() {
             Some(convert) if !objects::is_registered(kind) && stored != *kind => {
@@ -214,7 +220,7 @@ impl<'a> Store<'a> {
             }
             _ => object,
         };
-        objects::encode_internal(&stored, object).map_err(ApiError::internal)
+        objects::encode_internal_with(&stored, object, managed_fields).map_err(ApiError::internal)
     }
 
     fn storage_error(&self, e: StorageError, name: &str) -> ApiError {
@@ -299,10 +305,11 @@ impl<'a> Store<'a> {
         // Field management sees the request's object, before admission changes it (upstream's
         // create handler runs its field manager first).
         let managed_fields = match managed_fields {
-            Some(managed) => managed,
-            None => self.managed_fields_of_update(options, None, &value)?,
+            Some(managed) => WriteManagedFields::Json(managed),
+            None => WriteManagedFields::Recorded(self.managed_fields_of_update(options, None, &value)?),
         };
-        set_managed_fields(&mut value, managed_fields);
+        let registered = objects::is_registered(kind);
+        managed_fields.set_in(&mut value, registered);
         // The object is in the namespace it is created in, from admission on (the handlers
         // have checked a body's own namespace against the request's).
         if let Some(ns) = namespace {
@@ -358,7 +365,7 @@ impl<'a> Store<'a> {
         self.strategy.begin_create(&self.hook_context(), &mut value).await.map_err(|rejection| target.refuse(rejection))?;
         self.config.admission.validate(&self.attributes(options, Operation::Create, target, Some(&mut value), None)).await?;
 
-        let (stored, object) = self.encode(kind, value)?;
+        let (stored, object) = self.encode(kind, value, managed_fields.for_encoding(registered))?;
         let key = self.object_key(namespace, &name)?;
         Ok(NewObject { key, name, stored: stored.into(), object, warnings })
     }
@@ -411,10 +418,11 @@ impl<'a> Store<'a> {
                 return Err(ApiError::conflict(self.group_resource(), name));
             }
             let managed_fields = match managed_fields {
-                Some(managed) => managed,
-                None => self.managed_fields_of_update(options, Some(&current), &proposed)?,
+                Some(managed) => WriteManagedFields::Json(managed),
+                None => WriteManagedFields::Recorded(self.managed_fields_of_update(options, Some(&current), &proposed)?),
             };
-            set_managed_fields(&mut proposed, managed_fields.clone());
+            let registered = objects::is_registered(&current.kind);
+            managed_fields.set_in(&mut proposed, registered);
             let old = &current.internal;
             self.config.admission.admit(&mut self.attributes(options, Operation::Update, target, Some(&mut proposed), Some(old))).await?;
             let mut warnings = Vec::new();
@@ -444,11 +452,11 @@ impl<'a> Store<'a> {
                 meta.remove("resourceVersion");
             }
             // A subresource's write keeps the stored metadata: its managed fields are set here.
-            set_managed_fields(&mut value, managed_fields);
+            managed_fields.set_in(&mut value, registered);
             let finalized = deletion_completes(&value) && self.strategy.should_delete_during_update(&value);
             // What an update that deletes hands the strategy's `after_delete`.
             let deleted = (finalized && !options.dry_run).then(|| value.clone());
-            let (stored, object) = self.encode(&current.kind, value)?;
+            let (stored, object) = self.encode(&current.kind, value, managed_fields.for_encoding(registered))?;
             // An update that changes nothing is not written, as upstream's `GuaranteedUpdate`
             // answers it: the object keeps its resourceVersion and watchers see no event.
             if !finalized && stored == kv.value {
@@ -556,7 +564,7 @@ impl<'a> Store<'a> {
         options: WriteOptions<'_>,
         current: Option<&Current<'_>>,
         proposed: &Value,
-    ) -> Result<Value, ApiError> {
+    ) -> Result<Option<ManagedFields>, ApiError> {
         use super::fieldmanager::{Context, Writer, update};
         let kind = &self.kind;
         let new = objects::external_of(kind, proposed).map_err(ApiError::internal)?;
@@ -586,7 +594,7 @@ impl<'a> Store<'a> {
             now: &now,
             convert: Some(&converter),
         };
-        Ok(update(&cx, live, &new, live_managed, &new["metadata"]["managedFields"]).unwrap_or(Value::Null))
+        Ok(update(&cx, live, &new, live_managed, &new["metadata"]["managedFields"]))
     }
 
     /// The strategy's checks of the requesting user ([`Strategy::authorize_write`]).
@@ -645,7 +653,7 @@ impl<'a> Store<'a> {
             }
             // A scheme's kind is read as its internal object; any other as stored.
             let kind = if objects::is_registered(&stored_as) { &self.kind } else { &stored_as };
-            let (stored, _) = self.encode(kind, object)?;
+            let (stored, _) = self.encode(kind, object, None)?;
             match self.write_update(options, &key, stored.into(), kv.mod_revision).await {
                 Ok(kv) => return Ok(kv),
                 Err(StorageError::Conflict { .. }) if precondition.is_none() => continue,
@@ -923,6 +931,35 @@ impl<'a> Store<'a> {
         }
         let revision = current.mod_revision;
         Ok((current, revision))
+    }
+}
+
+/// The `managedFields` a write stores: JSON a handler made (an apply's or a scale's; `Null` for
+/// none), or what field management recorded of the write as an `Update`.
+enum WriteManagedFields {
+    Json(Value),
+    Recorded(Option<ManagedFields>),
+}
+
+impl WriteManagedFields {
+    /// Puts them in the object the write works on. Recorded entries stay out of a built-in
+    /// kind's object (`registered`): its typed object takes them when it is encoded
+    /// ([`Self::for_encoding`]), each `fieldsV1` written once in set order; nothing between
+    /// reads them. A custom resource's object is JSON to the end and holds them as JSON.
+    fn set_in(&self, object: &mut Value, registered: bool) {
+        match self {
+            WriteManagedFields::Json(managed) => set_managed_fields(object, managed.clone()),
+            WriteManagedFields::Recorded(Some(managed)) if !registered => set_managed_fields(object, managed.to_value()),
+            WriteManagedFields::Recorded(_) => set_managed_fields(object, Value::Null),
+        }
+    }
+
+    /// The recorded entries a built-in kind's object is encoded with ([`Self::set_in`]).
+    fn for_encoding(&self, registered: bool) -> Option<&ManagedFields> {
+        match self {
+            WriteManagedFields::Recorded(Some(managed)) if registered => Some(managed),
+            _ => None,
+        }
     }
 }
 

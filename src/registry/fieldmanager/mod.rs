@@ -150,6 +150,25 @@ impl Entry {
         out
     }
 
+    /// The entry as the generated type a built-in object holds, its `fieldsV1` written in
+    /// set order: what [`Entry::encode`] read back by [`put_managed_fields`] gives, without the
+    /// JSON between.
+    fn typed(&self) -> Result<kapi_api::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry, String> {
+        let time = match self.time.as_deref() {
+            Some(time) => Some(kapi_apimachinery::Time::parse_rfc3339(time).map_err(|e| format!("managedFields time {time:?}: {e}"))?),
+            None => None,
+        };
+        Ok(kapi_api::apimachinery::pkg::apis::meta::v1::ManagedFieldsEntry {
+            manager: Some(self.manager.clone()),
+            operation: Some(self.operation.as_str().to_owned()),
+            api_version: Some(self.api_version.clone()),
+            time,
+            fields_type: Some("FieldsV1".to_owned()),
+            fields_v1: Some(kapi_apimachinery::FieldsV1::from_bytes(self.set.to_fields_v1_bytes())),
+            subresource: Some(self.subresource.clone()).filter(|s| !s.is_empty()),
+        })
+    }
+
     fn encode(&self) -> Value {
         let mut entry = Map::new();
         entry.insert("manager".into(), json!(self.manager));
@@ -344,22 +363,49 @@ fn decode(managed: &Value) -> Option<Vec<Entry>> {
 
 /// The `managedFields` value of `entries`, in upstream's order (operation, time, manager,
 /// apiVersion, subresource); `None` when there are none (the field is left out).
-fn encode(mut entries: Vec<Entry>) -> Option<Value> {
-    entries.retain(|e| !e.set.is_empty());
-    if entries.is_empty() {
-        return None;
+fn encode(entries: Vec<Entry>) -> Option<Value> {
+    ManagedFields::of(entries).map(|managed| managed.to_value())
+}
+
+/// An object's `managedFields` as field management leaves them: the entries in upstream's
+/// order, each with its set, not yet written out. A write of a built-in kind hands them to the
+/// typed object it stores ([`ManagedFields::put`]), each `fieldsV1` written once in set order,
+/// rather than as JSON that encoding reads back and puts in order again.
+pub struct ManagedFields(Vec<Entry>);
+
+impl ManagedFields {
+    /// The entries with something in their sets, in upstream's order; `None` when none has.
+    fn of(mut entries: Vec<Entry>) -> Option<ManagedFields> {
+        entries.retain(|e| !e.set.is_empty());
+        if entries.is_empty() {
+            return None;
+        }
+        let seconds = |e: &Entry| e.time.as_deref().and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok()).map_or(0, |t| t.timestamp());
+        entries.sort_by(|p, q| {
+            p.operation
+                .as_str()
+                .cmp(q.operation.as_str())
+                .then_with(|| seconds(p).cmp(&seconds(q)))
+                .then_with(|| p.manager.cmp(&q.manager))
+                .then_with(|| p.api_version.cmp(&q.api_version))
+                .then_with(|| p.subresource.cmp(&q.subresource))
+        });
+        Some(ManagedFields(entries))
     }
-    let seconds = |e: &Entry| e.time.as_deref().and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok()).map_or(0, |t| t.timestamp());
-    entries.sort_by(|p, q| {
-        p.operation
-            .as_str()
-            .cmp(q.operation.as_str())
-            .then_with(|| seconds(p).cmp(&seconds(q)))
-            .then_with(|| p.manager.cmp(&q.manager))
-            .then_with(|| p.api_version.cmp(&q.api_version))
-            .then_with(|| p.subresource.cmp(&q.subresource))
-    });
-    Some(Value::Array(entries.iter().map(Entry::encode).collect()))
+
+    /// The entries as JSON, as an object's `metadata.managedFields` holds them.
+    pub fn to_value(&self) -> Value {
+        Value::Array(self.0.iter().map(Entry::encode).collect())
+    }
+
+    /// Makes the entries a typed object's `metadata.managedFields` (nothing when its metadata
+    /// is not an `ObjectMeta`), as [`put_managed_fields`] makes [`ManagedFields::to_value`].
+    pub fn put(&self, object: &mut dyn kapi_apimachinery::DynObject) -> Result<(), serde_json::Error> {
+        use kapi_api::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+        let Some(meta) = object.object_meta_mut().and_then(|meta| meta.downcast_mut::<ObjectMeta>()) else { return Ok(()) };
+        meta.managed_fields = self.0.iter().map(Entry::typed).collect::<Result<_, _>>().map_err(serde::de::Error::custom)?;
+        Ok(())
+    }
 }
 
 /// Upstream's `isResetManagedFields`: an empty list or `[{}]` asks for the fields to be cleared
@@ -490,7 +536,7 @@ impl<'c, 'a> Changes<'c, 'a> {
 /// subresource) replace the stored ones when they are valid and not empty; `[]` or `[{}]`
 /// clears them. An update of a stored object left with no entries is not tracked (upstream's
 /// `skipNonApplied`): it has no `managedFields` after it.
-pub fn update(cx: &Context<'_>, live: &Value, new: &Value, live_managed: &Value, new_managed: &Value) -> Option<Value> {
+pub fn update(cx: &Context<'_>, live: &Value, new: &Value, live_managed: &Value, new_managed: &Value) -> Option<ManagedFields> {
     let base = if cx.writer.subresource.is_some() {
         decode(live_managed).unwrap_or_default()
     } else if is_reset(new_managed) {
@@ -504,7 +550,7 @@ pub fn update(cx: &Context<'_>, live: &Value, new: &Value, live_managed: &Value,
     if base.is_empty() && is_stored(live) {
         return None;
     }
-    encode(update_entries(cx, live, new, base))
+    ManagedFields::of(update_entries(cx, live, new, base))
 }
 
 /// Whether `live` is a stored object (it has a uid) rather than the zero object of a create.
@@ -1040,7 +1086,7 @@ mod tests {
             cx.writer.manager = &name;
             let time = format!("2026-01-01T00:00:{i:02}Z");
             cx.now = &time;
-            managed = update(&cx, &live, &new, &managed, &Value::Null).unwrap();
+            managed = update(&cx, &live, &new, &managed, &Value::Null).unwrap().to_value();
             live = new;
         }
         let entries = managed.as_array().unwrap();
@@ -1059,7 +1105,7 @@ mod tests {
         let managed = json!([{"manager": "x", "operation": "Update", "apiVersion": "apps/v1", "time": "2026-01-01T00:00:00Z",
             "fieldsType": "FieldsV1", "fieldsV1": {"f:metadata": {"f:labels": {".": {}, "f:a": {}}}, "f:spec": {"f:replicas": {}}}}]);
         let new = json!({"metadata": {"labels": {"a": "1"}}, "spec": {"replicas": 5}});
-        let out = update(&cx("y", &reset), &live, &new, &managed, &managed).unwrap();
+        let out = update(&cx("y", &reset), &live, &new, &managed, &managed).unwrap().to_value();
         assert_eq!(out[0]["fieldsV1"], json!({"f:metadata": {"f:labels": {".": {}, "f:a": {}}}}));
         assert_eq!((out[1]["manager"].as_str(), &out[1]["fieldsV1"]), (Some("y"), &json!({"f:spec": {"f:replicas": {}}})));
     }

@@ -383,16 +383,28 @@ impl Set {
     /// child with nothing in it is written only when it is also a member).
     fn write_contents(&self, include_self: bool, out: &mut Vec<u8>) {
         let mut first = true;
-        let mut key = |out: &mut Vec<u8>, text: &str| {
+        // An element's key (`None`: the set's own, `.`).
+        let mut key = |out: &mut Vec<u8>, pe: Option<&PathElement>| {
             if !std::mem::take(&mut first) {
                 out.push(b',');
             }
-            // Writing a `str` into a `Vec` cannot fail.
-            let _ = serde_json::to_writer(&mut *out, text);
+            match pe {
+                None => out.extend_from_slice(b"\".\""),
+                // A field name JSON writes as it is (most are): no string made for it.
+                Some(PathElement::Field(name)) if !name.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') => {
+                    out.extend_from_slice(b"\"f:");
+                    out.extend_from_slice(name.as_bytes());
+                    out.push(b'"');
+                }
+                // Writing a `str` into a `Vec` cannot fail.
+                Some(pe) => {
+                    let _ = serde_json::to_writer(&mut *out, &pe.encode());
+                }
+            }
             out.push(b':');
         };
         if include_self && !(self.members.is_empty() && self.children.is_empty()) {
-            key(out, ".");
+            key(out, None);
             out.extend_from_slice(b"{}");
         }
         let mut members = self.members.iter().peekable();
@@ -422,7 +434,7 @@ impl Set {
                     }
                 }
             };
-            key(out, &pe.encode());
+            key(out, Some(pe));
             out.push(b'{');
             if let Some((child, is_member)) = child {
                 child.write_contents(is_member, out);
@@ -637,6 +649,13 @@ mod tests {
             r#""i:9":{},"i:10":{}}"#
         );
         assert_eq!(String::from_utf8(mixed.to_fields_v1_bytes()).unwrap(), want);
+        // Field names JSON escapes are escaped in the key, as the other elements' are.
+        let mut odd = Set::new();
+        odd.insert(&[f("say \"hi\""), f("back\\slash")]);
+        odd.insert(&[f("tab\there")]);
+        let text = String::from_utf8(odd.to_fields_v1_bytes()).unwrap();
+        assert_eq!(text, r#"{"f:say \"hi\"":{"f:back\\slash":{}},"f:tab\there":{}}"#);
+        assert_eq!(Set::from_fields_v1(&serde_json::from_str(&text).unwrap()).unwrap(), odd);
         // Bytes written in another order (a `serde_json::Map`'s) come back in upstream's.
         let sorted = serde_json::to_vec(&mixed.to_fields_v1()).unwrap();
         assert_ne!(sorted, want.as_bytes());
