@@ -94,11 +94,20 @@ pub fn query_first<'q>(query: &'q str, key: &str) -> Option<Cow<'q, str>> {
 
 /// Go's `URL.Query()[key]`: the values of `key`, in order.
 pub fn query_values<'q>(query: &'q str, key: &str) -> impl Iterator<Item = Cow<'q, str>> {
-    // Every request reads a few parameters that nearly every query lacks. Without an escape
-    // (`%`) a query names `key` only where its bytes appear as written (`+` decodes to a space).
-    let may_hold_key = query.as_bytes().contains(&b'%') || key.contains(' ') || query.contains(key);
-    let query = if may_hold_key { query } else { "" };
-    query_pairs(query).filter(move |(k, _)| k == key).map(|(_, v)| v)
+    // Every request reads a few parameters, most of which its query lacks: a name with nothing
+    // to decode (no `%`, no `+`) is compared as written, and only the value asked for is
+    // decoded. A pair either half of which does not decode is left out, as `query_pairs` does.
+    query.split('&').filter(|pair| !pair.is_empty() && !pair.contains(';')).filter_map(move |pair| {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        let named = match k.bytes().any(|b| b == b'%' || b == b'+') {
+            true => query_unescape(k).ok()? == key,
+            false => k == key,
+        };
+        match named {
+            true => query_unescape(v).ok(),
+            false => None,
+        }
+    })
 }
 
 /// Go's `path.Clean`: one slash between segments, no `.` segments, a `..` removes the segment
@@ -198,8 +207,8 @@ mod tests {
         assert_eq!(query_pairs(query).count(), parse_query(query).values().map(Vec::len).sum::<usize>());
     }
 
-    /// The look-up that skips queries not naming the key answers as the parsed query does,
-    /// escaped keys and `+` included.
+    /// The look-up of one key answers as the parsed query does: escaped keys and `+`
+    /// included, pairs with `;` or a half that does not decode left out.
     #[test]
     fn query_values_answer_as_the_parsed_query() {
         let queries = [
@@ -211,6 +220,8 @@ mod tests {
             "dry%20Run=y&dryRun=All",
             "x=timeout",
             "timeout=%zz&timeout=4s",
+            "a;b=1&timeout=5s;&timeout=6s",
+            "timeout&=x&timeout%=1&timeout=7s",
         ];
         for query in queries {
             let parsed = parse_query(query);
