@@ -443,7 +443,6 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     let aggregation = crate::controllers::clusterrole_aggregation::Aggregation { config: store_config.clone() };
     aggregation.settle(store.as_ref()).await.context("aggregating cluster roles")?;
     phases.done("aggregation");
-    crate::controllers::spawn(store.clone(), aggregation);
     authorizer.follow(store.clone()).await.context("loading the RBAC policy")?;
     phases.done("authorizer");
     let custom_resources = Arc::new(CustomResources::default());
@@ -505,6 +504,11 @@ pub async fn serve(args: ServeArgs) -> Result<()> {
     // Last, so that whoever reads the port file finds the PKI and the kubeconfig in place.
     std::fs::write(args.data_dir.join("port"), addr.port().to_string())?;
     phases.done("sync");
+    // Role aggregation's controller starts once the rest is done: `settle` has just made every
+    // role current, and the controller's first pass (a list and a decode of every ClusterRole,
+    // which also takes in any change since) would otherwise share the cores with the last of
+    // start-up.
+    crate::controllers::spawn(state.store.clone(), aggregation);
     match &kubeconfig {
         Some(kubeconfig) => {
             info!(%url, kubeconfig = %kubeconfig.display(), "serving");
