@@ -78,13 +78,16 @@ pub fn parse_query(query: &str) -> BTreeMap<String, Vec<String>> {
     out
 }
 
+/// The pairs [`parse_query`] keeps, as written: split at `&`, empty ones and those containing
+/// `;` skipped, a key without `=` given `""`.
+fn raw_pairs(query: &str) -> impl Iterator<Item = (&str, &str)> {
+    query.split('&').filter(|pair| !pair.is_empty() && !pair.contains(';')).map(|pair| pair.split_once('=').unwrap_or((pair, "")))
+}
+
 /// The pairs [`parse_query`] keeps, decoded, in order: for reading one parameter without
 /// building the map.
 pub fn query_pairs(query: &str) -> impl Iterator<Item = (Cow<'_, str>, Cow<'_, str>)> {
-    query.split('&').filter(|pair| !pair.is_empty() && !pair.contains(';')).filter_map(|pair| {
-        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        Some((query_unescape(k).ok()?, query_unescape(v).ok()?))
-    })
+    raw_pairs(query).filter_map(|(k, v)| Some((query_unescape(k).ok()?, query_unescape(v).ok()?)))
 }
 
 /// Go's `URL.Query().Get(key)`: the first value of `key`, if it has one.
@@ -94,19 +97,12 @@ pub fn query_first<'q>(query: &'q str, key: &str) -> Option<Cow<'q, str>> {
 
 /// Go's `URL.Query()[key]`: the values of `key`, in order.
 pub fn query_values<'q>(query: &'q str, key: &str) -> impl Iterator<Item = Cow<'q, str>> {
-    // Every request reads a few parameters, most of which its query lacks: a name with nothing
-    // to decode (no `%`, no `+`) is compared as written, and only the value asked for is
-    // decoded. A pair either half of which does not decode is left out, as `query_pairs` does.
-    query.split('&').filter(|pair| !pair.is_empty() && !pair.contains(';')).filter_map(move |pair| {
-        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        let named = match k.bytes().any(|b| b == b'%' || b == b'+') {
-            true => query_unescape(k).ok()? == key,
-            false => k == key,
-        };
-        match named {
-            true => query_unescape(v).ok(),
-            false => None,
-        }
+    // Every request reads a few parameters, most of which its query lacks: only the value
+    // asked for is decoded (a name with nothing to decode is borrowed, not copied). A pair
+    // either half of which does not decode is left out, as `query_pairs` does.
+    raw_pairs(query).filter_map(move |(k, v)| match query_unescape(k).ok()? == key {
+        true => query_unescape(v).ok(),
+        false => None,
     })
 }
 
