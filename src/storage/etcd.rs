@@ -610,13 +610,14 @@ impl Storage for EtcdStore {
                     let current = self.key_value(&get.kvs()[0])?;
                     Err(StorageError::Conflict { key: key.to_owned(), expected: expected.unwrap_or(0), current })
                 }
-                _ => match expected.filter(|_| retried) {
-                    Some(expected) => match self.deleted_since(key, expected, revision).await {
-                        Some(deleted) => Ok(deleted),
-                        None => Err(StorageError::NotFound { key: key.to_owned() }),
-                    },
-                    None => Err(StorageError::NotFound { key: key.to_owned() }),
-                },
+                // Gone: after a retry, maybe by this delete's earlier attempt.
+                _ => {
+                    let ours = match expected.filter(|_| retried) {
+                        Some(expected) => self.deleted_since(key, expected, revision).await,
+                        None => None,
+                    };
+                    ours.ok_or_else(|| StorageError::NotFound { key: key.to_owned() })
+                }
             }
         })
     }
