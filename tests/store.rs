@@ -8,7 +8,8 @@ mod common;
 
 use std::collections::BTreeSet;
 
-use kapi::registry::objects::{self, Kind};
+use kapi::registry::object::Object;
+use kapi::registry::objects::Kind;
 use kapi::registry::store::{Current, Deleted, Incoming, Proposed, Store, StoreConfig, WriteOptions};
 use kapi::storage::Storage;
 use kapi::storage::embedded::EmbeddedStore;
@@ -122,9 +123,11 @@ fn object_for(kind: &Kind, resource: &str, name: &str) -> Value {
     object
 }
 
+/// The object as a request body decodes it: typed when the scheme has its kind, as the create
+/// handler passes it to the store.
 fn incoming(group: &str, resource: &str, kind: &Kind, object: &Value) -> Result<Incoming, String> {
     let bytes = serde_json::to_vec(object).unwrap();
-    let external = objects::decode_defaulted(kind, Format::Json, &bytes).map_err(|e| format!("decoding: {e}"))?;
+    let external = Object::decode(kind, Format::Json, &bytes).map_err(|e| format!("decoding: {e}"))?;
     Incoming::from_external(group, resource, kind, external).map_err(|e| e.message)
 }
 
@@ -136,7 +139,7 @@ fn relabelled(
         let mut object = current.expect("the object is stored").internal.clone();
         object["metadata"]["labels"]["step"] = json!(value);
         Ok(Proposed {
-            incoming: Incoming { object, required: Vec::new() },
+            incoming: Incoming { object: object.into(), required: Vec::new() },
             precondition: precondition.clone(),
             uid: None,
             managed_fields: None,

@@ -32,6 +32,7 @@ pub mod keys;
 pub mod kubelet;
 pub mod networking;
 pub mod node;
+pub mod object;
 pub mod objects;
 pub mod policy;
 pub mod rbac;

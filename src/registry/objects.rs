@@ -46,6 +46,13 @@ pub fn is_registered(kind: &Kind) -> bool {
     dyn_kind(kind).is_some()
 }
 
+/// Whether an object of `kind` decoded from a request is also its internal object and its
+/// storage version's, so that the generated object can go from decoding to storage as it is
+/// ([`encode_typed_with`]): a kind of the scheme that is its own hub and stored as itself.
+pub fn stores_as_decoded(kind: &Kind) -> bool {
+    dyn_kind(kind).is_some_and(|typed| typed.internal_is_external()) && storage_kind(kind) == *kind
+}
+
 /// The scheme's kind as a trait object (`kapi_api::scheme::dyn_kind`): every typed step below
 /// goes through it, so the per-kind code is compiled in the generated crate, not here.
 fn dyn_kind(kind: &Kind) -> Option<&'static dyn DynKind> {
@@ -118,7 +125,16 @@ pub fn decode(kind: &Kind, format: Format, bytes: &[u8]) -> Result<Value, CodecE
 pub fn decode_defaulted(kind: &Kind, format: Format, bytes: &[u8]) -> Result<Value, CodecError> {
     // A custom resource's defaults come from its definition's schema, which its strategy
     // applies.
-    let Some(typed) = dyn_kind(kind) else { return decode_unstructured(kind, format, bytes) };
+    if dyn_kind(kind).is_none() {
+        return decode_unstructured(kind, format, bytes);
+    }
+    Ok(decode_typed(kind, format, bytes)?.1)
+}
+
+/// [`decode_defaulted`] for a kind of the scheme, giving the generated object as well as its
+/// JSON: what a request's object starts as ([`crate::registry::object::Object`]).
+pub fn decode_typed(kind: &Kind, format: Format, bytes: &[u8]) -> Result<(Box<dyn DynObject>, Value), CodecError> {
+    let typed = dyn_kind(kind).ok_or_else(|| no_protobuf(kind))?;
     let mut object = typed.decode(format, bytes)?;
     if format == Format::Protobuf {
         let mut value = object.to_value()?;
@@ -126,7 +142,8 @@ pub fn decode_defaulted(kind: &Kind, format: Format, bytes: &[u8]) -> Result<Val
         object = typed.read_value(value)?;
     }
     crate::registry::defaults::apply_defaults(object.as_walk());
-    Ok(object.to_value()?)
+    let value = object.to_value()?;
+    Ok((object, value))
 }
 
 /// Encodes a JSON value of `kind` in `format` (protobuf through the generated type).
@@ -375,6 +392,27 @@ pub fn encode_internal_with(
         (None, Some(entries)) => fieldmanager::put_managed_fields(object.as_mut(), entries)?,
         (None, None) => {}
     }
+    encode_storage_object(&storage, object)
+}
+
+/// [`encode_internal_with`] for the generated object of a kind that is its own hub and its
+/// storage version (`storage_kind(kind) == kind`): stored as it is, with no JSON between.
+/// Its `managedFields` are `managed_fields` when given, else the object's own.
+pub fn encode_typed_with(
+    kind: &Kind,
+    mut object: Box<dyn DynObject>,
+    managed_fields: Option<&fieldmanager::ManagedFields>,
+) -> Result<(Vec<u8>, Box<dyn TypedObject>), CodecError> {
+    match managed_fields {
+        Some(managed) => managed.put(object.as_mut())?,
+        None => fieldmanager::order_typed(object.as_mut()),
+    }
+    encode_storage_object(kind, object)
+}
+
+/// The generated object of the storage version `storage`, with its TypeMeta, as stored:
+/// JSON for the groups upstream keeps in JSON, else protobuf.
+fn encode_storage_object(storage: &Kind, mut object: Box<dyn DynObject>) -> Result<(Vec<u8>, Box<dyn TypedObject>), CodecError> {
     object.set_type_meta(&storage.api_version(), &storage.kind);
     let bytes = if crate::registry::stored_as_json(&storage.group) {
         let mut out = Vec::new();

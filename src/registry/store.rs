@@ -6,10 +6,11 @@
 
 use bytes::Bytes;
 use kapi_apimachinery::codec::CodecError;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::admission::{self, Attributes, Operation, Target};
 use super::fieldmanager::ManagedFields;
+use super::object::{MetaChange, Object};
 use super::objects::{self, Kind, TypedObject};
 use super::strategy::{HookContext, Strategy, SubresourceWrite, copy_field};
 use super::{DeletionFlow, keys};
@@ -75,9 +76,8 @@ pub struct Store<'a> {
 /// An object a request proposes, as the server works on it: the internal object (the external
 /// one decoded, defaulted and converted, upstream's decode → default → convert to internal)
 /// and the required-field errors found on the external one before conversion.
-#[derive(Clone)]
 pub struct Incoming {
-    pub object: Value,
+    pub object: Object,
     pub required: Vec<FieldError>,
 }
 
@@ -86,14 +86,26 @@ impl Incoming {
     /// the external JSON object a client would send: decoded and defaulted as such a body is.
     pub fn from_object(group: &str, resource: &str, kind: &Kind, object: &Value) -> Result<Incoming, ApiError> {
         let external = objects::defaulted(kind, object).map_err(ApiError::internal)?;
-        Incoming::from_external(group, resource, kind, external)
+        Incoming::from_external(group, resource, kind, Object::from_value(external))
     }
 
-    pub fn from_external(group: &str, resource: &str, kind: &Kind, external: Value) -> Result<Incoming, ApiError> {
-        let required = super::validation::required_errors(group, resource, &external);
-        let object = objects::to_internal(kind, external)
+    /// A request's object, decoded and defaulted in `kind`'s version, made internal. A typed
+    /// object stays typed when it is its own internal object and stored as it is
+    /// ([`objects::stores_as_decoded`]).
+    pub fn from_external(group: &str, resource: &str, kind: &Kind, external: impl Into<Object>) -> Result<Incoming, ApiError> {
+        let external = external.into();
+        let required = super::validation::required_errors(group, resource, external.value()?);
+        if external.is_typed() && objects::stores_as_decoded(kind) {
+            return Ok(Incoming { object: external, required });
+        }
+        let object = objects::to_internal(kind, external.into_value()?)
             .map_err(|e| ApiError::bad_request(format!("the object could not be converted from {}: {e}", kind.api_version())))?;
-        Ok(Incoming { object, required })
+        Ok(Incoming { object: Object::from_value(object), required })
+    }
+
+    /// A copy, for a request that proposes the same object on each attempt.
+    pub fn to_json_copy(&self) -> Result<Incoming, ApiError> {
+        Ok(Incoming { object: self.object.to_json_object()?, required: self.required.clone() })
     }
 }
 
@@ -124,7 +136,8 @@ impl Proposed {
     /// A server-side writer's new internal object, made from the current one: no
     /// preconditions, and the write recorded as an `Update` of its manager.
     pub fn edited(object: Value) -> Proposed {
-        Proposed { incoming: Incoming { object, required: Vec::new() }, precondition: None, uid: None, managed_fields: None }
+        let incoming = Incoming { object: Object::from_value(object), required: Vec::new() };
+        Proposed { incoming, precondition: None, uid: None, managed_fields: None }
     }
 }
 
@@ -210,10 +223,19 @@ impl<'a> Store<'a> {
     fn encode(
         &self,
         kind: &Kind,
-        object: Value,
+        object: Object,
         managed_fields: Option<&ManagedFields>,
     ) -> Result<(Vec<u8>, Box<dyn TypedObject>), ApiError> {
         let stored = stored_kind(self.strategy, kind);
+        let object = match object.into_typed() {
+            // Typed from its decoding on, which only a kind stored as decoded stays
+            // (`Incoming::from_external`).
+            Ok(typed) if stored == *kind && objects::stores_as_decoded(kind) => {
+                return objects::encode_typed_with(&stored, typed, managed_fields).map_err(ApiError::internal);
+            }
+            Ok(typed) => typed.to_value().map_err(|e| ApiError::internal(format!("writing an object as JSON: {e}")))?,
+            Err(value) => value,
+        };
         let object = match self.strategy.converter() {
             Some(convert) if !objects::is_registered(kind) && stored != *kind => {
                 convert(kind, object, &stored.version).map_err(ApiError::internal)?
@@ -248,7 +270,7 @@ impl<'a> Store<'a> {
         options: WriteOptions<'t>,
         operation: Operation,
         target: Target<'t>,
-        object: Option<&'t mut Value>,
+        object: Option<&'t mut Object>,
         old: Option<&'t Value>,
     ) -> Attributes<'t> {
         Attributes {
@@ -300,32 +322,32 @@ impl<'a> Store<'a> {
         incoming: Incoming,
         managed_fields: Option<Value>,
     ) -> Result<NewObject, ApiError> {
-        let Incoming { object: mut value, required } = incoming;
+        let Incoming { mut object, required } = incoming;
         let kind = &self.kind;
         // Field management sees the request's object, before admission changes it (upstream's
         // create handler runs its field manager first).
         let managed_fields = match managed_fields {
             Some(managed) => WriteManagedFields::Json(managed),
-            None => WriteManagedFields::Recorded(self.managed_fields_of_update(options, None, &value)?),
+            None => WriteManagedFields::Recorded(self.managed_fields_of_update(options, None, object.value()?)?),
         };
         let registered = objects::is_registered(kind);
-        managed_fields.set_in(&mut value, registered);
+        managed_fields.set_in(&mut object, registered)?;
         // The object is in the namespace it is created in, from admission on (the handlers
         // have checked a body's own namespace against the request's).
         if let Some(ns) = namespace {
-            value["metadata"]["namespace"] = Value::String(ns.to_owned());
+            object.set_meta(&[MetaChange::Namespace(Some(ns))]);
         }
         if let Some(name) = url_name {
-            value["metadata"]["name"] = Value::String(name.to_owned());
+            object.set_meta(&[MetaChange::Name(name)]);
         }
-        let name_in_body = value["metadata"]["name"].as_str().unwrap_or_default().to_owned();
+        let name_in_body = object.value()?["metadata"]["name"].as_str().unwrap_or_default().to_owned();
         let target = self.target(namespace, &name_in_body);
-        self.config.admission.admit(&mut self.attributes(options, Operation::Create, target, Some(&mut value), None)).await?;
-        let mut meta = value["metadata"].as_object_mut().map(std::mem::take).unwrap_or_default();
-        let name = match (url_name, meta.get("name").and_then(Value::as_str)) {
+        self.config.admission.admit(&mut self.attributes(options, Operation::Create, target, Some(&mut object), None)).await?;
+        let meta = &object.value()?["metadata"];
+        let name = match (url_name, meta["name"].as_str()) {
             (Some(name), _) => name.to_owned(),
             (None, Some(n)) if !n.is_empty() => n.to_owned(),
-            (None, _) => match meta.get("generateName").and_then(Value::as_str) {
+            (None, _) => match meta["generateName"].as_str() {
                 Some(prefix) if !prefix.is_empty() => format!("{prefix}{}", objects::random_suffix()),
                 _ => {
                     return Err(ApiError::invalid(
@@ -337,35 +359,36 @@ impl<'a> Store<'a> {
             },
         };
         if let Some(ns) = namespace {
-            meta.insert("namespace".into(), Value::String(ns.to_owned()));
+            object.set_meta(&[MetaChange::Namespace(Some(ns))]);
         }
-        meta.insert("name".into(), Value::String(name.clone()));
-        meta.insert("uid".into(), Value::String(uuid::Uuid::new_v4().to_string()));
-        meta.insert("creationTimestamp".into(), Value::String(objects::now()));
-        if self.strategy.tracks_generation() {
-            meta.insert("generation".into(), json!(1));
-        } else {
-            meta.remove("generation");
-        }
-        meta.remove("resourceVersion");
-        value["metadata"] = Value::Object(meta);
-        self.strategy.normalize(&mut value);
+        let uid = uuid::Uuid::new_v4().to_string();
+        object.set_meta(&[
+            MetaChange::Name(&name),
+            MetaChange::Uid(&uid),
+            MetaChange::CreationTimestamp(chrono::Utc::now()),
+            MetaChange::Generation(self.strategy.tracks_generation().then_some(1)),
+            MetaChange::NoResourceVersion,
+        ]);
+        self.strategy.normalize(&mut object)?;
         // Status is the server's to write: a new object of a resource with a status
-        // subresource starts with none.
-        if self.has_status_subresource()
-            && let Some(fields) = value.as_object_mut()
-        {
-            fields.remove("status");
+        // subresource starts with none. A generated object's empty status is already none
+        // (it decodes from no status as from `{}`), which leaves it typed.
+        if self.has_status_subresource() {
+            let status = object.value()?.get("status");
+            let empty = object.is_typed() && status.is_none_or(|status| status.as_object().is_some_and(Map::is_empty));
+            if !empty && let Some(fields) = object.value_mut()?.as_object_mut() {
+                fields.remove("status");
+            }
         }
-        self.strategy.prepare_for_create(&mut value, options.user);
-        self.validate(&name, None, &value, required)?;
-        self.authorize_write(options, namespace, None, &value)?;
-        let warnings = self.strategy.warnings_on_create(&value);
+        self.strategy.prepare_for_create(&mut object, options.user)?;
+        self.validate(&name, None, object.value()?, required)?;
+        self.authorize_write(options, namespace, None, object.value()?)?;
+        let warnings = self.strategy.warnings_on_create(object.value()?);
         let target = Target { name: &name, ..target };
-        self.strategy.begin_create(&self.hook_context(), &mut value).await.map_err(|rejection| target.refuse(rejection))?;
-        self.config.admission.validate(&self.attributes(options, Operation::Create, target, Some(&mut value), None)).await?;
+        self.strategy.begin_create(&self.hook_context(), &mut object).await.map_err(|rejection| target.refuse(rejection))?;
+        self.config.admission.validate(&self.attributes(options, Operation::Create, target, Some(&mut object), None)).await?;
 
-        let (stored, object) = self.encode(kind, value, managed_fields.for_encoding(registered))?;
+        let (stored, object) = self.encode(kind, object, managed_fields.for_encoding(registered))?;
         let key = self.object_key(namespace, &name)?;
         Ok(NewObject { key, name, stored: stored.into(), object, warnings })
     }
@@ -419,44 +442,43 @@ impl<'a> Store<'a> {
             }
             let managed_fields = match managed_fields {
                 Some(managed) => WriteManagedFields::Json(managed),
-                None => WriteManagedFields::Recorded(self.managed_fields_of_update(options, Some(&current), &proposed)?),
+                None => WriteManagedFields::Recorded(self.managed_fields_of_update(options, Some(&current), proposed.value()?)?),
             };
             let registered = objects::is_registered(&current.kind);
-            managed_fields.set_in(&mut proposed, registered);
+            managed_fields.set_in(&mut proposed, registered)?;
             let old = &current.internal;
             self.config.admission.admit(&mut self.attributes(options, Operation::Update, target, Some(&mut proposed), Some(old))).await?;
             let mut warnings = Vec::new();
-            let mut value = match subresource_write {
+            let mut object = match subresource_write {
                 Some(write) => {
-                    let value = write.merge(old, &proposed);
+                    let value = write.merge(old, proposed.value()?);
                     let errs = write.validate_update(old, &value);
                     if !errs.is_empty() {
                         return Err(ApiError::invalid(GroupKind::new(&current.kind.group, &current.kind.kind), name, &errs));
                     }
-                    value
+                    Object::from_value(value)
                 }
                 None => {
                     self.strategy
                         .begin_update(&self.hook_context(), &mut proposed, old)
                         .await
                         .map_err(|rejection| target.refuse(rejection))?;
-                    self.prepare_update(old, &mut proposed, name, namespace);
-                    self.validate(name, Some(old), &proposed, required)?;
-                    self.authorize_write(options, namespace, Some(old), &proposed)?;
-                    warnings = self.strategy.warnings_on_update(&proposed, old);
+                    self.prepare_update(old, &mut proposed, name, namespace)?;
+                    self.validate(name, Some(old), proposed.value()?, required)?;
+                    self.authorize_write(options, namespace, Some(old), proposed.value()?)?;
+                    warnings = self.strategy.warnings_on_update(proposed.value()?, old);
                     proposed
                 }
             };
-            self.config.admission.validate(&self.attributes(options, Operation::Update, target, Some(&mut value), Some(old))).await?;
-            if let Some(meta) = value["metadata"].as_object_mut() {
-                meta.remove("resourceVersion");
-            }
+            self.config.admission.validate(&self.attributes(options, Operation::Update, target, Some(&mut object), Some(old))).await?;
+            object.set_meta(&[MetaChange::NoResourceVersion]);
             // A subresource's write keeps the stored metadata: its managed fields are set here.
-            managed_fields.set_in(&mut value, registered);
-            let finalized = deletion_completes(&value) && self.strategy.should_delete_during_update(&value);
+            managed_fields.set_in(&mut object, registered)?;
+            let value = object.value()?;
+            let finalized = deletion_completes(value) && self.strategy.should_delete_during_update(value);
             // What an update that deletes hands the strategy's `after_delete`.
             let deleted = (finalized && !options.dry_run).then(|| value.clone());
-            let (stored, object) = self.encode(&current.kind, value, managed_fields.for_encoding(registered))?;
+            let (stored, object) = self.encode(&current.kind, object, managed_fields.for_encoding(registered))?;
             // An update that changes nothing is not written, as upstream's `GuaranteedUpdate`
             // answers it: the object keeps its resourceVersion and watchers see no event.
             if !finalized && stored == kv.value {
@@ -653,7 +675,7 @@ impl<'a> Store<'a> {
             }
             // A scheme's kind is read as its internal object; any other as stored.
             let kind = if objects::is_registered(&stored_as) { &self.kind } else { &stored_as };
-            let (stored, _) = self.encode(kind, object, None)?;
+            let (stored, _) = self.encode(kind, Object::from_value(object), None)?;
             match self.write_update(options, &key, stored.into(), kv.mod_revision).await {
                 Ok(kv) => return Ok(kv),
                 Err(StorageError::Conflict { .. }) if precondition.is_none() => continue,
@@ -674,7 +696,10 @@ impl<'a> Store<'a> {
         object: &mut Value,
     ) -> Result<(), ApiError> {
         let target = self.target(namespace, name);
-        self.config.admission.admit(&mut self.attributes(options, Operation::Create, target, Some(object), None)).await
+        let mut admitted = Object::from_value(std::mem::take(object));
+        let result = self.config.admission.admit(&mut self.attributes(options, Operation::Create, target, Some(&mut admitted), None)).await;
+        *object = admitted.into_value()?;
+        result
     }
 
     /// ... and the validating phase once that code has checked it (upstream's
@@ -687,14 +712,18 @@ impl<'a> Store<'a> {
         object: &mut Value,
     ) -> Result<(), ApiError> {
         let target = self.target(namespace, name);
-        self.config.admission.validate(&self.attributes(options, Operation::Create, target, Some(object), None)).await
+        let mut admitted = Object::from_value(std::mem::take(object));
+        let result = self.config.admission.validate(&self.attributes(options, Operation::Create, target, Some(&mut admitted), None)).await;
+        *object = admitted.into_value()?;
+        result
     }
 
     /// What an update may not change and what it maintains: identity and creation time are the
     /// stored object's, the status is the status subresource's, `generation` follows spec
     /// changes, `resourceVersion` is never stored.
-    fn prepare_update(&self, old: &Value, value: &mut Value, name: &str, namespace: Option<&str>) {
-        self.strategy.normalize(value);
+    fn prepare_update(&self, old: &Value, object: &mut Object, name: &str, namespace: Option<&str>) -> Result<(), ApiError> {
+        self.strategy.normalize(object)?;
+        let value = object.value_mut()?;
         for field in ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"] {
             copy_field(&mut value["metadata"], &old["metadata"], field);
         }
@@ -706,7 +735,8 @@ impl<'a> Store<'a> {
         if self.subresource.is_none() && self.has_status_subresource() {
             copy_field(value, old, "status");
         }
-        self.strategy.prepare_for_update(value, old);
+        self.strategy.prepare_for_update(object, old)?;
+        let value = object.value_mut()?;
         if self.strategy.tracks_generation() {
             let generation = old["metadata"]["generation"].as_i64().unwrap_or(1);
             let changed = self.strategy.generation_changed(old, value);
@@ -715,6 +745,7 @@ impl<'a> Store<'a> {
         if let Some(meta) = value["metadata"].as_object_mut() {
             meta.remove("resourceVersion");
         }
+        Ok(())
     }
 
     /// Upstream's object validation for the resource as a 422 `Invalid`: create rules, or update
@@ -946,12 +977,13 @@ impl WriteManagedFields {
     /// kind's object (`registered`): its typed object takes them when it is encoded
     /// ([`Self::for_encoding`]), each `fieldsV1` written once in set order; nothing between
     /// reads them. A custom resource's object is JSON to the end and holds them as JSON.
-    fn set_in(&self, object: &mut Value, registered: bool) {
+    fn set_in(&self, object: &mut Object, registered: bool) -> Result<(), ApiError> {
         match self {
-            WriteManagedFields::Json(managed) => set_managed_fields(object, managed.clone()),
-            WriteManagedFields::Recorded(Some(managed)) if !registered => set_managed_fields(object, managed.to_value()),
-            WriteManagedFields::Recorded(_) => set_managed_fields(object, Value::Null),
+            WriteManagedFields::Json(managed) => set_managed_fields(object.value_mut()?, managed.clone()),
+            WriteManagedFields::Recorded(Some(managed)) if !registered => set_managed_fields(object.value_mut()?, managed.to_value()),
+            WriteManagedFields::Recorded(_) => object.set_meta(&[MetaChange::NoManagedFields]),
         }
+        Ok(())
     }
 
     /// The recorded entries a built-in kind's object is encoded with ([`Self::set_in`]).
@@ -1259,7 +1291,7 @@ mod tests {
             let mut object = current.expect("the object is stored").internal.clone();
             change(&mut object);
             Ok(Proposed {
-                incoming: Incoming { object, required: Vec::new() },
+                incoming: Incoming { object: object.into(), required: Vec::new() },
                 precondition: precondition.clone(),
                 uid: None,
                 managed_fields: None,
@@ -1320,7 +1352,9 @@ mod tests {
         namespaces.create(WriteOptions::default(), None, incoming("namespaces", &Kind::core_v1("Namespace"), ns)).await.unwrap();
         let body = |resource: &str, kind: &str, object: Value| {
             let incoming = incoming(resource, &Kind::core_v1(kind), object);
-            move |_: Option<&Current<'_>>| Ok(Proposed { incoming: incoming.clone(), precondition: None, uid: None, managed_fields: None })
+            move |_: Option<&Current<'_>>| {
+                Ok(Proposed { incoming: incoming.to_json_copy()?, precondition: None, uid: None, managed_fields: None })
+            }
         };
 
         let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}});

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+use super::object::Object;
 use super::validation::NameRule;
 use super::{DeletionFlow, OwnRest, Rejection, ScaleFacts};
 use crate::request_info::UserInfo;
@@ -117,8 +118,9 @@ pub trait Strategy: Send + Sync {
     /// What every write does to the object while converting it in, before any other step
     /// (a Secret's `stringData` folds into `data`; a custom resource's schema prunes and
     /// defaults it).
-    fn normalize(&self, object: &mut Value) {
+    fn normalize(&self, object: &mut Object) -> Result<(), ApiError> {
         let _ = object;
+        Ok(())
     }
 
     /// What decoding a request body does beyond the typed decoder, for a kind the generated
@@ -156,15 +158,17 @@ pub trait Strategy: Send + Sync {
 
     /// `PrepareForCreate` beyond the generic part (status cleared, identity set): what the
     /// server fills in on a new object.
-    fn prepare_for_create(&self, object: &mut Value, user: Option<&UserInfo>) {
+    fn prepare_for_create(&self, object: &mut Object, user: Option<&UserInfo>) -> Result<(), ApiError> {
         let _ = (object, user);
+        Ok(())
     }
 
     /// `PrepareForUpdate` beyond the generic part (identity kept, status kept when it has its
     /// own endpoint, generation): what the server changes in `new`, the object replacing `old`,
     /// before it is validated.
-    fn prepare_for_update(&self, new: &mut Value, old: &Value) {
+    fn prepare_for_update(&self, new: &mut Object, old: &Value) -> Result<(), ApiError> {
         let _ = (new, old);
+        Ok(())
     }
 
     /// `Validate`: the resource's rules for a new object, beyond metadata and required fields.
@@ -220,7 +224,7 @@ pub trait Strategy: Send + Sync {
         Ok(())
     }
 
-    fn begin_create<'a>(&'a self, context: &'a HookContext<'a>, object: &'a mut Value) -> HookFuture<'a, Result<(), Rejection>> {
+    fn begin_create<'a>(&'a self, context: &'a HookContext<'a>, object: &'a mut Object) -> HookFuture<'a, Result<(), Rejection>> {
         let _ = (context, object);
         Box::pin(async { Ok(()) })
     }
@@ -231,7 +235,7 @@ pub trait Strategy: Send + Sync {
     fn begin_update<'a>(
         &'a self,
         context: &'a HookContext<'a>,
-        new: &'a mut Value,
+        new: &'a mut Object,
         old: &'a Value,
     ) -> HookFuture<'a, Result<(), Rejection>> {
         let _ = (context, new, old);

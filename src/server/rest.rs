@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use super::body::Body;
 use crate::group_index::same_name;
+use crate::registry::object::{MetaChange, Object};
 use crate::registry::objects::{self, Kind};
 use crate::registry::store::{
     Current, Incoming, Proposed, Store, StoreConfig, WriteOptions, Written, read_for, read_internal, stored_kind,
@@ -396,6 +397,13 @@ pub(super) fn body_format(call: &ResourceCall<'_>) -> Result<Format, ApiError> {
 
 /// Decodes the request body as the route's kind; a body of another kind is a 400 as upstream.
 pub(super) fn decode_body(call: &ResourceCall<'_>) -> Result<(Kind, Value), ApiError> {
+    let (kind, object) = decode_body_object(call)?;
+    Ok((kind, object.into_value()?))
+}
+
+/// [`decode_body`], the object kept typed when its kind has a generated type
+/// ([`Object::decode`]).
+fn decode_body_object(call: &ResourceCall<'_>) -> Result<(Kind, Object), ApiError> {
     let format = body_format(call)?;
     let kind = kind_of(call.target);
     let undecodable =
@@ -410,8 +418,8 @@ pub(super) fn decode_body(call: &ResourceCall<'_>) -> Result<(Kind, Value), ApiE
         )));
     }
     let strict = strict_errors(call, format, &kind)?;
-    let mut value = match objects::decode_defaulted(&kind, format, &call.body) {
-        Ok(value) => value,
+    let mut object = match Object::decode(&kind, format, &call.body) {
+        Ok(object) => object,
         // Go's decoder keeps the last value of a repeated key, which serde's typed decoding
         // refuses: a body that repeats a key decodes with each key once, as upstream's does.
         // Any other error is the body's own, with its own positions.
@@ -425,22 +433,20 @@ pub(super) fn decode_body(call: &ResourceCall<'_>) -> Result<(Kind, Value), ApiE
                 ApiError::bad_request(format!("{} in version {:?} cannot be handled as a {}: {e}", kind.kind, kind.version, kind.kind))
             };
             match repeats.then(|| objects::last_of_repeated_keys(&call.body)).flatten() {
-                Some(deduplicated) => objects::decode_defaulted(&kind, format, &deduplicated).map_err(cannot_handle)?,
+                Some(deduplicated) => Object::decode(&kind, format, &deduplicated).map_err(cannot_handle)?,
                 None => return Err(cannot_handle(e)),
             }
         }
     };
     // A body without `apiVersion`/`kind` (typed clients leave them out) carries the URL's from
     // here on, as the object upstream's decoder returns does.
-    if let Some(object) = value.as_object_mut() {
-        object.insert("apiVersion".into(), Value::String(tm.api_version));
-        object.insert("kind".into(), Value::String(tm.kind));
-    }
-    // A custom resource's schema prunes and defaults the body here, as upstream's decoder.
-    let dropped = call.strategy.decode_unstructured(&mut value);
+    object.set_type_meta(&tm.api_version, &tm.kind);
+    // A custom resource's schema prunes and defaults the body here, as upstream's decoder; a
+    // generated type has pruned it already.
+    let dropped = if object.is_typed() { Vec::new() } else { call.strategy.decode_unstructured(object.value_mut()?) };
     report_strict_errors(call, &kind, strict.unwrap_or_else(|| dropped.into_iter().map(StrictError::Unknown).collect()))?;
-    ensure_namespace_matches_request(call, &mut value)?;
-    Ok((kind, value))
+    ensure_namespace_matches_request(call, &mut object)?;
+    Ok((kind, object))
 }
 
 /// The `apiVersion` and `kind` a body names, either possibly empty.
@@ -516,17 +522,16 @@ fn request_namespace<'a>(call: &'a ResourceCall<'_>) -> &'a str {
 /// reads it (create, update, subresources): a body without a namespace takes the request's, a
 /// cluster-scoped object's namespace is cleared, and a body naming another namespace than the
 /// URL is a 400 — never a lookup or a write in the body's namespace.
-fn ensure_namespace_matches_request(call: &ResourceCall<'_>, object: &mut Value) -> Result<(), ApiError> {
+fn ensure_namespace_matches_request(call: &ResourceCall<'_>, object: &mut Object) -> Result<(), ApiError> {
     let wanted = request_namespace(call);
-    let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) else { return Ok(()) };
-    match meta.get("namespace").and_then(Value::as_str).unwrap_or_default() {
+    let meta = object.value()?.get("metadata").and_then(Value::as_object);
+    let Some(given) = meta.map(|meta| meta.get("namespace").and_then(Value::as_str).unwrap_or_default().to_owned()) else {
+        return Ok(());
+    };
+    match given.as_str() {
         given if given == wanted => {}
-        "" => {
-            meta.insert("namespace".into(), Value::String(wanted.to_owned()));
-        }
-        _ if wanted.is_empty() => {
-            meta.remove("namespace");
-        }
+        "" => object.set_meta(&[MetaChange::Namespace(Some(wanted))]),
+        _ if wanted.is_empty() => object.set_meta(&[MetaChange::Namespace(None)]),
         _ => {
             return Err(ApiError::bad_request("the namespace of the provided object does not match the namespace sent on the request"));
         }
@@ -665,7 +670,7 @@ fn invalid_patch(call: &ResourceCall<'_>, patched_json: &[u8], detail: String) -
 
 async fn create(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&str>) -> Result<http::Response<Body>, ApiError> {
     let t = call.target;
-    let (kind, external) = decode_body(call)?;
+    let (kind, external) = decode_body_object(call)?;
     let incoming = Incoming::from_external(t.group, t.resource, &kind, external)?;
     let manager = field_manager(call, "CreateOptions")?;
     let options = WriteOptions { manager: Some(&manager), ..write_options(call) };
@@ -690,7 +695,7 @@ async fn update(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Optio
     // The body is decoded once; each attempt (a retry only without a precondition) proposes it,
     // also when nothing is stored and the resource creates on update.
     let mut body = |_: Option<&Current<'_>>| {
-        Ok(Proposed { incoming: incoming.clone(), precondition: precondition.clone(), uid: uid.clone(), managed_fields: None })
+        Ok(Proposed { incoming: incoming.to_json_copy()?, precondition: precondition.clone(), uid: uid.clone(), managed_fields: None })
     };
     let manager = field_manager(call, "UpdateOptions")?;
     let options = WriteOptions { manager: Some(&manager), ..write_options(call) };
@@ -858,7 +863,7 @@ async fn scale(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option
         let mut object = current.internal.clone();
         facts.set_replicas(&mut object, replicas);
         Ok(Proposed {
-            incoming: Incoming { object, required: Vec::new() },
+            incoming: Incoming { object: object.into(), required: Vec::new() },
             precondition,
             uid: None,
             managed_fields: Some(managed_fields.unwrap_or(Value::Null)),

@@ -66,7 +66,8 @@ impl Plugin for LimitRanger {
                 return Ok(());
             }
             let ranges = limit_ranges(attributes).await?;
-            if let Some(pod) = attributes.object.as_deref_mut() {
+            if let Some(pod) = attributes.object.as_deref_mut().filter(|_| !ranges.is_empty()) {
+                let pod = pod.value_mut()?;
                 for range in &ranges {
                     set_default_resources(range, pod);
                 }
@@ -79,6 +80,7 @@ impl Plugin for LimitRanger {
         Box::pin(async move {
             let Some(subject) = subject(attributes) else { return Ok(()) };
             let Some(object) = attributes.object.as_deref() else { return Ok(()) };
+            let object = object.value()?;
             for range in &limit_ranges(attributes).await? {
                 let errors = match subject {
                     Subject::Pod => pod_errors(range, object),

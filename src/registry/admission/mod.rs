@@ -18,6 +18,7 @@ use serde_json::Value;
 pub use service_account::{ROOT_CA_CONFIGMAP, SERVICE_ACCOUNT_MOUNT_PATH};
 
 use super::Rejection;
+use super::object::Object;
 use super::strategy::HookFuture;
 use crate::status::{ApiError, GroupKind, GroupResource};
 
@@ -86,8 +87,10 @@ pub struct Attributes<'a> {
     /// The target resource's strategy: what the plugins for particular kinds ask
     /// ([`super::strategy::Strategy::admitted_by`], `kubelet`).
     pub strategy: &'a dyn super::strategy::Strategy,
-    /// The object to be written (create, update), which mutating plugins may change.
-    pub object: Option<&'a mut Value>,
+    /// The object to be written (create, update), which mutating plugins may change. A
+    /// plugin reads it with [`Object::value`] and changes it with [`Object::value_mut`], only
+    /// when it acts on the object: that keeps a generated object typed.
+    pub object: Option<&'a mut Object>,
     /// The stored object (update, delete).
     pub old: Option<&'a Value>,
     pub user: Option<&'a crate::request_info::UserInfo>,

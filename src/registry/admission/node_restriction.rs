@@ -41,7 +41,7 @@ impl Plugin for NodeRestriction {
             let mut write = NodeWrite {
                 operation: attributes.operation,
                 target,
-                object: attributes.object.as_deref(),
+                object: attributes.object.as_deref().map(super::Object::value).transpose()?,
                 old: attributes.old,
                 fetched: Fetched::NotNeeded,
             };

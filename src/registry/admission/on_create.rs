@@ -37,7 +37,7 @@ impl<P: CreatePlugin> Plugin for OnCreate<P> {
                 && target.subresource.is_none()
                 && super::acts_on(self.0.kind_plugin(), attributes.strategy);
             let Some(object) = attributes.object.as_deref_mut().filter(|_| created) else { return Ok(()) };
-            self.0.admit_created(store, object).await.map_err(|r| target.refuse(r))
+            self.0.admit_created(store, object.value_mut()?).await.map_err(|r| target.refuse(r))
         })
     }
 }

@@ -8,6 +8,8 @@
 //! ([`crate::registry::objects::Unstructured`]), stored as JSON at upstream's keys
 //! (`/registry/<group>/<plural>/[<namespace>/]<name>`) in the definition's storage version.
 
+use crate::registry::object::Object;
+use crate::status::ApiError;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock, Weak};
 
@@ -557,8 +559,9 @@ impl Strategy for CustomResourceStrategy {
 
     /// Upstream prunes and defaults when it decodes (`decode_unstructured`); this makes every
     /// other writer's object (a patch's, a controller's) the same.
-    fn normalize(&self, object: &mut Value) {
-        self.coerce(object);
+    fn normalize(&self, object: &mut Object) -> Result<(), ApiError> {
+        self.coerce(object.value_mut()?);
+        Ok(())
     }
 
     fn decode_unstructured(&self, object: &mut Value) -> Vec<String> {

@@ -1,5 +1,7 @@
 //! Jobs (`pkg/registry/batch/job/strategy.go`): a new job gets its generated selector.
 
+use crate::registry::object::Object;
+use crate::status::ApiError;
 use serde_json::Value;
 
 use crate::registry::strategy::Strategy;
@@ -14,8 +16,9 @@ impl Strategy for JobStrategy {
         crate::tables::Columns::Printer(&crate::tables::JOBS)
     }
 
-    fn prepare_for_create(&self, object: &mut Value, _user: Option<&crate::request_info::UserInfo>) {
-        crate::registry::defaults::batch::generate_job_selector(object);
+    fn prepare_for_create(&self, object: &mut Object, _user: Option<&crate::request_info::UserInfo>) -> Result<(), ApiError> {
+        crate::registry::defaults::batch::generate_job_selector(object.value_mut()?);
+        Ok(())
     }
 
     fn tracks_generation(&self) -> bool {

@@ -2,6 +2,8 @@
 //! records who made it, its status and its `approval` subresource have their own rules, and the
 //! server fills in the conditions' timestamps.
 
+use crate::registry::object::Object;
+use crate::status::ApiError;
 use serde_json::Value;
 
 use crate::registry::strategy::{Strategy, SubresourceStrategy, copy_field};
@@ -16,8 +18,9 @@ impl Strategy for CertificateSigningRequestStrategy {
         crate::tables::Columns::Printer(&crate::tables::groups::CERTIFICATE_SIGNING_REQUESTS)
     }
 
-    fn prepare_for_create(&self, object: &mut Value, user: Option<&crate::request_info::UserInfo>) {
-        record_requester(object, user);
+    fn prepare_for_create(&self, object: &mut Object, user: Option<&crate::request_info::UserInfo>) -> Result<(), ApiError> {
+        record_requester(object.value_mut()?, user);
+        Ok(())
     }
 
     fn validate(&self, object: &Value) -> Vec<FieldError> {
@@ -103,9 +106,10 @@ mod tests {
 
     #[test]
     fn requests_record_their_requester_over_the_body() {
-        let mut csr = json!({"spec": {"username": "someone-else", "uid": "u", "extra": {"a": ["b"]}}});
+        let mut csr = json!({"spec": {"username": "someone-else", "uid": "u", "extra": {"a": ["b"]}}}).into();
         let user = crate::request_info::UserInfo { name: "alice".into(), groups: vec!["team".into()], ..Default::default() };
-        CertificateSigningRequestStrategy.prepare_for_create(&mut csr, Some(&user));
+        CertificateSigningRequestStrategy.prepare_for_create(&mut csr, Some(&user)).unwrap();
+        let csr = csr.into_value().unwrap();
         assert_eq!(csr["spec"], json!({"username": "alice", "groups": ["team"]}));
     }
 

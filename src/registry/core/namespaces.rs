@@ -3,6 +3,8 @@
 //! it `Terminating` until the namespace controller has emptied it; `finalize` writes
 //! `spec.finalizers` only.
 
+use crate::registry::object::Object;
+use crate::status::ApiError;
 use serde_json::{Value, json};
 
 use crate::registry::DeletionFlow;
@@ -22,13 +24,15 @@ impl Strategy for NamespaceStrategy {
         NameRule::Label
     }
 
-    fn prepare_for_create(&self, object: &mut Value, _user: Option<&crate::request_info::UserInfo>) {
+    fn prepare_for_create(&self, object: &mut Object, _user: Option<&crate::request_info::UserInfo>) -> Result<(), ApiError> {
+        let object = object.value_mut()?;
         if object["spec"]["finalizers"].as_array().is_none_or(Vec::is_empty) {
             object["spec"]["finalizers"] = json!(["kubernetes"]);
         }
         object["status"]["phase"] = json!("Active");
         let name = object["metadata"]["name"].clone();
         object["metadata"]["labels"]["kubernetes.io/metadata.name"] = name;
+        Ok(())
     }
 
     /// A namespace whose `spec.finalizers` are not empty is only marked.
@@ -82,8 +86,9 @@ mod tests {
 
     #[test]
     fn new_namespaces_are_active_labelled_and_finalized() {
-        let mut ns = json!({"metadata": {"name": "team"}});
-        NamespaceStrategy.prepare_for_create(&mut ns, None);
+        let mut ns = json!({"metadata": {"name": "team"}}).into();
+        NamespaceStrategy.prepare_for_create(&mut ns, None).unwrap();
+        let ns = ns.into_value().unwrap();
         assert_eq!(ns["spec"]["finalizers"], json!(["kubernetes"]));
         assert_eq!(ns["status"]["phase"], "Active");
         assert_eq!(ns["metadata"]["labels"]["kubernetes.io/metadata.name"], "team");

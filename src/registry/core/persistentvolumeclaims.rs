@@ -2,6 +2,8 @@
 //! gets the claims its pods use and updates their status's capacity and conditions only (the
 //! Node authorizer's claim rules, NodeRestriction's `admitPVCStatus`).
 
+use crate::registry::object::Object;
+use crate::status::ApiError;
 use std::collections::BTreeSet;
 
 use serde_json::Value;
@@ -28,8 +30,9 @@ impl Strategy for PersistentVolumeClaimStrategy {
     }
 
     /// A new claim is `Pending` (upstream's defaulting of the cleared status on read).
-    fn prepare_for_create(&self, object: &mut Value, _user: Option<&crate::request_info::UserInfo>) {
-        object["status"]["phase"] = Value::String("Pending".into());
+    fn prepare_for_create(&self, object: &mut Object, _user: Option<&crate::request_info::UserInfo>) -> Result<(), ApiError> {
+        object.value_mut()?["status"]["phase"] = Value::String("Pending".into());
+        Ok(())
     }
 
     fn validate(&self, object: &Value) -> Vec<FieldError> {

@@ -2,6 +2,8 @@
 //! volumes bound to the claims its pods use, and they make it reach the secrets they name for
 //! the kubelet (the Node authorizer's `AddPV` and `authorizeGet`).
 
+use crate::registry::object::Object;
+use crate::status::ApiError;
 use serde_json::Value;
 
 use crate::rbac::Attributes;
@@ -24,8 +26,9 @@ impl Strategy for PersistentVolumeStrategy {
     }
 
     /// A new volume is `Pending` (upstream's defaulting of the cleared status on read).
-    fn prepare_for_create(&self, object: &mut Value, _user: Option<&crate::request_info::UserInfo>) {
-        object["status"]["phase"] = Value::String("Pending".into());
+    fn prepare_for_create(&self, object: &mut Object, _user: Option<&crate::request_info::UserInfo>) -> Result<(), ApiError> {
+        object.value_mut()?["status"]["phase"] = Value::String("Pending".into());
+        Ok(())
     }
 
     fn kubelet(&self) -> Option<&'static dyn KubeletRules> {

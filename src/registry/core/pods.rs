@@ -12,6 +12,7 @@
 
 pub mod eviction;
 
+use crate::registry::object::Object;
 use serde_json::{Value, json};
 
 use crate::registry::objects::{self, Kind};
@@ -45,10 +46,12 @@ impl Strategy for PodStrategy {
         true
     }
 
-    fn prepare_for_create(&self, object: &mut Value, _user: Option<&crate::request_info::UserInfo>) {
+    fn prepare_for_create(&self, object: &mut Object, _user: Option<&crate::request_info::UserInfo>) -> Result<(), ApiError> {
+        let object = object.value_mut()?;
         object["status"]["phase"] = json!("Pending");
         use crate::registry::defaults::core::{PodResources, pod_qos_class};
         object["status"]["qosClass"] = json!(pod_qos_class(&PodResources::of(&object["spec"])));
+        Ok(())
     }
 
     fn validate(&self, object: &Value) -> Vec<FieldError> {
@@ -315,8 +318,9 @@ mod tests {
 
     #[test]
     fn new_pods_are_pending_with_their_qos_class() {
-        let mut pod = json!({"spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]}});
-        PodStrategy.prepare_for_create(&mut pod, None);
+        let mut pod = json!({"spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]}}).into();
+        PodStrategy.prepare_for_create(&mut pod, None).unwrap();
+        let pod = pod.into_value().unwrap();
         assert_eq!(pod["status"], json!({"phase": "Pending", "qosClass": "Burstable"}));
     }
 

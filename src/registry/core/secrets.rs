@@ -1,5 +1,7 @@
 //! Secrets (`pkg/registry/core/secret/strategy.go`).
 
+use crate::registry::object::Object;
+use crate::status::ApiError;
 use base64::Engine;
 use serde_json::Value;
 
@@ -24,13 +26,19 @@ impl Strategy for SecretStrategy {
 
     /// The write-only `stringData` is folded into `data` (base64) and dropped, as upstream's
     /// conversion into the internal Secret does.
-    fn normalize(&self, object: &mut Value) {
+    fn normalize(&self, object: &mut Object) -> Result<(), ApiError> {
+        // Most Secrets have none: they stay typed.
+        if object.value()?.get("stringData").is_none() {
+            return Ok(());
+        }
+        let object = object.value_mut()?;
         if let Some(Value::Object(strings)) = object.as_object_mut().and_then(|o| o.remove("stringData")) {
             for (key, value) in strings {
                 let text = value.as_str().unwrap_or_default();
                 object["data"][key] = Value::String(base64::engine::general_purpose::STANDARD.encode(text));
             }
         }
+        Ok(())
     }
 
     fn validate(&self, object: &Value) -> Vec<FieldError> {
@@ -54,8 +62,8 @@ mod tests {
     #[test]
     fn string_data_folds_into_data() {
         use crate::registry::strategy::Strategy;
-        let mut secret = serde_json::json!({"data": {"a": "YQ=="}, "stringData": {"b": "b", "a": "z"}});
-        super::SecretStrategy.normalize(&mut secret);
-        assert_eq!(secret, serde_json::json!({"data": {"a": "eg==", "b": "Yg=="}}));
+        let mut secret = serde_json::json!({"data": {"a": "YQ=="}, "stringData": {"b": "b", "a": "z"}}).into();
+        super::SecretStrategy.normalize(&mut secret).unwrap();
+        assert_eq!(secret.into_value().unwrap(), serde_json::json!({"data": {"a": "eg==", "b": "Yg=="}}));
     }
 }

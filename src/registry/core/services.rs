@@ -7,6 +7,7 @@
 //! What is handed out but not stored yet (a create between its allocation and its write) is
 //! held in [`InFlight`], so that concurrent creates never get the same address or port.
 
+use crate::registry::object::Object;
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::Ipv4Addr;
 use std::sync::Arc;
@@ -49,8 +50,11 @@ impl Strategy for ServiceStrategy {
     }
 
     /// The cluster IP and node ports, from the ranges and the stored Services.
-    fn begin_create<'a>(&'a self, context: &'a HookContext<'a>, object: &'a mut Value) -> HookFuture<'a, Result<(), Rejection>> {
-        Box::pin(admit(context.store, &context.config.network, object))
+    fn begin_create<'a>(&'a self, context: &'a HookContext<'a>, object: &'a mut Object) -> HookFuture<'a, Result<(), Rejection>> {
+        Box::pin(async move {
+            let object = object.value_mut().map_err(|e| Rejection::Internal(e.message))?;
+            admit(context.store, &context.config.network, object).await
+        })
     }
 
     /// Upstream's `beginUpdate`: what the client left out of what was allocated is kept, and
@@ -59,14 +63,18 @@ impl Strategy for ServiceStrategy {
     fn begin_update<'a>(
         &'a self,
         context: &'a HookContext<'a>,
-        new: &'a mut Value,
+        new: &'a mut Object,
         old: &'a Value,
     ) -> HookFuture<'a, Result<(), Rejection>> {
-        Box::pin(admit_update(context.store, &context.config.network, new, old))
+        Box::pin(async move {
+            let new = new.value_mut().map_err(|e| Rejection::Internal(e.message))?;
+            admit_update(context.store, &context.config.network, new, old).await
+        })
     }
 
-    fn prepare_for_update(&self, new: &mut Value, old: &Value) {
-        drop_type_dependent_fields(new, old);
+    fn prepare_for_update(&self, new: &mut Object, old: &Value) -> Result<(), ApiError> {
+        drop_type_dependent_fields(new.value_mut()?, old);
+        Ok(())
     }
 
     /// Upstream's `afterDelete`: the Service's allocations released, and the Endpoints of the

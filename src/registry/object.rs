@@ -1,0 +1,246 @@
+//! The object a write works on (upstream's `runtime.Object` as its registry passes it along):
+//! the generated type a request body decoded to, or JSON where that is the object's natural
+//! form (custom resources, kinds converted through their hub, what a patch made, what a hook
+//! edits as JSON). Built-in objects stay typed from decoding to encoding as long as no step
+//! asks to change them as JSON, so storing them needs no conversion from JSON; the JSON form
+//! that field management, validation and the hooks still read is made once, and kept in step
+//! with the metadata the store sets ([`Object::set_meta`]).
+//!
+//! The codecs that read and write objects are [`super::objects`]'s.
+
+use std::sync::OnceLock;
+
+use kapi_apimachinery::DynObject;
+use kapi_apimachinery::codec::{CodecError, Format};
+use serde_json::{Map, Value};
+
+use super::objects::{self, Kind};
+use crate::status::ApiError;
+
+/// An object on its way through the store: typed, JSON, or both while they agree.
+pub struct Object {
+    /// The generated object, until a step changes the object as JSON ([`Object::value_mut`]).
+    typed: Option<Box<dyn DynObject>>,
+    /// The object as JSON: made from `typed` the first time it is read, or the only form.
+    json: OnceLock<Value>,
+}
+
+/// A `metadata` field the store sets on the objects it writes, in both forms of an
+/// [`Object`] ([`Object::set_meta`]).
+#[derive(Debug, Clone, Copy)]
+pub enum MetaChange<'a> {
+    Name(&'a str),
+    /// The namespace, or none (`None` removes it).
+    Namespace(Option<&'a str>),
+    Uid(&'a str),
+    /// A time, kept to the second as `metav1.Time` is written.
+    CreationTimestamp(chrono::DateTime<chrono::Utc>),
+    /// The generation, or none.
+    Generation(Option<i64>),
+    /// No `resourceVersion`: storage keeps the revision beside the object.
+    NoResourceVersion,
+    /// No `managedFields`: field management gives the stored object its own.
+    NoManagedFields,
+}
+
+impl From<Value> for Object {
+    fn from(value: Value) -> Object {
+        Object::from_value(value)
+    }
+}
+
+impl Object {
+    /// An object known as JSON only.
+    pub fn from_value(value: Value) -> Object {
+        Object { typed: None, json: OnceLock::from(value) }
+    }
+
+    /// A generated object and its JSON form, which must agree (as decoding makes them).
+    pub fn typed(typed: Box<dyn DynObject>, json: Value) -> Object {
+        Object { typed: Some(typed), json: OnceLock::from(json) }
+    }
+
+    /// A request body of `kind` in `format`, decoded and defaulted ([`objects::decode_defaulted`]):
+    /// typed when the scheme has the kind.
+    pub fn decode(kind: &Kind, format: Format, bytes: &[u8]) -> Result<Object, CodecError> {
+        if !objects::is_registered(kind) {
+            return objects::decode_defaulted(kind, format, bytes).map(Object::from_value);
+        }
+        let (typed, value) = objects::decode_typed(kind, format, bytes)?;
+        Ok(Object::typed(typed, value))
+    }
+
+    /// Whether the generated object is still the object (no step has changed it as JSON).
+    pub fn is_typed(&self) -> bool {
+        self.typed.is_some()
+    }
+
+    /// The object as JSON, to read.
+    pub fn value(&self) -> Result<&Value, ApiError> {
+        if let Some(value) = self.json.get() {
+            return Ok(value);
+        }
+        let value = self.json_of_typed()?;
+        Ok(self.json.get_or_init(|| value))
+    }
+
+    /// The object as JSON, to change: from here on JSON is the object's only form.
+    pub fn value_mut(&mut self) -> Result<&mut Value, ApiError> {
+        if self.json.get().is_none() {
+            let value = self.json_of_typed()?;
+            self.json = OnceLock::from(value);
+        }
+        self.typed = None;
+        self.json.get_mut().ok_or_else(|| ApiError::internal("an object with neither form"))
+    }
+
+    /// The object as JSON, taken.
+    pub fn into_value(mut self) -> Result<Value, ApiError> {
+        self.value_mut()?;
+        self.json.take().ok_or_else(|| ApiError::internal("an object with neither form"))
+    }
+
+    /// The generated object, if it is still the object; else its JSON.
+    pub fn into_typed(self) -> Result<Box<dyn DynObject>, Value> {
+        match self.typed {
+            Some(typed) => Ok(typed),
+            None => Err(self.json.into_inner().unwrap_or_default()),
+        }
+    }
+
+    /// A copy of the object, as JSON (a generated object cannot be copied through its trait
+    /// object): for a request that proposes the same object on each attempt.
+    pub fn to_json_object(&self) -> Result<Object, ApiError> {
+        Ok(Object::from_value(self.value()?.clone()))
+    }
+
+    /// Sets `apiVersion` and `kind`.
+    pub fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        if let Some(typed) = &mut self.typed {
+            typed.set_type_meta(api_version, kind);
+        }
+        if let Some(fields) = self.json.get_mut().and_then(Value::as_object_mut) {
+            fields.insert("apiVersion".into(), Value::String(api_version.to_owned()));
+            fields.insert("kind".into(), Value::String(kind.to_owned()));
+        }
+    }
+
+    /// Makes changes to `metadata`, in each form the object has, so that its JSON form stays
+    /// the generated object's and neither is made again.
+    pub fn set_meta(&mut self, changes: &[MetaChange<'_>]) {
+        if let Some(typed) = &mut self.typed {
+            set_typed_meta(typed.as_mut(), changes);
+        }
+        if let Some(value) = self.json.get_mut() {
+            set_json_meta(value, changes);
+        }
+    }
+
+    fn json_of_typed(&self) -> Result<Value, ApiError> {
+        let typed = self.typed.as_ref().ok_or_else(|| ApiError::internal("an object with neither form"))?;
+        typed.to_value().map_err(|e| ApiError::internal(format!("writing an object as JSON: {e}")))
+    }
+}
+
+fn set_typed_meta(object: &mut dyn DynObject, changes: &[MetaChange<'_>]) {
+    use kapi_api::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    let Some(meta) = object.object_meta_mut().and_then(|meta| meta.downcast_mut::<ObjectMeta>()) else { return };
+    for change in changes {
+        set_typed_field(meta, *change);
+    }
+}
+
+fn set_typed_field(meta: &mut kapi_api::apimachinery::pkg::apis::meta::v1::ObjectMeta, change: MetaChange<'_>) {
+    match change {
+        MetaChange::Name(name) => meta.name = Some(name.to_owned()),
+        MetaChange::Namespace(namespace) => meta.namespace = namespace.map(str::to_owned),
+        MetaChange::Uid(uid) => meta.uid = Some(uid.to_owned()),
+        MetaChange::CreationTimestamp(at) => {
+            meta.creation_timestamp = Some(kapi_apimachinery::Time::from_chrono(at).truncate_to_seconds());
+        }
+        MetaChange::Generation(generation) => meta.generation = generation,
+        MetaChange::NoResourceVersion => meta.resource_version = None,
+        MetaChange::NoManagedFields => meta.managed_fields.clear(),
+    }
+}
+
+fn set_json_meta(object: &mut Value, changes: &[MetaChange<'_>]) {
+    let Some(fields) = object.as_object_mut() else { return };
+    if !fields.get("metadata").is_some_and(Value::is_object) {
+        fields.insert("metadata".into(), Value::Object(Map::new()));
+    }
+    let Some(meta) = fields.get_mut("metadata").and_then(Value::as_object_mut) else { return };
+    for change in changes {
+        set_json_field(meta, *change);
+    }
+}
+
+fn set_json_field(meta: &mut Map<String, Value>, change: MetaChange<'_>) {
+    let set = |meta: &mut Map<String, Value>, field: &str, value: Option<Value>| match value {
+        Some(value) => meta.insert(field.to_owned(), value),
+        None => meta.remove(field),
+    };
+    let text = |s: &str| Some(Value::String(s.to_owned()));
+    match change {
+        MetaChange::Name(name) => set(meta, "name", text(name)),
+        MetaChange::Namespace(namespace) => set(meta, "namespace", namespace.and_then(text)),
+        MetaChange::Uid(uid) => set(meta, "uid", text(uid)),
+        MetaChange::CreationTimestamp(at) => set(meta, "creationTimestamp", Some(Value::String(objects::timestamp(at)))),
+        MetaChange::Generation(generation) => set(meta, "generation", generation.map(Value::from)),
+        MetaChange::NoResourceVersion => set(meta, "resourceVersion", None),
+        MetaChange::NoManagedFields => set(meta, "managedFields", None),
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn config_map() -> Object {
+        let kind = Kind::core_v1("ConfigMap");
+        let body = br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","resourceVersion":"7"},"data":{"a":"b"}}"#;
+        let object = Object::decode(&kind, Format::Json, body).unwrap();
+        assert!(object.is_typed());
+        object
+    }
+
+    #[test]
+    fn metadata_changes_keep_both_forms_alike() {
+        let mut object = config_map();
+        object.set_meta(&[
+            MetaChange::Namespace(Some("ns")),
+            MetaChange::Uid("u-1"),
+            MetaChange::CreationTimestamp("2026-11-28T12:00:00.75Z".parse().unwrap()),
+            MetaChange::Generation(Some(1)),
+            MetaChange::NoResourceVersion,
+            MetaChange::NoManagedFields,
+        ]);
+        let json = object.value().unwrap().clone();
+        assert!(object.is_typed());
+        let typed = object.into_typed().unwrap_or_else(|_| panic!("still typed")).to_value().unwrap();
+        assert_eq!(json, typed);
+        assert_eq!(
+            json["metadata"],
+            json!({"name": "c", "namespace": "ns", "uid": "u-1", "generation": 1, "creationTimestamp": "2026-11-28T12:00:00Z"})
+        );
+    }
+
+    #[test]
+    fn changing_the_json_form_ends_the_typed_one() {
+        let mut object = config_map();
+        object.value_mut().unwrap()["data"]["c"] = json!("d");
+        assert!(!object.is_typed());
+        object.set_meta(&[MetaChange::Namespace(None)]);
+        assert_eq!(object.into_typed().err().unwrap()["data"], json!({"a": "b", "c": "d"}));
+    }
+
+    #[test]
+    fn a_json_object_has_its_metadata_made() {
+        let mut object = Object::from_value(json!({"kind": "Widget", "metadata": null}));
+        object.set_meta(&[MetaChange::Name("w")]);
+        object.set_type_meta("example.com/v1", "Widget");
+        assert_eq!(object.into_value().unwrap(), json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}));
+    }
+}
