@@ -120,6 +120,15 @@ pub enum Rejection {
     Internal(String),
 }
 
+impl Rejection {
+    /// A hook's failure to take the object in the form it works on
+    /// ([`object::Object::typed_mut`], [`object::Object::value_mut`]): always the server's
+    /// own, a 500.
+    pub fn object_form(e: crate::status::ApiError) -> Rejection {
+        Rejection::Internal(e.message)
+    }
+}
+
 impl From<Vec<crate::status::FieldError>> for Rejection {
     fn from(errs: Vec<crate::status::FieldError>) -> Self {
         Rejection::Invalid(errs)

@@ -8,21 +8,28 @@
 //!
 //! The codecs that read and write objects are [`super::objects`]'s.
 
+use std::any::Any;
 use std::sync::OnceLock;
 
-use kapi_apimachinery::DynObject;
 use kapi_apimachinery::codec::{CodecError, Format};
+use kapi_apimachinery::{DynKind, DynObject};
 use serde_json::{Map, Value};
 
 use super::objects::{self, Kind};
 use crate::status::ApiError;
 
-/// An object on its way through the store: typed, JSON, or both while they agree.
+/// An object on its way through the store: typed, JSON, or both while they agree. Each step
+/// takes the form it is written for; the object changes form only when a step asks for the
+/// other one.
 pub struct Object {
     /// The generated object, until a step changes the object as JSON ([`Object::value_mut`]).
     typed: Option<Box<dyn DynObject>>,
     /// The object as JSON: made from `typed` the first time it is read, or the only form.
     json: OnceLock<Value>,
+    /// The generated type, for a step that changes the object as such
+    /// ([`Object::typed_mut`]) after one that changed it as JSON: set for the kinds that go
+    /// to storage as decoded.
+    kind: Option<&'static dyn DynKind>,
 }
 
 /// A `metadata` field the store sets on the objects it writes, in both forms of an
@@ -52,22 +59,29 @@ impl From<Value> for Object {
 impl Object {
     /// An object known as JSON only.
     pub fn from_value(value: Value) -> Object {
-        Object { typed: None, json: OnceLock::from(value) }
+        Object { typed: None, json: OnceLock::from(value), kind: None }
     }
 
-    /// A generated object and its JSON form, which must agree (as decoding makes them).
-    pub fn typed(typed: Box<dyn DynObject>, json: Value) -> Object {
-        Object { typed: Some(typed), json: OnceLock::from(json) }
+    /// A generated object of `kind` and its JSON form, which must agree (as decoding makes
+    /// them).
+    pub fn typed(kind: &'static dyn DynKind, typed: Box<dyn DynObject>, json: Value) -> Object {
+        Object { typed: Some(typed), json: OnceLock::from(json), kind: Some(kind) }
+    }
+
+    /// The object, which is of `kind`, known as the generated type too
+    /// ([`Object::typed_mut`]).
+    pub fn of_kind(self, kind: &'static dyn DynKind) -> Object {
+        Object { kind: Some(kind), ..self }
     }
 
     /// A request body of `kind` in `format`, decoded and defaulted ([`objects::decode_defaulted`]):
     /// typed when the scheme has the kind.
     pub fn decode(kind: &Kind, format: Format, bytes: &[u8]) -> Result<Object, CodecError> {
-        if !objects::is_registered(kind) {
+        let Some(dyn_kind) = objects::dyn_kind(kind) else {
             return objects::decode_defaulted(kind, format, bytes).map(Object::from_value);
-        }
+        };
         let (typed, value) = objects::decode_typed(kind, format, bytes)?;
-        Ok(Object::typed(typed, value))
+        Ok(Object::typed(dyn_kind, typed, value))
     }
 
     /// Whether the generated object is still the object (no step has changed it as JSON).
@@ -94,6 +108,20 @@ impl Object {
         self.json.get_mut().ok_or_else(|| ApiError::internal("an object with neither form"))
     }
 
+    /// The object as its generated type `T`, to change: read from its JSON form if a step
+    /// changed it as JSON, and from here on the only form until one is read again.
+    pub fn typed_mut<T: Any>(&mut self) -> Result<&mut T, ApiError> {
+        if self.typed.is_none() {
+            let kind = self.kind.ok_or_else(|| ApiError::internal("the object has no generated type"))?;
+            let value = self.json.take().ok_or_else(|| ApiError::internal("an object with neither form"))?;
+            let typed = kind.read_value(value).map_err(|e| ApiError::internal(format!("reading the object as its type: {e}")))?;
+            self.typed = Some(typed);
+        }
+        self.json = OnceLock::new();
+        let typed: &mut dyn Any = self.typed.as_mut().ok_or_else(|| ApiError::internal("an object with neither form"))?.as_walk();
+        typed.downcast_mut::<T>().ok_or_else(|| ApiError::internal(format!("the object is not a {}", std::any::type_name::<T>())))
+    }
+
     /// The object as JSON, taken.
     pub fn into_value(mut self) -> Result<Value, ApiError> {
         self.value_mut()?;
@@ -112,6 +140,18 @@ impl Object {
     /// object): for a request that proposes the same object on each attempt.
     pub fn to_json_object(&self) -> Result<Object, ApiError> {
         Ok(Object::from_value(self.value()?.clone()))
+    }
+
+    /// `metadata.name` and `metadata.generateName`, read from the form at hand.
+    pub fn names(&mut self) -> Result<(Option<String>, Option<String>), ApiError> {
+        use kapi_api::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+        if self.json.get().is_none()
+            && let Some(meta) = self.typed.as_mut().and_then(|typed| typed.object_meta_mut()?.downcast_mut::<ObjectMeta>())
+        {
+            return Ok((meta.name.clone(), meta.generate_name.clone()));
+        }
+        let meta = &self.value()?["metadata"];
+        Ok((meta["name"].as_str().map(str::to_owned), meta["generateName"].as_str().map(str::to_owned)))
     }
 
     /// Sets `apiVersion` and `kind`.

@@ -55,7 +55,7 @@ pub fn stores_as_decoded(kind: &Kind) -> bool {
 
 /// The scheme's kind as a trait object (`kapi_api::scheme::dyn_kind`): every typed step below
 /// goes through it, so the per-kind code is compiled in the generated crate, not here.
-fn dyn_kind(kind: &Kind) -> Option<&'static dyn DynKind> {
+pub fn dyn_kind(kind: &Kind) -> Option<&'static dyn DynKind> {
     kapi_api::scheme::dyn_kind(&kind.group, &kind.version, &kind.kind)
 }
 

@@ -95,7 +95,7 @@ impl Incoming {
     pub fn from_external(group: &str, resource: &str, kind: &Kind, external: impl Into<Object>) -> Result<Incoming, ApiError> {
         let external = external.into();
         let required = super::validation::required_errors(group, resource, external.value()?);
-        if external.is_typed() && objects::stores_as_decoded(kind) {
+        if objects::stores_as_decoded(kind) {
             return Ok(Incoming { object: external, required });
         }
         let object = objects::to_internal(kind, external.into_value()?)
@@ -322,8 +322,9 @@ impl<'a> Store<'a> {
         incoming: Incoming,
         managed_fields: Option<Value>,
     ) -> Result<NewObject, ApiError> {
-        let Incoming { mut object, required } = incoming;
+        let Incoming { object, required } = incoming;
         let kind = &self.kind;
+        let mut object = of_kind(kind, object);
         // Field management sees the request's object, before admission changes it (upstream's
         // create handler runs its field manager first).
         let managed_fields = match managed_fields {
@@ -343,11 +344,11 @@ impl<'a> Store<'a> {
         let name_in_body = object.value()?["metadata"]["name"].as_str().unwrap_or_default().to_owned();
         let target = self.target(namespace, &name_in_body);
         self.config.admission.admit(&mut self.attributes(options, Operation::Create, target, Some(&mut object), None)).await?;
-        let meta = &object.value()?["metadata"];
-        let name = match (url_name, meta["name"].as_str()) {
+        let (body_name, generate_name) = object.names()?;
+        let name = match (url_name, body_name) {
             (Some(name), _) => name.to_owned(),
-            (None, Some(n)) if !n.is_empty() => n.to_owned(),
-            (None, _) => match meta["generateName"].as_str() {
+            (None, Some(n)) if !n.is_empty() => n,
+            (None, _) => match generate_name {
                 Some(prefix) if !prefix.is_empty() => format!("{prefix}{}", objects::random_suffix()),
                 _ => {
                     return Err(ApiError::invalid(
@@ -371,9 +372,10 @@ impl<'a> Store<'a> {
         ]);
         self.strategy.normalize(&mut object)?;
         // Status is the server's to write: a new object of a resource with a status
-        // subresource starts with none. A generated object's empty status is already none
-        // (it decodes from no status as from `{}`), which leaves it typed.
-        if self.has_status_subresource() {
+        // subresource starts with none, or with what its strategy's `prepare_for_create` sets
+        // in its place. A generated object's empty status is already none (it decodes from no
+        // status as from `{}`), which leaves it typed.
+        if self.has_status_subresource() && !self.strategy.sets_status_on_create() {
             let status = object.value()?.get("status");
             let empty = object.is_typed() && status.is_none_or(|status| status.as_object().is_some_and(Map::is_empty));
             if !empty && let Some(fields) = object.value_mut()?.as_object_mut() {
@@ -431,8 +433,8 @@ impl<'a> Store<'a> {
             };
             let (kind, external, internal) = self.read_current(&kv)?;
             let current = Current { kv: &kv, kind, external, internal };
-            let Proposed { incoming: Incoming { object: mut proposed, required }, precondition, uid, managed_fields } =
-                update(Some(&current))?;
+            let Proposed { incoming: Incoming { object: proposed, required }, precondition, uid, managed_fields } = update(Some(&current))?;
+            let mut proposed = of_kind(&current.kind, proposed);
             let stored_uid = current.internal["metadata"]["uid"].as_str().unwrap_or_default();
             check_uid(self.group_resource(), &key, name, uid.as_deref(), stored_uid)?;
             if let Some(rv) = precondition.as_deref().filter(|rv| !rv.is_empty())
@@ -992,6 +994,15 @@ impl WriteManagedFields {
             WriteManagedFields::Recorded(Some(managed)) if registered => Some(managed),
             _ => None,
         }
+    }
+}
+
+/// The object a write works on, known as its generated type when its kind is stored as
+/// decoded, so that a step written for the type can take it so ([`Object::typed_mut`]).
+fn of_kind(kind: &Kind, object: Object) -> Object {
+    match objects::dyn_kind(kind) {
+        Some(dyn_kind) if objects::stores_as_decoded(kind) => object.of_kind(dyn_kind),
+        _ => object,
     }
 }
 

@@ -156,6 +156,13 @@ pub trait Strategy: Send + Sync {
         None
     }
 
+    /// Whether [`Strategy::prepare_for_create`] replaces the whole status of a new object, as
+    /// upstream's strategies do (a pod's: `Pending` and its QoS class), so that the store
+    /// need not clear it first.
+    fn sets_status_on_create(&self) -> bool {
+        false
+    }
+
     /// `PrepareForCreate` beyond the generic part (status cleared, identity set): what the
     /// server fills in on a new object.
     fn prepare_for_create(&self, object: &mut Object, user: Option<&UserInfo>) -> Result<(), ApiError> {

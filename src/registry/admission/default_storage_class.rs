@@ -24,8 +24,13 @@ impl CreatePlugin for DefaultStorageClass {
         super::KindPlugin::DefaultStorageClass
     }
 
-    fn admit_created<'a>(&'a self, store: &'a dyn crate::storage::Storage, claim: &'a mut Value) -> HookFuture<'a, Result<(), Rejection>> {
+    fn admit_created<'a>(
+        &'a self,
+        store: &'a dyn crate::storage::Storage,
+        claim: &'a mut crate::registry::object::Object,
+    ) -> HookFuture<'a, Result<(), Rejection>> {
         Box::pin(async move {
+            let claim = claim.value_mut().map_err(Rejection::object_form)?;
             if has_class(claim) {
                 return Ok(());
             }

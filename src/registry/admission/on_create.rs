@@ -4,22 +4,23 @@
 //! plugins that act on its objects ([`super::KindPlugin`]) and the check is made once, for all
 //! of them.
 
-use serde_json::Value;
-
 use super::{Attributes, KindPlugin, Operation, Plugin};
 use crate::registry::Rejection;
+use crate::registry::object::Object;
 use crate::registry::strategy::HookFuture;
 use crate::status::ApiError;
 
 /// A plugin that acts on new objects of the resources whose strategies name it: given the
-/// store and the object.
+/// store and the object, which it takes in the form it is written for
+/// ([`Object::typed_mut`], [`Object::value_mut`]).
 pub(super) trait CreatePlugin: Send + Sync {
     fn name(&self) -> &'static str;
 
     /// How strategies name it.
     fn kind_plugin(&self) -> KindPlugin;
 
-    fn admit_created<'a>(&'a self, store: &'a dyn crate::storage::Storage, object: &'a mut Value) -> HookFuture<'a, Result<(), Rejection>>;
+    fn admit_created<'a>(&'a self, store: &'a dyn crate::storage::Storage, object: &'a mut Object)
+    -> HookFuture<'a, Result<(), Rejection>>;
 }
 
 /// A [`CreatePlugin`] in the chain.
@@ -37,7 +38,7 @@ impl<P: CreatePlugin> Plugin for OnCreate<P> {
                 && target.subresource.is_none()
                 && super::acts_on(self.0.kind_plugin(), attributes.strategy);
             let Some(object) = attributes.object.as_deref_mut().filter(|_| created) else { return Ok(()) };
-            self.0.admit_created(store, object.value_mut()?).await.map_err(|r| target.refuse(r))
+            self.0.admit_created(store, object).await.map_err(|r| target.refuse(r))
         })
     }
 }

@@ -1,9 +1,11 @@
 //! `Priority` (`plugin/pkg/admission/priority`).
 
+use kapi_api::api::core::v1::Pod;
 use serde_json::{Value, json};
 
 use super::on_create::CreatePlugin;
 use crate::registry::Rejection;
+use crate::registry::object::Object;
 use crate::registry::strategy::HookFuture;
 
 /// The plugin in the chain: it acts on new pods.
@@ -18,12 +20,14 @@ impl CreatePlugin for Priority {
         super::KindPlugin::Priority
     }
 
-    fn admit_created<'a>(&'a self, store: &'a dyn crate::storage::Storage, pod: &'a mut Value) -> HookFuture<'a, Result<(), Rejection>> {
+    fn admit_created<'a>(&'a self, store: &'a dyn crate::storage::Storage, pod: &'a mut Object) -> HookFuture<'a, Result<(), Rejection>> {
         Box::pin(async move {
+            let pod = pod.typed_mut::<Pod>().map_err(Rejection::object_form)?;
             // The classes as cached (upstream's plugin reads them through an informer); a class
             // created a moment ago may not be cached yet: one consistent read before refusing.
             let mut classes = priority_classes(store, Some(0)).await?;
-            if let Some(named) = pod["spec"]["priorityClassName"].as_str().filter(|n| !n.is_empty())
+            let named = pod.spec.as_ref().and_then(|spec| spec.priority_class_name.as_deref());
+            if let Some(named) = named.filter(|n| !n.is_empty())
                 && !classes.iter().any(|c| c.object()["metadata"]["name"] == named)
             {
                 classes = priority_classes(store, None).await?;
@@ -37,15 +41,15 @@ impl CreatePlugin for Priority {
 /// from its priority class; without one, from the global default class if there is one (its
 /// name is recorded), else priority 0 preempting lower priorities. `classes` are the stored
 /// priority classes.
-pub fn priority<'c>(pod: &mut Value, classes: impl Iterator<Item = &'c Value> + Clone) -> Result<(), Rejection> {
-    let spec = &mut pod["spec"];
-    let name = spec["priorityClassName"].as_str().unwrap_or_default().to_owned();
+pub fn priority<'c>(pod: &mut Pod, classes: impl Iterator<Item = &'c Value> + Clone) -> Result<(), Rejection> {
+    let spec = pod.spec.get_or_insert_default();
+    let name = spec.priority_class_name.clone().unwrap_or_default();
     let class_policy = |c: &Value| c["preemptionPolicy"].as_str().unwrap_or("PreemptLowerPriority").to_owned();
     let (value, policy) = if name.is_empty() {
         let default = classes.clone().filter(|c| c["globalDefault"] == json!(true)).min_by_key(|c| c["value"].as_i64().unwrap_or_default());
         match default {
             Some(c) => {
-                spec["priorityClassName"] = c["metadata"]["name"].clone();
+                spec.priority_class_name = c["metadata"]["name"].as_str().map(str::to_owned);
                 (c["value"].as_i64().unwrap_or_default(), class_policy(c))
             }
             None => (0, "PreemptLowerPriority".to_owned()),
@@ -61,18 +65,20 @@ pub fn priority<'c>(pod: &mut Value, classes: impl Iterator<Item = &'c Value> + 
             }
         }
     };
-    if let Some(given) = spec["priority"].as_i64().filter(|p| *p != value) {
+    if let Some(given) = spec.priority.filter(|p| i64::from(*p) != value) {
         return Err(Rejection::Forbidden(format!(
             "the integer value of priority ({given}) must not be provided in pod spec; priority admission controller computed {value} from the given PriorityClass name"
         )));
     }
-    if let Some(given) = spec["preemptionPolicy"].as_str().filter(|p| *p != policy) {
+    if let Some(given) = spec.preemption_policy.as_deref().filter(|p| *p != policy) {
         return Err(Rejection::Forbidden(format!(
             "the string value of PreemptionPolicy ({given}) must not be provided in pod spec; priority admission controller computed {policy} from the given PriorityClass name"
         )));
     }
-    spec["priority"] = json!(value);
-    spec["preemptionPolicy"] = json!(policy);
+    // Class values are validated as int32s when the classes are written.
+    let value = i32::try_from(value).map_err(|_| Rejection::Internal(format!("priority class value {value} is out of range")))?;
+    spec.priority = Some(value);
+    spec.preemption_policy = Some(policy);
     Ok(())
 }
 
@@ -98,32 +104,36 @@ async fn priority_classes(
 mod tests {
     use super::*;
 
+    /// [`priority`] on the pod `pod`, written as JSON: the pod's spec as JSON.
+    fn prioritised<'c>(pod: Value, classes: impl Iterator<Item = &'c Value> + Clone) -> Result<Value, Rejection> {
+        let mut pod: Pod = serde_json::from_value(pod).unwrap();
+        priority(&mut pod, classes)?;
+        let mut spec = serde_json::to_value(pod).unwrap()["spec"].take();
+        // Written as Go writes a spec without containers: `null`, which is not what is tested.
+        spec.as_object_mut().unwrap().remove("containers");
+        Ok(spec)
+    }
+
     #[test]
     fn priorities_come_from_classes() {
-        let mut pod = json!({"spec": {}});
-        priority(&mut pod, [].iter()).unwrap();
-        assert_eq!(pod["spec"], json!({"priority": 0, "preemptionPolicy": "PreemptLowerPriority"}));
+        let spec = prioritised(json!({"spec": {}}), [].iter()).unwrap();
+        assert_eq!(spec, json!({"priority": 0, "preemptionPolicy": "PreemptLowerPriority"}));
 
         let classes = [
             json!({"metadata": {"name": "high"}, "value": 1000, "preemptionPolicy": "Never"}),
             json!({"metadata": {"name": "low-default"}, "value": 10, "globalDefault": true}),
         ];
-        let mut pod = json!({"spec": {}});
-        priority(&mut pod, classes.iter()).unwrap();
-        assert_eq!(pod["spec"], json!({"priorityClassName": "low-default", "priority": 10, "preemptionPolicy": "PreemptLowerPriority"}));
-        let mut pod = json!({"spec": {"priorityClassName": "high"}});
-        priority(&mut pod, classes.iter()).unwrap();
-        assert_eq!(pod["spec"]["priority"], 1000);
-        assert_eq!(pod["spec"]["preemptionPolicy"], "Never");
-        let mut pod = json!({"spec": {"priorityClassName": "system-node-critical"}});
-        priority(&mut pod, classes.iter()).unwrap();
-        assert_eq!(pod["spec"]["priority"], 2_000_001_000);
+        let spec = prioritised(json!({"spec": {}}), classes.iter()).unwrap();
+        assert_eq!(spec, json!({"priorityClassName": "low-default", "priority": 10, "preemptionPolicy": "PreemptLowerPriority"}));
+        let spec = prioritised(json!({"spec": {"priorityClassName": "high"}}), classes.iter()).unwrap();
+        assert_eq!(spec["priority"], 1000);
+        assert_eq!(spec["preemptionPolicy"], "Never");
+        let spec = prioritised(json!({"spec": {"priorityClassName": "system-node-critical"}}), classes.iter()).unwrap();
+        assert_eq!(spec["priority"], 2_000_001_000);
 
-        let mut unknown = json!({"spec": {"priorityClassName": "nope"}});
-        let err = priority(&mut unknown, classes.iter()).unwrap_err();
+        let err = prioritised(json!({"spec": {"priorityClassName": "nope"}}), classes.iter()).unwrap_err();
         assert!(matches!(&err, Rejection::Forbidden(m) if m == "no PriorityClass with name nope was found"), "{err:?}");
-        let mut wrong = json!({"spec": {"priority": 5}});
-        let err = priority(&mut wrong, [].iter()).unwrap_err();
+        let err = prioritised(json!({"spec": {"priority": 5}}), [].iter()).unwrap_err();
         assert!(
             matches!(&err, Rejection::Forbidden(m) if m.starts_with("the integer value of priority (5) must not be provided")),
             "{err:?}"

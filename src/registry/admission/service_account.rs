@@ -1,9 +1,14 @@
 //! `ServiceAccount` (`plugin/pkg/admission/serviceaccount`).
 
-use serde_json::{Value, json};
+use kapi_api::api::core::v1::{
+    ConfigMapProjection, DownwardAPIProjection, DownwardAPIVolumeFile, KeyToPath, LocalObjectReference, ObjectFieldSelector, Pod,
+    ProjectedVolumeSource, ServiceAccountTokenProjection, Volume, VolumeMount, VolumeProjection,
+};
+use serde_json::Value;
 
 use super::on_create::CreatePlugin;
 use crate::registry::Rejection;
+use crate::registry::object::Object;
 use crate::registry::strategy::HookFuture;
 
 /// The plugin in the chain: new pods only, and not the kubelet's mirror pods.
@@ -18,13 +23,16 @@ impl CreatePlugin for ServiceAccount {
         super::KindPlugin::ServiceAccount
     }
 
-    fn admit_created<'a>(&'a self, store: &'a dyn crate::storage::Storage, pod: &'a mut Value) -> HookFuture<'a, Result<(), Rejection>> {
+    fn admit_created<'a>(&'a self, store: &'a dyn crate::storage::Storage, pod: &'a mut Object) -> HookFuture<'a, Result<(), Rejection>> {
         Box::pin(async move {
-            if !pod["metadata"]["annotations"][MIRROR_POD_ANNOTATION].is_null() {
+            let pod = pod.typed_mut::<Pod>().map_err(Rejection::object_form)?;
+            let meta = pod.metadata.get_or_insert_default();
+            if meta.annotations.contains_key(MIRROR_POD_ANNOTATION) {
                 return Ok(());
             }
-            let namespace = pod["metadata"]["namespace"].as_str().unwrap_or_default().to_owned();
-            let name = pod["spec"]["serviceAccountName"].as_str().filter(|n| !n.is_empty()).unwrap_or("default").to_owned();
+            let namespace = meta.namespace.clone().unwrap_or_default();
+            let named = pod.spec.as_ref().and_then(|spec| spec.service_account_name.as_deref()).filter(|n| !n.is_empty());
+            let name = named.unwrap_or("default").to_owned();
             let account = service_account_named(store, &namespace, &name).await?;
             service_account(pod, account.object(), &crate::registry::objects::random_suffix());
             Ok(())
@@ -75,80 +83,97 @@ async fn service_account_named(
 /// has none; and unless the pod or the account opts out of automounting, it gets the projected
 /// `kube-api-access-<suffix>` volume (token, cluster CA, namespace) mounted read-only in every
 /// container and init container.
-pub fn service_account(pod: &mut Value, account: &Value, suffix: &str) {
-    let spec = &mut pod["spec"];
-    let name = &account["metadata"]["name"];
-    spec["serviceAccountName"] = name.clone();
-    spec["serviceAccount"] = name.clone();
-    if spec["imagePullSecrets"].as_array().is_none_or(Vec::is_empty)
-        && let Some(secrets) = account["imagePullSecrets"].as_array().filter(|s| !s.is_empty())
+pub fn service_account(pod: &mut Pod, account: &Value, suffix: &str) {
+    let spec = pod.spec.get_or_insert_default();
+    let name = account["metadata"]["name"].as_str().map(str::to_owned);
+    spec.service_account_name.clone_from(&name);
+    spec.service_account = name;
+    if spec.image_pull_secrets.is_empty()
+        && let Some(secrets) = account["imagePullSecrets"].as_array()
     {
-        spec["imagePullSecrets"] = Value::Array(secrets.iter().map(|s| object([("name", s["name"].clone())])).collect());
+        let named = |s: &Value| LocalObjectReference { name: s["name"].as_str().map(str::to_owned) };
+        spec.image_pull_secrets = secrets.iter().map(named).collect();
     }
-    let automount =
-        spec["automountServiceAccountToken"].as_bool().or_else(|| account["automountServiceAccountToken"].as_bool()).unwrap_or(true);
+    let automount = spec.automount_service_account_token.or_else(|| account["automountServiceAccountToken"].as_bool()).unwrap_or(true);
     if !automount {
         return;
     }
-    let mounted = |c: &Value| c["volumeMounts"].as_array().is_some_and(|m| m.iter().any(|m| m["mountPath"] == SERVICE_ACCOUNT_MOUNT_PATH));
     let volume = format!("kube-api-access-{suffix}");
     let mut used = false;
-    for list in ["initContainers", "containers"] {
-        let Some(containers) = spec.get_mut(list).and_then(Value::as_array_mut) else { continue };
-        for container in containers.iter_mut().filter(|c| !mounted(c)) {
-            let mount = object([
-                ("name", Value::String(volume.clone())),
-                ("readOnly", Value::Bool(true)),
-                ("mountPath", Value::String(SERVICE_ACCOUNT_MOUNT_PATH.to_owned())),
-            ]);
-            match container["volumeMounts"].as_array_mut() {
-                Some(mounts) => mounts.push(mount),
-                None => container["volumeMounts"] = Value::Array(vec![mount]),
-            }
-            used = true;
+    for container in spec.init_containers.iter_mut().chain(spec.containers.iter_mut()) {
+        if container.volume_mounts.iter().any(|m| m.mount_path == SERVICE_ACCOUNT_MOUNT_PATH) {
+            continue;
         }
+        container.volume_mounts.push(VolumeMount {
+            name: volume.clone(),
+            read_only: Some(true),
+            mount_path: SERVICE_ACCOUNT_MOUNT_PATH.to_owned(),
+            ..Default::default()
+        });
+        used = true;
     }
     if !used {
         return;
     }
-    // The same for every pod but its name: built once (a pod create builds nothing else as
-    // large).
-    static PROJECTED: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| {
-        json!({
-            "sources": [
-                {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
-                {"configMap": {"name": ROOT_CA_CONFIGMAP, "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
-                {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}},
-            ],
-            "defaultMode": 420,
-        })
-    });
-    let projected = object([("name", Value::String(volume)), ("projected", PROJECTED.clone())]);
-    match spec["volumes"].as_array_mut() {
-        Some(volumes) => volumes.push(projected),
-        None => spec["volumes"] = Value::Array(vec![projected]),
-    }
+    spec.volumes.push(Volume { name: volume, projected: Some(token_volume_source()), ..Default::default() });
 }
 
-/// A JSON object of these fields.
-fn object<const N: usize>(fields: [(&str, Value); N]) -> Value {
-    Value::Object(fields.into_iter().map(|(name, value)| (name.to_owned(), value)).collect())
+/// The projected source of every pod's token volume: its token (an hour and seven seconds,
+/// upstream's `DefaultAPITokenExpirationSeconds`), the cluster's CA and its namespace.
+fn token_volume_source() -> ProjectedVolumeSource {
+    let token = ServiceAccountTokenProjection { expiration_seconds: Some(3607), path: "token".into(), ..Default::default() };
+    let ca = ConfigMapProjection {
+        name: Some(ROOT_CA_CONFIGMAP.into()),
+        items: vec![KeyToPath { key: "ca.crt".into(), path: "ca.crt".into(), mode: None }],
+        optional: None,
+    };
+    let namespace = DownwardAPIVolumeFile {
+        path: "namespace".into(),
+        field_ref: Some(ObjectFieldSelector { api_version: Some("v1".into()), field_path: "metadata.namespace".into() }),
+        ..Default::default()
+    };
+    ProjectedVolumeSource {
+        sources: vec![
+            VolumeProjection { service_account_token: Some(token), ..Default::default() },
+            VolumeProjection { config_map: Some(ca), ..Default::default() },
+            VolumeProjection { downward_api: Some(DownwardAPIProjection { items: vec![namespace] }), ..Default::default() },
+        ],
+        default_mode: Some(420),
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
+
+    /// `service_account` on the pod `pod` is written as JSON, the pod it leaves as JSON.
+    fn admitted(pod: Value, account: &Value) -> Value {
+        let mut pod: Pod = serde_json::from_value(pod).unwrap();
+        service_account(&mut pod, account, "abcde");
+        serde_json::to_value(pod).unwrap()
+    }
 
     #[test]
     fn pods_get_their_service_account_and_token_volume() {
         let account = json!({"metadata": {"name": "default"}, "imagePullSecrets": [{"name": "regcred"}]});
-        let mut pod = json!({"spec": {"containers": [{"name": "a"}], "initContainers": [{"name": "i"}]}});
-        service_account(&mut pod, &account, "abcde");
+        let pod = admitted(json!({"spec": {"containers": [{"name": "a"}], "initContainers": [{"name": "i"}]}}), &account);
         assert_eq!(pod["spec"]["serviceAccountName"], "default");
         assert_eq!(pod["spec"]["serviceAccount"], "default");
         assert_eq!(pod["spec"]["imagePullSecrets"], json!([{"name": "regcred"}]));
         assert_eq!(pod["spec"]["volumes"][0]["name"], "kube-api-access-abcde");
-        assert_eq!(pod["spec"]["volumes"][0]["projected"]["sources"][0]["serviceAccountToken"]["expirationSeconds"], 3607);
+        assert_eq!(
+            pod["spec"]["volumes"][0]["projected"],
+            json!({
+                "sources": [
+                    {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+                    {"configMap": {"name": ROOT_CA_CONFIGMAP, "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+                    {"downwardAPI": {"items": [{"path": "namespace", "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}},
+                ],
+                "defaultMode": 420,
+            })
+        );
         for list in ["containers", "initContainers"] {
             assert_eq!(
                 pod["spec"][list][0]["volumeMounts"],
@@ -156,11 +181,10 @@ mod tests {
             );
         }
         // Opting out, on the pod or the account, mounts nothing.
-        let mut quiet = json!({"spec": {"automountServiceAccountToken": false, "containers": [{"name": "a"}]}});
-        service_account(&mut quiet, &account, "abcde");
+        let quiet = admitted(json!({"spec": {"automountServiceAccountToken": false, "containers": [{"name": "a"}]}}), &account);
         assert!(quiet["spec"]["volumes"].is_null());
-        let mut quiet = json!({"spec": {"containers": [{"name": "a"}]}});
-        service_account(&mut quiet, &json!({"metadata": {"name": "x"}, "automountServiceAccountToken": false}), "abcde");
+        let account = json!({"metadata": {"name": "x"}, "automountServiceAccountToken": false});
+        let quiet = admitted(json!({"spec": {"containers": [{"name": "a"}]}}), &account);
         assert!(quiet["spec"]["volumes"].is_null() && quiet["spec"]["serviceAccountName"] == "x");
     }
 }

@@ -46,11 +46,20 @@ impl Strategy for PodStrategy {
         true
     }
 
+    fn sets_status_on_create(&self) -> bool {
+        true
+    }
+
+    /// A new pod is `Pending`, with its QoS class, and nothing else in its status.
     fn prepare_for_create(&self, object: &mut Object, _user: Option<&crate::request_info::UserInfo>) -> Result<(), ApiError> {
-        let object = object.value_mut()?;
-        object["status"]["phase"] = json!("Pending");
         use crate::registry::defaults::core::{PodResources, pod_qos_class};
-        object["status"]["qosClass"] = json!(pod_qos_class(&PodResources::of(&object["spec"])));
+        let pod = object.typed_mut::<kapi_api::api::core::v1::Pod>()?;
+        let qos_class = pod_qos_class(&PodResources::of_spec(pod.spec.as_ref()));
+        pod.status = Some(kapi_api::api::core::v1::PodStatus {
+            phase: Some("Pending".to_owned()),
+            qos_class: Some(qos_class.to_owned()),
+            ..Default::default()
+        });
         Ok(())
     }
 
@@ -318,7 +327,10 @@ mod tests {
 
     #[test]
     fn new_pods_are_pending_with_their_qos_class() {
-        let mut pod = json!({"spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]}}).into();
+        let pod = json!({"spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]}, "status": {"podIP": "10.0.0.9"}});
+        let kind = crate::registry::objects::Kind::core_v1("Pod");
+        let dyn_kind = crate::registry::objects::dyn_kind(&kind).unwrap();
+        let mut pod = Object::from_value(pod).of_kind(dyn_kind);
         PodStrategy.prepare_for_create(&mut pod, None).unwrap();
         let pod = pod.into_value().unwrap();
         assert_eq!(pod["status"], json!({"phase": "Pending", "qosClass": "Burstable"}));

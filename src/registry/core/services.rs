@@ -52,7 +52,7 @@ impl Strategy for ServiceStrategy {
     /// The cluster IP and node ports, from the ranges and the stored Services.
     fn begin_create<'a>(&'a self, context: &'a HookContext<'a>, object: &'a mut Object) -> HookFuture<'a, Result<(), Rejection>> {
         Box::pin(async move {
-            let object = object.value_mut().map_err(|e| Rejection::Internal(e.message))?;
+            let object = object.value_mut().map_err(Rejection::object_form)?;
             admit(context.store, &context.config.network, object).await
         })
     }
@@ -67,7 +67,7 @@ impl Strategy for ServiceStrategy {
         old: &'a Value,
     ) -> HookFuture<'a, Result<(), Rejection>> {
         Box::pin(async move {
-            let new = new.value_mut().map_err(|e| Rejection::Internal(e.message))?;
+            let new = new.value_mut().map_err(Rejection::object_form)?;
             admit_update(context.store, &context.config.network, new, old).await
         })
     }

@@ -394,6 +394,15 @@ impl PodResources {
     pub fn of(spec: &serde_json::Value) -> PodResources {
         serde::Deserialize::deserialize(spec).unwrap_or_default()
     }
+
+    /// The resources of a pod's spec.
+    pub fn of_spec(spec: Option<&core::PodSpec>) -> PodResources {
+        let Some(spec) = spec else { return PodResources::default() };
+        let of = |containers: &[core::Container]| {
+            Some(containers.iter().map(|c| ContainerResources { resources: c.resources.clone() }).collect())
+        };
+        PodResources { resources: spec.resources.clone(), containers: of(&spec.containers), init_containers: of(&spec.init_containers) }
+    }
 }
 
 /// The pod strategy's `status.qosClass` at create (`qos.GetPodQOS`): `BestEffort` without any
