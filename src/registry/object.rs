@@ -283,4 +283,27 @@ mod tests {
         object.set_type_meta("example.com/v1", "Widget");
         assert_eq!(object.into_value().unwrap(), json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"}}));
     }
+
+    /// What the store relies on to leave a new object typed when its status is written as the
+    /// zero status: stored, that status is no status.
+    #[test]
+    fn an_empty_status_is_stored_as_none() {
+        for (kind, body) in [
+            (Kind { group: "apps".into(), version: "v1".into(), kind: "Deployment".into() }, r#"{"metadata":{"name":"d"},"spec":{}"#),
+            (Kind::core_v1("Service"), r#"{"metadata":{"name":"s"},"spec":{}"#),
+            (Kind { group: "batch".into(), version: "v1".into(), kind: "CronJob".into() }, r#"{"metadata":{"name":"c"},"spec":{}"#),
+        ] {
+            let with_empty = format!("{body},\"status\":{{}}}}");
+            let typed = Object::decode(&kind, Format::Json, with_empty.as_bytes()).unwrap();
+            // Written as the zero object's (a status that defaulting fills in, such as a
+            // namespace's phase, is not: the store clears it as JSON).
+            assert_eq!(typed.value().unwrap()["status"], objects::zero_object(&kind)["status"], "{}", kind.kind);
+            let typed = typed.into_typed().unwrap_or_else(|_| panic!("typed"));
+            let (typed_bytes, _) = objects::encode_typed_with(&kind, typed, None).unwrap();
+            let mut json = objects::decode_defaulted(&kind, Format::Json, with_empty.as_bytes()).unwrap();
+            json.as_object_mut().unwrap().remove("status");
+            let (json_bytes, _) = objects::encode_internal_with(&kind, json, None).unwrap();
+            assert_eq!(typed_bytes, json_bytes, "{}", kind.kind);
+        }
+    }
 }

@@ -134,7 +134,8 @@ pub fn decode_defaulted(kind: &Kind, format: Format, bytes: &[u8]) -> Result<Val
 /// [`decode_defaulted`] for a kind of the scheme, giving the generated object as well as its
 /// JSON: what a request's object starts as ([`crate::registry::object::Object`]).
 pub fn decode_typed(kind: &Kind, format: Format, bytes: &[u8]) -> Result<(Box<dyn DynObject>, Value), CodecError> {
-    let typed = dyn_kind(kind).ok_or_else(|| no_protobuf(kind))?;
+    let unknown = || CodecError::UnknownKind { api_version: kind.api_version(), kind: kind.kind.clone() };
+    let typed = dyn_kind(kind).ok_or_else(unknown)?;
     let mut object = typed.decode(format, bytes)?;
     if format == Format::Protobuf {
         let mut value = object.to_value()?;

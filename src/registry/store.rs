@@ -6,7 +6,7 @@
 
 use bytes::Bytes;
 use kapi_apimachinery::codec::CodecError;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::admission::{self, Attributes, Operation, Target};
 use super::fieldmanager::ManagedFields;
@@ -373,12 +373,13 @@ impl<'a> Store<'a> {
         self.strategy.normalize(&mut object)?;
         // Status is the server's to write: a new object of a resource with a status
         // subresource starts with none, or with what its strategy's `prepare_for_create` sets
-        // in its place. A generated object's empty status is already none (it decodes from no
-        // status as from `{}`), which leaves it typed.
+        // in its place. A generated object whose status is written as its type's zero status
+        // (as a client's object without one is) already has none, and stays typed.
         if self.has_status_subresource() && !self.strategy.sets_status_on_create() {
             let status = object.value()?.get("status");
-            let empty = object.is_typed() && status.is_none_or(|status| status.as_object().is_some_and(Map::is_empty));
-            if !empty && let Some(fields) = object.value_mut()?.as_object_mut() {
+            let zero = object.is_typed().then(|| objects::zero_object(kind));
+            let none = zero.is_some_and(|zero| status.is_none_or(|status| Some(status) == zero.get("status")));
+            if !none && let Some(fields) = object.value_mut()?.as_object_mut() {
                 fields.remove("status");
             }
         }

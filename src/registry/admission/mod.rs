@@ -88,8 +88,9 @@ pub struct Attributes<'a> {
     /// ([`super::strategy::Strategy::admitted_by`], `kubelet`).
     pub strategy: &'a dyn super::strategy::Strategy,
     /// The object to be written (create, update), which mutating plugins may change. A
-    /// plugin reads it with [`Object::value`] and changes it with [`Object::value_mut`], only
-    /// when it acts on the object: that keeps a generated object typed.
+    /// plugin takes it only when it acts on the object, in the form it is written for
+    /// ([`Object::value`] and [`Object::value_mut`] for JSON, [`Object::typed_mut`] for the
+    /// generated type): the object changes form only when a plugin asks for the other one.
     pub object: Option<&'a mut Object>,
     /// The stored object (update, delete).
     pub old: Option<&'a Value>,

@@ -26,11 +26,11 @@ impl CreatePlugin for ServiceAccount {
     fn admit_created<'a>(&'a self, store: &'a dyn crate::storage::Storage, pod: &'a mut Object) -> HookFuture<'a, Result<(), Rejection>> {
         Box::pin(async move {
             let pod = pod.typed_mut::<Pod>().map_err(Rejection::object_form)?;
-            let meta = pod.metadata.get_or_insert_default();
-            if meta.annotations.contains_key(MIRROR_POD_ANNOTATION) {
+            let meta = pod.metadata.as_ref();
+            if meta.is_some_and(|meta| meta.annotations.contains_key(MIRROR_POD_ANNOTATION)) {
                 return Ok(());
             }
-            let namespace = meta.namespace.clone().unwrap_or_default();
+            let namespace = meta.and_then(|meta| meta.namespace.clone()).unwrap_or_default();
             let named = pod.spec.as_ref().and_then(|spec| spec.service_account_name.as_deref()).filter(|n| !n.is_empty());
             let name = named.unwrap_or("default").to_owned();
             let account = service_account_named(store, &namespace, &name).await?;

@@ -8,8 +8,6 @@
 //! ([`crate::registry::objects::Unstructured`]), stored as JSON at upstream's keys
 //! (`/registry/<group>/<plural>/[<namespace>/]<name>`) in the definition's storage version.
 
-use crate::registry::object::Object;
-use crate::status::ApiError;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock, Weak};
 
@@ -22,11 +20,12 @@ use super::schema::{Schema, SchemaError};
 use crate::discovery::{RuntimeGroup, RuntimeVersion};
 use crate::openapi_v2::Served as Served2;
 use crate::registry::ScaleFacts;
+use crate::registry::object::Object;
 use crate::registry::objects::Kind;
 use crate::registry::store::{Store, StoreConfig};
 use crate::registry::strategy::{Converter, FieldSet, Strategy};
 use crate::selectors::SelectorError;
-use crate::status::FieldError;
+use crate::status::{ApiError, FieldError};
 use crate::tables::CustomColumns;
 
 /// The finalizer a definition gets when it is deleted: its objects are deleted first.

@@ -1,12 +1,11 @@
 //! Jobs (`pkg/registry/batch/job/strategy.go`): a new job gets its generated selector.
 
-use crate::registry::object::Object;
-use crate::status::ApiError;
 use serde_json::Value;
 
+use crate::registry::object::Object;
 use crate::registry::strategy::Strategy;
 use crate::registry::validation;
-use crate::status::FieldError;
+use crate::status::{ApiError, FieldError};
 
 /// Upstream's `jobStrategy`.
 pub struct JobStrategy;

@@ -2,13 +2,12 @@
 //! records who made it, its status and its `approval` subresource have their own rules, and the
 //! server fills in the conditions' timestamps.
 
-use crate::registry::object::Object;
-use crate::status::ApiError;
 use serde_json::Value;
 
+use crate::registry::object::Object;
 use crate::registry::strategy::{Strategy, SubresourceStrategy, copy_field};
 use crate::registry::validation;
-use crate::status::FieldError;
+use crate::status::{ApiError, FieldError};
 
 /// Upstream's `csrStrategy`, `csrStatusStrategy` and `csrApprovalStrategy`.
 pub struct CertificateSigningRequestStrategy;

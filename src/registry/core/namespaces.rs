@@ -3,14 +3,13 @@
 //! it `Terminating` until the namespace controller has emptied it; `finalize` writes
 //! `spec.finalizers` only.
 
-use crate::registry::object::Object;
-use crate::status::ApiError;
 use serde_json::{Value, json};
 
 use crate::registry::DeletionFlow;
+use crate::registry::object::Object;
 use crate::registry::strategy::{Strategy, SubresourceStrategy, copy_field};
 use crate::registry::validation::NameRule;
-use crate::status::FieldError;
+use crate::status::{ApiError, FieldError};
 
 /// Upstream's `namespaceStrategy` and its REST's `Delete`.
 pub struct NamespaceStrategy;

@@ -2,8 +2,6 @@
 //! gets the claims its pods use and updates their status's capacity and conditions only (the
 //! Node authorizer's claim rules, NodeRestriction's `admitPVCStatus`).
 
-use crate::registry::object::Object;
-use crate::status::ApiError;
 use std::collections::BTreeSet;
 
 use serde_json::Value;
@@ -12,9 +10,10 @@ use crate::rbac::Attributes;
 use crate::rbac::node::{self, Decision, Graph, Vertex};
 use crate::registry::admission::Operation;
 use crate::registry::kubelet::{KubeletRules, NodeWrite, Refusal, forbid};
+use crate::registry::object::Object;
 use crate::registry::strategy::Strategy;
 use crate::registry::validation;
-use crate::status::FieldError;
+use crate::status::{ApiError, FieldError};
 
 /// Upstream's `persistentvolumeclaimStrategy`.
 pub struct PersistentVolumeClaimStrategy;

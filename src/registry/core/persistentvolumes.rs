@@ -2,14 +2,14 @@
 //! volumes bound to the claims its pods use, and they make it reach the secrets they name for
 //! the kubelet (the Node authorizer's `AddPV` and `authorizeGet`).
 
-use crate::registry::object::Object;
-use crate::status::ApiError;
 use serde_json::Value;
 
 use crate::rbac::Attributes;
 use crate::rbac::node::{self, Decision, Graph, Relations, Vertex};
 use crate::registry::kubelet::KubeletRules;
+use crate::registry::object::Object;
 use crate::registry::strategy::Strategy;
+use crate::status::ApiError;
 
 /// The volume sources that name a Secret by `secretRef`, the kubelet using it
 /// (`VisitPVSecretNames`; the namespace is the reference's, else the bound claim's).

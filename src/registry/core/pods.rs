@@ -12,7 +12,6 @@
 
 pub mod eviction;
 
-use crate::registry::object::Object;
 use serde_json::{Value, json};
 
 use crate::registry::objects::{self, Kind};
@@ -20,6 +19,7 @@ use crate::registry::store::{Store, WriteOptions};
 use crate::status::{GroupKind, GroupResource};
 
 use crate::registry::OwnRest;
+use crate::registry::object::Object;
 use crate::registry::strategy::{Strategy, SubresourceStrategy, copy_field};
 use crate::registry::validation;
 use crate::status::{ApiError, FieldError};

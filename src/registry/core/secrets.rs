@@ -1,16 +1,15 @@
 //! Secrets (`pkg/registry/core/secret/strategy.go`).
 
-use crate::registry::object::Object;
-use crate::status::ApiError;
 use base64::Engine;
 use serde_json::Value;
 
 use crate::rbac::Attributes;
 use crate::rbac::node::{self, Decision, Graph, Vertex};
 use crate::registry::kubelet::KubeletRules;
+use crate::registry::object::Object;
 use crate::registry::strategy::Strategy;
 use crate::registry::validation;
-use crate::status::FieldError;
+use crate::status::{ApiError, FieldError};
 
 /// Upstream's `strategy` for secrets.
 pub struct SecretStrategy;

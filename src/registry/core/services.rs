@@ -7,7 +7,6 @@
 //! What is handed out but not stored yet (a create between its allocation and its write) is
 //! held in [`InFlight`], so that concurrent creates never get the same address or port.
 
-use crate::registry::object::Object;
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::Ipv4Addr;
 use std::sync::Arc;
@@ -16,6 +15,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::registry::Rejection;
+use crate::registry::object::Object;
 use crate::registry::strategy::{HookContext, HookFuture, Strategy};
 use crate::registry::validation;
 use crate::status::{ApiError, FieldError};
