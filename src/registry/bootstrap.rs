@@ -57,7 +57,7 @@ async fn ensure_one(storage: &dyn Storage, config: &StoreConfig, wanted: &Bootst
     let defaulted = || objects::defaulted(&kind, &wanted.object).map_err(ApiError::internal);
     let key = super::keys::key(wanted.group, wanted.resource, namespace, Some(name));
     let Some(current) = storage.get(&key).await? else {
-        let incoming = Incoming::from_external(wanted.group, wanted.resource, &kind, defaulted()?)?;
+        let incoming = Incoming::from_object(wanted.group, wanted.resource, &kind, &wanted.object)?;
         return match store.create(WriteOptions { manager: Some("kube-apiserver"), ..Default::default() }, namespace, incoming).await {
             Err(e) if e.code != 409 && !stored_by_another(storage, &key).await => Err(e),
             _ => Ok(()),

@@ -84,6 +84,21 @@ impl Object {
         Ok(Object::typed(dyn_kind, typed, value))
     }
 
+    /// A JSON object of `kind` decoded and defaulted as a JSON request body of it is
+    /// ([`objects::defaulted`]), typed when the scheme has the kind: an object the server
+    /// writes itself.
+    pub fn defaulted(kind: &Kind, object: &Value) -> Result<Object, CodecError> {
+        Object::decode(kind, Format::Json, &serde_json::to_vec(object)?)
+    }
+
+    /// A hub value as the generated object of `kind` (with its `apiVersion` and `kind`) and
+    /// its JSON ([`objects::external_from_hub`]).
+    pub fn from_hub(kind: &Kind, hub: kapi_apimachinery::dynamic::Hub) -> Result<Object, CodecError> {
+        let (dyn_kind, typed) = objects::typed_from_hub(kind, hub)?;
+        let value = typed.to_value()?;
+        Ok(Object::typed(dyn_kind, typed, value))
+    }
+
     /// Whether the generated object is still the object (no step has changed it as JSON).
     pub fn is_typed(&self) -> bool {
         self.typed.is_some()

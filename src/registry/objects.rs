@@ -481,12 +481,18 @@ pub fn hub_from_external(kind: &Kind, external: Value) -> Result<Hub, CodecError
 /// A hub value as the external object of `kind` (with its `apiVersion` and `kind`), as the
 /// `Store` takes it.
 pub fn external_from_hub(kind: &Kind, hub: Hub) -> Result<Value, CodecError> {
-    let mut object = known(kind)?.convert_hub(hub).map_err(|_| CodecError::UnknownKind {
+    Ok(typed_from_hub(kind, hub)?.1.to_value()?)
+}
+
+/// [`external_from_hub`], the generated object (and its kind's) rather than its JSON.
+pub fn typed_from_hub(kind: &Kind, hub: Hub) -> Result<(&'static dyn DynKind, Box<dyn DynObject>), CodecError> {
+    let typed = known(kind)?;
+    let mut object = typed.convert_hub(hub).map_err(|_| CodecError::UnknownKind {
         api_version: kind.api_version(),
         kind: format!("{} (no conversion from this hub)", kind.kind),
     })?;
     object.set_type_meta(&kind.api_version(), &kind.kind);
-    Ok(object.to_value()?)
+    Ok((typed, object))
 }
 
 /// Reads a stored value (protobuf with its envelope, or JSON) back into JSON.

@@ -85,8 +85,8 @@ impl Incoming {
     /// An object the server writes itself (start-up objects, controllers' creates), given as
     /// the external JSON object a client would send: decoded and defaulted as such a body is.
     pub fn from_object(group: &str, resource: &str, kind: &Kind, object: &Value) -> Result<Incoming, ApiError> {
-        let external = objects::defaulted(kind, object).map_err(ApiError::internal)?;
-        Incoming::from_external(group, resource, kind, Object::from_value(external))
+        let external = Object::defaulted(kind, object).map_err(ApiError::internal)?;
+        Incoming::from_external(group, resource, kind, external)
     }
 
     /// A request's object, decoded and defaulted in `kind`'s version, made internal. A typed

@@ -132,6 +132,11 @@ impl PolicyObject {
         objects::external_from_hub(&self.kind(), self.clone().into_hub()).map_err(ApiError::internal)
     }
 
+    /// [`PolicyObject::to_external`] as the generated object a create stores as it is.
+    pub fn to_external_object(&self) -> Result<crate::registry::object::Object, ApiError> {
+        crate::registry::object::Object::from_hub(&self.kind(), self.clone().into_hub()).map_err(ApiError::internal)
+    }
+
     /// The object the `Store` hands an update, typed.
     pub fn from_external(kind: &Kind, external: Value) -> Result<PolicyObject, ApiError> {
         let hub = objects::hub_from_external(kind, external).map_err(ApiError::internal)?;
@@ -301,7 +306,7 @@ async fn ensure_one(
         // Defaulted as a decoded request body is.
         let mut object = wanted.clone();
         crate::registry::defaults::apply_defaults(object.as_walk());
-        let incoming = Incoming::from_external(GROUP, resource, &kind, object.to_external()?)?;
+        let incoming = Incoming::from_external(GROUP, resource, &kind, object.to_external_object()?)?;
         return match store.create(options(), wanted.namespace(), incoming).await {
             Err(e) if e.code != 409 => Err(e),
             _ => Ok(()),
