@@ -523,6 +523,17 @@ impl SubresourceWrite<'_> {
     }
 }
 
+/// [`Strategy::prepare_for_create`] on an object of the core kind `kind` given as JSON, as the
+/// store hands it over (known as its generated type): the object it leaves, as JSON.
+#[cfg(test)]
+pub(crate) fn prepared_for_create(strategy: &dyn Strategy, kind: &str, object: Value) -> Value {
+    let kind = super::objects::Kind::core_v1(kind);
+    let dyn_kind = super::objects::dyn_kind(&kind).expect("a kind of the scheme");
+    let mut object = Object::from_value(object).of_kind(dyn_kind);
+    strategy.prepare_for_create(&mut object, None).expect("prepared");
+    object.into_value().expect("as JSON")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,7 +16,7 @@ impl Strategy for JobStrategy {
     }
 
     fn prepare_for_create(&self, object: &mut Object, _user: Option<&crate::request_info::UserInfo>) -> Result<(), ApiError> {
-        crate::registry::defaults::batch::generate_job_selector(object.value_mut()?);
+        crate::registry::defaults::batch::generate_job_selector(object.typed_mut()?);
         Ok(())
     }
 

@@ -23,14 +23,23 @@ impl Strategy for NamespaceStrategy {
         NameRule::Label
     }
 
+    fn sets_status_on_create(&self) -> bool {
+        true
+    }
+
+    /// A new namespace is `Active`, finalized by `kubernetes` unless it names finalizers, and
+    /// labelled with its name.
     fn prepare_for_create(&self, object: &mut Object, _user: Option<&crate::request_info::UserInfo>) -> Result<(), ApiError> {
-        let object = object.value_mut()?;
-        if object["spec"]["finalizers"].as_array().is_none_or(Vec::is_empty) {
-            object["spec"]["finalizers"] = json!(["kubernetes"]);
+        use kapi_api::api::core::v1::{Namespace, NamespaceStatus};
+        let Namespace { metadata, spec, status, .. } = object.typed_mut::<Namespace>()?;
+        let finalizers = &mut spec.get_or_insert_default().finalizers;
+        if finalizers.is_empty() {
+            finalizers.push("kubernetes".to_owned());
         }
-        object["status"]["phase"] = json!("Active");
-        let name = object["metadata"]["name"].clone();
-        object["metadata"]["labels"]["kubernetes.io/metadata.name"] = name;
+        *status = Some(NamespaceStatus { phase: Some("Active".to_owned()), ..Default::default() });
+        let meta = metadata.get_or_insert_default();
+        let name = meta.name.clone().unwrap_or_default();
+        meta.labels.insert("kubernetes.io/metadata.name".to_owned(), name);
         Ok(())
     }
 
@@ -85,9 +94,11 @@ mod tests {
 
     #[test]
     fn new_namespaces_are_active_labelled_and_finalized() {
-        let mut ns = json!({"metadata": {"name": "team"}}).into();
-        NamespaceStrategy.prepare_for_create(&mut ns, None).unwrap();
-        let ns = ns.into_value().unwrap();
+        let ns = crate::registry::strategy::prepared_for_create(
+            &NamespaceStrategy,
+            "Namespace",
+            json!({"metadata": {"name": "team"}, "status": {"phase": "Terminating"}}),
+        );
         assert_eq!(ns["spec"]["finalizers"], json!(["kubernetes"]));
         assert_eq!(ns["status"]["phase"], "Active");
         assert_eq!(ns["metadata"]["labels"]["kubernetes.io/metadata.name"], "team");

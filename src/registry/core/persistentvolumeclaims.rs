@@ -28,9 +28,15 @@ impl Strategy for PersistentVolumeClaimStrategy {
         &[LimitRangerClaims, DefaultStorageClass]
     }
 
-    /// A new claim is `Pending` (upstream's defaulting of the cleared status on read).
+    fn sets_status_on_create(&self) -> bool {
+        true
+    }
+
+    /// A new claim is `Pending` with nothing else in its status (upstream's defaulting of the cleared status on read).
     fn prepare_for_create(&self, object: &mut Object, _user: Option<&crate::request_info::UserInfo>) -> Result<(), ApiError> {
-        object.value_mut()?["status"]["phase"] = Value::String("Pending".into());
+        use kapi_api::api::core::v1::{PersistentVolumeClaim, PersistentVolumeClaimStatus};
+        object.typed_mut::<PersistentVolumeClaim>()?.status =
+            Some(PersistentVolumeClaimStatus { phase: Some("Pending".to_owned()), ..Default::default() });
         Ok(())
     }
 
@@ -108,6 +114,24 @@ fn json_diff(old: &Value, new: &Value) -> String {
     let mut out = Vec::new();
     walk("", old, new, &mut out);
     out.join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::PersistentVolumeClaimStrategy;
+    use crate::registry::strategy::prepared_for_create;
+
+    #[test]
+    fn new_claims_are_pending_with_nothing_else_in_their_status() {
+        let claim = json!({"metadata": {"name": "c"}, "spec": {}, "status": {"phase": "Bound", "capacity": {"storage": "1Gi"}}});
+        let claim = prepared_for_create(&PersistentVolumeClaimStrategy, "PersistentVolumeClaim", claim);
+        assert_eq!(claim["status"], json!({"phase": "Pending"}));
+        let volume = json!({"metadata": {"name": "v"}, "spec": {}, "status": {"phase": "Released"}});
+        let volume = prepared_for_create(&crate::registry::core::persistentvolumes::PersistentVolumeStrategy, "PersistentVolume", volume);
+        assert_eq!(volume["status"], json!({"phase": "Pending"}));
+    }
 }
 
 #[cfg(test)]

@@ -25,9 +25,15 @@ impl Strategy for PersistentVolumeStrategy {
         crate::tables::Columns::Printer(&crate::tables::PERSISTENT_VOLUMES)
     }
 
-    /// A new volume is `Pending` (upstream's defaulting of the cleared status on read).
+    fn sets_status_on_create(&self) -> bool {
+        true
+    }
+
+    /// A new volume is `Pending` with nothing else in its status (upstream's defaulting of the cleared status on read).
     fn prepare_for_create(&self, object: &mut Object, _user: Option<&crate::request_info::UserInfo>) -> Result<(), ApiError> {
-        object.value_mut()?["status"]["phase"] = Value::String("Pending".into());
+        use kapi_api::api::core::v1::{PersistentVolume, PersistentVolumeStatus};
+        object.typed_mut::<PersistentVolume>()?.status =
+            Some(PersistentVolumeStatus { phase: Some("Pending".to_owned()), ..Default::default() });
         Ok(())
     }
 

@@ -328,11 +328,7 @@ mod tests {
     #[test]
     fn new_pods_are_pending_with_their_qos_class() {
         let pod = json!({"spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]}, "status": {"podIP": "10.0.0.9"}});
-        let kind = crate::registry::objects::Kind::core_v1("Pod");
-        let dyn_kind = crate::registry::objects::dyn_kind(&kind).unwrap();
-        let mut pod = Object::from_value(pod).of_kind(dyn_kind);
-        PodStrategy.prepare_for_create(&mut pod, None).unwrap();
-        let pod = pod.into_value().unwrap();
+        let pod = crate::registry::strategy::prepared_for_create(&PodStrategy, "Pod", pod);
         assert_eq!(pod["status"], json!({"phase": "Pending", "qosClass": "Burstable"}));
     }
 

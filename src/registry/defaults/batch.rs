@@ -3,7 +3,6 @@
 //! not `JobSpec`.
 
 use kapi_api::api::batch::v1 as batch;
-use serde_json::{Value, json};
 
 use super::{Registry, default_str};
 
@@ -61,37 +60,27 @@ pub fn set_defaults_pod_failure_policy_on_pod_conditions_pattern(p: &mut batch::
 /// labels the user set are kept), and the selector matches the uid label. Upstream then
 /// defaults the job's empty labels from the template again when it reads the object back, so a
 /// job created without labels shows the generated ones; that is done here once, at create.
-pub fn generate_job_selector(job: &mut Value) {
-    if job["spec"]["manualSelector"] == json!(true) {
+pub fn generate_job_selector(job: &mut batch::Job) {
+    let batch::Job { metadata, spec, .. } = job;
+    let spec = spec.get_or_insert_default();
+    if spec.manual_selector == Some(true) {
         return;
     }
-    let name = job["metadata"]["name"].clone();
-    let uid = job["metadata"]["uid"].clone();
-    let template_labels = &mut job["spec"]["template"]["metadata"]["labels"];
-    if !template_labels.is_object() {
-        *template_labels = json!({});
-    }
+    let meta = metadata.get_or_insert_default();
+    let (name, uid) = (meta.name.clone().unwrap_or_default(), meta.uid.clone().unwrap_or_default());
+    let template_labels = &mut spec.template.metadata.get_or_insert_default().labels;
     for (key, value) in [
         ("job-name", &name),
         ("batch.kubernetes.io/job-name", &name),
         ("controller-uid", &uid),
         ("batch.kubernetes.io/controller-uid", &uid),
     ] {
-        if template_labels.get(key).is_none() {
-            template_labels[key] = value.clone();
-        }
+        template_labels.entry(key.to_owned()).or_insert_with(|| value.clone());
     }
     let template_labels = template_labels.clone();
-    let match_labels = &mut job["spec"]["selector"]["matchLabels"];
-    if !match_labels.is_object() {
-        *match_labels = json!({});
-    }
-    if match_labels.get("batch.kubernetes.io/controller-uid").is_none() {
-        match_labels["batch.kubernetes.io/controller-uid"] = uid;
-    }
-    let labels = &mut job["metadata"]["labels"];
-    if labels.as_object().is_none_or(serde_json::Map::is_empty) {
-        *labels = template_labels;
+    spec.selector.get_or_insert_default().match_labels.entry("batch.kubernetes.io/controller-uid".to_owned()).or_insert(uid);
+    if meta.labels.is_empty() {
+        meta.labels = template_labels;
     }
 }
 
@@ -119,16 +108,19 @@ mod tests {
             json!({"metadata": {"name": "pi"}, "spec": spec}),
         );
 
-        let mut job = json!({"metadata": {"name": "pi", "uid": "u-1"}, "spec": spec});
-        generate_job_selector(&mut job);
+        let selected = |job: serde_json::Value| {
+            let mut job: batch::Job = serde_json::from_value(job).unwrap();
+            generate_job_selector(&mut job);
+            serde_json::to_value(job).unwrap()
+        };
+        let job = selected(json!({"metadata": {"name": "pi", "uid": "u-1"}, "spec": spec}));
         let labels = json!({"batch.kubernetes.io/controller-uid": "u-1", "batch.kubernetes.io/job-name": "pi",
             "controller-uid": "u-1", "job-name": "pi"});
         assert_eq!(job["spec"]["selector"], json!({"matchLabels": {"batch.kubernetes.io/controller-uid": "u-1"}}));
         assert_eq!(job["spec"]["template"]["metadata"]["labels"], labels);
         assert_eq!(job["metadata"]["labels"], labels);
 
-        let mut manual = json!({"metadata": {"name": "m", "uid": "u"}, "spec": {"manualSelector": true, "selector": {}}});
-        generate_job_selector(&mut manual);
+        let manual = selected(json!({"metadata": {"name": "m", "uid": "u"}, "spec": {"manualSelector": true, "selector": {}}}));
         assert_eq!(manual["spec"]["selector"], json!({}));
 
         // Per-index backoff limits make the global one unbounded; a pod failure policy replaces
