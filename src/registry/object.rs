@@ -80,7 +80,7 @@ impl Object {
         let Some(dyn_kind) = objects::dyn_kind(kind) else {
             return objects::decode_defaulted(kind, format, bytes).map(Object::from_value);
         };
-        let (typed, value) = objects::decode_typed(kind, format, bytes)?;
+        let (typed, value) = objects::decode_typed(dyn_kind, format, bytes)?;
         Ok(Object::typed(dyn_kind, typed, value))
     }
 

@@ -50,7 +50,9 @@ pub fn is_registered(kind: &Kind) -> bool {
 /// storage version's, so that the generated object can go from decoding to storage as it is
 /// ([`encode_typed_with`]): a kind of the scheme that is its own hub and stored as itself.
 pub fn stores_as_decoded(kind: &Kind) -> bool {
-    dyn_kind(kind).is_some_and(|typed| typed.internal_is_external()) && storage_kind(kind) == *kind
+    // Compared in place: every write asks, and `storage_kind` would allocate its answer.
+    let stored_as_itself = storage_version(kind).is_none_or(|s| s.group == kind.group && s.version == kind.version && s.kind == kind.kind);
+    stored_as_itself && dyn_kind(kind).is_some_and(|typed| typed.internal_is_external())
 }
 
 /// The scheme's kind as a trait object (`kapi_api::scheme::dyn_kind`): every typed step below
@@ -125,17 +127,14 @@ pub fn decode(kind: &Kind, format: Format, bytes: &[u8]) -> Result<Value, CodecE
 pub fn decode_defaulted(kind: &Kind, format: Format, bytes: &[u8]) -> Result<Value, CodecError> {
     // A custom resource's defaults come from its definition's schema, which its strategy
     // applies.
-    if dyn_kind(kind).is_none() {
-        return decode_unstructured(kind, format, bytes);
-    }
-    Ok(decode_typed(kind, format, bytes)?.1)
+    let Some(typed) = dyn_kind(kind) else { return decode_unstructured(kind, format, bytes) };
+    Ok(decode_typed(typed, format, bytes)?.1)
 }
 
-/// [`decode_defaulted`] for a kind of the scheme, giving the generated object as well as its
-/// JSON: what a request's object starts as ([`crate::registry::object::Object`]).
-pub fn decode_typed(kind: &Kind, format: Format, bytes: &[u8]) -> Result<(Box<dyn DynObject>, Value), CodecError> {
-    let unknown = || CodecError::UnknownKind { api_version: kind.api_version(), kind: kind.kind.clone() };
-    let typed = dyn_kind(kind).ok_or_else(unknown)?;
+/// [`decode_defaulted`] for a kind of the scheme (`typed`, [`dyn_kind`]), giving the generated
+/// object as well as its JSON: what a request's object starts as
+/// ([`crate::registry::object::Object`]).
+pub fn decode_typed(typed: &dyn DynKind, format: Format, bytes: &[u8]) -> Result<(Box<dyn DynObject>, Value), CodecError> {
     let mut object = typed.decode(format, bytes)?;
     if format == Format::Protobuf {
         let mut value = object.to_value()?;
@@ -235,13 +234,17 @@ pub fn last_of_repeated_keys(json: &[u8]) -> Option<Vec<u8>> {
 /// The kind `kind` is stored as: its resource's storage version (the generated
 /// `STORAGE_VERSIONS`; cohabiting kinds such as `events.k8s.io` `Event` are stored as core's).
 pub fn storage_kind(kind: &Kind) -> Kind {
+    storage_version(kind)
+        .map_or_else(|| kind.clone(), |s| Kind { group: s.group.to_owned(), version: s.version.to_owned(), kind: s.kind.to_owned() })
+}
+
+/// The generated `STORAGE_VERSIONS` entry of `kind`'s resource, if it has one ([`storage_kind`]).
+fn storage_version(kind: &Kind) -> Option<&'static kapi_apimachinery::scheme::GroupVersionKind> {
     static INDEX: std::sync::LazyLock<crate::group_index::GroupIndex<&'static kapi_apimachinery::scheme::GroupVersionKind>> =
         std::sync::LazyLock::new(|| {
             kapi_api::scheme::STORAGE_VERSIONS.iter().map(|(group, kind, stored)| (*group, *kind, stored)).collect()
         });
-    INDEX
-        .get(&kind.group, &kind.kind)
-        .map_or_else(|| kind.clone(), |s| Kind { group: s.group.to_owned(), version: s.version.to_owned(), kind: s.kind.to_owned() })
+    INDEX.get(&kind.group, &kind.kind).copied()
 }
 
 /// Converts an object from one version to another through the kinds' hub (internal) type, as
