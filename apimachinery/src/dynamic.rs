@@ -59,6 +59,9 @@ pub trait DynObject: Send + Sync {
     /// [`Object::set_resource_version`].
     fn set_resource_version(&mut self, resource_version: &str);
 
+    /// [`Object::object_meta`].
+    fn object_meta(&self) -> Option<&dyn Any>;
+
     /// [`Object::object_meta_mut`].
     fn object_meta_mut(&mut self) -> Option<&mut dyn Any>;
 
@@ -97,6 +100,10 @@ impl<T: Object> DynObject for T {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         Object::set_resource_version(self, resource_version);
+    }
+
+    fn object_meta(&self) -> Option<&dyn Any> {
+        Object::object_meta(self)
     }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn Any> {

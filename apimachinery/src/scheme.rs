@@ -90,7 +90,10 @@ pub trait Object:
 
     /// The object's `metadata`, for kinds whose metadata is an `ObjectMeta` and that have one:
     /// the generated type, which this crate cannot name, so callers downcast it. `None` for
-    /// lists, for kinds without one, and when it is absent (nothing is added).
+    /// lists, for kinds without one, and when it is absent.
+    fn object_meta(&self) -> Option<&dyn std::any::Any>;
+
+    /// [`Object::object_meta`], to change (`None` when absent: nothing is added).
     fn object_meta_mut(&mut self) -> Option<&mut dyn std::any::Any>;
 
     /// A list kind's items, each as an object of its kind; `None` for every other kind.

@@ -109,10 +109,15 @@ pub fn render(model: &Model) -> anyhow::Result<BTreeMap<String, String>> {
                             .flat_map(Field::flattened)
                             .find(|f| f.json_name == "metadata")
                             .filter(|f| matches!(&f.elem, Elem::Named(_, n) if n == "ObjectMeta"))
-                            .map_or("None".to_owned(), |f| match f.card == Card::Single && !f.required {
-                                true => "self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)".to_owned(),
-                                false => "Some(&mut self.metadata)".to_owned(),
-                            });
+                            .map(|f| f.card == Card::Single && !f.required);
+                        let (object_meta, object_meta_mut) = match object_meta {
+                            None => ("None".to_owned(), "None".to_owned()),
+                            Some(true) => (
+                                "self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)".to_owned(),
+                                "self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)".to_owned(),
+                            ),
+                            Some(false) => ("Some(&self.metadata)".to_owned(), "Some(&mut self.metadata)".to_owned()),
+                        };
                         let list_items = t
                             .fields
                             .iter()
@@ -127,6 +132,7 @@ pub fn render(model: &Model) -> anyhow::Result<BTreeMap<String, String>> {
                             });
                         objects.push(ObjectView {
                             object_meta,
+                            object_meta_mut,
                             list_items,
                             set_resource_version,
                             name: t.name.clone(),
@@ -351,8 +357,10 @@ struct ObjectView {
     hub: String,
     /// The body of `set_resource_version` (empty for kinds without object or list metadata).
     set_resource_version: String,
-    /// The expression `object_meta_mut` answers (`None` for kinds without an `ObjectMeta`).
+    /// The expressions `object_meta` and `object_meta_mut` answer (`None` for kinds without an
+    /// `ObjectMeta`).
     object_meta: String,
+    object_meta_mut: String,
     /// The expression `list_items_mut` answers (`None` unless the kind lists objects of a kind).
     list_items: String,
     to_hub: String,

@@ -3,8 +3,10 @@
 //! form (custom resources, kinds converted through their hub, what a patch made, what a hook
 //! edits as JSON). Built-in objects stay typed from decoding to encoding as long as no step
 //! asks to change them as JSON, so storing them needs no conversion from JSON; the JSON form
-//! that field management, validation and the hooks still read is made once, and kept in step
-//! with the metadata the store sets ([`Object::set_meta`]).
+//! that field management, the JSON-written validation rules and hooks still read is made once,
+//! and kept in step with the metadata the store sets ([`Object::set_meta`]). Rules written over
+//! the generated type read it as such ([`Object::typed_ref`]), from JSON only when a JSON step
+//! came last.
 //!
 //! The codecs that read and write objects are [`super::objects`]'s.
 
@@ -22,8 +24,10 @@ use crate::status::ApiError;
 /// takes the form it is written for; the object changes form only when a step asks for the
 /// other one.
 pub struct Object {
-    /// The generated object, until a step changes the object as JSON ([`Object::value_mut`]).
-    typed: Option<Box<dyn DynObject>>,
+    /// The generated object, until a step changes the object as JSON ([`Object::value_mut`]);
+    /// read from the JSON form the first time a step reads it as its type after such a change
+    /// ([`Object::typed_ref`]).
+    typed: OnceLock<Box<dyn DynObject>>,
     /// The object as JSON: made from `typed` the first time it is read, or the only form.
     json: OnceLock<Value>,
     /// The generated type, for a step that changes the object as such
@@ -59,13 +63,13 @@ impl From<Value> for Object {
 impl Object {
     /// An object known as JSON only.
     pub fn from_value(value: Value) -> Object {
-        Object { typed: None, json: OnceLock::from(value), kind: None }
+        Object { typed: OnceLock::new(), json: OnceLock::from(value), kind: None }
     }
 
     /// A generated object of `kind` and its JSON form, which must agree (as decoding makes
     /// them).
     pub fn typed(kind: &'static dyn DynKind, typed: Box<dyn DynObject>, json: Value) -> Object {
-        Object { typed: Some(typed), json: OnceLock::from(json), kind: Some(kind) }
+        Object { typed: OnceLock::from(typed), json: OnceLock::from(json), kind: Some(kind) }
     }
 
     /// The object, which is of `kind`, known as the generated type too
@@ -99,9 +103,10 @@ impl Object {
         Ok(Object::typed(dyn_kind, typed, value))
     }
 
-    /// Whether the generated object is still the object (no step has changed it as JSON).
+    /// Whether the object is at hand as its generated type (no step has changed it as JSON
+    /// since, or a step has read it as its type after).
     pub fn is_typed(&self) -> bool {
-        self.typed.is_some()
+        self.typed.get().is_some()
     }
 
     /// The object as JSON, to read.
@@ -119,22 +124,48 @@ impl Object {
             let value = self.json_of_typed()?;
             self.json = OnceLock::from(value);
         }
-        self.typed = None;
+        self.typed = OnceLock::new();
         self.json.get_mut().ok_or_else(|| ApiError::internal("an object with neither form"))
     }
 
     /// The object as its generated type `T`, to change: read from its JSON form if a step
     /// changed it as JSON, and from here on the only form until one is read again.
     pub fn typed_mut<T: Any>(&mut self) -> Result<&mut T, ApiError> {
-        if self.typed.is_none() {
-            let kind = self.kind.ok_or_else(|| ApiError::internal("the object has no generated type"))?;
+        if self.typed.get().is_none() {
+            if self.kind.is_none() {
+                return Err(no_generated_type());
+            }
             let value = self.json.take().ok_or_else(|| ApiError::internal("an object with neither form"))?;
-            let typed = kind.read_value(value).map_err(|e| ApiError::internal(format!("reading the object as its type: {e}")))?;
-            self.typed = Some(typed);
+            self.typed = OnceLock::from(self.read_typed(value)?);
         }
         self.json = OnceLock::new();
-        let typed: &mut dyn Any = self.typed.as_mut().ok_or_else(|| ApiError::internal("an object with neither form"))?.as_walk();
-        typed.downcast_mut::<T>().ok_or_else(|| ApiError::internal(format!("the object is not a {}", std::any::type_name::<T>())))
+        let typed: &mut dyn Any = self.typed.get_mut().ok_or_else(|| ApiError::internal("an object with neither form"))?.as_walk();
+        typed.downcast_mut::<T>().ok_or_else(|| not_a::<T>())
+    }
+
+    /// The object as its generated type `T`, to read: read from (a copy of) its JSON form if a
+    /// step changed it as JSON, and kept beside it from then on.
+    pub fn typed_ref<T: Any>(&self) -> Result<&T, ApiError> {
+        let typed = match self.typed.get() {
+            Some(typed) => typed,
+            None => {
+                let value = self.json.get().ok_or_else(|| ApiError::internal("an object with neither form"))?.clone();
+                let typed = self.read_typed(value)?;
+                self.typed.get_or_init(|| typed)
+            }
+        };
+        typed.as_any().downcast_ref::<T>().ok_or_else(|| not_a::<T>())
+    }
+
+    /// The object's `metadata` as the generated `ObjectMeta`, when the object is at hand in
+    /// that form (none is read from JSON for it).
+    pub fn typed_meta(&self) -> Option<&kapi_api::apimachinery::pkg::apis::meta::v1::ObjectMeta> {
+        self.typed.get()?.object_meta()?.downcast_ref()
+    }
+
+    fn read_typed(&self, value: Value) -> Result<Box<dyn DynObject>, ApiError> {
+        let kind = self.kind.ok_or_else(no_generated_type)?;
+        kind.read_value(value).map_err(|e| ApiError::internal(format!("reading the object as its type: {e}")))
     }
 
     /// The object as JSON, taken.
@@ -145,7 +176,7 @@ impl Object {
 
     /// The generated object, if it is still the object; else its JSON.
     pub fn into_typed(self) -> Result<Box<dyn DynObject>, Value> {
-        match self.typed {
+        match self.typed.into_inner() {
             Some(typed) => Ok(typed),
             None => Err(self.json.into_inner().unwrap_or_default()),
         }
@@ -158,10 +189,9 @@ impl Object {
     }
 
     /// `metadata.name` and `metadata.generateName`, read from the form at hand.
-    pub fn names(&mut self) -> Result<(Option<String>, Option<String>), ApiError> {
-        use kapi_api::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+    pub fn names(&self) -> Result<(Option<String>, Option<String>), ApiError> {
         if self.json.get().is_none()
-            && let Some(meta) = self.typed.as_mut().and_then(|typed| typed.object_meta_mut()?.downcast_mut::<ObjectMeta>())
+            && let Some(meta) = self.typed_meta()
         {
             return Ok((meta.name.clone(), meta.generate_name.clone()));
         }
@@ -171,7 +201,7 @@ impl Object {
 
     /// Sets `apiVersion` and `kind`.
     pub fn set_type_meta(&mut self, api_version: &str, kind: &str) {
-        if let Some(typed) = &mut self.typed {
+        if let Some(typed) = self.typed.get_mut() {
             typed.set_type_meta(api_version, kind);
         }
         if let Some(fields) = self.json.get_mut().and_then(Value::as_object_mut) {
@@ -183,7 +213,7 @@ impl Object {
     /// Makes changes to `metadata`, in each form the object has, so that its JSON form stays
     /// the generated object's and neither is made again.
     pub fn set_meta(&mut self, changes: &[MetaChange<'_>]) {
-        if let Some(typed) = &mut self.typed {
+        if let Some(typed) = self.typed.get_mut() {
             set_typed_meta(typed.as_mut(), changes);
         }
         if let Some(value) = self.json.get_mut() {
@@ -192,9 +222,17 @@ impl Object {
     }
 
     fn json_of_typed(&self) -> Result<Value, ApiError> {
-        let typed = self.typed.as_ref().ok_or_else(|| ApiError::internal("an object with neither form"))?;
+        let typed = self.typed.get().ok_or_else(|| ApiError::internal("an object with neither form"))?;
         typed.to_value().map_err(|e| ApiError::internal(format!("writing an object as JSON: {e}")))
     }
+}
+
+fn no_generated_type() -> ApiError {
+    ApiError::internal("the object has no generated type")
+}
+
+fn not_a<T>() -> ApiError {
+    ApiError::internal(format!("the object is not a {}", std::any::type_name::<T>()))
 }
 
 fn set_typed_meta(object: &mut dyn DynObject, changes: &[MetaChange<'_>]) {

@@ -384,9 +384,9 @@ impl<'a> Store<'a> {
             }
         }
         self.strategy.prepare_for_create(&mut object, options.user)?;
-        self.validate(&name, None, object.value()?, required)?;
-        self.authorize_write(options, namespace, None, object.value()?)?;
-        let warnings = self.strategy.warnings_on_create(object.value()?);
+        self.validate(&name, None, &object, required)?;
+        self.authorize_write(options, namespace, None, &object)?;
+        let warnings = self.strategy.warnings_on_create(&object)?;
         let target = Target { name: &name, ..target };
         self.strategy.begin_create(&self.hook_context(), &mut object).await.map_err(|rejection| target.refuse(rejection))?;
         self.config.admission.validate(&self.attributes(options, Operation::Create, target, Some(&mut object), None)).await?;
@@ -467,8 +467,8 @@ impl<'a> Store<'a> {
                         .await
                         .map_err(|rejection| target.refuse(rejection))?;
                     self.prepare_update(old, &mut proposed, name, namespace)?;
-                    self.validate(name, Some(old), proposed.value()?, required)?;
-                    self.authorize_write(options, namespace, Some(old), proposed.value()?)?;
+                    self.validate(name, Some(old), &proposed, required)?;
+                    self.authorize_write(options, namespace, Some(old), &proposed)?;
                     warnings = self.strategy.warnings_on_update(proposed.value()?, old);
                     proposed
                 }
@@ -628,7 +628,7 @@ impl<'a> Store<'a> {
         options: WriteOptions<'_>,
         namespace: Option<&str>,
         old: Option<&Value>,
-        new: &Value,
+        new: &Object,
     ) -> Result<(), ApiError> {
         let Some(user) = options.user else { return Ok(()) };
         let context = super::strategy::WriteContext {
@@ -754,11 +754,11 @@ impl<'a> Store<'a> {
     /// Upstream's object validation for the resource as a 422 `Invalid`: create rules, or update
     /// rules (immutability included) when `old` is the stored object being replaced; both are
     /// internal objects. `required` are the required-field errors of the request's object.
-    fn validate(&self, name: &str, old: Option<&Value>, value: &Value, required: Vec<FieldError>) -> Result<(), ApiError> {
+    fn validate(&self, name: &str, old: Option<&Value>, object: &Object, required: Vec<FieldError>) -> Result<(), ApiError> {
         use super::validation::{validate_create, validate_update};
         let errs = match old {
-            None => validate_create(self.strategy, value, required),
-            Some(old) => validate_update(self.strategy, old, value, required),
+            None => validate_create(self.strategy, object, required)?,
+            Some(old) => validate_update(self.strategy, old, object, required)?,
         };
         if errs.is_empty() {
             return Ok(());

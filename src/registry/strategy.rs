@@ -178,10 +178,18 @@ pub trait Strategy: Send + Sync {
         Ok(())
     }
 
-    /// `Validate`: the resource's rules for a new object, beyond metadata and required fields.
+    /// `Validate`: the resource's rules for a new object, beyond metadata and required fields,
+    /// read from its JSON form.
     fn validate(&self, object: &Value) -> Vec<FieldError> {
         let _ = object;
         Vec::new()
+    }
+
+    /// [`Strategy::validate`] of the object in whichever form it is at hand: what the store
+    /// calls. A strategy whose rules read the generated type implements this instead, so that
+    /// a typed object is validated without a JSON form being made for it.
+    fn validate_object(&self, object: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(self.validate(object.value()?))
     }
 
     /// `AllowCreateOnUpdate`: whether a PUT to a name nothing is stored under creates the
@@ -191,17 +199,24 @@ pub trait Strategy: Send + Sync {
         false
     }
 
-    /// `ValidateUpdate`: the rules for replacing `old` by `new`, including what may not change.
+    /// `ValidateUpdate`: the rules for replacing `old` by `new`, including what may not change,
+    /// read from `new`'s JSON form.
     fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
         let _ = (old, new);
         Vec::new()
     }
 
+    /// [`Strategy::validate_update`] of `new` in whichever form it is at hand (as
+    /// [`Strategy::validate_object`]).
+    fn validate_update_object(&self, old: &Value, new: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(self.validate_update(old, new.value()?))
+    }
+
     /// `WarningsOnCreate`: what the client is warned of about a valid new object (sent as
     /// `Warning` headers).
-    fn warnings_on_create(&self, object: &Value) -> Vec<String> {
+    fn warnings_on_create(&self, object: &Object) -> Result<Vec<String>, ApiError> {
         let _ = object;
-        Vec::new()
+        Ok(Vec::new())
     }
 
     /// `WarningsOnUpdate`.
@@ -221,16 +236,16 @@ pub trait Strategy: Send + Sync {
         Vec::new()
     }
 
-    /// `BeginCreate`: work on a new object that reads other objects (a Service's cluster IP
-    /// and node ports). Runs once the object is valid.
     /// Checks of the requesting user that authorization alone does not make (RBAC's escalation
     /// prevention): `old` is `None` on a create. Runs after validation, for a client's create
     /// or update of the object itself (the server's own writes carry no user and pass).
-    fn authorize_write(&self, context: &WriteContext<'_>, old: Option<&Value>, new: &Value) -> Result<(), ApiError> {
+    fn authorize_write(&self, context: &WriteContext<'_>, old: Option<&Value>, new: &Object) -> Result<(), ApiError> {
         let _ = (context, old, new);
         Ok(())
     }
 
+    /// `BeginCreate`: work on a new object that reads other objects (a Service's cluster IP
+    /// and node ports). Runs once the object is valid.
     fn begin_create<'a>(&'a self, context: &'a HookContext<'a>, object: &'a mut Object) -> HookFuture<'a, Result<(), Rejection>> {
         let _ = (context, object);
         Box::pin(async { Ok(()) })

@@ -80,11 +80,11 @@ impl Plugin for LimitRanger {
         Box::pin(async move {
             let Some(subject) = subject(attributes) else { return Ok(()) };
             let Some(object) = attributes.object.as_deref() else { return Ok(()) };
-            let object = object.value()?;
+            // The object is read as JSON only when the namespace has ranges to check it against.
             for range in &limit_ranges(attributes).await? {
                 let errors = match subject {
-                    Subject::Pod => pod_errors(range, object),
-                    Subject::Claim => claim_errors(range, object),
+                    Subject::Pod => pod_errors(range, object.value()?),
+                    Subject::Claim => claim_errors(range, object.value()?),
                 };
                 if let Some(message) = crate::status::aggregate(errors.into_iter()) {
                     return Err(attributes.target.refuse(Rejection::Forbidden(message)));

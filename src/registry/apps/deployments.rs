@@ -3,9 +3,10 @@
 
 use serde_json::Value;
 
+use crate::registry::object::Object;
 use crate::registry::strategy::Strategy;
 use crate::registry::validation;
-use crate::status::FieldError;
+use crate::status::{ApiError, FieldError};
 
 /// Upstream's `deploymentStrategy`.
 pub struct DeploymentStrategy;
@@ -19,12 +20,13 @@ impl Strategy for DeploymentStrategy {
         true
     }
 
-    fn validate(&self, object: &Value) -> Vec<FieldError> {
-        validation::apps::deployment(object)
+    /// Its template's rules read the generated type; the rest reads JSON.
+    fn validate_object(&self, object: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(validation::apps::deployment(object.value()?, template(object)?))
     }
 
-    fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
-        validation::apps::deployment_update(old, new)
+    fn validate_update_object(&self, old: &Value, new: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(validation::apps::deployment_update(old, new.value()?, template(new)?))
     }
 
     fn validate_status_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
@@ -37,6 +39,12 @@ impl Strategy for DeploymentStrategy {
     }
 }
 
+/// The Deployment's pod template as its generated type.
+fn template(object: &Object) -> Result<Option<&kapi_api::api::core::v1::PodTemplateSpec>, ApiError> {
+    let workload = object.typed_ref::<kapi_api::api::apps::v1::Deployment>()?;
+    Ok(workload.spec.as_ref().map(|spec| &spec.template))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -45,7 +53,8 @@ mod tests {
     fn required_fields_and_names_are_reported_together() {
         let deployment = serde_json::json!({"metadata": {"name": "Bad"}});
         let required = validation::required_errors("apps", "deployments", &deployment);
-        let errs = validation::validate_create(&DeploymentStrategy, &deployment, required);
+        let object = validation::test_object("apps", "deployments", &deployment);
+        let errs = validation::validate_create(&DeploymentStrategy, &object, required).unwrap();
         let fields: Vec<&str> = errs.iter().map(|e| e.field.as_str()).collect();
         assert_eq!(fields, ["metadata.name", "spec.selector", "spec.template.metadata.labels", "spec.template.spec.containers"]);
     }

@@ -3,9 +3,10 @@
 
 use serde_json::Value;
 
+use crate::registry::object::Object;
 use crate::registry::strategy::Strategy;
 use crate::registry::validation;
-use crate::status::FieldError;
+use crate::status::{ApiError, FieldError};
 
 /// Upstream's `replicaSetStrategy`.
 pub struct ReplicaSetStrategy;
@@ -19,12 +20,13 @@ impl Strategy for ReplicaSetStrategy {
         true
     }
 
-    fn validate(&self, object: &Value) -> Vec<FieldError> {
-        validation::apps::replica_set(object)
+    /// Its template's rules read the generated type; the rest reads JSON.
+    fn validate_object(&self, object: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(validation::apps::replica_set(object.value()?, template(object)?))
     }
 
-    fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
-        validation::apps::replica_set_update(old, new)
+    fn validate_update_object(&self, old: &Value, new: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(validation::apps::replica_set_update(old, new.value()?, template(new)?))
     }
 
     fn validate_status_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
@@ -35,4 +37,10 @@ impl Strategy for ReplicaSetStrategy {
     fn scale(&self) -> Option<crate::registry::ScaleFacts> {
         Some(crate::registry::ScaleFacts::workload(false))
     }
+}
+
+/// The ReplicaSet's pod template as its generated type.
+fn template(object: &Object) -> Result<Option<&kapi_api::api::core::v1::PodTemplateSpec>, ApiError> {
+    let workload = object.typed_ref::<kapi_api::api::apps::v1::ReplicaSet>()?;
+    Ok(workload.spec.as_ref().and_then(|spec| spec.template.as_ref()))
 }

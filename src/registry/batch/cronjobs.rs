@@ -2,9 +2,10 @@
 
 use serde_json::Value;
 
+use crate::registry::object::Object;
 use crate::registry::strategy::Strategy;
 use crate::registry::validation;
-use crate::status::FieldError;
+use crate::status::{ApiError, FieldError};
 
 /// Upstream's `cronJobStrategy`.
 pub struct CronJobStrategy;
@@ -18,11 +19,18 @@ impl Strategy for CronJobStrategy {
         true
     }
 
-    fn validate(&self, object: &Value) -> Vec<FieldError> {
-        validation::batch::cron_job(object)
+    /// Its template's rules read the generated type; the rest reads JSON.
+    fn validate_object(&self, object: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(validation::batch::cron_job(object.value()?, template(object)?))
     }
 
-    fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
-        validation::batch::cron_job_update(old, new)
+    fn validate_update_object(&self, _old: &Value, new: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(validation::batch::cron_job(new.value()?, template(new)?))
     }
+}
+
+/// The CronJob's pod template as its generated type.
+fn template(object: &Object) -> Result<Option<&kapi_api::api::core::v1::PodTemplateSpec>, ApiError> {
+    let workload = object.typed_ref::<kapi_api::api::batch::v1::CronJob>()?;
+    Ok(workload.spec.job_template.spec.as_ref().map(|spec| &spec.template))
 }

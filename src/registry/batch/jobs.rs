@@ -24,11 +24,18 @@ impl Strategy for JobStrategy {
         true
     }
 
-    fn validate(&self, object: &Value) -> Vec<FieldError> {
-        validation::batch::job(object)
+    /// Its template's rules read the generated type; the rest reads JSON.
+    fn validate_object(&self, object: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(validation::batch::job(object.value()?, template(object)?))
     }
 
-    fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
-        validation::batch::job_update(old, new)
+    fn validate_update_object(&self, old: &Value, new: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(validation::batch::job_update(old, new.value()?, template(new)?))
     }
+}
+
+/// The Job's pod template as its generated type.
+fn template(object: &Object) -> Result<Option<&kapi_api::api::core::v1::PodTemplateSpec>, ApiError> {
+    let workload = object.typed_ref::<kapi_api::api::batch::v1::Job>()?;
+    Ok(workload.spec.as_ref().map(|spec| &spec.template))
 }

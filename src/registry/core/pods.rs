@@ -63,26 +63,26 @@ impl Strategy for PodStrategy {
         Ok(())
     }
 
-    fn validate(&self, object: &Value) -> Vec<FieldError> {
-        validation::core::pod(object)
+    fn validate_object(&self, object: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(validation::core::pod(object.typed_ref()?))
     }
 
     /// A pod's name becomes its hostname: a name that is no DNS label is allowed but warned of.
-    fn warnings_on_create(&self, object: &Value) -> Vec<String> {
-        let name = object["metadata"]["name"].as_str().unwrap_or_default();
-        let errors = crate::selectors::dns1123_label_errors(name);
+    fn warnings_on_create(&self, object: &Object) -> Result<Vec<String>, ApiError> {
+        let (name, _) = object.names()?;
+        let errors = crate::selectors::dns1123_label_errors(name.as_deref().unwrap_or_default());
         if errors.is_empty() {
-            return Vec::new();
+            return Ok(Vec::new());
         }
         // Go's `%v` of a `[]string`: the messages in brackets, space-separated.
-        vec![format!(
+        Ok(vec![format!(
             "metadata.name: this is used in the Pod's hostname, which can result in surprising behavior; a DNS label is recommended: [{}]",
             errors.join(" ")
-        )]
+        )])
     }
 
-    fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
-        validation::core::pod_update(old, new)
+    fn validate_update_object(&self, old: &Value, new: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(validation::core::pod_update(old, new.value()?, new.typed_ref()?))
     }
 
     fn subresource(&self, name: &str) -> Option<&'static dyn SubresourceStrategy> {
@@ -186,7 +186,7 @@ impl SubresourceStrategy for Resize {
             return vec![refusal];
         }
         let mut errs = validation::validate_object_meta(&PodStrategy, new);
-        errs.extend(validation::core::pod(new));
+        errs.extend(validation::core::pod_of_json(new));
         errs.extend(validation::core::pod_resize(old, new));
         errs
     }

@@ -2,9 +2,10 @@
 
 use serde_json::Value;
 
+use crate::registry::object::Object;
 use crate::registry::strategy::Strategy;
 use crate::registry::validation;
-use crate::status::FieldError;
+use crate::status::{ApiError, FieldError};
 
 /// Upstream's `podTemplateStrategy`.
 pub struct PodTemplateStrategy;
@@ -14,11 +15,11 @@ impl Strategy for PodTemplateStrategy {
         crate::tables::Columns::Printer(&crate::tables::POD_TEMPLATES)
     }
 
-    fn validate(&self, object: &Value) -> Vec<FieldError> {
-        validation::core::pod_template(object)
+    fn validate_object(&self, object: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(validation::core::pod_template(object.typed_ref()?))
     }
 
-    fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
-        validation::core::pod_template_update(old, new)
+    fn validate_update_object(&self, _old: &Value, new: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(validation::core::pod_template(new.typed_ref()?))
     }
 }

@@ -4,9 +4,10 @@
 
 use serde_json::Value;
 
+use crate::registry::object::Object;
 use crate::registry::strategy::Strategy;
 use crate::registry::validation;
-use crate::status::FieldError;
+use crate::status::{ApiError, FieldError};
 
 /// Upstream's `rcStrategy`.
 pub struct ReplicationControllerStrategy;
@@ -24,17 +25,24 @@ impl Strategy for ReplicationControllerStrategy {
         true
     }
 
-    fn validate(&self, object: &Value) -> Vec<FieldError> {
-        validation::core::replication_controller(object)
+    /// Its template's rules read the generated type; the rest reads JSON.
+    fn validate_object(&self, object: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(validation::core::replication_controller(object.value()?, template(object)?))
     }
 
-    fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
-        validation::core::replication_controller_update(old, new)
+    fn validate_update_object(&self, _old: &Value, new: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(validation::core::replication_controller(new.value()?, template(new)?))
     }
 
     fn scale(&self) -> Option<crate::registry::ScaleFacts> {
         Some(crate::registry::ScaleFacts::workload(true))
     }
+}
+
+/// The ReplicationController's pod template as its generated type.
+fn template(object: &Object) -> Result<Option<&kapi_api::api::core::v1::PodTemplateSpec>, ApiError> {
+    let workload = object.typed_ref::<kapi_api::api::core::v1::ReplicationController>()?;
+    Ok(workload.spec.as_ref().and_then(|spec| spec.template.as_ref()))
 }
 
 #[cfg(test)]

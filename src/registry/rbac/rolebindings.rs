@@ -1,6 +1,7 @@
 //! RoleBindings and ClusterRoleBindings (`pkg/registry/rbac/rolebinding`, `clusterrolebinding`):
 //! names are path segments.
 
+use crate::registry::object::Object;
 use serde_json::Value;
 
 use crate::rbac::PolicyRule;
@@ -42,7 +43,8 @@ impl Strategy for RoleBindingStrategy {
     /// `clusterrolebinding/policybased`): a user allowed to `bind` the role named writes the
     /// binding; anyone else only when they hold every permission of that role (a role that does
     /// not exist is NotFound). An update that keeps the roleRef passes.
-    fn authorize_write(&self, context: &WriteContext<'_>, old: Option<&Value>, new: &Value) -> Result<(), ApiError> {
+    fn authorize_write(&self, context: &WriteContext<'_>, old: Option<&Value>, new: &Object) -> Result<(), ApiError> {
+        let new = new.value()?;
         if old.is_some_and(|old| old["roleRef"] == new["roleRef"]) {
             return Ok(());
         }

@@ -1,5 +1,6 @@
 //! Roles and ClusterRoles (`pkg/registry/rbac/role`, `clusterrole`): names are path segments.
 
+use crate::registry::object::Object;
 use serde_json::Value;
 
 use crate::rbac::{Attributes, PolicyRule};
@@ -34,7 +35,8 @@ impl Strategy for RoleStrategy {
     /// policybased`): a user allowed to `escalate` the role writes anything; anyone else only
     /// rules they hold themselves (in the role's namespace), and an `aggregationRule` only with
     /// every permission. An update that leaves the rules and aggregation as they were passes.
-    fn authorize_write(&self, context: &WriteContext<'_>, old: Option<&Value>, new: &Value) -> Result<(), ApiError> {
+    fn authorize_write(&self, context: &WriteContext<'_>, old: Option<&Value>, new: &Object) -> Result<(), ApiError> {
+        let new = new.value()?;
         if old.is_some_and(|old| old["rules"] == new["rules"] && old["aggregationRule"] == new["aggregationRule"]) {
             return Ok(());
         }

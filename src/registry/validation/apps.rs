@@ -2,6 +2,7 @@
 //! daemon sets — a selector that selects the template's pods, pods that always restart, and a
 //! selector that never changes.
 
+use kapi_api::api::core::v1 as api;
 use serde_json::Value;
 
 use super::core::{pod_template_spec, template_restart_always};
@@ -14,7 +15,8 @@ use crate::status::FieldError;
 /// The selector, the template's labels against it, and the template (upstream's
 /// `ValidatePodTemplateSpecForReplicaSet` and its siblings). `kind` names the controller in the
 /// `activeDeadlineSeconds` message.
-fn selector_and_template(spec: &Value, kind: &str, errs: &mut Vec<FieldError>) {
+/// `typed_template` is the template's typed form.
+fn selector_and_template(spec: &Value, typed_template: Option<&api::PodTemplateSpec>, kind: &str, errs: &mut Vec<FieldError>) {
     let selector = &spec["selector"];
     if selector_is_empty(selector) {
         errs.push(FieldError::required("spec.selector", ""));
@@ -26,7 +28,7 @@ fn selector_and_template(spec: &Value, kind: &str, errs: &mut Vec<FieldError>) {
     if !selector_matches(selector, labels) {
         errs.push(FieldError::invalid("spec.template.metadata.labels", json_value(labels), "`selector` does not match template `labels`"));
     }
-    pod_template_spec(template, "spec.template", errs);
+    pod_template_spec(typed_template, "spec.template", errs);
     template_restart_always(template, "spec.template", kind, errs);
 }
 
@@ -39,11 +41,12 @@ fn selector_immutable(old: &Value, new: &Value, errs: &mut Vec<FieldError>) {
     }
 }
 
-pub fn deployment(d: &Value) -> Vec<FieldError> {
+/// `template` is the typed form of the workload's template, here and below.
+pub fn deployment(d: &Value, template: Option<&api::PodTemplateSpec>) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let spec = &d["spec"];
     non_negative(&spec["replicas"], "spec.replicas", &mut errs);
-    selector_and_template(spec, "ReplicaSet", &mut errs);
+    selector_and_template(spec, template, "ReplicaSet", &mut errs);
     deployment_strategy(&spec["strategy"], &mut errs);
     for field in ["minReadySeconds", "revisionHistoryLimit"] {
         non_negative(&spec[field], &format!("spec.{field}"), &mut errs);
@@ -120,33 +123,33 @@ pub(super) fn int_or_percent(v: &Value, path: &str, at_most_100: bool, errs: &mu
     }
 }
 
-pub fn deployment_update(old: &Value, new: &Value) -> Vec<FieldError> {
-    let mut errs = deployment(new);
+pub fn deployment_update(old: &Value, new: &Value, template: Option<&api::PodTemplateSpec>) -> Vec<FieldError> {
+    let mut errs = deployment(new, template);
     selector_immutable(old, new, &mut errs);
     errs
 }
 
-pub fn replica_set(rs: &Value) -> Vec<FieldError> {
+pub fn replica_set(rs: &Value, template: Option<&api::PodTemplateSpec>) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let spec = &rs["spec"];
     non_negative(&spec["replicas"], "spec.replicas", &mut errs);
     non_negative(&spec["minReadySeconds"], "spec.minReadySeconds", &mut errs);
-    selector_and_template(spec, "ReplicaSet", &mut errs);
+    selector_and_template(spec, template, "ReplicaSet", &mut errs);
     errs
 }
 
-pub fn replica_set_update(old: &Value, new: &Value) -> Vec<FieldError> {
-    let mut errs = replica_set(new);
+pub fn replica_set_update(old: &Value, new: &Value, template: Option<&api::PodTemplateSpec>) -> Vec<FieldError> {
+    let mut errs = replica_set(new, template);
     selector_immutable(old, new, &mut errs);
     errs
 }
 
 const UPDATE_STRATEGIES: &[&str] = &["RollingUpdate", "OnDelete"];
 
-pub fn daemon_set(ds: &Value) -> Vec<FieldError> {
+pub fn daemon_set(ds: &Value, template: Option<&api::PodTemplateSpec>) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let spec = &ds["spec"];
-    selector_and_template(spec, "DaemonSet", &mut errs);
+    selector_and_template(spec, template, "DaemonSet", &mut errs);
     let strategy = &spec["updateStrategy"];
     if let Some(t) = strategy["type"].as_str().filter(|t| !t.is_empty() && !UPDATE_STRATEGIES.contains(t)) {
         errs.push(FieldError::not_supported("spec.updateStrategy.type", t, UPDATE_STRATEGIES));
@@ -169,13 +172,13 @@ pub fn daemon_set(ds: &Value) -> Vec<FieldError> {
     errs
 }
 
-pub fn daemon_set_update(old: &Value, new: &Value) -> Vec<FieldError> {
-    let mut errs = daemon_set(new);
+pub fn daemon_set_update(old: &Value, new: &Value, template: Option<&api::PodTemplateSpec>) -> Vec<FieldError> {
+    let mut errs = daemon_set(new, template);
     selector_immutable(old, new, &mut errs);
     errs
 }
 
-pub fn stateful_set(ss: &Value) -> Vec<FieldError> {
+pub fn stateful_set(ss: &Value, template: Option<&api::PodTemplateSpec>) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let spec = &ss["spec"];
     if let Some(policy) = spec["podManagementPolicy"].as_str().filter(|p| !p.is_empty() && !["OrderedReady", "Parallel"].contains(p)) {
@@ -187,7 +190,7 @@ pub fn stateful_set(ss: &Value) -> Vec<FieldError> {
     non_negative(&spec["replicas"], "spec.replicas", &mut errs);
     non_negative(&spec["minReadySeconds"], "spec.minReadySeconds", &mut errs);
     non_negative(&spec["revisionHistoryLimit"], "spec.revisionHistoryLimit", &mut errs);
-    selector_and_template(spec, "StatefulSet", &mut errs);
+    selector_and_template(spec, template, "StatefulSet", &mut errs);
     for (i, claim) in items(&spec["volumeClaimTemplates"]).iter().enumerate() {
         let name = claim["metadata"]["name"].as_str().unwrap_or_default();
         if name.is_empty() {
@@ -208,8 +211,8 @@ const STATEFUL_SET_MUTABLE: &[&str] = &[
     "minReadySeconds",
 ];
 
-pub fn stateful_set_update(old: &Value, new: &Value) -> Vec<FieldError> {
-    let mut errs = stateful_set(new);
+pub fn stateful_set_update(old: &Value, new: &Value, template: Option<&api::PodTemplateSpec>) -> Vec<FieldError> {
+    let mut errs = stateful_set(new, template);
     let frozen = |spec: &Value| {
         let mut spec = spec.as_object().cloned().unwrap_or_default();
         spec.retain(|k, _| !STATEFUL_SET_MUTABLE.contains(&k.as_str()));
@@ -240,6 +243,7 @@ mod tests {
 
     use super::*;
     use crate::registry::validation::test_messages as messages;
+    use crate::registry::validation::test_template as template;
 
     fn valid() -> Value {
         json!({"spec": {
@@ -252,10 +256,10 @@ mod tests {
 
     #[test]
     fn a_valid_deployment_passes() {
-        assert_eq!(messages(&deployment(&valid())), Vec::<String>::new());
-        assert!(replica_set(&valid()).is_empty());
-        assert!(daemon_set(&valid()).is_empty());
-        assert!(stateful_set(&valid()).is_empty());
+        assert_eq!(messages(&deployment(&valid(), template(&valid(), "/spec/template").as_ref())), Vec::<String>::new());
+        assert!(replica_set(&valid(), template(&valid(), "/spec/template").as_ref()).is_empty());
+        assert!(daemon_set(&valid(), template(&valid(), "/spec/template").as_ref()).is_empty());
+        assert!(stateful_set(&valid(), template(&valid(), "/spec/template").as_ref()).is_empty());
     }
 
     #[test]
@@ -263,7 +267,7 @@ mod tests {
         let mut d = valid();
         d["spec"]["selector"] = json!({});
         assert_eq!(
-            messages(&deployment(&d)),
+            messages(&deployment(&d, template(&d, "/spec/template").as_ref())),
             [
                 "spec.selector: Required value",
                 "spec.template.metadata.labels: Invalid value: {\"app\":\"web\"}: `selector` does not match template `labels`"
@@ -274,7 +278,7 @@ mod tests {
         d["spec"]["template"]["spec"]["restartPolicy"] = json!("Never");
         d["spec"]["strategy"] = json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": "0%"}});
         assert_eq!(
-            messages(&deployment(&d)),
+            messages(&deployment(&d, template(&d, "/spec/template").as_ref())),
             [
                 "spec.replicas: Invalid value: -1: must be greater than or equal to 0",
                 "spec.template.spec.restartPolicy: Unsupported value: \"Never\": supported values: \"Always\"",
@@ -282,7 +286,7 @@ mod tests {
             ]
         );
         d["spec"]["strategy"] = json!({"type": "Sideways"});
-        assert!(messages(&deployment(&d)).contains(
+        assert!(messages(&deployment(&d, template(&d, "/spec/template").as_ref())).contains(
             &"spec.strategy.type: Unsupported value: \"Sideways\": supported values: \"Recreate\", \"RollingUpdate\"".to_owned()
         ));
     }
@@ -294,19 +298,19 @@ mod tests {
         new["spec"]["selector"]["matchLabels"]["tier"] = json!("x");
         new["spec"]["template"]["metadata"]["labels"]["tier"] = json!("x");
         assert_eq!(
-            messages(&deployment_update(&old, &new)),
+            messages(&deployment_update(&old, &new, template(&new, "/spec/template").as_ref())),
             ["spec.selector: Invalid value: {\"matchLabels\":{\"app\":\"web\",\"tier\":\"x\"}}: field is immutable"]
         );
         new["spec"]["selector"]["matchExpressions"] = json!([{"key": "a", "operator": "Exists"}]);
         assert!(
-            messages(&replica_set_update(&old, &new))
+            messages(&replica_set_update(&old, &new, template(&new, "/spec/template").as_ref()))
                 .last()
                 .unwrap()
                 .contains(r#"{"matchLabels":{"app":"web","tier":"x"},"matchExpressions":[{"key":"a","operator":"Exists"}]}"#)
         );
         let mut scaled = valid();
         scaled["spec"]["replicas"] = json!(5);
-        assert!(deployment_update(&old, &scaled).is_empty());
+        assert!(deployment_update(&old, &scaled, template(&scaled, "/spec/template").as_ref()).is_empty());
     }
 
     #[test]
@@ -321,10 +325,10 @@ mod tests {
         let mut new = valid();
         new["spec"]["replicas"] = json!(7);
         new["spec"]["template"]["spec"]["containers"][0]["image"] = json!("nginx:2");
-        assert!(stateful_set_update(&old, &new).is_empty());
+        assert!(stateful_set_update(&old, &new, template(&new, "/spec/template").as_ref()).is_empty());
         new["spec"]["serviceName"] = json!("other");
         assert_eq!(
-            messages(&stateful_set_update(&old, &new)),
+            messages(&stateful_set_update(&old, &new, template(&new, "/spec/template").as_ref())),
             [
                 "spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"
             ]

@@ -2,6 +2,7 @@
 //! negative, a template that stays) and cron jobs (a schedule in cron syntax, a concurrency
 //! policy, a time zone).
 
+use kapi_api::api::core::v1 as api;
 use serde_json::Value;
 
 use super::core::pod_template_spec;
@@ -10,8 +11,9 @@ use super::{
 };
 use crate::status::FieldError;
 
-/// `ValidateJobSpec` at `path` (`spec`, or `spec.jobTemplate.spec` in a cron job).
-fn job_spec(spec: &Value, path: &str, errs: &mut Vec<FieldError>) {
+/// `ValidateJobSpec` at `path` (`spec`, or `spec.jobTemplate.spec` in a cron job);
+/// `typed_template` is the typed form of its template.
+fn job_spec(spec: &Value, typed_template: Option<&api::PodTemplateSpec>, path: &str, errs: &mut Vec<FieldError>) {
     for field in ["parallelism", "completions", "activeDeadlineSeconds", "backoffLimit", "ttlSecondsAfterFinished"] {
         non_negative(&spec[field], &child(path, field), errs);
     }
@@ -31,7 +33,7 @@ fn job_spec(spec: &Value, path: &str, errs: &mut Vec<FieldError>) {
     if let Some(mode) = spec["completionMode"].as_str().filter(|m| !m.is_empty() && !["NonIndexed", "Indexed"].contains(m)) {
         errs.push(FieldError::not_supported(child(path, "completionMode"), mode, &["NonIndexed", "Indexed"]));
     }
-    pod_template_spec(template, &child(path, "template"), errs);
+    pod_template_spec(typed_template, &child(path, "template"), errs);
     let restart = &template["spec"]["restartPolicy"];
     let policy_path = child(path, "template.spec.restartPolicy");
     // Upstream answers `Required` for any other value, `Always` included.
@@ -40,14 +42,16 @@ fn job_spec(spec: &Value, path: &str, errs: &mut Vec<FieldError>) {
     }
 }
 
-pub fn job(job: &Value) -> Vec<FieldError> {
+/// `template` is the typed form of the job's (or the cron job's jobs') template, here and
+/// below.
+pub fn job(job: &Value, template: Option<&api::PodTemplateSpec>) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    job_spec(&job["spec"], "spec", &mut errs);
+    job_spec(&job["spec"], template, "spec", &mut errs);
     errs
 }
 
-pub fn job_update(old: &Value, new: &Value) -> Vec<FieldError> {
-    let mut errs = job(new);
+pub fn job_update(old: &Value, new: &Value, template: Option<&api::PodTemplateSpec>) -> Vec<FieldError> {
+    let mut errs = job(new, template);
     let (o, n) = (&old["spec"], &new["spec"]);
     if o["selector"] != n["selector"] {
         errs.push(FieldError::invalid("spec.selector", selector_value(&n["selector"]), FIELD_IMMUTABLE));
@@ -66,7 +70,7 @@ pub fn job_update(old: &Value, new: &Value) -> Vec<FieldError> {
 /// The longest cron job name: the controller appends an 11-character suffix to job names.
 const CRON_JOB_NAME_MAX: usize = 52;
 
-pub fn cron_job(cj: &Value) -> Vec<FieldError> {
+pub fn cron_job(cj: &Value, template: Option<&api::PodTemplateSpec>) -> Vec<FieldError> {
     let mut errs = Vec::new();
     if let Some(name) = cj["metadata"]["name"].as_str().filter(|n| n.len() > CRON_JOB_NAME_MAX) {
         errs.push(FieldError::invalid("metadata.name", name, format!("must be no more than {CRON_JOB_NAME_MAX} characters")));
@@ -89,14 +93,10 @@ pub fn cron_job(cj: &Value) -> Vec<FieldError> {
     {
         errs.push(FieldError::invalid("spec.timeZone", tz, e));
     }
-    let template = &spec["jobTemplate"];
-    super::labels(&template["metadata"]["labels"], "spec.jobTemplate.metadata.labels", &mut errs);
-    job_spec(&template["spec"], "spec.jobTemplate.spec", &mut errs);
+    let job_template = &spec["jobTemplate"];
+    super::labels(&job_template["metadata"]["labels"], "spec.jobTemplate.metadata.labels", &mut errs);
+    job_spec(&job_template["spec"], template, "spec.jobTemplate.spec", &mut errs);
     errs
-}
-
-pub fn cron_job_update(_old: &Value, new: &Value) -> Vec<FieldError> {
-    cron_job(new)
 }
 
 fn time_zone_error(tz: &str) -> Option<String> {
@@ -186,6 +186,7 @@ mod tests {
 
     use super::*;
     use crate::registry::validation::test_messages as messages;
+    use crate::registry::validation::test_template as template;
 
     fn valid_job() -> Value {
         json!({"spec": {"backoffLimit": 6, "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "a", "image": "busybox"}]}}}})
@@ -193,12 +194,12 @@ mod tests {
 
     #[test]
     fn jobs() {
-        assert!(job(&valid_job()).is_empty());
+        assert!(job(&valid_job(), template(&valid_job(), "/spec/template").as_ref()).is_empty());
         let mut j = valid_job();
         j["spec"]["template"]["spec"]["restartPolicy"] = json!("Always");
         j["spec"]["parallelism"] = json!(-1);
         assert_eq!(
-            messages(&job(&j)),
+            messages(&job(&j, template(&j, "/spec/template").as_ref())),
             [
                 "spec.parallelism: Invalid value: -1: must be greater than or equal to 0",
                 "spec.template.spec.restartPolicy: Required value: valid values: \"OnFailure\", \"Never\"",
@@ -206,10 +207,13 @@ mod tests {
         );
         let mut j = valid_job();
         j["spec"]["template"]["spec"].as_object_mut().unwrap().remove("restartPolicy");
-        assert_eq!(messages(&job(&j)), ["spec.template.spec.restartPolicy: Required value: valid values: \"OnFailure\", \"Never\""]);
+        assert_eq!(
+            messages(&job(&j, template(&j, "/spec/template").as_ref())),
+            ["spec.template.spec.restartPolicy: Required value: valid values: \"OnFailure\", \"Never\""]
+        );
         let mut changed = valid_job();
         changed["spec"]["template"]["spec"]["containers"][0]["image"] = json!("busybox:2");
-        let errs = messages(&job_update(&valid_job(), &changed));
+        let errs = messages(&job_update(&valid_job(), &changed, template(&changed, "/spec/template").as_ref()));
         assert_eq!(errs.len(), 1);
         assert!(errs[0].starts_with("spec.template: Invalid value: {") && errs[0].ends_with("}: field is immutable"));
     }
@@ -217,7 +221,7 @@ mod tests {
     #[test]
     fn cron_jobs() {
         let cj = json!({"metadata": {"name": "c"}, "spec": {"schedule": "*/5 * * * 1-5", "concurrencyPolicy": "Forbid", "timeZone": "Etc/UTC", "jobTemplate": valid_job()}});
-        assert_eq!(messages(&cron_job(&cj)), Vec::<String>::new());
+        assert_eq!(messages(&cron_job(&cj, template(&cj, "/spec/jobTemplate/spec/template").as_ref())), Vec::<String>::new());
         for (schedule, want) in [
             ("* * *", "expected exactly 5 fields, found 3: [* * *]"),
             ("61 * * * *", "end of range (61) above maximum (59): 61"),
@@ -232,7 +236,7 @@ mod tests {
         bad["spec"]["concurrencyPolicy"] = json!("Sometimes");
         bad["spec"]["timeZone"] = json!("Local");
         assert_eq!(
-            messages(&cron_job(&bad)),
+            messages(&cron_job(&bad, template(&bad, "/spec/jobTemplate/spec/template").as_ref())),
             [
                 "spec.schedule: Required value",
                 "spec.concurrencyPolicy: Unsupported value: \"Sometimes\": supported values: \"Allow\", \"Forbid\", \"Replace\"",

@@ -4,14 +4,15 @@
 use std::collections::BTreeSet;
 
 use base64::Engine;
-use kapi_apimachinery::Quantity;
+use kapi_api::api::core::v1 as api;
+use kapi_apimachinery::{IntOrString, Quantity};
 use serde_json::Value;
 
 use super::{
-    IS_NEGATIVE, child, dns_label, dns_subdomain, immutable, index, items, json_value, key, labels, non_negative, one_of, port_name_errors,
-    port_num_errors, str_of,
+    IS_NEGATIVE, child, dns_label, dns_subdomain, immutable, index, items, json_value, key, label_map, labels, non_negative,
+    non_negative_int, one_of, one_of_str, port_name_errors, port_num_errors, str_of,
 };
-use crate::status::FieldError;
+use crate::status::{BadValue, FieldError, FieldErrorType};
 
 const RESTART_POLICIES: &[&str] = &["Always", "OnFailure", "Never"];
 const DNS_POLICIES: &[&str] = &["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"];
@@ -21,17 +22,36 @@ const PROTOCOLS: &[&str] = &["SCTP", "TCP", "UDP"];
 // ---------------------------------------------------------------------------------------------
 // Pods
 
-pub fn pod(pod: &Value) -> Vec<FieldError> {
+pub fn pod(pod: &api::Pod) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    pod_spec(&pod["spec"], "spec", &mut errs);
+    pod_spec(pod.spec.as_ref().unwrap_or(&api::PodSpec::default()), "spec", &mut errs);
     errs
+}
+
+/// [`pod`] of a pod as JSON (the subresources' writes), read as its type first.
+pub fn pod_of_json(value: &Value) -> Vec<FieldError> {
+    with_typed_pod(value, pod)
+}
+
+/// `rules` of a pod as JSON, read as its generated type (the pod subresources' writes are JSON);
+/// one that cannot be read is an internal error.
+fn with_typed_pod(value: &Value, rules: impl FnOnce(&api::Pod) -> Vec<FieldError>) -> Vec<FieldError> {
+    let internal = |detail: String| vec![FieldError::new(FieldErrorType::Internal, "", BadValue::Null, detail)];
+    let Some(kind) = kapi_api::scheme::dyn_kind("", "v1", "Pod") else { return internal("the scheme has no v1 Pod".to_owned()) };
+    match kind.read_value(value.clone()) {
+        Ok(typed) => match typed.as_any().downcast_ref::<api::Pod>() {
+            Some(pod) => rules(pod),
+            None => internal("the scheme's v1 Pod is not the generated Pod".to_owned()),
+        },
+        Err(e) => internal(format!("reading the pod as its type: {e}")),
+    }
 }
 
 /// The pod spec fields an update may change (upstream's `updatablePodSpecFields`).
 const POD_UPDATABLE: &str = "`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)";
 
-pub fn pod_update(old: &Value, new: &Value) -> Vec<FieldError> {
-    let mut errs = pod(new);
+pub fn pod_update(old: &Value, new: &Value, typed: &api::Pod) -> Vec<FieldError> {
+    let mut errs = pod(typed);
     // Everything but the updatable fields must be as before.
     let mut masked = new["spec"].clone();
     for list in ["containers", "initContainers"] {
@@ -239,13 +259,17 @@ fn same_container(a: &Value, b: &Value) -> bool {
 /// container without ports, probes, lifecycle or resources, targeting a container the pod has.
 pub fn pod_ephemeral_containers_update(old: &Value, new: &Value) -> Vec<FieldError> {
     const PATH: &str = "spec.ephemeralContainers";
-    let mut errs = Vec::new();
+    let mut targets = BTreeSet::new();
+    let mut errs = with_typed_pod(new, |typed| {
+        let mut errs = Vec::new();
+        let Some(spec) = &typed.spec else { return errs };
+        let volumes: BTreeSet<&str> = spec.volumes.iter().map(|v| v.name.as_str()).collect();
+        let mut names: BTreeSet<&str> = spec.init_containers.iter().chain(&spec.containers).map(|c| c.name.as_str()).collect();
+        targets = names.iter().map(|name| name.to_string()).collect();
+        containers(spec.ephemeral_containers.iter().map(ContainerFields::of_ephemeral), PATH, &volumes, &mut names, &mut errs);
+        errs
+    });
     let spec = &new["spec"];
-    let volumes: BTreeSet<String> = items(&spec["volumes"]).iter().map(|v| str_of(&v["name"]).to_owned()).collect();
-    let mut names: BTreeSet<String> =
-        ["initContainers", "containers"].iter().flat_map(|list| items(&spec[*list])).map(|c| str_of(&c["name"]).to_owned()).collect();
-    let targets = names.clone();
-    containers(&spec["ephemeralContainers"], PATH, &volumes, &mut names, &mut errs);
     let is_set = |v: &Value| match v {
         Value::Null => false,
         Value::Object(o) => !o.is_empty(),
@@ -281,79 +305,131 @@ pub fn pod_ephemeral_containers_update(old: &Value, new: &Value) -> Vec<FieldErr
 }
 
 /// `ValidatePodSpec` (the parts kapi checks) at `path`.
-pub(super) fn pod_spec(spec: &Value, path: &str, errs: &mut Vec<FieldError>) {
-    let volumes = volumes(spec, &child(path, "volumes"), errs);
+pub(super) fn pod_spec(spec: &api::PodSpec, path: &str, errs: &mut Vec<FieldError>) {
+    let volumes = volumes(&spec.volumes, &child(path, "volumes"), errs);
     let mut names = BTreeSet::new();
-    containers(&spec["initContainers"], &child(path, "initContainers"), &volumes, &mut names, errs);
-    if items(&spec["containers"]).is_empty() {
+    let init_containers = spec.init_containers.iter().map(ContainerFields::of_container);
+    containers(init_containers, &child(path, "initContainers"), &volumes, &mut names, errs);
+    if spec.containers.is_empty() {
         errs.push(FieldError::required(child(path, "containers"), ""));
     }
-    containers(&spec["containers"], &child(path, "containers"), &volumes, &mut names, errs);
-    one_of(&spec["restartPolicy"], &child(path, "restartPolicy"), RESTART_POLICIES, errs);
-    one_of(&spec["dnsPolicy"], &child(path, "dnsPolicy"), DNS_POLICIES, errs);
-    labels(&spec["nodeSelector"], &child(path, "nodeSelector"), errs);
-    tolerations(&spec["tolerations"], &child(path, "tolerations"), errs);
-    if let Some(sa) = spec["serviceAccountName"].as_str().filter(|s| !s.is_empty()) {
+    containers(spec.containers.iter().map(ContainerFields::of_container), &child(path, "containers"), &volumes, &mut names, errs);
+    one_of_str(spec.restart_policy.as_deref(), &child(path, "restartPolicy"), RESTART_POLICIES, errs);
+    one_of_str(spec.dns_policy.as_deref(), &child(path, "dnsPolicy"), DNS_POLICIES, errs);
+    label_map(&spec.node_selector, &child(path, "nodeSelector"), errs);
+    tolerations(&spec.tolerations, &child(path, "tolerations"), errs);
+    if let Some(sa) = spec.service_account_name.as_deref().filter(|s| !s.is_empty()) {
         dns_subdomain(sa, &child(path, "serviceAccountName"), errs);
     }
-    non_negative(&spec["terminationGracePeriodSeconds"], &child(path, "terminationGracePeriodSeconds"), errs);
-    if let Some(n) = spec["activeDeadlineSeconds"].as_i64().filter(|n| *n <= 0) {
+    non_negative_int(spec.termination_grace_period_seconds, &child(path, "terminationGracePeriodSeconds"), errs);
+    if let Some(n) = spec.active_deadline_seconds.filter(|n| *n <= 0) {
         errs.push(FieldError::invalid(child(path, "activeDeadlineSeconds"), n, "must be between 1 and 2147483647, inclusive"));
     }
 }
 
 /// Volume names: DNS labels, unique. Returns the names.
-fn volumes(spec: &Value, path: &str, errs: &mut Vec<FieldError>) -> BTreeSet<String> {
+fn volumes<'a>(volumes: &'a [api::Volume], path: &str, errs: &mut Vec<FieldError>) -> BTreeSet<&'a str> {
     let mut names = BTreeSet::new();
-    for (i, vol) in items(&spec["volumes"]).iter().enumerate() {
-        let name = str_of(&vol["name"]);
+    for (i, vol) in volumes.iter().enumerate() {
         let p = child(&index(path, i), "name");
         let before = errs.len();
-        dns_label(name, &p, errs);
-        if errs.len() == before && !names.insert(name.to_owned()) {
-            errs.push(FieldError::duplicate(p, name));
+        dns_label(&vol.name, &p, errs);
+        if errs.len() == before && !names.insert(vol.name.as_str()) {
+            errs.push(FieldError::duplicate(p, vol.name.as_str()));
         }
     }
     names
 }
 
-fn containers(list: &Value, path: &str, volumes: &BTreeSet<String>, names: &mut BTreeSet<String>, errs: &mut Vec<FieldError>) {
-    for (i, c) in items(list).iter().enumerate() {
-        let p = index(path, i);
-        let name = str_of(&c["name"]);
-        let before = errs.len();
-        dns_label(name, &child(&p, "name"), errs);
-        if errs.len() == before && !names.insert(name.to_owned()) {
-            errs.push(FieldError::duplicate(child(&p, "name"), name));
+/// The fields a container and an ephemeral container share (upstream's
+/// `EphemeralContainerCommon`) that validation reads.
+struct ContainerFields<'a> {
+    name: &'a str,
+    image: Option<&'a str>,
+    image_pull_policy: Option<&'a str>,
+    ports: &'a [api::ContainerPort],
+    env: &'a [api::EnvVar],
+    volume_mounts: &'a [api::VolumeMount],
+    probes: [(&'static str, Option<&'a api::Probe>); 3],
+    resources: Option<&'a api::ResourceRequirements>,
+    termination_message_policy: Option<&'a str>,
+}
+
+/// A [`ContainerFields`] of either type, whose fields have the same names.
+macro_rules! container_fields {
+    ($c:expr) => {
+        ContainerFields {
+            name: &$c.name,
+            image: $c.image.as_deref(),
+            image_pull_policy: $c.image_pull_policy.as_deref(),
+            ports: &$c.ports,
+            env: &$c.env,
+            volume_mounts: &$c.volume_mounts,
+            probes: [
+                ("livenessProbe", $c.liveness_probe.as_ref()),
+                ("readinessProbe", $c.readiness_probe.as_ref()),
+                ("startupProbe", $c.startup_probe.as_ref()),
+            ],
+            resources: $c.resources.as_ref(),
+            termination_message_policy: $c.termination_message_policy.as_deref(),
         }
-        let image = str_of(&c["image"]);
+    };
+}
+
+impl<'a> ContainerFields<'a> {
+    fn of_container(c: &'a api::Container) -> Self {
+        container_fields!(c)
+    }
+
+    fn of_ephemeral(c: &'a api::EphemeralContainer) -> Self {
+        container_fields!(c)
+    }
+}
+
+fn containers<'a>(
+    list: impl Iterator<Item = ContainerFields<'a>>,
+    path: &str,
+    volumes: &BTreeSet<&str>,
+    names: &mut BTreeSet<&'a str>,
+    errs: &mut Vec<FieldError>,
+) {
+    for (i, c) in list.enumerate() {
+        let p = index(path, i);
+        let before = errs.len();
+        dns_label(c.name, &child(&p, "name"), errs);
+        if errs.len() == before && !names.insert(c.name) {
+            errs.push(FieldError::duplicate(child(&p, "name"), c.name));
+        }
+        let image = c.image.unwrap_or_default();
         if image.is_empty() {
             errs.push(FieldError::required(child(&p, "image"), ""));
         } else if image.trim() != image {
             errs.push(FieldError::invalid(child(&p, "image"), image, "must not have leading or trailing whitespace"));
         }
-        one_of(&c["imagePullPolicy"], &child(&p, "imagePullPolicy"), PULL_POLICIES, errs);
-        container_ports(&c["ports"], &child(&p, "ports"), errs);
-        env(&c["env"], &child(&p, "env"), errs);
-        volume_mounts(&c["volumeMounts"], &child(&p, "volumeMounts"), volumes, errs);
-        for probe in ["livenessProbe", "readinessProbe", "startupProbe"] {
-            if !c[probe].is_null() {
-                self::probe(&c[probe], &child(&p, probe), errs);
+        one_of_str(c.image_pull_policy, &child(&p, "imagePullPolicy"), PULL_POLICIES, errs);
+        container_ports(c.ports, &child(&p, "ports"), errs);
+        env(c.env, &child(&p, "env"), errs);
+        volume_mounts(c.volume_mounts, &child(&p, "volumeMounts"), volumes, errs);
+        for (field, probe) in c.probes {
+            if let Some(probe) = probe {
+                self::probe(probe, &child(&p, field), errs);
             }
         }
-        if let Some(n) = c["livenessProbe"]["successThreshold"].as_i64().filter(|n| *n != 1) {
+        if let Some(n) = c.probes[0].1.and_then(|probe| probe.success_threshold).filter(|n| *n != 1) {
             errs.push(FieldError::invalid(child(&p, "livenessProbe.successThreshold"), n, "must be 1"));
         }
-        resources(&c["resources"], &child(&p, "resources"), errs);
-        one_of(&c["terminationMessagePolicy"], &child(&p, "terminationMessagePolicy"), &["File", "FallbackToLogsOnError"], errs);
+        if let Some(resources) = c.resources {
+            self::resources(resources, &child(&p, "resources"), errs);
+        }
+        one_of_str(c.termination_message_policy, &child(&p, "terminationMessagePolicy"), &["File", "FallbackToLogsOnError"], errs);
     }
 }
 
 /// `validateEnv`: names (printable ASCII but `=`) and one source for `valueFrom`.
-fn env(vars: &Value, path: &str, errs: &mut Vec<FieldError>) {
-    for (i, var) in items(vars).iter().enumerate() {
+fn env(vars: &[api::EnvVar], path: &str, errs: &mut Vec<FieldError>) {
+    for (i, var) in vars.iter().enumerate() {
         let p = index(path, i);
-        let name = str_of(&var["name"]);
+        let name = var.name.as_str();
         if name.is_empty() {
             errs.push(FieldError::required(child(&p, "name"), ""));
         } else if !name.bytes().all(|c| (0x20..0x7f).contains(&c) && c != b'=') {
@@ -363,14 +439,17 @@ fn env(vars: &Value, path: &str, errs: &mut Vec<FieldError>) {
                 "a valid environment variable name must consist only of printable ASCII characters other than '='",
             ));
         }
-        let from = &var["valueFrom"];
-        if from.is_null() {
-            continue;
-        }
-        let sources = ["fieldRef", "resourceFieldRef", "configMapKeyRef", "secretKeyRef", "fileKeyRef"]
-            .iter()
-            .filter(|k| !from[**k].is_null())
-            .count();
+        let Some(from) = &var.value_from else { continue };
+        let sources = [
+            from.field_ref.is_some(),
+            from.resource_field_ref.is_some(),
+            from.config_map_key_ref.is_some(),
+            from.secret_key_ref.is_some(),
+            from.file_key_ref.is_some(),
+        ]
+        .iter()
+        .filter(|set| **set)
+        .count();
         let fp = child(&p, "valueFrom");
         if sources == 0 {
             errs.push(FieldError::invalid(
@@ -378,7 +457,7 @@ fn env(vars: &Value, path: &str, errs: &mut Vec<FieldError>) {
                 "",
                 "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`",
             ));
-        } else if !str_of(&var["value"]).is_empty() {
+        } else if !var.value.as_deref().unwrap_or_default().is_empty() {
             errs.push(FieldError::invalid(fp, "", "may not be specified when `value` is not empty"));
         } else if sources > 1 {
             errs.push(FieldError::invalid(fp, "", "may not have more than one field specified at a time"));
@@ -387,62 +466,84 @@ fn env(vars: &Value, path: &str, errs: &mut Vec<FieldError>) {
 }
 
 /// `validateProbe`: one handler with a valid port, non-negative timings.
-fn probe(probe: &Value, path: &str, errs: &mut Vec<FieldError>) {
-    let handlers = ["exec", "httpGet", "tcpSocket", "grpc"].iter().filter(|k| !probe[**k].is_null()).count();
+fn probe(probe: &api::Probe, path: &str, errs: &mut Vec<FieldError>) {
+    let handlers = [probe.exec.is_some(), probe.http_get.is_some(), probe.tcp_socket.is_some(), probe.grpc.is_some()]
+        .iter()
+        .filter(|set| **set)
+        .count();
     if handlers == 0 {
         errs.push(FieldError::required(path, "must specify a handler type"));
     } else if handlers > 1 {
         errs.push(FieldError::forbidden(path, "may not specify more than 1 handler type"));
     }
-    for handler in ["httpGet", "tcpSocket"] {
-        if !probe[handler].is_null() {
-            port_num_or_name(&probe[handler]["port"], &child(path, &format!("{handler}.port")), errs);
-        }
+    if let Some(http_get) = &probe.http_get {
+        int_or_string_port(&http_get.port, &child(path, "httpGet.port"), errs);
     }
-    if let Some(n) = probe["grpc"]["port"].as_i64() {
-        for m in port_num_errors(n) {
-            errs.push(FieldError::invalid(child(path, "grpc.port"), n, m));
-        }
+    if let Some(tcp_socket) = &probe.tcp_socket {
+        int_or_string_port(&tcp_socket.port, &child(path, "tcpSocket.port"), errs);
     }
-    if let Some(scheme) = probe["httpGet"]["scheme"].as_str().filter(|s| !s.is_empty() && !["HTTP", "HTTPS"].contains(s)) {
+    if let Some(grpc) = &probe.grpc {
+        port_number(grpc.port.into(), &child(path, "grpc.port"), errs);
+    }
+    let scheme = probe.http_get.as_ref().and_then(|h| h.scheme.as_deref());
+    if let Some(scheme) = scheme.filter(|s| !s.is_empty() && !["HTTP", "HTTPS"].contains(s)) {
         errs.push(FieldError::not_supported(child(path, "httpGet.scheme"), scheme, &["HTTP", "HTTPS"]));
     }
-    for field in
-        ["initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold", "failureThreshold", "terminationGracePeriodSeconds"]
-    {
-        non_negative(&probe[field], &child(path, field), errs);
+    let timings = [
+        ("initialDelaySeconds", probe.initial_delay_seconds),
+        ("timeoutSeconds", probe.timeout_seconds),
+        ("periodSeconds", probe.period_seconds),
+        ("successThreshold", probe.success_threshold),
+        ("failureThreshold", probe.failure_threshold),
+    ];
+    for (field, value) in timings {
+        non_negative_int(value.map(i64::from), &child(path, field), errs);
     }
+    non_negative_int(probe.termination_grace_period_seconds, &child(path, "terminationGracePeriodSeconds"), errs);
 }
 
-/// `ValidatePortNumOrName`: a port number, or an IANA service name.
+/// `ValidatePortNumOrName` of a JSON port: a port number, or an IANA service name.
 pub(super) fn port_num_or_name(port: &Value, path: &str, errs: &mut Vec<FieldError>) {
     match port {
-        Value::Number(n) => {
-            let n = n.as_i64().unwrap_or(0);
-            for m in port_num_errors(n) {
-                errs.push(FieldError::invalid(path, n, m));
-            }
-        }
-        Value::String(s) => {
-            for m in port_name_errors(s) {
-                errs.push(FieldError::invalid(path, s.as_str(), m));
-            }
-        }
+        Value::Number(n) => port_number(n.as_i64().unwrap_or(0), path, errs),
+        Value::String(s) => port_name(s, path, errs),
         _ => {}
     }
 }
 
+/// `ValidatePortNumOrName` of a typed port.
+fn int_or_string_port(port: &IntOrString, path: &str, errs: &mut Vec<FieldError>) {
+    match port {
+        IntOrString::Int(n) => port_number((*n).into(), path, errs),
+        IntOrString::String(s) => port_name(s, path, errs),
+    }
+}
+
+/// `IsValidPortNum` as field errors on `path`.
+fn port_number(n: i64, path: &str, errs: &mut Vec<FieldError>) {
+    for m in port_num_errors(n) {
+        errs.push(FieldError::invalid(path, n, m));
+    }
+}
+
+/// `IsValidPortName` as field errors on `path`.
+fn port_name(name: &str, path: &str, errs: &mut Vec<FieldError>) {
+    for m in port_name_errors(name) {
+        errs.push(FieldError::invalid(path, name, m));
+    }
+}
+
 /// `validateTolerations`.
-fn tolerations(list: &Value, path: &str, errs: &mut Vec<FieldError>) {
-    for (i, t) in items(list).iter().enumerate() {
+fn tolerations(list: &[api::Toleration], path: &str, errs: &mut Vec<FieldError>) {
+    for (i, t) in list.iter().enumerate() {
         let p = index(path, i);
-        let key = str_of(&t["key"]);
+        let key = t.key.as_deref().unwrap_or_default();
         if !key.is_empty() {
             for m in crate::selectors::label_key_errors(key) {
                 errs.push(FieldError::invalid(child(&p, "key"), key, m));
             }
         }
-        let operator = str_of(&t["operator"]);
+        let operator = t.operator.as_deref().unwrap_or_default();
         if key.is_empty() && operator != "Exists" {
             errs.push(FieldError::invalid(
                 child(&p, "operator"),
@@ -450,11 +551,11 @@ fn tolerations(list: &Value, path: &str, errs: &mut Vec<FieldError>) {
                 "operator must be Exists when `key` is empty, which means \"match all values and all keys\"",
             ));
         }
-        let effect = str_of(&t["effect"]);
-        if !t["tolerationSeconds"].is_null() && effect != "NoExecute" {
+        let effect = t.effect.as_deref().unwrap_or_default();
+        if t.toleration_seconds.is_some() && effect != "NoExecute" {
             errs.push(FieldError::invalid(child(&p, "effect"), effect, "effect must be 'NoExecute' when `tolerationSeconds` is set"));
         }
-        let value = str_of(&t["value"]);
+        let value = t.value.as_deref().unwrap_or_default();
         match operator {
             "" | "Equal" => {
                 for m in crate::selectors::label_value_errors(value) {
@@ -463,80 +564,65 @@ fn tolerations(list: &Value, path: &str, errs: &mut Vec<FieldError>) {
             }
             "Exists" => {
                 if !value.is_empty() {
-                    errs.push(FieldError::invalid(
-                        child(&p, "operator"),
-                        super::json_value(t),
-                        "value must be empty when `operator` is 'Exists'",
-                    ));
+                    errs.push(FieldError::invalid(child(&p, "operator"), json_value(t), "value must be empty when `operator` is 'Exists'"));
                 }
             }
             other => errs.push(FieldError::not_supported(child(&p, "operator"), other, &["Equal", "Exists"])),
         }
-        one_of(&t["effect"], &child(&p, "effect"), &["NoSchedule", "PreferNoSchedule", "NoExecute"], errs);
+        one_of_str(t.effect.as_deref(), &child(&p, "effect"), &["NoSchedule", "PreferNoSchedule", "NoExecute"], errs);
     }
 }
 
-fn container_ports(ports: &Value, path: &str, errs: &mut Vec<FieldError>) {
+fn container_ports(ports: &[api::ContainerPort], path: &str, errs: &mut Vec<FieldError>) {
     let mut names = BTreeSet::new();
-    for (i, port) in items(ports).iter().enumerate() {
+    for (i, port) in ports.iter().enumerate() {
         let p = index(path, i);
-        if let Some(name) = port["name"].as_str().filter(|n| !n.is_empty()) {
-            for m in port_name_errors(name) {
-                errs.push(FieldError::invalid(child(&p, "name"), name, m));
-            }
-            if !names.insert(name.to_owned()) {
+        if let Some(name) = port.name.as_deref().filter(|n| !n.is_empty()) {
+            port_name(name, &child(&p, "name"), errs);
+            if !names.insert(name) {
                 errs.push(FieldError::duplicate(child(&p, "name"), name));
             }
         }
-        match port["containerPort"].as_i64().unwrap_or(0) {
+        match port.container_port {
             0 => errs.push(FieldError::required(child(&p, "containerPort"), "")),
-            n => {
-                for m in port_num_errors(n) {
-                    errs.push(FieldError::invalid(child(&p, "containerPort"), n, m));
-                }
-            }
+            n => port_number(n.into(), &child(&p, "containerPort"), errs),
         }
-        if let Some(n) = port["hostPort"].as_i64().filter(|n| *n != 0) {
-            for m in port_num_errors(n) {
-                errs.push(FieldError::invalid(child(&p, "hostPort"), n, m));
-            }
+        if let Some(n) = port.host_port.filter(|n| *n != 0) {
+            port_number(n.into(), &child(&p, "hostPort"), errs);
         }
-        one_of(&port["protocol"], &child(&p, "protocol"), PROTOCOLS, errs);
+        one_of_str(port.protocol.as_deref(), &child(&p, "protocol"), PROTOCOLS, errs);
     }
 }
 
-fn volume_mounts(mounts: &Value, path: &str, volumes: &BTreeSet<String>, errs: &mut Vec<FieldError>) {
+fn volume_mounts(mounts: &[api::VolumeMount], path: &str, volumes: &BTreeSet<&str>, errs: &mut Vec<FieldError>) {
     let mut paths = BTreeSet::new();
-    for (i, m) in items(mounts).iter().enumerate() {
+    for (i, m) in mounts.iter().enumerate() {
         let p = index(path, i);
-        let name = str_of(&m["name"]);
+        let name = m.name.as_str();
         if name.is_empty() {
             errs.push(FieldError::required(child(&p, "name"), ""));
         } else if !volumes.contains(name) {
             errs.push(FieldError::not_found(child(&p, "name"), name));
         }
-        let mount_path = str_of(&m["mountPath"]);
+        let mount_path = m.mount_path.as_str();
         if mount_path.is_empty() {
             errs.push(FieldError::required(child(&p, "mountPath"), ""));
-        } else if !paths.insert(mount_path.to_owned()) {
+        } else if !paths.insert(mount_path) {
             errs.push(FieldError::invalid(child(&p, "mountPath"), mount_path, "must be unique"));
         }
     }
 }
 
 /// `ValidateResourceRequirements`: quantities non-negative, requests at most the limits.
-fn resources(res: &Value, path: &str, errs: &mut Vec<FieldError>) {
-    let parse = |v: &Value| Quantity::parse(str_of(v)).ok();
-    let limits = res["limits"].as_object();
-    for (section, map) in [("limits", limits), ("requests", res["requests"].as_object())] {
-        for (name, v) in map.into_iter().flatten() {
+fn resources(res: &api::ResourceRequirements, path: &str, errs: &mut Vec<FieldError>) {
+    for (section, map) in [("limits", &res.limits), ("requests", &res.requests)] {
+        for (name, q) in map {
             let p = key(&child(path, section), name);
-            let Some(q) = parse(v) else { continue };
             if q.signum() == std::cmp::Ordering::Less {
                 errs.push(FieldError::invalid(&p, q.to_string(), IS_NEGATIVE));
             }
             if section == "requests"
-                && let Some(limit) = limits.and_then(|l| l.get(name)).and_then(parse)
+                && let Some(limit) = res.limits.get(name)
                 && q > limit
             {
                 errs.push(FieldError::invalid(p, q.to_string(), format!("must be less than or equal to {name} limit of {limit}")));
@@ -550,22 +636,24 @@ fn resources(res: &Value, path: &str, errs: &mut Vec<FieldError>) {
 
 /// `ValidatePodTemplateSpec` at `path` (labels and the pod spec). Upstream reports the labels
 /// at `<path>.labels`, without `metadata`.
-pub(super) fn pod_template_spec(template: &Value, path: &str, errs: &mut Vec<FieldError>) {
-    labels(&template["metadata"]["labels"], &child(path, "labels"), errs);
-    pod_spec(&template["spec"], &child(path, "spec"), errs);
+/// `template` is the typed form of the workload's template (none when it has none).
+pub(super) fn pod_template_spec(template: Option<&api::PodTemplateSpec>, path: &str, errs: &mut Vec<FieldError>) {
+    let empty = api::PodTemplateSpec::default();
+    let template = template.unwrap_or(&empty);
+    if let Some(meta) = &template.metadata {
+        label_map(&meta.labels, &child(path, "labels"), errs);
+    }
+    pod_spec(template.spec.as_ref().unwrap_or(&api::PodSpec::default()), &child(path, "spec"), errs);
 }
 
-pub fn pod_template(t: &Value) -> Vec<FieldError> {
+pub fn pod_template(t: &api::PodTemplate) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    pod_template_spec(&t["template"], "template", &mut errs);
+    pod_template_spec(t.template.as_ref(), "template", &mut errs);
     errs
 }
 
-pub fn pod_template_update(_old: &Value, new: &Value) -> Vec<FieldError> {
-    pod_template(new)
-}
-
-pub fn replication_controller(rc: &Value) -> Vec<FieldError> {
+/// `template` is the typed form of `rc`'s template.
+pub fn replication_controller(rc: &Value, template: Option<&api::PodTemplateSpec>) -> Vec<FieldError> {
     let mut errs = Vec::new();
     let spec = &rc["spec"];
     non_negative(&spec["replicas"], "spec.replicas", &mut errs);
@@ -575,7 +663,7 @@ pub fn replication_controller(rc: &Value) -> Vec<FieldError> {
         errs.push(FieldError::required("spec.selector", ""));
     }
     labels(selector, "spec.selector", &mut errs);
-    let template = &spec["template"];
+    let (template, typed_template) = (&spec["template"], template);
     if template.is_null() {
         errs.push(FieldError::required("spec.template", ""));
         return errs;
@@ -590,13 +678,9 @@ pub fn replication_controller(rc: &Value) -> Vec<FieldError> {
             "selector does not match template labels",
         ));
     }
-    pod_template_spec(template, "spec.template", &mut errs);
+    pod_template_spec(typed_template, "spec.template", &mut errs);
     template_restart_always(template, "spec.template", "ReplicationController", &mut errs);
     errs
-}
-
-pub fn replication_controller_update(_old: &Value, new: &Value) -> Vec<FieldError> {
-    replication_controller(new)
 }
 
 /// A controller's pods always restart and have no deadline (`ValidatePodTemplateSpecForRC`
@@ -931,6 +1015,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::registry::validation::{test_template as template, test_typed as typed};
 
     #[test]
     fn a_binding_targets_a_node_by_name() {
@@ -952,7 +1037,7 @@ mod tests {
 
     #[test]
     fn a_valid_pod_passes() {
-        assert_eq!(messages(&pod(&valid_pod())), Vec::<String>::new());
+        assert_eq!(messages(&pod(&typed(&valid_pod()))), Vec::<String>::new());
     }
 
     #[test]
@@ -1021,14 +1106,14 @@ mod tests {
             let mut p = valid_pod();
             let (parent, field) = pointer.rsplit_once('/').unwrap();
             p.pointer_mut(parent).unwrap()[field] = value.clone();
-            assert_eq!(messages(&pod(&p)), vec![want.to_string()], "{pointer}");
+            assert_eq!(messages(&pod(&typed(&p))), vec![want.to_string()], "{pointer}");
         }
         let mut p = valid_pod();
         let first = p["spec"]["containers"][0].clone();
         p["spec"]["containers"].as_array_mut().unwrap().push(first);
-        assert_eq!(messages(&pod(&p)), ["spec.containers[1].name: Duplicate value: \"app\""]);
+        assert_eq!(messages(&pod(&typed(&p))), ["spec.containers[1].name: Duplicate value: \"app\""]);
         p["spec"]["volumes"].as_array_mut().unwrap().push(json!({"name": "data"}));
-        assert!(messages(&pod(&p)).contains(&"spec.volumes[1].name: Duplicate value: \"data\"".to_owned()));
+        assert!(messages(&pod(&typed(&p))).contains(&"spec.volumes[1].name: Duplicate value: \"data\"".to_owned()));
     }
 
     #[test]
@@ -1037,9 +1122,9 @@ mod tests {
         let mut new = old.clone();
         new["spec"]["containers"][0]["image"] = json!("nginx:2");
         new["spec"]["activeDeadlineSeconds"] = json!(30);
-        assert_eq!(messages(&pod_update(&old, &new)), Vec::<String>::new());
+        assert_eq!(messages(&pod_update(&old, &new, &typed(&new))), Vec::<String>::new());
         new["spec"]["restartPolicy"] = json!("Never");
-        let errs = pod_update(&old, &new);
+        let errs = pod_update(&old, &new, &typed(&new));
         assert_eq!(errs.len(), 1);
         assert!(
             errs[0].to_string().starts_with("spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`")
@@ -1049,12 +1134,12 @@ mod tests {
     #[test]
     fn replication_controllers() {
         let rc = json!({"spec": {"replicas": 1, "selector": {"app": "a"}, "template": {"metadata": {"labels": {"app": "a"}}, "spec": valid_pod()["spec"]}}});
-        assert!(replication_controller(&rc).is_empty());
+        assert!(replication_controller(&rc, template(&rc, "/spec/template").as_ref()).is_empty());
         let mut bad = rc.clone();
         bad["spec"]["selector"] = json!({"app": "b"});
         bad["spec"]["replicas"] = json!(-1);
         assert_eq!(
-            messages(&replication_controller(&bad)),
+            messages(&replication_controller(&bad, template(&bad, "/spec/template").as_ref())),
             [
                 "spec.replicas: Invalid value: -1: must be greater than or equal to 0",
                 "spec.template.metadata.labels: Invalid value: {\"app\":\"a\"}: selector does not match template labels",

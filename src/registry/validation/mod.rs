@@ -21,9 +21,10 @@ pub(crate) mod storage;
 
 use serde_json::Value;
 
+use super::object::Object;
 use super::strategy::Strategy;
 use crate::selectors::{dns1035_label_errors, dns1123_label_errors, dns1123_subdomain_errors, label_key_errors, label_value_errors};
-use crate::status::{BadValue, FieldError};
+use crate::status::{ApiError, BadValue, FieldError};
 
 /// How a resource's object names are validated (upstream's per-resource `ValidateName`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,35 +58,47 @@ const TOTAL_ANNOTATION_SIZE_LIMIT: usize = 256 * 1024;
 
 /// Validates an object's metadata for create (name given or generated).
 pub fn validate_object_meta(strategy: &dyn Strategy, object: &Value) -> Vec<FieldError> {
-    let mut errs = Vec::new();
     let meta = &object["metadata"];
-    if let Some(name) = meta["name"].as_str() {
-        for e in name_errors(strategy.name_rule(), name) {
+    fn strings(map: &Value) -> impl Iterator<Item = (&str, &str)> {
+        map.as_object().into_iter().flatten().map(|(k, v)| (k.as_str(), v.as_str().unwrap_or_default()))
+    }
+    meta_errors(strategy.name_rule(), meta["name"].as_str(), strings(&meta["labels"]), strings(&meta["annotations"]))
+}
+
+/// [`validate_object_meta`] of an object in the form at hand: its generated `ObjectMeta` when
+/// typed, else its JSON.
+fn object_meta_errors(strategy: &dyn Strategy, object: &Object) -> Result<Vec<FieldError>, ApiError> {
+    let Some(meta) = object.typed_meta() else { return Ok(validate_object_meta(strategy, object.value()?)) };
+    fn strings(map: &std::collections::BTreeMap<String, String>) -> impl Iterator<Item = (&str, &str)> {
+        map.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+    Ok(meta_errors(strategy.name_rule(), meta.name.as_deref(), strings(&meta.labels), strings(&meta.annotations)))
+}
+
+/// The metadata rules: the name by the resource's rule, label keys and values, annotation keys
+/// and their total size.
+fn meta_errors<'a>(
+    rule: NameRule,
+    name: Option<&str>,
+    labels: impl Iterator<Item = (&'a str, &'a str)>,
+    annotations: impl Iterator<Item = (&'a str, &'a str)>,
+) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    if let Some(name) = name {
+        for e in name_errors(rule, name) {
             errs.push(FieldError::invalid("metadata.name", name, e));
         }
     }
-    if let Some(labels) = meta["labels"].as_object() {
-        for (key, value) in labels {
-            for e in label_key_errors(key) {
-                errs.push(FieldError::invalid("metadata.labels", key.as_str(), e));
-            }
-            let value = value.as_str().unwrap_or_default();
-            for e in label_value_errors(value) {
-                errs.push(FieldError::invalid("metadata.labels", value, e));
-            }
+    label_pairs(labels, "metadata.labels", &mut errs);
+    let mut total = 0;
+    for (key, value) in annotations {
+        for e in label_key_errors(&key.to_lowercase()) {
+            errs.push(FieldError::invalid("metadata.annotations", key, e));
         }
+        total += key.len() + value.len();
     }
-    if let Some(annotations) = meta["annotations"].as_object() {
-        let mut total = 0;
-        for (key, value) in annotations {
-            for e in label_key_errors(&key.to_lowercase()) {
-                errs.push(FieldError::invalid("metadata.annotations", key.as_str(), e));
-            }
-            total += key.len() + value.as_str().map_or(0, str::len);
-        }
-        if total > TOTAL_ANNOTATION_SIZE_LIMIT {
-            errs.push(FieldError::too_long("metadata.annotations", TOTAL_ANNOTATION_SIZE_LIMIT as i64));
-        }
+    if total > TOTAL_ANNOTATION_SIZE_LIMIT {
+        errs.push(FieldError::too_long("metadata.annotations", TOTAL_ANNOTATION_SIZE_LIMIT as i64));
     }
     errs
 }
@@ -100,18 +113,18 @@ pub fn required_errors(group: &str, resource: &str, external: &Value) -> Vec<Fie
 
 /// Everything upstream checks when an object of the resource is created: the rules, on the
 /// internal object, and the `required` errors of its external form ([`required_errors`]).
-pub fn validate_create(strategy: &dyn Strategy, object: &Value, required: Vec<FieldError>) -> Vec<FieldError> {
-    let mut errs = validate_object_meta(strategy, object);
-    errs.extend(strategy.validate(object));
-    merge_schema_errors(errs, required)
+pub fn validate_create(strategy: &dyn Strategy, object: &Object, required: Vec<FieldError>) -> Result<Vec<FieldError>, ApiError> {
+    let mut errs = object_meta_errors(strategy, object)?;
+    errs.extend(strategy.validate_object(object)?);
+    Ok(merge_schema_errors(errs, required))
 }
 
 /// Everything upstream checks when `old` is replaced by `new` (update, patch, apply; both
 /// internal objects): the create checks on `new` plus what may not change.
-pub fn validate_update(strategy: &dyn Strategy, old: &Value, new: &Value, required: Vec<FieldError>) -> Vec<FieldError> {
-    let mut errs = validate_object_meta(strategy, new);
-    errs.extend(strategy.validate_update(old, new));
-    merge_schema_errors(errs, required)
+pub fn validate_update(strategy: &dyn Strategy, old: &Value, new: &Object, required: Vec<FieldError>) -> Result<Vec<FieldError>, ApiError> {
+    let mut errs = object_meta_errors(strategy, new)?;
+    errs.extend(strategy.validate_update_object(old, new)?);
+    Ok(merge_schema_errors(errs, required))
 }
 
 /// Appends the generic required-field errors a hand-written rule did not already report.
@@ -153,7 +166,7 @@ pub(super) fn items(v: &Value) -> &[Value] {
 }
 
 /// A non-scalar bad value as upstream (v1.34 on) prints it: JSON, with Go's HTML escaping.
-pub(super) fn json_value(v: &Value) -> BadValue {
+pub(super) fn json_value(v: &(impl serde::Serialize + ?Sized)) -> BadValue {
     BadValue::Raw(go_json(&serde_json::to_string(v).unwrap_or_default()))
 }
 
@@ -215,7 +228,12 @@ pub(super) fn immutable(new: &Value, old: &Value, path: &str, errs: &mut Vec<Fie
 
 /// `ValidateNonnegativeField`.
 pub(super) fn non_negative(v: &Value, path: &str, errs: &mut Vec<FieldError>) {
-    if let Some(n) = v.as_i64().filter(|n| *n < 0) {
+    non_negative_int(v.as_i64(), path, errs);
+}
+
+/// `ValidateNonnegativeField` of a typed (optional) number.
+pub(super) fn non_negative_int(v: Option<i64>, path: &str, errs: &mut Vec<FieldError>) {
+    if let Some(n) = v.filter(|n| *n < 0) {
         errs.push(FieldError::invalid(path, n, IS_NEGATIVE));
     }
 }
@@ -226,7 +244,12 @@ pub(super) const IS_NEGATIVE: &str = "must be greater than or equal to 0";
 /// An enumerated string field: `Unsupported value` unless one of `valid` (absent or empty
 /// values pass: defaulting fills them upstream).
 pub(super) fn one_of(v: &Value, path: &str, valid: &[&str], errs: &mut Vec<FieldError>) {
-    if let Some(s) = v.as_str().filter(|s| !s.is_empty())
+    one_of_str(v.as_str(), path, valid, errs);
+}
+
+/// [`one_of`] of a typed (optional) string.
+pub(super) fn one_of_str(v: Option<&str>, path: &str, valid: &[&str], errs: &mut Vec<FieldError>) {
+    if let Some(s) = v.filter(|s| !s.is_empty())
         && !valid.contains(&s)
     {
         errs.push(FieldError::not_supported(path, s, valid));
@@ -280,11 +303,19 @@ pub(super) fn dns_subdomain(value: &str, path: &str, errs: &mut Vec<FieldError>)
 /// `ValidateLabels`: keys and values of a label map at `path`.
 pub(super) fn labels(map: &Value, path: &str, errs: &mut Vec<FieldError>) {
     let Some(map) = map.as_object() else { return };
-    for (k, v) in map {
+    label_pairs(map.iter().map(|(k, v)| (k.as_str(), str_of(v))), path, errs);
+}
+
+/// [`labels`] of a typed label map.
+pub(super) fn label_map(map: &std::collections::BTreeMap<String, String>, path: &str, errs: &mut Vec<FieldError>) {
+    label_pairs(map.iter().map(|(k, v)| (k.as_str(), v.as_str())), path, errs);
+}
+
+fn label_pairs<'a>(pairs: impl Iterator<Item = (&'a str, &'a str)>, path: &str, errs: &mut Vec<FieldError>) {
+    for (k, v) in pairs {
         for m in label_key_errors(k) {
-            errs.push(FieldError::invalid(path, k.as_str(), m));
+            errs.push(FieldError::invalid(path, k, m));
         }
-        let v = str_of(v);
         for m in label_value_errors(v) {
             errs.push(FieldError::invalid(path, v, m));
         }
@@ -329,6 +360,30 @@ pub(super) fn selector_matches(selector: &Value, labels: &Value) -> bool {
     crate::selectors::LabelSelector::from_json(selector).is_ok_and(|s| s.matches_json(labels))
 }
 
+/// A test's JSON object read as its generated type `T`.
+#[cfg(test)]
+pub(crate) fn test_typed<T: serde::de::DeserializeOwned>(value: &Value) -> T {
+    serde_json::from_value(value.clone()).expect("the test's object reads as its type")
+}
+
+/// The typed pod template at `pointer` in a test's workload.
+#[cfg(test)]
+pub(crate) fn test_template(workload: &Value, pointer: &str) -> Option<kapi_api::api::core::v1::PodTemplateSpec> {
+    workload.pointer(pointer).map(test_typed)
+}
+
+/// A test's JSON object as the store carries it: known as its `group`/`resource`'s kind, so
+/// that rules written over the generated type read it as such.
+#[cfg(test)]
+pub(crate) fn test_object(group: &str, resource: &str, value: &Value) -> Object {
+    let object = Object::from_value(value.clone());
+    let info = kapi_api::scheme::RESOURCES.iter().find(|r| r.group == group && r.resource == resource);
+    match info.and_then(|r| kapi_api::scheme::dyn_kind(r.kind.group, r.kind.version, r.kind.kind)) {
+        Some(kind) => object.of_kind(kind),
+        None => object,
+    }
+}
+
 /// Field errors as their messages (for the group modules' tests).
 #[cfg(test)]
 pub(crate) fn test_messages(errs: &[FieldError]) -> Vec<String> {
@@ -345,8 +400,10 @@ mod tests {
         for r in kapi_api::scheme::RESOURCES {
             for v in &shapes {
                 let strategy = crate::registry::strategy(r.group, r.resource);
-                let _ = validate_create(strategy, v, required_errors(r.group, r.resource, v));
-                let _ = validate_update(strategy, v, &shapes[0], required_errors(r.group, r.resource, v));
+                let object = test_object(r.group, r.resource, v);
+                let _ = validate_create(strategy, &object, required_errors(r.group, r.resource, v));
+                let _ =
+                    validate_update(strategy, v, &test_object(r.group, r.resource, &shapes[0]), required_errors(r.group, r.resource, v));
                 let _ = strategy.validate_status_update(&shapes[0], v);
             }
         }

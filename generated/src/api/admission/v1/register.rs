@@ -16,6 +16,10 @@ impl ::kapi_apimachinery::Object for super::AdmissionReview {
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
     }

@@ -18,6 +18,10 @@ impl ::kapi_apimachinery::Object for super::MutatingAdmissionPolicy {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
@@ -61,6 +65,10 @@ impl ::kapi_apimachinery::Object for super::MutatingAdmissionPolicyBinding {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
     }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
@@ -108,6 +116,10 @@ impl ::kapi_apimachinery::Object for super::MutatingAdmissionPolicyBindingList {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
     }
@@ -151,6 +163,10 @@ impl ::kapi_apimachinery::Object for super::MutatingAdmissionPolicyList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
     }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
@@ -198,6 +214,10 @@ impl ::kapi_apimachinery::Object for super::ValidatingAdmissionPolicy {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
@@ -241,6 +261,10 @@ impl ::kapi_apimachinery::Object for super::ValidatingAdmissionPolicyBinding {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
     }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
@@ -288,6 +312,10 @@ impl ::kapi_apimachinery::Object for super::ValidatingAdmissionPolicyBindingList
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
     }
@@ -331,6 +359,10 @@ impl ::kapi_apimachinery::Object for super::ValidatingAdmissionPolicyList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
     }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {

@@ -18,6 +18,10 @@ impl ::kapi_apimachinery::Object for super::StorageVersion {
         self.metadata.resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        Some(&self.metadata)
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         Some(&mut self.metadata)
     }
@@ -61,6 +65,10 @@ impl ::kapi_apimachinery::Object for super::StorageVersionList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
     }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {

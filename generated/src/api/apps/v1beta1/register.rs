@@ -18,6 +18,10 @@ impl ::kapi_apimachinery::Object for super::ControllerRevision {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
@@ -61,6 +65,10 @@ impl ::kapi_apimachinery::Object for super::ControllerRevisionList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
     }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
@@ -108,6 +116,10 @@ impl ::kapi_apimachinery::Object for super::Deployment {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
@@ -153,6 +165,10 @@ impl ::kapi_apimachinery::Object for super::DeploymentList {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
     }
@@ -195,6 +211,10 @@ impl ::kapi_apimachinery::Object for super::DeploymentRollback {
     }
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
@@ -239,6 +259,10 @@ impl ::kapi_apimachinery::Object for super::Scale {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
     }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
@@ -286,6 +310,10 @@ impl ::kapi_apimachinery::Object for super::StatefulSet {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
@@ -329,6 +357,10 @@ impl ::kapi_apimachinery::Object for super::StatefulSetList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
     }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {

@@ -18,6 +18,10 @@ impl ::kapi_apimachinery::Object for super::ControllerRevision {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
@@ -61,6 +65,10 @@ impl ::kapi_apimachinery::Object for super::ControllerRevisionList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
     }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
@@ -108,6 +116,10 @@ impl ::kapi_apimachinery::Object for super::DaemonSet {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
@@ -151,6 +163,10 @@ impl ::kapi_apimachinery::Object for super::DaemonSetList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
     }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
@@ -198,6 +214,10 @@ impl ::kapi_apimachinery::Object for super::Deployment {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
@@ -241,6 +261,10 @@ impl ::kapi_apimachinery::Object for super::DeploymentList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
     }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
@@ -288,6 +312,10 @@ impl ::kapi_apimachinery::Object for super::ReplicaSet {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
@@ -331,6 +359,10 @@ impl ::kapi_apimachinery::Object for super::ReplicaSetList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
     }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
@@ -378,6 +410,10 @@ impl ::kapi_apimachinery::Object for super::Scale {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
@@ -423,6 +459,10 @@ impl ::kapi_apimachinery::Object for super::StatefulSet {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
@@ -466,6 +506,10 @@ impl ::kapi_apimachinery::Object for super::StatefulSetList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
     }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {

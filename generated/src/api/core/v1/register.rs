@@ -18,6 +18,10 @@ impl ::kapi_apimachinery::Object for super::Binding {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
@@ -61,6 +65,10 @@ impl ::kapi_apimachinery::Object for super::ComponentStatus {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
     }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
@@ -108,6 +116,10 @@ impl ::kapi_apimachinery::Object for super::ComponentStatusList {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
     }
@@ -151,6 +163,10 @@ impl ::kapi_apimachinery::Object for super::ConfigMap {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
     }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
@@ -198,6 +214,10 @@ impl ::kapi_apimachinery::Object for super::ConfigMapList {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
     }
@@ -241,6 +261,10 @@ impl ::kapi_apimachinery::Object for super::Endpoints {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
     }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
@@ -288,6 +312,10 @@ impl ::kapi_apimachinery::Object for super::EndpointsList {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
     }
@@ -331,6 +359,10 @@ impl ::kapi_apimachinery::Object for super::Event {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        Some(&self.metadata)
     }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
@@ -378,6 +410,10 @@ impl ::kapi_apimachinery::Object for super::EventList {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
     }
@@ -421,6 +457,10 @@ impl ::kapi_apimachinery::Object for super::LimitRange {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
     }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
@@ -468,6 +508,10 @@ impl ::kapi_apimachinery::Object for super::LimitRangeList {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
     }
@@ -511,6 +555,10 @@ impl ::kapi_apimachinery::Object for super::List {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
     }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
@@ -558,6 +606,10 @@ impl ::kapi_apimachinery::Object for super::Namespace {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
@@ -601,6 +653,10 @@ impl ::kapi_apimachinery::Object for super::NamespaceList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
     }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
@@ -648,6 +704,10 @@ impl ::kapi_apimachinery::Object for super::Node {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
@@ -693,6 +753,10 @@ impl ::kapi_apimachinery::Object for super::NodeList {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
     }
@@ -735,6 +799,10 @@ impl ::kapi_apimachinery::Object for super::NodeProxyOptions {
     }
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
@@ -779,6 +847,10 @@ impl ::kapi_apimachinery::Object for super::PersistentVolume {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
     }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
@@ -826,6 +898,10 @@ impl ::kapi_apimachinery::Object for super::PersistentVolumeClaim {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
@@ -869,6 +945,10 @@ impl ::kapi_apimachinery::Object for super::PersistentVolumeClaimList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
     }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
@@ -916,6 +996,10 @@ impl ::kapi_apimachinery::Object for super::PersistentVolumeList {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
     }
@@ -961,6 +1045,10 @@ impl ::kapi_apimachinery::Object for super::Pod {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
@@ -1004,6 +1092,10 @@ impl ::kapi_apimachinery::Object for super::PodAttachOptions {
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
     }
@@ -1046,6 +1138,10 @@ impl ::kapi_apimachinery::Object for super::PodExecOptions {
     }
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
@@ -1092,6 +1188,10 @@ impl ::kapi_apimachinery::Object for super::PodList {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
     }
@@ -1134,6 +1234,10 @@ impl ::kapi_apimachinery::Object for super::PodLogOptions {
     }
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
@@ -1178,6 +1282,10 @@ impl ::kapi_apimachinery::Object for super::PodPortForwardOptions {
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
     }
@@ -1220,6 +1328,10 @@ impl ::kapi_apimachinery::Object for super::PodProxyOptions {
     }
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
@@ -1264,6 +1376,10 @@ impl ::kapi_apimachinery::Object for super::PodStatusResult {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
     }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
@@ -1311,6 +1427,10 @@ impl ::kapi_apimachinery::Object for super::PodTemplate {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
@@ -1354,6 +1474,10 @@ impl ::kapi_apimachinery::Object for super::PodTemplateList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
     }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
@@ -1401,6 +1525,10 @@ impl ::kapi_apimachinery::Object for super::RangeAllocation {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
@@ -1444,6 +1572,10 @@ impl ::kapi_apimachinery::Object for super::ReplicationController {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
     }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
@@ -1491,6 +1623,10 @@ impl ::kapi_apimachinery::Object for super::ReplicationControllerList {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
     }
@@ -1534,6 +1670,10 @@ impl ::kapi_apimachinery::Object for super::ResourceQuota {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
     }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
@@ -1581,6 +1721,10 @@ impl ::kapi_apimachinery::Object for super::ResourceQuotaList {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
     }
@@ -1624,6 +1768,10 @@ impl ::kapi_apimachinery::Object for super::Secret {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
     }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
@@ -1671,6 +1819,10 @@ impl ::kapi_apimachinery::Object for super::SecretList {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
     }
@@ -1713,6 +1865,10 @@ impl ::kapi_apimachinery::Object for super::SerializedReference {
     }
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
@@ -1757,6 +1913,10 @@ impl ::kapi_apimachinery::Object for super::Service {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
     }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
@@ -1804,6 +1964,10 @@ impl ::kapi_apimachinery::Object for super::ServiceAccount {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
@@ -1847,6 +2011,10 @@ impl ::kapi_apimachinery::Object for super::ServiceAccountList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
     }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
@@ -1894,6 +2062,10 @@ impl ::kapi_apimachinery::Object for super::ServiceList {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
     }
@@ -1936,6 +2108,10 @@ impl ::kapi_apimachinery::Object for super::ServiceProxyOptions {
     }
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None

@@ -18,6 +18,10 @@ impl ::kapi_apimachinery::Object for super::FlowSchema {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
@@ -61,6 +65,10 @@ impl ::kapi_apimachinery::Object for super::FlowSchemaList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
     }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
@@ -108,6 +116,10 @@ impl ::kapi_apimachinery::Object for super::PriorityLevelConfiguration {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
@@ -151,6 +163,10 @@ impl ::kapi_apimachinery::Object for super::PriorityLevelConfigurationList {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
     }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {

@@ -16,6 +16,10 @@ impl ::kapi_apimachinery::Object for super::APIGroup {
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
     }
@@ -58,6 +62,10 @@ impl ::kapi_apimachinery::Object for super::APIGroupList {
     }
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
@@ -102,6 +110,10 @@ impl ::kapi_apimachinery::Object for super::APIResourceList {
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
     }
@@ -144,6 +156,10 @@ impl ::kapi_apimachinery::Object for super::APIVersions {
     }
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
@@ -188,6 +204,10 @@ impl ::kapi_apimachinery::Object for super::CreateOptions {
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
     }
@@ -230,6 +250,10 @@ impl ::kapi_apimachinery::Object for super::DeleteOptions {
     }
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
@@ -274,6 +298,10 @@ impl ::kapi_apimachinery::Object for super::GetOptions {
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
     }
@@ -316,6 +344,10 @@ impl ::kapi_apimachinery::Object for super::ListOptions {
     }
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
@@ -360,6 +392,10 @@ impl ::kapi_apimachinery::Object for super::PartialObjectMetadata {
 
     fn set_resource_version(&mut self, resource_version: &str) {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
     }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
@@ -407,6 +443,10 @@ impl ::kapi_apimachinery::Object for super::PartialObjectMetadataList {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
     }
@@ -449,6 +489,10 @@ impl ::kapi_apimachinery::Object for super::PatchOptions {
     }
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
@@ -495,6 +539,10 @@ impl ::kapi_apimachinery::Object for super::Status {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
     }
@@ -537,6 +585,10 @@ impl ::kapi_apimachinery::Object for super::TableOptions {
     }
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
@@ -581,6 +633,10 @@ impl ::kapi_apimachinery::Object for super::UpdateOptions {
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
     }
@@ -623,6 +679,10 @@ impl ::kapi_apimachinery::Object for super::WatchEvent {
     }
 
     fn set_resource_version(&mut self, _resource_version: &str) {}
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None

@@ -18,6 +18,10 @@ impl ::kapi_apimachinery::Object for super::PartialObjectMetadataList {
         self.metadata.get_or_insert_default().resource_version = Some(resource_version.to_owned());
     }
 
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
     }
