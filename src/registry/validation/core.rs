@@ -9,7 +9,7 @@ use kapi_apimachinery::{IntOrString, Quantity};
 use serde_json::Value;
 
 use super::{
-    IS_NEGATIVE, child, dns_label, dns_subdomain, immutable, index, items, json_value, key, label_map, labels, non_negative,
+    FieldPath, IS_NEGATIVE, child, dns_label, dns_subdomain, immutable, index, items, json_value, key, label_map, labels, non_negative,
     non_negative_int, one_of, one_of_str, port_name_errors, port_num_errors, str_of,
 };
 use crate::status::{BadValue, FieldError, FieldErrorType};
@@ -24,7 +24,7 @@ const PROTOCOLS: &[&str] = &["SCTP", "TCP", "UDP"];
 
 pub fn pod(pod: &api::Pod) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    pod_spec(pod.spec.as_ref().unwrap_or(&api::PodSpec::default()), "spec", &mut errs);
+    pod_spec(pod.spec.as_ref().unwrap_or(&api::PodSpec::default()), &FieldPath::Root("spec"), &mut errs);
     errs
 }
 
@@ -266,7 +266,8 @@ pub fn pod_ephemeral_containers_update(old: &Value, new: &Value) -> Vec<FieldErr
         let volumes: BTreeSet<&str> = spec.volumes.iter().map(|v| v.name.as_str()).collect();
         let mut names: BTreeSet<&str> = spec.init_containers.iter().chain(&spec.containers).map(|c| c.name.as_str()).collect();
         targets = names.iter().map(|name| name.to_string()).collect();
-        containers(spec.ephemeral_containers.iter().map(ContainerFields::of_ephemeral), PATH, &volumes, &mut names, &mut errs);
+        let path = FieldPath::Root(PATH);
+        containers(spec.ephemeral_containers.iter().map(ContainerFields::of_ephemeral), &path, &volumes, &mut names, &mut errs);
         errs
     });
     let spec = &new["spec"];
@@ -305,33 +306,34 @@ pub fn pod_ephemeral_containers_update(old: &Value, new: &Value) -> Vec<FieldErr
 }
 
 /// `ValidatePodSpec` (the parts kapi checks) at `path`.
-pub(super) fn pod_spec(spec: &api::PodSpec, path: &str, errs: &mut Vec<FieldError>) {
-    let volumes = volumes(&spec.volumes, &child(path, "volumes"), errs);
+pub(super) fn pod_spec(spec: &api::PodSpec, path: &FieldPath<'_>, errs: &mut Vec<FieldError>) {
+    let volumes = volumes(&spec.volumes, &path.child("volumes"), errs);
     let mut names = BTreeSet::new();
     let init_containers = spec.init_containers.iter().map(ContainerFields::of_container);
-    containers(init_containers, &child(path, "initContainers"), &volumes, &mut names, errs);
+    containers(init_containers, &path.child("initContainers"), &volumes, &mut names, errs);
     if spec.containers.is_empty() {
-        errs.push(FieldError::required(child(path, "containers"), ""));
+        errs.push(FieldError::required(path.child("containers"), ""));
     }
-    containers(spec.containers.iter().map(ContainerFields::of_container), &child(path, "containers"), &volumes, &mut names, errs);
-    one_of_str(spec.restart_policy.as_deref(), &child(path, "restartPolicy"), RESTART_POLICIES, errs);
-    one_of_str(spec.dns_policy.as_deref(), &child(path, "dnsPolicy"), DNS_POLICIES, errs);
-    label_map(&spec.node_selector, &child(path, "nodeSelector"), errs);
-    tolerations(&spec.tolerations, &child(path, "tolerations"), errs);
+    containers(spec.containers.iter().map(ContainerFields::of_container), &path.child("containers"), &volumes, &mut names, errs);
+    one_of_str(spec.restart_policy.as_deref(), &path.child("restartPolicy"), RESTART_POLICIES, errs);
+    one_of_str(spec.dns_policy.as_deref(), &path.child("dnsPolicy"), DNS_POLICIES, errs);
+    label_map(&spec.node_selector, &path.child("nodeSelector"), errs);
+    tolerations(&spec.tolerations, &path.child("tolerations"), errs);
     if let Some(sa) = spec.service_account_name.as_deref().filter(|s| !s.is_empty()) {
-        dns_subdomain(sa, &child(path, "serviceAccountName"), errs);
+        dns_subdomain(sa, &path.child("serviceAccountName"), errs);
     }
-    non_negative_int(spec.termination_grace_period_seconds, &child(path, "terminationGracePeriodSeconds"), errs);
+    non_negative_int(spec.termination_grace_period_seconds, &path.child("terminationGracePeriodSeconds"), errs);
     if let Some(n) = spec.active_deadline_seconds.filter(|n| *n <= 0) {
-        errs.push(FieldError::invalid(child(path, "activeDeadlineSeconds"), n, "must be between 1 and 2147483647, inclusive"));
+        errs.push(FieldError::invalid(path.child("activeDeadlineSeconds"), n, "must be between 1 and 2147483647, inclusive"));
     }
 }
 
 /// Volume names: DNS labels, unique. Returns the names.
-fn volumes<'a>(volumes: &'a [api::Volume], path: &str, errs: &mut Vec<FieldError>) -> BTreeSet<&'a str> {
+fn volumes<'a>(volumes: &'a [api::Volume], path: &FieldPath<'_>, errs: &mut Vec<FieldError>) -> BTreeSet<&'a str> {
     let mut names = BTreeSet::new();
     for (i, vol) in volumes.iter().enumerate() {
-        let p = child(&index(path, i), "name");
+        let item = path.index(i);
+        let p = item.child("name");
         let before = errs.len();
         dns_label(&vol.name, &p, errs);
         if errs.len() == before && !names.insert(vol.name.as_str()) {
@@ -388,53 +390,53 @@ impl<'a> ContainerFields<'a> {
 
 fn containers<'a>(
     list: impl Iterator<Item = ContainerFields<'a>>,
-    path: &str,
+    path: &FieldPath<'_>,
     volumes: &BTreeSet<&str>,
     names: &mut BTreeSet<&'a str>,
     errs: &mut Vec<FieldError>,
 ) {
     for (i, c) in list.enumerate() {
-        let p = index(path, i);
+        let p = path.index(i);
         let before = errs.len();
-        dns_label(c.name, &child(&p, "name"), errs);
+        dns_label(c.name, &p.child("name"), errs);
         if errs.len() == before && !names.insert(c.name) {
-            errs.push(FieldError::duplicate(child(&p, "name"), c.name));
+            errs.push(FieldError::duplicate(p.child("name"), c.name));
         }
         let image = c.image.unwrap_or_default();
         if image.is_empty() {
-            errs.push(FieldError::required(child(&p, "image"), ""));
+            errs.push(FieldError::required(p.child("image"), ""));
         } else if image.trim() != image {
-            errs.push(FieldError::invalid(child(&p, "image"), image, "must not have leading or trailing whitespace"));
+            errs.push(FieldError::invalid(p.child("image"), image, "must not have leading or trailing whitespace"));
         }
-        one_of_str(c.image_pull_policy, &child(&p, "imagePullPolicy"), PULL_POLICIES, errs);
-        container_ports(c.ports, &child(&p, "ports"), errs);
-        env(c.env, &child(&p, "env"), errs);
-        volume_mounts(c.volume_mounts, &child(&p, "volumeMounts"), volumes, errs);
+        one_of_str(c.image_pull_policy, &p.child("imagePullPolicy"), PULL_POLICIES, errs);
+        container_ports(c.ports, &p.child("ports"), errs);
+        env(c.env, &p.child("env"), errs);
+        volume_mounts(c.volume_mounts, &p.child("volumeMounts"), volumes, errs);
         for (field, probe) in c.probes {
             if let Some(probe) = probe {
-                self::probe(probe, &child(&p, field), errs);
+                self::probe(probe, &p.child(field), errs);
             }
         }
         if let Some(n) = c.probes[0].1.and_then(|probe| probe.success_threshold).filter(|n| *n != 1) {
-            errs.push(FieldError::invalid(child(&p, "livenessProbe.successThreshold"), n, "must be 1"));
+            errs.push(FieldError::invalid(p.child("livenessProbe.successThreshold"), n, "must be 1"));
         }
         if let Some(resources) = c.resources {
-            self::resources(resources, &child(&p, "resources"), errs);
+            self::resources(resources, &p.child("resources"), errs);
         }
-        one_of_str(c.termination_message_policy, &child(&p, "terminationMessagePolicy"), &["File", "FallbackToLogsOnError"], errs);
+        one_of_str(c.termination_message_policy, &p.child("terminationMessagePolicy"), &["File", "FallbackToLogsOnError"], errs);
     }
 }
 
 /// `validateEnv`: names (printable ASCII but `=`) and one source for `valueFrom`.
-fn env(vars: &[api::EnvVar], path: &str, errs: &mut Vec<FieldError>) {
+fn env(vars: &[api::EnvVar], path: &FieldPath<'_>, errs: &mut Vec<FieldError>) {
     for (i, var) in vars.iter().enumerate() {
-        let p = index(path, i);
+        let p = path.index(i);
         let name = var.name.as_str();
         if name.is_empty() {
-            errs.push(FieldError::required(child(&p, "name"), ""));
+            errs.push(FieldError::required(p.child("name"), ""));
         } else if !name.bytes().all(|c| (0x20..0x7f).contains(&c) && c != b'=') {
             errs.push(FieldError::invalid(
-                child(&p, "name"),
+                p.child("name"),
                 name,
                 "a valid environment variable name must consist only of printable ASCII characters other than '='",
             ));
@@ -450,7 +452,7 @@ fn env(vars: &[api::EnvVar], path: &str, errs: &mut Vec<FieldError>) {
         .iter()
         .filter(|set| **set)
         .count();
-        let fp = child(&p, "valueFrom");
+        let fp = p.child("valueFrom");
         if sources == 0 {
             errs.push(FieldError::invalid(
                 fp,
@@ -466,7 +468,7 @@ fn env(vars: &[api::EnvVar], path: &str, errs: &mut Vec<FieldError>) {
 }
 
 /// `validateProbe`: one handler with a valid port, non-negative timings.
-fn probe(probe: &api::Probe, path: &str, errs: &mut Vec<FieldError>) {
+fn probe(probe: &api::Probe, path: &FieldPath<'_>, errs: &mut Vec<FieldError>) {
     let handlers = [probe.exec.is_some(), probe.http_get.is_some(), probe.tcp_socket.is_some(), probe.grpc.is_some()]
         .iter()
         .filter(|set| **set)
@@ -477,17 +479,17 @@ fn probe(probe: &api::Probe, path: &str, errs: &mut Vec<FieldError>) {
         errs.push(FieldError::forbidden(path, "may not specify more than 1 handler type"));
     }
     if let Some(http_get) = &probe.http_get {
-        int_or_string_port(&http_get.port, &child(path, "httpGet.port"), errs);
+        int_or_string_port(&http_get.port, &path.child("httpGet.port"), errs);
     }
     if let Some(tcp_socket) = &probe.tcp_socket {
-        int_or_string_port(&tcp_socket.port, &child(path, "tcpSocket.port"), errs);
+        int_or_string_port(&tcp_socket.port, &path.child("tcpSocket.port"), errs);
     }
     if let Some(grpc) = &probe.grpc {
-        port_number(grpc.port.into(), &child(path, "grpc.port"), errs);
+        port_number(grpc.port.into(), &path.child("grpc.port"), errs);
     }
     let scheme = probe.http_get.as_ref().and_then(|h| h.scheme.as_deref());
     if let Some(scheme) = scheme.filter(|s| !s.is_empty() && !["HTTP", "HTTPS"].contains(s)) {
-        errs.push(FieldError::not_supported(child(path, "httpGet.scheme"), scheme, &["HTTP", "HTTPS"]));
+        errs.push(FieldError::not_supported(path.child("httpGet.scheme"), scheme, &["HTTP", "HTTPS"]));
     }
     let timings = [
         ("initialDelaySeconds", probe.initial_delay_seconds),
@@ -497,9 +499,9 @@ fn probe(probe: &api::Probe, path: &str, errs: &mut Vec<FieldError>) {
         ("failureThreshold", probe.failure_threshold),
     ];
     for (field, value) in timings {
-        non_negative_int(value.map(i64::from), &child(path, field), errs);
+        non_negative_int(value.map(i64::from), &path.child(field), errs);
     }
-    non_negative_int(probe.termination_grace_period_seconds, &child(path, "terminationGracePeriodSeconds"), errs);
+    non_negative_int(probe.termination_grace_period_seconds, &path.child("terminationGracePeriodSeconds"), errs);
 }
 
 /// `ValidatePortNumOrName` of a JSON port: a port number, or an IANA service name.
@@ -512,7 +514,7 @@ pub(super) fn port_num_or_name(port: &Value, path: &str, errs: &mut Vec<FieldErr
 }
 
 /// `ValidatePortNumOrName` of a typed port.
-fn int_or_string_port(port: &IntOrString, path: &str, errs: &mut Vec<FieldError>) {
+fn int_or_string_port(port: &IntOrString, path: &FieldPath<'_>, errs: &mut Vec<FieldError>) {
     match port {
         IntOrString::Int(n) => port_number((*n).into(), path, errs),
         IntOrString::String(s) => port_name(s, path, errs),
@@ -520,106 +522,107 @@ fn int_or_string_port(port: &IntOrString, path: &str, errs: &mut Vec<FieldError>
 }
 
 /// `IsValidPortNum` as field errors on `path`.
-fn port_number(n: i64, path: &str, errs: &mut Vec<FieldError>) {
+fn port_number(n: i64, path: &(impl std::fmt::Display + ?Sized), errs: &mut Vec<FieldError>) {
     for m in port_num_errors(n) {
-        errs.push(FieldError::invalid(path, n, m));
+        errs.push(FieldError::invalid(path.to_string(), n, m));
     }
 }
 
 /// `IsValidPortName` as field errors on `path`.
-fn port_name(name: &str, path: &str, errs: &mut Vec<FieldError>) {
+fn port_name(name: &str, path: &(impl std::fmt::Display + ?Sized), errs: &mut Vec<FieldError>) {
     for m in port_name_errors(name) {
-        errs.push(FieldError::invalid(path, name, m));
+        errs.push(FieldError::invalid(path.to_string(), name, m));
     }
 }
 
 /// `validateTolerations`.
-fn tolerations(list: &[api::Toleration], path: &str, errs: &mut Vec<FieldError>) {
+fn tolerations(list: &[api::Toleration], path: &FieldPath<'_>, errs: &mut Vec<FieldError>) {
     for (i, t) in list.iter().enumerate() {
-        let p = index(path, i);
+        let p = path.index(i);
         let key = t.key.as_deref().unwrap_or_default();
         if !key.is_empty() {
             for m in crate::selectors::label_key_errors(key) {
-                errs.push(FieldError::invalid(child(&p, "key"), key, m));
+                errs.push(FieldError::invalid(p.child("key"), key, m));
             }
         }
         let operator = t.operator.as_deref().unwrap_or_default();
         if key.is_empty() && operator != "Exists" {
             errs.push(FieldError::invalid(
-                child(&p, "operator"),
+                p.child("operator"),
                 operator,
                 "operator must be Exists when `key` is empty, which means \"match all values and all keys\"",
             ));
         }
         let effect = t.effect.as_deref().unwrap_or_default();
         if t.toleration_seconds.is_some() && effect != "NoExecute" {
-            errs.push(FieldError::invalid(child(&p, "effect"), effect, "effect must be 'NoExecute' when `tolerationSeconds` is set"));
+            errs.push(FieldError::invalid(p.child("effect"), effect, "effect must be 'NoExecute' when `tolerationSeconds` is set"));
         }
         let value = t.value.as_deref().unwrap_or_default();
         match operator {
             "" | "Equal" => {
                 for m in crate::selectors::label_value_errors(value) {
-                    errs.push(FieldError::invalid(child(&p, "value"), value, m));
+                    errs.push(FieldError::invalid(p.child("value"), value, m));
                 }
             }
             "Exists" => {
                 if !value.is_empty() {
-                    errs.push(FieldError::invalid(child(&p, "operator"), json_value(t), "value must be empty when `operator` is 'Exists'"));
+                    errs.push(FieldError::invalid(p.child("operator"), json_value(t), "value must be empty when `operator` is 'Exists'"));
                 }
             }
-            other => errs.push(FieldError::not_supported(child(&p, "operator"), other, &["Equal", "Exists"])),
+            other => errs.push(FieldError::not_supported(p.child("operator"), other, &["Equal", "Exists"])),
         }
-        one_of_str(t.effect.as_deref(), &child(&p, "effect"), &["NoSchedule", "PreferNoSchedule", "NoExecute"], errs);
+        one_of_str(t.effect.as_deref(), &p.child("effect"), &["NoSchedule", "PreferNoSchedule", "NoExecute"], errs);
     }
 }
 
-fn container_ports(ports: &[api::ContainerPort], path: &str, errs: &mut Vec<FieldError>) {
+fn container_ports(ports: &[api::ContainerPort], path: &FieldPath<'_>, errs: &mut Vec<FieldError>) {
     let mut names = BTreeSet::new();
     for (i, port) in ports.iter().enumerate() {
-        let p = index(path, i);
+        let p = path.index(i);
         if let Some(name) = port.name.as_deref().filter(|n| !n.is_empty()) {
-            port_name(name, &child(&p, "name"), errs);
+            port_name(name, &p.child("name"), errs);
             if !names.insert(name) {
-                errs.push(FieldError::duplicate(child(&p, "name"), name));
+                errs.push(FieldError::duplicate(p.child("name"), name));
             }
         }
         match port.container_port {
-            0 => errs.push(FieldError::required(child(&p, "containerPort"), "")),
-            n => port_number(n.into(), &child(&p, "containerPort"), errs),
+            0 => errs.push(FieldError::required(p.child("containerPort"), "")),
+            n => port_number(n.into(), &p.child("containerPort"), errs),
         }
         if let Some(n) = port.host_port.filter(|n| *n != 0) {
-            port_number(n.into(), &child(&p, "hostPort"), errs);
+            port_number(n.into(), &p.child("hostPort"), errs);
         }
-        one_of_str(port.protocol.as_deref(), &child(&p, "protocol"), PROTOCOLS, errs);
+        one_of_str(port.protocol.as_deref(), &p.child("protocol"), PROTOCOLS, errs);
     }
 }
 
-fn volume_mounts(mounts: &[api::VolumeMount], path: &str, volumes: &BTreeSet<&str>, errs: &mut Vec<FieldError>) {
+fn volume_mounts(mounts: &[api::VolumeMount], path: &FieldPath<'_>, volumes: &BTreeSet<&str>, errs: &mut Vec<FieldError>) {
     let mut paths = BTreeSet::new();
     for (i, m) in mounts.iter().enumerate() {
-        let p = index(path, i);
+        let p = path.index(i);
         let name = m.name.as_str();
         if name.is_empty() {
-            errs.push(FieldError::required(child(&p, "name"), ""));
+            errs.push(FieldError::required(p.child("name"), ""));
         } else if !volumes.contains(name) {
-            errs.push(FieldError::not_found(child(&p, "name"), name));
+            errs.push(FieldError::not_found(p.child("name"), name));
         }
         let mount_path = m.mount_path.as_str();
         if mount_path.is_empty() {
-            errs.push(FieldError::required(child(&p, "mountPath"), ""));
+            errs.push(FieldError::required(p.child("mountPath"), ""));
         } else if !paths.insert(mount_path) {
-            errs.push(FieldError::invalid(child(&p, "mountPath"), mount_path, "must be unique"));
+            errs.push(FieldError::invalid(p.child("mountPath"), mount_path, "must be unique"));
         }
     }
 }
 
 /// `ValidateResourceRequirements`: quantities non-negative, requests at most the limits.
-fn resources(res: &api::ResourceRequirements, path: &str, errs: &mut Vec<FieldError>) {
+fn resources(res: &api::ResourceRequirements, path: &FieldPath<'_>, errs: &mut Vec<FieldError>) {
     for (section, map) in [("limits", &res.limits), ("requests", &res.requests)] {
         for (name, q) in map {
-            let p = key(&child(path, section), name);
+            let section_path = path.child(section);
+            let p = section_path.key(name);
             if q.signum() == std::cmp::Ordering::Less {
-                errs.push(FieldError::invalid(&p, q.to_string(), IS_NEGATIVE));
+                errs.push(FieldError::invalid(p, q.to_string(), IS_NEGATIVE));
             }
             if section == "requests"
                 && let Some(limit) = res.limits.get(name)
@@ -640,10 +643,11 @@ fn resources(res: &api::ResourceRequirements, path: &str, errs: &mut Vec<FieldEr
 pub(super) fn pod_template_spec(template: Option<&api::PodTemplateSpec>, path: &str, errs: &mut Vec<FieldError>) {
     let empty = api::PodTemplateSpec::default();
     let template = template.unwrap_or(&empty);
+    let path = FieldPath::Root(path);
     if let Some(meta) = &template.metadata {
-        label_map(&meta.labels, &child(path, "labels"), errs);
+        label_map(&meta.labels, &path.child("labels"), errs);
     }
-    pod_spec(template.spec.as_ref().unwrap_or(&api::PodSpec::default()), &child(path, "spec"), errs);
+    pod_spec(template.spec.as_ref().unwrap_or(&api::PodSpec::default()), &path.child("spec"), errs);
 }
 
 pub fn pod_template(t: &api::PodTemplate) -> Vec<FieldError> {
@@ -1095,6 +1099,12 @@ mod tests {
                 "/spec/tolerations",
                 json!([{"operator": "Equal", "value": "x"}]),
                 "spec.tolerations[0].operator: Invalid value: \"Equal\": operator must be Exists when `key` is empty, which means \"match all values and all keys\"",
+            ),
+            (
+                // A struct as a bad value is its JSON in the Go type's field order.
+                "/spec/tolerations",
+                json!([{"effect": "NoExecute", "key": "k", "operator": "Exists", "tolerationSeconds": 5, "value": "v"}]),
+                "spec.tolerations[0].operator: Invalid value: {\"key\":\"k\",\"operator\":\"Exists\",\"value\":\"v\",\"effect\":\"NoExecute\",\"tolerationSeconds\":5}: value must be empty when `operator` is 'Exists'",
             ),
             (
                 "/spec/containers/0/resources/requests/cpu",

@@ -140,6 +140,59 @@ fn merge_schema_errors(mut errs: Vec<FieldError>, generic: Vec<FieldError>) -> V
 // ---------------------------------------------------------------------------------------------
 // Helpers the group modules share: paths, values, and upstream's small validators.
 
+/// A field's path as upstream's `field.Path` prints it (`spec.containers[0].name`): each part
+/// links to its parent on the stack, and the path is written out only when an error names it.
+/// The typed rules walk every field of an object, and most objects have no errors.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum FieldPath<'a> {
+    /// A path written out already (`""` for the object itself).
+    Root(&'a str),
+    /// `parent.name`.
+    Child(&'a FieldPath<'a>, &'a str),
+    /// `parent[i]`.
+    Index(&'a FieldPath<'a>, usize),
+    /// `parent[key]`.
+    Key(&'a FieldPath<'a>, &'a str),
+}
+
+impl<'a> FieldPath<'a> {
+    pub(super) fn child(&'a self, name: &'a str) -> FieldPath<'a> {
+        FieldPath::Child(self, name)
+    }
+
+    pub(super) fn index(&'a self, i: usize) -> FieldPath<'a> {
+        FieldPath::Index(self, i)
+    }
+
+    pub(super) fn key(&'a self, key: &'a str) -> FieldPath<'a> {
+        FieldPath::Key(self, key)
+    }
+}
+
+impl std::fmt::Display for FieldPath<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FieldPath::Root(path) => f.write_str(path),
+            FieldPath::Child(FieldPath::Root(""), name) => f.write_str(name),
+            FieldPath::Child(parent, name) => write!(f, "{parent}.{name}"),
+            FieldPath::Index(parent, i) => write!(f, "{parent}[{i}]"),
+            FieldPath::Key(parent, key) => write!(f, "{parent}[{key}]"),
+        }
+    }
+}
+
+impl From<FieldPath<'_>> for String {
+    fn from(path: FieldPath<'_>) -> String {
+        path.to_string()
+    }
+}
+
+impl From<&FieldPath<'_>> for String {
+    fn from(path: &FieldPath<'_>) -> String {
+        path.to_string()
+    }
+}
+
 /// `field.Path.Child`: `a.b`.
 pub(super) fn child(path: &str, name: &str) -> String {
     if path.is_empty() { name.to_owned() } else { format!("{path}.{name}") }
@@ -232,9 +285,9 @@ pub(super) fn non_negative(v: &Value, path: &str, errs: &mut Vec<FieldError>) {
 }
 
 /// `ValidateNonnegativeField` of a typed (optional) number.
-pub(super) fn non_negative_int(v: Option<i64>, path: &str, errs: &mut Vec<FieldError>) {
+pub(super) fn non_negative_int(v: Option<i64>, path: &(impl std::fmt::Display + ?Sized), errs: &mut Vec<FieldError>) {
     if let Some(n) = v.filter(|n| *n < 0) {
-        errs.push(FieldError::invalid(path, n, IS_NEGATIVE));
+        errs.push(FieldError::invalid(path.to_string(), n, IS_NEGATIVE));
     }
 }
 
@@ -248,11 +301,11 @@ pub(super) fn one_of(v: &Value, path: &str, valid: &[&str], errs: &mut Vec<Field
 }
 
 /// [`one_of`] of a typed (optional) string.
-pub(super) fn one_of_str(v: Option<&str>, path: &str, valid: &[&str], errs: &mut Vec<FieldError>) {
+pub(super) fn one_of_str(v: Option<&str>, path: &(impl std::fmt::Display + ?Sized), valid: &[&str], errs: &mut Vec<FieldError>) {
     if let Some(s) = v.filter(|s| !s.is_empty())
         && !valid.contains(&s)
     {
-        errs.push(FieldError::not_supported(path, s, valid));
+        errs.push(FieldError::not_supported(path.to_string(), s, valid));
     }
 }
 
@@ -283,20 +336,20 @@ pub(super) fn port_name_errors(name: &str) -> Vec<String> {
 }
 
 /// `IsDNS1123Label` as field errors on `path` (the value `""` is `Required value`).
-pub(super) fn dns_label(value: &str, path: &str, errs: &mut Vec<FieldError>) {
+pub(super) fn dns_label(value: &str, path: &(impl std::fmt::Display + ?Sized), errs: &mut Vec<FieldError>) {
     if value.is_empty() {
-        errs.push(FieldError::required(path, ""));
+        errs.push(FieldError::required(path.to_string(), ""));
         return;
     }
     for m in dns1123_label_errors(value) {
-        errs.push(FieldError::invalid(path, value, m));
+        errs.push(FieldError::invalid(path.to_string(), value, m));
     }
 }
 
 /// `IsDNS1123Subdomain` as field errors on `path`.
-pub(super) fn dns_subdomain(value: &str, path: &str, errs: &mut Vec<FieldError>) {
+pub(super) fn dns_subdomain(value: &str, path: &(impl std::fmt::Display + ?Sized), errs: &mut Vec<FieldError>) {
     for m in dns1123_subdomain_errors(value) {
-        errs.push(FieldError::invalid(path, value, m));
+        errs.push(FieldError::invalid(path.to_string(), value, m));
     }
 }
 
@@ -307,17 +360,21 @@ pub(super) fn labels(map: &Value, path: &str, errs: &mut Vec<FieldError>) {
 }
 
 /// [`labels`] of a typed label map.
-pub(super) fn label_map(map: &std::collections::BTreeMap<String, String>, path: &str, errs: &mut Vec<FieldError>) {
+pub(super) fn label_map(
+    map: &std::collections::BTreeMap<String, String>,
+    path: &(impl std::fmt::Display + ?Sized),
+    errs: &mut Vec<FieldError>,
+) {
     label_pairs(map.iter().map(|(k, v)| (k.as_str(), v.as_str())), path, errs);
 }
 
-fn label_pairs<'a>(pairs: impl Iterator<Item = (&'a str, &'a str)>, path: &str, errs: &mut Vec<FieldError>) {
+fn label_pairs<'a>(pairs: impl Iterator<Item = (&'a str, &'a str)>, path: &(impl std::fmt::Display + ?Sized), errs: &mut Vec<FieldError>) {
     for (k, v) in pairs {
         for m in label_key_errors(k) {
-            errs.push(FieldError::invalid(path, k, m));
+            errs.push(FieldError::invalid(path.to_string(), k, m));
         }
         for m in label_value_errors(v) {
-            errs.push(FieldError::invalid(path, v, m));
+            errs.push(FieldError::invalid(path.to_string(), v, m));
         }
     }
 }
