@@ -417,7 +417,8 @@ fn containers<'a>(
                 self::probe(probe, &p.child(field), errs);
             }
         }
-        if let Some(n) = c.probes[0].1.and_then(|probe| probe.success_threshold).filter(|n| *n != 1) {
+        let liveness_probe = c.probes[0].1;
+        if let Some(n) = liveness_probe.and_then(|probe| probe.success_threshold).filter(|n| *n != 1) {
             errs.push(FieldError::invalid(p.child("livenessProbe.successThreshold"), n, "must be 1"));
         }
         if let Some(resources) = c.resources {
