@@ -321,6 +321,22 @@ mod tests {
     }
 
     #[test]
+    fn a_json_change_is_read_as_the_type_once_and_kept_beside_it() {
+        use kapi_api::api::core::v1::ConfigMap;
+        let mut object = config_map();
+        object.value_mut().unwrap()["data"]["c"] = json!("d");
+        assert!(object.typed_meta().is_none());
+        let typed = object.typed_ref::<ConfigMap>().unwrap();
+        assert_eq!(typed.data.get("c").map(String::as_str), Some("d"));
+        assert!(object.is_typed());
+        assert_eq!(object.typed_meta().and_then(|meta| meta.name.as_deref()), Some("c"));
+        let json = object.value().unwrap().clone();
+        assert_eq!(object.into_typed().unwrap_or_else(|_| panic!("typed")).to_value().unwrap(), json);
+        // An object of no known kind has no generated form to read.
+        assert!(Object::from_value(json!({"data": {}})).typed_ref::<ConfigMap>().is_err());
+    }
+
+    #[test]
     fn changing_the_json_form_ends_the_typed_one() {
         let mut object = config_map();
         object.value_mut().unwrap()["data"]["c"] = json!("d");

@@ -466,6 +466,18 @@ mod tests {
         }
     }
 
+    #[test]
+    fn field_paths_print_as_upstreams() {
+        let spec = FieldPath::Root("spec");
+        let containers = spec.child("containers");
+        let first = containers.index(0);
+        let resources = first.child("resources");
+        let limits = resources.child("limits");
+        assert_eq!(limits.key("cpu").to_string(), "spec.containers[0].resources.limits[cpu]");
+        assert_eq!(FieldPath::Root("").child("metadata").to_string(), "metadata");
+        assert_eq!(String::from(&first), "spec.containers[0]");
+    }
+
     /// Metadata by the strategy's name rule (the resources' own rules are tested beside their
     /// strategies) and label keys.
     #[test]
