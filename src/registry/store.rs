@@ -725,29 +725,41 @@ impl<'a> Store<'a> {
     /// stored object's, the status is the status subresource's, `generation` follows spec
     /// changes, `resourceVersion` is never stored.
     fn prepare_update(&self, old: &Value, object: &mut Object, name: &str, namespace: Option<&str>) -> Result<(), ApiError> {
+        const IDENTITY: [&str; 4] = ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"];
         self.strategy.normalize(object)?;
-        let value = object.value_mut()?;
-        for field in ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"] {
-            copy_field(&mut value["metadata"], &old["metadata"], field);
-        }
-        value["metadata"]["name"] = Value::String(name.to_owned());
-        if let Some(ns) = namespace {
-            value["metadata"]["namespace"] = Value::String(ns.to_owned());
-        }
         // The main resource ignores status changes when status has its own endpoint.
-        if self.subresource.is_none() && self.has_status_subresource() {
-            copy_field(value, old, "status");
+        let keeps_status = self.subresource.is_none() && self.has_status_subresource();
+        // The stored identity, the URL's name and namespace and the stored status are set as
+        // JSON only where the proposed object differs: one that carries them already (a PUT
+        // of what was read, a patch) keeps its form.
+        let differs = {
+            let value = object.value()?;
+            let (meta, old_meta) = (&value["metadata"], &old["metadata"]);
+            IDENTITY.iter().any(|field| meta.get(field) != old_meta.get(field))
+                || meta["name"].as_str() != Some(name)
+                || namespace.is_some_and(|ns| meta["namespace"].as_str() != Some(ns))
+                || keeps_status && value.get("status") != old.get("status")
+        };
+        if differs {
+            let value = object.value_mut()?;
+            for field in IDENTITY {
+                copy_field(&mut value["metadata"], &old["metadata"], field);
+            }
+            value["metadata"]["name"] = Value::String(name.to_owned());
+            if let Some(ns) = namespace {
+                value["metadata"]["namespace"] = Value::String(ns.to_owned());
+            }
+            if keeps_status {
+                copy_field(value, old, "status");
+            }
         }
         self.strategy.prepare_for_update(object, old)?;
-        let value = object.value_mut()?;
         if self.strategy.tracks_generation() {
             let generation = old["metadata"]["generation"].as_i64().unwrap_or(1);
-            let changed = self.strategy.generation_changed(old, value);
-            value["metadata"]["generation"] = json!(if changed { generation + 1 } else { generation });
+            let changed = self.strategy.generation_changed(old, object.value()?);
+            object.set_meta(&[MetaChange::Generation(Some(if changed { generation + 1 } else { generation }))]);
         }
-        if let Some(meta) = value["metadata"].as_object_mut() {
-            meta.remove("resourceVersion");
-        }
+        object.set_meta(&[MetaChange::NoResourceVersion]);
         Ok(())
     }
 

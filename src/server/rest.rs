@@ -681,21 +681,29 @@ async fn create(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Optio
 async fn update(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option<&str>) -> Result<http::Response<Body>, ApiError> {
     let t = call.target;
     let name = call.info.name.clone();
-    let (kind, mut external) = decode_body(call)?;
+    let (kind, mut external) = decode_body_object(call)?;
     if body_empties_managed_fields(call)? {
-        keep_managed_fields_reset(&mut external);
+        keep_managed_fields_reset(external.value_mut()?);
     }
-    if external["metadata"]["name"].as_str().is_some_and(|n| n != name) {
+    let meta = &external.value()?["metadata"];
+    if meta["name"].as_str().is_some_and(|n| n != name) {
         return Err(ApiError::bad_request("the name of the object does not match the name on the URL"));
     }
     // A resourceVersion in the body is a precondition (optimistic concurrency), and so is a uid.
-    let precondition = external["metadata"]["resourceVersion"].as_str().filter(|rv| !rv.is_empty()).map(str::to_owned);
-    let uid = external["metadata"]["uid"].as_str().filter(|uid| !uid.is_empty()).map(str::to_owned);
+    let precondition = meta["resourceVersion"].as_str().filter(|rv| !rv.is_empty()).map(str::to_owned);
+    let uid = meta["uid"].as_str().filter(|uid| !uid.is_empty()).map(str::to_owned);
     let incoming = Incoming::from_external(t.group, t.resource, &kind, external)?;
     // The body is decoded once; each attempt (a retry only without a precondition) proposes it,
-    // also when nothing is stored and the resource creates on update.
+    // also when nothing is stored and the resource creates on update: the first as decoded, a
+    // retry a copy.
+    let retry_copy = incoming.to_json_copy()?;
+    let mut first = Some(incoming);
     let mut body = |_: Option<&Current<'_>>| {
-        Ok(Proposed { incoming: incoming.to_json_copy()?, precondition: precondition.clone(), uid: uid.clone(), managed_fields: None })
+        let incoming = match first.take() {
+            Some(incoming) => incoming,
+            None => retry_copy.to_json_copy()?,
+        };
+        Ok(Proposed { incoming, precondition: precondition.clone(), uid: uid.clone(), managed_fields: None })
     };
     let manager = field_manager(call, "UpdateOptions")?;
     let options = WriteOptions { manager: Some(&manager), ..write_options(call) };
@@ -716,14 +724,13 @@ fn patched_proposal(call: &ResourceCall<'_>, current: Option<&Current<'_>>) -> R
     let bytes = serde_json::to_vec(&patched).map_err(ApiError::internal)?;
     let resets_managed_fields = patched["metadata"]["managedFields"].as_array().is_some_and(Vec::is_empty);
     // A patched object its kind cannot hold is upstream's 422 for the `patch` field.
-    let mut patched =
-        objects::decode_defaulted(&current.kind, Format::Json, &bytes).map_err(|e| invalid_patch(call, &bytes, e.to_string()))?;
+    let mut patched = Object::decode(&current.kind, Format::Json, &bytes).map_err(|e| invalid_patch(call, &bytes, e.to_string()))?;
     // Decoded as a body is: a custom resource's schema prunes and defaults it, and what it
     // prunes is unknown, as a typed kind's fields it lacks are.
-    let pruned = call.strategy.decode_unstructured(&mut patched);
+    let pruned = if patched.is_typed() { Vec::new() } else { call.strategy.decode_unstructured(patched.value_mut()?) };
     check_patched_fields(call, &current.kind, &bytes, pruned)?;
     if resets_managed_fields {
-        keep_managed_fields_reset(&mut patched);
+        keep_managed_fields_reset(patched.value_mut()?);
     }
     Ok(Proposed {
         incoming: Incoming::from_external(t.group, t.resource, &current.kind, patched)?,
