@@ -112,10 +112,18 @@ impl Incoming {
 /// The stored object an update starts from, in the caller's version and as the internal object.
 pub struct Current<'k> {
     pub kv: &'k KeyValue,
-    /// Its kind in the caller's version, and the object as the caller sees it.
+    /// Its kind in the caller's version.
     pub kind: Kind,
-    pub external: Value,
     pub internal: Value,
+    /// The object as the caller sees it, when that is not `internal` (another version).
+    converted: Option<Value>,
+}
+
+impl Current<'_> {
+    /// The object as the caller sees it.
+    pub fn external(&self) -> &Value {
+        self.converted.as_ref().unwrap_or(&self.internal)
+    }
 }
 
 /// What an update proposes given the current object (upstream's `rest.UpdatedObjectInfo`):
@@ -432,8 +440,8 @@ impl<'a> Store<'a> {
                     Err(e) => return Err(self.storage_error(e, name)),
                 }
             };
-            let (kind, external, internal) = self.read_current(&kv)?;
-            let current = Current { kv: &kv, kind, external, internal };
+            let (kind, converted, internal) = self.read_current(&kv)?;
+            let current = Current { kv: &kv, kind, internal, converted };
             let Proposed { incoming: Incoming { object: proposed, required }, precondition, uid, managed_fields } = update(Some(&current))?;
             let mut proposed = of_kind(&current.kind, proposed);
             let stored_uid = current.internal["metadata"]["uid"].as_str().unwrap_or_default();
@@ -501,22 +509,27 @@ impl<'a> Store<'a> {
         Err(ApiError::conflict(self.group_resource(), name))
     }
 
-    /// The stored object an update starts from, decoded once: its kind and external object as
-    /// a read in the caller's version shows them, and its internal object. A kind the scheme
-    /// does not know (a custom resource's) has no internal version: the store works on the
-    /// object in the caller's version, as a read shows it (with its definition's current
-    /// defaults), which validation and `generation` compare the new one with.
-    fn read_current(&self, kv: &KeyValue) -> Result<(Kind, Value, Value), ApiError> {
+    /// The stored object an update starts from, decoded once: its kind as a read in the
+    /// caller's version shows it, its external object when that is not the internal one
+    /// ([`Current::external`]), and its internal object. A kind the scheme does not know (a
+    /// custom resource's) has no internal version: the store works on the object in the
+    /// caller's version, as a read shows it (with its definition's current defaults), which
+    /// validation and `generation` compare the new one with.
+    fn read_current(&self, kv: &KeyValue) -> Result<(Kind, Option<Value>, Value), ApiError> {
         let decoding = |e: CodecError| ApiError::internal(format!("decoding {}: {e}", kv.key));
         let (stored, value) = objects::decode_stored(&kv.value).map_err(decoding)?;
         if !objects::is_registered(&stored) {
             let (kind, external) = self.read(kv)?;
-            return Ok((kind, external.clone(), external));
+            return Ok((kind, None, external));
+        }
+        // Read in the version it is stored as, a kind that is its own hub is its internal object.
+        if stored.group == self.kind.group && stored.version == self.kind.version && objects::stores_as_decoded(&stored) {
+            return Ok((stored, None, with_resource_version(kv, value)));
         }
         let internal = with_resource_version(kv, objects::to_internal(&stored, value.clone()).map_err(decoding)?);
         let (kind, external) = objects::convert_stored(&stored, value, &self.kind.group, &self.kind.version)
             .map_err(|e| ApiError::internal(format!("converting {}: {e}", kv.key)))?;
-        Ok((kind, with_resource_version(kv, external), internal))
+        Ok((kind, Some(with_resource_version(kv, external)), internal))
     }
 
     /// The fields the endpoint leaves to another one (upstream's `GetResetFields`): the
@@ -595,7 +608,7 @@ impl<'a> Store<'a> {
         let new = objects::external_of(kind, proposed).map_err(ApiError::internal)?;
         let zero;
         let (live, live_managed) = match current {
-            Some(current) => (&current.external, &current.internal["metadata"]["managedFields"]),
+            Some(current) => (current.external(), &current.internal["metadata"]["managedFields"]),
             None => {
                 zero = objects::zero_object(kind);
                 (&*zero, &Value::Null)

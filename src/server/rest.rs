@@ -718,7 +718,7 @@ async fn update(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Optio
 fn patched_proposal(call: &ResourceCall<'_>, current: Option<&Current<'_>>) -> Result<Proposed, ApiError> {
     let t = call.target;
     let current = current.ok_or_else(|| ApiError::not_found(group_resource(t), &call.info.name))?;
-    let patched = patched(call, &current.kind, &current.external)?;
+    let patched = patched(call, &current.kind, current.external())?;
     check_patched_identity(call, &patched)?;
     let precondition = patched["metadata"]["resourceVersion"].as_str().map(str::to_owned);
     let bytes = serde_json::to_vec(&patched).map_err(ApiError::internal)?;
@@ -834,7 +834,7 @@ async fn scale(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option
     let mut scaled = |current: Option<&Current<'_>>| {
         let current = current.ok_or_else(|| ApiError::not_found(group_resource(t), &call.info.name))?;
         let scale = facts.view(&current.internal)?;
-        let parent_managed = &current.external["metadata"]["managedFields"];
+        let parent_managed = &current.external()["metadata"]["managedFields"];
         let now = objects::now();
         let cx = fieldmanager::Context {
             ty: fieldmanager::schemas::scale_type(),
@@ -951,7 +951,7 @@ async fn apply(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option
     let converter = store.version_converter();
     let mut merge = |current: Option<&Current<'_>>| {
         let (live, live_managed) = match current {
-            Some(current) => (&current.external, &current.external["metadata"]["managedFields"]),
+            Some(current) => (current.external(), &current.external()["metadata"]["managedFields"]),
             None => (zero, &Value::Null),
         };
         let now = objects::now();
