@@ -349,7 +349,7 @@ impl<'a> Store<'a> {
         if let Some(name) = url_name {
             object.set_meta(&[MetaChange::Name(name)]);
         }
-        let name_in_body = object.value()?["metadata"]["name"].as_str().unwrap_or_default().to_owned();
+        let name_in_body = object.names()?.0.unwrap_or_default();
         let target = self.target(namespace, &name_in_body);
         self.config.admission.admit(&mut self.attributes(options, Operation::Create, target, Some(&mut object), None)).await?;
         let (body_name, generate_name) = object.names()?;
@@ -736,7 +736,8 @@ impl<'a> Store<'a> {
 
     /// What an update may not change and what it maintains: identity and creation time are the
     /// stored object's, the status is the status subresource's, `generation` follows spec
-    /// changes, `resourceVersion` is never stored.
+    /// changes. (`resourceVersion` is cleared for every update, subresources' too, before it
+    /// is encoded.)
     fn prepare_update(&self, old: &Value, object: &mut Object, name: &str, namespace: Option<&str>) -> Result<(), ApiError> {
         const IDENTITY: [&str; 4] = ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"];
         self.strategy.normalize(object)?;
@@ -772,7 +773,6 @@ impl<'a> Store<'a> {
             let changed = self.strategy.generation_changed(old, object.value()?);
             object.set_meta(&[MetaChange::Generation(Some(if changed { generation + 1 } else { generation }))]);
         }
-        object.set_meta(&[MetaChange::NoResourceVersion]);
         Ok(())
     }
 

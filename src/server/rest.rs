@@ -441,9 +441,7 @@ fn decode_body_object(call: &ResourceCall<'_>) -> Result<(Kind, Object), ApiErro
     // A body without `apiVersion`/`kind` (typed clients leave them out) carries the URL's from
     // here on, as the object upstream's decoder returns does.
     object.set_type_meta(&tm.api_version, &tm.kind);
-    // A custom resource's schema prunes and defaults the body here, as upstream's decoder; a
-    // generated type has pruned it already.
-    let dropped = if object.is_typed() { Vec::new() } else { call.strategy.decode_unstructured(object.value_mut()?) };
+    let dropped = prune_unstructured(call, &mut object)?;
     report_strict_errors(call, &kind, strict.unwrap_or_else(|| dropped.into_iter().map(StrictError::Unknown).collect()))?;
     ensure_namespace_matches_request(call, &mut object)?;
     Ok((kind, object))
@@ -522,6 +520,16 @@ fn request_namespace<'a>(call: &'a ResourceCall<'_>) -> &'a str {
 /// reads it (create, update, subresources): a body without a namespace takes the request's, a
 /// cluster-scoped object's namespace is cleared, and a body naming another namespace than the
 /// URL is a 400 — never a lookup or a write in the body's namespace.
+/// A custom resource's schema prunes and defaults an object decoded from a request, as
+/// upstream's decoder does (`Strategy::decode_unstructured`), giving the pruned paths; a
+/// generated type has pruned it already.
+fn prune_unstructured(call: &ResourceCall<'_>, object: &mut Object) -> Result<Vec<String>, ApiError> {
+    if object.is_typed() {
+        return Ok(Vec::new());
+    }
+    Ok(call.strategy.decode_unstructured(object.value_mut()?))
+}
+
 fn ensure_namespace_matches_request(call: &ResourceCall<'_>, object: &mut Object) -> Result<(), ApiError> {
     let wanted = request_namespace(call);
     let meta = object.value()?.get("metadata").and_then(Value::as_object);
@@ -725,9 +733,9 @@ fn patched_proposal(call: &ResourceCall<'_>, current: Option<&Current<'_>>) -> R
     let resets_managed_fields = patched["metadata"]["managedFields"].as_array().is_some_and(Vec::is_empty);
     // A patched object its kind cannot hold is upstream's 422 for the `patch` field.
     let mut patched = Object::decode(&current.kind, Format::Json, &bytes).map_err(|e| invalid_patch(call, &bytes, e.to_string()))?;
-    // Decoded as a body is: a custom resource's schema prunes and defaults it, and what it
-    // prunes is unknown, as a typed kind's fields it lacks are.
-    let pruned = if patched.is_typed() { Vec::new() } else { call.strategy.decode_unstructured(patched.value_mut()?) };
+    // Decoded as a body is: what a custom resource's schema prunes is unknown, as a typed
+    // kind's fields it lacks are.
+    let pruned = prune_unstructured(call, &mut patched)?;
     check_patched_fields(call, &current.kind, &bytes, pruned)?;
     if resets_managed_fields {
         keep_managed_fields_reset(patched.value_mut()?);

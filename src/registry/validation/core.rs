@@ -12,6 +12,7 @@ use super::{
     FieldPath, IS_NEGATIVE, child, dns_label, dns_subdomain, immutable, index, items, json_value, key, label_map, labels, non_negative,
     non_negative_int, one_of, one_of_str, port_name_errors, port_num_errors, str_of,
 };
+use crate::registry::object::Object;
 use crate::status::{BadValue, FieldError, FieldErrorType};
 
 const RESTART_POLICIES: &[&str] = &["Always", "OnFailure", "Never"];
@@ -38,12 +39,10 @@ pub fn pod_of_json(value: &Value) -> Vec<FieldError> {
 fn with_typed_pod(value: &Value, rules: impl FnOnce(&api::Pod) -> Vec<FieldError>) -> Vec<FieldError> {
     let internal = |detail: String| vec![FieldError::new(FieldErrorType::Internal, "", BadValue::Null, detail)];
     let Some(kind) = kapi_api::scheme::dyn_kind("", "v1", "Pod") else { return internal("the scheme has no v1 Pod".to_owned()) };
-    match kind.read_value(value.clone()) {
-        Ok(typed) => match typed.as_any().downcast_ref::<api::Pod>() {
-            Some(pod) => rules(pod),
-            None => internal("the scheme's v1 Pod is not the generated Pod".to_owned()),
-        },
-        Err(e) => internal(format!("reading the pod as its type: {e}")),
+    let mut pod = Object::from_value(value.clone()).of_kind(kind);
+    match pod.typed_mut::<api::Pod>() {
+        Ok(pod) => rules(pod),
+        Err(e) => internal(e.to_string()),
     }
 }
 
