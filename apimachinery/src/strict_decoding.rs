@@ -126,7 +126,7 @@ impl<'de> Visitor<'de> for Walker<'_> {
         }
         // What was seen, for duplicates: a struct's known fields by index (as upstream, an
         // unknown key is only unknown), a map's keys.
-        let mut seen_fields = std::collections::HashSet::new();
+        let mut seen_fields = SeenFields::default();
         let mut seen_keys = std::collections::HashSet::new();
         while let Some(Key(key)) = map.next_key()? {
             let len = found.path.len();
@@ -202,6 +202,32 @@ impl<'de> Visitor<'de> for Walker<'_> {
 
     fn visit_unit<E: de::Error>(self) -> Result<(), E> {
         Ok(())
+    }
+}
+
+/// The fields of one struct a body has given, by their index in the struct's fields: a set of
+/// small numbers, kept without hashing or allocating for the first 128 (every generated struct
+/// has fewer), as every object of a body needs one.
+#[derive(Default)]
+struct SeenFields {
+    first: u128,
+    others: Vec<usize>,
+}
+
+impl SeenFields {
+    /// Adds `index`; false when it was there already.
+    fn insert(&mut self, index: usize) -> bool {
+        if index < 128 {
+            let bit = 1u128 << index;
+            let new = self.first & bit == 0;
+            self.first |= bit;
+            return new;
+        }
+        if self.others.contains(&index) {
+            return false;
+        }
+        self.others.push(index);
+        true
     }
 }
 
@@ -305,6 +331,16 @@ mod tests {
         assert!(errors(r#"{"spec":[{"bogus":1}],"containers":{"bogus":1}}"#).is_empty());
         // Keys with escapes are compared unescaped.
         assert_eq!(errors(r#"{"spec":{"n\u0061me":"a","b\u0061d":1}}"#), [r#"unknown field "spec.bad""#]);
+    }
+
+    #[test]
+    fn seen_fields_are_a_set_of_indexes() {
+        let mut seen = SeenFields::default();
+        for index in [0, 127, 128, 300] {
+            assert!(seen.insert(index), "{index} is new");
+            assert!(!seen.insert(index), "{index} was seen");
+        }
+        assert!(seen.insert(1) && seen.insert(129));
     }
 
     #[test]

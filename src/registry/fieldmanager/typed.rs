@@ -403,6 +403,13 @@ fn is_empty_collection(value: Option<&Value>) -> bool {
 }
 
 fn compare_walk(lhs: Option<&Value>, rhs: Option<&Value>, ty: Type<'_>, path: &mut Vec<PathElement>, out: &mut Comparison) {
+    // A value on the right only is added whole: it and every value in it. Most of a create's
+    // object is, and its paths are made from the leaves up instead of each from the root.
+    if let (None, Some(added)) = (lhs, rhs) {
+        out.added.insert(path);
+        out.added.attach_at(path, paths_below(added, ty));
+        return;
+    }
     // Equal values differ nowhere: most of an update's object is unchanged, and checking that
     // is much cheaper than walking it.
     if let (Some(l), Some(r)) = (lhs, rhs)
@@ -476,6 +483,34 @@ fn compare_walk(lhs: Option<&Value>, rhs: Option<&Value>, ty: Type<'_>, path: &m
         (Some(_), None) => out.removed.insert(path),
         _ => {}
     }
+}
+
+/// The paths of every value inside `value` (of `ty`), relative to it: what [`compare_walk`]
+/// finds added below a value the left side does not have.
+fn paths_below(value: &Value, ty: Type<'_>) -> Set {
+    let mut set = Set::new();
+    if is_empty_collection(Some(value)) {
+        return set;
+    }
+    let mut add = |pe: PathElement, below: Set| {
+        set.attach_child(&pe, below);
+        set.add_member(pe);
+    };
+    match ty.node(value) {
+        Node::Leaf => {}
+        Node::Map(map) => {
+            let Value::Object(fields) = value else { return set };
+            for (key, child) in fields {
+                add(PathElement::Field(key.clone()), paths_below(child, map.child(key).0));
+            }
+        }
+        Node::List(kind, elem) => {
+            for (pe, item) in index_items(kind, elem, Some(value)) {
+                add(pe, paths_below(item, elem));
+            }
+        }
+    }
+    set
 }
 
 /// The items of a list by their path elements, first occurrence of each.
@@ -718,6 +753,53 @@ mod tests {
             json!({"f:spec": {".": {}, "f:template": {".": {}, "f:spec": {".": {}, "f:containers": {
                 ".": {}, "k:{\"name\":\"c\"}": {".": {}, "f:name": {}, "f:image": {}}}}}}})
         );
+    }
+
+    /// A value the left side lacks is added with every value in it, itself included: empty
+    /// maps and nulls as leaves, atomic lists and maps whole, a keyed list's items once each
+    /// (the first of a repeated key) and not at all when they cannot be keyed.
+    #[test]
+    fn an_added_value_adds_every_path_in_it() {
+        let new = json!({"spec": {
+            "paused": null,
+            "strategy": {},
+            "template": {"spec": {
+                "nodeSelector": {"k": "v"},
+                "containers": [
+                    {"name": "a", "image": "1", "args": ["x", "y"], "ports": [{"containerPort": 80}, {"containerPort": 81, "protocol": "UDP"}]},
+                    {"name": "a", "image": "2"},
+                    {"image": "no name"},
+                    {"name": "b", "env": [{"name": "E", "value": "v"}]},
+                ],
+            }},
+        }});
+        let c = compare(&json!({}), &new, deployment());
+        assert_eq!(
+            c.added.to_fields_v1(),
+            json!({"f:spec": {
+                ".": {}, "f:paused": {}, "f:strategy": {},
+                "f:template": {".": {}, "f:spec": {
+                    ".": {}, "f:nodeSelector": {},
+                    "f:containers": {
+                        ".": {},
+                        "k:{\"name\":\"a\"}": {
+                            ".": {}, "f:name": {}, "f:image": {}, "f:args": {},
+                            "f:ports": {
+                                ".": {},
+                                "k:{\"containerPort\":80,\"protocol\":\"TCP\"}": {".": {}, "f:containerPort": {}},
+                                "k:{\"containerPort\":81,\"protocol\":\"UDP\"}": {".": {}, "f:containerPort": {}, "f:protocol": {}},
+                            },
+                        },
+                        "k:{\"name\":\"b\"}": {".": {}, "f:name": {}, "f:env": {".": {}, "k:{\"name\":\"E\"}": {".": {}, "f:name": {}, "f:value": {}}}},
+                    },
+                }},
+            }})
+        );
+        assert!(c.modified.is_empty() && c.removed.is_empty());
+        // The same value added below an existing one lands at its own path.
+        let c =
+            compare(&json!({"spec": {"replicas": 1}}), &json!({"spec": {"replicas": 1, "strategy": {"type": "Recreate"}}}), deployment());
+        assert_eq!(c.added.to_fields_v1(), json!({"f:spec": {"f:strategy": {".": {}, "f:type": {}}}}));
     }
 
     /// An applied configuration may not name a keyed item or a set's value twice (upstream's
