@@ -79,7 +79,7 @@ impl Scalar {
         Scalar(canonical(value))
     }
 
-    /// The value's JSON, as `k:`/`v:` elements and conflicts write it.
+    /// The value's JSON, as conflicts write it.
     pub fn json(&self) -> String {
         self.0.to_string()
     }
@@ -155,24 +155,40 @@ impl PathElement {
 
     /// The `FieldsV1` object key of this element.
     pub fn encode(&self) -> String {
+        let mut text = Vec::new();
+        self.write_encoded(&mut text);
+        // Every piece written is UTF-8.
+        String::from_utf8(text).unwrap_or_default()
+    }
+
+    /// [`PathElement::encode`] written at the end of `out`.
+    fn write_encoded(&self, out: &mut Vec<u8>) {
+        use std::io::Write;
+        // Writing JSON into a `Vec` cannot fail.
         match self {
-            PathElement::Field(name) => ["f:", name].concat(),
+            PathElement::Field(name) => {
+                out.extend_from_slice(b"f:");
+                out.extend_from_slice(name.as_bytes());
+            }
             PathElement::Key(fields) => {
-                let mut text = String::from("k:{");
+                out.extend_from_slice(b"k:{");
                 for (i, (name, value)) in fields.iter().enumerate() {
                     if i > 0 {
-                        text.push(',');
+                        out.push(b',');
                     }
-                    // Serialising a string cannot fail.
-                    text.push_str(&serde_json::to_string(name.as_str()).unwrap_or_default());
-                    text.push(':');
-                    text.push_str(&value.json());
+                    let _ = serde_json::to_writer(&mut *out, name.as_str());
+                    out.push(b':');
+                    let _ = serde_json::to_writer(&mut *out, &value.0);
                 }
-                text.push('}');
-                text
+                out.push(b'}');
             }
-            PathElement::Value(value) => format!("v:{}", value.json()),
-            PathElement::Index(i) => format!("i:{i}"),
+            PathElement::Value(value) => {
+                out.extend_from_slice(b"v:");
+                let _ = serde_json::to_writer(&mut *out, &value.0);
+            }
+            PathElement::Index(i) => {
+                let _ = write!(out, "i:{i}");
+            }
         }
     }
 
@@ -477,6 +493,8 @@ impl Set {
     /// child with nothing in it is written only when it is also a member).
     fn write_contents(&self, include_self: bool, out: &mut Vec<u8>) {
         let mut first = true;
+        // Where an element other than a plain field is encoded before it is quoted.
+        let mut encoded = Vec::new();
         // An element's key (`None`: the set's own, `.`).
         let mut key = |out: &mut Vec<u8>, pe: Option<&PathElement>| {
             if !std::mem::take(&mut first) {
@@ -490,9 +508,11 @@ impl Set {
                     out.extend_from_slice(name.as_bytes());
                     out.push(b'"');
                 }
-                // Writing a `str` into a `Vec` cannot fail.
+                // Writing a `str` into a `Vec` cannot fail, and every piece encoded is UTF-8.
                 Some(pe) => {
-                    let _ = serde_json::to_writer(&mut *out, &pe.encode());
+                    encoded.clear();
+                    pe.write_encoded(&mut encoded);
+                    let _ = serde_json::to_writer(&mut *out, std::str::from_utf8(&encoded).unwrap_or_default());
                 }
             }
             out.push(b':');

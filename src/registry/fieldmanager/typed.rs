@@ -389,8 +389,23 @@ impl Comparison {
 /// removed as a whole.
 pub fn compare(lhs: &Value, rhs: &Value, ty: Type<'_>) -> Comparison {
     let mut out = Comparison::default();
-    compare_walk(Some(lhs), Some(rhs), ty, &mut Vec::new(), &mut out);
-    out
+    if lhs != rhs {
+        compare_walk(Some(lhs), Some(rhs), ty, &mut Vec::new(), &mut out);
+    }
+    // A `metadata` added or removed whole brings its managed fields along.
+    static MANAGED_FIELDS: std::sync::LazyLock<Set> = std::sync::LazyLock::new(|| {
+        let mut set = Set::new();
+        set.insert(&[PathElement::Field("metadata".into()), PathElement::Field("managedFields".into())]);
+        set
+    });
+    out.without(&MANAGED_FIELDS)
+}
+
+/// Whether the entry `key` of the map at `path` is the object's `metadata.managedFields`,
+/// which field management leaves out of its comparisons: upstream compares the objects with
+/// their managed fields taken out, and no entry may hold them.
+fn is_managed_fields(path: &[PathElement], key: &str) -> bool {
+    key == "managedFields" && matches!(path, [PathElement::Field(metadata)] if metadata == "metadata")
 }
 
 fn is_empty_collection(value: Option<&Value>) -> bool {
@@ -402,19 +417,15 @@ fn is_empty_collection(value: Option<&Value>) -> bool {
     }
 }
 
+/// [`compare`] of two values that differ (the caller has checked: equal values differ
+/// nowhere, and most of an update's object is unchanged, which checking is much cheaper than
+/// walking it), either possibly missing.
 fn compare_walk(lhs: Option<&Value>, rhs: Option<&Value>, ty: Type<'_>, path: &mut Vec<PathElement>, out: &mut Comparison) {
     // A value on the right only is added whole: it and every value in it. Most of a create's
     // object is, and its paths are made from the leaves up instead of each from the root.
     if let (None, Some(added)) = (lhs, rhs) {
         out.added.insert(path);
         out.added.attach_at(path, paths_below(added, ty));
-        return;
-    }
-    // Equal values differ nowhere: most of an update's object is unchanged, and checking that
-    // is much cheaper than walking it.
-    if let (Some(l), Some(r)) = (lhs, rhs)
-        && l == r
-    {
         return;
     }
     let shape = rhs.or(lhs).unwrap_or(&Value::Null);
@@ -445,12 +456,16 @@ fn compare_walk(lhs: Option<&Value>, rhs: Option<&Value>, ty: Type<'_>, path: &m
             let l = lhs.and_then(Value::as_object).unwrap_or(&empty);
             let r = rhs.and_then(Value::as_object).unwrap_or(&empty);
             for (key, lv) in l {
+                let rv = r.get(key);
+                if rv == Some(lv) || is_managed_fields(path, key) {
+                    continue;
+                }
                 path.push(PathElement::Field(key.clone()));
-                compare_walk(Some(lv), r.get(key), map.child(key).0, path, out);
+                compare_walk(Some(lv), rv, map.child(key).0, path, out);
                 path.pop();
             }
             for (key, rv) in r {
-                if l.contains_key(key) {
+                if l.contains_key(key) || is_managed_fields(path, key) {
                     continue;
                 }
                 path.push(PathElement::Field(key.clone()));
@@ -464,8 +479,12 @@ fn compare_walk(lhs: Option<&Value>, rhs: Option<&Value>, ty: Type<'_>, path: &m
             let r_by: HashMap<&PathElement, &Value> = r.iter().map(|(pe, v)| (pe, *v)).collect();
             let l_by: HashMap<&PathElement, &Value> = l.iter().map(|(pe, v)| (pe, *v)).collect();
             for (pe, lv) in &l {
+                let rv = r_by.get(pe).copied();
+                if rv == Some(*lv) {
+                    continue;
+                }
                 path.push(pe.clone());
-                compare_walk(Some(lv), r_by.get(pe).copied(), elem, path, out);
+                compare_walk(Some(lv), rv, elem, path, out);
                 path.pop();
             }
             for (pe, rv) in &r {
@@ -800,6 +819,21 @@ mod tests {
         let c =
             compare(&json!({"spec": {"replicas": 1}}), &json!({"spec": {"replicas": 1, "strategy": {"type": "Recreate"}}}), deployment());
         assert_eq!(c.added.to_fields_v1(), json!({"f:spec": {"f:strategy": {".": {}, "f:type": {}}}}));
+    }
+
+    /// The object's managed fields are no part of a comparison, whole or entry by entry, as
+    /// upstream compares objects with them taken out; a template's metadata is compared as any.
+    #[test]
+    fn the_objects_managed_fields_are_left_out() {
+        let entries = |manager: &str| json!([{"manager": manager, "fieldsV1": {"f:a": {}}}]);
+        let old = json!({"metadata": {"name": "d", "managedFields": entries("a")}, "spec": {"template": {"metadata": {}}}});
+        let new = json!({"metadata": {"name": "d", "managedFields": entries("b")}, "spec": {"template": {"metadata": {"managedFields": entries("b")}}}});
+        let c = compare(&old, &new, deployment());
+        assert_eq!(c.added.to_fields_v1(), json!({"f:spec": {"f:template": {"f:metadata": {"f:managedFields": {}}}}}));
+        assert!(c.modified.is_empty() && c.removed.is_empty());
+        let c = compare(&json!({}), &new, deployment());
+        assert!(!c.added.has(&[PathElement::Field("metadata".into()), PathElement::Field("managedFields".into())]));
+        assert!(c.added.has(&[PathElement::Field("metadata".into()), PathElement::Field("name".into())]));
     }
 
     /// An applied configuration may not name a keyed item or a set's value twice (upstream's
