@@ -8,6 +8,7 @@
 //! children also carries `".": {}`. I/O-free.
 
 use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::hash::{Hash, Hasher};
 
@@ -235,80 +236,8 @@ pub fn path_string(path: &[PathElement]) -> String {
 /// A set of paths.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Set {
-    members: ElementMap<()>,
-    children: ElementMap<Set>,
-}
-
-/// The elements of one node of a [`Set`], with a value each, as a vector sorted by element.
-/// A node holds a few elements, and a walk of an object adds them mostly in order (an object's
-/// fields come sorted): appending is the common case, where a B-tree allocated a whole node
-/// for the first one, which was most of what building a create's field set cost.
-#[derive(Clone, Debug, PartialEq)]
-struct ElementMap<V>(Vec<(PathElement, V)>);
-
-impl<V> Default for ElementMap<V> {
-    fn default() -> Self {
-        ElementMap(Vec::new())
-    }
-}
-
-impl<V> ElementMap<V> {
-    /// Where `pe` is (`Ok`), or where it would go (`Err`).
-    fn position(&self, pe: &PathElement) -> Result<usize, usize> {
-        match self.0.last() {
-            None => Err(0),
-            Some((last, _)) if last < pe => Err(self.0.len()),
-            Some(_) => self.0.binary_search_by(|(element, _)| element.cmp(pe)),
-        }
-    }
-
-    fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    fn contains(&self, pe: &PathElement) -> bool {
-        self.position(pe).is_ok()
-    }
-
-    fn get(&self, pe: &PathElement) -> Option<&V> {
-        self.position(pe).ok().map(|i| &self.0[i].1)
-    }
-
-    /// The value of `pe`, made by `make` (and `pe` cloned) when it has none yet.
-    fn get_or_insert(&mut self, pe: &PathElement, make: impl FnOnce() -> V) -> &mut V {
-        let i = match self.position(pe) {
-            Ok(i) => i,
-            Err(i) => {
-                self.0.insert(i, (pe.clone(), make()));
-                i
-            }
-        };
-        &mut self.0[i].1
-    }
-
-    /// [`ElementMap::get_or_insert`] of an element the caller owns.
-    fn get_or_insert_owned(&mut self, pe: PathElement, make: impl FnOnce() -> V) -> &mut V {
-        let i = match self.position(&pe) {
-            Ok(i) => i,
-            Err(i) => {
-                self.0.insert(i, (pe, make()));
-                i
-            }
-        };
-        &mut self.0[i].1
-    }
-
-    fn retain(&mut self, mut keep: impl FnMut(&PathElement, &mut V) -> bool) {
-        self.0.retain_mut(|(pe, value)| keep(pe, value));
-    }
-
-    fn iter(&self) -> impl Iterator<Item = (&PathElement, &V)> {
-        self.0.iter().map(|(pe, value)| (pe, value))
-    }
-
-    fn keys(&self) -> impl Iterator<Item = &PathElement> {
-        self.0.iter().map(|(pe, _)| pe)
-    }
+    members: BTreeSet<PathElement>,
+    children: BTreeMap<PathElement, Set>,
 }
 
 impl Set {
@@ -317,16 +246,20 @@ impl Set {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.members.is_empty() && self.children.iter().all(|(_, child)| child.is_empty())
+        self.members.is_empty() && self.children.values().all(Set::is_empty)
     }
 
     pub fn insert(&mut self, path: &[PathElement]) {
         match path {
             [] => {}
             [last] => {
-                self.members.get_or_insert(last, || ());
+                self.members.insert(last.clone());
             }
-            [first, rest @ ..] => self.children.get_or_insert(first, Set::default).insert(rest),
+            // The element is cloned only for a new child: most paths go through ones already there.
+            [first, rest @ ..] => match self.children.get_mut(first) {
+                Some(child) => child.insert(rest),
+                None => self.children.entry(first.clone()).or_default().insert(rest),
+            },
         }
     }
 
@@ -348,7 +281,7 @@ impl Set {
     }
 
     pub fn members(&self) -> impl Iterator<Item = &PathElement> {
-        self.members.keys()
+        self.members.iter()
     }
 
     pub fn children(&self) -> impl Iterator<Item = (&PathElement, &Set)> {
@@ -356,26 +289,35 @@ impl Set {
     }
 
     pub fn add_member(&mut self, pe: PathElement) {
-        self.members.get_or_insert_owned(pe, || ());
+        self.members.insert(pe);
     }
 
     pub fn child_mut(&mut self, pe: PathElement) -> &mut Set {
-        self.children.get_or_insert_owned(pe, Set::default)
+        self.children.entry(pe).or_default()
     }
 
     /// Adds the paths of `below` under `path` (nothing when it is empty).
     pub fn attach_at(&mut self, path: &[PathElement], below: Set) {
         match path {
             [] => self.union_with_owned(below),
-            [first, rest @ ..] if !below.is_empty() => self.children.get_or_insert(first, Set::default).attach_at(rest, below),
+            [first, rest @ ..] if !below.is_empty() => match self.children.get_mut(first) {
+                Some(child) => child.attach_at(rest, below),
+                None => self.children.entry(first.clone()).or_default().attach_at(rest, below),
+            },
             [_, ..] => {}
         }
     }
 
     /// Adds the paths of `child` under `pe` (nothing when it is empty).
     pub fn attach_child(&mut self, pe: &PathElement, child: Set) {
-        if !child.is_empty() {
-            self.children.get_or_insert(pe, Set::default).union_with_owned(child);
+        if child.is_empty() {
+            return;
+        }
+        match self.children.get_mut(pe) {
+            Some(node) => node.union_with_owned(child),
+            None => {
+                self.children.insert(pe.clone(), child);
+            }
         }
     }
 
@@ -398,16 +340,14 @@ impl Set {
     }
 
     pub fn union_with(&mut self, other: &Set) {
-        for pe in other.members.keys() {
-            self.members.get_or_insert(pe, || ());
-        }
-        for (pe, child) in other.children.iter() {
-            self.children.get_or_insert(pe, Set::default).union_with(child);
+        self.members.extend(other.members.iter().cloned());
+        for (pe, child) in &other.children {
+            self.children.entry(pe.clone()).or_default().union_with(child);
         }
     }
 
     pub fn difference(mut self, other: &Set) -> Set {
-        self.members.retain(|pe, _| !other.members.contains(pe));
+        self.members.retain(|pe| !other.members.contains(pe));
         self.children.retain(|pe, child| {
             if let Some(other) = other.children.get(pe) {
                 *child = std::mem::take(child).difference(other);
@@ -418,23 +358,23 @@ impl Set {
     }
 
     pub fn intersection(&self, other: &Set) -> Set {
-        let mut out = Set::default();
-        out.members.0 = self.members.0.iter().filter(|(pe, _)| other.members.contains(pe)).cloned().collect();
-        for (pe, child) in self.children.iter() {
+        let members = self.members.intersection(&other.members).cloned().collect();
+        let mut children = BTreeMap::new();
+        for (pe, child) in &self.children {
             if let Some(o) = other.children.get(pe) {
                 let child = child.intersection(o);
                 if !child.is_empty() {
-                    out.children.0.push((pe.clone(), child));
+                    children.insert(pe.clone(), child);
                 }
             }
         }
-        out
+        Set { members, children }
     }
 
     /// This set without every path `other` has, and without everything under them (upstream's
     /// `RecursiveDifference`).
     pub fn recursive_difference(mut self, other: &Set) -> Set {
-        self.members.retain(|pe, _| !other.members.contains(pe));
+        self.members.retain(|pe| !other.members.contains(pe));
         self.children.retain(|pe, child| {
             if other.members.contains(pe) {
                 return false;
@@ -456,12 +396,12 @@ impl Set {
 
     fn collect_paths(&self, prefix: &mut Path, out: &mut Vec<Path>) {
         // Upstream's `Iterate` visits members before children at each level.
-        for pe in self.members.keys() {
+        for pe in &self.members {
             prefix.push(pe.clone());
             out.push(prefix.clone());
             prefix.pop();
         }
-        for (pe, child) in self.children.iter() {
+        for (pe, child) in &self.children {
             prefix.push(pe.clone());
             child.collect_paths(prefix, out);
             prefix.pop();
@@ -521,7 +461,7 @@ impl Set {
             key(out, None);
             out.extend_from_slice(b"{}");
         }
-        let mut members = self.members.keys().peekable();
+        let mut members = self.members.iter().peekable();
         let mut children = self.children.iter().filter(|(pe, child)| !child.is_empty() || self.members.contains(*pe)).peekable();
         loop {
             let order = match (members.peek(), children.peek()) {
@@ -562,12 +502,12 @@ impl Set {
         if include_self && !(self.members.is_empty() && self.children.is_empty()) {
             out.insert(".".into(), Value::Object(Map::new()));
         }
-        for pe in self.members.keys() {
-            if !self.children.contains(pe) {
+        for pe in &self.members {
+            if !self.children.contains_key(pe) {
                 out.insert(pe.encode(), Value::Object(Map::new()));
             }
         }
-        for (pe, child) in self.children.iter() {
+        for (pe, child) in &self.children {
             if child.is_empty() && !self.members.contains(pe) {
                 continue;
             }
@@ -637,10 +577,10 @@ fn read(object: &Map<String, Value>) -> Option<(Option<Set>, bool)> {
         let Some(pe) = PathElement::decode(key) else { continue };
         let (grandchildren, child_is_member) = read(value.as_object()?)?;
         if child_is_member {
-            children.get_or_insert_with(Set::default).members.get_or_insert(&pe, || ());
+            children.get_or_insert_with(Set::default).members.insert(pe.clone());
         }
         if let Some(grandchildren) = grandchildren {
-            *children.get_or_insert_with(Set::default).children.get_or_insert_owned(pe, Set::default) = grandchildren;
+            children.get_or_insert_with(Set::default).children.insert(pe, grandchildren);
         }
     }
     if children.is_none() {

@@ -386,7 +386,8 @@ impl Comparison {
 }
 
 /// Upstream's `Compare`: leaves added, modified or removed, and maps and list items added or
-/// removed as a whole.
+/// removed as a whole; of the objects without their `metadata.managedFields`, as upstream's
+/// field manager compares them.
 pub fn compare(lhs: &Value, rhs: &Value, ty: Type<'_>) -> Comparison {
     let mut out = Comparison::default();
     if lhs != rhs {
