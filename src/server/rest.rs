@@ -516,10 +516,6 @@ fn request_namespace<'a>(call: &'a ResourceCall<'_>) -> &'a str {
     if call.target.namespaced { &call.info.namespace } else { "" }
 }
 
-/// Upstream's `EnsureObjectNamespaceMatchesRequestNamespace`, run on every body before anything
-/// reads it (create, update, subresources): a body without a namespace takes the request's, a
-/// cluster-scoped object's namespace is cleared, and a body naming another namespace than the
-/// URL is a 400 — never a lookup or a write in the body's namespace.
 /// A custom resource's schema prunes and defaults an object decoded from a request, as
 /// upstream's decoder does (`Strategy::decode_unstructured`), giving the pruned paths; a
 /// generated type has pruned it already.
@@ -530,6 +526,10 @@ fn prune_unstructured(call: &ResourceCall<'_>, object: &mut Object) -> Result<Ve
     Ok(call.strategy.decode_unstructured(object.value_mut()?))
 }
 
+/// Upstream's `EnsureObjectNamespaceMatchesRequestNamespace`, run on every body before anything
+/// reads it (create, update, subresources): a body without a namespace takes the request's, a
+/// cluster-scoped object's namespace is cleared, and a body naming another namespace than the
+/// URL is a 400 — never a lookup or a write in the body's namespace.
 fn ensure_namespace_matches_request(call: &ResourceCall<'_>, object: &mut Object) -> Result<(), ApiError> {
     let wanted = request_namespace(call);
     let meta = object.value()?.get("metadata").and_then(Value::as_object);
@@ -701,15 +701,22 @@ async fn update(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Optio
     let precondition = meta["resourceVersion"].as_str().filter(|rv| !rv.is_empty()).map(str::to_owned);
     let uid = meta["uid"].as_str().filter(|uid| !uid.is_empty()).map(str::to_owned);
     let incoming = Incoming::from_external(t.group, t.resource, &kind, external)?;
-    // The body is decoded once; each attempt (a retry only without a precondition) proposes it,
-    // also when nothing is stored and the resource creates on update: the first as decoded, a
-    // retry a copy.
-    let retry_copy = incoming.to_json_copy()?;
+    // The body is decoded once; each attempt proposes it, also when nothing is stored and the
+    // resource creates on update: the first as decoded, a later one a copy. The store attempts
+    // again only a write without a precondition, or a create on update that found the name
+    // taken meanwhile: no copy is made for any other (a PUT of what was read, as
+    // `kubectl replace` and `edit` send). Should one be asked for all the same, the object has
+    // changed since the precondition was met.
+    let retry_copy = match precondition.is_none() || call.strategy.allow_create_on_update() {
+        true => Some(incoming.to_json_copy()?),
+        false => None,
+    };
     let mut first = Some(incoming);
     let mut body = |_: Option<&Current<'_>>| {
-        let incoming = match first.take() {
-            Some(incoming) => incoming,
-            None => retry_copy.to_json_copy()?,
+        let incoming = match (first.take(), &retry_copy) {
+            (Some(incoming), _) => incoming,
+            (None, Some(copy)) => copy.to_json_copy()?,
+            (None, None) => return Err(ApiError::conflict(group_resource(t), &name)),
         };
         Ok(Proposed { incoming, precondition: precondition.clone(), uid: uid.clone(), managed_fields: None })
     };
