@@ -89,19 +89,67 @@ fn serialize_validated<S: Serializer>(raw: &[u8], go_type: &str, serializer: S) 
     RawValue::from_string(text).map_err(|e| fail(&e))?.serialize(serializer)
 }
 
+/// serde_json's name for a raw document in its serializers' protocol: a struct of this name
+/// with one field of this name holding the text is written as that text (the JSON writer) or
+/// parsed into a value (the `Value` serializer). It is how `RawValue` serializes itself.
+const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
+
+/// A text known to be one compact JSON document, written as `RawValue` is but without parsing
+/// it first: what `RawValue::from_string` would check is already known.
+struct CompactJson<'a>(&'a str);
+
+impl Serialize for CompactJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut raw = serializer.serialize_struct(RAW_VALUE_TOKEN, 1)?;
+        raw.serialize_field(RAW_VALUE_TOKEN, self.0)?;
+        raw.end()
+    }
+}
+
 macro_rules! raw_type {
     ($(#[$doc:meta])* $name:ident, $go_type:literal) => {
         $(#[$doc])*
-        #[derive(Clone, Default, PartialEq, Eq, Hash)]
+        #[derive(Clone, Default)]
         pub struct $name {
             /// `None` is Go's nil `Raw`; `Some(empty)` is a present but empty field.
             raw: Option<Vec<u8>>,
+            /// The bytes are known to be one compact JSON document (they were parsed, or
+            /// written by a JSON encoder), so encoding them as JSON need not check them again.
+            /// Not part of the value: equality and hashing ignore it.
+            compact_json: bool,
+        }
+
+        impl PartialEq for $name {
+            fn eq(&self, other: &Self) -> bool {
+                self.raw == other.raw
+            }
+        }
+
+        impl Eq for $name {}
+
+        impl std::hash::Hash for $name {
+            fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+                self.raw.hash(state);
+            }
         }
 
         impl $name {
             /// Wraps bytes verbatim (normally a JSON document).
             pub fn from_bytes(raw: impl Into<Vec<u8>>) -> Self {
-                $name { raw: Some(raw.into()) }
+                $name { raw: Some(raw.into()), compact_json: false }
+            }
+
+            /// Wraps bytes that a JSON encoder wrote as one compact document (field
+            /// management's `FieldsV1` writer): encoding them as JSON writes them without
+            /// parsing them again, as bytes decoded from JSON are.
+            pub fn from_compact_json(raw: Vec<u8>) -> Self {
+                debug_assert!(
+                    serde_json::from_slice::<serde::de::IgnoredAny>(&raw).is_ok() && !has_whitespace(&raw),
+                    "not one compact JSON document: {:?}",
+                    String::from_utf8_lossy(&raw)
+                );
+                $name { raw: Some(raw), compact_json: true }
             }
 
             /// The compact JSON text of `value`; `Value::Null` gives an unset value, as JSON
@@ -111,7 +159,7 @@ macro_rules! raw_type {
                     return $name::default();
                 }
                 // Serialising a `Value` cannot fail: its map keys are strings.
-                $name { raw: serde_json::to_vec(value).ok() }
+                $name { raw: serde_json::to_vec(value).ok(), compact_json: true }
             }
 
             /// Parses a JSON text and keeps it compacted, as decoding from JSON does.
@@ -164,6 +212,11 @@ macro_rules! raw_type {
                 if self.is_empty() {
                     return serializer.serialize_none();
                 }
+                if self.compact_json
+                    && let Ok(text) = std::str::from_utf8(self.as_bytes())
+                {
+                    return CompactJson(text).serialize(serializer);
+                }
                 serialize_validated(self.as_bytes(), $go_type, serializer)
             }
         }
@@ -175,7 +228,7 @@ macro_rules! raw_type {
                 if text == "null" {
                     return Ok($name::default());
                 }
-                Ok($name { raw: Some(compact_json(text.as_bytes())) })
+                Ok($name { raw: Some(compact_json(text.as_bytes())), compact_json: true })
             }
         }
 
@@ -194,7 +247,10 @@ macro_rules! raw_type {
                 ctx: DecodeContext,
             ) -> Result<(), DecodeError> {
                 match tag {
-                    1 => bytes::merge(wire_type, self.raw.get_or_insert_with(Vec::new), buf, ctx),
+                    1 => {
+                        self.compact_json = false;
+                        bytes::merge(wire_type, self.raw.get_or_insert_with(Vec::new), buf, ctx)
+                    }
                     _ => skip_field(wire_type, tag, buf, ctx),
                 }
             }
@@ -205,6 +261,7 @@ macro_rules! raw_type {
 
             fn clear(&mut self) {
                 self.raw = None;
+                self.compact_json = false;
             }
         }
     };
@@ -309,6 +366,26 @@ mod tests {
         assert_eq!(serde_json::to_value(&f).unwrap(), value);
         assert_eq!(serde_json::from_value::<FieldsV1>(value).unwrap(), f);
         assert_eq!(FieldsV1::from_value(&serde_json::Value::Null), FieldsV1::default());
+    }
+
+    #[test]
+    fn known_compact_json_is_written_as_it_is() {
+        let text = r#"{"f:metadata":{"f:labels":{".":{},"f:app":{}}},"f:spec":{"k:{\"name\":\"c\"}":{}}}"#;
+        let written = FieldsV1::from_compact_json(text.as_bytes().to_vec());
+        let decoded = FieldsV1::from_json(text).unwrap();
+        assert_eq!(written, decoded);
+        let holder = |fields: &FieldsV1| Holder { object: RawExtension::default(), fields: Some(fields.clone()) };
+        // The JSON writer and the `Value` serializer give what a checked document gives.
+        for fields in [&written, &decoded, &FieldsV1::from_bytes(text.as_bytes())] {
+            assert_eq!(serde_json::to_string(&holder(fields)).unwrap(), format!(r#"{{"object":null,"fields":{text}}}"#));
+            assert_eq!(serde_json::to_value(fields).unwrap(), serde_json::from_str::<serde_json::Value>(text).unwrap());
+        }
+        // Bytes from protobuf are checked again when written as JSON.
+        let mut read = FieldsV1::decode(FieldsV1::from_bytes(*b"{").encode_to_vec().as_slice()).unwrap();
+        assert!(serde_json::to_string(&read).is_err());
+        read = FieldsV1::decode(written.encode_to_vec().as_slice()).unwrap();
+        assert!(!read.compact_json);
+        assert_eq!(serde_json::to_string(&read).unwrap(), text);
     }
 
     #[test]

@@ -164,7 +164,7 @@ impl Entry {
             api_version: Some(self.api_version.clone()),
             time,
             fields_type: Some("FieldsV1".to_owned()),
-            fields_v1: Some(kapi_apimachinery::FieldsV1::from_bytes(self.set.to_fields_v1_bytes())),
+            fields_v1: Some(kapi_apimachinery::FieldsV1::from_compact_json(self.set.to_fields_v1_bytes())),
             subresource: Some(self.subresource.clone()).filter(|s| !s.is_empty()),
         })
     }
@@ -208,7 +208,7 @@ pub fn order_typed(object: &mut dyn kapi_apimachinery::DynObject) {
     let Some(meta) = object.object_meta_mut().and_then(|meta| meta.downcast_mut::<ObjectMeta>()) else { return };
     for fields in meta.managed_fields.iter_mut().filter_map(|e| e.fields_v1.as_mut()) {
         if let Some(ordered) = set::ordered_fields_v1(fields.as_bytes()) {
-            *fields = kapi_apimachinery::FieldsV1::from_bytes(ordered);
+            *fields = kapi_apimachinery::FieldsV1::from_compact_json(ordered);
         }
     }
 }
@@ -238,7 +238,7 @@ pub fn put_managed_fields(object: &mut dyn kapi_apimachinery::DynObject, entries
                 let mut typed: ManagedFieldsEntry = serde_json::from_value(entry)?;
                 if let Some(fields) = fields {
                     let bytes = serde_json::to_vec(&fields)?;
-                    typed.fields_v1 = Some(kapi_apimachinery::FieldsV1::from_bytes(set::ordered_fields_v1(&bytes).unwrap_or(bytes)));
+                    typed.fields_v1 = Some(kapi_apimachinery::FieldsV1::from_compact_json(set::ordered_fields_v1(&bytes).unwrap_or(bytes)));
                 }
                 Ok(typed)
             })
