@@ -671,6 +671,19 @@ fn unchanged_writes_keep_the_revision_and_patched_unknown_fields_are_checked() {
         let message = status["message"].as_str().unwrap();
         assert!(message.starts_with(&format!(r#" "" is invalid: patch: Invalid value: "{shown}"#)), "{content_type}: {message}");
     }
+    // A type error goes before an unknown field, as upstream's converter finds both in one pass
+    // and fails on the first.
+    let (code, text) = request(
+        &server,
+        "PATCH",
+        &format!("{path}/same?fieldValidation=Strict"),
+        "application/merge-patch+json",
+        br#"{"bogus":1,"data":{"k":9}}"#,
+    );
+    let status: Value = serde_json::from_str(&text).unwrap();
+    let message = status["message"].as_str().unwrap();
+    assert_eq!((code, &status["details"]["causes"][0]["field"]), (422, &json!("patch")), "{text}");
+    assert!(message.contains("invalid type") && !message.contains("strict decoding error"), "{message}");
     // A body whose value its kind cannot hold: upstream's `transformDecodeError` wording.
     let (code, text) =
         request(&server, "POST", path, JSON, br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"typed"},"data":{"k":9}}"#);

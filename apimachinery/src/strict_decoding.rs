@@ -46,6 +46,16 @@ pub fn strict_errors(json: &[u8], fields: &'static [FieldInfo]) -> Result<Vec<St
     Ok(found.errors)
 }
 
+/// [`strict_errors`] of a JSON value (what a patch made), decoded as a type whose fields are
+/// `fields`: the same errors its text would have, but for repeated keys, which a value cannot
+/// hold.
+pub fn value_strict_errors(value: &serde_json::Value, fields: &'static [FieldInfo]) -> Vec<StrictError> {
+    let mut found = Found { path: String::new(), errors: Vec::new() };
+    // Reading a value fails only where its visitor does, and the walker's never does.
+    let _ = Walker { expect: Expect::Struct(fields), found: &mut found }.deserialize(value);
+    found.errors
+}
+
 /// What the value at the walker's place is decoded as.
 #[derive(Clone, Copy)]
 enum Expect {
@@ -105,7 +115,13 @@ impl<'de> DeserializeSeed<'de> for Walker<'_> {
     type Value = ();
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_any(self)
+        match self.expect {
+            // Nothing inside can be an error: skipped without visiting it (serde_json checks
+            // its syntax without decoding its strings). Embedded JSON such as `fieldsV1` is
+            // much of an object read back.
+            Expect::Anything => deserializer.deserialize_ignored_any(IgnoredAny).map(|_| ()),
+            _ => deserializer.deserialize_any(self),
+        }
     }
 }
 
@@ -334,6 +350,19 @@ mod tests {
     }
 
     #[test]
+    fn a_value_has_the_errors_of_its_text_but_repeated_keys() {
+        let json = r#"{"zeta":null,"spec":{"ttty":true,"ports":[{"hostPort":1},{"hostPrt":2}],"env":{"X":{"bogus":1}},"raw":{"b":[1]}},
+            "containers":[{"name":"a"},{"nmae":"b","ports":[{"x":{}}]}],"alpha":[],"kind":"a","kind":"b"}"#;
+        let value: serde_json::Value = serde_json::from_str(json).unwrap();
+        let text = serde_json::to_vec(&value).unwrap();
+        let of_value: Vec<String> = value_strict_errors(&value, pod()).iter().map(ToString::to_string).collect();
+        assert_eq!(of_value, strict_errors(&text, pod()).unwrap().iter().map(ToString::to_string).collect::<Vec<_>>());
+        let unknown =
+            ["alpha", "containers[1].nmae", "containers[1].ports[0].x", "spec.env.X.bogus", "spec.ports[1].hostPrt", "spec.ttty", "zeta"];
+        assert_eq!(of_value, unknown.map(|path| format!("unknown field \"{path}\"")));
+    }
+
+    #[test]
     fn seen_fields_are_a_set_of_indexes() {
         let mut seen = SeenFields::default();
         for index in [0, 127, 128, 300] {
@@ -347,6 +376,9 @@ mod tests {
     fn reports_are_bounded_and_syntax_errors_are_errors() {
         assert!(strict_errors(br#"{"spec":{"#, pod()).is_err());
         assert!(strict_errors(br#"{} {}"#, pod()).is_err());
+        // Embedded JSON is skipped, its syntax still checked.
+        assert!(strict_errors(br#"{"spec":{"raw":{"a":[1,}}}"#, pod()).is_err());
+        assert!(strict_errors(br#"{"spec":{"raw":{"a":"\q"}}}"#, pod()).is_err());
         let many = format!("{{{}}}", (0..150).map(|i| format!("\"f{i}\":1")).collect::<Vec<_>>().join(","));
         assert_eq!(errors(&many).len(), MAX_REPORTED);
     }

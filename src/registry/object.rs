@@ -88,6 +88,13 @@ impl Object {
         Ok(Object::typed(dyn_kind, typed, value))
     }
 
+    /// A JSON value of the generated type `kind`, read and defaulted as a JSON request body
+    /// with its text is decoded ([`objects::read_typed`]): what a patch made.
+    pub fn read(kind: &'static dyn DynKind, value: Value) -> Result<Object, CodecError> {
+        let (typed, value) = objects::read_typed(kind, value)?;
+        Ok(Object::typed(kind, typed, value))
+    }
+
     /// A JSON object of `kind` decoded and defaulted as a JSON request body of it is
     /// ([`objects::defaulted`]), typed when the scheme has the kind: an object the server
     /// writes itself.

@@ -141,6 +141,17 @@ pub fn decode_typed(typed: &dyn DynKind, format: Format, bytes: &[u8]) -> Result
         drop_zero_strings(&mut value, typed.fields());
         object = typed.read_value(value)?;
     }
+    defaulted_with_value(object)
+}
+
+/// [`decode_typed`] of a JSON value (what a patch made) instead of its text: the same object,
+/// read without writing the value out and parsing it again.
+pub fn read_typed(typed: &dyn DynKind, value: Value) -> Result<(Box<dyn DynObject>, Value), CodecError> {
+    defaulted_with_value(typed.read_value(value)?)
+}
+
+/// A decoded object defaulted, and its JSON.
+fn defaulted_with_value(mut object: Box<dyn DynObject>) -> Result<(Box<dyn DynObject>, Value), CodecError> {
     crate::registry::defaults::apply_defaults(object.as_walk());
     let value = object.to_value()?;
     Ok((object, value))
@@ -222,6 +233,12 @@ pub fn defaulted(kind: &Kind, object: &Value) -> Result<Value, CodecError> {
 pub fn strict_errors(kind: &Kind, json: &[u8]) -> Result<Vec<StrictError>, CodecError> {
     let Some(fields) = fields(kind) else { return Ok(Vec::new()) };
     Ok(kapi_apimachinery::strict_decoding::strict_errors(json, fields)?)
+}
+
+/// [`strict_errors`] of a JSON value of `kind` (a patched object).
+pub fn value_strict_errors(kind: &Kind, value: &Value) -> Vec<StrictError> {
+    let Some(fields) = fields(kind) else { return Vec::new() };
+    kapi_apimachinery::strict_decoding::value_strict_errors(value, fields)
 }
 
 /// A JSON document with each object's repeated keys once, holding the last value, as Go's

@@ -633,17 +633,36 @@ fn report_strict_errors(call: &ResourceCall<'_>, kind: &Kind, errors: Vec<Strict
 /// the kind does not have (a typed kind's by its fields, a custom resource's as its schema
 /// `pruned` them) are warnings under Warn; under Strict the patch is invalid (422, see
 /// [`invalid_patch`]).
-fn check_patched_fields(call: &ResourceCall<'_>, kind: &Kind, patched_json: &[u8], pruned: Vec<String>) -> Result<(), ApiError> {
-    let mode = field_validation(call)?;
-    if mode == FieldValidation::Ignore {
-        return Ok(());
-    }
-    let errors = if objects::is_registered(kind) {
-        objects::strict_errors(kind, patched_json).map_err(ApiError::internal)?
+fn check_patched_fields(call: &ResourceCall<'_>, found: PatchedFieldErrors) -> Result<(), ApiError> {
+    report_field_errors(field_validation(call)?, found.errors, |joined| {
+        invalid_patch(call, &found.text, format!("strict decoding error: {joined}"))
+    })
+}
+
+/// What [`check_patched_fields`] reports of a patched object: its fields the kind does not
+/// have, and, when there are some, its JSON text for the message.
+struct PatchedFieldErrors {
+    errors: Vec<StrictError>,
+    text: Vec<u8>,
+}
+
+/// [`PatchedFieldErrors`] of `patched`: a typed kind's by its fields, a custom resource's the
+/// `pruned` ones; none under Ignore.
+fn patched_field_errors(
+    call: &ResourceCall<'_>,
+    kind: &Kind,
+    patched: &Value,
+    pruned: Vec<String>,
+) -> Result<PatchedFieldErrors, ApiError> {
+    let errors = if field_validation(call)? == FieldValidation::Ignore {
+        Vec::new()
+    } else if objects::is_registered(kind) {
+        objects::value_strict_errors(kind, patched)
     } else {
         pruned.into_iter().map(StrictError::Unknown).collect()
     };
-    report_field_errors(mode, errors, |joined| invalid_patch(call, patched_json, format!("strict decoding error: {joined}")))
+    let text = if errors.is_empty() { Vec::new() } else { serde_json::to_vec(patched).map_err(ApiError::internal)? };
+    Ok(PatchedFieldErrors { errors, text })
 }
 
 /// What `fieldValidation` makes of strict decoding errors: nothing under Ignore, a warning each
@@ -736,14 +755,30 @@ fn patched_proposal(call: &ResourceCall<'_>, current: Option<&Current<'_>>) -> R
     let patched = patched(call, &current.kind, current.external())?;
     check_patched_identity(call, &patched)?;
     let precondition = patched["metadata"]["resourceVersion"].as_str().map(str::to_owned);
-    let bytes = serde_json::to_vec(&patched).map_err(ApiError::internal)?;
     let resets_managed_fields = patched["metadata"]["managedFields"].as_array().is_some_and(Vec::is_empty);
-    // A patched object its kind cannot hold is upstream's 422 for the `patch` field.
-    let mut patched = Object::decode(&current.kind, Format::Json, &bytes).map_err(|e| invalid_patch(call, &bytes, e.to_string()))?;
-    // Decoded as a body is: what a custom resource's schema prunes is unknown, as a typed
-    // kind's fields it lacks are.
-    let pruned = prune_unstructured(call, &mut patched)?;
-    check_patched_fields(call, &current.kind, &bytes, pruned)?;
+    let mut patched = match objects::dyn_kind(&current.kind) {
+        // A kind with a generated type reads the patched value as it is, not its text (which
+        // would be written out and parsed again): the same object, or the same failure, for
+        // which the text is decoded after all, as the error names a position in it.
+        // Its fields are checked first, and reported after: a type error goes first.
+        Some(dyn_kind) => {
+            let unknown = patched_field_errors(call, &current.kind, &patched, Vec::new())?;
+            let object = match Object::read(dyn_kind, patched) {
+                Ok(object) => object,
+                Err(_) => decode_patched(call, &current.kind, &self::patched(call, &current.kind, current.external())?)?,
+            };
+            check_patched_fields(call, unknown)?;
+            object
+        }
+        None => {
+            let mut object = decode_patched(call, &current.kind, &patched)?;
+            // Decoded as a body is: what a custom resource's schema prunes is unknown, as a
+            // typed kind's fields it lacks are.
+            let pruned = prune_unstructured(call, &mut object)?;
+            check_patched_fields(call, patched_field_errors(call, &current.kind, &patched, pruned)?)?;
+            object
+        }
+    };
     if resets_managed_fields {
         keep_managed_fields_reset(patched.value_mut()?);
     }
@@ -753,6 +788,13 @@ fn patched_proposal(call: &ResourceCall<'_>, current: Option<&Current<'_>>) -> R
         uid: None,
         managed_fields: None,
     })
+}
+
+/// A patched object decoded from its JSON text; one its kind cannot hold is upstream's 422 for
+/// the `patch` field.
+fn decode_patched(call: &ResourceCall<'_>, kind: &Kind, patched: &Value) -> Result<Object, ApiError> {
+    let bytes = serde_json::to_vec(patched).map_err(ApiError::internal)?;
+    Object::decode(kind, Format::Json, &bytes).map_err(|e| invalid_patch(call, &bytes, e.to_string()))
 }
 
 /// `<resource>/status` and the other subresources that are a view of part of the object

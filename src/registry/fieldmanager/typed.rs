@@ -390,9 +390,9 @@ impl Comparison {
 /// field manager compares them.
 pub fn compare(lhs: &Value, rhs: &Value, ty: Type<'_>) -> Comparison {
     let mut out = Comparison::default();
-    if lhs != rhs {
-        compare_walk(Some(lhs), Some(rhs), ty, &mut Vec::new(), &mut out);
-    }
+    // Not checked for equality first, unlike the values below: that would compare the
+    // managed fields, which are left out, and are most of an object's metadata.
+    compare_walk(Some(lhs), Some(rhs), ty, &mut Vec::new(), &mut out);
     // A `metadata` added or removed whole brings its managed fields along.
     static MANAGED_FIELDS: std::sync::LazyLock<Set> = std::sync::LazyLock::new(|| {
         let mut set = Set::new();
@@ -409,6 +409,12 @@ fn is_managed_fields(path: &[PathElement], key: &str) -> bool {
     key == "managedFields" && matches!(path, [PathElement::Field(metadata)] if metadata == "metadata")
 }
 
+/// Whether the entry `key` of the map at `path` is the object's `metadata`, which holds its
+/// managed fields: compared field by field, so that they are not.
+fn is_object_metadata(path: &[PathElement], key: &str) -> bool {
+    path.is_empty() && key == "metadata"
+}
+
 fn is_empty_collection(value: Option<&Value>) -> bool {
     match value {
         None | Some(Value::Null) => true,
@@ -418,9 +424,9 @@ fn is_empty_collection(value: Option<&Value>) -> bool {
     }
 }
 
-/// [`compare`] of two values that differ (the caller has checked: equal values differ
-/// nowhere, and most of an update's object is unchanged, which checking is much cheaper than
-/// walking it), either possibly missing.
+/// [`compare`] of two values, either possibly missing. The caller checks values for equality
+/// first where it can (equal values differ nowhere, and most of an update's object is
+/// unchanged, which checking is much cheaper than walking it); equal values find nothing.
 fn compare_walk(lhs: Option<&Value>, rhs: Option<&Value>, ty: Type<'_>, path: &mut Vec<PathElement>, out: &mut Comparison) {
     // A value on the right only is added whole: it and every value in it. Most of a create's
     // object is, and its paths are made from the leaves up instead of each from the root.
@@ -458,7 +464,7 @@ fn compare_walk(lhs: Option<&Value>, rhs: Option<&Value>, ty: Type<'_>, path: &m
             let r = rhs.and_then(Value::as_object).unwrap_or(&empty);
             for (key, lv) in l {
                 let rv = r.get(key);
-                if rv == Some(lv) || is_managed_fields(path, key) {
+                if is_managed_fields(path, key) || rv == Some(lv) && !is_object_metadata(path, key) {
                     continue;
                 }
                 path.push(PathElement::Field(key.clone()));
