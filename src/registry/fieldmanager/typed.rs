@@ -462,21 +462,12 @@ fn compare_walk(lhs: Option<&Value>, rhs: Option<&Value>, ty: Type<'_>, path: &m
             let empty = Map::new();
             let l = lhs.and_then(Value::as_object).unwrap_or(&empty);
             let r = rhs.and_then(Value::as_object).unwrap_or(&empty);
-            for (key, lv) in l {
-                let rv = r.get(key);
-                if is_managed_fields(path, key) || rv == Some(lv) && !is_object_metadata(path, key) {
+            for (key, lv, rv) in entries_of_both(l, r) {
+                if is_managed_fields(path, key) || lv == rv && !is_object_metadata(path, key) {
                     continue;
                 }
                 path.push(PathElement::Field(key.clone()));
-                compare_walk(Some(lv), rv, map.child(key).0, path, out);
-                path.pop();
-            }
-            for (key, rv) in r {
-                if l.contains_key(key) || is_managed_fields(path, key) {
-                    continue;
-                }
-                path.push(PathElement::Field(key.clone()));
-                compare_walk(None, Some(rv), map.child(key).0, path, out);
+                compare_walk(lv, rv, map.child(key).0, path, out);
                 path.pop();
             }
         }
@@ -509,6 +500,31 @@ fn compare_walk(lhs: Option<&Value>, rhs: Option<&Value>, ty: Type<'_>, path: &m
         (Some(_), None) => out.removed.insert(path),
         _ => {}
     }
+}
+
+/// The entries of two JSON objects by key, each key once with its value on either side: the
+/// two key orders merged (a JSON object's keys are sorted), with no look-up per key.
+fn entries_of_both<'v>(
+    l: &'v Map<String, Value>,
+    r: &'v Map<String, Value>,
+) -> impl Iterator<Item = (&'v String, Option<&'v Value>, Option<&'v Value>)> {
+    let (mut l, mut r) = (l.iter().peekable(), r.iter().peekable());
+    std::iter::from_fn(move || {
+        let order = match (l.peek(), r.peek()) {
+            (Some((lk, _)), Some((rk, _))) => lk.cmp(rk),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => return None,
+        };
+        Some(match order {
+            std::cmp::Ordering::Less => l.next().map(|(key, lv)| (key, Some(lv), None))?,
+            std::cmp::Ordering::Greater => r.next().map(|(key, rv)| (key, None, Some(rv)))?,
+            std::cmp::Ordering::Equal => {
+                let (key, lv) = l.next()?;
+                (key, Some(lv), r.next().map(|(_, rv)| rv))
+            }
+        })
+    })
 }
 
 /// The paths of every value inside `value` (of `ty`), relative to it: what [`compare_walk`]
@@ -784,6 +800,28 @@ mod tests {
     /// A value the left side lacks is added with every value in it, itself included: empty
     /// maps and nulls as leaves, atomic lists and maps whole, a keyed list's items once each
     /// (the first of a repeated key) and not at all when they cannot be keyed.
+    #[test]
+    fn both_objects_entries_come_once_each_in_key_order() {
+        // The merge relies on a JSON object's keys being sorted (serde_json without
+        // `preserve_order`).
+        let l = json!({"b": 1, "a": 2, "d": 3});
+        let r = json!({"c": 4, "b": 5, "e": 6, "a": 2});
+        let (l, r) = (l.as_object().unwrap(), r.as_object().unwrap());
+        assert!(l.keys().is_sorted() && r.keys().is_sorted());
+        let merged: Vec<_> = entries_of_both(l, r).map(|(k, lv, rv)| (k.as_str(), lv.cloned(), rv.cloned())).collect();
+        assert_eq!(
+            merged,
+            [
+                ("a", Some(json!(2)), Some(json!(2))),
+                ("b", Some(json!(1)), Some(json!(5))),
+                ("c", None, Some(json!(4))),
+                ("d", Some(json!(3)), None),
+                ("e", None, Some(json!(6))),
+            ]
+        );
+        assert_eq!(entries_of_both(&Map::new(), r).count(), 4);
+    }
+
     #[test]
     fn an_added_value_adds_every_path_in_it() {
         let new = json!({"spec": {
