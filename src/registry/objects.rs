@@ -146,8 +146,15 @@ pub fn decode_typed(typed: &dyn DynKind, format: Format, bytes: &[u8]) -> Result
 
 /// [`decode_typed`] of a JSON value (what a patch made) instead of its text: the same object,
 /// read without writing the value out and parsing it again.
-pub fn read_typed(typed: &dyn DynKind, value: Value) -> Result<(Box<dyn DynObject>, Value), CodecError> {
-    defaulted_with_value(typed.read_value(value)?)
+pub fn read_typed(typed: &dyn DynKind, mut value: Value) -> Result<(Box<dyn DynObject>, Value), CodecError> {
+    // The managed fields are put in apart: the value deserializer would write each `fieldsV1`
+    // out through `Value`'s `Display`, token by token.
+    let managed_fields = fieldmanager::take_managed_fields(&mut value);
+    let mut object = typed.read_value(value)?;
+    if let Some(entries) = managed_fields {
+        fieldmanager::put_managed_fields(object.as_mut(), entries)?;
+    }
+    defaulted_with_value(object)
 }
 
 /// A decoded object defaulted, and its JSON.

@@ -797,9 +797,6 @@ mod tests {
         );
     }
 
-    /// A value the left side lacks is added with every value in it, itself included: empty
-    /// maps and nulls as leaves, atomic lists and maps whole, a keyed list's items once each
-    /// (the first of a repeated key) and not at all when they cannot be keyed.
     #[test]
     fn both_objects_entries_come_once_each_in_key_order() {
         // The merge relies on a JSON object's keys being sorted (serde_json without
@@ -822,6 +819,9 @@ mod tests {
         assert_eq!(entries_of_both(&Map::new(), r).count(), 4);
     }
 
+    /// A value the left side lacks is added with every value in it, itself included: empty
+    /// maps and nulls as leaves, atomic lists and maps whole, a keyed list's items once each
+    /// (the first of a repeated key) and not at all when they cannot be keyed.
     #[test]
     fn an_added_value_adds_every_path_in_it() {
         let new = json!({"spec": {
