@@ -143,7 +143,7 @@ impl Object {
                 return Err(no_generated_type());
             }
             let value = self.json.take().ok_or_else(|| ApiError::internal("an object with neither form"))?;
-            self.typed = OnceLock::from(self.read_typed(value)?);
+            self.typed = OnceLock::from(self.typed_from_json(value)?);
         }
         self.json = OnceLock::new();
         let typed: &mut dyn Any = self.typed.get_mut().ok_or_else(|| ApiError::internal("an object with neither form"))?.as_walk();
@@ -157,7 +157,7 @@ impl Object {
             Some(typed) => typed,
             None => {
                 let value = self.json.get().ok_or_else(|| ApiError::internal("an object with neither form"))?.clone();
-                let typed = self.read_typed(value)?;
+                let typed = self.typed_from_json(value)?;
                 self.typed.get_or_init(|| typed)
             }
         };
@@ -170,9 +170,9 @@ impl Object {
         self.typed.get()?.object_meta()?.downcast_ref()
     }
 
-    fn read_typed(&self, value: Value) -> Result<Box<dyn DynObject>, ApiError> {
+    fn typed_from_json(&self, value: Value) -> Result<Box<dyn DynObject>, ApiError> {
         let kind = self.kind.ok_or_else(no_generated_type)?;
-        kind.read_value(value).map_err(|e| ApiError::internal(format!("reading the object as its type: {e}")))
+        objects::read_value(kind, value).map_err(|e| ApiError::internal(format!("reading the object as its type: {e}")))
     }
 
     /// The object as JSON, taken.

@@ -139,22 +139,28 @@ pub fn decode_typed(typed: &dyn DynKind, format: Format, bytes: &[u8]) -> Result
     if format == Format::Protobuf {
         let mut value = object.to_value()?;
         drop_zero_strings(&mut value, typed.fields());
-        object = typed.read_value(value)?;
+        object = read_value(typed, value)?;
     }
     defaulted_with_value(object)
 }
 
 /// [`decode_typed`] of a JSON value (what a patch made) instead of its text: the same object,
 /// read without writing the value out and parsing it again.
-pub fn read_typed(typed: &dyn DynKind, mut value: Value) -> Result<(Box<dyn DynObject>, Value), CodecError> {
-    // The managed fields are put in apart: the value deserializer would write each `fieldsV1`
-    // out through `Value`'s `Display`, token by token.
+pub fn read_typed(typed: &dyn DynKind, value: Value) -> Result<(Box<dyn DynObject>, Value), CodecError> {
+    defaulted_with_value(read_value(typed, value)?)
+}
+
+/// The generated object of `typed` a JSON value holds, its managed fields put in apart
+/// ([`fieldmanager::put_managed_fields`]: each `fieldsV1` written as text once and in
+/// upstream's order, where the value deserializer would write it through `Value`'s `Display`,
+/// token by token, in the value's sorted order).
+pub fn read_value(typed: &dyn DynKind, mut value: Value) -> Result<Box<dyn DynObject>, CodecError> {
     let managed_fields = fieldmanager::take_managed_fields(&mut value);
     let mut object = typed.read_value(value)?;
     if let Some(entries) = managed_fields {
         fieldmanager::put_managed_fields(object.as_mut(), entries)?;
     }
-    defaulted_with_value(object)
+    Ok(object)
 }
 
 /// A decoded object defaulted, and its JSON.
