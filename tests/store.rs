@@ -136,7 +136,7 @@ fn relabelled(
     precondition: Option<String>,
 ) -> impl FnMut(Option<&Current<'_>>) -> Result<Proposed, kapi::status::ApiError> + Send {
     move |current: Option<&Current<'_>>| {
-        let mut object = current.expect("the object is stored").internal.clone();
+        let mut object = current.expect("the object is stored").internal()?.clone();
         object["metadata"]["labels"]["step"] = json!(value);
         Ok(Proposed {
             incoming: Incoming { object: object.into(), required: Vec::new() },

@@ -90,7 +90,7 @@ impl Aggregation {
             async move {
                 let mut write = |current: Option<&Current<'_>>| {
                     let current = current.ok_or_else(|| ApiError::not_found(GroupResource::new(GROUP, "clusterroles"), name))?;
-                    let object = match PolicyObject::from_external(&current.kind, current.external().clone())? {
+                    let object = match PolicyObject::from_external(&current.kind, current.external()?.clone())? {
                         PolicyObject::ClusterRole(current) => {
                             PolicyObject::ClusterRole(ClusterRole { rules: settled.rules.clone(), ..current })
                         }

@@ -80,7 +80,7 @@ pub async fn reconcile(storage: &dyn Storage, config: &StoreConfig, served: &Cus
             let status = desired["status"].clone();
             let mut with_status = |current: Option<&Current<'_>>| {
                 let current = current.ok_or_else(|| ApiError::not_found(GroupResource::new(GROUP, RESOURCE), &name))?;
-                let mut object = current.internal.clone();
+                let mut object = current.internal()?.clone();
                 object["status"] = status.clone();
                 Ok(Proposed::edited(object))
             };
@@ -177,7 +177,7 @@ async fn clean_up(
     }
     let mut without_ours = |current: Option<&Current<'_>>| {
         let current = current.ok_or_else(|| ApiError::not_found(GroupResource::new(GROUP, RESOURCE), name))?;
-        let mut object = current.internal.clone();
+        let mut object = current.internal()?.clone();
         if let Some(finalizers) = object["metadata"]["finalizers"].as_array_mut() {
             finalizers.retain(|f| f != CLEANUP_FINALIZER);
         }

@@ -301,7 +301,7 @@ async fn create(store: &Store<'_>, options: WriteOptions<'_>, object: Value) -> 
 async fn edit(store: &Store<'_>, change: impl Fn(&mut Value) + Send + Sync) -> Result<(), ApiError> {
     let mut edited = |current: Option<&Current<'_>>| {
         let current = current.ok_or_else(|| ApiError::not_found(store.group_resource(), SERVICE))?;
-        let mut object = current.internal.clone();
+        let mut object = current.internal()?.clone();
         change(&mut object);
         Ok(Proposed::edited(object))
     };

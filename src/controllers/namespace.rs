@@ -84,7 +84,7 @@ async fn finalize(store: &dyn Storage, config: &StoreConfig, custom: &CustomReso
     // the namespace (its strategy's `should_delete_during_update`).
     let mut without_ours = |current: Option<&Current<'_>>| {
         let current = current.ok_or_else(|| ApiError::not_found(GroupResource::new("", "namespaces"), name))?;
-        let mut object = current.internal.clone();
+        let mut object = current.internal()?.clone();
         if let Some(list) = object["spec"]["finalizers"].as_array_mut() {
             list.retain(|f| f != FINALIZER);
         }

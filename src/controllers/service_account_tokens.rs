@@ -83,7 +83,7 @@ async fn ensure(
     let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
     let mut fill = |current: Option<&Current<'_>>| {
         let current = current.ok_or_else(|| ApiError::not_found(GroupResource::new("", "secrets"), name))?;
-        let mut object = current.external().clone();
+        let mut object = current.external()?.clone();
         if !object["data"].is_object() {
             object["data"] = json!({});
         }

@@ -82,7 +82,7 @@ pub async fn ensure(store: &dyn Storage, config: &StoreConfig, namespace: &Value
     }
     let mut with_bundle = |current: Option<&Current<'_>>| {
         let current = current.ok_or_else(|| ApiError::not_found(GroupResource::new("", "configmaps"), ROOT_CA_CONFIGMAP))?;
-        let mut object = current.internal.clone();
+        let mut object = current.internal()?.clone();
         object["data"] = json!({ "ca.crt": root_ca_pem });
         Ok(Proposed::edited(object))
     };

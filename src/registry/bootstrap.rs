@@ -82,7 +82,7 @@ async fn ensure_one(storage: &dyn Storage, config: &StoreConfig, wanted: &Bootst
     let mut restore = |current: Option<&Current<'_>>| {
         // Deleted since it was read: nothing to restore (its next start creates it).
         let current = current.ok_or_else(|| ApiError::not_found(GroupResource::new(wanted.group, wanted.resource), name))?;
-        let mut object = current.external().clone();
+        let mut object = current.external()?.clone();
         object["spec"] = spec["spec"].clone();
         object["metadata"]["annotations"][AUTO_UPDATE_ANNOTATION] = json!("true");
         let incoming = Incoming::from_external(wanted.group, wanted.resource, &current.kind, object)?;

@@ -530,12 +530,38 @@ pub fn typed_from_hub(kind: &Kind, hub: Hub) -> Result<(&'static dyn DynKind, Bo
 
 /// Reads a stored value (protobuf with its envelope, or JSON) back into JSON.
 pub fn decode_stored(bytes: &[u8]) -> Result<(Kind, Value), CodecError> {
+    let StoredObject { kind, value, .. } = decode_stored_typed(bytes)?;
+    Ok((kind, value))
+}
+
+/// A stored object decoded ([`decode_stored_typed`]).
+pub struct StoredObject {
+    /// The kind it is stored as.
+    pub kind: Kind,
+    /// The generated object it was decoded into (none for a kind the scheme does not know).
+    pub typed: Option<Box<dyn DynObject>>,
+    /// The object as JSON.
+    pub value: Value,
+}
+
+/// [`decode_stored`], keeping the generated object the JSON was made from: what an update's
+/// current object is read as.
+pub fn decode_stored_typed(bytes: &[u8]) -> Result<StoredObject, CodecError> {
     let format = if bytes.starts_with(b"k8s\0") { Format::Protobuf } else { Format::Json };
     let tm = codec::peek_type_meta(format, bytes, None)?;
     let (group, version) = tm.group_version();
     let kind = Kind { group: group.to_owned(), version: version.to_owned(), kind: tm.kind.clone() };
-    let value = decode(&kind, format, bytes)?;
-    Ok((kind, value))
+    match dyn_kind(&kind) {
+        Some(typed) => {
+            let object = typed.decode(format, bytes)?;
+            let value = object.to_value()?;
+            Ok(StoredObject { kind, typed: Some(object), value })
+        }
+        None => {
+            let value = decode_unstructured(&kind, format, bytes)?;
+            Ok(StoredObject { kind, typed: None, value })
+        }
+    }
 }
 
 #[cfg(test)]

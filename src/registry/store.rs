@@ -114,15 +114,25 @@ pub struct Current<'k> {
     pub kv: &'k KeyValue,
     /// Its kind in the caller's version.
     pub kind: Kind,
-    pub internal: Value,
+    /// The internal object, as JSON and, when it is stored as decoded, as the generated
+    /// object it was read as (what validation's typed rules read the old object as).
+    internal: Object,
     /// The object as the caller sees it, when that is not `internal` (another version).
     converted: Option<Value>,
 }
 
 impl Current<'_> {
     /// The object as the caller sees it.
-    pub fn external(&self) -> &Value {
-        self.converted.as_ref().unwrap_or(&self.internal)
+    pub fn external(&self) -> Result<&Value, ApiError> {
+        match &self.converted {
+            Some(converted) => Ok(converted),
+            None => self.internal.value(),
+        }
+    }
+
+    /// The internal object as JSON.
+    pub fn internal(&self) -> Result<&Value, ApiError> {
+        self.internal.value()
     }
 }
 
@@ -440,11 +450,10 @@ impl<'a> Store<'a> {
                     Err(e) => return Err(self.storage_error(e, name)),
                 }
             };
-            let (kind, converted, internal) = self.read_current(&kv)?;
-            let current = Current { kv: &kv, kind, internal, converted };
+            let current = self.read_current(&kv)?;
             let Proposed { incoming: Incoming { object: proposed, required }, precondition, uid, managed_fields } = update(Some(&current))?;
             let mut proposed = of_kind(&current.kind, proposed);
-            let stored_uid = current.internal["metadata"]["uid"].as_str().unwrap_or_default();
+            let stored_uid = current.internal()?["metadata"]["uid"].as_str().unwrap_or_default();
             check_uid(self.group_resource(), &key, name, uid.as_deref(), stored_uid)?;
             if let Some(rv) = precondition.as_deref().filter(|rv| !rv.is_empty())
                 && rv != kv.mod_revision.to_string()
@@ -457,7 +466,7 @@ impl<'a> Store<'a> {
             };
             let registered = objects::is_registered(&current.kind);
             managed_fields.set_in(&mut proposed, registered)?;
-            let old = &current.internal;
+            let old = current.internal()?;
             self.config.admission.admit(&mut self.attributes(options, Operation::Update, target, Some(&mut proposed), Some(old))).await?;
             let mut warnings = Vec::new();
             let mut object = match subresource_write {
@@ -475,7 +484,7 @@ impl<'a> Store<'a> {
                         .await
                         .map_err(|rejection| target.refuse(rejection))?;
                     self.prepare_update(old, &mut proposed, name, namespace)?;
-                    self.validate(name, Some(old), &proposed, required)?;
+                    self.validate(name, Some(&current.internal), &proposed, required)?;
                     self.authorize_write(options, namespace, Some(old), &proposed)?;
                     warnings = self.strategy.warnings_on_update(proposed.value()?, old);
                     proposed
@@ -515,21 +524,37 @@ impl<'a> Store<'a> {
     /// custom resource's) has no internal version: the store works on the object in the
     /// caller's version, as a read shows it (with its definition's current defaults), which
     /// validation and `generation` compare the new one with.
-    fn read_current(&self, kv: &KeyValue) -> Result<(Kind, Option<Value>, Value), ApiError> {
+    fn read_current<'k>(&self, kv: &'k KeyValue) -> Result<Current<'k>, ApiError> {
         let decoding = |e: CodecError| ApiError::internal(format!("decoding {}: {e}", kv.key));
-        let (stored, value) = objects::decode_stored(&kv.value).map_err(decoding)?;
+        let objects::StoredObject { kind: stored, typed, value } = objects::decode_stored_typed(&kv.value).map_err(decoding)?;
         if !objects::is_registered(&stored) {
             let (kind, external) = self.read(kv)?;
-            return Ok((kind, None, external));
+            return Ok(Current { kv, kind, internal: Object::from_value(external), converted: None });
         }
         // Read in the version it is stored as, a kind that is its own hub is its internal object.
         if stored.group == self.kind.group && stored.version == self.kind.version && objects::stores_as_decoded(&stored) {
-            return Ok((stored, None, with_resource_version(kv, value)));
+            let value = with_resource_version(kv, value);
+            let internal = match (typed, objects::dyn_kind(&stored)) {
+                (Some(mut typed), Some(dyn_kind)) => {
+                    if kv.mod_revision > 0 {
+                        typed.set_resource_version(&kv.mod_revision.to_string());
+                    }
+                    Object::typed(dyn_kind, typed, value)
+                }
+                _ => Object::from_value(value),
+            };
+            return Ok(Current { kv, kind: stored, internal, converted: None });
         }
         let internal = with_resource_version(kv, objects::to_internal(&stored, value.clone()).map_err(decoding)?);
         let (kind, external) = objects::convert_stored(&stored, value, &self.kind.group, &self.kind.version)
             .map_err(|e| ApiError::internal(format!("converting {}: {e}", kv.key)))?;
-        Ok((kind, Some(with_resource_version(kv, external)), internal))
+        // A kind that is its own hub, stored in another version: its internal object is of the
+        // caller's kind, which typed rules read it as.
+        let internal = match objects::dyn_kind(&kind).filter(|typed| typed.internal_is_external()) {
+            Some(typed) => Object::from_value(internal).of_kind(typed),
+            None => Object::from_value(internal),
+        };
+        Ok(Current { kv, kind, internal, converted: Some(with_resource_version(kv, external)) })
     }
 
     /// The fields the endpoint leaves to another one (upstream's `GetResetFields`): the
@@ -608,7 +633,7 @@ impl<'a> Store<'a> {
         let new = objects::external_of(kind, proposed).map_err(ApiError::internal)?;
         let zero;
         let (live, live_managed) = match current {
-            Some(current) => (current.external(), &current.internal["metadata"]["managedFields"]),
+            Some(current) => (current.external()?, &current.internal()?["metadata"]["managedFields"]),
             None => {
                 zero = objects::zero_object(kind);
                 (&*zero, &Value::Null)
@@ -779,7 +804,7 @@ impl<'a> Store<'a> {
     /// Upstream's object validation for the resource as a 422 `Invalid`: create rules, or update
     /// rules (immutability included) when `old` is the stored object being replaced; both are
     /// internal objects. `required` are the required-field errors of the request's object.
-    fn validate(&self, name: &str, old: Option<&Value>, object: &Object, required: Vec<FieldError>) -> Result<(), ApiError> {
+    fn validate(&self, name: &str, old: Option<&Object>, object: &Object, required: Vec<FieldError>) -> Result<(), ApiError> {
         use super::validation::{validate_create, validate_update};
         let errs = match old {
             None => validate_create(self.strategy, object, required)?,
@@ -1325,7 +1350,7 @@ mod tests {
     ) -> impl FnMut(Option<&Current<'_>>) -> Result<Proposed, ApiError> + Send {
         let precondition = precondition.map(str::to_owned);
         move |current: Option<&Current<'_>>| {
-            let mut object = current.expect("the object is stored").internal.clone();
+            let mut object = current.expect("the object is stored").internal()?.clone();
             change(&mut object);
             Ok(Proposed {
                 incoming: Incoming { object: object.into(), required: Vec::new() },

@@ -208,8 +208,8 @@ pub trait Strategy: Send + Sync {
 
     /// [`Strategy::validate_update`] of `new` in whichever form it is at hand (as
     /// [`Strategy::validate_object`]).
-    fn validate_update_object(&self, old: &Value, new: &Object) -> Result<Vec<FieldError>, ApiError> {
-        Ok(self.validate_update(old, new.value()?))
+    fn validate_update_object(&self, old: &Object, new: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(self.validate_update(old.value()?, new.value()?))
     }
 
     /// `WarningsOnCreate`: what the client is warned of about a valid new object (sent as

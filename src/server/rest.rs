@@ -752,7 +752,7 @@ async fn update(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Optio
 fn patched_proposal(call: &ResourceCall<'_>, current: Option<&Current<'_>>) -> Result<Proposed, ApiError> {
     let t = call.target;
     let current = current.ok_or_else(|| ApiError::not_found(group_resource(t), &call.info.name))?;
-    let patched = patched(call, &current.kind, current.external())?;
+    let patched = patched(call, &current.kind, current.external()?)?;
     check_patched_identity(call, &patched)?;
     let precondition = patched["metadata"]["resourceVersion"].as_str().map(str::to_owned);
     let resets_managed_fields = patched["metadata"]["managedFields"].as_array().is_some_and(Vec::is_empty);
@@ -765,7 +765,7 @@ fn patched_proposal(call: &ResourceCall<'_>, current: Option<&Current<'_>>) -> R
             let unknown = patched_field_errors(call, &current.kind, &patched, Vec::new())?;
             let object = match Object::read(dyn_kind, patched) {
                 Ok(object) => object,
-                Err(_) => decode_patched(call, &current.kind, &self::patched(call, &current.kind, current.external())?)?,
+                Err(_) => decode_patched(call, &current.kind, &self::patched(call, &current.kind, current.external()?)?)?,
             };
             check_patched_fields(call, unknown)?;
             object
@@ -890,8 +890,8 @@ async fn scale(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option
     // The object with the Scale's replicas: what the main resource's update proposes.
     let mut scaled = |current: Option<&Current<'_>>| {
         let current = current.ok_or_else(|| ApiError::not_found(group_resource(t), &call.info.name))?;
-        let scale = facts.view(&current.internal)?;
-        let parent_managed = &current.external()["metadata"]["managedFields"];
+        let scale = facts.view(current.internal()?)?;
+        let parent_managed = &current.external()?["metadata"]["managedFields"];
         let now = objects::now();
         let cx = fieldmanager::Context {
             ty: fieldmanager::schemas::scale_type(),
@@ -924,7 +924,7 @@ async fn scale(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option
                 &[FieldError::invalid("spec.replicas", proposed["spec"]["replicas"].to_string(), "must be greater than or equal to 0")],
             ));
         };
-        let mut object = current.internal.clone();
+        let mut object = current.internal()?.clone();
         facts.set_replicas(&mut object, replicas);
         Ok(Proposed {
             incoming: Incoming { object: object.into(), required: Vec::new() },
@@ -1008,7 +1008,7 @@ async fn apply(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Option
     let converter = store.version_converter();
     let mut merge = |current: Option<&Current<'_>>| {
         let (live, live_managed) = match current {
-            Some(current) => (current.external(), &current.external()["metadata"]["managedFields"]),
+            Some(current) => (current.external()?, &current.external()?["metadata"]["managedFields"]),
             None => (zero, &Value::Null),
         };
         let now = objects::now();

@@ -20,23 +20,17 @@ impl Strategy for DaemonSetStrategy {
         true
     }
 
-    /// Its template's rules read the generated type; the rest reads JSON.
+    /// The rules read the generated type.
     fn validate_object(&self, object: &Object) -> Result<Vec<FieldError>, ApiError> {
-        Ok(validation::apps::daemon_set(object.value()?, template(object)?))
+        Ok(validation::apps::daemon_set(object.typed_ref()?))
     }
 
-    fn validate_update_object(&self, old: &Value, new: &Object) -> Result<Vec<FieldError>, ApiError> {
-        Ok(validation::apps::daemon_set_update(old, new.value()?, template(new)?))
+    fn validate_update_object(&self, old: &Object, new: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(validation::apps::daemon_set_update(old.typed_ref()?, new.typed_ref()?))
     }
 
     fn validate_status_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
         let _ = old;
         validation::apps::status(new)
     }
-}
-
-/// The DaemonSet's pod template as its generated type.
-fn template(object: &Object) -> Result<Option<&kapi_api::api::core::v1::PodTemplateSpec>, ApiError> {
-    let workload = object.typed_ref::<kapi_api::api::apps::v1::DaemonSet>()?;
-    Ok(workload.spec.as_ref().map(|spec| &spec.template))
 }

@@ -20,13 +20,13 @@ impl Strategy for DeploymentStrategy {
         true
     }
 
-    /// Its template's rules read the generated type; the rest reads JSON.
+    /// The rules read the generated type.
     fn validate_object(&self, object: &Object) -> Result<Vec<FieldError>, ApiError> {
-        Ok(validation::apps::deployment(object.value()?, template(object)?))
+        Ok(validation::apps::deployment(object.typed_ref()?))
     }
 
-    fn validate_update_object(&self, old: &Value, new: &Object) -> Result<Vec<FieldError>, ApiError> {
-        Ok(validation::apps::deployment_update(old, new.value()?, template(new)?))
+    fn validate_update_object(&self, old: &Object, new: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(validation::apps::deployment_update(old.typed_ref()?, new.typed_ref()?))
     }
 
     fn validate_status_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
@@ -37,12 +37,6 @@ impl Strategy for DeploymentStrategy {
     fn scale(&self) -> Option<crate::registry::ScaleFacts> {
         Some(crate::registry::ScaleFacts::workload(false))
     }
-}
-
-/// The Deployment's pod template as its generated type.
-fn template(object: &Object) -> Result<Option<&kapi_api::api::core::v1::PodTemplateSpec>, ApiError> {
-    let workload = object.typed_ref::<kapi_api::api::apps::v1::Deployment>()?;
-    Ok(workload.spec.as_ref().map(|spec| &spec.template))
 }
 
 #[cfg(test)]

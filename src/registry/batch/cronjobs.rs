@@ -1,7 +1,5 @@
 //! CronJobs (`pkg/registry/batch/cronjob/strategy.go`).
 
-use serde_json::Value;
-
 use crate::registry::object::Object;
 use crate::registry::strategy::Strategy;
 use crate::registry::validation;
@@ -19,18 +17,12 @@ impl Strategy for CronJobStrategy {
         true
     }
 
-    /// Its template's rules read the generated type; the rest reads JSON.
+    /// The rules read the generated type.
     fn validate_object(&self, object: &Object) -> Result<Vec<FieldError>, ApiError> {
-        Ok(validation::batch::cron_job(object.value()?, template(object)?))
+        Ok(validation::batch::cron_job(object.typed_ref()?))
     }
 
-    fn validate_update_object(&self, _old: &Value, new: &Object) -> Result<Vec<FieldError>, ApiError> {
-        Ok(validation::batch::cron_job(new.value()?, template(new)?))
+    fn validate_update_object(&self, _old: &Object, new: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(validation::batch::cron_job(new.typed_ref()?))
     }
-}
-
-/// The CronJob's pod template as its generated type.
-fn template(object: &Object) -> Result<Option<&kapi_api::api::core::v1::PodTemplateSpec>, ApiError> {
-    let workload = object.typed_ref::<kapi_api::api::batch::v1::CronJob>()?;
-    Ok(workload.spec.job_template.spec.as_ref().map(|spec| &spec.template))
 }

@@ -1,7 +1,5 @@
 //! Jobs (`pkg/registry/batch/job/strategy.go`): a new job gets its generated selector.
 
-use serde_json::Value;
-
 use crate::registry::object::Object;
 use crate::registry::strategy::Strategy;
 use crate::registry::validation;
@@ -24,18 +22,12 @@ impl Strategy for JobStrategy {
         true
     }
 
-    /// Its template's rules read the generated type; the rest reads JSON.
+    /// The rules read the generated type.
     fn validate_object(&self, object: &Object) -> Result<Vec<FieldError>, ApiError> {
-        Ok(validation::batch::job(object.value()?, template(object)?))
+        Ok(validation::batch::job(object.typed_ref()?))
     }
 
-    fn validate_update_object(&self, old: &Value, new: &Object) -> Result<Vec<FieldError>, ApiError> {
-        Ok(validation::batch::job_update(old, new.value()?, template(new)?))
+    fn validate_update_object(&self, old: &Object, new: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(validation::batch::job_update(old.typed_ref()?, new.typed_ref()?))
     }
-}
-
-/// The Job's pod template as its generated type.
-fn template(object: &Object) -> Result<Option<&kapi_api::api::core::v1::PodTemplateSpec>, ApiError> {
-    let workload = object.typed_ref::<kapi_api::api::batch::v1::Job>()?;
-    Ok(workload.spec.as_ref().map(|spec| &spec.template))
 }

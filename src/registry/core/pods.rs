@@ -81,8 +81,8 @@ impl Strategy for PodStrategy {
         )])
     }
 
-    fn validate_update_object(&self, old: &Value, new: &Object) -> Result<Vec<FieldError>, ApiError> {
-        Ok(validation::core::pod_update(old, new.value()?, new.typed_ref()?))
+    fn validate_update_object(&self, old: &Object, new: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(validation::core::pod_update(old.value()?, new.value()?, new.typed_ref()?))
     }
 
     fn subresource(&self, name: &str) -> Option<&'static dyn SubresourceStrategy> {

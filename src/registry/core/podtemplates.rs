@@ -1,7 +1,5 @@
 //! PodTemplates (`pkg/registry/core/podtemplate/strategy.go`).
 
-use serde_json::Value;
-
 use crate::registry::object::Object;
 use crate::registry::strategy::Strategy;
 use crate::registry::validation;
@@ -19,7 +17,7 @@ impl Strategy for PodTemplateStrategy {
         Ok(validation::core::pod_template(object.typed_ref()?))
     }
 
-    fn validate_update_object(&self, _old: &Value, new: &Object) -> Result<Vec<FieldError>, ApiError> {
+    fn validate_update_object(&self, _old: &Object, new: &Object) -> Result<Vec<FieldError>, ApiError> {
         Ok(validation::core::pod_template(new.typed_ref()?))
     }
 }

@@ -2,8 +2,6 @@
 //! under `controllers`; the generation follows the spec; `scale` reads a plain label map as
 //! the selector.
 
-use serde_json::Value;
-
 use crate::registry::object::Object;
 use crate::registry::strategy::Strategy;
 use crate::registry::validation;
@@ -25,24 +23,18 @@ impl Strategy for ReplicationControllerStrategy {
         true
     }
 
-    /// Its template's rules read the generated type; the rest reads JSON.
+    /// The rules read the generated type.
     fn validate_object(&self, object: &Object) -> Result<Vec<FieldError>, ApiError> {
-        Ok(validation::core::replication_controller(object.value()?, template(object)?))
+        Ok(validation::core::replication_controller(object.typed_ref()?))
     }
 
-    fn validate_update_object(&self, _old: &Value, new: &Object) -> Result<Vec<FieldError>, ApiError> {
-        Ok(validation::core::replication_controller(new.value()?, template(new)?))
+    fn validate_update_object(&self, _old: &Object, new: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(validation::core::replication_controller(new.typed_ref()?))
     }
 
     fn scale(&self) -> Option<crate::registry::ScaleFacts> {
         Some(crate::registry::ScaleFacts::workload(true))
     }
-}
-
-/// The ReplicationController's pod template as its generated type.
-fn template(object: &Object) -> Result<Option<&kapi_api::api::core::v1::PodTemplateSpec>, ApiError> {
-    let workload = object.typed_ref::<kapi_api::api::core::v1::ReplicationController>()?;
-    Ok(workload.spec.as_ref().and_then(|spec| spec.template.as_ref()))
 }
 
 #[cfg(test)]

@@ -1,10 +1,9 @@
 //! PodDisruptionBudgets (`pkg/registry/policy/poddisruptionbudget/strategy.go`).
 
-use serde_json::Value;
-
+use crate::registry::object::Object;
 use crate::registry::strategy::Strategy;
 use crate::registry::validation;
-use crate::status::FieldError;
+use crate::status::{ApiError, FieldError};
 
 /// Upstream's `podDisruptionBudgetStrategy`.
 pub struct PodDisruptionBudgetStrategy;
@@ -18,11 +17,12 @@ impl Strategy for PodDisruptionBudgetStrategy {
         true
     }
 
-    fn validate(&self, object: &Value) -> Vec<FieldError> {
-        validation::policy::pod_disruption_budget(object)
+    /// The rules read the generated type.
+    fn validate_object(&self, object: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(validation::policy::pod_disruption_budget(object.typed_ref()?))
     }
 
-    fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
-        validation::policy::pod_disruption_budget_update(old, new)
+    fn validate_update_object(&self, old: &Object, new: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(validation::policy::pod_disruption_budget_update(old.typed_ref()?, new.typed_ref()?))
     }
 }

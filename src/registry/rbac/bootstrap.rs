@@ -320,10 +320,10 @@ async fn ensure_one(
     }
     let mut write = |current: Option<&Current<'_>>| {
         let current = current.ok_or_else(|| ApiError::not_found(GroupResource::new(GROUP, resource), name))?;
-        let stored = PolicyObject::from_external(&current.kind, current.external().clone())?;
+        let stored = PolicyObject::from_external(&current.kind, current.external()?.clone())?;
         let object = match reconcile(&stored, wanted) {
             Some(reconciled) => reconciled.to_external()?,
-            None => current.external().clone(),
+            None => current.external()?.clone(),
         };
         let incoming = Incoming::from_external(GROUP, resource, &current.kind, object)?;
         Ok(Proposed { incoming, precondition: None, uid: None, managed_fields: None })

@@ -1,85 +1,105 @@
 //! The apps group (`pkg/apis/apps/validation`): deployments, replica sets, stateful sets and
 //! daemon sets — a selector that selects the template's pods, pods that always restart, and a
-//! selector that never changes.
+//! selector that never changes. The rules read the generated types.
 
+use std::collections::BTreeMap;
+
+use kapi_api::api::apps::v1 as apps;
 use kapi_api::api::core::v1 as api;
+use kapi_api::apimachinery::pkg::apis::meta::v1 as metav1;
+use kapi_apimachinery::IntOrString;
 use serde_json::Value;
 
 use super::core::{pod_template_spec, template_restart_always};
 use super::{
-    FIELD_IMMUTABLE, IS_NEGATIVE, bad_value, items, json_value, label_selector, non_negative, selector_is_empty, selector_matches,
-    selector_value,
+    FIELD_IMMUTABLE, FieldPath, IS_NEGATIVE, json_value, non_negative, non_negative_int, selector_is_empty, selector_matches,
+    selector_value, typed_label_selector,
 };
-use crate::status::FieldError;
+use crate::status::{BadValue, FieldError};
+
+/// A template's labels (none when it has no metadata).
+pub(super) fn template_labels(template: Option<&api::PodTemplateSpec>) -> &BTreeMap<String, String> {
+    static NONE: BTreeMap<String, String> = BTreeMap::new();
+    template.and_then(|t| t.metadata.as_ref()).map_or(&NONE, |meta| &meta.labels)
+}
+
+/// A label map as a bad value: JSON, `null` when empty (an empty map is not written).
+pub(super) fn labels_value(labels: &BTreeMap<String, String>) -> BadValue {
+    if labels.is_empty() { json_value(&()) } else { json_value(labels) }
+}
 
 /// The selector, the template's labels against it, and the template (upstream's
 /// `ValidatePodTemplateSpecForReplicaSet` and its siblings). `kind` names the controller in the
 /// `activeDeadlineSeconds` message.
-/// `typed_template` is the template's typed form.
-fn selector_and_template(spec: &Value, typed_template: Option<&api::PodTemplateSpec>, kind: &str, errs: &mut Vec<FieldError>) {
-    let selector = &spec["selector"];
-    if selector_is_empty(selector) {
-        errs.push(FieldError::required("spec.selector", ""));
-    } else {
-        label_selector(selector, "spec.selector", errs);
+fn selector_and_template(
+    selector: Option<&metav1::LabelSelector>,
+    template: Option<&api::PodTemplateSpec>,
+    kind: &str,
+    errs: &mut Vec<FieldError>,
+) {
+    match selector.filter(|s| !selector_is_empty(Some(s))) {
+        None => errs.push(FieldError::required("spec.selector", "")),
+        Some(selector) => typed_label_selector(selector, &FieldPath::Root("spec.selector"), errs),
     }
-    let template = &spec["template"];
-    let labels = &template["metadata"]["labels"];
+    let labels = template_labels(template);
     if !selector_matches(selector, labels) {
-        errs.push(FieldError::invalid("spec.template.metadata.labels", json_value(labels), "`selector` does not match template `labels`"));
+        errs.push(FieldError::invalid(
+            "spec.template.metadata.labels",
+            labels_value(labels),
+            "`selector` does not match template `labels`",
+        ));
     }
-    pod_template_spec(typed_template, "spec.template", errs);
+    pod_template_spec(template, "spec.template", errs);
     template_restart_always(template, "spec.template", kind, errs);
 }
 
-/// `ValidateImmutableField` on `spec.selector`, printed as upstream prints a selector.
-fn selector_immutable(old: &Value, new: &Value, errs: &mut Vec<FieldError>) {
-    let (o, n) = (&old["spec"]["selector"], &new["spec"]["selector"]);
-    let canonical = |s: &Value| if selector_is_empty(s) { Value::Null } else { s.clone() };
-    if canonical(o) != canonical(n) {
-        errs.push(FieldError::invalid("spec.selector", selector_value(n), FIELD_IMMUTABLE));
+/// `ValidateImmutableField` on `spec.selector`, printed as upstream prints a selector (an empty
+/// selector counts as none).
+fn selector_immutable(old: Option<&metav1::LabelSelector>, new: Option<&metav1::LabelSelector>, errs: &mut Vec<FieldError>) {
+    let canonical = |s: Option<&metav1::LabelSelector>| s.filter(|s| !selector_is_empty(Some(s))).cloned();
+    if canonical(old) != canonical(new) {
+        errs.push(FieldError::invalid("spec.selector", selector_value(new), FIELD_IMMUTABLE));
     }
 }
 
-/// `template` is the typed form of the workload's template, here and below.
-pub fn deployment(d: &Value, template: Option<&api::PodTemplateSpec>) -> Vec<FieldError> {
+pub fn deployment(d: &apps::Deployment) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    let spec = &d["spec"];
-    non_negative(&spec["replicas"], "spec.replicas", &mut errs);
-    selector_and_template(spec, template, "ReplicaSet", &mut errs);
-    deployment_strategy(&spec["strategy"], &mut errs);
-    for field in ["minReadySeconds", "revisionHistoryLimit"] {
-        non_negative(&spec[field], &format!("spec.{field}"), &mut errs);
+    let spec = d.spec.as_ref();
+    non_negative_int(spec.and_then(|s| s.replicas).map(i64::from), "spec.replicas", &mut errs);
+    selector_and_template(spec.map(|s| &s.selector), spec.map(|s| &s.template), "ReplicaSet", &mut errs);
+    if let Some(strategy) = spec.and_then(|s| s.strategy.as_ref()) {
+        deployment_strategy(strategy, &mut errs);
     }
-    if let Some(deadline) = spec["progressDeadlineSeconds"].as_i64() {
+    non_negative_int(spec.and_then(|s| s.min_ready_seconds).map(i64::from), "spec.minReadySeconds", &mut errs);
+    non_negative_int(spec.and_then(|s| s.revision_history_limit).map(i64::from), "spec.revisionHistoryLimit", &mut errs);
+    if let Some(deadline) = spec.and_then(|s| s.progress_deadline_seconds).map(i64::from) {
         if deadline < 0 {
             errs.push(FieldError::invalid("spec.progressDeadlineSeconds", deadline, IS_NEGATIVE));
-        } else if deadline <= spec["minReadySeconds"].as_i64().unwrap_or(0) {
+        } else if deadline <= spec.and_then(|s| s.min_ready_seconds).map_or(0, i64::from) {
             errs.push(FieldError::invalid("spec.progressDeadlineSeconds", deadline, "must be greater than minReadySeconds"));
         }
     }
     errs
 }
 
-fn deployment_strategy(strategy: &Value, errs: &mut Vec<FieldError>) {
-    let rolling = &strategy["rollingUpdate"];
-    match strategy["type"].as_str().unwrap_or_default() {
+fn deployment_strategy(strategy: &apps::DeploymentStrategy, errs: &mut Vec<FieldError>) {
+    let rolling = strategy.rolling_update.as_ref();
+    match strategy.r#type.as_deref().unwrap_or_default() {
         "Recreate" => {
-            if !rolling.is_null() {
+            if rolling.is_some() {
                 errs.push(FieldError::forbidden("spec.strategy.rollingUpdate", "may not be specified when strategy `type` is 'Recreate'"));
             }
         }
         "RollingUpdate" | "" => {
-            if rolling.is_null() {
-                return;
-            }
+            let Some(rolling) = rolling else { return };
             let path = "spec.strategy.rollingUpdate";
-            int_or_percent(&rolling["maxUnavailable"], &format!("{path}.maxUnavailable"), true, errs);
-            int_or_percent(&rolling["maxSurge"], &format!("{path}.maxSurge"), false, errs);
-            if is_zero(&rolling["maxUnavailable"]) && is_zero(&rolling["maxSurge"]) {
+            let (max_unavailable, max_surge) = (rolling.max_unavailable.as_ref(), rolling.max_surge.as_ref());
+            int_or_percent(max_unavailable, &format!("{path}.maxUnavailable"), true, errs);
+            int_or_percent(max_surge, &format!("{path}.maxSurge"), false, errs);
+            if is_zero(max_unavailable) && is_zero(max_surge) {
                 errs.push(FieldError::invalid(
                     format!("{path}.maxUnavailable"),
-                    bad_value(&rolling["maxUnavailable"]),
+                    int_or_string_value(max_unavailable),
                     "may not be 0 when `maxSurge` is 0",
                 ));
             }
@@ -88,20 +108,30 @@ fn deployment_strategy(strategy: &Value, errs: &mut Vec<FieldError>) {
     }
 }
 
-/// An `IntOrString` that is `0` or `0%` (absent counts as zero only when explicitly zero).
-fn is_zero(v: &Value) -> bool {
-    matches!(v, Value::Number(n) if n.as_i64() == Some(0)) || v.as_str() == Some("0%")
+/// An `IntOrString` that is `0` or `0%` (absent is not zero).
+fn is_zero(v: Option<&IntOrString>) -> bool {
+    match v {
+        Some(IntOrString::Int(n)) => *n == 0,
+        Some(IntOrString::String(s)) => s == "0%",
+        None => false,
+    }
+}
+
+/// An `IntOrString` as a bad value: a number bare, a string quoted.
+pub(super) fn int_or_string_value(v: Option<&IntOrString>) -> BadValue {
+    match v {
+        Some(IntOrString::Int(n)) => BadValue::Int(i64::from(*n)),
+        Some(IntOrString::String(s)) => BadValue::String(s.clone()),
+        None => BadValue::Null,
+    }
 }
 
 /// `ValidatePositiveIntOrPercent` (and `IsNotMoreThan100Percent` when `at_most_100`).
-pub(super) fn int_or_percent(v: &Value, path: &str, at_most_100: bool, errs: &mut Vec<FieldError>) {
+pub(super) fn int_or_percent(v: Option<&IntOrString>, path: &str, at_most_100: bool, errs: &mut Vec<FieldError>) {
     match v {
-        Value::Number(n) => {
-            if let Some(n) = n.as_i64().filter(|n| *n < 0) {
-                errs.push(FieldError::invalid(path, n, IS_NEGATIVE));
-            }
-        }
-        Value::String(s) => {
+        Some(IntOrString::Int(n)) if *n < 0 => errs.push(FieldError::invalid(path, i64::from(*n), IS_NEGATIVE)),
+        Some(IntOrString::Int(_)) | None => {}
+        Some(IntOrString::String(s)) => {
             let digits = s.strip_suffix('%').filter(|d| !d.is_empty() && d.bytes().all(|c| c.is_ascii_digit()));
             match digits {
                 None => errs.push(FieldError::invalid(
@@ -119,106 +149,103 @@ pub(super) fn int_or_percent(v: &Value, path: &str, at_most_100: bool, errs: &mu
                 Some(_) => {}
             }
         }
-        _ => {}
     }
 }
 
-pub fn deployment_update(old: &Value, new: &Value, template: Option<&api::PodTemplateSpec>) -> Vec<FieldError> {
-    let mut errs = deployment(new, template);
-    selector_immutable(old, new, &mut errs);
+pub fn deployment_update(old: &apps::Deployment, new: &apps::Deployment) -> Vec<FieldError> {
+    let mut errs = deployment(new);
+    selector_immutable(old.spec.as_ref().map(|s| &s.selector), new.spec.as_ref().map(|s| &s.selector), &mut errs);
     errs
 }
 
-pub fn replica_set(rs: &Value, template: Option<&api::PodTemplateSpec>) -> Vec<FieldError> {
+pub fn replica_set(rs: &apps::ReplicaSet) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    let spec = &rs["spec"];
-    non_negative(&spec["replicas"], "spec.replicas", &mut errs);
-    non_negative(&spec["minReadySeconds"], "spec.minReadySeconds", &mut errs);
-    selector_and_template(spec, template, "ReplicaSet", &mut errs);
+    let spec = rs.spec.as_ref();
+    non_negative_int(spec.and_then(|s| s.replicas).map(i64::from), "spec.replicas", &mut errs);
+    non_negative_int(spec.and_then(|s| s.min_ready_seconds).map(i64::from), "spec.minReadySeconds", &mut errs);
+    selector_and_template(spec.map(|s| &s.selector), spec.and_then(|s| s.template.as_ref()), "ReplicaSet", &mut errs);
     errs
 }
 
-pub fn replica_set_update(old: &Value, new: &Value, template: Option<&api::PodTemplateSpec>) -> Vec<FieldError> {
-    let mut errs = replica_set(new, template);
-    selector_immutable(old, new, &mut errs);
+pub fn replica_set_update(old: &apps::ReplicaSet, new: &apps::ReplicaSet) -> Vec<FieldError> {
+    let mut errs = replica_set(new);
+    selector_immutable(old.spec.as_ref().map(|s| &s.selector), new.spec.as_ref().map(|s| &s.selector), &mut errs);
     errs
 }
 
 const UPDATE_STRATEGIES: &[&str] = &["RollingUpdate", "OnDelete"];
 
-pub fn daemon_set(ds: &Value, template: Option<&api::PodTemplateSpec>) -> Vec<FieldError> {
-    let mut errs = Vec::new();
-    let spec = &ds["spec"];
-    selector_and_template(spec, template, "DaemonSet", &mut errs);
-    let strategy = &spec["updateStrategy"];
-    if let Some(t) = strategy["type"].as_str().filter(|t| !t.is_empty() && !UPDATE_STRATEGIES.contains(t)) {
+/// An update strategy's `type`: one of [`UPDATE_STRATEGIES`] (absent or empty passes).
+fn update_strategy_type(t: Option<&str>, errs: &mut Vec<FieldError>) {
+    if let Some(t) = t.filter(|t| !t.is_empty() && !UPDATE_STRATEGIES.contains(t)) {
         errs.push(FieldError::not_supported("spec.updateStrategy.type", t, UPDATE_STRATEGIES));
     }
-    let rolling = &strategy["rollingUpdate"];
-    if !rolling.is_null() {
+}
+
+pub fn daemon_set(ds: &apps::DaemonSet) -> Vec<FieldError> {
+    let mut errs = Vec::new();
+    let spec = ds.spec.as_ref();
+    selector_and_template(spec.map(|s| &s.selector), spec.map(|s| &s.template), "DaemonSet", &mut errs);
+    let strategy = spec.and_then(|s| s.update_strategy.as_ref());
+    update_strategy_type(strategy.and_then(|s| s.r#type.as_deref()), &mut errs);
+    if let Some(rolling) = strategy.and_then(|s| s.rolling_update.as_ref()) {
         let path = "spec.updateStrategy.rollingUpdate";
-        int_or_percent(&rolling["maxUnavailable"], &format!("{path}.maxUnavailable"), true, &mut errs);
-        int_or_percent(&rolling["maxSurge"], &format!("{path}.maxSurge"), true, &mut errs);
-        if is_zero(&rolling["maxUnavailable"]) && (rolling["maxSurge"].is_null() || is_zero(&rolling["maxSurge"])) {
+        let (max_unavailable, max_surge) = (rolling.max_unavailable.as_ref(), rolling.max_surge.as_ref());
+        int_or_percent(max_unavailable, &format!("{path}.maxUnavailable"), true, &mut errs);
+        int_or_percent(max_surge, &format!("{path}.maxSurge"), true, &mut errs);
+        if is_zero(max_unavailable) && (max_surge.is_none() || is_zero(max_surge)) {
             errs.push(FieldError::invalid(
                 format!("{path}.maxUnavailable"),
-                bad_value(&rolling["maxUnavailable"]),
+                int_or_string_value(max_unavailable),
                 "may not be 0 when `maxSurge` is 0",
             ));
         }
     }
-    non_negative(&spec["minReadySeconds"], "spec.minReadySeconds", &mut errs);
-    non_negative(&spec["revisionHistoryLimit"], "spec.revisionHistoryLimit", &mut errs);
+    non_negative_int(spec.and_then(|s| s.min_ready_seconds).map(i64::from), "spec.minReadySeconds", &mut errs);
+    non_negative_int(spec.and_then(|s| s.revision_history_limit).map(i64::from), "spec.revisionHistoryLimit", &mut errs);
     errs
 }
 
-pub fn daemon_set_update(old: &Value, new: &Value, template: Option<&api::PodTemplateSpec>) -> Vec<FieldError> {
-    let mut errs = daemon_set(new, template);
-    selector_immutable(old, new, &mut errs);
+pub fn daemon_set_update(old: &apps::DaemonSet, new: &apps::DaemonSet) -> Vec<FieldError> {
+    let mut errs = daemon_set(new);
+    selector_immutable(old.spec.as_ref().map(|s| &s.selector), new.spec.as_ref().map(|s| &s.selector), &mut errs);
     errs
 }
 
-pub fn stateful_set(ss: &Value, template: Option<&api::PodTemplateSpec>) -> Vec<FieldError> {
+pub fn stateful_set(ss: &apps::StatefulSet) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    let spec = &ss["spec"];
-    if let Some(policy) = spec["podManagementPolicy"].as_str().filter(|p| !p.is_empty() && !["OrderedReady", "Parallel"].contains(p)) {
+    let spec = ss.spec.as_ref();
+    if let Some(policy) =
+        spec.and_then(|s| s.pod_management_policy.as_deref()).filter(|p| !p.is_empty() && !["OrderedReady", "Parallel"].contains(p))
+    {
         errs.push(FieldError::invalid("spec.podManagementPolicy", policy, "must be 'OrderedReady' or 'Parallel'"));
     }
-    if let Some(t) = spec["updateStrategy"]["type"].as_str().filter(|t| !t.is_empty() && !UPDATE_STRATEGIES.contains(t)) {
-        errs.push(FieldError::not_supported("spec.updateStrategy.type", t, UPDATE_STRATEGIES));
-    }
-    non_negative(&spec["replicas"], "spec.replicas", &mut errs);
-    non_negative(&spec["minReadySeconds"], "spec.minReadySeconds", &mut errs);
-    non_negative(&spec["revisionHistoryLimit"], "spec.revisionHistoryLimit", &mut errs);
-    selector_and_template(spec, template, "StatefulSet", &mut errs);
-    for (i, claim) in items(&spec["volumeClaimTemplates"]).iter().enumerate() {
-        let name = claim["metadata"]["name"].as_str().unwrap_or_default();
-        if name.is_empty() {
+    update_strategy_type(spec.and_then(|s| s.update_strategy.as_ref()).and_then(|s| s.r#type.as_deref()), &mut errs);
+    non_negative_int(spec.and_then(|s| s.replicas).map(i64::from), "spec.replicas", &mut errs);
+    non_negative_int(spec.and_then(|s| s.min_ready_seconds).map(i64::from), "spec.minReadySeconds", &mut errs);
+    non_negative_int(spec.and_then(|s| s.revision_history_limit).map(i64::from), "spec.revisionHistoryLimit", &mut errs);
+    selector_and_template(spec.map(|s| &s.selector), spec.map(|s| &s.template), "StatefulSet", &mut errs);
+    let claims = spec.map_or(&[][..], |s| &s.volume_claim_templates);
+    for (i, claim) in claims.iter().enumerate() {
+        if claim.metadata.as_ref().and_then(|m| m.name.as_deref()).unwrap_or_default().is_empty() {
             errs.push(FieldError::required(format!("spec.volumeClaimTemplates[{i}].metadata.name"), ""));
         }
     }
     errs
 }
 
-/// What a stateful set update may change (upstream's `ValidateStatefulSetUpdate`).
-const STATEFUL_SET_MUTABLE: &[&str] = &[
-    "replicas",
-    "ordinals",
-    "template",
-    "updateStrategy",
-    "revisionHistoryLimit",
-    "persistentVolumeClaimRetentionPolicy",
-    "minReadySeconds",
-];
+/// What a stateful set update may not change (upstream's `ValidateStatefulSetUpdate` allows
+/// `replicas`, `ordinals`, `template`, `updateStrategy`, `revisionHistoryLimit`,
+/// `persistentVolumeClaimRetentionPolicy` and `minReadySeconds` to change: the rest is this).
+fn stateful_set_frozen(
+    spec: &apps::StatefulSetSpec,
+) -> (&metav1::LabelSelector, &[api::PersistentVolumeClaim], Option<&str>, Option<&str>) {
+    (&spec.selector, &spec.volume_claim_templates, spec.service_name.as_deref(), spec.pod_management_policy.as_deref())
+}
 
-pub fn stateful_set_update(old: &Value, new: &Value, template: Option<&api::PodTemplateSpec>) -> Vec<FieldError> {
-    let mut errs = stateful_set(new, template);
-    let frozen = |spec: &Value| {
-        let mut spec = spec.as_object().cloned().unwrap_or_default();
-        spec.retain(|k, _| !STATEFUL_SET_MUTABLE.contains(&k.as_str()));
-        spec
-    };
-    if frozen(&old["spec"]) != frozen(&new["spec"]) {
+pub fn stateful_set_update(old: &apps::StatefulSet, new: &apps::StatefulSet) -> Vec<FieldError> {
+    let mut errs = stateful_set(new);
+    if old.spec.as_ref().map(stateful_set_frozen) != new.spec.as_ref().map(stateful_set_frozen) {
         errs.push(FieldError::forbidden(
             "spec",
             "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
@@ -229,6 +256,7 @@ pub fn stateful_set_update(old: &Value, new: &Value, template: Option<&api::PodT
 
 /// The status counts of a workload are never negative (`ValidateDeploymentStatus` and its
 /// siblings: replicas, ready, available, updated, observed generation, collision count ...).
+/// Read from JSON: a status write is merged as JSON.
 pub fn status(object: &Value) -> Vec<FieldError> {
     let mut errs = Vec::new();
     for (field, value) in object["status"].as_object().into_iter().flatten() {
@@ -243,7 +271,7 @@ mod tests {
 
     use super::*;
     use crate::registry::validation::test_messages as messages;
-    use crate::registry::validation::test_template as template;
+    use crate::registry::validation::test_typed as typed;
 
     fn valid() -> Value {
         json!({"spec": {
@@ -256,10 +284,10 @@ mod tests {
 
     #[test]
     fn a_valid_deployment_passes() {
-        assert_eq!(messages(&deployment(&valid(), template(&valid(), "/spec/template").as_ref())), Vec::<String>::new());
-        assert!(replica_set(&valid(), template(&valid(), "/spec/template").as_ref()).is_empty());
-        assert!(daemon_set(&valid(), template(&valid(), "/spec/template").as_ref()).is_empty());
-        assert!(stateful_set(&valid(), template(&valid(), "/spec/template").as_ref()).is_empty());
+        assert_eq!(messages(&deployment(&typed(&valid()))), Vec::<String>::new());
+        assert!(replica_set(&typed(&valid())).is_empty());
+        assert!(daemon_set(&typed(&valid())).is_empty());
+        assert!(stateful_set(&typed(&valid())).is_empty());
     }
 
     #[test]
@@ -267,7 +295,7 @@ mod tests {
         let mut d = valid();
         d["spec"]["selector"] = json!({});
         assert_eq!(
-            messages(&deployment(&d, template(&d, "/spec/template").as_ref())),
+            messages(&deployment(&typed(&d))),
             [
                 "spec.selector: Required value",
                 "spec.template.metadata.labels: Invalid value: {\"app\":\"web\"}: `selector` does not match template `labels`"
@@ -278,7 +306,7 @@ mod tests {
         d["spec"]["template"]["spec"]["restartPolicy"] = json!("Never");
         d["spec"]["strategy"] = json!({"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": "0%"}});
         assert_eq!(
-            messages(&deployment(&d, template(&d, "/spec/template").as_ref())),
+            messages(&deployment(&typed(&d))),
             [
                 "spec.replicas: Invalid value: -1: must be greater than or equal to 0",
                 "spec.template.spec.restartPolicy: Unsupported value: \"Never\": supported values: \"Always\"",
@@ -286,9 +314,27 @@ mod tests {
             ]
         );
         d["spec"]["strategy"] = json!({"type": "Sideways"});
-        assert!(messages(&deployment(&d, template(&d, "/spec/template").as_ref())).contains(
+        assert!(messages(&deployment(&typed(&d))).contains(
             &"spec.strategy.type: Unsupported value: \"Sideways\": supported values: \"Recreate\", \"RollingUpdate\"".to_owned()
         ));
+    }
+
+    #[test]
+    fn a_workload_without_a_spec_needs_a_selector_and_a_matching_template() {
+        let errs = messages(&deployment(&typed(&json!({}))));
+        assert_eq!(
+            errs[..2],
+            [
+                "spec.selector: Required value",
+                "spec.template.metadata.labels: Invalid value: null: `selector` does not match template `labels`"
+            ]
+        );
+        let mut rs = valid();
+        rs["spec"]["template"]["spec"]["activeDeadlineSeconds"] = json!(5);
+        assert_eq!(
+            messages(&replica_set(&typed(&rs))),
+            ["spec.template.spec.activeDeadlineSeconds: Forbidden: activeDeadlineSeconds in ReplicaSet is not Supported"]
+        );
     }
 
     #[test]
@@ -298,19 +344,37 @@ mod tests {
         new["spec"]["selector"]["matchLabels"]["tier"] = json!("x");
         new["spec"]["template"]["metadata"]["labels"]["tier"] = json!("x");
         assert_eq!(
-            messages(&deployment_update(&old, &new, template(&new, "/spec/template").as_ref())),
+            messages(&deployment_update(&typed(&old), &typed(&new))),
             ["spec.selector: Invalid value: {\"matchLabels\":{\"app\":\"web\",\"tier\":\"x\"}}: field is immutable"]
         );
         new["spec"]["selector"]["matchExpressions"] = json!([{"key": "a", "operator": "Exists"}]);
         assert!(
-            messages(&replica_set_update(&old, &new, template(&new, "/spec/template").as_ref()))
+            messages(&replica_set_update(&typed(&old), &typed(&new)))
                 .last()
                 .unwrap()
                 .contains(r#"{"matchLabels":{"app":"web","tier":"x"},"matchExpressions":[{"key":"a","operator":"Exists"}]}"#)
         );
         let mut scaled = valid();
         scaled["spec"]["replicas"] = json!(5);
-        assert!(deployment_update(&old, &scaled, template(&scaled, "/spec/template").as_ref()).is_empty());
+        assert!(deployment_update(&typed(&old), &typed(&scaled)).is_empty());
+    }
+
+    #[test]
+    fn daemon_set_rolling_updates() {
+        let mut ds = valid();
+        ds["spec"]["updateStrategy"] = json!({"type": "Sometimes", "rollingUpdate": {"maxUnavailable": "0%", "maxSurge": "150%"}});
+        assert_eq!(
+            messages(&daemon_set(&typed(&ds))),
+            [
+                "spec.updateStrategy.type: Unsupported value: \"Sometimes\": supported values: \"RollingUpdate\", \"OnDelete\"",
+                "spec.updateStrategy.rollingUpdate.maxSurge: Invalid value: \"150%\": must not be greater than 100%",
+            ]
+        );
+        ds["spec"]["updateStrategy"] = json!({"rollingUpdate": {"maxUnavailable": 0}});
+        assert_eq!(
+            messages(&daemon_set(&typed(&ds))),
+            ["spec.updateStrategy.rollingUpdate.maxUnavailable: Invalid value: 0: may not be 0 when `maxSurge` is 0"]
+        );
     }
 
     #[test]
@@ -325,13 +389,16 @@ mod tests {
         let mut new = valid();
         new["spec"]["replicas"] = json!(7);
         new["spec"]["template"]["spec"]["containers"][0]["image"] = json!("nginx:2");
-        assert!(stateful_set_update(&old, &new, template(&new, "/spec/template").as_ref()).is_empty());
+        assert!(stateful_set_update(&typed(&old), &typed(&new)).is_empty());
         new["spec"]["serviceName"] = json!("other");
         assert_eq!(
-            messages(&stateful_set_update(&old, &new, template(&new, "/spec/template").as_ref())),
+            messages(&stateful_set_update(&typed(&old), &typed(&new))),
             [
                 "spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden"
             ]
         );
+        let mut claimed = valid();
+        claimed["spec"]["volumeClaimTemplates"] = json!([{"metadata": {}}]);
+        assert_eq!(messages(&stateful_set(&typed(&claimed))), ["spec.volumeClaimTemplates[0].metadata.name: Required value"]);
     }
 }

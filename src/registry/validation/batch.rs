@@ -1,68 +1,85 @@
 //! The batch group (`pkg/apis/batch/validation`): jobs (pods that finish, counts that are not
 //! negative, a template that stays) and cron jobs (a schedule in cron syntax, a concurrency
-//! policy, a time zone).
+//! policy, a time zone). The rules read the generated types.
 
-use kapi_api::api::core::v1 as api;
-use serde_json::Value;
+use kapi_api::api::batch::v1 as batch;
 
+use super::apps::{labels_value, template_labels};
 use super::core::pod_template_spec;
 use super::{
-    FIELD_IMMUTABLE, bad_value, child, json_value, label_selector, non_negative, selector_is_empty, selector_matches, selector_value,
+    FIELD_IMMUTABLE, FieldPath, json_value, label_map, non_negative_int, one_of_str, selector_is_empty, selector_matches, selector_value,
+    typed_label_selector,
 };
-use crate::status::FieldError;
+use crate::status::{BadValue, FieldError};
 
-/// `ValidateJobSpec` at `path` (`spec`, or `spec.jobTemplate.spec` in a cron job);
-/// `typed_template` is the typed form of its template.
-fn job_spec(spec: &Value, typed_template: Option<&api::PodTemplateSpec>, path: &str, errs: &mut Vec<FieldError>) {
-    for field in ["parallelism", "completions", "activeDeadlineSeconds", "backoffLimit", "ttlSecondsAfterFinished"] {
-        non_negative(&spec[field], &child(path, field), errs);
+/// `ValidateJobSpec` at `path` (`spec`, or `spec.jobTemplate.spec` in a cron job).
+fn job_spec(spec: Option<&batch::JobSpec>, path: &str, errs: &mut Vec<FieldError>) {
+    let at = FieldPath::Root(path);
+    let counts = [
+        ("parallelism", spec.and_then(|s| s.parallelism).map(i64::from)),
+        ("completions", spec.and_then(|s| s.completions).map(i64::from)),
+        ("activeDeadlineSeconds", spec.and_then(|s| s.active_deadline_seconds)),
+        ("backoffLimit", spec.and_then(|s| s.backoff_limit).map(i64::from)),
+        ("ttlSecondsAfterFinished", spec.and_then(|s| s.ttl_seconds_after_finished).map(i64::from)),
+    ];
+    for (field, count) in counts {
+        non_negative_int(count, &at.child(field), errs);
     }
-    let template = &spec["template"];
-    let selector = &spec["selector"];
+    let template = spec.map(|s| &s.template);
+    let selector = spec.and_then(|s| s.selector.as_ref());
     // Without a selector upstream generates one from the job's uid; kapi has none to check.
-    if !selector_is_empty(selector) {
-        label_selector(selector, &child(path, "selector"), errs);
-        if !selector_matches(selector, &template["metadata"]["labels"]) {
+    if let Some(selector) = selector.filter(|s| !selector_is_empty(Some(s))) {
+        typed_label_selector(selector, &at.child("selector"), errs);
+        let labels = template_labels(template);
+        if !selector_matches(Some(selector), labels) {
             errs.push(FieldError::invalid(
-                child(path, "template.metadata.labels"),
-                json_value(&template["metadata"]["labels"]),
+                at.child("template.metadata.labels"),
+                labels_value(labels),
                 "`selector` does not match template `labels`",
             ));
         }
     }
-    if let Some(mode) = spec["completionMode"].as_str().filter(|m| !m.is_empty() && !["NonIndexed", "Indexed"].contains(m)) {
-        errs.push(FieldError::not_supported(child(path, "completionMode"), mode, &["NonIndexed", "Indexed"]));
+    if let Some(mode) = spec.and_then(|s| s.completion_mode.as_deref()).filter(|m| !m.is_empty() && !["NonIndexed", "Indexed"].contains(m))
+    {
+        errs.push(FieldError::not_supported(at.child("completionMode"), mode, &["NonIndexed", "Indexed"]));
     }
-    pod_template_spec(typed_template, &child(path, "template"), errs);
-    let restart = &template["spec"]["restartPolicy"];
-    let policy_path = child(path, "template.spec.restartPolicy");
+    pod_template_spec(template, &at.child("template").to_string(), errs);
+    let restart = template.and_then(|t| t.spec.as_ref()).and_then(|s| s.restart_policy.as_deref());
     // Upstream answers `Required` for any other value, `Always` included.
-    if !matches!(restart.as_str(), Some("OnFailure" | "Never")) {
-        errs.push(FieldError::required(policy_path, "valid values: \"OnFailure\", \"Never\""));
+    if !matches!(restart, Some("OnFailure" | "Never")) {
+        errs.push(FieldError::required(at.child("template.spec.restartPolicy"), "valid values: \"OnFailure\", \"Never\""));
     }
 }
 
-/// `template` is the typed form of the job's (or the cron job's jobs') template, here and
-/// below.
-pub fn job(job: &Value, template: Option<&api::PodTemplateSpec>) -> Vec<FieldError> {
+pub fn job(job: &batch::Job) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    job_spec(&job["spec"], template, "spec", &mut errs);
+    job_spec(job.spec.as_ref(), "spec", &mut errs);
     errs
 }
 
-pub fn job_update(old: &Value, new: &Value, template: Option<&api::PodTemplateSpec>) -> Vec<FieldError> {
-    let mut errs = job(new, template);
-    let (o, n) = (&old["spec"], &new["spec"]);
-    if o["selector"] != n["selector"] {
-        errs.push(FieldError::invalid("spec.selector", selector_value(&n["selector"]), FIELD_IMMUTABLE));
+/// An optional field's value as a bad value (`null` when absent).
+fn optional_value(v: Option<impl Into<BadValue>>) -> BadValue {
+    v.map_or(BadValue::Null, Into::into)
+}
+
+pub fn job_update(old: &batch::Job, new: &batch::Job) -> Vec<FieldError> {
+    let mut errs = job(new);
+    let (o, n) = (old.spec.as_ref(), new.spec.as_ref());
+    let (old_selector, new_selector) = (o.and_then(|s| s.selector.as_ref()), n.and_then(|s| s.selector.as_ref()));
+    if old_selector != new_selector {
+        errs.push(FieldError::invalid("spec.selector", selector_value(new_selector), FIELD_IMMUTABLE));
     }
-    if o["template"] != n["template"] {
-        errs.push(FieldError::invalid("spec.template", json_value(&n["template"]), FIELD_IMMUTABLE));
+    let (old_template, new_template) = (o.map(|s| &s.template), n.map(|s| &s.template));
+    if old_template != new_template {
+        errs.push(FieldError::invalid("spec.template", new_template.map_or(BadValue::Null, json_value), FIELD_IMMUTABLE));
     }
-    for field in ["completions", "completionMode"] {
-        if o[field] != n[field] {
-            errs.push(FieldError::invalid(format!("spec.{field}"), bad_value(&n[field]), FIELD_IMMUTABLE));
-        }
+    let (old_completions, new_completions) = (o.and_then(|s| s.completions), n.and_then(|s| s.completions));
+    if old_completions != new_completions {
+        errs.push(FieldError::invalid("spec.completions", optional_value(new_completions), FIELD_IMMUTABLE));
+    }
+    let (old_mode, new_mode) = (o.and_then(|s| s.completion_mode.as_deref()), n.and_then(|s| s.completion_mode.as_deref()));
+    if old_mode != new_mode {
+        errs.push(FieldError::invalid("spec.completionMode", optional_value(new_mode), FIELD_IMMUTABLE));
     }
     errs
 }
@@ -70,13 +87,13 @@ pub fn job_update(old: &Value, new: &Value, template: Option<&api::PodTemplateSp
 /// The longest cron job name: the controller appends an 11-character suffix to job names.
 const CRON_JOB_NAME_MAX: usize = 52;
 
-pub fn cron_job(cj: &Value, template: Option<&api::PodTemplateSpec>) -> Vec<FieldError> {
+pub fn cron_job(cj: &batch::CronJob) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    if let Some(name) = cj["metadata"]["name"].as_str().filter(|n| n.len() > CRON_JOB_NAME_MAX) {
+    if let Some(name) = cj.metadata.as_ref().and_then(|m| m.name.as_deref()).filter(|n| n.len() > CRON_JOB_NAME_MAX) {
         errs.push(FieldError::invalid("metadata.name", name, format!("must be no more than {CRON_JOB_NAME_MAX} characters")));
     }
-    let spec = &cj["spec"];
-    let schedule = spec["schedule"].as_str().unwrap_or_default();
+    let spec = &cj.spec;
+    let schedule = spec.schedule.as_str();
     if schedule.is_empty() {
         errs.push(FieldError::required("spec.schedule", ""));
     } else if schedule.contains("TZ") {
@@ -84,18 +101,25 @@ pub fn cron_job(cj: &Value, template: Option<&api::PodTemplateSpec>) -> Vec<Fiel
     } else if let Err(e) = parse_schedule(schedule) {
         errs.push(FieldError::invalid("spec.schedule", schedule, e));
     }
-    super::one_of(&spec["concurrencyPolicy"], "spec.concurrencyPolicy", &["Allow", "Forbid", "Replace"], &mut errs);
-    for field in ["startingDeadlineSeconds", "successfulJobsHistoryLimit", "failedJobsHistoryLimit"] {
-        non_negative(&spec[field], &format!("spec.{field}"), &mut errs);
+    one_of_str(spec.concurrency_policy.as_deref(), "spec.concurrencyPolicy", &["Allow", "Forbid", "Replace"], &mut errs);
+    let counts = [
+        ("startingDeadlineSeconds", spec.starting_deadline_seconds),
+        ("successfulJobsHistoryLimit", spec.successful_jobs_history_limit.map(i64::from)),
+        ("failedJobsHistoryLimit", spec.failed_jobs_history_limit.map(i64::from)),
+    ];
+    for (field, count) in counts {
+        non_negative_int(count, &FieldPath::Root("spec").child(field), &mut errs);
     }
-    if let Some(tz) = spec["timeZone"].as_str()
+    if let Some(tz) = spec.time_zone.as_deref()
         && let Some(e) = time_zone_error(tz)
     {
         errs.push(FieldError::invalid("spec.timeZone", tz, e));
     }
-    let job_template = &spec["jobTemplate"];
-    super::labels(&job_template["metadata"]["labels"], "spec.jobTemplate.metadata.labels", &mut errs);
-    job_spec(&job_template["spec"], template, "spec.jobTemplate.spec", &mut errs);
+    let job_template = &spec.job_template;
+    if let Some(meta) = &job_template.metadata {
+        label_map(&meta.labels, "spec.jobTemplate.metadata.labels", &mut errs);
+    }
+    job_spec(job_template.spec.as_ref(), "spec.jobTemplate.spec", &mut errs);
     errs
 }
 
@@ -182,11 +206,11 @@ fn parse_range(expr: &str, min: u32, max: u32, names: &[&str]) -> Result<(), Str
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use super::*;
     use crate::registry::validation::test_messages as messages;
-    use crate::registry::validation::test_template as template;
+    use crate::registry::validation::test_typed as typed;
 
     fn valid_job() -> Value {
         json!({"spec": {"backoffLimit": 6, "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "a", "image": "busybox"}]}}}})
@@ -194,12 +218,12 @@ mod tests {
 
     #[test]
     fn jobs() {
-        assert!(job(&valid_job(), template(&valid_job(), "/spec/template").as_ref()).is_empty());
+        assert!(job(&typed(&valid_job())).is_empty());
         let mut j = valid_job();
         j["spec"]["template"]["spec"]["restartPolicy"] = json!("Always");
         j["spec"]["parallelism"] = json!(-1);
         assert_eq!(
-            messages(&job(&j, template(&j, "/spec/template").as_ref())),
+            messages(&job(&typed(&j))),
             [
                 "spec.parallelism: Invalid value: -1: must be greater than or equal to 0",
                 "spec.template.spec.restartPolicy: Required value: valid values: \"OnFailure\", \"Never\"",
@@ -208,12 +232,12 @@ mod tests {
         let mut j = valid_job();
         j["spec"]["template"]["spec"].as_object_mut().unwrap().remove("restartPolicy");
         assert_eq!(
-            messages(&job(&j, template(&j, "/spec/template").as_ref())),
+            messages(&job(&typed(&j))),
             ["spec.template.spec.restartPolicy: Required value: valid values: \"OnFailure\", \"Never\""]
         );
         let mut changed = valid_job();
         changed["spec"]["template"]["spec"]["containers"][0]["image"] = json!("busybox:2");
-        let errs = messages(&job_update(&valid_job(), &changed, template(&changed, "/spec/template").as_ref()));
+        let errs = messages(&job_update(&typed(&valid_job()), &typed(&changed)));
         assert_eq!(errs.len(), 1);
         assert!(errs[0].starts_with("spec.template: Invalid value: {") && errs[0].ends_with("}: field is immutable"));
     }
@@ -221,7 +245,7 @@ mod tests {
     #[test]
     fn cron_jobs() {
         let cj = json!({"metadata": {"name": "c"}, "spec": {"schedule": "*/5 * * * 1-5", "concurrencyPolicy": "Forbid", "timeZone": "Etc/UTC", "jobTemplate": valid_job()}});
-        assert_eq!(messages(&cron_job(&cj, template(&cj, "/spec/jobTemplate/spec/template").as_ref())), Vec::<String>::new());
+        assert_eq!(messages(&cron_job(&typed(&cj))), Vec::<String>::new());
         for (schedule, want) in [
             ("* * *", "expected exactly 5 fields, found 3: [* * *]"),
             ("61 * * * *", "end of range (61) above maximum (59): 61"),
@@ -236,7 +260,7 @@ mod tests {
         bad["spec"]["concurrencyPolicy"] = json!("Sometimes");
         bad["spec"]["timeZone"] = json!("Local");
         assert_eq!(
-            messages(&cron_job(&bad, template(&bad, "/spec/jobTemplate/spec/template").as_ref())),
+            messages(&cron_job(&typed(&bad))),
             [
                 "spec.schedule: Required value",
                 "spec.concurrencyPolicy: Unsupported value: \"Sometimes\": supported values: \"Allow\", \"Forbid\", \"Replace\"",

@@ -9,8 +9,8 @@ use kapi_apimachinery::{IntOrString, Quantity};
 use serde_json::Value;
 
 use super::{
-    FieldPath, IS_NEGATIVE, child, dns_label, dns_subdomain, immutable, index, items, json_value, key, label_map, labels, non_negative,
-    non_negative_int, one_of, one_of_str, port_name_errors, port_num_errors, str_of,
+    FieldPath, IS_NEGATIVE, child, dns_label, dns_subdomain, immutable, index, items, json_value, key, label_map, labels, non_negative_int,
+    one_of, one_of_str, port_name_errors, port_num_errors, str_of,
 };
 use crate::registry::object::Object;
 use crate::status::{BadValue, FieldError, FieldErrorType};
@@ -656,44 +656,42 @@ pub fn pod_template(t: &api::PodTemplate) -> Vec<FieldError> {
     errs
 }
 
-/// `template` is the typed form of `rc`'s template.
-pub fn replication_controller(rc: &Value, template: Option<&api::PodTemplateSpec>) -> Vec<FieldError> {
+pub fn replication_controller(rc: &api::ReplicationController) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    let spec = &rc["spec"];
-    non_negative(&spec["replicas"], "spec.replicas", &mut errs);
-    non_negative(&spec["minReadySeconds"], "spec.minReadySeconds", &mut errs);
-    let selector = &spec["selector"];
-    if selector.as_object().is_none_or(|s| s.is_empty()) {
+    let spec = rc.spec.as_ref();
+    non_negative_int(spec.and_then(|s| s.replicas).map(i64::from), "spec.replicas", &mut errs);
+    non_negative_int(spec.and_then(|s| s.min_ready_seconds).map(i64::from), "spec.minReadySeconds", &mut errs);
+    static NO_SELECTOR: std::collections::BTreeMap<String, String> = std::collections::BTreeMap::new();
+    let selector = spec.map_or(&NO_SELECTOR, |s| &s.selector);
+    if selector.is_empty() {
         errs.push(FieldError::required("spec.selector", ""));
     }
-    labels(selector, "spec.selector", &mut errs);
-    let (template, typed_template) = (&spec["template"], template);
-    if template.is_null() {
+    label_map(selector, "spec.selector", &mut errs);
+    let Some(template) = spec.and_then(|s| s.template.as_ref()) else {
         errs.push(FieldError::required("spec.template", ""));
         return errs;
-    }
-    let template_labels = &template["metadata"]["labels"];
-    if let Some(sel) = selector.as_object().filter(|s| !s.is_empty())
-        && !sel.iter().all(|(k, v)| template_labels.get(k) == Some(v))
-    {
+    };
+    let template_labels = super::apps::template_labels(Some(template));
+    if !selector.is_empty() && !selector.iter().all(|(k, v)| template_labels.get(k) == Some(v)) {
         errs.push(FieldError::invalid(
             "spec.template.metadata.labels",
-            json_value(template_labels),
+            super::apps::labels_value(template_labels),
             "selector does not match template labels",
         ));
     }
-    pod_template_spec(typed_template, "spec.template", &mut errs);
-    template_restart_always(template, "spec.template", "ReplicationController", &mut errs);
+    pod_template_spec(Some(template), "spec.template", &mut errs);
+    template_restart_always(Some(template), "spec.template", "ReplicationController", &mut errs);
     errs
 }
 
 /// A controller's pods always restart and have no deadline (`ValidatePodTemplateSpecForRC`
 /// and the apps equivalents).
-pub(super) fn template_restart_always(template: &Value, path: &str, kind: &str, errs: &mut Vec<FieldError>) {
-    if let Some(policy) = template["spec"]["restartPolicy"].as_str().filter(|p| *p != "Always") {
+pub(super) fn template_restart_always(template: Option<&api::PodTemplateSpec>, path: &str, kind: &str, errs: &mut Vec<FieldError>) {
+    let spec = template.and_then(|t| t.spec.as_ref());
+    if let Some(policy) = spec.and_then(|s| s.restart_policy.as_deref()).filter(|p| *p != "Always") {
         errs.push(FieldError::not_supported(child(path, "spec.restartPolicy"), policy, &["Always"]));
     }
-    if !template["spec"]["activeDeadlineSeconds"].is_null() {
+    if spec.is_some_and(|s| s.active_deadline_seconds.is_some()) {
         errs.push(FieldError::forbidden(
             child(path, "spec.activeDeadlineSeconds"),
             format!("activeDeadlineSeconds in {kind} is not Supported"),
@@ -1019,7 +1017,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::registry::validation::{test_template as template, test_typed as typed};
+    use crate::registry::validation::test_typed as typed;
 
     #[test]
     fn a_binding_targets_a_node_by_name() {
@@ -1144,12 +1142,12 @@ mod tests {
     #[test]
     fn replication_controllers() {
         let rc = json!({"spec": {"replicas": 1, "selector": {"app": "a"}, "template": {"metadata": {"labels": {"app": "a"}}, "spec": valid_pod()["spec"]}}});
-        assert!(replication_controller(&rc, template(&rc, "/spec/template").as_ref()).is_empty());
+        assert!(replication_controller(&typed(&rc)).is_empty());
         let mut bad = rc.clone();
         bad["spec"]["selector"] = json!({"app": "b"});
         bad["spec"]["replicas"] = json!(-1);
         assert_eq!(
-            messages(&replication_controller(&bad, template(&bad, "/spec/template").as_ref())),
+            messages(&replication_controller(&typed(&bad))),
             [
                 "spec.replicas: Invalid value: -1: must be greater than or equal to 0",
                 "spec.template.metadata.labels: Invalid value: {\"app\":\"a\"}: selector does not match template labels",

@@ -19,6 +19,7 @@ pub(crate) mod scheduling;
 mod schema;
 pub(crate) mod storage;
 
+use kapi_api::apimachinery::pkg::apis::meta::v1 as metav1;
 use serde_json::Value;
 
 use super::object::Object;
@@ -121,7 +122,12 @@ pub fn validate_create(strategy: &dyn Strategy, object: &Object, required: Vec<F
 
 /// Everything upstream checks when `old` is replaced by `new` (update, patch, apply; both
 /// internal objects): the create checks on `new` plus what may not change.
-pub fn validate_update(strategy: &dyn Strategy, old: &Value, new: &Object, required: Vec<FieldError>) -> Result<Vec<FieldError>, ApiError> {
+pub fn validate_update(
+    strategy: &dyn Strategy,
+    old: &Object,
+    new: &Object,
+    required: Vec<FieldError>,
+) -> Result<Vec<FieldError>, ApiError> {
     let mut errs = object_meta_errors(strategy, new)?;
     errs.extend(strategy.validate_update_object(old, new)?);
     Ok(merge_schema_errors(errs, required))
@@ -236,37 +242,6 @@ pub(super) fn bad_value(v: &Value) -> BadValue {
         Value::Null => BadValue::Null,
         other => json_value(other),
     }
-}
-
-/// A `metav1.LabelSelector` as Go's JSON encoding writes it (struct order, empty parts left
-/// out), `null` when absent.
-pub(super) fn selector_value(selector: &Value) -> BadValue {
-    if selector.is_null() {
-        return BadValue::Null;
-    }
-    let mut parts = Vec::new();
-    if let Some(labels) = selector["matchLabels"].as_object().filter(|m| !m.is_empty()) {
-        parts.push(format!("\"matchLabels\":{}", serde_json::to_string(labels).unwrap_or_default()));
-    }
-    let exprs: Vec<String> = items(&selector["matchExpressions"])
-        .iter()
-        .map(|e| {
-            let mut s = format!(
-                "{{\"key\":{},\"operator\":{}",
-                serde_json::to_string(str_of(&e["key"])).unwrap_or_default(),
-                serde_json::to_string(str_of(&e["operator"])).unwrap_or_default()
-            );
-            if let Some(values) = e["values"].as_array().filter(|v| !v.is_empty()) {
-                s.push_str(&format!(",\"values\":{}", serde_json::to_string(values).unwrap_or_default()));
-            }
-            s.push('}');
-            s
-        })
-        .collect();
-    if !exprs.is_empty() {
-        parts.push(format!("\"matchExpressions\":[{}]", exprs.join(",")));
-    }
-    BadValue::Raw(go_json(&format!("{{{}}}", parts.join(","))))
 }
 
 /// Upstream's message for a changed immutable field (`apimachinery`'s `FieldImmutableErrorMsg`).
@@ -402,31 +377,51 @@ pub(super) fn label_selector(selector: &Value, path: &str, errs: &mut Vec<FieldE
     }
 }
 
-/// Whether a `metav1.LabelSelector` selects nothing in particular (absent or empty; the typed
-/// decoding cannot tell the two apart, so both count as absent).
-pub(super) fn selector_is_empty(selector: &Value) -> bool {
-    selector["matchLabels"].as_object().is_none_or(|m| m.is_empty()) && selector["matchExpressions"].as_array().is_none_or(|m| m.is_empty())
+/// [`label_selector`] of a typed selector.
+pub(super) fn typed_label_selector(selector: &metav1::LabelSelector, path: &FieldPath<'_>, errs: &mut Vec<FieldError>) {
+    label_map(&selector.match_labels, &path.child("matchLabels"), errs);
+    let expressions = path.child("matchExpressions");
+    for (i, expr) in selector.match_expressions.iter().enumerate() {
+        let p = expressions.index(i);
+        let has_values = !expr.values.is_empty();
+        match expr.operator.as_str() {
+            "In" | "NotIn" if !has_values => {
+                errs.push(FieldError::required(p.child("values"), "must be specified when `operator` is 'In' or 'NotIn'"))
+            }
+            "Exists" | "DoesNotExist" if has_values => {
+                errs.push(FieldError::forbidden(p.child("values"), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
+            }
+            "In" | "NotIn" | "Exists" | "DoesNotExist" => {}
+            other => errs.push(FieldError::invalid(p.child("operator"), other, "not a valid selector operator")),
+        }
+        for m in label_key_errors(&expr.key) {
+            errs.push(FieldError::invalid(p.child("key"), expr.key.as_str(), m));
+        }
+    }
 }
 
-/// Whether `selector` (a `metav1.LabelSelector`) matches `labels` (upstream's
-/// `LabelSelectorAsSelector(...).Matches`; an absent selector matches nothing).
-pub(super) fn selector_matches(selector: &Value, labels: &Value) -> bool {
-    if selector_is_empty(selector) {
-        return false;
-    }
-    crate::selectors::LabelSelector::from_json(selector).is_ok_and(|s| s.matches_json(labels))
+/// Whether a `metav1.LabelSelector` selects nothing in particular (absent or empty: the
+/// generated type cannot tell an empty selector from none).
+pub(super) fn selector_is_empty(selector: Option<&metav1::LabelSelector>) -> bool {
+    selector.is_none_or(|s| s.match_labels.is_empty() && s.match_expressions.is_empty())
+}
+
+/// Whether `selector` matches `labels` (upstream's `LabelSelectorAsSelector(...).Matches`; an
+/// absent or empty selector matches nothing here).
+pub(super) fn selector_matches(selector: Option<&metav1::LabelSelector>, labels: &std::collections::BTreeMap<String, String>) -> bool {
+    !selector_is_empty(selector) && crate::selectors::LabelSelector::from_api(selector).is_ok_and(|s| s.matches(labels))
+}
+
+/// A `metav1.LabelSelector` as a bad value: as Go's JSON encoding writes it (struct order,
+/// empty parts left out), `null` when absent.
+pub(super) fn selector_value(selector: Option<&metav1::LabelSelector>) -> BadValue {
+    selector.map_or(BadValue::Null, json_value)
 }
 
 /// A test's JSON object read as its generated type `T`.
 #[cfg(test)]
 pub(crate) fn test_typed<T: serde::de::DeserializeOwned>(value: &Value) -> T {
     serde_json::from_value(value.clone()).expect("the test's object reads as its type")
-}
-
-/// The typed pod template at `pointer` in a test's workload.
-#[cfg(test)]
-pub(crate) fn test_template(workload: &Value, pointer: &str) -> Option<kapi_api::api::core::v1::PodTemplateSpec> {
-    workload.pointer(pointer).map(test_typed)
 }
 
 /// A test's JSON object as the store carries it: known as its `group`/`resource`'s kind, so
@@ -459,8 +454,12 @@ mod tests {
                 let strategy = crate::registry::strategy(r.group, r.resource);
                 let object = test_object(r.group, r.resource, v);
                 let _ = validate_create(strategy, &object, required_errors(r.group, r.resource, v));
-                let _ =
-                    validate_update(strategy, v, &test_object(r.group, r.resource, &shapes[0]), required_errors(r.group, r.resource, v));
+                let _ = validate_update(
+                    strategy,
+                    &test_object(r.group, r.resource, v),
+                    &test_object(r.group, r.resource, &shapes[0]),
+                    required_errors(r.group, r.resource, v),
+                );
                 let _ = strategy.validate_status_update(&shapes[0], v);
             }
         }

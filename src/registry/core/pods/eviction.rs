@@ -83,7 +83,7 @@ async fn charge(
     let statuses = Store::new(request.storage, request.config, "policy", "poddisruptionbudgets", kind).with_subresource(Some("status"));
     let mut charged = |current: Option<&Current<'_>>| {
         let current = current.ok_or_else(|| ApiError::not_found(GroupResource::new("policy", "poddisruptionbudgets"), budget_name))?;
-        let mut object = current.internal.clone();
+        let mut object = current.internal()?.clone();
         charge_budget(&mut object, pod_name, &now)?;
         Ok(Proposed::edited(object))
     };
