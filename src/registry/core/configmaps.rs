@@ -1,13 +1,12 @@
 //! ConfigMaps (`pkg/registry/core/configmap/strategy.go`).
 
-use serde_json::Value;
-
 use crate::rbac::Attributes;
 use crate::rbac::node::{self, Decision, Graph, Vertex};
 use crate::registry::kubelet::KubeletRules;
+use crate::registry::object::Object;
 use crate::registry::strategy::Strategy;
 use crate::registry::validation;
-use crate::status::FieldError;
+use crate::status::{ApiError, FieldError};
 
 /// Upstream's `strategy` for config maps.
 pub struct ConfigMapStrategy;
@@ -21,12 +20,13 @@ impl Strategy for ConfigMapStrategy {
         crate::tables::Columns::Printer(&crate::tables::CONFIG_MAPS)
     }
 
-    fn validate(&self, object: &Value) -> Vec<FieldError> {
-        validation::core::config_map(object)
+    /// The rules read the generated type.
+    fn validate_object(&self, object: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(validation::core::config_map(object.typed_ref()?))
     }
 
-    fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
-        validation::core::config_map_update(old, new)
+    fn validate_update_object(&self, old: &Object, new: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(validation::core::config_map_update(old.typed_ref()?, new.typed_ref()?))
     }
 }
 

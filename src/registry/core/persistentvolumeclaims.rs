@@ -40,12 +40,13 @@ impl Strategy for PersistentVolumeClaimStrategy {
         Ok(())
     }
 
-    fn validate(&self, object: &Value) -> Vec<FieldError> {
-        validation::core::persistent_volume_claim(object)
+    /// The rules read the generated type.
+    fn validate_object(&self, object: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(validation::core::persistent_volume_claim(object.typed_ref()?))
     }
 
-    fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
-        validation::core::persistent_volume_claim_update(old, new)
+    fn validate_update_object(&self, old: &Object, new: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(validation::core::persistent_volume_claim_update(old.typed_ref()?, new.typed_ref()?))
     }
 
     fn kubelet(&self) -> Option<&'static dyn KubeletRules> {

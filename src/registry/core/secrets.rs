@@ -40,12 +40,13 @@ impl Strategy for SecretStrategy {
         Ok(())
     }
 
-    fn validate(&self, object: &Value) -> Vec<FieldError> {
-        validation::core::secret(object)
+    /// The rules read the generated type.
+    fn validate_object(&self, object: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(validation::core::secret(object.typed_ref()?))
     }
 
-    fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
-        validation::core::secret_update(old, new)
+    fn validate_update_object(&self, old: &Object, new: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(validation::core::secret_update(old.typed_ref()?, new.typed_ref()?))
     }
 }
 

@@ -41,12 +41,13 @@ impl Strategy for ServiceStrategy {
         true
     }
 
-    fn validate(&self, object: &Value) -> Vec<FieldError> {
-        validation::core::service(object)
+    /// The rules read the generated type.
+    fn validate_object(&self, object: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(validation::core::service(object.typed_ref()?))
     }
 
-    fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
-        validation::core::service_update(old, new)
+    fn validate_update_object(&self, old: &Object, new: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(validation::core::service_update(old.typed_ref()?, new.typed_ref()?))
     }
 
     /// The cluster IP and node ports, from the ranges and the stored Services.

@@ -1,10 +1,9 @@
 //! EndpointSlices (`pkg/registry/discovery/endpointslice/strategy.go`).
 
-use serde_json::Value;
-
+use crate::registry::object::Object;
 use crate::registry::strategy::Strategy;
 use crate::registry::validation;
-use crate::status::FieldError;
+use crate::status::{ApiError, FieldError};
 
 /// Upstream's `endpointSliceStrategy`.
 pub struct EndpointSliceStrategy;
@@ -14,12 +13,13 @@ impl Strategy for EndpointSliceStrategy {
         crate::tables::Columns::Printer(&crate::tables::ENDPOINT_SLICES)
     }
 
-    fn validate(&self, object: &Value) -> Vec<FieldError> {
-        validation::networking::endpoint_slice(object)
+    /// The rules read the generated type.
+    fn validate_object(&self, object: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(validation::networking::endpoint_slice(object.typed_ref()?))
     }
 
-    fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
-        let _ = old;
-        validation::networking::endpoint_slice(new)
+    /// An update is checked as a create: nothing of the old slice is read.
+    fn validate_update_object(&self, _old: &Object, new: &Object) -> Result<Vec<FieldError>, ApiError> {
+        self.validate_object(new)
     }
 }

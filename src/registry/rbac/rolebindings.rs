@@ -1,10 +1,11 @@
 //! RoleBindings and ClusterRoleBindings (`pkg/registry/rbac/rolebinding`, `clusterrolebinding`):
 //! names are path segments.
 
-use crate::registry::object::Object;
+use kapi_api::api::rbac::v1 as rbac_v1;
 use serde_json::Value;
 
 use crate::rbac::PolicyRule;
+use crate::registry::object::Object;
 use crate::registry::strategy::{Strategy, WriteContext};
 use crate::registry::validation;
 use crate::status::{ApiError, FieldError, GroupResource};
@@ -31,12 +32,20 @@ impl Strategy for RoleBindingStrategy {
         true
     }
 
-    fn validate(&self, object: &Value) -> Vec<FieldError> {
-        validation::rbac::binding(object)
+    /// The rules read the generated type, a RoleBinding's or a ClusterRoleBinding's: the
+    /// object's own type says which kind this strategy is serving.
+    fn validate_object(&self, object: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(match object.typed_ref::<rbac_v1::RoleBinding>() {
+            Ok(binding) => validation::rbac::role_binding(binding),
+            Err(_) => validation::rbac::cluster_role_binding(object.typed_ref()?),
+        })
     }
 
-    fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
-        validation::rbac::binding_update(old, new)
+    fn validate_update_object(&self, old: &Object, new: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(match new.typed_ref::<rbac_v1::RoleBinding>() {
+            Ok(new) => validation::rbac::role_binding_update(old.typed_ref()?, new),
+            Err(_) => validation::rbac::cluster_role_binding_update(old.typed_ref()?, new.typed_ref()?),
+        })
     }
 
     /// Upstream's escalation check (`pkg/registry/rbac/rolebinding/policybased`,

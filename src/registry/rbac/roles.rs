@@ -1,9 +1,10 @@
 //! Roles and ClusterRoles (`pkg/registry/rbac/role`, `clusterrole`): names are path segments.
 
-use crate::registry::object::Object;
+use kapi_api::api::rbac::v1 as rbac_v1;
 use serde_json::Value;
 
 use crate::rbac::{Attributes, PolicyRule};
+use crate::registry::object::Object;
 use crate::registry::strategy::{Strategy, WriteContext};
 use crate::registry::validation;
 use crate::request_info::RequestInfo;
@@ -22,13 +23,18 @@ impl Strategy for RoleStrategy {
         true
     }
 
-    fn validate(&self, object: &Value) -> Vec<FieldError> {
-        validation::rbac::role(object)
+    /// The rules read the generated type, a Role's or a ClusterRole's: the object's own type
+    /// says which kind this strategy is serving.
+    fn validate_object(&self, object: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(match object.typed_ref::<rbac_v1::Role>() {
+            Ok(role) => validation::rbac::role(role),
+            Err(_) => validation::rbac::cluster_role(object.typed_ref()?),
+        })
     }
 
-    fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
-        let _ = old;
-        validation::rbac::role(new)
+    /// An update is checked as a create: nothing of the old role is read.
+    fn validate_update_object(&self, _old: &Object, new: &Object) -> Result<Vec<FieldError>, ApiError> {
+        self.validate_object(new)
     }
 
     /// Upstream's escalation check (`pkg/registry/rbac/role/policybased`, `clusterrole/

@@ -53,12 +53,15 @@ fn selector_and_template(
     template_restart_always(template, "spec.template", kind, errs);
 }
 
-/// `ValidateImmutableField` on `spec.selector`, printed as upstream prints a selector (an empty
-/// selector counts as none).
+/// `ValidateImmutableField` on `spec.selector`, printed as upstream prints a selector. The
+/// generated type holds Go's nil selector as an empty one (written as `null`), so an empty
+/// selector counts as none.
 fn selector_immutable(old: Option<&metav1::LabelSelector>, new: Option<&metav1::LabelSelector>, errs: &mut Vec<FieldError>) {
-    let canonical = |s: Option<&metav1::LabelSelector>| s.filter(|s| !selector_is_empty(Some(s))).cloned();
+    fn canonical(s: Option<&metav1::LabelSelector>) -> Option<&metav1::LabelSelector> {
+        s.filter(|s| !selector_is_empty(Some(s)))
+    }
     if canonical(old) != canonical(new) {
-        errs.push(FieldError::invalid("spec.selector", selector_value(new), FIELD_IMMUTABLE));
+        errs.push(FieldError::invalid("spec.selector", selector_value(canonical(new)), FIELD_IMMUTABLE));
     }
 }
 
@@ -237,10 +240,12 @@ pub fn stateful_set(ss: &apps::StatefulSet) -> Vec<FieldError> {
 /// What a stateful set update may not change (upstream's `ValidateStatefulSetUpdate` allows
 /// `replicas`, `ordinals`, `template`, `updateStrategy`, `revisionHistoryLimit`,
 /// `persistentVolumeClaimRetentionPolicy` and `minReadySeconds` to change: the rest is this).
-fn stateful_set_frozen(
-    spec: &apps::StatefulSetSpec,
-) -> (&metav1::LabelSelector, &[api::PersistentVolumeClaim], Option<&str>, Option<&str>) {
-    (&spec.selector, &spec.volume_claim_templates, spec.service_name.as_deref(), spec.pod_management_policy.as_deref())
+/// The two strings are Go values: an absent one is `""`.
+fn stateful_set_frozen(spec: &apps::StatefulSetSpec) -> (&metav1::LabelSelector, &[api::PersistentVolumeClaim], &str, &str) {
+    fn go_string(s: &Option<String>) -> &str {
+        s.as_deref().unwrap_or_default()
+    }
+    (&spec.selector, &spec.volume_claim_templates, go_string(&spec.service_name), go_string(&spec.pod_management_policy))
 }
 
 pub fn stateful_set_update(old: &apps::StatefulSet, new: &apps::StatefulSet) -> Vec<FieldError> {

@@ -3,14 +3,13 @@
 
 use std::collections::BTreeSet;
 
-use base64::Engine;
 use kapi_api::api::core::v1 as api;
 use kapi_apimachinery::{IntOrString, Quantity};
 use serde_json::Value;
 
 use super::{
-    FieldPath, IS_NEGATIVE, child, dns_label, dns_subdomain, immutable, index, items, json_value, key, label_map, labels, non_negative_int,
-    one_of, one_of_str, port_name_errors, port_num_errors, str_of,
+    FIELD_IMMUTABLE, FieldPath, IS_NEGATIVE, child, dns_label, dns_subdomain, index, items, json_value, key, label_map, non_negative_int,
+    one_of_str, port_name_errors, port_num_errors, str_of,
 };
 use crate::registry::object::Object;
 use crate::status::{BadValue, FieldError, FieldErrorType};
@@ -504,15 +503,6 @@ fn probe(probe: &api::Probe, path: &FieldPath<'_>, errs: &mut Vec<FieldError>) {
     non_negative_int(probe.termination_grace_period_seconds, &path.child("terminationGracePeriodSeconds"), errs);
 }
 
-/// `ValidatePortNumOrName` of a JSON port: a port number, or an IANA service name.
-pub(super) fn port_num_or_name(port: &Value, path: &str, errs: &mut Vec<FieldError>) {
-    match port {
-        Value::Number(n) => port_number(n.as_i64().unwrap_or(0), path, errs),
-        Value::String(s) => port_name(s, path, errs),
-        _ => {}
-    }
-}
-
 /// `ValidatePortNumOrName` of a typed port.
 fn int_or_string_port(port: &IntOrString, path: &FieldPath<'_>, errs: &mut Vec<FieldError>) {
     match port {
@@ -688,7 +678,8 @@ pub fn replication_controller(rc: &api::ReplicationController) -> Vec<FieldError
 /// and the apps equivalents).
 pub(super) fn template_restart_always(template: Option<&api::PodTemplateSpec>, path: &str, kind: &str, errs: &mut Vec<FieldError>) {
     let spec = template.and_then(|t| t.spec.as_ref());
-    if let Some(policy) = spec.and_then(|s| s.restart_policy.as_deref()).filter(|p| *p != "Always") {
+    // An empty policy is Go's zero value, which is not written: none.
+    if let Some(policy) = spec.and_then(|s| s.restart_policy.as_deref()).filter(|p| !p.is_empty() && *p != "Always") {
         errs.push(FieldError::not_supported(child(path, "spec.restartPolicy"), policy, &["Always"]));
     }
     if spec.is_some_and(|s| s.active_deadline_seconds.is_some()) {
@@ -704,15 +695,22 @@ pub(super) fn template_restart_always(template: Option<&api::PodTemplateSpec>, p
 
 const SERVICE_TYPES: &[&str] = &["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"];
 
-pub fn service(svc: &Value) -> Vec<FieldError> {
+pub fn service(svc: &api::Service) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    let spec = &svc["spec"];
-    let kind = spec["type"].as_str().unwrap_or("ClusterIP");
-    one_of(&spec["type"], "spec.type", SERVICE_TYPES, &mut errs);
-    let headless = spec["clusterIP"].as_str() == Some("None");
-    let ports = items(&spec["ports"]);
+    let no_spec;
+    let spec = match &svc.spec {
+        Some(spec) => spec,
+        None => {
+            no_spec = api::ServiceSpec::default();
+            &no_spec
+        }
+    };
+    let kind = spec.r#type.as_deref().filter(|t| !t.is_empty()).unwrap_or("ClusterIP");
+    one_of_str(spec.r#type.as_deref(), "spec.type", SERVICE_TYPES, &mut errs);
+    let headless = spec.cluster_ip.as_deref() == Some("None");
+    let ports = &spec.ports;
     if kind == "ExternalName" {
-        let name = str_of(&spec["externalName"]);
+        let name = spec.external_name.as_deref().unwrap_or_default();
         let trimmed = name.strip_suffix('.').unwrap_or(name);
         if trimmed.is_empty() {
             errs.push(FieldError::required("spec.externalName", ""));
@@ -721,45 +719,43 @@ pub fn service(svc: &Value) -> Vec<FieldError> {
         }
         // `ValidateServiceClusterIPsRelatedFields` (a `clusterIP` alone counts: upstream has
         // copied it into `clusterIPs` before validating).
-        if !str_of(&spec["clusterIP"]).is_empty() || !items(&spec["clusterIPs"]).is_empty() {
+        if !spec.cluster_ip.as_deref().unwrap_or_default().is_empty() || !spec.cluster_ips.is_empty() {
             errs.push(FieldError::forbidden("spec.clusterIPs", "may not be set for ExternalName services"));
         }
-        if !items(&spec["ipFamilies"]).is_empty() {
+        if !spec.ip_families.is_empty() {
             errs.push(FieldError::forbidden("spec.ipFamilies", "may not be set for ExternalName services"));
         }
-        if !str_of(&spec["ipFamilyPolicy"]).is_empty() {
+        if !spec.ip_family_policy.as_deref().unwrap_or_default().is_empty() {
             errs.push(FieldError::forbidden("spec.ipFamilyPolicy", "may not be set for ExternalName services"));
         }
     } else if ports.is_empty() && !headless {
         errs.push(FieldError::required("spec.ports", ""));
     }
+    let ports_path = FieldPath::Root("spec.ports");
     let mut names = BTreeSet::new();
     for (i, port) in ports.iter().enumerate() {
-        let p = index("spec.ports", i);
-        let name = str_of(&port["name"]);
+        let p = ports_path.index(i);
+        let name = port.name.as_deref().unwrap_or_default();
         if name.is_empty() {
             if ports.len() > 1 {
-                errs.push(FieldError::required(child(&p, "name"), ""));
+                errs.push(FieldError::required(p.child("name"), ""));
             }
         } else {
-            dns_label(name, &child(&p, "name"), &mut errs);
-            if !names.insert(name.to_owned()) {
-                errs.push(FieldError::duplicate(child(&p, "name"), name));
+            dns_label(name, &p.child("name"), &mut errs);
+            if !names.insert(name) {
+                errs.push(FieldError::duplicate(p.child("name"), name));
             }
         }
-        one_of(&port["protocol"], &child(&p, "protocol"), PROTOCOLS, &mut errs);
-        let n = port["port"].as_i64().unwrap_or(0);
-        for m in port_num_errors(n) {
-            errs.push(FieldError::invalid(child(&p, "port"), n, m));
-        }
-        port_num_or_name(&port["targetPort"], &child(&p, "targetPort"), &mut errs);
-        if let Some(node_port) = port["nodePort"].as_i64().filter(|n| *n != 0) {
+        one_of_str(port.protocol.as_deref(), &p.child("protocol"), PROTOCOLS, &mut errs);
+        port_number(port.port.into(), &p.child("port"), &mut errs);
+        // Go's `TargetPort` is a value: absent, it is the integer 0 (defaulting sets it to the
+        // port first).
+        int_or_string_port(port.target_port.as_ref().unwrap_or(&IntOrString::Int(0)), &p.child("targetPort"), &mut errs);
+        if let Some(node_port) = port.node_port.filter(|n| *n != 0) {
             if kind == "ClusterIP" {
-                errs.push(FieldError::forbidden(child(&p, "nodePort"), "may not be used when `type` is 'ClusterIP'"));
+                errs.push(FieldError::forbidden(p.child("nodePort"), "may not be used when `type` is 'ClusterIP'"));
             } else {
-                for m in port_num_errors(node_port) {
-                    errs.push(FieldError::invalid(child(&p, "nodePort"), node_port, m));
-                }
+                port_number(node_port.into(), &p.child("nodePort"), &mut errs);
             }
         }
     }
@@ -767,29 +763,29 @@ pub fn service(svc: &Value) -> Vec<FieldError> {
     // compares.
     let mut numbers = BTreeSet::new();
     for (i, port) in ports.iter().enumerate() {
-        let (protocol, number) = (str_of(&port["protocol"]), port["port"].as_i64().unwrap_or(0));
-        if !numbers.insert((protocol.to_owned(), number)) {
+        let (protocol, number) = (port.protocol.as_deref().unwrap_or_default(), port.port);
+        if !numbers.insert((protocol, number)) {
             let key = format!(
                 "core.ServicePort{{Name:\"\", Protocol:{protocol:?}, AppProtocol:(*string)(nil), Port:{number}, TargetPort:intstr.IntOrString{{Type:0, IntVal:0, StrVal:\"\"}}, NodePort:0}}"
             );
-            errs.push(FieldError::duplicate(index("spec.ports", i), crate::status::BadValue::Raw(key)));
+            errs.push(FieldError::duplicate(ports_path.index(i), BadValue::Raw(key)));
         }
     }
-    one_of(&spec["sessionAffinity"], "spec.sessionAffinity", &["ClientIP", "None"], &mut errs);
-    if let Some(policy) = spec["externalTrafficPolicy"].as_str().filter(|p| !p.is_empty()) {
+    one_of_str(spec.session_affinity.as_deref(), "spec.sessionAffinity", &["ClientIP", "None"], &mut errs);
+    if let Some(policy) = spec.external_traffic_policy.as_deref().filter(|p| !p.is_empty()) {
         if matches!(kind, "ClusterIP" | "ExternalName") {
             errs.push(FieldError::invalid("spec.externalTrafficPolicy", policy, "may only be set for externally-accessible services"));
         } else {
-            one_of(&spec["externalTrafficPolicy"], "spec.externalTrafficPolicy", &["Cluster", "Local"], &mut errs);
+            one_of_str(Some(policy), "spec.externalTrafficPolicy", &["Cluster", "Local"], &mut errs);
         }
     }
-    one_of(&spec["internalTrafficPolicy"], "spec.internalTrafficPolicy", &["Cluster", "Local"], &mut errs);
-    one_of(&spec["ipFamilyPolicy"], "spec.ipFamilyPolicy", &["SingleStack", "PreferDualStack", "RequireDualStack"], &mut errs);
-    labels(&spec["selector"], "spec.selector", &mut errs);
+    one_of_str(spec.internal_traffic_policy.as_deref(), "spec.internalTrafficPolicy", &["Cluster", "Local"], &mut errs);
+    one_of_str(spec.ip_family_policy.as_deref(), "spec.ipFamilyPolicy", &["SingleStack", "PreferDualStack", "RequireDualStack"], &mut errs);
+    label_map(&spec.selector, "spec.selector", &mut errs);
     errs
 }
 
-pub fn service_update(_old: &Value, new: &Value) -> Vec<FieldError> {
+pub fn service_update(_old: &api::Service, new: &api::Service) -> Vec<FieldError> {
     service(new)
 }
 
@@ -823,28 +819,26 @@ pub(super) fn config_key_errors(k: &str) -> Vec<String> {
     errs
 }
 
-fn decoded_len(v: &Value) -> usize {
-    base64::engine::general_purpose::STANDARD.decode(str_of(v)).map_or(0, |b| b.len())
-}
-
-pub fn config_map(cm: &Value) -> Vec<FieldError> {
+pub fn config_map(cm: &api::ConfigMap) -> Vec<FieldError> {
     let mut errs = Vec::new();
+    let data = FieldPath::Root("data");
     let mut total = 0;
-    let data = cm["data"].as_object();
-    for (k, v) in data.into_iter().flatten() {
+    for (k, v) in &cm.data {
         for m in config_key_errors(k) {
-            errs.push(FieldError::invalid(key("data", k), k.as_str(), m));
+            errs.push(FieldError::invalid(data.key(k), k.as_str(), m));
         }
-        total += str_of(v).len();
+        total += v.len();
     }
-    for (k, v) in cm["binaryData"].as_object().into_iter().flatten() {
+    let binary_data = FieldPath::Root("binaryData");
+    for (k, bytes) in &cm.binary_data {
         for m in config_key_errors(k) {
-            errs.push(FieldError::invalid(key("binaryData", k), k.as_str(), m));
+            errs.push(FieldError::invalid(binary_data.key(k), k.as_str(), m));
         }
-        if data.is_some_and(|d| d.contains_key(k)) {
-            errs.push(FieldError::invalid(key("binaryData", k), k.as_str(), "duplicate of key present in data"));
+        if cm.data.contains_key(k) {
+            errs.push(FieldError::invalid(binary_data.key(k), k.as_str(), "duplicate of key present in data"));
         }
-        total += decoded_len(v);
+        // The typed form holds the bytes the base64 text decodes to.
+        total += bytes.len();
     }
     if total > MAX_DATA_SIZE {
         errs.push(FieldError::too_long("", MAX_DATA_SIZE as i64));
@@ -855,72 +849,82 @@ pub fn config_map(cm: &Value) -> Vec<FieldError> {
 /// The message for changing what `immutable: true` froze.
 const IMMUTABLE_SET: &str = "field is immutable when `immutable` is set";
 
-/// An object with `immutable: true` keeps its data and the flag.
-fn frozen(old: &Value, new: &Value, fields: &[&str], errs: &mut Vec<FieldError>) {
-    if old["immutable"].as_bool() != Some(true) {
-        return;
+/// Whether the old object froze its data with `immutable: true`, which the new one must keep
+/// (the caller then refuses any change to the data).
+fn frozen(old_immutable: Option<bool>, new_immutable: Option<bool>, errs: &mut Vec<FieldError>) -> bool {
+    if old_immutable != Some(true) {
+        return false;
     }
-    if new["immutable"].as_bool() != Some(true) {
+    if new_immutable != Some(true) {
         errs.push(FieldError::forbidden("immutable", IMMUTABLE_SET));
     }
-    for field in fields {
-        let empty = |v: &Value| v.is_null() || v.as_object().is_some_and(serde_json::Map::is_empty);
-        if old[field] != new[field] && !(empty(&old[field]) && empty(&new[field])) {
-            errs.push(FieldError::forbidden(*field, IMMUTABLE_SET));
-        }
-    }
+    true
 }
 
-pub fn config_map_update(old: &Value, new: &Value) -> Vec<FieldError> {
+pub fn config_map_update(old: &api::ConfigMap, new: &api::ConfigMap) -> Vec<FieldError> {
     let mut errs = config_map(new);
-    frozen(old, new, &["data", "binaryData"], &mut errs);
+    if frozen(old.immutable, new.immutable, &mut errs) {
+        if old.data != new.data {
+            errs.push(FieldError::forbidden("data", IMMUTABLE_SET));
+        }
+        if old.binary_data != new.binary_data {
+            errs.push(FieldError::forbidden("binaryData", IMMUTABLE_SET));
+        }
+    }
     errs
 }
 
-pub fn secret(secret: &Value) -> Vec<FieldError> {
+/// A secret's type; absent or empty is `Opaque`, as defaulting makes it.
+fn secret_type(secret: &api::Secret) -> &str {
+    secret.r#type.as_deref().filter(|t| !t.is_empty()).unwrap_or("Opaque")
+}
+
+pub fn secret(secret: &api::Secret) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    let data = secret["data"].as_object();
+    let data = &secret.data;
+    let data_path = FieldPath::Root("data");
     let mut total = 0;
-    for (k, v) in data.into_iter().flatten() {
+    // The typed form holds the bytes the base64 text decodes to.
+    for (k, bytes) in data {
         for m in config_key_errors(k) {
-            errs.push(FieldError::invalid(key("data", k), k.as_str(), m));
+            errs.push(FieldError::invalid(data_path.key(k), k.as_str(), m));
         }
-        total += decoded_len(v);
+        total += bytes.len();
     }
     if total > MAX_DATA_SIZE {
         errs.push(FieldError::too_long("data", MAX_DATA_SIZE as i64));
     }
-    let has = |k: &str| data.is_some_and(|d| d.contains_key(k));
-    match secret["type"].as_str().unwrap_or("Opaque") {
+    let has = |k: &str| data.contains_key(k);
+    match secret_type(secret) {
         "kubernetes.io/service-account-token" => {
             let annotation = "kubernetes.io/service-account.name";
-            if str_of(&secret["metadata"]["annotations"][annotation]).is_empty() {
+            let annotations = secret.metadata.as_ref().map(|meta| &meta.annotations);
+            if annotations.and_then(|a| a.get(annotation)).is_none_or(|name| name.is_empty()) {
                 errs.push(FieldError::required(key("metadata.annotations", annotation), ""));
             }
         }
         t @ ("kubernetes.io/dockercfg" | "kubernetes.io/dockerconfigjson") => {
             let k = if t == "kubernetes.io/dockercfg" { ".dockercfg" } else { ".dockerconfigjson" };
-            match data.and_then(|d| d.get(k)) {
-                None => errs.push(FieldError::required(key("data", k), "")),
-                Some(v) => {
-                    let bytes = base64::engine::general_purpose::STANDARD.decode(str_of(v)).unwrap_or_default();
-                    if let Err(e) = serde_json::from_slice::<serde_json::Map<String, Value>>(&bytes) {
-                        errs.push(FieldError::invalid(key("data", k), "<secret contents redacted>", e.to_string()));
+            match data.get(k) {
+                None => errs.push(FieldError::required(data_path.key(k), "")),
+                Some(bytes) => {
+                    if let Err(e) = serde_json::from_slice::<serde_json::Map<String, Value>>(bytes) {
+                        errs.push(FieldError::invalid(data_path.key(k), "<secret contents redacted>", e.to_string()));
                     }
                 }
             }
         }
         "kubernetes.io/basic-auth" if !has("username") && !has("password") => {
-            errs.push(FieldError::required(key("data", "username"), ""));
-            errs.push(FieldError::required(key("data", "password"), ""));
+            errs.push(FieldError::required(data_path.key("username"), ""));
+            errs.push(FieldError::required(data_path.key("password"), ""));
         }
         "kubernetes.io/ssh-auth" if !has("ssh-privatekey") => {
-            errs.push(FieldError::required(key("data", "ssh-privatekey"), ""));
+            errs.push(FieldError::required(data_path.key("ssh-privatekey"), ""));
         }
         "kubernetes.io/tls" => {
             for k in ["tls.crt", "tls.key"] {
                 if !has(k) {
-                    errs.push(FieldError::required(key("data", k), ""));
+                    errs.push(FieldError::required(data_path.key(k), ""));
                 }
             }
         }
@@ -929,11 +933,15 @@ pub fn secret(secret: &Value) -> Vec<FieldError> {
     errs
 }
 
-pub fn secret_update(old: &Value, new: &Value) -> Vec<FieldError> {
+pub fn secret_update(old: &api::Secret, new: &api::Secret) -> Vec<FieldError> {
     let mut errs = secret(new);
-    let type_of = |v: &Value| Value::String(v["type"].as_str().unwrap_or("Opaque").to_owned());
-    immutable(&type_of(new), &type_of(old), "type", &mut errs);
-    frozen(old, new, &["data"], &mut errs);
+    let new_type = secret_type(new);
+    if new_type != secret_type(old) {
+        errs.push(FieldError::invalid("type", new_type, FIELD_IMMUTABLE));
+    }
+    if frozen(old.immutable, new.immutable, &mut errs) && old.data != new.data {
+        errs.push(FieldError::forbidden("data", IMMUTABLE_SET));
+    }
     errs
 }
 
@@ -942,61 +950,77 @@ pub fn secret_update(old: &Value, new: &Value) -> Vec<FieldError> {
 
 const ACCESS_MODES: &[&str] = &["ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"];
 
-pub fn persistent_volume_claim(pvc: &Value) -> Vec<FieldError> {
+pub fn persistent_volume_claim(pvc: &api::PersistentVolumeClaim) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    let spec = &pvc["spec"];
-    let modes = items(&spec["accessModes"]);
+    let spec = pvc.spec.as_ref();
+    let modes = spec.map_or(&[][..], |s| &s.access_modes);
     if modes.is_empty() {
         errs.push(FieldError::required("spec.accessModes", "at least 1 access mode is required"));
     }
     for mode in modes {
-        let mode = str_of(mode);
-        if !ACCESS_MODES.contains(&mode) {
-            errs.push(FieldError::not_supported("spec.accessModes", mode, ACCESS_MODES));
+        if !ACCESS_MODES.contains(&mode.as_str()) {
+            errs.push(FieldError::not_supported("spec.accessModes", mode.as_str(), ACCESS_MODES));
         }
     }
-    match spec["resources"]["requests"].get("storage") {
-        None => errs.push(FieldError::required(key("spec.resources", "requests"), "")),
-        Some(v) => {
-            if let Ok(q) = Quantity::parse(str_of(v))
-                && q.signum() != std::cmp::Ordering::Greater
-            {
-                errs.push(FieldError::invalid(
-                    key(&key("spec.resources", "requests"), "storage"),
-                    q.to_string(),
-                    "must be greater than zero",
-                ));
+    match spec.and_then(|s| s.resources.as_ref()).and_then(|r| r.requests.get("storage")) {
+        None => errs.push(FieldError::required("spec.resources[requests]", "")),
+        Some(q) => {
+            if q.signum() != std::cmp::Ordering::Greater {
+                errs.push(FieldError::invalid("spec.resources[requests][storage]", q.to_string(), "must be greater than zero"));
             }
         }
     }
-    one_of(&spec["volumeMode"], "spec.volumeMode", &["Block", "Filesystem"], &mut errs);
+    one_of_str(spec.and_then(|s| s.volume_mode.as_deref()), "spec.volumeMode", &["Block", "Filesystem"], &mut errs);
     errs
 }
 
-pub fn persistent_volume_claim_update(old: &Value, new: &Value) -> Vec<FieldError> {
+pub fn persistent_volume_claim_update(old: &api::PersistentVolumeClaim, new: &api::PersistentVolumeClaim) -> Vec<FieldError> {
     let mut errs = persistent_volume_claim(new);
-    let strip = |spec: &Value, keep_volume_name: bool| {
-        let mut spec = spec.clone();
-        if let Some(obj) = spec.as_object_mut() {
-            obj.remove("volumeAttributesClassName");
-            if !keep_volume_name {
-                obj.remove("volumeName");
-            }
-        }
-        if let Some(res) = spec["resources"].as_object_mut() {
-            res.remove("requests");
-        }
-        spec
-    };
+    let no_spec = api::PersistentVolumeClaimSpec::default();
+    let (old_spec, new_spec) = (old.spec.as_ref().unwrap_or(&no_spec), new.spec.as_ref().unwrap_or(&no_spec));
     // Binding sets `volumeName` once.
-    let binding = str_of(&old["spec"]["volumeName"]).is_empty();
-    if strip(&old["spec"], !binding) != strip(&new["spec"], !binding) {
+    let binding = old_spec.volume_name.as_deref().unwrap_or_default().is_empty();
+    if !same_claim_spec_but_updatable(old_spec, new_spec, !binding) {
         errs.push(FieldError::forbidden(
             "spec",
             "spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims",
         ));
     }
     errs
+}
+
+/// Whether two claim specs agree on all but what an update may change: the requests, the
+/// volume attributes class, and (unless `compare_volume_name`) the volume name. Every field is
+/// named, so that a field the type gains is compared too.
+fn same_claim_spec_but_updatable(
+    old: &api::PersistentVolumeClaimSpec,
+    new: &api::PersistentVolumeClaimSpec,
+    compare_volume_name: bool,
+) -> bool {
+    let api::PersistentVolumeClaimSpec {
+        access_modes,
+        selector,
+        resources,
+        volume_name,
+        storage_class_name,
+        volume_mode,
+        data_source,
+        data_source_ref,
+        volume_attributes_class_name: _,
+    } = old;
+    // Go's `VolumeName` and `Resources` are values: absent is empty.
+    fn limits(resources: &Option<api::VolumeResourceRequirements>) -> &std::collections::BTreeMap<String, Quantity> {
+        static NONE: std::collections::BTreeMap<String, Quantity> = std::collections::BTreeMap::new();
+        resources.as_ref().map_or(&NONE, |r| &r.limits)
+    }
+    *access_modes == new.access_modes
+        && *selector == new.selector
+        && limits(resources) == limits(&new.resources)
+        && (!compare_volume_name || volume_name.as_deref().unwrap_or_default() == new.volume_name.as_deref().unwrap_or_default())
+        && *storage_class_name == new.storage_class_name
+        && *volume_mode == new.volume_mode
+        && *data_source == new.data_source
+        && *data_source_ref == new.data_source_ref
 }
 
 /// `ValidatePodBinding`: the target is a node, by name.
@@ -1018,6 +1042,7 @@ mod tests {
 
     use super::*;
     use crate::registry::validation::test_typed as typed;
+    use base64::Engine;
 
     #[test]
     fn a_binding_targets_a_node_by_name() {
@@ -1157,13 +1182,14 @@ mod tests {
 
     #[test]
     fn services() {
+        let service = |svc: &Value| service(&typed(svc));
         let svc = json!({"spec": {"type": "ClusterIP", "ports": [{"port": 80, "targetPort": 8080, "protocol": "TCP"}], "sessionAffinity": "None"}});
         assert!(service(&svc).is_empty());
         assert_eq!(messages(&service(&json!({"spec": {}}))), ["spec.ports: Required value"]);
         assert!(service(&json!({"spec": {"clusterIP": "None"}})).is_empty());
         assert_eq!(
             messages(&service(
-                &json!({"spec": {"type": "Magic", "ports": [{"port": 0, "name": "a"}, {"port": 80, "name": "a", "nodePort": 30000}], "sessionAffinity": "Sticky"}})
+                &json!({"spec": {"type": "Magic", "ports": [{"port": 0, "name": "a", "targetPort": 1}, {"port": 80, "name": "a", "nodePort": 30000, "targetPort": 1}], "sessionAffinity": "Sticky"}})
             )),
             [
                 "spec.type: Unsupported value: \"Magic\": supported values: \"ClusterIP\", \"ExternalName\", \"LoadBalancer\", \"NodePort\"",
@@ -1173,7 +1199,9 @@ mod tests {
             ]
         );
         assert_eq!(
-            messages(&service(&json!({"spec": {"ports": [{"port": 80}, {"port": 81, "nodePort": 30001}]}}))),
+            messages(&service(
+                &json!({"spec": {"ports": [{"port": 80, "targetPort": 80}, {"port": 81, "nodePort": 30001, "targetPort": 81}]}})
+            )),
             [
                 "spec.ports[0].name: Required value",
                 "spec.ports[1].name: Required value",
@@ -1191,15 +1219,38 @@ mod tests {
         );
         assert_eq!(
             messages(&service(&json!({"spec": {"ports": [
-                {"name": "a", "port": 80, "protocol": "TCP"}, {"name": "b", "port": 80, "protocol": "UDP"}, {"name": "c", "port": 80, "protocol": "TCP"}]}}))),
+                {"name": "a", "port": 80, "protocol": "TCP", "targetPort": 80}, {"name": "b", "port": 80, "protocol": "UDP", "targetPort": 80},
+                {"name": "c", "port": 80, "protocol": "TCP", "targetPort": 80}]}}))),
             [
                 "spec.ports[2]: Duplicate value: core.ServicePort{Name:\"\", Protocol:\"TCP\", AppProtocol:(*string)(nil), Port:80, TargetPort:intstr.IntOrString{Type:0, IntVal:0, StrVal:\"\"}, NodePort:0}"
             ]
+        );
+        // Go's target port is a value: left out (defaulting sets it to the port), it is 0.
+        assert_eq!(
+            messages(&service(&json!({"spec": {"ports": [{"port": 80}]}}))),
+            ["spec.ports[0].targetPort: Invalid value: 0: must be between 1 and 65535, inclusive"]
+        );
+        assert_eq!(
+            messages(&service(&json!({"spec": {"type": "NodePort", "ports": [{"port": 80, "targetPort": "Http", "nodePort": 70000}],
+                "externalTrafficPolicy": "Nearby", "internalTrafficPolicy": "Far", "selector": {"app": "a b"}}}))),
+            [
+                "spec.ports[0].targetPort: Invalid value: \"Http\": must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)",
+                "spec.ports[0].nodePort: Invalid value: 70000: must be between 1 and 65535, inclusive",
+                "spec.externalTrafficPolicy: Unsupported value: \"Nearby\": supported values: \"Cluster\", \"Local\"",
+                "spec.internalTrafficPolicy: Unsupported value: \"Far\": supported values: \"Cluster\", \"Local\"",
+                "spec.selector: Invalid value: \"a b\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+            ]
+        );
+        assert_eq!(
+            messages(&service_update(&typed(&svc), &typed(&json!({"spec": {"externalTrafficPolicy": "Local", "clusterIP": "None"}})))),
+            ["spec.externalTrafficPolicy: Invalid value: \"Local\": may only be set for externally-accessible services"]
         );
     }
 
     #[test]
     fn config_maps_and_secrets() {
+        let config_map = |cm: &Value| config_map(&typed(cm));
+        let secret = |s: &Value| secret(&typed(s));
         assert!(config_map(&json!({"data": {"a.b": "x", "C_D": "y"}})).is_empty());
         let errs = messages(&config_map(&json!({"data": {"a b": "x", "..x": "y"}, "binaryData": {"..x": "eA=="}})));
         assert_eq!(errs.len(), 4, "{errs:?}");
@@ -1207,15 +1258,29 @@ mod tests {
         assert!(errs.contains(&"binaryData[..x]: Invalid value: \"..x\": duplicate of key present in data".to_owned()));
         let big = "x".repeat(MAX_DATA_SIZE + 1);
         assert_eq!(messages(&config_map(&json!({"data": {"a": big}}))), [": Too long: may not be more than 1048576 bytes"]);
+        // Binary data counts as the bytes it decodes to.
+        let half = base64::engine::general_purpose::STANDARD.encode(vec![0u8; MAX_DATA_SIZE / 2]);
+        assert!(config_map(&json!({"data": {"a": "x".repeat(MAX_DATA_SIZE / 2)}, "binaryData": {"b": half}})).is_empty());
+        assert_eq!(
+            messages(&config_map(&json!({"data": {"a": "x".repeat(MAX_DATA_SIZE / 2 + 1)}, "binaryData": {"b": half}}))),
+            [": Too long: may not be more than 1048576 bytes"]
+        );
 
         let old = json!({"immutable": true, "data": {"a": "1"}});
-        assert!(config_map_update(&old, &old).is_empty());
+        assert!(config_map_update(&typed(&old), &typed(&old)).is_empty());
         assert_eq!(
-            messages(&config_map_update(&old, &json!({"data": {"a": "2"}}))),
+            messages(&config_map_update(&typed(&old), &typed(&json!({"data": {"a": "2"}})))),
             [
                 "immutable: Forbidden: field is immutable when `immutable` is set",
                 "data: Forbidden: field is immutable when `immutable` is set"
             ]
+        );
+        assert_eq!(
+            messages(&config_map_update(
+                &typed(&old),
+                &typed(&json!({"immutable": true, "data": {"a": "1"}, "binaryData": {"b": "eA=="}}))
+            )),
+            ["binaryData: Forbidden: field is immutable when `immutable` is set"]
         );
 
         assert!(secret(&json!({"data": {"a": "eA=="}})).is_empty());
@@ -1230,19 +1295,48 @@ mod tests {
         );
         assert_eq!(
             messages(&secret_update(
-                &json!({"type": "Opaque"}),
-                &json!({"type": "kubernetes.io/basic-auth", "data": {"username": "eA=="}})
+                &typed(&json!({"type": "Opaque"})),
+                &typed(&json!({"type": "kubernetes.io/basic-auth", "data": {"username": "eA=="}}))
             )),
             ["type: Invalid value: \"kubernetes.io/basic-auth\": field is immutable"]
+        );
+        // The JSON check reads the decoded bytes ("e30=" is `{}`, "W10=" is `[]`).
+        assert!(secret(&json!({"type": "kubernetes.io/dockercfg", "data": {".dockercfg": "e30="}})).is_empty());
+        assert_eq!(
+            messages(&secret(&json!({"type": "kubernetes.io/dockercfg", "data": {".dockercfg": "W10="}}))),
+            ["data[.dockercfg]: Invalid value: \"<secret contents redacted>\": invalid type: sequence, expected a map at line 1 column 0"]
+        );
+        assert_eq!(
+            messages(&secret(&json!({"type": "kubernetes.io/basic-auth", "data": {"a b": "eA=="}}))),
+            [
+                "data[a b]: Invalid value: \"a b\": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')",
+                "data[username]: Required value",
+                "data[password]: Required value",
+            ]
+        );
+        assert_eq!(messages(&secret(&json!({"type": "kubernetes.io/ssh-auth"}))), ["data[ssh-privatekey]: Required value"]);
+        assert_eq!(
+            messages(&secret(&json!({"data": {"a": base64::engine::general_purpose::STANDARD.encode(vec![0u8; MAX_DATA_SIZE + 1])}}))),
+            ["data: Too long: may not be more than 1048576 bytes"]
+        );
+        let frozen = json!({"immutable": true, "data": {"a": "eA=="}});
+        assert_eq!(
+            messages(&secret_update(&typed(&frozen), &typed(&json!({"immutable": false, "data": {"a": "eQ=="}})))),
+            [
+                "immutable: Forbidden: field is immutable when `immutable` is set",
+                "data: Forbidden: field is immutable when `immutable` is set"
+            ]
         );
     }
 
     #[test]
     fn persistent_volume_claims() {
+        let claim = |pvc: &Value| persistent_volume_claim(&typed(pvc));
+        let update = |old: &Value, new: &Value| persistent_volume_claim_update(&typed(old), &typed(new));
         let pvc = json!({"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}});
-        assert!(persistent_volume_claim(&pvc).is_empty());
+        assert!(claim(&pvc).is_empty());
         assert_eq!(
-            messages(&persistent_volume_claim(&json!({"spec": {"accessModes": ["ReadWriteSometimes"]}}))),
+            messages(&claim(&json!({"spec": {"accessModes": ["ReadWriteSometimes"]}}))),
             [
                 "spec.accessModes: Unsupported value: \"ReadWriteSometimes\": supported values: \"ReadOnlyMany\", \"ReadWriteMany\", \"ReadWriteOnce\", \"ReadWriteOncePod\"",
                 "spec.resources[requests]: Required value",
@@ -1250,8 +1344,31 @@ mod tests {
         );
         let mut grown = pvc.clone();
         grown["spec"]["resources"]["requests"]["storage"] = json!("2Gi");
-        assert!(persistent_volume_claim_update(&pvc, &grown).is_empty());
+        assert!(update(&pvc, &grown).is_empty());
         grown["spec"]["accessModes"] = json!(["ReadWriteMany"]);
-        assert_eq!(persistent_volume_claim_update(&pvc, &grown).len(), 1);
+        assert_eq!(update(&pvc, &grown).len(), 1);
+
+        assert_eq!(
+            messages(&claim(&json!({"spec": {"resources": {"requests": {"storage": "0"}}, "volumeMode": "Tape"}}))),
+            [
+                "spec.accessModes: Required value: at least 1 access mode is required",
+                "spec.resources[requests][storage]: Invalid value: \"0\": must be greater than zero",
+                "spec.volumeMode: Unsupported value: \"Tape\": supported values: \"Block\", \"Filesystem\"",
+            ]
+        );
+        // Binding sets the volume name once; the attributes class may change.
+        let mut bound = pvc.clone();
+        bound["spec"]["volumeName"] = json!("pv-1");
+        bound["spec"]["volumeAttributesClassName"] = json!("fast");
+        assert!(update(&pvc, &bound).is_empty());
+        let mut rebound = bound.clone();
+        rebound["spec"]["volumeName"] = json!("pv-2");
+        assert_eq!(
+            messages(&update(&bound, &rebound)),
+            ["spec: Forbidden: spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims"]
+        );
+        let mut limited = pvc.clone();
+        limited["spec"]["resources"]["limits"] = json!({"storage": "5Gi"});
+        assert_eq!(update(&pvc, &limited).len(), 1);
     }
 }

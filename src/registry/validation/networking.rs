@@ -1,9 +1,13 @@
 //! The networking.k8s.io group (`pkg/apis/networking/validation`): ingresses (rules, paths and
 //! their types, backends) and network policies (selectors, policy types, ports).
 
+use kapi_api::api::discovery::v1 as discovery;
 use serde_json::Value;
 
-use super::{child, dns_subdomain, index, items, json_value, label_selector, one_of, port_name_errors, port_num_errors, str_of};
+use super::{
+    FieldPath, child, dns_subdomain, index, items, json_value, label_selector, one_of, one_of_str, port_name_errors, port_num_errors,
+    str_of,
+};
 use crate::status::FieldError;
 
 const PATH_TYPES: &[&str] = &["Exact", "ImplementationSpecific", "Prefix"];
@@ -144,17 +148,18 @@ pub fn network_policy(np: &Value) -> Vec<FieldError> {
     errs
 }
 
-/// EndpointSlices (discovery.k8s.io, `ValidateEndpointSlice`): a known address type and at
-/// least one address per endpoint.
-pub fn endpoint_slice(slice: &Value) -> Vec<FieldError> {
+/// EndpointSlices (discovery.k8s.io, `ValidateEndpointSlice`): a known address type and valid
+/// ports. The rules read the generated type (the discovery group has one version).
+pub fn endpoint_slice(slice: &discovery::EndpointSlice) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    one_of(&slice["addressType"], "addressType", &["FQDN", "IPv4", "IPv6"], &mut errs);
-    for (i, port) in items(&slice["ports"]).iter().enumerate() {
-        let p = index("ports", i);
-        one_of(&port["protocol"], &child(&p, "protocol"), &["SCTP", "TCP", "UDP"], &mut errs);
-        if let Some(n) = port["port"].as_i64() {
+    one_of_str(Some(&slice.address_type), "addressType", &["FQDN", "IPv4", "IPv6"], &mut errs);
+    let ports = FieldPath::Root("ports");
+    for (i, port) in slice.ports.iter().enumerate() {
+        let p = ports.index(i);
+        one_of_str(port.protocol.as_deref(), &p.child("protocol"), &["SCTP", "TCP", "UDP"], &mut errs);
+        if let Some(n) = port.port.map(i64::from) {
             for m in port_num_errors(n) {
-                errs.push(FieldError::invalid(child(&p, "port"), n, m));
+                errs.push(FieldError::invalid(p.child("port"), n, m));
             }
         }
     }
@@ -166,7 +171,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::registry::validation::test_messages as messages;
+    use crate::registry::validation::{test_messages as messages, test_typed as typed};
 
     #[test]
     fn ingresses() {
@@ -198,13 +203,17 @@ mod tests {
 
     #[test]
     fn endpoint_slices() {
-        assert!(endpoint_slice(&json!({"addressType": "IPv4", "endpoints": [{"addresses": ["10.0.0.1"]}]})).is_empty());
+        assert!(endpoint_slice(&typed(&json!({"addressType": "IPv4", "endpoints": [{"addresses": ["10.0.0.1"]}]}))).is_empty());
         assert_eq!(
-            messages(&endpoint_slice(&json!({"addressType": "IPv5", "ports": [{"port": 0}]}))),
+            messages(&endpoint_slice(&typed(&json!({"addressType": "IPv5", "ports": [{"port": 0}]})))),
             [
                 "addressType: Unsupported value: \"IPv5\": supported values: \"FQDN\", \"IPv4\", \"IPv6\"",
                 "ports[0].port: Invalid value: 0: must be between 1 and 65535, inclusive"
             ]
+        );
+        assert_eq!(
+            messages(&endpoint_slice(&typed(&json!({"addressType": "FQDN", "ports": [{"port": 80}, {"protocol": "HTTP"}]})))),
+            ["ports[1].protocol: Unsupported value: \"HTTP\": supported values: \"SCTP\", \"TCP\", \"UDP\""]
         );
     }
 
