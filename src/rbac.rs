@@ -15,7 +15,6 @@ use std::sync::Arc;
 
 use kapi_api::api::rbac::v1 as rbac_v1;
 use kapi_api::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use serde_json::Value;
 
 use crate::request_info::{RequestInfo, UserInfo};
 
@@ -64,27 +63,7 @@ pub struct PolicyRule {
     pub non_resource_urls: Vec<String>,
 }
 
-fn strings(v: &Value) -> Vec<String> {
-    v.as_array().map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect()).unwrap_or_default()
-}
-
 impl PolicyRule {
-    /// A rule from its JSON form.
-    pub fn from_json(v: &Value) -> PolicyRule {
-        PolicyRule {
-            verbs: strings(&v["verbs"]),
-            api_groups: strings(&v["apiGroups"]),
-            resources: strings(&v["resources"]),
-            resource_names: strings(&v["resourceNames"]),
-            non_resource_urls: strings(&v["nonResourceURLs"]),
-        }
-    }
-
-    /// The rules of a role object (`rules`).
-    pub fn of_role(role: &Value) -> Vec<PolicyRule> {
-        role["rules"].as_array().map(|rules| rules.iter().map(PolicyRule::from_json).collect()).unwrap_or_default()
-    }
-
     /// The rules of a typed Role or ClusterRole.
     pub fn of_rules(rules: &[rbac_v1::PolicyRule]) -> Vec<PolicyRule> {
         rules.iter().map(PolicyRule::from).collect()
@@ -522,7 +501,7 @@ pub fn confirm_no_escalation(policy: &Policy, user: &UserInfo, namespace: &str, 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     fn user(name: &str, groups: &[&str]) -> UserInfo {
         UserInfo { name: name.into(), groups: groups.iter().map(|g| (*g).to_owned()).collect(), ..Default::default() }
@@ -557,7 +536,7 @@ pub(crate) mod tests {
     }
 
     fn rule(v: Value) -> PolicyRule {
-        PolicyRule::from_json(&v)
+        PolicyRule::from(&serde_json::from_value::<rbac_v1::PolicyRule>(v).unwrap())
     }
 
     #[test]

@@ -485,7 +485,7 @@ impl<'a> Store<'a> {
                         .map_err(|rejection| target.refuse(rejection))?;
                     self.prepare_update(old, &mut proposed, name, namespace)?;
                     self.validate(name, Some(&current.internal), &proposed, required)?;
-                    self.authorize_write(options, namespace, Some(old), &proposed)?;
+                    self.authorize_write(options, namespace, Some(&current.internal), &proposed)?;
                     warnings = self.strategy.warnings_on_update(proposed.value()?, old);
                     proposed
                 }
@@ -665,7 +665,7 @@ impl<'a> Store<'a> {
         &self,
         options: WriteOptions<'_>,
         namespace: Option<&str>,
-        old: Option<&Value>,
+        old: Option<&Object>,
         new: &Object,
     ) -> Result<(), ApiError> {
         let Some(user) = options.user else { return Ok(()) };

@@ -239,7 +239,7 @@ pub trait Strategy: Send + Sync {
     /// Checks of the requesting user that authorization alone does not make (RBAC's escalation
     /// prevention): `old` is `None` on a create. Runs after validation, for a client's create
     /// or update of the object itself (the server's own writes carry no user and pass).
-    fn authorize_write(&self, context: &WriteContext<'_>, old: Option<&Value>, new: &Object) -> Result<(), ApiError> {
+    fn authorize_write(&self, context: &WriteContext<'_>, old: Option<&Object>, new: &Object) -> Result<(), ApiError> {
         let _ = (context, old, new);
         Ok(())
     }
@@ -419,10 +419,10 @@ static STRATEGIES: &[(&str, &str, &dyn Strategy)] = &[
     ("coordination.k8s.io", "leases", &super::coordination::leases::LeaseStrategy),
     ("coordination.k8s.io", "leasecandidates", &super::coordination::leasecandidates::LeaseCandidateStrategy),
     ("node.k8s.io", "runtimeclasses", &super::node::runtimeclasses::RuntimeClassStrategy),
-    ("rbac.authorization.k8s.io", "roles", &super::rbac::roles::RoleStrategy),
-    ("rbac.authorization.k8s.io", "clusterroles", &super::rbac::roles::RoleStrategy),
-    ("rbac.authorization.k8s.io", "rolebindings", &super::rbac::rolebindings::ROLE_BINDINGS),
-    ("rbac.authorization.k8s.io", "clusterrolebindings", &super::rbac::rolebindings::CLUSTER_ROLE_BINDINGS),
+    ("rbac.authorization.k8s.io", "roles", &super::rbac::roles::RoleStrategy::Role),
+    ("rbac.authorization.k8s.io", "clusterroles", &super::rbac::roles::RoleStrategy::ClusterRole),
+    ("rbac.authorization.k8s.io", "rolebindings", &super::rbac::rolebindings::RoleBindingStrategy::RoleBinding),
+    ("rbac.authorization.k8s.io", "clusterrolebindings", &super::rbac::rolebindings::RoleBindingStrategy::ClusterRoleBinding),
     ("storage.k8s.io", "storageclasses", &super::storage::storageclasses::StorageClassStrategy),
     ("storage.k8s.io", "csinodes", &super::storage::csinodes::CsiNodeStrategy),
     ("resource.k8s.io", "resourceslices", &super::resource::resourceslices::ResourceSliceStrategy),

@@ -1,7 +1,6 @@
 //! Secrets (`pkg/registry/core/secret/strategy.go`).
 
-use base64::Engine;
-use serde_json::Value;
+use kapi_api::api::core::v1 as core_v1;
 
 use crate::rbac::Attributes;
 use crate::rbac::node::{self, Decision, Graph, Vertex};
@@ -23,19 +22,16 @@ impl Strategy for SecretStrategy {
         crate::tables::Columns::Printer(&crate::tables::SECRETS)
     }
 
-    /// The write-only `stringData` is folded into `data` (base64) and dropped, as upstream's
-    /// conversion into the internal Secret does.
+    /// The write-only `stringData` is folded into `data` and dropped, as upstream's conversion
+    /// into the internal Secret does.
     fn normalize(&self, object: &mut Object) -> Result<(), ApiError> {
-        // Most Secrets have none: they stay typed.
-        if object.value()?.get("stringData").is_none() {
+        // Most Secrets have none: they are left as they are, in whichever form.
+        if object.typed_ref::<core_v1::Secret>()?.string_data.is_empty() {
             return Ok(());
         }
-        let object = object.value_mut()?;
-        if let Some(Value::Object(strings)) = object.as_object_mut().and_then(|o| o.remove("stringData")) {
-            for (key, value) in strings {
-                let text = value.as_str().unwrap_or_default();
-                object["data"][key] = Value::String(base64::engine::general_purpose::STANDARD.encode(text));
-            }
+        let secret = object.typed_mut::<core_v1::Secret>()?;
+        for (key, text) in std::mem::take(&mut secret.string_data) {
+            secret.data.insert(key, text.into_bytes());
         }
         Ok(())
     }
@@ -61,9 +57,15 @@ impl KubeletRules for SecretStrategy {
 mod tests {
     #[test]
     fn string_data_folds_into_data() {
+        use crate::registry::object::Object;
+        use crate::registry::objects::{self, Kind};
         use crate::registry::strategy::Strategy;
-        let mut secret = serde_json::json!({"data": {"a": "YQ=="}, "stringData": {"b": "b", "a": "z"}}).into();
+        let kind = Kind { group: String::new(), version: "v1".into(), kind: "Secret".into() };
+        let secret = serde_json::json!({"apiVersion": "v1", "kind": "Secret", "data": {"a": "YQ=="}, "stringData": {"b": "b", "a": "z"}});
+        let mut secret = Object::read(objects::dyn_kind(&kind).unwrap(), secret).unwrap();
         super::SecretStrategy.normalize(&mut secret).unwrap();
-        assert_eq!(secret.into_value().unwrap(), serde_json::json!({"data": {"a": "eg==", "b": "Yg=="}}));
+        let secret = secret.into_value().unwrap();
+        assert_eq!(secret["data"], serde_json::json!({"a": "eg==", "b": "Yg=="}));
+        assert_eq!(secret.get("stringData"), None);
     }
 }

@@ -2,24 +2,28 @@
 //! names are path segments.
 
 use kapi_api::api::rbac::v1 as rbac_v1;
-use serde_json::Value;
+use kapi_api::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::rbac::PolicyRule;
 use crate::registry::object::Object;
 use crate::registry::strategy::{Strategy, WriteContext};
 use crate::registry::validation;
 use crate::status::{ApiError, FieldError, GroupResource};
-use crate::tables::{self, Columns, Printer};
+use crate::tables::{self, Columns};
 
-/// Upstream's `roleBindingStrategy` and `clusterRoleBindingStrategy`, with the printer of each.
-pub struct RoleBindingStrategy(&'static Printer);
-
-pub static ROLE_BINDINGS: RoleBindingStrategy = RoleBindingStrategy(&tables::ROLE_BINDINGS);
-pub static CLUSTER_ROLE_BINDINGS: RoleBindingStrategy = RoleBindingStrategy(&tables::CLUSTER_ROLE_BINDINGS);
+/// Upstream's `roleBindingStrategy` and `clusterRoleBindingStrategy`: which of the two kinds
+/// it serves.
+pub enum RoleBindingStrategy {
+    RoleBinding,
+    ClusterRoleBinding,
+}
 
 impl Strategy for RoleBindingStrategy {
     fn table(&self) -> Columns {
-        Columns::Printer(self.0)
+        Columns::Printer(match self {
+            RoleBindingStrategy::RoleBinding => &tables::ROLE_BINDINGS,
+            RoleBindingStrategy::ClusterRoleBinding => &tables::CLUSTER_ROLE_BINDINGS,
+        })
     }
 
     fn name_rule(&self) -> validation::NameRule {
@@ -32,19 +36,20 @@ impl Strategy for RoleBindingStrategy {
         true
     }
 
-    /// The rules read the generated type, a RoleBinding's or a ClusterRoleBinding's: the
-    /// object's own type says which kind this strategy is serving.
+    /// The rules read the generated type of the kind served.
     fn validate_object(&self, object: &Object) -> Result<Vec<FieldError>, ApiError> {
-        Ok(match object.typed_ref::<rbac_v1::RoleBinding>() {
-            Ok(binding) => validation::rbac::role_binding(binding),
-            Err(_) => validation::rbac::cluster_role_binding(object.typed_ref()?),
+        Ok(match self {
+            RoleBindingStrategy::RoleBinding => validation::rbac::role_binding(object.typed_ref::<rbac_v1::RoleBinding>()?),
+            RoleBindingStrategy::ClusterRoleBinding => validation::rbac::cluster_role_binding(object.typed_ref()?),
         })
     }
 
     fn validate_update_object(&self, old: &Object, new: &Object) -> Result<Vec<FieldError>, ApiError> {
-        Ok(match new.typed_ref::<rbac_v1::RoleBinding>() {
-            Ok(new) => validation::rbac::role_binding_update(old.typed_ref()?, new),
-            Err(_) => validation::rbac::cluster_role_binding_update(old.typed_ref()?, new.typed_ref()?),
+        Ok(match self {
+            RoleBindingStrategy::RoleBinding => {
+                validation::rbac::role_binding_update(old.typed_ref()?, new.typed_ref::<rbac_v1::RoleBinding>()?)
+            }
+            RoleBindingStrategy::ClusterRoleBinding => validation::rbac::cluster_role_binding_update(old.typed_ref()?, new.typed_ref()?),
         })
     }
 
@@ -52,14 +57,18 @@ impl Strategy for RoleBindingStrategy {
     /// `clusterrolebinding/policybased`): a user allowed to `bind` the role named writes the
     /// binding; anyone else only when they hold every permission of that role (a role that does
     /// not exist is NotFound). An update that keeps the roleRef passes.
-    fn authorize_write(&self, context: &WriteContext<'_>, old: Option<&Value>, new: &Object) -> Result<(), ApiError> {
-        let new = new.value()?;
-        if old.is_some_and(|old| old["roleRef"] == new["roleRef"]) {
+    fn authorize_write(&self, context: &WriteContext<'_>, old: Option<&Object>, new: &Object) -> Result<(), ApiError> {
+        let (new, old) = (self.binding(new)?, old.map(|old| self.binding(old)).transpose()?);
+        // Compared as Go's values: an absent `apiGroup` is the empty one.
+        let same_ref = |a: &rbac_v1::RoleRef, b: &rbac_v1::RoleRef| {
+            (a.api_group.as_deref().unwrap_or_default(), &a.kind, &a.name) == (b.api_group.as_deref().unwrap_or_default(), &b.kind, &b.name)
+        };
+        if old.is_some_and(|(_, old_ref)| same_ref(old_ref, new.1)) {
             return Ok(());
         }
-        let name = new["metadata"]["name"].as_str().unwrap_or_default();
+        let (name, role_ref) = new;
         let namespace = context.namespace.unwrap_or_default();
-        let (kind, role) = (new["roleRef"]["kind"].as_str().unwrap_or_default(), new["roleRef"]["name"].as_str().unwrap_or_default());
+        let (kind, role) = (role_ref.kind.as_str(), role_ref.name.as_str());
         let role_resource = if kind == "Role" { "roles" } else { "clusterroles" };
         if super::roles::escalation_authorized(context, "bind", role_resource, namespace, role) {
             return Ok(());
@@ -73,5 +82,22 @@ impl Strategy for RoleBindingStrategy {
         let rules: Vec<PolicyRule> = rules.as_ref().clone();
         crate::rbac::confirm_no_escalation(&policy, context.user, namespace, &rules)
             .map_err(|message| ApiError::forbidden(GroupResource::new(context.group, context.resource), name, message))
+    }
+}
+
+impl RoleBindingStrategy {
+    /// A RoleBinding's or ClusterRoleBinding's name and `roleRef`: what the escalation check reads.
+    fn binding<'o>(&self, object: &'o Object) -> Result<(&'o str, &'o rbac_v1::RoleRef), ApiError> {
+        let name = |meta: &'o Option<ObjectMeta>| meta.as_ref().and_then(|meta| meta.name.as_deref()).unwrap_or_default();
+        Ok(match self {
+            RoleBindingStrategy::RoleBinding => {
+                let binding = object.typed_ref::<rbac_v1::RoleBinding>()?;
+                (name(&binding.metadata), &binding.role_ref)
+            }
+            RoleBindingStrategy::ClusterRoleBinding => {
+                let binding = object.typed_ref::<rbac_v1::ClusterRoleBinding>()?;
+                (name(&binding.metadata), &binding.role_ref)
+            }
+        })
     }
 }

@@ -1,7 +1,7 @@
 //! Roles and ClusterRoles (`pkg/registry/rbac/role`, `clusterrole`): names are path segments.
 
 use kapi_api::api::rbac::v1 as rbac_v1;
-use serde_json::Value;
+use kapi_api::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::rbac::{Attributes, PolicyRule};
 use crate::registry::object::Object;
@@ -10,8 +10,11 @@ use crate::registry::validation;
 use crate::request_info::RequestInfo;
 use crate::status::{ApiError, FieldError, GroupResource};
 
-/// Upstream's `roleStrategy` and `clusterRoleStrategy`.
-pub struct RoleStrategy;
+/// Upstream's `roleStrategy` and `clusterRoleStrategy`: which of the two kinds it serves.
+pub enum RoleStrategy {
+    Role,
+    ClusterRole,
+}
 
 impl Strategy for RoleStrategy {
     fn name_rule(&self) -> validation::NameRule {
@@ -23,12 +26,11 @@ impl Strategy for RoleStrategy {
         true
     }
 
-    /// The rules read the generated type, a Role's or a ClusterRole's: the object's own type
-    /// says which kind this strategy is serving.
+    /// The rules read the generated type of the kind served.
     fn validate_object(&self, object: &Object) -> Result<Vec<FieldError>, ApiError> {
-        Ok(match object.typed_ref::<rbac_v1::Role>() {
-            Ok(role) => validation::rbac::role(role),
-            Err(_) => validation::rbac::cluster_role(object.typed_ref()?),
+        Ok(match self {
+            RoleStrategy::Role => validation::rbac::role(object.typed_ref::<rbac_v1::Role>()?),
+            RoleStrategy::ClusterRole => validation::rbac::cluster_role(object.typed_ref()?),
         })
     }
 
@@ -41,21 +43,21 @@ impl Strategy for RoleStrategy {
     /// policybased`): a user allowed to `escalate` the role writes anything; anyone else only
     /// rules they hold themselves (in the role's namespace), and an `aggregationRule` only with
     /// every permission. An update that leaves the rules and aggregation as they were passes.
-    fn authorize_write(&self, context: &WriteContext<'_>, old: Option<&Value>, new: &Object) -> Result<(), ApiError> {
-        let new = new.value()?;
-        if old.is_some_and(|old| old["rules"] == new["rules"] && old["aggregationRule"] == new["aggregationRule"]) {
+    fn authorize_write(&self, context: &WriteContext<'_>, old: Option<&Object>, new: &Object) -> Result<(), ApiError> {
+        let (new, old) = (self.policy(new)?, old.map(|old| self.policy(old)).transpose()?);
+        if old.is_some_and(|old| old.rules == new.rules && old.aggregation_rule == new.aggregation_rule) {
             return Ok(());
         }
-        let name = new["metadata"]["name"].as_str().unwrap_or_default();
+        let name = new.name;
         let namespace = context.namespace.unwrap_or_default();
         if escalation_authorized(context, "escalate", context.resource, namespace, name) {
             return Ok(());
         }
         let resource = GroupResource::new(context.group, context.resource);
         let policy = context.authorizer.policy();
-        crate::rbac::confirm_no_escalation(&policy, context.user, namespace, &PolicyRule::of_role(new))
+        crate::rbac::confirm_no_escalation(&policy, context.user, namespace, &PolicyRule::of_rules(new.rules))
             .map_err(|message| ApiError::forbidden(resource, name, message))?;
-        if new["aggregationRule"].is_object() {
+        if new.aggregation_rule.is_some() {
             let everything = [
                 PolicyRule { verbs: vec!["*".into()], api_groups: vec!["*".into()], resources: vec!["*".into()], ..Default::default() },
                 PolicyRule { verbs: vec!["*".into()], non_resource_urls: vec!["*".into()], ..Default::default() },
@@ -65,6 +67,29 @@ impl Strategy for RoleStrategy {
             }
         }
         Ok(())
+    }
+}
+
+/// What the escalation check reads of a Role or ClusterRole.
+struct Policy<'o> {
+    name: &'o str,
+    rules: &'o [rbac_v1::PolicyRule],
+    aggregation_rule: Option<&'o rbac_v1::AggregationRule>,
+}
+
+impl RoleStrategy {
+    fn policy<'o>(&self, object: &'o Object) -> Result<Policy<'o>, ApiError> {
+        let name = |meta: &'o Option<ObjectMeta>| meta.as_ref().and_then(|meta| meta.name.as_deref()).unwrap_or_default();
+        Ok(match self {
+            RoleStrategy::Role => {
+                let role = object.typed_ref::<rbac_v1::Role>()?;
+                Policy { name: name(&role.metadata), rules: &role.rules, aggregation_rule: None }
+            }
+            RoleStrategy::ClusterRole => {
+                let role = object.typed_ref::<rbac_v1::ClusterRole>()?;
+                Policy { name: name(&role.metadata), rules: &role.rules, aggregation_rule: role.aggregation_rule.as_ref() }
+            }
+        })
     }
 }
 
@@ -89,8 +114,9 @@ mod tests {
 
     #[test]
     fn names_are_path_segments() {
-        let invalid =
-            |name: &str| !validation::validate_object_meta(&RoleStrategy, &serde_json::json!({"metadata": {"name": name}})).is_empty();
+        let invalid = |name: &str| {
+            !validation::validate_object_meta(&RoleStrategy::Role, &serde_json::json!({"metadata": {"name": name}})).is_empty()
+        };
         assert!(!invalid("system:admin"));
         assert!(invalid("a/b"));
     }

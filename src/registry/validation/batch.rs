@@ -69,12 +69,17 @@ pub fn job_update(old: &batch::Job, new: &batch::Job) -> Vec<FieldError> {
     if old_selector != new_selector {
         errs.push(FieldError::invalid("spec.selector", selector_value(new_selector), FIELD_IMMUTABLE));
     }
-    // The templates are compared and printed as their JSON (the generated type tells apart
-    // values that Go's encoding writes alike, such as an empty string and none).
-    let template_json = |spec: Option<&batch::JobSpec>| spec.map(|s| serde_json::to_value(&s.template).unwrap_or_default());
-    let (old_template, new_template) = (template_json(o), template_json(n));
+    // Templates equal as generated types are equal as JSON; ones that differ are compared and
+    // printed as their JSON, since the generated type tells apart values that Go's encoding
+    // writes alike (such as an empty string and none).
+    let (old_template, new_template) = (o.map(|s| &s.template), n.map(|s| &s.template));
     if old_template != new_template {
-        errs.push(FieldError::invalid("spec.template", new_template.as_ref().map_or(BadValue::Null, json_value), FIELD_IMMUTABLE));
+        let template_json =
+            |template: Option<&kapi_api::api::core::v1::PodTemplateSpec>| template.map(|t| serde_json::to_value(t).unwrap_or_default());
+        let new_json = template_json(new_template);
+        if template_json(old_template) != new_json {
+            errs.push(FieldError::invalid("spec.template", new_json.as_ref().map_or(BadValue::Null, json_value), FIELD_IMMUTABLE));
+        }
     }
     let (old_completions, new_completions) = (o.and_then(|s| s.completions), n.and_then(|s| s.completions));
     if old_completions != new_completions {
