@@ -471,12 +471,12 @@ impl<'a> Store<'a> {
             let mut warnings = Vec::new();
             let mut object = match subresource_write {
                 Some(write) => {
-                    let value = write.merge(old, proposed.value()?);
-                    let errs = write.validate_update(old, &value);
+                    let merged = of_kind(&current.kind, Object::from_value(write.merge(old, proposed.value()?)));
+                    let errs = write.validate_update(&current.internal, &merged)?;
                     if !errs.is_empty() {
                         return Err(ApiError::invalid(GroupKind::new(&current.kind.group, &current.kind.kind), name, &errs));
                     }
-                    Object::from_value(value)
+                    merged
                 }
                 None => {
                     self.strategy

@@ -230,10 +230,12 @@ pub trait Strategy: Send + Sync {
         let _ = (new, old);
     }
 
-    /// The status strategy's `ValidateUpdate`.
-    fn validate_status_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
+    /// The status strategy's `ValidateUpdate`, of the stored object with the request's status
+    /// (both internal objects; `new` is known as its generated type when the kind is stored as
+    /// decoded).
+    fn validate_status_update(&self, old: &Object, new: &Object) -> Result<Vec<FieldError>, ApiError> {
         let _ = (old, new);
-        Vec::new()
+        Ok(Vec::new())
     }
 
     /// Checks of the requesting user that authorization alone does not make (RBAC's escalation
@@ -530,10 +532,10 @@ impl SubresourceWrite<'_> {
         }
     }
 
-    pub fn validate_update(self, old: &Value, new: &Value) -> Vec<FieldError> {
+    pub fn validate_update(self, old: &Object, new: &Object) -> Result<Vec<FieldError>, ApiError> {
         match self {
             SubresourceWrite::Status(strategy) => strategy.validate_status_update(old, new),
-            SubresourceWrite::Part(part) => part.validate_update(old, new),
+            SubresourceWrite::Part(part) => Ok(part.validate_update(old.value()?, new.value()?)),
         }
     }
 }

@@ -594,12 +594,12 @@ impl Strategy for CustomResourceStrategy {
         self.coerce(new);
     }
 
-    fn validate_status_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
-        match self.schema() {
-            Ok(Some(schema)) => schema.validate_status_update(new, old),
+    fn validate_status_update(&self, old: &Object, new: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(match self.schema() {
+            Ok(Some(schema)) => schema.validate_status_update(new.value()?, old.value()?),
             Ok(None) => Vec::new(),
             Err(errs) => errs,
-        }
+        })
     }
 
     fn generation_changed(&self, old: &Value, new: &Value) -> bool {
@@ -769,10 +769,14 @@ mod tests {
         // An update leaves what did not change alone; the status is its subresource's.
         assert!(v1.validate_update(&invalid, &invalid).is_empty());
         let ready = json!({"metadata": {"name": "a"}, "spec": {"size": 11}, "status": {"ready": true}});
-        assert!(v1.validate_status_update(&invalid, &ready).is_empty(), "the spec is not the status subresource's");
+        let status_update = |old: &Value, new: &Value| {
+            let errs = v1.validate_status_update(&old.clone().into(), &new.clone().into()).unwrap();
+            errs.iter().map(ToString::to_string).collect::<Vec<_>>()
+        };
+        assert!(status_update(&invalid, &ready).is_empty(), "the spec is not the status subresource's");
         let wrong_status = json!({"metadata": {}, "spec": {}, "status": {"ready": "yes"}});
         assert_eq!(
-            v1.validate_status_update(&invalid, &wrong_status).iter().map(ToString::to_string).collect::<Vec<_>>(),
+            status_update(&invalid, &wrong_status),
             [r#"status.ready: Invalid value: "string": ready in body must be of type boolean: "string""#]
         );
         // A stored object is defaulted by the schema of the version it was stored in.

@@ -1,8 +1,6 @@
 //! DaemonSets (`pkg/registry/apps/daemonset/strategy.go`): the generation follows the spec,
 //! the status has its own rules.
 
-use serde_json::Value;
-
 use crate::registry::object::Object;
 use crate::registry::strategy::Strategy;
 use crate::registry::validation;
@@ -29,8 +27,8 @@ impl Strategy for DaemonSetStrategy {
         Ok(validation::apps::daemon_set_update(old.typed_ref()?, new.typed_ref()?))
     }
 
-    fn validate_status_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
+    fn validate_status_update(&self, old: &Object, new: &Object) -> Result<Vec<FieldError>, ApiError> {
         let _ = old;
-        validation::apps::status(new)
+        Ok(validation::apps::daemon_set_status(new.typed_ref()?))
     }
 }

@@ -1,8 +1,6 @@
 //! Deployments (`pkg/registry/apps/deployment/strategy.go`): the generation follows the spec,
 //! the status has its own rules, and `scale` reads `spec.replicas` and `spec.selector`.
 
-use serde_json::Value;
-
 use crate::registry::object::Object;
 use crate::registry::strategy::Strategy;
 use crate::registry::validation;
@@ -29,9 +27,9 @@ impl Strategy for DeploymentStrategy {
         Ok(validation::apps::deployment_update(old.typed_ref()?, new.typed_ref()?))
     }
 
-    fn validate_status_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
+    fn validate_status_update(&self, old: &Object, new: &Object) -> Result<Vec<FieldError>, ApiError> {
         let _ = old;
-        validation::apps::status(new)
+        Ok(validation::apps::deployment_status(new.typed_ref()?))
     }
 
     fn scale(&self) -> Option<crate::registry::ScaleFacts> {

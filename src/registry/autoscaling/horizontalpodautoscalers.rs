@@ -2,9 +2,10 @@
 
 use serde_json::Value;
 
+use crate::registry::object::Object;
 use crate::registry::strategy::Strategy;
 use crate::registry::validation;
-use crate::status::FieldError;
+use crate::status::{ApiError, FieldError};
 
 /// Upstream's `autoscalerStrategy`.
 pub struct HorizontalPodAutoscalerStrategy;
@@ -26,8 +27,8 @@ impl Strategy for HorizontalPodAutoscalerStrategy {
         validation::autoscaling::horizontal_pod_autoscaler_update(old, new)
     }
 
-    fn validate_status_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
+    fn validate_status_update(&self, old: &Object, new: &Object) -> Result<Vec<FieldError>, ApiError> {
         let _ = old;
-        validation::autoscaling::status(new)
+        Ok(validation::autoscaling::status(new.value()?))
     }
 }

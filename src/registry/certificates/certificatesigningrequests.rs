@@ -34,8 +34,8 @@ impl Strategy for CertificateSigningRequestStrategy {
         populate_condition_timestamps(new, old);
     }
 
-    fn validate_status_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
-        validation::certificates::status_update(old, new)
+    fn validate_status_update(&self, old: &Object, new: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(validation::certificates::status_update(old.value()?, new.value()?))
     }
 
     fn subresource(&self, name: &str) -> Option<&'static dyn SubresourceStrategy> {

@@ -8,12 +8,11 @@ use kapi_api::api::apps::v1 as apps;
 use kapi_api::api::core::v1 as api;
 use kapi_api::apimachinery::pkg::apis::meta::v1 as metav1;
 use kapi_apimachinery::IntOrString;
-use serde_json::Value;
 
 use super::core::{pod_template_spec, template_restart_always};
 use super::{
-    FIELD_IMMUTABLE, FieldPath, IS_NEGATIVE, json_value, non_negative, non_negative_int, selector_is_empty, selector_matches,
-    selector_value, typed_label_selector,
+    FIELD_IMMUTABLE, FieldPath, IS_NEGATIVE, json_value, non_negative_int, selector_is_empty, selector_matches, selector_value,
+    typed_label_selector,
 };
 use crate::status::{BadValue, FieldError};
 
@@ -260,19 +259,77 @@ pub fn stateful_set_update(old: &apps::StatefulSet, new: &apps::StatefulSet) -> 
 }
 
 /// The status counts of a workload are never negative (`ValidateDeploymentStatus` and its
-/// siblings: replicas, ready, available, updated, observed generation, collision count ...).
-/// Read from JSON: a status write is merged as JSON.
-pub fn status(object: &Value) -> Vec<FieldError> {
+/// siblings: replicas, ready, available, updated, observed generation, collision count ...),
+/// reported in the order of their JSON names.
+fn status_counts(counts: &[(&str, Option<i64>)]) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    for (field, value) in object["status"].as_object().into_iter().flatten() {
-        non_negative(value, &format!("status.{field}"), &mut errs);
+    for (name, count) in counts {
+        non_negative_int(*count, &format_args!("status.{name}"), &mut errs);
     }
     errs
 }
 
+pub fn deployment_status(deployment: &apps::Deployment) -> Vec<FieldError> {
+    let Some(s) = &deployment.status else { return Vec::new() };
+    let count = |n: Option<i32>| n.map(i64::from);
+    status_counts(&[
+        ("availableReplicas", count(s.available_replicas)),
+        ("collisionCount", count(s.collision_count)),
+        ("observedGeneration", s.observed_generation),
+        ("readyReplicas", count(s.ready_replicas)),
+        ("replicas", count(s.replicas)),
+        ("terminatingReplicas", count(s.terminating_replicas)),
+        ("unavailableReplicas", count(s.unavailable_replicas)),
+        ("updatedReplicas", count(s.updated_replicas)),
+    ])
+}
+
+pub fn replica_set_status(replica_set: &apps::ReplicaSet) -> Vec<FieldError> {
+    let Some(s) = &replica_set.status else { return Vec::new() };
+    let count = |n: Option<i32>| n.map(i64::from);
+    status_counts(&[
+        ("availableReplicas", count(s.available_replicas)),
+        ("fullyLabeledReplicas", count(s.fully_labeled_replicas)),
+        ("observedGeneration", s.observed_generation),
+        ("readyReplicas", count(s.ready_replicas)),
+        ("replicas", Some(i64::from(s.replicas))),
+        ("terminatingReplicas", count(s.terminating_replicas)),
+    ])
+}
+
+pub fn daemon_set_status(daemon_set: &apps::DaemonSet) -> Vec<FieldError> {
+    let Some(s) = &daemon_set.status else { return Vec::new() };
+    let count = |n: Option<i32>| n.map(i64::from);
+    status_counts(&[
+        ("collisionCount", count(s.collision_count)),
+        ("currentNumberScheduled", Some(i64::from(s.current_number_scheduled))),
+        ("desiredNumberScheduled", Some(i64::from(s.desired_number_scheduled))),
+        ("numberAvailable", count(s.number_available)),
+        ("numberMisscheduled", Some(i64::from(s.number_misscheduled))),
+        ("numberReady", Some(i64::from(s.number_ready))),
+        ("numberUnavailable", count(s.number_unavailable)),
+        ("observedGeneration", s.observed_generation),
+        ("updatedNumberScheduled", count(s.updated_number_scheduled)),
+    ])
+}
+
+pub fn stateful_set_status(stateful_set: &apps::StatefulSet) -> Vec<FieldError> {
+    let Some(s) = &stateful_set.status else { return Vec::new() };
+    let count = |n: Option<i32>| n.map(i64::from);
+    status_counts(&[
+        ("availableReplicas", count(s.available_replicas)),
+        ("collisionCount", count(s.collision_count)),
+        ("currentReplicas", count(s.current_replicas)),
+        ("observedGeneration", s.observed_generation),
+        ("readyReplicas", count(s.ready_replicas)),
+        ("replicas", Some(i64::from(s.replicas))),
+        ("updatedReplicas", count(s.updated_replicas)),
+    ])
+}
+
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use super::*;
     use crate::registry::validation::test_messages as messages;
@@ -384,8 +441,51 @@ mod tests {
 
     #[test]
     fn status_counts_are_not_negative() {
-        let errs = status(&json!({"status": {"replicas": 1, "readyReplicas": -1, "conditions": [{"type": "Available"}]}}));
-        assert_eq!(messages(&errs), ["status.readyReplicas: Invalid value: -1: must be greater than or equal to 0"]);
+        let d = json!({"status": {"replicas": 1, "readyReplicas": -1, "conditions": [{"type": "Available"}]}});
+        assert_eq!(
+            messages(&deployment_status(&typed(&d))),
+            ["status.readyReplicas: Invalid value: -1: must be greater than or equal to 0"]
+        );
+    }
+
+    /// Every count of each workload's status is checked, in the order of the status's JSON
+    /// keys: a status with every number negative reports each number of its JSON.
+    #[test]
+    fn every_status_count_is_checked_in_json_order() {
+        fn check<T: serde::de::DeserializeOwned + serde::Serialize>(status_of: &str, rule: fn(&T) -> Vec<FieldError>) {
+            let fields = crate::registry::objects::dyn_kind(&crate::registry::objects::Kind {
+                group: "apps".into(),
+                version: "v1".into(),
+                kind: status_of.into(),
+            })
+            .unwrap()
+            .fields();
+            let status_fields = (fields.iter().find(|f| f.json_name == "status").unwrap().elem.unwrap())();
+            let status: serde_json::Map<String, Value> = status_fields.iter().map(|f| (f.json_name.to_owned(), json!(-1))).collect();
+            let object: T = serde_json::from_value(json!({ "status": status })).unwrap_or_else(|_| {
+                // Fields that are not numbers do not take -1: they are left out.
+                let numbers: serde_json::Map<String, Value> = status_fields
+                    .iter()
+                    .filter(|f| serde_json::from_value::<T>(json!({"status": {f.json_name: -1}})).is_ok())
+                    .map(|f| (f.json_name.to_owned(), json!(-1)))
+                    .collect();
+                serde_json::from_value(json!({ "status": numbers })).unwrap()
+            });
+            let written = serde_json::to_value(&object).unwrap();
+            let expected: Vec<String> = written["status"]
+                .as_object()
+                .unwrap()
+                .iter()
+                .filter(|(_, v)| v.as_i64().is_some_and(|n| n < 0))
+                .map(|(k, v)| format!("status.{k}: Invalid value: {v}: must be greater than or equal to 0"))
+                .collect();
+            assert!(expected.len() >= 6, "{status_of}: {expected:?}");
+            assert_eq!(messages(&rule(&object)), expected, "{status_of}");
+        }
+        check("Deployment", deployment_status);
+        check("ReplicaSet", replica_set_status);
+        check("DaemonSet", daemon_set_status);
+        check("StatefulSet", stateful_set_status);
     }
 
     #[test]

@@ -460,7 +460,7 @@ mod tests {
                     &test_object(r.group, r.resource, &shapes[0]),
                     required_errors(r.group, r.resource, v),
                 );
-                let _ = strategy.validate_status_update(&shapes[0], v);
+                let _ = strategy.validate_status_update(&test_object(r.group, r.resource, &shapes[0]), &object);
             }
         }
     }
