@@ -34,6 +34,8 @@ pub struct Object {
     /// ([`Object::typed_mut`]) after one that changed it as JSON: set for the kinds that go
     /// to storage as decoded.
     kind: Option<&'static dyn DynKind>,
+    /// The hub value [`Object::hub_ref`] read, until the object changes.
+    hub: OnceLock<Box<dyn Any + Send + Sync>>,
 }
 
 /// A `metadata` field the store sets on the objects it writes, in both forms of an
@@ -63,13 +65,13 @@ impl From<Value> for Object {
 impl Object {
     /// An object known as JSON only.
     pub fn from_value(value: Value) -> Object {
-        Object { typed: OnceLock::new(), json: OnceLock::from(value), kind: None }
+        Object { typed: OnceLock::new(), json: OnceLock::from(value), kind: None, hub: OnceLock::new() }
     }
 
     /// A generated object of `kind` and its JSON form, which must agree (as decoding makes
     /// them).
     pub fn typed(kind: &'static dyn DynKind, typed: Box<dyn DynObject>, json: Value) -> Object {
-        Object { typed: OnceLock::from(typed), json: OnceLock::from(json), kind: Some(kind) }
+        Object { typed: OnceLock::from(typed), json: OnceLock::from(json), kind: Some(kind), hub: OnceLock::new() }
     }
 
     /// The object, which is of `kind`, known as the generated type too
@@ -127,6 +129,7 @@ impl Object {
 
     /// The object as JSON, to change: from here on JSON is the object's only form.
     pub fn value_mut(&mut self) -> Result<&mut Value, ApiError> {
+        self.hub = OnceLock::new();
         if self.json.get().is_none() {
             let value = self.json_of_typed()?;
             self.json = OnceLock::from(value);
@@ -138,6 +141,7 @@ impl Object {
     /// The object as its generated type `T`, to change: read from its JSON form if a step
     /// changed it as JSON, and from here on the only form until one is read again.
     pub fn typed_mut<T: Any>(&mut self) -> Result<&mut T, ApiError> {
+        self.hub = OnceLock::new();
         if self.typed.get().is_none() {
             if self.kind.is_none() {
                 return Err(no_generated_type());
@@ -162,6 +166,23 @@ impl Object {
             }
         };
         typed.as_any().downcast_ref::<T>().ok_or_else(|| not_a::<T>())
+    }
+
+    /// The object, an internal object held as JSON, as its kind's hub type `T` (the generated
+    /// internal struct of a kind served in several versions, whose JSON the internal object
+    /// is), to read: read from the JSON the first time, and kept until the object changes.
+    pub fn hub_ref<T: serde::de::DeserializeOwned + Any + Send + Sync>(&self) -> Result<&T, ApiError> {
+        let hub = match self.hub.get() {
+            Some(hub) => hub,
+            None => {
+                let hub: Box<dyn Any + Send + Sync> = Box::new(
+                    serde_json::from_value::<T>(self.value()?.clone())
+                        .map_err(|e| ApiError::internal(format!("reading the object as its internal type: {e}")))?,
+                );
+                self.hub.get_or_init(|| hub)
+            }
+        };
+        hub.downcast_ref::<T>().ok_or_else(|| not_a::<T>())
     }
 
     /// The object's `metadata` as the generated `ObjectMeta`, when the object is at hand in
@@ -208,6 +229,7 @@ impl Object {
 
     /// Sets `apiVersion` and `kind`.
     pub fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.hub = OnceLock::new();
         if let Some(typed) = self.typed.get_mut() {
             typed.set_type_meta(api_version, kind);
         }
@@ -220,6 +242,7 @@ impl Object {
     /// Makes changes to `metadata`, in each form the object has, so that its JSON form stays
     /// the generated object's and neither is made again.
     pub fn set_meta(&mut self, changes: &[MetaChange<'_>]) {
+        self.hub = OnceLock::new();
         if let Some(typed) = self.typed.get_mut() {
             set_typed_meta(typed.as_mut(), changes);
         }
@@ -381,5 +404,19 @@ mod tests {
             let (json_bytes, _) = objects::encode_internal_with(&kind, json, None).unwrap();
             assert_eq!(typed_bytes, json_bytes, "{}", kind.kind);
         }
+    }
+
+    /// A hub kind's internal object is read as its hub type, again after it changed as JSON.
+    #[test]
+    fn an_internal_object_is_read_as_its_hub_type() {
+        use kapi_api::hub::autoscaling::HorizontalPodAutoscaler;
+        let mut object = Object::from_value(json!({"metadata": {"name": "h"}, "spec": {"maxReplicas": 3}}));
+        assert_eq!(object.hub_ref::<HorizontalPodAutoscaler>().unwrap().spec.max_replicas, 3);
+        object.value_mut().unwrap()["spec"]["maxReplicas"] = json!(5);
+        assert_eq!(object.hub_ref::<HorizontalPodAutoscaler>().unwrap().spec.max_replicas, 5);
+        object.set_meta(&[MetaChange::Name("g")]);
+        let meta = object.hub_ref::<HorizontalPodAutoscaler>().unwrap().metadata.as_ref().unwrap();
+        assert_eq!(meta.name.as_deref(), Some("g"));
+        assert!(object.hub_ref::<kapi_api::hub::networking::Ingress>().is_err());
     }
 }
