@@ -1,10 +1,11 @@
 //! Ingresses (`pkg/registry/networking/ingress/strategy.go`); stored under `ingress`.
 
-use serde_json::Value;
+use kapi_api::hub::networking as hub;
 
+use crate::registry::object::Object;
 use crate::registry::strategy::Strategy;
 use crate::registry::validation;
-use crate::status::FieldError;
+use crate::status::{ApiError, FieldError};
 
 /// Upstream's `ingressStrategy`.
 pub struct IngressStrategy;
@@ -22,12 +23,13 @@ impl Strategy for IngressStrategy {
         true
     }
 
-    fn validate(&self, object: &Value) -> Vec<FieldError> {
-        validation::networking::ingress(object)
+    /// The rules read the internal object as its hub type.
+    fn validate_object(&self, object: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(validation::networking::ingress(object.hub_ref::<hub::Ingress>()?))
     }
 
-    fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
-        let _ = old;
-        validation::networking::ingress(new)
+    /// An update is checked as a create: nothing of the old object is read.
+    fn validate_update_object(&self, _old: &Object, new: &Object) -> Result<Vec<FieldError>, ApiError> {
+        self.validate_object(new)
     }
 }

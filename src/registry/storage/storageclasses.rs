@@ -1,11 +1,12 @@
 //! StorageClasses (`pkg/registry/storage/storageclass/strategy.go`): a delete answers with the
 //! deleted object.
 
-use serde_json::Value;
+use kapi_api::hub::storage as hub;
 
+use crate::registry::object::Object;
 use crate::registry::strategy::Strategy;
 use crate::registry::validation;
-use crate::status::FieldError;
+use crate::status::{ApiError, FieldError};
 
 /// Upstream's `storageClassStrategy`.
 pub struct StorageClassStrategy;
@@ -19,11 +20,12 @@ impl Strategy for StorageClassStrategy {
         true
     }
 
-    fn validate(&self, object: &Value) -> Vec<FieldError> {
-        validation::storage::storage_class(object)
+    /// The rules read the internal object as its hub type.
+    fn validate_object(&self, object: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(validation::storage::storage_class(object.hub_ref::<hub::StorageClass>()?))
     }
 
-    fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
-        validation::storage::storage_class_update(old, new)
+    fn validate_update_object(&self, old: &Object, new: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(validation::storage::storage_class_update(old.hub_ref::<hub::StorageClass>()?, new.hub_ref()?))
     }
 }

@@ -7,8 +7,8 @@ use kapi_api::api::batch::v1 as batch;
 use super::apps::{labels_value, template_labels};
 use super::core::pod_template_spec;
 use super::{
-    FIELD_IMMUTABLE, FieldPath, json_value, label_map, non_negative_int, one_of_str, selector_is_empty, selector_matches, selector_value,
-    typed_label_selector,
+    FIELD_IMMUTABLE, FieldPath, json_value, label_map, non_negative_int, one_of_str, optional_value, selector_is_empty, selector_matches,
+    selector_value, typed_label_selector,
 };
 use crate::status::{BadValue, FieldError};
 
@@ -55,11 +55,6 @@ pub fn job(job: &batch::Job) -> Vec<FieldError> {
     let mut errs = Vec::new();
     job_spec(job.spec.as_ref(), "spec", &mut errs);
     errs
-}
-
-/// An optional field's value as a bad value (`null` when absent).
-fn optional_value(v: Option<impl Into<BadValue>>) -> BadValue {
-    v.map_or(BadValue::Null, Into::into)
 }
 
 pub fn job_update(old: &batch::Job, new: &batch::Job) -> Vec<FieldError> {

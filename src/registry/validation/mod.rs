@@ -233,26 +233,13 @@ fn go_json(s: &str) -> String {
     s.replace('<', "\\u003c").replace('>', "\\u003e").replace('&', "\\u0026")
 }
 
-/// A bad value as it is: strings quoted, numbers and booleans bare, anything else JSON.
-pub(super) fn bad_value(v: &Value) -> BadValue {
-    match v {
-        Value::String(s) => BadValue::String(s.clone()),
-        Value::Bool(b) => BadValue::Bool(*b),
-        Value::Number(n) => n.as_i64().map_or_else(|| BadValue::Float(n.as_f64().unwrap_or_default()), BadValue::Int),
-        Value::Null => BadValue::Null,
-        other => json_value(other),
-    }
+/// An optional field's value as a bad value (`null` when absent).
+pub(super) fn optional_value(v: Option<impl Into<BadValue>>) -> BadValue {
+    v.map_or(BadValue::Null, Into::into)
 }
 
 /// Upstream's message for a changed immutable field (`apimachinery`'s `FieldImmutableErrorMsg`).
 pub(super) const FIELD_IMMUTABLE: &str = "field is immutable";
-
-/// `ValidateImmutableField`: `new` must equal `old`.
-pub(super) fn immutable(new: &Value, old: &Value, path: &str, errs: &mut Vec<FieldError>) {
-    if new != old {
-        errs.push(FieldError::invalid(path, bad_value(new), FIELD_IMMUTABLE));
-    }
-}
 
 /// `ValidateNonnegativeField`.
 pub(super) fn non_negative(v: &Value, path: &str, errs: &mut Vec<FieldError>) {
@@ -271,11 +258,6 @@ pub(super) const IS_NEGATIVE: &str = "must be greater than or equal to 0";
 
 /// An enumerated string field: `Unsupported value` unless one of `valid` (absent or empty
 /// values pass: defaulting fills them upstream).
-pub(super) fn one_of(v: &Value, path: &str, valid: &[&str], errs: &mut Vec<FieldError>) {
-    one_of_str(v.as_str(), path, valid, errs);
-}
-
-/// [`one_of`] of a typed (optional) string.
 pub(super) fn one_of_str(v: Option<&str>, path: &(impl std::fmt::Display + ?Sized), valid: &[&str], errs: &mut Vec<FieldError>) {
     if let Some(s) = v.filter(|s| !s.is_empty())
         && !valid.contains(&s)
@@ -329,12 +311,6 @@ pub(super) fn dns_subdomain(value: &str, path: &(impl std::fmt::Display + ?Sized
 }
 
 /// `ValidateLabels`: keys and values of a label map at `path`.
-pub(super) fn labels(map: &Value, path: &str, errs: &mut Vec<FieldError>) {
-    let Some(map) = map.as_object() else { return };
-    label_pairs(map.iter().map(|(k, v)| (k.as_str(), str_of(v))), path, errs);
-}
-
-/// [`labels`] of a typed label map.
 pub(super) fn label_map(
     map: &std::collections::BTreeMap<String, String>,
     path: &(impl std::fmt::Display + ?Sized),
@@ -355,29 +331,6 @@ fn label_pairs<'a>(pairs: impl Iterator<Item = (&'a str, &'a str)>, path: &(impl
 }
 
 /// `ValidateLabelSelector`: match labels and expressions (operators and their values).
-pub(super) fn label_selector(selector: &Value, path: &str, errs: &mut Vec<FieldError>) {
-    labels(&selector["matchLabels"], &child(path, "matchLabels"), errs);
-    for (i, expr) in items(&selector["matchExpressions"]).iter().enumerate() {
-        let p = index(&child(path, "matchExpressions"), i);
-        let has_values = expr["values"].as_array().is_some_and(|v| !v.is_empty());
-        match str_of(&expr["operator"]) {
-            "In" | "NotIn" if !has_values => {
-                errs.push(FieldError::required(child(&p, "values"), "must be specified when `operator` is 'In' or 'NotIn'"))
-            }
-            "Exists" | "DoesNotExist" if has_values => {
-                errs.push(FieldError::forbidden(child(&p, "values"), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
-            }
-            "In" | "NotIn" | "Exists" | "DoesNotExist" => {}
-            other => errs.push(FieldError::invalid(child(&p, "operator"), other, "not a valid selector operator")),
-        }
-        let k = str_of(&expr["key"]);
-        for m in label_key_errors(k) {
-            errs.push(FieldError::invalid(child(&p, "key"), k, m));
-        }
-    }
-}
-
-/// [`label_selector`] of a typed selector.
 pub(super) fn typed_label_selector(selector: &metav1::LabelSelector, path: &FieldPath<'_>, errs: &mut Vec<FieldError>) {
     label_map(&selector.match_labels, &path.child("matchLabels"), errs);
     let expressions = path.child("matchExpressions");
