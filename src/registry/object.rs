@@ -176,7 +176,7 @@ impl Object {
             Some(hub) => hub,
             None => {
                 let hub: Box<dyn Any + Send + Sync> = Box::new(
-                    serde_json::from_value::<T>(self.value()?.clone())
+                    T::deserialize(self.value()?)
                         .map_err(|e| ApiError::internal(format!("reading the object as its internal type: {e}")))?,
                 );
                 self.hub.get_or_init(|| hub)
