@@ -66,14 +66,14 @@ pub fn job_update(old: &batch::Job, new: &batch::Job) -> Vec<FieldError> {
     }
     // Templates equal as generated types are equal as JSON; ones that differ are compared and
     // printed as their JSON, since the generated type tells apart values that Go's encoding
-    // writes alike (such as an empty string and none).
-    let (old_template, new_template) = (o.map(|s| &s.template), n.map(|s| &s.template));
+    // writes alike (such as an empty string and none). Go's job spec is a struct, not a
+    // pointer: a job without one has the zero template.
+    let no_template = kapi_api::api::core::v1::PodTemplateSpec::default();
+    let (old_template, new_template) = (o.map_or(&no_template, |s| &s.template), n.map_or(&no_template, |s| &s.template));
     if old_template != new_template {
-        let template_json =
-            |template: Option<&kapi_api::api::core::v1::PodTemplateSpec>| template.map(|t| serde_json::to_value(t).unwrap_or_default());
-        let new_json = template_json(new_template);
-        if template_json(old_template) != new_json {
-            errs.push(FieldError::invalid("spec.template", new_json.as_ref().map_or(BadValue::Null, json_value), FIELD_IMMUTABLE));
+        let new_json = serde_json::to_value(new_template).unwrap_or_default();
+        if serde_json::to_value(old_template).unwrap_or_default() != new_json {
+            errs.push(FieldError::invalid("spec.template", json_value(&new_json), FIELD_IMMUTABLE));
         }
     }
     let (old_completions, new_completions) = (o.and_then(|s| s.completions), n.and_then(|s| s.completions));
@@ -243,6 +243,14 @@ mod tests {
         let errs = messages(&job_update(&typed(&valid_job()), &typed(&changed)));
         assert_eq!(errs.len(), 1);
         assert!(errs[0].starts_with("spec.template: Invalid value: {") && errs[0].ends_with("}: field is immutable"));
+        // Go's job spec is a struct: a job without one has the zero template, written as such.
+        let no_spec: batch::Job = typed(&json!({}));
+        let zero_template: batch::Job = typed(&json!({"spec": {"template": {"metadata": {}}}}));
+        assert!(!messages(&job_update(&no_spec, &zero_template)).iter().any(|e| e.starts_with("spec.template:")));
+        assert!(
+            messages(&job_update(&typed(&valid_job()), &no_spec))
+                .contains(&"spec.template: Invalid value: {\"metadata\":{},\"spec\":{\"containers\":null}}: field is immutable".to_owned())
+        );
     }
 
     #[test]
