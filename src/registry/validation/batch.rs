@@ -10,7 +10,7 @@ use super::{
     FIELD_IMMUTABLE, FieldPath, json_value, label_map, non_negative_int, one_of_str, optional_value, selector_is_empty, selector_matches,
     selector_value, typed_label_selector,
 };
-use crate::status::{BadValue, FieldError};
+use crate::status::FieldError;
 
 /// `ValidateJobSpec` at `path` (`spec`, or `spec.jobTemplate.spec` in a cron job).
 fn job_spec(spec: Option<&batch::JobSpec>, path: &str, errs: &mut Vec<FieldError>) {
