@@ -1,6 +1,6 @@
 //! HorizontalPodAutoscalers (`pkg/registry/autoscaling/horizontalpodautoscaler/strategy.go`).
 
-use serde_json::Value;
+use kapi_api::hub::autoscaling::HorizontalPodAutoscaler;
 
 use crate::registry::object::Object;
 use crate::registry::strategy::Strategy;
@@ -19,16 +19,19 @@ impl Strategy for HorizontalPodAutoscalerStrategy {
         true
     }
 
-    fn validate(&self, object: &Value) -> Vec<FieldError> {
-        validation::autoscaling::horizontal_pod_autoscaler(object)
+    fn validate_object(&self, object: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(validation::autoscaling::horizontal_pod_autoscaler(object.hub_ref::<HorizontalPodAutoscaler>()?))
     }
 
-    fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
-        validation::autoscaling::horizontal_pod_autoscaler_update(old, new)
+    fn validate_update_object(&self, old: &Object, new: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(validation::autoscaling::horizontal_pod_autoscaler_update(
+            old.hub_ref::<HorizontalPodAutoscaler>()?,
+            new.hub_ref::<HorizontalPodAutoscaler>()?,
+        ))
     }
 
     fn validate_status_update(&self, old: &Object, new: &Object) -> Result<Vec<FieldError>, ApiError> {
         let _ = old;
-        Ok(validation::autoscaling::status(new.value()?))
+        Ok(validation::autoscaling::status(new.hub_ref::<HorizontalPodAutoscaler>()?))
     }
 }

@@ -2,6 +2,7 @@
 //! records who made it, its status and its `approval` subresource have their own rules, and the
 //! server fills in the conditions' timestamps.
 
+use kapi_api::hub::certificates::CertificateSigningRequest;
 use serde_json::Value;
 
 use crate::registry::object::Object;
@@ -22,12 +23,15 @@ impl Strategy for CertificateSigningRequestStrategy {
         Ok(())
     }
 
-    fn validate(&self, object: &Value) -> Vec<FieldError> {
-        validation::certificates::certificate_signing_request(object)
+    fn validate_object(&self, object: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(validation::certificates::certificate_signing_request(object.hub_ref::<CertificateSigningRequest>()?))
     }
 
-    fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
-        validation::certificates::certificate_signing_request_update(old, new)
+    fn validate_update_object(&self, old: &Object, new: &Object) -> Result<Vec<FieldError>, ApiError> {
+        Ok(validation::certificates::certificate_signing_request_update(
+            old.hub_ref::<CertificateSigningRequest>()?,
+            new.hub_ref::<CertificateSigningRequest>()?,
+        ))
     }
 
     fn prepare_status_update(&self, new: &mut Value, old: &Value) {
@@ -35,7 +39,10 @@ impl Strategy for CertificateSigningRequestStrategy {
     }
 
     fn validate_status_update(&self, old: &Object, new: &Object) -> Result<Vec<FieldError>, ApiError> {
-        Ok(validation::certificates::status_update(old.value()?, new.value()?))
+        Ok(validation::certificates::status_update(
+            old.hub_ref::<CertificateSigningRequest>()?,
+            new.hub_ref::<CertificateSigningRequest>()?,
+        ))
     }
 
     fn subresource(&self, name: &str) -> Option<&'static dyn SubresourceStrategy> {
@@ -54,10 +61,13 @@ impl SubresourceStrategy for Approval {
         new
     }
 
-    fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
-        let mut errs = validation::validate_object_meta(&CertificateSigningRequestStrategy, new);
-        errs.extend(validation::certificates::approval_update(old, new));
-        errs
+    fn validate_update_object(&self, old: &Object, new: &Object) -> Result<Vec<FieldError>, ApiError> {
+        let mut errs = validation::validate_object_meta(&CertificateSigningRequestStrategy, new.value()?);
+        errs.extend(validation::certificates::approval_update(
+            old.hub_ref::<CertificateSigningRequest>()?,
+            new.hub_ref::<CertificateSigningRequest>()?,
+        ));
+        Ok(errs)
     }
 }
 

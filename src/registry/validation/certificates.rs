@@ -1,8 +1,10 @@
 //! The certificates group (`pkg/apis/certificates/validation`): certificate signing requests'
-//! conditions and what each endpoint may change of them.
+//! conditions and what each endpoint may change of them. The rules read the internal object as
+//! its hub type.
 
-use serde_json::Value;
+use kapi_api::hub::certificates as hub;
 
+use super::FieldPath;
 use crate::status::FieldError;
 
 /// The key usages a request may ask for (`allValidUsages`), sorted as upstream lists them.
@@ -44,56 +46,57 @@ enum Endpoint {
     Approval,
 }
 
-pub fn certificate_signing_request(csr: &Value) -> Vec<FieldError> {
+pub fn certificate_signing_request(csr: &hub::CertificateSigningRequest) -> Vec<FieldError> {
     validate(csr, None)
 }
 
-pub fn certificate_signing_request_update(old: &Value, new: &Value) -> Vec<FieldError> {
+pub fn certificate_signing_request_update(old: &hub::CertificateSigningRequest, new: &hub::CertificateSigningRequest) -> Vec<FieldError> {
     update(old, new, Endpoint::Main)
 }
 
-pub fn status_update(old: &Value, new: &Value) -> Vec<FieldError> {
+pub fn status_update(old: &hub::CertificateSigningRequest, new: &hub::CertificateSigningRequest) -> Vec<FieldError> {
     update(old, new, Endpoint::Status)
 }
 
-pub fn approval_update(old: &Value, new: &Value) -> Vec<FieldError> {
+pub fn approval_update(old: &hub::CertificateSigningRequest, new: &hub::CertificateSigningRequest) -> Vec<FieldError> {
     update(old, new, Endpoint::Approval)
 }
 
-fn conditions(csr: &Value) -> &[Value] {
-    csr["status"]["conditions"].as_array().map_or(&[], Vec::as_slice)
+fn conditions(csr: &hub::CertificateSigningRequest) -> &[hub::CertificateSigningRequestCondition] {
+    csr.status.as_ref().map_or(&[], |s| s.conditions.as_slice())
 }
 
-fn condition_type(c: &Value) -> &str {
-    c["type"].as_str().unwrap_or_default()
+fn condition_type(c: &hub::CertificateSigningRequestCondition) -> &str {
+    c.r#type.as_deref().unwrap_or_default()
 }
 
-fn of_type<'a>(csr: &'a Value, kind: &str) -> Vec<&'a Value> {
+fn of_type<'a>(csr: &'a hub::CertificateSigningRequest, kind: &str) -> Vec<&'a hub::CertificateSigningRequestCondition> {
     conditions(csr).iter().filter(|c| condition_type(c) == kind).collect()
+}
+
+fn usages(csr: &hub::CertificateSigningRequest) -> &[String] {
+    csr.spec.as_ref().map_or(&[], |s| s.usages.as_slice())
 }
 
 /// The request's own rules; what an existing object already breaks is tolerated on update
 /// (upstream's compatibility options).
-fn validate(csr: &Value, old: Option<&Value>) -> Vec<FieldError> {
+fn validate(csr: &hub::CertificateSigningRequest, old: Option<&hub::CertificateSigningRequest>) -> Vec<FieldError> {
     let mut errs = Vec::new();
-    let spec = &csr["spec"];
-    let old_usages = old.map_or(&[][..], |o| o["spec"]["usages"].as_array().map_or(&[][..], Vec::as_slice));
-    let usages = spec["usages"].as_array().map_or(&[][..], Vec::as_slice);
-    let tolerate_unknown = old_usages.iter().any(|u| !VALID_USAGES.contains(&u.as_str().unwrap_or_default()));
-    let tolerate_duplicates = has_duplicates(old_usages.iter().map(|u| u.as_str().unwrap_or_default()));
+    let old_usages = old.map_or(&[][..], usages);
+    let tolerate_unknown = old_usages.iter().any(|u| !VALID_USAGES.contains(&u.as_str()));
+    let tolerate_duplicates = has_duplicates(old_usages.iter().map(String::as_str));
+    let usages_path = FieldPath::Root("spec.usages");
     let mut seen = std::collections::HashSet::new();
-    for (i, usage) in usages.iter().enumerate() {
-        let usage = usage.as_str().unwrap_or_default();
+    for (i, usage) in usages(csr).iter().enumerate() {
+        let usage = usage.as_str();
         if !tolerate_unknown && !VALID_USAGES.contains(&usage) {
-            errs.push(FieldError::not_supported(format!("spec.usages[{i}]"), usage, VALID_USAGES));
+            errs.push(FieldError::not_supported(usages_path.index(i), usage, VALID_USAGES));
         }
         if !seen.insert(usage) && !tolerate_duplicates {
-            errs.push(FieldError::duplicate(format!("spec.usages[{i}]"), usage));
+            errs.push(FieldError::duplicate(usages_path.index(i), usage));
         }
     }
-    if let Some(seconds) = spec["expirationSeconds"].as_i64()
-        && seconds < 600
-    {
+    if let Some(seconds) = csr.spec.as_ref().and_then(|s| s.expiration_seconds).filter(|s| *s < 600) {
         errs.push(FieldError::invalid("spec.expirationSeconds", seconds, "may not specify a duration less than 600 seconds (10 minutes)"));
     }
     condition_errors(csr, old, &mut errs);
@@ -107,23 +110,24 @@ fn has_duplicates<'a>(items: impl Iterator<Item = &'a str>) -> bool {
 
 /// `validateConditions`: a type and a status each; Approved, Denied and Failed only ever
 /// `True`; never both Approved and Denied; no type twice.
-fn condition_errors(csr: &Value, old: Option<&Value>, errs: &mut Vec<FieldError>) {
+fn condition_errors(csr: &hub::CertificateSigningRequest, old: Option<&hub::CertificateSigningRequest>, errs: &mut Vec<FieldError>) {
     let old_conditions = old.map_or(&[][..], conditions);
     let tolerate_both = [APPROVED, DENIED].iter().all(|t| old_conditions.iter().any(|c| condition_type(c) == *t));
     let tolerate_duplicates = has_duplicates(old_conditions.iter().map(condition_type));
     let tolerate_empty_type = old_conditions.iter().any(|c| condition_type(c).is_empty());
     let (mut approved, mut denied) = (false, false);
+    let conditions_path = FieldPath::Root("status.conditions");
     let mut seen = std::collections::HashSet::new();
     for (i, c) in conditions(csr).iter().enumerate() {
-        let path = format!("status.conditions[{i}]");
+        let path = conditions_path.index(i);
         let kind = condition_type(c);
         if kind.is_empty() && !tolerate_empty_type {
-            errs.push(FieldError::required(format!("{path}.type"), ""));
+            errs.push(FieldError::required(path.child("type"), ""));
         }
         let allowed: &[&str] = if [APPROVED, DENIED, FAILED].contains(&kind) { &["True"] } else { &["False", "True", "Unknown"] };
-        match c["status"].as_str().unwrap_or_default() {
-            "" => errs.push(FieldError::required(format!("{path}.status"), "")),
-            status if !allowed.contains(&status) => errs.push(FieldError::not_supported(format!("{path}.status"), status, allowed)),
+        match c.status.as_deref().unwrap_or_default() {
+            "" => errs.push(FieldError::required(path.child("status"), "")),
+            status if !allowed.contains(&status) => errs.push(FieldError::not_supported(path.child("status"), status, allowed)),
             _ => {}
         }
         if !tolerate_both {
@@ -133,11 +137,11 @@ fn condition_errors(csr: &Value, old: Option<&Value>, errs: &mut Vec<FieldError>
                 _ => {}
             }
             if (kind == APPROVED && denied) || (kind == DENIED && approved) {
-                errs.push(FieldError::invalid(format!("{path}.type"), kind, "Approved and Denied conditions are mutually exclusive"));
+                errs.push(FieldError::invalid(path.child("type"), kind, "Approved and Denied conditions are mutually exclusive"));
             }
         }
         if !seen.insert(kind) && !tolerate_duplicates {
-            errs.push(FieldError::duplicate(format!("{path}.type"), kind));
+            errs.push(FieldError::duplicate(path.child("type"), kind));
         }
     }
 }
@@ -145,7 +149,7 @@ fn condition_errors(csr: &Value, old: Option<&Value>, errs: &mut Vec<FieldError>
 /// `validateCertificateSigningRequestUpdate`: Approved, Denied and Failed conditions are never
 /// removed; only the approval endpoint adds or changes Approved and Denied; only the status
 /// endpoint sets the certificate, once.
-fn update(old: &Value, new: &Value, endpoint: Endpoint) -> Vec<FieldError> {
+fn update(old: &hub::CertificateSigningRequest, new: &hub::CertificateSigningRequest, endpoint: Endpoint) -> Vec<FieldError> {
     let mut errs = validate(new, Some(old));
     for kind in [APPROVED, DENIED, FAILED] {
         if of_type(new, kind).len() < of_type(old, kind).len() {
@@ -162,11 +166,13 @@ fn update(old: &Value, new: &Value, endpoint: Endpoint) -> Vec<FieldError> {
             }
         }
     }
-    let certificate = |csr: &Value| csr["status"]["certificate"].as_str().unwrap_or_default().to_owned();
-    if certificate(new) != certificate(old) {
+    // No certificate and an empty one are alike, as in Go's `[]byte`.
+    let [old_certificate, new_certificate] =
+        [old, new].map(|csr| csr.status.as_ref().and_then(|s| s.certificate.as_deref()).unwrap_or_default());
+    if new_certificate != old_certificate {
         if endpoint != Endpoint::Status {
             errs.push(FieldError::forbidden("status.certificate", "updates may not set certificate content"));
-        } else if !certificate(old).is_empty() {
+        } else if !old_certificate.is_empty() {
             errs.push(FieldError::forbidden("status.certificate", "updates may not modify existing certificate content"));
         }
     }
@@ -175,13 +181,13 @@ fn update(old: &Value, new: &Value, endpoint: Endpoint) -> Vec<FieldError> {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     use super::*;
-    use crate::registry::validation::test_messages;
+    use crate::registry::validation::{test_messages, test_typed as typed};
 
-    fn csr(conditions: Value) -> Value {
-        json!({"spec": {"usages": ["client auth"]}, "status": {"conditions": conditions}})
+    fn csr(conditions: Value) -> hub::CertificateSigningRequest {
+        typed(&json!({"spec": {"usages": ["client auth"]}, "status": {"conditions": conditions}}))
     }
 
     #[test]
@@ -201,7 +207,7 @@ mod tests {
                 "status.conditions[2].type: Duplicate value: \"Approved\"",
             ]
         );
-        let usages = json!({"spec": {"usages": ["client auth", "flying", "client auth"], "expirationSeconds": 60}});
+        let usages = typed(&json!({"spec": {"usages": ["client auth", "flying", "client auth"], "expirationSeconds": 60}}));
         assert_eq!(test_messages(&certificate_signing_request(&usages)).len(), 3);
     }
 
@@ -219,14 +225,14 @@ mod tests {
             ["status.conditions: Forbidden: updates may not remove a condition of type \"Approved\""]
         );
         let mut issued = approved.clone();
-        issued["status"]["certificate"] = json!("Y2VydA==");
+        issued.status.as_mut().unwrap().certificate = Some(b"cert".to_vec());
         assert!(status_update(&approved, &issued).is_empty());
         assert_eq!(
             test_messages(&approval_update(&approved, &issued)),
             ["status.certificate: Forbidden: updates may not set certificate content"]
         );
         let mut reissued = issued.clone();
-        reissued["status"]["certificate"] = json!("b3RoZXI=");
+        reissued.status.as_mut().unwrap().certificate = Some(b"other".to_vec());
         assert_eq!(
             test_messages(&status_update(&issued, &reissued)),
             ["status.certificate: Forbidden: updates may not modify existing certificate content"]

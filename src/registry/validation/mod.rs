@@ -241,11 +241,6 @@ pub(super) fn optional_value(v: Option<impl Into<BadValue>>) -> BadValue {
 /// Upstream's message for a changed immutable field (`apimachinery`'s `FieldImmutableErrorMsg`).
 pub(super) const FIELD_IMMUTABLE: &str = "field is immutable";
 
-/// `ValidateNonnegativeField`.
-pub(super) fn non_negative(v: &Value, path: &str, errs: &mut Vec<FieldError>) {
-    non_negative_int(v.as_i64(), path, errs);
-}
-
 /// `ValidateNonnegativeField` of a typed (optional) number.
 pub(super) fn non_negative_int(v: Option<i64>, path: &(impl std::fmt::Display + ?Sized), errs: &mut Vec<FieldError>) {
     if let Some(n) = v.filter(|n| *n < 0) {
