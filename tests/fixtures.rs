@@ -194,7 +194,7 @@ fn damaged_fixtures_are_errors_not_panics() {
 /// that is stored as it is decoded: their fields are all set, with arbitrary values.
 #[test]
 fn typed_and_json_write_paths_store_the_same_bytes() {
-    use kapi::registry::object::{MetaChange, Object};
+    use kapi::registry::object::{Form, MetaChange, Object};
     use kapi::registry::objects::{self, Kind};
     let stored_kinds: std::collections::BTreeSet<(&str, &str, &str)> =
         kapi_api::scheme::STORAGE_VERSIONS.iter().map(|(_, _, gvk)| (gvk.group, gvk.version, gvk.kind)).collect();
@@ -225,7 +225,7 @@ fn typed_and_json_write_paths_store_the_same_bytes() {
             value.set_meta(&changes);
             assert!(typed.is_typed(), "{name}");
             let view = typed.value().unwrap().clone();
-            let typed = typed.into_typed().unwrap_or_else(|_| panic!("{name}: no longer typed"));
+            let Form::Typed(typed) = typed.into_form() else { panic!("{name}: no longer typed") };
             let (typed_bytes, _) = objects::encode_typed_with(&kind, typed, None).unwrap();
             let value = value.into_value().unwrap();
             if view != value {

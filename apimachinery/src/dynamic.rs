@@ -11,7 +11,61 @@ use crate::scheme::{FieldInfo, Object};
 use crate::walk::Walk;
 
 /// A hub (internal) value of some kind, as [`Object::into_hub`] makes it.
-pub type Hub = Box<dyn Any + Send>;
+pub type Hub = Box<dyn HubObject>;
+
+/// A kind's hub (internal) object behind a trait object: what every version of the kind
+/// converts to and from, and what the registry's rules read and the store carries from
+/// decoding to storage, whichever version a request came in. The hub of a kind served in one
+/// version is the generated type itself (the blanket implementation below); the hub structs of
+/// groups served in more versions implement it in the generated crate.
+pub trait HubObject: Any + Send + Sync {
+    /// The internal object as JSON: the hub serialised with the JSON names of its fields.
+    fn to_value(&self) -> Result<serde_json::Value, serde_json::Error>;
+
+    /// Sets `apiVersion` and `kind` ([`Object::set_type_meta`]).
+    fn set_type_meta(&mut self, api_version: &str, kind: &str);
+
+    /// The object's `metadata` when it is an `ObjectMeta` ([`Object::object_meta`]).
+    fn object_meta(&self) -> Option<&dyn Any>;
+
+    /// [`HubObject::object_meta`], to change (`None` when absent: nothing is added).
+    fn object_meta_mut(&mut self) -> Option<&mut dyn Any>;
+}
+
+impl<T: Object> HubObject for T {
+    fn to_value(&self) -> Result<serde_json::Value, serde_json::Error> {
+        serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        Object::set_type_meta(self, api_version, kind);
+    }
+
+    fn object_meta(&self) -> Option<&dyn Any> {
+        Object::object_meta(self)
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn Any> {
+        Object::object_meta_mut(self)
+    }
+}
+
+/// The hub value as its type `H`, or the value back when it is another type.
+pub fn downcast_hub<H: HubObject>(hub: Hub) -> Result<H, Hub> {
+    if !(&*hub as &dyn Any).is::<H>() {
+        return Err(hub);
+    }
+    let any: Box<dyn Any + Send> = hub;
+    match any.downcast::<H>() {
+        Ok(h) => Ok(*h),
+        Err(_) => unreachable!("the hub's type was checked above"),
+    }
+}
+
+/// The hub value read as its type `H`, when it is one.
+pub fn hub_as<H: HubObject>(hub: &dyn HubObject) -> Option<&H> {
+    (hub as &dyn Any).downcast_ref::<H>()
+}
 
 /// One kind of the scheme: how its objects are decoded and made. Reached through
 /// `kapi_api::scheme::kind`, which answers the generated table's instance of [`KindOf`].
@@ -77,7 +131,7 @@ pub trait DynObject: Send + Sync {
     /// [`Object::into_hub`].
     fn into_hub(self: Box<Self>) -> Hub;
 
-    /// [`Object::into_internal`].
+    /// The internal object as JSON: the hub ([`Object::into_hub`]) serialised.
     fn into_internal(self: Box<Self>) -> Result<serde_json::Value, serde_json::Error>;
 }
 
@@ -127,7 +181,7 @@ impl<T: Object> DynObject for T {
     }
 
     fn into_internal(self: Box<Self>) -> Result<serde_json::Value, serde_json::Error> {
-        Object::into_internal(*self)
+        Object::into_hub(*self).to_value()
     }
 }
 

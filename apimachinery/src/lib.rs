@@ -26,7 +26,7 @@ pub mod walk;
 pub mod wire;
 
 pub use duration::Duration;
-pub use dynamic::{DynKind, DynObject};
+pub use dynamic::{DynKind, DynObject, Hub, HubObject};
 pub use intstr::IntOrString;
 pub use quantity::Quantity;
 pub use raw::{FieldsV1, Json, RawExtension};

@@ -101,21 +101,17 @@ pub trait Object:
 
     /// Converts to the kind's hub (internal) type, boxed so the runtime can pick the target
     /// version at run time (the hub of a group served in one version is the type itself).
-    fn into_hub(self) -> Box<dyn std::any::Any + Send>;
+    fn into_hub(self) -> crate::Hub;
 
     /// Converts from a hub value; gives it back when it is not this kind's hub type.
-    fn from_hub(hub: Box<dyn std::any::Any + Send>) -> Result<Self, Box<dyn std::any::Any + Send>>;
+    fn from_hub(hub: crate::Hub) -> Result<Self, crate::Hub>;
 
     /// Whether the kind is its own hub (its group is served in one version), so its internal
     /// object is its external JSON and converting between them is the identity.
     const INTERNAL_IS_EXTERNAL: bool;
 
-    /// The internal object as JSON (the hub type serialised with the JSON names of the fields):
-    /// what the server's validation, admission and strategies read and change, whichever
-    /// version a request came in.
-    fn into_internal(self) -> Result<serde_json::Value, serde_json::Error>;
-
-    /// The object of this kind converted from an internal object ([`Object::into_internal`]).
+    /// The object of this kind converted from an internal object as JSON (its hub
+    /// serialised, [`crate::HubObject::to_value`]).
     fn from_internal(internal: serde_json::Value) -> Result<Self, serde_json::Error>;
 }
 

@@ -668,6 +668,51 @@ pub fn hub_struct(ident: &str, t: &HubType) -> String {
     s
 }
 
+/// The `HubObject` implementation of a hub struct that is a kind's hub: what the runtime
+/// carries an object of a kind served in several versions as, between decoding and storage.
+pub fn hub_object_impl(t: &HubType) -> String {
+    let object_meta = t
+        .fields
+        .iter()
+        .find(|f| f.json_name == "metadata" && f.card == Card::Single)
+        .filter(|f| matches!(&f.elem, Elem::Named(_, n) if n == "ObjectMeta"))
+        .map(|f| f.optional);
+    let (object_meta, object_meta_mut) = match object_meta {
+        None => ("None", "None"),
+        Some(true) => {
+            ("self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)", "self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)")
+        }
+        Some(false) => ("Some(&self.metadata)", "Some(&mut self.metadata)"),
+    };
+    let has = |json_name: &str| t.fields.iter().any(|f| f.json_name == json_name && f.card == Card::Single && f.optional);
+    let (set_type_meta, type_meta_args) = if has("apiVersion") && has("kind") {
+        ("self.api_version = Some(api_version.to_owned());\n        self.kind = Some(kind.to_owned());", "api_version: &str, kind: &str")
+    } else {
+        ("", "_api_version: &str, _kind: &str")
+    };
+    format!(
+        "impl ::kapi_apimachinery::HubObject for {name} {{
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {{
+        ::serde_json::to_value(self)
+    }}
+
+    fn set_type_meta(&mut self, {type_meta_args}) {{
+        {set_type_meta}
+    }}
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {{
+        {object_meta}
+    }}
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {{
+        {object_meta_mut}
+    }}
+}}
+",
+        name = t.name
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

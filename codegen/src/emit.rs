@@ -152,8 +152,26 @@ pub fn render(model: &Model) -> anyhow::Result<BTreeMap<String, String>> {
     files.insert("scheme.rs".into(), scheme_view(model, &plan, &header).render()?);
     let hub_groups: Vec<String> = plan.hubs.keys().cloned().collect();
     files.insert("hub/mod.rs".into(), HubModView { header: &header, groups: &hub_groups }.render()?);
+    // The hub structs that are kinds' hubs (not the types nested in them).
+    let kind_hub_paths: std::collections::BTreeSet<&str> = model
+        .kinds
+        .iter()
+        .filter_map(|k| plan.kind_hubs.get(&(k.package.clone(), k.type_name.clone())))
+        .map(|h| h.hub_path.as_str())
+        .collect();
     for (ident, types) in &plan.hubs {
-        let structs: Vec<String> = types.iter().map(|t| crate::convert::hub_struct(ident, t)).collect();
+        let structs: Vec<String> = types
+            .iter()
+            .map(|t| {
+                let path = format!("crate::hub::{ident}::{}", t.name);
+                let mut s = crate::convert::hub_struct(ident, t);
+                if kind_hub_paths.contains(path.as_str()) {
+                    s.push('\n');
+                    s.push_str(&crate::convert::hub_object_impl(t));
+                }
+                s
+            })
+            .collect();
         files.insert(format!("hub/{ident}.rs"), HubView { header: &header, group: ident, structs: &structs }.render()?);
     }
     let manual: Vec<ManualGroupView> = plan

@@ -14,7 +14,8 @@ use std::any::Any;
 use std::sync::OnceLock;
 
 use kapi_apimachinery::codec::{CodecError, Format};
-use kapi_apimachinery::{DynKind, DynObject};
+use kapi_apimachinery::dynamic::hub_as;
+use kapi_apimachinery::{DynKind, DynObject, Hub, HubObject};
 use serde_json::{Map, Value};
 
 use super::objects::{self, Kind};
@@ -34,8 +35,22 @@ pub struct Object {
     /// ([`Object::typed_mut`]) after one that changed it as JSON: set for the kinds that go
     /// to storage as decoded.
     kind: Option<&'static dyn DynKind>,
-    /// The hub value [`Object::hub_ref`] read, until the object changes.
-    hub: OnceLock<Box<dyn Any + Send + Sync>>,
+    /// The internal object of a kind served in several versions as its hub type, as
+    /// [`Object::hub_ref`] read it from the JSON form for the kind's rules: kept in step with
+    /// the metadata the store sets, and what storing the object converts to the storage
+    /// version, so that the JSON is read as a type once. Dropped when a step changes the
+    /// object in another form.
+    hub: OnceLock<Hub>,
+}
+
+/// An object taken in one form ([`Object::into_form`]).
+pub enum Form {
+    /// The generated object of a kind stored as decoded.
+    Typed(Box<dyn DynObject>),
+    /// The hub object of a kind served in several versions.
+    Hub(Hub),
+    /// JSON: the internal object of a kind the scheme has, or a custom resource.
+    Json(Value),
 }
 
 /// A `metadata` field the store sets on the objects it writes, in both forms of an
@@ -129,28 +144,31 @@ impl Object {
 
     /// The object as JSON, to change: from here on JSON is the object's only form.
     pub fn value_mut(&mut self) -> Result<&mut Value, ApiError> {
-        self.hub = OnceLock::new();
         if self.json.get().is_none() {
             let value = self.json_of_typed()?;
             self.json = OnceLock::from(value);
         }
         self.typed = OnceLock::new();
-        self.json.get_mut().ok_or_else(|| ApiError::internal("an object with neither form"))
+        self.hub = OnceLock::new();
+        self.json.get_mut().ok_or_else(|| ApiError::internal("an object with no form"))
     }
 
     /// The object as its generated type `T`, to change: read from its JSON form if a step
     /// changed it as JSON, and from here on the only form until one is read again.
     pub fn typed_mut<T: Any>(&mut self) -> Result<&mut T, ApiError> {
-        self.hub = OnceLock::new();
         if self.typed.get().is_none() {
             if self.kind.is_none() {
                 return Err(no_generated_type());
             }
-            let value = self.json.take().ok_or_else(|| ApiError::internal("an object with neither form"))?;
+            let value = match self.json.take() {
+                Some(value) => value,
+                None => self.json_of_typed()?,
+            };
             self.typed = OnceLock::from(self.typed_from_json(value)?);
         }
         self.json = OnceLock::new();
-        let typed: &mut dyn Any = self.typed.get_mut().ok_or_else(|| ApiError::internal("an object with neither form"))?.as_walk();
+        self.hub = OnceLock::new();
+        let typed: &mut dyn Any = self.typed.get_mut().ok_or_else(|| ApiError::internal("an object with no form"))?.as_walk();
         typed.downcast_mut::<T>().ok_or_else(|| not_a::<T>())
     }
 
@@ -160,7 +178,7 @@ impl Object {
         let typed = match self.typed.get() {
             Some(typed) => typed,
             None => {
-                let value = self.json.get().ok_or_else(|| ApiError::internal("an object with neither form"))?.clone();
+                let value = self.value()?.clone();
                 let typed = self.typed_from_json(value)?;
                 self.typed.get_or_init(|| typed)
             }
@@ -168,27 +186,32 @@ impl Object {
         typed.as_any().downcast_ref::<T>().ok_or_else(|| not_a::<T>())
     }
 
-    /// The object, an internal object held as JSON, as its kind's hub type `T` (the generated
-    /// internal struct of a kind served in several versions, whose JSON the internal object
-    /// is), to read: read from the JSON the first time, and kept until the object changes.
-    pub fn hub_ref<T: serde::de::DeserializeOwned + Any + Send + Sync>(&self) -> Result<&T, ApiError> {
+    /// The object, an internal object, as its kind's hub type `T` (the generated internal
+    /// struct of a kind served in several versions), to read: the hub form when the object
+    /// has it, else read from the JSON form and kept until the object changes.
+    pub fn hub_ref<T: serde::de::DeserializeOwned + HubObject>(&self) -> Result<&T, ApiError> {
         let hub = match self.hub.get() {
             Some(hub) => hub,
             None => {
-                let hub: Box<dyn Any + Send + Sync> = Box::new(
+                let hub: Hub = Box::new(
                     T::deserialize(self.value()?)
                         .map_err(|e| ApiError::internal(format!("reading the object as its internal type: {e}")))?,
                 );
                 self.hub.get_or_init(|| hub)
             }
         };
-        hub.downcast_ref::<T>().ok_or_else(|| not_a::<T>())
+        hub_as::<T>(hub.as_ref()).ok_or_else(|| not_a::<T>())
     }
 
-    /// The object's `metadata` as the generated `ObjectMeta`, when the object is at hand in
-    /// that form (none is read from JSON for it).
+    /// The object's `metadata` as the generated `ObjectMeta`, when the object is at hand as
+    /// its generated or hub type (none is read from JSON for it).
     pub fn typed_meta(&self) -> Option<&kapi_api::apimachinery::pkg::apis::meta::v1::ObjectMeta> {
-        self.typed.get()?.object_meta()?.downcast_ref()
+        let meta = match (self.typed.get(), self.hub.get()) {
+            (Some(typed), _) => typed.object_meta(),
+            (None, Some(hub)) => hub.object_meta(),
+            (None, None) => None,
+        };
+        meta?.downcast_ref()
     }
 
     fn typed_from_json(&self, value: Value) -> Result<Box<dyn DynObject>, ApiError> {
@@ -199,14 +222,16 @@ impl Object {
     /// The object as JSON, taken.
     pub fn into_value(mut self) -> Result<Value, ApiError> {
         self.value_mut()?;
-        self.json.take().ok_or_else(|| ApiError::internal("an object with neither form"))
+        self.json.take().ok_or_else(|| ApiError::internal("an object with no form"))
     }
 
-    /// The generated object, if it is still the object; else its JSON.
-    pub fn into_typed(self) -> Result<Box<dyn DynObject>, Value> {
-        match self.typed.into_inner() {
-            Some(typed) => Ok(typed),
-            None => Err(self.json.into_inner().unwrap_or_default()),
+    /// The object in its most typed form: what storing it encodes. (A hub form read from the
+    /// JSON one is kept in step with it, so either is the object.)
+    pub fn into_form(self) -> Form {
+        match (self.typed.into_inner(), self.hub.into_inner()) {
+            (Some(typed), _) => Form::Typed(typed),
+            (None, Some(hub)) => Form::Hub(hub),
+            _ => Form::Json(self.json.into_inner().unwrap_or_default()),
         }
     }
 
@@ -229,9 +254,11 @@ impl Object {
 
     /// Sets `apiVersion` and `kind`.
     pub fn set_type_meta(&mut self, api_version: &str, kind: &str) {
-        self.hub = OnceLock::new();
         if let Some(typed) = self.typed.get_mut() {
             typed.set_type_meta(api_version, kind);
+        }
+        if let Some(hub) = self.hub.get_mut() {
+            hub.set_type_meta(api_version, kind);
         }
         if let Some(fields) = self.json.get_mut().and_then(Value::as_object_mut) {
             fields.insert("apiVersion".into(), Value::String(api_version.to_owned()));
@@ -242,18 +269,28 @@ impl Object {
     /// Makes changes to `metadata`, in each form the object has, so that its JSON form stays
     /// the generated object's and neither is made again.
     pub fn set_meta(&mut self, changes: &[MetaChange<'_>]) {
-        self.hub = OnceLock::new();
         if let Some(typed) = self.typed.get_mut() {
-            set_typed_meta(typed.as_mut(), changes);
+            set_typed_meta(typed.object_meta_mut(), changes);
+        }
+        // A hub without metadata gets none added: the JSON form, which does, is the object.
+        match self.hub.get_mut().map(|hub| hub.object_meta_mut()) {
+            Some(Some(meta)) => set_typed_meta(Some(meta), changes),
+            Some(None) => self.hub = OnceLock::new(),
+            None => {}
         }
         if let Some(value) = self.json.get_mut() {
             set_json_meta(value, changes);
         }
     }
 
+    /// The JSON form, made from the typed or the hub form.
     fn json_of_typed(&self) -> Result<Value, ApiError> {
-        let typed = self.typed.get().ok_or_else(|| ApiError::internal("an object with neither form"))?;
-        typed.to_value().map_err(|e| ApiError::internal(format!("writing an object as JSON: {e}")))
+        let value = match (self.typed.get(), self.hub.get()) {
+            (Some(typed), _) => typed.to_value(),
+            (None, Some(hub)) => hub.to_value(),
+            (None, None) => return Err(ApiError::internal("an object with no form")),
+        };
+        value.map_err(|e| ApiError::internal(format!("writing an object as JSON: {e}")))
     }
 }
 
@@ -265,9 +302,10 @@ fn not_a<T>() -> ApiError {
     ApiError::internal(format!("the object is not a {}", std::any::type_name::<T>()))
 }
 
-fn set_typed_meta(object: &mut dyn DynObject, changes: &[MetaChange<'_>]) {
+/// Makes `changes` to a generated object's `metadata` (given as its `object_meta_mut`).
+fn set_typed_meta(meta: Option<&mut dyn Any>, changes: &[MetaChange<'_>]) {
     use kapi_api::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-    let Some(meta) = object.object_meta_mut().and_then(|meta| meta.downcast_mut::<ObjectMeta>()) else { return };
+    let Some(meta) = meta.and_then(|meta| meta.downcast_mut::<ObjectMeta>()) else { return };
     for change in changes {
         set_typed_field(meta, *change);
     }
@@ -321,6 +359,13 @@ mod tests {
 
     use super::*;
 
+    fn typed_form(object: Object) -> Box<dyn DynObject> {
+        match object.into_form() {
+            Form::Typed(typed) => typed,
+            _ => panic!("not typed"),
+        }
+    }
+
     fn config_map() -> Object {
         let kind = Kind::core_v1("ConfigMap");
         let body = br#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","resourceVersion":"7"},"data":{"a":"b"}}"#;
@@ -342,7 +387,7 @@ mod tests {
         ]);
         let json = object.value().unwrap().clone();
         assert!(object.is_typed());
-        let typed = object.into_typed().unwrap_or_else(|_| panic!("still typed")).to_value().unwrap();
+        let typed = typed_form(object).to_value().unwrap();
         assert_eq!(json, typed);
         assert_eq!(
             json["metadata"],
@@ -361,7 +406,7 @@ mod tests {
         assert!(object.is_typed());
         assert_eq!(object.typed_meta().and_then(|meta| meta.name.as_deref()), Some("c"));
         let json = object.value().unwrap().clone();
-        assert_eq!(object.into_typed().unwrap_or_else(|_| panic!("typed")).to_value().unwrap(), json);
+        assert_eq!(typed_form(object).to_value().unwrap(), json);
         // An object of no known kind has no generated form to read.
         assert!(Object::from_value(json!({"data": {}})).typed_ref::<ConfigMap>().is_err());
     }
@@ -372,7 +417,8 @@ mod tests {
         object.value_mut().unwrap()["data"]["c"] = json!("d");
         assert!(!object.is_typed());
         object.set_meta(&[MetaChange::Namespace(None)]);
-        assert_eq!(object.into_typed().err().unwrap()["data"], json!({"a": "b", "c": "d"}));
+        let Form::Json(value) = object.into_form() else { panic!("JSON only") };
+        assert_eq!(value["data"], json!({"a": "b", "c": "d"}));
     }
 
     #[test]
@@ -397,13 +443,39 @@ mod tests {
             // Written as the zero object's (a status that defaulting fills in, such as a
             // namespace's phase, is not: the store clears it as JSON).
             assert_eq!(typed.value().unwrap()["status"], objects::zero_object(&kind)["status"], "{}", kind.kind);
-            let typed = typed.into_typed().unwrap_or_else(|_| panic!("typed"));
+            let typed = typed_form(typed);
             let (typed_bytes, _) = objects::encode_typed_with(&kind, typed, None).unwrap();
             let mut json = objects::decode_defaulted(&kind, Format::Json, with_empty.as_bytes()).unwrap();
             json.as_object_mut().unwrap().remove("status");
             let (json_bytes, _) = objects::encode_internal_with(&kind, json, None).unwrap();
             assert_eq!(typed_bytes, json_bytes, "{}", kind.kind);
         }
+    }
+
+    /// The hub value a kind's rules read an internal object as is kept in step with the
+    /// metadata the store sets and is what the object is stored from: the bytes are those
+    /// the JSON form gives.
+    #[test]
+    fn the_hub_read_is_kept_and_stored() {
+        use kapi_api::hub::autoscaling::HorizontalPodAutoscaler;
+        let kind = Kind { group: "autoscaling".into(), version: "v1".into(), kind: "HorizontalPodAutoscaler".into() };
+        let body = br#"{"apiVersion":"autoscaling/v1","kind":"HorizontalPodAutoscaler","metadata":{"name":"h"},
+            "spec":{"scaleTargetRef":{"kind":"Deployment","name":"d"},"maxReplicas":3,"targetCPUUtilizationPercentage":50}}"#;
+        let external = Object::decode(&kind, Format::Json, body).unwrap();
+        let mut object = Object::from_value(objects::to_internal(&kind, external.into_value().unwrap()).unwrap());
+        let hub = object.hub_ref::<HorizontalPodAutoscaler>().unwrap();
+        assert_eq!((hub.spec.max_replicas, hub.spec.metrics.len()), (3, 1));
+        object.set_meta(&[MetaChange::Uid("u-1"), MetaChange::Generation(Some(1))]);
+        object.set_type_meta("autoscaling/v2", "HorizontalPodAutoscaler");
+        let hub = object.hub_ref::<HorizontalPodAutoscaler>().unwrap();
+        assert_eq!((hub.api_version.as_deref(), hub.metadata.as_ref().unwrap().generation), (Some("autoscaling/v2"), Some(1)));
+        assert_eq!(object.typed_meta().and_then(|meta| meta.uid.as_deref()), Some("u-1"));
+        let json = object.value().unwrap().clone();
+        assert_eq!(serde_json::to_value(object.hub_ref::<HorizontalPodAutoscaler>().unwrap()).unwrap(), json);
+        let Form::Hub(hub) = object.into_form() else { panic!("stored from its hub") };
+        let (hub_bytes, _) = objects::encode_hub_with(&kind, hub, None).unwrap();
+        let (json_bytes, _) = objects::encode_internal_with(&kind, json, None).unwrap();
+        assert_eq!(hub_bytes, json_bytes);
     }
 
     /// A hub kind's internal object is read as its hub type, again after it changed as JSON.

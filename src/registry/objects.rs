@@ -444,6 +444,18 @@ pub fn encode_typed_with(
     encode_storage_object(kind, object)
 }
 
+/// [`encode_internal_with`] for an internal object held as its hub value (`Object::hub`):
+/// converted to the storage version with no JSON between.
+pub fn encode_hub_with(
+    kind: &Kind,
+    hub: Hub,
+    managed_fields: Option<&fieldmanager::ManagedFields>,
+) -> Result<(Vec<u8>, Box<dyn TypedObject>), CodecError> {
+    let storage = storage_kind(kind);
+    let (_, object) = typed_from_hub(&storage, hub)?;
+    encode_typed_with(&storage, object, managed_fields)
+}
+
 /// The generated object of the storage version `storage`, with its TypeMeta, as stored:
 /// JSON for the groups upstream keeps in JSON, else protobuf.
 fn encode_storage_object(storage: &Kind, mut object: Box<dyn DynObject>) -> Result<(Vec<u8>, Box<dyn TypedObject>), CodecError> {

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::admission::{self, Attributes, Operation, Target};
 use super::fieldmanager::ManagedFields;
-use super::object::{MetaChange, Object};
+use super::object::{Form, MetaChange, Object};
 use super::objects::{self, Kind, TypedObject};
 use super::strategy::{HookContext, Strategy, SubresourceWrite, copy_field};
 use super::{DeletionFlow, keys};
@@ -245,14 +245,16 @@ impl<'a> Store<'a> {
         managed_fields: Option<&ManagedFields>,
     ) -> Result<(Vec<u8>, Box<dyn TypedObject>), ApiError> {
         let stored = stored_kind(self.strategy, kind);
-        let object = match object.into_typed() {
+        let object = match object.into_form() {
             // Typed from its decoding on, which only a kind stored as decoded stays
             // (`Incoming::from_external`).
-            Ok(typed) if stored == *kind && objects::stores_as_decoded(kind) => {
+            Form::Typed(typed) if stored == *kind && objects::stores_as_decoded(kind) => {
                 return objects::encode_typed_with(&stored, typed, managed_fields).map_err(ApiError::internal);
             }
-            Ok(typed) => typed.to_value().map_err(|e| ApiError::internal(format!("writing an object as JSON: {e}")))?,
-            Err(value) => value,
+            Form::Typed(typed) => typed.to_value().map_err(|e| ApiError::internal(format!("writing an object as JSON: {e}")))?,
+            // The hub value of a kind served in several versions.
+            Form::Hub(hub) => return objects::encode_hub_with(&stored, hub, managed_fields).map_err(ApiError::internal),
+            Form::Json(value) => value,
         };
         let object = match self.strategy.converter() {
             Some(convert) if !objects::is_registered(kind) && stored != *kind => {
@@ -545,14 +547,14 @@ impl<'a> Store<'a> {
             };
             return Ok(Current { kv, kind: stored, internal, converted: None });
         }
-        let internal = with_resource_version(kv, objects::to_internal(&stored, value.clone()).map_err(decoding)?);
+        let internal = Object::from_value(with_resource_version(kv, objects::to_internal(&stored, value.clone()).map_err(decoding)?));
         let (kind, external) = objects::convert_stored(&stored, value, &self.kind.group, &self.kind.version)
             .map_err(|e| ApiError::internal(format!("converting {}: {e}", kv.key)))?;
         // A kind that is its own hub, stored in another version: its internal object is of the
         // caller's kind, which typed rules read it as.
         let internal = match objects::dyn_kind(&kind).filter(|typed| typed.internal_is_external()) {
-            Some(typed) => Object::from_value(internal).of_kind(typed),
-            None => Object::from_value(internal),
+            Some(typed) => internal.of_kind(typed),
+            None => internal,
         };
         Ok(Current { kv, kind, internal, converted: Some(with_resource_version(kv, external)) })
     }

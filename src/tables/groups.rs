@@ -76,7 +76,7 @@ fn hpa_internal(o: Obj<'_>) -> Option<Value> {
     }
     let had_cpu_target = o.has(&["spec", "targetCPUUtilizationPercentage"]);
     let typed: kapi_api::api::autoscaling::v1::HorizontalPodAutoscaler = serde_json::from_value(o.0.clone()).ok()?;
-    let mut internal = typed.into_internal().ok()?;
+    let mut internal = typed.into_hub().to_value().ok()?;
     if had_cpu_target {
         restore_cpu_position(&mut internal);
     }

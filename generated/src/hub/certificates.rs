@@ -21,6 +21,25 @@ pub struct CertificateSigningRequest {
     pub status: Option<crate::hub::certificates::CertificateSigningRequestStatus>,
 }
 
+impl ::kapi_apimachinery::HubObject for CertificateSigningRequest {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+}
+
 /// Hub (internal) `CertificateSigningRequestCondition` of the group: every field of every version.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct CertificateSigningRequestCondition {
@@ -59,6 +78,25 @@ pub struct CertificateSigningRequestList {
     /// `items`
     #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::certificates::CertificateSigningRequest>,
+}
+
+impl ::kapi_apimachinery::HubObject for CertificateSigningRequestList {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
 }
 
 /// Hub (internal) `CertificateSigningRequestSpec` of the group: every field of every version.
@@ -118,6 +156,25 @@ pub struct ClusterTrustBundle {
     pub spec: crate::hub::certificates::ClusterTrustBundleSpec,
 }
 
+impl ::kapi_apimachinery::HubObject for ClusterTrustBundle {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+}
+
 /// Hub (internal) `ClusterTrustBundleList` of the group: every field of every version.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ClusterTrustBundleList {
@@ -133,6 +190,25 @@ pub struct ClusterTrustBundleList {
     /// `items`
     #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::certificates::ClusterTrustBundle>,
+}
+
+impl ::kapi_apimachinery::HubObject for ClusterTrustBundleList {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
 }
 
 /// Hub (internal) `ClusterTrustBundleSpec` of the group: every field of every version.
@@ -174,6 +250,25 @@ pub struct PodCertificateRequest {
     pub status: Option<crate::hub::certificates::PodCertificateRequestStatus>,
 }
 
+impl ::kapi_apimachinery::HubObject for PodCertificateRequest {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+}
+
 /// Hub (internal) `PodCertificateRequestList` of the group: every field of every version.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct PodCertificateRequestList {
@@ -189,6 +284,25 @@ pub struct PodCertificateRequestList {
     /// `items`
     #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::certificates::PodCertificateRequest>,
+}
+
+impl ::kapi_apimachinery::HubObject for PodCertificateRequestList {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
 }
 
 /// Hub (internal) `PodCertificateRequestSpec` of the group: every field of every version.

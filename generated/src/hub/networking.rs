@@ -40,6 +40,25 @@ pub struct IPAddress {
     pub spec: crate::hub::networking::IPAddressSpec,
 }
 
+impl ::kapi_apimachinery::HubObject for IPAddress {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+}
+
 /// Hub (internal) `IPAddressList` of the group: every field of every version.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct IPAddressList {
@@ -55,6 +74,25 @@ pub struct IPAddressList {
     /// `items`
     #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::networking::IPAddress>,
+}
+
+impl ::kapi_apimachinery::HubObject for IPAddressList {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
 }
 
 /// Hub (internal) `IPAddressSpec` of the group: every field of every version.
@@ -96,6 +134,25 @@ pub struct Ingress {
     pub status: Option<crate::hub::networking::IngressStatus>,
 }
 
+impl ::kapi_apimachinery::HubObject for Ingress {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+}
+
 /// Hub (internal) `IngressBackend` of the group: every field of every version.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct IngressBackend {
@@ -130,6 +187,25 @@ pub struct IngressClass {
     pub spec: Option<crate::hub::networking::IngressClassSpec>,
 }
 
+impl ::kapi_apimachinery::HubObject for IngressClass {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+}
+
 /// Hub (internal) `IngressClassList` of the group: every field of every version.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct IngressClassList {
@@ -145,6 +221,25 @@ pub struct IngressClassList {
     /// `items`
     #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::networking::IngressClass>,
+}
+
+impl ::kapi_apimachinery::HubObject for IngressClassList {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
 }
 
 /// Hub (internal) `IngressClassParametersReference` of the group: every field of every version.
@@ -193,6 +288,25 @@ pub struct IngressList {
     /// `items`
     #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::networking::Ingress>,
+}
+
+impl ::kapi_apimachinery::HubObject for IngressList {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
 }
 
 /// Hub (internal) `IngressLoadBalancerIngress` of the group: every field of every version.
@@ -309,6 +423,25 @@ pub struct NetworkPolicy {
     pub spec: Option<crate::hub::networking::NetworkPolicySpec>,
 }
 
+impl ::kapi_apimachinery::HubObject for NetworkPolicy {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+}
+
 /// Hub (internal) `NetworkPolicyEgressRule` of the group: every field of every version.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct NetworkPolicyEgressRule {
@@ -346,6 +479,25 @@ pub struct NetworkPolicyList {
     /// `items`
     #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::networking::NetworkPolicy>,
+}
+
+impl ::kapi_apimachinery::HubObject for NetworkPolicyList {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
 }
 
 /// Hub (internal) `NetworkPolicyPeer` of the group: every field of every version.
@@ -441,6 +593,25 @@ pub struct ServiceCIDR {
     pub status: Option<crate::hub::networking::ServiceCIDRStatus>,
 }
 
+impl ::kapi_apimachinery::HubObject for ServiceCIDR {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+}
+
 /// Hub (internal) `ServiceCIDRList` of the group: every field of every version.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ServiceCIDRList {
@@ -456,6 +627,25 @@ pub struct ServiceCIDRList {
     /// `items`
     #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::networking::ServiceCIDR>,
+}
+
+impl ::kapi_apimachinery::HubObject for ServiceCIDRList {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
 }
 
 /// Hub (internal) `ServiceCIDRSpec` of the group: every field of every version.

@@ -299,6 +299,25 @@ pub struct DeviceClass {
     pub spec: crate::hub::resource::DeviceClassSpec,
 }
 
+impl ::kapi_apimachinery::HubObject for DeviceClass {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+}
+
 /// Hub (internal) `DeviceClassConfiguration` of the group: every field of every version.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct DeviceClassConfiguration {
@@ -322,6 +341,25 @@ pub struct DeviceClassList {
     /// `items`
     #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::resource::DeviceClass>,
+}
+
+impl ::kapi_apimachinery::HubObject for DeviceClassList {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
 }
 
 /// Hub (internal) `DeviceClassSpec` of the group: every field of every version.
@@ -504,6 +542,25 @@ pub struct DeviceTaintRule {
     pub status: Option<crate::hub::resource::DeviceTaintRuleStatus>,
 }
 
+impl ::kapi_apimachinery::HubObject for DeviceTaintRule {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+}
+
 /// Hub (internal) `DeviceTaintRuleList` of the group: every field of every version.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct DeviceTaintRuleList {
@@ -519,6 +576,25 @@ pub struct DeviceTaintRuleList {
     /// `items`
     #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::resource::DeviceTaintRule>,
+}
+
+impl ::kapi_apimachinery::HubObject for DeviceTaintRuleList {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
 }
 
 /// Hub (internal) `DeviceTaintRuleSpec` of the group: every field of every version.
@@ -691,6 +767,25 @@ pub struct ResourceClaim {
     pub status: Option<crate::hub::resource::ResourceClaimStatus>,
 }
 
+impl ::kapi_apimachinery::HubObject for ResourceClaim {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+}
+
 /// Hub (internal) `ResourceClaimConsumerReference` of the group: every field of every version.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ResourceClaimConsumerReference {
@@ -723,6 +818,25 @@ pub struct ResourceClaimList {
     /// `items`
     #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::resource::ResourceClaim>,
+}
+
+impl ::kapi_apimachinery::HubObject for ResourceClaimList {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
 }
 
 /// Hub (internal) `ResourceClaimSpec` of the group: every field of every version.
@@ -764,6 +878,25 @@ pub struct ResourceClaimTemplate {
     pub spec: crate::hub::resource::ResourceClaimTemplateSpec,
 }
 
+impl ::kapi_apimachinery::HubObject for ResourceClaimTemplate {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+}
+
 /// Hub (internal) `ResourceClaimTemplateList` of the group: every field of every version.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ResourceClaimTemplateList {
@@ -779,6 +912,25 @@ pub struct ResourceClaimTemplateList {
     /// `items`
     #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::resource::ResourceClaimTemplate>,
+}
+
+impl ::kapi_apimachinery::HubObject for ResourceClaimTemplateList {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
 }
 
 /// Hub (internal) `ResourceClaimTemplateSpec` of the group: every field of every version.
@@ -826,6 +978,25 @@ pub struct ResourcePoolStatusRequest {
     pub status: Option<crate::hub::resource::ResourcePoolStatusRequestStatus>,
 }
 
+impl ::kapi_apimachinery::HubObject for ResourcePoolStatusRequest {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        Some(&self.metadata)
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        Some(&mut self.metadata)
+    }
+}
+
 /// Hub (internal) `ResourcePoolStatusRequestList` of the group: every field of every version.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ResourcePoolStatusRequestList {
@@ -841,6 +1012,25 @@ pub struct ResourcePoolStatusRequestList {
     /// `items`
     #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::resource::ResourcePoolStatusRequest>,
+}
+
+impl ::kapi_apimachinery::HubObject for ResourcePoolStatusRequestList {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
 }
 
 /// Hub (internal) `ResourcePoolStatusRequestSpec` of the group: every field of every version.
@@ -888,6 +1078,25 @@ pub struct ResourceSlice {
     pub spec: crate::hub::resource::ResourceSliceSpec,
 }
 
+impl ::kapi_apimachinery::HubObject for ResourceSlice {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+}
+
 /// Hub (internal) `ResourceSliceList` of the group: every field of every version.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct ResourceSliceList {
@@ -903,6 +1112,25 @@ pub struct ResourceSliceList {
     /// `items`
     #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::resource::ResourceSlice>,
+}
+
+impl ::kapi_apimachinery::HubObject for ResourceSliceList {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
 }
 
 /// Hub (internal) `ResourceSliceSpec` of the group: every field of every version.

@@ -34,6 +34,25 @@ pub struct PodGroup {
     pub status: Option<crate::hub::scheduling::PodGroupStatus>,
 }
 
+impl ::kapi_apimachinery::HubObject for PodGroup {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+}
+
 /// Hub (internal) `PodGroupList` of the group: every field of every version.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct PodGroupList {
@@ -49,6 +68,25 @@ pub struct PodGroupList {
     /// `items`
     #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::scheduling::PodGroup>,
+}
+
+impl ::kapi_apimachinery::HubObject for PodGroupList {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
 }
 
 /// Hub (internal) `PodGroupResourceClaim` of the group: every field of every version.
@@ -192,6 +230,25 @@ pub struct PriorityClass {
     pub preemption_policy: Option<String>,
 }
 
+impl ::kapi_apimachinery::HubObject for PriorityClass {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+}
+
 /// Hub (internal) `PriorityClassList` of the group: every field of every version.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct PriorityClassList {
@@ -207,6 +264,25 @@ pub struct PriorityClassList {
     /// `items`
     #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::scheduling::PriorityClass>,
+}
+
+impl ::kapi_apimachinery::HubObject for PriorityClassList {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
 }
 
 /// Hub (internal) `TopologyConstraint` of the group: every field of every version.
@@ -248,6 +324,25 @@ pub struct Workload {
     pub spec: crate::hub::scheduling::WorkloadSpec,
 }
 
+impl ::kapi_apimachinery::HubObject for Workload {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+}
+
 /// Hub (internal) `WorkloadList` of the group: every field of every version.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct WorkloadList {
@@ -263,6 +358,25 @@ pub struct WorkloadList {
     /// `items`
     #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::scheduling::Workload>,
+}
+
+impl ::kapi_apimachinery::HubObject for WorkloadList {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
 }
 
 /// Hub (internal) `WorkloadPodGroupTemplateReference` of the group: every field of every version.

@@ -18,6 +18,25 @@ pub struct CSIDriver {
     pub spec: Option<crate::hub::storage::CSIDriverSpec>,
 }
 
+impl ::kapi_apimachinery::HubObject for CSIDriver {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+}
+
 /// Hub (internal) `CSIDriverList` of the group: every field of every version.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct CSIDriverList {
@@ -33,6 +52,25 @@ pub struct CSIDriverList {
     /// `items`
     #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::storage::CSIDriver>,
+}
+
+impl ::kapi_apimachinery::HubObject for CSIDriverList {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
 }
 
 /// Hub (internal) `CSIDriverSpec` of the group: every field of every version.
@@ -90,6 +128,25 @@ pub struct CSINode {
     pub spec: Option<crate::hub::storage::CSINodeSpec>,
 }
 
+impl ::kapi_apimachinery::HubObject for CSINode {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+}
+
 /// Hub (internal) `CSINodeDriver` of the group: every field of every version.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct CSINodeDriver {
@@ -122,6 +179,25 @@ pub struct CSINodeList {
     /// `items`
     #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::storage::CSINode>,
+}
+
+impl ::kapi_apimachinery::HubObject for CSINodeList {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
 }
 
 /// Hub (internal) `CSINodeSpec` of the group: every field of every version.
@@ -158,6 +234,25 @@ pub struct CSIStorageCapacity {
     pub maximum_volume_size: Option<::kapi_apimachinery::Quantity>,
 }
 
+impl ::kapi_apimachinery::HubObject for CSIStorageCapacity {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+}
+
 /// Hub (internal) `CSIStorageCapacityList` of the group: every field of every version.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct CSIStorageCapacityList {
@@ -173,6 +268,25 @@ pub struct CSIStorageCapacityList {
     /// `items`
     #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::storage::CSIStorageCapacity>,
+}
+
+impl ::kapi_apimachinery::HubObject for CSIStorageCapacityList {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
 }
 
 /// Hub (internal) `StorageClass` of the group: every field of every version.
@@ -210,6 +324,25 @@ pub struct StorageClass {
     pub allowed_topologies: Vec<crate::api::core::v1::TopologySelectorTerm>,
 }
 
+impl ::kapi_apimachinery::HubObject for StorageClass {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+}
+
 /// Hub (internal) `StorageClassList` of the group: every field of every version.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct StorageClassList {
@@ -225,6 +358,25 @@ pub struct StorageClassList {
     /// `items`
     #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::storage::StorageClass>,
+}
+
+impl ::kapi_apimachinery::HubObject for StorageClassList {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
 }
 
 /// Hub (internal) `TokenRequest` of the group: every field of every version.
@@ -258,6 +410,25 @@ pub struct VolumeAttachment {
     pub status: Option<crate::hub::storage::VolumeAttachmentStatus>,
 }
 
+impl ::kapi_apimachinery::HubObject for VolumeAttachment {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+}
+
 /// Hub (internal) `VolumeAttachmentList` of the group: every field of every version.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct VolumeAttachmentList {
@@ -273,6 +444,25 @@ pub struct VolumeAttachmentList {
     /// `items`
     #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::storage::VolumeAttachment>,
+}
+
+impl ::kapi_apimachinery::HubObject for VolumeAttachmentList {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
 }
 
 /// Hub (internal) `VolumeAttachmentSource` of the group: every field of every version.
@@ -337,6 +527,25 @@ pub struct VolumeAttributesClass {
     pub parameters: ::std::collections::BTreeMap<String, String>,
 }
 
+impl ::kapi_apimachinery::HubObject for VolumeAttributesClass {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        self.metadata.as_ref().map(|m| m as &dyn ::std::any::Any)
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
+    }
+}
+
 /// Hub (internal) `VolumeAttributesClassList` of the group: every field of every version.
 #[derive(Clone, Debug, Default, PartialEq, ::serde::Serialize, ::serde::Deserialize)]
 pub struct VolumeAttributesClassList {
@@ -352,6 +561,25 @@ pub struct VolumeAttributesClassList {
     /// `items`
     #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "::kapi_apimachinery::serde_null::null_as_default")]
     pub items: Vec<crate::hub::storage::VolumeAttributesClass>,
+}
+
+impl ::kapi_apimachinery::HubObject for VolumeAttributesClassList {
+    fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {
+        ::serde_json::to_value(self)
+    }
+
+    fn set_type_meta(&mut self, api_version: &str, kind: &str) {
+        self.api_version = Some(api_version.to_owned());
+        self.kind = Some(kind.to_owned());
+    }
+
+    fn object_meta(&self) -> Option<&dyn ::std::any::Any> {
+        None
+    }
+
+    fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
+        None
+    }
 }
 
 /// Hub (internal) `VolumeError` of the group: every field of every version.

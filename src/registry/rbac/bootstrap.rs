@@ -14,7 +14,7 @@ use std::sync::Arc;
 use kapi_api::api::rbac::v1 as rbac_v1;
 use kapi_api::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 
-use kapi_apimachinery::dynamic::Hub;
+use kapi_apimachinery::dynamic::{Hub, downcast_hub};
 use serde_json::Value;
 
 use crate::rbac::PolicyRule;
@@ -95,10 +95,10 @@ impl PolicyObject {
     /// The object of kind `kind` (a name of [`PolicyObject::kind`]) from its hub value.
     fn from_hub(kind: &str, hub: Hub) -> Option<PolicyObject> {
         match kind {
-            "ClusterRole" => hub.downcast().ok().map(|o| PolicyObject::ClusterRole(*o)),
-            "Role" => hub.downcast().ok().map(|o| PolicyObject::Role(*o)),
-            "ClusterRoleBinding" => hub.downcast().ok().map(|o| PolicyObject::ClusterRoleBinding(*o)),
-            "RoleBinding" => hub.downcast().ok().map(|o| PolicyObject::RoleBinding(*o)),
+            "ClusterRole" => downcast_hub(hub).ok().map(PolicyObject::ClusterRole),
+            "Role" => downcast_hub(hub).ok().map(PolicyObject::Role),
+            "ClusterRoleBinding" => downcast_hub(hub).ok().map(PolicyObject::ClusterRoleBinding),
+            "RoleBinding" => downcast_hub(hub).ok().map(PolicyObject::RoleBinding),
             _ => None,
         }
     }

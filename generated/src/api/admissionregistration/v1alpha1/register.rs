@@ -31,19 +31,15 @@ impl ::kapi_apimachinery::Object for super::MutatingAdmissionPolicy {
     }
 
     /// Hub: `crate::hub::admissionregistration::MutatingAdmissionPolicy`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::admissionregistration::v1alpha1::conversion::MutatingAdmissionPolicy_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::admissionregistration::MutatingAdmissionPolicy>().map(|h| { let h = *h; crate::api::admissionregistration::v1alpha1::conversion::MutatingAdmissionPolicy_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::admissionregistration::MutatingAdmissionPolicy>(hub).map(|h| crate::api::admissionregistration::v1alpha1::conversion::MutatingAdmissionPolicy_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::admissionregistration::v1alpha1::conversion::MutatingAdmissionPolicy_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::admissionregistration::MutatingAdmissionPolicy>(internal).map(|h| crate::api::admissionregistration::v1alpha1::conversion::MutatingAdmissionPolicy_from_hub(h))
@@ -80,19 +76,15 @@ impl ::kapi_apimachinery::Object for super::MutatingAdmissionPolicyBinding {
     }
 
     /// Hub: `crate::hub::admissionregistration::MutatingAdmissionPolicyBinding`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::admissionregistration::v1alpha1::conversion::MutatingAdmissionPolicyBinding_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::admissionregistration::MutatingAdmissionPolicyBinding>().map(|h| { let h = *h; crate::api::admissionregistration::v1alpha1::conversion::MutatingAdmissionPolicyBinding_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::admissionregistration::MutatingAdmissionPolicyBinding>(hub).map(|h| crate::api::admissionregistration::v1alpha1::conversion::MutatingAdmissionPolicyBinding_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::admissionregistration::v1alpha1::conversion::MutatingAdmissionPolicyBinding_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::admissionregistration::MutatingAdmissionPolicyBinding>(internal).map(|h| crate::api::admissionregistration::v1alpha1::conversion::MutatingAdmissionPolicyBinding_from_hub(h))
@@ -129,19 +121,15 @@ impl ::kapi_apimachinery::Object for super::MutatingAdmissionPolicyBindingList {
     }
 
     /// Hub: `crate::hub::admissionregistration::MutatingAdmissionPolicyBindingList`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::admissionregistration::v1alpha1::conversion::MutatingAdmissionPolicyBindingList_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::admissionregistration::MutatingAdmissionPolicyBindingList>().map(|h| { let h = *h; crate::api::admissionregistration::v1alpha1::conversion::MutatingAdmissionPolicyBindingList_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::admissionregistration::MutatingAdmissionPolicyBindingList>(hub).map(|h| crate::api::admissionregistration::v1alpha1::conversion::MutatingAdmissionPolicyBindingList_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::admissionregistration::v1alpha1::conversion::MutatingAdmissionPolicyBindingList_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::admissionregistration::MutatingAdmissionPolicyBindingList>(internal).map(|h| crate::api::admissionregistration::v1alpha1::conversion::MutatingAdmissionPolicyBindingList_from_hub(h))
@@ -178,19 +166,15 @@ impl ::kapi_apimachinery::Object for super::MutatingAdmissionPolicyList {
     }
 
     /// Hub: `crate::hub::admissionregistration::MutatingAdmissionPolicyList`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::admissionregistration::v1alpha1::conversion::MutatingAdmissionPolicyList_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::admissionregistration::MutatingAdmissionPolicyList>().map(|h| { let h = *h; crate::api::admissionregistration::v1alpha1::conversion::MutatingAdmissionPolicyList_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::admissionregistration::MutatingAdmissionPolicyList>(hub).map(|h| crate::api::admissionregistration::v1alpha1::conversion::MutatingAdmissionPolicyList_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::admissionregistration::v1alpha1::conversion::MutatingAdmissionPolicyList_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::admissionregistration::MutatingAdmissionPolicyList>(internal).map(|h| crate::api::admissionregistration::v1alpha1::conversion::MutatingAdmissionPolicyList_from_hub(h))
@@ -227,19 +211,15 @@ impl ::kapi_apimachinery::Object for super::ValidatingAdmissionPolicy {
     }
 
     /// Hub: `crate::hub::admissionregistration::ValidatingAdmissionPolicy`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::admissionregistration::v1alpha1::conversion::ValidatingAdmissionPolicy_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::admissionregistration::ValidatingAdmissionPolicy>().map(|h| { let h = *h; crate::api::admissionregistration::v1alpha1::conversion::ValidatingAdmissionPolicy_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::admissionregistration::ValidatingAdmissionPolicy>(hub).map(|h| crate::api::admissionregistration::v1alpha1::conversion::ValidatingAdmissionPolicy_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::admissionregistration::v1alpha1::conversion::ValidatingAdmissionPolicy_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::admissionregistration::ValidatingAdmissionPolicy>(internal).map(|h| crate::api::admissionregistration::v1alpha1::conversion::ValidatingAdmissionPolicy_from_hub(h))
@@ -276,19 +256,15 @@ impl ::kapi_apimachinery::Object for super::ValidatingAdmissionPolicyBinding {
     }
 
     /// Hub: `crate::hub::admissionregistration::ValidatingAdmissionPolicyBinding`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::admissionregistration::v1alpha1::conversion::ValidatingAdmissionPolicyBinding_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::admissionregistration::ValidatingAdmissionPolicyBinding>().map(|h| { let h = *h; crate::api::admissionregistration::v1alpha1::conversion::ValidatingAdmissionPolicyBinding_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::admissionregistration::ValidatingAdmissionPolicyBinding>(hub).map(|h| crate::api::admissionregistration::v1alpha1::conversion::ValidatingAdmissionPolicyBinding_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::admissionregistration::v1alpha1::conversion::ValidatingAdmissionPolicyBinding_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::admissionregistration::ValidatingAdmissionPolicyBinding>(internal).map(|h| crate::api::admissionregistration::v1alpha1::conversion::ValidatingAdmissionPolicyBinding_from_hub(h))
@@ -325,19 +301,15 @@ impl ::kapi_apimachinery::Object for super::ValidatingAdmissionPolicyBindingList
     }
 
     /// Hub: `crate::hub::admissionregistration::ValidatingAdmissionPolicyBindingList`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::admissionregistration::v1alpha1::conversion::ValidatingAdmissionPolicyBindingList_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::admissionregistration::ValidatingAdmissionPolicyBindingList>().map(|h| { let h = *h; crate::api::admissionregistration::v1alpha1::conversion::ValidatingAdmissionPolicyBindingList_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::admissionregistration::ValidatingAdmissionPolicyBindingList>(hub).map(|h| crate::api::admissionregistration::v1alpha1::conversion::ValidatingAdmissionPolicyBindingList_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::admissionregistration::v1alpha1::conversion::ValidatingAdmissionPolicyBindingList_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::admissionregistration::ValidatingAdmissionPolicyBindingList>(internal).map(|h| crate::api::admissionregistration::v1alpha1::conversion::ValidatingAdmissionPolicyBindingList_from_hub(h))
@@ -374,19 +346,15 @@ impl ::kapi_apimachinery::Object for super::ValidatingAdmissionPolicyList {
     }
 
     /// Hub: `crate::hub::admissionregistration::ValidatingAdmissionPolicyList`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::admissionregistration::v1alpha1::conversion::ValidatingAdmissionPolicyList_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::admissionregistration::ValidatingAdmissionPolicyList>().map(|h| { let h = *h; crate::api::admissionregistration::v1alpha1::conversion::ValidatingAdmissionPolicyList_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::admissionregistration::ValidatingAdmissionPolicyList>(hub).map(|h| crate::api::admissionregistration::v1alpha1::conversion::ValidatingAdmissionPolicyList_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::admissionregistration::v1alpha1::conversion::ValidatingAdmissionPolicyList_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::admissionregistration::ValidatingAdmissionPolicyList>(internal).map(|h| crate::api::admissionregistration::v1alpha1::conversion::ValidatingAdmissionPolicyList_from_hub(h))

@@ -31,19 +31,15 @@ impl ::kapi_apimachinery::Object for super::HorizontalPodAutoscaler {
     }
 
     /// Hub: `crate::hub::autoscaling::HorizontalPodAutoscaler`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::autoscaling::v1::conversion::HorizontalPodAutoscaler_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::autoscaling::HorizontalPodAutoscaler>().map(|h| { let h = *h; crate::api::autoscaling::v1::conversion::HorizontalPodAutoscaler_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::autoscaling::HorizontalPodAutoscaler>(hub).map(|h| crate::api::autoscaling::v1::conversion::HorizontalPodAutoscaler_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::autoscaling::v1::conversion::HorizontalPodAutoscaler_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::autoscaling::HorizontalPodAutoscaler>(internal).map(|h| crate::api::autoscaling::v1::conversion::HorizontalPodAutoscaler_from_hub(h))
@@ -80,19 +76,15 @@ impl ::kapi_apimachinery::Object for super::HorizontalPodAutoscalerList {
     }
 
     /// Hub: `crate::hub::autoscaling::HorizontalPodAutoscalerList`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::autoscaling::v1::conversion::HorizontalPodAutoscalerList_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::autoscaling::HorizontalPodAutoscalerList>().map(|h| { let h = *h; crate::api::autoscaling::v1::conversion::HorizontalPodAutoscalerList_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::autoscaling::HorizontalPodAutoscalerList>(hub).map(|h| crate::api::autoscaling::v1::conversion::HorizontalPodAutoscalerList_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::autoscaling::v1::conversion::HorizontalPodAutoscalerList_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::autoscaling::HorizontalPodAutoscalerList>(internal).map(|h| crate::api::autoscaling::v1::conversion::HorizontalPodAutoscalerList_from_hub(h))
@@ -129,19 +121,15 @@ impl ::kapi_apimachinery::Object for super::Scale {
     }
 
     /// Hub: `crate::hub::autoscaling::Scale`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::autoscaling::v1::conversion::Scale_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::autoscaling::Scale>().map(|h| { let h = *h; crate::api::autoscaling::v1::conversion::Scale_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::autoscaling::Scale>(hub).map(|h| crate::api::autoscaling::v1::conversion::Scale_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::autoscaling::v1::conversion::Scale_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::autoscaling::Scale>(internal).map(|h| crate::api::autoscaling::v1::conversion::Scale_from_hub(h))

@@ -31,19 +31,15 @@ impl ::kapi_apimachinery::Object for super::ClusterTrustBundle {
     }
 
     /// Hub: `crate::hub::certificates::ClusterTrustBundle`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::certificates::v1alpha1::conversion::ClusterTrustBundle_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::certificates::ClusterTrustBundle>().map(|h| { let h = *h; crate::api::certificates::v1alpha1::conversion::ClusterTrustBundle_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::certificates::ClusterTrustBundle>(hub).map(|h| crate::api::certificates::v1alpha1::conversion::ClusterTrustBundle_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::certificates::v1alpha1::conversion::ClusterTrustBundle_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::certificates::ClusterTrustBundle>(internal).map(|h| crate::api::certificates::v1alpha1::conversion::ClusterTrustBundle_from_hub(h))
@@ -80,19 +76,15 @@ impl ::kapi_apimachinery::Object for super::ClusterTrustBundleList {
     }
 
     /// Hub: `crate::hub::certificates::ClusterTrustBundleList`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::certificates::v1alpha1::conversion::ClusterTrustBundleList_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::certificates::ClusterTrustBundleList>().map(|h| { let h = *h; crate::api::certificates::v1alpha1::conversion::ClusterTrustBundleList_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::certificates::ClusterTrustBundleList>(hub).map(|h| crate::api::certificates::v1alpha1::conversion::ClusterTrustBundleList_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::certificates::v1alpha1::conversion::ClusterTrustBundleList_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::certificates::ClusterTrustBundleList>(internal).map(|h| crate::api::certificates::v1alpha1::conversion::ClusterTrustBundleList_from_hub(h))

@@ -31,19 +31,15 @@ impl ::kapi_apimachinery::Object for super::Lease {
     }
 
     /// Hub: `crate::hub::coordination::Lease`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::coordination::v1beta1::conversion::Lease_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::coordination::Lease>().map(|h| { let h = *h; crate::api::coordination::v1beta1::conversion::Lease_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::coordination::Lease>(hub).map(|h| crate::api::coordination::v1beta1::conversion::Lease_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::coordination::v1beta1::conversion::Lease_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::coordination::Lease>(internal).map(|h| crate::api::coordination::v1beta1::conversion::Lease_from_hub(h))
@@ -80,19 +76,15 @@ impl ::kapi_apimachinery::Object for super::LeaseCandidate {
     }
 
     /// Hub: `crate::hub::coordination::LeaseCandidate`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::coordination::v1beta1::conversion::LeaseCandidate_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::coordination::LeaseCandidate>().map(|h| { let h = *h; crate::api::coordination::v1beta1::conversion::LeaseCandidate_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::coordination::LeaseCandidate>(hub).map(|h| crate::api::coordination::v1beta1::conversion::LeaseCandidate_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::coordination::v1beta1::conversion::LeaseCandidate_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::coordination::LeaseCandidate>(internal).map(|h| crate::api::coordination::v1beta1::conversion::LeaseCandidate_from_hub(h))
@@ -129,19 +121,15 @@ impl ::kapi_apimachinery::Object for super::LeaseCandidateList {
     }
 
     /// Hub: `crate::hub::coordination::LeaseCandidateList`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::coordination::v1beta1::conversion::LeaseCandidateList_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::coordination::LeaseCandidateList>().map(|h| { let h = *h; crate::api::coordination::v1beta1::conversion::LeaseCandidateList_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::coordination::LeaseCandidateList>(hub).map(|h| crate::api::coordination::v1beta1::conversion::LeaseCandidateList_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::coordination::v1beta1::conversion::LeaseCandidateList_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::coordination::LeaseCandidateList>(internal).map(|h| crate::api::coordination::v1beta1::conversion::LeaseCandidateList_from_hub(h))
@@ -178,19 +166,15 @@ impl ::kapi_apimachinery::Object for super::LeaseList {
     }
 
     /// Hub: `crate::hub::coordination::LeaseList`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::coordination::v1beta1::conversion::LeaseList_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::coordination::LeaseList>().map(|h| { let h = *h; crate::api::coordination::v1beta1::conversion::LeaseList_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::coordination::LeaseList>(hub).map(|h| crate::api::coordination::v1beta1::conversion::LeaseList_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::coordination::v1beta1::conversion::LeaseList_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::coordination::LeaseList>(internal).map(|h| crate::api::coordination::v1beta1::conversion::LeaseList_from_hub(h))

@@ -31,19 +31,15 @@ impl ::kapi_apimachinery::Object for super::Event {
     }
 
     /// Hub: `crate::api::core::v1::Event`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::events::v1::conversion::Event_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::api::core::v1::Event>().map(|h| { let h = *h; crate::api::events::v1::conversion::Event_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::api::core::v1::Event>(hub).map(|h| crate::api::events::v1::conversion::Event_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::events::v1::conversion::Event_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::api::core::v1::Event>(internal).map(|h| crate::api::events::v1::conversion::Event_from_hub(h))
@@ -80,19 +76,15 @@ impl ::kapi_apimachinery::Object for super::EventList {
     }
 
     /// Hub: `crate::api::core::v1::EventList`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::events::v1::conversion::EventList_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::api::core::v1::EventList>().map(|h| { let h = *h; crate::api::events::v1::conversion::EventList_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::api::core::v1::EventList>(hub).map(|h| crate::api::events::v1::conversion::EventList_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::events::v1::conversion::EventList_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::api::core::v1::EventList>(internal).map(|h| crate::api::events::v1::conversion::EventList_from_hub(h))

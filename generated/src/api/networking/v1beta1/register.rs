@@ -31,19 +31,15 @@ impl ::kapi_apimachinery::Object for super::IPAddress {
     }
 
     /// Hub: `crate::hub::networking::IPAddress`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::networking::v1beta1::conversion::IPAddress_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::networking::IPAddress>().map(|h| { let h = *h; crate::api::networking::v1beta1::conversion::IPAddress_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::networking::IPAddress>(hub).map(|h| crate::api::networking::v1beta1::conversion::IPAddress_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::networking::v1beta1::conversion::IPAddress_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::networking::IPAddress>(internal).map(|h| crate::api::networking::v1beta1::conversion::IPAddress_from_hub(h))
@@ -80,19 +76,15 @@ impl ::kapi_apimachinery::Object for super::IPAddressList {
     }
 
     /// Hub: `crate::hub::networking::IPAddressList`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::networking::v1beta1::conversion::IPAddressList_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::networking::IPAddressList>().map(|h| { let h = *h; crate::api::networking::v1beta1::conversion::IPAddressList_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::networking::IPAddressList>(hub).map(|h| crate::api::networking::v1beta1::conversion::IPAddressList_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::networking::v1beta1::conversion::IPAddressList_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::networking::IPAddressList>(internal).map(|h| crate::api::networking::v1beta1::conversion::IPAddressList_from_hub(h))
@@ -129,19 +121,15 @@ impl ::kapi_apimachinery::Object for super::Ingress {
     }
 
     /// Hub: `crate::hub::networking::Ingress`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::networking::v1beta1::conversion::Ingress_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::networking::Ingress>().map(|h| { let h = *h; crate::api::networking::v1beta1::conversion::Ingress_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::networking::Ingress>(hub).map(|h| crate::api::networking::v1beta1::conversion::Ingress_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::networking::v1beta1::conversion::Ingress_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::networking::Ingress>(internal).map(|h| crate::api::networking::v1beta1::conversion::Ingress_from_hub(h))
@@ -178,19 +166,15 @@ impl ::kapi_apimachinery::Object for super::IngressClass {
     }
 
     /// Hub: `crate::hub::networking::IngressClass`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::networking::v1beta1::conversion::IngressClass_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::networking::IngressClass>().map(|h| { let h = *h; crate::api::networking::v1beta1::conversion::IngressClass_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::networking::IngressClass>(hub).map(|h| crate::api::networking::v1beta1::conversion::IngressClass_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::networking::v1beta1::conversion::IngressClass_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::networking::IngressClass>(internal).map(|h| crate::api::networking::v1beta1::conversion::IngressClass_from_hub(h))
@@ -227,19 +211,15 @@ impl ::kapi_apimachinery::Object for super::IngressClassList {
     }
 
     /// Hub: `crate::hub::networking::IngressClassList`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::networking::v1beta1::conversion::IngressClassList_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::networking::IngressClassList>().map(|h| { let h = *h; crate::api::networking::v1beta1::conversion::IngressClassList_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::networking::IngressClassList>(hub).map(|h| crate::api::networking::v1beta1::conversion::IngressClassList_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::networking::v1beta1::conversion::IngressClassList_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::networking::IngressClassList>(internal).map(|h| crate::api::networking::v1beta1::conversion::IngressClassList_from_hub(h))
@@ -276,19 +256,15 @@ impl ::kapi_apimachinery::Object for super::IngressList {
     }
 
     /// Hub: `crate::hub::networking::IngressList`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::networking::v1beta1::conversion::IngressList_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::networking::IngressList>().map(|h| { let h = *h; crate::api::networking::v1beta1::conversion::IngressList_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::networking::IngressList>(hub).map(|h| crate::api::networking::v1beta1::conversion::IngressList_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::networking::v1beta1::conversion::IngressList_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::networking::IngressList>(internal).map(|h| crate::api::networking::v1beta1::conversion::IngressList_from_hub(h))
@@ -325,19 +301,15 @@ impl ::kapi_apimachinery::Object for super::ServiceCIDR {
     }
 
     /// Hub: `crate::hub::networking::ServiceCIDR`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::networking::v1beta1::conversion::ServiceCIDR_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::networking::ServiceCIDR>().map(|h| { let h = *h; crate::api::networking::v1beta1::conversion::ServiceCIDR_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::networking::ServiceCIDR>(hub).map(|h| crate::api::networking::v1beta1::conversion::ServiceCIDR_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::networking::v1beta1::conversion::ServiceCIDR_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::networking::ServiceCIDR>(internal).map(|h| crate::api::networking::v1beta1::conversion::ServiceCIDR_from_hub(h))
@@ -374,19 +346,15 @@ impl ::kapi_apimachinery::Object for super::ServiceCIDRList {
     }
 
     /// Hub: `crate::hub::networking::ServiceCIDRList`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::networking::v1beta1::conversion::ServiceCIDRList_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::networking::ServiceCIDRList>().map(|h| { let h = *h; crate::api::networking::v1beta1::conversion::ServiceCIDRList_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::networking::ServiceCIDRList>(hub).map(|h| crate::api::networking::v1beta1::conversion::ServiceCIDRList_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::networking::v1beta1::conversion::ServiceCIDRList_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::networking::ServiceCIDRList>(internal).map(|h| crate::api::networking::v1beta1::conversion::ServiceCIDRList_from_hub(h))

@@ -31,19 +31,15 @@ impl ::kapi_apimachinery::Object for super::DeviceTaintRule {
     }
 
     /// Hub: `crate::hub::resource::DeviceTaintRule`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::resource::v1alpha3::conversion::DeviceTaintRule_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::resource::DeviceTaintRule>().map(|h| { let h = *h; crate::api::resource::v1alpha3::conversion::DeviceTaintRule_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::resource::DeviceTaintRule>(hub).map(|h| crate::api::resource::v1alpha3::conversion::DeviceTaintRule_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::resource::v1alpha3::conversion::DeviceTaintRule_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::resource::DeviceTaintRule>(internal).map(|h| crate::api::resource::v1alpha3::conversion::DeviceTaintRule_from_hub(h))
@@ -80,19 +76,15 @@ impl ::kapi_apimachinery::Object for super::DeviceTaintRuleList {
     }
 
     /// Hub: `crate::hub::resource::DeviceTaintRuleList`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::resource::v1alpha3::conversion::DeviceTaintRuleList_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::resource::DeviceTaintRuleList>().map(|h| { let h = *h; crate::api::resource::v1alpha3::conversion::DeviceTaintRuleList_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::resource::DeviceTaintRuleList>(hub).map(|h| crate::api::resource::v1alpha3::conversion::DeviceTaintRuleList_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::resource::v1alpha3::conversion::DeviceTaintRuleList_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::resource::DeviceTaintRuleList>(internal).map(|h| crate::api::resource::v1alpha3::conversion::DeviceTaintRuleList_from_hub(h))
@@ -129,19 +121,15 @@ impl ::kapi_apimachinery::Object for super::ResourcePoolStatusRequest {
     }
 
     /// Hub: `crate::hub::resource::ResourcePoolStatusRequest`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::resource::v1alpha3::conversion::ResourcePoolStatusRequest_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::resource::ResourcePoolStatusRequest>().map(|h| { let h = *h; crate::api::resource::v1alpha3::conversion::ResourcePoolStatusRequest_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::resource::ResourcePoolStatusRequest>(hub).map(|h| crate::api::resource::v1alpha3::conversion::ResourcePoolStatusRequest_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::resource::v1alpha3::conversion::ResourcePoolStatusRequest_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::resource::ResourcePoolStatusRequest>(internal).map(|h| crate::api::resource::v1alpha3::conversion::ResourcePoolStatusRequest_from_hub(h))
@@ -178,19 +166,15 @@ impl ::kapi_apimachinery::Object for super::ResourcePoolStatusRequestList {
     }
 
     /// Hub: `crate::hub::resource::ResourcePoolStatusRequestList`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::resource::v1alpha3::conversion::ResourcePoolStatusRequestList_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::resource::ResourcePoolStatusRequestList>().map(|h| { let h = *h; crate::api::resource::v1alpha3::conversion::ResourcePoolStatusRequestList_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::resource::ResourcePoolStatusRequestList>(hub).map(|h| crate::api::resource::v1alpha3::conversion::ResourcePoolStatusRequestList_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::resource::v1alpha3::conversion::ResourcePoolStatusRequestList_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::resource::ResourcePoolStatusRequestList>(internal).map(|h| crate::api::resource::v1alpha3::conversion::ResourcePoolStatusRequestList_from_hub(h))

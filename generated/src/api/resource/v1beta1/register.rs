@@ -31,19 +31,15 @@ impl ::kapi_apimachinery::Object for super::DeviceClass {
     }
 
     /// Hub: `crate::hub::resource::DeviceClass`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::resource::v1beta1::conversion::DeviceClass_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::resource::DeviceClass>().map(|h| { let h = *h; crate::api::resource::v1beta1::conversion::DeviceClass_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::resource::DeviceClass>(hub).map(|h| crate::api::resource::v1beta1::conversion::DeviceClass_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::resource::v1beta1::conversion::DeviceClass_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::resource::DeviceClass>(internal).map(|h| crate::api::resource::v1beta1::conversion::DeviceClass_from_hub(h))
@@ -80,19 +76,15 @@ impl ::kapi_apimachinery::Object for super::DeviceClassList {
     }
 
     /// Hub: `crate::hub::resource::DeviceClassList`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::resource::v1beta1::conversion::DeviceClassList_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::resource::DeviceClassList>().map(|h| { let h = *h; crate::api::resource::v1beta1::conversion::DeviceClassList_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::resource::DeviceClassList>(hub).map(|h| crate::api::resource::v1beta1::conversion::DeviceClassList_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::resource::v1beta1::conversion::DeviceClassList_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::resource::DeviceClassList>(internal).map(|h| crate::api::resource::v1beta1::conversion::DeviceClassList_from_hub(h))
@@ -129,19 +121,15 @@ impl ::kapi_apimachinery::Object for super::ResourceClaim {
     }
 
     /// Hub: `crate::hub::resource::ResourceClaim`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::resource::v1beta1::conversion::ResourceClaim_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::resource::ResourceClaim>().map(|h| { let h = *h; crate::api::resource::v1beta1::conversion::ResourceClaim_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::resource::ResourceClaim>(hub).map(|h| crate::api::resource::v1beta1::conversion::ResourceClaim_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::resource::v1beta1::conversion::ResourceClaim_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::resource::ResourceClaim>(internal).map(|h| crate::api::resource::v1beta1::conversion::ResourceClaim_from_hub(h))
@@ -178,19 +166,15 @@ impl ::kapi_apimachinery::Object for super::ResourceClaimList {
     }
 
     /// Hub: `crate::hub::resource::ResourceClaimList`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::resource::v1beta1::conversion::ResourceClaimList_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::resource::ResourceClaimList>().map(|h| { let h = *h; crate::api::resource::v1beta1::conversion::ResourceClaimList_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::resource::ResourceClaimList>(hub).map(|h| crate::api::resource::v1beta1::conversion::ResourceClaimList_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::resource::v1beta1::conversion::ResourceClaimList_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::resource::ResourceClaimList>(internal).map(|h| crate::api::resource::v1beta1::conversion::ResourceClaimList_from_hub(h))
@@ -227,19 +211,15 @@ impl ::kapi_apimachinery::Object for super::ResourceClaimTemplate {
     }
 
     /// Hub: `crate::hub::resource::ResourceClaimTemplate`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::resource::v1beta1::conversion::ResourceClaimTemplate_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::resource::ResourceClaimTemplate>().map(|h| { let h = *h; crate::api::resource::v1beta1::conversion::ResourceClaimTemplate_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::resource::ResourceClaimTemplate>(hub).map(|h| crate::api::resource::v1beta1::conversion::ResourceClaimTemplate_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::resource::v1beta1::conversion::ResourceClaimTemplate_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::resource::ResourceClaimTemplate>(internal).map(|h| crate::api::resource::v1beta1::conversion::ResourceClaimTemplate_from_hub(h))
@@ -276,19 +256,15 @@ impl ::kapi_apimachinery::Object for super::ResourceClaimTemplateList {
     }
 
     /// Hub: `crate::hub::resource::ResourceClaimTemplateList`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::resource::v1beta1::conversion::ResourceClaimTemplateList_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::resource::ResourceClaimTemplateList>().map(|h| { let h = *h; crate::api::resource::v1beta1::conversion::ResourceClaimTemplateList_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::resource::ResourceClaimTemplateList>(hub).map(|h| crate::api::resource::v1beta1::conversion::ResourceClaimTemplateList_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::resource::v1beta1::conversion::ResourceClaimTemplateList_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::resource::ResourceClaimTemplateList>(internal).map(|h| crate::api::resource::v1beta1::conversion::ResourceClaimTemplateList_from_hub(h))
@@ -325,19 +301,15 @@ impl ::kapi_apimachinery::Object for super::ResourceSlice {
     }
 
     /// Hub: `crate::hub::resource::ResourceSlice`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::resource::v1beta1::conversion::ResourceSlice_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::resource::ResourceSlice>().map(|h| { let h = *h; crate::api::resource::v1beta1::conversion::ResourceSlice_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::resource::ResourceSlice>(hub).map(|h| crate::api::resource::v1beta1::conversion::ResourceSlice_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::resource::v1beta1::conversion::ResourceSlice_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::resource::ResourceSlice>(internal).map(|h| crate::api::resource::v1beta1::conversion::ResourceSlice_from_hub(h))
@@ -374,19 +346,15 @@ impl ::kapi_apimachinery::Object for super::ResourceSliceList {
     }
 
     /// Hub: `crate::hub::resource::ResourceSliceList`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::resource::v1beta1::conversion::ResourceSliceList_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::resource::ResourceSliceList>().map(|h| { let h = *h; crate::api::resource::v1beta1::conversion::ResourceSliceList_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::resource::ResourceSliceList>(hub).map(|h| crate::api::resource::v1beta1::conversion::ResourceSliceList_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::resource::v1beta1::conversion::ResourceSliceList_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::resource::ResourceSliceList>(internal).map(|h| crate::api::resource::v1beta1::conversion::ResourceSliceList_from_hub(h))

@@ -31,19 +31,15 @@ impl ::kapi_apimachinery::Object for super::PriorityClass {
     }
 
     /// Hub: `crate::hub::scheduling::PriorityClass`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::scheduling::v1::conversion::PriorityClass_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::scheduling::PriorityClass>().map(|h| { let h = *h; crate::api::scheduling::v1::conversion::PriorityClass_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::scheduling::PriorityClass>(hub).map(|h| crate::api::scheduling::v1::conversion::PriorityClass_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::scheduling::v1::conversion::PriorityClass_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::scheduling::PriorityClass>(internal).map(|h| crate::api::scheduling::v1::conversion::PriorityClass_from_hub(h))
@@ -80,19 +76,15 @@ impl ::kapi_apimachinery::Object for super::PriorityClassList {
     }
 
     /// Hub: `crate::hub::scheduling::PriorityClassList`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::scheduling::v1::conversion::PriorityClassList_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::scheduling::PriorityClassList>().map(|h| { let h = *h; crate::api::scheduling::v1::conversion::PriorityClassList_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::scheduling::PriorityClassList>(hub).map(|h| crate::api::scheduling::v1::conversion::PriorityClassList_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::scheduling::v1::conversion::PriorityClassList_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::scheduling::PriorityClassList>(internal).map(|h| crate::api::scheduling::v1::conversion::PriorityClassList_from_hub(h))

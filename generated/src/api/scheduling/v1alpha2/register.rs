@@ -31,19 +31,15 @@ impl ::kapi_apimachinery::Object for super::PodGroup {
     }
 
     /// Hub: `crate::hub::scheduling::PodGroup`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::scheduling::v1alpha2::conversion::PodGroup_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::scheduling::PodGroup>().map(|h| { let h = *h; crate::api::scheduling::v1alpha2::conversion::PodGroup_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::scheduling::PodGroup>(hub).map(|h| crate::api::scheduling::v1alpha2::conversion::PodGroup_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::scheduling::v1alpha2::conversion::PodGroup_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::scheduling::PodGroup>(internal).map(|h| crate::api::scheduling::v1alpha2::conversion::PodGroup_from_hub(h))
@@ -80,19 +76,15 @@ impl ::kapi_apimachinery::Object for super::PodGroupList {
     }
 
     /// Hub: `crate::hub::scheduling::PodGroupList`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::scheduling::v1alpha2::conversion::PodGroupList_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::scheduling::PodGroupList>().map(|h| { let h = *h; crate::api::scheduling::v1alpha2::conversion::PodGroupList_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::scheduling::PodGroupList>(hub).map(|h| crate::api::scheduling::v1alpha2::conversion::PodGroupList_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::scheduling::v1alpha2::conversion::PodGroupList_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::scheduling::PodGroupList>(internal).map(|h| crate::api::scheduling::v1alpha2::conversion::PodGroupList_from_hub(h))
@@ -129,19 +121,15 @@ impl ::kapi_apimachinery::Object for super::Workload {
     }
 
     /// Hub: `crate::hub::scheduling::Workload`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::scheduling::v1alpha2::conversion::Workload_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::scheduling::Workload>().map(|h| { let h = *h; crate::api::scheduling::v1alpha2::conversion::Workload_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::scheduling::Workload>(hub).map(|h| crate::api::scheduling::v1alpha2::conversion::Workload_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::scheduling::v1alpha2::conversion::Workload_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::scheduling::Workload>(internal).map(|h| crate::api::scheduling::v1alpha2::conversion::Workload_from_hub(h))
@@ -178,19 +166,15 @@ impl ::kapi_apimachinery::Object for super::WorkloadList {
     }
 
     /// Hub: `crate::hub::scheduling::WorkloadList`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::scheduling::v1alpha2::conversion::WorkloadList_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::scheduling::WorkloadList>().map(|h| { let h = *h; crate::api::scheduling::v1alpha2::conversion::WorkloadList_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::scheduling::WorkloadList>(hub).map(|h| crate::api::scheduling::v1alpha2::conversion::WorkloadList_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::scheduling::v1alpha2::conversion::WorkloadList_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::scheduling::WorkloadList>(internal).map(|h| crate::api::scheduling::v1alpha2::conversion::WorkloadList_from_hub(h))

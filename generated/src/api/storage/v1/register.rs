@@ -31,19 +31,15 @@ impl ::kapi_apimachinery::Object for super::CSIDriver {
     }
 
     /// Hub: `crate::hub::storage::CSIDriver`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::storage::v1::conversion::CSIDriver_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::storage::CSIDriver>().map(|h| { let h = *h; crate::api::storage::v1::conversion::CSIDriver_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::storage::CSIDriver>(hub).map(|h| crate::api::storage::v1::conversion::CSIDriver_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::storage::v1::conversion::CSIDriver_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::storage::CSIDriver>(internal).map(|h| crate::api::storage::v1::conversion::CSIDriver_from_hub(h))
@@ -80,19 +76,15 @@ impl ::kapi_apimachinery::Object for super::CSIDriverList {
     }
 
     /// Hub: `crate::hub::storage::CSIDriverList`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::storage::v1::conversion::CSIDriverList_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::storage::CSIDriverList>().map(|h| { let h = *h; crate::api::storage::v1::conversion::CSIDriverList_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::storage::CSIDriverList>(hub).map(|h| crate::api::storage::v1::conversion::CSIDriverList_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::storage::v1::conversion::CSIDriverList_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::storage::CSIDriverList>(internal).map(|h| crate::api::storage::v1::conversion::CSIDriverList_from_hub(h))
@@ -129,19 +121,15 @@ impl ::kapi_apimachinery::Object for super::CSINode {
     }
 
     /// Hub: `crate::hub::storage::CSINode`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::storage::v1::conversion::CSINode_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::storage::CSINode>().map(|h| { let h = *h; crate::api::storage::v1::conversion::CSINode_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::storage::CSINode>(hub).map(|h| crate::api::storage::v1::conversion::CSINode_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::storage::v1::conversion::CSINode_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::storage::CSINode>(internal).map(|h| crate::api::storage::v1::conversion::CSINode_from_hub(h))
@@ -178,19 +166,15 @@ impl ::kapi_apimachinery::Object for super::CSINodeList {
     }
 
     /// Hub: `crate::hub::storage::CSINodeList`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::storage::v1::conversion::CSINodeList_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::storage::CSINodeList>().map(|h| { let h = *h; crate::api::storage::v1::conversion::CSINodeList_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::storage::CSINodeList>(hub).map(|h| crate::api::storage::v1::conversion::CSINodeList_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::storage::v1::conversion::CSINodeList_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::storage::CSINodeList>(internal).map(|h| crate::api::storage::v1::conversion::CSINodeList_from_hub(h))
@@ -227,19 +211,15 @@ impl ::kapi_apimachinery::Object for super::CSIStorageCapacity {
     }
 
     /// Hub: `crate::hub::storage::CSIStorageCapacity`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::storage::v1::conversion::CSIStorageCapacity_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::storage::CSIStorageCapacity>().map(|h| { let h = *h; crate::api::storage::v1::conversion::CSIStorageCapacity_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::storage::CSIStorageCapacity>(hub).map(|h| crate::api::storage::v1::conversion::CSIStorageCapacity_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::storage::v1::conversion::CSIStorageCapacity_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::storage::CSIStorageCapacity>(internal).map(|h| crate::api::storage::v1::conversion::CSIStorageCapacity_from_hub(h))
@@ -276,19 +256,15 @@ impl ::kapi_apimachinery::Object for super::CSIStorageCapacityList {
     }
 
     /// Hub: `crate::hub::storage::CSIStorageCapacityList`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::storage::v1::conversion::CSIStorageCapacityList_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::storage::CSIStorageCapacityList>().map(|h| { let h = *h; crate::api::storage::v1::conversion::CSIStorageCapacityList_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::storage::CSIStorageCapacityList>(hub).map(|h| crate::api::storage::v1::conversion::CSIStorageCapacityList_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::storage::v1::conversion::CSIStorageCapacityList_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::storage::CSIStorageCapacityList>(internal).map(|h| crate::api::storage::v1::conversion::CSIStorageCapacityList_from_hub(h))
@@ -325,19 +301,15 @@ impl ::kapi_apimachinery::Object for super::StorageClass {
     }
 
     /// Hub: `crate::hub::storage::StorageClass`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::storage::v1::conversion::StorageClass_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::storage::StorageClass>().map(|h| { let h = *h; crate::api::storage::v1::conversion::StorageClass_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::storage::StorageClass>(hub).map(|h| crate::api::storage::v1::conversion::StorageClass_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::storage::v1::conversion::StorageClass_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::storage::StorageClass>(internal).map(|h| crate::api::storage::v1::conversion::StorageClass_from_hub(h))
@@ -374,19 +346,15 @@ impl ::kapi_apimachinery::Object for super::StorageClassList {
     }
 
     /// Hub: `crate::hub::storage::StorageClassList`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::storage::v1::conversion::StorageClassList_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::storage::StorageClassList>().map(|h| { let h = *h; crate::api::storage::v1::conversion::StorageClassList_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::storage::StorageClassList>(hub).map(|h| crate::api::storage::v1::conversion::StorageClassList_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::storage::v1::conversion::StorageClassList_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::storage::StorageClassList>(internal).map(|h| crate::api::storage::v1::conversion::StorageClassList_from_hub(h))
@@ -423,19 +391,15 @@ impl ::kapi_apimachinery::Object for super::VolumeAttachment {
     }
 
     /// Hub: `crate::hub::storage::VolumeAttachment`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::storage::v1::conversion::VolumeAttachment_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::storage::VolumeAttachment>().map(|h| { let h = *h; crate::api::storage::v1::conversion::VolumeAttachment_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::storage::VolumeAttachment>(hub).map(|h| crate::api::storage::v1::conversion::VolumeAttachment_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::storage::v1::conversion::VolumeAttachment_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::storage::VolumeAttachment>(internal).map(|h| crate::api::storage::v1::conversion::VolumeAttachment_from_hub(h))
@@ -472,19 +436,15 @@ impl ::kapi_apimachinery::Object for super::VolumeAttachmentList {
     }
 
     /// Hub: `crate::hub::storage::VolumeAttachmentList`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::storage::v1::conversion::VolumeAttachmentList_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::storage::VolumeAttachmentList>().map(|h| { let h = *h; crate::api::storage::v1::conversion::VolumeAttachmentList_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::storage::VolumeAttachmentList>(hub).map(|h| crate::api::storage::v1::conversion::VolumeAttachmentList_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::storage::v1::conversion::VolumeAttachmentList_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::storage::VolumeAttachmentList>(internal).map(|h| crate::api::storage::v1::conversion::VolumeAttachmentList_from_hub(h))
@@ -521,19 +481,15 @@ impl ::kapi_apimachinery::Object for super::VolumeAttributesClass {
     }
 
     /// Hub: `crate::hub::storage::VolumeAttributesClass`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::storage::v1::conversion::VolumeAttributesClass_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::storage::VolumeAttributesClass>().map(|h| { let h = *h; crate::api::storage::v1::conversion::VolumeAttributesClass_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::storage::VolumeAttributesClass>(hub).map(|h| crate::api::storage::v1::conversion::VolumeAttributesClass_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::storage::v1::conversion::VolumeAttributesClass_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::storage::VolumeAttributesClass>(internal).map(|h| crate::api::storage::v1::conversion::VolumeAttributesClass_from_hub(h))
@@ -570,19 +526,15 @@ impl ::kapi_apimachinery::Object for super::VolumeAttributesClassList {
     }
 
     /// Hub: `crate::hub::storage::VolumeAttributesClassList`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(crate::api::storage::v1::conversion::VolumeAttributesClassList_to_hub(self))
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<crate::hub::storage::VolumeAttributesClassList>().map(|h| { let h = *h; crate::api::storage::v1::conversion::VolumeAttributesClassList_from_hub(h) })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<crate::hub::storage::VolumeAttributesClassList>(hub).map(|h| crate::api::storage::v1::conversion::VolumeAttributesClassList_from_hub(h))
     }
 
     const INTERNAL_IS_EXTERNAL: bool = false;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(crate::api::storage::v1::conversion::VolumeAttributesClassList_to_hub(self))
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<crate::hub::storage::VolumeAttributesClassList>(internal).map(|h| crate::api::storage::v1::conversion::VolumeAttributesClassList_from_hub(h))

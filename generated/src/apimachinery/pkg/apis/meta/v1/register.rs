@@ -29,19 +29,15 @@ impl ::kapi_apimachinery::Object for super::APIGroup {
     }
 
     /// Hub: `Self`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(self)
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<Self>(hub).map(|h| h)
     }
 
     const INTERNAL_IS_EXTERNAL: bool = true;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<Self>(internal).map(|h| h)
@@ -76,19 +72,15 @@ impl ::kapi_apimachinery::Object for super::APIGroupList {
     }
 
     /// Hub: `Self`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(self)
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<Self>(hub).map(|h| h)
     }
 
     const INTERNAL_IS_EXTERNAL: bool = true;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<Self>(internal).map(|h| h)
@@ -123,19 +115,15 @@ impl ::kapi_apimachinery::Object for super::APIResourceList {
     }
 
     /// Hub: `Self`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(self)
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<Self>(hub).map(|h| h)
     }
 
     const INTERNAL_IS_EXTERNAL: bool = true;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<Self>(internal).map(|h| h)
@@ -170,19 +158,15 @@ impl ::kapi_apimachinery::Object for super::APIVersions {
     }
 
     /// Hub: `Self`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(self)
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<Self>(hub).map(|h| h)
     }
 
     const INTERNAL_IS_EXTERNAL: bool = true;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<Self>(internal).map(|h| h)
@@ -217,19 +201,15 @@ impl ::kapi_apimachinery::Object for super::CreateOptions {
     }
 
     /// Hub: `Self`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(self)
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<Self>(hub).map(|h| h)
     }
 
     const INTERNAL_IS_EXTERNAL: bool = true;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<Self>(internal).map(|h| h)
@@ -264,19 +244,15 @@ impl ::kapi_apimachinery::Object for super::DeleteOptions {
     }
 
     /// Hub: `Self`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(self)
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<Self>(hub).map(|h| h)
     }
 
     const INTERNAL_IS_EXTERNAL: bool = true;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<Self>(internal).map(|h| h)
@@ -311,19 +287,15 @@ impl ::kapi_apimachinery::Object for super::GetOptions {
     }
 
     /// Hub: `Self`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(self)
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<Self>(hub).map(|h| h)
     }
 
     const INTERNAL_IS_EXTERNAL: bool = true;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<Self>(internal).map(|h| h)
@@ -358,19 +330,15 @@ impl ::kapi_apimachinery::Object for super::ListOptions {
     }
 
     /// Hub: `Self`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(self)
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<Self>(hub).map(|h| h)
     }
 
     const INTERNAL_IS_EXTERNAL: bool = true;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<Self>(internal).map(|h| h)
@@ -407,19 +375,15 @@ impl ::kapi_apimachinery::Object for super::PartialObjectMetadata {
     }
 
     /// Hub: `Self`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(self)
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<Self>(hub).map(|h| h)
     }
 
     const INTERNAL_IS_EXTERNAL: bool = true;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<Self>(internal).map(|h| h)
@@ -456,19 +420,15 @@ impl ::kapi_apimachinery::Object for super::PartialObjectMetadataList {
     }
 
     /// Hub: `Self`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(self)
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<Self>(hub).map(|h| h)
     }
 
     const INTERNAL_IS_EXTERNAL: bool = true;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<Self>(internal).map(|h| h)
@@ -503,19 +463,15 @@ impl ::kapi_apimachinery::Object for super::PatchOptions {
     }
 
     /// Hub: `Self`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(self)
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<Self>(hub).map(|h| h)
     }
 
     const INTERNAL_IS_EXTERNAL: bool = true;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<Self>(internal).map(|h| h)
@@ -552,19 +508,15 @@ impl ::kapi_apimachinery::Object for super::Status {
     }
 
     /// Hub: `Self`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(self)
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<Self>(hub).map(|h| h)
     }
 
     const INTERNAL_IS_EXTERNAL: bool = true;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<Self>(internal).map(|h| h)
@@ -599,19 +551,15 @@ impl ::kapi_apimachinery::Object for super::TableOptions {
     }
 
     /// Hub: `Self`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(self)
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<Self>(hub).map(|h| h)
     }
 
     const INTERNAL_IS_EXTERNAL: bool = true;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<Self>(internal).map(|h| h)
@@ -646,19 +594,15 @@ impl ::kapi_apimachinery::Object for super::UpdateOptions {
     }
 
     /// Hub: `Self`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(self)
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<Self>(hub).map(|h| h)
     }
 
     const INTERNAL_IS_EXTERNAL: bool = true;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<Self>(internal).map(|h| h)
@@ -693,19 +637,15 @@ impl ::kapi_apimachinery::Object for super::WatchEvent {
     }
 
     /// Hub: `Self`.
-    fn into_hub(self) -> Box<dyn ::std::any::Any + Send> {
+    fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(self)
     }
 
-    fn from_hub(hub: Box<dyn ::std::any::Any + Send>) -> Result<Self, Box<dyn ::std::any::Any + Send>> {
-        hub.downcast::<Self>().map(|h| { let h = *h; h })
+    fn from_hub(hub: ::kapi_apimachinery::Hub) -> Result<Self, ::kapi_apimachinery::Hub> {
+        ::kapi_apimachinery::dynamic::downcast_hub::<Self>(hub).map(|h| h)
     }
 
     const INTERNAL_IS_EXTERNAL: bool = true;
-
-    fn into_internal(self) -> Result<::serde_json::Value, ::serde_json::Error> {
-        ::serde_json::to_value(self)
-    }
 
     fn from_internal(internal: ::serde_json::Value) -> Result<Self, ::serde_json::Error> {
         ::serde_json::from_value::<Self>(internal).map(|h| h)
