@@ -18,12 +18,27 @@ use std::collections::BTreeMap;
 pub trait Walk: Any {
     /// Calls `visit` with `self` (for structs) and then with every nested generated struct.
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any));
+
+    /// Puts the value, and everything nested in it, in the one form that stands for its Go
+    /// value: the form reading its JSON back gives (see [`crate::go`]). A Go value field is
+    /// never absent, so an absent value struct, or value scalar written without
+    /// `omitempty`, is its zero value; a zero value scalar `omitempty` leaves out, and a zero
+    /// time (written as `null`), are absent; times keep the precision they are written with.
+    /// Objects decoded from protobuf or from JSON without some fields then compare and
+    /// convert as Go's would.
+    fn canonicalize(&mut self) {}
 }
 
 impl<T: Walk> Walk for Option<T> {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         if let Some(v) = self {
             v.walk_mut(visit);
+        }
+    }
+
+    fn canonicalize(&mut self) {
+        if let Some(v) = self {
+            v.canonicalize();
         }
     }
 }
@@ -34,6 +49,10 @@ impl<T: Walk> Walk for Vec<T> {
             v.walk_mut(visit);
         }
     }
+
+    fn canonicalize(&mut self) {
+        self.iter_mut().for_each(Walk::canonicalize);
+    }
 }
 
 impl<T: Walk> Walk for BTreeMap<String, T> {
@@ -42,11 +61,19 @@ impl<T: Walk> Walk for BTreeMap<String, T> {
             v.walk_mut(visit);
         }
     }
+
+    fn canonicalize(&mut self) {
+        self.values_mut().for_each(Walk::canonicalize);
+    }
 }
 
 impl<T: Walk> Walk for Box<T> {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         (**self).walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        (**self).canonicalize();
     }
 }
 
@@ -63,16 +90,24 @@ macro_rules! leaf {
     )*};
 }
 
-leaf!(
-    crate::Time,
-    crate::MicroTime,
-    crate::Duration,
-    crate::Quantity,
-    crate::IntOrString,
-    crate::RawExtension,
-    crate::FieldsV1,
-    crate::Json
-);
+leaf!(crate::Duration, crate::Quantity, crate::IntOrString, crate::RawExtension, crate::FieldsV1, crate::Json);
+
+/// Times are leaves too; they are written at their precision, which reading them back keeps.
+macro_rules! time_leaf {
+    ($($t:ty: $truncate:ident),*) => {$(
+        impl Walk for $t {
+            fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
+                visit(self);
+            }
+
+            fn canonicalize(&mut self) {
+                *self = self.$truncate();
+            }
+        }
+    )*};
+}
+
+time_leaf!(crate::Time: truncate_to_seconds, crate::MicroTime: truncate_to_micros);
 
 impl<T: 'static> Walk for crate::JsonSchemaPropsOrBool<T> {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {

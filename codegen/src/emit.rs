@@ -352,12 +352,48 @@ struct WalkSourceView<'a> {
 struct WalkView {
     name: String,
     fields: Vec<String>,
+    /// The statements of `Walk::canonicalize` (none: the trait's default, which does nothing).
+    canonical: Vec<String>,
 }
 
 fn walk_view(t: &TypeDef) -> WalkView {
     let fields =
         t.fields.iter().flat_map(|f| f.flattened()).filter(|f| matches!(f.elem, Elem::Named(..))).map(|f| f.rust_name.clone()).collect();
-    WalkView { name: t.name.clone(), fields }
+    let canonical = t.fields.iter().flat_map(|f| f.flattened()).flat_map(canonical_statements).collect();
+    WalkView { name: t.name.clone(), fields, canonical }
+}
+
+/// What `Walk::canonicalize` does to one field: what writing it with Go's JSON rules (the
+/// serde attributes of [`serde_attrs`]) and reading it back does to it, then the same for
+/// what is nested in it.
+fn canonical_statements(f: &Field) -> Vec<String> {
+    let n = format!("self.{}", f.rust_name);
+    let mut out = Vec::new();
+    let time = matches!(f.elem, Elem::Special(Special::Time | Special::MicroTime));
+    let nests = matches!(f.elem, Elem::Named(..)) || time;
+    let optional = f.card == Card::Single && !f.required;
+    if optional {
+        let none_if = |out: &mut Vec<String>, test: &str| out.push(format!("if {n}.as_ref().is_some_and({test}) {{ {n} = None; }}"));
+        let omit = f.go.as_ref().is_some_and(|go| go.omitempty || go.omitzero);
+        match (&f.elem, f.go.as_ref().map(|go| go.kind)) {
+            // Written as `null` when zero or empty, which reads back as absent.
+            (Elem::Special(Special::Time | Special::MicroTime), _) => none_if(&mut out, "|t| t.is_zero()"),
+            (Elem::Special(Special::RawExtension | Special::FieldsV1 | Special::Json), _) => none_if(&mut out, "|v| v.is_empty()"),
+            (Elem::Bytes, Some(GoKind::Pointer | GoKind::Nilable)) if omit => none_if(&mut out, "|v| v.is_empty()"),
+            // A value scalar: `omitempty` leaves its zero value out, else absent is written as it.
+            (elem, Some(GoKind::Value)) if is_scalar(elem) && omit => none_if(&mut out, "::kapi_apimachinery::go::is_zero"),
+            (elem, Some(GoKind::Value)) if is_scalar(elem) => out.push(format!("{n}.get_or_insert_default();")),
+            // A value struct is never left out (`omitzero` is only on times, above).
+            (Elem::Named(..) | Elem::Special(Special::Quantity | Special::IntOrString | Special::Duration), Some(GoKind::Value)) => {
+                out.push(format!("{n}.get_or_insert_default();"))
+            }
+            _ => {}
+        }
+    }
+    if nests {
+        out.push(format!("::kapi_apimachinery::Walk::canonicalize(&mut {n});"));
+    }
+    out
 }
 
 #[derive(Template)]

@@ -35,11 +35,11 @@ pub struct Object {
     /// ([`Object::typed_mut`]) after one that changed it as JSON: set for the kinds that go
     /// to storage as decoded.
     kind: Option<&'static dyn DynKind>,
-    /// The internal object of a kind served in several versions as its hub type, as
-    /// [`Object::hub_ref`] read it from the JSON form for the kind's rules: kept in step with
-    /// the metadata the store sets, and what storing the object converts to the storage
-    /// version, so that the JSON is read as a type once. Dropped when a step changes the
-    /// object in another form.
+    /// The internal object of a kind served in several versions as its hub type: what the
+    /// object decoded in any version converts to ([`Object::hub`]), or what
+    /// [`Object::hub_ref`] read from the JSON form. Kept in step with the metadata the store
+    /// sets, and what storing the object converts to the storage version. Dropped when a step
+    /// changes the object in another form.
     hub: OnceLock<Hub>,
 }
 
@@ -65,6 +65,8 @@ pub enum MetaChange<'a> {
     CreationTimestamp(chrono::DateTime<chrono::Utc>),
     /// The generation, or none.
     Generation(Option<i64>),
+    /// The `resourceVersion` an object read from storage is answered with: its revision.
+    ResourceVersion(&'a str),
     /// No `resourceVersion`: storage keeps the revision beside the object.
     NoResourceVersion,
     /// No `managedFields`: field management gives the stored object its own.
@@ -87,6 +89,11 @@ impl Object {
     /// them).
     pub fn typed(kind: &'static dyn DynKind, typed: Box<dyn DynObject>, json: Value) -> Object {
         Object { typed: OnceLock::from(typed), json: OnceLock::from(json), kind: Some(kind), hub: OnceLock::new() }
+    }
+
+    /// The internal object of a kind served in several versions, as its hub value.
+    pub fn hub(hub: Hub) -> Object {
+        Object { typed: OnceLock::new(), json: OnceLock::new(), kind: None, hub: OnceLock::from(hub) }
     }
 
     /// The object, which is of `kind`, known as the generated type too
@@ -131,6 +138,12 @@ impl Object {
     /// since, or a step has read it as its type after).
     pub fn is_typed(&self) -> bool {
         self.typed.get().is_some()
+    }
+
+    /// Whether the object is at hand as its hub type and not as a generated external one (the
+    /// internal object of a kind served in several versions).
+    pub fn is_hub(&self) -> bool {
+        self.typed.get().is_none() && self.hub.get().is_some()
     }
 
     /// The object as JSON, to read.
@@ -225,6 +238,20 @@ impl Object {
         self.json.take().ok_or_else(|| ApiError::internal("an object with no form"))
     }
 
+    /// The object, of the generated type `kind`, converted to its kind's hub value
+    /// ([`kapi_apimachinery::Object::into_hub`]): the internal object of a kind served in
+    /// several versions ([`Object::hub`]).
+    pub fn into_hub(self, kind: &'static dyn DynKind) -> Result<Hub, ApiError> {
+        let typed = match self.into_form() {
+            Form::Typed(typed) => typed,
+            Form::Hub(hub) => return Ok(hub),
+            Form::Json(value) => {
+                objects::read_value(kind, value).map_err(|e| ApiError::internal(format!("reading the object as its type: {e}")))?
+            }
+        };
+        Ok(typed.into_hub())
+    }
+
     /// The object in its most typed form: what storing it encodes. (A hub form read from the
     /// JSON one is kept in step with it, so either is the object.)
     pub fn into_form(self) -> Form {
@@ -272,11 +299,17 @@ impl Object {
         if let Some(typed) = self.typed.get_mut() {
             set_typed_meta(typed.object_meta_mut(), changes);
         }
-        // A hub without metadata gets none added: the JSON form, which does, is the object.
-        match self.hub.get_mut().map(|hub| hub.object_meta_mut()) {
-            Some(Some(meta)) => set_typed_meta(Some(meta), changes),
-            Some(None) => self.hub = OnceLock::new(),
-            None => {}
+        // A hub without metadata gets none added: its JSON form, which does, becomes the object.
+        if self.hub.get_mut().is_some_and(|hub| hub.object_meta_mut().is_none()) {
+            if self.json.get().is_none()
+                && let Ok(value) = self.json_of_typed()
+            {
+                self.json = OnceLock::from(value);
+            }
+            self.hub = OnceLock::new();
+        }
+        if let Some(hub) = self.hub.get_mut() {
+            set_typed_meta(hub.object_meta_mut(), changes);
         }
         if let Some(value) = self.json.get_mut() {
             set_json_meta(value, changes);
@@ -320,6 +353,7 @@ fn set_typed_field(meta: &mut kapi_api::apimachinery::pkg::apis::meta::v1::Objec
             meta.creation_timestamp = Some(kapi_apimachinery::Time::from_chrono(at).truncate_to_seconds());
         }
         MetaChange::Generation(generation) => meta.generation = generation,
+        MetaChange::ResourceVersion(version) => meta.resource_version = Some(version.to_owned()),
         MetaChange::NoResourceVersion => meta.resource_version = None,
         MetaChange::NoManagedFields => meta.managed_fields.clear(),
     }
@@ -348,6 +382,7 @@ fn set_json_field(meta: &mut Map<String, Value>, change: MetaChange<'_>) {
         MetaChange::Uid(uid) => set(meta, "uid", text(uid)),
         MetaChange::CreationTimestamp(at) => set(meta, "creationTimestamp", Some(Value::String(objects::timestamp(at)))),
         MetaChange::Generation(generation) => set(meta, "generation", generation.map(Value::from)),
+        MetaChange::ResourceVersion(version) => set(meta, "resourceVersion", text(version)),
         MetaChange::NoResourceVersion => set(meta, "resourceVersion", None),
         MetaChange::NoManagedFields => set(meta, "managedFields", None),
     };
@@ -450,6 +485,57 @@ mod tests {
             let (json_bytes, _) = objects::encode_internal_with(&kind, json, None).unwrap();
             assert_eq!(typed_bytes, json_bytes, "{}", kind.kind);
         }
+    }
+
+    /// [`an_empty_status_is_stored_as_none`] for hub objects, which the store leaves as
+    /// such when their status is the internal zero object's.
+    #[test]
+    fn a_hubs_zero_status_is_stored_as_none() {
+        for (kind, body) in [
+            (
+                Kind { group: "autoscaling".into(), version: "v2".into(), kind: "HorizontalPodAutoscaler".into() },
+                r#"{"metadata":{"name":"h"},"spec":{}}"#,
+            ),
+            (
+                Kind { group: "networking.k8s.io".into(), version: "v1".into(), kind: "Ingress".into() },
+                r#"{"metadata":{"name":"i"},"spec":{}}"#,
+            ),
+        ] {
+            let external = Object::decode(&kind, Format::Json, body.as_bytes()).unwrap();
+            let object = Object::hub(external.into_hub(objects::dyn_kind(&kind).unwrap()).unwrap());
+            assert_eq!(object.value().unwrap()["status"], objects::zero_internal(&kind)["status"], "{}", kind.kind);
+            let mut json = object.value().unwrap().clone();
+            json.as_object_mut().unwrap().remove("status");
+            let Form::Hub(hub) = object.into_form() else { panic!("a hub") };
+            let (hub_bytes, _) = objects::encode_hub_with(&kind, hub, None).unwrap();
+            let (json_bytes, _) = objects::encode_internal_with(&kind, json, None).unwrap();
+            assert_eq!(hub_bytes, json_bytes, "{}", kind.kind);
+        }
+    }
+
+    /// A kind served in several versions is carried as its hub value from decoding to
+    /// storage: its JSON is the internal object converting through JSON gives, and it is
+    /// stored as that JSON would be.
+    #[test]
+    fn a_hub_object_is_carried_as_its_hub_type() {
+        use kapi_api::hub::autoscaling::HorizontalPodAutoscaler;
+        let kind = Kind { group: "autoscaling".into(), version: "v1".into(), kind: "HorizontalPodAutoscaler".into() };
+        // No status: Go's value struct is there all the same, as its JSON shows.
+        let body = br#"{"apiVersion":"autoscaling/v1","kind":"HorizontalPodAutoscaler","metadata":{"name":"h"},
+            "spec":{"scaleTargetRef":{"kind":"Deployment","name":"d"},"maxReplicas":3,"targetCPUUtilizationPercentage":50}}"#;
+        let external = Object::decode(&kind, Format::Json, body).unwrap();
+        let mut expected = objects::to_internal(&kind, external.value().unwrap().clone()).unwrap();
+        let mut object = Object::hub(external.into_hub(objects::dyn_kind(&kind).unwrap()).unwrap());
+        object.set_meta(&[MetaChange::Uid("u-1"), MetaChange::ResourceVersion("4")]);
+        let hub = object.hub_ref::<HorizontalPodAutoscaler>().unwrap();
+        assert_eq!((hub.spec.max_replicas, hub.spec.metrics.len()), (3, 1));
+        expected["metadata"]["uid"] = json!("u-1");
+        expected["metadata"]["resourceVersion"] = json!("4");
+        assert_eq!(object.value().unwrap(), &expected);
+        let Form::Hub(hub) = object.into_form() else { panic!("carried as its hub") };
+        let (hub_bytes, _) = objects::encode_hub_with(&kind, hub, None).unwrap();
+        let (json_bytes, _) = objects::encode_internal_with(&kind, expected, None).unwrap();
+        assert_eq!(hub_bytes, json_bytes);
     }
 
     /// The hub value a kind's rules read an internal object as is kept in step with the

@@ -98,6 +98,10 @@ impl Incoming {
         if objects::stores_as_decoded(kind) {
             return Ok(Incoming { object: external, required });
         }
+        // A kind served in several versions: its internal object is its hub value.
+        if let Some(dyn_kind) = objects::dyn_kind(kind).filter(|typed| !typed.internal_is_external()) {
+            return Ok(Incoming { object: Object::hub(external.into_hub(dyn_kind)?), required });
+        }
         let object = objects::to_internal(kind, external.into_value()?)
             .map_err(|e| ApiError::bad_request(format!("the object could not be converted from {}: {e}", kind.api_version())))?;
         Ok(Incoming { object: Object::from_value(object), required })
@@ -393,11 +397,15 @@ impl<'a> Store<'a> {
         self.strategy.normalize(&mut object)?;
         // Status is the server's to write: a new object of a resource with a status
         // subresource starts with none, or with what its strategy's `prepare_for_create` sets
-        // in its place. A generated object whose status is written as its type's zero status
-        // (as a client's object without one is) already has none, and stays typed.
+        // in its place. A generated (or hub) object whose status is written as its type's zero
+        // status (as a client's object without one is) already has none, and stays typed.
         if self.has_status_subresource() && !self.strategy.sets_status_on_create() {
             let status = object.value()?.get("status");
-            let zero = object.is_typed().then(|| objects::zero_object(kind));
+            let zero = match (object.is_typed(), object.is_hub()) {
+                (true, _) => Some(objects::zero_object(kind)),
+                (false, true) => Some(objects::zero_internal(kind)),
+                (false, false) => None,
+            };
             let none = zero.is_some_and(|zero| status.is_none_or(|status| Some(status) == zero.get("status")));
             if !none && let Some(fields) = object.value_mut()?.as_object_mut() {
                 fields.remove("status");
@@ -547,7 +555,17 @@ impl<'a> Store<'a> {
             };
             return Ok(Current { kv, kind: stored, internal, converted: None });
         }
-        let internal = Object::from_value(with_resource_version(kv, objects::to_internal(&stored, value.clone()).map_err(decoding)?));
+        let internal = match typed {
+            // A kind served in several versions: its internal object is its hub value.
+            Some(typed) if objects::dyn_kind(&stored).is_some_and(|stored| !stored.internal_is_external()) => {
+                let mut internal = Object::hub(typed.into_hub());
+                if kv.mod_revision > 0 {
+                    internal.set_meta(&[MetaChange::ResourceVersion(&kv.mod_revision.to_string())]);
+                }
+                internal
+            }
+            _ => Object::from_value(with_resource_version(kv, objects::to_internal(&stored, value.clone()).map_err(decoding)?)),
+        };
         let (kind, external) = objects::convert_stored(&stored, value, &self.kind.group, &self.kind.version)
             .map_err(|e| ApiError::internal(format!("converting {}: {e}", kv.key)))?;
         // A kind that is its own hub, stored in another version: its internal object is of the

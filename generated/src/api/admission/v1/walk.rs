@@ -14,12 +14,39 @@ impl Walk for super::AdmissionRequest {
         self.request_resource.walk_mut(visit);
         self.user_info.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        self.uid.get_or_insert_default();
+        self.kind.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.kind);
+        self.resource.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.resource);
+        if self.sub_resource.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.sub_resource = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.request_kind);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.request_resource);
+        if self.request_sub_resource.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.request_sub_resource = None; }
+        if self.name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.name = None; }
+        if self.namespace.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.namespace = None; }
+        self.operation.get_or_insert_default();
+        self.user_info.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.user_info);
+        if self.object.as_ref().is_some_and(|v| v.is_empty()) { self.object = None; }
+        if self.old_object.as_ref().is_some_and(|v| v.is_empty()) { self.old_object = None; }
+        if self.options.as_ref().is_some_and(|v| v.is_empty()) { self.options = None; }
+    }
 }
 
 impl Walk for super::AdmissionResponse {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.status.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        self.uid.get_or_insert_default();
+        self.allowed.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+        if self.patch.as_ref().is_some_and(|v| v.is_empty()) { self.patch = None; }
     }
 }
 
@@ -28,5 +55,12 @@ impl Walk for super::AdmissionReview {
         visit(self);
         self.request.walk_mut(visit);
         self.response.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.request);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.response);
     }
 }

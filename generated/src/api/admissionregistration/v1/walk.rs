@@ -9,6 +9,10 @@ impl Walk for super::ApplyConfiguration {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        if self.expression.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.expression = None; }
+    }
 }
 
 impl Walk for super::AuditAnnotation {
@@ -27,6 +31,10 @@ impl Walk for super::JSONPatch {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        if self.expression.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.expression = None; }
+    }
 }
 
 impl Walk for super::MatchCondition {
@@ -43,6 +51,13 @@ impl Walk for super::MatchResources {
         self.resource_rules.walk_mut(visit);
         self.exclude_resource_rules.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.namespace_selector);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.object_selector);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.resource_rules);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.exclude_resource_rules);
+    }
 }
 
 impl Walk for super::MutatingAdmissionPolicy {
@@ -50,6 +65,15 @@ impl Walk for super::MutatingAdmissionPolicy {
         visit(self);
         self.metadata.walk_mut(visit);
         self.spec.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
     }
 }
 
@@ -59,6 +83,15 @@ impl Walk for super::MutatingAdmissionPolicyBinding {
         self.metadata.walk_mut(visit);
         self.spec.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+    }
 }
 
 impl Walk for super::MutatingAdmissionPolicyBindingList {
@@ -66,6 +99,14 @@ impl Walk for super::MutatingAdmissionPolicyBindingList {
         visit(self);
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
     }
 }
 
@@ -75,6 +116,12 @@ impl Walk for super::MutatingAdmissionPolicyBindingSpec {
         self.param_ref.walk_mut(visit);
         self.match_resources.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.policy_name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.policy_name = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.param_ref);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.match_resources);
+    }
 }
 
 impl Walk for super::MutatingAdmissionPolicyList {
@@ -82,6 +129,14 @@ impl Walk for super::MutatingAdmissionPolicyList {
         visit(self);
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
     }
 }
 
@@ -94,6 +149,15 @@ impl Walk for super::MutatingAdmissionPolicySpec {
         self.mutations.walk_mut(visit);
         self.match_conditions.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.param_kind);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.match_constraints);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.variables);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.mutations);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.match_conditions);
+        if self.reinvocation_policy.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.reinvocation_policy = None; }
+    }
 }
 
 impl Walk for super::MutatingWebhook {
@@ -105,6 +169,14 @@ impl Walk for super::MutatingWebhook {
         self.object_selector.walk_mut(visit);
         self.match_conditions.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.client_config);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.rules);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.namespace_selector);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.object_selector);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.match_conditions);
+    }
 }
 
 impl Walk for super::MutatingWebhookConfiguration {
@@ -112,6 +184,14 @@ impl Walk for super::MutatingWebhookConfiguration {
         visit(self);
         self.metadata.walk_mut(visit);
         self.webhooks.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.webhooks);
     }
 }
 
@@ -121,6 +201,14 @@ impl Walk for super::MutatingWebhookConfigurationList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::Mutation {
@@ -128,6 +216,11 @@ impl Walk for super::Mutation {
         visit(self);
         self.apply_configuration.walk_mut(visit);
         self.json_patch.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.apply_configuration);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.json_patch);
     }
 }
 
@@ -141,12 +234,23 @@ impl Walk for super::ParamKind {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+    }
 }
 
 impl Walk for super::ParamRef {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.selector.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.name = None; }
+        if self.namespace.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.namespace = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.selector);
     }
 }
 
@@ -173,6 +277,10 @@ impl Walk for super::TypeChecking {
         visit(self);
         self.expression_warnings.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.expression_warnings);
+    }
 }
 
 impl Walk for super::ValidatingAdmissionPolicy {
@@ -182,6 +290,17 @@ impl Walk for super::ValidatingAdmissionPolicy {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::ValidatingAdmissionPolicyBinding {
@@ -189,6 +308,14 @@ impl Walk for super::ValidatingAdmissionPolicyBinding {
         visit(self);
         self.metadata.walk_mut(visit);
         self.spec.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
     }
 }
 
@@ -198,6 +325,14 @@ impl Walk for super::ValidatingAdmissionPolicyBindingList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::ValidatingAdmissionPolicyBindingSpec {
@@ -206,6 +341,11 @@ impl Walk for super::ValidatingAdmissionPolicyBindingSpec {
         self.param_ref.walk_mut(visit);
         self.match_resources.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.param_ref);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.match_resources);
+    }
 }
 
 impl Walk for super::ValidatingAdmissionPolicyList {
@@ -213,6 +353,14 @@ impl Walk for super::ValidatingAdmissionPolicyList {
         visit(self);
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
     }
 }
 
@@ -226,6 +374,15 @@ impl Walk for super::ValidatingAdmissionPolicySpec {
         self.match_conditions.walk_mut(visit);
         self.variables.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.param_kind);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.match_constraints);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.validations);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.audit_annotations);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.match_conditions);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.variables);
+    }
 }
 
 impl Walk for super::ValidatingAdmissionPolicyStatus {
@@ -233,6 +390,12 @@ impl Walk for super::ValidatingAdmissionPolicyStatus {
         visit(self);
         self.type_checking.walk_mut(visit);
         self.conditions.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.observed_generation.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.observed_generation = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.type_checking);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.conditions);
     }
 }
 
@@ -245,6 +408,14 @@ impl Walk for super::ValidatingWebhook {
         self.object_selector.walk_mut(visit);
         self.match_conditions.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.client_config);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.rules);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.namespace_selector);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.object_selector);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.match_conditions);
+    }
 }
 
 impl Walk for super::ValidatingWebhookConfiguration {
@@ -252,6 +423,14 @@ impl Walk for super::ValidatingWebhookConfiguration {
         visit(self);
         self.metadata.walk_mut(visit);
         self.webhooks.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.webhooks);
     }
 }
 
@@ -261,11 +440,24 @@ impl Walk for super::ValidatingWebhookConfigurationList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::Validation {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.message.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.message = None; }
+        if self.message_expression.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.message_expression = None; }
     }
 }
 
@@ -279,5 +471,10 @@ impl Walk for super::WebhookClientConfig {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.service.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.service);
+        if self.ca_bundle.as_ref().is_some_and(|v| v.is_empty()) { self.ca_bundle = None; }
     }
 }

@@ -31,7 +31,10 @@ impl ::kapi_apimachinery::Object for super::MutatingAdmissionPolicy {
     }
 
     /// Hub: `crate::hub::admissionregistration::MutatingAdmissionPolicy`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::admissionregistration::v1alpha1::conversion::MutatingAdmissionPolicy_to_hub(self))
     }
 
@@ -76,7 +79,10 @@ impl ::kapi_apimachinery::Object for super::MutatingAdmissionPolicyBinding {
     }
 
     /// Hub: `crate::hub::admissionregistration::MutatingAdmissionPolicyBinding`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::admissionregistration::v1alpha1::conversion::MutatingAdmissionPolicyBinding_to_hub(self))
     }
 
@@ -121,7 +127,10 @@ impl ::kapi_apimachinery::Object for super::MutatingAdmissionPolicyBindingList {
     }
 
     /// Hub: `crate::hub::admissionregistration::MutatingAdmissionPolicyBindingList`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::admissionregistration::v1alpha1::conversion::MutatingAdmissionPolicyBindingList_to_hub(self))
     }
 
@@ -166,7 +175,10 @@ impl ::kapi_apimachinery::Object for super::MutatingAdmissionPolicyList {
     }
 
     /// Hub: `crate::hub::admissionregistration::MutatingAdmissionPolicyList`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::admissionregistration::v1alpha1::conversion::MutatingAdmissionPolicyList_to_hub(self))
     }
 
@@ -211,7 +223,10 @@ impl ::kapi_apimachinery::Object for super::ValidatingAdmissionPolicy {
     }
 
     /// Hub: `crate::hub::admissionregistration::ValidatingAdmissionPolicy`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::admissionregistration::v1alpha1::conversion::ValidatingAdmissionPolicy_to_hub(self))
     }
 
@@ -256,7 +271,10 @@ impl ::kapi_apimachinery::Object for super::ValidatingAdmissionPolicyBinding {
     }
 
     /// Hub: `crate::hub::admissionregistration::ValidatingAdmissionPolicyBinding`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::admissionregistration::v1alpha1::conversion::ValidatingAdmissionPolicyBinding_to_hub(self))
     }
 
@@ -301,7 +319,10 @@ impl ::kapi_apimachinery::Object for super::ValidatingAdmissionPolicyBindingList
     }
 
     /// Hub: `crate::hub::admissionregistration::ValidatingAdmissionPolicyBindingList`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::admissionregistration::v1alpha1::conversion::ValidatingAdmissionPolicyBindingList_to_hub(self))
     }
 
@@ -346,7 +367,10 @@ impl ::kapi_apimachinery::Object for super::ValidatingAdmissionPolicyList {
     }
 
     /// Hub: `crate::hub::admissionregistration::ValidatingAdmissionPolicyList`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::admissionregistration::v1alpha1::conversion::ValidatingAdmissionPolicyList_to_hub(self))
     }
 

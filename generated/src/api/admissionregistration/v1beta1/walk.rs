@@ -9,11 +9,20 @@ impl Walk for super::ApplyConfiguration {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        if self.expression.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.expression = None; }
+    }
 }
 
 impl Walk for super::AuditAnnotation {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        self.key.get_or_insert_default();
+        self.value_expression.get_or_insert_default();
     }
 }
 
@@ -21,11 +30,20 @@ impl Walk for super::ExpressionWarning {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        self.field_ref.get_or_insert_default();
+        self.warning.get_or_insert_default();
+    }
 }
 
 impl Walk for super::JSONPatch {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.expression.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.expression = None; }
     }
 }
 
@@ -43,6 +61,13 @@ impl Walk for super::MatchResources {
         self.resource_rules.walk_mut(visit);
         self.exclude_resource_rules.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.namespace_selector);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.object_selector);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.resource_rules);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.exclude_resource_rules);
+    }
 }
 
 impl Walk for super::MutatingAdmissionPolicy {
@@ -50,6 +75,15 @@ impl Walk for super::MutatingAdmissionPolicy {
         visit(self);
         self.metadata.walk_mut(visit);
         self.spec.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
     }
 }
 
@@ -59,6 +93,15 @@ impl Walk for super::MutatingAdmissionPolicyBinding {
         self.metadata.walk_mut(visit);
         self.spec.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+    }
 }
 
 impl Walk for super::MutatingAdmissionPolicyBindingList {
@@ -66,6 +109,14 @@ impl Walk for super::MutatingAdmissionPolicyBindingList {
         visit(self);
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
     }
 }
 
@@ -75,6 +126,12 @@ impl Walk for super::MutatingAdmissionPolicyBindingSpec {
         self.param_ref.walk_mut(visit);
         self.match_resources.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.policy_name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.policy_name = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.param_ref);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.match_resources);
+    }
 }
 
 impl Walk for super::MutatingAdmissionPolicyList {
@@ -82,6 +139,14 @@ impl Walk for super::MutatingAdmissionPolicyList {
         visit(self);
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
     }
 }
 
@@ -94,6 +159,15 @@ impl Walk for super::MutatingAdmissionPolicySpec {
         self.mutations.walk_mut(visit);
         self.match_conditions.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.param_kind);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.match_constraints);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.variables);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.mutations);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.match_conditions);
+        if self.reinvocation_policy.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.reinvocation_policy = None; }
+    }
 }
 
 impl Walk for super::MutatingWebhook {
@@ -105,6 +179,16 @@ impl Walk for super::MutatingWebhook {
         self.object_selector.walk_mut(visit);
         self.match_conditions.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        self.name.get_or_insert_default();
+        self.client_config.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.client_config);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.rules);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.namespace_selector);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.object_selector);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.match_conditions);
+    }
 }
 
 impl Walk for super::MutatingWebhookConfiguration {
@@ -112,6 +196,14 @@ impl Walk for super::MutatingWebhookConfiguration {
         visit(self);
         self.metadata.walk_mut(visit);
         self.webhooks.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.webhooks);
     }
 }
 
@@ -121,6 +213,14 @@ impl Walk for super::MutatingWebhookConfigurationList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::Mutation {
@@ -128,6 +228,11 @@ impl Walk for super::Mutation {
         visit(self);
         self.apply_configuration.walk_mut(visit);
         self.json_patch.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.apply_configuration);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.json_patch);
     }
 }
 
@@ -141,6 +246,11 @@ impl Walk for super::ParamKind {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+    }
 }
 
 impl Walk for super::ParamRef {
@@ -148,11 +258,22 @@ impl Walk for super::ParamRef {
         visit(self);
         self.selector.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.name = None; }
+        if self.namespace.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.namespace = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.selector);
+    }
 }
 
 impl Walk for super::ServiceReference {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        self.namespace.get_or_insert_default();
+        self.name.get_or_insert_default();
     }
 }
 
@@ -160,6 +281,10 @@ impl Walk for super::TypeChecking {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.expression_warnings.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.expression_warnings);
     }
 }
 
@@ -170,6 +295,17 @@ impl Walk for super::ValidatingAdmissionPolicy {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::ValidatingAdmissionPolicyBinding {
@@ -177,6 +313,15 @@ impl Walk for super::ValidatingAdmissionPolicyBinding {
         visit(self);
         self.metadata.walk_mut(visit);
         self.spec.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
     }
 }
 
@@ -186,6 +331,14 @@ impl Walk for super::ValidatingAdmissionPolicyBindingList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::ValidatingAdmissionPolicyBindingSpec {
@@ -194,6 +347,12 @@ impl Walk for super::ValidatingAdmissionPolicyBindingSpec {
         self.param_ref.walk_mut(visit);
         self.match_resources.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.policy_name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.policy_name = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.param_ref);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.match_resources);
+    }
 }
 
 impl Walk for super::ValidatingAdmissionPolicyList {
@@ -201,6 +360,14 @@ impl Walk for super::ValidatingAdmissionPolicyList {
         visit(self);
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
     }
 }
 
@@ -214,6 +381,15 @@ impl Walk for super::ValidatingAdmissionPolicySpec {
         self.match_conditions.walk_mut(visit);
         self.variables.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.param_kind);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.match_constraints);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.validations);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.audit_annotations);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.match_conditions);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.variables);
+    }
 }
 
 impl Walk for super::ValidatingAdmissionPolicyStatus {
@@ -221,6 +397,12 @@ impl Walk for super::ValidatingAdmissionPolicyStatus {
         visit(self);
         self.type_checking.walk_mut(visit);
         self.conditions.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.observed_generation.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.observed_generation = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.type_checking);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.conditions);
     }
 }
 
@@ -233,6 +415,16 @@ impl Walk for super::ValidatingWebhook {
         self.object_selector.walk_mut(visit);
         self.match_conditions.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        self.name.get_or_insert_default();
+        self.client_config.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.client_config);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.rules);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.namespace_selector);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.object_selector);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.match_conditions);
+    }
 }
 
 impl Walk for super::ValidatingWebhookConfiguration {
@@ -240,6 +432,14 @@ impl Walk for super::ValidatingWebhookConfiguration {
         visit(self);
         self.metadata.walk_mut(visit);
         self.webhooks.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.webhooks);
     }
 }
 
@@ -249,11 +449,25 @@ impl Walk for super::ValidatingWebhookConfigurationList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::Validation {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        self.expression.get_or_insert_default();
+        if self.message.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.message = None; }
+        if self.message_expression.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.message_expression = None; }
     }
 }
 
@@ -267,5 +481,10 @@ impl Walk for super::WebhookClientConfig {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.service.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.service);
+        if self.ca_bundle.as_ref().is_some_and(|v| v.is_empty()) { self.ca_bundle = None; }
     }
 }

@@ -11,6 +11,14 @@ impl Walk for super::APIGroupDiscovery {
         self.metadata.walk_mut(visit);
         self.versions.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.versions);
+    }
 }
 
 impl Walk for super::APIGroupDiscoveryList {
@@ -18,6 +26,14 @@ impl Walk for super::APIGroupDiscoveryList {
         visit(self);
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
     }
 }
 
@@ -27,6 +43,14 @@ impl Walk for super::APIResourceDiscovery {
         self.response_kind.walk_mut(visit);
         self.subresources.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        self.resource.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.response_kind);
+        self.scope.get_or_insert_default();
+        self.singular_resource.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.subresources);
+    }
 }
 
 impl Walk for super::APISubresourceDiscovery {
@@ -35,11 +59,23 @@ impl Walk for super::APISubresourceDiscovery {
         self.response_kind.walk_mut(visit);
         self.accepted_types.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        self.subresource.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.response_kind);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.accepted_types);
+    }
 }
 
 impl Walk for super::APIVersionDiscovery {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.resources.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        self.version.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.resources);
+        if self.freshness.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.freshness = None; }
     }
 }

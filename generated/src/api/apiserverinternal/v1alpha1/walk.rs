@@ -18,11 +18,27 @@ impl Walk for super::StorageVersion {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::StorageVersionCondition {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.observed_generation.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.observed_generation = None; }
+        if self.last_transition_time.as_ref().is_some_and(|t| t.is_zero()) { self.last_transition_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.last_transition_time);
     }
 }
 
@@ -31,6 +47,14 @@ impl Walk for super::StorageVersionList {
         visit(self);
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
     }
 }
 
@@ -45,5 +69,10 @@ impl Walk for super::StorageVersionStatus {
         visit(self);
         self.storage_versions.walk_mut(visit);
         self.conditions.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.storage_versions);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.conditions);
     }
 }

@@ -10,6 +10,14 @@ impl Walk for super::ControllerRevision {
         visit(self);
         self.metadata.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        if self.data.as_ref().is_some_and(|v| v.is_empty()) { self.data = None; }
+    }
 }
 
 impl Walk for super::ControllerRevisionList {
@@ -17,6 +25,14 @@ impl Walk for super::ControllerRevisionList {
         visit(self);
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
     }
 }
 
@@ -27,11 +43,29 @@ impl Walk for super::DaemonSet {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::DaemonSetCondition {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.last_transition_time.as_ref().is_some_and(|t| t.is_zero()) { self.last_transition_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.last_transition_time);
+        if self.reason.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.reason = None; }
+        if self.message.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.message = None; }
     }
 }
 
@@ -40,6 +74,14 @@ impl Walk for super::DaemonSetList {
         visit(self);
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
     }
 }
 
@@ -50,6 +92,14 @@ impl Walk for super::DaemonSetSpec {
         self.template.walk_mut(visit);
         self.update_strategy.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.selector);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.template);
+        self.update_strategy.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.update_strategy);
+        if self.min_ready_seconds.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.min_ready_seconds = None; }
+    }
 }
 
 impl Walk for super::DaemonSetStatus {
@@ -57,12 +107,25 @@ impl Walk for super::DaemonSetStatus {
         visit(self);
         self.conditions.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.observed_generation.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.observed_generation = None; }
+        if self.updated_number_scheduled.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.updated_number_scheduled = None; }
+        if self.number_available.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.number_available = None; }
+        if self.number_unavailable.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.number_unavailable = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.conditions);
+    }
 }
 
 impl Walk for super::DaemonSetUpdateStrategy {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.rolling_update.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.r#type.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.r#type = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.rolling_update);
     }
 }
 
@@ -73,11 +136,31 @@ impl Walk for super::Deployment {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::DeploymentCondition {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.last_update_time.as_ref().is_some_and(|t| t.is_zero()) { self.last_update_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.last_update_time);
+        if self.last_transition_time.as_ref().is_some_and(|t| t.is_zero()) { self.last_transition_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.last_transition_time);
+        if self.reason.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.reason = None; }
+        if self.message.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.message = None; }
     }
 }
 
@@ -86,6 +169,14 @@ impl Walk for super::DeploymentList {
         visit(self);
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
     }
 }
 
@@ -96,6 +187,15 @@ impl Walk for super::DeploymentSpec {
         self.template.walk_mut(visit);
         self.strategy.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.selector);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.template);
+        self.strategy.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.strategy);
+        if self.min_ready_seconds.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.min_ready_seconds = None; }
+        if self.paused.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.paused = None; }
+    }
 }
 
 impl Walk for super::DeploymentStatus {
@@ -103,12 +203,27 @@ impl Walk for super::DeploymentStatus {
         visit(self);
         self.conditions.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.observed_generation.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.observed_generation = None; }
+        if self.replicas.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.replicas = None; }
+        if self.updated_replicas.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.updated_replicas = None; }
+        if self.ready_replicas.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.ready_replicas = None; }
+        if self.available_replicas.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.available_replicas = None; }
+        if self.unavailable_replicas.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.unavailable_replicas = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.conditions);
+    }
 }
 
 impl Walk for super::DeploymentStrategy {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.rolling_update.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.r#type.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.r#type = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.rolling_update);
     }
 }
 
@@ -119,11 +234,29 @@ impl Walk for super::ReplicaSet {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::ReplicaSetCondition {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.last_transition_time.as_ref().is_some_and(|t| t.is_zero()) { self.last_transition_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.last_transition_time);
+        if self.reason.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.reason = None; }
+        if self.message.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.message = None; }
     }
 }
 
@@ -133,6 +266,14 @@ impl Walk for super::ReplicaSetList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::ReplicaSetSpec {
@@ -141,12 +282,27 @@ impl Walk for super::ReplicaSetSpec {
         self.selector.walk_mut(visit);
         self.template.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.min_ready_seconds.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.min_ready_seconds = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.selector);
+        self.template.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.template);
+    }
 }
 
 impl Walk for super::ReplicaSetStatus {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.conditions.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.fully_labeled_replicas.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.fully_labeled_replicas = None; }
+        if self.ready_replicas.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.ready_replicas = None; }
+        if self.available_replicas.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.available_replicas = None; }
+        if self.observed_generation.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.observed_generation = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.conditions);
     }
 }
 
@@ -175,11 +331,29 @@ impl Walk for super::StatefulSet {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::StatefulSetCondition {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.last_transition_time.as_ref().is_some_and(|t| t.is_zero()) { self.last_transition_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.last_transition_time);
+        if self.reason.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.reason = None; }
+        if self.message.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.message = None; }
     }
 }
 
@@ -189,17 +363,34 @@ impl Walk for super::StatefulSetList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::StatefulSetOrdinals {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        self.start.get_or_insert_default();
+    }
 }
 
 impl Walk for super::StatefulSetPersistentVolumeClaimRetentionPolicy {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.when_deleted.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.when_deleted = None; }
+        if self.when_scaled.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.when_scaled = None; }
     }
 }
 
@@ -213,6 +404,19 @@ impl Walk for super::StatefulSetSpec {
         self.persistent_volume_claim_retention_policy.walk_mut(visit);
         self.ordinals.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.selector);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.template);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.volume_claim_templates);
+        self.service_name.get_or_insert_default();
+        if self.pod_management_policy.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.pod_management_policy = None; }
+        self.update_strategy.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.update_strategy);
+        if self.min_ready_seconds.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.min_ready_seconds = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.persistent_volume_claim_retention_policy);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.ordinals);
+    }
 }
 
 impl Walk for super::StatefulSetStatus {
@@ -220,11 +424,27 @@ impl Walk for super::StatefulSetStatus {
         visit(self);
         self.conditions.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.observed_generation.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.observed_generation = None; }
+        if self.ready_replicas.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.ready_replicas = None; }
+        if self.current_replicas.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.current_replicas = None; }
+        if self.updated_replicas.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.updated_replicas = None; }
+        if self.current_revision.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.current_revision = None; }
+        if self.update_revision.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.update_revision = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.conditions);
+        self.available_replicas.get_or_insert_default();
+    }
 }
 
 impl Walk for super::StatefulSetUpdateStrategy {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.rolling_update.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.r#type.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.r#type = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.rolling_update);
     }
 }

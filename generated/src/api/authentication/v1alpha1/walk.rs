@@ -11,11 +11,25 @@ impl Walk for super::SelfSubjectReview {
         self.metadata.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::SelfSubjectReviewStatus {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.user_info.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        self.user_info.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.user_info);
     }
 }

@@ -17,12 +17,26 @@ impl Walk for super::SelfSubjectReview {
         self.metadata.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::SelfSubjectReviewStatus {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.user_info.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        self.user_info.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.user_info);
     }
 }
 
@@ -33,11 +47,26 @@ impl Walk for super::TokenReview {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::TokenReviewSpec {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.token.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.token = None; }
     }
 }
 
@@ -46,11 +75,24 @@ impl Walk for super::TokenReviewStatus {
         visit(self);
         self.user.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.authenticated.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.authenticated = None; }
+        self.user.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.user);
+        if self.error.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.error = None; }
+    }
 }
 
 impl Walk for super::UserInfo {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.extra.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.username.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.username = None; }
+        if self.uid.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.uid = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.extra);
     }
 }

@@ -16,12 +16,22 @@ impl Walk for super::FieldSelectorAttributes {
         visit(self);
         self.requirements.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.raw_selector.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.raw_selector = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.requirements);
+    }
 }
 
 impl Walk for super::LabelSelectorAttributes {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.requirements.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.raw_selector.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.raw_selector = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.requirements);
     }
 }
 
@@ -32,11 +42,26 @@ impl Walk for super::LocalSubjectAccessReview {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::NonResourceAttributes {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.path.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.path = None; }
+        if self.verb.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.verb = None; }
     }
 }
 
@@ -51,6 +76,18 @@ impl Walk for super::ResourceAttributes {
         visit(self);
         self.field_selector.walk_mut(visit);
         self.label_selector.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.namespace.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.namespace = None; }
+        if self.verb.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.verb = None; }
+        if self.group.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.group = None; }
+        if self.version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.version = None; }
+        if self.resource.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.resource = None; }
+        if self.subresource.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.subresource = None; }
+        if self.name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.name = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.field_selector);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.label_selector);
     }
 }
 
@@ -67,6 +104,16 @@ impl Walk for super::SelfSubjectAccessReview {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::SelfSubjectAccessReviewSpec {
@@ -74,6 +121,11 @@ impl Walk for super::SelfSubjectAccessReviewSpec {
         visit(self);
         self.resource_attributes.walk_mut(visit);
         self.non_resource_attributes.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.resource_attributes);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.non_resource_attributes);
     }
 }
 
@@ -84,11 +136,25 @@ impl Walk for super::SelfSubjectRulesReview {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::SelfSubjectRulesReviewSpec {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.namespace.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.namespace = None; }
     }
 }
 
@@ -99,6 +165,16 @@ impl Walk for super::SubjectAccessReview {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::SubjectAccessReviewSpec {
@@ -108,11 +184,25 @@ impl Walk for super::SubjectAccessReviewSpec {
         self.non_resource_attributes.walk_mut(visit);
         self.extra.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.resource_attributes);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.non_resource_attributes);
+        if self.user.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.user = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.extra);
+        if self.uid.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.uid = None; }
+    }
 }
 
 impl Walk for super::SubjectAccessReviewStatus {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.denied.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.denied = None; }
+        if self.reason.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.reason = None; }
+        if self.evaluation_error.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.evaluation_error = None; }
     }
 }
 
@@ -121,5 +211,11 @@ impl Walk for super::SubjectRulesReviewStatus {
         visit(self);
         self.resource_rules.walk_mut(visit);
         self.non_resource_rules.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.resource_rules);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.non_resource_rules);
+        if self.evaluation_error.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.evaluation_error = None; }
     }
 }

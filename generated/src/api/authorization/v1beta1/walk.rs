@@ -18,11 +18,27 @@ impl Walk for super::LocalSubjectAccessReview {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::NonResourceAttributes {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.path.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.path = None; }
+        if self.verb.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.verb = None; }
     }
 }
 
@@ -37,6 +53,18 @@ impl Walk for super::ResourceAttributes {
         visit(self);
         self.field_selector.walk_mut(visit);
         self.label_selector.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.namespace.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.namespace = None; }
+        if self.verb.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.verb = None; }
+        if self.group.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.group = None; }
+        if self.version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.version = None; }
+        if self.resource.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.resource = None; }
+        if self.subresource.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.subresource = None; }
+        if self.name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.name = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.field_selector);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.label_selector);
     }
 }
 
@@ -53,6 +81,17 @@ impl Walk for super::SelfSubjectAccessReview {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::SelfSubjectAccessReviewSpec {
@@ -60,6 +99,11 @@ impl Walk for super::SelfSubjectAccessReviewSpec {
         visit(self);
         self.resource_attributes.walk_mut(visit);
         self.non_resource_attributes.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.resource_attributes);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.non_resource_attributes);
     }
 }
 
@@ -70,11 +114,26 @@ impl Walk for super::SelfSubjectRulesReview {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::SelfSubjectRulesReviewSpec {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.namespace.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.namespace = None; }
     }
 }
 
@@ -85,6 +144,17 @@ impl Walk for super::SubjectAccessReview {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::SubjectAccessReviewSpec {
@@ -94,11 +164,26 @@ impl Walk for super::SubjectAccessReviewSpec {
         self.non_resource_attributes.walk_mut(visit);
         self.extra.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.resource_attributes);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.non_resource_attributes);
+        if self.user.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.user = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.extra);
+        if self.uid.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.uid = None; }
+    }
 }
 
 impl Walk for super::SubjectAccessReviewStatus {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        self.allowed.get_or_insert_default();
+        if self.denied.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.denied = None; }
+        if self.reason.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.reason = None; }
+        if self.evaluation_error.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.evaluation_error = None; }
     }
 }
 
@@ -107,5 +192,12 @@ impl Walk for super::SubjectRulesReviewStatus {
         visit(self);
         self.resource_rules.walk_mut(visit);
         self.non_resource_rules.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.resource_rules);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.non_resource_rules);
+        self.incomplete.get_or_insert_default();
+        if self.evaluation_error.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.evaluation_error = None; }
     }
 }

@@ -9,17 +9,32 @@ impl Walk for super::ContainerResourceMetricSource {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        self.name.get_or_insert_default();
+        self.container.get_or_insert_default();
+    }
 }
 
 impl Walk for super::ContainerResourceMetricStatus {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        self.name.get_or_insert_default();
+        self.current_average_value.get_or_insert_default();
+        self.container.get_or_insert_default();
+    }
 }
 
 impl Walk for super::CrossVersionObjectReference {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
     }
 }
 
@@ -28,12 +43,23 @@ impl Walk for super::ExternalMetricSource {
         visit(self);
         self.metric_selector.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        self.metric_name.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metric_selector);
+    }
 }
 
 impl Walk for super::ExternalMetricStatus {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.metric_selector.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        self.metric_name.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metric_selector);
+        self.current_value.get_or_insert_default();
     }
 }
 
@@ -44,11 +70,30 @@ impl Walk for super::HorizontalPodAutoscaler {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::HorizontalPodAutoscalerCondition {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        self.r#type.get_or_insert_default();
+        self.status.get_or_insert_default();
+        if self.last_transition_time.as_ref().is_some_and(|t| t.is_zero()) { self.last_transition_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.last_transition_time);
+        if self.reason.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.reason = None; }
+        if self.message.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.message = None; }
     }
 }
 
@@ -58,6 +103,14 @@ impl Walk for super::HorizontalPodAutoscalerList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::HorizontalPodAutoscalerSpec {
@@ -65,11 +118,20 @@ impl Walk for super::HorizontalPodAutoscalerSpec {
         visit(self);
         self.scale_target_ref.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.scale_target_ref);
+    }
 }
 
 impl Walk for super::HorizontalPodAutoscalerStatus {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.last_scale_time.as_ref().is_some_and(|t| t.is_zero()) { self.last_scale_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.last_scale_time);
     }
 }
 
@@ -82,6 +144,15 @@ impl Walk for super::MetricSpec {
         self.container_resource.walk_mut(visit);
         self.external.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        self.r#type.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.object);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.pods);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.resource);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.container_resource);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.external);
+    }
 }
 
 impl Walk for super::MetricStatus {
@@ -93,6 +164,15 @@ impl Walk for super::MetricStatus {
         self.container_resource.walk_mut(visit);
         self.external.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        self.r#type.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.object);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.pods);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.resource);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.container_resource);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.external);
+    }
 }
 
 impl Walk for super::ObjectMetricSource {
@@ -100,6 +180,14 @@ impl Walk for super::ObjectMetricSource {
         visit(self);
         self.target.walk_mut(visit);
         self.selector.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        self.target.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.target);
+        self.metric_name.get_or_insert_default();
+        self.target_value.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.selector);
     }
 }
 
@@ -109,12 +197,26 @@ impl Walk for super::ObjectMetricStatus {
         self.target.walk_mut(visit);
         self.selector.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        self.target.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.target);
+        self.metric_name.get_or_insert_default();
+        self.current_value.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.selector);
+    }
 }
 
 impl Walk for super::PodsMetricSource {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.selector.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        self.metric_name.get_or_insert_default();
+        self.target_average_value.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.selector);
     }
 }
 
@@ -123,17 +225,32 @@ impl Walk for super::PodsMetricStatus {
         visit(self);
         self.selector.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        self.metric_name.get_or_insert_default();
+        self.current_average_value.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.selector);
+    }
 }
 
 impl Walk for super::ResourceMetricSource {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        self.name.get_or_insert_default();
+    }
 }
 
 impl Walk for super::ResourceMetricStatus {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        self.name.get_or_insert_default();
+        self.current_average_value.get_or_insert_default();
     }
 }
 
@@ -144,16 +261,35 @@ impl Walk for super::Scale {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::ScaleSpec {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        if self.replicas.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.replicas = None; }
+    }
 }
 
 impl Walk for super::ScaleStatus {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.selector.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.selector = None; }
     }
 }

@@ -31,7 +31,10 @@ impl ::kapi_apimachinery::Object for super::HorizontalPodAutoscaler {
     }
 
     /// Hub: `crate::hub::autoscaling::HorizontalPodAutoscaler`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::autoscaling::v2::conversion::HorizontalPodAutoscaler_to_hub(self))
     }
 
@@ -76,7 +79,10 @@ impl ::kapi_apimachinery::Object for super::HorizontalPodAutoscalerList {
     }
 
     /// Hub: `crate::hub::autoscaling::HorizontalPodAutoscalerList`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::autoscaling::v2::conversion::HorizontalPodAutoscalerList_to_hub(self))
     }
 

@@ -10,6 +10,10 @@ impl Walk for super::ContainerResourceMetricSource {
         visit(self);
         self.target.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.target);
+    }
 }
 
 impl Walk for super::ContainerResourceMetricStatus {
@@ -17,11 +21,19 @@ impl Walk for super::ContainerResourceMetricStatus {
         visit(self);
         self.current.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.current);
+    }
 }
 
 impl Walk for super::CrossVersionObjectReference {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
     }
 }
 
@@ -31,6 +43,11 @@ impl Walk for super::ExternalMetricSource {
         self.metric.walk_mut(visit);
         self.target.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metric);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.target);
+    }
 }
 
 impl Walk for super::ExternalMetricStatus {
@@ -38,6 +55,11 @@ impl Walk for super::ExternalMetricStatus {
         visit(self);
         self.metric.walk_mut(visit);
         self.current.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metric);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.current);
     }
 }
 
@@ -52,6 +74,10 @@ impl Walk for super::HPAScalingRules {
         visit(self);
         self.policies.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.policies);
+    }
 }
 
 impl Walk for super::HorizontalPodAutoscaler {
@@ -61,6 +87,16 @@ impl Walk for super::HorizontalPodAutoscaler {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::HorizontalPodAutoscalerBehavior {
@@ -69,11 +105,23 @@ impl Walk for super::HorizontalPodAutoscalerBehavior {
         self.scale_up.walk_mut(visit);
         self.scale_down.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.scale_up);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.scale_down);
+    }
 }
 
 impl Walk for super::HorizontalPodAutoscalerCondition {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.last_transition_time.as_ref().is_some_and(|t| t.is_zero()) { self.last_transition_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.last_transition_time);
+        if self.reason.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.reason = None; }
+        if self.message.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.message = None; }
     }
 }
 
@@ -82,6 +130,14 @@ impl Walk for super::HorizontalPodAutoscalerList {
         visit(self);
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
     }
 }
 
@@ -92,6 +148,12 @@ impl Walk for super::HorizontalPodAutoscalerSpec {
         self.metrics.walk_mut(visit);
         self.behavior.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.scale_target_ref);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metrics);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.behavior);
+    }
 }
 
 impl Walk for super::HorizontalPodAutoscalerStatus {
@@ -100,12 +162,24 @@ impl Walk for super::HorizontalPodAutoscalerStatus {
         self.current_metrics.walk_mut(visit);
         self.conditions.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.last_scale_time.as_ref().is_some_and(|t| t.is_zero()) { self.last_scale_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.last_scale_time);
+        if self.current_replicas.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.current_replicas = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.current_metrics);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.conditions);
+    }
 }
 
 impl Walk for super::MetricIdentifier {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.selector.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.selector);
     }
 }
 
@@ -118,6 +192,14 @@ impl Walk for super::MetricSpec {
         self.container_resource.walk_mut(visit);
         self.external.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.object);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.pods);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.resource);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.container_resource);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.external);
+    }
 }
 
 impl Walk for super::MetricStatus {
@@ -128,6 +210,14 @@ impl Walk for super::MetricStatus {
         self.resource.walk_mut(visit);
         self.container_resource.walk_mut(visit);
         self.external.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.object);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.pods);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.resource);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.container_resource);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.external);
     }
 }
 
@@ -150,6 +240,12 @@ impl Walk for super::ObjectMetricSource {
         self.target.walk_mut(visit);
         self.metric.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.described_object);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.target);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metric);
+    }
 }
 
 impl Walk for super::ObjectMetricStatus {
@@ -159,6 +255,12 @@ impl Walk for super::ObjectMetricStatus {
         self.current.walk_mut(visit);
         self.described_object.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metric);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.current);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.described_object);
+    }
 }
 
 impl Walk for super::PodsMetricSource {
@@ -166,6 +268,11 @@ impl Walk for super::PodsMetricSource {
         visit(self);
         self.metric.walk_mut(visit);
         self.target.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metric);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.target);
     }
 }
 
@@ -175,6 +282,11 @@ impl Walk for super::PodsMetricStatus {
         self.metric.walk_mut(visit);
         self.current.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metric);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.current);
+    }
 }
 
 impl Walk for super::ResourceMetricSource {
@@ -182,11 +294,19 @@ impl Walk for super::ResourceMetricSource {
         visit(self);
         self.target.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.target);
+    }
 }
 
 impl Walk for super::ResourceMetricStatus {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.current.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.current);
     }
 }

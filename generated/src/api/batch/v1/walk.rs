@@ -12,6 +12,16 @@ impl Walk for super::CronJob {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::CronJobList {
@@ -20,6 +30,14 @@ impl Walk for super::CronJobList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::CronJobSpec {
@@ -27,12 +45,25 @@ impl Walk for super::CronJobSpec {
         visit(self);
         self.job_template.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.concurrency_policy.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.concurrency_policy = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.job_template);
+    }
 }
 
 impl Walk for super::CronJobStatus {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.active.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.active);
+        if self.last_schedule_time.as_ref().is_some_and(|t| t.is_zero()) { self.last_schedule_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.last_schedule_time);
+        if self.last_successful_time.as_ref().is_some_and(|t| t.is_zero()) { self.last_successful_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.last_successful_time);
     }
 }
 
@@ -43,11 +74,31 @@ impl Walk for super::Job {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::JobCondition {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.last_probe_time.as_ref().is_some_and(|t| t.is_zero()) { self.last_probe_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.last_probe_time);
+        if self.last_transition_time.as_ref().is_some_and(|t| t.is_zero()) { self.last_transition_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.last_transition_time);
+        if self.reason.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.reason = None; }
+        if self.message.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.message = None; }
     }
 }
 
@@ -56,6 +107,14 @@ impl Walk for super::JobList {
         visit(self);
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
     }
 }
 
@@ -67,6 +126,13 @@ impl Walk for super::JobSpec {
         self.selector.walk_mut(visit);
         self.template.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.pod_failure_policy);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.success_policy);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.selector);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.template);
+    }
 }
 
 impl Walk for super::JobStatus {
@@ -74,6 +140,19 @@ impl Walk for super::JobStatus {
         visit(self);
         self.conditions.walk_mut(visit);
         self.uncounted_terminated_pods.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.conditions);
+        if self.start_time.as_ref().is_some_and(|t| t.is_zero()) { self.start_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.start_time);
+        if self.completion_time.as_ref().is_some_and(|t| t.is_zero()) { self.completion_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.completion_time);
+        if self.active.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.active = None; }
+        if self.succeeded.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.succeeded = None; }
+        if self.failed.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.failed = None; }
+        if self.completed_indexes.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.completed_indexes = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.uncounted_terminated_pods);
     }
 }
 
@@ -83,12 +162,23 @@ impl Walk for super::JobTemplateSpec {
         self.metadata.walk_mut(visit);
         self.spec.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+    }
 }
 
 impl Walk for super::PodFailurePolicy {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.rules.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.rules);
     }
 }
 
@@ -102,6 +192,10 @@ impl Walk for super::PodFailurePolicyOnPodConditionsPattern {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        self.status.get_or_insert_default();
+    }
 }
 
 impl Walk for super::PodFailurePolicyRule {
@@ -110,12 +204,21 @@ impl Walk for super::PodFailurePolicyRule {
         self.on_exit_codes.walk_mut(visit);
         self.on_pod_conditions.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.on_exit_codes);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.on_pod_conditions);
+    }
 }
 
 impl Walk for super::SuccessPolicy {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.rules.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.rules);
     }
 }
 

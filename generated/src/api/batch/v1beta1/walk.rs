@@ -12,6 +12,17 @@ impl Walk for super::CronJob {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::CronJobList {
@@ -20,12 +31,27 @@ impl Walk for super::CronJobList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::CronJobSpec {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.job_template.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        self.schedule.get_or_insert_default();
+        if self.concurrency_policy.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.concurrency_policy = None; }
+        self.job_template.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.job_template);
     }
 }
 
@@ -34,6 +60,14 @@ impl Walk for super::CronJobStatus {
         visit(self);
         self.active.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.active);
+        if self.last_schedule_time.as_ref().is_some_and(|t| t.is_zero()) { self.last_schedule_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.last_schedule_time);
+        if self.last_successful_time.as_ref().is_some_and(|t| t.is_zero()) { self.last_successful_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.last_successful_time);
+    }
 }
 
 impl Walk for super::JobTemplateSpec {
@@ -41,5 +75,12 @@ impl Walk for super::JobTemplateSpec {
         visit(self);
         self.metadata.walk_mut(visit);
         self.spec.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
     }
 }

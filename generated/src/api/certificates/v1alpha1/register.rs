@@ -31,7 +31,10 @@ impl ::kapi_apimachinery::Object for super::ClusterTrustBundle {
     }
 
     /// Hub: `crate::hub::certificates::ClusterTrustBundle`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::certificates::v1alpha1::conversion::ClusterTrustBundle_to_hub(self))
     }
 
@@ -76,7 +79,10 @@ impl ::kapi_apimachinery::Object for super::ClusterTrustBundleList {
     }
 
     /// Hub: `crate::hub::certificates::ClusterTrustBundleList`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::certificates::v1alpha1::conversion::ClusterTrustBundleList_to_hub(self))
     }
 

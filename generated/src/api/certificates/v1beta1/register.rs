@@ -31,7 +31,10 @@ impl ::kapi_apimachinery::Object for super::CertificateSigningRequest {
     }
 
     /// Hub: `crate::hub::certificates::CertificateSigningRequest`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::certificates::v1beta1::conversion::CertificateSigningRequest_to_hub(self))
     }
 
@@ -76,7 +79,10 @@ impl ::kapi_apimachinery::Object for super::CertificateSigningRequestList {
     }
 
     /// Hub: `crate::hub::certificates::CertificateSigningRequestList`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::certificates::v1beta1::conversion::CertificateSigningRequestList_to_hub(self))
     }
 
@@ -121,7 +127,10 @@ impl ::kapi_apimachinery::Object for super::ClusterTrustBundle {
     }
 
     /// Hub: `crate::hub::certificates::ClusterTrustBundle`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::certificates::v1beta1::conversion::ClusterTrustBundle_to_hub(self))
     }
 
@@ -166,7 +175,10 @@ impl ::kapi_apimachinery::Object for super::ClusterTrustBundleList {
     }
 
     /// Hub: `crate::hub::certificates::ClusterTrustBundleList`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::certificates::v1beta1::conversion::ClusterTrustBundleList_to_hub(self))
     }
 
@@ -211,7 +223,10 @@ impl ::kapi_apimachinery::Object for super::PodCertificateRequest {
     }
 
     /// Hub: `crate::hub::certificates::PodCertificateRequest`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::certificates::v1beta1::conversion::PodCertificateRequest_to_hub(self))
     }
 
@@ -256,7 +271,10 @@ impl ::kapi_apimachinery::Object for super::PodCertificateRequestList {
     }
 
     /// Hub: `crate::hub::certificates::PodCertificateRequestList`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::certificates::v1beta1::conversion::PodCertificateRequestList_to_hub(self))
     }
 

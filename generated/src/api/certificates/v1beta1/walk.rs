@@ -12,11 +12,33 @@ impl Walk for super::CertificateSigningRequest {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::CertificateSigningRequestCondition {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        self.r#type.get_or_insert_default();
+        self.status.get_or_insert_default();
+        if self.reason.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.reason = None; }
+        if self.message.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.message = None; }
+        if self.last_update_time.as_ref().is_some_and(|t| t.is_zero()) { self.last_update_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.last_update_time);
+        if self.last_transition_time.as_ref().is_some_and(|t| t.is_zero()) { self.last_transition_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.last_transition_time);
     }
 }
 
@@ -26,6 +48,14 @@ impl Walk for super::CertificateSigningRequestList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::CertificateSigningRequestSpec {
@@ -33,12 +63,23 @@ impl Walk for super::CertificateSigningRequestSpec {
         visit(self);
         self.extra.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.username.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.username = None; }
+        if self.uid.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.uid = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.extra);
+    }
 }
 
 impl Walk for super::CertificateSigningRequestStatus {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.conditions.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.conditions);
+        if self.certificate.as_ref().is_some_and(|v| v.is_empty()) { self.certificate = None; }
     }
 }
 
@@ -48,6 +89,14 @@ impl Walk for super::ClusterTrustBundle {
         self.metadata.walk_mut(visit);
         self.spec.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+    }
 }
 
 impl Walk for super::ClusterTrustBundleList {
@@ -56,11 +105,23 @@ impl Walk for super::ClusterTrustBundleList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::ClusterTrustBundleSpec {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.signer_name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.signer_name = None; }
     }
 }
 
@@ -77,6 +138,16 @@ impl Walk for super::PodCertificateRequest {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::PodCertificateRequestList {
@@ -84,6 +155,14 @@ impl Walk for super::PodCertificateRequestList {
         visit(self);
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
     }
 }
 
@@ -97,5 +176,16 @@ impl Walk for super::PodCertificateRequestStatus {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.conditions.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.conditions);
+        if self.certificate_chain.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.certificate_chain = None; }
+        if self.not_before.as_ref().is_some_and(|t| t.is_zero()) { self.not_before = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.not_before);
+        if self.begin_refresh_at.as_ref().is_some_and(|t| t.is_zero()) { self.begin_refresh_at = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.begin_refresh_at);
+        if self.not_after.as_ref().is_some_and(|t| t.is_zero()) { self.not_after = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.not_after);
     }
 }

@@ -31,7 +31,10 @@ impl ::kapi_apimachinery::Object for super::Lease {
     }
 
     /// Hub: `crate::hub::coordination::Lease`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::coordination::v1beta1::conversion::Lease_to_hub(self))
     }
 
@@ -76,7 +79,10 @@ impl ::kapi_apimachinery::Object for super::LeaseCandidate {
     }
 
     /// Hub: `crate::hub::coordination::LeaseCandidate`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::coordination::v1beta1::conversion::LeaseCandidate_to_hub(self))
     }
 
@@ -121,7 +127,10 @@ impl ::kapi_apimachinery::Object for super::LeaseCandidateList {
     }
 
     /// Hub: `crate::hub::coordination::LeaseCandidateList`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::coordination::v1beta1::conversion::LeaseCandidateList_to_hub(self))
     }
 
@@ -166,7 +175,10 @@ impl ::kapi_apimachinery::Object for super::LeaseList {
     }
 
     /// Hub: `crate::hub::coordination::LeaseList`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::coordination::v1beta1::conversion::LeaseList_to_hub(self))
     }
 

@@ -11,6 +11,15 @@ impl Walk for super::Lease {
         self.metadata.walk_mut(visit);
         self.spec.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+    }
 }
 
 impl Walk for super::LeaseCandidate {
@@ -18,6 +27,14 @@ impl Walk for super::LeaseCandidate {
         visit(self);
         self.metadata.walk_mut(visit);
         self.spec.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
     }
 }
 
@@ -27,11 +44,27 @@ impl Walk for super::LeaseCandidateList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::LeaseCandidateSpec {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.ping_time.as_ref().is_some_and(|t| t.is_zero()) { self.ping_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.ping_time);
+        if self.renew_time.as_ref().is_some_and(|t| t.is_zero()) { self.renew_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.renew_time);
+        if self.emulation_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.emulation_version = None; }
     }
 }
 
@@ -41,10 +74,25 @@ impl Walk for super::LeaseList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::LeaseSpec {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.acquire_time.as_ref().is_some_and(|t| t.is_zero()) { self.acquire_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.acquire_time);
+        if self.renew_time.as_ref().is_some_and(|t| t.is_zero()) { self.renew_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.renew_time);
     }
 }

@@ -9,6 +9,12 @@ impl Walk for super::AWSElasticBlockStoreVolumeSource {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        if self.fs_type.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.fs_type = None; }
+        if self.partition.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.partition = None; }
+        if self.read_only.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.read_only = None; }
+    }
 }
 
 impl Walk for super::Affinity {
@@ -17,6 +23,12 @@ impl Walk for super::Affinity {
         self.node_affinity.walk_mut(visit);
         self.pod_affinity.walk_mut(visit);
         self.pod_anti_affinity.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.node_affinity);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.pod_affinity);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.pod_anti_affinity);
     }
 }
 
@@ -37,6 +49,10 @@ impl Walk for super::AvoidPods {
         visit(self);
         self.prefer_avoid_pods.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.prefer_avoid_pods);
+    }
 }
 
 impl Walk for super::AzureDiskVolumeSource {
@@ -49,11 +65,19 @@ impl Walk for super::AzureFilePersistentVolumeSource {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        if self.read_only.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.read_only = None; }
+    }
 }
 
 impl Walk for super::AzureFileVolumeSource {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.read_only.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.read_only = None; }
     }
 }
 
@@ -62,6 +86,14 @@ impl Walk for super::Binding {
         visit(self);
         self.metadata.walk_mut(visit);
         self.target.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.target);
     }
 }
 
@@ -74,12 +106,26 @@ impl Walk for super::CSIPersistentVolumeSource {
         self.controller_expand_secret_ref.walk_mut(visit);
         self.node_expand_secret_ref.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.read_only.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.read_only = None; }
+        if self.fs_type.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.fs_type = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.controller_publish_secret_ref);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.node_stage_secret_ref);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.node_publish_secret_ref);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.controller_expand_secret_ref);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.node_expand_secret_ref);
+    }
 }
 
 impl Walk for super::CSIVolumeSource {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.node_publish_secret_ref.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.node_publish_secret_ref);
     }
 }
 
@@ -94,12 +140,28 @@ impl Walk for super::CephFSPersistentVolumeSource {
         visit(self);
         self.secret_ref.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.path.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.path = None; }
+        if self.user.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.user = None; }
+        if self.secret_file.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.secret_file = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.secret_ref);
+        if self.read_only.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.read_only = None; }
+    }
 }
 
 impl Walk for super::CephFSVolumeSource {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.secret_ref.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.path.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.path = None; }
+        if self.user.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.user = None; }
+        if self.secret_file.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.secret_file = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.secret_ref);
+        if self.read_only.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.read_only = None; }
     }
 }
 
@@ -108,12 +170,24 @@ impl Walk for super::CinderPersistentVolumeSource {
         visit(self);
         self.secret_ref.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.fs_type.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.fs_type = None; }
+        if self.read_only.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.read_only = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.secret_ref);
+    }
 }
 
 impl Walk for super::CinderVolumeSource {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.secret_ref.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.fs_type.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.fs_type = None; }
+        if self.read_only.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.read_only = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.secret_ref);
     }
 }
 
@@ -128,11 +202,20 @@ impl Walk for super::ClusterTrustBundleProjection {
         visit(self);
         self.label_selector.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.label_selector);
+    }
 }
 
 impl Walk for super::ComponentCondition {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.message.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.message = None; }
+        if self.error.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.error = None; }
     }
 }
 
@@ -142,6 +225,14 @@ impl Walk for super::ComponentStatus {
         self.metadata.walk_mut(visit);
         self.conditions.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.conditions);
+    }
 }
 
 impl Walk for super::ComponentStatusList {
@@ -150,6 +241,14 @@ impl Walk for super::ComponentStatusList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::ConfigMap {
@@ -157,17 +256,32 @@ impl Walk for super::ConfigMap {
         visit(self);
         self.metadata.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+    }
 }
 
 impl Walk for super::ConfigMapEnvSource {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        if self.name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.name = None; }
+    }
 }
 
 impl Walk for super::ConfigMapKeySelector {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.name = None; }
     }
 }
 
@@ -177,11 +291,24 @@ impl Walk for super::ConfigMapList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::ConfigMapNodeConfigSource {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.uid.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.uid = None; }
+        if self.resource_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.resource_version = None; }
     }
 }
 
@@ -190,12 +317,22 @@ impl Walk for super::ConfigMapProjection {
         visit(self);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.name = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::ConfigMapVolumeSource {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.items.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.name = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
     }
 }
 
@@ -216,6 +353,31 @@ impl Walk for super::Container {
         self.lifecycle.walk_mut(visit);
         self.security_context.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.image.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.image = None; }
+        if self.working_dir.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.working_dir = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.ports);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.env_from);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.env);
+        self.resources.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.resources);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.resize_policy);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.restart_policy_rules);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.volume_mounts);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.volume_devices);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.liveness_probe);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.readiness_probe);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.startup_probe);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.lifecycle);
+        if self.termination_message_path.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.termination_message_path = None; }
+        if self.termination_message_policy.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.termination_message_policy = None; }
+        if self.image_pull_policy.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.image_pull_policy = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.security_context);
+        if self.stdin.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.stdin = None; }
+        if self.stdin_once.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.stdin_once = None; }
+        if self.tty.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.tty = None; }
+    }
 }
 
 impl Walk for super::ContainerExtendedResourceRequest {
@@ -228,11 +390,22 @@ impl Walk for super::ContainerImage {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        if self.size_bytes.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.size_bytes = None; }
+    }
 }
 
 impl Walk for super::ContainerPort {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.name = None; }
+        if self.host_port.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.host_port = None; }
+        if self.protocol.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.protocol = None; }
+        if self.host_ip.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.host_ip = None; }
     }
 }
 
@@ -246,6 +419,10 @@ impl Walk for super::ContainerRestartRule {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.exit_codes.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.exit_codes);
     }
 }
 
@@ -262,11 +439,22 @@ impl Walk for super::ContainerState {
         self.running.walk_mut(visit);
         self.terminated.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.waiting);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.running);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.terminated);
+    }
 }
 
 impl Walk for super::ContainerStateRunning {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.started_at.as_ref().is_some_and(|t| t.is_zero()) { self.started_at = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.started_at);
     }
 }
 
@@ -274,11 +462,27 @@ impl Walk for super::ContainerStateTerminated {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        if self.signal.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.signal = None; }
+        if self.reason.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.reason = None; }
+        if self.message.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.message = None; }
+        if self.started_at.as_ref().is_some_and(|t| t.is_zero()) { self.started_at = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.started_at);
+        if self.finished_at.as_ref().is_some_and(|t| t.is_zero()) { self.finished_at = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.finished_at);
+        if self.container_id.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.container_id = None; }
+    }
 }
 
 impl Walk for super::ContainerStateWaiting {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.reason.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.reason = None; }
+        if self.message.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.message = None; }
     }
 }
 
@@ -292,12 +496,28 @@ impl Walk for super::ContainerStatus {
         self.user.walk_mut(visit);
         self.allocated_resources_status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        self.state.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.state);
+        self.last_state.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.last_state);
+        if self.container_id.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.container_id = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.resources);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.volume_mounts);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.user);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.allocated_resources_status);
+    }
 }
 
 impl Walk for super::ContainerUser {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.linux.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.linux);
     }
 }
 
@@ -312,6 +532,10 @@ impl Walk for super::DownwardAPIProjection {
         visit(self);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::DownwardAPIVolumeFile {
@@ -320,6 +544,11 @@ impl Walk for super::DownwardAPIVolumeFile {
         self.field_ref.walk_mut(visit);
         self.resource_field_ref.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.field_ref);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.resource_field_ref);
+    }
 }
 
 impl Walk for super::DownwardAPIVolumeSource {
@@ -327,11 +556,19 @@ impl Walk for super::DownwardAPIVolumeSource {
         visit(self);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::EmptyDirVolumeSource {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.medium.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.medium = None; }
     }
 }
 
@@ -340,11 +577,21 @@ impl Walk for super::EndpointAddress {
         visit(self);
         self.target_ref.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.hostname.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.hostname = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.target_ref);
+    }
 }
 
 impl Walk for super::EndpointPort {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.name = None; }
+        if self.protocol.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.protocol = None; }
     }
 }
 
@@ -355,6 +602,12 @@ impl Walk for super::EndpointSubset {
         self.not_ready_addresses.walk_mut(visit);
         self.ports.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.addresses);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.not_ready_addresses);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.ports);
+    }
 }
 
 impl Walk for super::Endpoints {
@@ -362,6 +615,14 @@ impl Walk for super::Endpoints {
         visit(self);
         self.metadata.walk_mut(visit);
         self.subsets.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.subsets);
     }
 }
 
@@ -371,6 +632,14 @@ impl Walk for super::EndpointsList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::EnvFromSource {
@@ -379,12 +648,23 @@ impl Walk for super::EnvFromSource {
         self.config_map_ref.walk_mut(visit);
         self.secret_ref.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.prefix.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.prefix = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.config_map_ref);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.secret_ref);
+    }
 }
 
 impl Walk for super::EnvVar {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.value_from.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.value.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.value = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.value_from);
     }
 }
 
@@ -396,6 +676,14 @@ impl Walk for super::EnvVarSource {
         self.config_map_key_ref.walk_mut(visit);
         self.secret_key_ref.walk_mut(visit);
         self.file_key_ref.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.field_ref);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.resource_field_ref);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.config_map_key_ref);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.secret_key_ref);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.file_key_ref);
     }
 }
 
@@ -416,6 +704,32 @@ impl Walk for super::EphemeralContainer {
         self.lifecycle.walk_mut(visit);
         self.security_context.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.image.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.image = None; }
+        if self.working_dir.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.working_dir = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.ports);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.env_from);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.env);
+        self.resources.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.resources);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.resize_policy);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.restart_policy_rules);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.volume_mounts);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.volume_devices);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.liveness_probe);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.readiness_probe);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.startup_probe);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.lifecycle);
+        if self.termination_message_path.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.termination_message_path = None; }
+        if self.termination_message_policy.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.termination_message_policy = None; }
+        if self.image_pull_policy.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.image_pull_policy = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.security_context);
+        if self.stdin.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.stdin = None; }
+        if self.stdin_once.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.stdin_once = None; }
+        if self.tty.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.tty = None; }
+        if self.target_container_name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.target_container_name = None; }
+    }
 }
 
 impl Walk for super::EphemeralContainerCommon {
@@ -435,12 +749,42 @@ impl Walk for super::EphemeralContainerCommon {
         self.lifecycle.walk_mut(visit);
         self.security_context.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        self.name.get_or_insert_default();
+        if self.image.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.image = None; }
+        if self.working_dir.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.working_dir = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.ports);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.env_from);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.env);
+        self.resources.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.resources);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.resize_policy);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.restart_policy_rules);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.volume_mounts);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.volume_devices);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.liveness_probe);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.readiness_probe);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.startup_probe);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.lifecycle);
+        if self.termination_message_path.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.termination_message_path = None; }
+        if self.termination_message_policy.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.termination_message_policy = None; }
+        if self.image_pull_policy.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.image_pull_policy = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.security_context);
+        if self.stdin.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.stdin = None; }
+        if self.stdin_once.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.stdin_once = None; }
+        if self.tty.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.tty = None; }
+    }
 }
 
 impl Walk for super::EphemeralVolumeSource {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.volume_claim_template.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.volume_claim_template);
     }
 }
 
@@ -453,6 +797,30 @@ impl Walk for super::Event {
         self.series.walk_mut(visit);
         self.related.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.involved_object);
+        if self.reason.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.reason = None; }
+        if self.message.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.message = None; }
+        self.source.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.source);
+        if self.first_timestamp.as_ref().is_some_and(|t| t.is_zero()) { self.first_timestamp = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.first_timestamp);
+        if self.last_timestamp.as_ref().is_some_and(|t| t.is_zero()) { self.last_timestamp = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.last_timestamp);
+        if self.count.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.count = None; }
+        if self.r#type.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.r#type = None; }
+        if self.event_time.as_ref().is_some_and(|t| t.is_zero()) { self.event_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.event_time);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.series);
+        if self.action.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.action = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.related);
+        self.reporting_component.get_or_insert_default();
+        self.reporting_instance.get_or_insert_default();
+    }
 }
 
 impl Walk for super::EventList {
@@ -461,17 +829,36 @@ impl Walk for super::EventList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::EventSeries {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        if self.count.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.count = None; }
+        if self.last_observed_time.as_ref().is_some_and(|t| t.is_zero()) { self.last_observed_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.last_observed_time);
+    }
 }
 
 impl Walk for super::EventSource {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.component.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.component = None; }
+        if self.host.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.host = None; }
     }
 }
 
@@ -484,6 +871,11 @@ impl Walk for super::ExecAction {
 impl Walk for super::FCVolumeSource {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.fs_type.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.fs_type = None; }
+        if self.read_only.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.read_only = None; }
     }
 }
 
@@ -498,6 +890,12 @@ impl Walk for super::FlexPersistentVolumeSource {
         visit(self);
         self.secret_ref.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.fs_type.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.fs_type = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.secret_ref);
+        if self.read_only.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.read_only = None; }
+    }
 }
 
 impl Walk for super::FlexVolumeSource {
@@ -505,17 +903,34 @@ impl Walk for super::FlexVolumeSource {
         visit(self);
         self.secret_ref.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.fs_type.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.fs_type = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.secret_ref);
+        if self.read_only.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.read_only = None; }
+    }
 }
 
 impl Walk for super::FlockerVolumeSource {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        if self.dataset_name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.dataset_name = None; }
+        if self.dataset_uuid.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.dataset_uuid = None; }
+    }
 }
 
 impl Walk for super::GCEPersistentDiskVolumeSource {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.fs_type.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.fs_type = None; }
+        if self.partition.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.partition = None; }
+        if self.read_only.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.read_only = None; }
     }
 }
 
@@ -529,11 +944,20 @@ impl Walk for super::GitRepoVolumeSource {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        if self.revision.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.revision = None; }
+        if self.directory.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.directory = None; }
+    }
 }
 
 impl Walk for super::GlusterfsPersistentVolumeSource {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.read_only.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.read_only = None; }
     }
 }
 
@@ -541,12 +965,23 @@ impl Walk for super::GlusterfsVolumeSource {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        if self.read_only.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.read_only = None; }
+    }
 }
 
 impl Walk for super::HTTPGetAction {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.http_headers.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.path.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.path = None; }
+        if self.host.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.host = None; }
+        if self.scheme.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.scheme = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.http_headers);
     }
 }
 
@@ -579,6 +1014,15 @@ impl Walk for super::ISCSIPersistentVolumeSource {
         visit(self);
         self.secret_ref.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.iscsi_interface.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.iscsi_interface = None; }
+        if self.fs_type.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.fs_type = None; }
+        if self.read_only.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.read_only = None; }
+        if self.chap_auth_discovery.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.chap_auth_discovery = None; }
+        if self.chap_auth_session.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.chap_auth_session = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.secret_ref);
+    }
 }
 
 impl Walk for super::ISCSIVolumeSource {
@@ -586,11 +1030,25 @@ impl Walk for super::ISCSIVolumeSource {
         visit(self);
         self.secret_ref.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.iscsi_interface.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.iscsi_interface = None; }
+        if self.fs_type.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.fs_type = None; }
+        if self.read_only.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.read_only = None; }
+        if self.chap_auth_discovery.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.chap_auth_discovery = None; }
+        if self.chap_auth_session.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.chap_auth_session = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.secret_ref);
+    }
 }
 
 impl Walk for super::ImageVolumeSource {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.reference.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.reference = None; }
+        if self.pull_policy.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.pull_policy = None; }
     }
 }
 
@@ -612,6 +1070,11 @@ impl Walk for super::Lifecycle {
         self.post_start.walk_mut(visit);
         self.pre_stop.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.post_start);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.pre_stop);
+    }
 }
 
 impl Walk for super::LifecycleHandler {
@@ -622,6 +1085,13 @@ impl Walk for super::LifecycleHandler {
         self.tcp_socket.walk_mut(visit);
         self.sleep.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.exec);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.http_get);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.tcp_socket);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.sleep);
+    }
 }
 
 impl Walk for super::LimitRange {
@@ -629,6 +1099,15 @@ impl Walk for super::LimitRange {
         visit(self);
         self.metadata.walk_mut(visit);
         self.spec.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
     }
 }
 
@@ -644,12 +1123,24 @@ impl Walk for super::LimitRangeList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::LimitRangeSpec {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.limits.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.limits);
     }
 }
 
@@ -664,12 +1155,25 @@ impl Walk for super::List {
         visit(self);
         self.metadata.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+    }
 }
 
 impl Walk for super::LoadBalancerIngress {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.ports.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.ip.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.ip = None; }
+        if self.hostname.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.hostname = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.ports);
     }
 }
 
@@ -678,11 +1182,19 @@ impl Walk for super::LoadBalancerStatus {
         visit(self);
         self.ingress.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.ingress);
+    }
 }
 
 impl Walk for super::LocalObjectReference {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.name = None; }
     }
 }
 
@@ -696,11 +1208,19 @@ impl Walk for super::ModifyVolumeStatus {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        if self.target_volume_attributes_class_name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.target_volume_attributes_class_name = None; }
+    }
 }
 
 impl Walk for super::NFSVolumeSource {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.read_only.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.read_only = None; }
     }
 }
 
@@ -711,11 +1231,29 @@ impl Walk for super::Namespace {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::NamespaceCondition {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.last_transition_time.as_ref().is_some_and(|t| t.is_zero()) { self.last_transition_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.last_transition_time);
+        if self.reason.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.reason = None; }
+        if self.message.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.message = None; }
     }
 }
 
@@ -724,6 +1262,14 @@ impl Walk for super::NamespaceList {
         visit(self);
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
     }
 }
 
@@ -738,6 +1284,11 @@ impl Walk for super::NamespaceStatus {
         visit(self);
         self.conditions.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.phase.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.phase = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.conditions);
+    }
 }
 
 impl Walk for super::Node {
@@ -746,6 +1297,17 @@ impl Walk for super::Node {
         self.metadata.walk_mut(visit);
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
     }
 }
 
@@ -761,6 +1323,11 @@ impl Walk for super::NodeAffinity {
         self.required_during_scheduling_ignored_during_execution.walk_mut(visit);
         self.preferred_during_scheduling_ignored_during_execution.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.required_during_scheduling_ignored_during_execution);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.preferred_during_scheduling_ignored_during_execution);
+    }
 }
 
 impl Walk for super::NodeAllocatableResourceClaimStatus {
@@ -773,12 +1340,25 @@ impl Walk for super::NodeCondition {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        if self.last_heartbeat_time.as_ref().is_some_and(|t| t.is_zero()) { self.last_heartbeat_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.last_heartbeat_time);
+        if self.last_transition_time.as_ref().is_some_and(|t| t.is_zero()) { self.last_transition_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.last_transition_time);
+        if self.reason.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.reason = None; }
+        if self.message.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.message = None; }
+    }
 }
 
 impl Walk for super::NodeConfigSource {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.config_map.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.config_map);
     }
 }
 
@@ -789,12 +1369,24 @@ impl Walk for super::NodeConfigStatus {
         self.active.walk_mut(visit);
         self.last_known_good.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.assigned);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.active);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.last_known_good);
+        if self.error.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.error = None; }
+    }
 }
 
 impl Walk for super::NodeDaemonEndpoints {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.kubelet_endpoint.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        self.kubelet_endpoint.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.kubelet_endpoint);
     }
 }
 
@@ -810,11 +1402,25 @@ impl Walk for super::NodeList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::NodeProxyOptions {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        if self.path.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.path = None; }
     }
 }
 
@@ -822,6 +1428,11 @@ impl Walk for super::NodeRuntimeHandler {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.features.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        self.name.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.features);
     }
 }
 
@@ -835,6 +1446,10 @@ impl Walk for super::NodeSelector {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.node_selector_terms.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.node_selector_terms);
     }
 }
 
@@ -850,6 +1465,11 @@ impl Walk for super::NodeSelectorTerm {
         self.match_expressions.walk_mut(visit);
         self.match_fields.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.match_expressions);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.match_fields);
+    }
 }
 
 impl Walk for super::NodeSpec {
@@ -857,6 +1477,15 @@ impl Walk for super::NodeSpec {
         visit(self);
         self.taints.walk_mut(visit);
         self.config_source.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.pod_cidr.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.pod_cidr = None; }
+        if self.provider_id.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.provider_id = None; }
+        if self.unschedulable.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.unschedulable = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.taints);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.config_source);
+        if self.external_id.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.external_id = None; }
     }
 }
 
@@ -873,6 +1502,21 @@ impl Walk for super::NodeStatus {
         self.runtime_handlers.walk_mut(visit);
         self.features.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.phase.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.phase = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.conditions);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.addresses);
+        self.daemon_endpoints.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.daemon_endpoints);
+        self.node_info.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.node_info);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.images);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.volumes_attached);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.config);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.runtime_handlers);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.features);
+    }
 }
 
 impl Walk for super::NodeSwapStatus {
@@ -886,17 +1530,35 @@ impl Walk for super::NodeSystemInfo {
         visit(self);
         self.swap.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.swap);
+    }
 }
 
 impl Walk for super::ObjectFieldSelector {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+    }
 }
 
 impl Walk for super::ObjectReference {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.namespace.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.namespace = None; }
+        if self.name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.name = None; }
+        if self.uid.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.uid = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        if self.resource_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.resource_version = None; }
+        if self.field_path.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.field_path = None; }
     }
 }
 
@@ -907,6 +1569,17 @@ impl Walk for super::PersistentVolume {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::PersistentVolumeClaim {
@@ -916,11 +1589,31 @@ impl Walk for super::PersistentVolumeClaim {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::PersistentVolumeClaimCondition {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.last_probe_time.as_ref().is_some_and(|t| t.is_zero()) { self.last_probe_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.last_probe_time);
+        if self.last_transition_time.as_ref().is_some_and(|t| t.is_zero()) { self.last_transition_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.last_transition_time);
+        if self.reason.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.reason = None; }
+        if self.message.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.message = None; }
     }
 }
 
@@ -929,6 +1622,14 @@ impl Walk for super::PersistentVolumeClaimList {
         visit(self);
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
     }
 }
 
@@ -940,6 +1641,15 @@ impl Walk for super::PersistentVolumeClaimSpec {
         self.data_source.walk_mut(visit);
         self.data_source_ref.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.selector);
+        self.resources.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.resources);
+        if self.volume_name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.volume_name = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.data_source);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.data_source_ref);
+    }
 }
 
 impl Walk for super::PersistentVolumeClaimStatus {
@@ -947,6 +1657,12 @@ impl Walk for super::PersistentVolumeClaimStatus {
         visit(self);
         self.conditions.walk_mut(visit);
         self.modify_volume_status.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.phase.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.phase = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.conditions);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.modify_volume_status);
     }
 }
 
@@ -956,11 +1672,21 @@ impl Walk for super::PersistentVolumeClaimTemplate {
         self.metadata.walk_mut(visit);
         self.spec.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+    }
 }
 
 impl Walk for super::PersistentVolumeClaimVolumeSource {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.read_only.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.read_only = None; }
     }
 }
 
@@ -969,6 +1695,14 @@ impl Walk for super::PersistentVolumeList {
         visit(self);
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
     }
 }
 
@@ -997,6 +1731,31 @@ impl Walk for super::PersistentVolumeSource {
         self.local.walk_mut(visit);
         self.storageos.walk_mut(visit);
         self.csi.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.gce_persistent_disk);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.aws_elastic_block_store);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.host_path);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.glusterfs);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.nfs);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.rbd);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.iscsi);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.cinder);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.cephfs);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.fc);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.flocker);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.flex_volume);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.azure_file);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.vsphere_volume);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.quobyte);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.azure_disk);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.photon_persistent_disk);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.portworx_volume);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.scale_io);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.local);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.storageos);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.csi);
     }
 }
 
@@ -1028,17 +1787,58 @@ impl Walk for super::PersistentVolumeSpec {
         self.claim_ref.walk_mut(visit);
         self.node_affinity.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.gce_persistent_disk);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.aws_elastic_block_store);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.host_path);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.glusterfs);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.nfs);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.rbd);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.iscsi);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.cinder);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.cephfs);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.fc);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.flocker);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.flex_volume);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.azure_file);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.vsphere_volume);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.quobyte);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.azure_disk);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.photon_persistent_disk);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.portworx_volume);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.scale_io);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.local);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.storageos);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.csi);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.claim_ref);
+        if self.persistent_volume_reclaim_policy.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.persistent_volume_reclaim_policy = None; }
+        if self.storage_class_name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.storage_class_name = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.node_affinity);
+    }
 }
 
 impl Walk for super::PersistentVolumeStatus {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        if self.phase.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.phase = None; }
+        if self.message.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.message = None; }
+        if self.reason.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.reason = None; }
+        if self.last_phase_transition_time.as_ref().is_some_and(|t| t.is_zero()) { self.last_phase_transition_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.last_phase_transition_time);
+    }
 }
 
 impl Walk for super::PhotonPersistentDiskVolumeSource {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.fs_type.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.fs_type = None; }
     }
 }
 
@@ -1049,6 +1849,17 @@ impl Walk for super::Pod {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::PodAffinity {
@@ -1056,6 +1867,11 @@ impl Walk for super::PodAffinity {
         visit(self);
         self.required_during_scheduling_ignored_during_execution.walk_mut(visit);
         self.preferred_during_scheduling_ignored_during_execution.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.required_during_scheduling_ignored_during_execution);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.preferred_during_scheduling_ignored_during_execution);
     }
 }
 
@@ -1065,6 +1881,11 @@ impl Walk for super::PodAffinityTerm {
         self.label_selector.walk_mut(visit);
         self.namespace_selector.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.label_selector);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.namespace_selector);
+    }
 }
 
 impl Walk for super::PodAntiAffinity {
@@ -1073,11 +1894,26 @@ impl Walk for super::PodAntiAffinity {
         self.required_during_scheduling_ignored_during_execution.walk_mut(visit);
         self.preferred_during_scheduling_ignored_during_execution.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.required_during_scheduling_ignored_during_execution);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.preferred_during_scheduling_ignored_during_execution);
+    }
 }
 
 impl Walk for super::PodAttachOptions {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        if self.stdin.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.stdin = None; }
+        if self.stdout.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.stdout = None; }
+        if self.stderr.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.stderr = None; }
+        if self.tty.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.tty = None; }
+        if self.container.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.container = None; }
     }
 }
 
@@ -1085,11 +1921,27 @@ impl Walk for super::PodCertificateProjection {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        if self.credential_bundle_path.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.credential_bundle_path = None; }
+        if self.key_path.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.key_path = None; }
+        if self.certificate_chain_path.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.certificate_chain_path = None; }
+    }
 }
 
 impl Walk for super::PodCondition {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.observed_generation.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.observed_generation = None; }
+        if self.last_probe_time.as_ref().is_some_and(|t| t.is_zero()) { self.last_probe_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.last_probe_time);
+        if self.last_transition_time.as_ref().is_some_and(|t| t.is_zero()) { self.last_transition_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.last_transition_time);
+        if self.reason.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.reason = None; }
+        if self.message.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.message = None; }
     }
 }
 
@@ -1098,11 +1950,19 @@ impl Walk for super::PodDNSConfig {
         visit(self);
         self.options.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.options);
+    }
 }
 
 impl Walk for super::PodDNSConfigOption {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.name = None; }
     }
 }
 
@@ -1110,12 +1970,26 @@ impl Walk for super::PodExecOptions {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        if self.stdin.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.stdin = None; }
+        if self.stdout.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.stdout = None; }
+        if self.stderr.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.stderr = None; }
+        if self.tty.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.tty = None; }
+        if self.container.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.container = None; }
+    }
 }
 
 impl Walk for super::PodExtendedResourceClaimStatus {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.request_mappings.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.request_mappings);
     }
 }
 
@@ -1131,11 +2005,31 @@ impl Walk for super::PodList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::PodLogOptions {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        if self.container.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.container = None; }
+        if self.follow.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.follow = None; }
+        if self.previous.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.previous = None; }
+        if self.since_time.as_ref().is_some_and(|t| t.is_zero()) { self.since_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.since_time);
+        if self.timestamps.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.timestamps = None; }
+        if self.insecure_skip_tls_verify_backend.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.insecure_skip_tls_verify_backend = None; }
     }
 }
 
@@ -1149,11 +2043,22 @@ impl Walk for super::PodPortForwardOptions {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+    }
 }
 
 impl Walk for super::PodProxyOptions {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        if self.path.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.path = None; }
     }
 }
 
@@ -1196,12 +2101,24 @@ impl Walk for super::PodSecurityContext {
         self.seccomp_profile.walk_mut(visit);
         self.app_armor_profile.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.se_linux_options);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.windows_options);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.sysctls);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.seccomp_profile);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.app_armor_profile);
+    }
 }
 
 impl Walk for super::PodSignature {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.pod_controller.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.pod_controller);
     }
 }
 
@@ -1226,6 +2143,38 @@ impl Walk for super::PodSpec {
         self.resources.walk_mut(visit);
         self.scheduling_group.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.volumes);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.init_containers);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.containers);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.ephemeral_containers);
+        if self.restart_policy.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.restart_policy = None; }
+        if self.dns_policy.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.dns_policy = None; }
+        if self.service_account_name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.service_account_name = None; }
+        if self.service_account.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.service_account = None; }
+        if self.node_name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.node_name = None; }
+        if self.host_network.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.host_network = None; }
+        if self.host_pid.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.host_pid = None; }
+        if self.host_ipc.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.host_ipc = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.security_context);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.image_pull_secrets);
+        if self.hostname.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.hostname = None; }
+        if self.subdomain.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.subdomain = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.affinity);
+        if self.scheduler_name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.scheduler_name = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.tolerations);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.host_aliases);
+        if self.priority_class_name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.priority_class_name = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.dns_config);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.readiness_gates);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.topology_spread_constraints);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.os);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.scheduling_gates);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.resource_claims);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.resources);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.scheduling_group);
+    }
 }
 
 impl Walk for super::PodStatus {
@@ -1242,6 +2191,30 @@ impl Walk for super::PodStatus {
         self.resources.walk_mut(visit);
         self.node_allocatable_resource_claim_statuses.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.observed_generation.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.observed_generation = None; }
+        if self.phase.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.phase = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.conditions);
+        if self.message.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.message = None; }
+        if self.reason.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.reason = None; }
+        if self.nominated_node_name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.nominated_node_name = None; }
+        if self.host_ip.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.host_ip = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.host_ips);
+        if self.pod_ip.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.pod_ip = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.pod_ips);
+        if self.start_time.as_ref().is_some_and(|t| t.is_zero()) { self.start_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.start_time);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.init_container_statuses);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.container_statuses);
+        if self.qos_class.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.qos_class = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.ephemeral_container_statuses);
+        if self.resize.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.resize = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.resource_claim_statuses);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.extended_resource_claim_status);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.resources);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.node_allocatable_resource_claim_statuses);
+    }
 }
 
 impl Walk for super::PodStatusResult {
@@ -1249,6 +2222,15 @@ impl Walk for super::PodStatusResult {
         visit(self);
         self.metadata.walk_mut(visit);
         self.status.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
     }
 }
 
@@ -1258,6 +2240,15 @@ impl Walk for super::PodTemplate {
         self.metadata.walk_mut(visit);
         self.template.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.template.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.template);
+    }
 }
 
 impl Walk for super::PodTemplateList {
@@ -1266,6 +2257,14 @@ impl Walk for super::PodTemplateList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::PodTemplateSpec {
@@ -1273,6 +2272,13 @@ impl Walk for super::PodTemplateSpec {
         visit(self);
         self.metadata.walk_mut(visit);
         self.spec.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
     }
 }
 
@@ -1285,6 +2291,11 @@ impl Walk for super::PortStatus {
 impl Walk for super::PortworxVolumeSource {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.fs_type.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.fs_type = None; }
+        if self.read_only.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.read_only = None; }
     }
 }
 
@@ -1299,12 +2310,25 @@ impl Walk for super::PreferAvoidPodsEntry {
         visit(self);
         self.pod_signature.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        self.pod_signature.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.pod_signature);
+        if self.eviction_time.as_ref().is_some_and(|t| t.is_zero()) { self.eviction_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.eviction_time);
+        if self.reason.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.reason = None; }
+        if self.message.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.message = None; }
+    }
 }
 
 impl Walk for super::PreferredSchedulingTerm {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.preference.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.preference);
     }
 }
 
@@ -1316,6 +2340,18 @@ impl Walk for super::Probe {
         self.tcp_socket.walk_mut(visit);
         self.grpc.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.exec);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.http_get);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.tcp_socket);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.grpc);
+        if self.initial_delay_seconds.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.initial_delay_seconds = None; }
+        if self.timeout_seconds.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.timeout_seconds = None; }
+        if self.period_seconds.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.period_seconds = None; }
+        if self.success_threshold.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.success_threshold = None; }
+        if self.failure_threshold.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.failure_threshold = None; }
+    }
 }
 
 impl Walk for super::ProbeHandler {
@@ -1326,6 +2362,13 @@ impl Walk for super::ProbeHandler {
         self.tcp_socket.walk_mut(visit);
         self.grpc.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.exec);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.http_get);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.tcp_socket);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.grpc);
+    }
 }
 
 impl Walk for super::ProjectedVolumeSource {
@@ -1333,11 +2376,22 @@ impl Walk for super::ProjectedVolumeSource {
         visit(self);
         self.sources.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.sources);
+    }
 }
 
 impl Walk for super::QuobyteVolumeSource {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.read_only.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.read_only = None; }
+        if self.user.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.user = None; }
+        if self.group.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.group = None; }
+        if self.tenant.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.tenant = None; }
     }
 }
 
@@ -1346,6 +2400,15 @@ impl Walk for super::RBDPersistentVolumeSource {
         visit(self);
         self.secret_ref.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.fs_type.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.fs_type = None; }
+        if self.pool.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.pool = None; }
+        if self.user.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.user = None; }
+        if self.keyring.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.keyring = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.secret_ref);
+        if self.read_only.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.read_only = None; }
+    }
 }
 
 impl Walk for super::RBDVolumeSource {
@@ -1353,12 +2416,29 @@ impl Walk for super::RBDVolumeSource {
         visit(self);
         self.secret_ref.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.fs_type.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.fs_type = None; }
+        if self.pool.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.pool = None; }
+        if self.user.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.user = None; }
+        if self.keyring.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.keyring = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.secret_ref);
+        if self.read_only.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.read_only = None; }
+    }
 }
 
 impl Walk for super::RangeAllocation {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.metadata.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.range.get_or_insert_default();
     }
 }
 
@@ -1369,11 +2449,29 @@ impl Walk for super::ReplicationController {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::ReplicationControllerCondition {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.last_transition_time.as_ref().is_some_and(|t| t.is_zero()) { self.last_transition_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.last_transition_time);
+        if self.reason.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.reason = None; }
+        if self.message.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.message = None; }
     }
 }
 
@@ -1383,12 +2481,25 @@ impl Walk for super::ReplicationControllerList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::ReplicationControllerSpec {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.template.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.min_ready_seconds.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.min_ready_seconds = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.template);
     }
 }
 
@@ -1397,11 +2508,23 @@ impl Walk for super::ReplicationControllerStatus {
         visit(self);
         self.conditions.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.fully_labeled_replicas.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.fully_labeled_replicas = None; }
+        if self.ready_replicas.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.ready_replicas = None; }
+        if self.available_replicas.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.available_replicas = None; }
+        if self.observed_generation.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.observed_generation = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.conditions);
+    }
 }
 
 impl Walk for super::ResourceClaim {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.request.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.request = None; }
     }
 }
 
@@ -1409,11 +2532,20 @@ impl Walk for super::ResourceFieldSelector {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        if self.container_name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.container_name = None; }
+        self.divisor.get_or_insert_default();
+    }
 }
 
 impl Walk for super::ResourceHealth {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.health.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.health = None; }
     }
 }
 
@@ -1424,6 +2556,17 @@ impl Walk for super::ResourceQuota {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::ResourceQuotaList {
@@ -1432,12 +2575,24 @@ impl Walk for super::ResourceQuotaList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::ResourceQuotaSpec {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.scope_selector.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.scope_selector);
     }
 }
 
@@ -1452,6 +2607,10 @@ impl Walk for super::ResourceRequirements {
         visit(self);
         self.claims.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.claims);
+    }
 }
 
 impl Walk for super::ResourceStatus {
@@ -1459,11 +2618,22 @@ impl Walk for super::ResourceStatus {
         visit(self);
         self.resources.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.resources);
+    }
 }
 
 impl Walk for super::SELinuxOptions {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.user.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.user = None; }
+        if self.role.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.role = None; }
+        if self.r#type.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.r#type = None; }
+        if self.level.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.level = None; }
     }
 }
 
@@ -1472,6 +2642,17 @@ impl Walk for super::ScaleIOPersistentVolumeSource {
         visit(self);
         self.secret_ref.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.secret_ref);
+        if self.ssl_enabled.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.ssl_enabled = None; }
+        if self.protection_domain.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.protection_domain = None; }
+        if self.storage_pool.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.storage_pool = None; }
+        if self.storage_mode.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.storage_mode = None; }
+        if self.volume_name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.volume_name = None; }
+        if self.fs_type.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.fs_type = None; }
+        if self.read_only.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.read_only = None; }
+    }
 }
 
 impl Walk for super::ScaleIOVolumeSource {
@@ -1479,12 +2660,27 @@ impl Walk for super::ScaleIOVolumeSource {
         visit(self);
         self.secret_ref.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.secret_ref);
+        if self.ssl_enabled.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.ssl_enabled = None; }
+        if self.protection_domain.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.protection_domain = None; }
+        if self.storage_pool.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.storage_pool = None; }
+        if self.storage_mode.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.storage_mode = None; }
+        if self.volume_name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.volume_name = None; }
+        if self.fs_type.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.fs_type = None; }
+        if self.read_only.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.read_only = None; }
+    }
 }
 
 impl Walk for super::ScopeSelector {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.match_expressions.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.match_expressions);
     }
 }
 
@@ -1505,17 +2701,33 @@ impl Walk for super::Secret {
         visit(self);
         self.metadata.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        if self.r#type.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.r#type = None; }
+    }
 }
 
 impl Walk for super::SecretEnvSource {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        if self.name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.name = None; }
+    }
 }
 
 impl Walk for super::SecretKeySelector {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.name = None; }
     }
 }
 
@@ -1525,6 +2737,14 @@ impl Walk for super::SecretList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::SecretProjection {
@@ -1532,11 +2752,21 @@ impl Walk for super::SecretProjection {
         visit(self);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.name = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::SecretReference {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.name = None; }
+        if self.namespace.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.namespace = None; }
     }
 }
 
@@ -1544,6 +2774,11 @@ impl Walk for super::SecretVolumeSource {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.items.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.secret_name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.secret_name = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
     }
 }
 
@@ -1556,12 +2791,27 @@ impl Walk for super::SecurityContext {
         self.seccomp_profile.walk_mut(visit);
         self.app_armor_profile.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.capabilities);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.se_linux_options);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.windows_options);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.seccomp_profile);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.app_armor_profile);
+    }
 }
 
 impl Walk for super::SerializedReference {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.reference.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.reference.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.reference);
     }
 }
 
@@ -1572,6 +2822,17 @@ impl Walk for super::Service {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::ServiceAccount {
@@ -1581,6 +2842,15 @@ impl Walk for super::ServiceAccount {
         self.secrets.walk_mut(visit);
         self.image_pull_secrets.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.secrets);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.image_pull_secrets);
+    }
 }
 
 impl Walk for super::ServiceAccountList {
@@ -1589,11 +2859,23 @@ impl Walk for super::ServiceAccountList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::ServiceAccountTokenProjection {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.audience.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.audience = None; }
     }
 }
 
@@ -1603,17 +2885,38 @@ impl Walk for super::ServiceList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::ServicePort {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        if self.name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.name = None; }
+        if self.protocol.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.protocol = None; }
+        self.target_port.get_or_insert_default();
+        if self.node_port.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.node_port = None; }
+    }
 }
 
 impl Walk for super::ServiceProxyOptions {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        if self.path.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.path = None; }
     }
 }
 
@@ -1623,6 +2926,19 @@ impl Walk for super::ServiceSpec {
         self.ports.walk_mut(visit);
         self.session_affinity_config.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.ports);
+        if self.cluster_ip.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.cluster_ip = None; }
+        if self.r#type.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.r#type = None; }
+        if self.session_affinity.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.session_affinity = None; }
+        if self.load_balancer_ip.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.load_balancer_ip = None; }
+        if self.external_name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.external_name = None; }
+        if self.external_traffic_policy.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.external_traffic_policy = None; }
+        if self.health_check_node_port.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.health_check_node_port = None; }
+        if self.publish_not_ready_addresses.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.publish_not_ready_addresses = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.session_affinity_config);
+    }
 }
 
 impl Walk for super::ServiceStatus {
@@ -1631,12 +2947,22 @@ impl Walk for super::ServiceStatus {
         self.load_balancer.walk_mut(visit);
         self.conditions.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        self.load_balancer.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.load_balancer);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.conditions);
+    }
 }
 
 impl Walk for super::SessionAffinityConfig {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.client_ip.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.client_ip);
     }
 }
 
@@ -1651,12 +2977,28 @@ impl Walk for super::StorageOSPersistentVolumeSource {
         visit(self);
         self.secret_ref.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.volume_name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.volume_name = None; }
+        if self.volume_namespace.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.volume_namespace = None; }
+        if self.fs_type.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.fs_type = None; }
+        if self.read_only.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.read_only = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.secret_ref);
+    }
 }
 
 impl Walk for super::StorageOSVolumeSource {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.secret_ref.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.volume_name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.volume_name = None; }
+        if self.volume_namespace.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.volume_namespace = None; }
+        if self.fs_type.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.fs_type = None; }
+        if self.read_only.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.read_only = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.secret_ref);
     }
 }
 
@@ -1670,17 +3012,34 @@ impl Walk for super::TCPSocketAction {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        if self.host.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.host = None; }
+    }
 }
 
 impl Walk for super::Taint {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        if self.value.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.value = None; }
+        if self.time_added.as_ref().is_some_and(|t| t.is_zero()) { self.time_added = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.time_added);
+    }
 }
 
 impl Walk for super::Toleration {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.key.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.key = None; }
+        if self.operator.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.operator = None; }
+        if self.value.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.value = None; }
+        if self.effect.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.effect = None; }
     }
 }
 
@@ -1695,12 +3054,20 @@ impl Walk for super::TopologySelectorTerm {
         visit(self);
         self.match_label_expressions.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.match_label_expressions);
+    }
 }
 
 impl Walk for super::TopologySpreadConstraint {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.label_selector.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.label_selector);
     }
 }
 
@@ -1750,6 +3117,39 @@ impl Walk for super::Volume {
         self.ephemeral.walk_mut(visit);
         self.image.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.host_path);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.empty_dir);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.gce_persistent_disk);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.aws_elastic_block_store);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.git_repo);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.secret);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.nfs);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.iscsi);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.glusterfs);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.persistent_volume_claim);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.rbd);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.flex_volume);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.cinder);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.cephfs);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.flocker);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.downward_api);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.fc);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.azure_file);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.config_map);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.vsphere_volume);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.quobyte);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.azure_disk);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.photon_persistent_disk);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.projected);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.portworx_volume);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.scale_io);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.storageos);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.csi);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.ephemeral);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.image);
+    }
 }
 
 impl Walk for super::VolumeDevice {
@@ -1762,6 +3162,12 @@ impl Walk for super::VolumeMount {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        if self.read_only.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.read_only = None; }
+        if self.sub_path.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.sub_path = None; }
+        if self.sub_path_expr.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.sub_path_expr = None; }
+    }
 }
 
 impl Walk for super::VolumeMountStatus {
@@ -1769,12 +3175,21 @@ impl Walk for super::VolumeMountStatus {
         visit(self);
         self.volume_status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.read_only.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.read_only = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.volume_status);
+    }
 }
 
 impl Walk for super::VolumeNodeAffinity {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.required.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.required);
     }
 }
 
@@ -1787,6 +3202,15 @@ impl Walk for super::VolumeProjection {
         self.service_account_token.walk_mut(visit);
         self.cluster_trust_bundle.walk_mut(visit);
         self.pod_certificate.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.secret);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.downward_api);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.config_map);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.service_account_token);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.cluster_trust_bundle);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.pod_certificate);
     }
 }
 
@@ -1830,6 +3254,39 @@ impl Walk for super::VolumeSource {
         self.ephemeral.walk_mut(visit);
         self.image.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.host_path);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.empty_dir);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.gce_persistent_disk);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.aws_elastic_block_store);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.git_repo);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.secret);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.nfs);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.iscsi);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.glusterfs);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.persistent_volume_claim);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.rbd);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.flex_volume);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.cinder);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.cephfs);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.flocker);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.downward_api);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.fc);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.azure_file);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.config_map);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.vsphere_volume);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.quobyte);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.azure_disk);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.photon_persistent_disk);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.projected);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.portworx_volume);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.scale_io);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.storageos);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.csi);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.ephemeral);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.image);
+    }
 }
 
 impl Walk for super::VolumeStatus {
@@ -1837,11 +3294,21 @@ impl Walk for super::VolumeStatus {
         visit(self);
         self.image.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.image);
+    }
 }
 
 impl Walk for super::VsphereVirtualDiskVolumeSource {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.fs_type.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.fs_type = None; }
+        if self.storage_policy_name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.storage_policy_name = None; }
+        if self.storage_policy_id.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.storage_policy_id = None; }
     }
 }
 
@@ -1849,6 +3316,10 @@ impl Walk for super::WeightedPodAffinityTerm {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.pod_affinity_term.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.pod_affinity_term);
     }
 }
 

@@ -12,6 +12,13 @@ impl Walk for super::Endpoint {
         self.target_ref.walk_mut(visit);
         self.hints.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        self.conditions.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.conditions);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.target_ref);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.hints);
+    }
 }
 
 impl Walk for super::EndpointConditions {
@@ -25,6 +32,11 @@ impl Walk for super::EndpointHints {
         visit(self);
         self.for_zones.walk_mut(visit);
         self.for_nodes.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.for_zones);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.for_nodes);
     }
 }
 
@@ -41,6 +53,15 @@ impl Walk for super::EndpointSlice {
         self.endpoints.walk_mut(visit);
         self.ports.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.endpoints);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.ports);
+    }
 }
 
 impl Walk for super::EndpointSliceList {
@@ -48,6 +69,14 @@ impl Walk for super::EndpointSliceList {
         visit(self);
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
     }
 }
 

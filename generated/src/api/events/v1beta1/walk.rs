@@ -14,6 +14,32 @@ impl Walk for super::Event {
         self.related.walk_mut(visit);
         self.deprecated_source.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        if self.event_time.as_ref().is_some_and(|t| t.is_zero()) { self.event_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.event_time);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.series);
+        if self.reporting_controller.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.reporting_controller = None; }
+        if self.reporting_instance.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.reporting_instance = None; }
+        if self.action.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.action = None; }
+        if self.reason.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.reason = None; }
+        self.regarding.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.regarding);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.related);
+        if self.note.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.note = None; }
+        if self.r#type.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.r#type = None; }
+        self.deprecated_source.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.deprecated_source);
+        if self.deprecated_first_timestamp.as_ref().is_some_and(|t| t.is_zero()) { self.deprecated_first_timestamp = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.deprecated_first_timestamp);
+        if self.deprecated_last_timestamp.as_ref().is_some_and(|t| t.is_zero()) { self.deprecated_last_timestamp = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.deprecated_last_timestamp);
+        if self.deprecated_count.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.deprecated_count = None; }
+    }
 }
 
 impl Walk for super::EventList {
@@ -22,10 +48,24 @@ impl Walk for super::EventList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::EventSeries {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        self.count.get_or_insert_default();
+        if self.last_observed_time.as_ref().is_some_and(|t| t.is_zero()) { self.last_observed_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.last_observed_time);
     }
 }

@@ -12,11 +12,31 @@ impl Walk for super::DaemonSet {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::DaemonSetCondition {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        self.r#type.get_or_insert_default();
+        self.status.get_or_insert_default();
+        if self.last_transition_time.as_ref().is_some_and(|t| t.is_zero()) { self.last_transition_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.last_transition_time);
+        if self.reason.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.reason = None; }
+        if self.message.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.message = None; }
     }
 }
 
@@ -25,6 +45,14 @@ impl Walk for super::DaemonSetList {
         visit(self);
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
     }
 }
 
@@ -35,6 +63,16 @@ impl Walk for super::DaemonSetSpec {
         self.template.walk_mut(visit);
         self.update_strategy.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.selector);
+        self.template.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.template);
+        self.update_strategy.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.update_strategy);
+        if self.min_ready_seconds.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.min_ready_seconds = None; }
+        if self.template_generation.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.template_generation = None; }
+    }
 }
 
 impl Walk for super::DaemonSetStatus {
@@ -42,12 +80,29 @@ impl Walk for super::DaemonSetStatus {
         visit(self);
         self.conditions.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        self.current_number_scheduled.get_or_insert_default();
+        self.number_misscheduled.get_or_insert_default();
+        self.desired_number_scheduled.get_or_insert_default();
+        self.number_ready.get_or_insert_default();
+        if self.observed_generation.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.observed_generation = None; }
+        if self.updated_number_scheduled.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.updated_number_scheduled = None; }
+        if self.number_available.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.number_available = None; }
+        if self.number_unavailable.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.number_unavailable = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.conditions);
+    }
 }
 
 impl Walk for super::DaemonSetUpdateStrategy {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.rolling_update.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.r#type.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.r#type = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.rolling_update);
     }
 }
 
@@ -58,11 +113,33 @@ impl Walk for super::Deployment {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::DeploymentCondition {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        self.r#type.get_or_insert_default();
+        self.status.get_or_insert_default();
+        if self.last_update_time.as_ref().is_some_and(|t| t.is_zero()) { self.last_update_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.last_update_time);
+        if self.last_transition_time.as_ref().is_some_and(|t| t.is_zero()) { self.last_transition_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.last_transition_time);
+        if self.reason.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.reason = None; }
+        if self.message.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.message = None; }
     }
 }
 
@@ -72,12 +149,28 @@ impl Walk for super::DeploymentList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::DeploymentRollback {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.rollback_to.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.name.get_or_insert_default();
+        self.rollback_to.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.rollback_to);
     }
 }
 
@@ -89,12 +182,33 @@ impl Walk for super::DeploymentSpec {
         self.strategy.walk_mut(visit);
         self.rollback_to.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.selector);
+        self.template.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.template);
+        self.strategy.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.strategy);
+        if self.min_ready_seconds.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.min_ready_seconds = None; }
+        if self.paused.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.paused = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.rollback_to);
+    }
 }
 
 impl Walk for super::DeploymentStatus {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.conditions.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.observed_generation.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.observed_generation = None; }
+        if self.replicas.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.replicas = None; }
+        if self.updated_replicas.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.updated_replicas = None; }
+        if self.ready_replicas.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.ready_replicas = None; }
+        if self.available_replicas.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.available_replicas = None; }
+        if self.unavailable_replicas.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.unavailable_replicas = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.conditions);
     }
 }
 
@@ -103,12 +217,23 @@ impl Walk for super::DeploymentStrategy {
         visit(self);
         self.rolling_update.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.r#type.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.r#type = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.rolling_update);
+    }
 }
 
 impl Walk for super::HTTPIngressPath {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.backend.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.path.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.path = None; }
+        self.backend.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.backend);
     }
 }
 
@@ -117,11 +242,19 @@ impl Walk for super::HTTPIngressRuleValue {
         visit(self);
         self.paths.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.paths);
+    }
 }
 
 impl Walk for super::IPBlock {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        self.cidr.get_or_insert_default();
     }
 }
 
@@ -132,12 +265,29 @@ impl Walk for super::Ingress {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::IngressBackend {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.resource.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.service_name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.service_name = None; }
+        self.service_port.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.resource);
     }
 }
 
@@ -147,12 +297,26 @@ impl Walk for super::IngressList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::IngressLoadBalancerIngress {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.ports.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.ip.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.ip = None; }
+        if self.hostname.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.hostname = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.ports);
     }
 }
 
@@ -161,11 +325,20 @@ impl Walk for super::IngressLoadBalancerStatus {
         visit(self);
         self.ingress.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.ingress);
+    }
 }
 
 impl Walk for super::IngressPortStatus {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        self.port.get_or_insert_default();
+        self.protocol.get_or_insert_default();
     }
 }
 
@@ -174,12 +347,21 @@ impl Walk for super::IngressRule {
         visit(self);
         self.http.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.host.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.host = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.http);
+    }
 }
 
 impl Walk for super::IngressRuleValue {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.http.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.http);
     }
 }
 
@@ -190,6 +372,12 @@ impl Walk for super::IngressSpec {
         self.tls.walk_mut(visit);
         self.rules.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.backend);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.tls);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.rules);
+    }
 }
 
 impl Walk for super::IngressStatus {
@@ -197,11 +385,20 @@ impl Walk for super::IngressStatus {
         visit(self);
         self.load_balancer.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        self.load_balancer.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.load_balancer);
+    }
 }
 
 impl Walk for super::IngressTLS {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.secret_name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.secret_name = None; }
     }
 }
 
@@ -211,6 +408,15 @@ impl Walk for super::NetworkPolicy {
         self.metadata.walk_mut(visit);
         self.spec.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+    }
 }
 
 impl Walk for super::NetworkPolicyEgressRule {
@@ -218,6 +424,11 @@ impl Walk for super::NetworkPolicyEgressRule {
         visit(self);
         self.ports.walk_mut(visit);
         self.to.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.ports);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.to);
     }
 }
 
@@ -227,6 +438,11 @@ impl Walk for super::NetworkPolicyIngressRule {
         self.ports.walk_mut(visit);
         self.from.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.ports);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.from);
+    }
 }
 
 impl Walk for super::NetworkPolicyList {
@@ -234,6 +450,14 @@ impl Walk for super::NetworkPolicyList {
         visit(self);
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
     }
 }
 
@@ -243,6 +467,12 @@ impl Walk for super::NetworkPolicyPeer {
         self.pod_selector.walk_mut(visit);
         self.namespace_selector.walk_mut(visit);
         self.ip_block.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.pod_selector);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.namespace_selector);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.ip_block);
     }
 }
 
@@ -259,6 +489,13 @@ impl Walk for super::NetworkPolicySpec {
         self.ingress.walk_mut(visit);
         self.egress.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        self.pod_selector.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.pod_selector);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.ingress);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.egress);
+    }
 }
 
 impl Walk for super::ReplicaSet {
@@ -268,11 +505,31 @@ impl Walk for super::ReplicaSet {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::ReplicaSetCondition {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        self.r#type.get_or_insert_default();
+        self.status.get_or_insert_default();
+        if self.last_transition_time.as_ref().is_some_and(|t| t.is_zero()) { self.last_transition_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.last_transition_time);
+        if self.reason.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.reason = None; }
+        if self.message.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.message = None; }
     }
 }
 
@@ -282,6 +539,14 @@ impl Walk for super::ReplicaSetList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::ReplicaSetSpec {
@@ -290,6 +555,13 @@ impl Walk for super::ReplicaSetSpec {
         self.selector.walk_mut(visit);
         self.template.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.min_ready_seconds.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.min_ready_seconds = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.selector);
+        self.template.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.template);
+    }
 }
 
 impl Walk for super::ReplicaSetStatus {
@@ -297,11 +569,24 @@ impl Walk for super::ReplicaSetStatus {
         visit(self);
         self.conditions.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        self.replicas.get_or_insert_default();
+        if self.fully_labeled_replicas.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.fully_labeled_replicas = None; }
+        if self.ready_replicas.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.ready_replicas = None; }
+        if self.available_replicas.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.available_replicas = None; }
+        if self.observed_generation.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.observed_generation = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.conditions);
+    }
 }
 
 impl Walk for super::RollbackConfig {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.revision.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.revision = None; }
     }
 }
 
@@ -324,16 +609,36 @@ impl Walk for super::Scale {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::ScaleSpec {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        if self.replicas.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.replicas = None; }
+    }
 }
 
 impl Walk for super::ScaleStatus {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        self.replicas.get_or_insert_default();
+        if self.target_selector.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.target_selector = None; }
     }
 }

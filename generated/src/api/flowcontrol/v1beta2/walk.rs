@@ -15,6 +15,10 @@ impl Walk for super::FlowDistinguisherMethod {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        self.r#type.get_or_insert_default();
+    }
 }
 
 impl Walk for super::FlowSchema {
@@ -24,11 +28,31 @@ impl Walk for super::FlowSchema {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::FlowSchemaCondition {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.r#type.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.r#type = None; }
+        if self.status.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.status = None; }
+        if self.last_transition_time.as_ref().is_some_and(|t| t.is_zero()) { self.last_transition_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.last_transition_time);
+        if self.reason.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.reason = None; }
+        if self.message.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.message = None; }
     }
 }
 
@@ -37,6 +61,14 @@ impl Walk for super::FlowSchemaList {
         visit(self);
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
     }
 }
 
@@ -47,6 +79,14 @@ impl Walk for super::FlowSchemaSpec {
         self.distinguisher_method.walk_mut(visit);
         self.rules.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        self.priority_level_configuration.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.priority_level_configuration);
+        self.matching_precedence.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.distinguisher_method);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.rules);
+    }
 }
 
 impl Walk for super::FlowSchemaStatus {
@@ -54,11 +94,19 @@ impl Walk for super::FlowSchemaStatus {
         visit(self);
         self.conditions.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.conditions);
+    }
 }
 
 impl Walk for super::GroupSubject {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        self.name.get_or_insert_default();
     }
 }
 
@@ -67,12 +115,23 @@ impl Walk for super::LimitResponse {
         visit(self);
         self.queuing.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        self.r#type.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.queuing);
+    }
 }
 
 impl Walk for super::LimitedPriorityLevelConfiguration {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.limit_response.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        self.assured_concurrency_shares.get_or_insert_default();
+        self.limit_response.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.limit_response);
     }
 }
 
@@ -89,6 +148,12 @@ impl Walk for super::PolicyRulesWithSubjects {
         self.resource_rules.walk_mut(visit);
         self.non_resource_rules.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.subjects);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.resource_rules);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.non_resource_rules);
+    }
 }
 
 impl Walk for super::PriorityLevelConfiguration {
@@ -98,11 +163,31 @@ impl Walk for super::PriorityLevelConfiguration {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::PriorityLevelConfigurationCondition {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.r#type.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.r#type = None; }
+        if self.status.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.status = None; }
+        if self.last_transition_time.as_ref().is_some_and(|t| t.is_zero()) { self.last_transition_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.last_transition_time);
+        if self.reason.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.reason = None; }
+        if self.message.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.message = None; }
     }
 }
 
@@ -112,11 +197,23 @@ impl Walk for super::PriorityLevelConfigurationList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::PriorityLevelConfigurationReference {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        self.name.get_or_insert_default();
     }
 }
 
@@ -126,6 +223,12 @@ impl Walk for super::PriorityLevelConfigurationSpec {
         self.limited.walk_mut(visit);
         self.exempt.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        self.r#type.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.limited);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.exempt);
+    }
 }
 
 impl Walk for super::PriorityLevelConfigurationStatus {
@@ -133,11 +236,21 @@ impl Walk for super::PriorityLevelConfigurationStatus {
         visit(self);
         self.conditions.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.conditions);
+    }
 }
 
 impl Walk for super::QueuingConfiguration {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        self.queues.get_or_insert_default();
+        self.hand_size.get_or_insert_default();
+        self.queue_length_limit.get_or_insert_default();
     }
 }
 
@@ -145,11 +258,20 @@ impl Walk for super::ResourcePolicyRule {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        if self.cluster_scope.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.cluster_scope = None; }
+    }
 }
 
 impl Walk for super::ServiceAccountSubject {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        self.namespace.get_or_insert_default();
+        self.name.get_or_insert_default();
     }
 }
 
@@ -160,10 +282,21 @@ impl Walk for super::Subject {
         self.group.walk_mut(visit);
         self.service_account.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        self.kind.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.user);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.group);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.service_account);
+    }
 }
 
 impl Walk for super::UserSubject {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        self.name.get_or_insert_default();
     }
 }

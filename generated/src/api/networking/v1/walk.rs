@@ -10,12 +10,21 @@ impl Walk for super::HTTPIngressPath {
         visit(self);
         self.backend.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.path.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.path = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.backend);
+    }
 }
 
 impl Walk for super::HTTPIngressRuleValue {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.paths.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.paths);
     }
 }
 
@@ -25,6 +34,14 @@ impl Walk for super::IPAddress {
         self.metadata.walk_mut(visit);
         self.spec.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+    }
 }
 
 impl Walk for super::IPAddressList {
@@ -33,12 +50,24 @@ impl Walk for super::IPAddressList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::IPAddressSpec {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.parent_ref.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.parent_ref);
     }
 }
 
@@ -55,6 +84,17 @@ impl Walk for super::Ingress {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::IngressBackend {
@@ -62,6 +102,11 @@ impl Walk for super::IngressBackend {
         visit(self);
         self.service.walk_mut(visit);
         self.resource.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.service);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.resource);
     }
 }
 
@@ -71,6 +116,15 @@ impl Walk for super::IngressClass {
         self.metadata.walk_mut(visit);
         self.spec.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+    }
 }
 
 impl Walk for super::IngressClassList {
@@ -78,6 +132,14 @@ impl Walk for super::IngressClassList {
         visit(self);
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
     }
 }
 
@@ -92,6 +154,11 @@ impl Walk for super::IngressClassSpec {
         visit(self);
         self.parameters.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.controller.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.controller = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.parameters);
+    }
 }
 
 impl Walk for super::IngressList {
@@ -100,6 +167,14 @@ impl Walk for super::IngressList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::IngressLoadBalancerIngress {
@@ -107,12 +182,22 @@ impl Walk for super::IngressLoadBalancerIngress {
         visit(self);
         self.ports.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.ip.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.ip = None; }
+        if self.hostname.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.hostname = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.ports);
+    }
 }
 
 impl Walk for super::IngressLoadBalancerStatus {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.ingress.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.ingress);
     }
 }
 
@@ -127,6 +212,11 @@ impl Walk for super::IngressRule {
         visit(self);
         self.http.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.host.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.host = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.http);
+    }
 }
 
 impl Walk for super::IngressRuleValue {
@@ -134,12 +224,21 @@ impl Walk for super::IngressRuleValue {
         visit(self);
         self.http.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.http);
+    }
 }
 
 impl Walk for super::IngressServiceBackend {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.port.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        self.port.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.port);
     }
 }
 
@@ -150,6 +249,12 @@ impl Walk for super::IngressSpec {
         self.tls.walk_mut(visit);
         self.rules.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.default_backend);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.tls);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.rules);
+    }
 }
 
 impl Walk for super::IngressStatus {
@@ -157,11 +262,20 @@ impl Walk for super::IngressStatus {
         visit(self);
         self.load_balancer.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        self.load_balancer.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.load_balancer);
+    }
 }
 
 impl Walk for super::IngressTLS {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.secret_name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.secret_name = None; }
     }
 }
 
@@ -171,6 +285,15 @@ impl Walk for super::NetworkPolicy {
         self.metadata.walk_mut(visit);
         self.spec.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+    }
 }
 
 impl Walk for super::NetworkPolicyEgressRule {
@@ -178,6 +301,11 @@ impl Walk for super::NetworkPolicyEgressRule {
         visit(self);
         self.ports.walk_mut(visit);
         self.to.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.ports);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.to);
     }
 }
 
@@ -187,6 +315,11 @@ impl Walk for super::NetworkPolicyIngressRule {
         self.ports.walk_mut(visit);
         self.from.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.ports);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.from);
+    }
 }
 
 impl Walk for super::NetworkPolicyList {
@@ -194,6 +327,14 @@ impl Walk for super::NetworkPolicyList {
         visit(self);
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
     }
 }
 
@@ -203,6 +344,12 @@ impl Walk for super::NetworkPolicyPeer {
         self.pod_selector.walk_mut(visit);
         self.namespace_selector.walk_mut(visit);
         self.ip_block.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.pod_selector);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.namespace_selector);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.ip_block);
     }
 }
 
@@ -219,17 +366,34 @@ impl Walk for super::NetworkPolicySpec {
         self.ingress.walk_mut(visit);
         self.egress.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        self.pod_selector.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.pod_selector);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.ingress);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.egress);
+    }
 }
 
 impl Walk for super::ParentReference {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        if self.group.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.group = None; }
+        if self.namespace.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.namespace = None; }
+    }
 }
 
 impl Walk for super::ServiceBackendPort {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.name = None; }
+        if self.number.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.number = None; }
     }
 }
 
@@ -240,6 +404,17 @@ impl Walk for super::ServiceCIDR {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::ServiceCIDRList {
@@ -247,6 +422,14 @@ impl Walk for super::ServiceCIDRList {
         visit(self);
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
     }
 }
 
@@ -260,5 +443,9 @@ impl Walk for super::ServiceCIDRStatus {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.conditions.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.conditions);
     }
 }

@@ -31,7 +31,10 @@ impl ::kapi_apimachinery::Object for super::IPAddress {
     }
 
     /// Hub: `crate::hub::networking::IPAddress`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::networking::v1beta1::conversion::IPAddress_to_hub(self))
     }
 
@@ -76,7 +79,10 @@ impl ::kapi_apimachinery::Object for super::IPAddressList {
     }
 
     /// Hub: `crate::hub::networking::IPAddressList`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::networking::v1beta1::conversion::IPAddressList_to_hub(self))
     }
 
@@ -121,7 +127,10 @@ impl ::kapi_apimachinery::Object for super::Ingress {
     }
 
     /// Hub: `crate::hub::networking::Ingress`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::networking::v1beta1::conversion::Ingress_to_hub(self))
     }
 
@@ -166,7 +175,10 @@ impl ::kapi_apimachinery::Object for super::IngressClass {
     }
 
     /// Hub: `crate::hub::networking::IngressClass`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::networking::v1beta1::conversion::IngressClass_to_hub(self))
     }
 
@@ -211,7 +223,10 @@ impl ::kapi_apimachinery::Object for super::IngressClassList {
     }
 
     /// Hub: `crate::hub::networking::IngressClassList`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::networking::v1beta1::conversion::IngressClassList_to_hub(self))
     }
 
@@ -256,7 +271,10 @@ impl ::kapi_apimachinery::Object for super::IngressList {
     }
 
     /// Hub: `crate::hub::networking::IngressList`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::networking::v1beta1::conversion::IngressList_to_hub(self))
     }
 
@@ -301,7 +319,10 @@ impl ::kapi_apimachinery::Object for super::ServiceCIDR {
     }
 
     /// Hub: `crate::hub::networking::ServiceCIDR`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::networking::v1beta1::conversion::ServiceCIDR_to_hub(self))
     }
 
@@ -346,7 +367,10 @@ impl ::kapi_apimachinery::Object for super::ServiceCIDRList {
     }
 
     /// Hub: `crate::hub::networking::ServiceCIDRList`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::networking::v1beta1::conversion::ServiceCIDRList_to_hub(self))
     }
 

@@ -10,12 +10,22 @@ impl Walk for super::HTTPIngressPath {
         visit(self);
         self.backend.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.path.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.path = None; }
+        self.backend.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.backend);
+    }
 }
 
 impl Walk for super::HTTPIngressRuleValue {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.paths.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.paths);
     }
 }
 
@@ -25,6 +35,14 @@ impl Walk for super::IPAddress {
         self.metadata.walk_mut(visit);
         self.spec.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+    }
 }
 
 impl Walk for super::IPAddressList {
@@ -33,12 +51,24 @@ impl Walk for super::IPAddressList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::IPAddressSpec {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.parent_ref.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.parent_ref);
     }
 }
 
@@ -49,12 +79,29 @@ impl Walk for super::Ingress {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::IngressBackend {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.resource.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.service_name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.service_name = None; }
+        self.service_port.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.resource);
     }
 }
 
@@ -64,6 +111,15 @@ impl Walk for super::IngressClass {
         self.metadata.walk_mut(visit);
         self.spec.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+    }
 }
 
 impl Walk for super::IngressClassList {
@@ -72,11 +128,24 @@ impl Walk for super::IngressClassList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::IngressClassParametersReference {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        self.kind.get_or_insert_default();
+        self.name.get_or_insert_default();
     }
 }
 
@@ -84,6 +153,11 @@ impl Walk for super::IngressClassSpec {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.parameters.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.controller.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.controller = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.parameters);
     }
 }
 
@@ -93,12 +167,26 @@ impl Walk for super::IngressList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::IngressLoadBalancerIngress {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.ports.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.ip.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.ip = None; }
+        if self.hostname.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.hostname = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.ports);
     }
 }
 
@@ -107,11 +195,20 @@ impl Walk for super::IngressLoadBalancerStatus {
         visit(self);
         self.ingress.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.ingress);
+    }
 }
 
 impl Walk for super::IngressPortStatus {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        self.port.get_or_insert_default();
+        self.protocol.get_or_insert_default();
     }
 }
 
@@ -120,12 +217,21 @@ impl Walk for super::IngressRule {
         visit(self);
         self.http.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.host.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.host = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.http);
+    }
 }
 
 impl Walk for super::IngressRuleValue {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.http.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.http);
     }
 }
 
@@ -136,6 +242,12 @@ impl Walk for super::IngressSpec {
         self.tls.walk_mut(visit);
         self.rules.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.backend);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.tls);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.rules);
+    }
 }
 
 impl Walk for super::IngressStatus {
@@ -143,17 +255,31 @@ impl Walk for super::IngressStatus {
         visit(self);
         self.load_balancer.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        self.load_balancer.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.load_balancer);
+    }
 }
 
 impl Walk for super::IngressTLS {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        if self.secret_name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.secret_name = None; }
+    }
 }
 
 impl Walk for super::ParentReference {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.group.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.group = None; }
+        if self.namespace.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.namespace = None; }
     }
 }
 
@@ -164,6 +290,17 @@ impl Walk for super::ServiceCIDR {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::ServiceCIDRList {
@@ -171,6 +308,14 @@ impl Walk for super::ServiceCIDRList {
         visit(self);
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
     }
 }
 
@@ -184,5 +329,9 @@ impl Walk for super::ServiceCIDRStatus {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.conditions.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.conditions);
     }
 }

@@ -11,6 +11,14 @@ impl Walk for super::Eviction {
         self.metadata.walk_mut(visit);
         self.delete_options.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.delete_options);
+    }
 }
 
 impl Walk for super::PodDisruptionBudget {
@@ -20,6 +28,17 @@ impl Walk for super::PodDisruptionBudget {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::PodDisruptionBudgetList {
@@ -28,6 +47,14 @@ impl Walk for super::PodDisruptionBudgetList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::PodDisruptionBudgetSpec {
@@ -35,11 +62,25 @@ impl Walk for super::PodDisruptionBudgetSpec {
         visit(self);
         self.selector.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.selector);
+    }
 }
 
 impl Walk for super::PodDisruptionBudgetStatus {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.conditions.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.observed_generation.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.observed_generation = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.disrupted_pods);
+        self.disruptions_allowed.get_or_insert_default();
+        self.current_healthy.get_or_insert_default();
+        self.desired_healthy.get_or_insert_default();
+        self.expected_pods.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.conditions);
     }
 }

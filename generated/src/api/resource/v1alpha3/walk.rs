@@ -9,6 +9,10 @@ impl Walk for super::CELDeviceSelector {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        self.expression.get_or_insert_default();
+    }
 }
 
 impl Walk for super::DeviceSelector {
@@ -16,11 +20,21 @@ impl Walk for super::DeviceSelector {
         visit(self);
         self.cel.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.cel);
+    }
 }
 
 impl Walk for super::DeviceTaint {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.value.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.value = None; }
+        if self.time_added.as_ref().is_some_and(|t| t.is_zero()) { self.time_added = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.time_added);
     }
 }
 
@@ -31,6 +45,16 @@ impl Walk for super::DeviceTaintRule {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::DeviceTaintRuleList {
@@ -38,6 +62,14 @@ impl Walk for super::DeviceTaintRuleList {
         visit(self);
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
     }
 }
 
@@ -47,12 +79,21 @@ impl Walk for super::DeviceTaintRuleSpec {
         self.device_selector.walk_mut(visit);
         self.taint.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.device_selector);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.taint);
+    }
 }
 
 impl Walk for super::DeviceTaintRuleStatus {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.conditions.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.conditions);
     }
 }
 
@@ -75,6 +116,14 @@ impl Walk for super::ResourcePoolStatusRequest {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::ResourcePoolStatusRequestList {
@@ -82,6 +131,14 @@ impl Walk for super::ResourcePoolStatusRequestList {
         visit(self);
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
     }
 }
 
@@ -96,5 +153,10 @@ impl Walk for super::ResourcePoolStatusRequestStatus {
         visit(self);
         self.pools.walk_mut(visit);
         self.conditions.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.pools);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.conditions);
     }
 }

@@ -31,7 +31,10 @@ impl ::kapi_apimachinery::Object for super::DeviceClass {
     }
 
     /// Hub: `crate::hub::resource::DeviceClass`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::resource::v1beta1::conversion::DeviceClass_to_hub(self))
     }
 
@@ -76,7 +79,10 @@ impl ::kapi_apimachinery::Object for super::DeviceClassList {
     }
 
     /// Hub: `crate::hub::resource::DeviceClassList`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::resource::v1beta1::conversion::DeviceClassList_to_hub(self))
     }
 
@@ -121,7 +127,10 @@ impl ::kapi_apimachinery::Object for super::ResourceClaim {
     }
 
     /// Hub: `crate::hub::resource::ResourceClaim`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::resource::v1beta1::conversion::ResourceClaim_to_hub(self))
     }
 
@@ -166,7 +175,10 @@ impl ::kapi_apimachinery::Object for super::ResourceClaimList {
     }
 
     /// Hub: `crate::hub::resource::ResourceClaimList`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::resource::v1beta1::conversion::ResourceClaimList_to_hub(self))
     }
 
@@ -211,7 +223,10 @@ impl ::kapi_apimachinery::Object for super::ResourceClaimTemplate {
     }
 
     /// Hub: `crate::hub::resource::ResourceClaimTemplate`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::resource::v1beta1::conversion::ResourceClaimTemplate_to_hub(self))
     }
 
@@ -256,7 +271,10 @@ impl ::kapi_apimachinery::Object for super::ResourceClaimTemplateList {
     }
 
     /// Hub: `crate::hub::resource::ResourceClaimTemplateList`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::resource::v1beta1::conversion::ResourceClaimTemplateList_to_hub(self))
     }
 
@@ -301,7 +319,10 @@ impl ::kapi_apimachinery::Object for super::ResourceSlice {
     }
 
     /// Hub: `crate::hub::resource::ResourceSlice`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::resource::v1beta1::conversion::ResourceSlice_to_hub(self))
     }
 
@@ -346,7 +367,10 @@ impl ::kapi_apimachinery::Object for super::ResourceSliceList {
     }
 
     /// Hub: `crate::hub::resource::ResourceSliceList`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::resource::v1beta1::conversion::ResourceSliceList_to_hub(self))
     }
 

@@ -11,6 +11,12 @@ impl Walk for super::AllocatedDeviceStatus {
         self.conditions.walk_mut(visit);
         self.network_data.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.conditions);
+        if self.data.as_ref().is_some_and(|v| v.is_empty()) { self.data = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.network_data);
+    }
 }
 
 impl Walk for super::AllocationResult {
@@ -18,6 +24,14 @@ impl Walk for super::AllocationResult {
         visit(self);
         self.devices.walk_mut(visit);
         self.node_selector.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        self.devices.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.devices);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.node_selector);
+        if self.allocation_timestamp.as_ref().is_some_and(|t| t.is_zero()) { self.allocation_timestamp = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.allocation_timestamp);
     }
 }
 
@@ -31,6 +45,10 @@ impl Walk for super::CapacityRequestPolicy {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.valid_range.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.valid_range);
     }
 }
 
@@ -57,6 +75,10 @@ impl Walk for super::CounterSet {
         visit(self);
         self.counters.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.counters);
+    }
 }
 
 impl Walk for super::Device {
@@ -69,12 +91,25 @@ impl Walk for super::Device {
         self.taints.walk_mut(visit);
         self.node_allocatable_resource_mappings.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.attributes);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.capacity);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.consumes_counters);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.node_selector);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.taints);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.node_allocatable_resource_mappings);
+    }
 }
 
 impl Walk for super::DeviceAllocationConfiguration {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.opaque.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.opaque);
     }
 }
 
@@ -83,6 +118,11 @@ impl Walk for super::DeviceAllocationResult {
         visit(self);
         self.results.walk_mut(visit);
         self.config.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.results);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.config);
     }
 }
 
@@ -97,6 +137,10 @@ impl Walk for super::DeviceCapacity {
         visit(self);
         self.request_policy.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.request_policy);
+    }
 }
 
 impl Walk for super::DeviceClaim {
@@ -106,12 +150,22 @@ impl Walk for super::DeviceClaim {
         self.constraints.walk_mut(visit);
         self.config.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.requests);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.constraints);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.config);
+    }
 }
 
 impl Walk for super::DeviceClaimConfiguration {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.opaque.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.opaque);
     }
 }
 
@@ -121,12 +175,24 @@ impl Walk for super::DeviceClass {
         self.metadata.walk_mut(visit);
         self.spec.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+    }
 }
 
 impl Walk for super::DeviceClassConfiguration {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.opaque.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.opaque);
     }
 }
 
@@ -136,6 +202,14 @@ impl Walk for super::DeviceClassList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::DeviceClassSpec {
@@ -144,12 +218,21 @@ impl Walk for super::DeviceClassSpec {
         self.selectors.walk_mut(visit);
         self.config.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.selectors);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.config);
+    }
 }
 
 impl Walk for super::DeviceConfiguration {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.opaque.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.opaque);
     }
 }
 
@@ -164,6 +247,10 @@ impl Walk for super::DeviceCounterConsumption {
         visit(self);
         self.counters.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.counters);
+    }
 }
 
 impl Walk for super::DeviceRequest {
@@ -172,6 +259,11 @@ impl Walk for super::DeviceRequest {
         self.exactly.walk_mut(visit);
         self.first_available.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.exactly);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.first_available);
+    }
 }
 
 impl Walk for super::DeviceRequestAllocationResult {
@@ -179,12 +271,20 @@ impl Walk for super::DeviceRequestAllocationResult {
         visit(self);
         self.tolerations.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.tolerations);
+    }
 }
 
 impl Walk for super::DeviceSelector {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.cel.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.cel);
     }
 }
 
@@ -195,11 +295,25 @@ impl Walk for super::DeviceSubRequest {
         self.tolerations.walk_mut(visit);
         self.capacity.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.selectors);
+        if self.allocation_mode.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.allocation_mode = None; }
+        if self.count.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.count = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.tolerations);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.capacity);
+    }
 }
 
 impl Walk for super::DeviceTaint {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.value.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.value = None; }
+        if self.time_added.as_ref().is_some_and(|t| t.is_zero()) { self.time_added = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.time_added);
     }
 }
 
@@ -210,6 +324,16 @@ impl Walk for super::DeviceTaintRule {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::DeviceTaintRuleList {
@@ -217,6 +341,14 @@ impl Walk for super::DeviceTaintRuleList {
         visit(self);
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
     }
 }
 
@@ -226,12 +358,21 @@ impl Walk for super::DeviceTaintRuleSpec {
         self.device_selector.walk_mut(visit);
         self.taint.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.device_selector);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.taint);
+    }
 }
 
 impl Walk for super::DeviceTaintRuleStatus {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.conditions.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.conditions);
     }
 }
 
@@ -245,6 +386,13 @@ impl Walk for super::DeviceToleration {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        if self.key.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.key = None; }
+        if self.operator.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.operator = None; }
+        if self.value.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.value = None; }
+        if self.effect.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.effect = None; }
+    }
 }
 
 impl Walk for super::ExactDeviceRequest {
@@ -254,11 +402,24 @@ impl Walk for super::ExactDeviceRequest {
         self.tolerations.walk_mut(visit);
         self.capacity.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.selectors);
+        if self.allocation_mode.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.allocation_mode = None; }
+        if self.count.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.count = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.tolerations);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.capacity);
+    }
 }
 
 impl Walk for super::NetworkDeviceData {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.interface_name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.interface_name = None; }
+        if self.hardware_address.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.hardware_address = None; }
     }
 }
 
@@ -281,11 +442,25 @@ impl Walk for super::ResourceClaim {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::ResourceClaimConsumerReference {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.api_group.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_group = None; }
     }
 }
 
@@ -295,12 +470,25 @@ impl Walk for super::ResourceClaimList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::ResourceClaimSpec {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.devices.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        self.devices.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.devices);
     }
 }
 
@@ -311,6 +499,12 @@ impl Walk for super::ResourceClaimStatus {
         self.reserved_for.walk_mut(visit);
         self.devices.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.allocation);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.reserved_for);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.devices);
+    }
 }
 
 impl Walk for super::ResourceClaimTemplate {
@@ -318,6 +512,14 @@ impl Walk for super::ResourceClaimTemplate {
         visit(self);
         self.metadata.walk_mut(visit);
         self.spec.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
     }
 }
 
@@ -327,6 +529,14 @@ impl Walk for super::ResourceClaimTemplateList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::ResourceClaimTemplateSpec {
@@ -334,6 +544,12 @@ impl Walk for super::ResourceClaimTemplateSpec {
         visit(self);
         self.metadata.walk_mut(visit);
         self.spec.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
     }
 }
 
@@ -349,6 +565,14 @@ impl Walk for super::ResourceSlice {
         self.metadata.walk_mut(visit);
         self.spec.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+    }
 }
 
 impl Walk for super::ResourceSliceList {
@@ -356,6 +580,14 @@ impl Walk for super::ResourceSliceList {
         visit(self);
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
     }
 }
 
@@ -366,5 +598,12 @@ impl Walk for super::ResourceSliceSpec {
         self.node_selector.walk_mut(visit);
         self.devices.walk_mut(visit);
         self.shared_counters.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.pool);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.node_selector);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.devices);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.shared_counters);
     }
 }

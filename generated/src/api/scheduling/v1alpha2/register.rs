@@ -31,7 +31,10 @@ impl ::kapi_apimachinery::Object for super::PodGroup {
     }
 
     /// Hub: `crate::hub::scheduling::PodGroup`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::scheduling::v1alpha2::conversion::PodGroup_to_hub(self))
     }
 
@@ -76,7 +79,10 @@ impl ::kapi_apimachinery::Object for super::PodGroupList {
     }
 
     /// Hub: `crate::hub::scheduling::PodGroupList`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::scheduling::v1alpha2::conversion::PodGroupList_to_hub(self))
     }
 
@@ -121,7 +127,10 @@ impl ::kapi_apimachinery::Object for super::Workload {
     }
 
     /// Hub: `crate::hub::scheduling::Workload`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::scheduling::v1alpha2::conversion::Workload_to_hub(self))
     }
 
@@ -166,7 +175,10 @@ impl ::kapi_apimachinery::Object for super::WorkloadList {
     }
 
     /// Hub: `crate::hub::scheduling::WorkloadList`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::scheduling::v1alpha2::conversion::WorkloadList_to_hub(self))
     }
 

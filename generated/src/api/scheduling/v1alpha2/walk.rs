@@ -24,6 +24,16 @@ impl Walk for super::PodGroup {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::PodGroupList {
@@ -31,6 +41,14 @@ impl Walk for super::PodGroupList {
         visit(self);
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
     }
 }
 
@@ -51,6 +69,10 @@ impl Walk for super::PodGroupSchedulingConstraints {
         visit(self);
         self.topology.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.topology);
+    }
 }
 
 impl Walk for super::PodGroupSchedulingPolicy {
@@ -58,6 +80,11 @@ impl Walk for super::PodGroupSchedulingPolicy {
         visit(self);
         self.basic.walk_mut(visit);
         self.gang.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.basic);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.gang);
     }
 }
 
@@ -69,6 +96,14 @@ impl Walk for super::PodGroupSpec {
         self.scheduling_constraints.walk_mut(visit);
         self.resource_claims.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.pod_group_template_ref);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.scheduling_policy);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.scheduling_constraints);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.resource_claims);
+        if self.priority_class_name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.priority_class_name = None; }
+    }
 }
 
 impl Walk for super::PodGroupStatus {
@@ -76,6 +111,11 @@ impl Walk for super::PodGroupStatus {
         visit(self);
         self.conditions.walk_mut(visit);
         self.resource_claim_statuses.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.conditions);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.resource_claim_statuses);
     }
 }
 
@@ -86,12 +126,23 @@ impl Walk for super::PodGroupTemplate {
         self.scheduling_constraints.walk_mut(visit);
         self.resource_claims.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.scheduling_policy);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.scheduling_constraints);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.resource_claims);
+        if self.priority_class_name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.priority_class_name = None; }
+    }
 }
 
 impl Walk for super::PodGroupTemplateReference {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.workload.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.workload);
     }
 }
 
@@ -105,6 +156,10 @@ impl Walk for super::TypedLocalObjectReference {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        if self.api_group.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_group = None; }
+    }
 }
 
 impl Walk for super::Workload {
@@ -113,6 +168,14 @@ impl Walk for super::Workload {
         self.metadata.walk_mut(visit);
         self.spec.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+    }
 }
 
 impl Walk for super::WorkloadList {
@@ -120,6 +183,14 @@ impl Walk for super::WorkloadList {
         visit(self);
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
     }
 }
 
@@ -134,5 +205,10 @@ impl Walk for super::WorkloadSpec {
         visit(self);
         self.controller_ref.walk_mut(visit);
         self.pod_group_templates.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.controller_ref);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.pod_group_templates);
     }
 }

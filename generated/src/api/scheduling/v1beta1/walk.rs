@@ -10,6 +10,16 @@ impl Walk for super::PriorityClass {
         visit(self);
         self.metadata.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.value.get_or_insert_default();
+        if self.global_default.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.global_default = None; }
+        if self.description.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.description = None; }
+    }
 }
 
 impl Walk for super::PriorityClassList {
@@ -17,5 +27,13 @@ impl Walk for super::PriorityClassList {
         visit(self);
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
     }
 }

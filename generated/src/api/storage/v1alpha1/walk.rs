@@ -11,6 +11,15 @@ impl Walk for super::CSIStorageCapacity {
         self.metadata.walk_mut(visit);
         self.node_topology.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.node_topology);
+        self.storage_class_name.get_or_insert_default();
+    }
 }
 
 impl Walk for super::CSIStorageCapacityList {
@@ -18,6 +27,14 @@ impl Walk for super::CSIStorageCapacityList {
         visit(self);
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
     }
 }
 
@@ -28,6 +45,17 @@ impl Walk for super::VolumeAttachment {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::VolumeAttachmentList {
@@ -36,6 +64,14 @@ impl Walk for super::VolumeAttachmentList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::VolumeAttachmentSource {
@@ -43,12 +79,23 @@ impl Walk for super::VolumeAttachmentSource {
         visit(self);
         self.inline_volume_spec.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.inline_volume_spec);
+    }
 }
 
 impl Walk for super::VolumeAttachmentSpec {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.source.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        self.attacher.get_or_insert_default();
+        self.source.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.source);
+        self.node_name.get_or_insert_default();
     }
 }
 
@@ -58,12 +105,26 @@ impl Walk for super::VolumeAttachmentStatus {
         self.attach_error.walk_mut(visit);
         self.detach_error.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        self.attached.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.attach_error);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.detach_error);
+    }
 }
 
 impl Walk for super::VolumeAttributesClass {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.metadata.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.driver_name.get_or_insert_default();
     }
 }
 
@@ -73,10 +134,24 @@ impl Walk for super::VolumeAttributesClassList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::VolumeError {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.time.as_ref().is_some_and(|t| t.is_zero()) { self.time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.time);
+        if self.message.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.message = None; }
     }
 }

@@ -31,7 +31,10 @@ impl ::kapi_apimachinery::Object for super::CSIDriver {
     }
 
     /// Hub: `crate::hub::storage::CSIDriver`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::storage::v1beta1::conversion::CSIDriver_to_hub(self))
     }
 
@@ -76,7 +79,10 @@ impl ::kapi_apimachinery::Object for super::CSIDriverList {
     }
 
     /// Hub: `crate::hub::storage::CSIDriverList`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::storage::v1beta1::conversion::CSIDriverList_to_hub(self))
     }
 
@@ -121,7 +127,10 @@ impl ::kapi_apimachinery::Object for super::CSINode {
     }
 
     /// Hub: `crate::hub::storage::CSINode`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::storage::v1beta1::conversion::CSINode_to_hub(self))
     }
 
@@ -166,7 +175,10 @@ impl ::kapi_apimachinery::Object for super::CSINodeList {
     }
 
     /// Hub: `crate::hub::storage::CSINodeList`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::storage::v1beta1::conversion::CSINodeList_to_hub(self))
     }
 
@@ -211,7 +223,10 @@ impl ::kapi_apimachinery::Object for super::CSIStorageCapacity {
     }
 
     /// Hub: `crate::hub::storage::CSIStorageCapacity`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::storage::v1beta1::conversion::CSIStorageCapacity_to_hub(self))
     }
 
@@ -256,7 +271,10 @@ impl ::kapi_apimachinery::Object for super::CSIStorageCapacityList {
     }
 
     /// Hub: `crate::hub::storage::CSIStorageCapacityList`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::storage::v1beta1::conversion::CSIStorageCapacityList_to_hub(self))
     }
 
@@ -301,7 +319,10 @@ impl ::kapi_apimachinery::Object for super::StorageClass {
     }
 
     /// Hub: `crate::hub::storage::StorageClass`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::storage::v1beta1::conversion::StorageClass_to_hub(self))
     }
 
@@ -346,7 +367,10 @@ impl ::kapi_apimachinery::Object for super::StorageClassList {
     }
 
     /// Hub: `crate::hub::storage::StorageClassList`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::storage::v1beta1::conversion::StorageClassList_to_hub(self))
     }
 
@@ -391,7 +415,10 @@ impl ::kapi_apimachinery::Object for super::VolumeAttachment {
     }
 
     /// Hub: `crate::hub::storage::VolumeAttachment`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::storage::v1beta1::conversion::VolumeAttachment_to_hub(self))
     }
 
@@ -436,7 +463,10 @@ impl ::kapi_apimachinery::Object for super::VolumeAttachmentList {
     }
 
     /// Hub: `crate::hub::storage::VolumeAttachmentList`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::storage::v1beta1::conversion::VolumeAttachmentList_to_hub(self))
     }
 
@@ -481,7 +511,10 @@ impl ::kapi_apimachinery::Object for super::VolumeAttributesClass {
     }
 
     /// Hub: `crate::hub::storage::VolumeAttributesClass`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::storage::v1beta1::conversion::VolumeAttributesClass_to_hub(self))
     }
 
@@ -526,7 +559,10 @@ impl ::kapi_apimachinery::Object for super::VolumeAttributesClassList {
     }
 
     /// Hub: `crate::hub::storage::VolumeAttributesClassList`.
-    fn into_hub(self) -> ::kapi_apimachinery::Hub {
+    /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
+    /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
+    fn into_hub(mut self) -> ::kapi_apimachinery::Hub {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self);
         Box::new(crate::api::storage::v1beta1::conversion::VolumeAttributesClassList_to_hub(self))
     }
 

@@ -9,12 +9,23 @@ impl Walk for super::ConversionRequest {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        self.uid.get_or_insert_default();
+        self.desired_api_version.get_or_insert_default();
+    }
 }
 
 impl Walk for super::ConversionResponse {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.result.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        self.uid.get_or_insert_default();
+        self.result.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.result);
     }
 }
 
@@ -24,11 +35,27 @@ impl Walk for super::ConversionReview {
         self.request.walk_mut(visit);
         self.response.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.request);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.response);
+    }
 }
 
 impl Walk for super::CustomResourceColumnDefinition {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        self.name.get_or_insert_default();
+        self.r#type.get_or_insert_default();
+        if self.format.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.format = None; }
+        if self.description.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.description = None; }
+        if self.priority.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.priority = None; }
+        self.json_path.get_or_insert_default();
     }
 }
 
@@ -36,6 +63,11 @@ impl Walk for super::CustomResourceConversion {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.webhook_client_config.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        self.strategy.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.webhook_client_config);
     }
 }
 
@@ -46,11 +78,32 @@ impl Walk for super::CustomResourceDefinition {
         self.spec.walk_mut(visit);
         self.status.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        self.spec.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.spec);
+        self.status.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+    }
 }
 
 impl Walk for super::CustomResourceDefinitionCondition {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        self.r#type.get_or_insert_default();
+        self.status.get_or_insert_default();
+        if self.last_transition_time.as_ref().is_some_and(|t| t.is_zero()) { self.last_transition_time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.last_transition_time);
+        if self.reason.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.reason = None; }
+        if self.message.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.message = None; }
+        if self.observed_generation.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.observed_generation = None; }
     }
 }
 
@@ -60,11 +113,26 @@ impl Walk for super::CustomResourceDefinitionList {
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
+    }
 }
 
 impl Walk for super::CustomResourceDefinitionNames {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        self.plural.get_or_insert_default();
+        if self.singular.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.singular = None; }
+        self.kind.get_or_insert_default();
+        if self.list_kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.list_kind = None; }
     }
 }
 
@@ -79,6 +147,20 @@ impl Walk for super::CustomResourceDefinitionSpec {
         self.selectable_fields.walk_mut(visit);
         self.conversion.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        self.group.get_or_insert_default();
+        if self.version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.version = None; }
+        self.names.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.names);
+        self.scope.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.validation);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.subresources);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.versions);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.additional_printer_columns);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.selectable_fields);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.conversion);
+    }
 }
 
 impl Walk for super::CustomResourceDefinitionStatus {
@@ -86,6 +168,13 @@ impl Walk for super::CustomResourceDefinitionStatus {
         visit(self);
         self.conditions.walk_mut(visit);
         self.accepted_names.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.conditions);
+        self.accepted_names.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.accepted_names);
+        if self.observed_generation.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.observed_generation = None; }
     }
 }
 
@@ -97,11 +186,27 @@ impl Walk for super::CustomResourceDefinitionVersion {
         self.additional_printer_columns.walk_mut(visit);
         self.selectable_fields.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        self.name.get_or_insert_default();
+        self.served.get_or_insert_default();
+        self.storage.get_or_insert_default();
+        if self.deprecated.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.deprecated = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.schema);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.subresources);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.additional_printer_columns);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.selectable_fields);
+    }
 }
 
 impl Walk for super::CustomResourceSubresourceScale {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        self.spec_replicas_path.get_or_insert_default();
+        self.status_replicas_path.get_or_insert_default();
     }
 }
 
@@ -117,6 +222,11 @@ impl Walk for super::CustomResourceSubresources {
         self.status.walk_mut(visit);
         self.scale.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.status);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.scale);
+    }
 }
 
 impl Walk for super::CustomResourceValidation {
@@ -124,11 +234,20 @@ impl Walk for super::CustomResourceValidation {
         visit(self);
         self.open_apiv3_schema.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.open_apiv3_schema);
+    }
 }
 
 impl Walk for super::ExternalDocumentation {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.description.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.description = None; }
+        if self.url.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.url = None; }
     }
 }
 
@@ -145,11 +264,42 @@ impl Walk for super::JSONSchemaProps {
         self.external_docs.walk_mut(visit);
         self.x_kubernetes_validations.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.id.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.id = None; }
+        if self.schema.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.schema = None; }
+        if self.description.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.description = None; }
+        if self.r#type.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.r#type = None; }
+        if self.format.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.format = None; }
+        if self.title.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.title = None; }
+        if self.default.as_ref().is_some_and(|v| v.is_empty()) { self.default = None; }
+        if self.exclusive_maximum.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.exclusive_maximum = None; }
+        if self.exclusive_minimum.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.exclusive_minimum = None; }
+        if self.pattern.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.pattern = None; }
+        if self.unique_items.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.unique_items = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.all_of);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.one_of);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.any_of);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.not);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.properties);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.pattern_properties);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.definitions);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.external_docs);
+        if self.example.as_ref().is_some_and(|v| v.is_empty()) { self.example = None; }
+        if self.nullable.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.nullable = None; }
+        if self.x_kubernetes_embedded_resource.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.x_kubernetes_embedded_resource = None; }
+        if self.x_kubernetes_int_or_string.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.x_kubernetes_int_or_string = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.x_kubernetes_validations);
+    }
 }
 
 impl Walk for super::SelectableField {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        self.json_path.get_or_insert_default();
     }
 }
 
@@ -157,11 +307,23 @@ impl Walk for super::ServiceReference {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        self.namespace.get_or_insert_default();
+        self.name.get_or_insert_default();
+    }
 }
 
 impl Walk for super::ValidationRule {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        self.rule.get_or_insert_default();
+        if self.message.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.message = None; }
+        if self.message_expression.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.message_expression = None; }
+        if self.field_path.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.field_path = None; }
     }
 }
 
@@ -169,5 +331,10 @@ impl Walk for super::WebhookClientConfig {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.service.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.service);
+        if self.ca_bundle.as_ref().is_some_and(|v| v.is_empty()) { self.ca_bundle = None; }
     }
 }

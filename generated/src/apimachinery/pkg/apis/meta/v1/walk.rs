@@ -12,12 +12,27 @@ impl Walk for super::APIGroup {
         self.preferred_version.walk_mut(visit);
         self.server_address_by_client_cidrs.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.versions);
+        self.preferred_version.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.preferred_version);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.server_address_by_client_cidrs);
+    }
 }
 
 impl Walk for super::APIGroupList {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.groups.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.groups);
     }
 }
 
@@ -26,12 +41,25 @@ impl Walk for super::APIResource {
         visit(self);
         self.verbs.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.group.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.group = None; }
+        if self.version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.version = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.verbs);
+        if self.storage_version_hash.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.storage_version_hash = None; }
+    }
 }
 
 impl Walk for super::APIResourceList {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.resources.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.resources);
     }
 }
 
@@ -40,11 +68,22 @@ impl Walk for super::APIVersions {
         visit(self);
         self.server_address_by_client_cidrs.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.server_address_by_client_cidrs);
+    }
 }
 
 impl Walk for super::ApplyOptions {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        self.force.get_or_insert_default();
+        self.field_manager.get_or_insert_default();
     }
 }
 
@@ -52,11 +91,23 @@ impl Walk for super::Condition {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        if self.observed_generation.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.observed_generation = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.last_transition_time);
+    }
 }
 
 impl Walk for super::CreateOptions {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        if self.field_manager.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.field_manager = None; }
+        if self.field_validation.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.field_validation = None; }
     }
 }
 
@@ -64,6 +115,12 @@ impl Walk for super::DeleteOptions {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.preconditions.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.preconditions);
     }
 }
 
@@ -77,11 +134,22 @@ impl Walk for super::GetOptions {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        if self.resource_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.resource_version = None; }
+    }
 }
 
 impl Walk for super::GroupKind {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        self.group.get_or_insert_default();
+        self.kind.get_or_insert_default();
     }
 }
 
@@ -95,6 +163,11 @@ impl Walk for super::GroupVersion {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        self.group.get_or_insert_default();
+        self.version.get_or_insert_default();
+    }
 }
 
 impl Walk for super::GroupVersionForDiscovery {
@@ -107,11 +180,23 @@ impl Walk for super::GroupVersionKind {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        self.group.get_or_insert_default();
+        self.version.get_or_insert_default();
+        self.kind.get_or_insert_default();
+    }
 }
 
 impl Walk for super::GroupVersionResource {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        self.group.get_or_insert_default();
+        self.version.get_or_insert_default();
+        self.resource.get_or_insert_default();
     }
 }
 
@@ -119,6 +204,10 @@ impl Walk for super::LabelSelector {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
         self.match_expressions.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.match_expressions);
     }
 }
 
@@ -133,6 +222,11 @@ impl Walk for super::List {
         visit(self);
         self.metadata.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+    }
 }
 
 impl Walk for super::ListMeta {
@@ -140,17 +234,49 @@ impl Walk for super::ListMeta {
         visit(self);
         self.shard_info.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.self_link.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.self_link = None; }
+        if self.resource_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.resource_version = None; }
+        if self.r#continue.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.r#continue = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.shard_info);
+    }
 }
 
 impl Walk for super::ListOptions {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        if self.label_selector.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.label_selector = None; }
+        if self.field_selector.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.field_selector = None; }
+        if self.watch.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.watch = None; }
+        if self.allow_watch_bookmarks.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.allow_watch_bookmarks = None; }
+        if self.resource_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.resource_version = None; }
+        if self.resource_version_match.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.resource_version_match = None; }
+        if self.limit.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.limit = None; }
+        if self.r#continue.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.r#continue = None; }
+        if self.shard_selector.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.shard_selector = None; }
+    }
 }
 
 impl Walk for super::ManagedFieldsEntry {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.manager.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.manager = None; }
+        if self.operation.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.operation = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        if self.time.as_ref().is_some_and(|t| t.is_zero()) { self.time = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.time);
+        if self.fields_type.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.fields_type = None; }
+        if self.fields_v1.as_ref().is_some_and(|v| v.is_empty()) { self.fields_v1 = None; }
+        if self.subresource.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.subresource = None; }
     }
 }
 
@@ -159,6 +285,22 @@ impl Walk for super::ObjectMeta {
         visit(self);
         self.owner_references.walk_mut(visit);
         self.managed_fields.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.name = None; }
+        if self.generate_name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.generate_name = None; }
+        if self.namespace.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.namespace = None; }
+        if self.self_link.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.self_link = None; }
+        if self.uid.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.uid = None; }
+        if self.resource_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.resource_version = None; }
+        if self.generation.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.generation = None; }
+        if self.creation_timestamp.as_ref().is_some_and(|t| t.is_zero()) { self.creation_timestamp = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.creation_timestamp);
+        if self.deletion_timestamp.as_ref().is_some_and(|t| t.is_zero()) { self.deletion_timestamp = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.deletion_timestamp);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.owner_references);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.managed_fields);
     }
 }
 
@@ -173,6 +315,13 @@ impl Walk for super::PartialObjectMetadata {
         visit(self);
         self.metadata.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+    }
 }
 
 impl Walk for super::PartialObjectMetadataList {
@@ -180,6 +329,14 @@ impl Walk for super::PartialObjectMetadataList {
         visit(self);
         self.metadata.walk_mut(visit);
         self.items.walk_mut(visit);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.items);
     }
 }
 
@@ -192,6 +349,13 @@ impl Walk for super::Patch {
 impl Walk for super::PatchOptions {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        if self.field_manager.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.field_manager = None; }
+        if self.field_validation.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.field_validation = None; }
     }
 }
 
@@ -225,11 +389,29 @@ impl Walk for super::Status {
         self.metadata.walk_mut(visit);
         self.details.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        self.metadata.get_or_insert_default();
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.metadata);
+        if self.status.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.status = None; }
+        if self.message.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.message = None; }
+        if self.reason.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.reason = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.details);
+        if self.code.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.code = None; }
+    }
 }
 
 impl Walk for super::StatusCause {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.reason.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.reason = None; }
+        if self.message.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.message = None; }
+        if self.field.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.field = None; }
     }
 }
 
@@ -238,11 +420,26 @@ impl Walk for super::StatusDetails {
         visit(self);
         self.causes.walk_mut(visit);
     }
+
+    fn canonicalize(&mut self) {
+        if self.name.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.name = None; }
+        if self.group.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.group = None; }
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.uid.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.uid = None; }
+        ::kapi_apimachinery::Walk::canonicalize(&mut self.causes);
+        if self.retry_after_seconds.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.retry_after_seconds = None; }
+    }
 }
 
 impl Walk for super::TableOptions {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        if self.include_object.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.include_object = None; }
     }
 }
 
@@ -250,11 +447,23 @@ impl Walk for super::TypeMeta {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
     }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+    }
 }
 
 impl Walk for super::UpdateOptions {
     fn walk_mut(&mut self, visit: &mut dyn FnMut(&mut dyn Any)) {
         visit(self);
+    }
+
+    fn canonicalize(&mut self) {
+        if self.kind.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.kind = None; }
+        if self.api_version.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.api_version = None; }
+        if self.field_manager.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.field_manager = None; }
+        if self.field_validation.as_ref().is_some_and(::kapi_apimachinery::go::is_zero) { self.field_validation = None; }
     }
 }
 
