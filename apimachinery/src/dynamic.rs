@@ -30,6 +30,9 @@ pub trait HubObject: Any + Send + Sync {
 
     /// [`HubObject::object_meta`], to change (`None` when absent: nothing is added).
     fn object_meta_mut(&mut self) -> Option<&mut dyn Any>;
+
+    /// A copy, to convert while the object goes on.
+    fn clone_hub(&self) -> Hub;
 }
 
 impl<T: Object> HubObject for T {
@@ -47,6 +50,10 @@ impl<T: Object> HubObject for T {
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn Any> {
         Object::object_meta_mut(self)
+    }
+
+    fn clone_hub(&self) -> Hub {
+        Box::new(self.clone())
     }
 }
 
@@ -130,9 +137,6 @@ pub trait DynObject: Send + Sync {
 
     /// [`Object::into_hub`].
     fn into_hub(self: Box<Self>) -> Hub;
-
-    /// The internal object as JSON: the hub ([`Object::into_hub`]) serialised.
-    fn into_internal(self: Box<Self>) -> Result<serde_json::Value, serde_json::Error>;
 }
 
 impl<T: Object> DynObject for T {
@@ -178,10 +182,6 @@ impl<T: Object> DynObject for T {
 
     fn into_hub(self: Box<Self>) -> Hub {
         Object::into_hub(*self)
-    }
-
-    fn into_internal(self: Box<Self>) -> Result<serde_json::Value, serde_json::Error> {
-        Object::into_hub(*self).to_value()
     }
 }
 

@@ -707,6 +707,10 @@ pub fn hub_object_impl(t: &HubType) -> String {
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {{
         {object_meta_mut}
     }}
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {{
+        Box::new(self.clone())
+    }}
 }}
 ",
         name = t.name

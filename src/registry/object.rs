@@ -140,6 +140,19 @@ impl Object {
         self.typed.get().is_some()
     }
 
+    /// The object as `kind`'s version writes it (what field management compares): converted
+    /// from its hub value when it has one, else from its JSON ([`objects::external_of`]).
+    pub fn external_value(&self, kind: &Kind) -> Result<std::borrow::Cow<'_, Value>, ApiError> {
+        if let (None, Some(hub)) = (self.typed.get(), self.hub.get())
+            && objects::dyn_kind(kind).is_some_and(|typed| !typed.internal_is_external())
+        {
+            let (_, external) = objects::typed_from_hub(kind, hub.clone_hub()).map_err(ApiError::internal)?;
+            let value = external.to_value().map_err(|e| ApiError::internal(format!("writing an object as JSON: {e}")))?;
+            return Ok(std::borrow::Cow::Owned(value));
+        }
+        objects::external_of(kind, self.value()?).map_err(ApiError::internal)
+    }
+
     /// Whether the object is at hand as its hub type and not as a generated external one (the
     /// internal object of a kind served in several versions).
     pub fn is_hub(&self) -> bool {

@@ -314,7 +314,7 @@ pub fn convert_stored(stored: &Kind, value: Value, group: &str, version: &str) -
 /// group served in one version is its own hub, so its object passes through unchanged.
 pub fn to_internal(kind: &Kind, external: Value) -> Result<Value, CodecError> {
     match dyn_kind(kind) {
-        Some(typed) if !typed.internal_is_external() => Ok(typed.read_value(external)?.into_internal()?),
+        Some(typed) if !typed.internal_is_external() => Ok(typed.read_value(external)?.into_hub().to_value()?),
         // A custom resource's, or a kind that is its own hub: the object is its internal one.
         _ => Ok(external),
     }

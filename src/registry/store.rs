@@ -353,7 +353,7 @@ impl<'a> Store<'a> {
         // create handler runs its field manager first).
         let managed_fields = match managed_fields {
             Some(managed) => WriteManagedFields::Json(managed),
-            None => WriteManagedFields::Recorded(self.managed_fields_of_update(options, None, object.value()?)?),
+            None => WriteManagedFields::Recorded(self.managed_fields_of_update(options, None, &object)?),
         };
         let registered = objects::is_registered(kind);
         managed_fields.set_in(&mut object, registered)?;
@@ -472,7 +472,7 @@ impl<'a> Store<'a> {
             }
             let managed_fields = match managed_fields {
                 Some(managed) => WriteManagedFields::Json(managed),
-                None => WriteManagedFields::Recorded(self.managed_fields_of_update(options, Some(&current), proposed.value()?)?),
+                None => WriteManagedFields::Recorded(self.managed_fields_of_update(options, Some(&current), &proposed)?),
             };
             let registered = objects::is_registered(&current.kind);
             managed_fields.set_in(&mut proposed, registered)?;
@@ -646,11 +646,11 @@ impl<'a> Store<'a> {
         &self,
         options: WriteOptions<'_>,
         current: Option<&Current<'_>>,
-        proposed: &Value,
+        proposed: &Object,
     ) -> Result<Option<ManagedFields>, ApiError> {
         use super::fieldmanager::{Context, Writer, update};
         let kind = &self.kind;
-        let new = objects::external_of(kind, proposed).map_err(ApiError::internal)?;
+        let new = proposed.external_value(kind)?;
         let zero;
         let (live, live_managed) = match current {
             Some(current) => (current.external()?, &current.internal()?["metadata"]["managedFields"]),

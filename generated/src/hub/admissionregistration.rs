@@ -104,6 +104,10 @@ impl ::kapi_apimachinery::HubObject for MutatingAdmissionPolicy {
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
+    }
 }
 
 /// Hub (internal) `MutatingAdmissionPolicyBinding` of the group: every field of every version.
@@ -140,6 +144,10 @@ impl ::kapi_apimachinery::HubObject for MutatingAdmissionPolicyBinding {
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
+    }
 }
 
 /// Hub (internal) `MutatingAdmissionPolicyBindingList` of the group: every field of every version.
@@ -175,6 +183,10 @@ impl ::kapi_apimachinery::HubObject for MutatingAdmissionPolicyBindingList {
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
+    }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
     }
 }
 
@@ -225,6 +237,10 @@ impl ::kapi_apimachinery::HubObject for MutatingAdmissionPolicyList {
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
+    }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
     }
 }
 
@@ -329,6 +345,10 @@ impl ::kapi_apimachinery::HubObject for MutatingWebhookConfiguration {
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
+    }
 }
 
 /// Hub (internal) `MutatingWebhookConfigurationList` of the group: every field of every version.
@@ -364,6 +384,10 @@ impl ::kapi_apimachinery::HubObject for MutatingWebhookConfigurationList {
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
+    }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
     }
 }
 
@@ -514,6 +538,10 @@ impl ::kapi_apimachinery::HubObject for ValidatingAdmissionPolicy {
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
+    }
 }
 
 /// Hub (internal) `ValidatingAdmissionPolicyBinding` of the group: every field of every version.
@@ -550,6 +578,10 @@ impl ::kapi_apimachinery::HubObject for ValidatingAdmissionPolicyBinding {
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
+    }
 }
 
 /// Hub (internal) `ValidatingAdmissionPolicyBindingList` of the group: every field of every version.
@@ -585,6 +617,10 @@ impl ::kapi_apimachinery::HubObject for ValidatingAdmissionPolicyBindingList {
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
+    }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
     }
 }
 
@@ -638,6 +674,10 @@ impl ::kapi_apimachinery::HubObject for ValidatingAdmissionPolicyList {
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
+    }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
     }
 }
 
@@ -753,6 +793,10 @@ impl ::kapi_apimachinery::HubObject for ValidatingWebhookConfiguration {
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
+    }
 }
 
 /// Hub (internal) `ValidatingWebhookConfigurationList` of the group: every field of every version.
@@ -788,6 +832,10 @@ impl ::kapi_apimachinery::HubObject for ValidatingWebhookConfigurationList {
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
+    }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
     }
 }
 

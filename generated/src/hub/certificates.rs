@@ -38,6 +38,10 @@ impl ::kapi_apimachinery::HubObject for CertificateSigningRequest {
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
+    }
 }
 
 /// Hub (internal) `CertificateSigningRequestCondition` of the group: every field of every version.
@@ -96,6 +100,10 @@ impl ::kapi_apimachinery::HubObject for CertificateSigningRequestList {
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
+    }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
     }
 }
 
@@ -173,6 +181,10 @@ impl ::kapi_apimachinery::HubObject for ClusterTrustBundle {
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
+    }
 }
 
 /// Hub (internal) `ClusterTrustBundleList` of the group: every field of every version.
@@ -208,6 +220,10 @@ impl ::kapi_apimachinery::HubObject for ClusterTrustBundleList {
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
+    }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
     }
 }
 
@@ -267,6 +283,10 @@ impl ::kapi_apimachinery::HubObject for PodCertificateRequest {
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
+    }
 }
 
 /// Hub (internal) `PodCertificateRequestList` of the group: every field of every version.
@@ -302,6 +322,10 @@ impl ::kapi_apimachinery::HubObject for PodCertificateRequestList {
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
+    }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
     }
 }
 

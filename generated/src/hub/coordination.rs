@@ -35,6 +35,10 @@ impl ::kapi_apimachinery::HubObject for Lease {
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
+    }
 }
 
 /// Hub (internal) `LeaseCandidate` of the group: every field of every version.
@@ -71,6 +75,10 @@ impl ::kapi_apimachinery::HubObject for LeaseCandidate {
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
+    }
 }
 
 /// Hub (internal) `LeaseCandidateList` of the group: every field of every version.
@@ -106,6 +114,10 @@ impl ::kapi_apimachinery::HubObject for LeaseCandidateList {
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
+    }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
     }
 }
 
@@ -165,6 +177,10 @@ impl ::kapi_apimachinery::HubObject for LeaseList {
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
+    }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
     }
 }
 

@@ -57,6 +57,10 @@ impl ::kapi_apimachinery::HubObject for IPAddress {
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
+    }
 }
 
 /// Hub (internal) `IPAddressList` of the group: every field of every version.
@@ -92,6 +96,10 @@ impl ::kapi_apimachinery::HubObject for IPAddressList {
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
+    }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
     }
 }
 
@@ -151,6 +159,10 @@ impl ::kapi_apimachinery::HubObject for Ingress {
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
+    }
 }
 
 /// Hub (internal) `IngressBackend` of the group: every field of every version.
@@ -204,6 +216,10 @@ impl ::kapi_apimachinery::HubObject for IngressClass {
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
+    }
 }
 
 /// Hub (internal) `IngressClassList` of the group: every field of every version.
@@ -239,6 +255,10 @@ impl ::kapi_apimachinery::HubObject for IngressClassList {
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
+    }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
     }
 }
 
@@ -306,6 +326,10 @@ impl ::kapi_apimachinery::HubObject for IngressList {
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
+    }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
     }
 }
 
@@ -440,6 +464,10 @@ impl ::kapi_apimachinery::HubObject for NetworkPolicy {
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
+    }
 }
 
 /// Hub (internal) `NetworkPolicyEgressRule` of the group: every field of every version.
@@ -497,6 +525,10 @@ impl ::kapi_apimachinery::HubObject for NetworkPolicyList {
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
+    }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
     }
 }
 
@@ -610,6 +642,10 @@ impl ::kapi_apimachinery::HubObject for ServiceCIDR {
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
+    }
 }
 
 /// Hub (internal) `ServiceCIDRList` of the group: every field of every version.
@@ -645,6 +681,10 @@ impl ::kapi_apimachinery::HubObject for ServiceCIDRList {
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
+    }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
     }
 }
 

@@ -316,6 +316,10 @@ impl ::kapi_apimachinery::HubObject for DeviceClass {
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
+    }
 }
 
 /// Hub (internal) `DeviceClassConfiguration` of the group: every field of every version.
@@ -359,6 +363,10 @@ impl ::kapi_apimachinery::HubObject for DeviceClassList {
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
+    }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
     }
 }
 
@@ -559,6 +567,10 @@ impl ::kapi_apimachinery::HubObject for DeviceTaintRule {
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
+    }
 }
 
 /// Hub (internal) `DeviceTaintRuleList` of the group: every field of every version.
@@ -594,6 +606,10 @@ impl ::kapi_apimachinery::HubObject for DeviceTaintRuleList {
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
+    }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
     }
 }
 
@@ -784,6 +800,10 @@ impl ::kapi_apimachinery::HubObject for ResourceClaim {
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
+    }
 }
 
 /// Hub (internal) `ResourceClaimConsumerReference` of the group: every field of every version.
@@ -836,6 +856,10 @@ impl ::kapi_apimachinery::HubObject for ResourceClaimList {
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
+    }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
     }
 }
 
@@ -895,6 +919,10 @@ impl ::kapi_apimachinery::HubObject for ResourceClaimTemplate {
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
+    }
 }
 
 /// Hub (internal) `ResourceClaimTemplateList` of the group: every field of every version.
@@ -930,6 +958,10 @@ impl ::kapi_apimachinery::HubObject for ResourceClaimTemplateList {
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
+    }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
     }
 }
 
@@ -995,6 +1027,10 @@ impl ::kapi_apimachinery::HubObject for ResourcePoolStatusRequest {
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         Some(&mut self.metadata)
     }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
+    }
 }
 
 /// Hub (internal) `ResourcePoolStatusRequestList` of the group: every field of every version.
@@ -1030,6 +1066,10 @@ impl ::kapi_apimachinery::HubObject for ResourcePoolStatusRequestList {
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
+    }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
     }
 }
 
@@ -1095,6 +1135,10 @@ impl ::kapi_apimachinery::HubObject for ResourceSlice {
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
+    }
 }
 
 /// Hub (internal) `ResourceSliceList` of the group: every field of every version.
@@ -1130,6 +1174,10 @@ impl ::kapi_apimachinery::HubObject for ResourceSliceList {
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
+    }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
     }
 }
 

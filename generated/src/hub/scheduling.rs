@@ -51,6 +51,10 @@ impl ::kapi_apimachinery::HubObject for PodGroup {
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
+    }
 }
 
 /// Hub (internal) `PodGroupList` of the group: every field of every version.
@@ -86,6 +90,10 @@ impl ::kapi_apimachinery::HubObject for PodGroupList {
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
+    }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
     }
 }
 
@@ -247,6 +255,10 @@ impl ::kapi_apimachinery::HubObject for PriorityClass {
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
+    }
 }
 
 /// Hub (internal) `PriorityClassList` of the group: every field of every version.
@@ -282,6 +294,10 @@ impl ::kapi_apimachinery::HubObject for PriorityClassList {
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
+    }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
     }
 }
 
@@ -341,6 +357,10 @@ impl ::kapi_apimachinery::HubObject for Workload {
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         self.metadata.as_mut().map(|m| m as &mut dyn ::std::any::Any)
     }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
+    }
 }
 
 /// Hub (internal) `WorkloadList` of the group: every field of every version.
@@ -376,6 +396,10 @@ impl ::kapi_apimachinery::HubObject for WorkloadList {
 
     fn object_meta_mut(&mut self) -> Option<&mut dyn ::std::any::Any> {
         None
+    }
+
+    fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
+        Box::new(self.clone())
     }
 }
 
