@@ -1,12 +1,12 @@
 //! The object a write works on (upstream's `runtime.Object` as its registry passes it along):
-//! the generated type a request body decoded to, or JSON where that is the object's natural
-//! form (custom resources, kinds converted through their hub, what a patch made, what a hook
-//! edits as JSON). Built-in objects stay typed from decoding to encoding as long as no step
-//! asks to change them as JSON, so storing them needs no conversion from JSON; the JSON form
-//! that field management, the JSON-written validation rules and hooks still read is made once,
-//! and kept in step with the metadata the store sets ([`Object::set_meta`]). Rules written over
-//! the generated type read it as such ([`Object::typed_ref`]), from JSON only when a JSON step
-//! came last.
+//! the generated type a request body decoded to, its kind's hub value when the kind is served
+//! in several versions, or JSON where that is the object's natural form (custom resources,
+//! what a hook edits as JSON). Built-in objects stay typed from decoding to encoding as long
+//! as no step asks to change them as JSON, so storing them needs no conversion from JSON; the
+//! JSON form that field management, the JSON-written validation rules and hooks still read is
+//! made once, and kept in step with the metadata the store sets ([`Object::set_meta`]). Rules
+//! written over the generated type read it as such ([`Object::typed_ref`], or
+//! [`Object::hub_ref`]), from JSON only when a JSON step came last.
 //!
 //! The codecs that read and write objects are [`super::objects`]'s.
 
