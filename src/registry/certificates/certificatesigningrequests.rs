@@ -62,7 +62,7 @@ impl SubresourceStrategy for Approval {
     }
 
     fn validate_update_object(&self, old: &Object, new: &Object) -> Result<Vec<FieldError>, ApiError> {
-        let mut errs = validation::validate_object_meta(&CertificateSigningRequestStrategy, new.value()?);
+        let mut errs = validation::object_meta_errors(&CertificateSigningRequestStrategy, new)?;
         errs.extend(validation::certificates::approval_update(
             old.hub_ref::<CertificateSigningRequest>()?,
             new.hub_ref::<CertificateSigningRequest>()?,

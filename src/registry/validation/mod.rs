@@ -68,7 +68,7 @@ pub fn validate_object_meta(strategy: &dyn Strategy, object: &Value) -> Vec<Fiel
 
 /// [`validate_object_meta`] of an object in the form at hand: its generated `ObjectMeta` when
 /// typed, else its JSON.
-fn object_meta_errors(strategy: &dyn Strategy, object: &Object) -> Result<Vec<FieldError>, ApiError> {
+pub fn object_meta_errors(strategy: &dyn Strategy, object: &Object) -> Result<Vec<FieldError>, ApiError> {
     let Some(meta) = object.typed_meta() else { return Ok(validate_object_meta(strategy, object.value()?)) };
     fn strings(map: &std::collections::BTreeMap<String, String>) -> impl Iterator<Item = (&str, &str)> {
         map.iter().map(|(k, v)| (k.as_str(), v.as_str()))
