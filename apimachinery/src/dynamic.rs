@@ -33,6 +33,16 @@ pub trait HubObject: Any + Send + Sync {
 
     /// A copy, to convert while the object goes on.
     fn clone_hub(&self) -> Hub;
+
+    /// [`Object::spec_equals`] with a hub of the same type; `None` for another type.
+    fn spec_equals(&self, other: &dyn HubObject) -> Option<bool>;
+
+    /// [`Object::status_equals`] with a hub of the same type; `None` for another type.
+    fn status_equals(&self, other: &dyn HubObject) -> Option<bool>;
+
+    /// [`Object::copy_status_from`] a hub of the same type; `false` (nothing copied) for
+    /// another type.
+    fn copy_status_from(&mut self, other: &dyn HubObject) -> bool;
 }
 
 impl<T: Object> HubObject for T {
@@ -54,6 +64,18 @@ impl<T: Object> HubObject for T {
 
     fn clone_hub(&self) -> Hub {
         Box::new(self.clone())
+    }
+
+    fn spec_equals(&self, other: &dyn HubObject) -> Option<bool> {
+        hub_as::<T>(other).map(|other| Object::spec_equals(self, other))
+    }
+
+    fn status_equals(&self, other: &dyn HubObject) -> Option<bool> {
+        hub_as::<T>(other).map(|other| Object::status_equals(self, other))
+    }
+
+    fn copy_status_from(&mut self, other: &dyn HubObject) -> bool {
+        hub_as::<T>(other).map(|other| Object::copy_status_from(self, other)).is_some()
     }
 }
 
@@ -137,6 +159,19 @@ pub trait DynObject: Send + Sync {
 
     /// [`Object::into_hub`].
     fn into_hub(self: Box<Self>) -> Hub;
+
+    /// A copy.
+    fn clone_object(&self) -> Box<dyn DynObject>;
+
+    /// [`Object::spec_equals`] with an object of the same type; `None` for another type.
+    fn spec_equals(&self, other: &dyn DynObject) -> Option<bool>;
+
+    /// [`Object::status_equals`] with an object of the same type; `None` for another type.
+    fn status_equals(&self, other: &dyn DynObject) -> Option<bool>;
+
+    /// [`Object::copy_status_from`] an object of the same type; `false` (nothing copied) for
+    /// another type.
+    fn copy_status_from(&mut self, other: &dyn DynObject) -> bool;
 }
 
 impl<T: Object> DynObject for T {
@@ -182,6 +217,22 @@ impl<T: Object> DynObject for T {
 
     fn into_hub(self: Box<Self>) -> Hub {
         Object::into_hub(*self)
+    }
+
+    fn clone_object(&self) -> Box<dyn DynObject> {
+        Box::new(self.clone())
+    }
+
+    fn spec_equals(&self, other: &dyn DynObject) -> Option<bool> {
+        other.as_any().downcast_ref::<T>().map(|other| Object::spec_equals(self, other))
+    }
+
+    fn status_equals(&self, other: &dyn DynObject) -> Option<bool> {
+        other.as_any().downcast_ref::<T>().map(|other| Object::status_equals(self, other))
+    }
+
+    fn copy_status_from(&mut self, other: &dyn DynObject) -> bool {
+        other.as_any().downcast_ref::<T>().map(|other| Object::copy_status_from(self, other)).is_some()
     }
 }
 

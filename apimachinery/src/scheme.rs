@@ -99,6 +99,28 @@ pub trait Object:
     /// A list kind's items, each as an object of its kind; `None` for every other kind.
     fn list_items_mut(&mut self) -> Option<Vec<&mut dyn crate::DynObject>>;
 
+    /// Whether `other`'s `spec` is this object's, compared as Go values are, so as their JSON
+    /// forms are (a value read from protobuf is put in its Go form first,
+    /// [`crate::Walk::canonicalize`]): what `metadata.generation` counts. `true` for kinds
+    /// without a spec (what the generator leaves them).
+    fn spec_equals(&self, other: &Self) -> bool {
+        let _ = other;
+        true
+    }
+
+    /// Whether `other`'s `status` is this object's, compared as [`Object::spec_equals`]
+    /// compares specs. `true` for kinds without a status.
+    fn status_equals(&self, other: &Self) -> bool {
+        let _ = other;
+        true
+    }
+
+    /// Puts a copy of `other`'s `status` in place of this object's (nothing for kinds without
+    /// one).
+    fn copy_status_from(&mut self, other: &Self) {
+        let _ = other;
+    }
+
     /// Converts to the kind's hub (internal) type, boxed so the runtime can pick the target
     /// version at run time (the hub of a group served in one version is the type itself).
     fn into_hub(self) -> crate::Hub;

@@ -690,6 +690,19 @@ pub fn hub_object_impl(t: &HubType) -> String {
     } else {
         ("", "_api_version: &str, _kind: &str")
     };
+    // A hub is in its Go form as made (converted from a canonical external object, or read
+    // from JSON), so its parts compare as they are.
+    let part = |json_name: &str| t.fields.iter().find(|f| f.json_name == json_name).map(|f| f.rust_name.clone());
+    let (other_spec, spec_equals) = match part("spec") {
+        Some(spec) => ("other".to_owned(), format!("self.{spec} == other.{spec}")),
+        None => ("_".to_owned(), "true".to_owned()),
+    };
+    let (other_status, status_equals, copy_status) = match part("status") {
+        Some(status) => {
+            ("other".to_owned(), format!("self.{status} == other.{status}"), format!("self.{status}.clone_from(&other.{status})"))
+        }
+        None => ("_".to_owned(), "true".to_owned(), "()".to_owned()),
+    };
     format!(
         "impl ::kapi_apimachinery::HubObject for {name} {{
     fn to_value(&self) -> Result<::serde_json::Value, ::serde_json::Error> {{
@@ -710,6 +723,18 @@ pub fn hub_object_impl(t: &HubType) -> String {
 
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {{
         Box::new(self.clone())
+    }}
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {{
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|{other_spec}| {spec_equals})
+    }}
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {{
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|{other_status}| {status_equals})
+    }}
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {{
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|{other_status}| {copy_status}).is_some()
     }}
 }}
 ",

@@ -130,7 +130,14 @@ pub fn render(model: &Model) -> anyhow::Result<BTreeMap<String, String>> {
                             .map_or("None".to_owned(), |_| {
                                 "Some(self.items.iter_mut().map(|i| i as &mut dyn ::kapi_apimachinery::DynObject).collect())".to_owned()
                             });
+                        // `spec` and `status`: what generation counts and what a status
+                        // write changes.
+                        let part = |json_name: &str| {
+                            t.fields.iter().find(|f| f.json_name == json_name && f.inline.is_empty()).map(|f| f.rust_name.clone())
+                        };
                         objects.push(ObjectView {
+                            spec: part("spec"),
+                            status: part("status"),
                             object_meta,
                             object_meta_mut,
                             list_items,
@@ -417,6 +424,9 @@ struct ObjectView {
     object_meta_mut: String,
     /// The expression `list_items_mut` answers (`None` unless the kind lists objects of a kind).
     list_items: String,
+    /// The Rust names of the `spec` and `status` fields, when the kind has them.
+    spec: Option<String>,
+    status: Option<String>,
     to_hub: String,
     from_hub: String,
 }

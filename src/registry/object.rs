@@ -53,6 +53,16 @@ pub enum Form {
     Json(Value),
 }
 
+/// The parts of an object a write compares or carries over as a whole.
+#[derive(Clone, Copy)]
+enum Part {
+    Spec,
+    Status,
+}
+
+/// The `metadata` fields an update keeps from the stored object ([`Object::keep_identity_of`]).
+const IDENTITY: [&str; 4] = ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"];
+
 /// A `metadata` field the store sets on the objects it writes, in both forms of an
 /// [`Object`] ([`Object::set_meta`]).
 #[derive(Debug, Clone, Copy)]
@@ -275,10 +285,158 @@ impl Object {
         }
     }
 
-    /// A copy of the object, as JSON (a generated object cannot be copied through its trait
-    /// object): for a request that proposes the same object on each attempt.
-    pub fn to_json_object(&self) -> Result<Object, ApiError> {
-        Ok(Object::from_value(self.value()?.clone()))
+    /// A copy of the object in its most typed form (the generated object or the hub value,
+    /// without the JSON form made from it): for a write that starts from the stored object,
+    /// and for a request that proposes the same object on each attempt.
+    pub fn clone_object(&self) -> Object {
+        let (typed, hub, json) = match (self.typed.get(), self.hub.get()) {
+            (Some(typed), _) => (OnceLock::from(typed.clone_object()), OnceLock::new(), OnceLock::new()),
+            (None, Some(hub)) => (OnceLock::new(), OnceLock::from(hub.clone_hub()), OnceLock::new()),
+            (None, None) => (OnceLock::new(), OnceLock::new(), self.json.clone()),
+        };
+        Object { typed, json, kind: self.kind, hub }
+    }
+
+    /// Whether `other`'s `spec` is this object's: compared as their generated or hub type when
+    /// both objects are at hand as the same one (as Go values, so as their JSON forms:
+    /// [`kapi_apimachinery::Object::spec_equals`]), else as JSON.
+    pub fn spec_equals(&self, other: &Object) -> Result<bool, ApiError> {
+        match self.typed_parts_equal(other, Part::Spec) {
+            Some(equal) => Ok(equal),
+            None => Ok(self.value()?.get("spec") == other.value()?.get("spec")),
+        }
+    }
+
+    /// Whether `other`'s `status` is this object's, compared as [`Object::spec_equals`]
+    /// compares specs.
+    pub fn status_equals(&self, other: &Object) -> Result<bool, ApiError> {
+        match self.typed_parts_equal(other, Part::Status) {
+            Some(equal) => Ok(equal),
+            None => Ok(self.value()?.get("status") == other.value()?.get("status")),
+        }
+    }
+
+    fn typed_parts_equal(&self, other: &Object, part: Part) -> Option<bool> {
+        if let (Some(typed), Some(other)) = (self.typed.get(), other.typed.get()) {
+            return match part {
+                Part::Spec => typed.spec_equals(other.as_ref()),
+                Part::Status => typed.status_equals(other.as_ref()),
+            };
+        }
+        if let (Some(hub), Some(other)) = (self.hub.get(), other.hub.get()) {
+            return match part {
+                Part::Spec => hub.spec_equals(other.as_ref()),
+                Part::Status => hub.status_equals(other.as_ref()),
+            };
+        }
+        None
+    }
+
+    /// Puts `from`'s `status` in place of this object's, in the most typed form both have
+    /// (as [`Object::spec_equals`] compares). An object whose status is `from`'s already is
+    /// left as it is, in all its forms.
+    pub fn set_status_from(&mut self, from: &Object) -> Result<(), ApiError> {
+        if self.status_equals(from)? {
+            return Ok(());
+        }
+        if let (Some(typed), Some(from)) = (self.typed.get_mut(), from.typed.get())
+            && typed.copy_status_from(from.as_ref())
+        {
+            (self.json, self.hub) = (OnceLock::new(), OnceLock::new());
+            return Ok(());
+        }
+        if let (Some(hub), Some(from)) = (self.hub.get_mut(), from.hub.get())
+            && hub.copy_status_from(from.as_ref())
+        {
+            (self.json, self.typed) = (OnceLock::new(), OnceLock::new());
+            return Ok(());
+        }
+        super::strategy::copy_field(self.value_mut()?, from.value()?, "status");
+        Ok(())
+    }
+
+    /// Gives the object the identity of `old`, the stored object an update replaces, whatever
+    /// the request said (upstream's `rest.BeforeUpdate`): its uid, creation and deletion times
+    /// and deletion grace period, and the request's name and namespace (`None`: a
+    /// cluster-scoped object's, left as they are). Set in the typed forms when both objects
+    /// have their `metadata` as the generated `ObjectMeta`, else as JSON; an object that
+    /// carries them already (a PUT of what was read, a patch) keeps all its forms.
+    pub fn keep_identity_of(&mut self, old: &Object, name: &str, namespace: Option<&str>) -> Result<(), ApiError> {
+        if let (Some(old_meta), Some(meta)) = (old.typed_meta(), self.typed_meta()) {
+            let differs = meta.uid != old_meta.uid
+                || meta.creation_timestamp != old_meta.creation_timestamp
+                || meta.deletion_timestamp != old_meta.deletion_timestamp
+                || meta.deletion_grace_period_seconds != old_meta.deletion_grace_period_seconds
+                || meta.name.as_deref() != Some(name)
+                || namespace.is_some_and(|ns| meta.namespace.as_deref() != Some(ns));
+            if differs {
+                let old_meta = old_meta.clone();
+                self.edit_typed_meta(|meta| {
+                    meta.uid.clone_from(&old_meta.uid);
+                    meta.creation_timestamp.clone_from(&old_meta.creation_timestamp);
+                    meta.deletion_timestamp.clone_from(&old_meta.deletion_timestamp);
+                    meta.deletion_grace_period_seconds = old_meta.deletion_grace_period_seconds;
+                    meta.name = Some(name.to_owned());
+                    if let Some(ns) = namespace {
+                        meta.namespace = Some(ns.to_owned());
+                    }
+                });
+                self.json = OnceLock::new();
+            }
+            return Ok(());
+        }
+        let (old, value) = (old.value()?, self.value()?);
+        let (meta, old_meta) = (&value["metadata"], &old["metadata"]);
+        let differs = IDENTITY.iter().any(|field| meta.get(field) != old_meta.get(field))
+            || meta["name"].as_str() != Some(name)
+            || namespace.is_some_and(|ns| meta["namespace"].as_str() != Some(ns));
+        if differs {
+            let value = self.value_mut()?;
+            for field in IDENTITY {
+                super::strategy::copy_field(&mut value["metadata"], &old["metadata"], field);
+            }
+            value["metadata"]["name"] = Value::String(name.to_owned());
+            if let Some(ns) = namespace {
+                value["metadata"]["namespace"] = Value::String(ns.to_owned());
+            }
+        }
+        Ok(())
+    }
+
+    /// `metadata.generation`, read from the form at hand.
+    pub fn generation(&self) -> Result<Option<i64>, ApiError> {
+        if let Some(meta) = self.typed_meta() {
+            return Ok(meta.generation);
+        }
+        Ok(self.value()?["metadata"]["generation"].as_i64())
+    }
+
+    /// Whether `metadata.deletionTimestamp` is set, read from the form at hand.
+    pub fn is_being_deleted(&self) -> Result<bool, ApiError> {
+        if let Some(meta) = self.typed_meta() {
+            return Ok(meta.deletion_timestamp.is_some());
+        }
+        Ok(!self.value()?["metadata"]["deletionTimestamp"].is_null())
+    }
+
+    /// `metadata.uid`, read from the form at hand.
+    pub fn uid(&self) -> Result<Option<String>, ApiError> {
+        if let Some(meta) = self.typed_meta() {
+            return Ok(meta.uid.clone());
+        }
+        Ok(self.value()?["metadata"]["uid"].as_str().map(str::to_owned))
+    }
+
+    /// Changes the generated `ObjectMeta` of the typed and hub forms the object has; the caller
+    /// drops the JSON form or changes it alike.
+    fn edit_typed_meta(&mut self, edit: impl Fn(&mut kapi_api::apimachinery::pkg::apis::meta::v1::ObjectMeta)) {
+        let typed = self.typed.get_mut().and_then(|typed| typed.object_meta_mut());
+        let hub = self.hub.get_mut().and_then(|hub| hub.object_meta_mut());
+        for meta in [typed, hub].into_iter().flatten() {
+            if let Some(meta) = meta.downcast_mut() {
+                edit(meta);
+            }
+        }
     }
 
     /// `metadata.name` and `metadata.generateName`, read from the form at hand.
@@ -589,5 +747,104 @@ mod tests {
         let meta = object.hub_ref::<HorizontalPodAutoscaler>().unwrap().metadata.as_ref().unwrap();
         assert_eq!(meta.name.as_deref(), Some("g"));
         assert!(object.hub_ref::<kapi_api::hub::networking::Ingress>().is_err());
+    }
+
+    fn apps_v1(kind: &str) -> Kind {
+        Kind { group: "apps".into(), version: "v1".into(), kind: kind.into() }
+    }
+
+    /// A Deployment as a request body decodes it.
+    fn deployment(body: &str) -> Object {
+        Object::decode(&apps_v1("Deployment"), Format::Json, body.as_bytes()).unwrap()
+    }
+
+    /// The object written to protobuf and read back, as an update reads the stored object.
+    fn through_protobuf(object: Object, kind: &Kind) -> Object {
+        let dyn_kind = objects::dyn_kind(kind).unwrap();
+        let bytes = typed_form(object).encode(Format::Protobuf).unwrap();
+        let typed = dyn_kind.decode(Format::Protobuf, &bytes).unwrap();
+        let value = typed.to_value().unwrap();
+        Object::typed(dyn_kind, typed, value)
+    }
+
+    /// Specs and statuses compare as their JSON forms do, whichever Go form each typed object
+    /// holds (a zero value written out or left absent, one read back from protobuf).
+    #[test]
+    fn typed_parts_compare_as_their_json_forms() {
+        let stored = r#"{"metadata":{"name":"d"},"spec":{"replicas":2,"template":{"spec":{"containers":[{"name":"c","image":"i"}]}}},"status":{"replicas":2}}"#;
+        let cases = [
+            // Zero values written out: the same spec and status as Go values.
+            (
+                r#"{"metadata":{"name":"d"},"spec":{"replicas":2,"paused":false,"minReadySeconds":0,"template":{"metadata":{},"spec":{"containers":[{"name":"c","image":"i"}]}}},"status":{"replicas":2,"readyReplicas":0}}"#,
+                true,
+                true,
+            ),
+            (
+                r#"{"metadata":{"name":"d"},"spec":{"replicas":3,"template":{"spec":{"containers":[{"name":"c","image":"i"}]}}}}"#,
+                false,
+                false,
+            ),
+            (
+                r#"{"metadata":{"name":"d","labels":{"a":"b"}},"spec":{"replicas":2,"template":{"spec":{"containers":[{"name":"c","image":"i"}]}}},"status":{"replicas":2}}"#,
+                true,
+                true,
+            ),
+            (
+                r#"{"metadata":{"name":"d"},"spec":{"replicas":2,"template":{"spec":{"containers":[{"name":"c","image":"j"}]}}},"status":{}}"#,
+                false,
+                false,
+            ),
+        ];
+        let old = through_protobuf(deployment(stored), &apps_v1("Deployment"));
+        for (body, same_spec, same_status) in cases {
+            let new = deployment(body);
+            let (old_json, new_json) = (old.value().unwrap(), new.value().unwrap());
+            assert_eq!(new.spec_equals(&old).unwrap(), same_spec, "{body}");
+            assert_eq!(new_json["spec"] == old_json["spec"], same_spec, "{body}");
+            assert_eq!(new.status_equals(&old).unwrap(), same_status, "{body}");
+            assert_eq!(new_json["status"] == old_json["status"], same_status, "{body}");
+            // The same answers as JSON only.
+            let (old_json, new_json) = (Object::from_value(old_json.clone()), Object::from_value(new_json.clone()));
+            assert_eq!(new_json.spec_equals(&old_json).unwrap(), same_spec, "{body}");
+        }
+    }
+
+    /// An update's object takes the stored identity and status in its typed form, and its JSON
+    /// form is made from that.
+    #[test]
+    fn identity_and_status_are_kept_as_the_generated_type() {
+        let stored = r#"{"metadata":{"name":"d","namespace":"ns","uid":"u-1","creationTimestamp":"2026-11-28T12:00:00Z","generation":4},"spec":{"replicas":2},"status":{"replicas":2}}"#;
+        let old = through_protobuf(deployment(stored), &apps_v1("Deployment"));
+        let mut new = deployment(r#"{"metadata":{"name":"other","labels":{"a":"b"}},"spec":{"replicas":3},"status":{"replicas":9}}"#);
+        new.keep_identity_of(&old, "d", Some("ns")).unwrap();
+        new.set_status_from(&old).unwrap();
+        assert!(new.is_typed());
+        assert_eq!((old.generation().unwrap(), old.uid().unwrap().as_deref()), (Some(4), Some("u-1")));
+        let json = new.value().unwrap().clone();
+        assert_eq!(
+            json["metadata"],
+            json!({"name": "d", "namespace": "ns", "uid": "u-1", "creationTimestamp": "2026-11-28T12:00:00Z", "labels": {"a": "b"}})
+        );
+        assert_eq!((&json["spec"]["replicas"], &json["status"]), (&json!(3), &json!({"replicas": 2})));
+        let copy = new.clone_object();
+        assert!(copy.is_typed());
+        assert_eq!(typed_form(copy).to_value().unwrap(), json);
+        assert_eq!(typed_form(new).to_value().unwrap(), json);
+    }
+
+    /// A hub object's status is taken as its hub value.
+    #[test]
+    fn a_hubs_status_is_kept_as_its_hub_value() {
+        let kind = Kind { group: "autoscaling".into(), version: "v2".into(), kind: "HorizontalPodAutoscaler".into() };
+        let hub = |body: &str| {
+            let external = Object::decode(&kind, Format::Json, body.as_bytes()).unwrap();
+            Object::hub(external.into_hub(objects::dyn_kind(&kind).unwrap()).unwrap())
+        };
+        let old = hub(r#"{"metadata":{"name":"h"},"spec":{"maxReplicas":3},"status":{"currentReplicas":2,"desiredReplicas":2}}"#);
+        let mut new = hub(r#"{"metadata":{"name":"h"},"spec":{"maxReplicas":4}}"#);
+        assert!(!new.spec_equals(&old).unwrap() && !new.status_equals(&old).unwrap());
+        new.set_status_from(&old).unwrap();
+        assert!(new.is_hub() && new.status_equals(&old).unwrap());
+        assert_eq!(new.value().unwrap()["status"], old.value().unwrap()["status"]);
     }
 }

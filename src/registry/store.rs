@@ -12,7 +12,7 @@ use super::admission::{self, Attributes, Operation, Target};
 use super::fieldmanager::ManagedFields;
 use super::object::{Form, MetaChange, Object};
 use super::objects::{self, Kind, TypedObject};
-use super::strategy::{HookContext, Strategy, SubresourceWrite, copy_field};
+use super::strategy::{HookContext, Strategy, SubresourceWrite};
 use super::{DeletionFlow, keys};
 use crate::group_index::same_name;
 use crate::request_info::UserInfo;
@@ -108,8 +108,8 @@ impl Incoming {
     }
 
     /// A copy, for a request that proposes the same object on each attempt.
-    pub fn to_json_copy(&self) -> Result<Incoming, ApiError> {
-        Ok(Incoming { object: self.object.to_json_object()?, required: self.required.clone() })
+    pub fn clone_incoming(&self) -> Incoming {
+        Incoming { object: self.object.clone_object(), required: self.required.clone() }
     }
 }
 
@@ -295,7 +295,7 @@ impl<'a> Store<'a> {
         operation: Operation,
         target: Target<'t>,
         object: Option<&'t mut Object>,
-        old: Option<&'t Value>,
+        old: Option<&'t Object>,
     ) -> Attributes<'t> {
         Attributes {
             store: self.storage,
@@ -463,8 +463,8 @@ impl<'a> Store<'a> {
             let current = self.read_current(&kv)?;
             let Proposed { incoming: Incoming { object: proposed, required }, precondition, uid, managed_fields } = update(Some(&current))?;
             let mut proposed = of_kind(&current.kind, proposed);
-            let stored_uid = current.internal()?["metadata"]["uid"].as_str().unwrap_or_default();
-            check_uid(self.group_resource(), &key, name, uid.as_deref(), stored_uid)?;
+            let stored_uid = current.internal.uid()?;
+            check_uid(self.group_resource(), &key, name, uid.as_deref(), stored_uid.as_deref().unwrap_or_default())?;
             if let Some(rv) = precondition.as_deref().filter(|rv| !rv.is_empty())
                 && rv != kv.mod_revision.to_string()
             {
@@ -476,13 +476,13 @@ impl<'a> Store<'a> {
             };
             let registered = objects::is_registered(&current.kind);
             managed_fields.set_in(&mut proposed, registered)?;
-            let old = current.internal()?;
+            let old = &current.internal;
             self.config.admission.admit(&mut self.attributes(options, Operation::Update, target, Some(&mut proposed), Some(old))).await?;
             let mut warnings = Vec::new();
             let mut object = match subresource_write {
                 Some(write) => {
-                    let merged = of_kind(&current.kind, Object::from_value(write.merge(old, proposed.value()?)));
-                    let errs = write.validate_update(&current.internal, &merged)?;
+                    let merged = of_kind(&current.kind, write.merge(old, &proposed)?);
+                    let errs = write.validate_update(old, &merged)?;
                     if !errs.is_empty() {
                         return Err(ApiError::invalid(GroupKind::new(&current.kind.group, &current.kind.kind), name, &errs));
                     }
@@ -494,9 +494,9 @@ impl<'a> Store<'a> {
                         .await
                         .map_err(|rejection| target.refuse(rejection))?;
                     self.prepare_update(old, &mut proposed, name, namespace)?;
-                    self.validate(name, Some(&current.internal), &proposed, required)?;
-                    self.authorize_write(options, namespace, Some(&current.internal), &proposed)?;
-                    warnings = self.strategy.warnings_on_update(proposed.value()?, old);
+                    self.validate(name, Some(old), &proposed, required)?;
+                    self.authorize_write(options, namespace, Some(old), &proposed)?;
+                    warnings = self.strategy.warnings_on_update(&proposed, old)?;
                     proposed
                 }
             };
@@ -783,39 +783,20 @@ impl<'a> Store<'a> {
     /// stored object's, the status is the status subresource's, `generation` follows spec
     /// changes. (`resourceVersion` is cleared for every update, subresources' too, before it
     /// is encoded.)
-    fn prepare_update(&self, old: &Value, object: &mut Object, name: &str, namespace: Option<&str>) -> Result<(), ApiError> {
-        const IDENTITY: [&str; 4] = ["uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"];
+    fn prepare_update(&self, old: &Object, object: &mut Object, name: &str, namespace: Option<&str>) -> Result<(), ApiError> {
         self.strategy.normalize(object)?;
+        // Each is set only where the proposed object differs, in the most typed form both
+        // objects have: one that carries them already (a PUT of what was read, a patch) keeps
+        // its forms.
+        object.keep_identity_of(old, name, namespace)?;
         // The main resource ignores status changes when status has its own endpoint.
-        let keeps_status = self.subresource.is_none() && self.has_status_subresource();
-        // The stored identity, the URL's name and namespace and the stored status are set as
-        // JSON only where the proposed object differs: one that carries them already (a PUT
-        // of what was read, a patch) keeps its form.
-        let differs = {
-            let value = object.value()?;
-            let (meta, old_meta) = (&value["metadata"], &old["metadata"]);
-            IDENTITY.iter().any(|field| meta.get(field) != old_meta.get(field))
-                || meta["name"].as_str() != Some(name)
-                || namespace.is_some_and(|ns| meta["namespace"].as_str() != Some(ns))
-                || keeps_status && value.get("status") != old.get("status")
-        };
-        if differs {
-            let value = object.value_mut()?;
-            for field in IDENTITY {
-                copy_field(&mut value["metadata"], &old["metadata"], field);
-            }
-            value["metadata"]["name"] = Value::String(name.to_owned());
-            if let Some(ns) = namespace {
-                value["metadata"]["namespace"] = Value::String(ns.to_owned());
-            }
-            if keeps_status {
-                copy_field(value, old, "status");
-            }
+        if self.subresource.is_none() && self.has_status_subresource() {
+            object.set_status_from(old)?;
         }
         self.strategy.prepare_for_update(object, old)?;
         if self.strategy.tracks_generation() {
-            let generation = old["metadata"]["generation"].as_i64().unwrap_or(1);
-            let changed = self.strategy.generation_changed(old, object.value()?);
+            let generation = old.generation()?.unwrap_or(1);
+            let changed = self.strategy.generation_changed(old, object)?;
             object.set_meta(&[MetaChange::Generation(Some(if changed { generation + 1 } else { generation }))]);
         }
         Ok(())
@@ -1435,7 +1416,7 @@ mod tests {
         let body = |resource: &str, kind: &str, object: Value| {
             let incoming = incoming(resource, &Kind::core_v1(kind), object);
             move |_: Option<&Current<'_>>| {
-                Ok(Proposed { incoming: incoming.to_json_copy()?, precondition: None, uid: None, managed_fields: None })
+                Ok(Proposed { incoming: incoming.clone_incoming(), precondition: None, uid: None, managed_fields: None })
             }
         };
 
@@ -1474,6 +1455,54 @@ mod tests {
         let replaced = services.update(WriteOptions::default(), Some("ns"), "s", &mut body("services", "Service", svc)).await.unwrap();
         assert!(!replaced.created);
         assert_eq!(services.read(&replaced.kv).unwrap().1["metadata"]["uid"], created["metadata"]["uid"]);
+    }
+
+    /// An update keeps the stored identity and (with a status subresource) status, and counts
+    /// a generation for a spec change only: a body that writes zero values out, or leaves out
+    /// what the server set, changes neither. A status write takes only the status.
+    #[tokio::test]
+    async fn updates_keep_identity_and_status_and_count_spec_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = EmbeddedStore::open(dir.path().join("store.redb")).unwrap();
+        let config = config();
+        let namespaces = Store::new(&storage, &config, "", "namespaces", Kind::core_v1("Namespace"));
+        let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns"}});
+        namespaces.create(WriteOptions::default(), None, incoming("namespaces", &Kind::core_v1("Namespace"), ns)).await.unwrap();
+        let kind = Kind { group: "apps".into(), version: "v1".into(), kind: "Deployment".into() };
+        let deployment = |replicas: i64, extra: Value| {
+            let mut object = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}, "spec": {
+                "replicas": replicas, "selector": {"matchLabels": {"app": "a"}},
+                "template": {"metadata": {"labels": {"app": "a"}}, "spec": {"containers": [{"name": "c", "image": "i"}]}}}});
+            json_patch::merge(&mut object, &extra);
+            incoming("deployments", &kind, object)
+        };
+        let deployments = Store::new(&storage, &config, "apps", "deployments", kind.clone());
+        let created = deployments.create(WriteOptions::default(), Some("ns"), deployment(2, json!({}))).await.unwrap();
+        let (_, created) = deployments.read(&created.kv).unwrap();
+        async fn put(store: &Store<'_>, incoming: Incoming) -> Result<Value, ApiError> {
+            let mut incoming = Some(incoming);
+            let mut body = move |_: Option<&Current<'_>>| {
+                let incoming = incoming.take().expect("proposed once");
+                Ok(Proposed { incoming, precondition: None, uid: None, managed_fields: None })
+            };
+            let written = store.update(WriteOptions::default(), Some("ns"), "d", &mut body).await?;
+            Ok(store.read(&written.kv)?.1)
+        }
+
+        let zeros = json!({"spec": {"paused": false, "minReadySeconds": 0, "template": {"spec": {"hostNetwork": false}}},
+            "status": {"replicas": 5}});
+        let same = put(&deployments, deployment(2, zeros)).await.unwrap();
+        for field in ["uid", "creationTimestamp", "generation"] {
+            assert_eq!(same["metadata"][field], created["metadata"][field], "{field}: {same}");
+        }
+        assert_eq!(same["status"], created["status"], "the main resource leaves the status");
+        let scaled = put(&deployments, deployment(3, json!({}))).await.unwrap();
+        assert_eq!(scaled["metadata"]["generation"], json!(2));
+
+        let status = Store::new(&storage, &config, "apps", "deployments", kind.clone()).with_subresource(Some("status"));
+        let written = put(&status, deployment(7, json!({"status": {"replicas": 3}}))).await.unwrap();
+        assert_eq!((&written["spec"]["replicas"], &written["status"]["replicas"]), (&json!(3), &json!(3)));
+        assert_eq!(written["metadata"]["generation"], json!(2), "{written}");
     }
 
     /// A namespace being deleted stays while `spec.finalizers` has any (upstream's

@@ -105,8 +105,8 @@ pub trait Strategy: Send + Sync {
     /// With [`Strategy::tracks_generation`]: whether an update changes what `generation`
     /// counts (the spec; a custom resource's everything but metadata and a subresource's
     /// status).
-    fn generation_changed(&self, old: &Value, new: &Value) -> bool {
-        old.get("spec") != new.get("spec")
+    fn generation_changed(&self, old: &Object, new: &Object) -> Result<bool, ApiError> {
+        Ok(!new.spec_equals(old)?)
     }
 
     /// How long objects live after their last write (`TTLFunc`), given `--event-ttl`.
@@ -173,7 +173,7 @@ pub trait Strategy: Send + Sync {
     /// `PrepareForUpdate` beyond the generic part (identity kept, status kept when it has its
     /// own endpoint, generation): what the server changes in `new`, the object replacing `old`,
     /// before it is validated.
-    fn prepare_for_update(&self, new: &mut Object, old: &Value) -> Result<(), ApiError> {
+    fn prepare_for_update(&self, new: &mut Object, old: &Object) -> Result<(), ApiError> {
         let _ = (new, old);
         Ok(())
     }
@@ -220,14 +220,15 @@ pub trait Strategy: Send + Sync {
     }
 
     /// `WarningsOnUpdate`.
-    fn warnings_on_update(&self, new: &Value, old: &Value) -> Vec<String> {
+    fn warnings_on_update(&self, new: &Object, old: &Object) -> Result<Vec<String>, ApiError> {
         let _ = (new, old);
-        Vec::new()
+        Ok(Vec::new())
     }
 
     /// The status strategy's `PrepareForUpdate` beyond taking the status from the request.
-    fn prepare_status_update(&self, new: &mut Value, old: &Value) {
+    fn prepare_status_update(&self, new: &mut Object, old: &Object) -> Result<(), ApiError> {
         let _ = (new, old);
+        Ok(())
     }
 
     /// The status strategy's `ValidateUpdate`, of the stored object with the request's status
@@ -260,7 +261,7 @@ pub trait Strategy: Send + Sync {
         &'a self,
         context: &'a HookContext<'a>,
         new: &'a mut Object,
-        old: &'a Value,
+        old: &'a Object,
     ) -> HookFuture<'a, Result<(), Rejection>> {
         let _ = (context, new, old);
         Box::pin(async { Ok(()) })
@@ -353,7 +354,7 @@ pub trait Strategy: Send + Sync {
 pub trait SubresourceStrategy: Send + Sync {
     /// The object to store: `stored` with this subresource's part taken from `proposed`, and
     /// what the strategy fills in (`PrepareForUpdate`).
-    fn merge(&self, stored: &Value, proposed: &Value) -> Value;
+    fn merge(&self, stored: &Object, proposed: &Object) -> Result<Object, ApiError>;
 
     /// `ValidateUpdate` of the subresource, read from the objects' JSON forms.
     fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
@@ -530,13 +531,13 @@ impl SubresourceWrite<'_> {
     }
 
     /// The object to store: the stored one with this subresource's part from the request.
-    pub fn merge(self, stored: &Value, proposed: &Value) -> Value {
+    pub fn merge(self, stored: &Object, proposed: &Object) -> Result<Object, ApiError> {
         match self {
             SubresourceWrite::Status(strategy) => {
-                let mut new = stored.clone();
-                copy_field(&mut new, proposed, "status");
-                strategy.prepare_status_update(&mut new, stored);
-                new
+                let mut new = stored.clone_object();
+                new.set_status_from(proposed)?;
+                strategy.prepare_status_update(&mut new, stored)?;
+                Ok(new)
             }
             SubresourceWrite::Part(part) => part.merge(stored, proposed),
         }

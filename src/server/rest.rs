@@ -727,14 +727,14 @@ async fn update(storage: &dyn Storage, call: &ResourceCall<'_>, namespace: Optio
     // `kubectl replace` and `edit` send). Should one be asked for all the same, the object has
     // changed since the precondition was met.
     let retry_copy = match precondition.is_none() || call.strategy.allow_create_on_update() {
-        true => Some(incoming.to_json_copy()?),
+        true => Some(incoming.clone_incoming()),
         false => None,
     };
     let mut first = Some(incoming);
     let mut body = |_: Option<&Current<'_>>| {
         let incoming = match (first.take(), &retry_copy) {
             (Some(incoming), _) => incoming,
-            (None, Some(copy)) => copy.to_json_copy()?,
+            (None, Some(copy)) => copy.clone_incoming(),
             (None, None) => return Err(ApiError::conflict(group_resource(t), &name)),
         };
         Ok(Proposed { incoming, precondition: precondition.clone(), uid: uid.clone(), managed_fields: None })

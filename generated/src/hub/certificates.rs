@@ -42,6 +42,18 @@ impl ::kapi_apimachinery::HubObject for CertificateSigningRequest {
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
     }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|other| self.spec == other.spec)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|other| self.status == other.status)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|other| self.status.clone_from(&other.status)).is_some()
+    }
 }
 
 /// Hub (internal) `CertificateSigningRequestCondition` of the group: every field of every version.
@@ -104,6 +116,18 @@ impl ::kapi_apimachinery::HubObject for CertificateSigningRequestList {
 
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
+    }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| ()).is_some()
     }
 }
 
@@ -185,6 +209,18 @@ impl ::kapi_apimachinery::HubObject for ClusterTrustBundle {
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
     }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|other| self.spec == other.spec)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| ()).is_some()
+    }
 }
 
 /// Hub (internal) `ClusterTrustBundleList` of the group: every field of every version.
@@ -224,6 +260,18 @@ impl ::kapi_apimachinery::HubObject for ClusterTrustBundleList {
 
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
+    }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| ()).is_some()
     }
 }
 
@@ -287,6 +335,18 @@ impl ::kapi_apimachinery::HubObject for PodCertificateRequest {
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
     }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|other| self.spec == other.spec)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|other| self.status == other.status)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|other| self.status.clone_from(&other.status)).is_some()
+    }
 }
 
 /// Hub (internal) `PodCertificateRequestList` of the group: every field of every version.
@@ -326,6 +386,18 @@ impl ::kapi_apimachinery::HubObject for PodCertificateRequestList {
 
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
+    }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| ()).is_some()
     }
 }
 

@@ -39,6 +39,18 @@ impl ::kapi_apimachinery::HubObject for Lease {
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
     }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|other| self.spec == other.spec)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| ()).is_some()
+    }
 }
 
 /// Hub (internal) `LeaseCandidate` of the group: every field of every version.
@@ -79,6 +91,18 @@ impl ::kapi_apimachinery::HubObject for LeaseCandidate {
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
     }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|other| self.spec == other.spec)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| ()).is_some()
+    }
 }
 
 /// Hub (internal) `LeaseCandidateList` of the group: every field of every version.
@@ -118,6 +142,18 @@ impl ::kapi_apimachinery::HubObject for LeaseCandidateList {
 
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
+    }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| ()).is_some()
     }
 }
 
@@ -181,6 +217,18 @@ impl ::kapi_apimachinery::HubObject for LeaseList {
 
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
+    }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| ()).is_some()
     }
 }
 

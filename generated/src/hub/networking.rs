@@ -61,6 +61,18 @@ impl ::kapi_apimachinery::HubObject for IPAddress {
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
     }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|other| self.spec == other.spec)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| ()).is_some()
+    }
 }
 
 /// Hub (internal) `IPAddressList` of the group: every field of every version.
@@ -100,6 +112,18 @@ impl ::kapi_apimachinery::HubObject for IPAddressList {
 
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
+    }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| ()).is_some()
     }
 }
 
@@ -163,6 +187,18 @@ impl ::kapi_apimachinery::HubObject for Ingress {
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
     }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|other| self.spec == other.spec)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|other| self.status == other.status)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|other| self.status.clone_from(&other.status)).is_some()
+    }
 }
 
 /// Hub (internal) `IngressBackend` of the group: every field of every version.
@@ -220,6 +256,18 @@ impl ::kapi_apimachinery::HubObject for IngressClass {
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
     }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|other| self.spec == other.spec)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| ()).is_some()
+    }
 }
 
 /// Hub (internal) `IngressClassList` of the group: every field of every version.
@@ -259,6 +307,18 @@ impl ::kapi_apimachinery::HubObject for IngressClassList {
 
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
+    }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| ()).is_some()
     }
 }
 
@@ -330,6 +390,18 @@ impl ::kapi_apimachinery::HubObject for IngressList {
 
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
+    }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| ()).is_some()
     }
 }
 
@@ -468,6 +540,18 @@ impl ::kapi_apimachinery::HubObject for NetworkPolicy {
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
     }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|other| self.spec == other.spec)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| ()).is_some()
+    }
 }
 
 /// Hub (internal) `NetworkPolicyEgressRule` of the group: every field of every version.
@@ -529,6 +613,18 @@ impl ::kapi_apimachinery::HubObject for NetworkPolicyList {
 
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
+    }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| ()).is_some()
     }
 }
 
@@ -646,6 +742,18 @@ impl ::kapi_apimachinery::HubObject for ServiceCIDR {
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
     }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|other| self.spec == other.spec)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|other| self.status == other.status)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|other| self.status.clone_from(&other.status)).is_some()
+    }
 }
 
 /// Hub (internal) `ServiceCIDRList` of the group: every field of every version.
@@ -685,6 +793,18 @@ impl ::kapi_apimachinery::HubObject for ServiceCIDRList {
 
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
+    }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| ()).is_some()
     }
 }
 

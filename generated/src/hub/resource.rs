@@ -320,6 +320,18 @@ impl ::kapi_apimachinery::HubObject for DeviceClass {
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
     }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|other| self.spec == other.spec)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| ()).is_some()
+    }
 }
 
 /// Hub (internal) `DeviceClassConfiguration` of the group: every field of every version.
@@ -367,6 +379,18 @@ impl ::kapi_apimachinery::HubObject for DeviceClassList {
 
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
+    }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| ()).is_some()
     }
 }
 
@@ -571,6 +595,18 @@ impl ::kapi_apimachinery::HubObject for DeviceTaintRule {
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
     }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|other| self.spec == other.spec)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|other| self.status == other.status)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|other| self.status.clone_from(&other.status)).is_some()
+    }
 }
 
 /// Hub (internal) `DeviceTaintRuleList` of the group: every field of every version.
@@ -610,6 +646,18 @@ impl ::kapi_apimachinery::HubObject for DeviceTaintRuleList {
 
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
+    }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| ()).is_some()
     }
 }
 
@@ -804,6 +852,18 @@ impl ::kapi_apimachinery::HubObject for ResourceClaim {
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
     }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|other| self.spec == other.spec)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|other| self.status == other.status)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|other| self.status.clone_from(&other.status)).is_some()
+    }
 }
 
 /// Hub (internal) `ResourceClaimConsumerReference` of the group: every field of every version.
@@ -860,6 +920,18 @@ impl ::kapi_apimachinery::HubObject for ResourceClaimList {
 
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
+    }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| ()).is_some()
     }
 }
 
@@ -923,6 +995,18 @@ impl ::kapi_apimachinery::HubObject for ResourceClaimTemplate {
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
     }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|other| self.spec == other.spec)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| ()).is_some()
+    }
 }
 
 /// Hub (internal) `ResourceClaimTemplateList` of the group: every field of every version.
@@ -962,6 +1046,18 @@ impl ::kapi_apimachinery::HubObject for ResourceClaimTemplateList {
 
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
+    }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| ()).is_some()
     }
 }
 
@@ -1031,6 +1127,18 @@ impl ::kapi_apimachinery::HubObject for ResourcePoolStatusRequest {
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
     }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|other| self.spec == other.spec)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|other| self.status == other.status)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|other| self.status.clone_from(&other.status)).is_some()
+    }
 }
 
 /// Hub (internal) `ResourcePoolStatusRequestList` of the group: every field of every version.
@@ -1070,6 +1178,18 @@ impl ::kapi_apimachinery::HubObject for ResourcePoolStatusRequestList {
 
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
+    }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| ()).is_some()
     }
 }
 
@@ -1139,6 +1259,18 @@ impl ::kapi_apimachinery::HubObject for ResourceSlice {
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
     }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|other| self.spec == other.spec)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| ()).is_some()
+    }
 }
 
 /// Hub (internal) `ResourceSliceList` of the group: every field of every version.
@@ -1178,6 +1310,18 @@ impl ::kapi_apimachinery::HubObject for ResourceSliceList {
 
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
+    }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| ()).is_some()
     }
 }
 

@@ -39,6 +39,18 @@ impl ::kapi_apimachinery::HubObject for CSIDriver {
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
     }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|other| self.spec == other.spec)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| ()).is_some()
+    }
 }
 
 /// Hub (internal) `CSIDriverList` of the group: every field of every version.
@@ -78,6 +90,18 @@ impl ::kapi_apimachinery::HubObject for CSIDriverList {
 
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
+    }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| ()).is_some()
     }
 }
 
@@ -157,6 +181,18 @@ impl ::kapi_apimachinery::HubObject for CSINode {
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
     }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|other| self.spec == other.spec)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| ()).is_some()
+    }
 }
 
 /// Hub (internal) `CSINodeDriver` of the group: every field of every version.
@@ -213,6 +249,18 @@ impl ::kapi_apimachinery::HubObject for CSINodeList {
 
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
+    }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| ()).is_some()
     }
 }
 
@@ -271,6 +319,18 @@ impl ::kapi_apimachinery::HubObject for CSIStorageCapacity {
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
     }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| ()).is_some()
+    }
 }
 
 /// Hub (internal) `CSIStorageCapacityList` of the group: every field of every version.
@@ -310,6 +370,18 @@ impl ::kapi_apimachinery::HubObject for CSIStorageCapacityList {
 
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
+    }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| ()).is_some()
     }
 }
 
@@ -369,6 +441,18 @@ impl ::kapi_apimachinery::HubObject for StorageClass {
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
     }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| ()).is_some()
+    }
 }
 
 /// Hub (internal) `StorageClassList` of the group: every field of every version.
@@ -408,6 +492,18 @@ impl ::kapi_apimachinery::HubObject for StorageClassList {
 
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
+    }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| ()).is_some()
     }
 }
 
@@ -463,6 +559,18 @@ impl ::kapi_apimachinery::HubObject for VolumeAttachment {
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
     }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|other| self.spec == other.spec)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|other| self.status == other.status)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|other| self.status.clone_from(&other.status)).is_some()
+    }
 }
 
 /// Hub (internal) `VolumeAttachmentList` of the group: every field of every version.
@@ -502,6 +610,18 @@ impl ::kapi_apimachinery::HubObject for VolumeAttachmentList {
 
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
+    }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| ()).is_some()
     }
 }
 
@@ -588,6 +708,18 @@ impl ::kapi_apimachinery::HubObject for VolumeAttributesClass {
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
     }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| ()).is_some()
+    }
 }
 
 /// Hub (internal) `VolumeAttributesClassList` of the group: every field of every version.
@@ -627,6 +759,18 @@ impl ::kapi_apimachinery::HubObject for VolumeAttributesClassList {
 
     fn clone_hub(&self) -> ::kapi_apimachinery::Hub {
         Box::new(self.clone())
+    }
+
+    fn spec_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn status_equals(&self, other: &dyn ::kapi_apimachinery::HubObject) -> Option<bool> {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| true)
+    }
+
+    fn copy_status_from(&mut self, other: &dyn ::kapi_apimachinery::HubObject) -> bool {
+        ::kapi_apimachinery::dynamic::hub_as::<Self>(other).map(|_| ()).is_some()
     }
 }
 

@@ -39,20 +39,22 @@ enum Subject {
     Claim,
 }
 
-fn subject(attributes: &Attributes<'_>) -> Option<Subject> {
+fn subject(attributes: &Attributes<'_>) -> Result<Option<Subject>, ApiError> {
     let target = &attributes.target;
     if target.subresource.is_some() {
-        return None;
+        return Ok(None);
     }
     // An object being deleted is left alone.
-    if attributes.old.is_some_and(|old| !old["metadata"]["deletionTimestamp"].is_null()) {
-        return None;
+    if let Some(old) = attributes.old
+        && old.is_being_deleted()?
+    {
+        return Ok(None);
     }
-    match attributes.operation {
+    Ok(match attributes.operation {
         Operation::Create if super::acts_on(KindPlugin::LimitRangerPods, attributes.strategy) => Some(Subject::Pod),
         Operation::Create | Operation::Update if super::acts_on(KindPlugin::LimitRangerClaims, attributes.strategy) => Some(Subject::Claim),
         _ => None,
-    }
+    })
 }
 
 impl Plugin for LimitRanger {
@@ -62,7 +64,7 @@ impl Plugin for LimitRanger {
 
     fn admit<'a>(&'a self, attributes: &'a mut Attributes<'_>) -> HookFuture<'a, Result<(), ApiError>> {
         Box::pin(async move {
-            if subject(attributes) != Some(Subject::Pod) {
+            if subject(attributes)? != Some(Subject::Pod) {
                 return Ok(());
             }
             let ranges = limit_ranges(attributes).await?;
@@ -78,7 +80,7 @@ impl Plugin for LimitRanger {
 
     fn validate<'a>(&'a self, attributes: &'a Attributes<'_>) -> HookFuture<'a, Result<(), ApiError>> {
         Box::pin(async move {
-            let Some(subject) = subject(attributes) else { return Ok(()) };
+            let Some(subject) = subject(attributes)? else { return Ok(()) };
             let Some(object) = attributes.object.as_deref() else { return Ok(()) };
             // The object is read as JSON only when the namespace has ranges to check it against.
             for range in &limit_ranges(attributes).await? {

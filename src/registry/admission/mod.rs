@@ -13,8 +13,6 @@ mod on_create;
 mod priority;
 mod service_account;
 
-use serde_json::Value;
-
 pub use service_account::{ROOT_CA_CONFIGMAP, SERVICE_ACCOUNT_MOUNT_PATH};
 
 use super::Rejection;
@@ -93,7 +91,7 @@ pub struct Attributes<'a> {
     /// generated type): the object changes form only when a plugin asks for the other one.
     pub object: Option<&'a mut Object>,
     /// The stored object (update, delete).
-    pub old: Option<&'a Value>,
+    pub old: Option<&'a Object>,
     pub user: Option<&'a crate::request_info::UserInfo>,
     pub dry_run: bool,
 }

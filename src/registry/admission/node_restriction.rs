@@ -42,7 +42,7 @@ impl Plugin for NodeRestriction {
                 operation: attributes.operation,
                 target,
                 object: attributes.object.as_deref().map(super::Object::value).transpose()?,
-                old: attributes.old,
+                old: attributes.old.map(super::Object::value).transpose()?,
                 fetched: Fetched::NotNeeded,
             };
             let wanted = rules.needs(node, &write);

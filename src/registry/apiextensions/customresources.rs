@@ -589,9 +589,10 @@ impl Strategy for CustomResourceStrategy {
 
     /// The status subresource's write: the merged object pruned and defaulted like any other
     /// (a request's body already was; an in-process writer's was not).
-    fn prepare_status_update(&self, new: &mut Value, old: &Value) {
+    fn prepare_status_update(&self, new: &mut Object, old: &Object) -> Result<(), ApiError> {
         let _ = old;
-        self.coerce(new);
+        self.coerce(new.value_mut()?);
+        Ok(())
     }
 
     fn validate_status_update(&self, old: &Object, new: &Object) -> Result<Vec<FieldError>, ApiError> {
@@ -602,7 +603,8 @@ impl Strategy for CustomResourceStrategy {
         })
     }
 
-    fn generation_changed(&self, old: &Value, new: &Value) -> bool {
+    fn generation_changed(&self, old: &Object, new: &Object) -> Result<bool, ApiError> {
+        let (old, new) = (old.value()?, new.value()?);
         let counted = |object: &Value| -> BTreeMap<String, Value> {
             object
                 .as_object()
@@ -616,7 +618,7 @@ impl Strategy for CustomResourceStrategy {
                 .map(|(field, value)| (field.clone(), value.clone()))
                 .collect()
         };
-        counted(old) != counted(new)
+        Ok(counted(old) != counted(new))
     }
 }
 
@@ -729,10 +731,11 @@ mod tests {
         let with_status = json!({"metadata": {}, "spec": {"size": 1}, "status": {"ready": true}});
         let resized = json!({"metadata": {}, "spec": {"size": 2}, "status": {"ready": false}});
         let (v1, v2) = (&resource.version("v1").unwrap().strategy, &resource.version("v2").unwrap().strategy);
-        assert!(!v1.generation_changed(&old, &relabelled));
-        assert!(!v1.generation_changed(&old, &with_status), "status has its own subresource");
-        assert!(v2.generation_changed(&old, &with_status), "without the subresource status is content");
-        assert!(v1.generation_changed(&old, &resized));
+        let (old, relabelled, with_status, resized) = (old.into(), relabelled.into(), with_status.into(), resized.into());
+        assert!(!v1.generation_changed(&old, &relabelled).unwrap());
+        assert!(!v1.generation_changed(&old, &with_status).unwrap(), "status has its own subresource");
+        assert!(v2.generation_changed(&old, &with_status).unwrap(), "without the subresource status is content");
+        assert!(v1.generation_changed(&old, &resized).unwrap());
     }
 
     /// A definition whose v1 has a schema and a status subresource, and whose v2 (stored) has

@@ -34,8 +34,9 @@ impl Strategy for CertificateSigningRequestStrategy {
         ))
     }
 
-    fn prepare_status_update(&self, new: &mut Value, old: &Value) {
-        populate_condition_timestamps(new, old);
+    fn prepare_status_update(&self, new: &mut Object, old: &Object) -> Result<(), ApiError> {
+        populate_condition_timestamps(new.value_mut()?, old.value()?);
+        Ok(())
     }
 
     fn validate_status_update(&self, old: &Object, new: &Object) -> Result<Vec<FieldError>, ApiError> {
@@ -54,11 +55,12 @@ impl Strategy for CertificateSigningRequestStrategy {
 struct Approval;
 
 impl SubresourceStrategy for Approval {
-    fn merge(&self, stored: &Value, proposed: &Value) -> Value {
+    fn merge(&self, stored: &Object, proposed: &Object) -> Result<Object, ApiError> {
+        let stored = stored.value()?;
         let mut new = stored.clone();
-        copy_field(&mut new["status"], &proposed["status"], "conditions");
+        copy_field(&mut new["status"], &proposed.value()?["status"], "conditions");
         populate_condition_timestamps(&mut new, stored);
-        new
+        Ok(Object::from_value(new))
     }
 
     fn validate_update_object(&self, old: &Object, new: &Object) -> Result<Vec<FieldError>, ApiError> {
@@ -127,7 +129,7 @@ mod tests {
         let stored = json!({"spec": {"usages": ["client auth"]}, "status": {"certificate": "Y2VydA=="}});
         let proposed =
             json!({"spec": {"usages": []}, "status": {"conditions": [{"type": "Approved", "status": "True"}], "certificate": ""}});
-        let merged = Approval.merge(&stored, &proposed);
+        let merged = Approval.merge(&stored.clone().into(), &proposed.into()).unwrap().into_value().unwrap();
         assert_eq!(merged["spec"], stored["spec"]);
         assert_eq!(merged["status"]["certificate"], "Y2VydA==");
         let condition = &merged["status"]["conditions"][0];

@@ -77,10 +77,10 @@ impl Strategy for NamespaceStrategy {
 struct Finalize;
 
 impl SubresourceStrategy for Finalize {
-    fn merge(&self, stored: &Value, proposed: &Value) -> Value {
-        let mut new = stored.clone();
-        copy_field(&mut new["spec"], &proposed["spec"], "finalizers");
-        new
+    fn merge(&self, stored: &Object, proposed: &Object) -> Result<Object, ApiError> {
+        let mut new = stored.value()?.clone();
+        copy_field(&mut new["spec"], &proposed.value()?["spec"], "finalizers");
+        Ok(Object::from_value(new))
     }
 
     fn validate_update(&self, _old: &Value, new: &Value) -> Vec<FieldError> {
@@ -121,7 +121,7 @@ mod tests {
     fn finalize_writes_only_spec_finalizers() {
         let stored = json!({"metadata": {"name": "team", "labels": {"a": "b"}}, "spec": {"finalizers": ["kubernetes", "other"]}});
         let proposed = json!({"metadata": {"name": "team", "labels": {}}, "spec": {"finalizers": ["other"]}});
-        let merged = Finalize.merge(&stored, &proposed);
+        let merged = Finalize.merge(&stored.into(), &proposed.into()).unwrap().into_value().unwrap();
         assert_eq!(merged["spec"]["finalizers"], json!(["other"]));
         assert_eq!(merged["metadata"]["labels"], json!({"a": "b"}));
     }

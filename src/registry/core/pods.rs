@@ -153,11 +153,12 @@ fn update_generation(new: &mut Value, old: &Value) {
 struct EphemeralContainers;
 
 impl SubresourceStrategy for EphemeralContainers {
-    fn merge(&self, stored: &Value, proposed: &Value) -> Value {
+    fn merge(&self, stored: &Object, proposed: &Object) -> Result<Object, ApiError> {
+        let stored = stored.value()?;
         let mut new = stored.clone();
-        copy_field(&mut new["spec"], &proposed["spec"], "ephemeralContainers");
+        copy_field(&mut new["spec"], &proposed.value()?["spec"], "ephemeralContainers");
         update_generation(&mut new, stored);
-        new
+        Ok(Object::from_value(new))
     }
 
     fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
@@ -172,11 +173,12 @@ impl SubresourceStrategy for EphemeralContainers {
 struct Resize;
 
 impl SubresourceStrategy for Resize {
-    fn merge(&self, stored: &Value, proposed: &Value) -> Value {
+    fn merge(&self, stored: &Object, proposed: &Object) -> Result<Object, ApiError> {
+        let stored = stored.value()?;
         let mut new = stored.clone();
-        keep_resize_changes(&mut new, proposed);
+        keep_resize_changes(&mut new, proposed.value()?);
         update_generation(&mut new, stored);
-        new
+        Ok(Object::from_value(new))
     }
 
     /// `ValidatePodResize`: the pod as any pod, then only CPU and memory of its containers
@@ -349,12 +351,13 @@ mod tests {
             "spec": {"containers": [{"name": "c", "image": "a", "resources": {"requests": {"cpu": "1"}}}]}});
         let proposed = json!({"metadata": {"labels": {"x": "y"}},
             "spec": {"containers": [{"name": "c", "image": "b", "resources": {"requests": {"cpu": "2"}}}]}});
-        let merged = Resize.merge(&stored, &proposed);
+        let stored = Object::from_value(stored);
+        let merged = Resize.merge(&stored, &proposed.into()).unwrap().into_value().unwrap();
         assert_eq!(merged["spec"]["containers"][0], json!({"name": "c", "image": "a", "resources": {"requests": {"cpu": "2"}}}));
         assert_eq!(merged["metadata"], json!({"generation": 2}), "labels are not resized; the spec change bumps the generation");
         // A renamed container is kept as sent, for validation to refuse.
         let renamed = json!({"spec": {"containers": [{"name": "d", "image": "a"}]}});
-        assert_eq!(Resize.merge(&stored, &renamed)["spec"]["containers"][0]["name"], "d");
+        assert_eq!(Resize.merge(&stored, &renamed.into()).unwrap().into_value().unwrap()["spec"]["containers"][0]["name"], "d");
     }
 
     #[test]

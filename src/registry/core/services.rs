@@ -65,16 +65,17 @@ impl Strategy for ServiceStrategy {
         &'a self,
         context: &'a HookContext<'a>,
         new: &'a mut Object,
-        old: &'a Value,
+        old: &'a Object,
     ) -> HookFuture<'a, Result<(), Rejection>> {
         Box::pin(async move {
+            let old = old.value().map_err(Rejection::object_form)?;
             let new = new.value_mut().map_err(Rejection::object_form)?;
             admit_update(context.store, &context.config.network, new, old).await
         })
     }
 
-    fn prepare_for_update(&self, new: &mut Object, old: &Value) -> Result<(), ApiError> {
-        drop_type_dependent_fields(new.value_mut()?, old);
+    fn prepare_for_update(&self, new: &mut Object, old: &Object) -> Result<(), ApiError> {
+        drop_type_dependent_fields(new.value_mut()?, old.value()?);
         Ok(())
     }
 

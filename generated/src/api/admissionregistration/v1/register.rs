@@ -30,6 +30,17 @@ impl ::kapi_apimachinery::Object for super::MutatingAdmissionPolicy {
         None
     }
 
+    fn spec_equals(&self, other: &Self) -> bool {
+        self.spec == other.spec || {
+            let go_form = |object: &Self| {
+                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
+                ::kapi_apimachinery::Walk::canonicalize(&mut part);
+                part.spec
+            };
+            go_form(self) == go_form(other)
+        }
+    }
+
     /// Hub: `crate::hub::admissionregistration::MutatingAdmissionPolicy`.
     /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
     /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
@@ -76,6 +87,17 @@ impl ::kapi_apimachinery::Object for super::MutatingAdmissionPolicyBinding {
 
     fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
         None
+    }
+
+    fn spec_equals(&self, other: &Self) -> bool {
+        self.spec == other.spec || {
+            let go_form = |object: &Self| {
+                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
+                ::kapi_apimachinery::Walk::canonicalize(&mut part);
+                part.spec
+            };
+            go_form(self) == go_form(other)
+        }
     }
 
     /// Hub: `crate::hub::admissionregistration::MutatingAdmissionPolicyBinding`.
@@ -318,6 +340,32 @@ impl ::kapi_apimachinery::Object for super::ValidatingAdmissionPolicy {
         None
     }
 
+    fn spec_equals(&self, other: &Self) -> bool {
+        self.spec == other.spec || {
+            let go_form = |object: &Self| {
+                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
+                ::kapi_apimachinery::Walk::canonicalize(&mut part);
+                part.spec
+            };
+            go_form(self) == go_form(other)
+        }
+    }
+
+    fn status_equals(&self, other: &Self) -> bool {
+        self.status == other.status || {
+            let go_form = |object: &Self| {
+                let mut part = Self { status: object.status.clone(), ..Self::default() };
+                ::kapi_apimachinery::Walk::canonicalize(&mut part);
+                part.status
+            };
+            go_form(self) == go_form(other)
+        }
+    }
+
+    fn copy_status_from(&mut self, other: &Self) {
+        self.status.clone_from(&other.status);
+    }
+
     /// Hub: `crate::hub::admissionregistration::ValidatingAdmissionPolicy`.
     /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
     /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
@@ -364,6 +412,17 @@ impl ::kapi_apimachinery::Object for super::ValidatingAdmissionPolicyBinding {
 
     fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
         None
+    }
+
+    fn spec_equals(&self, other: &Self) -> bool {
+        self.spec == other.spec || {
+            let go_form = |object: &Self| {
+                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
+                ::kapi_apimachinery::Walk::canonicalize(&mut part);
+                part.spec
+            };
+            go_form(self) == go_form(other)
+        }
     }
 
     /// Hub: `crate::hub::admissionregistration::ValidatingAdmissionPolicyBinding`.

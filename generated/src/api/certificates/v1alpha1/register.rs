@@ -30,6 +30,17 @@ impl ::kapi_apimachinery::Object for super::ClusterTrustBundle {
         None
     }
 
+    fn spec_equals(&self, other: &Self) -> bool {
+        self.spec == other.spec || {
+            let go_form = |object: &Self| {
+                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
+                ::kapi_apimachinery::Walk::canonicalize(&mut part);
+                part.spec
+            };
+            go_form(self) == go_form(other)
+        }
+    }
+
     /// Hub: `crate::hub::certificates::ClusterTrustBundle`.
     /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
     /// so that the hub is the one its JSON would convert to, whatever it was decoded from.

@@ -30,6 +30,17 @@ impl ::kapi_apimachinery::Object for super::Lease {
         None
     }
 
+    fn spec_equals(&self, other: &Self) -> bool {
+        self.spec == other.spec || {
+            let go_form = |object: &Self| {
+                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
+                ::kapi_apimachinery::Walk::canonicalize(&mut part);
+                part.spec
+            };
+            go_form(self) == go_form(other)
+        }
+    }
+
     /// Hub: `crate::hub::coordination::Lease`.
     /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
     /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
@@ -76,6 +87,17 @@ impl ::kapi_apimachinery::Object for super::LeaseCandidate {
 
     fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
         None
+    }
+
+    fn spec_equals(&self, other: &Self) -> bool {
+        self.spec == other.spec || {
+            let go_form = |object: &Self| {
+                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
+                ::kapi_apimachinery::Walk::canonicalize(&mut part);
+                part.spec
+            };
+            go_form(self) == go_form(other)
+        }
     }
 
     /// Hub: `crate::hub::coordination::LeaseCandidate`.

@@ -435,6 +435,17 @@ impl ::kapi_apimachinery::Object for super::LimitRange {
         None
     }
 
+    fn spec_equals(&self, other: &Self) -> bool {
+        self.spec == other.spec || {
+            let go_form = |object: &Self| {
+                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
+                ::kapi_apimachinery::Walk::canonicalize(&mut part);
+                part.spec
+            };
+            go_form(self) == go_form(other)
+        }
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(self)
@@ -570,6 +581,32 @@ impl ::kapi_apimachinery::Object for super::Namespace {
         None
     }
 
+    fn spec_equals(&self, other: &Self) -> bool {
+        self.spec == other.spec || {
+            let go_form = |object: &Self| {
+                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
+                ::kapi_apimachinery::Walk::canonicalize(&mut part);
+                part.spec
+            };
+            go_form(self) == go_form(other)
+        }
+    }
+
+    fn status_equals(&self, other: &Self) -> bool {
+        self.status == other.status || {
+            let go_form = |object: &Self| {
+                let mut part = Self { status: object.status.clone(), ..Self::default() };
+                ::kapi_apimachinery::Walk::canonicalize(&mut part);
+                part.status
+            };
+            go_form(self) == go_form(other)
+        }
+    }
+
+    fn copy_status_from(&mut self, other: &Self) {
+        self.status.clone_from(&other.status);
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(self)
@@ -658,6 +695,32 @@ impl ::kapi_apimachinery::Object for super::Node {
 
     fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
         None
+    }
+
+    fn spec_equals(&self, other: &Self) -> bool {
+        self.spec == other.spec || {
+            let go_form = |object: &Self| {
+                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
+                ::kapi_apimachinery::Walk::canonicalize(&mut part);
+                part.spec
+            };
+            go_form(self) == go_form(other)
+        }
+    }
+
+    fn status_equals(&self, other: &Self) -> bool {
+        self.status == other.status || {
+            let go_form = |object: &Self| {
+                let mut part = Self { status: object.status.clone(), ..Self::default() };
+                ::kapi_apimachinery::Walk::canonicalize(&mut part);
+                part.status
+            };
+            go_form(self) == go_form(other)
+        }
+    }
+
+    fn copy_status_from(&mut self, other: &Self) {
+        self.status.clone_from(&other.status);
     }
 
     /// Hub: `Self`.
@@ -793,6 +856,32 @@ impl ::kapi_apimachinery::Object for super::PersistentVolume {
         None
     }
 
+    fn spec_equals(&self, other: &Self) -> bool {
+        self.spec == other.spec || {
+            let go_form = |object: &Self| {
+                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
+                ::kapi_apimachinery::Walk::canonicalize(&mut part);
+                part.spec
+            };
+            go_form(self) == go_form(other)
+        }
+    }
+
+    fn status_equals(&self, other: &Self) -> bool {
+        self.status == other.status || {
+            let go_form = |object: &Self| {
+                let mut part = Self { status: object.status.clone(), ..Self::default() };
+                ::kapi_apimachinery::Walk::canonicalize(&mut part);
+                part.status
+            };
+            go_form(self) == go_form(other)
+        }
+    }
+
+    fn copy_status_from(&mut self, other: &Self) {
+        self.status.clone_from(&other.status);
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(self)
@@ -836,6 +925,32 @@ impl ::kapi_apimachinery::Object for super::PersistentVolumeClaim {
 
     fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
         None
+    }
+
+    fn spec_equals(&self, other: &Self) -> bool {
+        self.spec == other.spec || {
+            let go_form = |object: &Self| {
+                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
+                ::kapi_apimachinery::Walk::canonicalize(&mut part);
+                part.spec
+            };
+            go_form(self) == go_form(other)
+        }
+    }
+
+    fn status_equals(&self, other: &Self) -> bool {
+        self.status == other.status || {
+            let go_form = |object: &Self| {
+                let mut part = Self { status: object.status.clone(), ..Self::default() };
+                ::kapi_apimachinery::Walk::canonicalize(&mut part);
+                part.status
+            };
+            go_form(self) == go_form(other)
+        }
+    }
+
+    fn copy_status_from(&mut self, other: &Self) {
+        self.status.clone_from(&other.status);
     }
 
     /// Hub: `Self`.
@@ -971,6 +1086,32 @@ impl ::kapi_apimachinery::Object for super::Pod {
 
     fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
         None
+    }
+
+    fn spec_equals(&self, other: &Self) -> bool {
+        self.spec == other.spec || {
+            let go_form = |object: &Self| {
+                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
+                ::kapi_apimachinery::Walk::canonicalize(&mut part);
+                part.spec
+            };
+            go_form(self) == go_form(other)
+        }
+    }
+
+    fn status_equals(&self, other: &Self) -> bool {
+        self.status == other.status || {
+            let go_form = |object: &Self| {
+                let mut part = Self { status: object.status.clone(), ..Self::default() };
+                ::kapi_apimachinery::Walk::canonicalize(&mut part);
+                part.status
+            };
+            go_form(self) == go_form(other)
+        }
+    }
+
+    fn copy_status_from(&mut self, other: &Self) {
+        self.status.clone_from(&other.status);
     }
 
     /// Hub: `Self`.
@@ -1278,6 +1419,21 @@ impl ::kapi_apimachinery::Object for super::PodStatusResult {
         None
     }
 
+    fn status_equals(&self, other: &Self) -> bool {
+        self.status == other.status || {
+            let go_form = |object: &Self| {
+                let mut part = Self { status: object.status.clone(), ..Self::default() };
+                ::kapi_apimachinery::Walk::canonicalize(&mut part);
+                part.status
+            };
+            go_form(self) == go_form(other)
+        }
+    }
+
+    fn copy_status_from(&mut self, other: &Self) {
+        self.status.clone_from(&other.status);
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(self)
@@ -1458,6 +1614,32 @@ impl ::kapi_apimachinery::Object for super::ReplicationController {
         None
     }
 
+    fn spec_equals(&self, other: &Self) -> bool {
+        self.spec == other.spec || {
+            let go_form = |object: &Self| {
+                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
+                ::kapi_apimachinery::Walk::canonicalize(&mut part);
+                part.spec
+            };
+            go_form(self) == go_form(other)
+        }
+    }
+
+    fn status_equals(&self, other: &Self) -> bool {
+        self.status == other.status || {
+            let go_form = |object: &Self| {
+                let mut part = Self { status: object.status.clone(), ..Self::default() };
+                ::kapi_apimachinery::Walk::canonicalize(&mut part);
+                part.status
+            };
+            go_form(self) == go_form(other)
+        }
+    }
+
+    fn copy_status_from(&mut self, other: &Self) {
+        self.status.clone_from(&other.status);
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(self)
@@ -1546,6 +1728,32 @@ impl ::kapi_apimachinery::Object for super::ResourceQuota {
 
     fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
         None
+    }
+
+    fn spec_equals(&self, other: &Self) -> bool {
+        self.spec == other.spec || {
+            let go_form = |object: &Self| {
+                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
+                ::kapi_apimachinery::Walk::canonicalize(&mut part);
+                part.spec
+            };
+            go_form(self) == go_form(other)
+        }
+    }
+
+    fn status_equals(&self, other: &Self) -> bool {
+        self.status == other.status || {
+            let go_form = |object: &Self| {
+                let mut part = Self { status: object.status.clone(), ..Self::default() };
+                ::kapi_apimachinery::Walk::canonicalize(&mut part);
+                part.status
+            };
+            go_form(self) == go_form(other)
+        }
+    }
+
+    fn copy_status_from(&mut self, other: &Self) {
+        self.status.clone_from(&other.status);
     }
 
     /// Hub: `Self`.
@@ -1769,6 +1977,32 @@ impl ::kapi_apimachinery::Object for super::Service {
 
     fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
         None
+    }
+
+    fn spec_equals(&self, other: &Self) -> bool {
+        self.spec == other.spec || {
+            let go_form = |object: &Self| {
+                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
+                ::kapi_apimachinery::Walk::canonicalize(&mut part);
+                part.spec
+            };
+            go_form(self) == go_form(other)
+        }
+    }
+
+    fn status_equals(&self, other: &Self) -> bool {
+        self.status == other.status || {
+            let go_form = |object: &Self| {
+                let mut part = Self { status: object.status.clone(), ..Self::default() };
+                ::kapi_apimachinery::Walk::canonicalize(&mut part);
+                part.status
+            };
+            go_form(self) == go_form(other)
+        }
+    }
+
+    fn copy_status_from(&mut self, other: &Self) {
+        self.status.clone_from(&other.status);
     }
 
     /// Hub: `Self`.

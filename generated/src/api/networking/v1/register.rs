@@ -30,6 +30,17 @@ impl ::kapi_apimachinery::Object for super::IPAddress {
         None
     }
 
+    fn spec_equals(&self, other: &Self) -> bool {
+        self.spec == other.spec || {
+            let go_form = |object: &Self| {
+                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
+                ::kapi_apimachinery::Walk::canonicalize(&mut part);
+                part.spec
+            };
+            go_form(self) == go_form(other)
+        }
+    }
+
     /// Hub: `crate::hub::networking::IPAddress`.
     /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
     /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
@@ -126,6 +137,32 @@ impl ::kapi_apimachinery::Object for super::Ingress {
         None
     }
 
+    fn spec_equals(&self, other: &Self) -> bool {
+        self.spec == other.spec || {
+            let go_form = |object: &Self| {
+                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
+                ::kapi_apimachinery::Walk::canonicalize(&mut part);
+                part.spec
+            };
+            go_form(self) == go_form(other)
+        }
+    }
+
+    fn status_equals(&self, other: &Self) -> bool {
+        self.status == other.status || {
+            let go_form = |object: &Self| {
+                let mut part = Self { status: object.status.clone(), ..Self::default() };
+                ::kapi_apimachinery::Walk::canonicalize(&mut part);
+                part.status
+            };
+            go_form(self) == go_form(other)
+        }
+    }
+
+    fn copy_status_from(&mut self, other: &Self) {
+        self.status.clone_from(&other.status);
+    }
+
     /// Hub: `crate::hub::networking::Ingress`.
     /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
     /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
@@ -172,6 +209,17 @@ impl ::kapi_apimachinery::Object for super::IngressClass {
 
     fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
         None
+    }
+
+    fn spec_equals(&self, other: &Self) -> bool {
+        self.spec == other.spec || {
+            let go_form = |object: &Self| {
+                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
+                ::kapi_apimachinery::Walk::canonicalize(&mut part);
+                part.spec
+            };
+            go_form(self) == go_form(other)
+        }
     }
 
     /// Hub: `crate::hub::networking::IngressClass`.
@@ -318,6 +366,17 @@ impl ::kapi_apimachinery::Object for super::NetworkPolicy {
         None
     }
 
+    fn spec_equals(&self, other: &Self) -> bool {
+        self.spec == other.spec || {
+            let go_form = |object: &Self| {
+                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
+                ::kapi_apimachinery::Walk::canonicalize(&mut part);
+                part.spec
+            };
+            go_form(self) == go_form(other)
+        }
+    }
+
     /// Hub: `crate::hub::networking::NetworkPolicy`.
     /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
     /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
@@ -412,6 +471,32 @@ impl ::kapi_apimachinery::Object for super::ServiceCIDR {
 
     fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
         None
+    }
+
+    fn spec_equals(&self, other: &Self) -> bool {
+        self.spec == other.spec || {
+            let go_form = |object: &Self| {
+                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
+                ::kapi_apimachinery::Walk::canonicalize(&mut part);
+                part.spec
+            };
+            go_form(self) == go_form(other)
+        }
+    }
+
+    fn status_equals(&self, other: &Self) -> bool {
+        self.status == other.status || {
+            let go_form = |object: &Self| {
+                let mut part = Self { status: object.status.clone(), ..Self::default() };
+                ::kapi_apimachinery::Walk::canonicalize(&mut part);
+                part.status
+            };
+            go_form(self) == go_form(other)
+        }
+    }
+
+    fn copy_status_from(&mut self, other: &Self) {
+        self.status.clone_from(&other.status);
     }
 
     /// Hub: `crate::hub::networking::ServiceCIDR`.

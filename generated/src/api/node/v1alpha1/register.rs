@@ -30,6 +30,17 @@ impl ::kapi_apimachinery::Object for super::RuntimeClass {
         None
     }
 
+    fn spec_equals(&self, other: &Self) -> bool {
+        self.spec == other.spec || {
+            let go_form = |object: &Self| {
+                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
+                ::kapi_apimachinery::Walk::canonicalize(&mut part);
+                part.spec
+            };
+            go_form(self) == go_form(other)
+        }
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(self)

@@ -30,6 +30,17 @@ impl ::kapi_apimachinery::Object for super::DeviceClass {
         None
     }
 
+    fn spec_equals(&self, other: &Self) -> bool {
+        self.spec == other.spec || {
+            let go_form = |object: &Self| {
+                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
+                ::kapi_apimachinery::Walk::canonicalize(&mut part);
+                part.spec
+            };
+            go_form(self) == go_form(other)
+        }
+    }
+
     /// Hub: `crate::hub::resource::DeviceClass`.
     /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
     /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
@@ -124,6 +135,32 @@ impl ::kapi_apimachinery::Object for super::ResourceClaim {
 
     fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
         None
+    }
+
+    fn spec_equals(&self, other: &Self) -> bool {
+        self.spec == other.spec || {
+            let go_form = |object: &Self| {
+                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
+                ::kapi_apimachinery::Walk::canonicalize(&mut part);
+                part.spec
+            };
+            go_form(self) == go_form(other)
+        }
+    }
+
+    fn status_equals(&self, other: &Self) -> bool {
+        self.status == other.status || {
+            let go_form = |object: &Self| {
+                let mut part = Self { status: object.status.clone(), ..Self::default() };
+                ::kapi_apimachinery::Walk::canonicalize(&mut part);
+                part.status
+            };
+            go_form(self) == go_form(other)
+        }
+    }
+
+    fn copy_status_from(&mut self, other: &Self) {
+        self.status.clone_from(&other.status);
     }
 
     /// Hub: `crate::hub::resource::ResourceClaim`.
@@ -222,6 +259,17 @@ impl ::kapi_apimachinery::Object for super::ResourceClaimTemplate {
         None
     }
 
+    fn spec_equals(&self, other: &Self) -> bool {
+        self.spec == other.spec || {
+            let go_form = |object: &Self| {
+                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
+                ::kapi_apimachinery::Walk::canonicalize(&mut part);
+                part.spec
+            };
+            go_form(self) == go_form(other)
+        }
+    }
+
     /// Hub: `crate::hub::resource::ResourceClaimTemplate`.
     /// The object is put in its Go form first ([`::kapi_apimachinery::Walk::canonicalize`]),
     /// so that the hub is the one its JSON would convert to, whatever it was decoded from.
@@ -316,6 +364,17 @@ impl ::kapi_apimachinery::Object for super::ResourceSlice {
 
     fn list_items_mut(&mut self) -> Option<Vec<&mut dyn ::kapi_apimachinery::DynObject>> {
         None
+    }
+
+    fn spec_equals(&self, other: &Self) -> bool {
+        self.spec == other.spec || {
+            let go_form = |object: &Self| {
+                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
+                ::kapi_apimachinery::Walk::canonicalize(&mut part);
+                part.spec
+            };
+            go_form(self) == go_form(other)
+        }
     }
 
     /// Hub: `crate::hub::resource::ResourceSlice`.

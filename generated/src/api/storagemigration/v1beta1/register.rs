@@ -30,6 +30,32 @@ impl ::kapi_apimachinery::Object for super::StorageVersionMigration {
         None
     }
 
+    fn spec_equals(&self, other: &Self) -> bool {
+        self.spec == other.spec || {
+            let go_form = |object: &Self| {
+                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
+                ::kapi_apimachinery::Walk::canonicalize(&mut part);
+                part.spec
+            };
+            go_form(self) == go_form(other)
+        }
+    }
+
+    fn status_equals(&self, other: &Self) -> bool {
+        self.status == other.status || {
+            let go_form = |object: &Self| {
+                let mut part = Self { status: object.status.clone(), ..Self::default() };
+                ::kapi_apimachinery::Walk::canonicalize(&mut part);
+                part.status
+            };
+            go_form(self) == go_form(other)
+        }
+    }
+
+    fn copy_status_from(&mut self, other: &Self) {
+        self.status.clone_from(&other.status);
+    }
+
     /// Hub: `Self`.
     fn into_hub(self) -> ::kapi_apimachinery::Hub {
         Box::new(self)
