@@ -370,37 +370,89 @@ fn walk_view(t: &TypeDef) -> WalkView {
     WalkView { name: t.name.clone(), fields, canonical }
 }
 
-/// What `Walk::canonicalize` does to one field: what writing it with Go's JSON rules (the
-/// serde attributes of [`serde_attrs`]) and reading it back does to it, then the same for
-/// what is nested in it.
+/// What `Walk::canonicalize` does to one field: what writing it (its serde attributes,
+/// [`serde_attrs`], and its type's serializer) and reading it back does to it, then the same
+/// for what is nested in it.
 fn canonical_statements(f: &Field) -> Vec<String> {
     let n = format!("self.{}", f.rust_name);
     let mut out = Vec::new();
     let time = matches!(f.elem, Elem::Special(Special::Time | Special::MicroTime));
     let nests = matches!(f.elem, Elem::Named(..)) || time;
-    let optional = f.card == Card::Single && !f.required;
-    if optional {
+    if f.card == Card::Single && !f.required {
         let none_if = |out: &mut Vec<String>, test: &str| out.push(format!("if {n}.as_ref().is_some_and({test}) {{ {n} = None; }}"));
-        let omit = f.go.as_ref().is_some_and(|go| go.omitempty || go.omitzero);
-        match (&f.elem, f.go.as_ref().map(|go| go.kind)) {
-            // Written as `null` when zero or empty, which reads back as absent.
-            (Elem::Special(Special::Time | Special::MicroTime), _) => none_if(&mut out, "|t| t.is_zero()"),
-            (Elem::Special(Special::RawExtension | Special::FieldsV1 | Special::Json), _) => none_if(&mut out, "|v| v.is_empty()"),
-            (Elem::Bytes, Some(GoKind::Pointer | GoKind::Nilable)) if omit => none_if(&mut out, "|v| v.is_empty()"),
-            // A value scalar: `omitempty` leaves its zero value out, else absent is written as it.
-            (elem, Some(GoKind::Value)) if is_scalar(elem) && omit => none_if(&mut out, "::kapi_apimachinery::go::is_zero"),
-            (elem, Some(GoKind::Value)) if is_scalar(elem) => out.push(format!("{n}.get_or_insert_default();")),
-            // A value struct is never left out (`omitzero` is only on times, above).
-            (Elem::Named(..) | Elem::Special(Special::Quantity | Special::IntOrString | Special::Duration), Some(GoKind::Value)) => {
-                out.push(format!("{n}.get_or_insert_default();"))
-            }
-            _ => {}
+        // A type that writes its zero value as `null` reads back absent, whatever the field's
+        // rule wrote for it.
+        let null_when_zero = match &f.elem {
+            Elem::Special(Special::Time | Special::MicroTime) => Some("|t| t.is_zero()"),
+            Elem::Special(Special::RawExtension | Special::FieldsV1 | Special::Json) => Some("|v| v.is_empty()"),
+            _ => None,
+        };
+        match (null_when_zero, f.go.as_ref().map(|go| optional_write(&f.elem, go))) {
+            (Some(test), _) => none_if(&mut out, test),
+            (None, Some(OptionalWrite::ZeroOmitted(zero))) => none_if(&mut out, zero.canonical_test()),
+            (None, Some(OptionalWrite::AbsentAsZero)) => out.push(format!("{n}.get_or_insert_default();")),
+            (None, Some(OptionalWrite::Held { .. }) | None) => {}
         }
     }
     if nests {
         out.push(format!("::kapi_apimachinery::Walk::canonicalize(&mut {n});"));
     }
     out
+}
+
+/// How Go's `encoding/json` writes a single optional field, which the Rust type keeps as an
+/// `Option`, given the Go field's kind and `omitempty`/`omitzero`: the one rule the field's serde
+/// attributes ([`serde_attrs`]) and `Walk::canonicalize` ([`canonical_statements`]) follow.
+enum OptionalWrite {
+    /// As held: nil is left out (`omitempty`) or written as `null`, and reads back absent.
+    Held { omit: bool },
+    /// A zero value is left out, and reads back absent.
+    ZeroOmitted(Zero),
+    /// Absent is written as the zero value (Go's value is never nil), and reads back as it.
+    AbsentAsZero,
+}
+
+/// What a zero value that is left out is.
+#[derive(Clone, Copy)]
+enum Zero {
+    /// An empty `[]byte` (`omitempty`).
+    Bytes,
+    /// A scalar's zero value (`omitempty` or `omitzero`).
+    Scalar,
+    /// A struct whose `IsZero()` says so (`omitzero`).
+    Struct,
+}
+
+impl Zero {
+    /// The `skip_serializing_if` function of the `Option` field.
+    fn skip(self) -> &'static str {
+        match self {
+            Zero::Bytes => "::kapi_apimachinery::go::bytes_opt_is_empty",
+            Zero::Scalar => "::kapi_apimachinery::go::opt_is_zero",
+            Zero::Struct => "::kapi_apimachinery::go::opt_is_zero_struct",
+        }
+    }
+
+    /// The test of a held value `canonicalize` makes absent.
+    fn canonical_test(self) -> &'static str {
+        match self {
+            Zero::Bytes => "|v| v.is_empty()",
+            Zero::Scalar => "::kapi_apimachinery::go::is_zero",
+            Zero::Struct => "::kapi_apimachinery::go::IsZero::is_zero",
+        }
+    }
+}
+
+fn optional_write(elem: &Elem, go: &GoInfo) -> OptionalWrite {
+    let omit = go.omitempty || go.omitzero;
+    match go.kind {
+        GoKind::Pointer | GoKind::Nilable if omit && *elem == Elem::Bytes => OptionalWrite::ZeroOmitted(Zero::Bytes),
+        GoKind::Pointer | GoKind::Nilable => OptionalWrite::Held { omit },
+        GoKind::Value if is_scalar(elem) && omit => OptionalWrite::ZeroOmitted(Zero::Scalar),
+        // `omitempty` never omits a struct; `omitzero` does when it is zero.
+        GoKind::Value if !is_scalar(elem) && go.omitzero => OptionalWrite::ZeroOmitted(Zero::Struct),
+        GoKind::Value => OptionalWrite::AbsentAsZero,
+    }
 }
 
 #[derive(Template)]
@@ -573,29 +625,24 @@ pub fn serde_attrs(
                 Card::Map if !bytes => (None, Some(format!("{GO}::map_or_null"))),
                 // Lists and maps of `[]byte` without omitempty: none upstream; written as before.
                 Card::Repeated | Card::Map => (None, None),
-                Card::Single => match (go.kind, optional) {
-                    // A nil pointer (or []byte) is left out with omitempty/omitzero, else `null`.
-                    (GoKind::Pointer | GoKind::Nilable, true) if omit && bytes => (Some(format!("{GO}::bytes_opt_is_empty")), None),
-                    (GoKind::Pointer | GoKind::Nilable, true) if omit => (Some("Option::is_none".into()), None),
-                    (GoKind::Pointer | GoKind::Nilable, true) => (None, None),
-                    (GoKind::Nilable, false) if bytes && omit => (Some("Vec::is_empty".into()), None),
-                    (GoKind::Nilable, false) if bytes => (None, Some(format!("{GO}::bytes_or_null"))),
+                Card::Single if optional => match optional_write(elem, go) {
+                    OptionalWrite::Held { omit: true } => (Some("Option::is_none".into()), None),
+                    OptionalWrite::Held { omit: false } => (None, None),
+                    OptionalWrite::ZeroOmitted(zero) => (Some(zero.skip().into()), None),
+                    OptionalWrite::AbsentAsZero => (None, Some(format!("{GO}::opt_or_default"))),
+                },
+                Card::Single => match go.kind {
+                    GoKind::Nilable if bytes && omit => (Some("Vec::is_empty".into()), None),
+                    GoKind::Nilable if bytes => (None, Some(format!("{GO}::bytes_or_null"))),
                     // A pointer to a struct the specs call required is bare in Rust: its default
                     // stands for nil. (Scalars and special types keep their zero value: a
                     // `*resource.Quantity` may well point to "0".)
-                    (GoKind::Pointer, false) if matches!(elem, Elem::Named(..)) && omit => (Some(format!("{GO}::is_zero")), None),
-                    (GoKind::Pointer, false) if matches!(elem, Elem::Named(..)) => (None, Some(format!("{GO}::default_as_null"))),
-                    (GoKind::Pointer | GoKind::Nilable, false) => (None, None),
-                    // A value scalar: omitempty/omitzero leave out its zero value; without, an
-                    // absent value is written as the zero value.
-                    (GoKind::Value, true) if is_scalar(elem) && omit => (Some(format!("{GO}::opt_is_zero")), None),
-                    (GoKind::Value, false) if is_scalar(elem) && omit => (Some(format!("{GO}::is_zero")), None),
-                    (GoKind::Value, _) if is_scalar(elem) => (None, optional.then(|| format!("{GO}::opt_or_default"))),
-                    // A value struct: omitzero leaves out its zero value (IsZero); omitempty never
-                    // omits it, so absent is written as its default.
-                    (GoKind::Value, true) if go.omitzero => (Some(format!("{GO}::opt_is_zero_struct")), None),
-                    (GoKind::Value, true) => (None, Some(format!("{GO}::opt_or_default"))),
-                    (GoKind::Value, false) => (None, None),
+                    GoKind::Pointer if matches!(elem, Elem::Named(..)) && omit => (Some(format!("{GO}::is_zero")), None),
+                    GoKind::Pointer if matches!(elem, Elem::Named(..)) => (None, Some(format!("{GO}::default_as_null"))),
+                    GoKind::Pointer | GoKind::Nilable => (None, None),
+                    // A bare value scalar: omitempty/omitzero leave out its zero value.
+                    GoKind::Value if is_scalar(elem) && omit => (Some(format!("{GO}::is_zero")), None),
+                    GoKind::Value => (None, None),
                 },
             }
         }
