@@ -239,6 +239,21 @@ impl Object {
         hub_as::<T>(hub.as_ref()).ok_or_else(|| not_a::<T>())
     }
 
+    /// The object, an internal object, as its kind's hub type `T`, to change: the hub form
+    /// when the object has it, else read from the JSON form; from here on the only form until
+    /// another is read.
+    pub fn hub_mut<T: serde::de::DeserializeOwned + HubObject>(&mut self) -> Result<&mut T, ApiError> {
+        if self.hub.get().is_none() {
+            let hub: Hub = Box::new(
+                T::deserialize(self.value()?).map_err(|e| ApiError::internal(format!("reading the object as its internal type: {e}")))?,
+            );
+            self.hub = OnceLock::from(hub);
+        }
+        (self.json, self.typed) = (OnceLock::new(), OnceLock::new());
+        let hub: &mut dyn Any = self.hub.get_mut().ok_or_else(|| ApiError::internal("an object with no form"))?.as_mut();
+        hub.downcast_mut::<T>().ok_or_else(|| not_a::<T>())
+    }
+
     /// The object's `metadata` as the generated `ObjectMeta`, when the object is at hand as
     /// its generated or hub type (none is read from JSON for it).
     pub fn typed_meta(&self) -> Option<&kapi_api::apimachinery::pkg::apis::meta::v1::ObjectMeta> {
@@ -295,6 +310,22 @@ impl Object {
             (None, None) => (OnceLock::new(), OnceLock::new(), self.json.clone()),
         };
         Object { typed, json, kind: self.kind, hub }
+    }
+
+    /// The zero object of `kind` (what `{}` reads as) in the form this object, of that kind, is
+    /// at hand in: the generated type, the hub type, or JSON (`{}`).
+    pub fn zero_of_form(&self, kind: &Kind) -> Result<Object, ApiError> {
+        let dyn_kind = match (self.is_typed() || self.is_hub(), objects::dyn_kind(kind)) {
+            (true, Some(dyn_kind)) => dyn_kind,
+            _ => return Ok(Object::from_value(Value::Object(Map::new()))),
+        };
+        let zero = dyn_kind
+            .read_value(Value::Object(Map::new()))
+            .map_err(|e| ApiError::internal(format!("making the zero {}: {e}", kind.kind)))?;
+        Ok(match self.is_typed() {
+            true => Object { typed: OnceLock::from(zero), json: OnceLock::new(), kind: Some(dyn_kind), hub: OnceLock::new() },
+            false => Object::hub(zero.into_hub()),
+        })
     }
 
     /// Whether `other`'s `spec` is this object's: compared as their generated or hub type when
@@ -417,6 +448,20 @@ impl Object {
             return Ok(meta.deletion_timestamp.is_some());
         }
         Ok(!self.value()?["metadata"]["deletionTimestamp"].is_null())
+    }
+
+    /// Whether the object is one whose deletion was asked for and that nothing holds any
+    /// longer: no finalizers and no grace period left (what makes an update delete it).
+    pub fn deletion_completes(&self) -> Result<bool, ApiError> {
+        if let Some(meta) = self.typed_meta() {
+            return Ok(meta.deletion_timestamp.is_some()
+                && meta.finalizers.is_empty()
+                && meta.deletion_grace_period_seconds.unwrap_or(0) == 0);
+        }
+        let meta = &self.value()?["metadata"];
+        Ok(meta["deletionTimestamp"].is_string()
+            && meta["finalizers"].as_array().is_none_or(Vec::is_empty)
+            && meta["deletionGracePeriodSeconds"].as_i64().unwrap_or(0) == 0)
     }
 
     /// `metadata.uid`, read from the form at hand.
@@ -648,7 +693,7 @@ mod tests {
             let typed = Object::decode(&kind, Format::Json, with_empty.as_bytes()).unwrap();
             // Written as the zero object's (a status that defaulting fills in, such as a
             // namespace's phase, is not: the store clears it as JSON).
-            assert_eq!(typed.value().unwrap()["status"], objects::zero_object(&kind)["status"], "{}", kind.kind);
+            assert_eq!(typed.value().unwrap()["status"], typed.zero_of_form(&kind).unwrap().value().unwrap()["status"], "{}", kind.kind);
             let typed = typed_form(typed);
             let (typed_bytes, _) = objects::encode_typed_with(&kind, typed, None).unwrap();
             let mut json = objects::decode_defaulted(&kind, Format::Json, with_empty.as_bytes()).unwrap();
@@ -674,7 +719,8 @@ mod tests {
         ] {
             let external = Object::decode(&kind, Format::Json, body.as_bytes()).unwrap();
             let object = Object::hub(external.into_hub(objects::dyn_kind(&kind).unwrap()).unwrap());
-            assert_eq!(object.value().unwrap()["status"], objects::zero_internal(&kind)["status"], "{}", kind.kind);
+            assert!(object.status_equals(&object.zero_of_form(&kind).unwrap()).unwrap(), "{}", kind.kind);
+            assert_eq!(object.value().unwrap()["status"], object.zero_of_form(&kind).unwrap().value().unwrap()["status"], "{}", kind.kind);
             let mut json = object.value().unwrap().clone();
             json.as_object_mut().unwrap().remove("status");
             let Form::Hub(hub) = object.into_form() else { panic!("a hub") };

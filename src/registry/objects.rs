@@ -343,32 +343,18 @@ pub fn external_of<'v>(kind: &Kind, internal: &'v Value) -> Result<std::borrow::
 /// what a create's fields are compared with. A kind the scheme does not have is `{}`. Made
 /// once per kind (the scheme's kinds are a fixed set).
 pub fn zero_object(kind: &Kind) -> std::sync::Arc<Value> {
-    zero(kind, false)
-}
-
-/// `kind`'s zero object as its internal object ([`to_internal`] of [`zero_object`]): what an
-/// internal object's fields are compared with. Made once per kind.
-pub fn zero_internal(kind: &Kind) -> std::sync::Arc<Value> {
-    zero(kind, true)
-}
-
-fn zero(kind: &Kind, internal: bool) -> std::sync::Arc<Value> {
     use std::collections::HashMap;
     use std::sync::{Arc, Mutex, OnceLock, PoisonError};
-    type Zeros = HashMap<(String, String, String, bool), Arc<Value>>;
+    type Zeros = HashMap<(String, String, String), Arc<Value>>;
     static ZERO: OnceLock<Mutex<Zeros>> = OnceLock::new();
     if !is_registered(kind) {
         return Arc::new(Value::Object(Default::default()));
     }
-    let key = (kind.group.clone(), kind.version.clone(), kind.kind.clone(), internal);
+    let key = (kind.group.clone(), kind.version.clone(), kind.kind.clone());
     let mut zeros = ZERO.get_or_init(Default::default).lock().unwrap_or_else(PoisonError::into_inner);
     zeros
         .entry(key)
-        .or_insert_with(|| {
-            let external = decode(kind, Format::Json, b"{}");
-            let zero = if internal { external.and_then(|external| to_internal(kind, external)) } else { external };
-            Arc::new(zero.unwrap_or_else(|_| Value::Object(Default::default())))
-        })
+        .or_insert_with(|| Arc::new(decode(kind, Format::Json, b"{}").unwrap_or_else(|_| Value::Object(Default::default()))))
         .clone()
 }
 

@@ -396,20 +396,12 @@ impl<'a> Store<'a> {
         ]);
         self.strategy.normalize(&mut object)?;
         // Status is the server's to write: a new object of a resource with a status
-        // subresource starts with none, or with what its strategy's `prepare_for_create` sets
-        // in its place. A generated (or hub) object whose status is written as its type's zero
-        // status (as a client's object without one is) already has none, and stays typed.
+        // subresource starts with its type's zero status, or with what its strategy's
+        // `prepare_for_create` sets in its place. Set in the form the object is at hand in, so
+        // a generated (or hub) object stays one.
         if self.has_status_subresource() && !self.strategy.sets_status_on_create() {
-            let status = object.value()?.get("status");
-            let zero = match (object.is_typed(), object.is_hub()) {
-                (true, _) => Some(objects::zero_object(kind)),
-                (false, true) => Some(objects::zero_internal(kind)),
-                (false, false) => None,
-            };
-            let none = zero.is_some_and(|zero| status.is_none_or(|status| Some(status) == zero.get("status")));
-            if !none && let Some(fields) = object.value_mut()?.as_object_mut() {
-                fields.remove("status");
-            }
+            let zero = object.zero_of_form(kind)?;
+            object.set_status_from(&zero)?;
         }
         self.strategy.prepare_for_create(&mut object, options.user)?;
         self.validate(&name, None, &object, required)?;
@@ -504,10 +496,12 @@ impl<'a> Store<'a> {
             object.set_meta(&[MetaChange::NoResourceVersion]);
             // A subresource's write keeps the stored metadata: its managed fields are set here.
             managed_fields.set_in(&mut object, registered)?;
-            let value = object.value()?;
-            let finalized = deletion_completes(value) && self.strategy.should_delete_during_update(value);
+            let finalized = object.deletion_completes()? && self.strategy.should_delete_during_update(&object)?;
             // What an update that deletes hands the strategy's `after_delete`.
-            let deleted = (finalized && !options.dry_run).then(|| value.clone());
+            let deleted = match finalized && !options.dry_run {
+                true => Some(object.value()?.clone()),
+                false => None,
+            };
             let (stored, object) = self.encode(&current.kind, object, managed_fields.for_encoding(registered))?;
             // An update that changes nothing is not written, as upstream's `GuaranteedUpdate`
             // answers it: the object keeps its resourceVersion and watchers see no event.
@@ -980,8 +974,8 @@ impl<'a> Store<'a> {
     }
 
     /// Stores an updated object; when it is being deleted and its last finalizer is gone
-    /// (`finalized`, [`deletion_completes`]), the deletion completes instead (upstream's generic
-    /// store does the same after an update).
+    /// (`finalized`, [`Object::deletion_completes`]), the deletion completes instead
+    /// (upstream's generic store does the same after an update).
     async fn commit_update(
         &self,
         options: WriteOptions<'_>,
@@ -1126,13 +1120,6 @@ pub fn read_internal(kv: &KeyValue) -> Result<(Kind, Value), ApiError> {
 
 /// Upstream's `ShouldDeleteDuringUpdate`: the object is marked for deletion, no finalizer is
 /// left and no grace period is running, so an update completes the deletion instead.
-fn deletion_completes(object: &Value) -> bool {
-    let meta = &object["metadata"];
-    meta["deletionTimestamp"].is_string()
-        && meta["finalizers"].as_array().is_none_or(Vec::is_empty)
-        && meta["deletionGracePeriodSeconds"].as_i64().unwrap_or(0) == 0
-}
-
 /// The grace period a delete asks for: upstream's `BeforeDelete` treats a negative one as 1
 /// second ("Negative values will be treated as the value `1s` on the delete path"), and so
 /// does kapi; it never reaches time arithmetic negative.

@@ -326,9 +326,9 @@ pub trait Strategy: Send + Sync {
 
     /// Whether an update that leaves an object being deleted without finalizers completes the
     /// deletion (upstream's `ShouldDeleteDuringUpdate`, which namespaces narrow).
-    fn should_delete_during_update(&self, object: &Value) -> bool {
+    fn should_delete_during_update(&self, object: &Object) -> Result<bool, ApiError> {
         let _ = object;
-        true
+        Ok(true)
     }
 
     /// The admission plugins that act on this resource's objects only

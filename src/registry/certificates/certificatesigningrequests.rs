@@ -3,10 +3,9 @@
 //! server fills in the conditions' timestamps.
 
 use kapi_api::hub::certificates::CertificateSigningRequest;
-use serde_json::Value;
 
 use crate::registry::object::Object;
-use crate::registry::strategy::{Strategy, SubresourceStrategy, copy_field};
+use crate::registry::strategy::{Strategy, SubresourceStrategy};
 use crate::registry::validation;
 use crate::status::{ApiError, FieldError};
 
@@ -19,7 +18,7 @@ impl Strategy for CertificateSigningRequestStrategy {
     }
 
     fn prepare_for_create(&self, object: &mut Object, user: Option<&crate::request_info::UserInfo>) -> Result<(), ApiError> {
-        record_requester(object.value_mut()?, user);
+        record_requester(object.hub_mut::<CertificateSigningRequest>()?, user);
         Ok(())
     }
 
@@ -35,7 +34,7 @@ impl Strategy for CertificateSigningRequestStrategy {
     }
 
     fn prepare_status_update(&self, new: &mut Object, old: &Object) -> Result<(), ApiError> {
-        populate_condition_timestamps(new.value_mut()?, old.value()?);
+        populate_condition_timestamps(new.hub_mut::<CertificateSigningRequest>()?, old.hub_ref::<CertificateSigningRequest>()?);
         Ok(())
     }
 
@@ -56,11 +55,12 @@ struct Approval;
 
 impl SubresourceStrategy for Approval {
     fn merge(&self, stored: &Object, proposed: &Object) -> Result<Object, ApiError> {
-        let stored = stored.value()?;
-        let mut new = stored.clone();
-        copy_field(&mut new["status"], &proposed.value()?["status"], "conditions");
-        populate_condition_timestamps(&mut new, stored);
-        Ok(Object::from_value(new))
+        let conditions = proposed.hub_ref::<CertificateSigningRequest>()?.status.as_ref().map(|status| status.conditions.clone());
+        let mut new = stored.clone_object();
+        let csr = new.hub_mut::<CertificateSigningRequest>()?;
+        csr.status.get_or_insert_default().conditions = conditions.unwrap_or_default();
+        populate_condition_timestamps(csr, stored.hub_ref::<CertificateSigningRequest>()?);
+        Ok(new)
     }
 
     fn validate_update_object(&self, old: &Object, new: &Object) -> Result<Vec<FieldError>, ApiError> {
@@ -75,37 +75,32 @@ impl SubresourceStrategy for Approval {
 
 /// A request records who made it, whatever the body said: the user's name and groups (a
 /// client certificate's user has no UID or extra attributes, so those are cleared).
-fn record_requester(csr: &mut Value, user: Option<&crate::request_info::UserInfo>) {
-    let Some(spec) = csr.get_mut("spec").and_then(Value::as_object_mut) else { return };
-    for field in ["username", "uid", "groups", "extra"] {
-        spec.remove(field);
-    }
-    if let Some(user) = user {
-        spec.insert("username".into(), Value::String(user.name.clone()));
-        if !user.groups.is_empty() {
-            spec.insert("groups".into(), user.groups.iter().cloned().map(Value::String).collect());
-        }
-    }
+fn record_requester(csr: &mut CertificateSigningRequest, user: Option<&crate::request_info::UserInfo>) {
+    let Some(spec) = csr.spec.as_mut() else { return };
+    spec.username = user.map(|user| user.name.clone());
+    spec.groups = user.map(|user| user.groups.clone()).unwrap_or_default();
+    spec.uid = None;
+    spec.extra.clear();
 }
 
 /// `populateConditionTimestamps`: a condition without `lastUpdateTime` gets the current time;
 /// one without `lastTransitionTime` keeps the stored condition's of the same type and status, or
 /// gets the current time.
-fn populate_condition_timestamps(csr: &mut Value, old: &Value) {
-    let now = crate::registry::objects::now();
-    let old_conditions = old["status"]["conditions"].as_array().cloned().unwrap_or_default();
-    let Some(conditions) = csr["status"]["conditions"].as_array_mut() else { return };
-    for condition in conditions {
-        let is_set = |c: &Value, field: &str| c[field].as_str().is_some_and(|t| !t.is_empty());
-        if !is_set(condition, "lastUpdateTime") {
-            condition["lastUpdateTime"] = Value::String(now.clone());
+fn populate_condition_timestamps(csr: &mut CertificateSigningRequest, old: &CertificateSigningRequest) {
+    let now = kapi_apimachinery::Time::from_chrono(chrono::Utc::now()).truncate_to_seconds();
+    let old_conditions = old.status.as_ref().map_or(&[][..], |status| &status.conditions);
+    let Some(status) = csr.status.as_mut() else { return };
+    let is_set = |time: &Option<kapi_apimachinery::Time>| time.as_ref().is_some_and(|time| !time.is_zero());
+    for condition in &mut status.conditions {
+        if !is_set(&condition.last_update_time) {
+            condition.last_update_time = Some(now);
         }
-        if !is_set(condition, "lastTransitionTime") {
+        if !is_set(&condition.last_transition_time) {
             let kept = old_conditions
                 .iter()
-                .find(|o| o["type"] == condition["type"] && o["status"] == condition["status"] && is_set(o, "lastTransitionTime"))
-                .map(|o| o["lastTransitionTime"].clone());
-            condition["lastTransitionTime"] = kept.unwrap_or_else(|| Value::String(now.clone()));
+                .find(|o| o.r#type == condition.r#type && o.status == condition.status && is_set(&o.last_transition_time))
+                .and_then(|o| o.last_transition_time);
+            condition.last_transition_time = Some(kept.unwrap_or(now));
         }
     }
 }
@@ -117,11 +112,21 @@ mod tests {
 
     #[test]
     fn requests_record_their_requester_over_the_body() {
-        let mut csr = json!({"spec": {"username": "someone-else", "uid": "u", "extra": {"a": ["b"]}}}).into();
+        // As the store carries it: the hub value of the request's object.
+        let kind = crate::registry::objects::Kind {
+            group: "certificates.k8s.io".into(),
+            version: "v1".into(),
+            kind: "CertificateSigningRequest".into(),
+        };
+        let body = json!({"spec": {"username": "someone-else", "uid": "u", "extra": {"a": ["b"]}}});
+        let external = Object::decode(&kind, kapi_apimachinery::codec::Format::Json, body.to_string().as_bytes()).unwrap();
+        let mut csr = Object::hub(external.into_hub(crate::registry::objects::dyn_kind(&kind).unwrap()).unwrap());
         let user = crate::request_info::UserInfo { name: "alice".into(), groups: vec!["team".into()], ..Default::default() };
         CertificateSigningRequestStrategy.prepare_for_create(&mut csr, Some(&user)).unwrap();
-        let csr = csr.into_value().unwrap();
-        assert_eq!(csr["spec"], json!({"username": "alice", "groups": ["team"]}));
+        assert!(csr.is_hub());
+        let spec = &csr.value().unwrap()["spec"];
+        assert_eq!((&spec["username"], &spec["groups"]), (&json!("alice"), &json!(["team"])));
+        assert!(spec.get("uid").is_none() && spec.get("extra").is_none(), "{spec}");
     }
 
     #[test]

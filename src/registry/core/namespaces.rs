@@ -62,8 +62,8 @@ impl Strategy for NamespaceStrategy {
     }
 
     /// `ShouldDeleteNamespaceDuringUpdate`: only once no `spec.finalizers` are left either.
-    fn should_delete_during_update(&self, object: &Value) -> bool {
-        object["spec"]["finalizers"].as_array().is_none_or(Vec::is_empty)
+    fn should_delete_during_update(&self, object: &Object) -> Result<bool, ApiError> {
+        Ok(object.typed_ref::<kapi_api::api::core::v1::Namespace>()?.spec.as_ref().is_none_or(|spec| spec.finalizers.is_empty()))
     }
 
     fn subresource(&self, name: &str) -> Option<&'static dyn SubresourceStrategy> {
@@ -108,10 +108,14 @@ mod tests {
     fn deletes_wait_for_spec_finalizers() {
         let finalized = json!({"spec": {"finalizers": ["kubernetes"]}});
         assert!(matches!(NamespaceStrategy.deletion_flow(&finalized), DeletionFlow::AwaitSystem { .. }));
-        assert!(!NamespaceStrategy.should_delete_during_update(&finalized));
+        let namespace = |value: &Value| {
+            let kind = crate::registry::objects::dyn_kind(&crate::registry::objects::Kind::core_v1("Namespace")).unwrap();
+            Object::from_value(value.clone()).of_kind(kind)
+        };
+        assert!(!NamespaceStrategy.should_delete_during_update(&namespace(&finalized)).unwrap());
         let empty = json!({"spec": {"finalizers": []}});
         assert!(matches!(NamespaceStrategy.deletion_flow(&empty), DeletionFlow::Generic));
-        assert!(NamespaceStrategy.should_delete_during_update(&empty));
+        assert!(NamespaceStrategy.should_delete_during_update(&namespace(&empty)).unwrap());
         let mut marked = finalized.clone();
         NamespaceStrategy.mark_deleting(&mut marked);
         assert_eq!(marked["status"]["phase"], "Terminating");
