@@ -52,6 +52,25 @@ pub fn opt_is_zero_struct<T: IsZero>(v: &Option<T>) -> bool {
     v.as_ref().is_none_or(IsZero::is_zero)
 }
 
+/// Whether the part of `a` and `b` that `part` reads (a kind's `spec` or `status`; `part_mut`
+/// reaches the same field to change it) is the same Go value: equal as held, or equal once each
+/// is put in its Go form ([`crate::Walk::canonicalize`] of an object holding only that part),
+/// as their JSON forms are.
+pub fn parts_equal<T: Default + crate::Walk, P: Clone + PartialEq>(
+    a: &T,
+    b: &T,
+    part: fn(&T) -> &P,
+    part_mut: fn(&mut T) -> &mut P,
+) -> bool {
+    let go_form = |object: &T| {
+        let mut only = T::default();
+        *part_mut(&mut only) = part(object).clone();
+        only.canonicalize();
+        only
+    };
+    part(a) == part(b) || part(&go_form(a)) == part(&go_form(b))
+}
+
 /// A Go value field kept as `Option<T>` without `omitempty`, or a value struct (which
 /// `omitempty` never omits): absent is written as the zero value (for a generated struct its
 /// default, whose fields follow the same rules).

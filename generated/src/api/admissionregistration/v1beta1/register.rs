@@ -31,14 +31,7 @@ impl ::kapi_apimachinery::Object for super::MutatingAdmissionPolicy {
     }
 
     fn spec_equals(&self, other: &Self) -> bool {
-        self.spec == other.spec || {
-            let go_form = |object: &Self| {
-                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
-                ::kapi_apimachinery::Walk::canonicalize(&mut part);
-                part.spec
-            };
-            go_form(self) == go_form(other)
-        }
+        ::kapi_apimachinery::go::parts_equal(self, other, |o| &o.spec, |o| &mut o.spec)
     }
 
     /// Hub: `crate::hub::admissionregistration::MutatingAdmissionPolicy`.
@@ -90,14 +83,7 @@ impl ::kapi_apimachinery::Object for super::MutatingAdmissionPolicyBinding {
     }
 
     fn spec_equals(&self, other: &Self) -> bool {
-        self.spec == other.spec || {
-            let go_form = |object: &Self| {
-                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
-                ::kapi_apimachinery::Walk::canonicalize(&mut part);
-                part.spec
-            };
-            go_form(self) == go_form(other)
-        }
+        ::kapi_apimachinery::go::parts_equal(self, other, |o| &o.spec, |o| &mut o.spec)
     }
 
     /// Hub: `crate::hub::admissionregistration::MutatingAdmissionPolicyBinding`.
@@ -341,25 +327,11 @@ impl ::kapi_apimachinery::Object for super::ValidatingAdmissionPolicy {
     }
 
     fn spec_equals(&self, other: &Self) -> bool {
-        self.spec == other.spec || {
-            let go_form = |object: &Self| {
-                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
-                ::kapi_apimachinery::Walk::canonicalize(&mut part);
-                part.spec
-            };
-            go_form(self) == go_form(other)
-        }
+        ::kapi_apimachinery::go::parts_equal(self, other, |o| &o.spec, |o| &mut o.spec)
     }
 
     fn status_equals(&self, other: &Self) -> bool {
-        self.status == other.status || {
-            let go_form = |object: &Self| {
-                let mut part = Self { status: object.status.clone(), ..Self::default() };
-                ::kapi_apimachinery::Walk::canonicalize(&mut part);
-                part.status
-            };
-            go_form(self) == go_form(other)
-        }
+        ::kapi_apimachinery::go::parts_equal(self, other, |o| &o.status, |o| &mut o.status)
     }
 
     fn copy_status_from(&mut self, other: &Self) {
@@ -415,14 +387,7 @@ impl ::kapi_apimachinery::Object for super::ValidatingAdmissionPolicyBinding {
     }
 
     fn spec_equals(&self, other: &Self) -> bool {
-        self.spec == other.spec || {
-            let go_form = |object: &Self| {
-                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
-                ::kapi_apimachinery::Walk::canonicalize(&mut part);
-                part.spec
-            };
-            go_form(self) == go_form(other)
-        }
+        ::kapi_apimachinery::go::parts_equal(self, other, |o| &o.spec, |o| &mut o.spec)
     }
 
     /// Hub: `crate::hub::admissionregistration::ValidatingAdmissionPolicyBinding`.

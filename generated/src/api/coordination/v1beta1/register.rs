@@ -31,14 +31,7 @@ impl ::kapi_apimachinery::Object for super::Lease {
     }
 
     fn spec_equals(&self, other: &Self) -> bool {
-        self.spec == other.spec || {
-            let go_form = |object: &Self| {
-                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
-                ::kapi_apimachinery::Walk::canonicalize(&mut part);
-                part.spec
-            };
-            go_form(self) == go_form(other)
-        }
+        ::kapi_apimachinery::go::parts_equal(self, other, |o| &o.spec, |o| &mut o.spec)
     }
 
     /// Hub: `crate::hub::coordination::Lease`.
@@ -90,14 +83,7 @@ impl ::kapi_apimachinery::Object for super::LeaseCandidate {
     }
 
     fn spec_equals(&self, other: &Self) -> bool {
-        self.spec == other.spec || {
-            let go_form = |object: &Self| {
-                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
-                ::kapi_apimachinery::Walk::canonicalize(&mut part);
-                part.spec
-            };
-            go_form(self) == go_form(other)
-        }
+        ::kapi_apimachinery::go::parts_equal(self, other, |o| &o.spec, |o| &mut o.spec)
     }
 
     /// Hub: `crate::hub::coordination::LeaseCandidate`.

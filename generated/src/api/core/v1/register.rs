@@ -436,14 +436,7 @@ impl ::kapi_apimachinery::Object for super::LimitRange {
     }
 
     fn spec_equals(&self, other: &Self) -> bool {
-        self.spec == other.spec || {
-            let go_form = |object: &Self| {
-                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
-                ::kapi_apimachinery::Walk::canonicalize(&mut part);
-                part.spec
-            };
-            go_form(self) == go_form(other)
-        }
+        ::kapi_apimachinery::go::parts_equal(self, other, |o| &o.spec, |o| &mut o.spec)
     }
 
     /// Hub: `Self`.
@@ -582,25 +575,11 @@ impl ::kapi_apimachinery::Object for super::Namespace {
     }
 
     fn spec_equals(&self, other: &Self) -> bool {
-        self.spec == other.spec || {
-            let go_form = |object: &Self| {
-                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
-                ::kapi_apimachinery::Walk::canonicalize(&mut part);
-                part.spec
-            };
-            go_form(self) == go_form(other)
-        }
+        ::kapi_apimachinery::go::parts_equal(self, other, |o| &o.spec, |o| &mut o.spec)
     }
 
     fn status_equals(&self, other: &Self) -> bool {
-        self.status == other.status || {
-            let go_form = |object: &Self| {
-                let mut part = Self { status: object.status.clone(), ..Self::default() };
-                ::kapi_apimachinery::Walk::canonicalize(&mut part);
-                part.status
-            };
-            go_form(self) == go_form(other)
-        }
+        ::kapi_apimachinery::go::parts_equal(self, other, |o| &o.status, |o| &mut o.status)
     }
 
     fn copy_status_from(&mut self, other: &Self) {
@@ -698,25 +677,11 @@ impl ::kapi_apimachinery::Object for super::Node {
     }
 
     fn spec_equals(&self, other: &Self) -> bool {
-        self.spec == other.spec || {
-            let go_form = |object: &Self| {
-                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
-                ::kapi_apimachinery::Walk::canonicalize(&mut part);
-                part.spec
-            };
-            go_form(self) == go_form(other)
-        }
+        ::kapi_apimachinery::go::parts_equal(self, other, |o| &o.spec, |o| &mut o.spec)
     }
 
     fn status_equals(&self, other: &Self) -> bool {
-        self.status == other.status || {
-            let go_form = |object: &Self| {
-                let mut part = Self { status: object.status.clone(), ..Self::default() };
-                ::kapi_apimachinery::Walk::canonicalize(&mut part);
-                part.status
-            };
-            go_form(self) == go_form(other)
-        }
+        ::kapi_apimachinery::go::parts_equal(self, other, |o| &o.status, |o| &mut o.status)
     }
 
     fn copy_status_from(&mut self, other: &Self) {
@@ -857,25 +822,11 @@ impl ::kapi_apimachinery::Object for super::PersistentVolume {
     }
 
     fn spec_equals(&self, other: &Self) -> bool {
-        self.spec == other.spec || {
-            let go_form = |object: &Self| {
-                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
-                ::kapi_apimachinery::Walk::canonicalize(&mut part);
-                part.spec
-            };
-            go_form(self) == go_form(other)
-        }
+        ::kapi_apimachinery::go::parts_equal(self, other, |o| &o.spec, |o| &mut o.spec)
     }
 
     fn status_equals(&self, other: &Self) -> bool {
-        self.status == other.status || {
-            let go_form = |object: &Self| {
-                let mut part = Self { status: object.status.clone(), ..Self::default() };
-                ::kapi_apimachinery::Walk::canonicalize(&mut part);
-                part.status
-            };
-            go_form(self) == go_form(other)
-        }
+        ::kapi_apimachinery::go::parts_equal(self, other, |o| &o.status, |o| &mut o.status)
     }
 
     fn copy_status_from(&mut self, other: &Self) {
@@ -928,25 +879,11 @@ impl ::kapi_apimachinery::Object for super::PersistentVolumeClaim {
     }
 
     fn spec_equals(&self, other: &Self) -> bool {
-        self.spec == other.spec || {
-            let go_form = |object: &Self| {
-                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
-                ::kapi_apimachinery::Walk::canonicalize(&mut part);
-                part.spec
-            };
-            go_form(self) == go_form(other)
-        }
+        ::kapi_apimachinery::go::parts_equal(self, other, |o| &o.spec, |o| &mut o.spec)
     }
 
     fn status_equals(&self, other: &Self) -> bool {
-        self.status == other.status || {
-            let go_form = |object: &Self| {
-                let mut part = Self { status: object.status.clone(), ..Self::default() };
-                ::kapi_apimachinery::Walk::canonicalize(&mut part);
-                part.status
-            };
-            go_form(self) == go_form(other)
-        }
+        ::kapi_apimachinery::go::parts_equal(self, other, |o| &o.status, |o| &mut o.status)
     }
 
     fn copy_status_from(&mut self, other: &Self) {
@@ -1089,25 +1026,11 @@ impl ::kapi_apimachinery::Object for super::Pod {
     }
 
     fn spec_equals(&self, other: &Self) -> bool {
-        self.spec == other.spec || {
-            let go_form = |object: &Self| {
-                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
-                ::kapi_apimachinery::Walk::canonicalize(&mut part);
-                part.spec
-            };
-            go_form(self) == go_form(other)
-        }
+        ::kapi_apimachinery::go::parts_equal(self, other, |o| &o.spec, |o| &mut o.spec)
     }
 
     fn status_equals(&self, other: &Self) -> bool {
-        self.status == other.status || {
-            let go_form = |object: &Self| {
-                let mut part = Self { status: object.status.clone(), ..Self::default() };
-                ::kapi_apimachinery::Walk::canonicalize(&mut part);
-                part.status
-            };
-            go_form(self) == go_form(other)
-        }
+        ::kapi_apimachinery::go::parts_equal(self, other, |o| &o.status, |o| &mut o.status)
     }
 
     fn copy_status_from(&mut self, other: &Self) {
@@ -1420,14 +1343,7 @@ impl ::kapi_apimachinery::Object for super::PodStatusResult {
     }
 
     fn status_equals(&self, other: &Self) -> bool {
-        self.status == other.status || {
-            let go_form = |object: &Self| {
-                let mut part = Self { status: object.status.clone(), ..Self::default() };
-                ::kapi_apimachinery::Walk::canonicalize(&mut part);
-                part.status
-            };
-            go_form(self) == go_form(other)
-        }
+        ::kapi_apimachinery::go::parts_equal(self, other, |o| &o.status, |o| &mut o.status)
     }
 
     fn copy_status_from(&mut self, other: &Self) {
@@ -1615,25 +1531,11 @@ impl ::kapi_apimachinery::Object for super::ReplicationController {
     }
 
     fn spec_equals(&self, other: &Self) -> bool {
-        self.spec == other.spec || {
-            let go_form = |object: &Self| {
-                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
-                ::kapi_apimachinery::Walk::canonicalize(&mut part);
-                part.spec
-            };
-            go_form(self) == go_form(other)
-        }
+        ::kapi_apimachinery::go::parts_equal(self, other, |o| &o.spec, |o| &mut o.spec)
     }
 
     fn status_equals(&self, other: &Self) -> bool {
-        self.status == other.status || {
-            let go_form = |object: &Self| {
-                let mut part = Self { status: object.status.clone(), ..Self::default() };
-                ::kapi_apimachinery::Walk::canonicalize(&mut part);
-                part.status
-            };
-            go_form(self) == go_form(other)
-        }
+        ::kapi_apimachinery::go::parts_equal(self, other, |o| &o.status, |o| &mut o.status)
     }
 
     fn copy_status_from(&mut self, other: &Self) {
@@ -1731,25 +1633,11 @@ impl ::kapi_apimachinery::Object for super::ResourceQuota {
     }
 
     fn spec_equals(&self, other: &Self) -> bool {
-        self.spec == other.spec || {
-            let go_form = |object: &Self| {
-                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
-                ::kapi_apimachinery::Walk::canonicalize(&mut part);
-                part.spec
-            };
-            go_form(self) == go_form(other)
-        }
+        ::kapi_apimachinery::go::parts_equal(self, other, |o| &o.spec, |o| &mut o.spec)
     }
 
     fn status_equals(&self, other: &Self) -> bool {
-        self.status == other.status || {
-            let go_form = |object: &Self| {
-                let mut part = Self { status: object.status.clone(), ..Self::default() };
-                ::kapi_apimachinery::Walk::canonicalize(&mut part);
-                part.status
-            };
-            go_form(self) == go_form(other)
-        }
+        ::kapi_apimachinery::go::parts_equal(self, other, |o| &o.status, |o| &mut o.status)
     }
 
     fn copy_status_from(&mut self, other: &Self) {
@@ -1980,25 +1868,11 @@ impl ::kapi_apimachinery::Object for super::Service {
     }
 
     fn spec_equals(&self, other: &Self) -> bool {
-        self.spec == other.spec || {
-            let go_form = |object: &Self| {
-                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
-                ::kapi_apimachinery::Walk::canonicalize(&mut part);
-                part.spec
-            };
-            go_form(self) == go_form(other)
-        }
+        ::kapi_apimachinery::go::parts_equal(self, other, |o| &o.spec, |o| &mut o.spec)
     }
 
     fn status_equals(&self, other: &Self) -> bool {
-        self.status == other.status || {
-            let go_form = |object: &Self| {
-                let mut part = Self { status: object.status.clone(), ..Self::default() };
-                ::kapi_apimachinery::Walk::canonicalize(&mut part);
-                part.status
-            };
-            go_form(self) == go_form(other)
-        }
+        ::kapi_apimachinery::go::parts_equal(self, other, |o| &o.status, |o| &mut o.status)
     }
 
     fn copy_status_from(&mut self, other: &Self) {

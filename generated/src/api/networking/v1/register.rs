@@ -31,14 +31,7 @@ impl ::kapi_apimachinery::Object for super::IPAddress {
     }
 
     fn spec_equals(&self, other: &Self) -> bool {
-        self.spec == other.spec || {
-            let go_form = |object: &Self| {
-                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
-                ::kapi_apimachinery::Walk::canonicalize(&mut part);
-                part.spec
-            };
-            go_form(self) == go_form(other)
-        }
+        ::kapi_apimachinery::go::parts_equal(self, other, |o| &o.spec, |o| &mut o.spec)
     }
 
     /// Hub: `crate::hub::networking::IPAddress`.
@@ -138,25 +131,11 @@ impl ::kapi_apimachinery::Object for super::Ingress {
     }
 
     fn spec_equals(&self, other: &Self) -> bool {
-        self.spec == other.spec || {
-            let go_form = |object: &Self| {
-                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
-                ::kapi_apimachinery::Walk::canonicalize(&mut part);
-                part.spec
-            };
-            go_form(self) == go_form(other)
-        }
+        ::kapi_apimachinery::go::parts_equal(self, other, |o| &o.spec, |o| &mut o.spec)
     }
 
     fn status_equals(&self, other: &Self) -> bool {
-        self.status == other.status || {
-            let go_form = |object: &Self| {
-                let mut part = Self { status: object.status.clone(), ..Self::default() };
-                ::kapi_apimachinery::Walk::canonicalize(&mut part);
-                part.status
-            };
-            go_form(self) == go_form(other)
-        }
+        ::kapi_apimachinery::go::parts_equal(self, other, |o| &o.status, |o| &mut o.status)
     }
 
     fn copy_status_from(&mut self, other: &Self) {
@@ -212,14 +191,7 @@ impl ::kapi_apimachinery::Object for super::IngressClass {
     }
 
     fn spec_equals(&self, other: &Self) -> bool {
-        self.spec == other.spec || {
-            let go_form = |object: &Self| {
-                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
-                ::kapi_apimachinery::Walk::canonicalize(&mut part);
-                part.spec
-            };
-            go_form(self) == go_form(other)
-        }
+        ::kapi_apimachinery::go::parts_equal(self, other, |o| &o.spec, |o| &mut o.spec)
     }
 
     /// Hub: `crate::hub::networking::IngressClass`.
@@ -367,14 +339,7 @@ impl ::kapi_apimachinery::Object for super::NetworkPolicy {
     }
 
     fn spec_equals(&self, other: &Self) -> bool {
-        self.spec == other.spec || {
-            let go_form = |object: &Self| {
-                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
-                ::kapi_apimachinery::Walk::canonicalize(&mut part);
-                part.spec
-            };
-            go_form(self) == go_form(other)
-        }
+        ::kapi_apimachinery::go::parts_equal(self, other, |o| &o.spec, |o| &mut o.spec)
     }
 
     /// Hub: `crate::hub::networking::NetworkPolicy`.
@@ -474,25 +439,11 @@ impl ::kapi_apimachinery::Object for super::ServiceCIDR {
     }
 
     fn spec_equals(&self, other: &Self) -> bool {
-        self.spec == other.spec || {
-            let go_form = |object: &Self| {
-                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
-                ::kapi_apimachinery::Walk::canonicalize(&mut part);
-                part.spec
-            };
-            go_form(self) == go_form(other)
-        }
+        ::kapi_apimachinery::go::parts_equal(self, other, |o| &o.spec, |o| &mut o.spec)
     }
 
     fn status_equals(&self, other: &Self) -> bool {
-        self.status == other.status || {
-            let go_form = |object: &Self| {
-                let mut part = Self { status: object.status.clone(), ..Self::default() };
-                ::kapi_apimachinery::Walk::canonicalize(&mut part);
-                part.status
-            };
-            go_form(self) == go_form(other)
-        }
+        ::kapi_apimachinery::go::parts_equal(self, other, |o| &o.status, |o| &mut o.status)
     }
 
     fn copy_status_from(&mut self, other: &Self) {

@@ -76,25 +76,11 @@ impl ::kapi_apimachinery::Object for super::PodDisruptionBudget {
     }
 
     fn spec_equals(&self, other: &Self) -> bool {
-        self.spec == other.spec || {
-            let go_form = |object: &Self| {
-                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
-                ::kapi_apimachinery::Walk::canonicalize(&mut part);
-                part.spec
-            };
-            go_form(self) == go_form(other)
-        }
+        ::kapi_apimachinery::go::parts_equal(self, other, |o| &o.spec, |o| &mut o.spec)
     }
 
     fn status_equals(&self, other: &Self) -> bool {
-        self.status == other.status || {
-            let go_form = |object: &Self| {
-                let mut part = Self { status: object.status.clone(), ..Self::default() };
-                ::kapi_apimachinery::Walk::canonicalize(&mut part);
-                part.status
-            };
-            go_form(self) == go_form(other)
-        }
+        ::kapi_apimachinery::go::parts_equal(self, other, |o| &o.status, |o| &mut o.status)
     }
 
     fn copy_status_from(&mut self, other: &Self) {

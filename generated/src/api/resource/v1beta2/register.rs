@@ -31,14 +31,7 @@ impl ::kapi_apimachinery::Object for super::DeviceClass {
     }
 
     fn spec_equals(&self, other: &Self) -> bool {
-        self.spec == other.spec || {
-            let go_form = |object: &Self| {
-                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
-                ::kapi_apimachinery::Walk::canonicalize(&mut part);
-                part.spec
-            };
-            go_form(self) == go_form(other)
-        }
+        ::kapi_apimachinery::go::parts_equal(self, other, |o| &o.spec, |o| &mut o.spec)
     }
 
     /// Hub: `crate::hub::resource::DeviceClass`.
@@ -138,25 +131,11 @@ impl ::kapi_apimachinery::Object for super::DeviceTaintRule {
     }
 
     fn spec_equals(&self, other: &Self) -> bool {
-        self.spec == other.spec || {
-            let go_form = |object: &Self| {
-                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
-                ::kapi_apimachinery::Walk::canonicalize(&mut part);
-                part.spec
-            };
-            go_form(self) == go_form(other)
-        }
+        ::kapi_apimachinery::go::parts_equal(self, other, |o| &o.spec, |o| &mut o.spec)
     }
 
     fn status_equals(&self, other: &Self) -> bool {
-        self.status == other.status || {
-            let go_form = |object: &Self| {
-                let mut part = Self { status: object.status.clone(), ..Self::default() };
-                ::kapi_apimachinery::Walk::canonicalize(&mut part);
-                part.status
-            };
-            go_form(self) == go_form(other)
-        }
+        ::kapi_apimachinery::go::parts_equal(self, other, |o| &o.status, |o| &mut o.status)
     }
 
     fn copy_status_from(&mut self, other: &Self) {
@@ -260,25 +239,11 @@ impl ::kapi_apimachinery::Object for super::ResourceClaim {
     }
 
     fn spec_equals(&self, other: &Self) -> bool {
-        self.spec == other.spec || {
-            let go_form = |object: &Self| {
-                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
-                ::kapi_apimachinery::Walk::canonicalize(&mut part);
-                part.spec
-            };
-            go_form(self) == go_form(other)
-        }
+        ::kapi_apimachinery::go::parts_equal(self, other, |o| &o.spec, |o| &mut o.spec)
     }
 
     fn status_equals(&self, other: &Self) -> bool {
-        self.status == other.status || {
-            let go_form = |object: &Self| {
-                let mut part = Self { status: object.status.clone(), ..Self::default() };
-                ::kapi_apimachinery::Walk::canonicalize(&mut part);
-                part.status
-            };
-            go_form(self) == go_form(other)
-        }
+        ::kapi_apimachinery::go::parts_equal(self, other, |o| &o.status, |o| &mut o.status)
     }
 
     fn copy_status_from(&mut self, other: &Self) {
@@ -382,14 +347,7 @@ impl ::kapi_apimachinery::Object for super::ResourceClaimTemplate {
     }
 
     fn spec_equals(&self, other: &Self) -> bool {
-        self.spec == other.spec || {
-            let go_form = |object: &Self| {
-                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
-                ::kapi_apimachinery::Walk::canonicalize(&mut part);
-                part.spec
-            };
-            go_form(self) == go_form(other)
-        }
+        ::kapi_apimachinery::go::parts_equal(self, other, |o| &o.spec, |o| &mut o.spec)
     }
 
     /// Hub: `crate::hub::resource::ResourceClaimTemplate`.
@@ -489,14 +447,7 @@ impl ::kapi_apimachinery::Object for super::ResourceSlice {
     }
 
     fn spec_equals(&self, other: &Self) -> bool {
-        self.spec == other.spec || {
-            let go_form = |object: &Self| {
-                let mut part = Self { spec: object.spec.clone(), ..Self::default() };
-                ::kapi_apimachinery::Walk::canonicalize(&mut part);
-                part.spec
-            };
-            go_form(self) == go_form(other)
-        }
+        ::kapi_apimachinery::go::parts_equal(self, other, |o| &o.spec, |o| &mut o.spec)
     }
 
     /// Hub: `crate::hub::resource::ResourceSlice`.
