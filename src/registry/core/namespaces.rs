@@ -3,11 +3,12 @@
 //! it `Terminating` until the namespace controller has emptied it; `finalize` writes
 //! `spec.finalizers` only.
 
+use kapi_api::api::core::v1::Namespace;
 use serde_json::{Value, json};
 
 use crate::registry::DeletionFlow;
 use crate::registry::object::Object;
-use crate::registry::strategy::{Strategy, SubresourceStrategy, copy_field};
+use crate::registry::strategy::{Strategy, SubresourceStrategy};
 use crate::registry::validation::NameRule;
 use crate::status::{ApiError, FieldError};
 
@@ -30,7 +31,7 @@ impl Strategy for NamespaceStrategy {
     /// A new namespace is `Active`, finalized by `kubernetes` unless it names finalizers, and
     /// labelled with its name.
     fn prepare_for_create(&self, object: &mut Object, _user: Option<&crate::request_info::UserInfo>) -> Result<(), ApiError> {
-        use kapi_api::api::core::v1::{Namespace, NamespaceStatus};
+        use kapi_api::api::core::v1::NamespaceStatus;
         let Namespace { metadata, spec, status, .. } = object.typed_mut::<Namespace>()?;
         let finalizers = &mut spec.get_or_insert_default().finalizers;
         if finalizers.is_empty() {
@@ -63,7 +64,7 @@ impl Strategy for NamespaceStrategy {
 
     /// `ShouldDeleteNamespaceDuringUpdate`: only once no `spec.finalizers` are left either.
     fn should_delete_during_update(&self, object: &Object) -> Result<bool, ApiError> {
-        Ok(object.typed_ref::<kapi_api::api::core::v1::Namespace>()?.spec.as_ref().is_none_or(|spec| spec.finalizers.is_empty()))
+        Ok(object.typed_ref::<Namespace>()?.spec.as_ref().is_none_or(|spec| spec.finalizers.is_empty()))
     }
 
     fn subresource(&self, name: &str) -> Option<&'static dyn SubresourceStrategy> {
@@ -78,9 +79,10 @@ struct Finalize;
 
 impl SubresourceStrategy for Finalize {
     fn merge(&self, stored: &Object, proposed: &Object) -> Result<Object, ApiError> {
-        let mut new = stored.value()?.clone();
-        copy_field(&mut new["spec"], &proposed.value()?["spec"], "finalizers");
-        Ok(Object::from_value(new))
+        let finalizers = proposed.typed_ref::<Namespace>()?.spec.as_ref().map(|spec| spec.finalizers.clone());
+        let mut new = stored.clone_object();
+        new.typed_mut::<Namespace>()?.spec.get_or_insert_default().finalizers = finalizers.unwrap_or_default();
+        Ok(new)
     }
 
     fn validate_update(&self, _old: &Value, new: &Value) -> Vec<FieldError> {
@@ -125,7 +127,9 @@ mod tests {
     fn finalize_writes_only_spec_finalizers() {
         let stored = json!({"metadata": {"name": "team", "labels": {"a": "b"}}, "spec": {"finalizers": ["kubernetes", "other"]}});
         let proposed = json!({"metadata": {"name": "team", "labels": {}}, "spec": {"finalizers": ["other"]}});
-        let merged = Finalize.merge(&stored.into(), &proposed.into()).unwrap().into_value().unwrap();
+        let kind = crate::registry::objects::dyn_kind(&crate::registry::objects::Kind::core_v1("Namespace")).unwrap();
+        let (stored, proposed) = (Object::from_value(stored).of_kind(kind), Object::from_value(proposed).of_kind(kind));
+        let merged = Finalize.merge(&stored, &proposed).unwrap().into_value().unwrap();
         assert_eq!(merged["spec"]["finalizers"], json!(["other"]));
         assert_eq!(merged["metadata"]["labels"], json!({"a": "b"}));
     }

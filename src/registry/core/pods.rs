@@ -12,6 +12,7 @@
 
 pub mod eviction;
 
+use kapi_api::api::core::v1::Pod;
 use serde_json::{Value, json};
 
 use crate::registry::objects::{self, Kind};
@@ -141,11 +142,12 @@ impl Strategy for BindingStrategy {
 }
 
 /// `updatePodGeneration`: a subresource write that changed the spec bumps the generation.
-fn update_generation(new: &mut Value, old: &Value) {
-    if new["spec"] != old["spec"] {
-        let generation = old["metadata"]["generation"].as_i64().unwrap_or(0);
-        new["metadata"]["generation"] = json!(generation + 1);
+fn update_generation(new: &mut Object, old: &Object) -> Result<(), ApiError> {
+    if !new.spec_equals(old)? {
+        let generation = old.generation()?.unwrap_or(0);
+        new.set_meta(&[crate::registry::object::MetaChange::Generation(Some(generation + 1))]);
     }
+    Ok(())
 }
 
 /// `pods/ephemeralcontainers` (upstream's `podEphemeralContainersStrategy`): only
@@ -154,11 +156,11 @@ struct EphemeralContainers;
 
 impl SubresourceStrategy for EphemeralContainers {
     fn merge(&self, stored: &Object, proposed: &Object) -> Result<Object, ApiError> {
-        let stored = stored.value()?;
-        let mut new = stored.clone();
-        copy_field(&mut new["spec"], &proposed.value()?["spec"], "ephemeralContainers");
-        update_generation(&mut new, stored);
-        Ok(Object::from_value(new))
+        let containers = proposed.typed_ref::<Pod>()?.spec.as_ref().map(|spec| spec.ephemeral_containers.clone());
+        let mut new = stored.clone_object();
+        new.typed_mut::<Pod>()?.spec.get_or_insert_default().ephemeral_containers = containers.unwrap_or_default();
+        update_generation(&mut new, stored)?;
+        Ok(new)
     }
 
     fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
@@ -174,11 +176,11 @@ struct Resize;
 
 impl SubresourceStrategy for Resize {
     fn merge(&self, stored: &Object, proposed: &Object) -> Result<Object, ApiError> {
-        let stored = stored.value()?;
-        let mut new = stored.clone();
+        let mut new = stored.value()?.clone();
         keep_resize_changes(&mut new, proposed.value()?);
-        update_generation(&mut new, stored);
-        Ok(Object::from_value(new))
+        let mut new = Object::from_value(new);
+        update_generation(&mut new, stored)?;
+        Ok(new)
     }
 
     /// `ValidatePodResize`: the pod as any pod, then only CPU and memory of its containers
