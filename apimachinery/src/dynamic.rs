@@ -163,15 +163,13 @@ pub trait DynObject: Send + Sync {
     /// A copy.
     fn clone_object(&self) -> Box<dyn DynObject>;
 
-    /// [`Object::spec_equals`] with an object of the same type; `None` for another type.
-    fn spec_equals(&self, other: &dyn DynObject) -> Option<bool>;
+    /// The object as a [`HubObject`], which every generated kind is (the blanket
+    /// implementation): how its metadata, spec and status are reached without naming its
+    /// type, as a hub value's are.
+    fn as_hub_object(&self) -> &dyn HubObject;
 
-    /// [`Object::status_equals`] with an object of the same type; `None` for another type.
-    fn status_equals(&self, other: &dyn DynObject) -> Option<bool>;
-
-    /// [`Object::copy_status_from`] an object of the same type; `false` (nothing copied) for
-    /// another type.
-    fn copy_status_from(&mut self, other: &dyn DynObject) -> bool;
+    /// [`DynObject::as_hub_object`], to change.
+    fn as_hub_object_mut(&mut self) -> &mut dyn HubObject;
 }
 
 impl<T: Object> DynObject for T {
@@ -223,16 +221,12 @@ impl<T: Object> DynObject for T {
         Box::new(self.clone())
     }
 
-    fn spec_equals(&self, other: &dyn DynObject) -> Option<bool> {
-        other.as_any().downcast_ref::<T>().map(|other| Object::spec_equals(self, other))
+    fn as_hub_object(&self) -> &dyn HubObject {
+        self
     }
 
-    fn status_equals(&self, other: &dyn DynObject) -> Option<bool> {
-        other.as_any().downcast_ref::<T>().map(|other| Object::status_equals(self, other))
-    }
-
-    fn copy_status_from(&mut self, other: &dyn DynObject) -> bool {
-        other.as_any().downcast_ref::<T>().map(|other| Object::copy_status_from(self, other)).is_some()
+    fn as_hub_object_mut(&mut self) -> &mut dyn HubObject {
+        self
     }
 }
 

@@ -257,12 +257,7 @@ impl Object {
     /// The object's `metadata` as the generated `ObjectMeta`, when the object is at hand as
     /// its generated or hub type (none is read from JSON for it).
     pub fn typed_meta(&self) -> Option<&kapi_api::apimachinery::pkg::apis::meta::v1::ObjectMeta> {
-        let meta = match (self.typed.get(), self.hub.get()) {
-            (Some(typed), _) => typed.object_meta(),
-            (None, Some(hub)) => hub.object_meta(),
-            (None, None) => None,
-        };
-        meta?.downcast_ref()
+        self.most_typed()?.object_meta()?.downcast_ref()
     }
 
     fn typed_from_json(&self, value: Value) -> Result<Box<dyn DynObject>, ApiError> {
@@ -347,20 +342,23 @@ impl Object {
         }
     }
 
+    /// The parts compared as the generated or hub type, when both objects are at hand as the
+    /// same one (`None` otherwise).
     fn typed_parts_equal(&self, other: &Object, part: Part) -> Option<bool> {
-        if let (Some(typed), Some(other)) = (self.typed.get(), other.typed.get()) {
-            return match part {
-                Part::Spec => typed.spec_equals(other.as_ref()),
-                Part::Status => typed.status_equals(other.as_ref()),
-            };
+        let (typed, other) = (self.most_typed()?, other.most_typed()?);
+        match part {
+            Part::Spec => typed.spec_equals(other),
+            Part::Status => typed.status_equals(other),
         }
-        if let (Some(hub), Some(other)) = (self.hub.get(), other.hub.get()) {
-            return match part {
-                Part::Spec => hub.spec_equals(other.as_ref()),
-                Part::Status => hub.status_equals(other.as_ref()),
-            };
+    }
+
+    /// The generated object, else the hub value, as what both are ([`HubObject`]).
+    fn most_typed(&self) -> Option<&dyn HubObject> {
+        match (self.typed.get(), self.hub.get()) {
+            (Some(typed), _) => Some(typed.as_hub_object()),
+            (None, Some(hub)) => Some(hub.as_ref()),
+            (None, None) => None,
         }
-        None
     }
 
     /// Puts `from`'s `status` in place of this object's, in the most typed form both have
@@ -370,17 +368,19 @@ impl Object {
         if self.status_equals(from)? {
             return Ok(());
         }
-        if let (Some(typed), Some(from)) = (self.typed.get_mut(), from.typed.get())
-            && typed.copy_status_from(from.as_ref())
-        {
-            (self.json, self.hub) = (OnceLock::new(), OnceLock::new());
-            return Ok(());
-        }
-        if let (Some(hub), Some(from)) = (self.hub.get_mut(), from.hub.get())
-            && hub.copy_status_from(from.as_ref())
-        {
-            (self.json, self.typed) = (OnceLock::new(), OnceLock::new());
-            return Ok(());
+        if let Some(from) = from.most_typed() {
+            if let Some(typed) = self.typed.get_mut()
+                && typed.as_hub_object_mut().copy_status_from(from)
+            {
+                (self.json, self.hub) = (OnceLock::new(), OnceLock::new());
+                return Ok(());
+            }
+            if let Some(hub) = self.hub.get_mut()
+                && hub.copy_status_from(from)
+            {
+                (self.json, self.typed) = (OnceLock::new(), OnceLock::new());
+                return Ok(());
+            }
         }
         super::strategy::copy_field(self.value_mut()?, from.value()?, "status");
         Ok(())
@@ -401,7 +401,6 @@ impl Object {
                 || meta.name.as_deref() != Some(name)
                 || namespace.is_some_and(|ns| meta.namespace.as_deref() != Some(ns));
             if differs {
-                let old_meta = old_meta.clone();
                 self.edit_typed_meta(|meta| {
                     meta.uid.clone_from(&old_meta.uid);
                     meta.creation_timestamp.clone_from(&old_meta.creation_timestamp);
@@ -534,12 +533,8 @@ impl Object {
 
     /// The JSON form, made from the typed or the hub form.
     fn json_of_typed(&self) -> Result<Value, ApiError> {
-        let value = match (self.typed.get(), self.hub.get()) {
-            (Some(typed), _) => typed.to_value(),
-            (None, Some(hub)) => hub.to_value(),
-            (None, None) => return Err(ApiError::internal("an object with no form")),
-        };
-        value.map_err(|e| ApiError::internal(format!("writing an object as JSON: {e}")))
+        let typed = self.most_typed().ok_or_else(|| ApiError::internal("an object with no form"))?;
+        typed.to_value().map_err(|e| ApiError::internal(format!("writing an object as JSON: {e}")))
     }
 }
 
@@ -717,8 +712,7 @@ mod tests {
                 r#"{"metadata":{"name":"i"},"spec":{}}"#,
             ),
         ] {
-            let external = Object::decode(&kind, Format::Json, body.as_bytes()).unwrap();
-            let object = Object::hub(external.into_hub(objects::dyn_kind(&kind).unwrap()).unwrap());
+            let object = hub_object(&kind, body);
             assert!(object.status_equals(&object.zero_of_form(&kind).unwrap()).unwrap(), "{}", kind.kind);
             assert_eq!(object.value().unwrap()["status"], object.zero_of_form(&kind).unwrap().value().unwrap()["status"], "{}", kind.kind);
             let mut json = object.value().unwrap().clone();
@@ -730,17 +724,30 @@ mod tests {
         }
     }
 
+    /// A request body of `kind`, a kind served in several versions, as the store carries it:
+    /// its hub value.
+    fn hub_object(kind: &Kind, body: &str) -> Object {
+        let external = Object::decode(kind, Format::Json, body.as_bytes()).unwrap();
+        Object::hub(external.into_hub(objects::dyn_kind(kind).unwrap()).unwrap())
+    }
+
+    /// An HPA in `autoscaling/v1`, and a body of one.
+    fn hpa_v1() -> (Kind, &'static str) {
+        let kind = Kind { group: "autoscaling".into(), version: "v1".into(), kind: "HorizontalPodAutoscaler".into() };
+        let body = r#"{"apiVersion":"autoscaling/v1","kind":"HorizontalPodAutoscaler","metadata":{"name":"h"},
+            "spec":{"scaleTargetRef":{"kind":"Deployment","name":"d"},"maxReplicas":3,"targetCPUUtilizationPercentage":50}}"#;
+        (kind, body)
+    }
+
     /// A kind served in several versions is carried as its hub value from decoding to
     /// storage: its JSON is the internal object converting through JSON gives, and it is
     /// stored as that JSON would be.
     #[test]
     fn a_hub_object_is_carried_as_its_hub_type() {
         use kapi_api::hub::autoscaling::HorizontalPodAutoscaler;
-        let kind = Kind { group: "autoscaling".into(), version: "v1".into(), kind: "HorizontalPodAutoscaler".into() };
+        let (kind, body) = hpa_v1();
         // No status: Go's value struct is there all the same, as its JSON shows.
-        let body = br#"{"apiVersion":"autoscaling/v1","kind":"HorizontalPodAutoscaler","metadata":{"name":"h"},
-            "spec":{"scaleTargetRef":{"kind":"Deployment","name":"d"},"maxReplicas":3,"targetCPUUtilizationPercentage":50}}"#;
-        let external = Object::decode(&kind, Format::Json, body).unwrap();
+        let external = Object::decode(&kind, Format::Json, body.as_bytes()).unwrap();
         let mut expected = objects::to_internal(&kind, external.value().unwrap().clone()).unwrap();
         let mut object = Object::hub(external.into_hub(objects::dyn_kind(&kind).unwrap()).unwrap());
         object.set_meta(&[MetaChange::Uid("u-1"), MetaChange::ResourceVersion("4")]);
@@ -761,10 +768,8 @@ mod tests {
     #[test]
     fn the_hub_read_is_kept_and_stored() {
         use kapi_api::hub::autoscaling::HorizontalPodAutoscaler;
-        let kind = Kind { group: "autoscaling".into(), version: "v1".into(), kind: "HorizontalPodAutoscaler".into() };
-        let body = br#"{"apiVersion":"autoscaling/v1","kind":"HorizontalPodAutoscaler","metadata":{"name":"h"},
-            "spec":{"scaleTargetRef":{"kind":"Deployment","name":"d"},"maxReplicas":3,"targetCPUUtilizationPercentage":50}}"#;
-        let external = Object::decode(&kind, Format::Json, body).unwrap();
+        let (kind, body) = hpa_v1();
+        let external = Object::decode(&kind, Format::Json, body.as_bytes()).unwrap();
         let mut object = Object::from_value(objects::to_internal(&kind, external.into_value().unwrap()).unwrap());
         let hub = object.hub_ref::<HorizontalPodAutoscaler>().unwrap();
         assert_eq!((hub.spec.max_replicas, hub.spec.metrics.len()), (3, 1));
@@ -882,10 +887,7 @@ mod tests {
     #[test]
     fn a_hubs_status_is_kept_as_its_hub_value() {
         let kind = Kind { group: "autoscaling".into(), version: "v2".into(), kind: "HorizontalPodAutoscaler".into() };
-        let hub = |body: &str| {
-            let external = Object::decode(&kind, Format::Json, body.as_bytes()).unwrap();
-            Object::hub(external.into_hub(objects::dyn_kind(&kind).unwrap()).unwrap())
-        };
+        let hub = |body: &str| hub_object(&kind, body);
         let old = hub(r#"{"metadata":{"name":"h"},"spec":{"maxReplicas":3},"status":{"currentReplicas":2,"desiredReplicas":2}}"#);
         let mut new = hub(r#"{"metadata":{"name":"h"},"spec":{"maxReplicas":4}}"#);
         assert!(!new.spec_equals(&old).unwrap() && !new.status_equals(&old).unwrap());

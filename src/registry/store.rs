@@ -1325,6 +1325,17 @@ mod tests {
         StoreConfig { network: Default::default(), event_ttl: std::time::Duration::ZERO, ..Default::default() }
     }
 
+    /// An embedded store in a temporary directory (kept while the first value lives), with
+    /// the namespace `ns` created in it.
+    async fn store_with_namespace(config: &StoreConfig) -> (tempfile::TempDir, EmbeddedStore) {
+        let dir = tempfile::tempdir().unwrap();
+        let storage = EmbeddedStore::open(dir.path().join("store.redb")).unwrap();
+        let namespaces = Store::new(&storage, config, "", "namespaces", Kind::core_v1("Namespace"));
+        let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns"}});
+        namespaces.create(WriteOptions::default(), None, incoming("namespaces", &Kind::core_v1("Namespace"), ns)).await.unwrap();
+        (dir, storage)
+    }
+
     fn incoming(resource: &str, kind: &Kind, object: Value) -> Incoming {
         let bytes = serde_json::to_vec(&object).unwrap();
         let external = objects::decode_defaulted(kind, kapi_apimachinery::codec::Format::Json, &bytes).unwrap();
@@ -1394,12 +1405,8 @@ mod tests {
     /// update needs a stored object, it is NotFound and nothing is written.
     #[tokio::test]
     async fn updates_create_only_where_the_strategy_allows() {
-        let dir = tempfile::tempdir().unwrap();
-        let storage = EmbeddedStore::open(dir.path().join("store.redb")).unwrap();
         let config = config();
-        let namespaces = Store::new(&storage, &config, "", "namespaces", Kind::core_v1("Namespace"));
-        let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns"}});
-        namespaces.create(WriteOptions::default(), None, incoming("namespaces", &Kind::core_v1("Namespace"), ns)).await.unwrap();
+        let (_dir, storage) = store_with_namespace(&config).await;
         let body = |resource: &str, kind: &str, object: Value| {
             let incoming = incoming(resource, &Kind::core_v1(kind), object);
             move |_: Option<&Current<'_>>| {
@@ -1449,12 +1456,8 @@ mod tests {
     /// what the server set, changes neither. A status write takes only the status.
     #[tokio::test]
     async fn updates_keep_identity_and_status_and_count_spec_changes() {
-        let dir = tempfile::tempdir().unwrap();
-        let storage = EmbeddedStore::open(dir.path().join("store.redb")).unwrap();
         let config = config();
-        let namespaces = Store::new(&storage, &config, "", "namespaces", Kind::core_v1("Namespace"));
-        let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns"}});
-        namespaces.create(WriteOptions::default(), None, incoming("namespaces", &Kind::core_v1("Namespace"), ns)).await.unwrap();
+        let (_dir, storage) = store_with_namespace(&config).await;
         let kind = Kind { group: "apps".into(), version: "v1".into(), kind: "Deployment".into() };
         let deployment = |replicas: i64, extra: Value| {
             let mut object = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}, "spec": {
@@ -1497,12 +1500,9 @@ mod tests {
     /// empty; `finalize` taking the last one completes the deletion.
     #[tokio::test]
     async fn terminating_namespaces_stay_until_finalized() {
-        let dir = tempfile::tempdir().unwrap();
-        let storage = EmbeddedStore::open(dir.path().join("store.redb")).unwrap();
         let config = config();
+        let (_dir, storage) = store_with_namespace(&config).await;
         let namespaces = Store::new(&storage, &config, "", "namespaces", Kind::core_v1("Namespace"));
-        let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ns"}});
-        namespaces.create(WriteOptions::default(), None, incoming("namespaces", &Kind::core_v1("Namespace"), ns)).await.unwrap();
         let marked = namespaces.delete(WriteOptions::default(), None, "ns", &json!({})).await.unwrap();
         assert!(matches!(marked, Deleted::Pending(..)));
         let label = |o: &mut Value| o["metadata"]["labels"]["x"] = json!("y");
