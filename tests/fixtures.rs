@@ -292,6 +292,62 @@ fn hub_values_from_typed_objects_are_those_their_json_converts_to() {
     assert!(failures.is_empty(), "{} of {compared} differ:\n{}", failures.len(), failures.join("\n"));
 }
 
+/// What the store compares an update with the stored object by: specs (the generation) and
+/// statuses, as the generated or hub types hold them (`Object::spec_equals`,
+/// `status_equals`). Each must answer as comparing the JSON forms does, for every kind's
+/// fixture read back from protobuf (as an update reads the stored object) against each variant
+/// of its spec or status a request may send (`field_variants`, a sample of each kind's).
+#[test]
+fn typed_parts_compare_as_their_json_forms() {
+    use kapi::registry::object::{Form, Object};
+    use kapi::registry::objects::{self, Kind};
+    let (mut compared, mut failures) = (0, Vec::new());
+    for (name, [json, _, _]) in &fixtures() {
+        let tm = kind_of(name);
+        let (group, version) = tm.group_version();
+        let kind = Kind { group: group.to_owned(), version: version.to_owned(), kind: tm.kind.clone() };
+        let Some(dyn_kind) = objects::dyn_kind(&kind) else { continue };
+        let original = json_value(json);
+        let Ok(decoded) = Object::decode(&kind, Format::Json, json) else { continue };
+        // Both sides in the form the store carries them in: the hub value of a kind served in
+        // several versions, else the generated object.
+        let carried = |object: Object, protobuf: bool| -> Option<Object> {
+            let Form::Typed(mut typed) = object.into_form() else { panic!("{name}: not decoded as its type") };
+            if protobuf {
+                typed = dyn_kind.decode(Format::Protobuf, &typed.encode(Format::Protobuf).ok()?).ok()?;
+            }
+            Some(match dyn_kind.internal_is_external() {
+                true => {
+                    let json = typed.to_value().unwrap();
+                    Object::typed(dyn_kind, typed, json)
+                }
+                false => Object::hub(typed.into_hub()),
+            })
+        };
+        let Some(old) = carried(decoded, true) else { continue };
+        let old_json = old.value().unwrap().clone();
+        // Of the variants of the spec and status, 25 spread over each kind's (all of them take
+        // ten minutes in a debug build).
+        let variants: Vec<_> = field_variants(&original)
+            .into_iter()
+            .filter(|variant| variant.get("spec") != original.get("spec") || variant.get("status") != original.get("status"))
+            .collect();
+        for variant in variants.iter().step_by(variants.len().div_ceil(25).max(1)) {
+            let Ok(new) = Object::decode(&kind, Format::Json, &serde_json::to_vec(&variant).unwrap()) else { continue };
+            let new = carried(new, false).unwrap();
+            let new_json = new.value().unwrap();
+            for (part, typed) in [("spec", new.spec_equals(&old).unwrap()), ("status", new.status_equals(&old).unwrap())] {
+                compared += 1;
+                if typed != (new_json.get(part) == old_json.get(part)) {
+                    failures.push(format!("{name}: {part} typed {typed}, JSON {}: {variant}", !typed));
+                }
+            }
+        }
+    }
+    assert!(compared > 3_000, "only {compared} parts compared");
+    assert!(failures.is_empty(), "{} of {compared} differ:\n{}", failures.len(), failures.join("\n"));
+}
+
 /// The object itself, and for each field below the top (not `apiVersion` or `kind`) the
 /// object without it, with it set to its type's zero JSON value, and, for an RFC 3339 time at
 /// second precision, with a fraction added.
