@@ -14,6 +14,8 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use kapi_api::apiextensions_apiserver::pkg::apis::apiextensions::v1::{CustomResourceDefinition, CustomResourceDefinitionStatus};
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::registry::apiextensions::customresourcedefinitions::set_condition;
@@ -77,11 +79,12 @@ pub async fn reconcile(storage: &dyn Storage, config: &StoreConfig, served: &Cus
         let mut desired = definition.clone();
         record_status(&mut desired, taken.entry(group).or_default());
         if desired["status"] != definition["status"] {
-            let status = desired["status"].clone();
+            let status = CustomResourceDefinitionStatus::deserialize(&desired["status"])
+                .map_err(|e| ApiError::internal(format!("reading the status made for {name}: {e}")))?;
             let mut with_status = |current: Option<&Current<'_>>| {
                 let current = current.ok_or_else(|| ApiError::not_found(GroupResource::new(GROUP, RESOURCE), &name))?;
-                let mut object = current.internal()?.clone();
-                object["status"] = status.clone();
+                let mut object = current.internal_object();
+                object.typed_mut::<CustomResourceDefinition>()?.status = Some(status.clone());
                 Ok(Proposed::edited(object))
             };
             let statuses = definitions(storage, config).with_subresource(Some("status"));
@@ -177,9 +180,10 @@ async fn clean_up(
     }
     let mut without_ours = |current: Option<&Current<'_>>| {
         let current = current.ok_or_else(|| ApiError::not_found(GroupResource::new(GROUP, RESOURCE), name))?;
-        let mut object = current.internal()?.clone();
-        if let Some(finalizers) = object["metadata"]["finalizers"].as_array_mut() {
-            finalizers.retain(|f| f != CLEANUP_FINALIZER);
+        let mut object = current.internal_object();
+        let definition: &mut CustomResourceDefinition = object.typed_mut()?;
+        if let Some(meta) = &mut definition.metadata {
+            meta.finalizers.retain(|f| f != CLEANUP_FINALIZER);
         }
         Ok(Proposed::edited(object))
     };

@@ -14,6 +14,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use kapi_api::api::core::v1::{EndpointSubset, Endpoints, Service};
+use kapi_api::api::discovery::v1::EndpointSlice;
+use serde::Deserialize;
 use serde_json::{Value, json};
 use tracing::warn;
 
@@ -114,9 +117,11 @@ async fn reconcile_service(storage: &dyn Storage, config: &StoreConfig, port: u1
         return Ok(());
     }
     let services = Store::new(storage, config, "", "services", Kind::core_v1("Service"));
-    edit(&services, |object| {
-        object["spec"]["type"] = wanted_type.clone();
-        object["spec"]["ports"] = wanted_ports.clone();
+    let wanted = Service::deserialize(&wanted).map_err(ApiError::internal)?.spec.unwrap_or_default();
+    edit(&services, |object: &mut Service| {
+        let spec = object.spec.get_or_insert_with(Default::default);
+        spec.r#type.clone_from(&wanted.r#type);
+        spec.ports.clone_from(&wanted.ports);
     })
     .await
 }
@@ -234,9 +239,10 @@ async fn write_endpoints(storage: &dyn Storage, config: &StoreConfig, port: u16)
         Some(kv) => {
             let (_, stored) = objects::decode_stored(&kv.value).map_err(ApiError::internal)?;
             if !endpoints_current(&stored, &wanted) {
-                edit(&endpoints, |object| {
-                    object["metadata"]["labels"][SKIP_MIRROR_LABEL] = json!("true");
-                    object["subsets"] = wanted.clone();
+                let subsets = Vec::<EndpointSubset>::deserialize(&wanted).map_err(ApiError::internal)?;
+                edit(&endpoints, |object: &mut Endpoints| {
+                    object.metadata.get_or_insert_with(Default::default).labels.insert(SKIP_MIRROR_LABEL.to_owned(), "true".to_owned());
+                    object.subsets.clone_from(&subsets);
                 })
                 .await?;
             }
@@ -280,11 +286,12 @@ async fn write_slice(storage: &dyn Storage, config: &StoreConfig, ips: &[String]
     if same("endpoints") && same("ports") && stored["metadata"]["labels"] == wanted["metadata"]["labels"] {
         return Ok(());
     }
-    edit(&slices, |object| {
-        object["metadata"]["labels"] = wanted["metadata"]["labels"].clone();
-        for field in ["endpoints", "ports"] {
-            object[field] = wanted[field].clone();
-        }
+    let wanted = EndpointSlice::deserialize(&wanted).map_err(ApiError::internal)?;
+    edit(&slices, |object: &mut EndpointSlice| {
+        object.metadata.get_or_insert_with(Default::default).labels =
+            wanted.metadata.as_ref().map(|m| m.labels.clone()).unwrap_or_default();
+        object.endpoints.clone_from(&wanted.endpoints);
+        object.ports.clone_from(&wanted.ports);
     })
     .await
 }
@@ -296,13 +303,13 @@ async fn create(store: &Store<'_>, options: WriteOptions<'_>, object: Value) -> 
     ignore_races(store.create(options, Some(NAMESPACE), incoming).await.map(drop))
 }
 
-/// The stored `kubernetes` object of `store`'s resource changed by `change` (on its internal
-/// form) and written back as the server's.
-async fn edit(store: &Store<'_>, change: impl Fn(&mut Value) + Send + Sync) -> Result<(), ApiError> {
+/// The stored `kubernetes` object of `store`'s resource changed by `change` (on its generated
+/// type `T`) and written back as the server's.
+async fn edit<T: std::any::Any>(store: &Store<'_>, change: impl Fn(&mut T) + Send + Sync) -> Result<(), ApiError> {
     let mut edited = |current: Option<&Current<'_>>| {
         let current = current.ok_or_else(|| ApiError::not_found(store.group_resource(), SERVICE))?;
-        let mut object = current.internal()?.clone();
-        change(&mut object);
+        let mut object = current.internal_object();
+        change(object.typed_mut()?);
         Ok(Proposed::edited(object))
     };
     let options = WriteOptions { manager: Some(MANAGER), ..Default::default() };

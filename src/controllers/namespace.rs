@@ -84,9 +84,10 @@ async fn finalize(store: &dyn Storage, config: &StoreConfig, custom: &CustomReso
     // the namespace (its strategy's `should_delete_during_update`).
     let mut without_ours = |current: Option<&Current<'_>>| {
         let current = current.ok_or_else(|| ApiError::not_found(GroupResource::new("", "namespaces"), name))?;
-        let mut object = current.internal()?.clone();
-        if let Some(list) = object["spec"]["finalizers"].as_array_mut() {
-            list.retain(|f| f != FINALIZER);
+        let mut object = current.internal_object();
+        let namespace: &mut kapi_api::api::core::v1::Namespace = object.typed_mut()?;
+        if let Some(spec) = &mut namespace.spec {
+            spec.finalizers.retain(|f| f != FINALIZER);
         }
         Ok(Proposed::edited(object))
     };

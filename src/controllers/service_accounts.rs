@@ -82,8 +82,9 @@ pub async fn ensure(store: &dyn Storage, config: &StoreConfig, namespace: &Value
     }
     let mut with_bundle = |current: Option<&Current<'_>>| {
         let current = current.ok_or_else(|| ApiError::not_found(GroupResource::new("", "configmaps"), ROOT_CA_CONFIGMAP))?;
-        let mut object = current.internal()?.clone();
-        object["data"] = json!({ "ca.crt": root_ca_pem });
+        let mut object = current.internal_object();
+        let config_map: &mut kapi_api::api::core::v1::ConfigMap = object.typed_mut()?;
+        config_map.data = [("ca.crt".to_owned(), root_ca_pem.to_owned())].into();
         Ok(Proposed::edited(object))
     };
     let config_maps = Store::new(store, config, "", "configmaps", Kind::core_v1("ConfigMap"));

@@ -559,10 +559,7 @@ pub struct StoredObject {
 /// [`decode_stored`], keeping the generated object the JSON was made from: what an update's
 /// current object is read as.
 pub fn decode_stored_typed(bytes: &[u8]) -> Result<StoredObject, CodecError> {
-    let format = if bytes.starts_with(b"k8s\0") { Format::Protobuf } else { Format::Json };
-    let tm = codec::peek_type_meta(format, bytes, None)?;
-    let (group, version) = tm.group_version();
-    let kind = Kind { group: group.to_owned(), version: version.to_owned(), kind: tm.kind.clone() };
+    let (format, kind) = stored_format_and_kind(bytes)?;
     match dyn_kind(&kind) {
         Some(typed) => {
             let object = typed.decode(format, bytes)?;
@@ -574,6 +571,25 @@ pub fn decode_stored_typed(bytes: &[u8]) -> Result<StoredObject, CodecError> {
             Ok(StoredObject { kind, typed: None, value })
         }
     }
+}
+
+/// A stored object read as the generated type `T` of the kind it is stored as, and nothing
+/// else: for a strategy that reads the other stored objects of its kind (a Service's
+/// allocations).
+pub fn decode_stored_as<T: std::any::Any + Default>(bytes: &[u8]) -> Result<T, CodecError> {
+    let (format, kind) = stored_format_and_kind(bytes)?;
+    let unknown = || CodecError::UnknownKind { api_version: kind.api_version(), kind: kind.kind.clone() };
+    let mut object = dyn_kind(&kind).ok_or_else(unknown)?.decode(format, bytes)?;
+    let object: &mut dyn std::any::Any = object.as_walk();
+    object.downcast_mut::<T>().map(std::mem::take).ok_or_else(unknown)
+}
+
+/// How a stored value is written (protobuf with its envelope, or JSON) and the kind it is.
+fn stored_format_and_kind(bytes: &[u8]) -> Result<(Format, Kind), CodecError> {
+    let format = if bytes.starts_with(b"k8s\0") { Format::Protobuf } else { Format::Json };
+    let tm = codec::peek_type_meta(format, bytes, None)?;
+    let (group, version) = tm.group_version();
+    Ok((format, Kind { group: group.to_owned(), version: version.to_owned(), kind: tm.kind.clone() }))
 }
 
 #[cfg(test)]

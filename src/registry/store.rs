@@ -138,6 +138,12 @@ impl Current<'_> {
     pub fn internal(&self) -> Result<&Value, ApiError> {
         self.internal.value()
     }
+
+    /// A copy of the internal object in its most typed form: what a server-side writer
+    /// changes into its proposed object ([`Proposed::edited`]).
+    pub fn internal_object(&self) -> Object {
+        self.internal.clone_object()
+    }
 }
 
 /// What an update proposes given the current object (upstream's `rest.UpdatedObjectInfo`):
@@ -157,8 +163,8 @@ pub struct Proposed {
 impl Proposed {
     /// A server-side writer's new internal object, made from the current one: no
     /// preconditions, and the write recorded as an `Update` of its manager.
-    pub fn edited(object: Value) -> Proposed {
-        let incoming = Incoming { object: Object::from_value(object), required: Vec::new() };
+    pub fn edited(object: impl Into<Object>) -> Proposed {
+        let incoming = Incoming { object: object.into(), required: Vec::new() };
         Proposed { incoming, precondition: None, uid: None, managed_fields: None }
     }
 }

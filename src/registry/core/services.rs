@@ -12,6 +12,8 @@ use std::net::Ipv4Addr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use kapi_api::api::core::v1::{Service, ServicePort, ServiceSpec};
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::registry::Rejection;
@@ -53,8 +55,8 @@ impl Strategy for ServiceStrategy {
     /// The cluster IP and node ports, from the ranges and the stored Services.
     fn begin_create<'a>(&'a self, context: &'a HookContext<'a>, object: &'a mut Object) -> HookFuture<'a, Result<(), Rejection>> {
         Box::pin(async move {
-            let object = object.value_mut().map_err(Rejection::object_form)?;
-            admit(context.store, &context.config.network, object).await
+            let service = object.typed_mut().map_err(Rejection::object_form)?;
+            admit(context.store, &context.config.network, service).await
         })
     }
 
@@ -68,14 +70,14 @@ impl Strategy for ServiceStrategy {
         old: &'a Object,
     ) -> HookFuture<'a, Result<(), Rejection>> {
         Box::pin(async move {
-            let old = old.value().map_err(Rejection::object_form)?;
-            let new = new.value_mut().map_err(Rejection::object_form)?;
+            let old = old.typed_ref().map_err(Rejection::object_form)?;
+            let new = new.typed_mut().map_err(Rejection::object_form)?;
             admit_update(context.store, &context.config.network, new, old).await
         })
     }
 
     fn prepare_for_update(&self, new: &mut Object, old: &Object) -> Result<(), ApiError> {
-        drop_type_dependent_fields(new.value_mut()?, old.value()?);
+        drop_type_dependent_fields(new.typed_mut()?, old.typed_ref()?);
         Ok(())
     }
 
@@ -85,7 +87,10 @@ impl Strategy for ServiceStrategy {
     fn after_delete<'a>(&'a self, context: &'a HookContext<'a>, object: &'a Value) -> HookFuture<'a, ()> {
         Box::pin(async move {
             // Its addresses and ports are free again at once, as upstream releases them.
-            context.config.network.release(&Allocated::from_services([object])).await;
+            match Service::deserialize(object) {
+                Ok(service) => context.config.network.release(&Allocated::from_services([&service])).await,
+                Err(e) => tracing::warn!(error = %e, "reading a deleted Service's allocations"),
+            }
             let meta = &object["metadata"];
             let (namespace, name) = (meta["namespace"].as_str(), meta["name"].as_str().unwrap_or_default());
             let kind = crate::registry::objects::Kind::core_v1("Endpoints");
@@ -224,21 +229,18 @@ pub struct Allocated {
 }
 
 impl Allocated {
-    pub fn from_services<'a>(services: impl IntoIterator<Item = &'a Value>) -> Self {
+    pub fn from_services<'a>(services: impl IntoIterator<Item = &'a Service>) -> Self {
         let mut out = Self::default();
         for svc in services {
-            for ip in svc["spec"]["clusterIPs"].as_array().into_iter().flatten().chain(std::iter::once(&svc["spec"]["clusterIP"])) {
-                if let Some(ip) = ip.as_str().and_then(|s| s.parse().ok()) {
+            let spec = spec(svc);
+            for ip in spec.cluster_ips.iter().chain(&spec.cluster_ip) {
+                if let Ok(ip) = ip.parse() {
                     out.ips.insert(ip);
                 }
             }
-            for port in svc["spec"]["ports"].as_array().into_iter().flatten() {
-                if let Some(p) = port["nodePort"].as_u64().and_then(|p| u16::try_from(p).ok()) {
-                    out.node_ports.insert(p);
-                }
-            }
+            out.node_ports.extend(ports(svc).filter_map(node_port));
             // From the same range as node ports.
-            if let Some(p) = svc["spec"]["healthCheckNodePort"].as_u64().filter(|p| *p != 0).and_then(|p| u16::try_from(p).ok()) {
+            if let Some(p) = health_check_node_port(svc).and_then(|p| u16::try_from(p).ok()) {
                 out.node_ports.insert(p);
             }
         }
@@ -248,24 +250,24 @@ impl Allocated {
 
 /// Gives a new Service its cluster IP and node ports, or says why it cannot have the ones it
 /// asks for.
-pub fn allocate(svc: &mut Value, net: &ServiceNetwork, taken: &Allocated) -> Result<(), Vec<FieldError>> {
+pub fn allocate(svc: &mut Service, net: &ServiceNetwork, taken: &Allocated) -> Result<(), Vec<FieldError>> {
     let mut errs = Vec::new();
-    if svc["spec"]["type"] != "ExternalName" {
-        let family_errors = init_ip_family_fields(&mut svc["spec"]);
+    let spec = svc.spec.get_or_insert_with(Default::default);
+    let external_name = spec.r#type.as_deref() == Some("ExternalName");
+    if !external_name {
+        let family_errors = init_ip_family_fields(spec);
         if !family_errors.is_empty() {
             return Err(family_errors);
         }
     }
-    let spec = &mut svc["spec"];
-    let headless = spec["clusterIP"] == "None";
-    if spec["type"] != "ExternalName" && !headless {
-        let requested = spec["clusterIP"].as_str().filter(|s| !s.is_empty()).map(str::to_owned);
-        let ip = match requested {
+    let headless = spec.cluster_ip.as_deref() == Some("None");
+    if !external_name && !headless {
+        let ip = match spec.cluster_ip.as_deref().filter(|s| !s.is_empty()) {
             Some(text) => match text.parse::<Ipv4Addr>() {
                 Err(_) => {
                     errs.push(FieldError::invalid(
                         "spec.clusterIPs[0]",
-                        text.as_str(),
+                        text,
                         "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)",
                     ));
                     None
@@ -301,66 +303,62 @@ pub fn allocate(svc: &mut Value, net: &ServiceNetwork, taken: &Allocated) -> Res
             }
         };
         if let Some(ip) = ip {
-            spec["clusterIP"] = json!(ip.to_string());
-            spec["clusterIPs"] = json!([ip.to_string()]);
+            spec.cluster_ip = Some(ip.to_string());
+            spec.cluster_ips = vec![ip.to_string()];
         }
     } else if headless {
-        spec["clusterIPs"] = json!(["None"]);
+        spec.cluster_ips = vec!["None".to_owned()];
     }
 
-    if matches!(spec["type"].as_str(), Some("NodePort" | "LoadBalancer")) {
+    if matches!(spec.r#type.as_deref(), Some("NodePort" | "LoadBalancer")) {
         // `shouldAllocateNodePorts`: a LoadBalancer may ask for none; requested ones still count.
-        let allocate_new = !(spec["type"] == "LoadBalancer" && spec["allocateLoadBalancerNodePorts"] == false);
+        let allocate_new = !(spec.r#type.as_deref() == Some("LoadBalancer") && spec.allocate_load_balancer_node_ports == Some(false));
         let mut used = taken.node_ports.clone();
         let (lo, hi) = net.node_ports;
         // Ports with the same number (TCP and UDP 53) share one node port, as upstream's
         // `initNodePorts`: the first one requested for that number, else one allocated.
-        let mut by_port: BTreeMap<i64, u64> = BTreeMap::new();
-        let requested_for = |ports: &[Value], number: i64| {
-            ports.iter().filter(|p| p["port"].as_i64() == Some(number)).find_map(|p| p["nodePort"].as_u64().filter(|n| *n != 0))
-        };
-        if let Some(ports) = spec["ports"].as_array_mut() {
-            for i in 0..ports.len() {
-                let number = ports[i]["port"].as_i64().unwrap_or_default();
-                let own = ports[i]["nodePort"].as_u64().filter(|p| *p != 0);
-                if own.is_none() && !allocate_new {
+        let mut by_port: BTreeMap<i32, i32> = BTreeMap::new();
+        let requested = |port: &ServicePort| port.node_port.filter(|p| *p > 0);
+        let requested_for = |ports: &[ServicePort], number: i32| ports.iter().filter(|p| p.port == number).find_map(requested);
+        let ports = &mut spec.ports;
+        for i in 0..ports.len() {
+            let number = ports[i].port;
+            let own = requested(&ports[i]);
+            if own.is_none() && !allocate_new {
+                continue;
+            }
+            let check = match (by_port.get(&number).copied(), own) {
+                (Some(shared), None) => {
+                    ports[i].node_port = Some(shared);
                     continue;
                 }
-                let check = match (by_port.get(&number).copied(), own) {
-                    (Some(shared), None) => {
-                        ports[i]["nodePort"] = json!(shared);
-                        continue;
+                (Some(shared), Some(p)) if p == shared => continue,
+                (Some(_), Some(p)) => Some(p),
+                (None, _) => requested_for(ports, number),
+            };
+            let field = format!("spec.ports[{i}].nodePort");
+            match check {
+                Some(p) => match u16::try_from(p) {
+                    Ok(p) if !(lo..=hi).contains(&p) => errs.push(FieldError::invalid(
+                        field,
+                        i64::from(p),
+                        format!("provided port is not in the valid range. The range of valid ports is {lo}-{hi}"),
+                    )),
+                    Ok(p) if !used.insert(p) => errs.push(FieldError::invalid(field, i64::from(p), "provided port is already allocated")),
+                    Ok(p) => {
+                        ports[i].node_port = Some(i32::from(p));
+                        by_port.entry(number).or_insert(i32::from(p));
                     }
-                    (Some(shared), Some(p)) if p == shared => continue,
-                    (Some(_), Some(p)) => Some(p),
-                    (None, _) => requested_for(ports, number),
-                };
-                let field = format!("spec.ports[{i}].nodePort");
-                match check {
-                    Some(p) => match u16::try_from(p) {
-                        Ok(p) if !(lo..=hi).contains(&p) => errs.push(FieldError::invalid(
-                            field,
-                            i64::from(p),
-                            format!("provided port is not in the valid range. The range of valid ports is {lo}-{hi}"),
-                        )),
-                        Ok(p) if !used.insert(p) => {
-                            errs.push(FieldError::invalid(field, i64::from(p), "provided port is already allocated"))
-                        }
-                        Ok(p) => {
-                            ports[i]["nodePort"] = json!(p);
-                            by_port.entry(number).or_insert(u64::from(p));
-                        }
-                        Err(_) => errs.push(FieldError::invalid(field, p as i64, "must be between 1 and 65535, inclusive")),
-                    },
-                    None => match (lo..=hi).find(|p| !used.contains(p)) {
-                        Some(p) => {
-                            used.insert(p);
-                            ports[i]["nodePort"] = json!(p);
-                            by_port.insert(number, u64::from(p));
-                        }
-                        None => errs.push(FieldError::internal(field, "failed to allocate a nodePort: range is full")),
-                    },
-                }
+                    Err(_) => errs.push(FieldError::invalid(field, i64::from(p), "must be between 1 and 65535, inclusive")),
+                },
+                None => match (lo..=hi).find(|p| !used.contains(p)) {
+                    Some(p) => {
+                        used.insert(p);
+                        ports[i].node_port = Some(i32::from(p));
+                        by_port.insert(number, i32::from(p));
+                    }
+                    None => errs.push(FieldError::internal(field, "failed to allocate a nodePort: range is full")),
+                },
             }
         }
     }
@@ -372,18 +370,16 @@ pub fn allocate(svc: &mut Value, net: &ServiceNetwork, taken: &Allocated) -> Res
 /// for a headless Service without a selector), `ipFamilies` to IPv4 (both families for such a
 /// headless Service when its policy allows); a dual-stack demand or an IPv6 family or address
 /// is refused, as upstream refuses them on a cluster not configured for it.
-fn init_ip_family_fields(spec: &mut Value) -> Vec<FieldError> {
+fn init_ip_family_fields(spec: &mut ServiceSpec) -> Vec<FieldError> {
     use crate::status::BadValue;
-    let headless = spec["clusterIP"] == "None";
-    let selectorless = spec["selector"].as_object().is_none_or(serde_json::Map::is_empty);
-    if unset(&spec["ipFamilyPolicy"]) {
-        spec["ipFamilyPolicy"] = json!(if headless && selectorless { "RequireDualStack" } else { "SingleStack" });
+    let headless = spec.cluster_ip.as_deref() == Some("None");
+    let selectorless = spec.selector.is_empty();
+    if go_str(&spec.ip_family_policy).is_empty() {
+        spec.ip_family_policy = Some(if headless && selectorless { "RequireDualStack" } else { "SingleStack" }.to_owned());
     }
-    let policy = spec["ipFamilyPolicy"].as_str().unwrap_or_default().to_owned();
-    let strings =
-        |value: &Value| -> Vec<String> { value.as_array().into_iter().flatten().filter_map(|v| v.as_str().map(str::to_owned)).collect() };
-    let mut families = strings(&spec["ipFamilies"]);
-    let cluster_ips = strings(&spec["clusterIPs"]);
+    let policy = go_str(&spec.ip_family_policy).to_owned();
+    let mut families = spec.ip_families.clone();
+    let cluster_ips = &spec.cluster_ips;
     let mut errs = Vec::new();
     if policy == "SingleStack" {
         for (count, what) in [(cluster_ips.len(), "cluster IPs"), (families.len(), "IP families")] {
@@ -426,7 +422,7 @@ fn init_ip_family_fields(spec: &mut Value) -> Vec<FieldError> {
             let other = if families[0] == "IPv4" { "IPv6" } else { "IPv4" };
             families.push(other.to_owned());
         }
-        spec["ipFamilies"] = json!(families);
+        spec.ip_families = families;
         return errs;
     }
     if policy == "RequireDualStack" {
@@ -439,7 +435,7 @@ fn init_ip_family_fields(spec: &mut Value) -> Vec<FieldError> {
         if families.is_empty() {
             families.push("IPv4".to_owned());
         }
-        spec["ipFamilies"] = json!(families);
+        spec.ip_families = families;
     }
     errs
 }
@@ -447,7 +443,7 @@ fn init_ip_family_fields(spec: &mut Value) -> Vec<FieldError> {
 /// Allocates a new Service's cluster IP and node ports against every stored Service. (Its
 /// defaults, `SetDefaults_Service`, were applied when the body was decoded:
 /// `defaults::core::set_defaults_service`.)
-async fn admit(store: &dyn crate::storage::Storage, net: &ServiceNetwork, svc: &mut Value) -> Result<(), Rejection> {
+async fn admit(store: &dyn crate::storage::Storage, net: &ServiceNetwork, svc: &mut Service) -> Result<(), Rejection> {
     // Held from the read of the stored Services to the allocation's record (see `InFlight`).
     let mut in_flight = net.in_flight.lock().await;
     let services = stored_services(store).await?;
@@ -462,18 +458,16 @@ async fn admit(store: &dyn crate::storage::Storage, net: &ServiceNetwork, svc: &
 }
 
 /// Every stored Service.
-async fn stored_services(store: &dyn crate::storage::Storage) -> Result<Vec<Value>, Vec<FieldError>> {
+async fn stored_services(store: &dyn crate::storage::Storage) -> Result<Vec<Service>, Vec<FieldError>> {
     let stored = store
         .list(&crate::registry::keys::key("", "services", None, None), crate::storage::ListOptions::default())
         .await
         .map_err(|e| vec![FieldError::internal("spec.clusterIPs", e)])?;
-    let mut services = Vec::with_capacity(stored.kvs.len());
-    for kv in &stored.kvs {
-        let (_, value) =
-            crate::registry::objects::decode_stored(&kv.value).map_err(|e| vec![FieldError::internal("spec.clusterIPs", e)])?;
-        services.push(value);
-    }
-    Ok(services)
+    stored
+        .kvs
+        .iter()
+        .map(|kv| crate::registry::objects::decode_stored_as(&kv.value).map_err(|e| vec![FieldError::internal("spec.clusterIPs", e)]))
+        .collect()
 }
 
 /// The update's side of [`admit`] (upstream's `beginUpdate`): the allocated values the client
@@ -481,14 +475,19 @@ async fn stored_services(store: &dyn crate::storage::Storage) -> Result<Vec<Valu
 /// kept in step (`normalizeClusterIPs`), and when the new type needs what `old` did not hold
 /// (an address for a former ExternalName, node ports for a new NodePort or LoadBalancer) it is
 /// allocated against every other stored Service.
-async fn admit_update(store: &dyn crate::storage::Storage, net: &ServiceNetwork, new: &mut Value, old: &Value) -> Result<(), Rejection> {
+async fn admit_update(
+    store: &dyn crate::storage::Storage,
+    net: &ServiceNetwork,
+    new: &mut Service,
+    old: &Service,
+) -> Result<(), Rejection> {
     patch_allocated_values(new, old);
     normalize_cluster_ips(new, old);
     let had = Allocated::from_services([old]);
     let wants_address = needs_cluster_ip(new) && !needs_cluster_ip(old);
     let wants_ports = needs_node_port(new) && ports(new).any(|port| node_port(port).is_none_or(|p| !had.node_ports.contains(&p)));
-    let wants_health_check_port = needs_health_check_node_port(new)
-        && (unset(&new["spec"]["healthCheckNodePort"]) || new["spec"]["healthCheckNodePort"] != old["spec"]["healthCheckNodePort"]);
+    let wants_health_check_port =
+        needs_health_check_node_port(new) && health_check_node_port(new).is_none_or(|p| health_check_node_port(old) != Some(p));
     if !wants_address && !wants_ports && !wants_health_check_port {
         return Ok(());
     }
@@ -497,9 +496,9 @@ async fn admit_update(store: &dyn crate::storage::Storage, net: &ServiceNetwork,
     let now = Instant::now();
     in_flight.forget(&Allocated::from_services(&services), now);
     // Its own stored allocations are not taken from it.
-    let same =
-        |svc: &&Value| svc["metadata"]["namespace"] == old["metadata"]["namespace"] && svc["metadata"]["name"] == old["metadata"]["name"];
-    let mut taken = Allocated::from_services(services.iter().filter(|svc| !same(svc)));
+    let identity = |svc: &Service| svc.metadata.as_ref().map(|meta| (meta.namespace.clone(), meta.name.clone()));
+    let own = identity(old);
+    let mut taken = Allocated::from_services(services.iter().filter(|svc| identity(svc) != own));
     in_flight.add_to(&mut taken);
     allocate(new, net, &taken)?;
     allocate_health_check_node_port(new, net, &taken)?;
@@ -513,14 +512,14 @@ async fn admit_update(store: &dyn crate::storage::Storage, net: &ServiceNetwork,
 /// Upstream's `allocHealthCheckNodePort`: a LoadBalancer with the `Local` external traffic
 /// policy gets a health check node port from the node port range, free of `taken` and of its
 /// own node ports. Failing is upstream's 500.
-fn allocate_health_check_node_port(svc: &mut Value, net: &ServiceNetwork, taken: &Allocated) -> Result<(), Rejection> {
+fn allocate_health_check_node_port(svc: &mut Service, net: &ServiceNetwork, taken: &Allocated) -> Result<(), Rejection> {
     if !needs_health_check_node_port(svc) {
         return Ok(());
     }
     let mut used = taken.node_ports.clone();
     used.extend(ports(svc).filter_map(node_port));
     let (lo, hi) = net.node_ports;
-    match svc["spec"]["healthCheckNodePort"].as_i64().filter(|p| *p != 0) {
+    match health_check_node_port(svc) {
         Some(requested) => {
             let reason = match u16::try_from(requested) {
                 Ok(p) if !(lo..=hi).contains(&p) => {
@@ -535,7 +534,7 @@ fn allocate_health_check_node_port(svc: &mut Value, net: &ServiceNetwork, taken:
         }
         None => match (lo..=hi).find(|p| !used.contains(p)) {
             Some(p) => {
-                svc["spec"]["healthCheckNodePort"] = json!(p);
+                svc.spec.get_or_insert_with(Default::default).health_check_node_port = Some(i32::from(p));
                 Ok(())
             }
             None => Err(Rejection::Internal("failed to allocate a HealthCheck NodePort 0: range is full".to_owned())),
@@ -543,97 +542,97 @@ fn allocate_health_check_node_port(svc: &mut Value, net: &ServiceNetwork, taken:
     }
 }
 
-fn needs_cluster_ip(svc: &Value) -> bool {
-    svc["spec"]["type"] != "ExternalName"
+/// A Service's spec; Go's zero value when it has none.
+fn spec(svc: &Service) -> &ServiceSpec {
+    static NONE: std::sync::LazyLock<ServiceSpec> = std::sync::LazyLock::new(ServiceSpec::default);
+    svc.spec.as_ref().unwrap_or(&NONE)
 }
 
-fn needs_node_port(svc: &Value) -> bool {
-    matches!(svc["spec"]["type"].as_str(), Some("NodePort" | "LoadBalancer"))
+/// A string field as Go reads it: absent is `""`.
+fn go_str(value: &Option<String>) -> &str {
+    value.as_deref().unwrap_or_default()
 }
 
-fn needs_health_check_node_port(svc: &Value) -> bool {
-    svc["spec"]["type"] == "LoadBalancer" && svc["spec"]["externalTrafficPolicy"] == "Local"
+fn service_type(svc: &Service) -> &str {
+    go_str(&spec(svc).r#type)
+}
+
+fn needs_cluster_ip(svc: &Service) -> bool {
+    service_type(svc) != "ExternalName"
+}
+
+fn needs_node_port(svc: &Service) -> bool {
+    matches!(service_type(svc), "NodePort" | "LoadBalancer")
+}
+
+fn needs_health_check_node_port(svc: &Service) -> bool {
+    service_type(svc) == "LoadBalancer" && go_str(&spec(svc).external_traffic_policy) == "Local"
 }
 
 /// `ExternallyAccessible`: a LoadBalancer, a NodePort, or a ClusterIP Service with external IPs.
-fn externally_accessible(svc: &Value) -> bool {
-    let spec = &svc["spec"];
-    matches!(spec["type"].as_str(), Some("NodePort" | "LoadBalancer"))
-        || (spec["type"] == "ClusterIP" && spec["externalIPs"].as_array().is_some_and(|ips| !ips.is_empty()))
+fn externally_accessible(svc: &Service) -> bool {
+    needs_node_port(svc) || (service_type(svc) == "ClusterIP" && !spec(svc).external_ips.is_empty())
 }
 
-fn ports(svc: &Value) -> impl Iterator<Item = &Value> {
-    svc["spec"]["ports"].as_array().into_iter().flatten()
+fn ports(svc: &Service) -> impl Iterator<Item = &ServicePort> {
+    spec(svc).ports.iter()
 }
 
 /// A port's node port; `None` when unset (Go's 0).
-fn node_port(port: &Value) -> Option<u16> {
-    port["nodePort"].as_u64().filter(|p| *p != 0).and_then(|p| u16::try_from(p).ok())
+fn node_port(port: &ServicePort) -> Option<u16> {
+    port.node_port.filter(|p| *p != 0).and_then(|p| u16::try_from(p).ok())
 }
 
-/// A field of `spec` as Go reads it: absent, `null`, `""`, `0` and `[]` are all unset.
-fn unset(value: &Value) -> bool {
-    match value {
-        Value::Null => true,
-        Value::String(s) => s.is_empty(),
-        Value::Number(n) => n.as_i64() == Some(0),
-        Value::Array(items) => items.is_empty(),
-        _ => false,
-    }
-}
-
-/// Removes `spec.<field>` (Go's zero value, which its JSON leaves out).
-fn clear(svc: &mut Value, field: &str) {
-    if let Some(spec) = svc["spec"].as_object_mut() {
-        spec.remove(field);
-    }
+/// The health check node port; `None` when unset (Go's 0).
+fn health_check_node_port(svc: &Service) -> Option<i32> {
+    spec(svc).health_check_node_port.filter(|p| *p != 0)
 }
 
 /// Upstream's `patchAllocatedValues`: a client that sends back what it created (without the
 /// cluster IP, node ports or health check port the server allocated) keeps them.
-fn patch_allocated_values(new: &mut Value, old: &Value) {
-    if needs_cluster_ip(old) && needs_cluster_ip(new) {
-        if unset(&new["spec"]["clusterIP"]) && !unset(&old["spec"]["clusterIP"]) {
-            new["spec"]["clusterIP"] = old["spec"]["clusterIP"].clone();
+fn patch_allocated_values(new: &mut Service, old: &Service) {
+    let (keep_address, keep_node_ports, keep_health_check_port) = (
+        needs_cluster_ip(old) && needs_cluster_ip(new),
+        needs_node_port(old) && needs_node_port(new),
+        needs_health_check_node_port(old) && needs_health_check_node_port(new) && health_check_node_port(new).is_none(),
+    );
+    // Node ports both keep cannot be given to another port; the rest go back by port name.
+    let kept: BTreeSet<u16> = ports(old).filter_map(node_port).filter(|p| ports(new).filter_map(node_port).any(|q| q == *p)).collect();
+    let (old, new) = (spec(old), new.spec.get_or_insert_with(Default::default));
+    if keep_address {
+        if go_str(&new.cluster_ip).is_empty() && !go_str(&old.cluster_ip).is_empty() {
+            new.cluster_ip.clone_from(&old.cluster_ip);
         }
-        if unset(&new["spec"]["clusterIPs"]) && !unset(&old["spec"]["clusterIPs"]) {
-            new["spec"]["clusterIPs"] = old["spec"]["clusterIPs"].clone();
+        if new.cluster_ips.is_empty() && !old.cluster_ips.is_empty() {
+            new.cluster_ips.clone_from(&old.cluster_ips);
         }
     }
-    if needs_node_port(old) && needs_node_port(new) {
-        // Node ports both keep cannot be given to another port; the rest go back by port name.
-        let kept: BTreeSet<u16> = ports(old).filter_map(node_port).filter(|p| ports(new).filter_map(node_port).any(|q| q == *p)).collect();
-        let by_name: BTreeMap<String, u16> =
-            ports(old).filter_map(|port| Some((port["name"].as_str().unwrap_or_default().to_owned(), node_port(port)?))).collect();
-        for port in new["spec"]["ports"].as_array_mut().into_iter().flatten() {
+    if keep_node_ports {
+        let by_name: BTreeMap<&str, u16> = old.ports.iter().filter_map(|port| Some((go_str(&port.name), node_port(port)?))).collect();
+        for port in &mut new.ports {
             if node_port(port).is_none()
-                && let Some(&previous) = by_name.get(port["name"].as_str().unwrap_or_default())
+                && let Some(&previous) = by_name.get(go_str(&port.name))
                 && !kept.contains(&previous)
             {
-                port["nodePort"] = json!(previous);
+                port.node_port = Some(i32::from(previous));
             }
         }
     }
-    if needs_health_check_node_port(old) && needs_health_check_node_port(new) && unset(&new["spec"]["healthCheckNodePort"]) {
-        new["spec"]["healthCheckNodePort"] = old["spec"]["healthCheckNodePort"].clone();
+    if keep_health_check_port {
+        new.health_check_node_port = old.health_check_node_port;
     }
 }
 
 /// Upstream's `normalizeClusterIPs` on an update: `clusterIPs` follows a client that only knows
 /// `clusterIP` (leaves it out, clears it, or changes it).
-fn normalize_cluster_ips(new: &mut Value, old: &Value) {
-    let (old_ip, old_ips) = (&old["spec"]["clusterIP"], &old["spec"]["clusterIPs"]);
-    if !unset(old_ips) && unset(&new["spec"]["clusterIPs"]) && new["spec"]["clusterIP"] == *old_ip {
-        new["spec"]["clusterIPs"] = old_ips.clone();
+fn normalize_cluster_ips(new: &mut Service, old: &Service) {
+    let (old, new) = (spec(old), new.spec.get_or_insert_with(Default::default));
+    let (old_ip, new_ip) = (go_str(&old.cluster_ip), go_str(&new.cluster_ip));
+    if !old.cluster_ips.is_empty() && new.cluster_ips.is_empty() && new_ip == old_ip {
+        new.cluster_ips.clone_from(&old.cluster_ips);
     }
-    if new["spec"]["clusterIP"] != *old_ip && new["spec"]["clusterIPs"] == *old_ips {
-        if unset(&new["spec"]["clusterIP"]) {
-            if !unset(old_ip) {
-                clear(new, "clusterIPs");
-            }
-        } else {
-            new["spec"]["clusterIPs"] = json!([new["spec"]["clusterIP"]]);
-        }
+    if new_ip != old_ip && new.cluster_ips == old.cluster_ips {
+        new.cluster_ips = if new_ip.is_empty() { Vec::new() } else { vec![new_ip.to_owned()] };
     }
 }
 
@@ -641,50 +640,56 @@ fn normalize_cluster_ips(new: &mut Value, old: &Value) {
 /// used and the client did not change itself is cleared (the allocated address, node ports and
 /// health check port, the load balancer's fields, the external traffic policy), so that a
 /// `kubectl patch` of the type alone is valid.
-fn drop_type_dependent_fields(new: &mut Value, old: &Value) {
-    let same = |new: &Value, field: &str| {
-        let (a, b) = (&new["spec"][field], &old["spec"][field]);
-        a == b || (unset(a) && unset(b))
-    };
-    if needs_cluster_ip(old) && !needs_cluster_ip(new) {
-        if same(new, "clusterIP") && same(new, "clusterIPs") {
-            clear(new, "clusterIP");
-            clear(new, "clusterIPs");
-        }
-        for field in ["ipFamilies", "ipFamilyPolicy"] {
-            if same(new, field) {
-                clear(new, field);
-            }
-        }
-    }
-    // The node ports go when the client added none of its own.
-    let old_node_ports: BTreeSet<u16> = ports(old).filter_map(node_port).collect();
-    if needs_node_port(old) && !needs_node_port(new) && ports(new).filter_map(node_port).all(|p| old_node_ports.contains(&p)) {
-        for port in new["spec"]["ports"].as_array_mut().into_iter().flatten() {
-            if let Some(port) = port.as_object_mut() {
-                port.remove("nodePort");
-            }
-        }
-    }
-    if needs_health_check_node_port(old) && !needs_health_check_node_port(new) && same(new, "healthCheckNodePort") {
-        clear(new, "healthCheckNodePort");
-    }
-    if old["spec"]["type"] == "LoadBalancer" && new["spec"]["type"] != "LoadBalancer" {
-        let allocate = &new["spec"]["allocateLoadBalancerNodePorts"];
-        if allocate.is_boolean() && *allocate == old["spec"]["allocateLoadBalancerNodePorts"] {
-            clear(new, "allocateLoadBalancerNodePorts");
-        }
-        if same(new, "loadBalancerClass") {
-            clear(new, "loadBalancerClass");
-        }
-    }
-    if externally_accessible(old) && !externally_accessible(new) && same(new, "externalTrafficPolicy") {
-        clear(new, "externalTrafficPolicy");
-    }
-    if new["spec"]["type"] != "LoadBalancer"
-        && let Some(status) = new["status"].as_object_mut()
+fn drop_type_dependent_fields(new: &mut Service, old: &Service) {
+    let (drop_address, drop_node_ports, drop_health_check_port, drop_load_balancer, drop_traffic_policy) = (
+        needs_cluster_ip(old) && !needs_cluster_ip(new),
+        // The node ports go when the client added none of its own.
+        needs_node_port(old)
+            && !needs_node_port(new)
+            && ports(new).filter_map(node_port).all(|p| ports(old).filter_map(node_port).any(|q| q == p)),
+        needs_health_check_node_port(old)
+            && !needs_health_check_node_port(new)
+            && health_check_node_port(new) == health_check_node_port(old),
+        service_type(old) == "LoadBalancer" && service_type(new) != "LoadBalancer",
+        externally_accessible(old) && !externally_accessible(new),
+    );
+    if service_type(new) != "LoadBalancer"
+        && let Some(status) = &mut new.status
     {
-        status.insert("loadBalancer".into(), json!({}));
+        status.load_balancer = Some(Default::default());
+    }
+    let (old, new) = (spec(old), new.spec.get_or_insert_with(Default::default));
+    if drop_address {
+        if go_str(&new.cluster_ip) == go_str(&old.cluster_ip) && new.cluster_ips == old.cluster_ips {
+            new.cluster_ip = None;
+            new.cluster_ips.clear();
+        }
+        if new.ip_families == old.ip_families {
+            new.ip_families.clear();
+        }
+        if go_str(&new.ip_family_policy) == go_str(&old.ip_family_policy) {
+            new.ip_family_policy = None;
+        }
+    }
+    if drop_node_ports {
+        for port in &mut new.ports {
+            port.node_port = None;
+        }
+    }
+    if drop_health_check_port {
+        new.health_check_node_port = None;
+    }
+    if drop_load_balancer {
+        if new.allocate_load_balancer_node_ports.is_some() && new.allocate_load_balancer_node_ports == old.allocate_load_balancer_node_ports
+        {
+            new.allocate_load_balancer_node_ports = None;
+        }
+        if go_str(&new.load_balancer_class) == go_str(&old.load_balancer_class) {
+            new.load_balancer_class = None;
+        }
+    }
+    if drop_traffic_policy && go_str(&new.external_traffic_policy) == go_str(&old.external_traffic_policy) {
+        new.external_traffic_policy = None;
     }
 }
 
@@ -716,28 +721,39 @@ pub fn kubernetes_service(net: &ServiceNetwork, secure_port: u16) -> Value {
 mod tests {
     use super::*;
 
+    /// A Service written as JSON.
+    fn service(value: Value) -> Service {
+        Service::deserialize(value).unwrap()
+    }
+
+    /// A Service as its JSON form writes it.
+    fn json_of(svc: &Service) -> Value {
+        serde_json::to_value(svc).unwrap()
+    }
+
     #[test]
     fn allocates_addresses_and_ports_and_rejects_taken_ones() {
         let net = ServiceNetwork::default();
         assert_eq!(net.kubernetes_service_ip(), Ipv4Addr::new(10, 0, 0, 1));
-        let k8s = kubernetes_service(&net, 6443);
+        let k8s = service(kubernetes_service(&net, 6443));
         let taken = Allocated::from_services([&k8s]);
-        let mut svc = json!({"spec": {"type": "NodePort", "ports": [{"port": 80, "targetPort": 80}]}});
+        let mut svc = service(json!({"spec": {"type": "NodePort", "ports": [{"port": 80, "targetPort": 80}]}}));
         allocate(&mut svc, &net, &taken).unwrap();
-        assert_eq!(svc["spec"]["clusterIP"], "10.0.0.2");
-        assert_eq!(svc["spec"]["ports"][0]["nodePort"], 30000);
-        assert_eq!(svc["spec"]["ports"][0]["targetPort"], 80);
+        let written = json_of(&svc);
+        assert_eq!(written["spec"]["clusterIP"], "10.0.0.2");
+        assert_eq!(written["spec"]["ports"][0]["nodePort"], 30000);
+        assert_eq!(written["spec"]["ports"][0]["targetPort"], 80);
         let taken = Allocated::from_services([&k8s, &svc]);
-        let mut dup = json!({"spec": {"type": "NodePort", "clusterIP": "10.0.0.2", "ports": [{"port": 80, "nodePort": 30000}]}});
+        let mut dup = service(json!({"spec": {"type": "NodePort", "clusterIP": "10.0.0.2", "ports": [{"port": 80, "nodePort": 30000}]}}));
         let errs = allocate(&mut dup, &net, &taken).unwrap_err();
         let text: Vec<String> = errs.iter().map(ToString::to_string).collect();
         assert!(text[0].contains("provided IP is already allocated"), "{text:?}");
         assert!(text[1].contains("provided port is already allocated"), "{text:?}");
-        let mut outside = json!({"spec": {"clusterIP": "192.168.0.1"}});
+        let mut outside = service(json!({"spec": {"clusterIP": "192.168.0.1"}}));
         assert!(allocate(&mut outside, &net, &taken).is_err());
-        let mut headless = json!({"spec": {"clusterIP": "None"}});
+        let mut headless = service(json!({"spec": {"clusterIP": "None"}}));
         allocate(&mut headless, &net, &taken).unwrap();
-        assert_eq!(headless["spec"]["clusterIPs"], json!(["None"]));
+        assert_eq!(json_of(&headless)["spec"]["clusterIPs"], json!(["None"]));
     }
 
     #[test]
@@ -775,63 +791,75 @@ mod tests {
     /// drops what only the old type used, unless the client changed it too.
     #[test]
     fn updates_keep_allocations_and_drop_what_the_old_type_used() {
-        let node_port = json!({"metadata": {"name": "a"}, "spec": {"type": "NodePort", "clusterIP": "10.0.0.5", "clusterIPs": ["10.0.0.5"],
+        let node_port_json = json!({"metadata": {"name": "a"}, "spec": {"type": "NodePort", "clusterIP": "10.0.0.5", "clusterIPs": ["10.0.0.5"],
             "ipFamilies": ["IPv4"], "ipFamilyPolicy": "SingleStack", "externalTrafficPolicy": "Cluster",
             "ports": [{"name": "http", "port": 80, "nodePort": 30001}, {"name": "https", "port": 443, "nodePort": 30002}]}});
-        let mut resent = json!({"metadata": {"name": "a"}, "spec": {"type": "NodePort", "externalTrafficPolicy": "Cluster",
-            "ports": [{"name": "https", "port": 443}, {"name": "http", "port": 80, "nodePort": 30002}]}});
+        let node_port = service(node_port_json.clone());
+        // `old` changed by `change` as JSON, then by `step` against `old`, written as JSON.
+        let changed = |change: &dyn Fn(&mut Value), step: fn(&mut Service, &Service)| {
+            let mut new = node_port_json.clone();
+            change(&mut new);
+            let mut new = service(new);
+            step(&mut new, &node_port);
+            json_of(&new)
+        };
+        let mut resent = service(json!({"metadata": {"name": "a"}, "spec": {"type": "NodePort", "externalTrafficPolicy": "Cluster",
+            "ports": [{"name": "https", "port": 443}, {"name": "http", "port": 80, "nodePort": 30002}]}}));
         patch_allocated_values(&mut resent, &node_port);
         normalize_cluster_ips(&mut resent, &node_port);
+        let resent = json_of(&resent);
         assert_eq!(resent["spec"]["clusterIP"], "10.0.0.5");
         assert_eq!(resent["spec"]["clusterIPs"], json!(["10.0.0.5"]));
         // 30002 is kept by the other port, so "https" does not get it back.
         assert_eq!(resent["spec"]["ports"][0].get("nodePort"), None);
 
-        let mut cluster_ip = node_port.clone();
-        cluster_ip["spec"]["type"] = json!("ClusterIP");
-        drop_type_dependent_fields(&mut cluster_ip, &node_port);
-        assert_eq!(cluster_ip["spec"]["ports"], json!([{"name": "http", "port": 80}, {"name": "https", "port": 443}]));
+        let cluster_ip = changed(&|svc| svc["spec"]["type"] = json!("ClusterIP"), drop_type_dependent_fields);
+        let node_ports: Vec<_> = cluster_ip["spec"]["ports"].as_array().unwrap().iter().map(|port| port.get("nodePort")).collect();
+        assert_eq!(node_ports, [None, None]);
         assert_eq!(cluster_ip["spec"].get("externalTrafficPolicy"), None);
         assert_eq!(cluster_ip["spec"]["clusterIP"], "10.0.0.5", "a ClusterIP keeps its address");
         // A node port the client chose itself is left for validation.
-        let mut own = node_port.clone();
-        own["spec"]["type"] = json!("ClusterIP");
-        own["spec"]["ports"][0]["nodePort"] = json!(30009);
-        drop_type_dependent_fields(&mut own, &node_port);
+        let own = changed(
+            &|svc| {
+                svc["spec"]["type"] = json!("ClusterIP");
+                svc["spec"]["ports"][0]["nodePort"] = json!(30009);
+            },
+            drop_type_dependent_fields,
+        );
         assert_eq!(own["spec"]["ports"][0]["nodePort"], 30009);
 
-        let mut external = node_port.clone();
-        external["spec"]["type"] = json!("ExternalName");
-        external["spec"]["externalName"] = json!("example.com");
-        drop_type_dependent_fields(&mut external, &node_port);
+        let external = changed(
+            &|svc| {
+                svc["spec"]["type"] = json!("ExternalName");
+                svc["spec"]["externalName"] = json!("example.com");
+            },
+            drop_type_dependent_fields,
+        );
         for field in ["clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy", "externalTrafficPolicy"] {
             assert_eq!(external["spec"].get(field), None, "{field}");
         }
 
         // A client that changes only `clusterIP` (or clears it) has `clusterIPs` follow.
-        let mut cleared = node_port.clone();
-        cleared["spec"]["clusterIP"] = json!("");
-        normalize_cluster_ips(&mut cleared, &node_port);
+        let cleared = changed(&|svc| svc["spec"]["clusterIP"] = json!(""), normalize_cluster_ips);
         assert_eq!(cleared["spec"].get("clusterIPs"), None);
-        let mut changed = node_port.clone();
-        changed["spec"]["clusterIP"] = json!("10.0.0.9");
-        normalize_cluster_ips(&mut changed, &node_port);
-        assert_eq!(changed["spec"]["clusterIPs"], json!(["10.0.0.9"]));
+        let moved = changed(&|svc| svc["spec"]["clusterIP"] = json!("10.0.0.9"), normalize_cluster_ips);
+        assert_eq!(moved["spec"]["clusterIPs"], json!(["10.0.0.9"]));
     }
 
     #[test]
     fn local_load_balancers_get_a_health_check_node_port() {
         let net = ServiceNetwork::default();
         let taken = Allocated { node_ports: [30000].into(), ..Default::default() };
-        let mut lb =
-            json!({"spec": {"type": "LoadBalancer", "externalTrafficPolicy": "Local", "ports": [{"port": 80, "nodePort": 30001}]}});
+        let mut lb = service(
+            json!({"spec": {"type": "LoadBalancer", "externalTrafficPolicy": "Local", "ports": [{"port": 80, "nodePort": 30001}]}}),
+        );
         allocate_health_check_node_port(&mut lb, &net, &taken).unwrap();
-        assert_eq!(lb["spec"]["healthCheckNodePort"], 30002, "free of the taken ones and its own");
+        assert_eq!(json_of(&lb)["spec"]["healthCheckNodePort"], 30002, "free of the taken ones and its own");
         assert_eq!(Allocated::from_services([&lb]).node_ports, [30001, 30002].into());
-        let mut cluster = json!({"spec": {"type": "LoadBalancer", "externalTrafficPolicy": "Cluster"}});
+        let mut cluster = service(json!({"spec": {"type": "LoadBalancer", "externalTrafficPolicy": "Cluster"}}));
         allocate_health_check_node_port(&mut cluster, &net, &taken).unwrap();
-        assert_eq!(cluster["spec"].get("healthCheckNodePort"), None);
-        let mut clash = json!({"spec": {"type": "LoadBalancer", "externalTrafficPolicy": "Local", "healthCheckNodePort": 30000}});
+        assert_eq!(json_of(&cluster)["spec"].get("healthCheckNodePort"), None);
+        let mut clash = service(json!({"spec": {"type": "LoadBalancer", "externalTrafficPolicy": "Local", "healthCheckNodePort": 30000}}));
         let Err(Rejection::Internal(message)) = allocate_health_check_node_port(&mut clash, &net, &taken) else { panic!() };
         assert_eq!(message, "failed to allocate requested HealthCheck NodePort 30000: provided port is already allocated");
     }
@@ -840,15 +868,16 @@ mod tests {
     #[test]
     fn ip_families_are_upstreams_on_a_single_stack_cluster() {
         let families = |spec: Value| {
-            let mut spec = spec;
+            let mut spec = ServiceSpec::deserialize(spec).unwrap();
             let errs = init_ip_family_fields(&mut spec);
-            (spec, errs.iter().map(ToString::to_string).collect::<Vec<_>>())
+            let spec = serde_json::to_value(&spec).unwrap();
+            ((spec["ipFamilyPolicy"].clone(), spec["ipFamilies"].clone()), errs.iter().map(ToString::to_string).collect::<Vec<_>>())
         };
         let (spec, errs) = families(json!({"ipFamilyPolicy": "PreferDualStack"}));
         assert!(errs.is_empty(), "{errs:?}");
-        assert_eq!((spec["ipFamilyPolicy"].clone(), spec["ipFamilies"].clone()), (json!("PreferDualStack"), json!(["IPv4"])));
+        assert_eq!(spec, (json!("PreferDualStack"), json!(["IPv4"])));
         let (spec, _) = families(json!({}));
-        assert_eq!((spec["ipFamilyPolicy"].clone(), spec["ipFamilies"].clone()), (json!("SingleStack"), json!(["IPv4"])));
+        assert_eq!(spec, (json!("SingleStack"), json!(["IPv4"])));
         let (_, errs) = families(json!({"ipFamilyPolicy": "RequireDualStack"}));
         assert_eq!(
             errs,
@@ -859,21 +888,24 @@ mod tests {
         // Headless without a selector asks for both families, which a single-stack cluster allows.
         let (spec, errs) = families(json!({"clusterIP": "None"}));
         assert!(errs.is_empty(), "{errs:?}");
-        assert_eq!((spec["ipFamilyPolicy"].clone(), spec["ipFamilies"].clone()), (json!("RequireDualStack"), json!(["IPv4", "IPv6"])));
+        assert_eq!(spec, (json!("RequireDualStack"), json!(["IPv4", "IPv6"])));
         let (spec, _) = families(json!({"clusterIP": "None", "selector": {"app": "x"}}));
-        assert_eq!((spec["ipFamilyPolicy"].clone(), spec["ipFamilies"].clone()), (json!("SingleStack"), json!(["IPv4"])));
+        assert_eq!(spec, (json!("SingleStack"), json!(["IPv4"])));
     }
 
     #[test]
     fn node_ports_are_shared_by_port_number_and_optional_for_load_balancers() {
         let net = ServiceNetwork::default();
-        let mut dns = json!({"spec": {"type": "NodePort", "ports": [
-            {"port": 53, "protocol": "TCP"}, {"port": 53, "protocol": "UDP"}, {"port": 80}]}});
+        let mut dns = service(json!({"spec": {"type": "NodePort", "ports": [
+            {"port": 53, "protocol": "TCP"}, {"port": 53, "protocol": "UDP"}, {"port": 80}]}}));
         allocate(&mut dns, &net, &Allocated::default()).unwrap();
-        let node_ports: Vec<&Value> = dns["spec"]["ports"].as_array().unwrap().iter().map(|p| &p["nodePort"]).collect();
-        assert_eq!(node_ports, [&json!(30000), &json!(30000), &json!(30001)]);
-        let mut lb = json!({"spec": {"type": "LoadBalancer", "allocateLoadBalancerNodePorts": false, "ports": [{"port": 80}, {"port": 81, "nodePort": 30005}]}});
+        let node_ports: Vec<Option<i32>> = dns.spec.unwrap().ports.iter().map(|p| p.node_port).collect();
+        assert_eq!(node_ports, [Some(30000), Some(30000), Some(30001)]);
+        let mut lb = service(
+            json!({"spec": {"type": "LoadBalancer", "allocateLoadBalancerNodePorts": false, "ports": [{"port": 80}, {"port": 81, "nodePort": 30005}]}}),
+        );
         allocate(&mut lb, &net, &Allocated::default()).unwrap();
+        let lb = json_of(&lb);
         assert_eq!(lb["spec"]["ports"][0].get("nodePort"), None);
         assert_eq!(lb["spec"]["ports"][1]["nodePort"], 30005, "a requested one is kept");
     }
