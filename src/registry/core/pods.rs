@@ -12,7 +12,7 @@
 
 pub mod eviction;
 
-use kapi_api::api::core::v1::Pod;
+use kapi_api::api::core::v1::{Pod, PodSpec};
 use serde_json::{Value, json};
 
 use crate::registry::objects::{self, Kind};
@@ -21,7 +21,7 @@ use crate::status::{GroupKind, GroupResource};
 
 use crate::registry::OwnRest;
 use crate::registry::object::Object;
-use crate::registry::strategy::{Strategy, SubresourceStrategy, copy_field};
+use crate::registry::strategy::{Strategy, SubresourceStrategy};
 use crate::registry::validation;
 use crate::status::{ApiError, FieldError};
 
@@ -83,7 +83,7 @@ impl Strategy for PodStrategy {
     }
 
     fn validate_update_object(&self, old: &Object, new: &Object) -> Result<Vec<FieldError>, ApiError> {
-        Ok(validation::core::pod_update(old.value()?, new.value()?, new.typed_ref()?))
+        Ok(validation::core::pod_update(old.typed_ref()?, new.typed_ref()?))
     }
 
     fn subresource(&self, name: &str) -> Option<&'static dyn SubresourceStrategy> {
@@ -176,9 +176,8 @@ struct Resize;
 
 impl SubresourceStrategy for Resize {
     fn merge(&self, stored: &Object, proposed: &Object) -> Result<Object, ApiError> {
-        let mut new = stored.value()?.clone();
-        keep_resize_changes(&mut new, proposed.value()?);
-        let mut new = Object::from_value(new);
+        let mut new = stored.clone_object();
+        keep_resize_changes(new.typed_mut()?, proposed.typed_ref()?);
         update_generation(&mut new, stored)?;
         Ok(new)
     }
@@ -200,23 +199,19 @@ impl SubresourceStrategy for Resize {
 /// stored one, and from `proposed` only each container's `resources` and `resizePolicy` are
 /// kept. A request that adds, removes, reorders or renames containers keeps its containers as
 /// they are, so that validation refuses it.
-fn keep_resize_changes(pod: &mut Value, proposed: &Value) {
-    for list in ["containers", "initContainers"] {
-        let new = proposed["spec"].get(list).and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
-        let Some(old) = pod["spec"].get_mut(list).and_then(Value::as_array_mut) else {
-            if !new.is_empty() {
-                pod["spec"][list] = Value::Array(new.to_vec());
-            }
-            continue;
-        };
-        let same_containers = old.len() == new.len() && old.iter().zip(new).all(|(o, n)| o["name"] == n["name"]);
+fn keep_resize_changes(pod: &mut Pod, proposed: &Pod) {
+    let no_spec = PodSpec::default();
+    let proposed = proposed.spec.as_ref().unwrap_or(&no_spec);
+    let spec = pod.spec.get_or_insert_with(Default::default);
+    for (old, new) in [(&mut spec.containers, &proposed.containers), (&mut spec.init_containers, &proposed.init_containers)] {
+        let same_containers = old.len() == new.len() && old.iter().zip(new).all(|(o, n)| o.name == n.name);
         if !same_containers {
-            *old = new.to_vec();
+            old.clone_from(new);
             continue;
         }
         for (old, new) in old.iter_mut().zip(new) {
-            copy_field(old, new, "resources");
-            copy_field(old, new, "resizePolicy");
+            old.resources.clone_from(&new.resources);
+            old.resize_policy.clone_from(&new.resize_policy);
         }
     }
 }
@@ -353,13 +348,14 @@ mod tests {
             "spec": {"containers": [{"name": "c", "image": "a", "resources": {"requests": {"cpu": "1"}}}]}});
         let proposed = json!({"metadata": {"labels": {"x": "y"}},
             "spec": {"containers": [{"name": "c", "image": "b", "resources": {"requests": {"cpu": "2"}}}]}});
-        let stored = Object::from_value(stored);
-        let merged = Resize.merge(&stored, &proposed.into()).unwrap().into_value().unwrap();
+        let pod = |value: Value| Object::from_value(value).of_kind(objects::dyn_kind(&Kind::core_v1("Pod")).unwrap());
+        let stored = pod(stored);
+        let merged = Resize.merge(&stored, &pod(proposed)).unwrap().into_value().unwrap();
         assert_eq!(merged["spec"]["containers"][0], json!({"name": "c", "image": "a", "resources": {"requests": {"cpu": "2"}}}));
         assert_eq!(merged["metadata"], json!({"generation": 2}), "labels are not resized; the spec change bumps the generation");
         // A renamed container is kept as sent, for validation to refuse.
         let renamed = json!({"spec": {"containers": [{"name": "d", "image": "a"}]}});
-        assert_eq!(Resize.merge(&stored, &renamed.into()).unwrap().into_value().unwrap()["spec"]["containers"][0]["name"], "d");
+        assert_eq!(Resize.merge(&stored, &pod(renamed)).unwrap().into_value().unwrap()["spec"]["containers"][0]["name"], "d");
     }
 
     #[test]

@@ -48,57 +48,41 @@ fn with_typed_pod(value: &Value, rules: impl FnOnce(&api::Pod) -> Vec<FieldError
 /// The pod spec fields an update may change (upstream's `updatablePodSpecFields`).
 const POD_UPDATABLE: &str = "`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)";
 
-pub fn pod_update(old: &Value, new: &Value, typed: &api::Pod) -> Vec<FieldError> {
-    let mut errs = pod(typed);
-    // Everything but the updatable fields must be as before.
-    let mut masked = new["spec"].clone();
-    for list in ["containers", "initContainers"] {
-        if let Some(containers) = masked.get_mut(list).and_then(Value::as_array_mut) {
-            for (i, c) in containers.iter_mut().enumerate() {
-                match old["spec"][list].get(i).and_then(|o| o.get("image")) {
-                    Some(image) => c["image"] = image.clone(),
-                    None => {
-                        if let Some(c) = c.as_object_mut() {
-                            c.remove("image");
-                        }
-                    }
-                }
-            }
+pub fn pod_update(old: &api::Pod, new: &api::Pod) -> Vec<FieldError> {
+    let mut errs = pod(new);
+    // Everything but the updatable fields must be as before: `new`'s spec with those fields
+    // as `old` has them compares equal to `old`'s (as Go values, so as their JSON forms).
+    let no_spec = api::PodSpec::default();
+    let old_spec = old.spec.as_ref().unwrap_or(&no_spec);
+    let mut masked = api::Pod { spec: Some(new.spec.clone().unwrap_or_default()), ..Default::default() };
+    let spec = masked.spec.get_or_insert_with(Default::default);
+    for (containers, before) in [(&mut spec.containers, &old_spec.containers), (&mut spec.init_containers, &old_spec.init_containers)] {
+        for (i, container) in containers.iter_mut().enumerate() {
+            container.image = before.get(i).and_then(|c| c.image.clone());
         }
     }
-    let added_tolerations = {
-        let old_t = items(&old["spec"]["tolerations"]);
-        let new_t = items(&new["spec"]["tolerations"]);
-        old_t.iter().all(|t| new_t.contains(t))
-    };
-    if let Some(spec) = masked.as_object_mut() {
-        for field in ["activeDeadlineSeconds", "terminationGracePeriodSeconds"] {
-            match old["spec"].get(field) {
-                Some(v) => {
-                    spec.insert(field.to_owned(), v.clone());
-                }
-                None => {
-                    spec.remove(field);
-                }
-            }
-        }
-        if added_tolerations {
-            match old["spec"].get("tolerations") {
-                Some(v) => {
-                    spec.insert("tolerations".to_owned(), v.clone());
-                }
-                None => {
-                    spec.remove("tolerations");
-                }
-            }
-        }
+    spec.active_deadline_seconds = old_spec.active_deadline_seconds;
+    spec.termination_grace_period_seconds = old_spec.termination_grace_period_seconds;
+    if only_added(&old_spec.tolerations, &spec.tolerations) {
+        spec.tolerations.clone_from(&old_spec.tolerations);
     }
-    let or_empty = |v: &Value| if v.is_null() { serde_json::json!({}) } else { v.clone() };
-    let (old_spec, masked) = (or_empty(&old["spec"]), or_empty(&masked));
-    if masked != old_spec {
+    if !kapi_apimachinery::Object::spec_equals(&masked, old) {
         errs.push(FieldError::forbidden("spec", format!("pod updates may not change fields other than {POD_UPDATABLE}")));
     }
     errs
+}
+
+/// Whether `new` keeps every toleration of `old` (compared as their JSON forms, as Go's
+/// `reflect.DeepEqual` of the values compares them).
+fn only_added(old: &[api::Toleration], new: &[api::Toleration]) -> bool {
+    if old == new {
+        return true;
+    }
+    let as_json = |tolerations: &[api::Toleration]| -> Vec<Value> {
+        tolerations.iter().map(|t| serde_json::to_value(t).unwrap_or_default()).collect()
+    };
+    let (old, new) = (as_json(old), as_json(new));
+    old.iter().all(|t| new.contains(t))
 }
 
 /// The pods `ValidatePodResize` refuses whatever the change: with pod-level resources, static
@@ -1155,9 +1139,16 @@ mod tests {
         let mut new = old.clone();
         new["spec"]["containers"][0]["image"] = json!("nginx:2");
         new["spec"]["activeDeadlineSeconds"] = json!(30);
-        assert_eq!(messages(&pod_update(&old, &new, &typed(&new))), Vec::<String>::new());
+        assert_eq!(messages(&pod_update(&typed(&old), &typed(&new))), Vec::<String>::new());
+        // The tolerations may only grow; the stored pod read back from protobuf writes out
+        // its zero values.
+        new["spec"]["tolerations"] = json!([{"key": "k", "operator": "Exists"}, {"key": "j", "operator": "Equal", "value": ""}]);
+        let mut stored = old.clone();
+        stored["spec"]["tolerations"] = json!([{"key": "k", "operator": "Exists", "value": "", "effect": ""}]);
+        assert_eq!(messages(&pod_update(&typed(&stored), &typed(&new))), Vec::<String>::new());
+        assert_eq!(messages(&pod_update(&typed(&new), &typed(&stored))).len(), 1, "a toleration removed");
         new["spec"]["restartPolicy"] = json!("Never");
-        let errs = pod_update(&old, &new, &typed(&new));
+        let errs = pod_update(&typed(&old), &typed(&new));
         assert_eq!(errs.len(), 1);
         assert!(
             errs[0].to_string().starts_with("spec: Forbidden: pod updates may not change fields other than `spec.containers[*].image`")
