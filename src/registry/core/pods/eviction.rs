@@ -7,10 +7,13 @@
 //! upstream makes as a client of itself (so admission and the status rules see it), and the
 //! pod is deleted through the store's delete.
 
+use kapi_api::api::policy::v1::PodDisruptionBudget;
+use kapi_apimachinery::Time;
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::registry::keys;
-use crate::registry::objects::{self, Kind};
+use crate::registry::objects::Kind;
 use crate::registry::store::{Current, Proposed, Store, WriteOptions, read_internal};
 use crate::status::{ApiError, GroupResource};
 
@@ -74,17 +77,19 @@ async fn charge(
     budget: &Value,
     pod_name: &str,
 ) -> Result<(), ApiError> {
-    let now = objects::now();
+    // Kept to the second, as the time is written.
+    let now = Time::from_unix(chrono::Utc::now().timestamp(), 0);
     if options.dry_run {
-        return charge_budget(&mut budget.clone(), pod_name, &now);
+        let mut budget = PodDisruptionBudget::deserialize(budget).map_err(|e| ApiError::internal(format!("reading the budget: {e}")))?;
+        return charge_budget(&mut budget, pod_name, &now);
     }
     let budget_name = budget["metadata"]["name"].as_str().unwrap_or_default();
     let kind = Kind { group: "policy".into(), version: "v1".into(), kind: "PodDisruptionBudget".into() };
     let statuses = Store::new(request.storage, request.config, "policy", "poddisruptionbudgets", kind).with_subresource(Some("status"));
     let mut charged = |current: Option<&Current<'_>>| {
         let current = current.ok_or_else(|| ApiError::not_found(GroupResource::new("policy", "poddisruptionbudgets"), budget_name))?;
-        let mut object = current.internal()?.clone();
-        charge_budget(&mut object, pod_name, &now)?;
+        let mut object = current.internal_object();
+        charge_budget(object.typed_mut()?, pod_name, &now)?;
         Ok(Proposed::edited(object))
     };
     statuses.update(WriteOptions::default(), namespace, budget_name, &mut charged).await?;
@@ -119,19 +124,18 @@ const MAX_DISRUPTED_PODS: usize = 2000;
 
 /// `checkAndDecrement`: whether the budget allows one more disruption; if so, `pdb` is updated
 /// to record it (fewer disruptions allowed, the pod in `disruptedPods`).
-fn charge_budget(pdb: &mut Value, pod_name: &str, now: &str) -> Result<(), ApiError> {
-    let pdb_name = pdb["metadata"]["name"].as_str().unwrap_or_default().to_owned();
-    let status = &pdb["status"];
-    let observed = status["observedGeneration"].as_i64().unwrap_or(0);
-    let generation = pdb["metadata"]["generation"].as_i64().unwrap_or(0);
-    if observed < generation {
+fn charge_budget(pdb: &mut PodDisruptionBudget, pod_name: &str, now: &Time) -> Result<(), ApiError> {
+    let pdb_name = pdb.metadata.as_ref().and_then(|meta| meta.name.clone()).unwrap_or_default();
+    let generation = pdb.metadata.as_ref().and_then(|meta| meta.generation).unwrap_or(0);
+    let status = pdb.status.get_or_insert_with(Default::default);
+    if status.observed_generation.unwrap_or(0) < generation {
         return Err(budget_violation(format!("The disruption budget {pdb_name} is still being processed by the server.")));
     }
-    let allowed = status["disruptionsAllowed"].as_i64().unwrap_or(0);
+    let allowed = status.disruptions_allowed.unwrap_or(0);
     if allowed < 0 {
         return Err(ApiError::forbidden(GroupResource::new("", ""), "", "pdb disruptions allowed is negative"));
     }
-    if status["disruptedPods"].as_object().is_some_and(|m| m.len() > MAX_DISRUPTED_PODS) {
+    if status.disrupted_pods.len() > MAX_DISRUPTED_PODS {
         return Err(ApiError::forbidden(
             GroupResource::new("", ""),
             "",
@@ -141,17 +145,15 @@ fn charge_budget(pdb: &mut Value, pod_name: &str, now: &str) -> Result<(), ApiEr
     if allowed == 0 {
         return Err(budget_violation(format!(
             "The disruption budget {pdb_name} needs {} healthy pods and has {} currently",
-            status["desiredHealthy"].as_i64().unwrap_or(0),
-            status["currentHealthy"].as_i64().unwrap_or(0)
+            status.desired_healthy.unwrap_or(0),
+            status.current_healthy.unwrap_or(0)
         )));
     }
-    pdb["status"]["disruptionsAllowed"] = json!(allowed - 1);
-    pdb["status"]["disruptedPods"][pod_name] = json!(now);
+    status.disruptions_allowed = Some(allowed - 1);
+    status.disrupted_pods.insert(pod_name.to_owned(), *now);
     Ok(())
 }
 
-/// 429: the eviction would violate the budget (`NewTooManyRequests` plus a `DisruptionBudget`
-/// cause).
 fn budget_violation(cause: String) -> ApiError {
     let mut err = ApiError::too_many_requests("Cannot evict pod as it would violate the pod's disruption budget.", 0);
     if let Some(details) = err.details.as_mut() {
@@ -180,10 +182,12 @@ mod tests {
         assert!(!ignores_budget(&pod));
         let matching = budgets_for(&pod, &budgets);
         assert_eq!(matching.len(), 1);
-        let mut pdb = matching[0].clone();
-        charge_budget(&mut pdb, "p", "now").unwrap();
-        assert_eq!(pdb["status"]["disruptionsAllowed"], 0);
-        let err = charge_budget(&mut pdb, "q", "now").unwrap_err();
+        let mut pdb = PodDisruptionBudget::deserialize(matching[0]).unwrap();
+        let now = Time::now();
+        charge_budget(&mut pdb, "p", &now).unwrap();
+        let status = pdb.status.as_ref().unwrap();
+        assert_eq!((status.disruptions_allowed, status.disrupted_pods.get("p")), (Some(0), Some(&now)));
+        let err = charge_budget(&mut pdb, "q", &now).unwrap_err();
         assert_eq!(err.code, 429);
         assert_eq!(
             err.details.unwrap().causes[0].message.as_deref(),
