@@ -163,10 +163,10 @@ impl SubresourceStrategy for EphemeralContainers {
         Ok(new)
     }
 
-    fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
-        let mut errs = validation::validate_object_meta(&PodStrategy, new);
-        errs.extend(validation::core::pod_ephemeral_containers_update(old, new));
-        errs
+    fn validate_update_object(&self, old: &Object, new: &Object) -> Result<Vec<FieldError>, ApiError> {
+        let mut errs = validation::validate_object_meta(&PodStrategy, new.value()?);
+        errs.extend(validation::core::pod_ephemeral_containers_update(old.value()?, new.value()?, new.typed_ref()?));
+        Ok(errs)
     }
 }
 
@@ -184,14 +184,15 @@ impl SubresourceStrategy for Resize {
 
     /// `ValidatePodResize`: the pod as any pod, then only CPU and memory of its containers
     /// changed, within the resize rules.
-    fn validate_update(&self, old: &Value, new: &Value) -> Vec<FieldError> {
-        if let Some(refusal) = validation::core::pod_resize_refusal(old, new) {
-            return vec![refusal];
+    fn validate_update_object(&self, old: &Object, new: &Object) -> Result<Vec<FieldError>, ApiError> {
+        let (old_json, new_json) = (old.value()?, new.value()?);
+        if let Some(refusal) = validation::core::pod_resize_refusal(old_json, new_json) {
+            return Ok(vec![refusal]);
         }
-        let mut errs = validation::validate_object_meta(&PodStrategy, new);
-        errs.extend(validation::core::pod_of_json(new));
-        errs.extend(validation::core::pod_resize(old, new));
-        errs
+        let mut errs = validation::validate_object_meta(&PodStrategy, new_json);
+        errs.extend(validation::core::pod(new.typed_ref()?));
+        errs.extend(validation::core::pod_resize(old_json, new_json));
+        Ok(errs)
     }
 }
 

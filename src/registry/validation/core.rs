@@ -11,8 +11,7 @@ use super::{
     FIELD_IMMUTABLE, FieldPath, IS_NEGATIVE, child, dns_label, dns_subdomain, index, items, json_value, key, label_map, non_negative_int,
     one_of_str, port_name_errors, port_num_errors, str_of,
 };
-use crate::registry::object::Object;
-use crate::status::{BadValue, FieldError, FieldErrorType};
+use crate::status::{BadValue, FieldError};
 
 const RESTART_POLICIES: &[&str] = &["Always", "OnFailure", "Never"];
 const DNS_POLICIES: &[&str] = &["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"];
@@ -26,23 +25,6 @@ pub fn pod(pod: &api::Pod) -> Vec<FieldError> {
     let mut errs = Vec::new();
     pod_spec(pod.spec.as_ref().unwrap_or(&api::PodSpec::default()), &FieldPath::Root("spec"), &mut errs);
     errs
-}
-
-/// [`pod`] of a pod as JSON (the subresources' writes), read as its type first.
-pub fn pod_of_json(value: &Value) -> Vec<FieldError> {
-    with_typed_pod(value, pod)
-}
-
-/// `rules` of a pod as JSON, read as its generated type (the pod subresources' writes are JSON);
-/// one that cannot be read is an internal error.
-fn with_typed_pod(value: &Value, rules: impl FnOnce(&api::Pod) -> Vec<FieldError>) -> Vec<FieldError> {
-    let internal = |detail: String| vec![FieldError::new(FieldErrorType::Internal, "", BadValue::Null, detail)];
-    let Some(kind) = kapi_api::scheme::dyn_kind("", "v1", "Pod") else { return internal("the scheme has no v1 Pod".to_owned()) };
-    let mut pod = Object::from_value(value.clone()).of_kind(kind);
-    match pod.typed_mut::<api::Pod>() {
-        Ok(pod) => rules(pod),
-        Err(e) => internal(e.to_string()),
-    }
 }
 
 /// The pod spec fields an update may change (upstream's `updatablePodSpecFields`).
@@ -239,19 +221,16 @@ fn same_container(a: &Value, b: &Value) -> bool {
 
 /// `ValidatePodEphemeralContainersUpdate`: ephemeral containers are only ever added, each a
 /// container without ports, probes, lifecycle or resources, targeting a container the pod has.
-pub fn pod_ephemeral_containers_update(old: &Value, new: &Value) -> Vec<FieldError> {
+pub fn pod_ephemeral_containers_update(old: &Value, new: &Value, typed: &api::Pod) -> Vec<FieldError> {
     const PATH: &str = "spec.ephemeralContainers";
-    let mut targets = BTreeSet::new();
-    let mut errs = with_typed_pod(new, |typed| {
-        let mut errs = Vec::new();
-        let Some(spec) = &typed.spec else { return errs };
-        let volumes: BTreeSet<&str> = spec.volumes.iter().map(|v| v.name.as_str()).collect();
-        let mut names: BTreeSet<&str> = spec.init_containers.iter().chain(&spec.containers).map(|c| c.name.as_str()).collect();
-        targets = names.iter().map(|name| name.to_string()).collect();
-        let path = FieldPath::Root(PATH);
-        containers(spec.ephemeral_containers.iter().map(ContainerFields::of_ephemeral), &path, &volumes, &mut names, &mut errs);
-        errs
-    });
+    let mut errs = Vec::new();
+    let no_spec = api::PodSpec::default();
+    let typed_spec = typed.spec.as_ref().unwrap_or(&no_spec);
+    let volumes: BTreeSet<&str> = typed_spec.volumes.iter().map(|v| v.name.as_str()).collect();
+    let mut names: BTreeSet<&str> = typed_spec.init_containers.iter().chain(&typed_spec.containers).map(|c| c.name.as_str()).collect();
+    let targets = names.clone();
+    let path = FieldPath::Root(PATH);
+    containers(typed_spec.ephemeral_containers.iter().map(ContainerFields::of_ephemeral), &path, &volumes, &mut names, &mut errs);
     let spec = &new["spec"];
     let is_set = |v: &Value| match v {
         Value::Null => false,
