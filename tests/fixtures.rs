@@ -16,6 +16,13 @@ fn kind_of(name: &str) -> TypeMeta {
     TypeMeta { api_version, kind: kind.to_owned() }
 }
 
+/// The kind a fixture is of, as the registry names kinds.
+fn registry_kind_of(name: &str) -> kapi::registry::objects::Kind {
+    let tm = kind_of(name);
+    let (group, version) = tm.group_version();
+    kapi::registry::objects::Kind { group: group.to_owned(), version: version.to_owned(), kind: tm.kind }
+}
+
 fn fixtures_dir() -> PathBuf {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let version = std::fs::read_to_string(repo.join("api-specs/VERSION")).unwrap();
@@ -117,9 +124,7 @@ fn upstream_fixtures_have_no_unknown_fields() {
     let mut failures = Vec::new();
     let mut checked = 0;
     for (name, [json, _, _]) in &fixtures() {
-        let tm = kind_of(name);
-        let (group, version) = tm.group_version();
-        let kind = kapi::registry::objects::Kind { group: group.to_owned(), version: version.to_owned(), kind: tm.kind.clone() };
+        let kind = registry_kind_of(name);
         if kapi::registry::objects::fields(&kind).is_none() {
             continue;
         }
@@ -195,16 +200,14 @@ fn damaged_fixtures_are_errors_not_panics() {
 #[test]
 fn typed_and_json_write_paths_store_the_same_bytes() {
     use kapi::registry::object::{Form, MetaChange, Object};
-    use kapi::registry::objects::{self, Kind};
+    use kapi::registry::objects;
     let stored_kinds: std::collections::BTreeSet<(&str, &str, &str)> =
         kapi_api::scheme::STORAGE_VERSIONS.iter().map(|(_, _, gvk)| (gvk.group, gvk.version, gvk.kind)).collect();
     let mut compared = 0;
     let mut failures = Vec::new();
     for (name, [json, _, _]) in &fixtures() {
-        let tm = kind_of(name);
-        let (group, version) = tm.group_version();
-        let kind = Kind { group: group.to_owned(), version: version.to_owned(), kind: tm.kind.clone() };
-        if !stored_kinds.contains(&(group, version, tm.kind.as_str())) || !objects::stores_as_decoded(&kind) {
+        let kind = registry_kind_of(name);
+        if !stored_kinds.contains(&(kind.group.as_str(), kind.version.as_str(), kind.kind.as_str())) || !objects::stores_as_decoded(&kind) {
             continue;
         }
         for keep_managed_fields in [true, false] {
@@ -255,12 +258,10 @@ fn typed_and_json_write_paths_store_the_same_bytes() {
 #[test]
 fn hub_values_from_typed_objects_are_those_their_json_converts_to() {
     use kapi::registry::object::Object;
-    use kapi::registry::objects::{self, Kind};
+    use kapi::registry::objects;
     let (mut compared, mut failures) = (0, Vec::new());
     for (name, [json, _, _]) in &fixtures() {
-        let tm = kind_of(name);
-        let (group, version) = tm.group_version();
-        let kind = Kind { group: group.to_owned(), version: version.to_owned(), kind: tm.kind.clone() };
+        let kind = registry_kind_of(name);
         let Some(dyn_kind) = objects::dyn_kind(&kind).filter(|typed| !typed.internal_is_external()) else { continue };
         for variant in field_variants(&json_value(json)) {
             let Ok(external) = Object::decode(&kind, Format::Json, &serde_json::to_vec(&variant).unwrap()) else { continue };
@@ -300,12 +301,10 @@ fn hub_values_from_typed_objects_are_those_their_json_converts_to() {
 #[test]
 fn typed_parts_compare_as_their_json_forms() {
     use kapi::registry::object::{Form, Object};
-    use kapi::registry::objects::{self, Kind};
+    use kapi::registry::objects;
     let (mut compared, mut failures) = (0, Vec::new());
     for (name, [json, _, _]) in &fixtures() {
-        let tm = kind_of(name);
-        let (group, version) = tm.group_version();
-        let kind = Kind { group: group.to_owned(), version: version.to_owned(), kind: tm.kind.clone() };
+        let kind = registry_kind_of(name);
         let Some(dyn_kind) = objects::dyn_kind(&kind) else { continue };
         let original = json_value(json);
         let Ok(decoded) = Object::decode(&kind, Format::Json, json) else { continue };
