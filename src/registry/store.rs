@@ -1124,8 +1124,6 @@ pub fn read_internal(kv: &KeyValue) -> Result<(Kind, Value), ApiError> {
     Ok((kind, value))
 }
 
-/// Upstream's `ShouldDeleteDuringUpdate`: the object is marked for deletion, no finalizer is
-/// left and no grace period is running, so an update completes the deletion instead.
 /// The grace period a delete asks for: upstream's `BeforeDelete` treats a negative one as 1
 /// second ("Negative values will be treated as the value `1s` on the delete path"), and so
 /// does kapi; it never reaches time arithmetic negative.
