@@ -20,6 +20,11 @@ pub fn opt_is_zero<T: Default + PartialEq>(v: &Option<T>) -> bool {
     v.as_ref().is_none_or(|v| *v == T::default())
 }
 
+/// A Go `string` value field kept as `Option<String>`, as Go code reads it: absent is `""`.
+pub fn string(v: &Option<String>) -> &str {
+    v.as_deref().unwrap_or_default()
+}
+
 /// `omitempty` on a required (bare) Go value scalar: Go's zero value.
 pub fn is_zero<T: Default + PartialEq>(v: &T) -> bool {
     *v == T::default()

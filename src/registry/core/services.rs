@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kapi_api::api::core::v1::{Service, ServicePort, ServiceSpec};
+use kapi_apimachinery::go;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -374,10 +375,10 @@ fn init_ip_family_fields(spec: &mut ServiceSpec) -> Vec<FieldError> {
     use crate::status::BadValue;
     let headless = spec.cluster_ip.as_deref() == Some("None");
     let selectorless = spec.selector.is_empty();
-    if go_str(&spec.ip_family_policy).is_empty() {
+    if go::string(&spec.ip_family_policy).is_empty() {
         spec.ip_family_policy = Some(if headless && selectorless { "RequireDualStack" } else { "SingleStack" }.to_owned());
     }
-    let policy = go_str(&spec.ip_family_policy).to_owned();
+    let policy = go::string(&spec.ip_family_policy).to_owned();
     let mut families = spec.ip_families.clone();
     let cluster_ips = &spec.cluster_ips;
     let mut errs = Vec::new();
@@ -548,13 +549,8 @@ fn spec(svc: &Service) -> &ServiceSpec {
     svc.spec.as_ref().unwrap_or(&NONE)
 }
 
-/// A string field as Go reads it: absent is `""`.
-fn go_str(value: &Option<String>) -> &str {
-    value.as_deref().unwrap_or_default()
-}
-
 fn service_type(svc: &Service) -> &str {
-    go_str(&spec(svc).r#type)
+    go::string(&spec(svc).r#type)
 }
 
 fn needs_cluster_ip(svc: &Service) -> bool {
@@ -566,7 +562,7 @@ fn needs_node_port(svc: &Service) -> bool {
 }
 
 fn needs_health_check_node_port(svc: &Service) -> bool {
-    service_type(svc) == "LoadBalancer" && go_str(&spec(svc).external_traffic_policy) == "Local"
+    service_type(svc) == "LoadBalancer" && go::string(&spec(svc).external_traffic_policy) == "Local"
 }
 
 /// `ExternallyAccessible`: a LoadBalancer, a NodePort, or a ClusterIP Service with external IPs.
@@ -600,7 +596,7 @@ fn patch_allocated_values(new: &mut Service, old: &Service) {
     let kept: BTreeSet<u16> = ports(old).filter_map(node_port).filter(|p| ports(new).filter_map(node_port).any(|q| q == *p)).collect();
     let (old, new) = (spec(old), new.spec.get_or_insert_with(Default::default));
     if keep_address {
-        if go_str(&new.cluster_ip).is_empty() && !go_str(&old.cluster_ip).is_empty() {
+        if go::string(&new.cluster_ip).is_empty() && !go::string(&old.cluster_ip).is_empty() {
             new.cluster_ip.clone_from(&old.cluster_ip);
         }
         if new.cluster_ips.is_empty() && !old.cluster_ips.is_empty() {
@@ -608,10 +604,10 @@ fn patch_allocated_values(new: &mut Service, old: &Service) {
         }
     }
     if keep_node_ports {
-        let by_name: BTreeMap<&str, u16> = old.ports.iter().filter_map(|port| Some((go_str(&port.name), node_port(port)?))).collect();
+        let by_name: BTreeMap<&str, u16> = old.ports.iter().filter_map(|port| Some((go::string(&port.name), node_port(port)?))).collect();
         for port in &mut new.ports {
             if node_port(port).is_none()
-                && let Some(&previous) = by_name.get(go_str(&port.name))
+                && let Some(&previous) = by_name.get(go::string(&port.name))
                 && !kept.contains(&previous)
             {
                 port.node_port = Some(i32::from(previous));
@@ -627,7 +623,7 @@ fn patch_allocated_values(new: &mut Service, old: &Service) {
 /// `clusterIP` (leaves it out, clears it, or changes it).
 fn normalize_cluster_ips(new: &mut Service, old: &Service) {
     let (old, new) = (spec(old), new.spec.get_or_insert_with(Default::default));
-    let (old_ip, new_ip) = (go_str(&old.cluster_ip), go_str(&new.cluster_ip));
+    let (old_ip, new_ip) = (go::string(&old.cluster_ip), go::string(&new.cluster_ip));
     if !old.cluster_ips.is_empty() && new.cluster_ips.is_empty() && new_ip == old_ip {
         new.cluster_ips.clone_from(&old.cluster_ips);
     }
@@ -660,14 +656,14 @@ fn drop_type_dependent_fields(new: &mut Service, old: &Service) {
     }
     let (old, new) = (spec(old), new.spec.get_or_insert_with(Default::default));
     if drop_address {
-        if go_str(&new.cluster_ip) == go_str(&old.cluster_ip) && new.cluster_ips == old.cluster_ips {
+        if go::string(&new.cluster_ip) == go::string(&old.cluster_ip) && new.cluster_ips == old.cluster_ips {
             new.cluster_ip = None;
             new.cluster_ips.clear();
         }
         if new.ip_families == old.ip_families {
             new.ip_families.clear();
         }
-        if go_str(&new.ip_family_policy) == go_str(&old.ip_family_policy) {
+        if go::string(&new.ip_family_policy) == go::string(&old.ip_family_policy) {
             new.ip_family_policy = None;
         }
     }
@@ -684,11 +680,11 @@ fn drop_type_dependent_fields(new: &mut Service, old: &Service) {
         {
             new.allocate_load_balancer_node_ports = None;
         }
-        if go_str(&new.load_balancer_class) == go_str(&old.load_balancer_class) {
+        if go::string(&new.load_balancer_class) == go::string(&old.load_balancer_class) {
             new.load_balancer_class = None;
         }
     }
-    if drop_traffic_policy && go_str(&new.external_traffic_policy) == go_str(&old.external_traffic_policy) {
+    if drop_traffic_policy && go::string(&new.external_traffic_policy) == go::string(&old.external_traffic_policy) {
         new.external_traffic_policy = None;
     }
 }

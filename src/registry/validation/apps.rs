@@ -241,10 +241,8 @@ pub fn stateful_set(ss: &apps::StatefulSet) -> Vec<FieldError> {
 /// `persistentVolumeClaimRetentionPolicy` and `minReadySeconds` to change: the rest is this).
 /// The two strings are Go values: an absent one is `""`.
 fn stateful_set_frozen(spec: &apps::StatefulSetSpec) -> (&metav1::LabelSelector, &[api::PersistentVolumeClaim], &str, &str) {
-    fn go_string(s: &Option<String>) -> &str {
-        s.as_deref().unwrap_or_default()
-    }
-    (&spec.selector, &spec.volume_claim_templates, go_string(&spec.service_name), go_string(&spec.pod_management_policy))
+    use kapi_apimachinery::go;
+    (&spec.selector, &spec.volume_claim_templates, go::string(&spec.service_name), go::string(&spec.pod_management_policy))
 }
 
 pub fn stateful_set_update(old: &apps::StatefulSet, new: &apps::StatefulSet) -> Vec<FieldError> {
